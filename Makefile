@@ -1,0 +1,102 @@
+# topod - topology service for InfiniBand clusters.
+#
+#   make          build everything into build/
+#   make deps     install the Debian packages the build, tests and demo need
+#   make check    deps + build + every test (unit tests also under ASan/UBSan)
+#   make demo     deps + build + a simulated fabric with OpenSM, the plugin and topod
+#   make install  PREFIX=/usr/local DESTDIR=
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Isnapshot -pthread -MMD -MP
+B       := build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+# OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
+OSM_INC := -I/usr/include/infiniband
+
+SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c
+PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
+TOPOD_SRC   := $(wildcard topod/*.c)
+COLLECT_SRC := $(wildcard clients/collect/*.c)
+SNAPTOOL_SRC:= $(wildcard clients/snaptool/*.c)
+
+obj = $(patsubst %.c,$(B)/obj/$(1)/%.o,$(2))
+
+all: $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap
+
+$(B)/obj/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(OSM_INC) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/obj/std/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(OSM_INC) -fopenmp -c $< -o $@
+
+# The plugin exports only osm_event_plugin; everything else is hidden so that
+# our symbols can never collide with OpenSM's or another plugin's.
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) $(SNAP_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
+
+$(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads
+
+$(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
+
+$(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -pthread -o $@ $^
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- unit tests, plain and under ASan+UBSan -------------------------------
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
+SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+$(B)/tests/%: tests/unit/%.c $(SNAP_SRC) $(wildcard snapshot/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
+
+$(B)/tests/asan/%: tests/unit/%.c $(SNAP_SRC) $(wildcard snapshot/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
+
+tests: $(UNIT_BINS) $(ASAN_BINS)
+
+# ---- the two commands a newcomer types ------------------------------------
+deps:
+	@sh tests/deps.sh
+
+check: deps
+	$(MAKE) all tests
+	@bash tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	@bash tests/demo.sh
+
+clean:
+	rm -rf $(B)
+
+# ---- install ----------------------------------------------------------------
+# OpenSM dlopen()s lib<name>.so by bare name, so the plugin goes into the
+# linker's default search path (the multiarch libdir), not a private one.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
+	install -m 755 $(B)/bin/topod $(DESTDIR)$(PREFIX)/sbin/topod
+	install -m 755 $(B)/bin/topo-collect $(DESTDIR)$(PREFIX)/sbin/topo-collect
+	install -m 755 $(B)/bin/topo-snap $(DESTDIR)$(PREFIX)/bin/topo-snap
+	install -m 644 $(B)/lib/libosmtopo.so $(DESTDIR)$(PLUGINDIR)/libosmtopo.so
+
+.PHONY: all deps check demo clean install tests

@@ -1,0 +1,218 @@
+/*
+ * topo-snap - inspect, convert and compare fabric snapshots.
+ *
+ *   topo-snap info FILE              header fields and counts
+ *   topo-snap nodes FILE             one line per node
+ *   topo-snap links FILE             one line per link, each listed once
+ *   topo-snap lfts FILE              one line per routed (switch, LID)
+ *   topo-snap diff A B               compare nodes, links and LFTs; exit 1 if they differ
+ *   topo-snap from-text TOPO LFTS OUT   ibnetdiscover + ibroute dumps -> snapshot file
+ *
+ * Text output is meant for diff(1) and scripts: fixed columns, GUIDs as
+ * 0x%016x, NodeDescriptions escaped (snap_escape) and quoted last.
+ * Exit status: 0 ok, 1 failure or difference, 2 usage.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "textdump.h"
+
+static const char *prog = "topo-snap";
+
+static struct snap *load(const char *path)
+{
+	struct snap *s;
+	char err[SNAP_ERR_LEN];
+	if (snap_read_file(path, &s, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		exit(1);
+	}
+	return s;
+}
+
+static void print_desc(FILE *f, const char *desc)
+{
+	char esc[SNAP_DESC_LEN * 4 + 1];
+	snap_escape(desc, esc, sizeof(esc));
+	fprintf(f, "\"%s\"", esc);
+}
+
+static int cmd_info(const struct snap *s)
+{
+	uint32_t sw = 0, ca = 0, links = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		sw += n->type == SNAP_NODE_SWITCH;
+		ca += n->type == SNAP_NODE_CA;
+		for (unsigned p = 1; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			if (pt->peer_node != SNAP_NONE &&
+			    (pt->peer_node > i || (pt->peer_node == i && pt->peer_port > p)))
+				links++;
+		}
+	}
+	printf("generation %" PRIu64 "\n", s->generation);
+	printf("sweep %" PRIu64 "\n", s->sweep);
+	printf("timestamp_us %" PRIu64 "\n", s->timestamp);
+	printf("sm_guid 0x%016" PRIx64 "\n", s->sm_guid);
+	printf("engine %s\n", s->engine[0] ? s->engine : "-");
+	printf("nodes %u\nswitches %u\ncas %u\nlinks %u\nmax_lid %u\nlft_bytes %" PRIu64 "\n", s->nnodes,
+	       sw, ca, links, s->max_lid, s->nlft);
+	return 0;
+}
+
+static int cmd_nodes(const struct snap *s)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		const struct snap_port *p0 = &s->ports[n->port0];
+		printf("%-6s 0x%016" PRIx64 " ports %3u", snap_node_type_str(n->type), n->guid, n->nports);
+		if (n->type == SNAP_NODE_SWITCH)
+			printf(" lid %u", p0->lid);
+		else
+			for (unsigned p = 1; p <= n->nports; p++) {
+				const struct snap_port *pt = &s->ports[n->port0 + p];
+				if (pt->present && pt->lid)
+					printf(" port%u:lid %u lmc %u guid 0x%016" PRIx64, p, pt->lid, pt->lmc, pt->guid);
+			}
+		printf(" ");
+		print_desc(stdout, n->desc);
+		printf("\n");
+	}
+	return 0;
+}
+
+static void print_links(FILE *f, const struct snap *s)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		for (unsigned p = 1; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			if (pt->peer_node == SNAP_NONE)
+				continue;
+			if (pt->peer_node < i || (pt->peer_node == i && pt->peer_port < p))
+				continue; /* printed from the other end */
+			fprintf(f, "0x%016" PRIx64 " %u 0x%016" PRIx64 " %u\n", n->guid, p,
+				s->nodes[pt->peer_node].guid, pt->peer_port);
+		}
+	}
+}
+
+static void print_lfts(FILE *f, const struct snap *s)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH)
+			continue;
+		const uint8_t *lft = s->lft + n->lft_off;
+		for (uint32_t l = 1; l < n->lft_len; l++)
+			if (lft[l] != SNAP_LFT_NONE)
+				fprintf(f, "0x%016" PRIx64 " %u %u\n", n->guid, l, lft[l]);
+	}
+}
+
+/* Compares what routes depend on; generation, sweep, timestamp and engine
+ * legitimately differ between producers and are ignored. */
+static int cmd_diff(const struct snap *a, const struct snap *b)
+{
+	int diffs = 0;
+	const int show = 20;
+	if (a->nnodes != b->nnodes) {
+		printf("node count %u != %u\n", a->nnodes, b->nnodes);
+		diffs++;
+	}
+	for (uint32_t i = 0; i < a->nnodes && i < b->nnodes; i++) {
+		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
+		if (x->guid != y->guid || x->type != y->type || x->nports != y->nports ||
+		    x->sysimg_guid != y->sysimg_guid || strcmp(x->desc, y->desc)) {
+			if (diffs++ < show)
+				printf("node %u: 0x%016" PRIx64 " %s/%u \"%s\" != 0x%016" PRIx64 " %s/%u \"%s\"\n", i,
+				       x->guid, snap_node_type_str(x->type), x->nports, x->desc, y->guid,
+				       snap_node_type_str(y->type), y->nports, y->desc);
+			continue;
+		}
+		for (unsigned p = 0; p <= x->nports; p++) {
+			const struct snap_port *u = &a->ports[x->port0 + p], *v = &b->ports[y->port0 + p];
+			if (u->present != v->present || u->peer_node != v->peer_node ||
+			    u->peer_port != v->peer_port || u->lid != v->lid || u->lmc != v->lmc ||
+			    (u->guid != v->guid && u->present)) {
+				if (diffs++ < show)
+					printf("0x%016" PRIx64 " port %u: lid %u/%u guid 0x%" PRIx64 "/0x%" PRIx64
+					       " peer %d/%u vs %d/%u\n",
+					       x->guid, p, u->lid, v->lid, u->guid, v->guid, (int)u->peer_node,
+					       u->peer_port, (int)v->peer_node, v->peer_port);
+			}
+		}
+		if (x->type != SNAP_NODE_SWITCH)
+			continue;
+		/* Entries past one table's end count as "no path". */
+		uint32_t n = x->lft_len > y->lft_len ? x->lft_len : y->lft_len;
+		for (uint32_t l = 0; l < n; l++) {
+			uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
+			uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
+			if (ex != ey && diffs++ < show)
+				printf("switch 0x%016" PRIx64 " LID %u: port %u != %u\n", x->guid, l, ex, ey);
+		}
+	}
+	if (diffs > show)
+		printf("... %d differences in all\n", diffs);
+	if (!diffs)
+		printf("same fabric: %u nodes, identical links and LFTs\n", a->nnodes);
+	return diffs ? 1 : 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: %s info|nodes|links|lfts FILE\n"
+			"       %s diff A B\n"
+			"       %s from-text TOPOLOGY LFTS OUT\n",
+		prog, prog, prog);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage();
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "from-text")) {
+		if (argc != 5)
+			return usage();
+		struct snap *s;
+		char err[SNAP_ERR_LEN];
+		if (snap_load_text(argv[2], argv[3], &s, err) || snap_write_file(s, argv[4], err)) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			return 1;
+		}
+		snap_free(s);
+		return 0;
+	}
+	if (!strcmp(cmd, "diff")) {
+		if (argc != 4)
+			return usage();
+		struct snap *a = load(argv[2]), *b = load(argv[3]);
+		int rc = cmd_diff(a, b);
+		snap_free(a);
+		snap_free(b);
+		return rc;
+	}
+	if (argc != 3)
+		return usage();
+	struct snap *s = load(argv[2]);
+	int rc = 0;
+	if (!strcmp(cmd, "info"))
+		rc = cmd_info(s);
+	else if (!strcmp(cmd, "nodes"))
+		rc = cmd_nodes(s);
+	else if (!strcmp(cmd, "links"))
+		print_links(stdout, s);
+	else if (!strcmp(cmd, "lfts"))
+		print_lfts(stdout, s);
+	else
+		rc = usage();
+	snap_free(s);
+	return rc;
+}

@@ -1,0 +1,312 @@
+/*
+ * sink.c - option parsing and one bounded delivery attempt to a sink.
+ *
+ * Runs inside OpenSM (through the plugin's delivery thread): every socket is
+ * non-blocking and every wait goes through poll() with the caller's deadline,
+ * so a topod that is down, slow, or accepts and never reads costs at most
+ * timeout_ms and never a signal (MSG_NOSIGNAL).
+ */
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_MS 5000
+#define DEFAULT_BACKOFF_MAX_MS 30000
+#define DEFAULT_LINGER_MS 5000
+#define OPT_TOKEN_MAX 512
+#define REPLY_MAX 256
+
+static int fail(char *err, const char *what, const char *detail)
+{
+	/* Bounded pieces: the reason must survive a long socket path. */
+	snprintf(err, SNAP_ERR_LEN, "%.100s%s%.140s", what, detail ? ": " : "", detail ? detail : "");
+	return -1;
+}
+
+int sink_parse_addr(const char *spec, struct sink *k, char err[SNAP_ERR_LEN])
+{
+	memset(k, 0, sizeof(*k));
+	if (!strncmp(spec, "unix:", 5)) {
+		const char *path = spec + 5;
+		/* sun_path is 108 bytes; a longer path would be silently cut. */
+		if (!*path || strlen(path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+			return fail(err, spec, "UNIX socket path empty or longer than 107 bytes");
+		k->kind = SINK_UNIX;
+		snprintf(k->path, sizeof(k->path), "%s", path);
+		return 0;
+	}
+	if (!strncmp(spec, "tcp:", 4)) {
+		const char *hp = spec + 4, *colon;
+		size_t hl;
+		if (*hp == '[') {
+			const char *rb = strchr(hp, ']');
+			if (!rb || rb[1] != ':')
+				return fail(err, spec, "expected tcp:[ADDR]:PORT");
+			hp++;
+			hl = (size_t)(rb - hp);
+			colon = rb + 1;
+		} else {
+			colon = strrchr(hp, ':');
+			if (!colon)
+				return fail(err, spec, "expected tcp:HOST:PORT");
+			hl = (size_t)(colon - hp);
+		}
+		const char *port = colon + 1;
+		char *end;
+		long pn = strtol(port, &end, 10);
+		if (!hl || hl >= sizeof(k->host) || *end || pn < 1 || pn > 65535)
+			return fail(err, spec, "bad host or port");
+		k->kind = SINK_TCP;
+		memcpy(k->host, hp, hl);
+		k->host[hl] = '\0';
+		snprintf(k->port, sizeof(k->port), "%ld", pn);
+		return 0;
+	}
+	return fail(err, spec, "sink must be unix:PATH or tcp:HOST:PORT");
+}
+
+static int parse_ms(const char *v, unsigned *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, 10);
+	if (errno || end == v || *end || x > 86400000UL)
+		return -1;
+	*out = (unsigned)x;
+	return 0;
+}
+
+int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_LEN])
+{
+	memset(o, 0, sizeof(*o));
+	o->timeout_ms = DEFAULT_TIMEOUT_MS;
+	o->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
+	o->linger_ms = DEFAULT_LINGER_MS;
+	if (!opts)
+		return 0;
+	const char *p = opts;
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (!*p)
+			break;
+		size_t n = strcspn(p, " \t\r\n");
+		char tok[OPT_TOKEN_MAX];
+		if (n >= sizeof(tok))
+			return fail(err, "option too long", NULL);
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		p += n;
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			return fail(err, tok, "expected key=value");
+		*eq = '\0';
+		const char *key = tok, *val = eq + 1;
+		if (!strcmp(key, "sink") || !strcmp(key, "spool")) {
+			if (o->nsinks == SINK_MAX) {
+				snprintf(err, SNAP_ERR_LEN, "more than %d sinks", SINK_MAX);
+				return -1;
+			}
+			struct sink *k = &o->sinks[o->nsinks];
+			if (!strcmp(key, "sink")) {
+				if (sink_parse_addr(val, k, err))
+					return -1;
+			} else {
+				if (!*val || strlen(val) + sizeof(SINK_SPOOL_NAME) + 1 >= sizeof(k->path))
+					return fail(err, "spool", "directory empty or too long");
+				memset(k, 0, sizeof(*k));
+				k->kind = SINK_SPOOL;
+				snprintf(k->path, sizeof(k->path), "%s", val);
+			}
+			o->nsinks++;
+		} else if (!strcmp(key, "timeout_ms")) {
+			if (parse_ms(val, &o->timeout_ms) || !o->timeout_ms)
+				return fail(err, "timeout_ms", "expected milliseconds, 1..86400000");
+		} else if (!strcmp(key, "backoff_max_ms")) {
+			if (parse_ms(val, &o->backoff_max_ms) || !o->backoff_max_ms)
+				return fail(err, "backoff_max_ms", "expected milliseconds, 1..86400000");
+		} else if (!strcmp(key, "linger_ms")) {
+			if (parse_ms(val, &o->linger_ms))
+				return fail(err, "linger_ms", "expected milliseconds, 0..86400000");
+		} else {
+			snprintf(err, SNAP_ERR_LEN,
+				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms)",
+				 key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *sink_describe(const struct sink *k, char *buf, size_t n)
+{
+	switch (k->kind) {
+	case SINK_UNIX: snprintf(buf, n, "unix:%s", k->path); break;
+	case SINK_TCP: snprintf(buf, n, "tcp:%s:%s", k->host, k->port); break;
+	case SINK_SPOOL: snprintf(buf, n, "spool:%s", k->path); break;
+	default: snprintf(buf, n, "?"); break;
+	}
+	return buf;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for events on fd until the deadline; 0 when ready, -1 on timeout. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return -1;
+		struct pollfd pfd = { .fd = fd, .events = events };
+		int r = poll(&pfd, 1, (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static int connect_deadline(int fd, const struct sockaddr *sa, socklen_t sl, int64_t deadline,
+			    char *err, const char *what)
+{
+	if (connect(fd, sa, sl) == 0)
+		return 0;
+	if (errno != EINPROGRESS && errno != EAGAIN)
+		return fail(err, what, strerror(errno));
+	if (wait_fd(fd, POLLOUT, deadline))
+		return fail(err, what, "connect timed out");
+	int soerr = 0;
+	socklen_t l = sizeof(soerr);
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l);
+	if (soerr)
+		return fail(err, what, strerror(soerr));
+	return 0;
+}
+
+static int open_sink(const struct sink *k, int64_t deadline, char *err, const char *what)
+{
+	if (k->kind == SINK_UNIX) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return fail(err, what, strerror(errno));
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		/* sink_parse_addr() bounded the path to fit sun_path. */
+		size_t pl = strnlen(k->path, sizeof(sun.sun_path) - 1);
+		memcpy(sun.sun_path, k->path, pl);
+		if (connect_deadline(fd, (struct sockaddr *)&sun, sizeof(sun), deadline, err, what)) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	/* getaddrinfo may block on DNS; sinks are normally numeric or in
+	 * /etc/hosts, and the plugin calls this from its own thread only. */
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *ai;
+	int gai = getaddrinfo(k->host, k->port, &hints, &res);
+	if (gai)
+		return fail(err, what, gai_strerror(gai));
+	int fd = -1;
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0)
+			continue;
+		if (!connect_deadline(fd, ai->ai_addr, ai->ai_addrlen, deadline, err, what))
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0 && !*err)
+		fail(err, what, "no usable address");
+	return fd;
+}
+
+int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned timeout_ms,
+		 char err[SNAP_ERR_LEN])
+{
+	char what[SINK_ADDR_LEN + 16];
+	sink_describe(k, what, sizeof(what));
+	err[0] = '\0';
+	if (k->kind == SINK_SPOOL) {
+		char path[SINK_ADDR_LEN + sizeof(SINK_SPOOL_NAME) + 2];
+		snprintf(path, sizeof(path), "%s/%s", k->path, SINK_SPOOL_NAME);
+		return snap_write_atomic(path, buf, len, err);
+	}
+	int64_t deadline = now_ms() + timeout_ms;
+	int fd = open_sink(k, deadline, err, what);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_fd(fd, POLLOUT, deadline)) {
+				char d[96];
+				snprintf(d, sizeof(d), "receiver stopped reading after %zu of %zu bytes", off, len);
+				fail(err, what, d);
+				close(fd);
+				return -1;
+			}
+			continue;
+		}
+		fail(err, what, w < 0 ? strerror(errno) : "connection closed");
+		close(fd);
+		return -1;
+	}
+	shutdown(fd, SHUT_WR);
+	/* The reply tells us topod accepted (validated) the snapshot; without
+	 * it a receiver that died mid-way would look like a success. */
+	char reply[REPLY_MAX];
+	size_t rl = 0;
+	for (;;) {
+		if (wait_fd(fd, POLLIN, deadline)) {
+			fail(err, what, "no reply from receiver");
+			close(fd);
+			return -1;
+		}
+		ssize_t r = recv(fd, reply + rl, sizeof(reply) - 1 - rl, 0);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			break;
+		rl += (size_t)r;
+		if (memchr(reply, '\n', rl) || rl == sizeof(reply) - 1)
+			break;
+	}
+	close(fd);
+	reply[rl] = '\0';
+	reply[strcspn(reply, "\r\n")] = '\0';
+	/* The reply ends up in OpenSM's log: keep a hostile peer's bytes out. */
+	for (char *c = reply; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	if (!strncmp(reply, "OK", 2))
+		return 0;
+	if (!rl)
+		return fail(err, what, "receiver closed without a reply");
+	char d[REPLY_MAX + 32];
+	snprintf(d, sizeof(d), "rejected: %.200s", reply);
+	return fail(err, what, d);
+}

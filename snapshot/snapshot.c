@@ -1,0 +1,939 @@
+/*
+ * snapshot.c - fabric snapshot model, binary codec and validation.
+ *
+ * Wire format, all integers little-endian:
+ *
+ *   header (SNAP_HEADER_LEN = 64 bytes)
+ *     0  magic "TOPOSNAP"        8
+ *     8  u32 version             (SNAP_VERSION)
+ *    12  u32 header length       (64; lets a later version grow the header)
+ *    16  u64 generation
+ *    24  u64 payload length
+ *    32  u32 CRC-32C of the payload
+ *    36  u32 CRC-32C of the header with this field zeroed
+ *    40  u64 SM port GUID
+ *    48  u64 sweep counter
+ *    56  u64 timestamp (Unix microseconds)
+ *
+ *   payload
+ *     u32 node count, u32 flags (0)
+ *     u8 engine length, engine bytes
+ *     per node:
+ *       u8 type, u8 nports, u64 node GUID, u64 system image GUID,
+ *       u8 description length (<= 64), description bytes
+ *       per port 0..nports:
+ *         u8 present; if present:
+ *           u64 port GUID, u16 LID, u8 LMC, u8 state, u8 width, u8 speed,
+ *           u8 ext speed, u32 peer node index (0xFFFFFFFF none), u8 peer port
+ *       if a switch: u32 LFT length, LFT bytes
+ *
+ * The decoder trusts nothing: every count is checked against the bytes that
+ * remain before anything is allocated, and snap_validate() runs before the
+ * snapshot is handed out.
+ */
+#include "snapshot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, SNAP_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- CRC-32C (Castagnoli), slicing-by-8 -------------------------------- */
+
+static uint32_t crc_tab[8][256];
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+		crc_tab[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xFF];
+}
+
+uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	/* The table is filled once; a racing second fill writes the same values,
+	 * but pthread_once keeps the sanitizers and reviewers calm. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, crc_init);
+	const uint8_t *p = buf;
+	crc = ~crc;
+	while (len >= 8) {
+		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+		crc = crc_tab[7][lo & 0xFF] ^ crc_tab[6][(lo >> 8) & 0xFF] ^
+		      crc_tab[5][(lo >> 16) & 0xFF] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^
+		      crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xFF];
+	return ~crc;
+}
+
+/* ---- model -------------------------------------------------------------- */
+
+struct snap *snap_new(void)
+{
+	return calloc(1, sizeof(struct snap));
+}
+
+void snap_free(struct snap *s)
+{
+	if (!s)
+		return;
+	free(s->nodes);
+	free(s->ports);
+	free(s->lft);
+	free(s);
+}
+
+/* Capacities are not stored in the model: arrays grow to the next power of
+ * two, so the capacity is derived from the count. */
+static size_t cap_for(size_t n)
+{
+	size_t c = 16;
+	while (c < n)
+		c <<= 1;
+	return c;
+}
+
+static int grow(void **arr, size_t elem, size_t have, size_t need)
+{
+	if (need <= cap_for(have) && have)
+		return 0;
+	size_t c = cap_for(need);
+	if (c > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*arr, c * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	return 0;
+}
+
+int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysimg_guid,
+		      uint8_t nports, const char *desc, size_t desc_len)
+{
+	if (s->nnodes >= SNAP_MAX_NODES)
+		return -1;
+	if (grow((void **)&s->nodes, sizeof(*s->nodes), s->nnodes, (size_t)s->nnodes + 1) ||
+	    grow((void **)&s->ports, sizeof(*s->ports), s->nports, (size_t)s->nports + nports + 1))
+		return -1;
+	struct snap_node *n = &s->nodes[s->nnodes];
+	memset(n, 0, sizeof(*n));
+	n->type = type;
+	n->guid = guid;
+	n->sysimg_guid = sysimg_guid;
+	n->nports = nports;
+	n->port0 = s->nports;
+	/* A NodeDescription is 64 raw bytes, often not NUL-terminated. */
+	if (desc) {
+		size_t l = strnlen(desc, desc_len < SNAP_DESC_LEN ? desc_len : SNAP_DESC_LEN);
+		memcpy(n->desc, desc, l);
+		n->desc[l] = '\0';
+	}
+	for (unsigned p = 0; p <= nports; p++) {
+		struct snap_port *pt = &s->ports[s->nports + p];
+		memset(pt, 0, sizeof(*pt));
+		pt->peer_node = SNAP_NONE;
+	}
+	s->nports += (uint32_t)nports + 1;
+	return s->nnodes++;
+}
+
+struct snap_port *snap_port_of(struct snap *s, uint32_t node, unsigned port)
+{
+	if (node >= s->nnodes || port > s->nodes[node].nports)
+		return NULL;
+	return &s->ports[s->nodes[node].port0 + port];
+}
+
+int snap_link(struct snap *s, uint32_t a, unsigned pa, uint32_t b, unsigned pb)
+{
+	struct snap_port *x = snap_port_of(s, a, pa), *y = snap_port_of(s, b, pb);
+	if (!x || !y || pa == 0 || pb == 0)
+		return -1;
+	x->peer_node = b;
+	x->peer_port = (uint8_t)pb;
+	y->peer_node = a;
+	y->peer_port = (uint8_t)pa;
+	return 0;
+}
+
+int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len)
+{
+	if (node >= s->nnodes || s->nodes[node].type != SNAP_NODE_SWITCH || len > SNAP_MAX_LID + 1)
+		return -1;
+	struct snap_node *n = &s->nodes[node];
+	if (n->lft_len && n->lft_len >= len) {
+		/* Replacing in place keeps lft[] free of dead holes. */
+		memcpy(s->lft + n->lft_off, lft, len);
+		memset(s->lft + n->lft_off + len, SNAP_LFT_NONE, n->lft_len - len);
+		n->lft_len = len;
+		return 0;
+	}
+	if (grow((void **)&s->lft, 1, s->nlft, s->nlft + len))
+		return -1;
+	n->lft_off = s->nlft;
+	n->lft_len = len;
+	if (len)
+		memcpy(s->lft + s->nlft, lft, len);
+	s->nlft += len;
+	return 0;
+}
+
+const char *snap_node_type_str(uint8_t type)
+{
+	switch (type) {
+	case SNAP_NODE_CA: return "ca";
+	case SNAP_NODE_SWITCH: return "switch";
+	case SNAP_NODE_ROUTER: return "router";
+	default: return "unknown";
+	}
+}
+
+int64_t snap_find_node(const struct snap *s, uint64_t guid)
+{
+	uint32_t lo = 0, hi = s->nnodes;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->nodes[mid].guid < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nnodes && s->nodes[lo].guid == guid ? (int64_t)lo : -1;
+}
+
+/* Is this port slot an end port, i.e. one that owns a LID? Switch port 0 and
+ * CA/router ports 1..n; switch external ports share the switch's LID. */
+static int is_endport(const struct snap_node *n, unsigned p)
+{
+	return n->type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
+}
+
+int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *port)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		for (unsigned p = 0; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			if (!pt->present || !pt->lid || !is_endport(n, p))
+				continue;
+			if (lid >= pt->lid && lid < pt->lid + (1u << pt->lmc)) {
+				*node = i;
+				*port = p;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+void snap_escape(const char *desc, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	if (!outlen)
+		return;
+	for (const unsigned char *p = (const unsigned char *)desc; *p; p++) {
+		if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\') {
+			if (o + 1 >= outlen)
+				break;
+			out[o++] = (char)*p;
+		} else {
+			if (o + 4 >= outlen)
+				break;
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[*p >> 4];
+			out[o++] = hex[*p & 15];
+		}
+	}
+	out[o] = '\0';
+}
+
+/* ---- canonical order ------------------------------------------------------ */
+
+static const struct snap *sort_ctx;
+
+static int cmp_node_idx(const void *a, const void *b)
+{
+	uint64_t x = sort_ctx->nodes[*(const uint32_t *)a].guid;
+	uint64_t y = sort_ctx->nodes[*(const uint32_t *)b].guid;
+	return x < y ? -1 : x > y;
+}
+
+static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int snap_canonicalize(struct snap *s)
+{
+	uint32_t n = s->nnodes;
+	uint32_t *order = malloc((size_t)(n ? n : 1) * sizeof(*order));
+	uint32_t *rank = malloc((size_t)(n ? n : 1) * sizeof(*rank));
+	struct snap_node *nodes = malloc((size_t)(n ? n : 1) * sizeof(*nodes));
+	struct snap_port *ports = malloc((size_t)(s->nports ? s->nports : 1) * sizeof(*ports));
+	uint8_t *lft = malloc(s->nlft ? s->nlft : 1);
+	if (!order || !rank || !nodes || !ports || !lft) {
+		free(order), free(rank), free(nodes), free(ports), free(lft);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = i;
+	/* qsort has no context argument in C11; the lock keeps two threads that
+	 * canonicalize at once (plugin and tests) from sharing sort_ctx. */
+	pthread_mutex_lock(&sort_lock);
+	sort_ctx = s;
+	qsort(order, n, sizeof(*order), cmp_node_idx);
+	sort_ctx = NULL;
+	pthread_mutex_unlock(&sort_lock);
+	for (uint32_t i = 0; i < n; i++)
+		rank[order[i]] = i;
+
+	uint32_t np = 0;
+	uint64_t nl = 0;
+	uint32_t max_lid = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct snap_node *old = &s->nodes[order[i]];
+		struct snap_node *nw = &nodes[i];
+		*nw = *old;
+		nw->port0 = np;
+		for (unsigned p = 0; p <= old->nports; p++) {
+			struct snap_port pt = s->ports[old->port0 + p];
+			if (pt.peer_node != SNAP_NONE && pt.peer_node < n)
+				pt.peer_node = rank[pt.peer_node];
+			else {
+				pt.peer_node = SNAP_NONE;
+				pt.peer_port = 0;
+			}
+			if (!pt.present) {
+				memset(&pt, 0, sizeof(pt));
+				pt.peer_node = SNAP_NONE;
+			} else if (!is_endport(old, p)) {
+				/* External switch ports carry no LID of their own;
+				 * producers disagree on what to put there. */
+				pt.lid = 0;
+				pt.lmc = 0;
+			}
+			if (pt.present && pt.lid) {
+				uint32_t top = (uint32_t)pt.lid + (1u << (pt.lmc & 7)) - 1;
+				if (top > max_lid)
+					max_lid = top;
+			}
+			ports[np++] = pt;
+		}
+		if (old->type == SNAP_NODE_SWITCH && old->lft_len) {
+			memcpy(lft + nl, s->lft + old->lft_off, old->lft_len);
+			nw->lft_off = nl;
+			nl += old->lft_len;
+		} else {
+			nw->lft_off = 0;
+			nw->lft_len = 0;
+		}
+	}
+	free(order);
+	free(rank);
+	free(s->nodes);
+	free(s->ports);
+	free(s->lft);
+	s->nodes = nodes;
+	s->ports = ports;
+	s->lft = lft;
+	s->nports = np;
+	s->nlft = nl;
+	s->max_lid = max_lid;
+	return 0;
+}
+
+/* ---- validation ----------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
+{
+	uint32_t n = s->nnodes;
+	if (n > SNAP_MAX_NODES)
+		return fail(err, "%u nodes exceeds the limit of %u", n, SNAP_MAX_NODES);
+	uint32_t expect_ports = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		if (nd->type < SNAP_NODE_CA || nd->type > SNAP_NODE_ROUTER)
+			return fail(err, "node %u (guid 0x%016llx): unknown node type %u", i,
+				    (unsigned long long)nd->guid, nd->type);
+		if (!nd->guid)
+			return fail(err, "node %u: node GUID is zero", i);
+		if (i && s->nodes[i - 1].guid >= nd->guid)
+			return fail(err, "node %u (guid 0x%016llx): nodes not in GUID order or GUID duplicated",
+				    i, (unsigned long long)nd->guid);
+		if (nd->port0 != expect_ports || (uint64_t)nd->port0 + nd->nports >= s->nports)
+			return fail(err, "node 0x%016llx: port table out of range", (unsigned long long)nd->guid);
+		expect_ports += (uint32_t)nd->nports + 1;
+		if (nd->type == SNAP_NODE_SWITCH) {
+			if (!s->ports[nd->port0].present)
+				return fail(err, "switch 0x%016llx: port 0 missing", (unsigned long long)nd->guid);
+			if (nd->lft_len > SNAP_MAX_LID + 1 || nd->lft_off + nd->lft_len > s->nlft)
+				return fail(err, "switch 0x%016llx: LFT out of range", (unsigned long long)nd->guid);
+		} else if (nd->lft_len) {
+			return fail(err, "node 0x%016llx: a %s has no LFT", (unsigned long long)nd->guid,
+				    snap_node_type_str(nd->type));
+		}
+	}
+	if (expect_ports != s->nports)
+		return fail(err, "port table has %u slots, nodes account for %u", s->nports, expect_ports);
+
+	/* Per-port checks; collect end-port LIDs and GUIDs for uniqueness. */
+	uint64_t *lids = malloc(((size_t)s->nports + 1) * sizeof(*lids));
+	uint64_t *guids = malloc(((size_t)s->nports + 1) * sizeof(*guids));
+	size_t nlids = 0, nguids = 0;
+	int rc = -1;
+	if (!lids || !guids) {
+		fail(err, "out of memory validating %u ports", s->nports);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			const struct snap_port *pt = &s->ports[nd->port0 + p];
+			if (!pt->present) {
+				if (pt->peer_node != SNAP_NONE) {
+					fail(err, "node 0x%016llx port %u: absent port has a link",
+					     (unsigned long long)nd->guid, p);
+					goto out;
+				}
+				continue;
+			}
+			if (nd->type != SNAP_NODE_SWITCH && p == 0) {
+				fail(err, "node 0x%016llx: a %s has no port 0", (unsigned long long)nd->guid,
+				     snap_node_type_str(nd->type));
+				goto out;
+			}
+			if (pt->state > SNAP_PORT_ACTIVE || pt->lmc > 7) {
+				fail(err, "node 0x%016llx port %u: bad state %u or LMC %u",
+				     (unsigned long long)nd->guid, p, pt->state, pt->lmc);
+				goto out;
+			}
+			if (is_endport(nd, p)) {
+				if (pt->lid) {
+					uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
+					if (top > SNAP_MAX_LID) {
+						fail(err, "node 0x%016llx port %u: LID %u LMC %u out of range",
+						     (unsigned long long)nd->guid, p, pt->lid, pt->lmc);
+						goto out;
+					}
+					lids[nlids++] = pt->lid;
+				}
+				if (pt->guid)
+					guids[nguids++] = pt->guid;
+			}
+			if (pt->peer_node == SNAP_NONE)
+				continue;
+			if (p == 0) {
+				fail(err, "switch 0x%016llx: port 0 cannot have a link", (unsigned long long)nd->guid);
+				goto out;
+			}
+			if (pt->peer_node >= n) {
+				fail(err, "node 0x%016llx port %u: link to node index %u of %u",
+				     (unsigned long long)nd->guid, p, pt->peer_node, n);
+				goto out;
+			}
+			const struct snap_node *pn = &s->nodes[pt->peer_node];
+			if (pt->peer_port == 0 || pt->peer_port > pn->nports) {
+				fail(err, "node 0x%016llx port %u: link to port %u of 0x%016llx, which has %u ports",
+				     (unsigned long long)nd->guid, p, pt->peer_port, (unsigned long long)pn->guid,
+				     pn->nports);
+				goto out;
+			}
+			const struct snap_port *back = &s->ports[pn->port0 + pt->peer_port];
+			if (!back->present || back->peer_node != i || back->peer_port != p) {
+				fail(err, "link 0x%016llx/%u -> 0x%016llx/%u is not symmetric",
+				     (unsigned long long)nd->guid, p, (unsigned long long)pn->guid, pt->peer_port);
+				goto out;
+			}
+			if (pt->peer_node == i && pt->peer_port == p) {
+				fail(err, "node 0x%016llx port %u: linked to itself", (unsigned long long)nd->guid, p);
+				goto out;
+			}
+		}
+		if (nd->type == SNAP_NODE_SWITCH) {
+			const uint8_t *lft = s->lft + nd->lft_off;
+			for (uint32_t l = 0; l < nd->lft_len; l++) {
+				if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports) {
+					fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
+					     (unsigned long long)nd->guid, l, lft[l], nd->nports);
+					goto out;
+				}
+			}
+		}
+	}
+	qsort(lids, nlids, sizeof(*lids), cmp_u64);
+	for (size_t i = 1; i < nlids; i++)
+		if (lids[i] == lids[i - 1]) {
+			fail(err, "LID %llu is assigned to two ports", (unsigned long long)lids[i]);
+			goto out;
+		}
+	qsort(guids, nguids, sizeof(*guids), cmp_u64);
+	for (size_t i = 1; i < nguids; i++)
+		if (guids[i] == guids[i - 1]) {
+			fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)guids[i]);
+			goto out;
+		}
+	rc = 0;
+out:
+	free(lids);
+	free(guids);
+	return rc;
+}
+
+/* ---- encoding ------------------------------------------------------------- */
+
+static void put8(uint8_t **p, uint8_t v) { *(*p)++ = v; }
+static void put16(uint8_t **p, uint16_t v) { put8(p, (uint8_t)v); put8(p, (uint8_t)(v >> 8)); }
+static void put32(uint8_t **p, uint32_t v) { put16(p, (uint16_t)v); put16(p, (uint16_t)(v >> 16)); }
+static void put64(uint8_t **p, uint64_t v) { put32(p, (uint32_t)v); put32(p, (uint32_t)(v >> 32)); }
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+#define NODE_FIXED 19   /* type, nports, two GUIDs, desc length */
+#define PORT_FIXED 21   /* present + the port record */
+
+int snap_encode(const struct snap *s, uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN])
+{
+	size_t elen = strnlen(s->engine, SNAP_ENGINE_LEN);
+	uint64_t size = SNAP_HEADER_LEN + 8 + 1 + elen;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		size += NODE_FIXED + strnlen(nd->desc, SNAP_DESC_LEN);
+		for (unsigned p = 0; p <= nd->nports; p++)
+			size += s->ports[nd->port0 + p].present ? PORT_FIXED : 1;
+		if (nd->type == SNAP_NODE_SWITCH)
+			size += 4 + nd->lft_len;
+	}
+	if (size - SNAP_HEADER_LEN > SNAP_MAX_PAYLOAD)
+		return fail(err, "snapshot of %llu bytes exceeds the limit", (unsigned long long)size);
+	uint8_t *buf = malloc(size), *p = buf;
+	if (!buf)
+		return fail(err, "out of memory encoding %llu bytes", (unsigned long long)size);
+
+	p += SNAP_HEADER_LEN;
+	put32(&p, s->nnodes);
+	put32(&p, 0);
+	put8(&p, (uint8_t)elen);
+	memcpy(p, s->engine, elen);
+	p += elen;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		size_t dl = strnlen(nd->desc, SNAP_DESC_LEN);
+		put8(&p, nd->type);
+		put8(&p, nd->nports);
+		put64(&p, nd->guid);
+		put64(&p, nd->sysimg_guid);
+		put8(&p, (uint8_t)dl);
+		memcpy(p, nd->desc, dl);
+		p += dl;
+		for (unsigned q = 0; q <= nd->nports; q++) {
+			const struct snap_port *pt = &s->ports[nd->port0 + q];
+			put8(&p, pt->present);
+			if (!pt->present)
+				continue;
+			put64(&p, pt->guid);
+			put16(&p, pt->lid);
+			put8(&p, pt->lmc);
+			put8(&p, pt->state);
+			put8(&p, pt->width);
+			put8(&p, pt->speed);
+			put8(&p, pt->espeed);
+			put32(&p, pt->peer_node);
+			put8(&p, pt->peer_port);
+		}
+		if (nd->type == SNAP_NODE_SWITCH) {
+			put32(&p, nd->lft_len);
+			if (nd->lft_len)
+				memcpy(p, s->lft + nd->lft_off, nd->lft_len);
+			p += nd->lft_len;
+		}
+	}
+
+	uint64_t plen = (uint64_t)(p - buf) - SNAP_HEADER_LEN;
+	uint8_t *h = buf;
+	memcpy(h, SNAP_MAGIC, SNAP_MAGIC_LEN);
+	h += SNAP_MAGIC_LEN;
+	put32(&h, SNAP_VERSION);
+	put32(&h, SNAP_HEADER_LEN);
+	put64(&h, s->generation);
+	put64(&h, plen);
+	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, plen));
+	put32(&h, 0);
+	put64(&h, s->sm_guid);
+	put64(&h, s->sweep);
+	put64(&h, s->timestamp);
+	uint8_t *hc = buf + 36;
+	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
+	*out = buf;
+	*outlen = (size_t)(p - buf);
+	return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err[SNAP_ERR_LEN])
+{
+	if (len < SNAP_HEADER_LEN)
+		return fail(err, "truncated header: %zu of %d bytes", len, SNAP_HEADER_LEN);
+	if (memcmp(buf, SNAP_MAGIC, SNAP_MAGIC_LEN))
+		return fail(err, "not a topod snapshot (bad magic)");
+	uint32_t ver = rd32(buf + 8), hlen = rd32(buf + 12);
+	if (ver != SNAP_VERSION)
+		return fail(err, "unsupported snapshot version %u (this build reads %d)", ver, SNAP_VERSION);
+	if (hlen != SNAP_HEADER_LEN)
+		return fail(err, "bad header length %u", hlen);
+	uint8_t h[SNAP_HEADER_LEN];
+	memcpy(h, buf, sizeof(h));
+	memset(h + 36, 0, 4);
+	if (snap_crc32c(0, h, sizeof(h)) != rd32(buf + 36))
+		return fail(err, "header checksum mismatch");
+	uint64_t plen = rd64(buf + 24);
+	if (plen > SNAP_MAX_PAYLOAD)
+		return fail(err, "payload of %llu bytes exceeds the limit of %llu", (unsigned long long)plen,
+			    (unsigned long long)SNAP_MAX_PAYLOAD);
+	*payload = plen;
+	return 0;
+}
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static int need(struct rd *r, size_t n)
+{
+	return (size_t)(r->end - r->p) >= n;
+}
+
+int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
+{
+	uint64_t plen;
+	if (snap_peek_header(buf, len, &plen, err))
+		return -1;
+	if (len - SNAP_HEADER_LEN < plen)
+		return fail(err, "truncated snapshot: %llu of %llu payload bytes",
+			    (unsigned long long)(len - SNAP_HEADER_LEN), (unsigned long long)plen);
+	if (len - SNAP_HEADER_LEN > plen)
+		return fail(err, "%llu bytes of trailing garbage after the payload",
+			    (unsigned long long)(len - SNAP_HEADER_LEN - plen));
+	if (snap_crc32c(0, buf + SNAP_HEADER_LEN, plen) != rd32(buf + 32))
+		return fail(err, "payload checksum mismatch (corrupted in transit or on disk)");
+
+	struct snap *s = snap_new();
+	if (!s)
+		return fail(err, "out of memory");
+	s->generation = rd64(buf + 16);
+	s->sm_guid = rd64(buf + 40);
+	s->sweep = rd64(buf + 48);
+	s->timestamp = rd64(buf + 56);
+
+	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen };
+	const char *why = NULL;
+	if (!need(&r, 9)) {
+		why = "payload too short for its counts";
+		goto bad;
+	}
+	uint32_t nnodes = rd32(r.p);
+	r.p += 8;
+	/* Every node takes at least NODE_FIXED + 1 bytes: bound the count by the
+	 * bytes we actually have before allocating for it. */
+	if (nnodes > SNAP_MAX_NODES || (uint64_t)nnodes * (NODE_FIXED + 1) > plen) {
+		snprintf(err, SNAP_ERR_LEN, "node count %u does not fit in %llu payload bytes", nnodes,
+			 (unsigned long long)plen);
+		snap_free(s);
+		return -1;
+	}
+	uint8_t elen = *r.p++;
+	if (elen > SNAP_ENGINE_LEN || !need(&r, elen)) {
+		why = "bad routing engine name length";
+		goto bad;
+	}
+	memcpy(s->engine, r.p, elen);
+	s->engine[elen] = '\0';
+	if (strlen(s->engine) != elen) {
+		why = "NUL byte in routing engine name";
+		goto bad;
+	}
+	r.p += elen;
+
+	s->nodes = calloc(nnodes ? nnodes : 1, sizeof(*s->nodes));
+	if (!s->nodes) {
+		why = "out of memory";
+		goto bad;
+	}
+	size_t pcap = 0;
+	uint64_t lcap = 0;
+	for (uint32_t i = 0; i < nnodes; i++) {
+		if (!need(&r, NODE_FIXED)) {
+			snprintf(err, SNAP_ERR_LEN, "truncated at node %u of %u", i, nnodes);
+			snap_free(s);
+			return -1;
+		}
+		struct snap_node *nd = &s->nodes[i];
+		nd->type = r.p[0];
+		nd->nports = r.p[1];
+		nd->guid = rd64(r.p + 2);
+		nd->sysimg_guid = rd64(r.p + 10);
+		uint8_t dl = r.p[18];
+		r.p += NODE_FIXED;
+		if (dl > SNAP_DESC_LEN || !need(&r, dl)) {
+			snprintf(err, SNAP_ERR_LEN, "node %u: bad description length %u", i, dl);
+			snap_free(s);
+			return -1;
+		}
+		memcpy(nd->desc, r.p, dl);
+		nd->desc[dl] = '\0';
+		r.p += dl;
+		if (strlen(nd->desc) != dl) {
+			snprintf(err, SNAP_ERR_LEN, "node %u (guid 0x%016llx): NUL byte inside description", i,
+				 (unsigned long long)nd->guid);
+			snap_free(s);
+			return -1;
+		}
+		/* Each port slot takes at least one byte, so this cannot run
+		 * past what the payload could describe. */
+		size_t want = (size_t)s->nports + nd->nports + 1;
+		if (!need(&r, (size_t)nd->nports + 1)) {
+			snprintf(err, SNAP_ERR_LEN, "node %u: truncated port table", i);
+			snap_free(s);
+			return -1;
+		}
+		if (want > pcap) {
+			size_t c = pcap ? pcap * 2 : 1024;
+			while (c < want)
+				c *= 2;
+			void *np = realloc(s->ports, c * sizeof(*s->ports));
+			if (!np) {
+				why = "out of memory";
+				goto bad;
+			}
+			s->ports = np;
+			pcap = c;
+		}
+		nd->port0 = s->nports;
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			struct snap_port *pt = &s->ports[s->nports++];
+			memset(pt, 0, sizeof(*pt));
+			pt->peer_node = SNAP_NONE;
+			if (!need(&r, 1)) {
+				snprintf(err, SNAP_ERR_LEN, "node %u: truncated at port %u", i, p);
+				snap_free(s);
+				return -1;
+			}
+			uint8_t present = *r.p++;
+			if (present > 1) {
+				snprintf(err, SNAP_ERR_LEN, "node %u port %u: bad presence byte %u", i, p, present);
+				snap_free(s);
+				return -1;
+			}
+			if (!present)
+				continue;
+			if (!need(&r, PORT_FIXED - 1)) {
+				snprintf(err, SNAP_ERR_LEN, "node %u: truncated at port %u", i, p);
+				snap_free(s);
+				return -1;
+			}
+			pt->present = 1;
+			pt->guid = rd64(r.p);
+			pt->lid = rd16(r.p + 8);
+			pt->lmc = r.p[10];
+			pt->state = r.p[11];
+			pt->width = r.p[12];
+			pt->speed = r.p[13];
+			pt->espeed = r.p[14];
+			pt->peer_node = rd32(r.p + 15);
+			pt->peer_port = r.p[19];
+			r.p += PORT_FIXED - 1;
+			if (pt->lid && pt->lid <= SNAP_MAX_LID && pt->lmc <= 7) {
+				uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
+				if ((nd->type == SNAP_NODE_SWITCH ? p == 0 : 1) && top > s->max_lid)
+					s->max_lid = top;
+			}
+		}
+		if (nd->type == SNAP_NODE_SWITCH) {
+			if (!need(&r, 4)) {
+				snprintf(err, SNAP_ERR_LEN, "switch %u: truncated LFT length", i);
+				snap_free(s);
+				return -1;
+			}
+			uint32_t ll = rd32(r.p);
+			r.p += 4;
+			if (ll > SNAP_MAX_LID + 1 || !need(&r, ll)) {
+				snprintf(err, SNAP_ERR_LEN, "switch 0x%016llx: LFT length %u is out of range",
+					 (unsigned long long)nd->guid, ll);
+				snap_free(s);
+				return -1;
+			}
+			if (s->nlft + ll > lcap) {
+				uint64_t c = lcap ? lcap * 2 : 65536;
+				while (c < s->nlft + ll)
+					c *= 2;
+				void *nl = realloc(s->lft, c);
+				if (!nl) {
+					why = "out of memory";
+					goto bad;
+				}
+				s->lft = nl;
+				lcap = c;
+			}
+			nd->lft_off = s->nlft;
+			nd->lft_len = ll;
+			memcpy(s->lft + s->nlft, r.p, ll);
+			s->nlft += ll;
+			r.p += ll;
+		}
+		s->nnodes++;
+	}
+	if (r.p != r.end) {
+		snprintf(err, SNAP_ERR_LEN, "%zu unparsed bytes at the end of the payload", (size_t)(r.end - r.p));
+		snap_free(s);
+		return -1;
+	}
+	if (snap_validate(s, err)) {
+		snap_free(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+bad:
+	fail(err, "%s", why);
+	snap_free(s);
+	return -1;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN])
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return fail(err, "%s: path too long", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return fail(err, "%s: %s", tmp, strerror(errno));
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, (const uint8_t *)buf + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			fail(err, "%s: write: %s", tmp, strerror(errno));
+			goto bad;
+		}
+		off += (size_t)w;
+	}
+	/* fsync before rename: after a crash the name points at either the
+	 * old file or the complete new one, never a torn one. */
+	if (fsync(fd)) {
+		fail(err, "%s: fsync: %s", tmp, strerror(errno));
+		goto bad;
+	}
+	close(fd);
+	if (rename(tmp, path)) {
+		fail(err, "rename %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	/* The rename itself is only durable once the directory is synced. */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+bad:
+	close(fd);
+	unlink(tmp);
+	return -1;
+}
+
+int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LEN])
+{
+	uint8_t *buf;
+	size_t len;
+	if (snap_encode(s, &buf, &len, err))
+		return -1;
+	int rc = snap_write_atomic(path, buf, len, err);
+	free(buf);
+	return rc;
+}
+
+int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, "%s: not a regular file", path);
+	}
+	if ((uint64_t)st.st_size > SNAP_MAX_PAYLOAD + SNAP_HEADER_LEN) {
+		close(fd);
+		return fail(err, "%s: %lld bytes is larger than any valid snapshot", path, (long long)st.st_size);
+	}
+	size_t len = (size_t)st.st_size;
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf) {
+		close(fd);
+		return fail(err, "%s: out of memory", path);
+	}
+	size_t off = 0;
+	while (off < len) {
+		ssize_t r = read(fd, buf + off, len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		off += (size_t)r;
+	}
+	close(fd);
+	int rc = snap_decode(buf, off, out, err);
+	free(buf);
+	if (rc) {
+		char e2[SNAP_ERR_LEN];
+		snprintf(e2, sizeof(e2), "%.80s: %.170s", path, err);
+		memcpy(err, e2, SNAP_ERR_LEN);
+	}
+	return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * snapshot.h - the fabric snapshot: in-memory model and binary codec.
+ *
+ * This is the one definition of the fabric that every component shares: the
+ * OpenSM plugin and the SMP collector build it, topod decodes, validates and
+ * serves it. The codec in snapshot.c is compiled into all of them.
+ *
+ * Model
+ *   nodes[]   every node, sorted by node GUID after snap_canonicalize().
+ *   ports[]   for node n, ports[n.port0 .. n.port0 + n.nports] are its ports
+ *             0..nports; port 0 exists for switches (management port, it
+ *             carries the switch's LID) and is "absent" on CAs and routers.
+ *   links     are stored in the ports: peer_node/peer_port, both directions.
+ *   lft[]     for switch n, lft[n.lft_off .. n.lft_off + lft_len) is its
+ *             linear forwarding table: out-port per destination LID, with
+ *             SNAP_LFT_NONE (0xFF, the IB "no path" value) kept distinct from
+ *             port 0, which means "this switch itself".
+ *
+ * Error convention: functions returning int return 0 on success or -1 with a
+ * human-readable reason in err[SNAP_ERR_LEN]. Nothing here prints or exits.
+ */
+#ifndef TOPOD_SNAPSHOT_H
+#define TOPOD_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAP_MAGIC "TOPOSNAP"
+#define SNAP_MAGIC_LEN 8
+#define SNAP_VERSION 1
+#define SNAP_HEADER_LEN 64
+#define SNAP_ERR_LEN 256
+
+/* Limits on decoded input. They are far above any real fabric, but they keep a
+ * hostile header from making us allocate gigabytes or overflow a product. */
+#define SNAP_MAX_NODES (1u << 20)      /* 1M nodes: ~16x the largest IB fabric built */
+#define SNAP_MAX_PORTS_PER_NODE 255    /* NumPorts is an 8-bit field */
+#define SNAP_MAX_LID 0xBFFF            /* unicast LIDs are 1..0xBFFF */
+#define SNAP_MAX_PAYLOAD ((uint64_t)8 << 30)  /* 8 GiB: 64k switches x 48k LIDs needs ~3 GiB */
+#define SNAP_DESC_LEN 64               /* NodeDescription is 64 bytes on the wire */
+#define SNAP_ENGINE_LEN 63
+
+#define SNAP_NONE UINT32_MAX           /* no peer node */
+#define SNAP_LFT_NONE 0xFF             /* IB LFT "no path" (OSM_NO_PATH) */
+
+enum snap_node_type {
+	SNAP_NODE_CA = 1,
+	SNAP_NODE_SWITCH = 2,
+	SNAP_NODE_ROUTER = 3,
+};
+
+/* PortInfo:PortState values, as on the wire. */
+enum snap_port_state {
+	SNAP_PORT_NOSTATE = 0,
+	SNAP_PORT_DOWN = 1,
+	SNAP_PORT_INIT = 2,
+	SNAP_PORT_ARMED = 3,
+	SNAP_PORT_ACTIVE = 4,
+};
+
+struct snap_port {
+	uint64_t guid;      /* port GUID; for switch ports 1..n the switch's port 0 GUID */
+	uint32_t peer_node; /* index into nodes[], or SNAP_NONE */
+	uint16_t lid;       /* base LID; 0 if none (switch external ports carry none) */
+	uint8_t present;    /* 0: the slot exists only to keep indexing simple */
+	uint8_t peer_port;
+	uint8_t lmc;
+	uint8_t state;      /* enum snap_port_state */
+	uint8_t width;      /* PortInfo:LinkWidthActive (1=1x 2=4x 4=8x 8=12x 16=2x) */
+	uint8_t speed;      /* PortInfo:LinkSpeedActive (1=SDR 2=DDR 4=QDR) */
+	uint8_t espeed;     /* PortInfo:LinkSpeedExtActive (0=none 1=FDR 2=EDR 4=HDR) */
+};
+
+struct snap_node {
+	uint64_t guid;
+	uint64_t sysimg_guid;
+	uint32_t port0;     /* index of this node's port 0 in ports[] */
+	uint32_t lft_len;   /* switches: number of LFT entries (LIDs 0..lft_len-1) */
+	uint64_t lft_off;   /* switches: offset of the LFT in lft[] */
+	uint8_t type;       /* enum snap_node_type */
+	uint8_t nports;     /* physical ports, numbered 1..nports */
+	char desc[SNAP_DESC_LEN + 1]; /* NUL-terminated; may hold any byte but NUL */
+};
+
+struct snap {
+	/* header fields */
+	uint64_t generation; /* assigned by the producer, increasing per producer run */
+	uint64_t sm_guid;    /* port GUID of the master SM (0 when unknown) */
+	uint64_t sweep;      /* producer's sweep/routing counter */
+	uint64_t timestamp;  /* Unix time in microseconds when the copy was taken */
+	char engine[SNAP_ENGINE_LEN + 1]; /* routing engine name, e.g. "ftree" */
+
+	uint32_t nnodes;
+	uint32_t nports;     /* total port slots: sum over nodes of (nports + 1) */
+	uint64_t nlft;       /* total LFT bytes */
+	uint32_t max_lid;    /* highest LID assigned to any port (incl. LMC range) */
+	struct snap_node *nodes;
+	struct snap_port *ports;
+	uint8_t *lft;
+};
+
+/* ---- building ---------------------------------------------------------- */
+
+/* An empty snapshot; caller frees with snap_free(). NULL on ENOMEM. */
+struct snap *snap_new(void);
+void snap_free(struct snap *s);
+
+/*
+ * Builder: add nodes first (snap_add_node reserves the port slots), then fill
+ * ports through snap_port_of(), then links with snap_link(), then LFTs with
+ * snap_set_lft(). Returns the node index, or -1 on ENOMEM/limits.
+ */
+int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysimg_guid,
+		      uint8_t nports, const char *desc, size_t desc_len);
+/* Borrowed until the next snap_add_node(); NULL if port > nports. */
+struct snap_port *snap_port_of(struct snap *s, uint32_t node, unsigned port);
+/* Connects node a port pa with node b port pb in both directions. */
+int snap_link(struct snap *s, uint32_t a, unsigned pa, uint32_t b, unsigned pb);
+/* Copies len entries (LIDs 0..len-1) as node's LFT. */
+int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len);
+
+/* Sorts nodes by GUID and remaps links, so that two producers of the same
+ * fabric give byte-identical payloads. Also recomputes max_lid. */
+int snap_canonicalize(struct snap *s);
+
+/* ---- codec ------------------------------------------------------------- */
+
+/* Encodes into a malloc'd buffer; caller frees *out. */
+int snap_encode(const struct snap *s, uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN]);
+
+/*
+ * Parses just the 64-byte header, so that a stream reader knows how many
+ * bytes follow before reading them. Returns the payload length via *payload.
+ */
+int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err[SNAP_ERR_LEN]);
+
+/* Decodes and validates (snap_validate). On success *out is a new snapshot
+ * (caller frees with snap_free); on failure *out is untouched. */
+int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
+
+/* Structural checks: indices and port numbers in range, links symmetric,
+ * LFT ports exist on their switch, LIDs in range and unique. */
+int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN]);
+
+/* ---- files -------------------------------------------------------------- */
+
+/* Writes len bytes to path atomically (temp file, fsync, rename, fsync dir). */
+int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN]);
+/* Encodes s and writes it with snap_write_atomic(). */
+int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LEN]);
+int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN]);
+
+/* ---- helpers ------------------------------------------------------------ */
+
+uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len);
+const char *snap_node_type_str(uint8_t type);
+/* Index of the node with this node GUID, or -1. Requires canonical order. */
+int64_t snap_find_node(const struct snap *s, uint64_t guid);
+/* The port slot with this LID: sets *node and *port; -1 if none. Linear. */
+int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *port);
+/* Writes desc with every byte outside printable ASCII, '"' and '\\' escaped
+ * as \xHH, so that hostile NodeDescriptions cannot break logs or text
+ * formats. Always NUL-terminates; truncates to outlen. */
+void snap_escape(const char *desc, char *out, size_t outlen);
+
+static inline uint64_t snap_now_us(void);
+
+#include <sys/time.h>
+static inline uint64_t snap_now_us(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+#endif
