@@ -2,7 +2,7 @@
 # Runs every test and ends with one summary line "N passed, N failed, N skipped".
 #
 # Unit tests: build/tests/* and build/tests/asan/* (ASan+UBSan builds of the
-# same sources). Integration tests: tests/integration/t_*.sh. Every test
+# same sources). Integration tests: tests/integration/t_*.sh and t_*.py. Every test
 # program prints TAP-like lines, "ok - what" / "not ok - what" / "skip - what";
 # each line counts once. A program that exits non-zero without printing
 # "not ok" counts as one failure, so a crash can never pass silently.
@@ -43,10 +43,13 @@ for t in build/tests/* build/tests/asan/*; do
 	case "$t" in *asan/*) n="unit-asan/${t##*/}" ;; *) n="unit/${t##*/}" ;; esac
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_one "$n" "$t"
 done
-for t in tests/integration/t_*.sh; do
+for t in tests/integration/t_*.sh tests/integration/t_*.py; do
 	[ -f "$t" ] || continue
 	case "$t" in *"$pat"*) ;; *) continue ;; esac
-	run_one "${t#tests/}" bash "$t"
+	case "$t" in
+	*.py) run_one "${t#tests/}" python3 "$t" ;;
+	*) run_one "${t#tests/}" bash "$t" ;;
+	esac
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

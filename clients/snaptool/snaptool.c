@@ -7,6 +7,7 @@
  *   topo-snap lfts FILE              one line per routed (switch, LID)
  *   topo-snap diff A B               compare nodes, links and LFTs; exit 1 if they differ
  *   topo-snap from-text TOPO LFTS OUT   ibnetdiscover + ibroute dumps -> snapshot file
+ *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options)
  *
  * Text output is meant for diff(1) and scripts: fixed columns, GUIDs as
  * 0x%016x, NodeDescriptions escaped (snap_escape) and quoted last.
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sink.h"
 #include "snapshot.h"
 #include "textdump.h"
 
@@ -164,12 +166,68 @@ static int cmd_diff(const struct snap *a, const struct snap *b)
 	return diffs ? 1 : 0;
 }
 
+/* Re-sends a saved snapshot, byte for byte, as a producer would. */
+static int cmd_send(int argc, char **argv)
+{
+	const char *file = argv[argc - 1];
+	char opts[4096] = "", err[SNAP_ERR_LEN];
+	for (int i = 2; i < argc - 1; i++) {
+		if (strlen(opts) + strlen(argv[i]) + 2 > sizeof(opts)) {
+			fprintf(stderr, "%s: options too long\n", prog);
+			return 2;
+		}
+		strcat(opts, argv[i]);
+		strcat(opts, " ");
+	}
+	struct sink_opts so;
+	if (sink_parse_options(opts, &so, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 2;
+	}
+	FILE *f = fopen(file, "rb");
+	if (!f) {
+		perror(file);
+		return 1;
+	}
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			uint8_t *nb = realloc(buf, cap);
+			if (!nb) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				return 1;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + len, 1, cap - len, f);
+		len += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	int rc = 0;
+	for (int i = 0; i < so.nsinks; i++) {
+		char what[SINK_ADDR_LEN + 16];
+		if (sink_deliver(&so.sinks[i], buf, len, so.timeout_ms, err)) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			rc = 1;
+		} else {
+			printf("delivered to %s\n", sink_describe(&so.sinks[i], what, sizeof(what)));
+		}
+	}
+	free(buf);
+	return rc;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: %s info|nodes|links|lfts FILE\n"
 			"       %s diff A B\n"
-			"       %s from-text TOPOLOGY LFTS OUT\n",
-		prog, prog, prog);
+			"       %s from-text TOPOLOGY LFTS OUT\n"
+			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... FILE\n",
+		prog, prog, prog, prog);
 	return 2;
 }
 
@@ -190,6 +248,8 @@ int main(int argc, char **argv)
 		snap_free(s);
 		return 0;
 	}
+	if (!strcmp(cmd, "send"))
+		return argc < 4 ? usage() : cmd_send(argc, argv);
 	if (!strcmp(cmd, "diff")) {
 		if (argc != 4)
 			return usage();

@@ -1,0 +1,59 @@
+/*
+ * build.h - ingest pipeline: decode -> validate -> build -> persist -> publish.
+ *
+ * One builder thread does the work so that the event loop keeps answering
+ * queries from the previous fabric meanwhile. Only the newest submission
+ * waits: a snapshot that arrives while another is still queued replaces it
+ * (the replaced one is reported "superseded"), so a burst of reroutes costs
+ * one build, not one per reroute.
+ */
+#ifndef TOPOD_BUILD_H
+#define TOPOD_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+#include "store.h"
+
+/* ok: 1 accepted (msg "OK <generation>..."), 0 rejected (msg "ERR ...").
+ * Called from the builder thread, or from builder_run() synchronously. */
+typedef void (*ingest_done_fn)(void *arg, int ok, const char *msg);
+
+struct ingest_job {
+	uint8_t *buf;       /* encoded snapshot (owned), or NULL if snap is set */
+	size_t len;
+	struct snap *snap;  /* already decoded (owned), e.g. from text dumps */
+	int persist;        /* write it to the state directory once accepted */
+	char source[96];    /* "ingest unix", "file /path", ... for logs and info */
+	ingest_done_fn done;
+	void *arg;
+};
+
+struct builder_stats {
+	uint64_t received, accepted, rejected, superseded, published;
+	double last_decode_ms, last_build_ms;
+	char last_error[SNAP_ERR_LEN];
+	uint64_t last_error_us;
+};
+
+struct builder;
+
+/* state_dir may be NULL (no persistence). */
+struct builder *builder_new(struct store *st, const char *state_dir, int threads);
+int builder_start(struct builder *b);   /* starts the thread */
+void builder_stop(struct builder *b);   /* finishes the running job, drops queued ones, joins */
+void builder_free(struct builder *b);
+
+/* Queues a job (takes ownership of job and its buffers). */
+void builder_submit(struct builder *b, struct ingest_job *job);
+/* Runs a job in the calling thread; returns 0 if it was published. */
+int builder_run(struct builder *b, struct ingest_job *job);
+
+/* Counts a snapshot refused before it reached the builder (bad header). */
+void builder_note_rejected(struct builder *b, const char *why);
+void builder_get_stats(struct builder *b, struct builder_stats *out);
+/* The state file path ("" when none). Borrowed until builder_free(). */
+const char *builder_state_file(const struct builder *b);
+
+#endif

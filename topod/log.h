@@ -1,0 +1,22 @@
+/*
+ * log.h - topod's log: one line per event on stderr (the journal under
+ * systemd), "topod[pid]: LEVEL message". Messages that quote untrusted text
+ * (NodeDescriptions, protocol bytes) must pass it through log_clean() first.
+ */
+#ifndef TOPOD_LOG_H
+#define TOPOD_LOG_H
+
+#include <stddef.h>
+
+enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+extern int log_verbosity; /* messages above this level are dropped; set by main() only */
+
+void tlog(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Copies at most n-1 bytes of in (len bytes) to out, replacing control and
+ * non-ASCII bytes with '?', so that a peer's bytes can be quoted in a log
+ * line without forging lines or terminal escapes. Returns out. */
+char *log_clean(const char *in, size_t len, char *out, size_t n);
+
+#endif

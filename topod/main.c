@@ -1,0 +1,408 @@
+/*
+ * topod - the topology service for InfiniBand clusters.
+ *
+ * main() only wires things together: options and config file, the start-up
+ * fabric (state file, --load, or text dumps), the builder thread and the
+ * server loop. Exit status: 0 clean shutdown, 1 failure, 2 usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "log.h"
+#include "server.h"
+#include "store.h"
+#include "textdump.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:7878"
+#define CONFIG_LINE_MAX 1024
+
+struct options {
+	struct server_config srv;
+	const char *state_dir;
+	const char *load;
+	const char *topology, *lfts;
+	const char *pidfile;
+	int threads;
+	int foreground;
+	/* config-file strings live here so that cfg pointers stay valid */
+	char *owned[64];
+	int nowned;
+};
+
+static const char *prog = "topod";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [options]\n"
+		"  -l, --listen ADDR:PORT     answer queries here (repeatable; default " DEFAULT_LISTEN ")\n"
+		"  -i, --ingest SPEC          receive snapshots: unix:PATH or tcp:ADDR:PORT (repeatable)\n"
+		"  -a, --admin PATH           admin UNIX socket (stats, reload, shutdown)\n"
+		"  -d, --state-dir DIR        persist every good snapshot in DIR/fabric.snap; serve it at start\n"
+		"  -t, --threads N            OpenMP threads for rebuilds (default: all cores)\n"
+		"  -f, --foreground           do not detach\n"
+		"  -c, --config FILE          read options from FILE (key = value, keys as long options)\n"
+		"  -L, --load FILE            serve this snapshot file at start (overrides the state file)\n"
+		"      --topology FILE        serve an ibnetdiscover topology file at start ...\n"
+		"      --lfts FILE            ... with these ibroute / opensm-lfts.dump LFT dumps\n"
+		"      --max-conns N          query+admin connections (default 1024)\n"
+		"      --idle-timeout SEC     close idle query connections (default 300)\n"
+		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 8 GiB)\n"
+		"      --pidfile FILE         write the daemon's PID\n"
+		"  -v, --verbose              log debug messages\n"
+		"  -q, --quiet                log errors and warnings only\n"
+		"  -h, --help\n",
+		prog);
+}
+
+enum {
+	OPT_TOPOLOGY = 256,
+	OPT_LFTS,
+	OPT_MAX_CONNS,
+	OPT_IDLE,
+	OPT_MAX_SNAPSHOT,
+	OPT_PIDFILE,
+};
+
+static const struct option longopts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "ingest", required_argument, NULL, 'i' },
+	{ "admin", required_argument, NULL, 'a' },
+	{ "state-dir", required_argument, NULL, 'd' },
+	{ "threads", required_argument, NULL, 't' },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "load", required_argument, NULL, 'L' },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "lfts", required_argument, NULL, OPT_LFTS },
+	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
+	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_uint(const char *name, const char *v, unsigned long long lo, unsigned long long hi,
+		      unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (errno || end == v || *end || x < lo || x > hi) {
+		fprintf(stderr, "%s: --%s: expected a number in %llu..%llu, got '%s'\n", prog, name, lo, hi, v);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
+static int parse_config(struct options *o, const char *path);
+
+/* Applies one option; val is borrowed for the life of the process. */
+static int apply(struct options *o, int c, const char *val)
+{
+	unsigned long long x;
+	switch (c) {
+	case 'l':
+		if (o->srv.nlisten == SERVER_MAX_ADDRS)
+			goto toomany;
+		o->srv.listen[o->srv.nlisten++] = val;
+		return 0;
+	case 'i':
+		if (o->srv.ningest == SERVER_MAX_ADDRS)
+			goto toomany;
+		o->srv.ingest[o->srv.ningest++] = val;
+		return 0;
+	case 'a': o->srv.admin = val; return 0;
+	case 'd': o->state_dir = val; return 0;
+	case 't':
+		if (parse_uint("threads", val, 1, 1024, &x))
+			return -1;
+		o->threads = (int)x;
+		return 0;
+	case 'f': o->foreground = 1; return 0;
+	case 'c': return parse_config(o, val);
+	case 'L': o->load = val; return 0;
+	case OPT_TOPOLOGY: o->topology = val; return 0;
+	case OPT_LFTS: o->lfts = val; return 0;
+	case OPT_MAX_CONNS:
+		if (parse_uint("max-conns", val, 1, 1000000, &x))
+			return -1;
+		o->srv.max_conns = (unsigned)x;
+		return 0;
+	case OPT_IDLE:
+		if (parse_uint("idle-timeout", val, 1, 86400 * 7, &x))
+			return -1;
+		o->srv.idle_timeout_s = (unsigned)x;
+		return 0;
+	case OPT_MAX_SNAPSHOT:
+		if (parse_uint("max-snapshot", val, SNAP_HEADER_LEN, SNAP_MAX_PAYLOAD, &x))
+			return -1;
+		o->srv.max_snapshot = x;
+		return 0;
+	case OPT_PIDFILE: o->pidfile = val; return 0;
+	case 'v': log_verbosity = LOG_DEBUG; return 0;
+	case 'q': log_verbosity = LOG_WARN; return 0;
+	}
+	return -1;
+toomany:
+	fprintf(stderr, "%s: at most %d listen/ingest addresses\n", prog, SERVER_MAX_ADDRS);
+	return -1;
+}
+
+/* "key = value" lines; '#' comments; keys are the long option names. */
+static int parse_config(struct options *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	char line[CONFIG_LINE_MAX];
+	int lineno = 0, rc = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			fprintf(stderr, "%s: %s:%d: line too long\n", prog, path, lineno);
+			rc = -1;
+			break;
+		}
+		char *s = line + strspn(line, " \t");
+		s[strcspn(s, "#\r\n")] = '\0';
+		if (!*s)
+			continue;
+		char *eq = strchr(s, '=');
+		char *key = s, *val = eq ? eq + 1 : NULL;
+		if (eq)
+			*eq = '\0';
+		key[strcspn(key, " \t")] = '\0';
+		if (val) {
+			val += strspn(val, " \t");
+			size_t l = strlen(val);
+			while (l && (val[l - 1] == ' ' || val[l - 1] == '\t'))
+				val[--l] = '\0';
+		}
+		const struct option *opt = NULL;
+		for (const struct option *p = longopts; p->name; p++)
+			if (!strcmp(p->name, key))
+				opt = p;
+		if (!opt || !strcmp(key, "config") || !strcmp(key, "help")) {
+			fprintf(stderr, "%s: %s:%d: unknown key '%s'\n", prog, path, lineno, key);
+			rc = -1;
+			break;
+		}
+		if ((opt->has_arg == required_argument) != (val && *val)) {
+			fprintf(stderr, "%s: %s:%d: '%s' %s a value\n", prog, path, lineno, key,
+				opt->has_arg == required_argument ? "needs" : "takes no");
+			rc = -1;
+			break;
+		}
+		char *copy = NULL;
+		if (val) {
+			if (o->nowned == (int)(sizeof(o->owned) / sizeof(o->owned[0]))) {
+				fprintf(stderr, "%s: %s: too many settings\n", prog, path);
+				rc = -1;
+				break;
+			}
+			copy = o->owned[o->nowned++] = strdup(val);
+		}
+		if (apply(o, opt->val, copy)) {
+			rc = -1;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Loads the start-up fabric named by the options, or the state file. */
+static struct ingest_job *startup_job(const struct options *o, const char *state_file, char err[SNAP_ERR_LEN],
+				      int *none)
+{
+	struct snap *s = NULL;
+	struct ingest_job *j = calloc(1, sizeof(*j));
+	*none = 0;
+	if (!j) {
+		snprintf(err, SNAP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (o->topology) {
+		if (snap_load_text(o->topology, o->lfts, &s, err))
+			goto bad;
+		snprintf(j->source, sizeof(j->source), "text %.80s", o->topology);
+		j->persist = 1;
+	} else if (o->load) {
+		if (snap_read_file(o->load, &s, err))
+			goto bad;
+		snprintf(j->source, sizeof(j->source), "file %.80s", o->load);
+		j->persist = 1;
+	} else if (state_file[0] && access(state_file, F_OK) == 0) {
+		if (snap_read_file(state_file, &s, err))
+			goto bad;
+		snprintf(j->source, sizeof(j->source), "state %.80s", state_file);
+	} else {
+		*none = 1;
+		free(j);
+		return NULL;
+	}
+	j->snap = s;
+	return j;
+bad:
+	free(j);
+	return NULL;
+}
+
+struct reload_ctx {
+	const struct options *o;
+	struct builder *b;
+};
+
+static int do_reload(void *arg, char err[SNAP_ERR_LEN])
+{
+	struct reload_ctx *r = arg;
+	int none;
+	struct ingest_job *j = startup_job(r->o, builder_state_file(r->b), err, &none);
+	if (!j) {
+		if (none)
+			snprintf(err, SNAP_ERR_LEN, "nothing to reload: no --load, --topology or state file");
+		return -1;
+	}
+	builder_submit(r->b, j);
+	return 0;
+}
+
+static void notify_systemd(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t l = strlen(path);
+	if (l >= sizeof(sun.sun_path))
+		return;
+	memcpy(sun.sun_path, path, l);
+	if (sun.sun_path[0] == '@')
+		sun.sun_path[0] = '\0'; /* abstract namespace */
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sun,
+	       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + l));
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	o.srv.max_conns = 1024;
+	o.srv.idle_timeout_s = 300;
+	o.srv.max_snapshot = SNAP_MAX_PAYLOAD;
+	o.srv.ingest_timeout_s = 120;
+	int c;
+	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqh", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (c == '?' || apply(&o, c, optarg)) {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		return 2;
+	}
+	if (!!o.lfts != !!o.topology && !o.topology) {
+		fprintf(stderr, "%s: --lfts needs --topology\n", prog);
+		return 2;
+	}
+	if (!o.srv.nlisten)
+		o.srv.listen[o.srv.nlisten++] = DEFAULT_LISTEN;
+	if (o.state_dir) {
+		struct stat st;
+		if (stat(o.state_dir, &st) || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "%s: state directory %s: %s\n", prog, o.state_dir,
+				errno ? strerror(errno) : "not a directory");
+			return 1;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	struct store st;
+	if (store_init(&st)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	struct builder *b = builder_new(&st, o.state_dir, o.threads);
+	char err[SNAP_ERR_LEN];
+	int none;
+	/* Serve the saved fabric before we listen: a restarted topod must
+	 * never answer "no fabric" when it had one. */
+	struct ingest_job *j = startup_job(&o, builder_state_file(b), err, &none);
+	if (!j && !none) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
+	if (j && builder_run(b, j)) {
+		fprintf(stderr, "%s: cannot serve the start-up fabric (see log)\n", prog);
+		return 1;
+	}
+	struct server *srv = server_new(&o.srv, &st, b, err);
+	if (!srv) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
+	struct reload_ctx rctx = { &o, b };
+	server_set_reload(srv, do_reload, &rctx);
+
+	if (!o.foreground) {
+		/* Detach only after binding, so that a bad address fails the
+		 * command that started us rather than a child nobody watches. */
+		if (daemon(0, 1)) {
+			fprintf(stderr, "%s: daemon: %s\n", prog, strerror(errno));
+			return 1;
+		}
+	}
+	if (o.pidfile) {
+		FILE *pf = fopen(o.pidfile, "w");
+		if (pf) {
+			fprintf(pf, "%ld\n", (long)getpid());
+			fclose(pf);
+		}
+	}
+	if (builder_start(b)) {
+		fprintf(stderr, "%s: cannot start the builder thread\n", prog);
+		return 1;
+	}
+	/* Tests and scripts wait for this line; with port 0 it says which. */
+	printf("ready port=%d\n", server_query_port(srv, 0));
+	fflush(stdout);
+	tlog(LOG_INFO, "ready: queries on %s (port %d)", o.srv.listen[0], server_query_port(srv, 0));
+	notify_systemd("READY=1");
+	int rc = server_run(srv);
+	notify_systemd("STOPPING=1");
+	builder_stop(b);
+	server_free(srv);
+	builder_free(b);
+	store_destroy(&st);
+	if (o.pidfile)
+		unlink(o.pidfile);
+	for (int i = 0; i < o.nowned; i++)
+		free(o.owned[i]);
+	tlog(LOG_INFO, "stopped");
+	return rc ? 1 : 0;
+}

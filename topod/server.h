@@ -1,0 +1,44 @@
+/*
+ * server.h - topod's network side (libevent): query listeners (TCP),
+ * snapshot ingest (UNIX and/or TCP) and the admin socket (UNIX only).
+ *
+ * Everything here runs on the event loop thread, except the ingest
+ * completion callbacks, which the builder thread hands back through a
+ * locked queue and event_active().
+ */
+#ifndef TOPOD_SERVER_H
+#define TOPOD_SERVER_H
+
+#include "build.h"
+#include "store.h"
+
+#define SERVER_MAX_ADDRS 8
+
+struct server_config {
+	const char *listen[SERVER_MAX_ADDRS]; /* "ADDR:PORT" query listeners */
+	int nlisten;
+	const char *ingest[SERVER_MAX_ADDRS]; /* "unix:PATH" or "tcp:ADDR:PORT" */
+	int ningest;
+	const char *admin;                    /* UNIX socket path, or NULL */
+	unsigned max_conns;                   /* query + admin connections */
+	unsigned idle_timeout_s;              /* close idle query connections */
+	uint64_t max_snapshot;                /* bytes accepted on ingest */
+	unsigned ingest_timeout_s;            /* a producer must finish sending within this */
+};
+
+struct server;
+
+/* Binds every listener; returns NULL with err set. */
+struct server *server_new(const struct server_config *cfg, struct store *st, struct builder *b,
+			  char err[SNAP_ERR_LEN]);
+/* The bound TCP port of query listener i (useful with port 0). */
+int server_query_port(const struct server *srv, int i);
+/* Runs the loop until shutdown (admin "shutdown", SIGINT, SIGTERM). */
+int server_run(struct server *srv);
+void server_free(struct server *srv);
+
+/* Set by main: what admin "reload" does (re-read the configured source). */
+typedef int (*server_reload_fn)(void *arg, char err[SNAP_ERR_LEN]);
+void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
+
+#endif

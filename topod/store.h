@@ -1,0 +1,47 @@
+/*
+ * store.h - the fabric being served, published RCU-style.
+ *
+ * A struct fabric is immutable once published: the snapshot plus everything
+ * built from it. Readers take a reference with store_get() and then work
+ * without any lock; store_publish() swaps in a new fabric and the last
+ * reader of the old one frees it. So an answer is computed entirely from one
+ * generation, whatever arrives meanwhile.
+ */
+#ifndef TOPOD_STORE_H
+#define TOPOD_STORE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+
+struct fabric_index; /* built query structures (fabric.c) */
+
+struct fabric {
+	atomic_uint refs;
+	struct snap *snap;          /* never NULL; an empty snapshot before the first */
+	struct fabric_index *index; /* NULL for the empty fabric */
+	char source[128];           /* where it came from, for info/stats */
+	uint64_t received_us;       /* when topod got it */
+	double decode_ms, build_ms; /* what ingesting it cost */
+};
+
+struct store {
+	pthread_mutex_t lock; /* covers only the load+increment of cur */
+	struct fabric *cur;
+};
+
+/* Takes ownership of s; NULL on ENOMEM (s is then freed). */
+struct fabric *fabric_new(struct snap *s, const char *source);
+/* Drops a reference; the last one frees the fabric. NULL is a no-op. */
+void fabric_put(struct fabric *f);
+
+int store_init(struct store *st); /* publishes an empty fabric */
+void store_destroy(struct store *st);
+/* A new reference to the current fabric; release it with fabric_put(). */
+struct fabric *store_get(struct store *st);
+/* Makes f current; takes over the caller's reference. */
+void store_publish(struct store *st, struct fabric *f);
+
+#endif
