@@ -68,6 +68,7 @@ class Fabric:
         self.hosts = {}         # hostname -> [ca names]
         self.used = {}          # (node, port) -> True
         self.roots = []         # switch names usable as ftree/updn roots
+        self.roots_arbitrary = False
 
     def add_switch(self, name, nports, **attrs):
         if name in self.sw_index:
@@ -485,7 +486,7 @@ def render_net(fab, speed):
     # ('# "remote desc" lid 0 4xQDR'): ibsim then sets the port's enabled
     # width/speed from it, and does not warn "cannot parse remote lid and
     # connection type" once per port.
-    rate = "4x" + (speed or "SDR")
+    rate = "4x" + (speed or "QDR")
     # CAs first: the first port in the file is ibsim's default (SM) port.
     for ca in fab.cas:
         out.append("caguid=%s" % gx(ca["guid"]))
@@ -558,6 +559,7 @@ def build_meta(fab, args, nnm):
         "hosts": hosts,
         "switches": sws,
         "roots": [gx(sw_by[r]["guid"]) for r in fab.roots],
+        "roots_arbitrary": fab.roots_arbitrary,
         "links": fab.links,
         "removed_links": fab.removed,
         "guid_scheme": {
@@ -608,9 +610,8 @@ def make_parser():
                    help="HCAs per host; rail 2 goes to the next edge switch")
     g.add_argument("--switch-ports", type=int, default=0, metavar="N",
                    help="minimum port count of every switch (e.g. 36)")
-    g.add_argument("--speed", choices=SPEEDS, default="SDR",
-                   help="4x link speed enabled on all ports (default SDR, "
-                        "ibsim's own default)")
+    g.add_argument("--speed", choices=SPEEDS, default="QDR",
+                   help="4x link speed enabled on all ports (default QDR)")
 
     p = argparse.ArgumentParser(
         prog="fabgen.py",
@@ -705,6 +706,12 @@ def generate(args):
         build_mlfm(fab, args.h, layers, per, args.rails, mp)
     else:
         raise FabError("unknown kind %s" % args.kind)
+    if not fab.roots and fab.switches:
+        # No natural roots (torus, rrg, slim fly): name the first switch, so
+        # that updn (whose root auto-detection finds none on these) works
+        # when given --root-guid-file.
+        fab.roots = [fab.switches[0]["name"]]
+        fab.roots_arbitrary = True
     if args.fail:
         fab.params["fail"] = args.fail
         remove_links(fab, args.fail, rng)
@@ -730,9 +737,6 @@ def main(argv=None):
         write_text(args.nnm, "".join('%s "%s"\n' % (g, n)
                                      for g, n in nnm.items()))
     if args.root_guid_file:
-        if not fab.roots:
-            print("fabgen: warning: kind %s has no natural roots; "
-                  "root GUID file is empty" % fab.kind, file=sys.stderr)
         sw_by = {s["name"]: s for s in fab.switches}
         write_text(args.root_guid_file,
                    "".join(gx(sw_by[r]["guid"]) + "\n" for r in fab.roots))
