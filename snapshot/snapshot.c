@@ -369,6 +369,37 @@ int snap_canonicalize(struct snap *s)
 	return 0;
 }
 
+int snap_normalize_lfts(struct snap *s)
+{
+	uint32_t len = s->max_lid ? s->max_lid + 1 : 0, nsw = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		nsw += s->nodes[i].type == SNAP_NODE_SWITCH;
+	size_t total = (size_t)nsw * len;
+	uint8_t *lft = malloc(total ? total : 1);
+	if (!lft)
+		return -1;
+	uint64_t off = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct snap_node *n = &s->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH)
+			continue;
+		uint32_t keep = n->lft_len < len ? n->lft_len : len;
+		if (keep)
+			memcpy(lft + off, s->lft + n->lft_off, keep);
+		memset(lft + off + keep, SNAP_LFT_NONE, len - keep);
+		/* LID 0 is reserved: whatever a switch holds there routes nothing. */
+		if (len)
+			lft[off] = SNAP_LFT_NONE;
+		n->lft_off = off;
+		n->lft_len = len;
+		off += len;
+	}
+	free(s->lft);
+	s->lft = lft;
+	s->nlft = off;
+	return 0;
+}
+
 /* ---- validation ----------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -841,6 +872,11 @@ int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SN
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		return fail(err, "%s: path too long", path);
+	/* rename() would replace a device or FIFO (e.g. -o /dev/null as root)
+	 * with a regular file. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return fail(err, "%s: exists and is not a regular file", path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail(err, "%s: %s", tmp, strerror(errno));

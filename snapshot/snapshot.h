@@ -123,6 +123,13 @@ int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len
  * fabric give byte-identical payloads. Also recomputes max_lid. */
 int snap_canonicalize(struct snap *s);
 
+/* After snap_canonicalize(): makes every switch LFT cover exactly LIDs
+ * 0..max_lid, cut or padded with SNAP_LFT_NONE, entry 0 = SNAP_LFT_NONE.
+ * Switches size their tables differently (LinearFDBTop, OpenSM's
+ * max_lid_ho); one rule makes the plugin's and the collector's snapshots of
+ * one fabric byte-identical. */
+int snap_normalize_lfts(struct snap *s);
+
 /* ---- codec ------------------------------------------------------------- */
 
 /* Encodes into a malloc'd buffer; caller frees *out. */

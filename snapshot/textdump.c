@@ -459,7 +459,7 @@ int snap_load_text(const char *topo_path, const char *lfts_path, struct snap **o
 			goto out;
 		rc = -1;
 	}
-	if (snap_canonicalize(p.s)) {
+	if (snap_canonicalize(p.s) || snap_normalize_lfts(p.s)) {
 		snprintf(err, SNAP_ERR_LEN, "out of memory");
 		goto out;
 	}

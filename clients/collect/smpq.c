@@ -34,6 +34,7 @@ struct smpq {
 	int agent_lid;       /* IB_SMI_CLASS */
 	uint32_t seq;        /* kept across runs so a late reply to an old run is stale, not matched */
 	uint8_t *sbuf, *rbuf;
+	size_t bufsz;        /* umad header + one MAD */
 };
 
 static uint64_t now_ms(void)
@@ -56,20 +57,21 @@ int smpq_open(struct smpq **out, const char *ca, int port, char err[SNAP_ERR_LEN
 	struct smpq *q = calloc(1, sizeof(*q));
 	if (!q)
 		return fail(err, "smpq", ENOMEM);
-	q->fd = -1;
-	q->sbuf = calloc(1, (size_t)umad_size() + IB_MAD_SIZE);
-	q->rbuf = calloc(1, (size_t)umad_size() + IB_MAD_SIZE);
-	if (!q->sbuf || !q->rbuf) {
-		smpq_close(q);
-		return fail(err, "smpq", ENOMEM);
-	}
 	q->fd = umad_open_port(ca, port);
 	if (q->fd < 0) {
 		int e = errno ? errno : ENODEV;
 		char what[128];
 		snprintf(what, sizeof(what), "cannot open umad port %s:%d", ca ? ca : "(default)", port);
-		smpq_close(q);
+		free(q);
 		return fail(err, what, e);
+	}
+	/* umad_size() depends on the ABI the open negotiated: ask only now. */
+	q->bufsz = (size_t)umad_size() + IB_MAD_SIZE;
+	q->sbuf = calloc(1, q->bufsz);
+	q->rbuf = calloc(1, q->bufsz);
+	if (!q->sbuf || !q->rbuf) {
+		smpq_close(q);
+		return fail(err, "smpq", ENOMEM);
 	}
 	q->agent_dr = umad_register(q->fd, IB_SMI_DIRECT_CLASS, 1, 0, NULL);
 	q->agent_lid = umad_register(q->fd, IB_SMI_CLASS, 1, 0, NULL);
@@ -129,7 +131,7 @@ static int send_one(struct smpq *q, struct slot *sl, unsigned idx, struct smpq_r
 		sl->tid = (++q->seq << 8) | idx;
 	rpc.trid = sl->tid;
 
-	memset(q->sbuf, 0, (size_t)umad_size() + IB_MAD_SIZE);
+	memset(q->sbuf, 0, q->bufsz);
 	if (mad_build_pkt(q->sbuf, &rpc, &to, NULL, NULL) < 0)
 		return fail(err, "cannot build SMP (directed route too long?)", errno ? errno : EINVAL);
 	int agent = to.lid ? q->agent_lid : q->agent_dr;
@@ -149,7 +151,7 @@ static int retry_or_finish(struct smpq *q, struct slot *sl, unsigned idx, struct
 			   char *err)
 {
 	struct smpq_req *r = &reqs[sl->req];
-	if (sl->tries <= cfg->retries) {
+	if (!r->once && sl->tries <= cfg->retries) {
 		st->retried++;
 		if (send_one(q, sl, idx, r, cfg, st, err)) {
 			*rc = -1;
@@ -225,7 +227,9 @@ int smpq_run(struct smpq *q, struct smpq_req *reqs, size_t n, const struct smpq_
 				struct smpq_req *r = &reqs[sl->req];
 				int dr = mad_get_field(mad, 0, IB_MAD_MGMTCLASS_F) == IB_SMI_DIRECT_CLASS;
 				int status = (int)mad_get_field(mad, 0, dr ? IB_DRSMP_STATUS_F : IB_MAD_STATUS_F);
-				if (mad_get_field(mad, 0, IB_MAD_METHOD_F) != IB_MAD_METHOD_GET_RESPONSE ||
+				/* IB_MAD_METHOD_F excludes the response bit (0x80). */
+				if (!mad_get_field(mad, 0, IB_MAD_RESPONSE_F) ||
+				    mad_get_field(mad, 0, IB_MAD_METHOD_F) != IB_MAD_METHOD_GET ||
 				    mad_get_field(mad, 0, IB_MAD_ATTRID_F) != r->attr ||
 				    mad_get_field(mad, 0, IB_MAD_ATTRMOD_F) != r->mod) {
 					stats->stale++;

@@ -35,6 +35,7 @@ struct smpq_req {
 	uint16_t attr;           /* attribute ID, e.g. IB_ATTR_LINEARFORWTBL */
 	uint32_t mod;            /* attribute modifier, e.g. the LFT block */
 	uint8_t *out;            /* IB_SMP_DATA_SIZE bytes, written on SMPQ_OK */
+	int once;                /* 1: no retries, for answers that are nice to have */
 	int status;              /* set by smpq_run() */
 };
 
