@@ -61,15 +61,28 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-$(B)/tests/%: tests/unit/%.c $(SNAP_SRC) $(wildcard snapshot/*.h)
+# Every topod source is linked in, so a change to any of them (or to a test
+# helper header) must rebuild the tests.
+UNIT_DEPS := $(SNAP_SRC) $(wildcard snapshot/*.h) $(filter-out topod/main.c,$(TOPOD_SRC)) \
+	     $(wildcard topod/*.h tests/unit/*.h)
+
+$(B)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
 
-$(B)/tests/asan/%: tests/unit/%.c $(SNAP_SRC) $(wildcard snapshot/*.h)
+$(B)/tests/asan/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
 
 tests: $(UNIT_BINS) $(ASAN_BINS)
+
+# Build-time benchmark of route/hier/share on a synthetic fat tree: bench/bench_build K
+BENCH_SRC := snapshot/snapshot.c topod/route.c topod/hier.c topod/share.c
+$(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
+
+bench: $(B)/bench/bench_build
 
 # ---- the two commands a newcomer types ------------------------------------
 deps:
@@ -99,4 +112,4 @@ install: all
 	install -m 755 $(B)/bin/topo-snap $(DESTDIR)$(PREFIX)/bin/topo-snap
 	install -m 644 $(B)/lib/libosmtopo.so $(DESTDIR)$(PLUGINDIR)/libosmtopo.so
 
-.PHONY: all deps check demo clean install tests
+.PHONY: all deps check demo clean install tests bench

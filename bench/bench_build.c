@@ -1,0 +1,128 @@
+/*
+ * bench_build.c - build times and memory of the route index, the hierarchy
+ * and a job's link-sharing analysis on an in-memory k-ary 3-level fat tree
+ * (d-mod-k LFTs, as tests/unit/testfab.h builds it).
+ *
+ *   bench_build K [JOB]     K even; JOB hosts for the share step (1024)
+ *
+ * Build (not part of `make`):
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -fopenmp -Isnapshot -Itopod -Itests/unit \
+ *      bench/bench_build.c snapshot/snapshot.c topod/route.c topod/hier.c \
+ *      topod/share.c -o build/bench_build
+ *
+ * The largest k that fits one subnet is 56: k^3/4 hosts plus 5k^2/4
+ * switches must fit the 49,151 unicast LIDs, so k = 64 (65,536 hosts)
+ * cannot exist as one IB subnet and is refused.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "hier.h"
+#include "share.h"
+#include "testfab.h"
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static double peak_mib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024.0;
+}
+
+static double rss_mib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * 4096.0 / (1 << 20);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_build K [JOB]\n");
+		return 2;
+	}
+	unsigned k = (unsigned)atoi(argv[1]), job = argc > 2 ? (unsigned)atoi(argv[2]) : 1024;
+	unsigned long hosts = (unsigned long)k * k * k / 4, sws = 5ul * k * k / 4;
+	if (k < 2 || k % 2 || k > 254) {
+		fprintf(stderr, "bench_build: K must be even, 2..254\n");
+		return 2;
+	}
+	if (hosts + sws > SNAP_MAX_LID) {
+		fprintf(stderr, "bench_build: k=%u needs %lu LIDs, one subnet has %u\n", k, hosts + sws, SNAP_MAX_LID);
+		return 2;
+	}
+	if (job > hosts)
+		job = (unsigned)hosts;
+	printf("k=%u: %lu hosts, %lu switches, %d threads\n", k, hosts, sws, omp_get_max_threads());
+
+	double t = now_ms();
+	struct snap *s = snap_new();
+	tf_fattree3(s, k);
+	tf_fattree3_finish(s, k);
+	printf("fabric (test harness)  %9.1f ms   rss %7.1f MiB   LFTs %.1f MiB\n", now_ms() - t, rss_mib(),
+	       s->nlft / 1048576.0);
+
+	t = now_ms();
+	struct route_tab *rt;
+	if (route_build(s, NULL, &rt))
+		return 1;
+	printf("route_build            %9.1f ms   rss %7.1f MiB\n", now_ms() - t, rss_mib());
+
+	double before = rss_mib();
+	t = now_ms();
+	struct hier *h;
+	int rc = hier_build(rt, &h);
+	if (rc) {
+		fprintf(stderr, "hier_build: %s\n", route_strerror(rc));
+		return 1;
+	}
+	double th = now_ms() - t;
+	printf("hier_build             %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
+	       "%u clusters\n", th, peak_mib(), before, h->depth, h->nclasses, h->nclusters);
+
+	uint32_t *H = malloc(job * sizeof(*H));
+	for (unsigned i = 0; i < job; i++)
+		H[i] = route_host_ep(rt, (uint32_t)((unsigned long)i * hosts / job));
+	for (int keep = 1; keep >= 0; keep--) {
+		t = now_ms();
+		struct share *sh;
+		rc = share_build(rt, H, job, keep ? SHARE_KEEP_PATHS : 0, &sh);
+		if (rc) {
+			fprintf(stderr, "share_build: %s\n", route_strerror(rc));
+			return 1;
+		}
+		printf("share_build %5u hosts %9.1f ms   (%s; %u leaves, %u links loaded, %u sharing)\n", job,
+		       now_ms() - t, keep ? "with path matrix" : "loads and sharing only", sh->nleaves, sh->nlinks,
+		       sh->nsharing);
+		share_free(sh);
+	}
+	/* one pair query, as the daemon answers it */
+	t = now_ms();
+	unsigned long sum = 0;
+	for (unsigned i = 0; i < 100000; i++) {
+		uint32_t a = route_host_ep(rt, (uint32_t)(i * 7919ul % hosts)), b = route_host_ep(rt, (uint32_t)(i * 104729ul % hosts));
+		sum += (unsigned long)route_hops(rt, a, rt->eps[b].lid);
+	}
+	printf("route_hops             %9.3f us per pair (checksum %lu)\n", (now_ms() - t) / 100.0, sum);
+	printf("peak RSS               %9.1f MiB\n", peak_mib());
+	free(H);
+	hier_free(h);
+	route_free(rt);
+	snap_free(s);
+	return 0;
+}

@@ -1,0 +1,635 @@
+/*
+ * hier.c - the switch-cluster hierarchy; the algorithm is specified in
+ * hier.h, this file says how it is made fast and why that stays exact.
+ *
+ * Why twins may be clustered as one block: LFT routing is by destination
+ * only, so a host a cabled to leaf A has hops(a -> b) = hops from switch A
+ * to LID(b), H[b][A] below. Two hosts a, a' on A with equal rows H[a][.] =
+ * H[a'][.] are then at the same distance from every other host, and at
+ * t = H[a][A] from each other. In a round whose minimum m equals t the
+ * greedy grouping (hier.h) always puts all twins into the same group: the
+ * first twin's fate decides, and every later twin passes exactly the same
+ * tests plus the one against its twins, which is m. Replacing the twins by
+ * one block that has a "self-distance" t, is keyed by its smallest member
+ * and is expanded into host children when it joins, therefore gives the
+ * same tree. The only divergence is a round with m < t that groups one of
+ * the twins (the block would carry all of them along): that is detected,
+ * the block is split into single hosts, and the clustering rerun.
+ * Under LFT routing that guard never fires: a route from a host's own leaf
+ * to it is one switch or fails (it cannot leave the leaf and come back
+ * without a loop), so t is 1 or infinite; every distance involving a
+ * leaf-attached host is >= 1, and a host its own leaf cannot reach is at
+ * infinity from everyone, so it is never grouped. The guard stays because
+ * exactness should not rest on that argument alone, and it costs nothing.
+ */
+#include "hier.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t hier_guid_hash(uint64_t x)
+{
+	x += 0x9E3779B97F4A7C15ull;
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	return x ^ (x >> 31);
+}
+
+void hier_free(struct hier *h)
+{
+	if (!h)
+		return;
+	free(h->clusters);
+	free(h->host_parent);
+	free(h->anc);
+	free(h);
+}
+
+int hier_cluster_at(const struct hier *h, uint32_t host, uint32_t level, uint64_t *id)
+{
+	if (host >= h->nhosts || level >= h->depth)
+		return ROUTE_E_INVAL;
+	*id = h->clusters[h->anc[(size_t)host * h->depth + level]].id;
+	return ROUTE_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int hier_count_at(const struct hier *h, const uint32_t *hosts, size_t n, uint32_t level, size_t *count)
+{
+	if (level >= h->depth && n)
+		return ROUTE_E_INVAL;
+	uint32_t *c = malloc((n ? n : 1) * sizeof(*c));
+	if (!c)
+		return ROUTE_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (hosts[i] >= h->nhosts) {
+			free(c);
+			return ROUTE_E_INVAL;
+		}
+		c[i] = h->anc[(size_t)hosts[i] * h->depth + level];
+	}
+	qsort(c, n, sizeof(*c), cmp_u32);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += !i || c[i] != c[i - 1];
+	free(c);
+	*count = k;
+	return ROUTE_OK;
+}
+
+/* ---- build state ---------------------------------------------------------------- */
+
+struct hb {
+	const struct route_tab *rt;
+	uint32_t nh;           /* hosts */
+	uint32_t *dep;         /* [nh] default end port */
+	uint64_t *hkey;        /* [nh] default-port GUID (ties: host index, by position) */
+	uint32_t *aidx;        /* [nh] leaf switch index into leaves[], or HIER_NONE */
+	uint32_t nleaf;
+	uint32_t *leaves;      /* [nleaf] leaf switch node indices */
+	uint16_t *H;           /* [nh][nleaf] hops from leaf switch to the host */
+	uint64_t *rowhash;     /* [nh] */
+	uint8_t *single;       /* [nh] forced out of blocks by a split */
+
+	/* classes, in key order */
+	uint32_t C;
+	uint32_t *cls_first;   /* [C+1]: class c is cls_host[cls_first[c] .. cls_first[c+1]) */
+	uint32_t *cls_host;    /* [nh] hosts of each class, in key order */
+	uint32_t *host_cls;    /* [nh] */
+	uint16_t *D;           /* [C][C] */
+	uint16_t *sd;          /* [C] self-distance of a block of >= 2, else HIER_INF */
+
+	/* output under construction */
+	struct hier_cluster *cl;
+	uint32_t ncl, capcl;
+	uint32_t *host_parent;
+};
+
+static int host_less(const struct hb *b, uint32_t x, uint32_t y)
+{
+	return b->hkey[x] != b->hkey[y] ? b->hkey[x] < b->hkey[y] : x < y;
+}
+
+static const struct hb *g_hb;  /* read by the qsort comparators, under hb_lock */
+static pthread_mutex_t hb_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cmp_host_key(const void *pa, const void *pb)
+{
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	return x == y ? 0 : host_less(g_hb, x, y) ? -1 : 1;
+}
+
+/* Blocks: same leaf, same row; within that, key order. */
+static int cmp_host_block(const void *pa, const void *pb)
+{
+	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
+	const struct hb *b = g_hb;
+	if (b->aidx[x] != b->aidx[y])
+		return b->aidx[x] < b->aidx[y] ? -1 : 1;
+	if (b->rowhash[x] != b->rowhash[y])
+		return b->rowhash[x] < b->rowhash[y] ? -1 : 1;
+	return cmp_host_key(pa, pb);
+}
+
+static void sort_hosts(const struct hb *b, uint32_t *v, size_t n, int (*cmp)(const void *, const void *))
+{
+	pthread_mutex_lock(&hb_lock);
+	g_hb = b;
+	qsort(v, n, sizeof(*v), cmp);
+	g_hb = NULL;
+	pthread_mutex_unlock(&hb_lock);
+}
+
+static uint16_t sat16(int v)
+{
+	return v < 0 || v >= (int)HIER_INF ? HIER_INF : (uint16_t)v;
+}
+
+/* hops(x -> y) for hosts. */
+static uint16_t host_hops(const struct hb *b, uint32_t x, uint32_t y)
+{
+	if (b->aidx[x] != HIER_NONE)
+		return b->H[(size_t)y * b->nleaf + b->aidx[x]];
+	const struct route_tab *rt = b->rt;
+	return sat16(route_hops(rt, b->dep[x], rt->eps[b->dep[y]].lid));
+}
+
+static uint16_t host_dist(const struct hb *b, uint32_t x, uint32_t y)
+{
+	uint16_t p = host_hops(b, x, y), q = host_hops(b, y, x);
+	return p > q ? p : q;
+}
+
+/* Twin classes and their distance matrix, honouring b->single. */
+static int make_classes(struct hb *b)
+{
+	uint32_t nh = b->nh;
+	uint32_t *v = malloc(((size_t)nh + 1) * sizeof(*v));
+	uint32_t *reps = malloc(((size_t)nh + 1) * sizeof(*reps));
+	uint32_t *first = malloc(((size_t)nh + 2) * sizeof(*first));
+	if (!v || !reps || !first) {
+		free(v), free(reps), free(first);
+		return ROUTE_E_NOMEM;
+	}
+	for (uint32_t i = 0; i < nh; i++)
+		v[i] = i;
+	sort_hosts(b, v, nh, cmp_host_block);
+
+	/* Runs of (leaf, row hash): classes by exact row comparison with the
+	 * class representatives seen in the run (one, unless hashes collide or
+	 * rows differ only where the hash cannot tell). Unsorted class ids for
+	 * now: tmp[i] = class of v[i]. */
+	uint32_t C = 0;
+	uint32_t *tmp = b->host_cls;
+	for (uint32_t i = 0; i < nh;) {
+		uint32_t j = i;
+		while (j < nh && b->aidx[v[j]] == b->aidx[v[i]] && b->rowhash[v[j]] == b->rowhash[v[i]])
+			j++;
+		uint32_t c0 = C;
+		for (uint32_t k = i; k < j; k++) {
+			uint32_t h = v[k], c = HIER_NONE;
+			if (b->aidx[h] != HIER_NONE && !b->single[h])
+				for (uint32_t r = c0; r < C && c == HIER_NONE; r++)
+					if (!b->single[reps[r]] &&
+					    !memcmp(b->H + (size_t)h * b->nleaf, b->H + (size_t)reps[r] * b->nleaf,
+						    b->nleaf * sizeof(*b->H)))
+						c = r;
+			if (c == HIER_NONE) {
+				c = C++;
+				reps[c] = h;
+			}
+			tmp[h] = c;
+		}
+		i = j;
+	}
+	free(v);
+	if (C > HIER_MAX_CLASSES) {
+		free(reps), free(first);
+		return ROUTE_E_RANGE;
+	}
+	/* Renumber classes in key order: the greedy rounds then walk slot
+	 * indices in key order, and a merged cluster keeps its starter's slot
+	 * (the smallest key of its group), so the order never needs resorting. */
+	uint32_t *rk = malloc(((size_t)C + 1) * sizeof(*rk)), *newid = malloc(((size_t)C + 1) * sizeof(*newid));
+	if (!rk || !newid) {
+		free(reps), free(first), free(rk), free(newid);
+		return ROUTE_E_NOMEM;
+	}
+	/* the class's smallest member, found by scanning all hosts */
+	for (uint32_t c = 0; c < C; c++)
+		rk[c] = reps[c];
+	for (uint32_t h = 0; h < nh; h++)
+		if (host_less(b, h, rk[tmp[h]]))
+			rk[tmp[h]] = h;
+	uint32_t *ord = malloc(((size_t)C + 1) * sizeof(*ord));
+	if (!ord) {
+		free(reps), free(first), free(rk), free(newid);
+		return ROUTE_E_NOMEM;
+	}
+	for (uint32_t c = 0; c < C; c++)
+		ord[c] = rk[c];
+	sort_hosts(b, ord, C, cmp_host_key);
+	for (uint32_t c = 0; c < C; c++)
+		newid[tmp[ord[c]]] = c;
+	free(ord);
+	free(rk);
+	for (uint32_t h = 0; h < nh; h++)
+		b->host_cls[h] = newid[tmp[h]];
+	free(newid);
+	free(reps);
+
+	/* members per class, in key order */
+	memset(first, 0, ((size_t)C + 2) * sizeof(*first));
+	for (uint32_t h = 0; h < nh; h++)
+		first[b->host_cls[h] + 2]++;
+	for (uint32_t c = 0; c < C; c++)
+		first[c + 2] += first[c + 1];
+	uint32_t *byk = malloc(((size_t)nh + 1) * sizeof(*byk));
+	if (!byk) {
+		free(first);
+		return ROUTE_E_NOMEM;
+	}
+	for (uint32_t i = 0; i < nh; i++)
+		byk[i] = i;
+	sort_hosts(b, byk, nh, cmp_host_key);
+	for (uint32_t i = 0; i < nh; i++) {
+		uint32_t h = byk[i];
+		b->cls_host[first[b->host_cls[h] + 1]++] = h;
+	}
+	free(byk);
+	free(b->cls_first);
+	b->cls_first = first;
+	b->C = C;
+
+	free(b->D);
+	free(b->sd);
+	b->D = malloc((size_t)C * C * sizeof(*b->D) + 1);
+	b->sd = malloc(((size_t)C + 1) * sizeof(*b->sd));
+	if (!b->D || !b->sd)
+		return ROUTE_E_NOMEM;
+	for (uint32_t c = 0; c < C; c++) {
+		uint32_t r = b->cls_host[first[c]];
+		b->sd[c] = first[c + 1] - first[c] >= 2 ? host_hops(b, r, r) : HIER_INF;
+	}
+	/* Only the upper triangle is computed; pairs are symmetric. */
+#pragma omp parallel for schedule(dynamic, 16)
+	for (uint32_t c = 0; c < C; c++) {
+		uint32_t r = b->cls_host[b->cls_first[c]];
+		b->D[(size_t)c * C + c] = HIER_INF;
+		for (uint32_t e = c + 1; e < C; e++)
+			b->D[(size_t)c * C + e] = host_dist(b, r, b->cls_host[b->cls_first[e]]);
+	}
+	for (uint32_t c = 0; c < C; c++)
+		for (uint32_t e = c + 1; e < C; e++)
+			b->D[(size_t)e * C + c] = b->D[(size_t)c * C + e];
+	return ROUTE_OK;
+}
+
+static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
+{
+	if (b->ncl == b->capcl) {
+		uint32_t c = b->capcl ? b->capcl * 2 : 256;
+		void *p = realloc(b->cl, (size_t)c * sizeof(*b->cl));
+		if (!p)
+			return -1;
+		b->cl = p;
+		b->capcl = c;
+	}
+	struct hier_cluster *x = &b->cl[b->ncl++];
+	memset(x, 0, sizeof(*x));
+	x->parent = HIER_NONE;
+	x->dist = dist;
+	x->key = key;
+	return 0;
+}
+
+/*
+ * The rounds of hier.h over classes. Returns ROUTE_OK, a negative error, or
+ * 1 when a block had to be split (b->single updated: rerun).
+ */
+#define ABSORBED (HIER_NONE - 1)   /* slot merged into another slot's cluster */
+
+static int cluster_rounds(struct hb *b)
+{
+	uint32_t C = b->C;
+	uint16_t *D = b->D;
+	uint32_t *act = malloc(((size_t)C + 1) * sizeof(*act));
+	uint32_t *node = malloc(((size_t)C + 1) * sizeof(*node));  /* slot -> cluster, or NONE */
+	uint8_t *blk = malloc((size_t)C + 1);    /* slot is a not yet joined block of >= 2 */
+	uint8_t *asg = malloc((size_t)C + 1);
+	uint32_t *G = malloc(((size_t)C + 1) * sizeof(*G));
+	int rc = ROUTE_OK;
+	if (!act || !node || !blk || !asg || !G) {
+		rc = ROUTE_E_NOMEM;
+		goto out;
+	}
+	uint32_t nact = C;
+	for (uint32_t c = 0; c < C; c++) {
+		act[c] = c;
+		node[c] = HIER_NONE;
+		blk[c] = b->cls_first[c + 1] - b->cls_first[c] >= 2;
+	}
+	b->ncl = 0;
+	for (;;) {
+		uint16_t m = HIER_INF;
+		for (uint32_t x = 0; x < nact; x++) {
+			uint32_t i = act[x];
+			if (blk[i] && b->sd[i] < m)
+				m = b->sd[i];
+			const uint16_t *row = D + (size_t)i * C;
+			for (uint32_t y = x + 1; y < nact; y++)
+				if (row[act[y]] < m)
+					m = row[act[y]];
+		}
+		if (m == HIER_INF)
+			break;
+		memset(asg, 0, C);
+		for (uint32_t x = 0; x < nact; x++) {
+			uint32_t i = act[x], ng = 0;
+			if (asg[i])
+				continue;
+			G[ng++] = i;
+			for (uint32_t y = x + 1; y < nact; y++) {
+				uint32_t j = act[y];
+				if (asg[j])
+					continue;
+				const uint16_t *row = D + (size_t)j * C;
+				uint32_t g = 0;
+				while (g < ng && row[G[g]] == m)
+					g++;
+				if (g == ng)
+					G[ng++] = j;
+			}
+			if (ng < 2 && !(blk[i] && b->sd[i] == m))
+				continue;
+			int split = 0;
+			for (uint32_t g = 0; g < ng; g++)
+				if (blk[G[g]] && b->sd[G[g]] != m) {
+					/* the per-host run would separate these twins */
+					for (uint32_t k = b->cls_first[G[g]]; k < b->cls_first[G[g] + 1]; k++)
+						b->single[b->cls_host[k]] = 1;
+					split = 1;
+				}
+			if (split) {
+				rc = 1;
+				goto out;
+			}
+			if (new_cluster(b, m, b->hkey[b->cls_host[b->cls_first[i]]])) {
+				rc = ROUTE_E_NOMEM;
+				goto out;
+			}
+			uint32_t nc = b->ncl - 1;
+			for (uint32_t g = 0; g < ng; g++) {
+				uint32_t s = G[g];
+				asg[s] = 1;
+				if (node[s] != HIER_NONE) {
+					b->cl[node[s]].parent = nc;
+					b->cl[nc].nchildren++;
+				} else {
+					for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
+						b->host_parent[b->cls_host[k]] = nc;
+						b->cl[nc].nchildren++;
+					}
+				}
+			}
+			for (uint32_t g = 1; g < ng; g++)
+				node[G[g]] = ABSORBED;
+			/* Complete linkage, into the starter's slot. Clusters made
+			 * earlier in this round are updated too: their rows already
+			 * hold maxima over their own members. */
+			uint16_t *ri = D + (size_t)i * C;
+			for (uint32_t y = 0; y < nact; y++) {
+				uint32_t z = act[y];
+				if (z == i || node[z] == ABSORBED)
+					continue;
+				uint16_t v = ri[z];
+				for (uint32_t g = 1; g < ng; g++) {
+					uint16_t w = D[(size_t)G[g] * C + z];
+					if (w > v)
+						v = w;
+				}
+				ri[z] = v;
+				D[(size_t)z * C + i] = v;
+			}
+			node[i] = nc;
+			blk[i] = 0;
+		}
+		uint32_t w = 0;
+		for (uint32_t x = 0; x < nact; x++)
+			if (node[act[x]] != ABSORBED)
+				act[w++] = act[x];
+		nact = w;
+	}
+	/* Whatever is left meets nothing at a finite distance: roots. */
+	for (uint32_t x = 0; x < nact; x++) {
+		uint32_t s = act[x];
+		if (node[s] != HIER_NONE)
+			continue;
+		for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
+			uint32_t h = b->cls_host[k];
+			if (new_cluster(b, HIER_INF, b->hkey[h])) {
+				rc = ROUTE_E_NOMEM;
+				goto out;
+			}
+			b->host_parent[h] = b->ncl - 1;
+			b->cl[b->ncl - 1].nchildren = 1;
+		}
+	}
+out:
+	free(act);
+	free(node);
+	free(blk);
+	free(asg);
+	free(G);
+	return rc;
+}
+
+static int cmp_id(const void *pa, const void *pb)
+{
+	const uint64_t *x = pa, *y = pb;   /* {id, level << 32 | index} */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Levels, depth, ancestors, IDs. */
+static int finish(struct hb *b, struct hier *h)
+{
+	uint32_t n = b->ncl;
+	struct hier_cluster *cl = b->cl;
+	/* children are created before parents: reverse order is top-down */
+	for (uint32_t c = n; c-- > 0;)
+		cl[c].level = cl[c].parent == HIER_NONE ? 0 : cl[cl[c].parent].level + 1;
+	uint32_t depth = 0;
+	for (uint32_t x = 0; x < b->nh; x++) {
+		uint32_t p = b->host_parent[x];
+		if (cl[p].level + 1 > depth)
+			depth = cl[p].level + 1;
+		cl[p].nhosts++;
+		cl[p].id += hier_guid_hash(b->hkey[x]);
+		if (b->hkey[x] < cl[p].key)
+			cl[p].key = b->hkey[x];
+	}
+	for (uint32_t c = 0; c < n; c++) {
+		if (cl[c].parent == HIER_NONE) {
+			h->nroots++;
+			continue;
+		}
+		struct hier_cluster *p = &cl[cl[c].parent];
+		p->nhosts += cl[c].nhosts;
+		p->id += cl[c].id;
+		if (cl[c].key < p->key)
+			p->key = cl[c].key;
+	}
+	uint64_t (*ids)[2] = malloc(((size_t)n + 1) * sizeof(*ids));
+	if (!ids)
+		return ROUTE_E_NOMEM;
+	for (int again = 1; again;) {
+		again = 0;
+		for (uint32_t c = 0; c < n; c++) {
+			ids[c][0] = cl[c].id;
+			ids[c][1] = (uint64_t)cl[c].level << 32 | c;
+		}
+		qsort(ids, n, sizeof(*ids), cmp_id);
+		for (uint32_t c = 1; c < n; c++)
+			if (ids[c][0] == ids[c - 1][0]) {
+				uint32_t k = (uint32_t)ids[c][1];
+				cl[k].id = hier_guid_hash(cl[k].id + 1);
+				again = 1;
+			}
+	}
+	free(ids);
+
+	h->anc = malloc(((size_t)b->nh * depth + 1) * sizeof(*h->anc));
+	if (!h->anc)
+		return ROUTE_E_NOMEM;
+	for (uint32_t x = 0; x < b->nh; x++) {
+		uint32_t p = b->host_parent[x], *a = h->anc + (size_t)x * depth;
+		for (uint32_t l = cl[p].level; l < depth; l++)
+			a[l] = p;
+		for (uint32_t q = p; cl[q].parent != HIER_NONE;) {
+			q = cl[q].parent;
+			a[cl[q].level] = q;
+		}
+	}
+	h->depth = depth;
+	h->nclusters = n;
+	h->clusters = cl;
+	b->cl = NULL;
+	h->host_parent = b->host_parent;
+	b->host_parent = NULL;
+	return ROUTE_OK;
+}
+
+static uint64_t row_hash(const uint16_t *r, uint32_t n)
+{
+	uint64_t x = 0x243F6A8885A308D3ull;
+	for (uint32_t i = 0; i < n; i++)
+		x = (x ^ r[i]) * 0x100000001B3ull;
+	return x;
+}
+
+int hier_build(const struct route_tab *rt, struct hier **out)
+{
+	struct hb b;
+	memset(&b, 0, sizeof(b));
+	b.rt = rt;
+	b.nh = rt->nhosts;
+	struct hier *h = calloc(1, sizeof(*h));
+	uint32_t *leaf_of_node = NULL;
+	int rc = ROUTE_E_NOMEM;
+	size_t nh1 = (size_t)b.nh + 1;
+	if (!h)
+		return ROUTE_E_NOMEM;
+	h->nhosts = b.nh;
+	b.dep = malloc(nh1 * sizeof(*b.dep));
+	b.hkey = malloc(nh1 * sizeof(*b.hkey));
+	b.aidx = malloc(nh1 * sizeof(*b.aidx));
+	b.rowhash = malloc(nh1 * sizeof(*b.rowhash));
+	b.single = calloc(nh1, 1);
+	b.cls_host = malloc(nh1 * sizeof(*b.cls_host));
+	b.host_cls = malloc(nh1 * sizeof(*b.host_cls));
+	b.host_parent = malloc(nh1 * sizeof(*b.host_parent));
+	b.leaves = malloc(nh1 * sizeof(*b.leaves));
+	leaf_of_node = malloc(((size_t)rt->snap->nnodes + 1) * sizeof(*leaf_of_node));
+	if (!b.dep || !b.hkey || !b.aidx || !b.rowhash || !b.single || !b.cls_host || !b.host_cls ||
+	    !b.host_parent || !b.leaves || !leaf_of_node)
+		goto out;
+	for (uint32_t i = 0; i < rt->snap->nnodes; i++)
+		leaf_of_node[i] = HIER_NONE;
+	for (uint32_t x = 0; x < b.nh; x++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, x)];
+		b.dep[x] = route_host_ep(rt, x);
+		b.hkey[x] = e->guid;
+		b.aidx[x] = HIER_NONE;
+		if (e->up == ROUTE_OK && e->leaf != ROUTE_NONE) {
+			if (leaf_of_node[e->leaf] == HIER_NONE) {
+				leaf_of_node[e->leaf] = b.nleaf;
+				b.leaves[b.nleaf++] = e->leaf;
+			}
+			b.aidx[x] = leaf_of_node[e->leaf];
+		}
+	}
+	free(leaf_of_node);
+	leaf_of_node = NULL;
+
+	/* every leaf is at least one class: refuse before the big allocation */
+	if (b.nleaf > HIER_MAX_CLASSES) {
+		rc = ROUTE_E_RANGE;
+		goto out;
+	}
+	size_t cells = (size_t)b.nh * b.nleaf;
+	if (b.nleaf && cells / b.nleaf != b.nh)
+		goto out;
+	b.H = malloc((cells + 1) * sizeof(*b.H));
+	if (!b.H)
+		goto out;
+	rc = route_switch_hops(rt, b.leaves, b.nleaf, b.dep, b.nh, b.H);
+	if (rc)
+		goto out;
+#pragma omp parallel for schedule(static)
+	for (uint32_t x = 0; x < b.nh; x++)
+		b.rowhash[x] = row_hash(b.H + (size_t)x * b.nleaf, b.nleaf);
+
+	for (;;) {
+		rc = make_classes(&b);
+		if (rc)
+			goto out;
+		rc = cluster_rounds(&b);
+		if (rc < 0)
+			goto out;
+		if (rc == 0)
+			break;
+		h->nrestarts++;
+	}
+	h->nclasses = b.C;
+	rc = finish(&b, h);
+out:
+	free(leaf_of_node);
+	free(b.dep);
+	free(b.hkey);
+	free(b.aidx);
+	free(b.rowhash);
+	free(b.single);
+	free(b.cls_first);
+	free(b.cls_host);
+	free(b.host_cls);
+	free(b.host_parent);
+	free(b.leaves);
+	free(b.H);
+	free(b.D);
+	free(b.sd);
+	free(b.cl);
+	if (rc) {
+		hier_free(h);
+		return rc;
+	}
+	*out = h;
+	return ROUTE_OK;
+}

@@ -1,0 +1,117 @@
+/*
+ * hier.h - the switch-cluster hierarchy (the seed's "neighbour-joined tree",
+ * section 2.8.1, Algorithm 1), which the TII calls tii_get_network_depth,
+ * tii_num_switch_clusters_at_depth and tii_connected_switch_cluster_at_depth
+ * read.
+ *
+ * Input: every host of the route index, each represented by its default
+ * port (route.h), and the distance
+ *     d(a, b) = max(hops(a -> b), hops(b -> a))
+ * with hops from the LFT walk of route.h, and infinity when either walk fails
+ * (so d is symmetric even where routing is not).
+ *
+ * Clustering: agglomerative, complete linkage, with multi-joins, in rounds:
+ *   1. m = the smallest distance between two active clusters. Stop if there
+ *      is none or it is infinite.
+ *   2. Visit the active clusters in ascending key order (key = smallest
+ *      (default-port GUID, host index) among the member hosts; a bare host
+ *      is a cluster of one for this purpose). An unassigned cluster i starts
+ *      a group G = {i}; every later unassigned cluster j at distance m from
+ *      all members of G joins G, in key order. A G of two or more becomes a
+ *      new cluster whose children are G's members (hosts and clusters).
+ *   3. Complete linkage: d(new, x) = max over g in G of d(g, x).
+ * Unlike the printed Algorithm 1 (one group per iteration, every new
+ * distance set to one constant), all disjoint groups at the current minimum
+ * are formed in the same round, so a cluster made early in a round cannot
+ * capture members of another group at the same distance.
+ * Clusters that never meet at a finite distance become separate roots: a
+ * disconnected fabric, or a host whose routes fail, gives several roots, and
+ * a host left alone gets a root cluster holding just itself.
+ *
+ * Levels: level 0 is the roots; a cluster's level is its distance from its
+ * root. A host's chain is its ancestors from the root down to its parent
+ * cluster; at levels below its parent's, a host reports its parent again.
+ * depth = the longest chain (levels 0 .. depth-1; 0 when there are no
+ * hosts). On a 3-level fat tree: 0 = whole fabric, 1 = pods, 2 = leaf
+ * switches; on a 2-level tree: 0 = whole fabric, 1 = leaf switches.
+ *
+ * Cluster IDs: id = sum over member hosts h (mod 2^64) of
+ * hier_guid_hash(default-port GUID of h), a hash of the member GUID set: it
+ * does not depend on build order, thread count or host names, and is the
+ * same at every level the cluster appears at. Distinct clusters have
+ * distinct member sets; in the (~2^-64) event that two sums still collide,
+ * the later one in (level, key) order is rehashed with hier_guid_hash(id + 1)
+ * until unique, which is just as deterministic.
+ *
+ * Cost. Hosts with the same leaf switch and identical hop counts to and
+ * from every leaf switch ("twins", normally all hosts of a leaf) are
+ * clustered as one block, so the quadratic part of the work is in C, the
+ * number of such classes (= leaf switches on regular fabrics), not in the
+ * host count N. Time O(N * nsw + C^2 * rounds); memory O(N * A + C^2) with
+ * A = number of leaf switches. The block shortcut is exact: a block is
+ * split into single hosts (and the clustering rerun) whenever a round would
+ * join one of its hosts at a distance below the block's internal distance,
+ * which is the only case where the per-host algorithm separates twins.
+ *
+ * Errors: ROUTE_E_* from route.h. Lifetime: a hier is independent of the
+ * route_tab and snapshot once built; it is read-only, any thread may query.
+ */
+#ifndef TOPOD_HIER_H
+#define TOPOD_HIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "route.h"
+
+#define HIER_NONE UINT32_MAX
+#define HIER_INF 0xFFFFu
+/* Twin classes (and so leaf switches) beyond this are ROUTE_E_RANGE: the
+ * distance matrix would pass 512 MiB and the hop table (hosts x leaves)
+ * 1.5 GiB. Real IB fabrics have a few thousand leaves at most; a fabric of
+ * 16k+ switches with one host each needs another algorithm. */
+#define HIER_MAX_CLASSES 16384u
+
+struct hier_cluster {
+	uint64_t id;        /* stable ID, see the top */
+	uint64_t key;       /* smallest default-port GUID among the members */
+	uint32_t parent;    /* cluster index, HIER_NONE for a root */
+	uint32_t level;     /* 0 for roots */
+	uint32_t nhosts;    /* hosts below it */
+	uint32_t nchildren; /* clusters and hosts directly below it */
+	uint16_t dist;      /* distance at which it was joined; HIER_INF for a lone host's root */
+};
+
+struct hier {
+	uint32_t nhosts;             /* as in the route_tab it was built from */
+	uint32_t depth;
+	uint32_t nclusters;
+	struct hier_cluster *clusters; /* children before parents */
+	uint32_t *host_parent;       /* [nhosts] the cluster each host hangs off */
+	uint32_t *anc;               /* [nhosts * depth] cluster index per host and level */
+	uint32_t nroots;
+	uint32_t nclasses;           /* twin classes of the last run */
+	uint32_t nrestarts;          /* blocks split and reruns (0 on regular fabrics) */
+};
+
+/* Stable 64-bit mix (splitmix64 finaliser of guid + golden ratio). */
+uint64_t hier_guid_hash(uint64_t guid);
+
+/* Builds the hierarchy for all hosts of rt, with OpenMP threads. On success
+ * *out is new (free with hier_free); on error *out is untouched. */
+int hier_build(const struct route_tab *rt, struct hier **out);
+void hier_free(struct hier *h);  /* NULL is a no-op */
+
+/* tii_get_network_depth. */
+static inline uint32_t hier_depth(const struct hier *h) { return h->depth; }
+
+/* tii_connected_switch_cluster_at_depth: the ID of host's cluster at level.
+ * ROUTE_E_INVAL if host or level is out of range. O(1). */
+int hier_cluster_at(const struct hier *h, uint32_t host, uint32_t level, uint64_t *id);
+
+/* tii_num_switch_clusters_at_depth: distinct clusters at level among hosts
+ * (duplicates allowed). O(n log n); ROUTE_E_INVAL for a bad host or level. */
+int hier_count_at(const struct hier *h, const uint32_t *hosts, size_t n, uint32_t level,
+		  size_t *count);
+
+#endif

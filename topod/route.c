@@ -1,0 +1,928 @@
+/*
+ * route.c - the route engine: name index, LFT walks and the hop-count DP.
+ * Semantics are specified in route.h; this file only adds the reasons.
+ */
+#include "route.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *route_strerror(int err)
+{
+	switch (err) {
+	case ROUTE_OK: return "ok";
+	case ROUTE_E_NOMEM: return "out of memory";
+	case ROUTE_E_INVAL: return "invalid argument";
+	case ROUTE_E_NOTFOUND: return "no such host, port or LID";
+	case ROUTE_E_NOLID: return "destination LID is not assigned";
+	case ROUTE_E_SRC_NOLINK: return "source port has no link";
+	case ROUTE_E_NOENTRY: return "a switch has no LFT entry for the destination";
+	case ROUTE_E_NOLINK: return "a switch forwards out of a port with no link";
+	case ROUTE_E_DOWN: return "the route uses a link that is not active";
+	case ROUTE_E_WRONGDST: return "the route reaches the wrong end port";
+	case ROUTE_E_LOOP: return "the route loops";
+	case ROUTE_E_RANGE: return "value out of range";
+	default: return "unknown error";
+	}
+}
+
+/* ---- node-name-map -------------------------------------------------------- */
+
+struct map_ent {
+	uint64_t guid;
+	char *name;
+	uint32_t line;   /* keeps "first entry wins" after an unstable qsort */
+};
+
+struct route_namemap {
+	size_t n;
+	struct map_ent *e;  /* sorted by GUID, unique */
+};
+
+void route_namemap_free(struct route_namemap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->e[i].name);
+	free(m->e);
+	free(m);
+}
+
+static int cmp_map_ent(const void *a, const void *b)
+{
+	const struct map_ent *x = a, *y = b;
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "0x" and 1..16 hex digits filling [p, end) exactly. */
+static int parse_guid(const char *p, const char *end, uint64_t *out)
+{
+	if (end - p < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || end - p > 18)
+		return -1;
+	uint64_t v = 0;
+	for (p += 2; p < end; p++) {
+		int h = hexval((unsigned char)*p);
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint64_t)h;
+	}
+	*out = v;
+	return 0;
+}
+
+int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
+			char err[ROUTE_ERR_LEN])
+{
+	struct route_namemap *m = calloc(1, sizeof(*m));
+	size_t cap = 0;
+	if (!m)
+		goto nomem;
+	const char *p = text, *end = text + len;
+	for (uint32_t line = 1; p < end; line++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le - p > ROUTE_MAP_LINE_MAX) {
+			snprintf(err, ROUTE_ERR_LEN, "line %u: longer than %d bytes", line, ROUTE_MAP_LINE_MAX);
+			goto bad;
+		}
+		const char *q = p;
+		p = nl ? nl + 1 : end;
+		while (q < le && is_ws((unsigned char)*q))
+			q++;
+		if (q == le || *q == '#')
+			continue;
+		const char *g = q;
+		while (q < le && !is_ws((unsigned char)*q))
+			q++;
+		uint64_t guid;
+		if (parse_guid(g, q, &guid)) {
+			snprintf(err, ROUTE_ERR_LEN, "line %u: expected a 0x-prefixed node GUID", line);
+			goto bad;
+		}
+		while (q < le && is_ws((unsigned char)*q))
+			q++;
+		const char *ns = q, *ne;
+		if (q < le && *q == '"') {
+			ns = q + 1;
+			ne = memchr(ns, '"', (size_t)(le - ns));
+			if (!ne) {
+				snprintf(err, ROUTE_ERR_LEN, "line %u: unterminated quote", line);
+				goto bad;
+			}
+		} else {
+			ne = le;
+			while (ne > ns && is_ws((unsigned char)ne[-1]))
+				ne--;
+		}
+		if (ne == ns || memchr(ns, '\0', (size_t)(ne - ns)))
+			continue;   /* an empty or NUL-bearing name names nothing */
+		if (m->n >= ROUTE_MAP_MAX_ENTRIES) {
+			snprintf(err, ROUTE_ERR_LEN, "more than %u entries", (unsigned)ROUTE_MAP_MAX_ENTRIES);
+			goto bad;
+		}
+		if (m->n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			void *ne2 = realloc(m->e, c * sizeof(*m->e));
+			if (!ne2)
+				goto nomem;
+			m->e = ne2;
+			cap = c;
+		}
+		char *name = strndup(ns, (size_t)(ne - ns));
+		if (!name)
+			goto nomem;
+		m->e[m->n++] = (struct map_ent){ guid, name, line };
+	}
+	if (m->n)
+		qsort(m->e, m->n, sizeof(*m->e), cmp_map_ent);
+	size_t w = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (w && m->e[w - 1].guid == m->e[i].guid) {
+			free(m->e[i].name);
+			continue;
+		}
+		m->e[w++] = m->e[i];
+	}
+	m->n = w;
+	*out = m;
+	return ROUTE_OK;
+nomem:
+	snprintf(err, ROUTE_ERR_LEN, "out of memory");
+	route_namemap_free(m);
+	return ROUTE_E_NOMEM;
+bad:
+	route_namemap_free(m);
+	return ROUTE_E_INVAL;
+}
+
+int route_namemap_load(const char *path, struct route_namemap **out, char err[ROUTE_ERR_LEN])
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, ROUTE_ERR_LEN, "%.200s: %s", path, strerror(errno));
+		return ROUTE_E_NOTFOUND;
+	}
+	/* A map holds at most one line per node: bound the file by that. */
+	const size_t max = (size_t)ROUTE_MAP_MAX_ENTRIES * 128;
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	int rc = ROUTE_E_NOMEM;
+	while (buf) {
+		size_t r = fread(buf + len, 1, cap - len, f);
+		len += r;
+		if (r == 0)
+			break;
+		if (len == cap) {
+			if (cap >= max) {
+				snprintf(err, ROUTE_ERR_LEN, "%.200s: larger than %zu bytes", path, max);
+				rc = ROUTE_E_INVAL;
+				goto out;
+			}
+			char *nb = realloc(buf, cap * 2);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (!buf) {
+		snprintf(err, ROUTE_ERR_LEN, "out of memory");
+		goto out;
+	}
+	if (ferror(f)) {
+		snprintf(err, ROUTE_ERR_LEN, "%.200s: read error", path);
+		rc = ROUTE_E_INVAL;
+		goto out;
+	}
+	rc = route_namemap_parse(buf, len, out, err);
+out:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+const char *route_namemap_get(const struct route_namemap *m, uint64_t guid)
+{
+	size_t lo = 0, hi = m ? m->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->e[mid].guid < guid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return m && lo < m->n && m->e[lo].guid == guid ? m->e[lo].name : NULL;
+}
+
+/* ---- names ----------------------------------------------------------------- */
+
+static int name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-' || c == '_' || c == '.';
+}
+
+static int guid_shaped(const char *t, size_t n)
+{
+	if (n < 2 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X'))
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (hexval((unsigned char)t[i]) < 0)
+			return 0;
+	return 1;
+}
+
+/* The token-th (0-based) whitespace-separated token of s, if it is a valid
+ * name; otherwise out is left empty and 0 is returned. */
+static int name_token(const char *s, int token, char out[ROUTE_NAME_MAX + 1])
+{
+	out[0] = '\0';
+	const unsigned char *p = (const unsigned char *)s;
+	for (int t = 0;; t++) {
+		while (*p && is_ws(*p))
+			p++;
+		if (!*p)
+			return 0;
+		const unsigned char *b = p;
+		while (*p && !is_ws(*p))
+			p++;
+		if (t < token)
+			continue;
+		size_t n = (size_t)(p - b);
+		if (n > ROUTE_NAME_MAX || guid_shaped((const char *)b, n))
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if (!name_char(b[i]))
+				return 0;
+		memcpy(out, b, n);
+		out[n] = '\0';
+		return 1;
+	}
+}
+
+/* strcmp, except that runs of digits compare by value, so that rails sort
+ * the way people number them: HCA-2 before HCA-10, mlx5_2 before mlx5_10. */
+static int natcmp(const char *a, const char *b)
+{
+	for (;;) {
+		unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+		if (x >= '0' && x <= '9' && y >= '0' && y <= '9') {
+			const char *ea = a, *eb = b;
+			while (*a == '0')
+				a++;
+			while (*b == '0')
+				b++;
+			const char *da = a, *db = b;
+			while (*a >= '0' && *a <= '9')
+				a++;
+			while (*b >= '0' && *b <= '9')
+				b++;
+			if (a - da != b - db)
+				return a - da < b - db ? -1 : 1;
+			int c = strncmp(da, db, (size_t)(a - da));
+			if (c)
+				return c;
+			/* equal values: fewer leading zeros first, for a total order */
+			if (a - ea != b - eb)
+				return a - ea < b - eb ? -1 : 1;
+			continue;
+		}
+		if (x != y)
+			return x < y ? -1 : 1;
+		if (!x)
+			return 0;
+		a++;
+		b++;
+	}
+}
+
+struct rail_key {
+	const char *host;
+	const struct route_ep *ep;
+	uint64_t node_guid;
+	uint32_t idx;
+};
+
+static int cmp_rail(const void *a, const void *b)
+{
+	const struct rail_key *x = a, *y = b;
+	int c = strcmp(x->host, y->host);
+	if (c)
+		return c;
+	/* A rail whose label fell back to its GUID never becomes the default
+	 * ahead of a properly labelled one. */
+	int fx = guid_shaped(x->ep->hca, strlen(x->ep->hca)), fy = guid_shaped(y->ep->hca, strlen(y->ep->hca));
+	if (fx != fy)
+		return fx - fy;
+	c = natcmp(x->ep->hca, y->ep->hca);
+	if (c)
+		return c;
+	if (x->node_guid != y->node_guid)
+		return x->node_guid < y->node_guid ? -1 : 1;
+	return x->ep->port < y->ep->port ? -1 : x->ep->port > y->ep->port;
+}
+
+static struct route_ep *g_sort_eps;  /* only read by cmp_guid_ep, under guid_lock */
+
+static int cmp_guid_ep(const void *a, const void *b)
+{
+	uint64_t x = g_sort_eps[*(const uint32_t *)a].guid, y = g_sort_eps[*(const uint32_t *)b].guid;
+	return x < y ? -1 : x > y;
+}
+
+/* ---- build ------------------------------------------------------------------ */
+
+void route_free(struct route_tab *rt)
+{
+	if (!rt)
+		return;
+	free(rt->eps);
+	free(rt->hosts);
+	free(rt->rails);
+	free(rt->lid_ep);
+	free(rt->guid_ep);
+	free(rt->sw_node);
+	free(rt->sw_of_node);
+	free(rt->pt_off);
+	free(rt->pt);
+	free(rt);
+}
+
+static int is_endport(const struct snap_node *n, unsigned p)
+{
+	return n->type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
+}
+
+/* A link carries a route when both ends are at least INIT: the plugin
+ * copies the subnet at UCAST_ROUTING_DONE, before OpenSM moves freshly
+ * routed ports to ACTIVE, and those are exactly the routes being set up.
+ * DOWN (or no state) means no physical link. */
+static int link_up(uint8_t state)
+{
+	return state >= SNAP_PORT_INIT;
+}
+
+static int port_up(const struct snap *s, uint32_t node, unsigned port)
+{
+	return link_up(s->ports[s->nodes[node].port0 + port].state);
+}
+
+static pthread_mutex_t guid_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
+{
+	struct route_tab *rt = calloc(1, sizeof(*rt));
+	uint32_t *ep_of_slot = NULL;
+	struct rail_key *keys = NULL;
+	char (*hostname)[ROUTE_NAME_MAX + 1] = NULL;
+	if (!rt)
+		return ROUTE_E_NOMEM;
+	rt->snap = s;
+
+	uint32_t neps = 0, nsw = 0, npt = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		for (unsigned p = 0; p <= n->nports; p++)
+			neps += s->ports[n->port0 + p].present && is_endport(n, p);
+		if (n->type == SNAP_NODE_SWITCH) {
+			nsw++;
+			npt += n->nports + 1u;
+		}
+	}
+	rt->eps = calloc(neps ? neps : 1, sizeof(*rt->eps));
+	ep_of_slot = malloc(((size_t)s->nports + 1) * sizeof(*ep_of_slot));
+	rt->sw_node = malloc(((size_t)nsw + 1) * sizeof(*rt->sw_node));
+	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
+	rt->pt_off = malloc(((size_t)nsw + 1) * sizeof(*rt->pt_off));
+	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
+	hostname = calloc(neps ? neps : 1, sizeof(*hostname));
+	if (!rt->eps || !ep_of_slot || !rt->sw_node || !rt->sw_of_node || !rt->pt_off || !rt->pt ||
+	    !hostname)
+		goto nomem;
+
+	/* End ports, in node then port order: route_resolve() relies on it. */
+	uint32_t max_lid = 0;
+	for (uint32_t i = 0; i < s->nports; i++)
+		ep_of_slot[i] = ROUTE_NONE;
+	for (uint32_t i = 0, sw = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		rt->sw_of_node[i] = ROUTE_NONE;
+		if (n->type == SNAP_NODE_SWITCH) {
+			rt->sw_of_node[i] = sw;
+			rt->sw_node[sw++] = i;
+		}
+		char label[ROUTE_NAME_MAX + 1], host[ROUTE_NAME_MAX + 1];
+		if (n->type != SNAP_NODE_SWITCH) {
+			/* The map wins over the description, as in infiniband-diags. */
+			const char *src = route_namemap_get(map, n->guid);
+			if (!src)
+				src = n->desc;
+			if (!name_token(src, 0, host))
+				snprintf(host, sizeof(host), "0x%016llx", (unsigned long long)n->guid);
+			if (!name_token(src, 1, label))
+				snprintf(label, sizeof(label), "0x%016llx", (unsigned long long)n->guid);
+		}
+		for (unsigned p = 0; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			if (!pt->present || !is_endport(n, p))
+				continue;
+			struct route_ep *e = &rt->eps[rt->neps];
+			ep_of_slot[n->port0 + p] = rt->neps++;
+			e->guid = pt->guid;
+			e->node = i;
+			e->port = (uint8_t)p;
+			e->lid = pt->lid;
+			e->lmc = pt->lmc & 7;
+			e->host = ROUTE_NONE;
+			e->leaf = ROUTE_NONE;
+			e->up = ROUTE_OK;
+			if (n->type == SNAP_NODE_SWITCH) {
+				e->leaf = i;
+			} else {
+				if (pt->peer_node == SNAP_NONE || pt->peer_node >= s->nnodes)
+					e->up = ROUTE_E_SRC_NOLINK;
+				else if (!link_up(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
+					e->up = ROUTE_E_DOWN;
+				if (pt->peer_node < s->nnodes &&
+				    s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
+					e->leaf = pt->peer_node;
+				memcpy(e->hca, label, sizeof(label));
+				if (n->type == SNAP_NODE_CA)
+					memcpy(hostname[rt->neps - 1], host, sizeof(host));
+			}
+			if (e->lid) {
+				uint32_t top = (uint32_t)e->lid + (1u << e->lmc) - 1;
+				if (top > max_lid)
+					max_lid = top;
+			}
+		}
+	}
+	rt->nsw = nsw;
+
+	/* LIDs: one array indexed by LID, the whole LMC range pointing at its
+	 * owner, so that resolving a destination is one load. */
+	if (max_lid > SNAP_MAX_LID)
+		max_lid = SNAP_MAX_LID;
+	rt->max_lid = max_lid;
+	rt->lid_ep = malloc(((size_t)max_lid + 1) * sizeof(*rt->lid_ep));
+	if (!rt->lid_ep)
+		goto nomem;
+	for (uint32_t l = 0; l <= max_lid; l++)
+		rt->lid_ep[l] = ROUTE_NONE;
+	for (uint32_t e = 0; e < rt->neps; e++) {
+		const struct route_ep *ep = &rt->eps[e];
+		for (uint32_t l = ep->lid; ep->lid && l < (uint32_t)ep->lid + (1u << ep->lmc) && l <= max_lid; l++)
+			rt->lid_ep[l] = e;
+	}
+
+	/* Port codes: the per-step decision of a walk without chasing pointers
+	 * through nodes[] and ports[]. */
+	for (uint32_t sw = 0, off = 0; sw < nsw; sw++) {
+		uint32_t i = rt->sw_node[sw];
+		const struct snap_node *n = &s->nodes[i];
+		rt->pt_off[sw] = off;
+		for (unsigned p = 0; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			uint32_t c = ROUTE_PT_NOLINK;
+			if (p == 0) {
+				if (ep_of_slot[n->port0] != ROUTE_NONE)
+					c = ROUTE_PT_EP + ep_of_slot[n->port0];
+			} else if (pt->present && pt->peer_node < s->nnodes) {
+				const struct snap_node *pn = &s->nodes[pt->peer_node];
+				uint32_t slot = pn->port0 + pt->peer_port;
+				if (!link_up(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
+					c = ROUTE_PT_DOWN;
+				else if (pn->type == SNAP_NODE_SWITCH)
+					c = rt->sw_of_node[pt->peer_node];
+				else if (ep_of_slot[slot] != ROUTE_NONE)
+					c = ROUTE_PT_EP + ep_of_slot[slot];
+			}
+			rt->pt[off++] = c;
+		}
+	}
+
+	/* Port GUID index. qsort has no context argument in C11, hence the
+	 * lock around the one global the comparator reads. */
+	rt->guid_ep = malloc(((size_t)rt->neps + 1) * sizeof(*rt->guid_ep));
+	if (!rt->guid_ep)
+		goto nomem;
+	for (uint32_t e = 0; e < rt->neps; e++)
+		if (rt->eps[e].guid)
+			rt->guid_ep[rt->nguid++] = e;
+	pthread_mutex_lock(&guid_lock);
+	g_sort_eps = rt->eps;
+	qsort(rt->guid_ep, rt->nguid, sizeof(*rt->guid_ep), cmp_guid_ep);
+	g_sort_eps = NULL;
+	pthread_mutex_unlock(&guid_lock);
+
+	/* Hosts: every CA port, sorted by (hostname, rail order); runs of one
+	 * hostname become one host. */
+	uint32_t nca = 0;
+	for (uint32_t e = 0; e < rt->neps; e++)
+		nca += s->nodes[rt->eps[e].node].type == SNAP_NODE_CA;
+	keys = malloc(((size_t)nca + 1) * sizeof(*keys));
+	rt->rails = malloc(((size_t)nca + 1) * sizeof(*rt->rails));
+	rt->hosts = malloc(((size_t)nca + 1) * sizeof(*rt->hosts));
+	if (!keys || !rt->rails || !rt->hosts)
+		goto nomem;
+	for (uint32_t e = 0, k = 0; e < rt->neps; e++)
+		if (s->nodes[rt->eps[e].node].type == SNAP_NODE_CA)
+			keys[k++] = (struct rail_key){ hostname[e], &rt->eps[e], s->nodes[rt->eps[e].node].guid, e };
+	qsort(keys, nca, sizeof(*keys), cmp_rail);
+	for (uint32_t k = 0; k < nca; k++) {
+		if (!k || strcmp(keys[k].host, keys[k - 1].host)) {
+			struct route_host *h = &rt->hosts[rt->nhosts++];
+			memcpy(h->name, keys[k].host, sizeof(h->name));
+			h->rail0 = k;
+			h->nrails = 0;
+		}
+		rt->hosts[rt->nhosts - 1].nrails++;
+		rt->rails[k] = keys[k].idx;
+		rt->eps[keys[k].idx].host = rt->nhosts - 1;
+	}
+
+	free(keys);
+	free(hostname);
+	free(ep_of_slot);
+	*out = rt;
+	return ROUTE_OK;
+nomem:
+	free(keys);
+	free(hostname);
+	free(ep_of_slot);
+	route_free(rt);
+	return ROUTE_E_NOMEM;
+}
+
+/* ---- resolving -------------------------------------------------------------- */
+
+int route_find_host(const struct route_tab *rt, const char *name, uint32_t *host)
+{
+	if (!name || strnlen(name, ROUTE_NAME_MAX + 1) > ROUTE_NAME_MAX)
+		return ROUTE_E_INVAL;
+	uint32_t lo = 0, hi = rt->nhosts;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (strcmp(rt->hosts[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= rt->nhosts || strcmp(rt->hosts[lo].name, name))
+		return ROUTE_E_NOTFOUND;
+	*host = lo;
+	return ROUTE_OK;
+}
+
+/* First end port of node (eps[] is in node order), ROUTE_NONE if none. */
+static uint32_t first_ep_of_node(const struct route_tab *rt, uint32_t node)
+{
+	uint32_t lo = 0, hi = rt->neps;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (rt->eps[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rt->neps && rt->eps[lo].node == node ? lo : ROUTE_NONE;
+}
+
+int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, uint16_t *dlid)
+{
+	if (!name)
+		return ROUTE_E_INVAL;
+	size_t len = strnlen(name, ROUTE_QUERY_MAX + 1);
+	if (len > ROUTE_QUERY_MAX || len == 0)
+		return ROUTE_E_INVAL;
+	const char *end = name + len;
+	uint32_t e = ROUTE_NONE;
+	uint16_t l = 0;
+
+	if (len > 4 && !memcmp(name, "lid:", 4)) {
+		uint64_t v = 0;
+		const char *p = name + 4;
+		if (parse_guid(p, end, &v)) {   /* not hex: decimal */
+			v = 0;
+			for (; p < end; p++) {
+				if (*p < '0' || *p > '9' || v > SNAP_MAX_LID)
+					return ROUTE_E_NOTFOUND;
+				v = v * 10 + (uint64_t)(*p - '0');
+			}
+		}
+		if (v == 0 || v > rt->max_lid || rt->lid_ep[v] == ROUTE_NONE)
+			return ROUTE_E_NOTFOUND;
+		e = rt->lid_ep[v];
+		l = (uint16_t)v;
+	} else if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
+		/* No host can be GUID-shaped (route.h), so this never hides one. */
+		uint64_t g;
+		if (parse_guid(name, end, &g))
+			return ROUTE_E_NOTFOUND;
+		uint32_t lo = 0, hi = rt->nguid;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (rt->eps[rt->guid_ep[mid]].guid < g)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < rt->nguid && rt->eps[rt->guid_ep[lo]].guid == g) {
+			e = rt->guid_ep[lo];
+		} else {
+			int64_t n = snap_find_node(rt->snap, g);
+			if (n < 0 || (e = first_ep_of_node(rt, (uint32_t)n)) == ROUTE_NONE)
+				return ROUTE_E_NOTFOUND;
+		}
+		l = rt->eps[e].lid;
+	} else {
+		const char *slash = memchr(name, '/', len);
+		char host[ROUTE_NAME_MAX + 1];
+		size_t hl = slash ? (size_t)(slash - name) : len;
+		if (hl > ROUTE_NAME_MAX)
+			return ROUTE_E_NOTFOUND;
+		memcpy(host, name, hl);
+		host[hl] = '\0';
+		uint32_t h;
+		int rc = route_find_host(rt, host, &h);
+		if (rc)
+			return rc == ROUTE_E_INVAL ? ROUTE_E_NOTFOUND : rc;
+		const struct route_host *hh = &rt->hosts[h];
+		if (!slash) {
+			e = rt->rails[hh->rail0];
+		} else {
+			for (uint32_t r = 0; r < hh->nrails && e == ROUTE_NONE; r++)
+				if (!strcmp(rt->eps[rt->rails[hh->rail0 + r]].hca, slash + 1))
+					e = rt->rails[hh->rail0 + r];
+			if (e == ROUTE_NONE)
+				return ROUTE_E_NOTFOUND;
+		}
+		l = rt->eps[e].lid;
+	}
+	*ep = e;
+	if (dlid)
+		*dlid = l;
+	return ROUTE_OK;
+}
+
+/* ---- walking ------------------------------------------------------------------ */
+
+int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct route_hop *hops,
+	       size_t cap, struct route_res *res)
+{
+	struct route_res dummy;
+	if (!res)
+		res = &dummy;
+	res->hops = 0;
+	res->fail_node = ROUTE_NONE;
+	res->fail_port = 0;
+	if (src >= rt->neps)
+		return ROUTE_E_INVAL;
+	const struct snap *s = rt->snap;
+	const struct route_ep *ep = &rt->eps[src];
+	uint32_t dst = dlid && dlid <= rt->max_lid ? rt->lid_ep[dlid] : ROUTE_NONE;
+	if (dst == ROUTE_NONE)
+		return ROUTE_E_NOLID;
+
+	uint32_t sw;
+	uint8_t in;
+	if (s->nodes[ep->node].type == SNAP_NODE_SWITCH) {
+		sw = rt->sw_of_node[ep->node];
+		in = 0;
+	} else {
+		if (ep->up != ROUTE_OK) {
+			res->fail_node = ep->node;
+			res->fail_port = ep->port;
+			return ep->up;
+		}
+		const struct snap_port *pt = &s->ports[s->nodes[ep->node].port0 + ep->port];
+		if (ep->leaf == ROUTE_NONE) {
+			/* Cabled to a CA or router: delivered at once, or nowhere. */
+			const struct route_ep *d = &rt->eps[dst];
+			if (d->node == pt->peer_node && d->port == pt->peer_port)
+				return ROUTE_OK;
+			res->fail_node = pt->peer_node;
+			res->fail_port = pt->peer_port;
+			return ROUTE_E_WRONGDST;
+		}
+		sw = rt->sw_of_node[ep->leaf];
+		in = pt->peer_port;
+	}
+	for (;;) {
+		uint32_t node = rt->sw_node[sw];
+		if (res->hops == rt->nsw) {
+			/* nsw switches traversed and one more ahead: a repeat */
+			res->fail_node = node;
+			return ROUTE_E_LOOP;
+		}
+		uint8_t port;
+		uint32_t next = 0;
+		int r = route_step(rt, sw, dlid, dst, &port, &next);
+		if (res->hops < cap)
+			hops[res->hops] = (struct route_hop){ node, in, port };
+		res->hops++;
+		if (r == ROUTE_STEP_DONE)
+			return ROUTE_OK;
+		if (r != ROUTE_STEP_NEXT) {
+			res->fail_node = node;
+			res->fail_port = port == SNAP_LFT_NONE ? 0 : port;
+			return r;
+		}
+		in = s->ports[s->nodes[node].port0 + port].peer_port;
+		sw = next;
+	}
+}
+
+int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid)
+{
+	struct route_res res;
+	int r = route_walk(rt, src, dlid, NULL, 0, &res);
+	if (r)
+		return r;
+	return res.hops > (uint32_t)INT32_MAX ? ROUTE_E_RANGE : (int)res.hops;
+}
+
+/* ---- hop-count DP ---------------------------------------------------------------- */
+
+/* Destinations per block: one 64-byte cache line of each LFT serves the
+ * whole block when their LIDs are dense, which they are under OpenSM. */
+#define DP_BLOCK 64
+#define DP_PENDING 0xFFFEu
+
+struct dp_ws {
+	uint8_t *nxt;    /* [nsw][DP_BLOCK] LFT out port per switch and block slot */
+	uint16_t *val;   /* [nsw] hops from the switch, or DP_PENDING / ROUTE_HOPS_INF */
+	uint32_t *stamp; /* [nsw] which destination val[] belongs to (saves a memset per LID) */
+	uint32_t *stack; /* [nsw] the chain being resolved */
+};
+
+static const uint32_t *g_sort_lids;  /* read by cmp_by_lid under dp_lock */
+static pthread_mutex_t dp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cmp_by_lid(const void *a, const void *b)
+{
+	uint32_t x = g_sort_lids[*(const uint32_t *)a], y = g_sort_lids[*(const uint32_t *)b];
+	return x < y ? -1 : x > y;
+}
+
+/* Hops from switch x to the destination of block slot k; memoised in ws.
+ * Iterative: a recursive chase could be as deep as the fabric is wide. */
+static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x, unsigned k,
+			uint32_t dst, uint32_t cur, int *overflow)
+{
+	uint32_t top = 0, r;
+	if (ws->stamp[x] == cur && ws->val[x] != DP_PENDING)
+		return ws->val[x];
+	for (;;) {
+		if (ws->stamp[x] == cur) {
+			/* a pending switch is on the chain being resolved: a loop */
+			r = ws->val[x] == DP_PENDING ? ROUTE_HOPS_INF : ws->val[x];
+			break;
+		}
+		ws->stamp[x] = cur;
+		ws->val[x] = DP_PENDING;
+		ws->stack[top++] = x;
+		uint32_t next = 0;
+		int st = route_step_port(rt, x, ws->nxt[(size_t)x * DP_BLOCK + k], dst, &next);
+		if (st == ROUTE_STEP_NEXT) {
+			x = next;
+			continue;
+		}
+		r = st == ROUTE_STEP_DONE ? 0 : ROUTE_HOPS_INF;
+		break;
+	}
+	while (top) {
+		x = ws->stack[--top];
+		if (r != ROUTE_HOPS_INF) {
+			if (r + 1 >= DP_PENDING) {
+				*overflow = 1;
+				r = ROUTE_HOPS_INF;
+			} else {
+				r++;
+			}
+		}
+		ws->val[x] = (uint16_t)r;
+	}
+	return ws->val[ws->stack[0]];
+}
+
+int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
+		      const uint32_t *dst, size_t ndst, uint16_t *out)
+{
+	const struct snap *s = rt->snap;
+	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
+	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
+	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
+	int rc = ROUTE_OK;
+	if (!src || !order || !lids) {
+		rc = ROUTE_E_NOMEM;
+		goto out;
+	}
+	for (size_t j = 0; j < nsrc; j++) {
+		if (src_nodes[j] >= s->nnodes || rt->sw_of_node[src_nodes[j]] == ROUTE_NONE) {
+			rc = ROUTE_E_INVAL;
+			goto out;
+		}
+		src[j] = rt->sw_of_node[src_nodes[j]];
+	}
+	for (size_t i = 0; i < ndst; i++) {
+		if (dst[i] >= rt->neps) {
+			rc = ROUTE_E_INVAL;
+			goto out;
+		}
+		order[i] = (uint32_t)i;
+		lids[i] = rt->eps[dst[i]].lid;
+	}
+	/* LID order makes each block's LFT bytes adjacent. */
+	pthread_mutex_lock(&dp_lock);
+	g_sort_lids = lids;
+	qsort(order, ndst, sizeof(*order), cmp_by_lid);
+	g_sort_lids = NULL;
+	pthread_mutex_unlock(&dp_lock);
+
+	const size_t nblocks = (ndst + DP_BLOCK - 1) / DP_BLOCK;
+	const uint32_t nsw = rt->nsw;
+	int failed = 0, overflow = 0;
+#pragma omp parallel
+	{
+		struct dp_ws ws;
+		ws.nxt = malloc((size_t)(nsw ? nsw : 1) * DP_BLOCK);
+		ws.val = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.val));
+		ws.stamp = calloc(nsw ? nsw : 1, sizeof(*ws.stamp));
+		ws.stack = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.stack));
+		int ok = ws.nxt && ws.val && ws.stamp && ws.stack;
+		int my_over = 0;
+		if (!ok) {
+#pragma omp atomic write
+			failed = 1;
+		}
+		uint32_t cur = 0;
+#pragma omp for schedule(dynamic, 1)
+		for (size_t b = 0; b < nblocks; b++) {
+			if (!ok)
+				continue;
+			size_t first = b * DP_BLOCK, cnt = ndst - first < DP_BLOCK ? ndst - first : DP_BLOCK;
+			for (uint32_t x = 0; x < nsw; x++) {
+				const struct snap_node *n = &s->nodes[rt->sw_node[x]];
+				const uint8_t *lft = s->lft + n->lft_off;
+				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
+				for (size_t k = 0; k < cnt; k++) {
+					uint32_t l = lids[order[first + k]];
+					row[k] = l < n->lft_len ? lft[l] : SNAP_LFT_NONE;
+				}
+			}
+			for (size_t k = 0; k < cnt; k++) {
+				size_t i = order[first + k];
+				uint16_t *o = out + i * nsrc;
+				if (!lids[i]) {
+					for (size_t j = 0; j < nsrc; j++)
+						o[j] = ROUTE_HOPS_INF;
+					continue;
+				}
+				/* stamps stay unique per thread: one per destination */
+				cur++;
+				for (size_t j = 0; j < nsrc; j++)
+					o[j] = dp_eval(rt, &ws, src[j], (unsigned)k, dst[i], cur, &my_over);
+			}
+		}
+		if (my_over) {
+#pragma omp atomic write
+			overflow = 1;
+		}
+		free(ws.nxt);
+		free(ws.val);
+		free(ws.stamp);
+		free(ws.stack);
+	}
+	if (failed)
+		rc = ROUTE_E_NOMEM;
+	else if (overflow)
+		rc = ROUTE_E_RANGE;
+out:
+	free(src);
+	free(order);
+	free(lids);
+	return rc;
+}

@@ -1,0 +1,263 @@
+/*
+ * route.h - the route engine: routes read from the switches' LFTs, and the
+ * name index that turns "host", "host/HCA", GUIDs and LIDs into end ports.
+ *
+ * Routes come from the LFTs, never from the graph: a fabric's cabling says
+ * which paths exist, only the forwarding tables say which one packets take.
+ *
+ * A link is up when the PortState of both ends is INIT, ARMED or ACTIVE: the
+ * plugin's copy is taken at routing-done, before OpenSM activates new ports.
+ *
+ * Walk semantics (the one definition; route_walk, route_switch_hops and
+ * share.c all follow it through route_step()):
+ *   - The walk from end port a to destination LID d starts at a's port. A CA
+ *     or router port must have a link (else ROUTE_E_SRC_NOLINK) whose two
+ *     ends are both up (else ROUTE_E_DOWN); it enters the node at the
+ *     other end. A switch's port 0 starts the walk at that switch itself.
+ *   - At every switch: out = LFT[d]. SNAP_LFT_NONE, or d beyond the LFT, is
+ *     ROUTE_E_NOENTRY. Port 0 means "this switch": it delivers iff the LID
+ *     is the switch's own, else ROUTE_E_WRONGDST. Any other out port must
+ *     be present and linked (else ROUTE_E_NOLINK) with both ends up
+ *     (else ROUTE_E_DOWN). A link into a switch continues the walk; a link
+ *     into a CA/router port delivers iff that port owns d, else
+ *     ROUTE_E_WRONGDST.
+ *   - A walk that has traversed more switches than the fabric has is in a
+ *     loop (ROUTE_E_LOOP): a loop-free walk visits each switch at most once.
+ *   - Hop count = switches traversed: 1 for two hosts on one leaf, 0 for two
+ *     CAs cabled back to back.
+ *   - With LMC > 0 the caller names the destination LID; resolving a name
+ *     gives the base LID.
+ *
+ * Hosts. A host is a hostname: the first whitespace-separated token of the
+ * CA's NodeDescription, or of its node-name-map entry when the map has the
+ * node GUID. The second token is the HCA label ("c401-101 HCA-1": host
+ * "c401-101", HCA "HCA-1"). Every present port 1..n of every CA with that
+ * hostname is a rail of the host (multi-rail hosts, dual-port HCAs, and
+ * duplicate hostnames from different system images alike: they are all kept
+ * as rails of one name, never an error). Rails are ordered by HCA label
+ * (digit runs compare as numbers: "HCA-2" < "HCA-10"; labels that fell back
+ * to a GUID, see below, after all real ones), then node GUID, then port; the first rail is the host's default port, used when a bare
+ * hostname is routed and by the hierarchy. A dead default rail is not
+ * skipped: the host stays routable only as "host/HCA-2".
+ * Tokens are untrusted. A hostname or label is valid only if it has 1 to
+ * ROUTE_NAME_MAX bytes of [A-Za-z0-9._-] and is not GUID-shaped ("0x" and
+ * hex digits only), so that a description can never shadow an address or
+ * smuggle quotes and control bytes into a reply. A CA without a valid
+ * hostname is named after its node GUID ("0x0002c90300001234"); a missing
+ * or invalid label becomes the node GUID the same way.
+ *
+ * Names accepted by route_resolve(), tried in this order:
+ *   lid:N       the end port owning LID N (decimal or 0x hex), dlid N
+ *   0xGUID      a port GUID, else a node GUID (a CA's lowest present port,
+ *               a switch's port 0)
+ *   host/HCA    that HCA's lowest present port
+ *   host        the host's default port
+ *
+ * Error convention: functions returning int return ROUTE_OK (0) or a
+ * negative ROUTE_E_* code; route_strerror() names it. Nothing here prints,
+ * exits or aborts.
+ *
+ * Lifetime: a route_tab borrows its snapshot, which must stay alive and
+ * unchanged until route_free(); everything in it is read-only after
+ * route_build(), so any number of threads may query it at once.
+ */
+#ifndef TOPOD_ROUTE_H
+#define TOPOD_ROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshot.h"
+
+#define ROUTE_NAME_MAX 64     /* a NodeDescription is 64 bytes: no token is longer */
+#define ROUTE_QUERY_MAX 160   /* "host/HCA" plus slack; a longer query is ROUTE_E_INVAL */
+#define ROUTE_ERR_LEN 256
+#define ROUTE_NONE UINT32_MAX
+#define ROUTE_HOPS_INF 0xFFFFu /* route_switch_hops(): no route */
+
+enum route_err {
+	ROUTE_OK = 0,
+	ROUTE_E_NOMEM = -1,
+	ROUTE_E_INVAL = -2,      /* bad argument, or a query/map line too long */
+	ROUTE_E_NOTFOUND = -3,   /* the name, GUID or LID names no end port */
+	ROUTE_E_NOLID = -4,      /* the destination LID belongs to no end port */
+	ROUTE_E_SRC_NOLINK = -5, /* the source port is not cabled */
+	ROUTE_E_NOENTRY = -6,    /* a switch's LFT has no entry (0xFF) for the LID */
+	ROUTE_E_NOLINK = -7,     /* the LFT sends the LID out of an uncabled port */
+	ROUTE_E_DOWN = -8,       /* a link on the way is DOWN at one end */
+	ROUTE_E_WRONGDST = -9,   /* the walk delivered to an end port that is not the LID's */
+	ROUTE_E_LOOP = -10,      /* the walk revisits a switch */
+	ROUTE_E_RANGE = -11,     /* a count does not fit (e.g. > 65534 hops) */
+};
+
+/* Static string, never NULL. */
+const char *route_strerror(int err);
+
+/* ---- node-name-map -------------------------------------------------------- */
+
+/* infiniband-diags format: lines `0xNODEGUID "name"` (or an unquoted name to
+ * the end of the line), '#' starts a comment line, blank lines are skipped.
+ * A GUID listed twice keeps its first name. */
+#define ROUTE_MAP_LINE_MAX 4096  /* far beyond any real entry; longer is malformed */
+#define ROUTE_MAP_MAX_ENTRIES SNAP_MAX_NODES
+
+struct route_namemap;
+/* On success *out is new (free with route_namemap_free); on error *out is
+ * untouched and err names the line. */
+int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
+			char err[ROUTE_ERR_LEN]);
+int route_namemap_load(const char *path, struct route_namemap **out, char err[ROUTE_ERR_LEN]);
+void route_namemap_free(struct route_namemap *m);  /* NULL is a no-op */
+/* Borrowed until route_namemap_free(); NULL if the GUID is not in the map. */
+const char *route_namemap_get(const struct route_namemap *m, uint64_t node_guid);
+
+/* ---- the table ------------------------------------------------------------ */
+
+/* An end port: a CA or router port 1..n that is present, or a switch's port 0. */
+struct route_ep {
+	uint64_t guid;     /* port GUID */
+	uint32_t node;     /* index into snap->nodes */
+	uint32_t host;     /* index into hosts[], ROUTE_NONE for switches and routers */
+	uint32_t leaf;     /* switch node it is cabled to, whatever the link state (itself for a
+	                    * switch), or ROUTE_NONE; usable for walks only if up == ROUTE_OK */
+	uint16_t lid;      /* base LID, 0 if unassigned */
+	uint8_t port;
+	uint8_t lmc;
+	int8_t up;         /* ROUTE_OK if a walk can leave this port, else why not */
+	char hca[ROUTE_NAME_MAX + 1]; /* CA/router: HCA label; switch: "" */
+};
+
+struct route_host {
+	char name[ROUTE_NAME_MAX + 1];
+	uint32_t rail0;    /* its rails are rails[rail0 .. rail0 + nrails), default first */
+	uint32_t nrails;
+};
+
+struct route_tab {
+	const struct snap *snap;  /* borrowed */
+
+	uint32_t neps;
+	struct route_ep *eps;     /* in node order, then port order */
+	uint32_t nhosts;
+	struct route_host *hosts; /* sorted by name (strcmp) */
+	uint32_t *rails;          /* ep indices, grouped per host */
+
+	uint32_t max_lid;
+	uint32_t *lid_ep;         /* [0..max_lid]: ep owning the LID (LMC range too) or ROUTE_NONE */
+	uint32_t *guid_ep;        /* ep indices sorted by port GUID (GUID 0 left out) */
+	uint32_t nguid;
+
+	/* Switches, compacted so that per-switch tables are dense. */
+	uint32_t nsw;
+	uint32_t *sw_node;        /* [nsw] node index */
+	uint32_t *sw_of_node;     /* [nnodes] switch index or ROUTE_NONE */
+	uint32_t *pt_off;         /* [nsw] offset of the switch's ports in pt[] */
+	uint32_t *pt;             /* port code, see ROUTE_PT_*; port 0 = the switch's own ep */
+};
+
+/* Port codes: a value below ROUTE_PT_EP is the switch index the port leads
+ * to through an up link; ROUTE_PT_EP + e leads to end port e. */
+#define ROUTE_PT_EP 0x80000000u
+#define ROUTE_PT_DOWN 0xFFFFFFFEu
+#define ROUTE_PT_NOLINK 0xFFFFFFFFu
+
+/* s must have passed snap_validate() (snap_decode() does) and be canonical.
+ * map may be NULL. On success *out is new: free with route_free(), before
+ * the snapshot. O(nodes + ports + CAs log CAs). */
+int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out);
+void route_free(struct route_tab *rt);  /* NULL is a no-op */
+
+/* ---- names ----------------------------------------------------------------- */
+
+/* Resolves any accepted name (see the top). *ep gets the end port; *dlid,
+ * if not NULL, the LID to route to (N for "lid:N", else the base LID).
+ * O(log n). ROUTE_E_INVAL for a NULL/over-long name, ROUTE_E_NOTFOUND. */
+int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, uint16_t *dlid);
+/* Hostname only (no "/HCA", no GUID/LID forms). O(log hosts). */
+int route_find_host(const struct route_tab *rt, const char *name, uint32_t *host);
+/* The host's default end port (first rail). */
+static inline uint32_t route_host_ep(const struct route_tab *rt, uint32_t host)
+{
+	return rt->rails[rt->hosts[host].rail0];
+}
+
+/* ---- walking --------------------------------------------------------------- */
+
+/* One switch on a path: the port it was entered by (0 at a switch source)
+ * and the port it was left by (0: delivered to itself). */
+struct route_hop {
+	uint32_t node;
+	uint8_t in, out;
+};
+
+struct route_res {
+	uint32_t hops;      /* switches traversed (on error: walked so far) */
+	uint32_t fail_node; /* on error: node where the walk stopped, else ROUTE_NONE */
+	uint8_t fail_port;  /* on error: the port concerned (0 if none) */
+};
+
+/*
+ * Walks from end port src to LID dlid. Stores up to cap hops into hops[]
+ * (hops may be NULL when cap is 0; res->hops is the full count even when it
+ * exceeds cap). res may be NULL. Returns ROUTE_OK or the first error met.
+ * O(hops); an error is found within nsw + 1 steps.
+ */
+int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct route_hop *hops,
+	       size_t cap, struct route_res *res);
+/* Hop count (>= 0) or a negative ROUTE_E_* code. */
+int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid);
+
+/* Outcome of one forwarding step. */
+#define ROUTE_STEP_NEXT 1   /* *next is the switch index to enter */
+#define ROUTE_STEP_DONE 2   /* delivered to dst_ep */
+
+/* What leaving switch sw (switch index) by port p means for a packet to end
+ * port dst_ep: ROUTE_STEP_NEXT, ROUTE_STEP_DONE or a negative ROUTE_E_*. */
+static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8_t p,
+				  uint32_t dst_ep, uint32_t *next)
+{
+	if (p == SNAP_LFT_NONE)
+		return ROUTE_E_NOENTRY;
+	if (p > rt->snap->nodes[rt->sw_node[sw]].nports)
+		return ROUTE_E_NOLINK;
+	uint32_t c = rt->pt[rt->pt_off[sw] + p];
+	if (c < ROUTE_PT_EP) {
+		*next = c;
+		return ROUTE_STEP_NEXT;
+	}
+	if (c == ROUTE_PT_NOLINK)
+		return ROUTE_E_NOLINK;
+	if (c == ROUTE_PT_DOWN)
+		return ROUTE_E_DOWN;
+	return c - ROUTE_PT_EP == dst_ep ? ROUTE_STEP_DONE : ROUTE_E_WRONGDST;
+}
+
+static inline uint8_t route_lft(const struct route_tab *rt, uint32_t sw, uint16_t dlid)
+{
+	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
+	return dlid < n->lft_len ? rt->snap->lft[n->lft_off + dlid] : SNAP_LFT_NONE;
+}
+
+/* The forwarding decision of switch sw for LID dlid, owned by dst_ep; *port
+ * gets the LFT's out port. */
+static inline int route_step(const struct route_tab *rt, uint32_t sw, uint16_t dlid,
+			     uint32_t dst_ep, uint8_t *port, uint32_t *next)
+{
+	*port = route_lft(rt, sw, dlid);
+	return route_step_port(rt, sw, *port, dst_ep, next);
+}
+
+/*
+ * Hop counts from many switches to many destinations at once, for the
+ * hierarchy: out[i * nsrc + j] = switches traversed from switch node
+ * src_nodes[j] (entered from outside) to the base LID of end port dst[i],
+ * or ROUTE_HOPS_INF if that walk fails or dst[i] has no LID.
+ * Dynamic programming over the LFTs, destination by destination, memoised
+ * over all switches: O(ndst * nsw) time, O(ndst * nsrc) output, OpenMP
+ * threads over blocks of destinations. ROUTE_E_NOMEM, ROUTE_E_INVAL (a
+ * src is not a switch), ROUTE_E_RANGE (a route of >= 65535 switches).
+ */
+int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
+		      const uint32_t *dst, size_t ndst, uint16_t *out);
+
+#endif

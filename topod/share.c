@@ -1,0 +1,514 @@
+/*
+ * share.c - path matrix, link loads and ingress sharing for one job.
+ * Definitions are in share.h. Routes to one destination from all source
+ * leaves form an in-tree over switches; each column of the matrix keeps
+ * that tree, so a switch is walked once per destination however many
+ * leaves route through it.
+ */
+#include "share.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TN_PENDING 1   /* on the chain being walked; ROUTE_* codes are <= 0 */
+/* Destinations handled together, in LID order: every source leaf's LFT
+ * entries for them share one or two cache lines, read once per block
+ * instead of once per route (the first step of a route is the one that is
+ * never shared with other sources, so it dominates the misses). */
+#define COL_BLOCK 64
+
+struct tn {
+	uint32_t node;   /* switch node index */
+	uint32_t next;   /* next tree node towards the destination, or ROUTE_NONE */
+	uint32_t len;    /* switches from here to the end of the walk */
+	uint8_t port;    /* out port (LFT entry) */
+	int8_t status;   /* outcome of the walk from here */
+	uint8_t seen;    /* already counted as an ingress link of this column */
+};
+
+struct share_col {
+	struct tn *tn;
+	uint32_t ntn, cap;
+};
+
+struct ingress {
+	uint32_t slot;   /* port slot of the link's leaving side */
+	uint32_t j;
+};
+
+void share_free(struct share *sh)
+{
+	if (!sh)
+		return;
+	if (sh->cols)
+		for (uint32_t j = 0; j < sh->n; j++)
+			free(sh->cols[j].tn);
+	free(sh->cols);
+	free(sh->links);
+	free(sh->sharing);
+	free(sh->groups);
+	free(sh->members);
+	free(sh->grp_of);
+	free(sh->start);
+	free(sh->status);
+	free(sh);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_ingress(const void *a, const void *b)
+{
+	const struct ingress *x = a, *y = b;
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* The node owning a port slot: nodes[] are in port0 order. */
+static uint32_t node_of_slot(const struct snap *s, uint32_t slot)
+{
+	uint32_t lo = 0, hi = s->nnodes;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->nodes[mid].port0 <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Adds the walk from switch x (switch index) to the column's tree and
+ * returns its first tree node, or ROUTE_NONE on ENOMEM. first is x's LFT
+ * entry for dlid, read beforehand (see COL_BLOCK). */
+static uint32_t walk_tree(const struct route_tab *rt, struct share_col *c, uint32_t *stamp,
+			  uint32_t *tidx, uint32_t *stack, uint32_t cur, uint32_t x, uint8_t first,
+			  uint16_t dlid, uint32_t dst)
+{
+	uint32_t top = 0, rnext = ROUTE_NONE, rlen = 0;
+	int st;
+	for (;;) {
+		if (stamp[x] == cur) {
+			uint32_t t = tidx[x];
+			if (c->tn[t].status == TN_PENDING) {
+				st = ROUTE_E_LOOP;
+			} else {
+				st = c->tn[t].status;
+				rnext = t;
+				rlen = c->tn[t].len;
+			}
+			break;
+		}
+		if (c->ntn == c->cap) {
+			uint32_t nc = c->cap ? c->cap * 2 : 64;
+			void *p = realloc(c->tn, (size_t)nc * sizeof(*c->tn));
+			if (!p)
+				return ROUTE_NONE;
+			c->tn = p;
+			c->cap = nc;
+		}
+		uint32_t t = c->ntn++;
+		struct tn *n = &c->tn[t];
+		uint32_t next = 0;
+		n->port = top ? route_lft(rt, x, dlid) : first;
+		int r = route_step_port(rt, x, n->port, dst, &next);
+		n->node = rt->sw_node[x];
+		n->next = ROUTE_NONE;
+		n->len = 0;
+		n->status = TN_PENDING;
+		n->seen = 0;
+		stamp[x] = cur;
+		tidx[x] = t;
+		stack[top++] = t;
+		if (r == ROUTE_STEP_NEXT) {
+			x = next;
+			continue;
+		}
+		st = r == ROUTE_STEP_DONE ? ROUTE_OK : r;
+		break;
+	}
+	if (!top)
+		return rnext;
+	while (top) {
+		uint32_t t = stack[--top];
+		c->tn[t].next = rnext;
+		c->tn[t].len = ++rlen;
+		c->tn[t].status = (int8_t)st;
+		rnext = t;
+	}
+	return rnext;
+}
+
+/* Read-only inputs of the per-destination work. */
+struct ctx {
+	const struct route_tab *rt;
+	const uint32_t *eps;
+	struct share *sh;
+	const uint32_t *grp_sw;   /* [G] leaf switch index, ROUTE_NONE for a leafless host */
+	const uint32_t *grp_n;    /* [G] hosts in the group */
+	const uint32_t *grp_rep;  /* [G] first position in the group */
+	uint8_t *selfok;          /* [n] written once per destination, by its thread */
+	uint32_t G;
+	int keep;
+};
+
+/* One thread's workspace and partial results. */
+struct tws {
+	uint32_t *stamp, *tidx, *stack;  /* [nsw] walk memo, see walk_tree() */
+	uint32_t *tload;                 /* [nports] link loads */
+	uint64_t *tok;                   /* [G] successful routes per source group */
+	uint32_t *lstart;                /* [G] column scratch without SHARE_KEEP_PATHS */
+	int8_t *lstat;
+	uint8_t *fp;                     /* [G][COL_BLOCK] first-hop LFT entries */
+	struct share_col scratch;
+	struct ingress *ting;
+	size_t nting, capting;
+	uint64_t pairs_ok, pairs_failed;
+	uint32_t max_hops;
+};
+
+static void tws_free(struct tws *w)
+{
+	free(w->stamp);
+	free(w->tidx);
+	free(w->stack);
+	free(w->tload);
+	free(w->tok);
+	free(w->lstart);
+	free(w->lstat);
+	free(w->fp);
+	free(w->scratch.tn);
+	free(w->ting);
+}
+
+static int tws_init(struct tws *w, const struct route_tab *rt, uint32_t G, int keep)
+{
+	memset(w, 0, sizeof(*w));
+	size_t nsw = (size_t)rt->nsw + 1;
+	w->stamp = calloc(nsw, sizeof(*w->stamp));
+	w->tidx = malloc(nsw * sizeof(*w->tidx));
+	w->stack = malloc(nsw * sizeof(*w->stack));
+	w->tload = calloc((size_t)rt->snap->nports + 1, sizeof(*w->tload));
+	w->tok = calloc((size_t)G + 1, sizeof(*w->tok));
+	w->fp = malloc(((size_t)G + 1) * COL_BLOCK);
+	if (!keep) {
+		w->lstart = malloc(((size_t)G + 1) * sizeof(*w->lstart));
+		w->lstat = malloc((size_t)G + 1);
+	}
+	return w->stamp && w->tidx && w->stack && w->tload && w->tok && w->fp &&
+	       (keep || (w->lstart && w->lstat)) ? 0 : -1;
+}
+
+/* Routes from every source group to destination position j (slot k of its
+ * block), then their loads and ingress links. -1 on ENOMEM. */
+static int do_column(const struct ctx *c, struct tws *w, uint32_t j, size_t k)
+{
+	const struct route_tab *rt = c->rt;
+	const struct snap *s = rt->snap;
+	struct share *sh = c->sh;
+	const uint32_t G = c->G;
+	struct share_col *col = c->keep ? &sh->cols[j] : &w->scratch;
+	uint32_t *cs = c->keep ? sh->start + (size_t)j * G : w->lstart;
+	int8_t *cst = c->keep ? sh->status + (size_t)j * G : w->lstat;
+	uint32_t dst = c->eps[j], gj = sh->grp_of[j];
+	uint16_t dlid = rt->eps[dst].lid;
+	col->ntn = 0;
+	for (uint32_t g = 0; g < G; g++) {
+		cs[g] = ROUTE_NONE;
+		if (c->grp_sw[g] == ROUTE_NONE) {
+			cst[g] = (int8_t)route_walk(rt, c->eps[c->grp_rep[g]], dlid, NULL, 0, NULL);
+		} else if (!dlid) {
+			cst[g] = ROUTE_E_NOLID;
+		} else {
+			/* stamps: one per destination, so a thread never clears them */
+			uint32_t t = walk_tree(rt, col, w->stamp, w->tidx, w->stack, j + 1, c->grp_sw[g],
+					       w->fp[(size_t)g * COL_BLOCK + k], dlid, dst);
+			if (t == ROUTE_NONE)
+				return -1;
+			cs[g] = t;
+			cst[g] = col->tn[t].status;
+		}
+	}
+	c->selfok[j] = cst[gj] == ROUTE_OK;
+	int jleaf = c->grp_sw[gj] != ROUTE_NONE;
+	for (uint32_t g = 0; g < G; g++) {
+		uint32_t mult = c->grp_n[g] - (g == gj);   /* a host is no pair with itself */
+		if (cst[g] != ROUTE_OK) {
+			w->pairs_failed += mult;
+			continue;
+		}
+		w->tok[g]++;
+		w->pairs_ok += mult;
+		if (cs[g] == ROUTE_NONE)
+			continue;
+		if (col->tn[cs[g]].len > w->max_hops)
+			w->max_hops = col->tn[cs[g]].len;
+		if (mult)
+			for (uint32_t t = cs[g]; t != ROUTE_NONE; t = col->tn[t].next)
+				w->tload[s->nodes[col->tn[t].node].port0 + col->tn[t].port] += mult;
+		if (!jleaf || g == gj || c->grp_sw[g] == ROUTE_NONE || col->tn[cs[g]].len < 2)
+			continue;
+		/* the last switch-to-switch link: leaving the second-to-last switch */
+		uint32_t t = cs[g];
+		while (col->tn[t].len > 2)
+			t = col->tn[t].next;
+		if (col->tn[t].seen)
+			continue;
+		col->tn[t].seen = 1;
+		if (w->nting == w->capting) {
+			size_t c2 = w->capting ? w->capting * 2 : 256;
+			void *p = realloc(w->ting, c2 * sizeof(*w->ting));
+			if (!p)
+				return -1;
+			w->ting = p;
+			w->capting = c2;
+		}
+		w->ting[w->nting++] = (struct ingress){ s->nodes[col->tn[t].node].port0 + col->tn[t].port, j };
+	}
+	return 0;
+}
+
+int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsigned flags,
+		struct share **out)
+{
+	const struct snap *s = rt->snap;
+	if (n > rt->neps)
+		return ROUTE_E_INVAL;
+	struct share *sh = calloc(1, sizeof(*sh));
+	uint64_t *key = malloc((n + 1) * sizeof(*key));
+	uint32_t *grp_sw = NULL, *grp_n = NULL, *grp_rep = NULL, *load = NULL;
+	uint8_t *selfok = NULL;
+	uint64_t *okcnt = NULL;
+	struct ingress *ing = NULL;
+	uint64_t *ord = NULL;   /* lid << 32 | position: columns in LID order */
+	size_t ning = 0;
+	int rc = ROUTE_E_NOMEM;
+	if (!sh || !key)
+		goto out;
+	sh->n = (uint32_t)n;
+
+	/* Source groups: one per leaf switch, one per host without a leaf.
+	 * key = leaf node << 32 | position, or all ones in the high half. */
+	for (size_t i = 0; i < n; i++) {
+		if (eps[i] >= rt->neps) {
+			rc = ROUTE_E_INVAL;
+			goto out;
+		}
+		const struct route_ep *e = &rt->eps[eps[i]];
+		uint64_t hi = e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? e->leaf : UINT32_MAX;
+		key[i] = hi << 32 | i;
+	}
+	{
+		uint32_t *chk = malloc((n + 1) * sizeof(*chk));
+		if (!chk)
+			goto out;
+		if (n)
+			memcpy(chk, eps, n * sizeof(*chk));
+		qsort(chk, n, sizeof(*chk), cmp_u32);
+		for (size_t i = 1; i < n; i++)
+			if (chk[i] == chk[i - 1]) {
+				free(chk);
+				rc = ROUTE_E_INVAL;
+				goto out;
+			}
+		free(chk);
+	}
+	qsort(key, n, sizeof(*key), cmp_u64);
+	sh->grp_of = malloc((n + 1) * sizeof(*sh->grp_of));
+	grp_sw = malloc((n + 1) * sizeof(*grp_sw));
+	grp_n = malloc((n + 1) * sizeof(*grp_n));
+	grp_rep = malloc((n + 1) * sizeof(*grp_rep));
+	selfok = calloc(n + 1, 1);
+	if (!sh->grp_of || !grp_sw || !grp_n || !grp_rep || !selfok)
+		goto out;
+	uint32_t G = 0, inleaf = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t leaf = (uint32_t)(key[k] >> 32), i = (uint32_t)key[k];
+		if (!k || leaf == UINT32_MAX || leaf != (uint32_t)(key[k - 1] >> 32)) {
+			grp_sw[G] = leaf == UINT32_MAX ? ROUTE_NONE : rt->sw_of_node[leaf];
+			grp_n[G] = 0;
+			grp_rep[G] = i;
+			sh->nleaves += leaf != UINT32_MAX;
+			G++;
+		}
+		grp_n[G - 1]++;
+		inleaf += leaf != UINT32_MAX;
+		sh->grp_of[i] = G - 1;
+	}
+	sh->G = G;
+	sh->avg_hosts_per_leaf = sh->nleaves ? (double)inleaf / sh->nleaves : 0.0;
+
+	const int keep = (flags & SHARE_KEEP_PATHS) != 0;
+	if (keep) {
+		if ((uint64_t)n * G > SHARE_MAX_PATH_CELLS) {
+			rc = ROUTE_E_RANGE;
+			goto out;
+		}
+		sh->start = malloc(((size_t)n * G + 1) * sizeof(*sh->start));
+		sh->status = malloc((size_t)n * G + 1);
+		sh->cols = calloc(n + 1, sizeof(*sh->cols));
+		if (!sh->start || !sh->status || !sh->cols)
+			goto out;
+	}
+	load = calloc((size_t)s->nports + 1, sizeof(*load));
+	okcnt = calloc((size_t)G + 1, sizeof(*okcnt));
+	if (!load || !okcnt)
+		goto out;
+
+	const size_t nblocks = (n + COL_BLOCK - 1) / COL_BLOCK;
+	ord = malloc((n + 1) * sizeof(*ord));
+	if (!ord)
+		goto out;
+	for (size_t j = 0; j < n; j++)
+		ord[j] = (uint64_t)rt->eps[eps[j]].lid << 32 | j;
+	qsort(ord, n, sizeof(*ord), cmp_u64);
+	int failed = 0;
+	uint64_t pairs_ok = 0, pairs_failed = 0;
+	uint32_t max_hops = 0;
+	const struct ctx cx = { rt, eps, sh, grp_sw, grp_n, grp_rep, selfok, G, keep };
+#pragma omp parallel reduction(+ : pairs_ok, pairs_failed) reduction(max : max_hops)
+	{
+		struct tws w;
+		int ok = tws_init(&w, rt, G, keep) == 0;
+#pragma omp for schedule(dynamic, 1)
+		for (size_t blk = 0; blk < nblocks; blk++) {
+			size_t b0 = blk * COL_BLOCK, cnt = n - b0 < COL_BLOCK ? n - b0 : COL_BLOCK;
+			for (uint32_t g = 0; ok && g < G; g++)
+				if (grp_sw[g] != ROUTE_NONE)
+					for (size_t k = 0; k < cnt; k++)
+						w.fp[(size_t)g * COL_BLOCK + k] =
+							route_lft(rt, grp_sw[g], rt->eps[eps[(uint32_t)ord[b0 + k]]].lid);
+			for (size_t k = 0; ok && k < cnt; k++)
+				ok = do_column(&cx, &w, (uint32_t)ord[b0 + k], k) == 0;
+		}
+#pragma omp critical
+		{
+			if (!ok) {
+				failed = 1;
+			} else {
+				for (uint32_t i = 0; i < s->nports; i++)
+					load[i] += w.tload[i];
+				for (uint32_t g = 0; g < G; g++)
+					okcnt[g] += w.tok[g];
+				if (w.nting) {
+					void *p = realloc(ing, (ning + w.nting) * sizeof(*ing));
+					if (!p) {
+						failed = 1;
+					} else {
+						ing = p;
+						memcpy(ing + ning, w.ting, w.nting * sizeof(*ing));
+						ning += w.nting;
+					}
+				}
+			}
+		}
+		pairs_ok += w.pairs_ok;
+		pairs_failed += w.pairs_failed;
+		if (w.max_hops > max_hops)
+			max_hops = w.max_hops;
+		tws_free(&w);
+	}
+	if (failed)
+		goto out;
+	sh->npairs_ok = pairs_ok;
+	sh->npairs_failed = pairs_failed;
+	sh->max_hops = max_hops;
+
+	/* Each source's own cable carries its successful routes, minus the
+	 * one to itself, which is not a pair. */
+	for (size_t i = 0; i < n; i++) {
+		const struct route_ep *e = &rt->eps[eps[i]];
+		if (s->nodes[e->node].type == SNAP_NODE_SWITCH || e->up != ROUTE_OK)
+			continue;
+		uint64_t c = okcnt[sh->grp_of[i]] - selfok[i];
+		load[s->nodes[e->node].port0 + e->port] += (uint32_t)c;
+	}
+	for (uint32_t i = 0; i < s->nports; i++)
+		sh->nlinks += load[i] != 0;
+	sh->links = malloc(((size_t)sh->nlinks + 1) * sizeof(*sh->links));
+	if (!sh->links)
+		goto out;
+	for (uint32_t x = 0, k = 0; x < s->nnodes; x++)
+		for (unsigned p = 0; p <= s->nodes[x].nports; p++) {
+			uint32_t c = load[s->nodes[x].port0 + p];
+			if (c)
+				sh->links[k++] = (struct share_link){ x, c, (uint8_t)p };
+		}
+
+	/* Sharing: runs of one ingress link with two or more hosts. */
+	if (ning)
+		qsort(ing, ning, sizeof(*ing), cmp_ingress);
+	sh->groups = malloc((ning + 1) * sizeof(*sh->groups));
+	sh->members = malloc((ning + 1) * sizeof(*sh->members));
+	sh->sharing = malloc((n + 1) * sizeof(*sh->sharing));
+	uint8_t *mark = calloc(n + 1, 1);
+	if (!sh->groups || !sh->members || !sh->sharing || !mark) {
+		free(mark);
+		goto out;
+	}
+	uint32_t nm = 0;
+	for (size_t a = 0; a < ning;) {
+		size_t b = a;
+		while (b < ning && ing[b].slot == ing[a].slot)
+			b++;
+		if (b - a >= 2) {
+			uint32_t node = node_of_slot(s, ing[a].slot);
+			sh->groups[sh->ngroups++] = (struct share_group){
+				node, (uint8_t)(ing[a].slot - s->nodes[node].port0), nm, (uint32_t)(b - a) };
+			for (size_t k = a; k < b; k++) {
+				sh->members[nm++] = ing[k].j;
+				mark[ing[k].j] = 1;
+			}
+		}
+		a = b;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (mark[i])
+			sh->sharing[sh->nsharing++] = (uint32_t)i;
+	free(mark);
+	rc = ROUTE_OK;
+out:
+	free(key);
+	free(grp_sw);
+	free(grp_n);
+	free(grp_rep);
+	free(selfok);
+	free(load);
+	free(okcnt);
+	free(ing);
+	free(ord);
+	if (rc) {
+		share_free(sh);
+		return rc;
+	}
+	*out = sh;
+	return ROUTE_OK;
+}
+
+int share_path(const struct share *sh, size_t i, size_t j, uint32_t *sw, size_t cap, size_t *nsw)
+{
+	*nsw = 0;
+	if (!sh->cols || i >= sh->n || j >= sh->n)
+		return ROUTE_E_INVAL;
+	size_t cell = j * sh->G + sh->grp_of[i];
+	int st = sh->status[cell];
+	if (st == ROUTE_E_LOOP)
+		return st;
+	const struct share_col *c = &sh->cols[j];
+	size_t k = 0;
+	for (uint32_t t = sh->start[cell]; t != ROUTE_NONE; t = c->tn[t].next, k++)
+		if (k < cap)
+			sw[k] = c->tn[t].node;
+	*nsw = k;
+	return st;
+}
