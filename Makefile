@@ -9,7 +9,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Isnapshot -pthread -MMD -MP
+XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Isnapshot -Ilibtii -pthread -MMD -MP
 B       := build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -22,10 +22,17 @@ PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 COLLECT_SRC := $(wildcard clients/collect/*.c)
 SNAPTOOL_SRC:= $(wildcard clients/snaptool/*.c)
+LIBTII_SRC  := $(wildcard libtii/*.c)
+TOPOQUERY_SRC := $(wildcard clients/topoquery/*.c)
+TII_SOVER   := 1
+TII_VER     := 1.0.0
 
 obj = $(patsubst %.c,$(B)/obj/$(1)/%.o,$(2))
 
-all: $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap
+LIBTII := $(B)/lib/libtii.so.$(TII_VER) $(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so $(B)/lib/libtii.a
+
+all: $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap \
+     $(if $(LIBTII_SRC),$(LIBTII)) $(if $(TOPOQUERY_SRC),$(B)/bin/topoquery)
 
 $(B)/obj/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -50,6 +57,23 @@ $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	$(CC) $(CFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
 
 $(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -pthread -o $@ $^
+
+# libtii: the shared object exports only tii_* (visibility in tii.h).
+$(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libtii.so.$(TII_SOVER) -Wl,-z,defs -o $@ $^
+
+$(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so: $(B)/lib/libtii.so.$(TII_VER)
+	ln -sf libtii.so.$(TII_VER) $@
+
+$(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# topoquery links libtii statically: one binary, no rpath to get wrong.
+$(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -pthread -o $@ $^
 

@@ -9,8 +9,9 @@
  *     Ca  2 "H-0000000000100009"       # "desc"
  *     [1](10000a)  "S-0000000000200001"[2]   # lid 6 lmc 0 "Switch2" lid 3 4xSDR
  * Links name the peer by its quoted id, so they are resolved after all nodes
- * are read. The dump lists only ports whose link is up; other ports of a
- * node are recorded as present and DOWN (the file cannot say more).
+ * are read. The dump lists only ports whose link is up: a switch's other
+ * ports are recorded as present and DOWN, a CA's as absent (their GUIDs are
+ * not in the file).
  */
 #include "textdump.h"
 
@@ -234,14 +235,14 @@ static int parse_topology(struct parser *p, FILE *f)
 			int64_t idx = snap_add_node(p->s, type, nguid, sysimg, (uint8_t)np, desc, strlen(desc));
 			if (idx < 0)
 				return perr(p, "too many nodes or out of memory");
-			for (unsigned k = 0; k <= (unsigned)np; k++) {
+			/* A switch's ports all exist and share its GUID; a CA
+			 * port the dump does not list has no GUID we could know,
+			 * so it is left absent rather than invented. */
+			for (unsigned k = 0; type == SNAP_NODE_SWITCH && k <= (unsigned)np; k++) {
 				struct snap_port *pt = snap_port_of(p->s, (uint32_t)idx, k);
-				if (k == 0 && type != SNAP_NODE_SWITCH)
-					continue;
 				pt->present = 1;
 				pt->state = SNAP_PORT_DOWN;
-				if (type == SNAP_NODE_SWITCH)
-					pt->guid = pguid;
+				pt->guid = pguid;
 			}
 			if (type == SNAP_NODE_SWITCH) {
 				struct snap_port *p0 = snap_port_of(p->s, (uint32_t)idx, 0);
@@ -266,6 +267,7 @@ static int parse_topology(struct parser *p, FILE *f)
 			if (e == s + 1 || *e != ']' || port < 1 || port > nd->nports)
 				return perr(p, "bad port number");
 			struct snap_port *pt = snap_port_of(p->s, (uint32_t)cur, (unsigned)port);
+			pt->present = 1;
 			const char *q = e + 1;
 			if (*q == '(') {
 				uint64_t g;

@@ -14,6 +14,7 @@
 
 struct builder {
 	struct store *st;
+	const struct route_namemap *map; /* borrowed from main, lives as long as we do */
 	int threads;
 	char state_file[4096];
 
@@ -31,12 +32,14 @@ static double ms_since(uint64_t t0)
 	return (double)(snap_now_us() - t0) / 1000.0;
 }
 
-struct builder *builder_new(struct store *st, const char *state_dir, int threads)
+struct builder *builder_new(struct store *st, const char *state_dir, int threads,
+			    const struct route_namemap *map)
 {
 	struct builder *b = calloc(1, sizeof(*b));
 	if (!b)
 		return NULL;
 	b->st = st;
+	b->map = map;
 	b->threads = threads;
 	if (state_dir && *state_dir)
 		snprintf(b->state_file, sizeof(b->state_file), "%s/fabric.snap", state_dir);
@@ -90,7 +93,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	}
 
 	uint64_t t1 = snap_now_us();
-	struct fabric_index *x = fabric_index_build(s, b->threads, err);
+	struct fabric_index *x = fabric_index_build(s, b->map, b->threads, err);
 	if (!x) {
 		tlog(LOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
 		     j->source, err);
@@ -128,9 +131,10 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	f->build_ms = build_ms;
 	store_publish(b->st, f);
 	tlog(LOG_INFO,
-	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links), "
-	     "decode %.1f ms, build %.1f ms",
-	     gen, j->source, nnodes, x->switches, x->cas, x->links, decode_ms, build_ms);
+	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
+	     "decode %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f)",
+	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier), decode_ms,
+	     build_ms, x->route_ms, x->hier_ms);
 	pthread_mutex_lock(&b->lock);
 	b->stats.accepted++;
 	b->stats.published++;

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "route.h"
 #include "snapshot.h"
 #include "store.h"
 
@@ -39,8 +40,10 @@ struct builder_stats {
 
 struct builder;
 
-/* state_dir may be NULL (no persistence). */
-struct builder *builder_new(struct store *st, const char *state_dir, int threads);
+/* state_dir may be NULL (no persistence); map (may be NULL) names hosts and
+ * must outlive the builder. */
+struct builder *builder_new(struct store *st, const char *state_dir, int threads,
+			    const struct route_namemap *map);
 int builder_start(struct builder *b);   /* starts the thread */
 void builder_stop(struct builder *b);   /* finishes the running job, drops queued ones, joins */
 void builder_free(struct builder *b);

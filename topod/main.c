@@ -32,6 +32,7 @@ struct options {
 	const char *load;
 	const char *topology, *lfts;
 	const char *pidfile;
+	const char *namemap;
 	int threads;
 	int foreground;
 	/* config-file strings live here so that cfg pointers stay valid */
@@ -59,6 +60,7 @@ static void usage(FILE *f)
 		"      --idle-timeout SEC     close idle query connections (default 300)\n"
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 8 GiB)\n"
 		"      --pidfile FILE         write the daemon's PID\n"
+		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"  -h, --help\n",
@@ -72,6 +74,7 @@ enum {
 	OPT_IDLE,
 	OPT_MAX_SNAPSHOT,
 	OPT_PIDFILE,
+	OPT_NAMEMAP,
 };
 
 static const struct option longopts[] = {
@@ -89,6 +92,7 @@ static const struct option longopts[] = {
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+	{ "node-name-map", required_argument, NULL, OPT_NAMEMAP },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -154,6 +158,7 @@ static int apply(struct options *o, int c, const char *val)
 		o->srv.max_snapshot = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
+	case OPT_NAMEMAP: o->namemap = val; return 0;
 	case 'v': log_verbosity = LOG_DEBUG; return 0;
 	case 'q': log_verbosity = LOG_WARN; return 0;
 	}
@@ -347,8 +352,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
-	struct builder *b = builder_new(&st, o.state_dir, o.threads);
 	char err[SNAP_ERR_LEN];
+	struct route_namemap *map = NULL;
+	if (o.namemap && route_namemap_load(o.namemap, &map, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
+	struct builder *b = builder_new(&st, o.state_dir, o.threads, map);
 	int none;
 	/* Serve the saved fabric before we listen: a restarted topod must
 	 * never answer "no fabric" when it had one. */
@@ -399,6 +409,7 @@ int main(int argc, char **argv)
 	server_free(srv);
 	builder_free(b);
 	store_destroy(&st);
+	route_namemap_free(map);
 	if (o.pidfile)
 		unlink(o.pidfile);
 	for (int i = 0; i < o.nowned; i++)

@@ -1,15 +1,24 @@
 /*
- * query.c - see query.h.
+ * query.c - see query.h. The replies are specified in docs/protocol.md.
  */
 #include "query.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabric.h"
+#include "hier.h"
 #include "log.h"
+#include "route.h"
+#include "share.h"
+
+/* Matrix-shaped answers grow as hosts^2: 4,096 hosts is 16M cells. */
+#define QUERY_MATRIX_MAX 4096
+/* Longest route we print; a longer one is reported as a loop anyway. */
+#define QUERY_PATH_MAX 4096
 
 void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 {
@@ -21,39 +30,558 @@ void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 	evbuffer_add_printf(out, "ERR %s %s\n", code, log_clean(msg, strlen(msg), clean, sizeof(clean)));
 }
 
-static void answer_info(const struct fabric *f, struct evbuffer *out)
+/* Short names of route errors, as in docs/protocol.md. */
+static const char *route_code(int err)
 {
+	switch (err) {
+	case ROUTE_E_NOLID: return "NOLID";
+	case ROUTE_E_SRC_NOLINK: return "SRC_NOLINK";
+	case ROUTE_E_NOENTRY: return "NOENTRY";
+	case ROUTE_E_NOLINK: return "NOLINK";
+	case ROUTE_E_DOWN: return "DOWN";
+	case ROUTE_E_WRONGDST: return "WRONGDST";
+	case ROUTE_E_LOOP: return "LOOP";
+	case ROUTE_E_NOTFOUND: return "NOTFOUND";
+	case ROUTE_E_NOMEM: return "NOMEM";
+	default: return "INVAL";
+	}
+}
+
+struct ctx {
+	const struct fabric *f;
+	const struct snap *s;
+	const struct route_tab *rt;
+	const struct hier *h;
+	struct evbuffer *out;
+	uint64_t gen;
+};
+
+/* Resolves a request argument; on failure writes the ERR reply. */
+static int resolve(struct ctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
+{
+	int rc = route_resolve(c->rt, name, ep, dlid);
+	if (rc == ROUTE_OK)
+		return 0;
+	if (rc == ROUTE_E_NOTFOUND)
+		query_error(c->out, "NOTFOUND", "no host, HCA, GUID or LID '%.100s'", name);
+	else
+		query_error(c->out, "PROTO", "bad name '%.100s': %s", name, route_strerror(rc));
+	return -1;
+}
+
+/* Resolves a host list; *eps and *dlids are malloc'd (caller frees). */
+static int resolve_list(struct ctx *c, const char *const *names, size_t n, uint32_t **eps, uint16_t **dlids)
+{
+	*eps = malloc((n ? n : 1) * sizeof(**eps));
+	*dlids = malloc((n ? n : 1) * sizeof(**dlids));
+	if (!*eps || !*dlids) {
+		free(*eps);
+		free(*dlids);
+		query_error(c->out, "NOMEM", "cannot resolve %zu hosts", n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (resolve(c, names[i], &(*eps)[i], &(*dlids)[i])) {
+			free(*eps);
+			free(*dlids);
+			return -1;
+		}
+	return 0;
+}
+
+static uint64_t node_guid(const struct ctx *c, uint32_t node)
+{
+	return c->s->nodes[node].guid;
+}
+
+static void route_fail(struct ctx *c, int rc, const struct route_res *res)
+{
+	if (res && res->fail_node != ROUTE_NONE)
+		query_error(c->out, "NOROUTE", "%s at 0x%016" PRIx64 " port %u: %s", route_code(rc),
+			    node_guid(c, res->fail_node), res->fail_port, route_strerror(rc));
+	else
+		query_error(c->out, "NOROUTE", "%s: %s", route_code(rc), route_strerror(rc));
+}
+
+/* Canonical name of an end port: host/HCA for CA ports, 0xGUID otherwise. */
+static void ep_name(const struct ctx *c, uint32_t ep, char *buf, size_t n)
+{
+	const struct route_ep *e = &c->rt->eps[ep];
+	if (e->host != ROUTE_NONE)
+		snprintf(buf, n, "%s/%s", c->rt->hosts[e->host].name, e->hca);
+	else
+		snprintf(buf, n, "0x%016" PRIx64, e->guid);
+}
+
+static void answer_info(struct ctx *c)
+{
+	const struct fabric *f = c->f;
 	const struct snap *s = f->snap;
 	const struct fabric_index *x = f->index;
 	char src[sizeof(f->source) * 4];
 	snap_escape(f->source, src, sizeof(src));
-	evbuffer_add_printf(out,
-			    "OK generation=%" PRIu64 " nodes=%u switches=%u cas=%u links=%u max_lid=%u "
-			    "engine=%s sm_guid=0x%016" PRIx64 " sweep=%" PRIu64 " snapshot_us=%" PRIu64
-			    " received_us=%" PRIu64 " decode_ms=%.1f build_ms=%.1f source=\"%s\"\n",
-			    s->generation, s->nnodes, x ? x->switches : 0, x ? x->cas : 0, x ? x->links : 0,
-			    s->max_lid, s->engine[0] ? s->engine : "-", s->sm_guid, s->sweep, s->timestamp,
-			    f->received_us, f->decode_ms, f->build_ms, src);
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " generation=%" PRIu64 " nodes=%u switches=%u cas=%u links=%u hosts=%u "
+			    "max_lid=%u engine=%s sm_guid=0x%016" PRIx64 " sweep=%" PRIu64 " snapshot_us=%" PRIu64
+			    " received_us=%" PRIu64 " decode_ms=%.1f build_ms=%.1f depth=%u source=\"%s\"\n",
+			    s->generation, s->generation, s->nnodes, x ? x->switches : 0, x ? x->cas : 0,
+			    x ? x->links : 0, x ? x->rt->nhosts : 0, s->max_lid, s->engine[0] ? s->engine : "-",
+			    s->sm_guid, s->sweep, s->timestamp, f->received_us, f->decode_ms, f->build_ms,
+			    x ? hier_depth(x->hier) : 0, src);
+}
+
+static void answer_hops(struct ctx *c, const char *a, const char *b)
+{
+	uint32_t sa, sb;
+	uint16_t da, db;
+	if (resolve(c, a, &sa, &da) || resolve(c, b, &sb, &db))
+		return;
+	struct route_res res;
+	int rc = route_walk(c->rt, sa, db, NULL, 0, &res);
+	if (rc)
+		route_fail(c, rc, &res);
+	else
+		evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " hops=%u\n", c->gen, res.hops);
+}
+
+/* Walks a -> b into a malloc'd hop array; writes the ERR reply on failure. */
+static struct route_hop *walk(struct ctx *c, const char *a, const char *b, uint32_t *sa, uint32_t *sb,
+			      uint32_t *nhops)
+{
+	uint16_t da, db;
+	if (resolve(c, a, sa, &da) || resolve(c, b, sb, &db))
+		return NULL;
+	size_t cap = c->rt->nsw + 1 < QUERY_PATH_MAX ? c->rt->nsw + 1 : QUERY_PATH_MAX;
+	struct route_hop *hops = malloc(cap * sizeof(*hops));
+	if (!hops) {
+		query_error(c->out, "NOMEM", "no memory for a path");
+		return NULL;
+	}
+	struct route_res res;
+	int rc = route_walk(c->rt, *sa, db, hops, cap, &res);
+	if (rc) {
+		route_fail(c, rc, &res);
+		free(hops);
+		return NULL;
+	}
+	*nhops = res.hops < cap ? res.hops : (uint32_t)cap;
+	return hops;
+}
+
+static void answer_path(struct ctx *c, const char *a, const char *b)
+{
+	uint32_t sa, sb, n;
+	struct route_hop *hops = walk(c, a, b, &sa, &sb, &n);
+	if (!hops)
+		return;
+	char na[ROUTE_NAME_MAX * 2 + 4], nb[ROUTE_NAME_MAX * 2 + 4];
+	ep_name(c, sa, na, sizeof(na));
+	ep_name(c, sb, nb, sizeof(nb));
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " src=%s dst=%s hops=%u lines=%u\n", c->gen, na, nb, n, n);
+	for (uint32_t i = 0; i < n; i++) {
+		char desc[SNAP_DESC_LEN * 4 + 1];
+		snap_escape(c->s->nodes[hops[i].node].desc, desc, sizeof(desc));
+		evbuffer_add_printf(c->out, "0x%016" PRIx64 " in=%u out=%u \"%s\"\n", node_guid(c, hops[i].node),
+				    hops[i].in, hops[i].out, desc);
+	}
+	free(hops);
+}
+
+/* Splits "A:B" into a (copied, NUL-terminated) and b. Host names cannot
+ * contain ':', so the separator is the first colon after an optional
+ * "lid:" prefix of A; B may be "lid:N" itself. */
+static int split_pair(const char *arg, char a[ROUTE_QUERY_MAX + 1], const char **b)
+{
+	const char *p = !strncmp(arg, "lid:", 4) ? arg + 4 : arg;
+	const char *colon = strchr(p, ':');
+	if (!colon || colon == arg || (size_t)(colon - arg) > ROUTE_QUERY_MAX || !colon[1])
+		return -1;
+	memcpy(a, arg, (size_t)(colon - arg));
+	a[colon - arg] = '\0';
+	*b = colon + 1;
+	return 0;
+}
+
+/* The seed's form: "query a:b" -> "a 0xSW ... b". */
+static void answer_seed_query(struct ctx *c, const char *arg)
+{
+	char a[ROUTE_QUERY_MAX + 1];
+	const char *b;
+	if (split_pair(arg, a, &b)) {
+		query_error(c->out, "USAGE", "query HOSTA:HOSTB");
+		return;
+	}
+	uint32_t sa, sb, n;
+	struct route_hop *hops = walk(c, a, b, &sa, &sb, &n);
+	if (!hops)
+		return;
+	evbuffer_add_printf(c->out, "%s", a);
+	for (uint32_t i = 0; i < n; i++)
+		evbuffer_add_printf(c->out, " 0x%016" PRIx64, node_guid(c, hops[i].node));
+	evbuffer_add_printf(c->out, " %s\n", b);
+	free(hops);
+}
+
+static void answer_hopsbatch(struct ctx *c, const struct proto_req *r)
+{
+	struct evbuffer *body = evbuffer_new();
+	if (!body) {
+		query_error(c->out, "NOMEM", "no memory");
+		return;
+	}
+	for (size_t i = 0; i < r->argc; i++) {
+		char a[ROUTE_QUERY_MAX + 1];
+		const char *b;
+		if (split_pair(r->argv[i], a, &b)) {
+			evbuffer_free(body);
+			query_error(c->out, "USAGE", "hopsbatch A:B [A:B ...]; argument %zu is not a pair", i + 1);
+			return;
+		}
+		uint32_t sa, sb;
+		uint16_t da, db;
+		int rc = route_resolve(c->rt, a, &sa, &da);
+		if (!rc)
+			rc = route_resolve(c->rt, b, &sb, &db);
+		if (!rc)
+			rc = route_hops(c->rt, sa, db);
+		if (rc >= 0)
+			evbuffer_add_printf(body, "%s %s %d\n", a, b, rc);
+		else
+			evbuffer_add_printf(body, "%s %s ERR %s\n", a, b, route_code(rc));
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " lines=%zu\n", c->gen, r->argc);
+	evbuffer_add_buffer(c->out, body);
+	evbuffer_free(body);
+}
+
+static int check_list(struct ctx *c, const char *cmd, size_t n, size_t min)
+{
+	if (n < min) {
+		query_error(c->out, "USAGE", "%s needs at least %zu hosts", cmd, min);
+		return -1;
+	}
+	if (n > QUERY_MATRIX_MAX) {
+		query_error(c->out, "TOOMANY", "%s takes at most %d hosts, got %zu", cmd, QUERY_MATRIX_MAX, n);
+		return -1;
+	}
+	return 0;
+}
+
+static void answer_hopsmatrix(struct ctx *c, const struct proto_req *r)
+{
+	size_t n = r->argc;
+	uint32_t *eps;
+	uint16_t *dl;
+	if (check_list(c, "hopsmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+		return;
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu lines=%zu\n", c->gen, n, n);
+	/* One row at a time into a stack line: evbuffer_add_printf per cell
+	 * would dominate a 4,096-host matrix. */
+	char *line = malloc(n * 7 + 2);
+	for (size_t i = 0; line && i < n; i++) {
+		size_t o = 0;
+		for (size_t j = 0; j < n; j++) {
+			int h = i == j ? 0 : route_hops(c->rt, eps[i], dl[j]);
+			o += (size_t)snprintf(line + o, 8, j ? " %d" : "%d", h < 0 ? -1 : h);
+		}
+		line[o++] = '\n';
+		evbuffer_add(c->out, line, o);
+	}
+	free(line);
+	free(eps);
+	free(dl);
+}
+
+static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
+{
+	size_t n = r->argc;
+	uint32_t *eps;
+	uint16_t *dl;
+	if (check_list(c, "pathmatrix", n, 2) || resolve_list(c, r->argv, n, &eps, &dl))
+		return;
+	struct share *sh;
+	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_INVAL ? "USAGE" : route_code(rc), "%s",
+			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
+		free(eps);
+		free(dl);
+		return;
+	}
+	/* Switches are numbered in order of first appearance, so a pair's line
+	 * is a few small integers instead of 19-byte GUIDs. */
+	uint32_t *idx = malloc((size_t)c->s->nnodes * sizeof(*idx));
+	uint32_t *order = malloc((size_t)(c->rt->nsw ? c->rt->nsw : 1) * sizeof(*order));
+	uint32_t *sw = malloc(QUERY_PATH_MAX * sizeof(*sw));
+	struct evbuffer *body = evbuffer_new();
+	if (!idx || !order || !sw || !body) {
+		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
+		goto out;
+	}
+	memset(idx, 0xff, (size_t)c->s->nnodes * sizeof(*idx));
+	uint32_t nsw_used = 0;
+	size_t lines = 0;
+	char line[64 + QUERY_PATH_MAX * 11];
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			if (i == j)
+				continue;
+			size_t k;
+			rc = share_path(sh, i, j, sw, QUERY_PATH_MAX, &k);
+			int o = snprintf(line, sizeof(line), "%zu %zu", i, j);
+			if (rc) {
+				o += snprintf(line + o, sizeof(line) - (size_t)o, " ERR %s", route_code(rc));
+			} else {
+				for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
+					if (idx[sw[h]] == UINT32_MAX) {
+						idx[sw[h]] = nsw_used;
+						order[nsw_used++] = sw[h];
+					}
+					o += snprintf(line + o, sizeof(line) - (size_t)o, " %u", idx[sw[h]]);
+				}
+			}
+			line[o++] = '\n';
+			evbuffer_add(body, line, (size_t)o);
+			lines++;
+		}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu switches=%u lines=%zu\n", c->gen, n, nsw_used,
+			    nsw_used + lines);
+	for (uint32_t k = 0; k < nsw_used; k++)
+		evbuffer_add_printf(c->out, "sw %u 0x%016" PRIx64 "\n", k, node_guid(c, order[k]));
+	evbuffer_add_buffer(c->out, body);
+out:
+	if (body)
+		evbuffer_free(body);
+	free(idx);
+	free(order);
+	free(sw);
+	share_free(sh);
+	free(eps);
+	free(dl);
+}
+
+static void answer_depth(struct ctx *c)
+{
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u\n", c->gen, hier_depth(c->h));
+}
+
+/* Host index of a CA end port, or -1 with the ERR reply written. */
+static int64_t host_of(struct ctx *c, const char *name)
+{
+	uint32_t ep;
+	uint16_t dl;
+	if (resolve(c, name, &ep, &dl))
+		return -1;
+	uint32_t host = c->rt->eps[ep].host;
+	if (host == ROUTE_NONE) {
+		query_error(c->out, "NOTFOUND", "'%.100s' is not a host port", name);
+		return -1;
+	}
+	return host;
+}
+
+static void answer_clusters(struct ctx *c, const struct proto_req *r)
+{
+	char *end;
+	if (r->argc < 2) {
+		query_error(c->out, "USAGE", "clusters LEVEL HOST [HOST ...]");
+		return;
+	}
+	unsigned long level = strtoul(r->argv[0], &end, 10);
+	if (*end || end == r->argv[0] || level >= hier_depth(c->h)) {
+		query_error(c->out, "USAGE", "LEVEL must be 0..%d", (int)hier_depth(c->h) - 1);
+		return;
+	}
+	size_t n = r->argc - 1;
+	if (n > PROTO_ARGS_MAX) {
+		query_error(c->out, "TOOMANY", "too many hosts");
+		return;
+	}
+	uint32_t *hosts = malloc(n * sizeof(*hosts));
+	if (!hosts) {
+		query_error(c->out, "NOMEM", "no memory");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t h = host_of(c, r->argv[i + 1]);
+		if (h < 0) {
+			free(hosts);
+			return;
+		}
+		hosts[i] = (uint32_t)h;
+	}
+	size_t count;
+	hier_count_at(c->h, hosts, n, (uint32_t)level, &count);
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " level=%lu count=%zu lines=%zu\n", c->gen, level, count, n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id;
+		hier_cluster_at(c->h, hosts[i], (uint32_t)level, &id);
+		evbuffer_add_printf(c->out, "%s 0x%016" PRIx64 "\n", r->argv[i + 1], id);
+	}
+	free(hosts);
+}
+
+static void answer_tree(struct ctx *c)
+{
+	const struct hier *h = c->h;
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u clusters=%u hosts=%u lines=%u\n", c->gen, h->depth,
+			    h->nclusters, h->nhosts, h->nclusters + h->nhosts);
+	for (uint32_t i = 0; i < h->nclusters; i++) {
+		const struct hier_cluster *cl = &h->clusters[i];
+		char parent[24] = "-";
+		if (cl->parent != HIER_NONE)
+			snprintf(parent, sizeof(parent), "0x%016" PRIx64, h->clusters[cl->parent].id);
+		evbuffer_add_printf(c->out, "cluster 0x%016" PRIx64 " parent=%s level=%u dist=%d hosts=%u\n", cl->id,
+				    parent, cl->level, cl->dist == HIER_INF ? -1 : (int)cl->dist, cl->nhosts);
+	}
+	for (uint32_t i = 0; i < h->nhosts; i++)
+		evbuffer_add_printf(c->out, "host %s parent=0x%016" PRIx64 "\n", c->rt->hosts[i].name,
+				    h->clusters[h->host_parent[i]].id);
+}
+
+static void answer_shared(struct ctx *c, const struct proto_req *r)
+{
+	size_t n = r->argc;
+	uint32_t *eps;
+	uint16_t *dl;
+	if (check_list(c, "shared", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+		return;
+	struct share *sh;
+	int rc = share_build(c->rt, eps, n, 0, &sh);
+	free(eps);
+	free(dl);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_INVAL ? "USAGE" : route_code(rc), "%s",
+			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
+		return;
+	}
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " hosts=%u sharing=%u avg_hosts_per_leaf=%.2f leaves=%u pairs_ok=%" PRIu64
+			    " pairs_failed=%" PRIu64 " lines=%u\n",
+			    c->gen, sh->n, sh->nsharing, sh->avg_hosts_per_leaf, sh->nleaves, sh->npairs_ok,
+			    sh->npairs_failed, sh->nsharing + sh->ngroups + sh->nlinks);
+	for (uint32_t i = 0; i < sh->nsharing; i++)
+		evbuffer_add_printf(c->out, "sharing %s\n", r->argv[sh->sharing[i]]);
+	for (uint32_t g = 0; g < sh->ngroups; g++) {
+		const struct share_group *gr = &sh->groups[g];
+		evbuffer_add_printf(c->out, "group 0x%016" PRIx64 ":%u", node_guid(c, gr->node), gr->port);
+		for (uint32_t k = 0; k < gr->n; k++)
+			evbuffer_add_printf(c->out, " %s", r->argv[sh->members[gr->first + k]]);
+		evbuffer_add_printf(c->out, "\n");
+	}
+	for (uint32_t l = 0; l < sh->nlinks; l++)
+		evbuffer_add_printf(c->out, "load 0x%016" PRIx64 ":%u %u\n", node_guid(c, sh->links[l].node),
+				    sh->links[l].port, sh->links[l].count);
+	share_free(sh);
+}
+
+static void answer_resolve(struct ctx *c, const char *name)
+{
+	uint32_t ep;
+	uint16_t dl;
+	if (resolve(c, name, &ep, &dl))
+		return;
+	const struct route_ep *e = &c->rt->eps[ep];
+	char nm[ROUTE_NAME_MAX * 2 + 4], leaf[24] = "-";
+	ep_name(c, ep, nm, sizeof(nm));
+	if (e->leaf != ROUTE_NONE)
+		snprintf(leaf, sizeof(leaf), "0x%016" PRIx64, node_guid(c, e->leaf));
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " name=%s host=%s hca=%s guid=0x%016" PRIx64 " node=0x%016" PRIx64
+			    " port=%u lid=%u dlid=%u lmc=%u leaf=%s\n",
+			    c->gen, nm, e->host != ROUTE_NONE ? c->rt->hosts[e->host].name : "-",
+			    e->hca[0] ? e->hca : "-", e->guid, node_guid(c, e->node), e->port, e->lid, dl, e->lmc, leaf);
+}
+
+static void answer_hosts(struct ctx *c)
+{
+	const struct route_tab *rt = c->rt;
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " lines=%u\n", c->gen, rt->nhosts);
+	for (uint32_t i = 0; i < rt->nhosts; i++) {
+		const struct route_host *h = &rt->hosts[i];
+		evbuffer_add_printf(c->out, "%s rails=%u", h->name, h->nrails);
+		for (uint32_t k = 0; k < h->nrails; k++) {
+			const struct route_ep *e = &rt->eps[rt->rails[h->rail0 + k]];
+			evbuffer_add_printf(c->out, " %s:0x%016" PRIx64 ":lid=%u", e->hca, e->guid, e->lid);
+		}
+		evbuffer_add_printf(c->out, "\n");
+	}
+}
+
+static int nargs(struct ctx *c, const struct proto_req *r, size_t n, const char *usage)
+{
+	if (r->argc == n)
+		return 0;
+	query_error(c->out, "USAGE", "%s", usage);
+	return -1;
 }
 
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
 {
-	const char *c = req->cmd;
-	if (!strcmp(c, "ping")) {
+	const char *cmd = req->cmd;
+	struct ctx c = { .f = f, .s = f->snap, .out = out, .gen = f->snap->generation };
+	if (!strcmp(cmd, "ping")) {
 		evbuffer_add_printf(out, "OK pong\n");
 		return QUERY_OK;
 	}
-	if (!strcmp(c, "quit")) {
+	if (!strcmp(cmd, "quit")) {
 		evbuffer_add_printf(out, "OK bye\n");
 		return QUERY_CLOSE;
 	}
-	if (!strcmp(c, "info")) {
-		answer_info(f, out);
+	if (!strcmp(cmd, "help")) {
+		evbuffer_add_printf(out, "OK commands: ping info hops path query hopsbatch hopsmatrix pathmatrix "
+					 "depth clusters tree shared resolve hosts help quit (see docs/protocol.md)\n");
 		return QUERY_OK;
 	}
-	if (!strcmp(c, "help")) {
-		evbuffer_add_printf(out, "OK commands: ping info help quit\n");
+	if (!strcmp(cmd, "info")) {
+		answer_info(&c);
 		return QUERY_OK;
 	}
-	return QUERY_UNKNOWN;
+	static const char *const fabric_cmds[] = { "hops", "path", "query", "hopsbatch", "hopsmatrix", "pathmatrix",
+						   "depth", "clusters", "tree", "shared", "resolve", "hosts" };
+	size_t k;
+	for (k = 0; k < sizeof(fabric_cmds) / sizeof(fabric_cmds[0]); k++)
+		if (!strcmp(cmd, fabric_cmds[k]))
+			break;
+	if (k == sizeof(fabric_cmds) / sizeof(fabric_cmds[0]))
+		return QUERY_UNKNOWN;
+	if (!f->index) {
+		query_error(out, "NOFABRIC", "no fabric received yet");
+		return QUERY_OK;
+	}
+	c.rt = f->index->rt;
+	c.h = f->index->hier;
+	if (!strcmp(cmd, "hops")) {
+		if (!nargs(&c, req, 2, "hops HOSTA HOSTB"))
+			answer_hops(&c, req->argv[0], req->argv[1]);
+	} else if (!strcmp(cmd, "path")) {
+		if (!nargs(&c, req, 2, "path HOSTA HOSTB"))
+			answer_path(&c, req->argv[0], req->argv[1]);
+	} else if (!strcmp(cmd, "query")) {
+		if (!nargs(&c, req, 1, "query HOSTA:HOSTB"))
+			answer_seed_query(&c, req->argv[0]);
+	} else if (!strcmp(cmd, "hopsbatch")) {
+		answer_hopsbatch(&c, req);
+	} else if (!strcmp(cmd, "hopsmatrix")) {
+		answer_hopsmatrix(&c, req);
+	} else if (!strcmp(cmd, "pathmatrix")) {
+		answer_pathmatrix(&c, req);
+	} else if (!strcmp(cmd, "depth")) {
+		if (!nargs(&c, req, 0, "depth"))
+			answer_depth(&c);
+	} else if (!strcmp(cmd, "clusters")) {
+		answer_clusters(&c, req);
+	} else if (!strcmp(cmd, "tree")) {
+		if (!nargs(&c, req, 0, "tree"))
+			answer_tree(&c);
+	} else if (!strcmp(cmd, "shared")) {
+		answer_shared(&c, req);
+	} else if (!strcmp(cmd, "resolve")) {
+		if (!nargs(&c, req, 1, "resolve NAME"))
+			answer_resolve(&c, req->argv[0]);
+	} else if (!strcmp(cmd, "hosts")) {
+		if (!nargs(&c, req, 0, "hosts"))
+			answer_hosts(&c);
+	}
+	return QUERY_OK;
 }
