@@ -9,7 +9,7 @@
 #   - topod serves the plugin's generation, and for hundreds of random host
 #     pairs its switch sequence equals ibtracert's.
 # The last fabric has 3,456 hosts (k=24 fat tree); set TOPOD_FABRICS=small
-# to skip it while iterating.
+# to skip it while iterating, TOPOD_FABRICS=big to run only it.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -100,6 +100,7 @@ fabric() {
 	lab_teardown
 }
 
+if [ "${TOPOD_FABRICS:-all}" != big ]; then
 fabric "fat tree k=4, 3 levels" ftree 200 no no fattree --k 4 --levels 3
 fabric "XGFT(2;8,6;1,4)" ftree 200 no no xgft --h 2 --m 8,6 --w 1,4
 fabric "5:4 over-subscribed (stampede-small)" ftree 200 no no stampede-small
@@ -109,6 +110,7 @@ fabric "2D torus 4x4, dor" dor 200 no no torus2d --x 4 --y 4
 fabric "random regular 16x4, dfsssp" dfsssp 200 no no rrg --switches 16 --degree 4 --seed 3
 fabric "Slim Fly q=5, minhop" minhop 200 no no slimfly --q 5 --hosts-per-switch 2
 fabric "3-level fat tree, updn" updn 200 yes no fattree --k 4 --levels 3
+fi
 if [ "${TOPOD_FABRICS:-all}" != small ]; then
 	fabric "fat tree k=24 (3,456 hosts)" ftree 100 no no fattree --k 24 --levels 3
 fi
