@@ -3,12 +3,14 @@
  * and a job's link-sharing analysis on an in-memory k-ary 3-level fat tree
  * (d-mod-k LFTs, as tests/unit/testfab.h builds it).
  *
- *   bench_build K [JOB]     K even; JOB hosts for the share step (1024)
+ *   bench_build K [JOB [SNAPFILE]]   K even; JOB hosts for the share step
+ *                                    (1024); SNAPFILE: also save the fabric
+ *                                    (for bench/bench_query.py)
  *
- * Build (not part of `make`):
- *   cc -O2 -std=c11 -D_GNU_SOURCE -fopenmp -Isnapshot -Itopod -Itests/unit \
- *      bench/bench_build.c snapshot/snapshot.c topod/route.c topod/hier.c \
- *      topod/share.c -o build/bench_build
+ * "received -> served" is what topod does with a snapshot that arrives:
+ * decode + validate (snap_decode), route_build, hier_build.
+ *
+ * Build: make bench  (build/bench/bench_build)
  *
  * The largest k that fits one subnet is 56: k^3/4 hosts plus 5k^2/4
  * switches must fit the 49,151 unicast LIDs, so k = 64 (65,536 hosts)
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	unsigned k = (unsigned)atoi(argv[1]), job = argc > 2 ? (unsigned)atoi(argv[2]) : 1024;
+	const char *save = argc > 3 ? argv[3] : NULL;
 	unsigned long hosts = (unsigned long)k * k * k / 4, sws = 5ul * k * k / 4;
 	if (k < 2 || k % 2 || k > 254) {
 		fprintf(stderr, "bench_build: K must be even, 2..254\n");
@@ -77,6 +80,29 @@ int main(int argc, char **argv)
 	printf("fabric (test harness)  %9.1f ms   rss %7.1f MiB   LFTs %.1f MiB\n", now_ms() - t, rss_mib(),
 	       s->nlft / 1048576.0);
 
+	/* Decode what a producer would send: the daemon starts from bytes. */
+	uint8_t *wire;
+	size_t wlen;
+	char err[SNAP_ERR_LEN];
+	s->generation = 1;
+	if (snap_encode(s, &wire, &wlen, err)) {
+		fprintf(stderr, "encode: %s\n", err);
+		return 1;
+	}
+	if (save && snap_write_atomic(save, wire, wlen, err)) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	snap_free(s);
+	double t_recv = now_ms();
+	if (snap_decode(wire, wlen, &s, err)) {
+		fprintf(stderr, "decode: %s\n", err);
+		return 1;
+	}
+	double td = now_ms() - t_recv;
+	printf("snap_decode+validate   %9.1f ms   (%.1f MiB on the wire)\n", td, wlen / 1048576.0);
+	free(wire);
+
 	t = now_ms();
 	struct route_tab *rt;
 	if (route_build(s, NULL, &rt))
@@ -94,6 +120,7 @@ int main(int argc, char **argv)
 	double th = now_ms() - t;
 	printf("hier_build             %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
 	       "%u clusters\n", th, peak_mib(), before, h->depth, h->nclasses, h->nclusters);
+	printf("received -> served     %9.1f ms   (decode + routes + hierarchy)\n", now_ms() - t_recv);
 
 	uint32_t *H = malloc(job * sizeof(*H));
 	for (unsigned i = 0; i < job; i++)

@@ -292,6 +292,25 @@ static void answer_hopsmatrix(struct ctx *c, const struct proto_req *r)
 	free(dl);
 }
 
+/* Decimal digits of v at p (no NUL); returns their count. */
+static size_t put_uint(char *p, size_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+static void free_ref(const void *data, size_t len, void *arg)
+{
+	free((void *)data);
+}
+
 static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 {
 	size_t n = r->argc;
@@ -321,29 +340,51 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 	memset(idx, 0xff, (size_t)c->s->nnodes * sizeof(*idx));
 	uint32_t nsw_used = 0;
 	size_t lines = 0;
-	char line[64 + QUERY_PATH_MAX * 11];
+	/* A 1,024-host matrix is a million lines: format them by hand into
+	 * one buffer; snprintf and a buffer append per line cost 10x more
+	 * than computing the routes. */
+	size_t cap = (size_t)n * n * 16 + 4096, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++) {
 			if (i == j)
 				continue;
 			size_t k;
 			rc = share_path(sh, i, j, sw, QUERY_PATH_MAX, &k);
-			int o = snprintf(line, sizeof(line), "%zu %zu", i, j);
+			size_t need = 40 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11);
+			if (len + need > cap) {
+				cap = (len + need) * 2;
+				char *nb = realloc(buf, cap);
+				if (!nb) {
+					free(buf);
+					query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
+					goto out;
+				}
+				buf = nb;
+			}
+			len += put_uint(buf + len, i);
+			buf[len++] = ' ';
+			len += put_uint(buf + len, j);
 			if (rc) {
-				o += snprintf(line + o, sizeof(line) - (size_t)o, " ERR %s", route_code(rc));
+				len += (size_t)sprintf(buf + len, " ERR %s", route_code(rc));
 			} else {
 				for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
 					if (idx[sw[h]] == UINT32_MAX) {
 						idx[sw[h]] = nsw_used;
 						order[nsw_used++] = sw[h];
 					}
-					o += snprintf(line + o, sizeof(line) - (size_t)o, " %u", idx[sw[h]]);
+					buf[len++] = ' ';
+					len += put_uint(buf + len, idx[sw[h]]);
 				}
 			}
-			line[o++] = '\n';
-			evbuffer_add(body, line, (size_t)o);
+			buf[len++] = '\n';
 			lines++;
 		}
+	evbuffer_add_reference(body, buf, len, free_ref, NULL);
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu switches=%u lines=%zu\n", c->gen, n, nsw_used,
 			    nsw_used + lines);
 	for (uint32_t k = 0; k < nsw_used; k++)
