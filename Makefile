@@ -128,6 +128,8 @@ clean:
 # linker's default search path (the multiarch libdir), not a private one.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)
+LIBDIR ?= $(PREFIX)/lib/$(MULTIARCH)
+INCLUDEDIR ?= $(PREFIX)/include
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -135,5 +137,14 @@ install: all
 	install -m 755 $(B)/bin/topo-collect $(DESTDIR)$(PREFIX)/sbin/topo-collect
 	install -m 755 $(B)/bin/topo-snap $(DESTDIR)$(PREFIX)/bin/topo-snap
 	install -m 644 $(B)/lib/libosmtopo.so $(DESTDIR)$(PLUGINDIR)/libosmtopo.so
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(B)/lib/libtii.so.$(TII_VER) $(DESTDIR)$(LIBDIR)/
+	ln -sf libtii.so.$(TII_VER) $(DESTDIR)$(LIBDIR)/libtii.so.$(TII_SOVER)
+	ln -sf libtii.so.$(TII_SOVER) $(DESTDIR)$(LIBDIR)/libtii.so
+	install -m 644 $(B)/lib/libtii.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 libtii/tii.h $(DESTDIR)$(INCLUDEDIR)/tii.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
+	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
 
 .PHONY: all deps check demo clean install tests bench

@@ -316,12 +316,12 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 	size_t n = r->argc;
 	uint32_t *eps;
 	uint16_t *dl;
-	if (check_list(c, "pathmatrix", n, 2) || resolve_list(c, r->argv, n, &eps, &dl))
+	if (check_list(c, "pathmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
 		return;
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "USAGE" : route_code(rc), "%s",
+		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : route_code(rc), "%s",
 			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
 		free(eps);
 		free(dl);
@@ -430,7 +430,7 @@ static void answer_clusters(struct ctx *c, const struct proto_req *r)
 	}
 	unsigned long level = strtoul(r->argv[0], &end, 10);
 	if (*end || end == r->argv[0] || level >= hier_depth(c->h)) {
-		query_error(c->out, "USAGE", "LEVEL must be 0..%d", (int)hier_depth(c->h) - 1);
+		query_error(c->out, "RANGE", "LEVEL must be 0..%d", (int)hier_depth(c->h) - 1);
 		return;
 	}
 	size_t n = r->argc - 1;
@@ -492,12 +492,12 @@ static void answer_shared(struct ctx *c, const struct proto_req *r)
 	free(eps);
 	free(dl);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "USAGE" : route_code(rc), "%s",
+		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : route_code(rc), "%s",
 			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
 		return;
 	}
 	evbuffer_add_printf(c->out,
-			    "OK gen=%" PRIu64 " hosts=%u sharing=%u avg_hosts_per_leaf=%.2f leaves=%u pairs_ok=%" PRIu64
+			    "OK gen=%" PRIu64 " hosts=%u sharing=%u avg_hosts_per_leaf=%.17g leaves=%u pairs_ok=%" PRIu64
 			    " pairs_failed=%" PRIu64 " lines=%u\n",
 			    c->gen, sh->n, sh->nsharing, sh->avg_hosts_per_leaf, sh->nleaves, sh->npairs_ok,
 			    sh->npairs_failed, sh->nsharing + sh->ngroups + sh->nlinks);

@@ -1,0 +1,693 @@
+/*
+ * cmds.c - topoquery's commands: one libtii call (or a few) each, then the
+ * output formats documented at the top of main.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "topoquery.h"
+
+/* The host list of a command: its words (expanded) then -f's hosts.
+ * Returns EXIT_OK, or EXIT_USAGE after a message. */
+static int collect_hosts(struct tq *q, int argc, char **argv, struct strv *out)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *why = NULL;
+		if (hostlist_expand(out, argv[i], &why))
+			return tq_usage_error("%s: %s", argv[i], why);
+	}
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
+			return tq_usage_error("out of memory");
+	if (!out->n)
+		return tq_usage_error("no hosts given");
+	return EXIT_OK;
+}
+
+static const char *const *cv(const struct strv *s)
+{
+	return (const char *const *)s->v;
+}
+
+/* ---- info, hops, path, depth ------------------------------------------------- */
+
+int cmd_info(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("info takes no arguments");
+	struct tii_info in;
+	int rc = tii_get_info(q->t, &in);
+	if (rc)
+		return tq_fail(q, "info", rc);
+	const char *srv = tii_current_server(q->t);
+	FILE *o = q->out;
+	if (q->json) {
+		fputs("{\"server\":", o);
+		json_str(o, srv ? srv : "");
+		fprintf(o, ",\"generation\":%" PRIu64 ",\"nodes\":%u,\"switches\":%u,\"cas\":%u,\"links\":%u,"
+			"\"hosts\":%u,\"max_lid\":%u,\"depth\":",
+			in.generation, in.nodes, in.switches, in.cas, in.links, in.hosts, in.max_lid);
+		if (in.depth >= 0)
+			fprintf(o, "%d", in.depth);
+		else
+			fputs("null", o);
+		fputs(",\"engine\":", o);
+		json_str(o, in.engine);
+		fputs(",\"sm_guid\":", o);
+		json_guid(o, in.sm_guid);
+		fprintf(o, ",\"sweep\":%" PRIu64 ",\"snapshot_us\":%" PRIu64 ",\"received_us\":%" PRIu64 ",\"source\":",
+			in.sweep, in.snapshot_us, in.received_us);
+		json_str(o, in.source);
+		fputs("}\n", o);
+		return EXIT_OK;
+	}
+	fprintf(o, "server %s\ngeneration %" PRIu64 "\nnodes %u\nswitches %u\ncas %u\nlinks %u\nhosts %u\nmax_lid %u\n",
+		srv ? srv : "-", in.generation, in.nodes, in.switches, in.cas, in.links, in.hosts, in.max_lid);
+	if (in.depth >= 0)
+		fprintf(o, "depth %d\n", in.depth);
+	else
+		fputs("depth -\n", o);
+	fputs("engine ", o);
+	text_str(o, in.engine);
+	fprintf(o, "\nsm_guid 0x%016" PRIx64 "\nsweep %" PRIu64 "\nsnapshot_us %" PRIu64 "\nreceived_us %" PRIu64 "\nsource ",
+		in.sm_guid, in.sweep, in.snapshot_us, in.received_us);
+	text_str(o, in.source);
+	fputc('\n', o);
+	return EXIT_OK;
+}
+
+/* "hops A B" as the "what" of an error message */
+static void what2(char *buf, size_t n, const char *cmd, const char *a, const char *b)
+{
+	snprintf(buf, n, "%s %.100s %.100s", cmd, a, b);
+}
+
+int cmd_hops(struct tq *q, int argc, char **argv)
+{
+	if (argc != 2)
+		return tq_usage_error("usage: hops A B");
+	int hops;
+	int rc = tii_get_hops(q->t, argv[0], argv[1], &hops);
+	if (rc) {
+		char w[256];
+		what2(w, sizeof(w), "hops", argv[0], argv[1]);
+		return tq_fail(q, w, rc);
+	}
+	if (q->json) {
+		fputs("{\"src\":", q->out);
+		json_str(q->out, argv[0]);
+		fputs(",\"dst\":", q->out);
+		json_str(q->out, argv[1]);
+		fprintf(q->out, ",\"hops\":%d,\"generation\":%" PRIu64 "}\n", hops, tii_last_generation(q->t));
+	} else {
+		fprintf(q->out, "%d\n", hops);
+	}
+	return EXIT_OK;
+}
+
+int cmd_path(struct tq *q, int argc, char **argv)
+{
+	if (argc != 2)
+		return tq_usage_error("usage: path A B");
+	tii_path_t *p;
+	int rc = tii_get_path(q->t, argv[0], argv[1], &p);
+	if (rc) {
+		char w[256];
+		what2(w, sizeof(w), "path", argv[0], argv[1]);
+		return tq_fail(q, w, rc);
+	}
+	FILE *o = q->out;
+	if (q->json) {
+		/* src and dst as asked (as "hops" does); topod's canonical
+		 * names (host/HCA) are in p->src and p->dst */
+		fputs("{\"src\":", o);
+		json_str(o, argv[0]);
+		fputs(",\"dst\":", o);
+		json_str(o, argv[1]);
+		fprintf(o, ",\"hops\":%zu,\"switches\":[", p->nswitches);
+		for (size_t i = 0; i < p->nswitches; i++) {
+			fputs(i ? ",{\"guid\":" : "{\"guid\":", o);
+			json_guid(o, p->switches[i].guid);
+			fputs(",\"name\":", o);
+			json_str(o, p->switches[i].name);
+			fputc('}', o);
+		}
+		fputs("]}\n", o);
+	} else {
+		fprintf(o, "%s %s %zu\n", argv[0], argv[1], p->nswitches);
+		for (size_t i = 0; i < p->nswitches; i++) {
+			fprintf(o, "0x%016" PRIx64 " %d %d ", p->switches[i].guid, p->switches[i].in_port,
+				p->switches[i].out_port);
+			text_str(o, p->switches[i].name);
+			fputc('\n', o);
+		}
+	}
+	tii_path_free(p);
+	return EXIT_OK;
+}
+
+int cmd_depth(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("depth takes no arguments");
+	int d;
+	int rc = tii_get_network_depth(q->t, &d);
+	if (rc)
+		return tq_fail(q, "depth", rc);
+	if (q->json)
+		fprintf(q->out, "{\"depth\":%d,\"generation\":%" PRIu64 "}\n", d, tii_last_generation(q->t));
+	else
+		fprintf(q->out, "%d\n", d);
+	return EXIT_OK;
+}
+
+/* ---- tree ------------------------------------------------------------------ */
+
+/* Children of every cluster, CSR-style: clusters' child clusters and hosts. */
+struct kids {
+	size_t *cfirst, *cidx;   /* [nclusters + 1], [nclusters] */
+	size_t *hfirst, *hidx;   /* [nclusters + 1], [nhosts] */
+};
+
+static void kids_free(struct kids *k)
+{
+	free(k->cfirst);
+	free(k->cidx);
+	free(k->hfirst);
+	free(k->hidx);
+}
+
+static int kids_build(const tii_tree_t *tr, struct kids *k)
+{
+	size_t nc = tr->nclusters, nh = tr->nhosts;
+	k->cfirst = calloc(nc + 1, sizeof(size_t));
+	k->hfirst = calloc(nc + 1, sizeof(size_t));
+	k->cidx = malloc((nc ? nc : 1) * sizeof(size_t));
+	k->hidx = malloc((nh ? nh : 1) * sizeof(size_t));
+	size_t *fill = calloc(nc + 1, sizeof(size_t));
+	if (!k->cfirst || !k->hfirst || !k->cidx || !k->hidx || !fill) {
+		free(fill);
+		kids_free(k);
+		return -1;
+	}
+	for (size_t i = 0; i < nc; i++)
+		if (tr->clusters[i].parent >= 0)
+			k->cfirst[tr->clusters[i].parent + 1]++;
+	for (size_t i = 0; i < nh; i++)
+		k->hfirst[tr->hosts[i].parent + 1]++;
+	for (size_t i = 0; i < nc; i++) {
+		k->cfirst[i + 1] += k->cfirst[i];
+		k->hfirst[i + 1] += k->hfirst[i];
+	}
+	for (size_t i = 0; i < nc; i++) {
+		long p = tr->clusters[i].parent;
+		if (p >= 0)
+			k->cidx[k->cfirst[p] + fill[p]++] = i;
+	}
+	memset(fill, 0, (nc + 1) * sizeof(size_t));
+	for (size_t i = 0; i < nh; i++) {
+		long p = tr->hosts[i].parent;
+		k->hidx[k->hfirst[p] + fill[p]++] = i;
+	}
+	free(fill);
+	return 0;
+}
+
+static void tree_text(FILE *o, const tii_tree_t *tr, const struct kids *k, size_t c, int indent)
+{
+	const struct tii_tree_cluster *cl = &tr->clusters[c];
+	fprintf(o, "%*scluster 0x%016" PRIx64 " level=%d dist=%d hosts=%" PRIu32 "\n", indent * 2, "", cl->id,
+		cl->level, cl->dist, cl->nhosts);
+	for (size_t i = k->cfirst[c]; i < k->cfirst[c + 1]; i++)
+		tree_text(o, tr, k, k->cidx[i], indent + 1);
+	for (size_t i = k->hfirst[c]; i < k->hfirst[c + 1]; i++) {
+		fprintf(o, "%*shost ", (indent + 1) * 2, "");
+		text_str(o, tr->hosts[k->hidx[i]].name);
+		fputc('\n', o);
+	}
+}
+
+/* A graphviz ID: quoted, with '"' and '\' escaped. */
+static void dot_id(FILE *o, const char *prefix, const char *s)
+{
+	fprintf(o, "\"%s", prefix);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fputc('\\', o);
+		fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', o);
+	}
+	fputc('"', o);
+}
+
+static void tree_dot(FILE *o, const tii_tree_t *tr)
+{
+	char id[32];
+	fprintf(o, "graph topology {\n\tgraph [rankdir=TB, label=\"topod generation %" PRIu64 ", depth %d\"];\n"
+		"\tnode [shape=box];\n", tr->generation, tr->depth);
+	for (size_t i = 0; i < tr->nclusters; i++) {
+		const struct tii_tree_cluster *cl = &tr->clusters[i];
+		snprintf(id, sizeof(id), "0x%016" PRIx64, cl->id);
+		fputc('\t', o);
+		dot_id(o, "c_", id);
+		fprintf(o, " [label=\"level %d\\n%s\\n%" PRIu32 " hosts\"];\n", cl->level, id, cl->nhosts);
+	}
+	for (size_t i = 0; i < tr->nhosts; i++) {
+		fputc('\t', o);
+		dot_id(o, "h_", tr->hosts[i].name);
+		fputs(" [shape=ellipse, label=", o);
+		dot_id(o, "", tr->hosts[i].name);
+		fputs("];\n", o);
+	}
+	for (size_t i = 0; i < tr->nclusters; i++) {
+		long p = tr->clusters[i].parent;
+		if (p < 0)
+			continue;
+		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[p].id);
+		fputc('\t', o);
+		dot_id(o, "c_", id);
+		fputs(" -- ", o);
+		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[i].id);
+		dot_id(o, "c_", id);
+		fputs(";\n", o);
+	}
+	for (size_t i = 0; i < tr->nhosts; i++) {
+		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[tr->hosts[i].parent].id);
+		fputc('\t', o);
+		dot_id(o, "c_", id);
+		fputs(" -- ", o);
+		dot_id(o, "h_", tr->hosts[i].name);
+		fputs(";\n", o);
+	}
+	fputs("}\n", o);
+}
+
+static void tree_json(FILE *o, const tii_tree_t *tr)
+{
+	fprintf(o, "{\"generation\":%" PRIu64 ",\"depth\":%d,\"clusters\":[", tr->generation, tr->depth);
+	for (size_t i = 0; i < tr->nclusters; i++) {
+		const struct tii_tree_cluster *cl = &tr->clusters[i];
+		fputs(i ? ",{\"id\":" : "{\"id\":", o);
+		json_guid(o, cl->id);
+		fputs(",\"parent\":", o);
+		if (cl->parent >= 0)
+			json_guid(o, tr->clusters[cl->parent].id);
+		else
+			fputs("null", o);
+		fprintf(o, ",\"level\":%d,\"dist\":%d,\"hosts\":%" PRIu32 "}", cl->level, cl->dist, cl->nhosts);
+	}
+	fputs("],\"hosts\":[", o);
+	for (size_t i = 0; i < tr->nhosts; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", o);
+		json_str(o, tr->hosts[i].name);
+		fputs(",\"parent\":", o);
+		json_guid(o, tr->clusters[tr->hosts[i].parent].id);
+		fputc('}', o);
+	}
+	fputs("]}\n", o);
+}
+
+int cmd_tree(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("tree takes no arguments");
+	if (q->json && !strcmp(q->format, "dot"))
+		return tq_usage_error("--json and --format dot exclude each other");
+	tii_tree_t *tr;
+	int rc = tii_get_tree(q->t, &tr);
+	if (rc)
+		return tq_fail(q, "tree", rc);
+	int status = EXIT_OK;
+	if (q->json) {
+		tree_json(q->out, tr);
+	} else if (!strcmp(q->format, "dot")) {
+		tree_dot(q->out, tr);
+	} else {
+		struct kids k;
+		if (kids_build(tr, &k)) {
+			fprintf(stderr, "topoquery: tree: out of memory\n");
+			status = EXIT_FAIL;
+		} else {
+			for (size_t i = 0; i < tr->nclusters; i++)
+				if (tr->clusters[i].parent < 0)
+					tree_text(q->out, tr, &k, i, 0);
+			kids_free(&k);
+		}
+	}
+	tii_tree_free(tr);
+	return status;
+}
+
+/* ---- clusters ---------------------------------------------------------------- */
+
+static int is_number(const char *s)
+{
+	if (!*s || strlen(s) > 5)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+int cmd_clusters(struct tq *q, int argc, char **argv)
+{
+	long level = q->level;
+	if (level < 0 && argc >= 1 && is_number(argv[0]) && (argc >= 2 || q->have_file)) {
+		level = strtol(argv[0], NULL, 10);
+		argc--;
+		argv++;
+	}
+	struct strv hosts = { 0 };
+	int status = collect_hosts(q, argc, argv, &hosts);
+	if (status) {
+		strv_free(&hosts);
+		return status;
+	}
+	size_t n = hosts.n;
+	int depth = -1, rc = 0;
+	long lo = level, nl = 1;
+	if (level < 0) {
+		rc = tii_get_network_depth(q->t, &depth);
+		if (rc) {
+			strv_free(&hosts);
+			return tq_fail(q, "clusters: depth", rc);
+		}
+		lo = 0;
+		nl = depth;
+	}
+	/* Every level is asked before anything is printed, so a failure
+	 * leaves stdout empty rather than half a JSON object. */
+	uint64_t *ids = malloc((nl ? (size_t)nl : 1) * n * sizeof(*ids));
+	int *colors = malloc((nl ? (size_t)nl : 1) * n * sizeof(*colors));
+	int *counts = calloc(nl ? (size_t)nl : 1, sizeof(*counts));
+	uint64_t gen = tii_last_generation(q->t);
+	if (!ids || !colors || !counts) {
+		fprintf(stderr, "topoquery: clusters: out of memory\n");
+		status = EXIT_FAIL;
+	}
+	for (long k = 0; !status && k < nl; k++) {
+		rc = tii_connected_switch_clusters_at_depth(q->t, cv(&hosts), n, (int)(lo + k), ids + k * n, &counts[k]);
+		if (!rc)
+			rc = tii_cluster_colors(ids + k * n, n, colors + k * n, NULL);
+		if (rc) {
+			char w[64];
+			snprintf(w, sizeof(w), "clusters at level %ld", lo + k);
+			status = tq_fail(q, w, rc);
+		}
+		gen = tii_last_generation(q->t);
+	}
+	FILE *o = q->out;
+	if (!status && q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"depth\":", gen);
+		if (depth >= 0)
+			fprintf(o, "%d", depth);
+		else
+			fputs("null", o);
+		fputs(",\"levels\":[", o);
+		for (long k = 0; k < nl; k++) {
+			fprintf(o, "%s{\"level\":%ld,\"count\":%d,\"hosts\":[", k ? "," : "", lo + k, counts[k]);
+			for (size_t i = 0; i < n; i++) {
+				fputs(i ? ",{\"host\":" : "{\"host\":", o);
+				json_str(o, hosts.v[i]);
+				fputs(",\"cluster\":", o);
+				json_guid(o, ids[k * n + i]);
+				fprintf(o, ",\"color\":%d}", colors[k * n + i]);
+			}
+			fputs("]}", o);
+		}
+		fputs("]}\n", o);
+	} else if (!status) {
+		for (long k = 0; k < nl; k++) {
+			fprintf(o, "level %ld clusters %d\n", lo + k, counts[k]);
+			for (size_t i = 0; i < n; i++)
+				fprintf(o, "%s 0x%016" PRIx64 " %d\n", hosts.v[i], ids[k * n + i], colors[k * n + i]);
+		}
+	}
+	free(ids);
+	free(colors);
+	free(counts);
+	strv_free(&hosts);
+	return status;
+}
+
+/* ---- matrix -------------------------------------------------------------------- */
+
+int cmd_matrix(struct tq *q, int argc, char **argv)
+{
+	struct strv hosts = { 0 };
+	int status = collect_hosts(q, argc, argv, &hosts);
+	if (status) {
+		strv_free(&hosts);
+		return status;
+	}
+	size_t n = hosts.n;
+	if (n > TII_MATRIX_MAX) {
+		strv_free(&hosts);
+		return tq_usage_error("matrix: %zu hosts, at most %d", n, TII_MATRIX_MAX);
+	}
+	uint16_t *m = malloc(n * n * sizeof(*m));
+	if (!m) {
+		strv_free(&hosts);
+		fprintf(stderr, "topoquery: matrix: out of memory\n");
+		return EXIT_FAIL;
+	}
+	int rc = tii_get_hop_matrix(q->t, cv(&hosts), n, m);
+	if (rc) {
+		status = tq_fail(q, "matrix", rc);
+	} else if (q->json) {
+		FILE *o = q->out;
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"hosts\":[", tii_last_generation(q->t));
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputc(',', o);
+			json_str(o, hosts.v[i]);
+		}
+		fputs("],\"hops\":[", o);
+		for (size_t i = 0; i < n; i++) {
+			fputs(i ? ",[" : "[", o);
+			for (size_t j = 0; j < n; j++) {
+				uint16_t v = m[i * n + j];
+				if (j)
+					fputc(',', o);
+				if (v == UINT16_MAX)
+					fputs("null", o);
+				else
+					fprintf(o, "%u", v);
+			}
+			fputc(']', o);
+		}
+		fputs("]}\n", o);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			fputs(hosts.v[i], q->out);
+			for (size_t j = 0; j < n; j++) {
+				uint16_t v = m[i * n + j];
+				if (v == UINT16_MAX)
+					fputs(" -", q->out);
+				else
+					fprintf(q->out, " %u", v);
+			}
+			fputc('\n', q->out);
+		}
+	}
+	free(m);
+	strv_free(&hosts);
+	return status;
+}
+
+/* ---- shared ---------------------------------------------------------------------- */
+
+int cmd_shared(struct tq *q, int argc, char **argv)
+{
+	struct strv hosts = { 0 };
+	int status = collect_hosts(q, argc, argv, &hosts);
+	if (status) {
+		strv_free(&hosts);
+		return status;
+	}
+	if (hosts.n > TII_MATRIX_MAX) {
+		size_t n = hosts.n;
+		strv_free(&hosts);
+		return tq_usage_error("shared: %zu hosts, at most %d", n, TII_MATRIX_MAX);
+	}
+	tii_sharing_t *sh;
+	int rc = tii_get_link_sharing(q->t, cv(&hosts), hosts.n, &sh);
+	if (rc) {
+		strv_free(&hosts);
+		return tq_fail(q, "shared", rc);
+	}
+	FILE *o = q->out;
+	char *const *h = hosts.v;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"hosts\":%zu,\"leaves\":%d,\"avg_hosts_per_leaf\":%.2f,"
+			"\"pairs_ok\":%" PRIu64 ",\"pairs_failed\":%" PRIu64 ",\"num_sharing\":%zu,\"sharing\":[",
+			sh->generation, sh->n, sh->leaves, sh->avg_hosts_per_leaf, sh->pairs_ok, sh->pairs_failed,
+			sh->nsharing);
+		for (size_t i = 0; i < sh->nsharing; i++) {
+			if (i)
+				fputc(',', o);
+			json_str(o, h[sh->sharing[i]]);
+		}
+		fputs("],\"groups\":[", o);
+		for (size_t g = 0; g < sh->ngroups; g++) {
+			fputs(g ? ",{\"switch\":" : "{\"switch\":", o);
+			json_guid(o, sh->groups[g].guid);
+			fprintf(o, ",\"port\":%d,\"hosts\":[", sh->groups[g].port);
+			for (size_t i = 0; i < sh->groups[g].nhosts; i++) {
+				if (i)
+					fputc(',', o);
+				json_str(o, h[sh->groups[g].hosts[i]]);
+			}
+			fputs("]}", o);
+		}
+		fputc(']', o);
+		if (q->loads) {
+			fputs(",\"loads\":[", o);
+			for (size_t i = 0; i < sh->nloads; i++) {
+				fputs(i ? ",{\"node\":" : "{\"node\":", o);
+				json_guid(o, sh->loads[i].guid);
+				fprintf(o, ",\"port\":%d,\"count\":%" PRIu64 "}", sh->loads[i].port, sh->loads[i].count);
+			}
+			fputc(']', o);
+		}
+		fputs("}\n", o);
+	} else {
+		fprintf(o, "hosts %zu\nleaves %d\navg_hosts_per_leaf %.2f\npairs_ok %" PRIu64 "\npairs_failed %" PRIu64
+			"\nsharing %zu", sh->n, sh->leaves, sh->avg_hosts_per_leaf, sh->pairs_ok, sh->pairs_failed,
+			sh->nsharing);
+		for (size_t i = 0; i < sh->nsharing; i++)
+			fprintf(o, " %s", h[sh->sharing[i]]);
+		fputc('\n', o);
+		for (size_t g = 0; g < sh->ngroups; g++) {
+			fprintf(o, "group 0x%016" PRIx64 ":%d", sh->groups[g].guid, sh->groups[g].port);
+			for (size_t i = 0; i < sh->groups[g].nhosts; i++)
+				fprintf(o, " %s", h[sh->groups[g].hosts[i]]);
+			fputc('\n', o);
+		}
+		if (q->loads)
+			for (size_t i = 0; i < sh->nloads; i++)
+				fprintf(o, "load 0x%016" PRIx64 ":%d %" PRIu64 "\n", sh->loads[i].guid, sh->loads[i].port,
+					sh->loads[i].count);
+	}
+	tii_sharing_free(sh);
+	strv_free(&hosts);
+	return EXIT_OK;
+}
+
+/* ---- slurm ------------------------------------------------------------------------ */
+
+static void switch_name(char *buf, size_t n, const struct tii_tree_cluster *cl)
+{
+	snprintf(buf, n, "s%d_%016" PRIx64, cl->level, cl->id);
+}
+
+static int slurm_write(FILE *o, const tii_tree_t *tr, const struct kids *k, const char *server)
+{
+	char name[64];
+	size_t roots = 0;
+	for (size_t i = 0; i < tr->nclusters; i++)
+		roots += tr->clusters[i].parent < 0;
+	fprintf(o, "# topology.conf for Slurm's topology/tree plugin, written by topoquery\n"
+		"# from topod %s, fabric generation %" PRIu64 ": %zu switch clusters, %zu hosts, %zu tree%s.\n"
+		"# Switch names are sLEVEL_CLUSTERID (IDs are stable while the fabric is unchanged).\n",
+		server ? server : "-", tr->generation, tr->nclusters, tr->nhosts, roots, roots == 1 ? "" : "s");
+	for (size_t c = 0; c < tr->nclusters; c++) {
+		const struct tii_tree_cluster *cl = &tr->clusters[c];
+		size_t nkc = k->cfirst[c + 1] - k->cfirst[c], nkh = k->hfirst[c + 1] - k->hfirst[c];
+		char *nodes = NULL;
+		if (nkh) {
+			char **names = malloc(nkh * sizeof(*names));
+			if (!names)
+				return -1;
+			for (size_t i = 0; i < nkh; i++)
+				names[i] = tr->hosts[k->hidx[k->hfirst[c] + i]].name;
+			nodes = hostlist_compress(names, nkh);
+			free(names);
+			if (!nodes)
+				return -1;
+		}
+		switch_name(name, sizeof(name), cl);
+		if (nkh && nkc)   /* Slurm takes Nodes= or Switches=, not both */
+			fprintf(o, "SwitchName=%s_hosts Nodes=%s\n", name, nodes);
+		if (nkc || !nkh) {
+			fprintf(o, "SwitchName=%s Switches=", name);
+			for (size_t i = 0; i < nkc; i++) {
+				char cn[64];
+				switch_name(cn, sizeof(cn), &tr->clusters[k->cidx[k->cfirst[c] + i]]);
+				fprintf(o, "%s%s", i ? "," : "", cn);
+			}
+			if (nkh)
+				fprintf(o, ",%s_hosts", name);
+			fputc('\n', o);
+		} else {
+			fprintf(o, "SwitchName=%s Nodes=%s\n", name, nodes);
+		}
+		free(nodes);
+	}
+	return 0;
+}
+
+int cmd_slurm(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("slurm takes no arguments (-o FILE for a file)");
+	tii_tree_t *tr;
+	int rc = tii_get_tree(q->t, &tr);
+	if (rc)
+		return tq_fail(q, "slurm", rc);
+	struct kids k;
+	if (kids_build(tr, &k)) {
+		tii_tree_free(tr);
+		fprintf(stderr, "topoquery: slurm: out of memory\n");
+		return EXIT_FAIL;
+	}
+	int status = EXIT_OK;
+	FILE *o = stdout;
+	char *tmp = NULL;
+	if (q->output) {
+		/* write a temporary file and rename it: slurmctld never reads a
+		 * half-written topology.conf */
+		size_t n = strlen(q->output) + 16;
+		tmp = malloc(n);
+		if (tmp) {
+			snprintf(tmp, n, "%s.tmp%ld", q->output, (long)getpid());
+			o = fopen(tmp, "w");
+		}
+		if (!tmp || !o) {
+			fprintf(stderr, "topoquery: %s: %s\n", tmp ? tmp : q->output, strerror(errno));
+			free(tmp);
+			kids_free(&k);
+			tii_tree_free(tr);
+			return EXIT_FAIL;
+		}
+	}
+	if (slurm_write(o, tr, &k, tii_current_server(q->t))) {
+		fprintf(stderr, "topoquery: slurm: out of memory\n");
+		status = EXIT_FAIL;
+	}
+	if (q->output) {
+		if (fclose(o) && status == EXIT_OK) {
+			fprintf(stderr, "topoquery: %s: %s\n", tmp, strerror(errno));
+			status = EXIT_FAIL;
+		}
+		if (status == EXIT_OK && rename(tmp, q->output)) {
+			fprintf(stderr, "topoquery: %s: %s\n", q->output, strerror(errno));
+			status = EXIT_FAIL;
+		}
+		if (status != EXIT_OK)
+			remove(tmp);
+		free(tmp);
+	}
+	kids_free(&k);
+	tii_tree_free(tr);
+	return status;
+}

@@ -1,0 +1,262 @@
+/*
+ * topoquery - ask topod about the InfiniBand fabric, from a shell.
+ *
+ *   topoquery [-s ADDR:PORT[,ADDR:PORT...]] [--json] [--timeout MS] COMMAND ...
+ *
+ * Talks to topod only through libtii (tii.h). Options may come before or
+ * after the command; "--" ends them. Host lists are command-line words and
+ * the hosts of -f FILE, each word a host or a Slurm hostlist expression
+ * ("c401-[101-118,120]"; commas separate names).
+ *
+ * Output formats (stable; text is space-separated fields, one record per
+ * line; --json prints one JSON object on one line). GUIDs and cluster IDs
+ * are "0x" + 16 lowercase hex digits everywhere. Switch names are printed
+ * as topod reports them; in text, bytes outside printable ASCII, '"' and
+ * '\' appear as \xHH; in JSON, as \u00XX.
+ *
+ * info      text: "key value" lines: server, generation, nodes, switches,
+ *           cas, links, hosts, max_lid, depth ("-" if unknown), engine,
+ *           sm_guid, sweep, snapshot_us, received_us, source.
+ *           json: {"server":S,"generation":G,"nodes":N,"switches":N,"cas":N,
+ *           "links":N,"hosts":N,"max_lid":N,"depth":D|null,"engine":S,
+ *           "sm_guid":"0x..","sweep":N,"snapshot_us":N,"received_us":N,
+ *           "source":S}
+ * hops A B  text: the hop count alone ("2").
+ *           json: {"src":A,"dst":B,"hops":N,"generation":G}
+ * path A B  text: "A B HOPS" then one line per switch in route order:
+ *           "GUID IN_PORT OUT_PORT NAME" (NAME is the rest of the line).
+ *           json: {"src":A,"dst":B,"hops":N,"switches":[{"guid":"0x..",
+ *           "name":S},...]} exactly, switches in route order.
+ * depth     text: the depth alone. json: {"depth":D,"generation":G}
+ * tree      text: one line per cluster and host, indented two spaces per
+ *           level below its parent, roots first in topod's order:
+ *           "cluster ID level=L dist=D hosts=K" / "host NAME".
+ *           --format dot: an undirected graphviz graph "topology": cluster
+ *           nodes "c_ID" (boxes labelled level, ID and host count), host
+ *           nodes "h_NAME" (ellipses), an edge from each parent to each child.
+ *           json: {"generation":G,"depth":D,"clusters":[{"id":ID,
+ *           "parent":ID|null,"level":L,"dist":D,"hosts":K},...] (children
+ *           first),"hosts":[{"name":NAME,"parent":ID},...]}
+ * clusters [LEVEL] HOSTS...   (or -L LEVEL; without a level: every level)
+ *           text: per level a line "level L clusters C", then per host
+ *           "HOST ID COLOR" (COLOR: dense 0..C-1 in ID order, usable as an
+ *           MPI_Comm_split colour). A first word that is a number is LEVEL
+ *           when hosts follow it (or come from -f).
+ *           json: {"generation":G,"depth":D,"levels":[{"level":L,"count":C,
+ *           "hosts":[{"host":H,"cluster":ID,"color":K},...]},...]}
+ * matrix HOSTS...
+ *           text: one row per host: "HOST h1 ... hn", hops to each host in
+ *           argument order, "-" where the route fails.
+ *           json: {"generation":G,"hosts":[H,...],"hops":[[..],..]} with
+ *           null where the route fails.
+ * shared [--loads] HOSTS...
+ *           text: "hosts N", "leaves L", "avg_hosts_per_leaf X",
+ *           "pairs_ok N", "pairs_failed N", "sharing K H...", then per shared
+ *           link "group GUID:PORT H...", and with --loads per loaded link
+ *           "load GUID:PORT COUNT".
+ *           json: {"generation":G,"hosts":N,"leaves":L,
+ *           "avg_hosts_per_leaf":X,"pairs_ok":N,"pairs_failed":N,
+ *           "num_sharing":K,"sharing":[H,...],"groups":[{"switch":GUID,
+ *           "port":P,"hosts":[H,...]},...]} plus "loads":[{"node":GUID,
+ *           "port":P,"count":N},...] with --loads.
+ * slurm [-o FILE]
+ *           a topology.conf for Slurm's topology/tree: comment lines, then
+ *           per cluster, children first, "SwitchName=sL_ID Nodes=HOSTLIST"
+ *           (clusters holding hosts) or "SwitchName=sL_ID Switches=A,B,..."
+ *           (L = level, ID = 16 hex digits). Each root is the top of one
+ *           tree (one per disconnected part of the fabric). A cluster with
+ *           both hosts and clusters below it gets an extra switch
+ *           "sL_ID_hosts" holding its hosts. Host lists use Slurm's
+ *           compressed form, e.g. c401-[101-118].
+ *
+ * Errors go to stderr as "topoquery: what: why"; exit 1 when a query
+ * fails, 2 for a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topoquery.h"
+
+static const char usage_text[] =
+	"usage: topoquery [OPTIONS] COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  info                      fabric counts and the generation served\n"
+	"  hops A B                  switches traversed from A to B\n"
+	"  path A B                  the switches from A to B, with ports and names\n"
+	"  depth                     levels of the switch-cluster hierarchy\n"
+	"  tree [--format dot]       the whole hierarchy (text, or graphviz)\n"
+	"  clusters [LEVEL] HOSTS... each host's cluster ID and colour at LEVEL (all levels\n"
+	"                            without one)\n"
+	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
+	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
+	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
+	"\n"
+	"Options:\n"
+	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
+	"                      (default: $TII_SERVERS, else 127.0.0.1:7878)\n"
+	"  -j, --json          JSON output (one object on one line)\n"
+	"  -t, --timeout MS    per-server timeout (default: $TII_TIMEOUT_MS, else 10000)\n"
+	"  -f, --file FILE     read HOSTS from FILE too (\"-\": stdin); blank-separated\n"
+	"                      names or Slurm hostlists, \"#\" comments\n"
+	"  -L, --level N       clusters: the level\n"
+	"      --format FMT    tree: text (default) or dot\n"
+	"      --loads         shared: also list every link's load\n"
+	"  -o, --output FILE   slurm: write FILE instead of stdout\n"
+	"  -h, --help          this text\n"
+	"  -V, --version       the version\n"
+	"\n"
+	"Hosts: c401-101, c401-101/HCA-2, 0xGUID, lid:N, or a hostlist c401-[101-118].\n"
+	"\n"
+	"Output (text; --json prints one JSON object on one line):\n"
+	"  hops, depth     the number alone\n"
+	"  path            \"A B HOPS\", then \"GUID IN_PORT OUT_PORT NAME\" per switch in route order\n"
+	"  clusters        \"level L clusters C\", then \"HOST CLUSTER_ID COLOR\" per host\n"
+	"  matrix          \"HOST h1 ... hn\" per host, \"-\" where the route fails\n"
+	"  tree            \"cluster ID level=L dist=D hosts=K\" / \"host NAME\", indented by level\n"
+	"  info, shared    \"key value\" lines; shared adds \"group SWITCH:PORT HOSTS...\" lines\n"
+	"  slurm           SwitchName=sLEVEL_ID Nodes=HOSTLIST | Switches=NAMES, children first\n"
+	"Exit status: 0 success, 1 a query failed, 2 usage error; errors on stderr as\n"
+	"\"topoquery: what: why\".\n";
+
+int tq_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("topoquery: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(topoquery --help for usage)\n", stderr);
+	return EXIT_USAGE;
+}
+
+int tq_fail(struct tq *q, const char *what, int err)
+{
+	const char *msg = tii_last_message(q->t);
+	if (msg && *msg)
+		fprintf(stderr, "topoquery: %s: %s (%s)\n", what, tii_strerror(err), msg);
+	else
+		fprintf(stderr, "topoquery: %s: %s\n", what, tii_strerror(err));
+	return EXIT_FAIL;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct tq *, int, char **);
+} commands[] = {
+	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
+	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
+	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
+};
+
+enum { OPT_FORMAT = 256, OPT_LOADS };
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "level", required_argument, NULL, 'L' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "loads", no_argument, NULL, OPT_LOADS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tq q = { .format = "text", .level = -1, .out = stdout };
+	const char *servers = NULL, *file = NULL;
+	long timeout = -1;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "s:jt:f:L:o:hV", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 's': servers = optarg; break;
+		case 'j': q.json = 1; break;
+		case 't':
+			errno = 0;
+			timeout = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || timeout < 1 || timeout > TII_TIMEOUT_MAX_MS)
+				return tq_usage_error("--timeout: not a number of milliseconds (1..%d): %s",
+						      TII_TIMEOUT_MAX_MS, optarg);
+			break;
+		case 'f': file = optarg; break;
+		case 'L':
+			errno = 0;
+			q.level = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || q.level < 0 || q.level > 65535)
+				return tq_usage_error("--level: not a level: %s", optarg);
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "dot"))
+				return tq_usage_error("--format: text or dot, not %s", optarg);
+			q.format = optarg;
+			break;
+		case OPT_LOADS: q.loads = 1; break;
+		case 'o': q.output = optarg; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_OK;
+		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
+		default:
+			if (optopt && optopt < 256)
+				return tq_usage_error("unknown option or missing argument: -%c", optopt);
+			return tq_usage_error("unknown option or missing argument: %s", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return tq_usage_error("no command");
+	const char *cmd = argv[optind];
+	int (*fn)(struct tq *, int, char **) = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			fn = commands[i].fn;
+	if (!fn)
+		return tq_usage_error("unknown command: %s", cmd);
+	if (!strcmp(q.format, "dot") && strcmp(cmd, "tree"))
+		return tq_usage_error("--format is for tree only");
+	if (q.output && strcmp(cmd, "slurm"))
+		return tq_usage_error("-o is for slurm only");
+
+	if (file) {
+		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+		const char *why = NULL;
+		if (!f) {
+			fprintf(stderr, "topoquery: %s: %s\n", file, strerror(errno));
+			return EXIT_FAIL;
+		}
+		int rc = hostlist_read(&q.hosts, f, &why);
+		if (f != stdin)
+			fclose(f);
+		if (rc) {
+			fprintf(stderr, "topoquery: %s: %s\n", file, why);
+			strv_free(&q.hosts);
+			return EXIT_FAIL;
+		}
+		q.have_file = 1;
+	}
+
+	int rc = tii_open(&q.t, servers);
+	if (rc) {
+		fprintf(stderr, "topoquery: server list \"%s\": %s\n",
+			servers ? servers : getenv("TII_SERVERS") ? getenv("TII_SERVERS") : TII_DEFAULT_SERVERS,
+			tii_strerror(rc));
+		strv_free(&q.hosts);
+		return rc == TII_E_INVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	if (timeout > 0)
+		tii_set_timeout(q.t, (int)timeout);
+	int status = fn(&q, argc - optind - 1, argv + optind + 1);
+	if (status == EXIT_OK && q.out == stdout && (fflush(stdout) || ferror(stdout))) {
+		fprintf(stderr, "topoquery: writing output: %s\n", strerror(errno));
+		status = EXIT_FAIL;
+	}
+	tii_close(q.t);
+	strv_free(&q.hosts);
+	return status;
+}

@@ -1,0 +1,48 @@
+/*
+ * topoquery.h - shared state of the topoquery command line (main.c parses,
+ * cmds.c runs the commands). Uses only tii.h to talk to topod.
+ *
+ * Exit statuses: EXIT_OK 0, EXIT_FAIL 1 (a query failed), EXIT_USAGE 2.
+ */
+#ifndef TOPOQUERY_H
+#define TOPOQUERY_H
+
+#include <stdio.h>
+
+#include "hostlist.h"
+#include "tii.h"
+
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+struct tq {
+	tii_t *t;
+	int json;
+	int loads;            /* shared --loads */
+	const char *format;   /* tree --format: "text" or "dot" */
+	const char *output;   /* slurm -o FILE, NULL for stdout */
+	long level;           /* clusters -L LEVEL, -1 if not given */
+	struct strv hosts;    /* hosts from -f FILE, expanded */
+	int have_file;        /* -f was given */
+	FILE *out;
+};
+
+/* "topoquery: what: why" on stderr for a failed libtii call; returns
+ * EXIT_FAIL. */
+int tq_fail(struct tq *q, const char *what, int err);
+/* "topoquery: msg" plus a hint, returns EXIT_USAGE. */
+int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Each command gets its arguments after the command word. */
+int cmd_info(struct tq *q, int argc, char **argv);
+int cmd_hops(struct tq *q, int argc, char **argv);
+int cmd_path(struct tq *q, int argc, char **argv);
+int cmd_depth(struct tq *q, int argc, char **argv);
+int cmd_tree(struct tq *q, int argc, char **argv);
+int cmd_clusters(struct tq *q, int argc, char **argv);
+int cmd_matrix(struct tq *q, int argc, char **argv);
+int cmd_shared(struct tq *q, int argc, char **argv);
+int cmd_slurm(struct tq *q, int argc, char **argv);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * request.c - one protocol request: build the line, send it to a server,
+ * read the reply, and fall over to the next server when one fails.
+ *
+ * A reply is "OK k=v ... [lines=N]" followed by N lines, or one line
+ * "ERR CODE text" (docs/protocol.md). Every attempt on one server runs
+ * against one deadline (the handle's timeout), so a silent or stalling
+ * server costs at most that. After anything unexpected the connection is
+ * closed: a half-read reply would desynchronise every later request.
+ */
+#include "tii_impl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tii__set_msg(tii_t *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof(t->msg), fmt, ap);
+	va_end(ap);
+	/* Server text is printable already; scrub anything that is not, so a
+	 * caller can print the message as one line. */
+	for (char *p = t->msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			*p = '?';
+}
+
+static int req_append(tii_t *t, const char *s, size_t n)
+{
+	/* +1 for the space, +2 for "\n\0" when sending */
+	if (t->reqlen + n + 1 > TII_REQUEST_MAX)
+		return TII_E_TOOMANY;
+	if (t->reqlen + n + 3 > t->reqcap) {
+		size_t cap = t->reqcap ? t->reqcap : 256;
+		while (cap < t->reqlen + n + 3)
+			cap *= 2;
+		char *nr = realloc(t->req, cap);
+		if (!nr)
+			return TII_E_NOMEM;
+		t->req = nr;
+		t->reqcap = cap;
+	}
+	if (t->reqlen)
+		t->req[t->reqlen++] = ' ';
+	memcpy(t->req + t->reqlen, s, n);
+	t->reqlen += n;
+	t->req[t->reqlen] = '\0';
+	return 0;
+}
+
+int tii__req_begin(tii_t *t, const char *cmd)
+{
+	t->msg[0] = '\0';
+	t->reqlen = 0;
+	t->reqargs = 0;
+	return req_append(t, cmd, strlen(cmd));
+}
+
+int tii__req_host(tii_t *t, const char *host)
+{
+	if (tii__check_name(host)) {
+		tii__set_msg(t, "invalid host name");
+		return TII_E_INVAL;
+	}
+	if (++t->reqargs > TII_ARGS_MAX) {
+		tii__set_msg(t, "more than %d arguments in one request", TII_ARGS_MAX);
+		return TII_E_TOOMANY;
+	}
+	int rc = req_append(t, host, strlen(host));
+	if (rc == TII_E_TOOMANY)
+		tii__set_msg(t, "request longer than %d bytes", TII_REQUEST_MAX);
+	return rc;
+}
+
+int tii__req_hosts(tii_t *t, const char *const *hosts, size_t n)
+{
+	if (!hosts || !n)
+		return TII_E_INVAL;
+	for (size_t i = 0; i < n; i++) {
+		int rc = tii__req_host(t, hosts[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int tii__req_int(tii_t *t, long v)
+{
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%ld", v);
+	t->reqargs++;
+	return req_append(t, b, (size_t)n);
+}
+
+/* What topod's ERR codes mean to a caller, and whether another server
+ * might do better (final == 0). */
+static int map_err(const char *code, int *final)
+{
+	static const struct { const char *code; int err, final; } tab[] = {
+		{ "NOTFOUND", TII_E_NOTFOUND, 1 },
+		{ "NOROUTE", TII_E_NOROUTE, 1 },
+		{ "TOOMANY", TII_E_TOOMANY, 1 },
+		{ "TOOLONG", TII_E_TOOMANY, 1 },
+		{ "USAGE", TII_E_SERVER, 1 },
+		/* a depth out of range or a host listed twice: the caller's argument */
+		{ "RANGE", TII_E_INVAL, 1 },
+		{ "DUPLICATE", TII_E_INVAL, 1 },
+		{ "PROTO", TII_E_SERVER, 1 },
+		{ "DENIED", TII_E_SERVER, 1 },
+		{ "NOFABRIC", TII_E_NOFABRIC, 0 },
+		{ "BUSY", TII_E_BUSY, 0 },
+		{ "UNKNOWN", TII_E_UNSUPPORTED, 0 },
+		{ "NOMEM", TII_E_NOMEM, 0 },
+		/* the server closed an idle connection: a stale reply, retry */
+		{ "IDLE", TII_E_IO, 0 },
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(code, tab[i].code)) {
+			*final = tab[i].final;
+			return tab[i].err;
+		}
+	*final = 1;
+	return TII_E_SERVER;
+}
+
+/* After ERR, which codes leave the connection usable. */
+static int keeps_conn(const char *code)
+{
+	return strcmp(code, "TOOLONG") && strcmp(code, "IDLE") && strcmp(code, "BUSY");
+}
+
+/* How telling an error is when every server failed (higher wins): a
+ * server's own answer beats a garbled one beats silence beats refusal. */
+static int rank(int err)
+{
+	switch (err) {
+	case TII_E_NOFABRIC: return 8;
+	case TII_E_UNSUPPORTED: return 7;
+	case TII_E_NOMEM: return 6;
+	case TII_E_BUSY: return 5;
+	case TII_E_PROTO: return 4;
+	case TII_E_TIMEOUT: return 3;
+	case TII_E_IO: return 2;
+	default: return 1;
+	}
+}
+
+static const char *io_what(int rc)
+{
+	switch (rc) {
+	case TII_E_TIMEOUT: return "no complete reply in time";
+	case TII_E_IO: return "connection closed mid-reply";
+	case TII_E_PROTO: return "reply is not topod's protocol (line too long or NUL byte)";
+	case TII_E_NOMEM: return "out of memory";
+	default: return "error";
+	}
+}
+
+/*
+ * One attempt on server t->cur, to finish before deadline. Returns 0, or an
+ * error with *final set when no other server should be tried. *reused_fail
+ * tells whether the failure came on a kept-open connection before any reply
+ * byte (one the server dropped meanwhile, e.g. its idle timeout): then the
+ * caller reconnects to the same server once, within the same deadline.
+ */
+static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t deadline, int *final,
+		   int *reused_fail)
+{
+	struct tii_server *s = &t->srv[t->cur];
+	int reused = t->c.fd >= 0;
+	*final = 0;
+	*reused_fail = 0;
+
+	if (reused && tii__net_stale(&t->c)) {
+		tii__net_close(&t->c);
+		reused = 0;
+	}
+	if (t->c.fd < 0) {
+		char why[128];
+		int rc = tii__net_connect(&t->c, s->host, s->port, deadline, why, sizeof(why));
+		if (rc) {
+			tii__set_msg(t, "%s: %s", s->spec, why);
+			return rc;
+		}
+	}
+	t->c.rx = 0;
+	t->req[t->reqlen] = '\n';
+	int rc = tii__net_send(&t->c, t->req, t->reqlen + 1, deadline);
+	t->req[t->reqlen] = '\0';
+	char *line;
+	size_t len;
+	if (!rc)
+		rc = tii__net_readline(&t->c, deadline, &line, &len);
+	if (rc) {
+		int silent = rc == TII_E_IO && t->c.rx == 0;
+		*reused_fail = reused && silent;
+		tii__net_close(&t->c);
+		tii__set_msg(t, "%s: %s", s->spec, silent ? "connection closed without a reply" : io_what(rc));
+		return rc;
+	}
+
+	if (!strncmp(line, "ERR ", 4)) {
+		char *p = line + 4;
+		char *code = tii__word(&p);
+		while (*p == ' ')
+			p++;
+		if (!code) {
+			tii__net_close(&t->c);
+			tii__set_msg(t, "%s: malformed ERR reply", s->spec);
+			return TII_E_PROTO;
+		}
+		int err = map_err(code, final);
+		tii__set_msg(t, "%s", *p ? p : code);
+		if (!keeps_conn(code))
+			tii__net_close(&t->c);
+		else
+			t->last = (long)t->cur;
+		return err;
+	}
+	if (strncmp(line, "OK", 2) || (line[2] != ' ' && line[2] != '\0')) {
+		tii__net_close(&t->c);
+		tii__set_msg(t, "%s: reply is not topod's protocol", s->spec);
+		return TII_E_PROTO;
+	}
+
+	struct tii__kv kv;
+	uint64_t gen = 0, nl = 0;
+	const char *g;
+	rc = tii__kv_parse(line + 2, &kv);
+	if (!rc) {
+		/* Every fabric answer names its generation; "info" spells it
+		 * "generation=" too. */
+		g = tii__kv_get(&kv, "gen");
+		if (!g)
+			g = tii__kv_get(&kv, "generation");
+		if (!g || tii__parse_u64(g, 10, &gen))
+			rc = TII_E_PROTO;
+	}
+	if (!rc && tii__kv_get(&kv, "lines") &&
+	    (tii__kv_u64(&kv, "lines", &nl) || nl > TII_REPLY_LINES_MAX))
+		rc = TII_E_PROTO;
+	if (!rc)
+		rc = h->head ? h->head(ctx, &kv, (size_t)nl) : 0;
+	if (rc) {
+		tii__net_close(&t->c);
+		*final = rc != TII_E_PROTO;
+		tii__set_msg(t, "%s: %s", s->spec, rc == TII_E_PROTO ? "malformed reply header" : tii_strerror(rc));
+		return rc;
+	}
+	for (uint64_t i = 0; i < nl; i++) {
+		rc = tii__net_readline(&t->c, deadline, &line, &len);
+		if (rc) {
+			tii__net_close(&t->c);
+			*final = rc == TII_E_NOMEM;
+			tii__set_msg(t, "%s: %s (line %llu of %llu)", s->spec, io_what(rc),
+				     (unsigned long long)i + 1, (unsigned long long)nl);
+			return rc;
+		}
+		rc = h->line ? h->line(ctx, (size_t)i, line, len) : 0;
+		if (rc) {
+			tii__net_close(&t->c);
+			*final = rc != TII_E_PROTO;
+			if (rc == TII_E_PROTO)
+				tii__set_msg(t, "%s: malformed reply line %llu", s->spec, (unsigned long long)i + 1);
+			else
+				tii__set_msg(t, "%s", tii_strerror(rc));
+			return rc;
+		}
+	}
+	t->last = (long)t->cur;
+	t->gen = gen;
+	t->msg[0] = '\0';
+	return 0;
+}
+
+int tii__request(tii_t *t, const struct tii__handler *h, void *ctx)
+{
+	int best = 0;
+	char bestmsg[sizeof(t->msg)];
+	bestmsg[0] = '\0';
+	for (size_t k = 0; k < t->nsrv; k++) {
+		int final, reused_fail;
+		/* one deadline per server, shared by the reconnect below */
+		int64_t deadline = tii__net_now_ms() + t->timeout_ms;
+		int rc = attempt(t, h, ctx, deadline, &final, &reused_fail);
+		if (rc && reused_fail) /* the server dropped a kept-open connection */
+			rc = attempt(t, h, ctx, deadline, &final, &reused_fail);
+		if (!rc || final)
+			return rc;
+		if (!best || rank(rc) > rank(best)) {
+			best = rc;
+			memcpy(bestmsg, t->msg, sizeof(bestmsg));
+		}
+		tii__net_close(&t->c);
+		t->cur = (t->cur + 1) % t->nsrv;
+	}
+	memcpy(t->msg, bestmsg, sizeof(t->msg));
+	return best;
+}

@@ -1,0 +1,343 @@
+/*
+ * tii.h - the Topology Information Interface: what MPI libraries, schedulers
+ * and tools ask topod about an InfiniBand fabric (seed sections 5.2.1, 6.2.1,
+ * 8.2.2), over topod's line protocol (docs/protocol.md).
+ *
+ * Life cycle (hwloc-like): tii_open() -> optional tii_set_timeout() ->
+ * queries -> tii_close(). A tii_t is an opaque handle owning one TCP
+ * connection to one topod at a time, chosen from a list of servers.
+ *
+ * Errors: every int-returning call returns 0 (TII_OK) or a negative TII_E_*
+ * code; tii_strerror() names it and tii_last_message() says what the server
+ * or the network said. On error, output arguments are left untouched unless
+ * the call says otherwise. Nothing here prints, exits, aborts or installs
+ * signal handlers (writes use MSG_NOSIGNAL, so a dead server is an error,
+ * never a SIGPIPE).
+ *
+ * Threads: there is no process-wide state. All state lives in a tii_t, which
+ * one thread at a time may use: open one handle per thread (they are cheap,
+ * one socket each), or serialise access to a shared one yourself.
+ * tii_strerror(), tii_cluster_colors() and the *_free() functions may be
+ * called from any thread. tii_open() reads the environment (getenv), so do
+ * not call setenv() concurrently with it.
+ *
+ * Servers and failover: a request goes to the server that answered last
+ * (the first of the list initially). If it cannot be reached, does not
+ * answer within the timeout, closes the connection mid-reply, answers
+ * something that is not the protocol, is busy, has no fabric yet or is too
+ * old for the command, the same request goes to the next server of the
+ * list, wrapping around, each tried once. Queries are read-only, so a retry
+ * is safe. Answers about the fabric (a host not found, no route) are final
+ * and never retried elsewhere. When every server failed, the call returns
+ * the most telling of their errors: a server's own refusal first
+ * (TII_E_NOFABRIC, TII_E_UNSUPPORTED, TII_E_NOMEM, TII_E_BUSY), then
+ * TII_E_PROTO, TII_E_TIMEOUT, TII_E_IO, and TII_E_CONNECT only when every
+ * server refused the connection or was unreachable.
+ *
+ * Connections: the handle keeps its connection open between calls (one
+ * round trip per call, no reconnect). If topod closed it meanwhile (its
+ * idle timeout), the next call reconnects to the same server quietly.
+ *
+ * Timeouts: one request to one server (connect, send, the whole reply) must
+ * finish within the handle's timeout, so a call takes at most
+ * (number of servers) x timeout, however the servers misbehave. Host names
+ * are resolved with getaddrinfo(), which the timeout cannot bound: use
+ * numeric addresses where that matters. Raise the timeout for very large
+ * answers (a 4,096-host path matrix is hundreds of MB of text).
+ *
+ * Round trips: every call that takes a host list sends one protocol request,
+ * whatever the length of the list (up to the protocol's limits, else
+ * TII_E_TOOMANY); rank 0 of an MPI job can ask for the whole job at once
+ * and broadcast (seed 5.2.2).
+ *
+ * Hosts are named as in docs/protocol.md: a hostname ("c401-101"), a host
+ * and HCA ("c401-101/HCA-2"), a port or node GUID ("0x0002c90300000011") or
+ * a LID ("lid:17"). Names are checked before anything is sent: an empty
+ * name, one longer than TII_NAME_MAX or one with a byte outside printable
+ * ASCII or a space is TII_E_INVAL.
+ *
+ * Generations: topod numbers each fabric snapshot it serves. Each answer is
+ * computed from one generation; tii_last_generation() tells which. Two
+ * answers from the same generation are consistent with each other.
+ */
+#ifndef TII_H
+#define TII_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TII_API __attribute__((visibility("default")))
+#else
+#define TII_API
+#endif
+
+#define TII_VERSION_MAJOR 1
+#define TII_VERSION_MINOR 0
+
+/* Error codes (negative); 0 is success. */
+#define TII_OK            0
+#define TII_E_INVAL      -1  /* bad argument: NULL, n == 0, bad host name, bad server list */
+#define TII_E_NOMEM      -2  /* out of memory, here or in topod (ERR NOMEM) */
+#define TII_E_CONNECT    -3  /* no server could be connected to */
+#define TII_E_TIMEOUT    -4  /* a server did not answer in time (also mid-reply) */
+#define TII_E_IO         -5  /* connection lost (closed or reset mid-reply) */
+#define TII_E_PROTO      -6  /* the reply is not topod's protocol, or inconsistent */
+#define TII_E_NOTFOUND   -7  /* a host, HCA, GUID or LID names no end port */
+#define TII_E_NOROUTE    -8  /* the route between two hosts fails */
+#define TII_E_NOFABRIC   -9  /* topod has not received a fabric yet */
+#define TII_E_TOOMANY   -10  /* more hosts than one request allows */
+#define TII_E_BUSY      -11  /* topod refused the connection: too many clients */
+#define TII_E_SERVER    -12  /* topod refused the request (USAGE, PROTO, DENIED, ...) */
+#define TII_E_UNSUPPORTED -13 /* topod does not know the command (older server) */
+
+/* Longest host name accepted (the protocol's hostnames are at most 64 bytes;
+ * "name/HCA-n" and GUID forms fit easily). */
+#define TII_NAME_MAX 255
+/* The protocol's request-line limit (docs/protocol.md, Limits), without the
+ * newline; a longer request is TII_E_TOOMANY before anything is sent. */
+#define TII_REQUEST_MAX (256 * 1024)
+/* Hosts in one hopsmatrix/pathmatrix/shared request (topod's limit). */
+#define TII_MATRIX_MAX 4096
+/* Default per-request timeout, and the bounds tii_set_timeout() accepts. */
+#define TII_TIMEOUT_DEFAULT_MS 10000
+#define TII_TIMEOUT_MAX_MS (24 * 3600 * 1000)
+/* The server list used when tii_open() gets NULL and $TII_SERVERS is unset. */
+#define TII_DEFAULT_SERVERS "127.0.0.1:7878"
+/* Servers in one list. */
+#define TII_SERVERS_MAX 16
+
+typedef struct tii tii_t;
+
+/* ---- handle -------------------------------------------------------------- */
+
+/*
+ * Opens a handle. servers: "host:port[,host:port...]" ("[v6addr]:port" for
+ * IPv6); NULL means $TII_SERVERS, else TII_DEFAULT_SERVERS. The timeout
+ * starts as $TII_TIMEOUT_MS if set and valid, else TII_TIMEOUT_DEFAULT_MS.
+ * Does not connect (the first query does), so it fails only for a bad list
+ * (TII_E_INVAL) or memory (TII_E_NOMEM). On success *out is a new handle,
+ * caller closes it with tii_close(); on error *out is untouched.
+ */
+TII_API int tii_open(tii_t **out, const char *servers);
+
+/* Closes the connection and frees the handle. NULL is a no-op. */
+TII_API void tii_close(tii_t *t);
+
+/* The per-request timeout in milliseconds, 1 .. TII_TIMEOUT_MAX_MS; see the
+ * top. TII_E_INVAL outside that range. */
+TII_API int tii_set_timeout(tii_t *t, int ms);
+TII_API int tii_get_timeout(const tii_t *t);
+
+/* The generation of the last successful answer on t (0 before any). */
+TII_API uint64_t tii_last_generation(const tii_t *t);
+
+/* A one-line description of the last error on t: topod's ERR text or the
+ * network failure ("127.0.0.1:7878: connection refused"); "" after a
+ * success. Borrowed until the next call on t; never NULL. */
+TII_API const char *tii_last_message(const tii_t *t);
+
+/* The server ("host:port", as given) that answered last, or NULL before
+ * any answer. Borrowed until tii_close(t). */
+TII_API const char *tii_current_server(const tii_t *t);
+
+/* A static description of a TII_E_* code; never NULL. */
+TII_API const char *tii_strerror(int err);
+
+/* ---- the fabric ------------------------------------------------------------ */
+
+/* Fabric counts from topod's "info". Strings are NUL-terminated, cut if
+ * longer than their arrays. */
+struct tii_info {
+	uint64_t generation;
+	uint32_t nodes, switches, cas, links, hosts, max_lid;
+	int depth;                /* -1 if the server did not say */
+	uint64_t sm_guid;
+	uint64_t sweep;
+	uint64_t snapshot_us;     /* when the snapshot was taken (us since epoch) */
+	uint64_t received_us;     /* when topod received it */
+	char engine[32];          /* routing engine, "-" if unknown */
+	char source[256];         /* where the snapshot came from, unescaped */
+};
+TII_API int tii_get_info(tii_t *t, struct tii_info *info);
+
+/* The current generation (a new snapshot, a new number). */
+TII_API int tii_get_generation(tii_t *t, uint64_t *gen);
+
+/* ---- the switch-cluster hierarchy (seed 2.8.1, 5.2.1) ----------------------- */
+
+/* Levels 0 (the whole fabric, one root per connected part) .. depth-1 (leaf
+ * switches). */
+TII_API int tii_get_network_depth(tii_t *t, int *depth);
+
+/* Distinct switch clusters the n hosts reach at level depth. */
+TII_API int tii_num_switch_clusters_at_depth(tii_t *t, const char *const *hosts, size_t n, int depth,
+					     int *count);
+
+/* The ID of host's switch cluster at level depth. IDs are stable across
+ * rebuilds of an unchanged fabric (a hash of the member hosts' GUIDs). */
+TII_API int tii_connected_switch_cluster_at_depth(tii_t *t, const char *host, int depth,
+						  uint64_t *cluster_id);
+
+/* The same for n hosts in one request: ids[i] for hosts[i]. ids must hold n
+ * entries; count (may be NULL) gets the number of distinct IDs. */
+TII_API int tii_connected_switch_clusters_at_depth(tii_t *t, const char *const *hosts, size_t n,
+						   int depth, uint64_t *ids, int *count);
+
+/*
+ * Maps n cluster IDs to dense colours for MPI_Comm_split: colors[i] in
+ * 0..k-1, equal IDs get equal colours, and colours follow ascending ID
+ * order (the smallest ID is colour 0), so every rank computes the same
+ * colours from the same IDs. ncolors (may be NULL) gets k. colors may not
+ * alias ids. No I/O; TII_E_NOMEM or TII_E_INVAL only.
+ */
+TII_API int tii_cluster_colors(const uint64_t *ids, size_t n, int *colors, int *ncolors);
+
+/* tii_connected_switch_clusters_at_depth() + tii_cluster_colors(): one
+ * request. colors must hold n entries. */
+TII_API int tii_get_cluster_colors_at_depth(tii_t *t, const char *const *hosts, size_t n, int depth,
+					    int *colors, int *ncolors);
+
+/*
+ * The whole hierarchy, from topod's "tree". Clusters come children first
+ * (a cluster's index is below its parent's); roots have parent -1. Every
+ * host hangs off one cluster (its lowest); a host alone in its part of the
+ * fabric gets a root cluster holding just itself.
+ */
+struct tii_tree_cluster {
+	uint64_t id;
+	long parent;         /* index into clusters[], -1 for a root */
+	int level;           /* 0 for roots */
+	int dist;            /* distance (hops) at which it was joined; 65535 for a lone host */
+	uint32_t nhosts;     /* hosts below it, at any depth */
+};
+struct tii_tree_host {
+	char *name;
+	long parent;         /* index into clusters[] */
+};
+typedef struct tii_tree {
+	uint64_t generation;
+	int depth;
+	size_t nclusters;
+	struct tii_tree_cluster *clusters;
+	size_t nhosts;
+	struct tii_tree_host *hosts;   /* in topod's order */
+} tii_tree_t;
+/* On success *out is new: caller frees it with tii_tree_free(). */
+TII_API int tii_get_tree(tii_t *t, tii_tree_t **out);
+TII_API void tii_tree_free(tii_tree_t *tree);   /* NULL is a no-op */
+
+/* ---- routes ---------------------------------------------------------------- */
+
+/* Switches traversed from a to b (1 for two hosts on one leaf switch). */
+TII_API int tii_get_hops(tii_t *t, const char *a, const char *b, int *hops);
+
+struct tii_path_switch {
+	uint64_t guid;
+	int in_port, out_port;   /* the ports the route enters and leaves by */
+	char *name;              /* the switch's NodeDescription, unescaped */
+};
+typedef struct tii_path {
+	uint64_t generation;
+	char *src, *dst;         /* as topod names them */
+	size_t nswitches;        /* == hops */
+	struct tii_path_switch *switches;  /* in route order */
+} tii_path_t;
+/* The route from a to b. On success *out is new: caller frees it with
+ * tii_path_free(). */
+TII_API int tii_get_path(tii_t *t, const char *a, const char *b, tii_path_t **out);
+TII_API void tii_path_free(tii_path_t *path);   /* NULL is a no-op */
+
+/*
+ * The hop count of every ordered pair of the n hosts, in one request:
+ * matrix[i * n + j] = hops from hosts[i] to hosts[j], 0 on the diagonal,
+ * UINT16_MAX where the route fails. This is PMIx's fabric cost matrix
+ * (n x n uint16_t, row-major). matrix must hold n * n entries; n <=
+ * TII_MATRIX_MAX. On error the matrix may have been partly written.
+ */
+TII_API int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uint16_t *matrix);
+
+/*
+ * The route of every ordered pair of n hosts (seed 6.2.1), in one request.
+ * The hosts must be distinct (topod refuses a repeated host: TII_E_SERVER).
+ * Read it with tii_path_matrix_route(); the fields are for the owner.
+ */
+typedef struct tii_path_matrix {
+	uint64_t generation;
+	size_t n;
+	int *status;        /* [n * n] 0, or TII_E_NOROUTE where the route fails */
+	size_t *first;      /* [n * n] index of the pair's first GUID in guids[] */
+	uint32_t *len;      /* [n * n] its switch count */
+	uint64_t *guids;    /* every route's switch GUIDs, concatenated */
+	size_t nguids;
+} tii_path_matrix_t;
+/* On success *out is new: caller frees it with tii_path_matrix_free().
+ * n <= TII_MATRIX_MAX. */
+TII_API int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n,
+					tii_path_matrix_t **out);
+/*
+ * The route from hosts[i] to hosts[j]: *guids (borrowed until the matrix is
+ * freed) and *len get its switches in route order. Returns 0, TII_E_NOROUTE
+ * (then *len is 0) or TII_E_INVAL for i or j out of range. The diagonal
+ * (i == j) is an empty route: topod does not list it.
+ */
+TII_API int tii_path_matrix_route(const tii_path_matrix_t *pm, size_t i, size_t j,
+				  const uint64_t **guids, size_t *len);
+TII_API void tii_path_matrix_free(tii_path_matrix_t *pm);   /* NULL is a no-op */
+
+/* ---- link sharing inside an allocation (seed 6.2.1, 8.2.2) -------------------- */
+
+/* Hosts of the list that share a link just above the leaf level (see
+ * docs/protocol.md, "shared"). For these four calls the hosts must be
+ * distinct (topod refuses a repeated host: TII_E_SERVER). */
+TII_API int tii_get_num_hosts_sharing_links(tii_t *t, const char *const *hosts, size_t n, int *count);
+
+/* Which of them: shares[i] = 1 if hosts[i] shares a link, else 0 (shares
+ * must hold n entries; may be NULL); count (may be NULL) gets the total. */
+TII_API int tii_get_hosts_sharing_links(tii_t *t, const char *const *hosts, size_t n, int *shares,
+					int *count);
+
+/* Hosts of the list that have a leaf switch / distinct leaf switches among
+ * them (0 if none); topod reports it to two decimals. */
+TII_API int tii_get_avg_hosts_per_leaf_switch(tii_t *t, const char *const *hosts, size_t n,
+					      double *avg);
+
+/* Everything "shared" answers, for tools. Host positions index the list. */
+struct tii_share_group {
+	uint64_t guid;       /* the shared link: the switch ... */
+	int port;            /* ... and the port it leaves by */
+	size_t nhosts;
+	size_t *hosts;       /* positions in the request, ascending */
+};
+struct tii_link_load {
+	uint64_t guid;       /* a directed link: the node and port it leaves by */
+	int port;
+	uint64_t count;      /* ordered pairs of the list routed over it */
+};
+typedef struct tii_sharing {
+	uint64_t generation;
+	size_t n;                 /* hosts in the request */
+	size_t nsharing;
+	size_t *sharing;          /* positions of the hosts that share a link, ascending */
+	size_t ngroups;
+	struct tii_share_group *groups;
+	size_t nloads;
+	struct tii_link_load *loads;
+	int leaves;               /* distinct leaf switches */
+	double avg_hosts_per_leaf;
+	uint64_t pairs_ok, pairs_failed;
+} tii_sharing_t;
+/* On success *out is new: caller frees it with tii_sharing_free().
+ * n <= TII_MATRIX_MAX. */
+TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
+TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,630 @@
+/*
+ * t_tii_check.c - calls every libtii function and checks the answers.
+ * Built and driven by t_tii_api.py (which starts topod or fake_topod.py and
+ * picks the scenario); prints "ok - ..." / "not ok - ..." lines and exits 1
+ * if any check failed.
+ *
+ *   t_tii_check SCENARIO SERVERS [ARG]
+ *
+ * Scenarios:
+ *   fixture    every call against the 2sw4hca fabric (real topod or fake)
+ *   fattree    the fake's 3-level fat tree: depth 3, pods, sharing
+ *   errors     unknown hosts, bad names, bad arguments, no route (fake
+ *              with --broken Hca4)
+ *   limits     requests too large for the protocol are refused before
+ *              anything is sent
+ *   failover   the first server(s) down: answers come from the last one
+ *   expect ERR MS   one call per kind must fail with TII_E_<ERR> within
+ *              ARG ms per server (timeouts, garbage, closed connections)
+ *   idle       a connection the server closed meanwhile is replaced quietly
+ *   many N     one call of each host-list kind with N hosts (round trips)
+ *   threads    one handle per thread, concurrently
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tii.h"
+
+static int failed;
+static const char *scen = "";
+
+static int check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+	printf("%s - %s: ", cond ? "ok" : "not ok", scen);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!cond)
+		failed++;
+	return cond;
+}
+
+/* check that rc == want, naming both on failure */
+#define CHECK_RC(rc, want, what)                                                                      \
+	check((rc) == (want), "%s -> %s (got %d %s; %s)", what, #want, rc, tii_strerror(rc),        \
+	      tii_last_message(t))
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static tii_t *open_or_die(const char *servers)
+{
+	tii_t *t = NULL;
+	int rc = tii_open(&t, servers);
+	if (!check(rc == 0 && t, "tii_open(%s)", servers)) {
+		printf("# %s\n", tii_strerror(rc));
+		exit(1);
+	}
+	return t;
+}
+
+static const char *const H4[] = { "Hca1", "Hca2", "Hca3", "Hca4" };
+
+/* ---- the 2sw4hca fixture: Switch1 0x200000 has Hca1, Hca3; Switch2
+ * 0x200001 has Hca2, Hca4; two cables between the switches. */
+static void fixture(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	int rc, v;
+
+	struct tii_info in;
+	rc = tii_get_info(t, &in);
+	CHECK_RC(rc, 0, "tii_get_info");
+	check(in.nodes == 6 && in.switches == 2 && in.cas == 4, "info counts nodes=%u switches=%u cas=%u",
+	      in.nodes, in.switches, in.cas);
+	check(in.hosts == 0 || in.hosts == 4, "info hosts=%u", in.hosts);
+	check(in.generation == tii_last_generation(t) && in.generation > 0, "info generation %" PRIu64
+	      " == tii_last_generation", in.generation);
+	check(tii_current_server(t) && !strcmp(tii_current_server(t), servers), "tii_current_server = %s",
+	      tii_current_server(t) ? tii_current_server(t) : "(null)");
+	uint64_t gen = 0;
+	rc = tii_get_generation(t, &gen);
+	check(!rc && gen == in.generation, "tii_get_generation = %" PRIu64, gen);
+
+	rc = tii_get_network_depth(t, &v);
+	check(!rc && v == 2, "tii_get_network_depth = %d (rc %d)", v, rc);
+
+	rc = tii_get_hops(t, "Hca1", "Hca3", &v);
+	check(!rc && v == 1, "hops Hca1 Hca3 = %d (same leaf)", v);
+	rc = tii_get_hops(t, "Hca1", "Hca2", &v);
+	check(!rc && v == 2, "hops Hca1 Hca2 = %d", v);
+	rc = tii_get_hops(t, "lid:2", "0x0000000000100007", &v);
+	check(!rc && v == 1, "hops lid:2 (Hca1) to port GUID of Hca3 = %d", v);
+
+	tii_path_t *p = NULL;
+	rc = tii_get_path(t, "Hca1", "Hca2", &p);
+	if (CHECK_RC(rc, 0, "tii_get_path Hca1 Hca2")) {
+		check(p->nswitches == 2 && p->switches[0].guid == 0x200000 && p->switches[1].guid == 0x200001,
+		      "path Hca1->Hca2 is Switch1, Switch2");
+		check(!strcmp(p->switches[0].name, "Switch1") && !strcmp(p->switches[1].name, "Switch2"),
+		      "path switch names %s %s", p->switches[0].name, p->switches[1].name);
+		check(p->switches[0].in_port == 1 && p->switches[1].out_port == 1 &&
+		      (p->switches[0].out_port == 3 || p->switches[0].out_port == 5) &&
+		      p->switches[0].out_port == p->switches[1].in_port,
+		      "path ports in=%d out=%d, in=%d out=%d", p->switches[0].in_port, p->switches[0].out_port,
+		      p->switches[1].in_port, p->switches[1].out_port);
+		check(p->src && p->dst && !strncmp(p->src, "Hca1", 4) && !strncmp(p->dst, "Hca2", 4),
+		      "path src=%s dst=%s", p->src, p->dst);
+		check(p->generation == gen, "path generation");
+	}
+	tii_path_free(p);
+	tii_path_free(NULL);
+
+	uint16_t m[16];
+	rc = tii_get_hop_matrix(t, H4, 4, m);
+	static const uint16_t want[16] = { 0, 2, 1, 2, 2, 0, 2, 1, 1, 2, 0, 2, 2, 1, 2, 0 };
+	check(!rc && !memcmp(m, want, sizeof(want)), "tii_get_hop_matrix 4x4 (rc %d)", rc);
+
+	tii_path_matrix_t *pm = NULL;
+	rc = tii_get_network_path_matrix(t, H4, 4, &pm);
+	if (CHECK_RC(rc, 0, "tii_get_network_path_matrix")) {
+		const uint64_t *g;
+		size_t len;
+		int ok = pm->n == 4;
+		for (size_t i = 0; i < 4 && ok; i++)
+			for (size_t j = 0; j < 4 && ok; j++) {
+				rc = tii_path_matrix_route(pm, i, j, &g, &len);
+				ok = !rc && (i == j ? len == 0 : len == want[i * 4 + j]);
+				/* the route starts at i's leaf and ends at j's */
+				if (ok && i != j)
+					ok = g[0] == (i % 2 ? 0x200001u : 0x200000u) &&
+					     g[len - 1] == (j % 2 ? 0x200001u : 0x200000u);
+			}
+		check(ok, "path matrix routes agree with hops and leaves");
+		check(tii_path_matrix_route(pm, 4, 0, &g, &len) == TII_E_INVAL, "path matrix route out of range");
+	}
+	tii_path_matrix_free(pm);
+	pm = NULL;
+	rc = tii_get_network_path_matrix(t, H4, 1, &pm);
+	if (CHECK_RC(rc, 0, "path matrix of one host")) {
+		const uint64_t *g;
+		size_t len = 9;
+		check(pm->n == 1 && tii_path_matrix_route(pm, 0, 0, &g, &len) == 0 && len == 0, "one host: an empty route");
+		tii_path_matrix_free(pm);
+	}
+	const char *const nohost[] = { "NoSuchHost" };
+	pm = NULL;
+	rc = tii_get_network_path_matrix(t, nohost, 1, &pm);
+	check(rc == TII_E_NOTFOUND && !pm, "path matrix of one unknown host: NOTFOUND");
+
+	rc = tii_num_switch_clusters_at_depth(t, H4, 4, 1, &v);
+	check(!rc && v == 2, "clusters at level 1 = %d", v);
+	rc = tii_num_switch_clusters_at_depth(t, H4, 4, 0, &v);
+	check(!rc && v == 1, "clusters at level 0 = %d", v);
+	const char *const two[] = { "Hca1", "Hca3" };
+	rc = tii_num_switch_clusters_at_depth(t, two, 2, 1, &v);
+	check(!rc && v == 1, "Hca1, Hca3 share one leaf cluster (%d)", v);
+
+	uint64_t id1 = 0, id3 = 0, id2 = 0, ids[4];
+	int cnt = 0;
+	rc = tii_connected_switch_cluster_at_depth(t, "Hca1", 1, &id1);
+	rc |= tii_connected_switch_cluster_at_depth(t, "Hca3", 1, &id3);
+	rc |= tii_connected_switch_cluster_at_depth(t, "Hca2", 1, &id2);
+	check(!rc && id1 == id3 && id1 != id2, "cluster IDs at level 1: Hca1 == Hca3 != Hca2");
+	rc = tii_connected_switch_clusters_at_depth(t, H4, 4, 1, ids, &cnt);
+	check(!rc && cnt == 2 && ids[0] == id1 && ids[2] == id1 && ids[1] == id2 && ids[3] == id2,
+	      "list form gives the same IDs, count 2");
+	int colors[4], nc = 0;
+	rc = tii_get_cluster_colors_at_depth(t, H4, 4, 1, colors, &nc);
+	int c1 = id1 < id2 ? 0 : 1;   /* the smaller ID gets colour 0 */
+	check(!rc && nc == 2 && colors[0] == colors[2] && colors[1] == colors[3] && colors[0] == c1 &&
+	      colors[1] == 1 - c1, "colours at level 1: %d %d %d %d, smaller ID first", colors[0], colors[1],
+	      colors[2], colors[3]);
+	uint64_t root;
+	rc = tii_connected_switch_cluster_at_depth(t, "Hca4", 0, &root);
+	check(!rc && root != id1 && root != id2, "level 0 cluster differs from the leaves");
+
+	tii_tree_t *tr = NULL;
+	rc = tii_get_tree(t, &tr);
+	if (CHECK_RC(rc, 0, "tii_get_tree")) {
+		check(tr->depth == 2 && tr->nclusters == 3 && tr->nhosts == 4, "tree depth %d clusters %zu hosts %zu",
+		      tr->depth, tr->nclusters, tr->nhosts);
+		int ok = 1, roots = 0;
+		for (size_t i = 0; i < tr->nclusters; i++) {
+			if (tr->clusters[i].parent < 0) {
+				roots++;
+				ok &= tr->clusters[i].id == root && tr->clusters[i].level == 0 &&
+				      tr->clusters[i].nhosts == 4;
+			} else {
+				ok &= tr->clusters[i].level == 1 && tr->clusters[i].nhosts == 2 &&
+				      (tr->clusters[i].id == id1 || tr->clusters[i].id == id2);
+			}
+		}
+		for (size_t i = 0; i < tr->nhosts; i++) {
+			uint64_t pid = tr->clusters[tr->hosts[i].parent].id;
+			const char *n = tr->hosts[i].name;
+			ok &= (!strcmp(n, "Hca1") || !strcmp(n, "Hca3")) ? pid == id1 : pid == id2;
+		}
+		check(ok && roots == 1, "tree: one root (the level-0 ID), leaves hold their hosts");
+	}
+	tii_tree_free(tr);
+
+	rc = tii_get_num_hosts_sharing_links(t, H4, 4, &v);
+	/* Two cables between the switches and destinations spread over them:
+	 * no two hosts on one leaf share the link they are reached by. */
+	check(!rc && v == 0, "num hosts sharing links = %d (rc %d)", v, rc);
+	int sh[4] = { 9, 9, 9, 9 };
+	rc = tii_get_hosts_sharing_links(t, H4, 4, sh, &v);
+	check(!rc && v == 0 && !sh[0] && !sh[1] && !sh[2] && !sh[3], "hosts sharing links: none");
+	double avg = 0;
+	rc = tii_get_avg_hosts_per_leaf_switch(t, H4, 4, &avg);
+	check(!rc && avg > 1.99 && avg < 2.01, "avg hosts per leaf = %.2f", avg);
+	rc = tii_get_avg_hosts_per_leaf_switch(t, two, 2, &avg);
+	check(!rc && avg > 1.99 && avg < 2.01, "avg hosts per leaf (Hca1, Hca3) = %.2f", avg);
+	tii_sharing_t *s = NULL;
+	rc = tii_get_link_sharing(t, H4, 4, &s);
+	if (CHECK_RC(rc, 0, "tii_get_link_sharing")) {
+		check(s->n == 4 && s->leaves == 2 && s->pairs_ok == 12 && s->pairs_failed == 0 && s->nloads > 0,
+		      "sharing: leaves %d pairs_ok %" PRIu64 " loads %zu", s->leaves, s->pairs_ok, s->nloads);
+	}
+	tii_sharing_free(s);
+	check(tii_last_generation(t) == gen, "every answer came from generation %" PRIu64, gen);
+	tii_close(t);
+}
+
+/* ---- the fake's fat tree: 2 pods x 2 leaves x 4 hosts --------------------- */
+static void fattree(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	int v, rc;
+	rc = tii_get_network_depth(t, &v);
+	check(!rc && v == 3, "depth 3");
+	const char *const hs[] = { "c401-101", "c401-201", "c402-101", "c401-102" };
+	rc = tii_num_switch_clusters_at_depth(t, hs, 4, 1, &v);
+	check(!rc && v == 2, "two pods at level 1 (%d)", v);
+	rc = tii_num_switch_clusters_at_depth(t, hs, 4, 2, &v);
+	check(!rc && v == 3, "three leaves at level 2 (%d)", v);
+	int sh[4];
+	rc = tii_get_hosts_sharing_links(t, hs, 4, sh, &v);
+	check(!rc && v == 2 && sh[0] && !sh[1] && !sh[2] && sh[3], "c401-101 and c401-102 share a link");
+	tii_sharing_t *s;
+	rc = tii_get_link_sharing(t, hs, 4, &s);
+	if (CHECK_RC(rc, 0, "tii_get_link_sharing")) {
+		check(s->nsharing == 2 && s->sharing[0] == 0 && s->sharing[1] == 3 && s->ngroups == 1 &&
+		      s->groups[0].nhosts == 2 && s->groups[0].hosts[0] == 0 && s->groups[0].hosts[1] == 3,
+		      "sharing positions and the group");
+		check(s->avg_hosts_per_leaf > 1.32 && s->avg_hosts_per_leaf < 1.34 && s->leaves == 3,
+		      "avg %.2f over %d leaves", s->avg_hosts_per_leaf, s->leaves);
+		tii_sharing_free(s);
+	}
+	uint16_t m[16];
+	rc = tii_get_hop_matrix(t, hs, 4, m);
+	check(!rc && m[1] == 3 && m[2] == 5 && m[3] == 1, "hop matrix row 0: %u %u %u", m[1], m[2], m[3]);
+	tii_tree_t *tr;
+	rc = tii_get_tree(t, &tr);
+	if (CHECK_RC(rc, 0, "tii_get_tree")) {
+		check(tr->nclusters == 7 && tr->nhosts == 16 && tr->depth == 3, "tree 7 clusters 16 hosts");
+		tii_tree_free(tr);
+	}
+	tii_close(t);
+}
+
+/* ---- errors the fabric answers, and arguments refused locally ---------------- */
+static void errors(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	int v = 42, rc;
+	uint64_t id = 42;
+	uint16_t m[4];
+	const char *const bad[] = { "Hca1", "NoSuchHost" };
+	tii_path_t *p = NULL;
+	tii_path_matrix_t *pm = NULL;
+	tii_tree_t *tr = NULL;
+	tii_sharing_t *s = NULL;
+
+	rc = tii_get_hops(t, "Hca1", "NoSuchHost", &v);
+	CHECK_RC(rc, TII_E_NOTFOUND, "hops to an unknown host");
+	check(v == 42, "output untouched on error");
+	check(strstr(tii_last_message(t), "NoSuchHost") != NULL, "message names the host: %s", tii_last_message(t));
+	rc = tii_get_path(t, "NoSuchHost", "Hca1", &p);
+	CHECK_RC(rc, TII_E_NOTFOUND, "path from an unknown host");
+	check(p == NULL, "path pointer untouched");
+	rc = tii_get_hop_matrix(t, bad, 2, m);
+	CHECK_RC(rc, TII_E_NOTFOUND, "hop matrix with an unknown host");
+	rc = tii_get_network_path_matrix(t, bad, 2, &pm);
+	CHECK_RC(rc, TII_E_NOTFOUND, "path matrix with an unknown host");
+	rc = tii_num_switch_clusters_at_depth(t, bad, 2, 1, &v);
+	CHECK_RC(rc, TII_E_NOTFOUND, "clusters with an unknown host");
+	rc = tii_connected_switch_cluster_at_depth(t, "NoSuchHost", 1, &id);
+	CHECK_RC(rc, TII_E_NOTFOUND, "cluster of an unknown host");
+	rc = tii_get_num_hosts_sharing_links(t, bad, 2, &v);
+	CHECK_RC(rc, TII_E_NOTFOUND, "sharing with an unknown host");
+	check(tii_get_hops(t, "Hca1", "Hca3", &v) == 0 && v == 1, "the connection is still usable after ERR");
+
+	/* routes to Hca4 fail (the driver starts the fake with --broken Hca4) */
+	rc = tii_get_hops(t, "Hca1", "Hca4", &v);
+	CHECK_RC(rc, TII_E_NOROUTE, "hops on a broken route");
+	rc = tii_get_path(t, "Hca1", "Hca4", &p);
+	CHECK_RC(rc, TII_E_NOROUTE, "path on a broken route");
+	const char *const hs[] = { "Hca1", "Hca4" };
+	rc = tii_get_hop_matrix(t, hs, 2, m);
+	check(!rc && m[1] == UINT16_MAX && m[2] == 2 && m[0] == 0, "hop matrix: UINT16_MAX where the route fails");
+	rc = tii_get_network_path_matrix(t, hs, 2, &pm);
+	if (CHECK_RC(rc, 0, "path matrix with a broken route")) {
+		const uint64_t *g;
+		size_t len = 9;
+		check(tii_path_matrix_route(pm, 0, 1, &g, &len) == TII_E_NOROUTE && len == 0, "broken pair is NOROUTE");
+		check(tii_path_matrix_route(pm, 1, 0, &g, &len) == 0 && len == 2, "reverse pair routes");
+		tii_path_matrix_free(pm);
+	}
+
+	/* names that would break the line protocol never leave the process */
+	const char *badnames[] = { "", "two words", "tab\there", "nl\n", "\x7f", "caf\xc3\xa9", NULL };
+	for (int i = 0; badnames[i]; i++) {
+		rc = tii_get_hops(t, badnames[i], "Hca1", &v);
+		CHECK_RC(rc, TII_E_INVAL, "bad host name rejected");
+	}
+	char longname[TII_NAME_MAX + 2];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	rc = tii_get_hops(t, longname, "Hca1", &v);
+	CHECK_RC(rc, TII_E_INVAL, "host name longer than TII_NAME_MAX");
+	const char *const withbad[] = { "Hca1", "x y" };
+	rc = tii_get_hop_matrix(t, withbad, 2, m);
+	CHECK_RC(rc, TII_E_INVAL, "a bad name inside a list");
+	rc = tii_get_hops(t, NULL, "Hca1", &v);
+	CHECK_RC(rc, TII_E_INVAL, "NULL host");
+	rc = tii_get_hops(t, "Hca1", "Hca2", NULL);
+	CHECK_RC(rc, TII_E_INVAL, "NULL output");
+	rc = tii_get_hop_matrix(t, hs, 0, m);
+	CHECK_RC(rc, TII_E_INVAL, "empty list");
+	rc = tii_num_switch_clusters_at_depth(t, hs, 2, -1, &v);
+	CHECK_RC(rc, TII_E_INVAL, "negative depth");
+	rc = tii_num_switch_clusters_at_depth(t, hs, 2, 9, &v);
+	CHECK_RC(rc, TII_E_INVAL, "depth beyond the hierarchy (topod says RANGE)");
+	const char *const dup[] = { "Hca1", "Hca1" };
+	rc = tii_get_num_hosts_sharing_links(t, dup, 2, &v);
+	check(rc == TII_E_INVAL, "a host listed twice for sharing: %s (%s)", tii_strerror(rc), tii_last_message(t));
+	check(tii_get_tree(NULL, &tr) == TII_E_INVAL, "NULL handle");
+	check(tii_get_link_sharing(t, hs, 2, NULL) == TII_E_INVAL, "NULL result pointer");
+	check(tii_set_timeout(t, 0) == TII_E_INVAL && tii_set_timeout(t, -5) == TII_E_INVAL, "bad timeouts refused");
+	check(tii_set_timeout(t, 1234) == 0 && tii_get_timeout(t) == 1234, "timeout set");
+	(void)s;
+
+	/* tii_open argument checks; none of these connect */
+	tii_t *t2 = NULL;
+	static const char *const badlists[] = { "", "nocolon", "h:", ":7878", "h:0", "h:65536", "h:12x",
+						"h:1,,h:2", "::1:7878", "[::1]7878", "a b:1", NULL };
+	for (int i = 0; badlists[i]; i++)
+		check(tii_open(&t2, badlists[i]) == TII_E_INVAL && !t2, "tii_open(\"%s\") -> TII_E_INVAL", badlists[i]);
+	check(tii_open(NULL, "h:1") == TII_E_INVAL, "tii_open(NULL out)");
+	check(tii_open(&t2, "[::1]:7878, localhost:1 ,10.0.0.1:65535") == 0, "tii_open with IPv6, spaces");
+	check(tii_last_generation(t2) == 0 && tii_current_server(t2) == NULL && !*tii_last_message(t2),
+	      "a fresh handle has no generation, server or message");
+	tii_close(t2);
+	tii_close(NULL);
+
+	/* strerror covers every code */
+	int codes[] = { TII_OK, TII_E_INVAL, TII_E_NOMEM, TII_E_CONNECT, TII_E_TIMEOUT, TII_E_IO, TII_E_PROTO,
+			TII_E_NOTFOUND, TII_E_NOROUTE, TII_E_NOFABRIC, TII_E_TOOMANY, TII_E_BUSY, TII_E_SERVER,
+			TII_E_UNSUPPORTED };
+	int ok = 1;
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		for (size_t j = 0; j < i; j++)
+			ok &= strcmp(tii_strerror(codes[i]), tii_strerror(codes[j])) != 0;
+	check(ok && tii_strerror(-999) && tii_strerror(12345), "tii_strerror: distinct strings, never NULL");
+
+	/* colours, no server needed */
+	uint64_t cid[6] = { 50, 7, 50, 900, 7, 50 };
+	int col[6], ncol;
+	check(tii_cluster_colors(cid, 6, col, &ncol) == 0 && ncol == 3 && col[0] == 1 && col[1] == 0 &&
+	      col[2] == 1 && col[3] == 2 && col[4] == 0 && col[5] == 1, "tii_cluster_colors dense, by ID");
+	check(tii_cluster_colors(cid, 0, col, &ncol) == TII_E_INVAL, "tii_cluster_colors n == 0");
+	tii_close(t);
+}
+
+/* ---- limits ------------------------------------------------------------------ */
+static void limits(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	size_t n = TII_MATRIX_MAX + 1;
+	const char **hs = malloc(n * sizeof(*hs));
+	uint16_t *m = malloc(n * n * sizeof(*m));
+	for (size_t i = 0; i < n; i++)
+		hs[i] = "Hca1";
+	int rc = tii_get_hop_matrix(t, hs, n, m);
+	CHECK_RC(rc, TII_E_TOOMANY, "hop matrix of 4097 hosts");
+	tii_path_matrix_t *pm;
+	rc = tii_get_network_path_matrix(t, hs, n, &pm);
+	CHECK_RC(rc, TII_E_TOOMANY, "path matrix of 4097 hosts");
+	int v;
+	rc = tii_get_num_hosts_sharing_links(t, hs, n, &v);
+	CHECK_RC(rc, TII_E_TOOMANY, "sharing of 4097 hosts");
+	/* 200-byte names: 1,400 of them pass 256 KiB */
+	static char big[200];
+	memset(big, 'h', sizeof(big) - 1);
+	const char **bh = malloc(1400 * sizeof(*bh));
+	for (size_t i = 0; i < 1400; i++)
+		bh[i] = big;
+	uint64_t *ids = malloc(1400 * sizeof(*ids));
+	rc = tii_connected_switch_clusters_at_depth(t, bh, 1400, 1, ids, NULL);
+	CHECK_RC(rc, TII_E_TOOMANY, "a request line over 256 KiB");
+	const char **many = malloc(20000 * sizeof(*many));
+	for (size_t i = 0; i < 20000; i++)
+		many[i] = "Hca1";
+	uint64_t *ids2 = malloc(20000 * sizeof(*ids2));
+	rc = tii_connected_switch_clusters_at_depth(t, many, 20000, 1, ids2, NULL);
+	CHECK_RC(rc, TII_E_TOOMANY, "more than 16,384 arguments");
+	/* 16,000 short names fit both limits: one request */
+	rc = tii_connected_switch_clusters_at_depth(t, many, 16000, 1, ids2, &v);
+	check(!rc && v == 1 && ids2[15999] == ids2[0], "16,000 hosts in one clusters request (rc %d %s)", rc,
+	      tii_last_message(t));
+	free(hs);
+	free(m);
+	free(bh);
+	free(ids);
+	free(many);
+	free(ids2);
+	tii_close(t);
+}
+
+/* ---- failover ------------------------------------------------------------------ */
+static void failover(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	int v = 0;
+	tii_set_timeout(t, 3000);
+	double t0 = now_ms();
+	int rc = tii_get_hops(t, "Hca1", "Hca2", &v);
+	check(!rc && v == 2, "answer from a later server (rc %d %s)", rc, tii_last_message(t));
+	const char *last = strrchr(servers, ',');
+	check(tii_current_server(t) && last && !strcmp(tii_current_server(t), last + 1), "current server %s",
+	      tii_current_server(t) ? tii_current_server(t) : "(null)");
+	rc = tii_get_network_depth(t, &v);
+	check(!rc && v == 2, "the next call sticks to it");
+	check(now_ms() - t0 < 3000, "failover took %.0f ms", now_ms() - t0);
+	tii_close(t);
+}
+
+/* ---- every kind of call fails the same expected way -------------------------- */
+static int code_of(const char *s)
+{
+	static const struct { const char *n; int c; } tab[] = {
+		{ "TIMEOUT", TII_E_TIMEOUT }, { "PROTO", TII_E_PROTO }, { "IO", TII_E_IO },
+		{ "CONNECT", TII_E_CONNECT }, { "NOFABRIC", TII_E_NOFABRIC }, { "BUSY", TII_E_BUSY },
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (!strcmp(s, tab[i].n))
+			return tab[i].c;
+	return 1;
+}
+
+static void expect(const char *servers, const char *err, int ms)
+{
+	int want = code_of(err);
+	tii_t *t = open_or_die(servers);
+	tii_set_timeout(t, ms);
+	int nsrv = 1;
+	for (const char *p = servers; *p; p++)
+		nsrv += *p == ',';
+	/* each call may take one timeout per server, plus scheduling slack */
+	double bound = (double)ms * nsrv + 1500;
+	int v;
+	uint64_t id;
+	uint16_t m[16];
+	double t0;
+	int rc;
+#define EXPECT(call, what)                                                                                 \
+	do {                                                                                               \
+		t0 = now_ms();                                                                             \
+		rc = (call);                                                                               \
+		double el = now_ms() - t0;                                                                 \
+		check(rc == want && el < bound, "%s -> %s in %.0f ms (got %s; %s)", what, err, el,      \
+		      tii_strerror(rc), tii_last_message(t));                                            \
+	} while (0)
+	EXPECT(tii_get_network_depth(t, &v), "depth");
+	EXPECT(tii_get_hops(t, "Hca1", "Hca2", &v), "hops");
+	tii_path_t *p = NULL;
+	EXPECT(tii_get_path(t, "Hca1", "Hca2", &p), "path");
+	EXPECT(tii_get_hop_matrix(t, H4, 4, m), "hop matrix");
+	tii_path_matrix_t *pm = NULL;
+	EXPECT(tii_get_network_path_matrix(t, H4, 4, &pm), "path matrix");
+	EXPECT(tii_num_switch_clusters_at_depth(t, H4, 4, 1, &v), "clusters");
+	EXPECT(tii_connected_switch_cluster_at_depth(t, "Hca1", 1, &id), "cluster");
+	tii_tree_t *tr = NULL;
+	EXPECT(tii_get_tree(t, &tr), "tree");
+	EXPECT(tii_get_num_hosts_sharing_links(t, H4, 4, &v), "sharing");
+	struct tii_info in;
+	EXPECT(tii_get_info(t, &in), "info");
+	check(!p && !pm && !tr, "no result allocated on failure");
+	tii_close(t);
+}
+
+/* ---- a connection closed by the server between calls ------------------------- */
+static void idle(const char *servers)
+{
+	tii_t *t = open_or_die(servers);
+	int v;
+	int rc = tii_get_hops(t, "Hca1", "Hca3", &v);
+	check(!rc && v == 1, "first call");
+	usleep(700 * 1000);   /* the fake closes idle connections after 0.3 s */
+	rc = tii_get_hops(t, "Hca1", "Hca2", &v);
+	check(!rc && v == 2, "after the server closed the idle connection (rc %d %s)", rc, tii_last_message(t));
+	usleep(700 * 1000);
+	rc = tii_get_network_depth(t, &v);
+	check(!rc && v == 2, "and again");
+	tii_close(t);
+}
+
+/* ---- round trips: one request per call, whatever n --------------------------- */
+static void many(const char *servers, int n)
+{
+	tii_t *t = open_or_die(servers);
+	const char **hs = malloc((size_t)n * sizeof(*hs));
+	static const char *const names[] = { "Hca1", "Hca2", "Hca3", "Hca4" };
+	for (int i = 0; i < n; i++)
+		hs[i] = names[i % 4];
+	uint64_t *ids = malloc((size_t)n * sizeof(*ids));
+	int *col = malloc((size_t)n * sizeof(*col));
+	uint16_t *m = malloc((size_t)n * (size_t)n * sizeof(*m));
+	int v, rc;
+	rc = tii_connected_switch_clusters_at_depth(t, hs, (size_t)n, 1, ids, &v);
+	check(!rc && v == 2, "clusters of %d hosts", n);
+	rc = tii_get_cluster_colors_at_depth(t, hs, (size_t)n, 1, col, &v);
+	check(!rc && v == 2 && col[0] == col[2] && col[n - 1] == col[n - 3], "colours of %d hosts", n);
+	rc = tii_num_switch_clusters_at_depth(t, hs, (size_t)n, 0, &v);
+	check(!rc && v == 1, "count of %d hosts", n);
+	rc = tii_get_hop_matrix(t, hs, (size_t)n, m);
+	check(!rc && m[1] == 2 && m[2] == 1, "hop matrix of %d hosts", n);
+	tii_path_matrix_t *pm;
+	rc = tii_get_network_path_matrix(t, hs, (size_t)n, &pm);
+	check(!rc, "path matrix of %d hosts (%s)", n, tii_last_message(t));
+	if (!rc)
+		tii_path_matrix_free(pm);
+	printf("# calls: 5\n");
+	free(hs);
+	free(ids);
+	free(col);
+	free(m);
+	tii_close(t);
+}
+
+/* ---- one handle per thread ----------------------------------------------------- */
+struct targ {
+	const char *servers;
+	int ok;
+};
+
+static void *worker(void *arg)
+{
+	struct targ *a = arg;
+	tii_t *t;
+	a->ok = 0;
+	if (tii_open(&t, a->servers))
+		return NULL;
+	int good = 1;
+	for (int i = 0; i < 50 && good; i++) {
+		int v;
+		uint16_t m[16];
+		good = !tii_get_hops(t, "Hca1", i % 2 ? "Hca2" : "Hca3", &v) && v == (i % 2 ? 2 : 1) &&
+		       !tii_get_hop_matrix(t, H4, 4, m) && m[1] == 2;
+	}
+	tii_close(t);
+	a->ok = good;
+	return NULL;
+}
+
+static void threads(const char *servers)
+{
+	pthread_t th[8];
+	struct targ a[8];
+	for (int i = 0; i < 8; i++) {
+		a[i].servers = servers;
+		pthread_create(&th[i], NULL, worker, &a[i]);
+	}
+	int ok = 1;
+	for (int i = 0; i < 8; i++) {
+		pthread_join(th[i], NULL);
+		ok &= a[i].ok;
+	}
+	check(ok, "8 threads x 50 calls, one handle each");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: t_tii_check SCENARIO SERVERS [ARG...]\n");
+		return 2;
+	}
+	scen = argv[1];
+	const char *s = argv[2];
+	if (!strcmp(scen, "fixture"))
+		fixture(s);
+	else if (!strcmp(scen, "fattree"))
+		fattree(s);
+	else if (!strcmp(scen, "errors"))
+		errors(s);
+	else if (!strcmp(scen, "limits"))
+		limits(s);
+	else if (!strcmp(scen, "failover"))
+		failover(s);
+	else if (!strcmp(scen, "expect") && argc >= 5) {
+		static char name[64];
+		snprintf(name, sizeof(name), "expect %s", argv[3]);
+		scen = name;
+		expect(s, argv[3], atoi(argv[4]));
+	} else if (!strcmp(scen, "idle"))
+		idle(s);
+	else if (!strcmp(scen, "many") && argc >= 4)
+		many(s, atoi(argv[3]));
+	else if (!strcmp(scen, "threads"))
+		threads(s);
+	else {
+		fprintf(stderr, "unknown scenario %s\n", scen);
+		return 2;
+	}
+	return failed ? 1 : 0;
+}
