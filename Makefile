@@ -44,7 +44,7 @@ $(B)/obj/std/%.o: %.c
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that
 # our symbols can never collide with OpenSM's or another plugin's.
-$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) $(SNAP_SRC))
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
 

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -869,8 +870,12 @@ bad:
 
 int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN])
 {
+	/* pid + a counter: two threads of one process (the plugin's sink
+	 * workers, say) may write the same path at once. */
+	static atomic_uint seq;
 	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+		     atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)sizeof(tmp))
 		return fail(err, "%s: path too long", path);
 	/* rename() would replace a device or FIFO (e.g. -o /dev/null as root)
 	 * with a regular file. */
