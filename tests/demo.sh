@@ -16,6 +16,10 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 q() { # one protocol line to topod, as anyone could with nc
 	printf '%s\n' "$1" | nc -q 2 127.0.0.1 "$PORT"
 }
+tq() { # the same through libtii, as users do
+	echo "\$ topoquery $*"
+	"$ROOT/build/bin/topoquery" -s "127.0.0.1:$PORT" "$@"
+}
 
 say "1. A 3-level fat tree of 8-port switches (k=8: 128 hosts, 80 switches) for ibsim"
 python3 tests/lab/fabgen.py fattree --k 8 --levels 3 -o "$LAB_DIR/fabric.net" \
@@ -51,15 +55,33 @@ grep -a 'osmtopo' "$LAB_OSM_LOG" | tail -2 | cut -c1-200
 say "4. What topod received equals what the switches hold (ibroute, over SMPs)"
 "$ROOT/build/bin/topo-snap" info "$LAB_DIR/fabric.snap" | sed -n '1,12p'
 SW_LID=$(lab_umad ibswitches 2>/dev/null | sed -n '1s/.* lid \([0-9]*\) .*/\1/p')
-echo "--- ibroute $SW_LID (first lines), read from the simulated switch:"
-lab_umad ibroute "$SW_LID" 2>/dev/null | sed -n '4,8p'
 SW_GUID=$(lab_umad ibswitches 2>/dev/null | sed -n '1s/^Switch\s*:\s*\(0x[0-9a-f]*\).*/\1/p')
-echo "--- the same entries in topod's snapshot:"
+echo "--- ibroute -n $SW_LID, read from the simulated switch:"
+lab_umad ibroute -n "$SW_LID" 2>/dev/null | sed -n '4,8p'
+echo "--- the same entries in the plugin's snapshot (switch GUID, LID, port):"
 "$ROOT/build/bin/topo-snap" lfts "$LAB_DIR/fabric.snap" | grep -i "^$SW_GUID " | head -5
 
-say "5. Take an uplink down; OpenSM reroutes and topod serves a new generation"
+say "5. Answers: hops, paths, the hierarchy, link sharing"
+tq info
+tq hops c401-101 c401-102
+tq hops c401-101 c402-101
+tq hops c401-101 c432-104
+tq path c401-101 c432-104
+A=$(q "resolve c401-101" | sed -n 's/.* lid=\([0-9]*\) .*/\1/p')
+B=$(q "resolve c432-104" | sed -n 's/.* lid=\([0-9]*\) .*/\1/p')
+echo "\$ ibtracert $A $B      # ground truth, over SMPs"
+lab_umad ibtracert "$A" "$B" 2>/dev/null
+echo "\$ echo 'query c401-101:c432-104' | nc 127.0.0.1 $PORT      # the seed's form"
+q "query c401-101:c432-104"
+tq depth
+tq clusters c401-101 c401-102 c402-101 c405-101 c432-104
+tq shared c401-101 c402-101 c403-101 c404-101 c409-101 c410-101 c411-101 c412-101
+echo "\$ topoquery slurm     # a Slurm topology.conf from the hierarchy (first lines)"
+"$ROOT/build/bin/topoquery" -s "127.0.0.1:$PORT" slurm | head -6
+
+say "6. Take an uplink down; OpenSM reroutes and topod serves a new generation"
 before=$(q info | sed -n 's/.*generation=\([0-9]*\).*/\1/p')
-L1=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); l=[x for x in m["links"] if x["a"].startswith("ibsw") and x["b"].startswith("ibsw")][0]; print("%s %s" % (l["a"], l["pa"]))' "$LAB_DIR/fabric.json" 2>/dev/null)
+L1=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); l=[x for x in m["links"] if x[0].startswith("ibsw") and x[2].startswith("ibsw")][0]; print("%s %s" % (l[0], l[1]))' "$LAB_DIR/fabric.json" 2>/dev/null)
 if [ -n "$L1" ]; then
 	set -- $L1
 	echo "ibsim> Unlink \"$1\"[$2]"
@@ -73,6 +95,6 @@ if [ -n "$L1" ]; then
 	[ "$now" != "$before" ] && echo "generation $before -> $now: the reroute reached topod"
 fi
 
-say "6. topod's log"
+say "7. topod's log"
 cat "$LAB_DIR/topod.log"
 say "Done; tearing the lab down (ibsim, OpenSM, topod) by PID."
