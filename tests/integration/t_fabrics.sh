@@ -9,7 +9,8 @@
 #   - topod serves the plugin's generation, and for hundreds of random host
 #     pairs its switch sequence equals ibtracert's.
 # The last fabric has 3,456 hosts (k=24 fat tree); set TOPOD_FABRICS=small
-# to skip it while iterating, TOPOD_FABRICS=big to run only it.
+# to skip it while iterating, TOPOD_FABRICS=big to run only it;
+# TOPOD_FABRIC_ONLY=TEXT runs only the fabrics whose label contains TEXT.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -23,6 +24,7 @@ nok() { echo "not ok - $*"; failed=$((failed + 1)); }
 # fabric LABEL ENGINE PAIRS ROOTS(yes|no) RAILS(yes|no) FABGEN-ARGS...
 fabric() {
 	local label=$1 engine=$2 pairs=$3 roots=$4 rails=$5
+	case "$label" in *"${TOPOD_FABRIC_ONLY:-}"*) ;; *) return ;; esac
 	shift 5
 	lab_init || { nok "$label: lab_init"; return; }
 	local d=$LAB_DIR conf=()
@@ -31,6 +33,7 @@ fabric() {
 		return
 	fi
 	[ "$roots" = yes ] && conf+=("root_guid_file $d/roots")
+	[ -n "${FABRIC_LMC:-}" ] && conf+=("lmc $FABRIC_LMC")
 	lab_start_ibsim "$d/f.net" || { nok "$label: ibsim"; return; }
 
 	"$ROOT/build/bin/topod" -f -q -l 127.0.0.1:0 -i "unix:$d/ingest.sock" -d "$d" \
@@ -97,6 +100,7 @@ fabric() {
 
 	local rf=()
 	[ "$rails" = yes ] && rf=(--rails)
+	[ -n "${FABRIC_LMC:-}" ] && rf+=(--lmc)
 	lab_umad python3 tests/lib/tracecheck.py --port "$port" --pairs "$pairs" "${rf[@]}" --label "$label" \
 		>"$d/trace.out" 2>"$d/trace.err"
 	cat "$d/trace.out"
@@ -115,6 +119,7 @@ fabric "2D torus 4x4, dor" dor 200 no no torus2d --x 4 --y 4
 fabric "random regular 16x4, dfsssp" dfsssp 200 no no rrg --switches 16 --degree 4 --seed 3
 fabric "Slim Fly q=5, minhop" minhop 200 no no slimfly --q 5 --hosts-per-switch 2
 fabric "3-level fat tree, updn" updn 200 yes no fattree --k 4 --levels 3
+FABRIC_LMC=1 fabric "fat tree k=4 with LMC 1, updn (lid:N routes)" updn 200 yes no fattree --k 4 --levels 3
 fi
 if [ "${TOPOD_FABRICS:-all}" != small ]; then
 	fabric "fat tree k=24 (3,456 hosts)" ftree 100 no no fattree --k 24 --levels 3

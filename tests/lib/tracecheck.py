@@ -56,6 +56,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rails", action="store_true")
     ap.add_argument("--label", default="")
+    ap.add_argument("--lmc", action="store_true",
+                    help="half the pairs name the destination as lid:N with N = base LID + 1")
     a = ap.parse_args()
     t = Topod(a.port)
     first, body = t.ask("hosts")
@@ -79,8 +81,31 @@ def main():
                 r, _ = t.ask("resolve " + n)
                 m = re.search(r"\blid=(\d+)", r)
                 lid[n] = int(m.group(1)) if m else 0
+    if a.lmc:
+        # With LMC > 0 each port owns 2^LMC LIDs and OpenSM routes them on
+        # different paths; "lid:N" must follow LID N, not the base LID.
+        for k in range(0, len(pairs), 2):
+            x, y = pairs[k]
+            if lid[y]:
+                alt = "lid:%d" % (lid[y] + 1)
+                lid[alt] = lid[y] + 1
+                pairs[k] = (x, alt)
     bad = 0
     failed_both = 0
+    if a.lmc:
+        # The check has teeth only if some lid:N route differs from the
+        # base LID's: count them.
+        differ = 0
+        for x, y in pairs:
+            if y.startswith("lid:"):
+                base = [n for n in lid if lid[n] == lid[y] - 1 and not n.startswith("lid:")]
+                if base:
+                    r1, b1 = t.ask("path %s %s" % (x, y))
+                    r2, b2 = t.ask("path %s %s" % (x, base[0]))
+                    differ += r1.startswith("OK") and r2.startswith("OK") and b1 != b2
+        print("%s - %sLMC: %d lid:N routes differ from their base LID's route" % ("ok" if differ else "not ok",
+              (a.label + ": ") if a.label else "", differ))
+        bad += 0 if differ else 1
     hops = {}
     for x, y in pairs:
         r, body = t.ask("path %s %s" % (x, y))
