@@ -7,7 +7,9 @@
 #     ibroute (every switch, every LID);
 #   - topo-collect, reading the fabric over SMPs, produces the same snapshot;
 #   - topod serves the plugin's generation, and for hundreds of random host
-#     pairs its switch sequence equals ibtracert's.
+#     pairs its switch sequence equals ibtracert's;
+#   - on trees, the hierarchy's levels are the leaf switches, the pods and
+#     the whole fabric, as fabgen built them.
 # The last fabric has 3,456 hosts (k=24 fat tree); set TOPOD_FABRICS=small
 # to skip it while iterating, TOPOD_FABRICS=big to run only it;
 # TOPOD_FABRIC_ONLY=TEXT runs only the fabrics whose label contains TEXT.
@@ -106,15 +108,21 @@ fabric() {
 	cat "$d/trace.out"
 	grep -q '^not ok' "$d/trace.out" && failed=$((failed + 1))
 	grep -q '^ok' "$d/trace.out" || { nok "$label: tracecheck ran no check"; tail -3 "$d/trace.err" | sed 's/^/# /'; }
+	if [ "${FABRIC_TREE:-}" = yes ]; then
+		python3 tests/lib/hiercheck.py --port "$port" --meta "$d/f.json" --label "$label" >"$d/hier.out" 2>&1
+		cat "$d/hier.out"
+		grep -q '^not ok' "$d/hier.out" && failed=$((failed + 1))
+		grep -q '^ok' "$d/hier.out" || { nok "$label: hiercheck ran no check"; tail -3 "$d/hier.out" | sed 's/^/# /'; }
+	fi
 	lab_teardown
 }
 
 if [ "${TOPOD_FABRICS:-all}" != big ]; then
-fabric "fat tree k=4, 3 levels" ftree 200 no no fattree --k 4 --levels 3
-fabric "XGFT(2;8,6;1,4)" ftree 200 no no xgft --h 2 --m 8,6 --w 1,4
-fabric "5:4 over-subscribed (stampede-small)" ftree 200 no no stampede-small
+FABRIC_TREE=yes fabric "fat tree k=4, 3 levels" ftree 200 no no fattree --k 4 --levels 3
+FABRIC_TREE=yes fabric "XGFT(2;8,6;1,4)" ftree 200 no no xgft --h 2 --m 8,6 --w 1,4
+FABRIC_TREE=yes fabric "5:4 over-subscribed (stampede-small)" ftree 200 no no stampede-small
 fabric "fat tree k=6 with 3 failed links" ftree 200 yes no fattree --k 6 --levels 3 --fail 3 --seed 7
-fabric "multi-rail fat tree k=4" ftree 200 no yes fattree --k 4 --levels 3 --rails 2
+FABRIC_TREE=yes fabric "multi-rail fat tree k=4" ftree 200 no yes fattree --k 4 --levels 3 --rails 2
 fabric "2D torus 4x4, dor" dor 200 no no torus2d --x 4 --y 4
 fabric "random regular 16x4, dfsssp" dfsssp 200 no no rrg --switches 16 --degree 4 --seed 3
 fabric "Slim Fly q=5, minhop" minhop 200 no no slimfly --q 5 --hosts-per-switch 2
@@ -122,6 +130,6 @@ fabric "3-level fat tree, updn" updn 200 yes no fattree --k 4 --levels 3
 FABRIC_LMC=1 fabric "fat tree k=4 with LMC 1, updn (lid:N routes)" updn 200 yes no fattree --k 4 --levels 3
 fi
 if [ "${TOPOD_FABRICS:-all}" != small ]; then
-	fabric "fat tree k=24 (3,456 hosts)" ftree 100 no no fattree --k 24 --levels 3
+	FABRIC_TREE=yes fabric "fat tree k=24 (3,456 hosts)" ftree 100 no no fattree --k 24 --levels 3
 fi
 [ "$failed" -eq 0 ]
