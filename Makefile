@@ -87,16 +87,17 @@ SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 
 # Every topod source is linked in, so a change to any of them (or to a test
 # helper header) must rebuild the tests.
-UNIT_DEPS := $(SNAP_SRC) $(wildcard snapshot/*.h) $(filter-out topod/main.c,$(TOPOD_SRC)) \
-	     $(wildcard topod/*.h tests/unit/*.h)
+# The plugin's queue knows nothing of OpenSM, so its test links it too.
+UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c
+UNIT_DEPS := $(UNIT_LINK) $(wildcard snapshot/*.h) $(wildcard topod/*.h osm_plugin/*.h tests/unit/*.h)
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_LINK) -levent -levent_pthreads
 
 $(B)/tests/asan/%: tests/unit/%.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) -levent -levent_pthreads
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_LINK) -levent -levent_pthreads
 
 tests: $(UNIT_BINS) $(ASAN_BINS)
 

@@ -1,0 +1,207 @@
+/*
+ * test_queue.c - the plugin's delivery queue (osm_plugin/queue.c) without
+ * OpenSM: the newest snapshot wins, a dead sink is logged once and never
+ * delays the others, shutdown is bounded by the linger time.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../osm_plugin/queue.h"
+#include "snapshot.h"
+#include "tap.h"
+
+static atomic_int nerrors, ninfo;
+
+static void logfn(void *arg, enum tpq_level level, const char *msg)
+{
+	if (level == TPQ_ERROR)
+		atomic_fetch_add(&nerrors, 1);
+	else if (level == TPQ_INFO)
+		atomic_fetch_add(&ninfo, 1);
+	(void)arg;
+	(void)msg;
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* An encoded empty snapshot of the given generation. */
+static uint8_t *snapshot(uint64_t gen, size_t *len)
+{
+	struct snap *s = snap_new();
+	s->generation = gen;
+	uint8_t *buf;
+	char err[SNAP_ERR_LEN];
+	snap_encode(s, &buf, len, err);
+	snap_free(s);
+	return buf;
+}
+
+/* Encodes first: in tpq_push(q, snapshot(g, &len), len, g) the order in
+ * which C evaluates the arguments would decide whether len is set. */
+static void push(struct tpq *q, uint64_t gen)
+{
+	size_t len;
+	uint8_t *buf = snapshot(gen, &len);
+	tpq_push(q, buf, len, gen);
+}
+
+static uint64_t file_generation(const char *path)
+{
+	struct snap *s;
+	char err[SNAP_ERR_LEN];
+	if (snap_read_file(path, &s, err))
+		return 0;
+	uint64_t g = s->generation;
+	snap_free(s);
+	return g;
+}
+
+/* A receiver on a UNIX socket: reads whole snapshots, answers OK, records
+ * the last generation; optionally slow, to let snapshots pile up. */
+struct receiver {
+	int fd;
+	int delay_ms;
+	atomic_ulong last;
+	atomic_int count;
+	atomic_int stop;
+};
+
+static void *receiver_main(void *arg)
+{
+	struct receiver *r = arg;
+	while (!atomic_load(&r->stop)) {
+		int c = accept(r->fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		uint8_t hdr[SNAP_HEADER_LEN];
+		size_t got = 0;
+		while (got < sizeof(hdr)) {
+			ssize_t n = read(c, hdr + got, sizeof(hdr) - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+		}
+		uint64_t plen = 0;
+		char err[SNAP_ERR_LEN];
+		if (got == sizeof(hdr) && !snap_peek_header(hdr, got, &plen, err)) {
+			uint8_t *buf = malloc(SNAP_HEADER_LEN + plen);
+			memcpy(buf, hdr, SNAP_HEADER_LEN);
+			size_t have = 0;
+			while (have < plen) {
+				ssize_t n = read(c, buf + SNAP_HEADER_LEN + have, plen - have);
+				if (n <= 0)
+					break;
+				have += (size_t)n;
+			}
+			struct snap *s;
+			if (have == plen && !snap_decode(buf, SNAP_HEADER_LEN + plen, &s, err)) {
+				if (r->delay_ms)
+					usleep((useconds_t)r->delay_ms * 1000);
+				atomic_store(&r->last, s->generation);
+				atomic_fetch_add(&r->count, 1);
+				snap_free(s);
+				ssize_t w = write(c, "OK\n", 3);
+				(void)w;
+			}
+			free(buf);
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static int listen_unix(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || listen(fd, 8))
+		return -1;
+	/* accept() wakes every 100 ms so the thread can see stop. */
+	struct timeval tv = { 0, 100000 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/test_queue_XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	char opts[1024], err[SNAP_ERR_LEN], spool_file[64], sock[64];
+	snprintf(spool_file, sizeof(spool_file), "%s/fabric.snap", dir);
+	snprintf(sock, sizeof(sock), "%s/ingest.sock", dir);
+
+	/* 1. A dead UNIX sink next to a spool: the spool gets every snapshot
+	 * at once; the dead sink is logged once, however often it is retried;
+	 * shutdown waits about linger_ms, not forever. */
+	snprintf(opts, sizeof(opts), "sink=unix:%s/nobody.sock spool=%s timeout_ms=200 backoff_max_ms=50 linger_ms=300",
+		 dir, dir);
+	struct sink_opts o;
+	CHECK(sink_parse_options(opts, &o, err) == 0, "options parse");
+	struct tpq *q = tpq_start(&o, logfn, NULL, err);
+	CHECK(q != NULL, "queue starts with two workers");
+	push(q, 10);
+	usleep(200000);
+	CHECK(file_generation(spool_file) == 10, "the spool has the snapshot while the other sink is dead");
+	usleep(500000); /* several retries of the dead sink */
+	CHECK(atomic_load(&nerrors) == 1, "a dead sink is logged once, not per retry (%d)", atomic_load(&nerrors));
+	push(q, 9);
+	push(q, 11);
+	double t0 = now_s();
+	tpq_stop(q);
+	double dt = now_s() - t0;
+	CHECK(file_generation(spool_file) == 11, "an older generation is dropped; the newest is spooled");
+	CHECK(dt < 0.3 + 0.2 + 0.3, "shutdown with a dead sink took %.2f s (linger 0.3 + timeout 0.2)", dt);
+
+	/* 2. A slow receiver while snapshots keep coming: it gets the newest,
+	 * the queue never holds more than one, and recovery after a start
+	 * with the receiver down is logged. */
+	atomic_store(&nerrors, 0);
+	atomic_store(&ninfo, 0);
+	snprintf(opts, sizeof(opts), "sink=unix:%s timeout_ms=2000 backoff_max_ms=100 linger_ms=2000", sock);
+	sink_parse_options(opts, &o, err);
+	q = tpq_start(&o, logfn, NULL, err);
+	push(q, 100); /* nobody listens yet */
+	usleep(300000);
+	CHECK(atomic_load(&nerrors) == 1, "receiver down: one error line");
+	struct receiver r = { .delay_ms = 50 };
+	r.fd = listen_unix(sock);
+	pthread_t th;
+	pthread_create(&th, NULL, receiver_main, &r);
+	for (uint64_t g = 101; g <= 140; g++) {
+		push(q, g);
+		usleep(5000);
+	}
+	tpq_stop(q);
+	struct tpq_stats st;
+	(void)st;
+	atomic_store(&r.stop, 1);
+	pthread_join(th, NULL);
+	close(r.fd);
+	CHECK(atomic_load(&r.last) == 140, "the receiver ends with the newest generation (%lu)",
+	      (unsigned long)atomic_load(&r.last));
+	CHECK(atomic_load(&r.count) < 41, "a slow receiver gets fewer snapshots than were pushed (%d of 41): "
+	      "older ones were superseded, not queued", atomic_load(&r.count));
+	CHECK(atomic_load(&ninfo) >= 1, "recovery is logged");
+
+	unlink(sock);
+	unlink(spool_file);
+	rmdir(dir);
+	return TAP_DONE();
+}
