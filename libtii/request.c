@@ -108,6 +108,7 @@ static int map_err(const char *code, int *final)
 		/* a depth out of range or a host listed twice: the caller's argument */
 		{ "RANGE", TII_E_INVAL, 1 },
 		{ "DUPLICATE", TII_E_INVAL, 1 },
+		{ "RAIL", TII_E_INVAL, 1 },
 		{ "PROTO", TII_E_SERVER, 1 },
 		{ "DENIED", TII_E_SERVER, 1 },
 		{ "NOFABRIC", TII_E_NOFABRIC, 0 },

@@ -11,6 +11,8 @@ libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
 ibsim-utils
 python3
 netcat-openbsd
+libopenmpi-dev openmpi-bin
+slurmctld slurm-client munge
 "
 missing=""
 for p in $PKGS; do

@@ -418,6 +418,13 @@ static int64_t host_of(struct ctx *c, const char *name)
 		query_error(c->out, "NOTFOUND", "'%.100s' is not a host port", name);
 		return -1;
 	}
+	/* The hierarchy places a host by its default rail; answering for
+	 * another rail with the default rail's cluster would contradict hops. */
+	if (route_host_ep(c->rt, host) != ep) {
+		query_error(c->out, "RAIL", "'%.100s' is not the default rail of host %s; the hierarchy places hosts "
+					  "by their default rail: name the host", name, c->rt->hosts[host].name);
+		return -1;
+	}
 	return host;
 }
 
