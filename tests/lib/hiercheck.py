@@ -90,6 +90,12 @@ def main():
         bad += not same
         name = {0: "the whole fabric", depth - 1: "leaf switches"}.get(lvl, "pods")
         print("%s - %slevel %d = %s (%d clusters)" % ("ok" if same else "not ok", label, lvl, name, len(want[lvl])))
+    multi = [h for h, rails in m["hosts"].items() if len(rails) > 1]
+    if multi:
+        r, _ = ask(f, s, "clusters 0 %s/HCA-2" % multi[0])
+        ok = r.startswith("ERR RAIL")
+        bad += not ok
+        print("%s - %sa hierarchy question about a second rail is refused: %s" % ("ok" if ok else "not ok", label, r[:60]))
     return 1 if bad else 0
 
 
