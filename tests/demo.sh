@@ -28,22 +28,17 @@ grep -m3 '^Hca\|^Switch' "$LAB_DIR/fabric.net"
 lab_start_ibsim "$LAB_DIR/fabric.net" || exit 1
 
 say "2. topod, listening for snapshots on a UNIX socket"
-mkdir -p "$LAB_DIR/state"
-"$ROOT/build/bin/topod" -f -l 127.0.0.1:0 -i "unix:$LAB_DIR/ingest.sock" -a "$LAB_DIR/admin.sock" \
-	-d "$LAB_DIR/state" >"$LAB_DIR/topod.out" 2>"$LAB_DIR/topod.log" &
-TOPOD_PID=$!
-lab__own "$TOPOD_PID"
-for _ in $(seq 50); do grep -q '^ready' "$LAB_DIR/topod.out" 2>/dev/null && break; sleep 0.1; done
-PORT=$(sed -n 's/^ready port=//p' "$LAB_DIR/topod.out")
-[ -n "$PORT" ] || { echo "topod did not start"; cat "$LAB_DIR/topod.log"; exit 1; }
+lab_start_topod -a "$LAB_DIR/admin.sock" || exit 1
+TOPOD_PID=$LAB_TOPOD_PID PORT=$LAB_TOPOD_PORT
 echo "topod pid $TOPOD_PID, queries on 127.0.0.1:$PORT"
 q info
 
 say "3. OpenSM (ftree routing) with the plugin: event_plugin_name osmtopo"
-echo "event_plugin_options sink=unix:$LAB_DIR/ingest.sock spool=$LAB_DIR"
+mkdir -p "$LAB_DIR/spool"
+echo "event_plugin_options sink=unix:$LAB_DIR/ingest.sock spool=$LAB_DIR/spool"
 export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 LAB_OSM_SWEEP=2 lab_start_opensm ftree "root_guid_file $LAB_DIR/roots" \
-	"event_plugin_name osmtopo" "event_plugin_options sink=unix:$LAB_DIR/ingest.sock spool=$LAB_DIR" || exit 1
+	"event_plugin_name osmtopo" "event_plugin_options sink=unix:$LAB_DIR/ingest.sock spool=$LAB_DIR/spool" || exit 1
 for _ in $(seq 100); do
 	gen=$(q info | sed -n 's/.*generation=\([0-9]*\).*/\1/p')
 	[ "${gen:-0}" != 0 ] && break
@@ -53,13 +48,13 @@ q info
 grep -a 'osmtopo' "$LAB_OSM_LOG" | tail -2 | cut -c1-200
 
 say "4. What topod received equals what the switches hold (ibroute, over SMPs)"
-"$ROOT/build/bin/topo-snap" info "$LAB_DIR/fabric.snap" | sed -n '1,12p'
+"$ROOT/build/bin/topo-snap" info "$LAB_DIR/spool/fabric.snap" | sed -n '1,12p'
 SW_LID=$(lab_umad ibswitches 2>/dev/null | sed -n '1s/.* lid \([0-9]*\) .*/\1/p')
 SW_GUID=$(lab_umad ibswitches 2>/dev/null | sed -n '1s/^Switch\s*:\s*\(0x[0-9a-f]*\).*/\1/p')
 echo "--- ibroute -n $SW_LID, read from the simulated switch:"
 lab_umad ibroute -n "$SW_LID" 2>/dev/null | sed -n '4,8p'
 echo "--- the same entries in the plugin's snapshot (switch GUID, LID, port):"
-"$ROOT/build/bin/topo-snap" lfts "$LAB_DIR/fabric.snap" | grep -i "^$SW_GUID " | head -5
+"$ROOT/build/bin/topo-snap" lfts "$LAB_DIR/spool/fabric.snap" | grep -i "^$SW_GUID " | head -5
 
 say "5. Answers: hops, paths, the hierarchy, link sharing"
 tq info

@@ -38,16 +38,8 @@ fabric() {
 	[ -n "${FABRIC_LMC:-}" ] && conf+=("lmc $FABRIC_LMC")
 	lab_start_ibsim "$d/f.net" || { nok "$label: ibsim"; return; }
 
-	"$ROOT/build/bin/topod" -f -q -l 127.0.0.1:0 -i "unix:$d/ingest.sock" -d "$d" \
-		>"$d/topod.out" 2>"$d/topod.log" &
-	lab__own $!
-	local port=
-	for _ in $(seq 100); do
-		port=$(sed -n 's/^ready port=//p' "$d/topod.out" 2>/dev/null)
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { nok "$label: topod did not start"; return; }
+	lab_start_topod || { nok "$label: topod did not start"; return; }
+	local port=$LAB_TOPOD_PORT
 
 	mkdir -p "$d/spool"
 	local t0=$SECONDS

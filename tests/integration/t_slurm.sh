@@ -151,17 +151,9 @@ fabric() {
 		return
 	fi
 	lab_start_ibsim "$d/f.net" || { nok "$label: ibsim"; lab_teardown; return; }
-	"$ROOT/build/bin/topod" -f -q -l 127.0.0.1:0 -i "unix:$d/ingest.sock" -d "$d" \
-		>"$d/topod.out" 2>"$d/topod.log" &
-	TOPOD_PID=$!
-	watch "$TOPOD_PID"
-	local port=
-	for _ in $(seq 100); do
-		port=$(sed -n 's/^ready port=//p' "$d/topod.out" 2>/dev/null)
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { nok "$label: topod starts"; lab_teardown; return; }
+	lab_start_topod || { nok "$label: topod starts"; lab_teardown; return; }
+	TOPOD_PID=$LAB_TOPOD_PID
+	local port=$LAB_TOPOD_PORT
 	if ! lab_run_opensm ftree "root_guid_file $d/roots" "event_plugin_name osmtopo" \
 		"event_plugin_options sink=unix:$d/ingest.sock"; then
 		nok "$label: opensm (log $LAB_OSM_LOG)"

@@ -30,6 +30,8 @@
 #   lab_osm_engine_used [LOGFILE]         engine named in "X tables configured"
 #   lab_osm_check_engine ENGINE [LOGFILE] 0 if ENGINE routed, no fallback
 #   lab_wait_osm_log REGEX [TIMEOUT_S]     wait until the OpenSM log matches
+#   lab_own PID                           teardown kills PID too
+#   lab_start_topod [TOPOD_ARGS...]       this tree's topod; LAB_TOPOD_PORT
 #   lab_teardown
 #
 # Variables (set by the lab):
@@ -62,6 +64,8 @@ LAB_OSM_RUNS=0
 LAB_WATCHDOG_PID=
 LAB_TORN_DOWN=
 
+LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
 lab__log() {
 	[ -n "${LAB_QUIET:-}" ] || echo "lab: $*" >&2
 }
@@ -79,6 +83,33 @@ lab__own() {
 	LAB_PIDS+=("$1")
 	[ -n "$LAB_DIR" ] && [ -d "$LAB_DIR" ] && echo "$1" >>"$LAB_DIR/pids"
 	return 0
+}
+
+# lab_own PID: teardown (and the watchdog) kill PID like the lab's own.
+lab_own() {
+	lab__own "$1"
+}
+
+# lab_start_topod [TOPOD_ARGS...]: this tree's topod on 127.0.0.1 (a free
+# port), snapshots on $LAB_DIR/ingest.sock, state in $LAB_DIR, log in
+# $LAB_DIR/topod.log; waits for its "ready" line. Sets LAB_TOPOD_PID and
+# LAB_TOPOD_PORT. LAB_TOPOD overrides the binary (e.g. an installed one).
+lab_start_topod() {
+	lab__need_init || return 1
+	local bin=${LAB_TOPOD:-$LAB_ROOT/build/bin/topod} i
+	"$bin" -f -l 127.0.0.1:0 -i "unix:$LAB_DIR/ingest.sock" -d "$LAB_DIR" "$@" \
+		</dev/null >"$LAB_DIR/topod.out" 2>"$LAB_DIR/topod.log" &
+	LAB_TOPOD_PID=$!
+	lab__own "$LAB_TOPOD_PID"
+	LAB_TOPOD_PORT=
+	for ((i = 0; i < 100; i++)); do
+		LAB_TOPOD_PORT=$(sed -n 's/^ready port=//p' "$LAB_DIR/topod.out" 2>/dev/null)
+		[ -n "$LAB_TOPOD_PORT" ] && return 0
+		lab__alive "$LAB_TOPOD_PID" || break
+		sleep 0.1
+	done
+	echo "lab: topod did not start; see $LAB_DIR/topod.log" >&2
+	return 1
 }
 
 lab__alive() {
