@@ -13,6 +13,7 @@ python3
 netcat-openbsd
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
+graphviz
 "
 missing=""
 for p in $PKGS; do
