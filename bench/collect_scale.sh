@@ -9,7 +9,7 @@
 # Prints "# timing ..." lines: three collections at the default window and one
 # with -w 1 (no pipelining, what smp_query_via()-style code would cost).
 set -u
-cd "$(dirname "$0")/../.." || exit 1
+cd "$(dirname "$0")/.." || exit 1
 
 fails=0
 pass() { echo "ok - $*"; }
