@@ -131,6 +131,21 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)
 LIBDIR ?= $(PREFIX)/lib/$(MULTIARCH)
 INCLUDEDIR ?= $(PREFIX)/include
+# Configuration lives in /etc whatever the PREFIX (the unit reads
+# /etc/topod/topod.conf); units go where systemd looks for this PREFIX
+# (/usr/local/lib/systemd/system is on its search path).
+SYSCONFDIR ?= /etc
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/topod
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# The example config goes to $(SYSCONFDIR)/topod only if none is there (never
+# overwrite an administrator's). The loader finds /usr/local/lib/<multiarch>
+# only through ld.so.cache, so a real install (no DESTDIR) as root runs
+# ldconfig; otherwise run it yourself (docs/admin-guide.md).
+MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
+DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
+	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -147,5 +162,18 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
+	for p in $(MAN_PAGES); do \
+		s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
+	done
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/topod
+	sed -e 's|/usr/local/sbin/topod|$(PREFIX)/sbin/topod|' -e 's|/etc/topod/|$(SYSCONFDIR)/topod/|' \
+	    systemd/topod.service > $(DESTDIR)$(SYSTEMDUNITDIR)/topod.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/topod.service
+	install -m 644 systemd/topod.conf systemd/opensm-osmtopo.conf $(DESTDIR)$(DOCDIR)/examples/
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	test -e $(DESTDIR)$(SYSCONFDIR)/topod/topod.conf || \
+		install -m 644 systemd/topod.conf $(DESTDIR)$(SYSCONFDIR)/topod/topod.conf
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 .PHONY: all deps check demo clean install tests bench

@@ -263,7 +263,7 @@ TII_API int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uin
 
 /*
  * The route of every ordered pair of n hosts (seed 6.2.1), in one request.
- * The hosts must be distinct (topod refuses a repeated host: TII_E_SERVER).
+ * The hosts must be distinct (topod refuses a repeated host: TII_E_INVAL).
  * Read it with tii_path_matrix_route(); the fields are for the owner.
  */
 typedef struct tii_path_matrix {
@@ -293,7 +293,7 @@ TII_API void tii_path_matrix_free(tii_path_matrix_t *pm);   /* NULL is a no-op *
 
 /* Hosts of the list that share a link just above the leaf level (see
  * docs/protocol.md, "shared"). For these four calls the hosts must be
- * distinct (topod refuses a repeated host: TII_E_SERVER). */
+ * distinct (topod refuses a repeated host: TII_E_INVAL). */
 TII_API int tii_get_num_hosts_sharing_links(tii_t *t, const char *const *hosts, size_t n, int *count);
 
 /* Which of them: shares[i] = 1 if hosts[i] shares a link, else 0 (shares
@@ -302,7 +302,7 @@ TII_API int tii_get_hosts_sharing_links(tii_t *t, const char *const *hosts, size
 					int *count);
 
 /* Hosts of the list that have a leaf switch / distinct leaf switches among
- * them (0 if none); topod reports it to two decimals. */
+ * them (0 if none); topod reports it exactly (%.17g). */
 TII_API int tii_get_avg_hosts_per_leaf_switch(tii_t *t, const char *const *hosts, size_t n,
 					      double *avg);
 

@@ -382,7 +382,9 @@ int main(int argc, char **argv)
 	if (!o.foreground) {
 		/* Detach only after binding, so that a bad address fails the
 		 * command that started us rather than a child nobody watches. */
-		if (daemon(0, 1)) {
+		/* nochdir: relative paths given on the command line (state
+		 * directory, pidfile, sockets removed at exit) stay valid. */
+		if (daemon(1, 1)) {
 			fprintf(stderr, "%s: daemon: %s\n", prog, strerror(errno));
 			return 1;
 		}

@@ -62,7 +62,7 @@ struct server {
 	int qport[SERVER_MAX_ADDRS];
 	char unlink_paths[SERVER_MAX_ADDRS + 1][108];
 	int nunlink;
-	struct event *sigint, *sigterm, *notify;
+	struct event *sigint, *sigterm, *sighup, *notify;
 	unsigned nconns;
 	uint64_t requests, errors, refused;
 	pthread_mutex_t done_lock; /* builder thread -> loop: finished ingest jobs */
@@ -484,6 +484,19 @@ static struct evconnlistener *listen_tcp(struct server *srv, const char *hostpor
 	return lst;
 }
 
+/* SIGHUP does what admin "reload" does, so that `systemctl reload` works. */
+static void sighup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	char err[SNAP_ERR_LEN];
+	if (!srv->reload)
+		return;
+	if (srv->reload(srv->reload_arg, err))
+		tlog(LOG_WARN, "SIGHUP: reload failed: %s", err);
+	else
+		tlog(LOG_INFO, "SIGHUP: reloading the snapshot source");
+}
+
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct server *srv = arg;
@@ -538,9 +551,10 @@ struct server *server_new(const struct server_config *cfg, struct store *st, str
 	}
 	srv->sigint = evsignal_new(srv->base, SIGINT, signal_cb, srv);
 	srv->sigterm = evsignal_new(srv->base, SIGTERM, signal_cb, srv);
+	srv->sighup = evsignal_new(srv->base, SIGHUP, sighup_cb, srv);
 	srv->notify = event_new(srv->base, -1, 0, notify_cb, srv);
-	if (!srv->sigint || !srv->sigterm || !srv->notify || event_add(srv->sigint, NULL) ||
-	    event_add(srv->sigterm, NULL)) {
+	if (!srv->sigint || !srv->sigterm || !srv->sighup || !srv->notify || event_add(srv->sigint, NULL) ||
+	    event_add(srv->sigterm, NULL) || event_add(srv->sighup, NULL)) {
 		snprintf(err, SNAP_ERR_LEN, "cannot set up events");
 		goto bad;
 	}
@@ -582,6 +596,8 @@ void server_free(struct server *srv)
 		event_free(srv->sigint);
 	if (srv->sigterm)
 		event_free(srv->sigterm);
+	if (srv->sighup)
+		event_free(srv->sighup);
 	if (srv->notify)
 		event_free(srv->notify);
 	/* Completions that arrived after the loop stopped still hold a

@@ -217,6 +217,8 @@ port=$(wait_ready "$B/out")
 [ -n "$port" ]
 check $? "topod starts as uid $UID1 without capabilities"
 tpid=$(pgrep -u "$UID1" -x topod | head -1)
+# Under strace, $TP is strace: signals go to topod itself.
+[ -n "$tpid" ] && PIDS+=("$tpid")
 caps=$(sed -n 's/^CapEff:\s*//p' "/proc/$tpid/status" 2>/dev/null)
 [ "$caps" = 0000000000000000 ]
 check $? "it holds no capability (CapEff $caps)"
@@ -254,7 +256,7 @@ check $? "a member of topod's group can deliver: $out"
 for q in "hops 0x0002c90300000011 0x0002c90300000021" "clusters 0 0x0002c90300000011" tree; do
 	ask "$port" "$q" >/dev/null 2>&1
 done
-kill -TERM "$TP" 2>/dev/null
+kill -TERM "${tpid:-$TP}" 2>/dev/null
 wait "$TP"
 rc=$?
 [ $rc -eq 0 ] && [ ! -e "$B/run/ingest.sock" ]

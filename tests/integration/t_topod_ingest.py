@@ -4,6 +4,7 @@ restart, and the protocol's error handling. No OpenSM needed: the fabric is
 a real ibnetdiscover/ibroute capture of ibsim's 2-switch example."""
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -98,6 +99,13 @@ check(t.p.returncode == 0, "topod exits 0 after shutdown")
 t2 = Topod(state_dir=state)
 check(int(t2.info()["generation"]) == gen2 and t2.info()["source"].startswith("state "),
       "a restarted topod serves the persisted generation at once")
+before = t2.info()["received_us"]
+os.kill(t2.p.pid, signal.SIGHUP)
+t0 = time.time()
+while time.time() - t0 < 10 and t2.info()["received_us"] == before:
+    time.sleep(0.05)
+check(t2.p.poll() is None and t2.info()["received_us"] != before and "SIGHUP: reloading" in t2.logtext(),
+      "SIGHUP re-reads the snapshot source (systemctl reload) and topod keeps running")
 t2.stop()
 
 # A corrupt state file is an error at start, not a silent empty fabric.
