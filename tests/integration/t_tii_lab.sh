@@ -54,16 +54,13 @@ fabric() {
 		lab_teardown
 		return
 	fi
-	lab_start_ibsim "$d/f.net" || { nok "$label: ibsim"; lab_teardown; return; }
-	lab_start_topod || { nok "$label: topod starts"; lab_teardown; return; }
-	TOPOD_PID=$LAB_TOPOD_PID
-	local port=$LAB_TOPOD_PORT
-	if ! lab_run_opensm ftree "root_guid_file $d/roots" "event_plugin_name osmtopo" \
-		"event_plugin_options sink=unix:$d/ingest.sock"; then
-		nok "$label: opensm (log $LAB_OSM_LOG)"
+	if ! lab_bring_up "$d/f.net" ftree "root_guid_file $d/roots"; then
+		nok "$label: ibsim, topod and OpenSM with the plugin (logs in $d)"
 		lab_teardown
 		return
 	fi
+	TOPOD_PID=$LAB_TOPOD_PID
+	local port=$LAB_TOPOD_PORT
 	# topod answers NOFABRIC (exit 1) until the snapshot is in
 	local S=127.0.0.1:$port
 	for _ in $(seq 100); do

@@ -32,6 +32,8 @@
 #   lab_wait_osm_log REGEX [TIMEOUT_S]     wait until the OpenSM log matches
 #   lab_own PID                           teardown kills PID too
 #   lab_start_topod [TOPOD_ARGS...]       this tree's topod; LAB_TOPOD_PORT
+#   lab_topod_generation                  the generation topod serves
+#   lab_bring_up NETFILE ROUTING [CONF...] ibsim + topod + OpenSM with the plugin
 #   lab_teardown
 #
 # Variables (set by the lab):
@@ -109,6 +111,38 @@ lab_start_topod() {
 		sleep 0.1
 	done
 	echo "lab: topod did not start; see $LAB_DIR/topod.log" >&2
+	return 1
+}
+
+# lab_topod_generation: the generation topod serves (0 before any), asked
+# over bash's /dev/tcp so that no client is needed.
+lab_topod_generation() {
+	local line=
+	exec {fd}<>"/dev/tcp/127.0.0.1/$LAB_TOPOD_PORT" || return 1
+	printf 'info\n' >&"$fd"
+	IFS= read -r -t 10 line <&"$fd"
+	exec {fd}>&-
+	line=${line#* generation=}
+	[ "$line" != "${line%% *}" ] && echo "${line%% *}" || echo 0
+}
+
+# lab_bring_up NETFILE ROUTING [CONF_LINE...]: ibsim on NETFILE, this
+# tree's topod (lab_start_topod), and one OpenSM run whose osmtopo plugin
+# delivers to topod; returns 0 once topod serves that snapshot.
+lab_bring_up() {
+	local net=$1 routing=$2 i gen
+	shift 2
+	lab_start_ibsim "$net" || return 1
+	lab_start_topod || return 1
+	LD_LIBRARY_PATH="$LAB_ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		lab_run_opensm "$routing" "$@" "event_plugin_name osmtopo" \
+		"event_plugin_options sink=unix:$LAB_DIR/ingest.sock" || return 1
+	for ((i = 0; i < 100; i++)); do
+		gen=$(lab_topod_generation)
+		[ -n "$gen" ] && [ "$gen" != 0 ] && return 0
+		sleep 0.1
+	done
+	echo "lab: topod got no snapshot from the plugin; see $LAB_OSM_LOG and $LAB_DIR/topod.log" >&2
 	return 1
 }
 
