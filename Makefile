@@ -85,19 +85,27 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# Every topod source is linked in, so a change to any of them (or to a test
-# helper header) must rebuild the tests.
-# The plugin's queue knows nothing of OpenSM, so its test links it too.
+# The tests link every topod source but main.c, and the plugin's queue
+# (which knows nothing of OpenSM); each is compiled once per flavour.
 UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c
-UNIT_DEPS := $(UNIT_LINK) $(wildcard snapshot/*.h) $(wildcard topod/*.h osm_plugin/*.h tests/unit/*.h)
+UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK))
+SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK))
 
-$(B)/tests/%: tests/unit/%.c $(UNIT_DEPS)
+$(B)/obj/unit/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_LINK) -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -c $< -o $@
 
-$(B)/tests/asan/%: tests/unit/%.c $(UNIT_DEPS)
+$(B)/obj/unitsan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_LINK) -levent -levent_pthreads
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -c $< -o $@
+
+$(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads
+
+$(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads
 
 tests: $(UNIT_BINS) $(ASAN_BINS)
 
