@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
 #define SNAP_MAGIC "TOPOSNAP"
 #define SNAP_MAGIC_LEN 8
@@ -170,9 +171,7 @@ int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *
  * formats. Always NUL-terminates; truncates to outlen. */
 void snap_escape(const char *desc, char *out, size_t outlen);
 
-static inline uint64_t snap_now_us(void);
-
-#include <sys/time.h>
+/* Wall-clock time in microseconds: timestamps and generations. */
 static inline uint64_t snap_now_us(void)
 {
 	struct timeval tv;
