@@ -6,8 +6,9 @@
   - one `hops` request at a time on loopback: median and 99th percentile
     round trip;
   - `hops` requests pipelined on one connection: requests per second;
-  - one `hopsbatch` of 10,000 pairs, one `hopsmatrix` and one `pathmatrix`
-    of a 1,024-host job (spread over the fabric): round-trip time;
+  - one `hopsbatch` of 10,000 pairs, one `hopsmatrix`, `pathmatrix` and
+    `shared` of a 1,024-host job spread over the fabric (every third host),
+    and a `pathmatrix` of a packed one (1,024 consecutive hosts);
   - with --ibtracert N (under lab_umad): the same pairs answered by running
     `ibtracert SLID DLID` per pair, the infiniband-diags way.
 The client is Python; a C client would only make the rates look better.
@@ -81,7 +82,8 @@ def main():
     print("hopsbatch of 10,000 pairs:  %.1f ms round trip (%.0f pairs/s)" % (dt * 1e3, 10000 / dt))
 
     job = names[:: max(1, len(names) // 1024)][:1024]
-    for cmd in ("hopsmatrix", "pathmatrix", "shared"):
+    packed = names[:1024]
+    for cmd, job in (("hopsmatrix", job), ("pathmatrix", job), ("shared", job), ("pathmatrix", packed)):
         t = time.perf_counter()
         s.sendall(("%s %s\n" % (cmd, " ".join(job))).encode())
         r = f.readline().decode()
@@ -92,8 +94,8 @@ def main():
         dt = time.perf_counter() - t
         # topod computes and formats the whole reply before its first byte
         # leaves, so the first line's arrival is the server's share.
-        print("%-11s %4d hosts:      first line after %.1f ms (computed and formatted), all %d lines read after %.1f ms"
-              % (cmd, len(job), ttfb * 1e3, k, dt * 1e3))
+        print("%-11s %4d hosts%s first line after %.1f ms (computed and formatted), all %d lines read after %.1f ms"
+              % (cmd, len(job), ", packed:" if job is packed else ", spread:", ttfb * 1e3, k, dt * 1e3))
 
     if a.ibtracert:
         lid = {}

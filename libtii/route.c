@@ -318,10 +318,13 @@ int tii_path_matrix_route(const tii_path_matrix_t *pm, size_t i, size_t j, const
 }
 
 /*
- * Two forms of the reply are read. docs/protocol.md gives every pair's
- * switch GUIDs ("i j 0xSW1 0xSW2 ..."); topod may instead send a header
- * with switches=S, then S lines "sw K 0xGUID" (K = 0..S-1), and pair lines
- * naming switches by K, which makes a large matrix several times shorter.
+ * Three forms of the reply are read:
+ *  - every pair's switch GUIDs, "i j 0xSW1 0xSW2 ...";
+ *  - switches=S: S lines "sw K 0xGUID", then pair lines naming switches by K;
+ *  - groups=G (what topod sends, docs/protocol.md): G lines "grp g i ...",
+ *    the S "sw" lines, then one line "g j K ..." per (source group,
+ *    destination): the route every member of g other than j takes to j.
+ *    Members share one copy of the route in guids[].
  */
 struct pm_ctx {
 	size_t n;
@@ -329,6 +332,12 @@ struct pm_ctx {
 	size_t capguids;
 	size_t nsw;          /* switches= of the header, 0 for the GUID form */
 	uint64_t *sw;        /* [nsw] */
+	size_t ngroups;      /* groups= of the header, 0 for the per-pair forms */
+	size_t *gfirst;      /* [ngroups + 1] group g's members are gmem[gfirst[g] .. gfirst[g + 1]) */
+	size_t *gmem;        /* [n] */
+	size_t ngmem;
+	size_t assigned;     /* ordered pairs given a route or an error */
+	size_t route_lines;  /* expected route lines (groups form) */
 };
 
 /* An empty n x n matrix in c->pm, and room for nsw dictionary entries. */
@@ -353,22 +362,134 @@ static int pm_alloc(struct pm_ctx *c, size_t nsw)
 	return 0;
 }
 
+static void pm_ctx_reset(struct pm_ctx *c)
+{
+	tii_path_matrix_free(c->pm);
+	free(c->sw);
+	free(c->gfirst);
+	free(c->gmem);
+	c->pm = NULL;
+	c->sw = NULL;
+	c->gfirst = NULL;
+	c->gmem = NULL;
+	c->nsw = c->ngroups = c->ngmem = c->assigned = c->route_lines = 0;
+}
+
 static int pm_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct pm_ctx *c = ctx;
-	tii_path_matrix_free(c->pm);
-	free(c->sw);
-	c->pm = NULL;
-	c->sw = NULL;
-	c->nsw = 0;
-	uint64_t n, nsw = 0;
+	pm_ctx_reset(c);
+	uint64_t n, nsw = 0, ng = 0;
 	if (tii__kv_u64(kv, "n", &n) || n != c->n)
 		return TII_E_PROTO;
 	if (tii__kv_get(kv, "switches") && (tii__kv_u64(kv, "switches", &nsw) || nsw > nlines))
 		return TII_E_PROTO;
-	if (nlines - nsw != c->n * (c->n - 1))
+	if (tii__kv_get(kv, "groups")) {
+		/* Every host is in exactly one group, so there are 1..n. */
+		if (tii__kv_u64(kv, "groups", &ng) || ng < 1 || ng > c->n || ng + nsw > nlines ||
+		    nlines - ng - nsw > ng * c->n)
+			return TII_E_PROTO;
+		c->ngroups = (size_t)ng;
+		c->route_lines = nlines - (size_t)ng - (size_t)nsw;
+		c->gfirst = calloc(c->ngroups + 1, sizeof(*c->gfirst));
+		c->gmem = malloc(c->n * sizeof(*c->gmem));
+		if (!c->gfirst || !c->gmem)
+			return TII_E_NOMEM;
+	} else if (nlines - nsw != c->n * (c->n - 1)) {
 		return TII_E_PROTO;
+	}
 	return pm_alloc(c, (size_t)nsw);
+}
+
+/* "grp g i i ...": the g-th group's members, each host exactly once. */
+static int pm_group_line(struct pm_ctx *c, size_t g, char *p)
+{
+	char *w;
+	long x;
+	if (!(w = tii__word(&p)) || strcmp(w, "grp") || tii__parse_long(tii__word(&p), 0, LONG_MAX, &x) ||
+	    (size_t)x != g)
+		return TII_E_PROTO;
+	c->gfirst[g] = c->ngmem;
+	while ((w = tii__word(&p))) {
+		if (tii__parse_long(w, 0, (long)c->n - 1, &x) || c->ngmem == c->n)
+			return TII_E_PROTO;
+		/* status[] doubles as a seen-mark until routes arrive. */
+		if (c->pm->status[(size_t)x * c->n + (size_t)x])
+			return TII_E_PROTO;
+		c->pm->status[(size_t)x * c->n + (size_t)x] = 1;
+		c->gmem[c->ngmem++] = (size_t)x;
+	}
+	if (c->ngmem == c->gfirst[g])
+		return TII_E_PROTO;
+	c->gfirst[g + 1] = c->ngmem;
+	if (g + 1 == c->ngroups) {
+		if (c->ngmem != c->n)
+			return TII_E_PROTO;
+		for (size_t i = 0; i < c->n; i++)
+			c->pm->status[i * c->n + i] = 0;
+	}
+	return 0;
+}
+
+static int pm_push_guid(struct pm_ctx *c, uint64_t g)
+{
+	tii_path_matrix_t *pm = c->pm;
+	if (pm->nguids == c->capguids) {
+		uint64_t *ng = realloc(pm->guids, 2 * c->capguids * sizeof(*ng));
+		if (!ng)
+			return TII_E_NOMEM;
+		pm->guids = ng;
+		c->capguids *= 2;
+	}
+	pm->guids[pm->nguids++] = g;
+	return 0;
+}
+
+/* "g j K ..." or "g j ERR CODE": the route of every member of g (but j). */
+static int pm_group_route(struct pm_ctx *c, char *p)
+{
+	tii_path_matrix_t *pm = c->pm;
+	long g, j;
+	char *w;
+	if (tii__parse_long(tii__word(&p), 0, (long)c->ngroups - 1, &g) ||
+	    tii__parse_long(tii__word(&p), 0, (long)c->n - 1, &j))
+		return TII_E_PROTO;
+	size_t first = pm->nguids, len = 0;
+	int status = 0;
+	while ((w = tii__word(&p))) {
+		if (!strcmp(w, "ERR")) {
+			if (len || !tii__word(&p))
+				return TII_E_PROTO;
+			status = TII_E_NOROUTE;
+			break;
+		}
+		long x;
+		if (tii__parse_long(w, 0, (long)c->nsw - 1, &x) || len == UINT32_MAX)
+			return TII_E_PROTO;
+		int rc = pm_push_guid(c, c->sw[x]);
+		if (rc)
+			return rc;
+		len++;
+	}
+	for (size_t m = c->gfirst[g]; m < c->gfirst[g + 1]; m++) {
+		size_t i = c->gmem[m];
+		if (i == (size_t)j)
+			continue;
+		size_t cell = i * c->n + (size_t)j;
+		/* A pair named twice is a protocol error, not a second answer. */
+		if (pm->len[cell] || pm->status[cell])
+			return TII_E_PROTO;
+		if (status) {
+			pm->status[cell] = status;
+		} else {
+			pm->first[cell] = first;
+			pm->len[cell] = (uint32_t)len;
+			if (!len)
+				return TII_E_PROTO; /* a route crosses at least one switch */
+		}
+		c->assigned++;
+	}
+	return 0;
 }
 
 static int pm_line(void *ctx, size_t line_no, char *line, size_t len)
@@ -378,6 +499,13 @@ static int pm_line(void *ctx, size_t line_no, char *line, size_t len)
 	char *p = line, *w;
 	long i, j;
 	(void)len;
+	if (c->ngroups) {
+		if (line_no < c->ngroups)
+			return pm_group_line(c, line_no, p);
+		line_no -= c->ngroups;
+		if (line_no >= c->nsw)
+			return pm_group_route(c, p);
+	}
 	if (line_no < c->nsw) {
 		long k;
 		if (!(w = tii__word(&p)) || strcmp(w, "sw") || tii__parse_long(tii__word(&p), 0, LONG_MAX, &k) ||
@@ -432,7 +560,7 @@ int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, ti
 		return TII_E_INVAL;
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
-	struct pm_ctx c = { n, NULL, 0, 0, NULL };
+	struct pm_ctx c = { .n = n };
 	static const struct tii__handler h = { pm_head, pm_line };
 	int rc;
 	if (n == 1) {
@@ -446,8 +574,16 @@ int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, ti
 		rc = tii__req_begin(t, "pathmatrix");
 		rc = rc ? rc : tii__req_hosts(t, hosts, n);
 		rc = rc ? rc : tii__request(t, &h, &c);
+		/* The groups form must still cover every ordered pair once. */
+		if (!rc && c.ngroups && c.assigned != n * (n - 1))
+			rc = TII_E_PROTO;
 	}
 	free(c.sw);
+	free(c.gfirst);
+	free(c.gmem);
+	c.sw = NULL;
+	c.gfirst = NULL;
+	c.gmem = NULL;
 	if (rc) {
 		tii_path_matrix_free(c.pm);
 		return rc;

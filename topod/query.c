@@ -267,31 +267,6 @@ static int check_list(struct ctx *c, const char *cmd, size_t n, size_t min)
 	return 0;
 }
 
-static void answer_hopsmatrix(struct ctx *c, const struct proto_req *r)
-{
-	size_t n = r->argc;
-	uint32_t *eps;
-	uint16_t *dl;
-	if (check_list(c, "hopsmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
-		return;
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu lines=%zu\n", c->gen, n, n);
-	/* One row at a time into a stack line: evbuffer_add_printf per cell
-	 * would dominate a 4,096-host matrix. */
-	char *line = malloc(n * 7 + 2);
-	for (size_t i = 0; line && i < n; i++) {
-		size_t o = 0;
-		for (size_t j = 0; j < n; j++) {
-			int h = i == j ? 0 : route_hops(c->rt, eps[i], dl[j]);
-			o += (size_t)snprintf(line + o, 8, j ? " %d" : "%d", h < 0 ? -1 : h);
-		}
-		line[o++] = '\n';
-		evbuffer_add(c->out, line, o);
-	}
-	free(line);
-	free(eps);
-	free(dl);
-}
-
 /* Decimal digits of v at p (no NUL); returns their count. */
 static size_t put_uint(char *p, size_t v)
 {
@@ -306,11 +281,102 @@ static size_t put_uint(char *p, size_t v)
 	return n;
 }
 
+static void answer_hopsmatrix(struct ctx *c, const struct proto_req *r)
+{
+	size_t n = r->argc;
+	uint32_t *eps;
+	uint16_t *dl;
+	if (check_list(c, "hopsmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+		return;
+	/* Hosts whose cable to the same leaf switch is up take the same route
+	 * to any destination (LFT routing is by destination), so a row is
+	 * walked once per leaf and shared: a job on 288 leaves walks 288 rows,
+	 * not 1,024. */
+	uint32_t *row_of_leaf = malloc((size_t)c->s->nnodes * sizeof(*row_of_leaf));
+	uint32_t *row_of = malloc(n * sizeof(*row_of));
+	int16_t *rows = malloc(n * n * sizeof(*rows));
+	char *line = malloc(n * 7 + 2);
+	if (!row_of_leaf || !row_of || !rows || !line) {
+		query_error(c->out, "NOMEM", "no memory for a %zu-host matrix", n);
+		goto out;
+	}
+	memset(row_of_leaf, 0xff, (size_t)c->s->nnodes * sizeof(*row_of_leaf));
+	size_t nrows = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct route_ep *e = &c->rt->eps[eps[i]];
+		int shared = e->up == ROUTE_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE;
+		if (shared && row_of_leaf[e->leaf] != UINT32_MAX) {
+			row_of[i] = row_of_leaf[e->leaf];
+			continue;
+		}
+		row_of[i] = (uint32_t)nrows;
+		if (shared)
+			row_of_leaf[e->leaf] = (uint32_t)nrows;
+		int16_t *rw = rows + nrows * n;
+		for (size_t j = 0; j < n; j++) {
+			int h = route_hops(c->rt, eps[i], dl[j]);
+			rw[j] = (int16_t)(h < 0 || h > INT16_MAX ? -1 : h);
+		}
+		nrows++;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu lines=%zu\n", c->gen, n, n);
+	for (size_t i = 0; i < n; i++) {
+		const int16_t *rw = rows + (size_t)row_of[i] * n;
+		size_t o = 0;
+		for (size_t j = 0; j < n; j++) {
+			int h = i == j ? 0 : rw[j];
+			if (j)
+				line[o++] = ' ';
+			if (h < 0) {
+				line[o++] = '-';
+				line[o++] = '1';
+			} else {
+				o += put_uint(line + o, (size_t)h);
+			}
+		}
+		line[o++] = '\n';
+		evbuffer_add(c->out, line, o);
+	}
+out:
+	free(row_of_leaf);
+	free(row_of);
+	free(rows);
+	free(line);
+	free(eps);
+	free(dl);
+}
+
 static void free_ref(const void *data, size_t len, void *arg)
 {
 	free((void *)data);
 }
 
+/* Appends to a growing buffer; 0 or -1 on ENOMEM. */
+struct obuf {
+	char *p;
+	size_t len, cap;
+};
+
+static int ob_reserve(struct obuf *b, size_t need)
+{
+	if (b->len + need <= b->cap)
+		return 0;
+	size_t cap = (b->len + need) * 2;
+	char *np = realloc(b->p, cap);
+	if (!np)
+		return -1;
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
+/*
+ * Hosts cabled to the same leaf switch take the same route to any
+ * destination after their first cable (LFT routing is by destination), so
+ * the reply sends each route once per (source leaf group, destination): a
+ * 1,024-host job spread over 288 leaves is 295k route lines, not a million.
+ * See docs/protocol.md, "pathmatrix".
+ */
 static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 {
 	size_t n = r->argc;
@@ -327,72 +393,93 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 		free(dl);
 		return;
 	}
-	/* Switches are numbered in order of first appearance, so a pair's line
-	 * is a few small integers instead of 19-byte GUIDs. */
+	uint32_t G = sh->G;
+	/* Members of each group, ascending: counting sort on grp_of. */
+	uint32_t *gstart = calloc((size_t)G + 1, sizeof(*gstart));
+	uint32_t *members = malloc((n ? n : 1) * sizeof(*members));
+	uint32_t *fill = calloc((size_t)G + 1, sizeof(*fill));
 	uint32_t *idx = malloc((size_t)c->s->nnodes * sizeof(*idx));
 	uint32_t *order = malloc((size_t)(c->rt->nsw ? c->rt->nsw : 1) * sizeof(*order));
 	uint32_t *sw = malloc(QUERY_PATH_MAX * sizeof(*sw));
-	struct evbuffer *body = evbuffer_new();
-	if (!idx || !order || !sw || !body) {
-		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
-		goto out;
-	}
-	memset(idx, 0xff, (size_t)c->s->nnodes * sizeof(*idx));
-	uint32_t nsw_used = 0;
-	size_t lines = 0;
-	/* A 1,024-host matrix is a million lines: format them by hand into
-	 * one buffer; snprintf and a buffer append per line cost 10x more
-	 * than computing the routes. */
-	size_t cap = (size_t)n * n * 16 + 4096, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
+	struct obuf head = { 0 }, body = { 0 };
+	if (!gstart || !members || !fill || !idx || !order || !sw) {
 		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
+		gstart[sh->grp_of[i] + 1]++;
+	for (uint32_t g = 0; g < G; g++)
+		gstart[g + 1] += gstart[g];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t g = sh->grp_of[i];
+		members[gstart[g] + fill[g]++] = (uint32_t)i;
+	}
+	memset(idx, 0xff, (size_t)c->s->nnodes * sizeof(*idx));
+	uint32_t nsw_used = 0;
+	size_t lines = 0;
+	for (uint32_t g = 0; g < G; g++)
 		for (size_t j = 0; j < n; j++) {
-			if (i == j)
-				continue;
-			size_t k;
-			rc = share_path(sh, i, j, sw, QUERY_PATH_MAX, &k);
-			size_t need = 40 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11);
-			if (len + need > cap) {
-				cap = (len + need) * 2;
-				char *nb = realloc(buf, cap);
-				if (!nb) {
-					free(buf);
-					query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
-					goto out;
-				}
-				buf = nb;
+			/* Any member other than j stands for the group. */
+			uint32_t rep = members[gstart[g]];
+			if (rep == j) {
+				if (gstart[g + 1] - gstart[g] == 1)
+					continue; /* j alone in its group: no pair */
+				rep = members[gstart[g] + 1];
 			}
-			len += put_uint(buf + len, i);
-			buf[len++] = ' ';
-			len += put_uint(buf + len, j);
+			size_t k;
+			rc = share_path(sh, rep, j, sw, QUERY_PATH_MAX, &k);
+			if (ob_reserve(&body, 48 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11))) {
+				query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
+				goto out;
+			}
+			char *o = body.p + body.len;
+			o += put_uint(o, g);
+			*o++ = ' ';
+			o += put_uint(o, j);
 			if (rc) {
-				len += (size_t)sprintf(buf + len, " ERR %s", route_code(rc));
+				o += sprintf(o, " ERR %s", route_code(rc));
 			} else {
 				for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
 					if (idx[sw[h]] == UINT32_MAX) {
 						idx[sw[h]] = nsw_used;
 						order[nsw_used++] = sw[h];
 					}
-					buf[len++] = ' ';
-					len += put_uint(buf + len, idx[sw[h]]);
+					*o++ = ' ';
+					o += put_uint(o, idx[sw[h]]);
 				}
 			}
-			buf[len++] = '\n';
+			*o++ = '\n';
+			body.len = (size_t)(o - body.p);
 			lines++;
 		}
-	evbuffer_add_reference(body, buf, len, free_ref, NULL);
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu switches=%u lines=%zu\n", c->gen, n, nsw_used,
-			    nsw_used + lines);
+	for (uint32_t g = 0; g < G; g++) {
+		if (ob_reserve(&head, 24 + (size_t)(gstart[g + 1] - gstart[g]) * 11)) {
+			query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
+			goto out;
+		}
+		char *o = head.p + head.len;
+		o += sprintf(o, "grp %u", g);
+		for (uint32_t m = gstart[g]; m < gstart[g + 1]; m++) {
+			*o++ = ' ';
+			o += put_uint(o, members[m]);
+		}
+		*o++ = '\n';
+		head.len = (size_t)(o - head.p);
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu groups=%u switches=%u lines=%zu\n", c->gen, n, G,
+			    nsw_used, G + nsw_used + lines);
+	evbuffer_add_reference(c->out, head.p, head.len, free_ref, NULL);
+	head.p = NULL;
 	for (uint32_t k = 0; k < nsw_used; k++)
 		evbuffer_add_printf(c->out, "sw %u 0x%016" PRIx64 "\n", k, node_guid(c, order[k]));
-	evbuffer_add_buffer(c->out, body);
+	evbuffer_add_reference(c->out, body.p, body.len, free_ref, NULL);
+	body.p = NULL;
 out:
-	if (body)
-		evbuffer_free(body);
+	free(head.p);
+	free(body.p);
+	free(gstart);
+	free(members);
+	free(fill);
 	free(idx);
 	free(order);
 	free(sw);

@@ -68,11 +68,14 @@ def client(k):
                 gen = int(r.split()[1][4:])
                 n = int(r.split("lines=")[1])
                 body = [c.readline() for _ in range(n)]
-                # In A, Switch1 -> Hca4 crosses to Switch2 by port 5; the
-                # matrix names switches, so check the pair count and that
-                # the generation is one we sent.
-                if gen not in versions or len([b for b in body if b[0].isdigit()]) != 12:
-                    errors.append("pathmatrix gen %s: %d lines" % (gen, n))
+                # The matrix names switches, not ports: check that the
+                # reply is whole (its route lines cover all 12 ordered
+                # pairs once) and that the generation is one we sent.
+                groups = {int(b.split()[1]): b.split()[2:] for b in body if b.startswith("grp ")}
+                covered = sum(len(groups.get(int(b.split()[0]), [])) - (b.split()[1] in groups.get(int(b.split()[0]), []))
+                              for b in body if b[0].isdigit())
+                if gen not in versions or covered != 12:
+                    errors.append("pathmatrix gen %s: %d lines, %d pairs" % (gen, n, covered))
                 r = c.readline()
                 if "generation=" not in r:
                     errors.append("info: " + r)
