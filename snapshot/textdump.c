@@ -322,7 +322,7 @@ static int parse_topology(struct parser *p, FILE *f)
 			return perr(p, "node id \"%.64s\" appears twice", p->ids[i].id);
 	for (size_t i = 0; i < p->nlinks; i++) {
 		struct pend_link *pl = &p->links[i];
-		struct idx key;
+		struct idx key = { .node = 0 };
 		snprintf(key.id, sizeof(key.id), "%s", pl->rid);
 		struct idx *hit = bsearch(&key, p->ids, p->nids, sizeof(*p->ids), cmp_id);
 		if (!hit)
