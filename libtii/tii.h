@@ -171,7 +171,8 @@ TII_API int tii_get_generation(tii_t *t, uint64_t *gen);
 /* ---- the switch-cluster hierarchy (seed 2.8.1, 5.2.1) ----------------------- */
 
 /* Levels 0 (the whole fabric, one root per connected part) .. depth-1 (leaf
- * switches). */
+ * switches). The hierarchy is per host: each is placed by its default rail,
+ * and naming another rail ("host/HCA-2") in these calls is TII_E_INVAL. */
 TII_API int tii_get_network_depth(tii_t *t, int *depth);
 
 /* Distinct switch clusters the n hosts reach at level depth. */
