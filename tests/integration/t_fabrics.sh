@@ -30,7 +30,7 @@ fabric() {
 	shift 5
 	lab_init || { nok "$label: lab_init"; return; }
 	local d=$LAB_DIR conf=()
-	if ! python3 tests/lab/fabgen.py "$@" -o "$d/f.net" --meta "$d/f.json" --root-guid-file "$d/roots" 2>"$d/fabgen.err"; then
+	if ! lab_fabgen "$@"; then
 		nok "$label: fabgen $*"
 		return
 	fi

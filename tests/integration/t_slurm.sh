@@ -144,8 +144,7 @@ fabric() {
 	lab_init || { nok "$label: lab_init"; return; }
 	local d=$LAB_DIR t0=$SECONDS
 	mkdir -p "$d/etc"
-	if ! python3 tests/lab/fabgen.py "$@" -o "$d/f.net" --meta "$d/f.json" --root-guid-file "$d/roots" \
-		>/dev/null 2>"$d/fabgen.err"; then
+	if ! lab_fabgen "$@"; then
 		nok "$label: fabgen $*"
 		lab_teardown
 		return
@@ -157,12 +156,9 @@ fabric() {
 	fi
 	TOPOD_PID=$LAB_TOPOD_PID
 	local port=$LAB_TOPOD_PORT
-	local S=127.0.0.1:$port gen=
-	for _ in $(seq 100); do
-		gen=$("$TQ" -s "$S" info 2>/dev/null | sed -n 's/^generation //p')
-		[ -n "$gen" ] && [ "$gen" != 0 ] && break
-		sleep 0.1
-	done
+	# lab_bring_up returned once topod served the plugin's snapshot.
+	local S=127.0.0.1:$port gen
+	gen=$("$TQ" -s "$S" info 2>/dev/null | sed -n 's/^generation //p')
 	if [ -z "$gen" ] || [ "$gen" = 0 ]; then
 		nok "$label: topod has the fabric"
 		lab_teardown

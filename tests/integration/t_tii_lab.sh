@@ -48,8 +48,7 @@ fabric() {
 	shift 3
 	lab_init || { nok "$label: lab_init"; return; }
 	local d=$LAB_DIR
-	if ! python3 tests/lab/fabgen.py "$@" -o "$d/f.net" --meta "$d/f.json" --root-guid-file "$d/roots" \
-		>/dev/null 2>"$d/fabgen.err"; then
+	if ! lab_fabgen "$@"; then
 		nok "$label: fabgen $*"
 		lab_teardown
 		return
@@ -61,12 +60,8 @@ fabric() {
 	fi
 	TOPOD_PID=$LAB_TOPOD_PID
 	local port=$LAB_TOPOD_PORT
-	# topod answers NOFABRIC (exit 1) until the snapshot is in
+	# lab_bring_up returned once topod served the plugin's snapshot.
 	local S=127.0.0.1:$port
-	for _ in $(seq 100); do
-		"$TQ" -s "$S" depth >/dev/null 2>&1 && break
-		sleep 0.1
-	done
 	python3 - "$label" "$TQ" "$S" "$d/f.json" "$depth" "$sharing" <<'EOF'
 import json, re, socket, subprocess, sys
 

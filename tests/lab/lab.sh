@@ -32,6 +32,7 @@
 #   lab_wait_osm_log REGEX [TIMEOUT_S]     wait until the OpenSM log matches
 #   lab_own PID                           teardown kills PID too
 #   lab_start_topod [TOPOD_ARGS...]       this tree's topod; LAB_TOPOD_PORT
+#   lab_fabgen FABGEN_ARGS...             $LAB_DIR/f.net, f.json, roots
 #   lab_topod_generation                  the generation topod serves
 #   lab_bring_up NETFILE ROUTING [CONF...] ibsim + topod + OpenSM with the plugin
 #   lab_teardown
@@ -112,6 +113,15 @@ lab_start_topod() {
 	done
 	echo "lab: topod did not start; see $LAB_DIR/topod.log" >&2
 	return 1
+}
+
+# lab_fabgen FABGEN_ARGS...: writes $LAB_DIR/f.net (ibsim), f.json (what
+# fabgen built: hosts, switches, links) and roots (OpenSM root GUIDs);
+# fabgen's messages go to $LAB_DIR/fabgen.err.
+lab_fabgen() {
+	lab__need_init || return 1
+	python3 "$LAB_ROOT/tests/lab/fabgen.py" "$@" -o "$LAB_DIR/f.net" --meta "$LAB_DIR/f.json" \
+		--root-guid-file "$LAB_DIR/roots" >/dev/null 2>"$LAB_DIR/fabgen.err"
 }
 
 # lab_topod_generation: the generation topod serves (0 before any), asked
