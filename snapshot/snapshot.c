@@ -514,7 +514,7 @@ int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
 				goto out;
 			}
 		}
-		if (nd->type == SNAP_NODE_SWITCH) {
+		if (nd->type == SNAP_NODE_SWITCH && nd->lft_len) {
 			const uint8_t *lft = s->lft + nd->lft_off;
 			for (uint32_t l = 0; l < nd->lft_len; l++) {
 				if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports) {
@@ -843,11 +843,20 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 			}
 			nd->lft_off = s->nlft;
 			nd->lft_len = ll;
-			memcpy(s->lft + s->nlft, r.p, ll);
+			/* An empty LFT may come before any storage exists: no
+			 * pointer arithmetic on NULL. */
+			if (ll)
+				memcpy(s->lft + s->nlft, r.p, ll);
 			s->nlft += ll;
 			r.p += ll;
 		}
 		s->nnodes++;
+	}
+	/* Readers index lft[] as s->lft + lft_off even for empty tables: keep
+	 * it non-NULL, as snap_canonicalize() does. */
+	if (!s->lft && !(s->lft = malloc(1))) {
+		why = "out of memory";
+		goto bad;
 	}
 	if (r.p != r.end) {
 		snprintf(err, SNAP_ERR_LEN, "%zu unparsed bytes at the end of the payload", (size_t)(r.end - r.p));

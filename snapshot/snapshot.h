@@ -14,7 +14,9 @@
  *   lft[]     for switch n, lft[n.lft_off .. n.lft_off + lft_len) is its
  *             linear forwarding table: out-port per destination LID, with
  *             SNAP_LFT_NONE (0xFF, the IB "no path" value) kept distinct from
- *             port 0, which means "this switch itself".
+ *             port 0, which means "this switch itself". lft is never NULL
+ *             once a snapshot is decoded or canonicalized, even when every
+ *             table is empty.
  *
  * Error convention: functions returning int return 0 on success or -1 with a
  * human-readable reason in err[SNAP_ERR_LEN]. Nothing here prints or exits.

@@ -14,6 +14,7 @@ netcat-openbsd
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
+clang libclang-rt-14-dev
 "
 missing=""
 for p in $PKGS; do
