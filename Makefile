@@ -9,7 +9,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Isnapshot -Ilibtii -pthread -MMD -MP
+XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icommon -Isnapshot -Ilibtii -pthread -MMD -MP
 B       := build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -166,7 +166,7 @@ install: all
 	ln -sf libtii.so.$(TII_VER) $(DESTDIR)$(LIBDIR)/libtii.so.$(TII_SOVER)
 	ln -sf libtii.so.$(TII_SOVER) $(DESTDIR)$(LIBDIR)/libtii.so
 	install -m 644 $(B)/lib/libtii.a $(DESTDIR)$(LIBDIR)/
-	install -m 644 libtii/tii.h $(DESTDIR)$(INCLUDEDIR)/tii.h
+	install -m 644 libtii/tii.h common/topo_limits.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery

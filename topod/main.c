@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "build.h"
+#include "cmd.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -63,6 +64,7 @@ static void usage(FILE *f)
 		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
+		"      --commands             list the query protocol's commands and exit\n"
 		"  -h, --help\n",
 		prog);
 }
@@ -75,6 +77,7 @@ enum {
 	OPT_MAX_SNAPSHOT,
 	OPT_PIDFILE,
 	OPT_NAMEMAP,
+	OPT_COMMANDS,
 };
 
 static const struct option longopts[] = {
@@ -96,6 +99,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "commands", no_argument, NULL, OPT_COMMANDS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -204,7 +208,7 @@ static int parse_config(struct options *o, const char *path)
 		for (const struct option *p = longopts; p->name; p++)
 			if (!strcmp(p->name, key))
 				opt = p;
-		if (!opt || !strcmp(key, "config") || !strcmp(key, "help")) {
+		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands")) {
 			fprintf(stderr, "%s: %s:%d: unknown key '%s'\n", prog, path, lineno, key);
 			rc = -1;
 			break;
@@ -320,6 +324,15 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqh", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == OPT_COMMANDS) {
+			/* The table itself, for docs and tests: name, arity, heavy, usage, help. */
+			for (size_t i = 0; i < cmd_count; i++) {
+				const struct cmd *k = &cmd_table[i];
+				printf("%s\t%d\t%d\t%s\t%s\t%s\n", k->name, k->min_args, k->max_args,
+				       k->flags & CMD_HEAVY ? "heavy" : "light", k->usage, k->help);
+			}
 			return 0;
 		}
 		if (c == '?' || apply(&o, c, optarg)) {

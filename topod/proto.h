@@ -12,10 +12,11 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* A 4,096-host job's host list (hostnames of ~16 bytes) fits in one line;
- * a longer line is an error, not a reason to buffer without end. */
-#define PROTO_LINE_MAX (256 * 1024)
-#define PROTO_ARGS_MAX 16384 /* hosts in one request */
+#include "topo_limits.h"
+
+/* The limits are libtii's too: one definition, in topo_limits.h. */
+#define PROTO_LINE_MAX TOPO_LINE_MAX
+#define PROTO_ARGS_MAX TOPO_ARGS_MAX
 
 struct proto_req {
 	const char *cmd;

@@ -9,14 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd.h"
 #include "fabric.h"
 #include "hier.h"
 #include "log.h"
 #include "route.h"
 #include "share.h"
+#include "topo_limits.h"
+#include "util.h"
 
-/* Matrix-shaped answers grow as hosts^2: 4,096 hosts is 16M cells. */
-#define QUERY_MATRIX_MAX 4096
 /* Longest route we print; a longer one is reported as a loop anyway. */
 #define QUERY_PATH_MAX 4096
 
@@ -30,8 +31,7 @@ void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 	evbuffer_add_printf(out, "ERR %s %s\n", code, log_clean(msg, strlen(msg), clean, sizeof(clean)));
 }
 
-/* Short names of route errors, as in docs/protocol.md. */
-static const char *route_code(int err)
+const char *qctx_route_code(int err)
 {
 	switch (err) {
 	case ROUTE_E_NOLID: return "NOLID";
@@ -47,17 +47,7 @@ static const char *route_code(int err)
 	}
 }
 
-struct ctx {
-	const struct fabric *f;
-	const struct snap *s;
-	const struct route_tab *rt;
-	const struct hier *h;
-	struct evbuffer *out;
-	uint64_t gen;
-};
-
-/* Resolves a request argument; on failure writes the ERR reply. */
-static int resolve(struct ctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
+int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
 {
 	int rc = route_resolve(c->rt, name, ep, dlid);
 	if (rc == ROUTE_OK)
@@ -69,8 +59,7 @@ static int resolve(struct ctx *c, const char *name, uint32_t *ep, uint16_t *dlid
 	return -1;
 }
 
-/* Resolves a host list; *eps and *dlids are malloc'd (caller frees). */
-static int resolve_list(struct ctx *c, const char *const *names, size_t n, uint32_t **eps, uint16_t **dlids)
+int qctx_resolve_list(struct qctx *c, const char *const *names, size_t n, uint32_t **eps, uint16_t **dlids)
 {
 	*eps = malloc((n ? n : 1) * sizeof(**eps));
 	*dlids = malloc((n ? n : 1) * sizeof(**dlids));
@@ -81,7 +70,7 @@ static int resolve_list(struct ctx *c, const char *const *names, size_t n, uint3
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (resolve(c, names[i], &(*eps)[i], &(*dlids)[i])) {
+		if (qctx_resolve(c, names[i], &(*eps)[i], &(*dlids)[i])) {
 			free(*eps);
 			free(*dlids);
 			return -1;
@@ -89,22 +78,21 @@ static int resolve_list(struct ctx *c, const char *const *names, size_t n, uint3
 	return 0;
 }
 
-static uint64_t node_guid(const struct ctx *c, uint32_t node)
+static uint64_t node_guid(const struct qctx *c, uint32_t node)
 {
 	return c->s->nodes[node].guid;
 }
 
-static void route_fail(struct ctx *c, int rc, const struct route_res *res)
+void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res)
 {
 	if (res && res->fail_node != ROUTE_NONE)
-		query_error(c->out, "NOROUTE", "%s at 0x%016" PRIx64 " port %u: %s", route_code(rc),
+		query_error(c->out, "NOROUTE", "%s at 0x%016" PRIx64 " port %u: %s", qctx_route_code(rc),
 			    node_guid(c, res->fail_node), res->fail_port, route_strerror(rc));
 	else
-		query_error(c->out, "NOROUTE", "%s: %s", route_code(rc), route_strerror(rc));
+		query_error(c->out, "NOROUTE", "%s: %s", qctx_route_code(rc), route_strerror(rc));
 }
 
-/* Canonical name of an end port: host/HCA for CA ports, 0xGUID otherwise. */
-static void ep_name(const struct ctx *c, uint32_t ep, char *buf, size_t n)
+void qctx_ep_name(const struct qctx *c, uint32_t ep, char *buf, size_t n)
 {
 	const struct route_ep *e = &c->rt->eps[ep];
 	if (e->host != ROUTE_NONE)
@@ -113,7 +101,7 @@ static void ep_name(const struct ctx *c, uint32_t ep, char *buf, size_t n)
 		snprintf(buf, n, "0x%016" PRIx64, e->guid);
 }
 
-static void answer_info(struct ctx *c)
+void answer_info(struct qctx *c)
 {
 	const struct fabric *f = c->f;
 	const struct snap *s = f->snap;
@@ -130,26 +118,27 @@ static void answer_info(struct ctx *c)
 			    x ? hier_depth(x->hier) : 0, src);
 }
 
-static void answer_hops(struct ctx *c, const char *a, const char *b)
+void answer_hops(struct qctx *c)
 {
+	const char *a = c->req->argv[0], *b = c->req->argv[1];
 	uint32_t sa, sb;
 	uint16_t da, db;
-	if (resolve(c, a, &sa, &da) || resolve(c, b, &sb, &db))
+	if (qctx_resolve(c, a, &sa, &da) || qctx_resolve(c, b, &sb, &db))
 		return;
 	struct route_res res;
 	int rc = route_walk(c->rt, sa, db, NULL, 0, &res);
 	if (rc)
-		route_fail(c, rc, &res);
+		qctx_route_fail(c, rc, &res);
 	else
 		evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " hops=%u\n", c->gen, res.hops);
 }
 
 /* Walks a -> b into a malloc'd hop array; writes the ERR reply on failure. */
-static struct route_hop *walk(struct ctx *c, const char *a, const char *b, uint32_t *sa, uint32_t *sb,
+static struct route_hop *walk(struct qctx *c, const char *a, const char *b, uint32_t *sa, uint32_t *sb,
 			      uint32_t *nhops)
 {
 	uint16_t da, db;
-	if (resolve(c, a, sa, &da) || resolve(c, b, sb, &db))
+	if (qctx_resolve(c, a, sa, &da) || qctx_resolve(c, b, sb, &db))
 		return NULL;
 	size_t cap = c->rt->nsw + 1 < QUERY_PATH_MAX ? c->rt->nsw + 1 : QUERY_PATH_MAX;
 	struct route_hop *hops = malloc(cap * sizeof(*hops));
@@ -160,7 +149,7 @@ static struct route_hop *walk(struct ctx *c, const char *a, const char *b, uint3
 	struct route_res res;
 	int rc = route_walk(c->rt, *sa, db, hops, cap, &res);
 	if (rc) {
-		route_fail(c, rc, &res);
+		qctx_route_fail(c, rc, &res);
 		free(hops);
 		return NULL;
 	}
@@ -168,15 +157,16 @@ static struct route_hop *walk(struct ctx *c, const char *a, const char *b, uint3
 	return hops;
 }
 
-static void answer_path(struct ctx *c, const char *a, const char *b)
+void answer_path(struct qctx *c)
 {
+	const char *a = c->req->argv[0], *b = c->req->argv[1];
 	uint32_t sa, sb, n;
 	struct route_hop *hops = walk(c, a, b, &sa, &sb, &n);
 	if (!hops)
 		return;
 	char na[ROUTE_NAME_MAX * 2 + 4], nb[ROUTE_NAME_MAX * 2 + 4];
-	ep_name(c, sa, na, sizeof(na));
-	ep_name(c, sb, nb, sizeof(nb));
+	qctx_ep_name(c, sa, na, sizeof(na));
+	qctx_ep_name(c, sb, nb, sizeof(nb));
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " src=%s dst=%s hops=%u lines=%u\n", c->gen, na, nb, n, n);
 	for (uint32_t i = 0; i < n; i++) {
 		char desc[SNAP_DESC_LEN * 4 + 1];
@@ -203,8 +193,9 @@ static int split_pair(const char *arg, char a[ROUTE_QUERY_MAX + 1], const char *
 }
 
 /* The seed's form: "query a:b" -> "a 0xSW ... b". */
-static void answer_seed_query(struct ctx *c, const char *arg)
+void answer_seed_query(struct qctx *c)
 {
+	const char *arg = c->req->argv[0];
 	char a[ROUTE_QUERY_MAX + 1];
 	const char *b;
 	if (split_pair(arg, a, &b)) {
@@ -222,8 +213,9 @@ static void answer_seed_query(struct ctx *c, const char *arg)
 	free(hops);
 }
 
-static void answer_hopsbatch(struct ctx *c, const struct proto_req *r)
+void answer_hopsbatch(struct qctx *c)
 {
+	const struct proto_req *r = c->req;
 	struct evbuffer *body = evbuffer_new();
 	if (!body) {
 		query_error(c->out, "NOMEM", "no memory");
@@ -247,21 +239,22 @@ static void answer_hopsbatch(struct ctx *c, const struct proto_req *r)
 		if (rc >= 0)
 			evbuffer_add_printf(body, "%s %s %d\n", a, b, rc);
 		else
-			evbuffer_add_printf(body, "%s %s ERR %s\n", a, b, route_code(rc));
+			evbuffer_add_printf(body, "%s %s ERR %s\n", a, b, qctx_route_code(rc));
 	}
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " lines=%zu\n", c->gen, r->argc);
 	evbuffer_add_buffer(c->out, body);
 	evbuffer_free(body);
 }
 
-static int check_list(struct ctx *c, const char *cmd, size_t n, size_t min)
+int qctx_check_hosts(struct qctx *c, size_t n, size_t min)
 {
+	const char *cmd = c->req->cmd;
 	if (n < min) {
 		query_error(c->out, "USAGE", "%s needs at least %zu hosts", cmd, min);
 		return -1;
 	}
-	if (n > QUERY_MATRIX_MAX) {
-		query_error(c->out, "TOOMANY", "%s takes at most %d hosts, got %zu", cmd, QUERY_MATRIX_MAX, n);
+	if (n > TOPO_MATRIX_MAX) {
+		query_error(c->out, "TOOMANY", "%s takes at most %d hosts, got %zu", cmd, TOPO_MATRIX_MAX, n);
 		return -1;
 	}
 	return 0;
@@ -281,12 +274,13 @@ static size_t put_uint(char *p, size_t v)
 	return n;
 }
 
-static void answer_hopsmatrix(struct ctx *c, const struct proto_req *r)
+void answer_hopsmatrix(struct qctx *c)
 {
+	const struct proto_req *r = c->req;
 	size_t n = r->argc;
 	uint32_t *eps;
 	uint16_t *dl;
-	if (check_list(c, "hopsmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
 	/* Hosts whose cable to the same leaf switch is up take the same route
 	 * to any destination (LFT routing is by destination), so a row is
@@ -351,25 +345,6 @@ static void free_ref(const void *data, size_t len, void *arg)
 	free((void *)data);
 }
 
-/* Appends to a growing buffer; 0 or -1 on ENOMEM. */
-struct obuf {
-	char *p;
-	size_t len, cap;
-};
-
-static int ob_reserve(struct obuf *b, size_t need)
-{
-	if (b->len + need <= b->cap)
-		return 0;
-	size_t cap = (b->len + need) * 2;
-	char *np = realloc(b->p, cap);
-	if (!np)
-		return -1;
-	b->p = np;
-	b->cap = cap;
-	return 0;
-}
-
 /*
  * Hosts cabled to the same leaf switch take the same route to any
  * destination after their first cable (LFT routing is by destination), so
@@ -377,17 +352,18 @@ static int ob_reserve(struct obuf *b, size_t need)
  * 1,024-host job spread over 288 leaves is 295k route lines, not a million.
  * See docs/protocol.md, "pathmatrix".
  */
-static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
+void answer_pathmatrix(struct qctx *c)
 {
+	const struct proto_req *r = c->req;
 	size_t n = r->argc;
 	uint32_t *eps;
 	uint16_t *dl;
-	if (check_list(c, "pathmatrix", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : route_code(rc), "%s",
+		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
 			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
 		free(eps);
 		free(dl);
@@ -401,7 +377,7 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 	uint32_t *idx = malloc((size_t)c->s->nnodes * sizeof(*idx));
 	uint32_t *order = malloc((size_t)(c->rt->nsw ? c->rt->nsw : 1) * sizeof(*order));
 	uint32_t *sw = malloc(QUERY_PATH_MAX * sizeof(*sw));
-	struct obuf head = { 0 }, body = { 0 };
+	struct tbuf head = TBUF_INIT(0), body = TBUF_INIT(0);
 	if (!gstart || !members || !fill || !idx || !order || !sw) {
 		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
 		goto out;
@@ -428,16 +404,16 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 			}
 			size_t k;
 			rc = share_path(sh, rep, j, sw, QUERY_PATH_MAX, &k);
-			if (ob_reserve(&body, 48 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11))) {
+			if (tbuf_grow(&body, 48 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11))) {
 				query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
 				goto out;
 			}
-			char *o = body.p + body.len;
+			char *o = body.buf + body.len;
 			o += put_uint(o, g);
 			*o++ = ' ';
 			o += put_uint(o, j);
 			if (rc) {
-				o += sprintf(o, " ERR %s", route_code(rc));
+				o += sprintf(o, " ERR %s", qctx_route_code(rc));
 			} else {
 				for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
 					if (idx[sw[h]] == UINT32_MAX) {
@@ -449,34 +425,34 @@ static void answer_pathmatrix(struct ctx *c, const struct proto_req *r)
 				}
 			}
 			*o++ = '\n';
-			body.len = (size_t)(o - body.p);
+			body.len = (size_t)(o - body.buf);
 			lines++;
 		}
 	for (uint32_t g = 0; g < G; g++) {
-		if (ob_reserve(&head, 24 + (size_t)(gstart[g + 1] - gstart[g]) * 11)) {
+		if (tbuf_grow(&head, 24 + (size_t)(gstart[g + 1] - gstart[g]) * 11)) {
 			query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
 			goto out;
 		}
-		char *o = head.p + head.len;
+		char *o = head.buf + head.len;
 		o += sprintf(o, "grp %u", g);
 		for (uint32_t m = gstart[g]; m < gstart[g + 1]; m++) {
 			*o++ = ' ';
 			o += put_uint(o, members[m]);
 		}
 		*o++ = '\n';
-		head.len = (size_t)(o - head.p);
+		head.len = (size_t)(o - head.buf);
 	}
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu groups=%u switches=%u lines=%zu\n", c->gen, n, G,
 			    nsw_used, G + nsw_used + lines);
-	evbuffer_add_reference(c->out, head.p, head.len, free_ref, NULL);
-	head.p = NULL;
+	evbuffer_add_reference(c->out, head.buf, head.len, free_ref, NULL);
+	head.buf = NULL;
 	for (uint32_t k = 0; k < nsw_used; k++)
 		evbuffer_add_printf(c->out, "sw %u 0x%016" PRIx64 "\n", k, node_guid(c, order[k]));
-	evbuffer_add_reference(c->out, body.p, body.len, free_ref, NULL);
-	body.p = NULL;
+	evbuffer_add_reference(c->out, body.buf, body.len, free_ref, NULL);
+	body.buf = NULL;
 out:
-	free(head.p);
-	free(body.p);
+	free(head.buf);
+	free(body.buf);
 	free(gstart);
 	free(members);
 	free(fill);
@@ -488,17 +464,16 @@ out:
 	free(dl);
 }
 
-static void answer_depth(struct ctx *c)
+void answer_depth(struct qctx *c)
 {
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u\n", c->gen, hier_depth(c->h));
 }
 
-/* Host index of a CA end port, or -1 with the ERR reply written. */
-static int64_t host_of(struct ctx *c, const char *name)
+int64_t qctx_host_of(struct qctx *c, const char *name)
 {
 	uint32_t ep;
 	uint16_t dl;
-	if (resolve(c, name, &ep, &dl))
+	if (qctx_resolve(c, name, &ep, &dl))
 		return -1;
 	uint32_t host = c->rt->eps[ep].host;
 	if (host == ROUTE_NONE) {
@@ -515,8 +490,9 @@ static int64_t host_of(struct ctx *c, const char *name)
 	return host;
 }
 
-static void answer_clusters(struct ctx *c, const struct proto_req *r)
+void answer_clusters(struct qctx *c)
 {
+	const struct proto_req *r = c->req;
 	char *end;
 	if (r->argc < 2) {
 		query_error(c->out, "USAGE", "clusters LEVEL HOST [HOST ...]");
@@ -538,7 +514,7 @@ static void answer_clusters(struct ctx *c, const struct proto_req *r)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		int64_t h = host_of(c, r->argv[i + 1]);
+		int64_t h = qctx_host_of(c, r->argv[i + 1]);
 		if (h < 0) {
 			free(hosts);
 			return;
@@ -556,7 +532,7 @@ static void answer_clusters(struct ctx *c, const struct proto_req *r)
 	free(hosts);
 }
 
-static void answer_tree(struct ctx *c)
+void answer_tree(struct qctx *c)
 {
 	const struct hier *h = c->h;
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u clusters=%u hosts=%u lines=%u\n", c->gen, h->depth,
@@ -574,19 +550,20 @@ static void answer_tree(struct ctx *c)
 				    h->clusters[h->host_parent[i]].id);
 }
 
-static void answer_shared(struct ctx *c, const struct proto_req *r)
+void answer_shared(struct qctx *c)
 {
+	const struct proto_req *r = c->req;
 	size_t n = r->argc;
 	uint32_t *eps;
 	uint16_t *dl;
-	if (check_list(c, "shared", n, 1) || resolve_list(c, r->argv, n, &eps, &dl))
+	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, 0, &sh);
 	free(eps);
 	free(dl);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : route_code(rc), "%s",
+		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
 			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
 		return;
 	}
@@ -610,15 +587,16 @@ static void answer_shared(struct ctx *c, const struct proto_req *r)
 	share_free(sh);
 }
 
-static void answer_resolve(struct ctx *c, const char *name)
+void answer_resolve(struct qctx *c)
 {
+	const char *name = c->req->argv[0];
 	uint32_t ep;
 	uint16_t dl;
-	if (resolve(c, name, &ep, &dl))
+	if (qctx_resolve(c, name, &ep, &dl))
 		return;
 	const struct route_ep *e = &c->rt->eps[ep];
 	char nm[ROUTE_NAME_MAX * 2 + 4], leaf[24] = "-";
-	ep_name(c, ep, nm, sizeof(nm));
+	qctx_ep_name(c, ep, nm, sizeof(nm));
 	if (e->leaf != ROUTE_NONE)
 		snprintf(leaf, sizeof(leaf), "0x%016" PRIx64, node_guid(c, e->leaf));
 	evbuffer_add_printf(c->out,
@@ -628,7 +606,7 @@ static void answer_resolve(struct ctx *c, const char *name)
 			    e->hca[0] ? e->hca : "-", e->guid, node_guid(c, e->node), e->port, e->lid, dl, e->lmc, leaf);
 }
 
-static void answer_hosts(struct ctx *c)
+void answer_hosts(struct qctx *c)
 {
 	const struct route_tab *rt = c->rt;
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " lines=%u\n", c->gen, rt->nhosts);
@@ -643,80 +621,59 @@ static void answer_hosts(struct ctx *c)
 	}
 }
 
-static int nargs(struct ctx *c, const struct proto_req *r, size_t n, const char *usage)
+void answer_ping(struct qctx *c)
 {
-	if (r->argc == n)
-		return 0;
-	query_error(c->out, "USAGE", "%s", usage);
-	return -1;
+	evbuffer_add_printf(c->out, "OK pong\n");
+}
+
+void answer_quit(struct qctx *c)
+{
+	evbuffer_add_printf(c->out, "OK bye\n");
+	c->close = 1;
+}
+
+void answer_help(struct qctx *c)
+{
+	evbuffer_add_printf(c->out, "OK commands:");
+	for (size_t i = 0; i < cmd_count; i++)
+		evbuffer_add_printf(c->out, " %s", cmd_table[i].name);
+	evbuffer_add_printf(c->out, " (see docs/protocol.md)\n");
+}
+
+int query_prepare(struct qctx *c, const struct cmd *k, const struct fabric *f, const struct proto_req *req,
+		  struct evbuffer *out)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->s = f->snap;
+	c->gen = f->snap->generation;
+	c->req = req;
+	c->out = out;
+	c->threads = 1;
+	size_t max = k->max_args < 0 ? PROTO_ARGS_MAX : (size_t)k->max_args;
+	if (req->argc < (size_t)k->min_args || req->argc > max) {
+		query_error(out, "USAGE", "%s", k->usage);
+		return -1;
+	}
+	if (k->flags & CMD_FABRIC) {
+		if (!f->index) {
+			query_error(out, "NOFABRIC", "no fabric received yet");
+			return -1;
+		}
+		c->rt = f->index->rt;
+		c->h = f->index->hier;
+	}
+	return 0;
 }
 
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
 {
-	const char *cmd = req->cmd;
-	struct ctx c = { .f = f, .s = f->snap, .out = out, .gen = f->snap->generation };
-	if (!strcmp(cmd, "ping")) {
-		evbuffer_add_printf(out, "OK pong\n");
-		return QUERY_OK;
-	}
-	if (!strcmp(cmd, "quit")) {
-		evbuffer_add_printf(out, "OK bye\n");
-		return QUERY_CLOSE;
-	}
-	if (!strcmp(cmd, "help")) {
-		evbuffer_add_printf(out, "OK commands: ping info hops path query hopsbatch hopsmatrix pathmatrix "
-					 "depth clusters tree shared resolve hosts help quit (see docs/protocol.md)\n");
-		return QUERY_OK;
-	}
-	if (!strcmp(cmd, "info")) {
-		answer_info(&c);
-		return QUERY_OK;
-	}
-	static const char *const fabric_cmds[] = { "hops", "path", "query", "hopsbatch", "hopsmatrix", "pathmatrix",
-						   "depth", "clusters", "tree", "shared", "resolve", "hosts" };
-	size_t k;
-	for (k = 0; k < sizeof(fabric_cmds) / sizeof(fabric_cmds[0]); k++)
-		if (!strcmp(cmd, fabric_cmds[k]))
-			break;
-	if (k == sizeof(fabric_cmds) / sizeof(fabric_cmds[0]))
+	const struct cmd *k = cmd_find(req->cmd);
+	if (!k)
 		return QUERY_UNKNOWN;
-	if (!f->index) {
-		query_error(out, "NOFABRIC", "no fabric received yet");
+	struct qctx c;
+	if (query_prepare(&c, k, f, req, out))
 		return QUERY_OK;
-	}
-	c.rt = f->index->rt;
-	c.h = f->index->hier;
-	if (!strcmp(cmd, "hops")) {
-		if (!nargs(&c, req, 2, "hops HOSTA HOSTB"))
-			answer_hops(&c, req->argv[0], req->argv[1]);
-	} else if (!strcmp(cmd, "path")) {
-		if (!nargs(&c, req, 2, "path HOSTA HOSTB"))
-			answer_path(&c, req->argv[0], req->argv[1]);
-	} else if (!strcmp(cmd, "query")) {
-		if (!nargs(&c, req, 1, "query HOSTA:HOSTB"))
-			answer_seed_query(&c, req->argv[0]);
-	} else if (!strcmp(cmd, "hopsbatch")) {
-		answer_hopsbatch(&c, req);
-	} else if (!strcmp(cmd, "hopsmatrix")) {
-		answer_hopsmatrix(&c, req);
-	} else if (!strcmp(cmd, "pathmatrix")) {
-		answer_pathmatrix(&c, req);
-	} else if (!strcmp(cmd, "depth")) {
-		if (!nargs(&c, req, 0, "depth"))
-			answer_depth(&c);
-	} else if (!strcmp(cmd, "clusters")) {
-		answer_clusters(&c, req);
-	} else if (!strcmp(cmd, "tree")) {
-		if (!nargs(&c, req, 0, "tree"))
-			answer_tree(&c);
-	} else if (!strcmp(cmd, "shared")) {
-		answer_shared(&c, req);
-	} else if (!strcmp(cmd, "resolve")) {
-		if (!nargs(&c, req, 1, "resolve NAME"))
-			answer_resolve(&c, req->argv[0]);
-	} else if (!strcmp(cmd, "hosts")) {
-		if (!nargs(&c, req, 0, "hosts"))
-			answer_hosts(&c);
-	}
-	return QUERY_OK;
+	k->answer(&c);
+	return c.close ? QUERY_CLOSE : QUERY_OK;
 }

@@ -1,5 +1,7 @@
 /*
- * query.h - answers to query-protocol requests, computed from one fabric.
+ * query.h - answers to query-protocol requests, computed from one fabric:
+ * the dispatcher over cmd_table[] (cmd.h) and the handlers of the core
+ * commands (routes, hierarchy, sharing, names).
  *
  * query_answer() appends the complete reply (one or more lines, each ending
  * in '\n') to out. It never blocks and never touches the store: the caller
@@ -11,6 +13,7 @@
 
 #include <event2/buffer.h>
 
+#include "cmd.h"
 #include "proto.h"
 #include "store.h"
 
@@ -22,8 +25,16 @@ enum query_result {
 
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out);
 
-/* "ERR <code> <text>\n" with text cleaned of control bytes. */
-void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Checks req against k's arity and fabric need and fills *c (threads = 1);
+ * -1 with the ERR reply written to out. The server uses it to dispatch
+ * CMD_HEAVY commands to its workers: query_prepare() on the loop, then
+ * k->answer(c) on a worker with the fabric reference held. */
+int query_prepare(struct qctx *c, const struct cmd *k, const struct fabric *f, const struct proto_req *req,
+		  struct evbuffer *out);
+
+/* Handlers of the core commands (rows of cmd_table[]). */
+cmd_answer_fn answer_ping, answer_quit, answer_help, answer_info, answer_hops, answer_path,
+	answer_seed_query, answer_hopsbatch, answer_hopsmatrix, answer_pathmatrix, answer_depth,
+	answer_clusters, answer_tree, answer_shared, answer_resolve, answer_hosts;
 
 #endif

@@ -1,0 +1,35 @@
+/*
+ * topo_limits.h - the query protocol's limits, the one definition that topod
+ * (which enforces them) and libtii (which checks requests before sending and
+ * bounds what it accepts) both include. Installed beside tii.h.
+ *
+ * Every value is a bound on untrusted input, with its reason.
+ */
+#ifndef TOPO_LIMITS_H
+#define TOPO_LIMITS_H
+
+/* One request line, without its newline. A 4,096-host job's host list
+ * (hostnames of ~16 bytes, ~70 KiB) fits with room for a rank list; a
+ * longer line is an error, not a reason to buffer without end. */
+#define TOPO_LINE_MAX (256 * 1024)
+
+/* Words after the command in one request: a rank list of 16,384 ranks. */
+#define TOPO_ARGS_MAX 16384
+
+/* Hosts in one matrix-shaped request (hopsmatrix, pathmatrix, shared, and
+ * the job analyses): their answers grow as hosts^2, and 4,096 hosts is 16M
+ * cells. */
+#define TOPO_MATRIX_MAX 4096
+
+/* Ranks in one job request (several ranks may share a host). */
+#define TOPO_RANKS_MAX 16384
+
+/* A hostname or HCA label: a NodeDescription is 64 bytes, so no token of
+ * it is longer. */
+#define TOPO_NAME_MAX 64
+
+/* A name as a request may spell it: "host/HCA", a GUID, "lid:N", with
+ * slack; a longer argument can name nothing. */
+#define TOPO_QUERY_NAME_MAX 160
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * util.h - the small utility layer every component shares: monotonic time,
+ * a growable byte buffer, growable arrays and the error-string helper.
+ *
+ * Nothing here prints, exits or aborts: the plugin and libtii run inside
+ * other people's processes. Allocation failures are returned, never fatal.
+ */
+#ifndef TOPO_UTIL_H
+#define TOPO_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- time ------------------------------------------------------------------ */
+
+/* Monotonic clock: durations, deadlines and timeouts (never wall time). */
+static inline uint64_t util_now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static inline int64_t util_now_ms(void)
+{
+	return (int64_t)(util_now_us() / 1000u);
+}
+
+static inline double util_ms_since(uint64_t t0_us)
+{
+	return (double)(util_now_us() - t0_us) / 1000.0;
+}
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* Formats a reason into err[len] and returns -1, so that a failing path is
+ * `return util_fail(err, len, "...", ...);`. */
+static inline int util_fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline int util_fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- growable arrays -------------------------------------------------------- */
+
+/*
+ * Makes room for `need` elements in *pp (element size `size`), doubling the
+ * capacity *capp. Returns 0, or -1 on overflow or ENOMEM with *pp and *capp
+ * untouched. The one realloc-doubling loop of the code base:
+ *     if (util_grow((void **)&v, &cap, n + 1, sizeof(*v))) goto nomem;
+ *     v[n++] = x;
+ */
+static inline int util_grow(void **pp, size_t *capp, size_t need, size_t size)
+{
+	if (need <= *capp)
+		return 0;
+	size_t cap = *capp ? *capp : 16;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			return -1;
+		cap *= 2;
+	}
+	if (cap > SIZE_MAX / size)
+		return -1;
+	void *np = realloc(*pp, cap * size);
+	if (!np)
+		return -1;
+	*pp = np;
+	*capp = cap;
+	return 0;
+}
+
+/* ---- a byte buffer ------------------------------------------------------------- */
+
+/*
+ * Invariants: buf is NULL or holds len + 1 bytes with buf[len] == '\0';
+ * len < cap when buf is set; len never exceeds max (0 = no limit), so a
+ * buffer fed by a peer is bounded. Initialise with TBUF_INIT(max).
+ */
+struct tbuf {
+	char *buf;
+	size_t len, cap, max;
+};
+#define TBUF_INIT(m) { NULL, 0, 0, (m) }
+
+/* Room for extra more bytes: 0, or -1 (ENOMEM, or max would be passed). */
+static inline int tbuf_grow(struct tbuf *b, size_t extra)
+{
+	if (extra > SIZE_MAX - b->len - 1 || (b->max && b->len + extra > b->max))
+		return -1;
+	return util_grow((void **)&b->buf, &b->cap, b->len + extra + 1, 1);
+}
+
+static inline int tbuf_add(struct tbuf *b, const void *p, size_t n)
+{
+	if (tbuf_grow(b, n))
+		return -1;
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+	return 0;
+}
+
+static inline int tbuf_printf(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline int tbuf_printf(struct tbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || tbuf_grow(b, (size_t)n))
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+/* The caller owns the result (free() it); the buffer is empty again. */
+static inline char *tbuf_detach(struct tbuf *b, size_t *len)
+{
+	char *p = b->buf;
+	if (len)
+		*len = b->len;
+	b->buf = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+static inline void tbuf_release(struct tbuf *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->len = b->cap = 0;
+}
+
+#endif

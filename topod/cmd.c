@@ -1,0 +1,45 @@
+/*
+ * cmd.c - the command table (see cmd.h). One row per command; keep it in
+ * the order `help` should list them.
+ */
+#include "cmd.h"
+
+#include <string.h>
+
+#include "query.h"
+
+/* Heavy: the answer grows with the request (a matrix, a walk of every pair
+ * of a job) and may take milliseconds to seconds; everything else is a few
+ * lookups. */
+const struct cmd cmd_table[] = {
+	{ "ping", 0, 0, 0, answer_ping, "ping", "liveness: OK pong" },
+	{ "help", 0, 0, 0, answer_help, "help", "the list of commands" },
+	{ "quit", 0, 0, 0, answer_quit, "quit", "OK bye, then close" },
+	{ "info", 0, 0, 0, answer_info, "info", "generation, counts, SM, routing engine, source" },
+	{ "hops", 2, 2, CMD_FABRIC, answer_hops, "hops HOSTA HOSTB", "switches traversed from A to B" },
+	{ "path", 2, 2, CMD_FABRIC, answer_path, "path HOSTA HOSTB", "the route from A to B, switch by switch" },
+	{ "query", 1, 1, CMD_FABRIC, answer_seed_query, "query HOSTA:HOSTB", "the seed's route form: a 0xSW ... b" },
+	{ "hopsbatch", 0, -1, CMD_FABRIC, answer_hopsbatch, "hopsbatch A:B [A:B ...]", "hop counts of many pairs" },
+	{ "hopsmatrix", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_hopsmatrix, "hopsmatrix HOST [HOST ...]",
+	  "hop counts of every ordered pair of the hosts" },
+	{ "pathmatrix", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_pathmatrix, "pathmatrix HOST [HOST ...]",
+	  "routes of every ordered pair of the hosts" },
+	{ "depth", 0, 0, CMD_FABRIC, answer_depth, "depth", "levels of the switch-cluster hierarchy" },
+	{ "clusters", 2, -1, CMD_FABRIC, answer_clusters, "clusters LEVEL HOST [HOST ...]",
+	  "each host's switch cluster at LEVEL" },
+	{ "tree", 0, 0, CMD_FABRIC, answer_tree, "tree", "the whole hierarchy" },
+	{ "shared", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_shared, "shared HOST [HOST ...]",
+	  "link sharing inside an allocation" },
+	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
+	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
+};
+
+const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);
+
+const struct cmd *cmd_find(const char *name)
+{
+	for (size_t i = 0; i < cmd_count; i++)
+		if (!strcmp(cmd_table[i].name, name))
+			return &cmd_table[i];
+	return NULL;
+}

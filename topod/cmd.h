@@ -1,0 +1,91 @@
+/*
+ * cmd.h - the query protocol's command table: the one place a command is
+ * named. The dispatcher (query_answer), `help`, `topod --commands` and the
+ * test that keeps docs/protocol.md and libtii in step all read cmd_table[].
+ *
+ * Adding a command: write `void answer_foo(struct qctx *c)` in the file of
+ * its concept, declare it in that file's header, add one row to cmd_table[]
+ * in cmd.c, and document its reply in docs/protocol.md (the test
+ * t_protocol_doc checks that every row has a section there).
+ *
+ * A handler appends its whole reply (one "OK ..." line plus the lines it
+ * announces, or one "ERR CODE text" line) to c->out. It must not block and
+ * must not touch the store: c->f is the one generation it answers from.
+ * Handlers of CMD_HEAVY commands run on a worker thread, so they may take
+ * milliseconds to seconds, and may use OpenMP with c->threads threads; the
+ * others run on the event loop and must stay O(request) and cheap.
+ */
+#ifndef TOPOD_CMD_H
+#define TOPOD_CMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "proto.h"
+#include "store.h"
+
+struct route_tab;
+struct hier;
+
+/* One request, answered from one generation. Built by query_answer(); a
+ * handler only reads it (and writes out). */
+struct qctx {
+	const struct fabric *f;       /* the generation; never NULL */
+	const struct snap *s;         /* f->snap */
+	const struct route_tab *rt;   /* NULL only for commands without CMD_FABRIC */
+	const struct hier *h;         /* likewise */
+	uint64_t gen;
+	const struct proto_req *req;  /* req->cmd, req->argc, req->argv[] */
+	struct evbuffer *out;         /* the reply goes here */
+	int threads;                  /* OpenMP team size this request may use, >= 1 */
+	int close;                    /* set by a handler: close after the reply ("quit") */
+};
+
+typedef void cmd_answer_fn(struct qctx *c);
+
+#define CMD_FABRIC 1u  /* needs a fabric: ERR NOFABRIC before the first snapshot */
+#define CMD_HEAVY 2u   /* runs on the worker pool, never on the event loop */
+
+struct cmd {
+	const char *name;
+	int min_args, max_args;   /* max_args -1: up to PROTO_ARGS_MAX */
+	unsigned flags;
+	cmd_answer_fn *answer;
+	const char *usage;        /* "hops HOSTA HOSTB": sent with ERR USAGE */
+	const char *help;         /* one line, for `help` and `topod --commands` */
+};
+
+extern const struct cmd cmd_table[];
+extern const size_t cmd_count;
+
+/* The row named name, or NULL. */
+const struct cmd *cmd_find(const char *name);
+
+/* ---- helpers shared by handlers ------------------------------------------ */
+
+/* "ERR <code> <text>\n" with text cleaned of control bytes. */
+void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The short name of a ROUTE_E_* code, as in docs/protocol.md. */
+const char *qctx_route_code(int route_err);
+
+/* Resolves a host argument; on failure writes the ERR reply, returns -1. */
+int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid);
+/* Resolves a host list; *eps and *dlids are malloc'd (caller frees both);
+ * on failure writes the ERR reply, returns -1 and allocates nothing. */
+int qctx_resolve_list(struct qctx *c, const char *const *names, size_t n, uint32_t **eps, uint16_t **dlids);
+/* Host index of a name naming a host's default rail, or -1 with the ERR
+ * reply written (ERR RAIL for another rail: the hierarchy is per host). */
+int64_t qctx_host_of(struct qctx *c, const char *name);
+/* Canonical name of an end port: host/HCA for CA ports, 0xGUID otherwise. */
+void qctx_ep_name(const struct qctx *c, uint32_t ep, char *buf, size_t n);
+/* ERR NOROUTE with the node and port where the walk failed. */
+struct route_res;
+void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res);
+/* ERR USAGE/TOOMANY unless min <= n <= TOPO_MATRIX_MAX; -1 when written. */
+int qctx_check_hosts(struct qctx *c, size_t n, size_t min);
+
+#endif
