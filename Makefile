@@ -5,11 +5,17 @@
 #   make check    deps + build + every test (unit tests also under ASan/UBSan)
 #   make demo     deps + build + a simulated fabric with OpenSM, the plugin and topod
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make check T=PATTERN   only the tests whose file name contains PATTERN
+#
+# CFLAGS, CPPFLAGS and LDFLAGS are honoured (distribution builds set them).
 
+# One version for the whole tree (topod --version, libtii's file name, tii.pc).
+VERSION     := $(shell cat VERSION)
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icommon -Isnapshot -Ilibtii -pthread -MMD -MP
+XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icommon -Isnapshot -Ilibtii -pthread -MMD -MP \
+	   -DTOPO_VERSION='"$(VERSION)"' $(CPPFLAGS)
 B       := build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -25,7 +31,7 @@ SNAPTOOL_SRC:= $(wildcard clients/snaptool/*.c)
 LIBTII_SRC  := $(wildcard libtii/*.c)
 TOPOQUERY_SRC := $(wildcard clients/topoquery/*.c)
 TII_SOVER   := 1
-TII_VER     := 1.0.0
+TII_VER     := $(VERSION)
 
 obj = $(patsubst %.c,$(B)/obj/$(1)/%.o,$(2))
 
@@ -46,24 +52,24 @@ $(B)/obj/std/%.o: %.c
 # our symbols can never collide with OpenSM's or another plugin's.
 $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
 
 $(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
 
 # libtii: the shared object exports only tii_* (visibility in tii.h).
 $(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libtii.so.$(TII_SOVER) -Wl,-z,defs -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,libtii.so.$(TII_SOVER) -Wl,-z,defs -o $@ $^
 
 $(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so: $(B)/lib/libtii.so.$(TII_VER)
 	ln -sf libtii.so.$(TII_VER) $@
@@ -75,7 +81,7 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
@@ -107,7 +113,28 @@ $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads
 
-tests: $(UNIT_BINS) $(ASAN_BINS)
+# libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	      -Icommon -Isnapshot -Itopod
+FUZZ_BINS  := $(B)/fuzz/fuzz_snapshot $(B)/fuzz/fuzz_proto
+$(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c snapshot/snapshot.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c -lpthread
+$(B)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c topod/proto.c topod/proto.h common/topo_limits.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c topod/proto.c -lpthread
+
+# MPI test programs: tests/mpi/X.c -> build/tests/mpi/X, linked against the
+# shared libtii (with an rpath, so mpirun finds the build's, not an installed one).
+# Warnings are errors: mpi.h and tii.h must both be clean for an MPI user.
+MPI_SRC  := $(wildcard tests/mpi/*.c)
+MPI_BINS := $(patsubst tests/mpi/%.c,$(B)/tests/mpi/%,$(MPI_SRC))
+$(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
+		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
+
+tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS)
 
 # Build-time benchmark of route/hier/share on a synthetic fat tree: bench/bench_build K
 BENCH_SRC := snapshot/snapshot.c topod/route.c topod/hier.c topod/share.c
@@ -123,7 +150,7 @@ deps:
 
 check: deps
 	$(MAKE) all tests
-	@bash tests/run.sh
+	@bash tests/run.sh $(T)
 
 demo: deps
 	$(MAKE) all
@@ -167,7 +194,7 @@ install: all
 	ln -sf libtii.so.$(TII_SOVER) $(DESTDIR)$(LIBDIR)/libtii.so
 	install -m 644 $(B)/lib/libtii.a $(DESTDIR)$(LIBDIR)/
 	install -m 644 libtii/tii.h common/topo_limits.h $(DESTDIR)$(INCLUDEDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
 	for p in $(MAN_PAGES); do \
@@ -185,3 +212,7 @@ install: all
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 .PHONY: all deps check demo clean install tests bench
+
+# Objects are intermediate to the unit tests and benchmarks: keep them, so
+# that editing one test rebuilds one program, not every object.
+.SECONDARY:

@@ -65,6 +65,7 @@ static void usage(FILE *f)
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
+		"  -V, --version              print the version and exit\n"
 		"  -h, --help\n",
 		prog);
 }
@@ -100,6 +101,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "commands", no_argument, NULL, OPT_COMMANDS },
+	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -208,7 +210,7 @@ static int parse_config(struct options *o, const char *path)
 		for (const struct option *p = longopts; p->name; p++)
 			if (!strcmp(p->name, key))
 				opt = p;
-		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands")) {
+		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands") || !strcmp(key, "version")) {
 			fprintf(stderr, "%s: %s:%d: unknown key '%s'\n", prog, path, lineno, key);
 			rc = -1;
 			break;
@@ -321,9 +323,13 @@ int main(int argc, char **argv)
 	o.srv.max_snapshot = SNAP_MAX_PAYLOAD;
 	o.srv.ingest_timeout_s = 120;
 	int c;
-	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqhV", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (c == 'V') {
+			printf("topod %s\n", TOPO_VERSION);
 			return 0;
 		}
 		if (c == OPT_COMMANDS) {

@@ -14,20 +14,17 @@ if ! command -v clang >/dev/null; then
 	echo "not ok - clang is missing (make deps installs it)"
 	exit 1
 fi
-FLAGS="-g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isnapshot -Itopod"
 fails=0
-run() { # NAME SOURCES...
-	local name=$1
-	shift
-	if ! clang $FLAGS -o "$T/$name" "$@" -lpthread 2>"$T/$name.cc.log"; then
-		echo "not ok - $name builds with clang -fsanitize=fuzzer"
-		sed 's/^/# /' "$T/$name.cc.log" | head -10
+run() { # NAME: build/fuzz/NAME, built by `make tests`
+	local name=$1 bin=$ROOT/build/fuzz/$1
+	if [ ! -x "$bin" ]; then
+		echo "not ok - $name is built (make tests builds build/fuzz/$name with clang -fsanitize=fuzzer)"
 		fails=$((fails + 1))
 		return
 	fi
 	mkdir -p "$T/$name.corpus"
 	cp "$T"/seed.$name.* "$T/$name.corpus/" 2>/dev/null
-	if (cd "$T" && "./$name" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 \
+	if (cd "$T" && "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 \
 		"$name.corpus" >"$name.log" 2>&1); then
 		local execs
 		execs=$(grep -o 'Done [0-9]* runs' "$T/$name.log" | tail -1)
@@ -45,6 +42,6 @@ run() { # NAME SOURCES...
 printf 'hops Hca1 Hca2' >"$T/seed.fuzz_proto.1"
 printf 'query lid:2:lid:6\r' >"$T/seed.fuzz_proto.2"
 printf 'hopsmatrix a b\tc  d' >"$T/seed.fuzz_proto.3"
-run fuzz_snapshot tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c
-run fuzz_proto tests/fuzz/fuzz_proto.c topod/proto.c
+run fuzz_snapshot
+run fuzz_proto
 [ "$fails" -eq 0 ]

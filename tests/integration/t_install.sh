@@ -89,8 +89,8 @@ for f in sbin/topod sbin/topo-collect bin/topoquery bin/topo-snap; do
 done
 [ -z "$bad" ]
 check $? "programs are executable${bad:+ (not:$bad)}"
-[ "$(readlink "$LIB/libtii.so")" = libtii.so.1 ] && [ "$(readlink "$LIB/libtii.so.1")" = libtii.so.1.0.0 ]
-check $? "libtii.so -> libtii.so.1 -> libtii.so.1.0.0"
+[ "$(readlink "$LIB/libtii.so")" = libtii.so.1 ] && [ "$(readlink "$LIB/libtii.so.1")" = "libtii.so.$(cat VERSION)" ]
+check $? "libtii.so -> libtii.so.1 -> libtii.so.$(cat VERSION)"
 
 # ---- man pages ------------------------------------------------------------------
 MANROOT=$D$PREFIX/share/man
