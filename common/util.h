@@ -50,6 +50,41 @@ static inline int util_fail(char *err, size_t len, const char *fmt, ...)
 	return -1;
 }
 
+/* ---- parsing ----------------------------------------------------------------- */
+
+static inline int util_hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static inline int util_is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
+}
+
+/* "0x" and 1..16 hex digits filling [p, end) exactly: GUIDs as every
+ * infiniband-diags tool and our protocol write them. 0, or -1. */
+static inline int util_parse_guid(const char *p, const char *end, uint64_t *out)
+{
+	if (end - p < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || end - p > 18)
+		return -1;
+	uint64_t v = 0;
+	for (p += 2; p < end; p++) {
+		int h = util_hexval((unsigned char)*p);
+		if (h < 0)
+			return -1;
+		v = v << 4 | (uint64_t)h;
+	}
+	*out = v;
+	return 0;
+}
+
 /* ---- growable arrays -------------------------------------------------------- */
 
 /*

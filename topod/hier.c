@@ -24,7 +24,6 @@
  */
 #include "hier.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,34 +115,29 @@ static int host_less(const struct hb *b, uint32_t x, uint32_t y)
 	return b->hkey[x] != b->hkey[y] ? b->hkey[x] < b->hkey[y] : x < y;
 }
 
-static const struct hb *g_hb;  /* read by the qsort comparators, under hb_lock */
-static pthread_mutex_t hb_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int cmp_host_key(const void *pa, const void *pb)
+static int cmp_host_key(const void *pa, const void *pb, void *arg)
 {
 	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
-	return x == y ? 0 : host_less(g_hb, x, y) ? -1 : 1;
+	return x == y ? 0 : host_less(arg, x, y) ? -1 : 1;
 }
 
 /* Blocks: same leaf, same row; within that, key order. */
-static int cmp_host_block(const void *pa, const void *pb)
+static int cmp_host_block(const void *pa, const void *pb, void *arg)
 {
 	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
-	const struct hb *b = g_hb;
+	const struct hb *b = arg;
 	if (b->aidx[x] != b->aidx[y])
 		return b->aidx[x] < b->aidx[y] ? -1 : 1;
 	if (b->rowhash[x] != b->rowhash[y])
 		return b->rowhash[x] < b->rowhash[y] ? -1 : 1;
-	return cmp_host_key(pa, pb);
+	return cmp_host_key(pa, pb, arg);
 }
 
-static void sort_hosts(const struct hb *b, uint32_t *v, size_t n, int (*cmp)(const void *, const void *))
+/* qsort_r (glibc, POSIX 2024): the comparators get the build's context
+ * instead of a global, so concurrent builds need no lock. */
+static void sort_hosts(const struct hb *b, uint32_t *v, size_t n, int (*cmp)(const void *, const void *, void *))
 {
-	pthread_mutex_lock(&hb_lock);
-	g_hb = b;
-	qsort(v, n, sizeof(*v), cmp);
-	g_hb = NULL;
-	pthread_mutex_unlock(&hb_lock);
+	qsort_r(v, n, sizeof(*v), cmp, (void *)b);
 }
 
 static uint16_t sat16(int v)

@@ -5,10 +5,11 @@
 #include "route.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 const char *route_strerror(int err)
 {
@@ -29,213 +30,6 @@ const char *route_strerror(int err)
 	}
 }
 
-/* ---- node-name-map -------------------------------------------------------- */
-
-struct map_ent {
-	uint64_t guid;
-	char *name;
-	uint32_t line;   /* keeps "first entry wins" after an unstable qsort */
-};
-
-struct route_namemap {
-	size_t n;
-	struct map_ent *e;  /* sorted by GUID, unique */
-};
-
-void route_namemap_free(struct route_namemap *m)
-{
-	if (!m)
-		return;
-	for (size_t i = 0; i < m->n; i++)
-		free(m->e[i].name);
-	free(m->e);
-	free(m);
-}
-
-static int cmp_map_ent(const void *a, const void *b)
-{
-	const struct map_ent *x = a, *y = b;
-	if (x->guid != y->guid)
-		return x->guid < y->guid ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-static int is_ws(unsigned char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
-}
-
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* "0x" and 1..16 hex digits filling [p, end) exactly. */
-static int parse_guid(const char *p, const char *end, uint64_t *out)
-{
-	if (end - p < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X') || end - p > 18)
-		return -1;
-	uint64_t v = 0;
-	for (p += 2; p < end; p++) {
-		int h = hexval((unsigned char)*p);
-		if (h < 0)
-			return -1;
-		v = v << 4 | (uint64_t)h;
-	}
-	*out = v;
-	return 0;
-}
-
-int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
-			char err[ROUTE_ERR_LEN])
-{
-	struct route_namemap *m = calloc(1, sizeof(*m));
-	size_t cap = 0;
-	if (!m)
-		goto nomem;
-	const char *p = text, *end = text + len;
-	for (uint32_t line = 1; p < end; line++) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if (le - p > ROUTE_MAP_LINE_MAX) {
-			snprintf(err, ROUTE_ERR_LEN, "line %u: longer than %d bytes", line, ROUTE_MAP_LINE_MAX);
-			goto bad;
-		}
-		const char *q = p;
-		p = nl ? nl + 1 : end;
-		while (q < le && is_ws((unsigned char)*q))
-			q++;
-		if (q == le || *q == '#')
-			continue;
-		const char *g = q;
-		while (q < le && !is_ws((unsigned char)*q))
-			q++;
-		uint64_t guid;
-		if (parse_guid(g, q, &guid)) {
-			snprintf(err, ROUTE_ERR_LEN, "line %u: expected a 0x-prefixed node GUID", line);
-			goto bad;
-		}
-		while (q < le && is_ws((unsigned char)*q))
-			q++;
-		const char *ns = q, *ne;
-		if (q < le && *q == '"') {
-			ns = q + 1;
-			ne = memchr(ns, '"', (size_t)(le - ns));
-			if (!ne) {
-				snprintf(err, ROUTE_ERR_LEN, "line %u: unterminated quote", line);
-				goto bad;
-			}
-		} else {
-			ne = le;
-			while (ne > ns && is_ws((unsigned char)ne[-1]))
-				ne--;
-		}
-		if (ne == ns || memchr(ns, '\0', (size_t)(ne - ns)))
-			continue;   /* an empty or NUL-bearing name names nothing */
-		if (m->n >= ROUTE_MAP_MAX_ENTRIES) {
-			snprintf(err, ROUTE_ERR_LEN, "more than %u entries", (unsigned)ROUTE_MAP_MAX_ENTRIES);
-			goto bad;
-		}
-		if (m->n == cap) {
-			size_t c = cap ? cap * 2 : 64;
-			void *ne2 = realloc(m->e, c * sizeof(*m->e));
-			if (!ne2)
-				goto nomem;
-			m->e = ne2;
-			cap = c;
-		}
-		char *name = strndup(ns, (size_t)(ne - ns));
-		if (!name)
-			goto nomem;
-		m->e[m->n++] = (struct map_ent){ guid, name, line };
-	}
-	if (m->n)
-		qsort(m->e, m->n, sizeof(*m->e), cmp_map_ent);
-	size_t w = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (w && m->e[w - 1].guid == m->e[i].guid) {
-			free(m->e[i].name);
-			continue;
-		}
-		m->e[w++] = m->e[i];
-	}
-	m->n = w;
-	*out = m;
-	return ROUTE_OK;
-nomem:
-	snprintf(err, ROUTE_ERR_LEN, "out of memory");
-	route_namemap_free(m);
-	return ROUTE_E_NOMEM;
-bad:
-	route_namemap_free(m);
-	return ROUTE_E_INVAL;
-}
-
-int route_namemap_load(const char *path, struct route_namemap **out, char err[ROUTE_ERR_LEN])
-{
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, ROUTE_ERR_LEN, "%.200s: %s", path, strerror(errno));
-		return ROUTE_E_NOTFOUND;
-	}
-	/* A map holds at most one line per node: bound the file by that. */
-	const size_t max = (size_t)ROUTE_MAP_MAX_ENTRIES * 128;
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	int rc = ROUTE_E_NOMEM;
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0)
-			break;
-		if (len == cap) {
-			if (cap >= max) {
-				snprintf(err, ROUTE_ERR_LEN, "%.200s: larger than %zu bytes", path, max);
-				rc = ROUTE_E_INVAL;
-				goto out;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (!buf) {
-		snprintf(err, ROUTE_ERR_LEN, "out of memory");
-		goto out;
-	}
-	if (ferror(f)) {
-		snprintf(err, ROUTE_ERR_LEN, "%.200s: read error", path);
-		rc = ROUTE_E_INVAL;
-		goto out;
-	}
-	rc = route_namemap_parse(buf, len, out, err);
-out:
-	free(buf);
-	fclose(f);
-	return rc;
-}
-
-const char *route_namemap_get(const struct route_namemap *m, uint64_t guid)
-{
-	size_t lo = 0, hi = m ? m->n : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->e[mid].guid < guid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return m && lo < m->n && m->e[lo].guid == guid ? m->e[lo].name : NULL;
-}
-
 /* ---- names ----------------------------------------------------------------- */
 
 static int name_char(unsigned char c)
@@ -249,7 +43,7 @@ static int guid_shaped(const char *t, size_t n)
 	if (n < 2 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X'))
 		return 0;
 	for (size_t i = 2; i < n; i++)
-		if (hexval((unsigned char)t[i]) < 0)
+		if (util_hexval((unsigned char)t[i]) < 0)
 			return 0;
 	return 1;
 }
@@ -261,12 +55,12 @@ static int name_token(const char *s, int token, char out[ROUTE_NAME_MAX + 1])
 	out[0] = '\0';
 	const unsigned char *p = (const unsigned char *)s;
 	for (int t = 0;; t++) {
-		while (*p && is_ws(*p))
+		while (*p && util_is_space((unsigned char)*p))
 			p++;
 		if (!*p)
 			return 0;
 		const unsigned char *b = p;
-		while (*p && !is_ws(*p))
+		while (*p && !util_is_space((unsigned char)*p))
 			p++;
 		if (t < token)
 			continue;
@@ -344,11 +138,10 @@ static int cmp_rail(const void *a, const void *b)
 	return x->ep->port < y->ep->port ? -1 : x->ep->port > y->ep->port;
 }
 
-static struct route_ep *g_sort_eps;  /* only read by cmp_guid_ep, under guid_lock */
-
-static int cmp_guid_ep(const void *a, const void *b)
+static int cmp_guid_ep(const void *a, const void *b, void *arg)
 {
-	uint64_t x = g_sort_eps[*(const uint32_t *)a].guid, y = g_sort_eps[*(const uint32_t *)b].guid;
+	const struct route_ep *eps = arg;
+	uint64_t x = eps[*(const uint32_t *)a].guid, y = eps[*(const uint32_t *)b].guid;
 	return x < y ? -1 : x > y;
 }
 
@@ -388,8 +181,6 @@ static int port_up(const struct snap *s, uint32_t node, unsigned port)
 {
 	return link_up(s->ports[s->nodes[node].port0 + port].state);
 }
-
-static pthread_mutex_t guid_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
 {
@@ -523,19 +314,14 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		}
 	}
 
-	/* Port GUID index. qsort has no context argument in C11, hence the
-	 * lock around the one global the comparator reads. */
+	/* Port GUID index; qsort_r passes the table to the comparator. */
 	rt->guid_ep = malloc(((size_t)rt->neps + 1) * sizeof(*rt->guid_ep));
 	if (!rt->guid_ep)
 		goto nomem;
 	for (uint32_t e = 0; e < rt->neps; e++)
 		if (rt->eps[e].guid)
 			rt->guid_ep[rt->nguid++] = e;
-	pthread_mutex_lock(&guid_lock);
-	g_sort_eps = rt->eps;
-	qsort(rt->guid_ep, rt->nguid, sizeof(*rt->guid_ep), cmp_guid_ep);
-	g_sort_eps = NULL;
-	pthread_mutex_unlock(&guid_lock);
+	qsort_r(rt->guid_ep, rt->nguid, sizeof(*rt->guid_ep), cmp_guid_ep, rt->eps);
 
 	/* Hosts: every CA port, sorted by (hostname, rail order); runs of one
 	 * hostname become one host. */
@@ -624,7 +410,7 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 	if (len > 4 && !memcmp(name, "lid:", 4)) {
 		uint64_t v = 0;
 		const char *p = name + 4;
-		if (parse_guid(p, end, &v)) {   /* not hex: decimal */
+		if (util_parse_guid(p, end, &v)) {   /* not hex: decimal */
 			v = 0;
 			for (; p < end; p++) {
 				if (*p < '0' || *p > '9' || v > SNAP_MAX_LID)
@@ -639,7 +425,7 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 	} else if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
 		/* No host can be GUID-shaped (route.h), so this never hides one. */
 		uint64_t g;
-		if (parse_guid(name, end, &g))
+		if (util_parse_guid(name, end, &g))
 			return ROUTE_E_NOTFOUND;
 		uint32_t lo = 0, hi = rt->nguid;
 		while (lo < hi) {
@@ -778,12 +564,10 @@ struct dp_ws {
 	uint32_t *stack; /* [nsw] the chain being resolved */
 };
 
-static const uint32_t *g_sort_lids;  /* read by cmp_by_lid under dp_lock */
-static pthread_mutex_t dp_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int cmp_by_lid(const void *a, const void *b)
+static int cmp_by_lid(const void *a, const void *b, void *arg)
 {
-	uint32_t x = g_sort_lids[*(const uint32_t *)a], y = g_sort_lids[*(const uint32_t *)b];
+	const uint32_t *lids = arg;
+	uint32_t x = lids[*(const uint32_t *)a], y = lids[*(const uint32_t *)b];
 	return x < y ? -1 : x > y;
 }
 
@@ -856,11 +640,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 		lids[i] = rt->eps[dst[i]].lid;
 	}
 	/* LID order makes each block's LFT bytes adjacent. */
-	pthread_mutex_lock(&dp_lock);
-	g_sort_lids = lids;
-	qsort(order, ndst, sizeof(*order), cmp_by_lid);
-	g_sort_lids = NULL;
-	pthread_mutex_unlock(&dp_lock);
+	qsort_r(order, ndst, sizeof(*order), cmp_by_lid, (void *)lids);
 
 	const size_t nblocks = (ndst + DP_BLOCK - 1) / DP_BLOCK;
 	const uint32_t nsw = rt->nsw;
