@@ -16,27 +16,11 @@
 #include <time.h>
 
 #include <infiniband/ibnetdisc.h>
+#include "util.h"
 
 #define LFT_BLOCK IB_SMP_DATA_SIZE    /* 64 LIDs per LinearForwardingTable block */
 #define CAP_EXT_SPEEDS 0x00004000u    /* PortInfo:CapabilityMask IsExtendedSpeedsSupported */
 #define SM_STATE_MASTER 3             /* SMInfo:SMState */
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, SNAP_ERR_LEN, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int cmp_node_guid(const void *a, const void *b)
 {
@@ -85,15 +69,15 @@ static int add_topology(struct snap *s, ibnd_node_t **v, uint32_t n, struct coll
 		case IB_NODE_SWITCH: type = SNAP_NODE_SWITCH; st->switches++; break;
 		case IB_NODE_ROUTER: type = SNAP_NODE_ROUTER; break;
 		default:
-			return fail(err, "node 0x%016llx: unknown node type %d", (unsigned long long)nd->guid,
+			return util_fail(err, SNAP_ERR_LEN, "node 0x%016llx: unknown node type %d", (unsigned long long)nd->guid,
 				    nd->type);
 		}
 		if (nd->numports < 0 || nd->numports > SNAP_MAX_PORTS_PER_NODE)
-			return fail(err, "node 0x%016llx: %d ports", (unsigned long long)nd->guid, nd->numports);
+			return util_fail(err, SNAP_ERR_LEN, "node 0x%016llx: %d ports", (unsigned long long)nd->guid, nd->numports);
 		uint64_t sysimg = mad_get_field64(nd->info, 0, IB_NODE_SYSTEM_GUID_F);
 		if (snap_add_node(s, type, nd->guid, sysimg, (uint8_t)nd->numports, nd->nodedesc,
 				  strnlen(nd->nodedesc, SNAP_DESC_LEN)) != (int64_t)i)
-			return fail(err, "out of memory adding node %u", i);
+			return util_fail(err, SNAP_ERR_LEN, "out of memory adding node %u", i);
 		for (int p = 0; p <= nd->numports; p++) {
 			ibnd_port_t *ip = nd->ports[p];
 			if (!ip || (p == 0 && nd->type != IB_NODE_SWITCH))
@@ -141,7 +125,7 @@ static int add_topology(struct snap *s, ibnd_node_t **v, uint32_t n, struct coll
 			if ((uint32_t)j < i || ((uint32_t)j == i && pp <= p))
 				continue;
 			if (snap_link(s, i, (unsigned)p, (uint32_t)j, (unsigned)pp))
-				return fail(err, "cannot link 0x%016llx/%d to 0x%016llx/%d",
+				return util_fail(err, SNAP_ERR_LEN, "cannot link 0x%016llx/%d to 0x%016llx/%d",
 					    (unsigned long long)nd->guid, p,
 					    (unsigned long long)ip->remoteport->node->guid, pp);
 			st->links++;
@@ -202,12 +186,12 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	ic.retries = cfg->retries;
 	ic.mkey = cfg->mkey;
 
-	uint64_t t0 = now_us();
+	uint64_t t0 = util_now_us();
 	ibnd_fabric_t *fab = ibnd_discover_fabric((char *)cfg->ca, cfg->port, NULL, &ic);
 	if (!fab)
-		return fail(err, "discovery through %s:%d failed (libibnetdisc said why above)",
+		return util_fail(err, SNAP_ERR_LEN, "discovery through %s:%d failed (libibnetdisc said why above)",
 			    cfg->ca ? cfg->ca : "default CA", cfg->port);
-	uint64_t t1 = now_us();
+	uint64_t t1 = util_now_us();
 	st->discover_us = t1 - t0;
 	st->discover_mads = fab->total_mads_used;
 
@@ -225,13 +209,13 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	for (ibnd_node_t *nd = fab->nodes; nd; nd = nd->next)
 		n++;
 	if (n == 0 || n > SNAP_MAX_NODES) {
-		fail(err, "discovery found %u nodes", n);
+		util_fail(err, SNAP_ERR_LEN, "discovery found %u nodes", n);
 		goto out;
 	}
 	v = malloc((size_t)n * sizeof(*v));
 	s = snap_new();
 	if (!v || !s) {
-		fail(err, "out of memory for %u nodes", n);
+		util_fail(err, SNAP_ERR_LEN, "out of memory for %u nodes", n);
 		goto out;
 	}
 	n = 0;
@@ -249,7 +233,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	/* Plan the reads: blocks 0..min(top, max_lid)/64 of every switch. */
 	sws = calloc(st->switches ? st->switches : 1, sizeof(*sws));
 	if (!sws) {
-		fail(err, "out of memory");
+		util_fail(err, SNAP_ERR_LEN, "out of memory");
 		goto out;
 	}
 	uint32_t nsw = 0, maxblocks = 0;
@@ -280,7 +264,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	blocks = malloc(nblk ? nblk * LFT_BLOCK : 1);
 	reqs = calloc(nblk + 1, sizeof(*reqs));
 	if (!blocks || !reqs) {
-		fail(err, "out of memory for %zu LFT blocks", nblk);
+		util_fail(err, SNAP_ERR_LEN, "out of memory for %zu LFT blocks", nblk);
 		goto out;
 	}
 	/* Block-major order: consecutive requests go to different switches, so a
@@ -312,12 +296,12 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 		r++;
 	}
 	struct smpq_cfg qc = { cfg->window, cfg->timeout_ms, cfg->retries, cfg->mkey };
-	uint64_t t2 = now_us();
+	uint64_t t2 = util_now_us();
 	if (r && (smpq_open(&q, cfg->ca, cfg->port, err) || smpq_run(q, reqs, r, &qc, &st->smp, err)))
 		goto out;
 	smpq_close(q);
 	q = NULL;
-	st->lft_us = now_us() - t2;
+	st->lft_us = util_now_us() - t2;
 	for (size_t i = 0; i < nblk; i++) {
 		if (reqs[i].status == SMPQ_OK)
 			continue;
@@ -330,20 +314,20 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 		char why[64], desc[4 * SNAP_DESC_LEN + 1];
 		smpq_status_str(reqs[i].status, why, sizeof(why));
 		if (!nd) {
-			fail(err, "LFT block %u: %s", reqs[i].mod, why);
+			util_fail(err, SNAP_ERR_LEN, "LFT block %u: %s", reqs[i].mod, why);
 			goto out;
 		}
 		desc_of(nd, desc, sizeof(desc));
-		fail(err, "switch 0x%016llx \"%s\" (%s): LFT block %u: %s", (unsigned long long)nd->guid, desc,
+		util_fail(err, SNAP_ERR_LEN, "switch 0x%016llx \"%s\" (%s): LFT block %u: %s", (unsigned long long)nd->guid, desc,
 		     portid2str(&nd->path_portid), reqs[i].mod, why);
 		goto out;
 	}
 
-	uint64_t t3 = now_us();
+	uint64_t t3 = util_now_us();
 	uint32_t len = max_lid ? max_lid + 1 : 0;
 	lft = malloc(len ? len : 1);
 	if (!lft) {
-		fail(err, "out of memory");
+		util_fail(err, SNAP_ERR_LEN, "out of memory");
 		goto out;
 	}
 	for (uint32_t k = 0; k < nsw; k++) {
@@ -354,7 +338,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 		if (len)
 			lft[0] = SNAP_LFT_NONE;
 		if (snap_set_lft(s, w->node, lft, len)) {
-			fail(err, "out of memory for LFTs");
+			util_fail(err, SNAP_ERR_LEN, "out of memory for LFTs");
 			goto out;
 		}
 	}
@@ -372,14 +356,14 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	s->sm_guid = sm_guid;
 	snprintf(s->engine, sizeof(s->engine), "unknown");
 	if (snap_canonicalize(s)) {
-		fail(err, "out of memory sorting the snapshot");
+		util_fail(err, SNAP_ERR_LEN, "out of memory sorting the snapshot");
 		goto out;
 	}
 	if (s->max_lid != max_lid) {
-		fail(err, "internal error: LFTs sized for LID %u, snapshot says %u", max_lid, s->max_lid);
+		util_fail(err, SNAP_ERR_LEN, "internal error: LFTs sized for LID %u, snapshot says %u", max_lid, s->max_lid);
 		goto out;
 	}
-	st->build_us = now_us() - t3 + (t2 - t1);
+	st->build_us = util_now_us() - t3 + (t2 - t1);
 	*out = s;
 	s = NULL;
 	rc = 0;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include <infiniband/umad.h>
+#include "util.h"
 
 #define BUSY_BIT 0x0001 /* MAD status bit 0: "busy, try again", the only retryable status */
 
@@ -37,17 +38,9 @@ struct smpq {
 	size_t bufsz;        /* umad header + one MAD */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static int fail(char *err, const char *what, int e)
 {
-	snprintf(err, SNAP_ERR_LEN, "%s: %s", what, strerror(e));
-	return -1;
+	return util_fail(err, SNAP_ERR_LEN, "%s: %s", what, strerror(e));
 }
 
 int smpq_open(struct smpq **out, const char *ca, int port, char err[SNAP_ERR_LEN])
@@ -137,7 +130,7 @@ static int send_one(struct smpq *q, struct slot *sl, unsigned idx, struct smpq_r
 	int agent = to.lid ? q->agent_lid : q->agent_dr;
 	if (umad_send(q->fd, agent, q->sbuf, IB_MAD_SIZE, (int)cfg->timeout_ms, 0) < 0)
 		return fail(err, "umad_send", errno ? errno : EIO);
-	sl->deadline = now_ms() + cfg->timeout_ms;
+	sl->deadline = (uint64_t)util_now_ms() + cfg->timeout_ms;
 	sl->tries++;
 	sl->busy = true;
 	st->sent++;
@@ -204,7 +197,7 @@ int smpq_run(struct smpq *q, struct smpq_req *reqs, size_t n, const struct smpq_
 		if (rc || inflight == 0)
 			break;
 
-		uint64_t now = now_ms(), first = UINT64_MAX;
+		uint64_t now = (uint64_t)util_now_ms(), first = UINT64_MAX;
 		for (unsigned i = 0; i < w; i++)
 			if (slots[i].busy && slots[i].deadline < first)
 				first = slots[i].deadline;
@@ -249,7 +242,7 @@ int smpq_run(struct smpq *q, struct smpq_req *reqs, size_t n, const struct smpq_
 			break;
 		}
 
-		now = now_ms();
+		now = (uint64_t)util_now_ms();
 		for (unsigned i = 0; i < w && rc == 0; i++) {
 			if (slots[i].busy && slots[i].deadline <= now &&
 			    retry_or_finish(q, &slots[i], i, reqs, cfg, stats, SMPQ_TIMEOUT, &rc, err))
