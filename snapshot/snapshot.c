@@ -230,11 +230,33 @@ int64_t snap_find_node(const struct snap *s, uint64_t guid)
 	return lo < s->nnodes && s->nodes[lo].guid == guid ? (int64_t)lo : -1;
 }
 
-/* Is this port slot an end port, i.e. one that owns a LID? Switch port 0 and
- * CA/router ports 1..n; switch external ports share the switch's LID. */
-static int is_endport(const struct snap_node *n, unsigned p)
+uint32_t snap_max_lid(const struct snap *s)
 {
-	return n->type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
+	uint32_t max = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			uint32_t top = snap_port_top_lid(&s->ports[nd->port0 + p]);
+			if (top > max && snap_is_endport(nd->type, p))
+				max = top;
+		}
+	}
+	return max > SNAP_MAX_LID ? SNAP_MAX_LID : max;
+}
+
+uint32_t snap_count_links(const struct snap *s)
+{
+	uint32_t links = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		for (unsigned p = 1; p <= n->nports; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			if (pt->peer_node != SNAP_NONE &&
+			    (pt->peer_node > i || (pt->peer_node == i && pt->peer_port > p)))
+				links++;
+		}
+	}
+	return links;
 }
 
 int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *port)
@@ -243,7 +265,7 @@ int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *
 		const struct snap_node *n = &s->nodes[i];
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *pt = &s->ports[n->port0 + p];
-			if (!pt->present || !pt->lid || !is_endport(n, p))
+			if (!pt->present || !pt->lid || !snap_is_endport(n->type, p))
 				continue;
 			if (lid >= pt->lid && lid < pt->lid + (1u << pt->lmc)) {
 				*node = i;
@@ -334,7 +356,7 @@ int snap_canonicalize(struct snap *s)
 			if (!pt.present) {
 				memset(&pt, 0, sizeof(pt));
 				pt.peer_node = SNAP_NONE;
-			} else if (!is_endport(old, p)) {
+			} else if (!snap_is_endport(old->type, p)) {
 				/* External switch ports carry no LID of their own;
 				 * producers disagree on what to put there. */
 				pt.lid = 0;
@@ -472,7 +494,7 @@ int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
 				     (unsigned long long)nd->guid, p, pt->state, pt->lmc);
 				goto out;
 			}
-			if (is_endport(nd, p)) {
+			if (snap_is_endport(nd->type, p)) {
 				if (pt->lid) {
 					uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
 					if (top > SNAP_MAX_LID) {

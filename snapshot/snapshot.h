@@ -162,6 +162,26 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN]);
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* Is port p of a node of this type an end port, one that owns a LID? Switch
+ * port 0 and CA/router ports 1..n; switch external ports share the
+ * switch's LID. */
+static inline int snap_is_endport(uint8_t type, unsigned p)
+{
+	return type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
+}
+
+/* The highest LID a present port owns with its LMC range, 0 if none. */
+static inline uint32_t snap_port_top_lid(const struct snap_port *pt)
+{
+	return pt->present && pt->lid ? (uint32_t)pt->lid + (1u << (pt->lmc & 7)) - 1 : 0;
+}
+
+/* Highest LID any end port owns (LMC ranges included), capped at
+ * SNAP_MAX_LID. O(ports). */
+uint32_t snap_max_lid(const struct snap *s);
+/* Links, each counted once (both directions are stored). O(ports). */
+uint32_t snap_count_links(const struct snap *s);
+
 uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *snap_node_type_str(uint8_t type);
 /* Index of the node with this node GUID, or -1. Requires canonical order. */

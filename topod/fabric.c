@@ -25,13 +25,8 @@ struct fabric_index *fabric_index_build(const struct snap *s, const struct route
 		x->switches += n->type == SNAP_NODE_SWITCH;
 		x->cas += n->type == SNAP_NODE_CA;
 		x->routers += n->type == SNAP_NODE_ROUTER;
-		for (unsigned p = 1; p <= n->nports; p++) {
-			const struct snap_port *pt = &s->ports[n->port0 + p];
-			if (pt->peer_node != SNAP_NONE &&
-			    (pt->peer_node > i || (pt->peer_node == i && pt->peer_port > p)))
-				x->links++;
-		}
 	}
+	x->links = snap_count_links(s);
 	uint64_t t0 = snap_now_us();
 	int rc = route_build(s, map, &x->rt);
 	if (rc) {

@@ -163,11 +163,6 @@ void route_free(struct route_tab *rt)
 	free(rt);
 }
 
-static int is_endport(const struct snap_node *n, unsigned p)
-{
-	return n->type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
-}
-
 /* A link carries a route when both ends are at least INIT: the plugin
  * copies the subnet at UCAST_ROUTING_DONE, before OpenSM moves freshly
  * routed ports to ACTIVE, and those are exactly the routes being set up.
@@ -196,7 +191,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const struct snap_node *n = &s->nodes[i];
 		for (unsigned p = 0; p <= n->nports; p++)
-			neps += s->ports[n->port0 + p].present && is_endport(n, p);
+			neps += s->ports[n->port0 + p].present && snap_is_endport(n->type, p);
 		if (n->type == SNAP_NODE_SWITCH) {
 			nsw++;
 			npt += n->nports + 1u;
@@ -237,7 +232,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		}
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *pt = &s->ports[n->port0 + p];
-			if (!pt->present || !is_endport(n, p))
+			if (!pt->present || !snap_is_endport(n->type, p))
 				continue;
 			struct route_ep *e = &rt->eps[rt->neps];
 			ep_of_slot[n->port0 + p] = rt->neps++;

@@ -42,11 +42,6 @@ static int64_t node_index(ibnd_node_t **v, uint32_t n, uint64_t guid)
 	return lo < n && v[lo]->guid == guid ? (int64_t)lo : -1;
 }
 
-static int is_endport(int type, unsigned p)
-{
-	return type == IB_NODE_SWITCH ? p == 0 : p != 0;
-}
-
 static void desc_of(const ibnd_node_t *nd, char *out, size_t n)
 {
 	char raw[SNAP_DESC_LEN + 1];
@@ -85,7 +80,7 @@ static int add_topology(struct snap *s, ibnd_node_t **v, uint32_t n, struct coll
 			struct snap_port *sp = snap_port_of(s, i, (unsigned)p);
 			sp->present = 1;
 			sp->guid = ip->guid;
-			if (is_endport(nd->type, (unsigned)p)) {
+			if (snap_is_endport(type, (unsigned)p)) {
 				/* LID, not base_lid: libibnetdisc copies the switch's LID
 				 * onto external ports, which own none. */
 				sp->lid = (uint16_t)mad_get_field(ip->info, 0, IB_PORT_LID_F);
@@ -136,23 +131,6 @@ static int add_topology(struct snap *s, ibnd_node_t **v, uint32_t n, struct coll
 
 /* The same rule as snap_canonicalize(): highest LID of any end port, LMC
  * range included. */
-static uint32_t fabric_max_lid(const struct snap *s)
-{
-	uint32_t max = 0;
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		const struct snap_node *nd = &s->nodes[i];
-		for (unsigned p = 0; p <= nd->nports; p++) {
-			const struct snap_port *pt = &s->ports[nd->port0 + p];
-			if (!pt->present || !pt->lid || !is_endport(nd->type, p))
-				continue;
-			uint32_t top = (uint32_t)pt->lid + (1u << (pt->lmc & 7)) - 1;
-			if (top > max)
-				max = top;
-		}
-	}
-	return max > SNAP_MAX_LID ? SNAP_MAX_LID : max;
-}
-
 /* Port GUID of the end port that owns lid, or 0. */
 static uint64_t guid_of_lid(const struct snap *s, unsigned lid)
 {
@@ -227,7 +205,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	st->nodes = n;
 	if (add_topology(s, v, n, st, err))
 		goto out;
-	uint32_t max_lid = fabric_max_lid(s);
+	uint32_t max_lid = snap_max_lid(s);
 	st->max_lid = max_lid;
 
 	/* Plan the reads: blocks 0..min(top, max_lid)/64 of every switch. */

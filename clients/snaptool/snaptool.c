@@ -44,17 +44,10 @@ static void print_desc(FILE *f, const char *desc)
 
 static int cmd_info(const struct snap *s)
 {
-	uint32_t sw = 0, ca = 0, links = 0;
+	uint32_t sw = 0, ca = 0, links = snap_count_links(s);
 	for (uint32_t i = 0; i < s->nnodes; i++) {
-		const struct snap_node *n = &s->nodes[i];
-		sw += n->type == SNAP_NODE_SWITCH;
-		ca += n->type == SNAP_NODE_CA;
-		for (unsigned p = 1; p <= n->nports; p++) {
-			const struct snap_port *pt = &s->ports[n->port0 + p];
-			if (pt->peer_node != SNAP_NONE &&
-			    (pt->peer_node > i || (pt->peer_node == i && pt->peer_port > p)))
-				links++;
-		}
+		sw += s->nodes[i].type == SNAP_NODE_SWITCH;
+		ca += s->nodes[i].type == SNAP_NODE_CA;
 	}
 	printf("generation %" PRIu64 "\n", s->generation);
 	printf("sweep %" PRIu64 "\n", s->sweep);
