@@ -1009,3 +1009,58 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
 	}
 	return rc;
 }
+
+static int port_differs(const struct snap_port *u, const struct snap_port *v, unsigned flags)
+{
+	/* Field by field: struct padding is not guaranteed equal. A port
+	 * that is absent on both sides has nothing to compare. */
+	if (u->present != v->present)
+		return 1;
+	if (!u->present)
+		return 0;
+	if (u->guid != v->guid || u->lid != v->lid || u->lmc != v->lmc || u->peer_node != v->peer_node ||
+	    u->peer_port != v->peer_port)
+		return 1;
+	return (flags & SNAP_DIFF_STATE) &&
+	       (u->state != v->state || u->width != v->width || u->speed != v->speed || u->espeed != v->espeed);
+}
+
+uint64_t snap_diff(const struct snap *a, const struct snap *b, unsigned flags,
+		   int (*fn)(void *ctx, const struct snap_diff_item *d), void *ctx)
+{
+	uint64_t n = 0;
+	struct snap_diff_item d = { 0 };
+#define REPORT(...)                                             \
+	do {                                                    \
+		d = (struct snap_diff_item){ __VA_ARGS__ };     \
+		n++;                                            \
+		if (fn && fn(ctx, &d))                          \
+			return n;                               \
+	} while (0)
+	if ((flags & SNAP_DIFF_STATE) && strcmp(a->engine, b->engine))
+		REPORT(.kind = SNAP_DIFF_ENGINE);
+	if (a->nnodes != b->nnodes)
+		REPORT(.kind = SNAP_DIFF_NODES);
+	for (uint32_t i = 0; i < a->nnodes && i < b->nnodes; i++) {
+		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
+		if (x->guid != y->guid || x->type != y->type || x->nports != y->nports ||
+		    x->sysimg_guid != y->sysimg_guid || strcmp(x->desc, y->desc)) {
+			REPORT(.kind = SNAP_DIFF_NODE, .node = i);
+			continue;
+		}
+		for (unsigned p = 0; p <= x->nports; p++)
+			if (port_differs(&a->ports[x->port0 + p], &b->ports[y->port0 + p], flags))
+				REPORT(.kind = SNAP_DIFF_PORT, .node = i, .port = p);
+		if (x->type != SNAP_NODE_SWITCH)
+			continue;
+		uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len;
+		for (uint32_t l = 0; l < len; l++) {
+			uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
+			uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
+			if (ex != ey)
+				REPORT(.kind = SNAP_DIFF_LFT, .node = i, .lid = l);
+		}
+	}
+#undef REPORT
+	return n;
+}

@@ -182,6 +182,38 @@ uint32_t snap_max_lid(const struct snap *s);
 /* Links, each counted once (both directions are stored). O(ports). */
 uint32_t snap_count_links(const struct snap *s);
 
+/* ---- comparing --------------------------------------------------------- */
+
+enum snap_diff_kind {
+	SNAP_DIFF_NODES = 1,  /* node counts differ (a.node/b.node: the counts) */
+	SNAP_DIFF_NODE,       /* node i differs: GUID, type, ports, system GUID or description */
+	SNAP_DIFF_PORT,       /* port differs: presence, GUID, LID, LMC, peer (and state, with SNAP_DIFF_STATE) */
+	SNAP_DIFF_LFT,        /* a switch's LFT entry for lid differs (past a table's end counts as no path) */
+	SNAP_DIFF_ENGINE,     /* routing engine names differ (with SNAP_DIFF_STATE) */
+};
+
+struct snap_diff_item {
+	enum snap_diff_kind kind;
+	uint32_t node;        /* index, the same in both (canonical order) */
+	unsigned port;
+	uint32_t lid;
+};
+
+/* Also compare port state, width and speeds and the engine name: "is this
+ * the same capture?" rather than "does it route the same?". */
+#define SNAP_DIFF_STATE 1u
+
+/*
+ * Compares two canonical snapshots, calling fn (may be NULL) for each
+ * difference until it returns nonzero. Generation, sweep, SM and timestamp
+ * are never compared: they differ between producers of one fabric. Returns
+ * the differences seen (those reported before fn stopped it). Nodes are
+ * compared position by position, so once the node lists differ everything
+ * after is reported per node.
+ */
+uint64_t snap_diff(const struct snap *a, const struct snap *b, unsigned flags,
+		   int (*fn)(void *ctx, const struct snap_diff_item *d), void *ctx);
+
 uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *snap_node_type_str(uint8_t type);
 /* Index of the node with this node GUID, or -1. Requires canonical order. */

@@ -357,25 +357,12 @@ out:
 	return rc;
 }
 
+static int stop_at_first(void *ctx, const struct snap_diff_item *d)
+{
+	return 1;
+}
+
 int collect_same_fabric(const struct snap *a, const struct snap *b)
 {
-	if (a->nnodes != b->nnodes || a->nports != b->nports || strcmp(a->engine, b->engine))
-		return 0;
-	for (uint32_t i = 0; i < a->nnodes; i++) {
-		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
-		if (x->guid != y->guid || x->sysimg_guid != y->sysimg_guid || x->type != y->type ||
-		    x->nports != y->nports || x->lft_len != y->lft_len || strcmp(x->desc, y->desc) ||
-		    memcmp(a->lft + x->lft_off, b->lft + y->lft_off, x->lft_len))
-			return 0;
-		for (unsigned p = 0; p <= x->nports; p++) {
-			/* Field by field: struct padding is not guaranteed equal. */
-			const struct snap_port *u = &a->ports[x->port0 + p], *w = &b->ports[y->port0 + p];
-			if (u->present != w->present || u->guid != w->guid || u->lid != w->lid ||
-			    u->lmc != w->lmc || u->state != w->state || u->width != w->width ||
-			    u->speed != w->speed || u->espeed != w->espeed || u->peer_node != w->peer_node ||
-			    u->peer_port != w->peer_port)
-				return 0;
-		}
-	}
-	return 1;
+	return snap_diff(a, b, SNAP_DIFF_STATE, stop_at_first, NULL) == 0;
 }

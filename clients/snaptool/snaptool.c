@@ -109,51 +109,55 @@ static void print_lfts(FILE *f, const struct snap *s)
 	}
 }
 
-/* Compares what routes depend on; generation, sweep, timestamp and engine
- * legitimately differ between producers and are ignored. */
+struct diff_print {
+	const struct snap *a, *b;
+	uint64_t shown;
+};
+
+/* Prints the first few differences; the rest are only counted. */
+static int print_diff(void *ctx, const struct snap_diff_item *d)
+{
+	struct diff_print *dp = ctx;
+	const int show = 20;
+	if (dp->shown++ >= show)
+		return 0;
+	const struct snap_node *x = &dp->a->nodes[d->node], *y = &dp->b->nodes[d->node];
+	switch (d->kind) {
+	case SNAP_DIFF_NODES:
+		printf("node count %u != %u\n", dp->a->nnodes, dp->b->nnodes);
+		break;
+	case SNAP_DIFF_NODE:
+		printf("node %u: 0x%016" PRIx64 " %s/%u \"%s\" != 0x%016" PRIx64 " %s/%u \"%s\"\n", d->node, x->guid,
+		       snap_node_type_str(x->type), x->nports, x->desc, y->guid, snap_node_type_str(y->type), y->nports,
+		       y->desc);
+		break;
+	case SNAP_DIFF_PORT: {
+		const struct snap_port *u = &dp->a->ports[x->port0 + d->port], *v = &dp->b->ports[y->port0 + d->port];
+		printf("0x%016" PRIx64 " port %u: lid %u/%u guid 0x%" PRIx64 "/0x%" PRIx64 " peer %d/%u vs %d/%u\n",
+		       x->guid, d->port, u->lid, v->lid, u->guid, v->guid, (int)u->peer_node, u->peer_port,
+		       (int)v->peer_node, v->peer_port);
+		break;
+	}
+	case SNAP_DIFF_LFT: {
+		uint8_t ex = d->lid < x->lft_len ? dp->a->lft[x->lft_off + d->lid] : SNAP_LFT_NONE;
+		uint8_t ey = d->lid < y->lft_len ? dp->b->lft[y->lft_off + d->lid] : SNAP_LFT_NONE;
+		printf("switch 0x%016" PRIx64 " LID %u: port %u != %u\n", x->guid, d->lid, ex, ey);
+		break;
+	}
+	case SNAP_DIFF_ENGINE:
+		break;
+	}
+	return 0;
+}
+
+/* Compares what routes depend on; generation, sweep, timestamp, engine and
+ * port states legitimately differ between producers and are ignored. */
 static int cmd_diff(const struct snap *a, const struct snap *b)
 {
-	int diffs = 0;
-	const int show = 20;
-	if (a->nnodes != b->nnodes) {
-		printf("node count %u != %u\n", a->nnodes, b->nnodes);
-		diffs++;
-	}
-	for (uint32_t i = 0; i < a->nnodes && i < b->nnodes; i++) {
-		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
-		if (x->guid != y->guid || x->type != y->type || x->nports != y->nports ||
-		    x->sysimg_guid != y->sysimg_guid || strcmp(x->desc, y->desc)) {
-			if (diffs++ < show)
-				printf("node %u: 0x%016" PRIx64 " %s/%u \"%s\" != 0x%016" PRIx64 " %s/%u \"%s\"\n", i,
-				       x->guid, snap_node_type_str(x->type), x->nports, x->desc, y->guid,
-				       snap_node_type_str(y->type), y->nports, y->desc);
-			continue;
-		}
-		for (unsigned p = 0; p <= x->nports; p++) {
-			const struct snap_port *u = &a->ports[x->port0 + p], *v = &b->ports[y->port0 + p];
-			if (u->present != v->present || u->peer_node != v->peer_node ||
-			    u->peer_port != v->peer_port || u->lid != v->lid || u->lmc != v->lmc ||
-			    (u->guid != v->guid && u->present)) {
-				if (diffs++ < show)
-					printf("0x%016" PRIx64 " port %u: lid %u/%u guid 0x%" PRIx64 "/0x%" PRIx64
-					       " peer %d/%u vs %d/%u\n",
-					       x->guid, p, u->lid, v->lid, u->guid, v->guid, (int)u->peer_node,
-					       u->peer_port, (int)v->peer_node, v->peer_port);
-			}
-		}
-		if (x->type != SNAP_NODE_SWITCH)
-			continue;
-		/* Entries past one table's end count as "no path". */
-		uint32_t n = x->lft_len > y->lft_len ? x->lft_len : y->lft_len;
-		for (uint32_t l = 0; l < n; l++) {
-			uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
-			uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
-			if (ex != ey && diffs++ < show)
-				printf("switch 0x%016" PRIx64 " LID %u: port %u != %u\n", x->guid, l, ex, ey);
-		}
-	}
-	if (diffs > show)
-		printf("... %d differences in all\n", diffs);
+	struct diff_print dp = { a, b, 0 };
+	uint64_t diffs = snap_diff(a, b, 0, print_diff, &dp);
+	if (diffs > 20)
+		printf("... %" PRIu64 " differences in all\n", diffs);
 	if (!diffs)
 		printf("same fabric: %u nodes, identical links and LFTs\n", a->nnodes);
 	return diffs ? 1 : 0;

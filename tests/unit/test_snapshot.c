@@ -4,6 +4,7 @@
  * text-dump loader on hostile text.
  */
 #include <stdint.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -453,8 +454,50 @@ static void test_textdump(void)
 	unlink(lfts);
 }
 
+struct diff_log {
+	int n, kinds[8];
+	struct snap_diff_item last;
+};
+
+static int log_diff(void *ctx, const struct snap_diff_item *d)
+{
+	struct diff_log *l = ctx;
+	l->n++;
+	l->kinds[d->kind]++;
+	l->last = *d;
+	return 0;
+}
+
+static void test_diff(void)
+{
+	struct snap *a = small_fabric(), *b = small_fabric();
+	struct diff_log l = { 0 };
+	CHECK(snap_diff(a, b, SNAP_DIFF_STATE, log_diff, &l) == 0 && l.n == 0, "diff: a fabric equals itself");
+	/* One LFT entry, one port state, one description: states count only
+	 * with SNAP_DIFF_STATE, and every difference names its place. */
+	uint32_t sw = (uint32_t)snap_find_node(b, 0x200001);
+	b->lft[b->nodes[sw].lft_off + 5] = 3;
+	b->ports[b->nodes[sw].port0 + 1].state = SNAP_PORT_INIT;
+	uint32_t ca = (uint32_t)snap_find_node(b, 0x100010);
+	b->nodes[ca].desc[0] = 'X';
+	snprintf(b->engine, sizeof(b->engine), "ftree");
+	memset(&l, 0, sizeof(l));
+	uint64_t n = snap_diff(a, b, 0, log_diff, &l);
+	CHECK(n == 2 && l.kinds[SNAP_DIFF_LFT] == 1 && l.kinds[SNAP_DIFF_NODE] == 1,
+	      "diff: routes differ in one LFT entry and one node (%d LFT, %d node, %" PRIu64 " in all)",
+	      l.kinds[SNAP_DIFF_LFT], l.kinds[SNAP_DIFF_NODE], n);
+	memset(&l, 0, sizeof(l));
+	n = snap_diff(a, b, SNAP_DIFF_STATE, log_diff, &l);
+	CHECK(n == 4 && l.kinds[SNAP_DIFF_PORT] == 1 && l.kinds[SNAP_DIFF_ENGINE] == 1,
+	      "diff with states: the port state and the engine count too (%" PRIu64 ")", n);
+	CHECK(snap_diff(a, b, 0, NULL, NULL) == 2, "diff without a callback counts");
+	snap_free(a);
+	snap_free(b);
+}
+
 int main(void)
 {
+	test_diff();
 	test_roundtrip();
 	test_truncated();
 	test_bitflips();
