@@ -177,38 +177,28 @@ static int port_up(const struct snap *s, uint32_t node, unsigned port)
 	return link_up(s->ports[s->nodes[node].port0 + port].state);
 }
 
-int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
+/* Names a CA from the node-name-map or its description (the map wins, as
+ * in infiniband-diags): host and HCA label, each falling back to the node
+ * GUID when the text gives no valid name. */
+static void ca_names(const struct snap_node *n, const struct route_namemap *map, char host[ROUTE_NAME_MAX + 1],
+		     char label[ROUTE_NAME_MAX + 1])
 {
-	struct route_tab *rt = calloc(1, sizeof(*rt));
-	uint32_t *ep_of_slot = NULL;
-	struct rail_key *keys = NULL;
-	char (*hostname)[ROUTE_NAME_MAX + 1] = NULL;
-	if (!rt)
-		return ROUTE_E_NOMEM;
-	rt->snap = s;
+	const char *src = route_namemap_get(map, n->guid);
+	if (!src)
+		src = n->desc;
+	if (!name_token(src, 0, host))
+		snprintf(host, ROUTE_NAME_MAX + 1, "0x%016llx", (unsigned long long)n->guid);
+	if (!name_token(src, 1, label))
+		snprintf(label, ROUTE_NAME_MAX + 1, "0x%016llx", (unsigned long long)n->guid);
+}
 
-	uint32_t neps = 0, nsw = 0, npt = 0;
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		const struct snap_node *n = &s->nodes[i];
-		for (unsigned p = 0; p <= n->nports; p++)
-			neps += s->ports[n->port0 + p].present && snap_is_endport(n->type, p);
-		if (n->type == SNAP_NODE_SWITCH) {
-			nsw++;
-			npt += n->nports + 1u;
-		}
-	}
-	rt->eps = calloc(neps ? neps : 1, sizeof(*rt->eps));
-	ep_of_slot = malloc(((size_t)s->nports + 1) * sizeof(*ep_of_slot));
-	rt->sw_node = malloc(((size_t)nsw + 1) * sizeof(*rt->sw_node));
-	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
-	rt->pt_off = malloc(((size_t)nsw + 1) * sizeof(*rt->pt_off));
-	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
-	hostname = calloc(neps ? neps : 1, sizeof(*hostname));
-	if (!rt->eps || !ep_of_slot || !rt->sw_node || !rt->sw_of_node || !rt->pt_off || !rt->pt ||
-	    !hostname)
-		goto nomem;
-
-	/* End ports, in node then port order: route_resolve() relies on it. */
+/* Phase 1: end ports in node then port order (route_resolve() relies on
+ * it), the switch index, and each CA port's hostname. Returns the highest
+ * LID owned. */
+static uint32_t build_eps(struct route_tab *rt, const struct route_namemap *map, uint32_t *ep_of_slot,
+			  char (*hostname)[ROUTE_NAME_MAX + 1])
+{
+	const struct snap *s = rt->snap;
 	uint32_t max_lid = 0;
 	for (uint32_t i = 0; i < s->nports; i++)
 		ep_of_slot[i] = ROUTE_NONE;
@@ -220,16 +210,8 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 			rt->sw_node[sw++] = i;
 		}
 		char label[ROUTE_NAME_MAX + 1], host[ROUTE_NAME_MAX + 1];
-		if (n->type != SNAP_NODE_SWITCH) {
-			/* The map wins over the description, as in infiniband-diags. */
-			const char *src = route_namemap_get(map, n->guid);
-			if (!src)
-				src = n->desc;
-			if (!name_token(src, 0, host))
-				snprintf(host, sizeof(host), "0x%016llx", (unsigned long long)n->guid);
-			if (!name_token(src, 1, label))
-				snprintf(label, sizeof(label), "0x%016llx", (unsigned long long)n->guid);
-		}
+		if (n->type != SNAP_NODE_SWITCH)
+			ca_names(n, map, host, label);
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *pt = &s->ports[n->port0 + p];
 			if (!pt->present || !snap_is_endport(n->type, p))
@@ -251,30 +233,28 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 					e->up = ROUTE_E_SRC_NOLINK;
 				else if (!link_up(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
 					e->up = ROUTE_E_DOWN;
-				if (pt->peer_node < s->nnodes &&
-				    s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
+				if (pt->peer_node < s->nnodes && s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
 					e->leaf = pt->peer_node;
 				memcpy(e->hca, label, sizeof(label));
 				if (n->type == SNAP_NODE_CA)
 					memcpy(hostname[rt->neps - 1], host, sizeof(host));
 			}
-			if (e->lid) {
-				uint32_t top = (uint32_t)e->lid + (1u << e->lmc) - 1;
-				if (top > max_lid)
-					max_lid = top;
-			}
+			uint32_t top = snap_port_top_lid(pt);
+			if (top > max_lid)
+				max_lid = top;
 		}
 	}
-	rt->nsw = nsw;
+	return max_lid > SNAP_MAX_LID ? SNAP_MAX_LID : max_lid;
+}
 
-	/* LIDs: one array indexed by LID, the whole LMC range pointing at its
-	 * owner, so that resolving a destination is one load. */
-	if (max_lid > SNAP_MAX_LID)
-		max_lid = SNAP_MAX_LID;
+/* Phase 2: one array indexed by LID, the whole LMC range pointing at its
+ * owner, so that resolving a destination is one load. */
+static int build_lid_index(struct route_tab *rt, uint32_t max_lid)
+{
 	rt->max_lid = max_lid;
 	rt->lid_ep = malloc(((size_t)max_lid + 1) * sizeof(*rt->lid_ep));
 	if (!rt->lid_ep)
-		goto nomem;
+		return ROUTE_E_NOMEM;
 	for (uint32_t l = 0; l <= max_lid; l++)
 		rt->lid_ep[l] = ROUTE_NONE;
 	for (uint32_t e = 0; e < rt->neps; e++) {
@@ -282,12 +262,16 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		for (uint32_t l = ep->lid; ep->lid && l < (uint32_t)ep->lid + (1u << ep->lmc) && l <= max_lid; l++)
 			rt->lid_ep[l] = e;
 	}
+	return ROUTE_OK;
+}
 
-	/* Port codes: the per-step decision of a walk without chasing pointers
-	 * through nodes[] and ports[]. */
-	for (uint32_t sw = 0, off = 0; sw < nsw; sw++) {
-		uint32_t i = rt->sw_node[sw];
-		const struct snap_node *n = &s->nodes[i];
+/* Phase 3: port codes, the per-step decision of a walk without chasing
+ * pointers through nodes[] and ports[]. */
+static void build_port_codes(struct route_tab *rt, const uint32_t *ep_of_slot)
+{
+	const struct snap *s = rt->snap;
+	for (uint32_t sw = 0, off = 0; sw < rt->nsw; sw++) {
+		const struct snap_node *n = &s->nodes[rt->sw_node[sw]];
 		rt->pt_off[sw] = off;
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *pt = &s->ports[n->port0 + p];
@@ -308,26 +292,36 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 			rt->pt[off++] = c;
 		}
 	}
+}
 
-	/* Port GUID index; qsort_r passes the table to the comparator. */
+/* Phase 4: the port GUID index; qsort_r passes the table to the comparator. */
+static int build_guid_index(struct route_tab *rt)
+{
 	rt->guid_ep = malloc(((size_t)rt->neps + 1) * sizeof(*rt->guid_ep));
 	if (!rt->guid_ep)
-		goto nomem;
+		return ROUTE_E_NOMEM;
 	for (uint32_t e = 0; e < rt->neps; e++)
 		if (rt->eps[e].guid)
 			rt->guid_ep[rt->nguid++] = e;
 	qsort_r(rt->guid_ep, rt->nguid, sizeof(*rt->guid_ep), cmp_guid_ep, rt->eps);
+	return ROUTE_OK;
+}
 
-	/* Hosts: every CA port, sorted by (hostname, rail order); runs of one
-	 * hostname become one host. */
+/* Phase 5: hosts. Every CA port, sorted by (hostname, rail order); runs of
+ * one hostname become one host. */
+static int build_hosts(struct route_tab *rt, char (*hostname)[ROUTE_NAME_MAX + 1])
+{
+	const struct snap *s = rt->snap;
 	uint32_t nca = 0;
 	for (uint32_t e = 0; e < rt->neps; e++)
 		nca += s->nodes[rt->eps[e].node].type == SNAP_NODE_CA;
-	keys = malloc(((size_t)nca + 1) * sizeof(*keys));
+	struct rail_key *keys = malloc(((size_t)nca + 1) * sizeof(*keys));
 	rt->rails = malloc(((size_t)nca + 1) * sizeof(*rt->rails));
 	rt->hosts = malloc(((size_t)nca + 1) * sizeof(*rt->hosts));
-	if (!keys || !rt->rails || !rt->hosts)
-		goto nomem;
+	if (!keys || !rt->rails || !rt->hosts) {
+		free(keys);
+		return ROUTE_E_NOMEM;
+	}
 	for (uint32_t e = 0, k = 0; e < rt->neps; e++)
 		if (s->nodes[rt->eps[e].node].type == SNAP_NODE_CA)
 			keys[k++] = (struct rail_key){ hostname[e], &rt->eps[e], s->nodes[rt->eps[e].node].guid, e };
@@ -343,18 +337,53 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		rt->rails[k] = keys[k].idx;
 		rt->eps[keys[k].idx].host = rt->nhosts - 1;
 	}
-
 	free(keys);
+	return ROUTE_OK;
+}
+
+int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
+{
+	struct route_tab *rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return ROUTE_E_NOMEM;
+	rt->snap = s;
+	uint32_t neps = 0, npt = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		for (unsigned p = 0; p <= n->nports; p++)
+			neps += s->ports[n->port0 + p].present && snap_is_endport(n->type, p);
+		if (n->type == SNAP_NODE_SWITCH) {
+			rt->nsw++;
+			npt += n->nports + 1u;
+		}
+	}
+	/* Scratch for the build only: which end port each port slot is, and
+	 * each end port's hostname until the hosts are sorted. */
+	uint32_t *ep_of_slot = malloc(((size_t)s->nports + 1) * sizeof(*ep_of_slot));
+	char (*hostname)[ROUTE_NAME_MAX + 1] = calloc(neps ? neps : 1, sizeof(*hostname));
+	rt->eps = calloc(neps ? neps : 1, sizeof(*rt->eps));
+	rt->sw_node = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->sw_node));
+	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
+	rt->pt_off = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->pt_off));
+	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
+	int rc = ROUTE_E_NOMEM;
+	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt) {
+		rc = build_lid_index(rt, build_eps(rt, map, ep_of_slot, hostname));
+		if (!rc) {
+			build_port_codes(rt, ep_of_slot);
+			rc = build_guid_index(rt);
+		}
+		if (!rc)
+			rc = build_hosts(rt, hostname);
+	}
 	free(hostname);
 	free(ep_of_slot);
+	if (rc) {
+		route_free(rt);
+		return rc;
+	}
 	*out = rt;
 	return ROUTE_OK;
-nomem:
-	free(keys);
-	free(hostname);
-	free(ep_of_slot);
-	route_free(rt);
-	return ROUTE_E_NOMEM;
 }
 
 /* ---- resolving -------------------------------------------------------------- */
