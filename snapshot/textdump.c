@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util.h"
 
 #define ID_MAX 128
 
@@ -157,165 +158,128 @@ static int cmp_id(const void *a, const void *b)
 	return strcmp(((const struct idx *)a)->id, ((const struct idx *)b)->id);
 }
 
-static int parse_topology(struct parser *p, FILE *f)
-{
-	char line[TEXT_LINE_MAX];
-	uint64_t sysimg = 0, nguid = 0, pguid = 0;
-	int have_guid = 0;
-	int64_t cur = -1;
-	int r;
-	while ((r = get_line(f, line, sizeof(line))) > 0) {
-		p->line++;
-		const char *s = line;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (!*s || *s == '#')
-			continue;
-		if (!strncmp(s, "vendid=", 7) || !strncmp(s, "devid=", 6))
-			continue;
-		if (!strncmp(s, "sysimgguid=", 11)) {
-			if (parse_hex64(s + 11, &sysimg, NULL))
-				return perr(p, "bad sysimgguid");
-			continue;
-		}
-		if (!strncmp(s, "switchguid=", 11) || !strncmp(s, "caguid=", 7) || !strncmp(s, "rtguid=", 7)) {
-			const char *e, *v = strchr(s, '=') + 1;
-			if (parse_hex64(v, &nguid, &e))
-				return perr(p, "bad node GUID");
-			pguid = nguid;
-			if (*e == '(' && parse_hex64(e + 1, &pguid, NULL))
-				return perr(p, "bad port GUID");
-			have_guid = 1;
-			continue;
-		}
-		uint8_t type = 0;
-		if (!strncmp(s, "Switch", 6))
-			type = SNAP_NODE_SWITCH;
-		else if (!strncmp(s, "Ca", 2))
-			type = SNAP_NODE_CA;
-		else if (!strncmp(s, "Rt", 2))
-			type = SNAP_NODE_ROUTER;
-		if (type) {
-			const char *q = s + (type == SNAP_NODE_SWITCH ? 6 : 2);
-			char *e;
-			long np = strtol(q, &e, 10);
-			if (e == q || np < 1 || np > SNAP_MAX_PORTS_PER_NODE)
-				return perr(p, "bad port count");
-			q = e;
-			char id[ID_MAX], desc[SNAP_DESC_LEN + 1] = "";
-			if (parse_quoted(&q, id, sizeof(id)))
-				return perr(p, "expected a quoted node id");
-			if (!have_guid)
-				return perr(p, "node \"%.64s\" has no GUID line before it", id);
-			const char *hash = strchr(q, '#');
-			unsigned lid = 0, lmc = 0;
-			if (hash) {
-				const char *d = hash + 1;
-				while (*d == ' ')
-					d++;
-				if (*d == '"') {
-					/* A NodeDescription may itself contain quotes: it
-					 * ends at the last quote before the switch's
-					 * "base port"/"enhanced port" tail, or of the line. */
-					const char *end = strstr(d, "\" base port");
-					if (!end)
-						end = strstr(d, "\" enhanced port");
-					if (!end)
-						end = strrchr(d, '"');
-					size_t dl = end > d ? (size_t)(end - d - 1) : 0;
-					if (dl > SNAP_DESC_LEN)
-						dl = SNAP_DESC_LEN;
-					memcpy(desc, d + 1, dl);
-					desc[dl] = '\0';
-					const char *l = strstr(end, " lid ");
-					if (l)
-						sscanf(l, " lid %u lmc %u", &lid, &lmc);
-				}
-			}
-			int64_t idx = snap_add_node(p->s, type, nguid, sysimg, (uint8_t)np, desc, strlen(desc));
-			if (idx < 0)
-				return perr(p, "too many nodes or out of memory");
-			/* A switch's ports all exist and share its GUID; a CA
-			 * port the dump does not list has no GUID we could know,
-			 * so it is left absent rather than invented. */
-			for (unsigned k = 0; type == SNAP_NODE_SWITCH && k <= (unsigned)np; k++) {
-				struct snap_port *pt = snap_port_of(p->s, (uint32_t)idx, k);
-				pt->present = 1;
-				pt->state = SNAP_PORT_DOWN;
-				pt->guid = pguid;
-			}
-			if (type == SNAP_NODE_SWITCH) {
-				struct snap_port *p0 = snap_port_of(p->s, (uint32_t)idx, 0);
-				if (lid > SNAP_MAX_LID || lmc > 7)
-					return perr(p, "switch LID %u or LMC %u out of range", lid, lmc);
-				p0->lid = (uint16_t)lid;
-				p0->lmc = (uint8_t)lmc;
-				p0->state = SNAP_PORT_ACTIVE;
-			}
-			if (add_id(p, id, (uint32_t)idx))
-				return -1;
-			cur = idx;
-			have_guid = 0;
-			continue;
-		}
-		if (*s == '[') {
-			if (cur < 0)
-				return perr(p, "port line outside a node record");
-			char *e;
-			long port = strtol(s + 1, &e, 10);
-			const struct snap_node *nd = &p->s->nodes[cur];
-			if (e == s + 1 || *e != ']' || port < 1 || port > nd->nports)
-				return perr(p, "bad port number");
-			struct snap_port *pt = snap_port_of(p->s, (uint32_t)cur, (unsigned)port);
-			pt->present = 1;
-			const char *q = e + 1;
-			if (*q == '(') {
-				uint64_t g;
-				const char *ge;
-				if (parse_hex64(q + 1, &g, &ge) || *ge != ')')
-					return perr(p, "bad port GUID");
-				pt->guid = g;
-				q = ge + 1;
-			}
-			struct pend_link pl = { .node = (uint32_t)cur, .port = (uint8_t)port };
-			if (parse_quoted(&q, pl.rid, sizeof(pl.rid)))
-				return perr(p, "expected the peer's quoted id");
-			long rport;
-			if (*q != '[' || (rport = strtol(q + 1, &e, 10)) < 1 || rport > SNAP_MAX_PORTS_PER_NODE ||
-			    *e != ']')
-				return perr(p, "bad peer port");
-			pl.rport = (uint8_t)rport;
-			pt->state = SNAP_PORT_ACTIVE;
-			const char *hash = strchr(e, '#');
-			if (hash) {
-				parse_rate(hash, pt);
-				unsigned lid, lmc;
-				/* Only end ports print their own "lid N lmc M" first. */
-				if (nd->type != SNAP_NODE_SWITCH && sscanf(hash + 1, " lid %u lmc %u", &lid, &lmc) == 2) {
-					if (lid > SNAP_MAX_LID || lmc > 7)
-						return perr(p, "LID %u or LMC %u out of range", lid, lmc);
-					pt->lid = (uint16_t)lid;
-					pt->lmc = (uint8_t)lmc;
-				}
-			}
-			if (p->nlinks == p->caplinks) {
-				size_t c = p->caplinks ? p->caplinks * 2 : 1024;
-				void *n = realloc(p->links, c * sizeof(*p->links));
-				if (!n)
-					return perr(p, "out of memory");
-				p->links = n;
-				p->caplinks = c;
-			}
-			p->links[p->nlinks++] = pl;
-			continue;
-		}
-		return perr(p, "unrecognised line");
-	}
-	if (r < 0) {
-		p->line++;
-		return perr(p, "line longer than %d bytes or containing a NUL byte", TEXT_LINE_MAX);
-	}
+/* The GUID line before a node record: what the record's node will be. */
+struct pending_node {
+	uint64_t sysimg, nguid, pguid;
+	int have_guid;
+};
 
+/* "Switch 36 "id" # "desc" ... lid N lmc M" or "Ca 2 "id" # "desc"": adds
+ * the node; returns its index, or -1 with the error set. */
+static int64_t parse_node_line(struct parser *p, const char *s, uint8_t type, struct pending_node *pn)
+{
+	const char *q = s + (type == SNAP_NODE_SWITCH ? 6 : 2);
+	char *e;
+	long np = strtol(q, &e, 10);
+	if (e == q || np < 1 || np > SNAP_MAX_PORTS_PER_NODE)
+		return perr(p, "bad port count");
+	q = e;
+	char id[ID_MAX], desc[SNAP_DESC_LEN + 1] = "";
+	if (parse_quoted(&q, id, sizeof(id)))
+		return perr(p, "expected a quoted node id");
+	if (!pn->have_guid)
+		return perr(p, "node \"%.64s\" has no GUID line before it", id);
+	const char *hash = strchr(q, '#');
+	unsigned lid = 0, lmc = 0;
+	if (hash) {
+		const char *d = hash + 1;
+		while (*d == ' ')
+			d++;
+		if (*d == '"') {
+			/* A NodeDescription may itself contain quotes: it ends at
+			 * the last quote before the switch's "base port" /
+			 * "enhanced port" tail, or of the line. */
+			const char *end = strstr(d, "\" base port");
+			if (!end)
+				end = strstr(d, "\" enhanced port");
+			if (!end)
+				end = strrchr(d, '"');
+			size_t dl = end > d ? (size_t)(end - d - 1) : 0;
+			if (dl > SNAP_DESC_LEN)
+				dl = SNAP_DESC_LEN;
+			memcpy(desc, d + 1, dl);
+			desc[dl] = '\0';
+			const char *l = strstr(end, " lid ");
+			if (l)
+				sscanf(l, " lid %u lmc %u", &lid, &lmc);
+		}
+	}
+	int64_t idx = snap_add_node(p->s, type, pn->nguid, pn->sysimg, (uint8_t)np, desc, strlen(desc));
+	if (idx < 0)
+		return perr(p, "too many nodes or out of memory");
+	/* A switch's ports all exist and share its GUID; a CA port the dump
+	 * does not list has no GUID we could know, so it is left absent
+	 * rather than invented. */
+	if (type == SNAP_NODE_SWITCH) {
+		for (unsigned k = 0; k <= (unsigned)np; k++) {
+			struct snap_port *pt = snap_port_of(p->s, (uint32_t)idx, k);
+			pt->present = 1;
+			pt->state = SNAP_PORT_DOWN;
+			pt->guid = pn->pguid;
+		}
+		struct snap_port *p0 = snap_port_of(p->s, (uint32_t)idx, 0);
+		if (lid > SNAP_MAX_LID || lmc > 7)
+			return perr(p, "switch LID %u or LMC %u out of range", lid, lmc);
+		p0->lid = (uint16_t)lid;
+		p0->lmc = (uint8_t)lmc;
+		p0->state = SNAP_PORT_ACTIVE;
+	}
+	if (add_id(p, id, (uint32_t)idx))
+		return -1;
+	pn->have_guid = 0;
+	return idx;
+}
+
+/* "[N](guid) "peer-id"[M] # ... lid L lmc K": fills port N of node cur and
+ * queues the link until every node id is known. */
+static int parse_port_line(struct parser *p, const char *s, uint32_t cur)
+{
+	char *e;
+	long port = strtol(s + 1, &e, 10);
+	const struct snap_node *nd = &p->s->nodes[cur];
+	if (e == s + 1 || *e != ']' || port < 1 || port > nd->nports)
+		return perr(p, "bad port number");
+	struct snap_port *pt = snap_port_of(p->s, cur, (unsigned)port);
+	pt->present = 1;
+	const char *q = e + 1;
+	if (*q == '(') {
+		uint64_t g;
+		const char *ge;
+		if (parse_hex64(q + 1, &g, &ge) || *ge != ')')
+			return perr(p, "bad port GUID");
+		pt->guid = g;
+		q = ge + 1;
+	}
+	struct pend_link pl = { .node = cur, .port = (uint8_t)port };
+	if (parse_quoted(&q, pl.rid, sizeof(pl.rid)))
+		return perr(p, "expected the peer's quoted id");
+	long rport;
+	if (*q != '[' || (rport = strtol(q + 1, &e, 10)) < 1 || rport > SNAP_MAX_PORTS_PER_NODE || *e != ']')
+		return perr(p, "bad peer port");
+	pl.rport = (uint8_t)rport;
+	pt->state = SNAP_PORT_ACTIVE;
+	const char *hash = strchr(e, '#');
+	if (hash) {
+		parse_rate(hash, pt);
+		unsigned lid, lmc;
+		/* Only end ports print their own "lid N lmc M" first. */
+		if (nd->type != SNAP_NODE_SWITCH && sscanf(hash + 1, " lid %u lmc %u", &lid, &lmc) == 2) {
+			if (lid > SNAP_MAX_LID || lmc > 7)
+				return perr(p, "LID %u or LMC %u out of range", lid, lmc);
+			pt->lid = (uint16_t)lid;
+			pt->lmc = (uint8_t)lmc;
+		}
+	}
+	if (util_grow((void **)&p->links, &p->caplinks, p->nlinks + 1, sizeof(*p->links)))
+		return perr(p, "out of memory");
+	p->links[p->nlinks++] = pl;
+	return 0;
+}
+
+/* After the last line: every node id is unique and every queued link
+ * names a known node, agreeing from both ends. */
+static int resolve_links(struct parser *p)
+{
 	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 	for (size_t i = 1; i < p->nids; i++)
 		if (!strcmp(p->ids[i].id, p->ids[i - 1].id))
@@ -339,6 +303,61 @@ static int parse_topology(struct parser *p, FILE *f)
 		snap_link(p->s, pl->node, pl->port, hit->node, pl->rport);
 	}
 	return 0;
+}
+
+static int parse_topology(struct parser *p, FILE *f)
+{
+	char line[TEXT_LINE_MAX];
+	struct pending_node pn = { 0 };
+	int64_t cur = -1;
+	int r;
+	while ((r = get_line(f, line, sizeof(line))) > 0) {
+		p->line++;
+		const char *s = line;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s || *s == '#')
+			continue;
+		if (!strncmp(s, "vendid=", 7) || !strncmp(s, "devid=", 6))
+			continue;
+		if (!strncmp(s, "sysimgguid=", 11)) {
+			if (parse_hex64(s + 11, &pn.sysimg, NULL))
+				return perr(p, "bad sysimgguid");
+			continue;
+		}
+		if (!strncmp(s, "switchguid=", 11) || !strncmp(s, "caguid=", 7) || !strncmp(s, "rtguid=", 7)) {
+			const char *e, *v = strchr(s, '=') + 1;
+			if (parse_hex64(v, &pn.nguid, &e))
+				return perr(p, "bad node GUID");
+			pn.pguid = pn.nguid;
+			if (*e == '(' && parse_hex64(e + 1, &pn.pguid, NULL))
+				return perr(p, "bad port GUID");
+			pn.have_guid = 1;
+			continue;
+		}
+		uint8_t type = !strncmp(s, "Switch", 6) ? SNAP_NODE_SWITCH
+			       : !strncmp(s, "Ca", 2)   ? SNAP_NODE_CA
+			       : !strncmp(s, "Rt", 2)   ? SNAP_NODE_ROUTER
+							: 0;
+		if (type) {
+			if ((cur = parse_node_line(p, s, type, &pn)) < 0)
+				return -1;
+			continue;
+		}
+		if (*s == '[') {
+			if (cur < 0)
+				return perr(p, "port line outside a node record");
+			if (parse_port_line(p, s, (uint32_t)cur))
+				return -1;
+			continue;
+		}
+		return perr(p, "unrecognised line");
+	}
+	if (r < 0) {
+		p->line++;
+		return perr(p, "line longer than %d bytes or containing a NUL byte", TEXT_LINE_MAX);
+	}
+	return resolve_links(p);
 }
 
 static int parse_lfts(struct parser *p, FILE *f)
