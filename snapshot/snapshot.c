@@ -692,6 +692,156 @@ static int need(struct rd *r, size_t n)
 	return (size_t)(r->end - r->p) >= n;
 }
 
+/* Port slots 0..nports of node i: a presence byte each, then the fixed
+ * fields of a present port. */
+static int decode_ports(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, size_t *pcap,
+			char err[SNAP_ERR_LEN])
+{
+	/* Each port slot takes at least one byte, so this cannot run past
+	 * what the payload could describe. */
+	size_t want = (size_t)s->nports + nd->nports + 1;
+	if (!need(r, (size_t)nd->nports + 1))
+		return fail(err, "node %u: truncated port table", i);
+	if (want > *pcap) {
+		size_t c = *pcap ? *pcap * 2 : 1024;
+		while (c < want)
+			c *= 2;
+		void *np = realloc(s->ports, c * sizeof(*s->ports));
+		if (!np)
+			return fail(err, "out of memory");
+		s->ports = np;
+		*pcap = c;
+	}
+	nd->port0 = s->nports;
+	for (unsigned p = 0; p <= nd->nports; p++) {
+		struct snap_port *pt = &s->ports[s->nports++];
+		memset(pt, 0, sizeof(*pt));
+		pt->peer_node = SNAP_NONE;
+		if (!need(r, 1))
+			return fail(err, "node %u: truncated at port %u", i, p);
+		uint8_t present = *r->p++;
+		if (present > 1)
+			return fail(err, "node %u port %u: bad presence byte %u", i, p, present);
+		if (!present)
+			continue;
+		if (!need(r, PORT_FIXED - 1))
+			return fail(err, "node %u: truncated at port %u", i, p);
+		pt->present = 1;
+		pt->guid = rd64(r->p);
+		pt->lid = rd16(r->p + 8);
+		pt->lmc = r->p[10];
+		pt->state = r->p[11];
+		pt->width = r->p[12];
+		pt->speed = r->p[13];
+		pt->espeed = r->p[14];
+		pt->peer_node = rd32(r->p + 15);
+		pt->peer_port = r->p[19];
+		r->p += PORT_FIXED - 1;
+		if (pt->lid && pt->lid <= SNAP_MAX_LID && pt->lmc <= 7 && (nd->type != SNAP_NODE_SWITCH || p == 0)) {
+			uint32_t top = snap_port_top_lid(pt);
+			if (top > s->max_lid)
+				s->max_lid = top;
+		}
+	}
+	return 0;
+}
+
+/* A switch's LFT: u32 length, then one out port per LID. */
+static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, uint64_t *lcap,
+		      char err[SNAP_ERR_LEN])
+{
+	if (!need(r, 4))
+		return fail(err, "switch %u: truncated LFT length", i);
+	uint32_t ll = rd32(r->p);
+	r->p += 4;
+	if (ll > SNAP_MAX_LID + 1 || !need(r, ll))
+		return fail(err, "switch 0x%016llx: LFT length %u is out of range", (unsigned long long)nd->guid, ll);
+	if (s->nlft + ll > *lcap) {
+		uint64_t c = *lcap ? *lcap * 2 : 65536;
+		while (c < s->nlft + ll)
+			c *= 2;
+		void *nl = realloc(s->lft, c);
+		if (!nl)
+			return fail(err, "out of memory");
+		s->lft = nl;
+		*lcap = c;
+	}
+	nd->lft_off = s->nlft;
+	nd->lft_len = ll;
+	/* An empty LFT may come before any storage exists: no pointer
+	 * arithmetic on NULL. */
+	if (ll)
+		memcpy(s->lft + s->nlft, r->p, ll);
+	s->nlft += ll;
+	r->p += ll;
+	return 0;
+}
+
+/* Node record i: fixed fields, description, ports, and a switch's LFT. */
+static int decode_node(struct rd *r, struct snap *s, uint32_t i, uint32_t nnodes, size_t *pcap, uint64_t *lcap,
+		       char err[SNAP_ERR_LEN])
+{
+	if (!need(r, NODE_FIXED))
+		return fail(err, "truncated at node %u of %u", i, nnodes);
+	struct snap_node *nd = &s->nodes[i];
+	nd->type = r->p[0];
+	nd->nports = r->p[1];
+	nd->guid = rd64(r->p + 2);
+	nd->sysimg_guid = rd64(r->p + 10);
+	uint8_t dl = r->p[18];
+	r->p += NODE_FIXED;
+	if (dl > SNAP_DESC_LEN || !need(r, dl))
+		return fail(err, "node %u: bad description length %u", i, dl);
+	memcpy(nd->desc, r->p, dl);
+	nd->desc[dl] = '\0';
+	r->p += dl;
+	if (strlen(nd->desc) != dl)
+		return fail(err, "node %u (guid 0x%016llx): NUL byte inside description", i,
+			    (unsigned long long)nd->guid);
+	if (decode_ports(r, s, nd, i, pcap, err))
+		return -1;
+	if (nd->type == SNAP_NODE_SWITCH && decode_lft(r, s, nd, i, lcap, err))
+		return -1;
+	s->nnodes++;
+	return 0;
+}
+
+/* Header fields, the counts and the engine name, then every node. */
+static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[SNAP_ERR_LEN])
+{
+	if (!need(r, 9))
+		return fail(err, "payload too short for its counts");
+	uint32_t nnodes = rd32(r->p);
+	r->p += 8;
+	/* Every node takes at least NODE_FIXED + 1 bytes: bound the count by
+	 * the bytes we actually have before allocating for it. */
+	if (nnodes > SNAP_MAX_NODES || (uint64_t)nnodes * (NODE_FIXED + 1) > plen)
+		return fail(err, "node count %u does not fit in %llu payload bytes", nnodes, (unsigned long long)plen);
+	uint8_t elen = *r->p++;
+	if (elen > SNAP_ENGINE_LEN || !need(r, elen))
+		return fail(err, "bad routing engine name length");
+	memcpy(s->engine, r->p, elen);
+	s->engine[elen] = '\0';
+	if (strlen(s->engine) != elen)
+		return fail(err, "NUL byte in routing engine name");
+	r->p += elen;
+	s->nodes = calloc(nnodes ? nnodes : 1, sizeof(*s->nodes));
+	if (!s->nodes)
+		return fail(err, "out of memory");
+	size_t pcap = 0;
+	uint64_t lcap = 0;
+	for (uint32_t i = 0; i < nnodes; i++)
+		if (decode_node(r, s, i, nnodes, &pcap, &lcap, err))
+			return -1;
+	/* Readers index lft[] as s->lft + lft_off even for empty tables: keep
+	 * it non-NULL, as snap_canonicalize() does. */
+	if (!s->lft && !(s->lft = malloc(1)))
+		return fail(err, "out of memory");
+	if (r->p != r->end)
+		return fail(err, "%zu unparsed bytes at the end of the payload", (size_t)(r->end - r->p));
+	return 0;
+}
+
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
 {
 	uint64_t plen;
@@ -713,188 +863,13 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
-
 	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen };
-	const char *why = NULL;
-	if (!need(&r, 9)) {
-		why = "payload too short for its counts";
-		goto bad;
-	}
-	uint32_t nnodes = rd32(r.p);
-	r.p += 8;
-	/* Every node takes at least NODE_FIXED + 1 bytes: bound the count by the
-	 * bytes we actually have before allocating for it. */
-	if (nnodes > SNAP_MAX_NODES || (uint64_t)nnodes * (NODE_FIXED + 1) > plen) {
-		snprintf(err, SNAP_ERR_LEN, "node count %u does not fit in %llu payload bytes", nnodes,
-			 (unsigned long long)plen);
-		snap_free(s);
-		return -1;
-	}
-	uint8_t elen = *r.p++;
-	if (elen > SNAP_ENGINE_LEN || !need(&r, elen)) {
-		why = "bad routing engine name length";
-		goto bad;
-	}
-	memcpy(s->engine, r.p, elen);
-	s->engine[elen] = '\0';
-	if (strlen(s->engine) != elen) {
-		why = "NUL byte in routing engine name";
-		goto bad;
-	}
-	r.p += elen;
-
-	s->nodes = calloc(nnodes ? nnodes : 1, sizeof(*s->nodes));
-	if (!s->nodes) {
-		why = "out of memory";
-		goto bad;
-	}
-	size_t pcap = 0;
-	uint64_t lcap = 0;
-	for (uint32_t i = 0; i < nnodes; i++) {
-		if (!need(&r, NODE_FIXED)) {
-			snprintf(err, SNAP_ERR_LEN, "truncated at node %u of %u", i, nnodes);
-			snap_free(s);
-			return -1;
-		}
-		struct snap_node *nd = &s->nodes[i];
-		nd->type = r.p[0];
-		nd->nports = r.p[1];
-		nd->guid = rd64(r.p + 2);
-		nd->sysimg_guid = rd64(r.p + 10);
-		uint8_t dl = r.p[18];
-		r.p += NODE_FIXED;
-		if (dl > SNAP_DESC_LEN || !need(&r, dl)) {
-			snprintf(err, SNAP_ERR_LEN, "node %u: bad description length %u", i, dl);
-			snap_free(s);
-			return -1;
-		}
-		memcpy(nd->desc, r.p, dl);
-		nd->desc[dl] = '\0';
-		r.p += dl;
-		if (strlen(nd->desc) != dl) {
-			snprintf(err, SNAP_ERR_LEN, "node %u (guid 0x%016llx): NUL byte inside description", i,
-				 (unsigned long long)nd->guid);
-			snap_free(s);
-			return -1;
-		}
-		/* Each port slot takes at least one byte, so this cannot run
-		 * past what the payload could describe. */
-		size_t want = (size_t)s->nports + nd->nports + 1;
-		if (!need(&r, (size_t)nd->nports + 1)) {
-			snprintf(err, SNAP_ERR_LEN, "node %u: truncated port table", i);
-			snap_free(s);
-			return -1;
-		}
-		if (want > pcap) {
-			size_t c = pcap ? pcap * 2 : 1024;
-			while (c < want)
-				c *= 2;
-			void *np = realloc(s->ports, c * sizeof(*s->ports));
-			if (!np) {
-				why = "out of memory";
-				goto bad;
-			}
-			s->ports = np;
-			pcap = c;
-		}
-		nd->port0 = s->nports;
-		for (unsigned p = 0; p <= nd->nports; p++) {
-			struct snap_port *pt = &s->ports[s->nports++];
-			memset(pt, 0, sizeof(*pt));
-			pt->peer_node = SNAP_NONE;
-			if (!need(&r, 1)) {
-				snprintf(err, SNAP_ERR_LEN, "node %u: truncated at port %u", i, p);
-				snap_free(s);
-				return -1;
-			}
-			uint8_t present = *r.p++;
-			if (present > 1) {
-				snprintf(err, SNAP_ERR_LEN, "node %u port %u: bad presence byte %u", i, p, present);
-				snap_free(s);
-				return -1;
-			}
-			if (!present)
-				continue;
-			if (!need(&r, PORT_FIXED - 1)) {
-				snprintf(err, SNAP_ERR_LEN, "node %u: truncated at port %u", i, p);
-				snap_free(s);
-				return -1;
-			}
-			pt->present = 1;
-			pt->guid = rd64(r.p);
-			pt->lid = rd16(r.p + 8);
-			pt->lmc = r.p[10];
-			pt->state = r.p[11];
-			pt->width = r.p[12];
-			pt->speed = r.p[13];
-			pt->espeed = r.p[14];
-			pt->peer_node = rd32(r.p + 15);
-			pt->peer_port = r.p[19];
-			r.p += PORT_FIXED - 1;
-			if (pt->lid && pt->lid <= SNAP_MAX_LID && pt->lmc <= 7) {
-				uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
-				if ((nd->type == SNAP_NODE_SWITCH ? p == 0 : 1) && top > s->max_lid)
-					s->max_lid = top;
-			}
-		}
-		if (nd->type == SNAP_NODE_SWITCH) {
-			if (!need(&r, 4)) {
-				snprintf(err, SNAP_ERR_LEN, "switch %u: truncated LFT length", i);
-				snap_free(s);
-				return -1;
-			}
-			uint32_t ll = rd32(r.p);
-			r.p += 4;
-			if (ll > SNAP_MAX_LID + 1 || !need(&r, ll)) {
-				snprintf(err, SNAP_ERR_LEN, "switch 0x%016llx: LFT length %u is out of range",
-					 (unsigned long long)nd->guid, ll);
-				snap_free(s);
-				return -1;
-			}
-			if (s->nlft + ll > lcap) {
-				uint64_t c = lcap ? lcap * 2 : 65536;
-				while (c < s->nlft + ll)
-					c *= 2;
-				void *nl = realloc(s->lft, c);
-				if (!nl) {
-					why = "out of memory";
-					goto bad;
-				}
-				s->lft = nl;
-				lcap = c;
-			}
-			nd->lft_off = s->nlft;
-			nd->lft_len = ll;
-			/* An empty LFT may come before any storage exists: no
-			 * pointer arithmetic on NULL. */
-			if (ll)
-				memcpy(s->lft + s->nlft, r.p, ll);
-			s->nlft += ll;
-			r.p += ll;
-		}
-		s->nnodes++;
-	}
-	/* Readers index lft[] as s->lft + lft_off even for empty tables: keep
-	 * it non-NULL, as snap_canonicalize() does. */
-	if (!s->lft && !(s->lft = malloc(1))) {
-		why = "out of memory";
-		goto bad;
-	}
-	if (r.p != r.end) {
-		snprintf(err, SNAP_ERR_LEN, "%zu unparsed bytes at the end of the payload", (size_t)(r.end - r.p));
-		snap_free(s);
-		return -1;
-	}
-	if (snap_validate(s, err)) {
+	if (decode_payload(&r, s, plen, err) || snap_validate(s, err)) {
 		snap_free(s);
 		return -1;
 	}
 	*out = s;
 	return 0;
-bad:
-	fail(err, "%s", why);
-	snap_free(s);
-	return -1;
 }
 
 /* ---- files ---------------------------------------------------------------- */
