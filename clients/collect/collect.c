@@ -148,6 +148,154 @@ struct sw {
 	size_t off;              /* into the block buffer */
 };
 
+/* One collection after discovery: what to read and where it lands. */
+struct run {
+	ibnd_node_t **v;         /* discovered nodes, by GUID (= snapshot order) */
+	uint32_t n;
+	uint32_t max_lid;
+	struct sw *sws;
+	uint32_t nsw, maxblocks;
+	size_t nblk;             /* LFT blocks to read */
+	uint8_t *blocks;         /* nblk * LFT_BLOCK bytes */
+	struct smpq_req *reqs;   /* nblk block reads, then the optional SMInfo */
+	size_t nreq;
+	int sm_lid, ask_sm;
+	ib_portid_t sm_to;
+	uint8_t sminfo[IB_SMP_DATA_SIZE];
+};
+
+static void run_free(struct run *r)
+{
+	free(r->v);
+	free(r->sws);
+	free(r->reqs);
+	free(r->blocks);
+}
+
+/* Plans the reads: blocks 0..min(top, max_lid)/64 of every switch, in
+ * block-major order, plus SMInfo from the master SM's LID when known. */
+static int plan_reads(struct run *r, ibnd_fabric_t *fab, struct collect_stats *st, char *err)
+{
+	r->sws = calloc(st->switches ? st->switches : 1, sizeof(*r->sws));
+	if (!r->sws)
+		return util_fail(err, SNAP_ERR_LEN, "out of memory");
+	for (uint32_t i = 0; i < r->n; i++) {
+		if (r->v[i]->type != IB_NODE_SWITCH)
+			continue;
+		struct sw *w = &r->sws[r->nsw++];
+		w->node = i;
+		w->top = mad_get_field(r->v[i]->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
+		uint32_t last = w->top < r->max_lid ? w->top : r->max_lid;
+		/* Top 0 means the switch forwards nothing: no read needed. */
+		w->nblocks = (w->top && r->max_lid) ? last / LFT_BLOCK + 1 : 0;
+		w->off = r->nblk * LFT_BLOCK;
+		r->nblk += w->nblocks;
+		if (w->nblocks > r->maxblocks)
+			r->maxblocks = w->nblocks;
+	}
+	st->lft_blocks = r->nblk;
+
+	ibnd_node_t *from = fab->from_node;
+	if (from && fab->from_portnum >= 0 && fab->from_portnum <= from->numports && from->ports[fab->from_portnum])
+		r->sm_lid = (int)mad_get_field(from->ports[fab->from_portnum]->info, 0, IB_PORT_SMLID_F);
+	r->ask_sm = r->sm_lid > 0 && r->sm_lid <= SNAP_MAX_LID;
+
+	r->blocks = malloc(r->nblk ? r->nblk * LFT_BLOCK : 1);
+	r->reqs = calloc(r->nblk + 1, sizeof(*r->reqs));
+	if (!r->blocks || !r->reqs)
+		return util_fail(err, SNAP_ERR_LEN, "out of memory for %zu LFT blocks", r->nblk);
+	/* Block-major order: consecutive requests go to different switches, so
+	 * a window of W puts about one SMP on each of W switches instead of W
+	 * on one switch's management processor. */
+	for (uint32_t b = 0; b < r->maxblocks; b++) {
+		for (uint32_t k = 0; k < r->nsw; k++) {
+			if (b >= r->sws[k].nblocks)
+				continue;
+			struct smpq_req *q = &r->reqs[r->nreq++];
+			q->to = &r->v[r->sws[k].node]->path_portid;
+			q->attr = IB_ATTR_LINEARFORWTBL;
+			q->mod = b;
+			q->out = r->blocks + r->sws[k].off + (size_t)b * LFT_BLOCK;
+		}
+	}
+	if (r->ask_sm) {
+		/* LID-routed: SMInfo is per port, and a directed route ends at
+		 * whichever port of a CA discovery happened to reach first. */
+		memset(&r->sm_to, 0, sizeof(r->sm_to));
+		r->sm_to.lid = r->sm_lid;
+		struct smpq_req *q = &r->reqs[r->nreq++];
+		q->to = &r->sm_to;
+		q->attr = IB_ATTR_SMINFO;
+		q->mod = 0;
+		q->out = r->sminfo;
+		/* Optional: a dead or unreachable SM must not stretch the run. */
+		q->once = 1;
+	}
+	return 0;
+}
+
+/* Every block read must have succeeded: a missing block would make topod
+ * route through a hole that is not in the fabric, so fail rather than guess. */
+static int check_reads(const struct run *r, char *err)
+{
+	for (size_t i = 0; i < r->nblk; i++) {
+		if (r->reqs[i].status == SMPQ_OK)
+			continue;
+		ibnd_node_t *nd = NULL;
+		for (uint32_t k = 0; k < r->nsw && !nd; k++)
+			if (r->reqs[i].to == &r->v[r->sws[k].node]->path_portid)
+				nd = r->v[r->sws[k].node];
+		char why[64], desc[4 * SNAP_DESC_LEN + 1];
+		smpq_status_str(r->reqs[i].status, why, sizeof(why));
+		if (!nd)
+			return util_fail(err, SNAP_ERR_LEN, "LFT block %u: %s", r->reqs[i].mod, why);
+		desc_of(nd, desc, sizeof(desc));
+		return util_fail(err, SNAP_ERR_LEN, "switch 0x%016llx \"%s\" (%s): LFT block %u: %s",
+				 (unsigned long long)nd->guid, desc, portid2str(&nd->path_portid), r->reqs[i].mod, why);
+	}
+	return 0;
+}
+
+/* Every switch's LFT as snap_normalize_lfts() would make it: LIDs
+ * 0..max_lid, what the switch has past its top as no path. */
+static int fill_lfts(struct snap *s, const struct run *r, char *err)
+{
+	uint32_t len = r->max_lid ? r->max_lid + 1 : 0;
+	uint8_t *lft = malloc(len ? len : 1);
+	if (!lft)
+		return util_fail(err, SNAP_ERR_LEN, "out of memory");
+	for (uint32_t k = 0; k < r->nsw; k++) {
+		const struct sw *w = &r->sws[k];
+		memset(lft, SNAP_LFT_NONE, len);
+		uint32_t have = w->nblocks ? (w->top < r->max_lid ? w->top : r->max_lid) + 1 : 0;
+		memcpy(lft, r->blocks + w->off, have);
+		if (len)
+			lft[0] = SNAP_LFT_NONE;
+		if (snap_set_lft(s, w->node, lft, len)) {
+			free(lft);
+			return util_fail(err, SNAP_ERR_LEN, "out of memory for LFTs");
+		}
+	}
+	free(lft);
+	return 0;
+}
+
+/* The master SM: SMInfo if it answered as master, else the port at
+ * MasterSMLID (a run-once SM has exited, but it is still the last master
+ * we know of). */
+static void set_sm(struct snap *s, struct run *r, struct collect_stats *st)
+{
+	uint64_t sm_guid = 0;
+	if (r->ask_sm && r->reqs[r->nreq - 1].status == SMPQ_OK &&
+	    mad_get_field(r->sminfo, 0, IB_SMINFO_STATE_F) == SM_STATE_MASTER) {
+		sm_guid = mad_get_field64(r->sminfo, 0, IB_SMINFO_GUID_F);
+		st->sm_from = "SMInfo";
+	} else if (r->ask_sm && (sm_guid = guid_of_lid(s, (unsigned)r->sm_lid))) {
+		st->sm_from = "MasterSMLID";
+	}
+	s->sm_guid = sm_guid;
+}
+
 int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct collect_stats *st,
 		   char err[SNAP_ERR_LEN])
 {
@@ -168,7 +316,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	ibnd_fabric_t *fab = ibnd_discover_fabric((char *)cfg->ca, cfg->port, NULL, &ic);
 	if (!fab)
 		return util_fail(err, SNAP_ERR_LEN, "discovery through %s:%d failed (libibnetdisc said why above)",
-			    cfg->ca ? cfg->ca : "default CA", cfg->port);
+				 cfg->ca ? cfg->ca : "default CA", cfg->port);
 	uint64_t t1 = util_now_us();
 	st->discover_us = t1 - t0;
 	st->discover_mads = fab->total_mads_used;
@@ -176,169 +324,52 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 	int rc = -1;
 	struct smpq *q = NULL;
 	struct snap *s = NULL;
-	ibnd_node_t **v = NULL;
-	struct sw *sws = NULL;
-	struct smpq_req *reqs = NULL;
-	uint8_t *blocks = NULL, *lft = NULL;
-	ib_portid_t sm_to;
-	uint8_t sminfo[IB_SMP_DATA_SIZE];
-
-	uint32_t n = 0;
+	struct run r = { 0 };
 	for (ibnd_node_t *nd = fab->nodes; nd; nd = nd->next)
-		n++;
-	if (n == 0 || n > SNAP_MAX_NODES) {
-		util_fail(err, SNAP_ERR_LEN, "discovery found %u nodes", n);
+		r.n++;
+	if (r.n == 0 || r.n > SNAP_MAX_NODES) {
+		util_fail(err, SNAP_ERR_LEN, "discovery found %u nodes", r.n);
 		goto out;
 	}
-	v = malloc((size_t)n * sizeof(*v));
+	r.v = malloc((size_t)r.n * sizeof(*r.v));
 	s = snap_new();
-	if (!v || !s) {
-		util_fail(err, SNAP_ERR_LEN, "out of memory for %u nodes", n);
+	if (!r.v || !s) {
+		util_fail(err, SNAP_ERR_LEN, "out of memory for %u nodes", r.n);
 		goto out;
 	}
-	n = 0;
+	r.n = 0;
 	for (ibnd_node_t *nd = fab->nodes; nd; nd = nd->next)
-		v[n++] = nd;
+		r.v[r.n++] = nd;
 	/* Building in GUID order lets node_index() bsearch ibnd's nodes and
 	 * leaves snap_canonicalize() nothing to move. */
-	qsort(v, n, sizeof(*v), cmp_node_guid);
-	st->nodes = n;
-	if (add_topology(s, v, n, st, err))
+	qsort(r.v, r.n, sizeof(*r.v), cmp_node_guid);
+	st->nodes = r.n;
+	if (add_topology(s, r.v, r.n, st, err))
 		goto out;
-	uint32_t max_lid = snap_max_lid(s);
-	st->max_lid = max_lid;
-
-	/* Plan the reads: blocks 0..min(top, max_lid)/64 of every switch. */
-	sws = calloc(st->switches ? st->switches : 1, sizeof(*sws));
-	if (!sws) {
-		util_fail(err, SNAP_ERR_LEN, "out of memory");
+	r.max_lid = st->max_lid = snap_max_lid(s);
+	if (plan_reads(&r, fab, st, err))
 		goto out;
-	}
-	uint32_t nsw = 0, maxblocks = 0;
-	size_t nblk = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		if (v[i]->type != IB_NODE_SWITCH)
-			continue;
-		struct sw *w = &sws[nsw++];
-		w->node = i;
-		w->top = mad_get_field(v[i]->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
-		uint32_t last = w->top < max_lid ? w->top : max_lid;
-		/* Top 0 means the switch forwards nothing: no read needed. */
-		w->nblocks = (w->top && max_lid) ? last / LFT_BLOCK + 1 : 0;
-		w->off = nblk * LFT_BLOCK;
-		nblk += w->nblocks;
-		if (w->nblocks > maxblocks)
-			maxblocks = w->nblocks;
-	}
-	st->lft_blocks = nblk;
 
-	int sm_lid = 0;
-	ibnd_node_t *from = fab->from_node;
-	if (from && fab->from_portnum >= 0 && fab->from_portnum <= from->numports &&
-	    from->ports[fab->from_portnum])
-		sm_lid = (int)mad_get_field(from->ports[fab->from_portnum]->info, 0, IB_PORT_SMLID_F);
-	int ask_sm = sm_lid > 0 && sm_lid <= SNAP_MAX_LID;
-
-	blocks = malloc(nblk ? nblk * LFT_BLOCK : 1);
-	reqs = calloc(nblk + 1, sizeof(*reqs));
-	if (!blocks || !reqs) {
-		util_fail(err, SNAP_ERR_LEN, "out of memory for %zu LFT blocks", nblk);
-		goto out;
-	}
-	/* Block-major order: consecutive requests go to different switches, so a
-	 * window of W puts about one SMP on each of W switches instead of W on
-	 * one switch's management processor. */
-	size_t r = 0;
-	for (uint32_t b = 0; b < maxblocks; b++) {
-		for (uint32_t k = 0; k < nsw; k++) {
-			if (b >= sws[k].nblocks)
-				continue;
-			reqs[r].to = &v[sws[k].node]->path_portid;
-			reqs[r].attr = IB_ATTR_LINEARFORWTBL;
-			reqs[r].mod = b;
-			reqs[r].out = blocks + sws[k].off + (size_t)b * LFT_BLOCK;
-			r++;
-		}
-	}
-	if (ask_sm) {
-		/* LID-routed: SMInfo is per port, and a directed route ends at
-		 * whichever port of a CA discovery happened to reach first. */
-		memset(&sm_to, 0, sizeof(sm_to));
-		sm_to.lid = sm_lid;
-		reqs[r].to = &sm_to;
-		reqs[r].attr = IB_ATTR_SMINFO;
-		reqs[r].mod = 0;
-		reqs[r].out = sminfo;
-		/* Optional: a dead or unreachable SM must not stretch the run. */
-		reqs[r].once = 1;
-		r++;
-	}
 	struct smpq_cfg qc = { cfg->window, cfg->timeout_ms, cfg->retries, cfg->mkey };
 	uint64_t t2 = util_now_us();
-	if (r && (smpq_open(&q, cfg->ca, cfg->port, err) || smpq_run(q, reqs, r, &qc, &st->smp, err)))
+	if (r.nreq && (smpq_open(&q, cfg->ca, cfg->port, err) || smpq_run(q, r.reqs, r.nreq, &qc, &st->smp, err)))
 		goto out;
-	smpq_close(q);
-	q = NULL;
 	st->lft_us = util_now_us() - t2;
-	for (size_t i = 0; i < nblk; i++) {
-		if (reqs[i].status == SMPQ_OK)
-			continue;
-		/* A missing block would make topod route through a hole that is
-		 * not in the fabric: fail rather than guess. */
-		ibnd_node_t *nd = NULL;
-		for (uint32_t k = 0; k < nsw && !nd; k++)
-			if (reqs[i].to == &v[sws[k].node]->path_portid)
-				nd = v[sws[k].node];
-		char why[64], desc[4 * SNAP_DESC_LEN + 1];
-		smpq_status_str(reqs[i].status, why, sizeof(why));
-		if (!nd) {
-			util_fail(err, SNAP_ERR_LEN, "LFT block %u: %s", reqs[i].mod, why);
-			goto out;
-		}
-		desc_of(nd, desc, sizeof(desc));
-		util_fail(err, SNAP_ERR_LEN, "switch 0x%016llx \"%s\" (%s): LFT block %u: %s", (unsigned long long)nd->guid, desc,
-		     portid2str(&nd->path_portid), reqs[i].mod, why);
+	if (check_reads(&r, err))
 		goto out;
-	}
 
 	uint64_t t3 = util_now_us();
-	uint32_t len = max_lid ? max_lid + 1 : 0;
-	lft = malloc(len ? len : 1);
-	if (!lft) {
-		util_fail(err, SNAP_ERR_LEN, "out of memory");
+	if (fill_lfts(s, &r, err))
 		goto out;
-	}
-	for (uint32_t k = 0; k < nsw; k++) {
-		const struct sw *w = &sws[k];
-		memset(lft, SNAP_LFT_NONE, len);
-		uint32_t have = w->nblocks ? (w->top < max_lid ? w->top : max_lid) + 1 : 0;
-		memcpy(lft, blocks + w->off, have);
-		if (len)
-			lft[0] = SNAP_LFT_NONE;
-		if (snap_set_lft(s, w->node, lft, len)) {
-			util_fail(err, SNAP_ERR_LEN, "out of memory for LFTs");
-			goto out;
-		}
-	}
-
-	uint64_t sm_guid = 0;
-	if (ask_sm && reqs[r - 1].status == SMPQ_OK &&
-	    mad_get_field(sminfo, 0, IB_SMINFO_STATE_F) == SM_STATE_MASTER) {
-		sm_guid = mad_get_field64(sminfo, 0, IB_SMINFO_GUID_F);
-		st->sm_from = "SMInfo";
-	} else if (ask_sm && (sm_guid = guid_of_lid(s, (unsigned)sm_lid))) {
-		/* No SM answers (e.g. a run-once SM has exited): the port at
-		 * MasterSMLID is still the last master we know of. */
-		st->sm_from = "MasterSMLID";
-	}
-	s->sm_guid = sm_guid;
+	set_sm(s, &r, st);
 	snprintf(s->engine, sizeof(s->engine), "unknown");
 	if (snap_canonicalize(s)) {
 		util_fail(err, SNAP_ERR_LEN, "out of memory sorting the snapshot");
 		goto out;
 	}
-	if (s->max_lid != max_lid) {
-		util_fail(err, SNAP_ERR_LEN, "internal error: LFTs sized for LID %u, snapshot says %u", max_lid, s->max_lid);
+	if (s->max_lid != r.max_lid) {
+		util_fail(err, SNAP_ERR_LEN, "internal error: LFTs sized for LID %u, snapshot says %u", r.max_lid,
+			  s->max_lid);
 		goto out;
 	}
 	st->build_us = util_now_us() - t3 + (t2 - t1);
@@ -348,11 +379,7 @@ int collect_fabric(const struct collect_cfg *cfg, struct snap **out, struct coll
 out:
 	smpq_close(q);
 	snap_free(s);
-	free(v);
-	free(sws);
-	free(reqs);
-	free(blocks);
-	free(lft);
+	run_free(&r);
 	ibnd_destroy_fabric(fab);
 	return rc;
 }
