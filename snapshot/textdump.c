@@ -140,14 +140,8 @@ static void parse_rate(const char *c, struct snap_port *pt)
 
 static int add_id(struct parser *p, const char *id, uint32_t node)
 {
-	if (p->nids == p->capids) {
-		size_t c = p->capids ? p->capids * 2 : 256;
-		void *n = realloc(p->ids, c * sizeof(*p->ids));
-		if (!n)
-			return perr(p, "out of memory");
-		p->ids = n;
-		p->capids = c;
-	}
+	if (util_grow((void **)&p->ids, &p->capids, p->nids + 1, sizeof(*p->ids)))
+		return perr(p, "out of memory");
 	snprintf(p->ids[p->nids].id, ID_MAX, "%s", id);
 	p->ids[p->nids++].node = node;
 	return 0;

@@ -26,6 +26,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "util.h"
 
 uint64_t hier_guid_hash(uint64_t x)
 {
@@ -106,7 +107,8 @@ struct hb {
 
 	/* output under construction */
 	struct hier_cluster *cl;
-	uint32_t ncl, capcl;
+	uint32_t ncl;
+	size_t capcl;
 	uint32_t *host_parent;
 };
 
@@ -287,14 +289,8 @@ static int make_classes(struct hb *b)
 
 static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
 {
-	if (b->ncl == b->capcl) {
-		uint32_t c = b->capcl ? b->capcl * 2 : 256;
-		void *p = realloc(b->cl, (size_t)c * sizeof(*b->cl));
-		if (!p)
-			return -1;
-		b->cl = p;
-		b->capcl = c;
-	}
+	if (util_grow((void **)&b->cl, &b->capcl, (size_t)b->ncl + 1, sizeof(*b->cl)))
+		return -1;
 	struct hier_cluster *x = &b->cl[b->ncl++];
 	memset(x, 0, sizeof(*x));
 	x->parent = HIER_NONE;

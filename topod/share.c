@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "util.h"
 
 #define TN_PENDING 1   /* on the chain being walked; ROUTE_* codes are <= 0 */
 /* Destinations handled together, in LID order: every source leaf's LFT
@@ -28,7 +29,8 @@ struct tn {
 
 struct share_col {
 	struct tn *tn;
-	uint32_t ntn, cap;
+	uint32_t ntn;
+	size_t cap;
 };
 
 struct ingress {
@@ -109,14 +111,8 @@ static uint32_t walk_tree(const struct route_tab *rt, struct share_col *c, uint3
 			}
 			break;
 		}
-		if (c->ntn == c->cap) {
-			uint32_t nc = c->cap ? c->cap * 2 : 64;
-			void *p = realloc(c->tn, (size_t)nc * sizeof(*c->tn));
-			if (!p)
-				return ROUTE_NONE;
-			c->tn = p;
-			c->cap = nc;
-		}
+		if (util_grow((void **)&c->tn, &c->cap, (size_t)c->ntn + 1, sizeof(*c->tn)))
+			return ROUTE_NONE;
 		uint32_t t = c->ntn++;
 		struct tn *n = &c->tn[t];
 		uint32_t next = 0;
@@ -265,14 +261,8 @@ static int do_column(const struct ctx *c, struct tws *w, uint32_t j, size_t k)
 		if (col->tn[t].seen)
 			continue;
 		col->tn[t].seen = 1;
-		if (w->nting == w->capting) {
-			size_t c2 = w->capting ? w->capting * 2 : 256;
-			void *p = realloc(w->ting, c2 * sizeof(*w->ting));
-			if (!p)
-				return -1;
-			w->ting = p;
-			w->capting = c2;
-		}
+		if (util_grow((void **)&w->ting, &w->capting, w->nting + 1, sizeof(*w->ting)))
+			return -1;
 		w->ting[w->nting++] = (struct ingress){ s->nodes[col->tn[t].node].port0 + col->tn[t].port, j };
 	}
 	return 0;
