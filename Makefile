@@ -137,7 +137,7 @@ $(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS)
 
 # Build-time benchmark of route/hier/share on a synthetic fat tree: bench/bench_build K
-BENCH_SRC := snapshot/snapshot.c topod/route.c topod/hier.c topod/share.c
+BENCH_SRC := snapshot/snapshot.c topod/route.c topod/namemap.c topod/hier.c topod/share.c
 $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
