@@ -247,6 +247,15 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 				srv->errors++;
 				query_error(out, "TOOBIG", "the reply is %zu bytes, more than the per-client output limit of %" PRIu64
 					    " (--output-limit): ask for fewer hosts", n, srv->cfg.out_hard);
+			} else if (srv->cfg.out_budget && srv->out_pending && srv->out_pending + n > srv->cfg.out_budget) {
+				/* Checked again here, not only at admission: many
+				 * requests admitted at once would otherwise all land
+				 * in memory together. A reply is always delivered when
+				 * nothing else is waiting. */
+				srv->busy_heavy++;
+				srv->errors++;
+				query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later",
+					    srv->out_pending);
 			} else {
 				evbuffer_add_buffer(out, j->out);
 			}
