@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from topodtest import Topod, check, done, note, tmpdir, parse_kv  # noqa: E402
+from topodtest import Topod, check, done, note, tmpdir, parse_kv, read_reply  # noqa: E402
 from bigfab import k24, rss_kib  # noqa: E402
 
 d = tmpdir()
@@ -30,35 +30,8 @@ def raw(port):
     return s
 
 
-def read_reply(s, buf=b""):
-    """One reply (head + announced lines); returns (head, nlines, rest)."""
-    while b"\n" not in buf:
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            return buf.decode(errors="replace"), 0, b""
-        buf += chunk
-    head, buf = buf.split(b"\n", 1)
-    head = head.decode()
-    n = int(parse_kv(head[3:]).get("lines", 0)) if head.startswith("OK") else 0
-    got = 0
-    while True:
-        k = buf.count(b"\n")
-        if got + k >= n:
-            # split off exactly the remaining lines
-            parts = buf.split(b"\n", n - got)
-            rest = parts[-1] if n - got < len(parts) else b""
-            return head, n, rest
-        got += k
-        buf = b""
-        chunk = s.recv(1 << 20)
-        if not chunk:
-            return head, got, b""
-        buf = chunk
-
-
 t = Topod("--load", snap, "--output-soft-limit", "16M:3", "--write-timeout", "6", "--output-budget", "128M",
           "--max-conns", "200", "--threads", "2")
-hosts = [l.split()[0] for l in t.conn().ask("hosts") and []]
 with t.conn() as c:
     head = c.ask("hosts")
     n = int(parse_kv(head[3:])["lines"])
