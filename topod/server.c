@@ -48,6 +48,7 @@ struct conn {
 	int busy;          /* a heavy request is on the pool: parse nothing more until it is back */
 	int eof;           /* the client half-closed: answer what it sent, flush, close */
 	struct evbuffer_cb_entry *out_cb; /* keeps srv->out_pending exact */
+	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	/* ingest only */
 	uint8_t *buf;
@@ -86,6 +87,7 @@ struct server {
 	pthread_mutex_t jobs_lock;
 	struct heavy_job *jobs_done;
 	unsigned nadmin;
+	struct conn *conns;                   /* open connections, for shutdown */
 	uint64_t out_pending;                 /* unread reply bytes of every client */
 	uint64_t cut_hard, cut_soft, cut_write, toobig, busy_heavy, half_closed;
 	struct evconnlistener *lq[SERVER_MAX_ADDRS], *li[SERVER_MAX_ADDRS], *la;
@@ -126,6 +128,12 @@ static void conn_close(struct conn *c)
 	}
 	bufferevent_free(c->bev);
 	c->bev = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
 	if (c->stop_after)
 		event_base_loopexit(c->srv->base, NULL);
 	if (c->kind == CONN_QUERY)
@@ -665,6 +673,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->srv = srv;
+	c->next = srv->conns;
+	if (c->next)
+		c->next->prev = c;
+	srv->conns = c;
 	c->bev = bev;
 	c->kind = kind;
 	c->refs = 1;
@@ -906,6 +918,8 @@ void server_free(struct server *srv)
 		conn_unref(j->c);
 		heavy_free(j);
 	}
+	while (srv->conns)
+		conn_close(srv->conns);
 	if (srv->jobs_ev)
 		event_free(srv->jobs_ev);
 	for (int i = 0; i < srv->nlq; i++)
