@@ -1,0 +1,730 @@
+/*
+ * load.c - link loads of a job's pattern over the LFT routes; see load.h.
+ *
+ * A directed link is identified by the snapshot port slot of its tail
+ * (nodes[n].port0 + port), so per-thread load arrays are snap->nports long
+ * and need no hashing.
+ */
+#include "load.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The job, compacted to its distinct hosts. */
+struct jobh {
+	uint32_t H;          /* distinct hosts */
+	uint32_t *host;      /* [H] fabric host index, ascending */
+	uint32_t *cnt;       /* [H] ranks on it */
+	uint32_t *rank_j;    /* [nranks] job-host index of each rank */
+	uint32_t *ep;        /* [H] default end port */
+	uint32_t *leaf;      /* [H] switch index of its leaf, or ROUTE_NONE ("odd": walked in full) */
+	uint32_t *cable;     /* [H] port slot of its cable */
+};
+
+/* Flows into one destination job host (sparse patterns). */
+struct fin {
+	uint32_t src;        /* job-host index */
+	uint64_t bytes;
+};
+
+struct tstate {
+	uint64_t *m, *b;          /* [nports] */
+	uint64_t *lw_m, *lw_b;    /* [nsw] weight per source leaf for the current destination */
+	int32_t *lhops;           /* [nsw] hops of the leaf's route (-1 failed) */
+	uint32_t *touched, ntouched;
+	uint32_t *path;           /* [nsw + 2] port slots of one walk */
+	struct route_hop *hops;   /* [nsw + 2] */
+	uint64_t *okw;            /* [nsw] dense: sum of c_d over ok routes from the leaf */
+	uint64_t hop_m[LOAD_HOPS_MAX + 1], hop_b[LOAD_HOPS_MAX + 1];
+	uint64_t fail_m, fail_b;
+	uint32_t max_hops;
+	int nomem;
+};
+
+static inline uint32_t slot(const struct route_tab *rt, uint32_t node, uint8_t port)
+{
+	return rt->snap->nodes[node].port0 + port;
+}
+
+/* Walks from switch sw to (dlid, dst ep); the port slots go to path[].
+ * Returns hops (>= 1) or a negative ROUTE_E_*. */
+static int walk_leaf(const struct route_tab *rt, uint32_t sw, uint16_t dlid, uint32_t dst,
+		     uint32_t *path)
+{
+	if (dlid == 0)
+		return ROUTE_E_NOLID;
+	for (uint32_t h = 0; h <= rt->nsw; h++) {
+		uint8_t port;
+		uint32_t next;
+		int rc = route_step(rt, sw, dlid, dst, &port, &next);
+		if (rc < 0)
+			return rc;
+		path[h] = slot(rt, rt->sw_node[sw], port);
+		if (rc == ROUTE_STEP_DONE)
+			return (int)h + 1;
+		sw = next;
+	}
+	return ROUTE_E_LOOP;
+}
+
+static void add_hist(struct tstate *t, uint32_t h, uint64_t m, uint64_t b)
+{
+	if (h > t->max_hops)
+		t->max_hops = h;
+	if (h > LOAD_HOPS_MAX)
+		h = LOAD_HOPS_MAX;
+	t->hop_m[h] += m;
+	t->hop_b[h] += b;
+}
+
+/* A source without a usable leaf switch: the full walk (route_walk). */
+static void walk_full(const struct route_tab *rt, struct tstate *t, const struct jobh *J,
+		      uint32_t s, uint32_t d, uint64_t m, uint64_t b)
+{
+	struct route_res res;
+	uint16_t dlid = rt->eps[J->ep[d]].lid;
+	int rc = dlid ? route_walk(rt, J->ep[s], dlid, t->hops, rt->nsw + 2, &res) : ROUTE_E_NOLID;
+	if (rc != ROUTE_OK || res.hops > rt->nsw + 1) {
+		t->fail_m += m;
+		t->fail_b += b;
+		return;
+	}
+	t->m[J->cable[s]] += m;
+	t->b[J->cable[s]] += b;
+	for (uint32_t i = 0; i < res.hops; i++)
+		if (t->hops[i].out) {
+			uint32_t k = slot(rt, t->hops[i].node, t->hops[i].out);
+			t->m[k] += m;
+			t->b[k] += b;
+		}
+	add_hist(t, res.hops, m, b);
+}
+
+static void add_path(struct tstate *t, const uint32_t *path, int n, uint64_t m, uint64_t b)
+{
+	for (int i = 0; i < n; i++) {
+		t->m[path[i]] += m;
+		t->b[path[i]] += b;
+	}
+}
+
+static void jobh_free(struct jobh *J)
+{
+	free(J->host);
+	free(J->cnt);
+	free(J->rank_j);
+	free(J->ep);
+	free(J->leaf);
+	free(J->cable);
+}
+
+static int jobh_build(const struct route_tab *rt, const struct pat_job *job, struct jobh *J)
+{
+	memset(J, 0, sizeof *J);
+	uint32_t *map = malloc((size_t)rt->nhosts * sizeof *map);
+	J->rank_j = malloc((size_t)job->nranks * sizeof *J->rank_j);
+	if (!map || !J->rank_j) {
+		free(map);
+		return ROUTE_E_NOMEM;
+	}
+	for (uint32_t h = 0; h < rt->nhosts; h++)
+		map[h] = ROUTE_NONE;
+	for (uint32_t r = 0; r < job->nranks; r++) {
+		if (job->host[r] >= rt->nhosts) {
+			free(map);
+			return ROUTE_E_INVAL;
+		}
+		map[job->host[r]] = 0;
+	}
+	uint32_t H = 0;
+	for (uint32_t h = 0; h < rt->nhosts; h++)
+		if (map[h] != ROUTE_NONE)
+			map[h] = H++;
+	J->H = H;
+	J->host = malloc(H * sizeof *J->host);
+	J->cnt = calloc(H, sizeof *J->cnt);
+	J->ep = malloc(H * sizeof *J->ep);
+	J->leaf = malloc(H * sizeof *J->leaf);
+	J->cable = malloc(H * sizeof *J->cable);
+	if (!J->host || !J->cnt || !J->ep || !J->leaf || !J->cable) {
+		free(map);
+		return ROUTE_E_NOMEM;
+	}
+	for (uint32_t h = 0; h < rt->nhosts; h++)
+		if (map[h] != ROUTE_NONE) {
+			uint32_t j = map[h], e = route_host_ep(rt, h);
+			const struct route_ep *ep = &rt->eps[e];
+			J->host[j] = h;
+			J->ep[j] = e;
+			J->cable[j] = slot(rt, ep->node, ep->port);
+			uint32_t sw = ep->leaf == ROUTE_NONE ? ROUTE_NONE : rt->sw_of_node[ep->leaf];
+			J->leaf[j] = ep->up == ROUTE_OK ? sw : ROUTE_NONE;
+		}
+	for (uint32_t r = 0; r < job->nranks; r++) {
+		J->rank_j[r] = map[job->host[r]];
+		J->cnt[J->rank_j[r]]++;
+	}
+	free(map);
+	return ROUTE_OK;
+}
+
+/* ---- sparse patterns: flows grouped by destination host ---------------------- */
+
+struct collect {
+	const struct jobh *J;
+	uint32_t *off;            /* [H + 1] */
+	struct fin *f;            /* NULL on the counting pass */
+	uint64_t intra_m, intra_b, flows, msgs, bytes;
+};
+
+static int collect_fn(void *arg, uint32_t s, uint32_t d, uint64_t b)
+{
+	struct collect *c = arg;
+	uint32_t js = c->J->rank_j[s], jd = c->J->rank_j[d];
+	if (!c->f) {
+		c->flows++;
+		c->msgs++;
+		c->bytes += b;
+		if (js == jd) {
+			c->intra_m++;
+			c->intra_b += b;
+		} else {
+			c->off[jd + 1]++;
+		}
+		return 0;
+	}
+	if (js != jd)
+		c->f[c->off[jd]++] = (struct fin){ .src = js, .bytes = b };
+	return 0;
+}
+
+/* ---- levels -------------------------------------------------------------------- */
+
+uint8_t *load_node_levels(const struct route_tab *rt)
+{
+	const struct snap *s = rt->snap;
+	uint8_t *lvl = malloc(s->nnodes ? s->nnodes : 1);
+	uint32_t *q = malloc((rt->nsw ? rt->nsw : 1) * sizeof *q);
+	if (!lvl || !q) {
+		free(lvl);
+		free(q);
+		return NULL;
+	}
+	memset(lvl, LOAD_LVL_NONE, s->nnodes);
+	uint32_t qh = 0, qt = 0;
+	for (uint32_t e = 0; e < rt->neps; e++) {
+		const struct route_ep *ep = &rt->eps[e];
+		if (s->nodes[ep->node].type == SNAP_NODE_SWITCH)
+			continue;
+		lvl[ep->node] = 0;
+		if (ep->up == ROUTE_OK && ep->leaf != ROUTE_NONE &&
+		    rt->sw_of_node[ep->leaf] != ROUTE_NONE && lvl[ep->leaf] == LOAD_LVL_NONE) {
+			lvl[ep->leaf] = 1;
+			q[qt++] = rt->sw_of_node[ep->leaf];
+		}
+	}
+	while (qh < qt) {
+		uint32_t sw = q[qh++], n = rt->sw_node[sw];
+		for (uint32_t p = 1; p <= s->nodes[n].nports; p++) {
+			uint32_t c = rt->pt[rt->pt_off[sw] + p];
+			if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == LOAD_LVL_NONE &&
+			    lvl[n] + 1u < LOAD_LVL_NONE) {
+				lvl[rt->sw_node[c]] = (uint8_t)(lvl[n] + 1);
+				q[qt++] = c;
+			}
+		}
+	}
+	free(q);
+	return lvl;
+}
+
+/* Head node of the directed link leaving node n by port p (ROUTE_NONE if
+ * it is not an up link). */
+static uint32_t link_head(const struct route_tab *rt, uint32_t n, uint8_t p)
+{
+	const struct snap *s = rt->snap;
+	uint32_t sw = rt->sw_of_node[n];
+	if (sw != ROUTE_NONE) {
+		uint32_t c = rt->pt[rt->pt_off[sw] + p];
+		if (c < ROUTE_PT_EP)
+			return rt->sw_node[c];
+		if (c >= ROUTE_PT_DOWN)
+			return ROUTE_NONE;
+		return rt->eps[c - ROUTE_PT_EP].node;
+	}
+	const struct snap_port *sp = &s->ports[s->nodes[n].port0 + p];
+	return sp->peer_node;
+}
+
+/* ---- the build -------------------------------------------------------------------- */
+
+static int find_class(struct load_level *lv, uint32_t *n, uint32_t cap, uint8_t from, uint8_t to)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (lv[i].from == from && lv[i].to == to)
+			return (int)i;
+	if (*n == cap)
+		return -1;
+	lv[*n] = (struct load_level){ .from = from, .to = to, .bound_msgs = -1, .bound_bytes = -1 };
+	return (int)(*n)++;
+}
+
+static int lv_cmp(const void *a, const void *b)
+{
+	const struct load_level *x = a, *y = b;
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+#define LOAD_CLASSES_MAX 256
+
+void load_free(struct load *l)
+{
+	if (!l)
+		return;
+	free(l->links);
+	free(l->max);
+	free(l->behind_off);
+	free(l->behind);
+	free(l->levels);
+	free(l);
+}
+
+static void ts_free(struct tstate *t)
+{
+	free(t->m);
+	free(t->b);
+	free(t->lw_m);
+	free(t->lw_b);
+	free(t->lhops);
+	free(t->touched);
+	free(t->path);
+	free(t->hops);
+	free(t->okw);
+}
+
+static inline int bs_test(const uint64_t *bs, uint32_t i)
+{
+	return (bs[i >> 6] >> (i & 63)) & 1;
+}
+
+int load_build(const struct route_tab *rt, const struct pat_job *job, const struct pattern *p,
+	       int threads, struct load **out)
+{
+	const struct snap *s = rt->snap;
+	if (!job || !p || !job->nranks || job->nranks > TOPO_RANKS_MAX ||
+	    pattern_check(p, job->nranks, NULL) != PAT_OK)
+		return ROUTE_E_INVAL;
+	if (threads < 1)
+		threads = 1;
+	struct jobh J;
+	int rc = jobh_build(rt, job, &J);
+	if (rc) {
+		jobh_free(&J);
+		return rc;
+	}
+	const uint32_t H = J.H, nsw = rt->nsw, NP = s->nports;
+	const int dense = pattern_is_dense(p);
+	const uint64_t mb = p->msg_bytes;
+	struct load *L = calloc(1, sizeof *L);
+	struct collect col = { .J = &J };
+	uint64_t *leafsum = NULL, *okself = NULL;
+	struct tstate *ts = calloc((size_t)threads, sizeof *ts);
+	uint8_t *lvl = NULL;
+	uint64_t *below = NULL;
+	rc = ROUTE_E_NOMEM;
+	if (!L || !ts)
+		goto out;
+	L->nranks = job->nranks;
+	L->nhosts = H;
+
+	if (dense) {
+		uint64_t R = job->nranks;
+		L->flows = L->msgs = R * (R - 1);
+		L->bytes = L->msgs * mb;
+		for (uint32_t j = 0; j < H; j++)
+			L->intra_msgs += (uint64_t)J.cnt[j] * (J.cnt[j] - 1);
+		L->intra_bytes = L->intra_msgs * mb;
+		leafsum = calloc(nsw ? nsw : 1, sizeof *leafsum);
+		okself = calloc(H ? H : 1, sizeof *okself);
+		if (!leafsum || !okself)
+			goto out;
+		for (uint32_t j = 0; j < H; j++)
+			if (J.leaf[j] != ROUTE_NONE)
+				leafsum[J.leaf[j]] += J.cnt[j];
+	} else {
+		col.off = calloc((size_t)H + 1, sizeof *col.off);
+		if (!col.off)
+			goto out;
+		pattern_for_each(p, job->nranks, collect_fn, &col);
+		for (uint32_t j = 0; j < H; j++)
+			col.off[j + 1] += col.off[j];
+		col.f = malloc((col.off[H] ? col.off[H] : 1) * sizeof *col.f);
+		if (!col.f)
+			goto out;
+		pattern_for_each(p, job->nranks, collect_fn, &col); /* off[j] moves to off[j+1] */
+		for (uint32_t j = H; j > 0; j--)
+			col.off[j] = col.off[j - 1];
+		col.off[0] = 0;
+		L->flows = col.flows;
+		L->msgs = col.msgs;
+		L->bytes = col.bytes;
+		L->intra_msgs = col.intra_m;
+		L->intra_bytes = col.intra_b;
+	}
+
+	for (int i = 0; i < threads; i++) {
+		struct tstate *t = &ts[i];
+		size_t ns = nsw ? nsw : 1;
+		t->m = calloc(NP, sizeof *t->m);
+		t->b = calloc(NP, sizeof *t->b);
+		t->lw_m = calloc(ns, sizeof *t->lw_m);
+		t->lw_b = calloc(ns, sizeof *t->lw_b);
+		t->lhops = calloc(ns, sizeof *t->lhops);
+		t->touched = malloc(ns * sizeof *t->touched);
+		t->path = malloc((ns + 2) * sizeof *t->path);
+		t->hops = malloc((ns + 2) * sizeof *t->hops);
+		t->okw = calloc(ns, sizeof *t->okw);
+		if (!t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
+		    !t->hops || !t->okw)
+			goto out;
+	}
+
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
+	for (uint32_t d = 0; d < H; d++) {
+#ifdef _OPENMP
+		struct tstate *t = &ts[omp_get_thread_num()];
+#else
+		struct tstate *t = &ts[0];
+#endif
+		uint32_t E = J.ep[d];
+		uint16_t dlid = rt->eps[E].lid;
+		uint64_t cd = J.cnt[d];
+		if (dense) {
+			for (uint32_t sw = 0; sw < nsw; sw++) {
+				if (!leafsum[sw])
+					continue;
+				uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
+				int h = walk_leaf(rt, sw, dlid, E, t->path);
+				if (h < 0) {
+					t->fail_m += w;
+					t->fail_b += w * mb;
+					continue;
+				}
+				t->okw[sw] += cd;
+				if (sw == J.leaf[d])
+					okself[d] = 1;  /* only d's destination writes it */
+				if (w) {
+					add_path(t, t->path, h, w, w * mb);
+					add_hist(t, (uint32_t)h, w, w * mb);
+				}
+			}
+			for (uint32_t j = 0; j < H; j++)
+				if (J.leaf[j] == ROUTE_NONE && j != d) {
+					uint64_t w = (uint64_t)J.cnt[j] * cd;
+					walk_full(rt, t, &J, j, d, w, w * mb);
+				}
+			continue;
+		}
+		t->ntouched = 0;
+		for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
+			uint32_t sl = J.leaf[col.f[i].src];
+			if (sl == ROUTE_NONE)
+				continue;
+			if (!t->lw_m[sl] && !t->lw_b[sl])
+				t->touched[t->ntouched++] = sl;
+			t->lw_m[sl]++;
+			t->lw_b[sl] += col.f[i].bytes;
+		}
+		for (uint32_t i = 0; i < t->ntouched; i++) {
+			uint32_t sl = t->touched[i];
+			int h = walk_leaf(rt, sl, dlid, E, t->path);
+			t->lhops[sl] = h < 0 ? -1 : h;
+			if (h > 0)
+				add_path(t, t->path, h, t->lw_m[sl], t->lw_b[sl]);
+			t->lw_m[sl] = t->lw_b[sl] = 0;
+		}
+		for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
+			uint32_t sj = col.f[i].src, sl = J.leaf[sj];
+			uint64_t b = col.f[i].bytes;
+			if (sl == ROUTE_NONE) {
+				walk_full(rt, t, &J, sj, d, 1, b);
+			} else if (t->lhops[sl] < 0) {
+				t->fail_m++;
+				t->fail_b += b;
+			} else {
+				t->m[J.cable[sj]]++;
+				t->b[J.cable[sj]] += b;
+				add_hist(t, (uint32_t)t->lhops[sl], 1, b);
+			}
+		}
+	}
+	for (int i = 0; i < threads; i++)
+		if (ts[i].nomem)
+			goto out;
+
+	/* Reduce into ts[0]. */
+	for (int i = 1; i < threads; i++) {
+		struct tstate *a = &ts[0], *t = &ts[i];
+		for (uint32_t k = 0; k < NP; k++) {
+			a->m[k] += t->m[k];
+			a->b[k] += t->b[k];
+		}
+		for (uint32_t k = 0; k < nsw; k++)
+			a->okw[k] += t->okw[k];
+		for (int h = 0; h <= LOAD_HOPS_MAX; h++) {
+			a->hop_m[h] += t->hop_m[h];
+			a->hop_b[h] += t->hop_b[h];
+		}
+		a->fail_m += t->fail_m;
+		a->fail_b += t->fail_b;
+		if (t->max_hops > a->max_hops)
+			a->max_hops = t->max_hops;
+	}
+	struct tstate *T = &ts[0];
+	if (dense)
+		for (uint32_t j = 0; j < H; j++) {
+			uint32_t sl = J.leaf[j];
+			if (sl == ROUTE_NONE)
+				continue;
+			uint64_t w = (uint64_t)J.cnt[j] * (T->okw[sl] - (okself[j] ? J.cnt[j] : 0));
+			T->m[J.cable[j]] += w;
+			T->b[J.cable[j]] += w * mb;
+		}
+	L->fail_msgs = T->fail_m;
+	L->fail_bytes = T->fail_b;
+	L->max_hops = T->max_hops;
+	memcpy(L->hop_msgs, T->hop_m, sizeof L->hop_msgs);
+	memcpy(L->hop_bytes, T->hop_b, sizeof L->hop_bytes);
+
+	/* Levels, classes, loaded links. */
+	lvl = load_node_levels(rt);
+	struct load_level *lv = calloc(LOAD_CLASSES_MAX, sizeof *lv);
+	if (!lvl || !lv) {
+		free(lv);
+		goto out;
+	}
+	L->levels = lv;
+	uint32_t nlv = 0, nl = 0;
+	for (uint32_t k = 0; k < NP; k++)
+		nl += T->m[k] != 0;
+	L->links = malloc((nl ? nl : 1) * sizeof *L->links);
+	if (!L->links)
+		goto out;
+	for (uint32_t n = 0; n < s->nnodes; n++) {
+		const struct snap_node *nd = &s->nodes[n];
+		int sw = nd->type == SNAP_NODE_SWITCH;
+		for (uint32_t pp = 1; pp <= nd->nports; pp++) {
+			uint32_t k = nd->port0 + pp;
+			uint32_t head;
+			if (sw) {
+				head = link_head(rt, n, (uint8_t)pp);
+			} else {
+				/* a CA port's cable, wherever it leads */
+				head = s->ports[k].present && s->ports[k].peer_node != SNAP_NONE
+					       ? s->ports[k].peer_node : ROUTE_NONE;
+			}
+			if (head == ROUTE_NONE && !T->m[k])
+				continue;
+			uint8_t hl = head == ROUTE_NONE ? LOAD_LVL_NONE : lvl[head];
+			int ci = find_class(lv, &nlv, LOAD_CLASSES_MAX, lvl[n], hl);
+			if (ci < 0)
+				continue;
+			struct load_level *c = &lv[ci];
+			c->nlinks++;
+			if (!T->m[k])
+				continue;
+			c->nused++;
+			c->tot_msgs += T->m[k];
+			c->tot_bytes += T->b[k];
+			if (T->m[k] > c->max_msgs)
+				c->max_msgs = T->m[k];
+			if (T->b[k] > c->max_bytes)
+				c->max_bytes = T->b[k];
+			L->links[L->nlinks++] = (struct load_link){ .node = n, .port = (uint8_t)pp,
+				.from = lvl[n], .to = hl, .msgs = T->m[k], .bytes = T->b[k] };
+			if (T->b[k] > L->max_bytes)
+				L->max_bytes = T->b[k];
+			if (T->m[k] > L->max_msgs)
+				L->max_msgs = T->m[k];
+		}
+	}
+	L->nlevels = nlv;
+
+	/* below(): job hosts reached going only down, per switch, as bitsets. */
+	const uint32_t W = (H + 63) / 64;
+	below = calloc((size_t)(nsw ? nsw : 1) * (W ? W : 1), sizeof *below);
+	if (!below)
+		goto out;
+	{
+		uint32_t maxl = 0;
+		for (uint32_t sw = 0; sw < nsw; sw++) {
+			uint8_t l = lvl[rt->sw_node[sw]];
+			if (l != LOAD_LVL_NONE && l > maxl)
+				maxl = l;
+		}
+		for (uint32_t j = 0; j < H; j++)
+			if (J.leaf[j] != ROUTE_NONE)
+				below[(size_t)J.leaf[j] * W + j / 64] |= 1ull << (j % 64);
+		for (uint32_t l = 2; l <= maxl; l++)
+			for (uint32_t sw = 0; sw < nsw; sw++) {
+				uint32_t n = rt->sw_node[sw];
+				if (lvl[n] != l)
+					continue;
+				for (uint32_t pp = 1; pp <= s->nodes[n].nports; pp++) {
+					uint32_t c = rt->pt[rt->pt_off[sw] + pp];
+					if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == l - 1)
+						for (uint32_t w = 0; w < W; w++)
+							below[(size_t)sw * W + w] |= below[(size_t)c * W + w];
+				}
+			}
+
+		/* Seed 000's bound, dense patterns on trees. */
+		int lateral = 0;
+		for (uint32_t i = 0; i < nlv; i++)
+			if (lv[i].from == lv[i].to && lv[i].from >= 1 && lv[i].from != LOAD_LVL_NONE)
+				lateral = 1;
+		uint64_t R = job->nranks;
+		if (dense) {
+			uint64_t best = 0;
+			for (uint32_t j = 0; j < H; j++) {
+				uint64_t v = (uint64_t)J.cnt[j] * (R - J.cnt[j]);
+				if (v > best)
+					best = v;
+			}
+			for (uint32_t i = 0; i < nlv; i++)
+				if ((lv[i].from == 0 && lv[i].to == 1) || (lv[i].from == 1 && lv[i].to == 0)) {
+					lv[i].bound_msgs = (int64_t)best;
+					lv[i].bound_bytes = (int64_t)(best * mb);
+				}
+		}
+		for (uint32_t a = 1; dense && !lateral && a < maxl; a++) {
+			/* groups of equal below-sets at level a; check equal-or-disjoint */
+			int ok = 1;
+			uint64_t bu = 0, bd = 0;
+			uint8_t *done = calloc(nsw ? nsw : 1, 1);
+			uint64_t *uni = calloc(W ? W : 1, sizeof *uni);
+			if (!done || !uni) {
+				free(done);
+				free(uni);
+				goto out;
+			}
+			for (uint32_t sw = 0; sw < nsw && ok; sw++) {
+				if (lvl[rt->sw_node[sw]] != a || done[sw])
+					continue;
+				const uint64_t *bs = &below[(size_t)sw * W];
+				uint64_t RS = 0, up = 0, down = 0;
+				for (uint32_t j = 0; j < H; j++)
+					if (bs_test(bs, j))
+						RS += J.cnt[j];
+				for (uint32_t o = sw; o < nsw; o++) {
+					uint32_t n = rt->sw_node[o];
+					if (lvl[n] != a || done[o])
+						continue;
+					const uint64_t *bo = &below[(size_t)o * W];
+					if (memcmp(bs, bo, W * sizeof *bs))
+						continue;
+					done[o] = 1;
+					for (uint32_t pp = 1; pp <= s->nodes[n].nports; pp++) {
+						uint32_t c = rt->pt[rt->pt_off[o] + pp];
+						if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == a + 1) {
+							up++;
+							down++; /* links are up at both ends: one each way */
+						}
+					}
+				}
+				for (uint32_t w = 0; w < W; w++) {
+					if (uni[w] & bs[w])
+						ok = 0;
+					uni[w] |= bs[w];
+				}
+				if (!RS || RS == R || !up)
+					continue;
+				uint64_t need = RS * (R - RS);
+				uint64_t bup = (need + up - 1) / up, bdn = (need + down - 1) / down;
+				if (bup > bu)
+					bu = bup;
+				if (bdn > bd)
+					bd = bdn;
+			}
+			free(done);
+			free(uni);
+			if (!ok)
+				continue;
+			for (uint32_t i = 0; i < nlv; i++) {
+				if (lv[i].from == a && lv[i].to == a + 1) {
+					lv[i].bound_msgs = (int64_t)bu;
+					lv[i].bound_bytes = (int64_t)(bu * mb);
+				}
+				if (lv[i].from == a + 1 && lv[i].to == a) {
+					lv[i].bound_msgs = (int64_t)bd;
+					lv[i].bound_bytes = (int64_t)(bd * mb);
+				}
+			}
+		}
+	}
+	qsort(lv, nlv, sizeof *lv, lv_cmp);
+
+	/* The busiest links and the hosts behind them. */
+	for (uint32_t i = 0; i < L->nlinks; i++)
+		L->nmax += L->max_bytes && L->links[i].bytes == L->max_bytes;
+	L->max = malloc((L->nmax ? L->nmax : 1) * sizeof *L->max);
+	L->behind_off = calloc((size_t)L->nmax + 1, sizeof *L->behind_off);
+	if (!L->max || !L->behind_off)
+		goto out;
+	uint32_t k = 0;
+	size_t nb = 0, capb = 0;
+	for (uint32_t i = 0; i < L->nlinks; i++) {
+		const struct load_link *ln = &L->links[i];
+		if (!L->max_bytes || ln->bytes != L->max_bytes)
+			continue;
+		L->max[k] = i;
+		/* the lower end: a switch (its below set) or a CA (its host) */
+		uint32_t head = link_head(rt, ln->node, ln->port);
+		uint32_t low = ln->node;
+		if (head != ROUTE_NONE && ln->to < ln->from)
+			low = head;
+		uint32_t lsw = rt->sw_of_node[low];
+		if (capb < nb + H) {
+			capb = nb + H;
+			uint32_t *nbh = realloc(L->behind, capb * sizeof *nbh);
+			if (!nbh)
+				goto out;
+			L->behind = nbh;
+		}
+		if (lsw != ROUTE_NONE) {
+			for (uint32_t j = 0; j < H; j++)
+				if (bs_test(&below[(size_t)lsw * W], j))
+					L->behind[nb++] = J.host[j];
+		} else {
+			for (uint32_t j = 0; j < H; j++)
+				if (rt->eps[J.ep[j]].node == low)
+					L->behind[nb++] = J.host[j];
+		}
+		L->behind_off[++k] = (uint32_t)nb;
+	}
+	rc = ROUTE_OK;
+out:
+	if (ts)
+		for (int i = 0; i < threads; i++)
+			ts_free(&ts[i]);
+	free(ts);
+	free(col.off);
+	free(col.f);
+	free(leafsum);
+	free(okself);
+	free(lvl);
+	free(below);
+	jobh_free(&J);
+	if (rc) {
+		load_free(L);
+		return rc;
+	}
+	*out = L;
+	return ROUTE_OK;
+}
