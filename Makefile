@@ -216,3 +216,12 @@ install: all
 # Objects are intermediate to the unit tests and benchmarks: keep them, so
 # that editing one test rebuilds one program, not every object.
 .SECONDARY:
+
+# ---- load ----
+# Link loads of job patterns (issue 9 item 1): bench/bench_load K [HOSTS [RPH [THREADS [PATTERN]]]]
+LOAD_BENCH_SRC := snapshot/snapshot.c topod/route.c topod/namemap.c topod/pattern.c topod/load.c
+$(B)/bench/bench_load: bench/bench_load.c $(LOAD_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_load.c $(LOAD_BENCH_SRC)
+tests: $(B)/bench/bench_load
+bench: $(B)/bench/bench_load

@@ -39,6 +39,7 @@ struct tstate {
 	uint32_t *path;           /* [nsw + 2] port slots of one walk */
 	struct route_hop *hops;   /* [nsw + 2] */
 	uint64_t *okw;            /* [nsw] dense: sum of c_d over ok routes from the leaf */
+	uint8_t *col;             /* [LOAD_BLOCK][nsw] LFT ports of a block of destinations */
 	uint64_t hop_m[LOAD_HOPS_MAX + 1], hop_b[LOAD_HOPS_MAX + 1];
 	uint64_t fail_m, fail_b;
 	uint32_t max_hops;
@@ -50,17 +51,20 @@ static inline uint32_t slot(const struct route_tab *rt, uint32_t node, uint8_t p
 	return rt->snap->nodes[node].port0 + port;
 }
 
-/* Walks from switch sw to (dlid, dst ep); the port slots go to path[].
- * Returns hops (>= 1) or a negative ROUTE_E_*. */
+/* Walks from switch sw to (dlid, dst ep), the LFT ports for dlid taken from
+ * row[switch] (route_lft() gathered for a block of destinations: reading
+ * the LFTs column-wise per destination would miss the cache at every hop);
+ * the port slots go to path[]. Returns hops (>= 1) or a negative ROUTE_E_*.
+ * Same semantics as route_walk() from the switch (route_step_port). */
 static int walk_leaf(const struct route_tab *rt, uint32_t sw, uint16_t dlid, uint32_t dst,
-		     uint32_t *path)
+		     const uint8_t *row, uint32_t *path)
 {
 	if (dlid == 0)
 		return ROUTE_E_NOLID;
 	for (uint32_t h = 0; h <= rt->nsw; h++) {
-		uint8_t port;
+		uint8_t port = row[sw];
 		uint32_t next;
-		int rc = route_step(rt, sw, dlid, dst, &port, &next);
+		int rc = route_step_port(rt, sw, port, dst, &next);
 		if (rc < 0)
 			return rc;
 		path[h] = slot(rt, rt->sw_node[sw], port);
@@ -282,6 +286,7 @@ static int lv_cmp(const void *a, const void *b)
 }
 
 #define LOAD_CLASSES_MAX 256
+#define LOAD_BLOCK 32   /* destinations whose LFT ports are gathered at once */
 
 void load_free(struct load *l)
 {
@@ -306,6 +311,24 @@ static void ts_free(struct tstate *t)
 	free(t->path);
 	free(t->hops);
 	free(t->okw);
+	free(t->col);
+}
+
+/* qsort has no context argument: a thread-local one (load_build may run on
+ * several worker threads at once). */
+static _Thread_local struct {
+	const uint64_t *below;
+	uint64_t *hash;
+	uint32_t W;
+} grp_ctx;
+
+static int grp_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	if (grp_ctx.hash[a] != grp_ctx.hash[b])
+		return grp_ctx.hash[a] < grp_ctx.hash[b] ? -1 : 1;
+	return memcmp(&grp_ctx.below[(size_t)a * grp_ctx.W], &grp_ctx.below[(size_t)b * grp_ctx.W],
+		      grp_ctx.W * sizeof(uint64_t));
 }
 
 static inline int bs_test(const uint64_t *bs, uint32_t i)
@@ -337,6 +360,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 	struct tstate *ts = calloc((size_t)threads, sizeof *ts);
 	uint8_t *lvl = NULL;
 	uint64_t *below = NULL;
+	uint32_t *node_j = NULL, *grp = NULL, *leaves = NULL;
 	rc = ROUTE_E_NOMEM;
 	if (!L || !ts)
 		goto out;
@@ -390,27 +414,48 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		t->path = malloc((ns + 2) * sizeof *t->path);
 		t->hops = malloc((ns + 2) * sizeof *t->hops);
 		t->okw = calloc(ns, sizeof *t->okw);
-		if (!t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
+		t->col = malloc(ns * LOAD_BLOCK);
+		if (!t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
 		    !t->hops || !t->okw)
 			goto out;
 	}
 
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
-	for (uint32_t d = 0; d < H; d++) {
+	uint32_t nleaves = 0;
+	if (dense) {
+		leaves = malloc((size_t)(nsw ? nsw : 1) * sizeof *leaves);
+		if (!leaves)
+			goto out;
+		for (uint32_t sw = 0; sw < nsw; sw++)
+			if (leafsum[sw])
+				leaves[nleaves++] = sw;
+	}
+	const uint32_t nblk = (H + LOAD_BLOCK - 1) / LOAD_BLOCK;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+	for (uint32_t blk = 0; blk < nblk; blk++) {
 #ifdef _OPENMP
 		struct tstate *t = &ts[omp_get_thread_num()];
 #else
 		struct tstate *t = &ts[0];
 #endif
+		uint32_t d0 = blk * LOAD_BLOCK, d1 = d0 + LOAD_BLOCK < H ? d0 + LOAD_BLOCK : H;
+		for (uint32_t sw = 0; sw < nsw; sw++) {
+			const struct snap_node *nd = &s->nodes[rt->sw_node[sw]];
+			const uint8_t *lft = s->lft + nd->lft_off;
+			for (uint32_t d = d0; d < d1; d++) {
+				uint16_t dl = rt->eps[J.ep[d]].lid;
+				t->col[(size_t)(d - d0) * nsw + sw] = dl < nd->lft_len ? lft[dl] : SNAP_LFT_NONE;
+			}
+		}
+		for (uint32_t d = d0; d < d1; d++) {
+		const uint8_t *row = t->col + (size_t)(d - d0) * nsw;
 		uint32_t E = J.ep[d];
 		uint16_t dlid = rt->eps[E].lid;
 		uint64_t cd = J.cnt[d];
 		if (dense) {
-			for (uint32_t sw = 0; sw < nsw; sw++) {
-				if (!leafsum[sw])
-					continue;
+			for (uint32_t li = 0; li < nleaves; li++) {
+				uint32_t sw = leaves[li];
 				uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
-				int h = walk_leaf(rt, sw, dlid, E, t->path);
+				int h = walk_leaf(rt, sw, dlid, E, row, t->path);
 				if (h < 0) {
 					t->fail_m += w;
 					t->fail_b += w * mb;
@@ -443,7 +488,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		}
 		for (uint32_t i = 0; i < t->ntouched; i++) {
 			uint32_t sl = t->touched[i];
-			int h = walk_leaf(rt, sl, dlid, E, t->path);
+			int h = walk_leaf(rt, sl, dlid, E, row, t->path);
 			t->lhops[sl] = h < 0 ? -1 : h;
 			if (h > 0)
 				add_path(t, t->path, h, t->lw_m[sl], t->lw_b[sl]);
@@ -462,6 +507,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 				t->b[J.cable[sj]] += b;
 				add_hist(t, (uint32_t)t->lhops[sl], 1, b);
 			}
+		}
 		}
 	}
 	for (int i = 0; i < threads; i++)
@@ -603,57 +649,64 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 					lv[i].bound_bytes = (int64_t)(best * mb);
 				}
 		}
+		/* Switches of a level grouped by equal below-sets: sorted by the
+		 * sets' contents (a hash first), so the grouping is O(nsw log nsw * W). */
+		grp = malloc((size_t)(nsw ? nsw : 1) * sizeof *grp);
+		uint64_t *uni = calloc(W ? W : 1, sizeof *uni);
+		if (!grp || !uni) {
+			free(uni);
+			goto out;
+		}
+		grp_ctx.below = below;
+		grp_ctx.W = W;
+		grp_ctx.hash = malloc((size_t)(nsw ? nsw : 1) * sizeof *grp_ctx.hash);
+		if (!grp_ctx.hash) {
+			free(uni);
+			goto out;
+		}
+		for (uint32_t sw = 0; sw < nsw; sw++) {
+			uint64_t h = 1469598103934665603ull;
+			for (uint32_t w = 0; w < W; w++)
+				h = (h ^ below[(size_t)sw * W + w]) * 1099511628211ull;
+			grp_ctx.hash[sw] = h;
+		}
 		for (uint32_t a = 1; dense && !lateral && a < maxl; a++) {
-			/* groups of equal below-sets at level a; check equal-or-disjoint */
+			uint32_t ng = 0;
+			for (uint32_t sw = 0; sw < nsw; sw++)
+				if (lvl[rt->sw_node[sw]] == a)
+					grp[ng++] = sw;
+			qsort(grp, ng, sizeof *grp, grp_cmp);
+			memset(uni, 0, W * sizeof *uni);
 			int ok = 1;
 			uint64_t bu = 0, bd = 0;
-			uint8_t *done = calloc(nsw ? nsw : 1, 1);
-			uint64_t *uni = calloc(W ? W : 1, sizeof *uni);
-			if (!done || !uni) {
-				free(done);
-				free(uni);
-				goto out;
-			}
-			for (uint32_t sw = 0; sw < nsw && ok; sw++) {
-				if (lvl[rt->sw_node[sw]] != a || done[sw])
-					continue;
-				const uint64_t *bs = &below[(size_t)sw * W];
-				uint64_t RS = 0, up = 0, down = 0;
-				for (uint32_t j = 0; j < H; j++)
-					if (bs_test(bs, j))
-						RS += J.cnt[j];
-				for (uint32_t o = sw; o < nsw; o++) {
-					uint32_t n = rt->sw_node[o];
-					if (lvl[n] != a || done[o])
-						continue;
-					const uint64_t *bo = &below[(size_t)o * W];
-					if (memcmp(bs, bo, W * sizeof *bs))
-						continue;
-					done[o] = 1;
+			for (uint32_t i = 0; i < ng && ok;) {
+				const uint64_t *bs = &below[(size_t)grp[i] * W];
+				uint64_t RS = 0, up = 0;
+				uint32_t e = i;
+				while (e < ng && !grp_cmp(&grp[i], &grp[e])) {
+					uint32_t o = grp[e++], n = rt->sw_node[o];
 					for (uint32_t pp = 1; pp <= s->nodes[n].nports; pp++) {
 						uint32_t c = rt->pt[rt->pt_off[o] + pp];
-						if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == a + 1) {
-							up++;
-							down++; /* links are up at both ends: one each way */
-						}
+						if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == a + 1)
+							up++; /* an up link is up at both ends: one each way */
 					}
 				}
+				i = e;
 				for (uint32_t w = 0; w < W; w++) {
 					if (uni[w] & bs[w])
 						ok = 0;
 					uni[w] |= bs[w];
+					for (uint64_t x = bs[w]; x; x &= x - 1)
+						RS += J.cnt[w * 64 + (uint32_t)__builtin_ctzll(x)];
 				}
 				if (!RS || RS == R || !up)
 					continue;
-				uint64_t need = RS * (R - RS);
-				uint64_t bup = (need + up - 1) / up, bdn = (need + down - 1) / down;
-				if (bup > bu)
-					bu = bup;
-				if (bdn > bd)
-					bd = bdn;
+				uint64_t need = RS * (R - RS), bnd = (need + up - 1) / up;
+				if (bnd > bu)
+					bu = bnd;
+				if (bnd > bd)
+					bd = bnd;
 			}
-			free(done);
-			free(uni);
 			if (!ok)
 				continue;
 			for (uint32_t i = 0; i < nlv; i++) {
@@ -667,6 +720,9 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 				}
 			}
 		}
+		free(uni);
+		free(grp_ctx.hash);
+		grp_ctx.hash = NULL;
 	}
 	qsort(lv, nlv, sizeof *lv, lv_cmp);
 
@@ -677,6 +733,14 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 	L->behind_off = calloc((size_t)L->nmax + 1, sizeof *L->behind_off);
 	if (!L->max || !L->behind_off)
 		goto out;
+	/* a CA node's job host (its default rail's node) */
+	node_j = malloc((size_t)(s->nnodes ? s->nnodes : 1) * sizeof *node_j);
+	if (!node_j)
+		goto out;
+	for (uint32_t n = 0; n < s->nnodes; n++)
+		node_j[n] = ROUTE_NONE;
+	for (uint32_t j = 0; j < H; j++)
+		node_j[rt->eps[J.ep[j]].node] = j;
 	uint32_t k = 0;
 	size_t nb = 0, capb = 0;
 	for (uint32_t i = 0; i < L->nlinks; i++) {
@@ -698,13 +762,12 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 			L->behind = nbh;
 		}
 		if (lsw != ROUTE_NONE) {
-			for (uint32_t j = 0; j < H; j++)
-				if (bs_test(&below[(size_t)lsw * W], j))
-					L->behind[nb++] = J.host[j];
-		} else {
-			for (uint32_t j = 0; j < H; j++)
-				if (rt->eps[J.ep[j]].node == low)
-					L->behind[nb++] = J.host[j];
+			const uint64_t *bs = &below[(size_t)lsw * W];
+			for (uint32_t w = 0; w < W; w++)
+				for (uint64_t x = bs[w]; x; x &= x - 1)
+					L->behind[nb++] = J.host[w * 64 + (uint32_t)__builtin_ctzll(x)];
+		} else if (node_j[low] != ROUTE_NONE) {
+			L->behind[nb++] = J.host[node_j[low]];
 		}
 		L->behind_off[++k] = (uint32_t)nb;
 	}
@@ -720,6 +783,9 @@ out:
 	free(okself);
 	free(lvl);
 	free(below);
+	free(node_j);
+	free(leaves);
+	free(grp);
 	jobh_free(&J);
 	if (rc) {
 		load_free(L);
