@@ -337,6 +337,77 @@ typedef struct tii_sharing {
 TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
 TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
 
+/* ---- link loads of a job's communication pattern (issue 9) ------------------ */
+/*
+ * A job is a rank list: rank_hosts[r] names the host of rank r (several
+ * ranks may share a host; consecutive equal names are sent as NAME*COUNT,
+ * so 16,384 ranks on 4,096 hosts fit one request). Each host sends on its
+ * default rail. The loads come from the LFT routes of one generation
+ * (docs/protocol.md, `load`). At most TII_RANKS_MAX ranks on
+ * TII_MATRIX_MAX hosts (TII_E_TOOMANY).
+ */
+#define TII_RANKS_MAX 16384
+#define TII_LOAD_HOPS_MAX 64
+#define TII_LOAD_NOLINKS 1u     /* skip the per-link list (summary, levels, hops, max only) */
+#define TII_LOAD_LEVEL_NONE 255 /* a switch no host reaches */
+
+struct tii_flow {               /* one entry of an explicit traffic matrix */
+	uint32_t src, dst;      /* ranks */
+	uint64_t bytes;
+};
+struct tii_load_link {
+	uint64_t guid;          /* a directed link: the node it leaves from ... */
+	int port;               /* ... and the port it leaves by */
+	int from, to;           /* levels of its ends: 0 hosts, 1 leaf switches, ... */
+	uint64_t msgs, bytes;
+	uint64_t head;          /* GUID of the node it leads to (0 in max[]) */
+};
+struct tii_load_host {          /* a host of the job and its CA's node GUID (to name link ends) */
+	char name[TII_NAME_MAX + 1];
+	uint64_t guid;
+};
+struct tii_load_level {         /* all links of one class from>to (0>1 host-to-leaf, 1>2 up, 2>1 down, a>a lateral) */
+	int from, to;
+	size_t nlinks, nused;
+	uint64_t max_msgs, max_bytes, total_msgs, total_bytes;
+	int64_t bound_msgs, bound_bytes;   /* seed 000's lower bound on max_*, -1 where undefined */
+};
+struct tii_load_max {           /* a link carrying the largest load (bytes) */
+	struct tii_load_link link;
+	size_t nbehind;
+	char **behind;          /* the job's hosts behind it (below its lower end) */
+};
+typedef struct tii_load {
+	uint64_t generation;
+	size_t nranks, nhosts;
+	uint64_t flows, msgs, bytes, intra_msgs, intra_bytes, failed_msgs, failed_bytes;
+	uint64_t max_msgs, max_bytes;
+	int max_hops;
+	uint64_t hop_msgs[TII_LOAD_HOPS_MAX + 1], hop_bytes[TII_LOAD_HOPS_MAX + 1]; /* by switches crossed */
+	size_t nlevels;
+	struct tii_load_level *levels;
+	size_t nmax;
+	struct tii_load_max *max;
+	size_t nlinks;
+	struct tii_load_link *links;   /* every loaded link, unless TII_LOAD_NOLINKS */
+	size_t nhostnames;
+	struct tii_load_host *hostnames; /* the job's hosts, unless TII_LOAD_NOLINKS */
+} tii_load_t;
+
+/* pattern: "alltoall", "allgather", "ring", "shift:K",
+ * "stencil2d:X,Y[:periodic]", "stencil3d:X,Y,Z[:periodic]"; msg_bytes per
+ * flow (0 means 1). flags: 0 or TII_LOAD_NOLINKS. On success *out is new
+ * (tii_load_free). */
+TII_API int tii_get_pattern_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
+				 const char *pattern, uint64_t msg_bytes, unsigned flags, tii_load_t **out);
+/* An explicit traffic matrix: flows[i] sends bytes from rank src to rank
+ * dst (< nranks); a pair listed twice adds up. The request carries one word
+ * per flow, so nranks' names plus nflows must fit TII_ARGS_MAX words and
+ * TII_REQUEST_MAX bytes (TII_E_TOOMANY). */
+TII_API int tii_get_matrix_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
+				const struct tii_flow *flows, size_t nflows, unsigned flags, tii_load_t **out);
+TII_API void tii_load_free(tii_load_t *l);   /* NULL is a no-op */
+
 #ifdef __cplusplus
 }
 #endif

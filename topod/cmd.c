@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "load.h"
 #include "query.h"
 
 /* Heavy: the answer grows with the request (a matrix, a walk of every pair
@@ -32,6 +33,9 @@ const struct cmd cmd_table[] = {
 	  "link sharing inside an allocation" },
 	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
 	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
+	{ "load", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_load,
+	  "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]",
+	  "link loads of a job's communication pattern" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -593,7 +593,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 			if (T->b[k] > c->max_bytes)
 				c->max_bytes = T->b[k];
 			L->links[L->nlinks++] = (struct load_link){ .node = n, .port = (uint8_t)pp,
-				.from = lvl[n], .to = hl, .msgs = T->m[k], .bytes = T->b[k] };
+				.from = lvl[n], .to = hl, .head = head, .msgs = T->m[k], .bytes = T->b[k] };
 			if (T->b[k] > L->max_bytes)
 				L->max_bytes = T->b[k];
 			if (T->m[k] > L->max_msgs)

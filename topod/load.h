@@ -66,6 +66,7 @@ struct load_link {
 	uint32_t node;          /* node it leaves from */
 	uint8_t port;           /* port it leaves by */
 	uint8_t from, to;       /* levels of its ends */
+	uint32_t head;          /* node it leads to, ROUTE_NONE if unknown */
 	uint64_t msgs, bytes;
 };
 
@@ -106,5 +107,9 @@ void load_free(struct load *l);  /* NULL is a no-op */
 /* Levels of every node (LOAD_LVL_NONE where unreached), [snap->nnodes]:
  * malloc'd, the caller frees. NULL on ENOMEM. */
 uint8_t *load_node_levels(const struct route_tab *rt);
+
+/* The `load` protocol command (load_cmd.c; docs/protocol.md). */
+struct qctx;
+void answer_load(struct qctx *c);
 
 #endif

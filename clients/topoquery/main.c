@@ -95,6 +95,10 @@ static const char usage_text[] =
 	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
 	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
 	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
+	"  load PATTERN RANKS...     link loads of a job's pattern: alltoall, allgather,\n"
+	"                            ring, shift:K, stencil2d:X,Y[:periodic],\n"
+	"                            stencil3d:X,Y,Z[:periodic], matrix (--matrix FILE);\n"
+	"                            RANKS: HOST (one rank) or HOST*N (N ranks)\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -107,6 +111,11 @@ static const char usage_text[] =
 	"      --format FMT    tree: text (default) or dot\n"
 	"      --loads         shared: also list every link's load\n"
 	"  -o, --output FILE   slurm: write FILE instead of stdout\n"
+	"      --bytes N       load: bytes per message (default 1)\n"
+	"      --links         load: list every loaded link\n"
+	"      --matrix FILE   load matrix: \"SRC DST BYTES\" per line\n"
+	"      --plot FILE     load: draw the hierarchy with links by load (.svg or .png; graphviz)\n"
+	"      --dot FILE      load: write that picture as graphviz DOT\n"
 	"  -h, --help          this text\n"
 	"  -V, --version       the version\n"
 	"\n"
@@ -151,9 +160,10 @@ static const struct {
 	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
+	{ "load", cmd_load },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_PLOT, OPT_DOT };
 
 int main(int argc, char **argv)
 {
@@ -166,6 +176,11 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "loads", no_argument, NULL, OPT_LOADS },
 		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", required_argument, NULL, OPT_BYTES },
+		{ "links", no_argument, NULL, OPT_LINKS },
+		{ "matrix", required_argument, NULL, OPT_MATRIX },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "dot", required_argument, NULL, OPT_DOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -201,6 +216,16 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LOADS: q.loads = 1; break;
 		case 'o': q.output = optarg; break;
+		case OPT_BYTES:
+			errno = 0;
+			q.load_bytes = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' || !q.load_bytes)
+				return tq_usage_error("--bytes: not a positive number: %s", optarg);
+			break;
+		case OPT_LINKS: q.load_links = 1; break;
+		case OPT_MATRIX: q.load_matrix = optarg; break;
+		case OPT_PLOT: q.load_plot = optarg; break;
+		case OPT_DOT: q.load_dot = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
 		default:
@@ -222,6 +247,8 @@ int main(int argc, char **argv)
 		return tq_usage_error("--format is for tree only");
 	if (q.output && strcmp(cmd, "slurm"))
 		return tq_usage_error("-o is for slurm only");
+	if ((q.load_bytes || q.load_links || q.load_matrix || q.load_plot || q.load_dot) && strcmp(cmd, "load"))
+		return tq_usage_error("--bytes, --links, --matrix, --plot and --dot are for load only");
 
 	if (file) {
 		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;

@@ -7,6 +7,7 @@
 #ifndef TOPOQUERY_H
 #define TOPOQUERY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hostlist.h"
@@ -26,6 +27,12 @@ struct tq {
 	struct strv hosts;    /* hosts from -f FILE, expanded */
 	int have_file;        /* -f was given */
 	FILE *out;
+	/* load */
+	uint64_t load_bytes;      /* --bytes N, 0: 1 */
+	int load_links;           /* --links: list every loaded link */
+	const char *load_matrix;  /* --matrix FILE */
+	const char *load_plot;    /* --plot FILE.svg|.png */
+	const char *load_dot;     /* --dot FILE */
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
@@ -44,5 +51,6 @@ int cmd_clusters(struct tq *q, int argc, char **argv);
 int cmd_matrix(struct tq *q, int argc, char **argv);
 int cmd_shared(struct tq *q, int argc, char **argv);
 int cmd_slurm(struct tq *q, int argc, char **argv);
+int cmd_load(struct tq *q, int argc, char **argv);
 
 #endif

@@ -1,0 +1,394 @@
+/*
+ * load.c - `topoquery load`: a job's pattern, its link loads (libtii
+ * tii_get_pattern_load / tii_get_matrix_load), and a picture of the fabric's
+ * hierarchy with the links drawn by their load (graphviz `dot`).
+ *
+ *   topoquery load [--bytes N] [--links] [--matrix FILE] [--plot FILE.svg|.png]
+ *                  [--dot FILE] PATTERN HOSTS...
+ *
+ * HOSTS are ranks in order: a host (or hostlist) word gives one rank per
+ * host; "WORD*N" gives N consecutive ranks on each of its hosts.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "topoquery.h"
+
+/* ranks: expands each word, repeating each host N times for WORD*N */
+static int collect_ranks(struct tq *q, int argc, char **argv, struct strv *out)
+{
+	for (int i = 0; i < argc; i++) {
+		char *w = argv[i], *star = strrchr(w, '*');
+		long n = 1;
+		struct strv one = { 0 };
+		const char *why = NULL;
+		if (star) {
+			char *end;
+			errno = 0;
+			n = strtol(star + 1, &end, 10);
+			if (errno || *end || end == star + 1 || n < 1 || n > TII_RANKS_MAX)
+				return tq_usage_error("%s: WORD*N needs 1 <= N <= %d", w, TII_RANKS_MAX);
+			*star = '\0';
+		}
+		int rc = hostlist_expand(&one, w, &why);
+		if (star)
+			*star = '*';
+		if (rc) {
+			strv_free(&one);
+			return tq_usage_error("%s: %s", w, why);
+		}
+		for (size_t h = 0; h < one.n; h++)
+			for (long k = 0; k < n; k++)
+				if (out->n >= TII_RANKS_MAX + 1 || strv_push(out, one.v[h], strlen(one.v[h]))) {
+					strv_free(&one);
+					return tq_usage_error("more than %d ranks", TII_RANKS_MAX);
+				}
+		strv_free(&one);
+	}
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
+			return tq_usage_error("out of memory");
+	if (!out->n)
+		return tq_usage_error("no ranks given");
+	if (out->n > TII_RANKS_MAX)
+		return tq_usage_error("%zu ranks, at most %d", out->n, TII_RANKS_MAX);
+	return EXIT_OK;
+}
+
+/* "src dst bytes" per line, '#' comments. */
+static int read_matrix(const char *path, size_t nranks, struct tii_flow **out, size_t *n)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!f) {
+		fprintf(stderr, "topoquery: %s: %s\n", path, strerror(errno));
+		return EXIT_FAIL;
+	}
+	char line[256];
+	size_t cap = 0, ln = 0;
+	*out = NULL;
+	*n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		ln++;
+		char *h = strchr(line, '#');
+		if (h)
+			*h = '\0';
+		unsigned long long s, d, b;
+		char extra;
+		int k = sscanf(line, "%llu %llu %llu %c", &s, &d, &b, &extra);
+		if (k <= 0)
+			continue;
+		if (k != 3 || s >= nranks || d >= nranks) {
+			if (f != stdin)
+				fclose(f);
+			free(*out);
+			return tq_usage_error("%s:%zu: want 'SRC DST BYTES' with ranks < %zu", path, ln, nranks);
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct tii_flow *nf = realloc(*out, cap * sizeof(*nf));
+			if (!nf) {
+				free(*out);
+				if (f != stdin)
+					fclose(f);
+				return tq_usage_error("out of memory");
+			}
+			*out = nf;
+		}
+		(*out)[(*n)++] = (struct tii_flow){ (uint32_t)s, (uint32_t)d, b };
+	}
+	if (f != stdin)
+		fclose(f);
+	return EXIT_OK;
+}
+
+static void lvl(FILE *o, int l)
+{
+	if (l == TII_LOAD_LEVEL_NONE)
+		fputc('x', o);
+	else
+		fprintf(o, "%d", l);
+}
+
+static const char *host_of(const tii_load_t *l, uint64_t guid)
+{
+	for (size_t i = 0; i < l->nhostnames; i++)
+		if (l->hostnames[i].guid == guid)
+			return l->hostnames[i].name;
+	return NULL;
+}
+
+/* The DOT picture: switches ranked by level (top level at the top), hosts
+ * at the bottom grouped with their leaf switch, one edge per cabled pair
+ * of nodes whose width and colour follow the heavier direction's bytes
+ * (green = light, red = the maximum). Only loaded links are drawn. */
+static void write_dot(FILE *o, const tii_load_t *l, const char *title)
+{
+	int maxl = 0;
+	for (size_t i = 0; i < l->nlinks; i++) {
+		const struct tii_load_link *k = &l->links[i];
+		if (k->from != TII_LOAD_LEVEL_NONE && k->from > maxl)
+			maxl = k->from;
+		if (k->to != TII_LOAD_LEVEL_NONE && k->to > maxl)
+			maxl = k->to;
+	}
+	fprintf(o, "digraph load {\n  graph [rankdir=TB, splines=line, nodesep=0.08, ranksep=1.2, "
+		   "fontname=\"Helvetica\", labelloc=t, label=\"");
+	for (const char *p = title; *p; p++)
+		if (*p != '"' && *p != '\\')
+			fputc(*p, o);
+	fprintf(o, "\\nmax link %" PRIu64 " bytes (%" PRIu64 " msgs); width and colour: bytes / max\"];\n"
+		   "  node [fontname=\"Helvetica\", fontsize=9, style=filled, fillcolor=\"#eeeeee\"];\n"
+		   "  edge [dir=none, arrowhead=none];\n",
+		l->max_bytes, l->max_msgs);
+	/* nodes per level: level L switches in one rank; the top level first */
+	for (int L = maxl; L >= 0; L--) {
+		fprintf(o, "  { rank=same;");
+		for (size_t i = 0; i < l->nlinks; i++) {
+			const struct tii_load_link *k = &l->links[i];
+			if (k->from != L)
+				continue;
+			/* each node once: the first link leaving it */
+			size_t j = 0;
+			while (j < i && l->links[j].guid != k->guid)
+				j++;
+			if (j < i)
+				continue;
+			const char *h = host_of(l, k->guid);
+			if (h)
+				fprintf(o, " \"n%016" PRIx64 "\" [shape=box, label=\"%s\", fillcolor=\"#ddeeff\"];",
+					k->guid, h);
+			else
+				fprintf(o, " \"n%016" PRIx64 "\" [shape=ellipse, label=\"L%d\\n%04" PRIx64 "\"];",
+					k->guid, L, k->guid & 0xffff);
+		}
+		fprintf(o, " }\n");
+	}
+	/* one edge per node pair, drawn from the upper to the lower end */
+	for (size_t i = 0; i < l->nlinks; i++) {
+		const struct tii_load_link *k = &l->links[i];
+		if (!k->head)
+			continue;
+		uint64_t b = k->bytes;
+		size_t rev = l->nlinks;
+		for (size_t j = 0; j < l->nlinks; j++)
+			if (l->links[j].guid == k->head && l->links[j].head == k->guid) {
+				rev = j;
+				break;
+			}
+		if (rev < l->nlinks) {
+			/* draw the pair once, at the lower index */
+			if (rev < i)
+				continue;
+			if (l->links[rev].bytes > b)
+				b = l->links[rev].bytes;
+		}
+		double f = l->max_bytes ? (double)b / (double)l->max_bytes : 0;
+		uint64_t up = k->guid, down = k->head;
+		if (k->to > k->from && k->to != TII_LOAD_LEVEL_NONE) {
+			up = k->head;
+			down = k->guid;
+		}
+		fprintf(o, "  \"n%016" PRIx64 "\" -> \"n%016" PRIx64 "\" [penwidth=%.2f, color=\"%.3f 0.9 0.85\"%s];\n",
+			up, down, 0.6 + 7.0 * f, 0.33 * (1.0 - f), f >= 0.999 ? ", style=bold" : "");
+	}
+	fprintf(o, "}\n");
+}
+
+static int render(const char *dotfile, const char *out)
+{
+	const char *ext = strrchr(out, '.');
+	const char *fmt = ext && !strcmp(ext, ".png") ? "-Tpng" : "-Tsvg";
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execlp("dot", "dot", fmt, "-o", out, dotfile, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	return 0;
+}
+
+int cmd_load(struct tq *q, int argc, char **argv)
+{
+	if (argc < 1)
+		return tq_usage_error("load: PATTERN HOSTS...");
+	const char *pattern = argv[0];
+	struct strv ranks = { 0 };
+	int status = collect_ranks(q, argc - 1, argv + 1, &ranks);
+	if (status) {
+		strv_free(&ranks);
+		return status;
+	}
+	unsigned flags = (q->load_links || q->load_plot || q->load_dot) ? 0 : TII_LOAD_NOLINKS;
+	if (q->json)
+		flags = 0;
+	tii_load_t *l = NULL;
+	int rc;
+	if (!strcmp(pattern, "matrix")) {
+		if (!q->load_matrix) {
+			strv_free(&ranks);
+			return tq_usage_error("load matrix needs --matrix FILE");
+		}
+		struct tii_flow *fl;
+		size_t nf;
+		status = read_matrix(q->load_matrix, ranks.n, &fl, &nf);
+		if (status) {
+			strv_free(&ranks);
+			return status;
+		}
+		rc = tii_get_matrix_load(q->t, (const char *const *)ranks.v, ranks.n, fl, nf, flags, &l);
+		free(fl);
+	} else {
+		rc = tii_get_pattern_load(q->t, (const char *const *)ranks.v, ranks.n, pattern, q->load_bytes,
+					  flags, &l);
+	}
+	strv_free(&ranks);
+	if (rc)
+		return tq_fail(q, "load", rc);
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"pattern\":", l->generation);
+		json_str(o, pattern);
+		fprintf(o, ",\"ranks\":%zu,\"hosts\":%zu,\"flows\":%" PRIu64 ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"intra_msgs\":%" PRIu64 ",\"intra_bytes\":%" PRIu64 ",\"failed_msgs\":%" PRIu64
+			",\"failed_bytes\":%" PRIu64 ",\"max_msgs\":%" PRIu64 ",\"max_bytes\":%" PRIu64
+			",\"max_hops\":%d,\"levels\":[",
+			l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs, l->intra_bytes,
+			l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+		for (size_t i = 0; i < l->nlevels; i++) {
+			const struct tii_load_level *v = &l->levels[i];
+			fprintf(o, "%s{\"from\":%d,\"to\":%d,\"links\":%zu,\"used\":%zu,\"max_msgs\":%" PRIu64
+				",\"max_bytes\":%" PRIu64 ",\"total_msgs\":%" PRIu64 ",\"total_bytes\":%" PRIu64,
+				i ? "," : "", v->from, v->to, v->nlinks, v->nused, v->max_msgs, v->max_bytes,
+				v->total_msgs, v->total_bytes);
+			if (v->bound_msgs >= 0)
+				fprintf(o, ",\"bound_msgs\":%" PRId64 ",\"bound_bytes\":%" PRId64 "}", v->bound_msgs,
+					v->bound_bytes);
+			else
+				fputs(",\"bound_msgs\":null,\"bound_bytes\":null}", o);
+		}
+		fputs("],\"hops\":[", o);
+		int first = 1;
+		for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
+			if (l->hop_msgs[h]) {
+				fprintf(o, "%s{\"hops\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", first ? "" : ",", h,
+					l->hop_msgs[h], l->hop_bytes[h]);
+				first = 0;
+			}
+		fputs("],\"max\":[", o);
+		for (size_t i = 0; i < l->nmax; i++) {
+			const struct tii_load_max *m = &l->max[i];
+			fputs(i ? ",{\"node\":" : "{\"node\":", o);
+			json_guid(o, m->link.guid);
+			fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"behind\":[",
+				m->link.port, m->link.from, m->link.to, m->link.msgs, m->link.bytes);
+			for (size_t k = 0; k < m->nbehind; k++) {
+				if (k)
+					fputc(',', o);
+				json_str(o, m->behind[k]);
+			}
+			fputs("]}", o);
+		}
+		fputs("],\"links\":[", o);
+		for (size_t i = 0; i < l->nlinks; i++) {
+			const struct tii_load_link *k = &l->links[i];
+			fputs(i ? ",{\"node\":" : "{\"node\":", o);
+			json_guid(o, k->guid);
+			fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"head\":",
+				k->port, k->from, k->to, k->msgs, k->bytes);
+			json_guid(o, k->head);
+			fputc('}', o);
+		}
+		fputs("]}\n", o);
+	} else {
+		fprintf(o, "generation %" PRIu64 "\npattern %s\nranks %zu\nhosts %zu\nflows %" PRIu64 "\nmsgs %" PRIu64
+			"\nbytes %" PRIu64 "\nintra_msgs %" PRIu64 "\nintra_bytes %" PRIu64 "\nfailed_msgs %" PRIu64
+			"\nfailed_bytes %" PRIu64 "\nmax_msgs %" PRIu64 "\nmax_bytes %" PRIu64 "\nmax_hops %d\n",
+			l->generation, pattern, l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs,
+			l->intra_bytes, l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+		for (size_t i = 0; i < l->nlevels; i++) {
+			const struct tii_load_level *v = &l->levels[i];
+			fputs("level ", o);
+			lvl(o, v->from);
+			fputc('>', o);
+			lvl(o, v->to);
+			fprintf(o, " links=%zu used=%zu max_msgs=%" PRIu64 " max_bytes=%" PRIu64 " total_msgs=%" PRIu64
+				" total_bytes=%" PRIu64, v->nlinks, v->nused, v->max_msgs, v->max_bytes, v->total_msgs,
+				v->total_bytes);
+			if (v->bound_msgs >= 0)
+				fprintf(o, " bound_msgs=%" PRId64 " bound_bytes=%" PRId64 "\n", v->bound_msgs, v->bound_bytes);
+			else
+				fputs(" bound_msgs=- bound_bytes=-\n", o);
+		}
+		for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
+			if (l->hop_msgs[h])
+				fprintf(o, "hops %d msgs=%" PRIu64 " bytes=%" PRIu64 "\n", h, l->hop_msgs[h], l->hop_bytes[h]);
+		for (size_t i = 0; i < l->nmax; i++) {
+			const struct tii_load_max *m = &l->max[i];
+			fprintf(o, "max 0x%016" PRIx64 ":%d ", m->link.guid, m->link.port);
+			lvl(o, m->link.from);
+			fputc('>', o);
+			lvl(o, m->link.to);
+			fprintf(o, " msgs=%" PRIu64 " bytes=%" PRIu64 " behind=", m->link.msgs, m->link.bytes);
+			for (size_t k = 0; k < m->nbehind; k++)
+				fprintf(o, "%s%s", k ? "," : "", m->behind[k]);
+			fputs(m->nbehind ? "\n" : "-\n", o);
+		}
+		if (q->load_links)
+			for (size_t i = 0; i < l->nlinks; i++) {
+				const struct tii_load_link *k = &l->links[i];
+				fprintf(o, "link 0x%016" PRIx64 ":%d ", k->guid, k->port);
+				lvl(o, k->from);
+				fputc('>', o);
+				lvl(o, k->to);
+				fprintf(o, " %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n", k->msgs, k->bytes, k->head);
+			}
+	}
+	char title[200];
+	snprintf(title, sizeof(title), "%s: %zu ranks on %zu hosts, generation %" PRIu64, pattern, l->nranks,
+		 l->nhosts, l->generation);
+	if (q->load_dot) {
+		FILE *d = strcmp(q->load_dot, "-") ? fopen(q->load_dot, "w") : stdout;
+		if (!d) {
+			fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
+			tii_load_free(l);
+			return EXIT_FAIL;
+		}
+		write_dot(d, l, title);
+		if (d != stdout && fclose(d)) {
+			fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
+			tii_load_free(l);
+			return EXIT_FAIL;
+		}
+	}
+	if (q->load_plot) {
+		char tmp[] = "/tmp/topoquery-load-XXXXXX";
+		int fd = mkstemp(tmp);
+		FILE *d = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!d) {
+			fprintf(stderr, "topoquery: temporary file: %s\n", strerror(errno));
+			tii_load_free(l);
+			return EXIT_FAIL;
+		}
+		write_dot(d, l, title);
+		int bad = fclose(d) || render(tmp, q->load_plot);
+		unlink(tmp);
+		if (bad) {
+			fprintf(stderr, "topoquery: --plot %s: graphviz 'dot' failed (is graphviz installed?)\n",
+				q->load_plot);
+			tii_load_free(l);
+			return EXIT_FAIL;
+		}
+	}
+	tii_load_free(l);
+	return EXIT_OK;
+}

@@ -1,0 +1,238 @@
+/*
+ * load_cmd.c - the `load` command: a job's rank list and pattern in, link
+ * loads out (load.h). Syntax and reply in docs/protocol.md.
+ *
+ *   load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "load.h"
+#include "route.h"
+
+static uint64_t node_guid(const struct qctx *c, uint32_t node)
+{
+	return c->s->nodes[node].guid;
+}
+
+static void lvl_name(uint8_t l, char *b)
+{
+	if (l == LOAD_LVL_NONE)
+		strcpy(b, "x");
+	else
+		snprintf(b, 4, "%u", l);
+}
+
+/* "S:D:B" with S, D < nranks. */
+static int parse_triple(const char *w, uint32_t nranks, struct pat_triple *t)
+{
+	char *e;
+	if (w[0] < '0' || w[0] > '9')
+		return -1;
+	unsigned long long s = strtoull(w, &e, 10);
+	if (*e != ':' || e[1] < '0' || e[1] > '9')
+		return -1;
+	unsigned long long d = strtoull(e + 1, &e, 10);
+	if (*e != ':' || e[1] < '0' || e[1] > '9')
+		return -1;
+	unsigned long long b = strtoull(e + 1, &e, 10);
+	if (*e || s >= nranks || d >= nranks)
+		return -1;
+	*t = (struct pat_triple){ (uint32_t)s, (uint32_t)d, b };
+	return 0;
+}
+
+void answer_load(struct qctx *c)
+{
+	const struct proto_req *r = c->req;
+	size_t i = 0;
+	uint64_t bytes = 1;
+	int links = 0; /* 0 all, 1 max, 2 none */
+	for (; i < r->argc; i++) {
+		const char *a = r->argv[i];
+		if (!strncmp(a, "bytes=", 6)) {
+			char *e;
+			if (a[6] < '0' || a[6] > '9' || (bytes = strtoull(a + 6, &e, 10), *e) || !bytes) {
+				query_error(c->out, "USAGE", "bytes=N needs a positive integer");
+				return;
+			}
+		} else if (!strncmp(a, "links=", 6)) {
+			if (!strcmp(a + 6, "all"))
+				links = 0;
+			else if (!strcmp(a + 6, "max"))
+				links = 1;
+			else if (!strcmp(a + 6, "none"))
+				links = 2;
+			else {
+				query_error(c->out, "USAGE", "links=all|max|none");
+				return;
+			}
+		} else {
+			break;
+		}
+	}
+	if (i + 2 > r->argc) {
+		query_error(c->out, "USAGE", "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]");
+		return;
+	}
+	const char *spec = r->argv[i++];
+	int matrix = !strcmp(spec, "matrix");
+	struct pattern p = { 0 };
+	char err[PAT_ERR_LEN];
+	if (!matrix && pattern_parse(spec, &p, err)) {
+		query_error(c->out, "USAGE", "%s", err);
+		return;
+	}
+	p.msg_bytes = bytes;
+	size_t r0 = i, r1 = i;
+	while (r1 < r->argc && strcmp(r->argv[r1], "--"))
+		r1++;
+	if (r1 == r0) {
+		query_error(c->out, "USAGE", "load needs at least one rank");
+		return;
+	}
+	if (!matrix && r1 < r->argc) {
+		query_error(c->out, "USAGE", "'--' and triples go with the matrix pattern only");
+		return;
+	}
+	/* ranks: NAME or NAME*COUNT */
+	uint64_t nranks = 0;
+	char name[TOPO_QUERY_NAME_MAX + 1];
+	uint32_t cnt;
+	for (size_t k = r0; k < r1; k++) {
+		if (pattern_rank_token(r->argv[k], name, &cnt, err)) {
+			query_error(c->out, "USAGE", "%s", err);
+			return;
+		}
+		nranks += cnt;
+		if (nranks > TOPO_RANKS_MAX) {
+			query_error(c->out, "TOOMANY", "load takes at most %d ranks", TOPO_RANKS_MAX);
+			return;
+		}
+	}
+	struct pat_job job = { .nranks = (uint32_t)nranks, .host = malloc(nranks * sizeof(uint32_t)) };
+	struct pat_triple *tri = NULL;
+	struct load *L = NULL;
+	uint8_t *in_job = NULL;
+	if (!job.host) {
+		query_error(c->out, "NOMEM", "out of memory");
+		return;
+	}
+	uint32_t at = 0;
+	for (size_t k = r0; k < r1; k++) {
+		pattern_rank_token(r->argv[k], name, &cnt, err);
+		int64_t h = qctx_host_of(c, name);
+		if (h < 0)
+			goto out;
+		for (uint32_t q = 0; q < cnt; q++)
+			job.host[at++] = (uint32_t)h;
+	}
+	if (pattern_job_check(&job, c->rt->nhosts, err)) {
+		query_error(c->out, "TOOMANY", "%s", err);
+		goto out;
+	}
+	if (matrix) {
+		size_t nt = r1 < r->argc ? r->argc - r1 - 1 : 0;
+		tri = malloc((nt ? nt : 1) * sizeof *tri);
+		if (!tri) {
+			query_error(c->out, "NOMEM", "out of memory");
+			goto out;
+		}
+		for (size_t k = 0; k < nt; k++)
+			if (parse_triple(r->argv[r1 + 1 + k], job.nranks, &tri[k])) {
+				query_error(c->out, "USAGE", "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32,
+					    k + 1, r->argv[r1 + 1 + k], job.nranks);
+				goto out;
+			}
+		if (pattern_set_matrix(&p, tri, nt, job.nranks, err)) {
+			query_error(c->out, "USAGE", "%s", err);
+			goto out;
+		}
+	} else if (pattern_check(&p, job.nranks, err)) {
+		query_error(c->out, "USAGE", "%s", err);
+		goto out;
+	}
+	int rc = load_build(c->rt, &job, &p, c->threads, &L);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : "USAGE", "%s", route_strerror(rc));
+		goto out;
+	}
+	char pname[PAT_SPEC_MAX + 16];
+	pattern_name(&p, pname, sizeof pname);
+	uint32_t nhops = 0;
+	for (int h = 0; h <= LOAD_HOPS_MAX; h++)
+		nhops += L->hop_msgs[h] != 0;
+	in_job = calloc(c->rt->nhosts ? c->rt->nhosts : 1, 1);
+	if (!in_job) {
+		query_error(c->out, "NOMEM", "out of memory");
+		goto out;
+	}
+	for (uint32_t k = 0; k < job.nranks; k++)
+		in_job[job.host[k]] = 1;
+	uint32_t nlines = L->nlevels + nhops + L->nmax + (links == 0 ? L->nlinks + L->nhosts : 0);
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " pattern=%s ranks=%" PRIu32 " hosts=%" PRIu32 " flows=%" PRIu64
+			    " msgs=%" PRIu64 " bytes=%" PRIu64 " intra_msgs=%" PRIu64 " intra_bytes=%" PRIu64
+			    " failed_msgs=%" PRIu64 " failed_bytes=%" PRIu64 " max_msgs=%" PRIu64
+			    " max_bytes=%" PRIu64 " max_links=%" PRIu32 " max_hops=%" PRIu32
+			    " links=%" PRIu32 " lines=%" PRIu32 "\n",
+			    c->gen, pname, L->nranks, L->nhosts, L->flows, L->msgs, L->bytes, L->intra_msgs,
+			    L->intra_bytes, L->fail_msgs, L->fail_bytes, L->max_msgs, L->max_bytes, L->nmax,
+			    L->max_hops, L->nlinks, nlines);
+	char a[4], b[4];
+	for (uint32_t k = 0; k < L->nlevels; k++) {
+		const struct load_level *lv = &L->levels[k];
+		lvl_name(lv->from, a);
+		lvl_name(lv->to, b);
+		evbuffer_add_printf(c->out,
+				    "level %s>%s links=%" PRIu32 " used=%" PRIu32 " max_msgs=%" PRIu64
+				    " max_bytes=%" PRIu64 " total_msgs=%" PRIu64 " total_bytes=%" PRIu64,
+				    a, b, lv->nlinks, lv->nused, lv->max_msgs, lv->max_bytes, lv->tot_msgs,
+				    lv->tot_bytes);
+		if (lv->bound_msgs >= 0)
+			evbuffer_add_printf(c->out, " bound_msgs=%" PRId64 " bound_bytes=%" PRId64 "\n",
+					    lv->bound_msgs, lv->bound_bytes);
+		else
+			evbuffer_add_printf(c->out, " bound_msgs=- bound_bytes=-\n");
+	}
+	for (int h = 0; h <= LOAD_HOPS_MAX; h++)
+		if (L->hop_msgs[h])
+			evbuffer_add_printf(c->out, "hops %d msgs=%" PRIu64 " bytes=%" PRIu64 "\n", h,
+					    L->hop_msgs[h], L->hop_bytes[h]);
+	for (uint32_t k = 0; k < L->nmax; k++) {
+		const struct load_link *ln = &L->links[L->max[k]];
+		lvl_name(ln->from, a);
+		lvl_name(ln->to, b);
+		evbuffer_add_printf(c->out, "max 0x%016" PRIx64 ":%u %s>%s msgs=%" PRIu64 " bytes=%" PRIu64 " behind=",
+				    node_guid(c, ln->node), ln->port, a, b, ln->msgs, ln->bytes);
+		if (L->behind_off[k] == L->behind_off[k + 1])
+			evbuffer_add(c->out, "-", 1);
+		for (uint32_t q = L->behind_off[k]; q < L->behind_off[k + 1]; q++)
+			evbuffer_add_printf(c->out, "%s%s", q > L->behind_off[k] ? "," : "",
+					    c->rt->hosts[L->behind[q]].name);
+		evbuffer_add(c->out, "\n", 1);
+	}
+	if (links == 0)
+		for (uint32_t k = 0; k < L->nlinks; k++) {
+			const struct load_link *ln = &L->links[k];
+			lvl_name(ln->from, a);
+			lvl_name(ln->to, b);
+			evbuffer_add_printf(c->out, "link 0x%016" PRIx64 ":%u %s>%s %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n",
+					    node_guid(c, ln->node), ln->port, a, b, ln->msgs, ln->bytes,
+					    ln->head == ROUTE_NONE ? 0 : node_guid(c, ln->head));
+		}
+	if (links == 0)
+		for (uint32_t k = 0; k < c->rt->nhosts; k++)
+			if (in_job[k])
+				evbuffer_add_printf(c->out, "host %s 0x%016" PRIx64 "\n", c->rt->hosts[k].name,
+						    node_guid(c, c->rt->eps[route_host_ep(c->rt, k)].node));
+out:
+	free(in_job);
+	load_free(L);
+	pattern_clear(&p);
+	free(tri);
+	free(job.host);
+}
