@@ -40,6 +40,10 @@ struct tstate {
 	struct route_hop *hops;   /* [nsw + 2] */
 	uint64_t *okw;            /* [nsw] dense: sum of c_d over ok routes from the leaf */
 	uint8_t *col;             /* [LOAD_BLOCK][nsw] LFT ports of a block of destinations */
+	/* the memoised route tree of the current destination (resolve, push_tree) */
+	uint32_t *stamp, *nxt, *pslot, *chain, *vis, *order, *cnt;
+	int32_t *dist;
+	uint32_t nchain, nvis, maxd;
 	uint64_t hop_m[LOAD_HOPS_MAX + 1], hop_b[LOAD_HOPS_MAX + 1];
 	uint64_t fail_m, fail_b;
 	uint32_t max_hops;
@@ -51,28 +55,124 @@ static inline uint32_t slot(const struct route_tab *rt, uint32_t node, uint8_t p
 	return rt->snap->nodes[node].port0 + port;
 }
 
-/* Walks from switch sw to (dlid, dst ep), the LFT ports for dlid taken from
- * row[switch] (route_lft() gathered for a block of destinations: reading
- * the LFTs column-wise per destination would miss the cache at every hop);
- * the port slots go to path[]. Returns hops (>= 1) or a negative ROUTE_E_*.
- * Same semantics as route_walk() from the switch (route_step_port). */
-static int walk_leaf(const struct route_tab *rt, uint32_t sw, uint16_t dlid, uint32_t dst,
-		     const uint8_t *row, uint32_t *path)
+/*
+ * The route tree towards one destination, memoised over switches: routes
+ * are by destination, so walks from different leaves merge and share their
+ * rest. resolve() walks from sw until it meets a switch already resolved
+ * for this destination (stamp), then fills in the chain's hop counts
+ * backwards: dist = switches still to cross (>= 1), or a ROUTE_E_* code.
+ * Each switch is stepped at most once per destination, and a revisit within
+ * one chain is a loop (what route_walk finds after nsw + 1 steps).
+ */
+#define LOAD_PENDING INT32_MIN
+
+/* Per-switch facts resolve() needs, copied out of the snapshot's node
+ * table (100-byte entries) so that the hot loop reads dense arrays. */
+struct swfacts {
+	const uint32_t *pt, *pt_off;
+	const uint32_t *p0;     /* [nsw] port slot of port 0 */
+	const uint8_t *np;      /* [nsw] ports */
+};
+
+/* route_step_port() over swfacts: the same outcomes. */
+static inline int step_fast(const struct swfacts *F, uint32_t sw, uint8_t p, uint32_t dst_ep,
+			    uint32_t *next)
 {
+	if (p == SNAP_LFT_NONE)
+		return ROUTE_E_NOENTRY;
+	if (p > F->np[sw])
+		return ROUTE_E_NOLINK;
+	uint32_t c = F->pt[F->pt_off[sw] + p];
+	if (c < ROUTE_PT_EP) {
+		*next = c;
+		return ROUTE_STEP_NEXT;
+	}
+	if (c == ROUTE_PT_NOLINK)
+		return ROUTE_E_NOLINK;
+	if (c == ROUTE_PT_DOWN)
+		return ROUTE_E_DOWN;
+	return c - ROUTE_PT_EP == dst_ep ? ROUTE_STEP_DONE : ROUTE_E_WRONGDST;
+}
+
+static int resolve(const struct swfacts *F, struct tstate *t, uint32_t sw, uint16_t dlid,
+		   uint32_t dst, const uint8_t *row, uint32_t stamp)
+{
+	uint32_t n0 = t->nchain;
+	int v;
 	if (dlid == 0)
 		return ROUTE_E_NOLID;
-	for (uint32_t h = 0; h <= rt->nsw; h++) {
+	for (;;) {
+		if (t->stamp[sw] == stamp) {
+			v = t->dist[sw] == LOAD_PENDING ? ROUTE_E_LOOP : t->dist[sw];
+			break;
+		}
+		t->stamp[sw] = stamp;
+		t->dist[sw] = LOAD_PENDING;
+		t->chain[t->nchain++] = sw;
 		uint8_t port = row[sw];
 		uint32_t next;
-		int rc = route_step_port(rt, sw, port, dst, &next);
-		if (rc < 0)
-			return rc;
-		path[h] = slot(rt, rt->sw_node[sw], port);
-		if (rc == ROUTE_STEP_DONE)
-			return (int)h + 1;
+		int rc = step_fast(F, sw, port, dst, &next);
+		if (rc < 0) {
+			v = rc;
+			break;
+		}
+		t->pslot[sw] = F->p0[sw] + port;
+		if (rc == ROUTE_STEP_DONE) {
+			t->nxt[sw] = ROUTE_NONE;
+			v = 0;
+			break;
+		}
+		t->nxt[sw] = next;
 		sw = next;
 	}
-	return ROUTE_E_LOOP;
+	for (uint32_t i = t->nchain; i > n0; i--) {
+		uint32_t c = t->chain[i - 1];
+		v = v < 0 ? v : v + 1;
+		t->dist[c] = v;
+		if (v > 0) {
+			t->vis[t->nvis++] = c;
+			if ((uint32_t)v > t->maxd)
+				t->maxd = (uint32_t)v;
+		}
+	}
+	t->nchain = n0;
+	return v;
+}
+
+/* Pushes the weights in lw_m/lw_b (at resolved switches) down the route
+ * tree, farthest switches first, onto the links; clears them. */
+static void push_tree(struct tstate *t)
+{
+	uint32_t *cnt = t->cnt;
+	memset(cnt, 0, ((size_t)t->maxd + 2) * sizeof *cnt);
+	for (uint32_t i = 0; i < t->nvis; i++)
+		cnt[t->dist[t->vis[i]]]++;
+	/* descending dist: start offsets from the top */
+	uint32_t at = 0;
+	for (uint32_t d = t->maxd + 1; d-- > 0;) {
+		uint32_t c = cnt[d];
+		cnt[d] = at;
+		at += c;
+	}
+	for (uint32_t i = 0; i < t->nvis; i++) {
+		uint32_t sw = t->vis[i];
+		t->order[cnt[t->dist[sw]]++] = sw;
+	}
+	for (uint32_t i = 0; i < t->nvis; i++) {
+		uint32_t sw = t->order[i];
+		uint64_t m = t->lw_m[sw], b = t->lw_b[sw];
+		if (!m && !b)
+			continue;
+		t->m[t->pslot[sw]] += m;
+		t->b[t->pslot[sw]] += b;
+		if (t->nxt[sw] != ROUTE_NONE) {
+			t->lw_m[t->nxt[sw]] += m;
+			t->lw_b[t->nxt[sw]] += b;
+		}
+		t->lw_m[sw] = t->lw_b[sw] = 0;
+	}
+	t->nvis = 0;
+	t->maxd = 0;
 }
 
 static void add_hist(struct tstate *t, uint32_t h, uint64_t m, uint64_t b)
@@ -106,14 +206,6 @@ static void walk_full(const struct route_tab *rt, struct tstate *t, const struct
 			t->b[k] += b;
 		}
 	add_hist(t, res.hops, m, b);
-}
-
-static void add_path(struct tstate *t, const uint32_t *path, int n, uint64_t m, uint64_t b)
-{
-	for (int i = 0; i < n; i++) {
-		t->m[path[i]] += m;
-		t->b[path[i]] += b;
-	}
 }
 
 static void jobh_free(struct jobh *J)
@@ -312,6 +404,14 @@ static void ts_free(struct tstate *t)
 	free(t->hops);
 	free(t->okw);
 	free(t->col);
+	free(t->stamp);
+	free(t->nxt);
+	free(t->pslot);
+	free(t->chain);
+	free(t->vis);
+	free(t->order);
+	free(t->cnt);
+	free(t->dist);
 }
 
 /* qsort has no context argument: a thread-local one (load_build may run on
@@ -360,7 +460,9 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 	struct tstate *ts = calloc((size_t)threads, sizeof *ts);
 	uint8_t *lvl = NULL;
 	uint64_t *below = NULL;
-	uint32_t *node_j = NULL, *grp = NULL, *leaves = NULL;
+	uint32_t *node_j = NULL, *grp = NULL, *leaves = NULL, *sw_p0 = NULL;
+	uint8_t *sw_np = NULL;
+	uint32_t *odd = NULL;
 	rc = ROUTE_E_NOMEM;
 	if (!L || !ts)
 		goto out;
@@ -415,20 +517,45 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		t->hops = malloc((ns + 2) * sizeof *t->hops);
 		t->okw = calloc(ns, sizeof *t->okw);
 		t->col = malloc(ns * LOAD_BLOCK);
+		t->stamp = calloc(ns, sizeof *t->stamp);
+		t->nxt = malloc(ns * sizeof *t->nxt);
+		t->pslot = malloc(ns * sizeof *t->pslot);
+		t->chain = malloc((ns + 1) * sizeof *t->chain);
+		t->vis = malloc(ns * sizeof *t->vis);
+		t->order = malloc(ns * sizeof *t->order);
+		t->cnt = malloc((ns + 3) * sizeof *t->cnt);
+		t->dist = malloc(ns * sizeof *t->dist);
+		if (!t->stamp || !t->nxt || !t->pslot || !t->chain || !t->vis || !t->order || !t->cnt ||
+		    !t->dist)
+			goto out;
 		if (!t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
 		    !t->hops || !t->okw)
 			goto out;
 	}
 
-	uint32_t nleaves = 0;
+	uint32_t nleaves = 0, nodd = 0;
 	if (dense) {
 		leaves = malloc((size_t)(nsw ? nsw : 1) * sizeof *leaves);
-		if (!leaves)
+		odd = malloc((size_t)(H ? H : 1) * sizeof *odd);
+		if (!leaves || !odd)
 			goto out;
+		/* sources without a usable leaf switch: walked in full */
+		for (uint32_t j = 0; j < H; j++)
+			if (J.leaf[j] == ROUTE_NONE)
+				odd[nodd++] = j;
 		for (uint32_t sw = 0; sw < nsw; sw++)
 			if (leafsum[sw])
 				leaves[nleaves++] = sw;
 	}
+	sw_p0 = malloc((size_t)(nsw ? nsw : 1) * sizeof *sw_p0);
+	sw_np = malloc(nsw ? nsw : 1);
+	if (!sw_p0 || !sw_np)
+		goto out;
+	for (uint32_t sw = 0; sw < nsw; sw++) {
+		sw_p0[sw] = s->nodes[rt->sw_node[sw]].port0;
+		sw_np[sw] = s->nodes[rt->sw_node[sw]].nports;
+	}
+	const struct swfacts F = { rt->pt, rt->pt_off, sw_p0, sw_np };
 	const uint32_t nblk = (H + LOAD_BLOCK - 1) / LOAD_BLOCK;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
 	for (uint32_t blk = 0; blk < nblk; blk++) {
@@ -455,7 +582,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 			for (uint32_t li = 0; li < nleaves; li++) {
 				uint32_t sw = leaves[li];
 				uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
-				int h = walk_leaf(rt, sw, dlid, E, row, t->path);
+				int h = resolve(&F, t, sw, dlid, E, row, d + 1);
 				if (h < 0) {
 					t->fail_m += w;
 					t->fail_b += w * mb;
@@ -465,15 +592,19 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 				if (sw == J.leaf[d])
 					okself[d] = 1;  /* only d's destination writes it */
 				if (w) {
-					add_path(t, t->path, h, w, w * mb);
+					t->lw_m[sw] += w;
+					t->lw_b[sw] += w * mb;
 					add_hist(t, (uint32_t)h, w, w * mb);
 				}
 			}
-			for (uint32_t j = 0; j < H; j++)
-				if (J.leaf[j] == ROUTE_NONE && j != d) {
-					uint64_t w = (uint64_t)J.cnt[j] * cd;
-					walk_full(rt, t, &J, j, d, w, w * mb);
-				}
+			push_tree(t);
+			for (uint32_t oi = 0; oi < nodd; oi++) {
+				uint32_t j = odd[oi];
+				if (j == d)
+					continue;
+				uint64_t w = (uint64_t)J.cnt[j] * cd;
+				walk_full(rt, t, &J, j, d, w, w * mb);
+			}
 			continue;
 		}
 		t->ntouched = 0;
@@ -488,12 +619,12 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		}
 		for (uint32_t i = 0; i < t->ntouched; i++) {
 			uint32_t sl = t->touched[i];
-			int h = walk_leaf(rt, sl, dlid, E, row, t->path);
+			int h = resolve(&F, t, sl, dlid, E, row, d + 1);
 			t->lhops[sl] = h < 0 ? -1 : h;
-			if (h > 0)
-				add_path(t, t->path, h, t->lw_m[sl], t->lw_b[sl]);
-			t->lw_m[sl] = t->lw_b[sl] = 0;
+			if (h < 0)
+				t->lw_m[sl] = t->lw_b[sl] = 0;
 		}
+		push_tree(t);
 		for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
 			uint32_t sj = col.f[i].src, sl = J.leaf[sj];
 			uint64_t b = col.f[i].bytes;
@@ -785,6 +916,9 @@ out:
 	free(below);
 	free(node_j);
 	free(leaves);
+	free(sw_p0);
+	free(sw_np);
+	free(odd);
 	free(grp);
 	jobh_free(&J);
 	if (rc) {
