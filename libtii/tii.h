@@ -26,7 +26,7 @@
  * answer within the timeout, closes the connection mid-reply, answers
  * something that is not the protocol, is busy, has no fabric yet or is too
  * old for the command, the same request goes to the next server of the
- * list, wrapping around, each tried once. Queries are read-only, so a retry
+ * list, wrapping around, each tried once (after the busy retries below). Queries are read-only, so a retry
  * is safe. Answers about the fabric (a host not found, no route) are final
  * and never retried elsewhere. When every server failed, the call returns
  * the most telling of their errors: a server's own refusal first
@@ -38,12 +38,27 @@
  * round trip per call, no reconnect). If topod closed it meanwhile (its
  * idle timeout), the next call reconnects to the same server quietly.
  *
- * Timeouts: one request to one server (connect, send, the whole reply) must
- * finish within the handle's timeout, so a call takes at most
+ * Timeouts: one request to one server (connect, send, the whole reply,
+ * and the BUSY retries below) must finish within the handle's timeout,
+ * checked while data arrives too: a server that keeps streaming is cut off
+ * at the deadline like one that goes quiet. So a call takes at most
  * (number of servers) x timeout, however the servers misbehave. Host names
  * are resolved with getaddrinfo(), which the timeout cannot bound: use
  * numeric addresses where that matters. Raise the timeout for very large
  * answers (a 4,096-host path matrix is hundreds of MB of text).
+ *
+ * Memory: a reply is read line by line and never more than
+ * tii_get_max_reply_bytes() of it (TII_E_TOOBIG past that); results grow
+ * as lines arrive and are capped by what the request can produce (n x n
+ * cells for n hosts), never sized by counts the server announces. Names in
+ * replies longer than the protocol's (TII_HOSTNAME_MAX for hosts and switch
+ * descriptions, TII_NAME_MAX for names as asked) are TII_E_PROTO.
+ *
+ * Busy servers: ERR BUSY and a refused connection are retried on the same
+ * server with jittered exponential backoff (10 ms doubling to 500 ms,
+ * each wait drawn between half and all of it) within that server's
+ * timeout; refusals are retried for at most TII_REFUSED_RETRY_MS, so a
+ * server that is down costs only that. Then the request fails over.
  *
  * Round trips: every call that takes a host list sends one protocol request,
  * whatever the length of the list (up to the protocol's limits, else
@@ -65,6 +80,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The protocol's limits, shared with topod (installed beside this file). */
+#include "topo_limits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,16 +111,29 @@ extern "C" {
 #define TII_E_TOOMANY   -10  /* more hosts than one request allows */
 #define TII_E_BUSY      -11  /* topod refused the connection: too many clients */
 #define TII_E_SERVER    -12  /* topod refused the request (USAGE, PROTO, DENIED, ...) */
-#define TII_E_UNSUPPORTED -13 /* topod does not know the command (older server) */
+#define TII_E_UNSUPPORTED -13 /* topod does not know the command */
+#define TII_E_TOOBIG    -14  /* the reply is larger than tii_get_max_reply_bytes() */
 
-/* Longest host name accepted (the protocol's hostnames are at most 64 bytes;
- * "name/HCA-n" and GUID forms fit easily). */
-#define TII_NAME_MAX 255
+/* Longest name a call accepts (a host, "host/HCA-n", a GUID, "lid:N"):
+ * topod's limit for a name in a request. */
+#define TII_NAME_MAX TOPO_QUERY_NAME_MAX
+/* Longest host name or switch description in a reply: a NodeDescription
+ * is 64 bytes, so no hostname is longer. */
+#define TII_HOSTNAME_MAX TOPO_NAME_MAX
 /* The protocol's request-line limit (docs/protocol.md, Limits), without the
  * newline; a longer request is TII_E_TOOMANY before anything is sent. */
-#define TII_REQUEST_MAX (256 * 1024)
+#define TII_REQUEST_MAX TOPO_LINE_MAX
+/* Words after the command in one request. */
+#define TII_ARGS_MAX TOPO_ARGS_MAX
 /* Hosts in one hopsmatrix/pathmatrix/shared request (topod's limit). */
-#define TII_MATRIX_MAX 4096
+#define TII_MATRIX_MAX TOPO_MATRIX_MAX
+/* Default bound on the bytes of one reply, and the least
+ * tii_set_max_reply_bytes() accepts. The default holds a 4,096-host hop
+ * matrix (~33 MB) and path matrices of a few thousand hosts. */
+#define TII_MAX_REPLY_DEFAULT ((size_t)256 << 20)
+#define TII_MAX_REPLY_MIN ((size_t)64 << 10)
+/* How long refused connections to one server are retried before failover. */
+#define TII_REFUSED_RETRY_MS 1000
 /* Default per-request timeout, and the bounds tii_set_timeout() accepts. */
 #define TII_TIMEOUT_DEFAULT_MS 10000
 #define TII_TIMEOUT_MAX_MS (24 * 3600 * 1000)
@@ -132,6 +163,14 @@ TII_API void tii_close(tii_t *t);
  * top. TII_E_INVAL outside that range. */
 TII_API int tii_set_timeout(tii_t *t, int ms);
 TII_API int tii_get_timeout(const tii_t *t);
+
+/* The most bytes one reply may have (lines and newlines), bounding the
+ * memory a call uses however the server misbehaves; a longer reply is
+ * TII_E_TOOBIG (and the next server is tried). Starts as
+ * $TII_MAX_REPLY_BYTES if set and valid, else TII_MAX_REPLY_DEFAULT.
+ * Set: TII_E_INVAL below TII_MAX_REPLY_MIN. Get: 0 for a NULL handle. */
+TII_API int tii_set_max_reply_bytes(tii_t *t, size_t bytes);
+TII_API size_t tii_get_max_reply_bytes(const tii_t *t);
 
 /* The generation of the last successful answer on t (0 before any). */
 TII_API uint64_t tii_last_generation(const tii_t *t);
@@ -209,11 +248,15 @@ TII_API int tii_get_cluster_colors_at_depth(tii_t *t, const char *const *hosts, 
  * host hangs off one cluster (its lowest); a host alone in its part of the
  * fabric gets a root cluster holding just itself.
  */
+#define TII_DIST_INF 65535
 struct tii_tree_cluster {
 	uint64_t id;
 	long parent;         /* index into clusters[], -1 for a root */
 	int level;           /* 0 for roots */
-	int dist;            /* distance (hops) at which it was joined; 65535 for a lone host */
+	int dist;            /* distance (hops) at which its members joined; TII_DIST_INF
+	                      * for a root whose parts never join at a finite distance
+	                      * (an unreachable host, a disconnected fabric) and for a
+	                      * lone host (topod: "dist=inf") */
 	uint32_t nhosts;     /* hosts below it, at any depth */
 };
 struct tii_tree_host {
