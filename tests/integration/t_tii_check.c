@@ -623,7 +623,8 @@ static void every(const char *servers, int want_roots, const char *fails)
 	int rc = tii_get_info(t, &in), depth = -1, v;
 	CHECK_RC(rc, 0, "tii_get_info");
 	uint64_t gen = tii_last_generation(t), g2 = 0;
-	check(!tii_get_generation(t, &g2) && g2 == gen, "tii_get_generation %" PRIu64, g2);
+	rc = tii_get_generation(t, &g2);
+	check(!rc && g2 == gen, "tii_get_generation %" PRIu64, g2);
 	rc = tii_get_network_depth(t, &depth);
 	check(!rc && depth == in.depth && depth >= 1, "tii_get_network_depth %d = info depth %d", depth, in.depth);
 	tii_tree_t *tr = NULL;
