@@ -194,7 +194,7 @@ TII_API const char *tii_strerror(int err);
 struct tii_info {
 	uint64_t generation;
 	uint32_t nodes, switches, cas, links, hosts, max_lid;
-	int depth;                /* -1 if the server did not say */
+	int depth;                /* levels of the hierarchy (as tii_get_network_depth) */
 	uint64_t sm_guid;
 	uint64_t sweep;
 	uint64_t snapshot_us;     /* when the snapshot was taken (us since epoch) */
