@@ -48,7 +48,7 @@ static int clusters(tii_t *t, const char *const *hosts, size_t n, int depth, uin
 	if (!t || !hosts || !n || depth < 0)
 		return TII_E_INVAL;
 	struct cl_ctx c = { n, depth, 0, ids };
-	static const struct tii__handler h = { cl_head, cl_line };
+	static const struct tii__handler h = { cl_head, cl_line, 0 };
 	int rc = tii__req_begin(t, "clusters");
 	rc = rc ? rc : tii__req_int(t, depth);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
@@ -348,7 +348,7 @@ int tii_get_tree(tii_t *t, tii_tree_t **out)
 	if (!t || !out)
 		return TII_E_INVAL;
 	struct tr_ctx c = { 0 };
-	static const struct tii__handler h = { tr_head, tr_line };
+	static const struct tii__handler h = { tr_head, tr_line, 0 };
 	int rc = tii__req_begin(t, "tree");
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (!rc && c.nlines == 0)

@@ -256,7 +256,7 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 		g = tii__kv_get(&kv, "gen");
 		if (!g)
 			g = tii__kv_get(&kv, "generation");
-		if (!g || tii__parse_u64(g, 10, &gen))
+		if (h->nogen ? g != NULL : (!g || tii__parse_u64(g, 10, &gen)))
 			rc = TII_E_PROTO;
 	}
 	if (!rc && tii__kv_get(&kv, "lines") &&
@@ -291,7 +291,8 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 		}
 	}
 	t->last = (long)t->cur;
-	t->gen = gen;
+	if (!h->nogen)
+		t->gen = gen;
 	t->msg[0] = '\0';
 	return 0;
 }

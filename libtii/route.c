@@ -69,7 +69,7 @@ int tii_get_info(tii_t *t, struct tii_info *info)
 		return TII_E_INVAL;
 	struct tii_info tmp;
 	int rc = tii__req_begin(t, "info");
-	static const struct tii__handler h = { info_head, NULL };
+	static const struct tii__handler h = { info_head, NULL, 0 };
 	rc = rc ? rc : tii__request(t, &h, &tmp);
 	if (!rc)
 		*info = tmp;
@@ -102,7 +102,7 @@ static int one_int_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	return tii__kv_int(kv, o->key, o->min, o->max, &o->v);
 }
 
-static const struct tii__handler one_int_h = { one_int_head, NULL };
+static const struct tii__handler one_int_h = { one_int_head, NULL, 0 };
 
 int tii_get_network_depth(tii_t *t, int *depth)
 {
@@ -232,7 +232,7 @@ int tii_get_path(tii_t *t, const char *a, const char *b, tii_path_t **out)
 	if (!t || !out)
 		return TII_E_INVAL;
 	struct path_ctx pc = { NULL, 0, 0 };
-	static const struct tii__handler h = { path_head, path_line };
+	static const struct tii__handler h = { path_head, path_line, 0 };
 	int rc = tii__req_begin(t, "path");
 	rc = rc ? rc : tii__req_host(t, a);
 	rc = rc ? rc : tii__req_host(t, b);
@@ -284,7 +284,7 @@ int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uint16_t *m
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
 	struct hm_ctx hm = { n, matrix };
-	static const struct tii__handler h = { hm_head, hm_line };
+	static const struct tii__handler h = { hm_head, hm_line, 0 };
 	int rc = tii__req_begin(t, "hopsmatrix");
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	return rc ? rc : tii__request(t, &h, &hm);
@@ -518,7 +518,7 @@ int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, ti
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
 	struct pm_ctx c = { .n = n };
-	static const struct tii__handler h = { pm_head, pm_line };
+	static const struct tii__handler h = { pm_head, pm_line, 0 };
 	int rc = tii__req_begin(t, "pathmatrix");
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	rc = rc ? rc : tii__request(t, &h, &c);

@@ -380,6 +380,59 @@ typedef struct tii_sharing {
 TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
 TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
 
+/* ---- names, hosts and batches (protocol commands resolve, hosts, hopsbatch, ping) ---- */
+
+/* What a name means to topod ("resolve"). Strings are NUL-terminated. */
+struct tii_endpoint {
+	char name[TII_NAME_MAX + 1];      /* canonical "host/HCA" (or a GUID) */
+	char host[TII_HOSTNAME_MAX + 1];  /* the host it belongs to, "" if none */
+	char hca[TII_HOSTNAME_MAX + 1];   /* its HCA label, "" if none */
+	uint64_t port_guid, node_guid;
+	int port;
+	uint16_t lid;    /* the port's base LID */
+	uint16_t dlid;   /* the LID routes to this name go to ("lid:N" inside an LMC range) */
+	int lmc;
+	uint64_t leaf;   /* the switch the port is cabled to, 0 if none */
+};
+/* TII_E_NOTFOUND if the name names no end port. */
+TII_API int tii_resolve(tii_t *t, const char *name, struct tii_endpoint *ep);
+
+/* Every host and its rails ("hosts"), in topod's order, default rail
+ * first. */
+struct tii_rail {
+	char hca[TII_HOSTNAME_MAX + 1];   /* the label ("HCA-2"; the node GUID when the
+	                                    * NodeDescription has none) */
+	uint64_t port_guid;
+	uint16_t lid;
+};
+struct tii_host {
+	char *name;
+	size_t nrails;
+	struct tii_rail *rails;
+};
+typedef struct tii_hosts {
+	uint64_t generation;
+	size_t n;
+	struct tii_host *hosts;
+} tii_hosts_t;
+/* On success *out is new: caller frees it with tii_hosts_free(). */
+TII_API int tii_get_hosts(tii_t *t, tii_hosts_t **out);
+TII_API void tii_hosts_free(tii_hosts_t *h);   /* NULL is a no-op */
+
+/*
+ * Hop counts of n pairs in one request ("hopsbatch"): hops[i] for
+ * src[i] -> dst[i]: >= 0, or a negative TII_E_* for that pair alone
+ * (TII_E_NOTFOUND, TII_E_NOROUTE, TII_E_INVAL for a name topod refuses).
+ * The call returns 0 when the reply was whole, whatever the pairs'
+ * results. A source name may not hold ':' except a "lid:" prefix (the
+ * protocol's "A:B" form), else TII_E_INVAL before anything is sent.
+ */
+TII_API int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst, size_t n,
+			       int *hops);
+
+/* Liveness of the server ("OK pong"); leaves tii_last_generation(). */
+TII_API int tii_ping(tii_t *t);
+
 #ifdef __cplusplus
 }
 #endif

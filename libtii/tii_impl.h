@@ -107,6 +107,7 @@ struct tii__kv {
 struct tii__handler {
 	int (*head)(void *ctx, const struct tii__kv *kv, size_t nlines);
 	int (*line)(void *ctx, size_t i, char *line, size_t len);
+	int nogen;   /* the reply names no generation ("OK pong") */
 };
 
 /* Starts a request with its command word. */

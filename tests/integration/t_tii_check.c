@@ -738,6 +738,72 @@ static void every(const char *servers, int want_roots, const char *fails)
 	rc = tii_num_switch_clusters_at_depth(t, hs, n, depth, &v);
 	CHECK_RC(rc, TII_E_INVAL, "level = depth is out of range");
 
+	/* hosts and rails, and what each rail's name resolves to */
+	tii_hosts_t *hl = NULL;
+	rc = tii_get_hosts(t, &hl);
+	if (CHECK_RC(rc, 0, "tii_get_hosts")) {
+		size_t bad = 0, rails = 0, lmcs = 0;
+		bad += hl->n != tr->nhosts || hl->generation != gen;
+		for (size_t i = 0; i < hl->n && i < tr->nhosts; i++) {
+			const struct tii_host *h = &hl->hosts[i];
+			bad += strcmp(h->name, tr->hosts[i].name) != 0 || h->nrails < 1;
+			for (size_t k = 0; k < h->nrails && i < 16; k++) {
+				char nm[2 * TII_HOSTNAME_MAX + 2];
+				struct tii_endpoint ep;
+				snprintf(nm, sizeof(nm), "%s/%s", h->name, h->rails[k].hca);
+				rc = tii_resolve(t, k ? nm : h->name, &ep);
+				bad += rc || ep.port_guid != h->rails[k].port_guid || ep.lid != h->rails[k].lid ||
+				       strcmp(ep.host, h->name) || strcmp(ep.hca, h->rails[k].hca) || !ep.leaf;
+				rails++;
+				if (!rc && ep.lmc > 0) {
+					/* the second LID of an LMC range names the same port */
+					struct tii_endpoint e2;
+					snprintf(nm, sizeof(nm), "lid:%u", ep.lid + 1u);
+					rc = tii_resolve(t, nm, &e2);
+					bad += rc || e2.port_guid != ep.port_guid || e2.lid != ep.lid ||
+					       e2.dlid != ep.lid + 1;
+					lmcs++;
+				}
+			}
+		}
+		check(!bad, "tii_get_hosts: the tree's hosts; tii_resolve of %zu rails agrees (%zu with an LMC range)",
+		      rails, lmcs);
+		struct tii_endpoint ep;
+		rc = tii_resolve(t, "NoSuchHost", &ep);
+		CHECK_RC(rc, TII_E_NOTFOUND, "tii_resolve of an unknown name");
+	}
+	tii_hosts_free(hl);
+	/* every pair in one hopsbatch, and a pair with an unknown host */
+	size_t np = n * (n - 1) + 1, k = 0;
+	const char **sa = malloc(np * sizeof(*sa)), **sb = malloc(np * sizeof(*sb));
+	int *hb = malloc(np * sizeof(*hb));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (i != j) {
+				sa[k] = hs[i];
+				sb[k++] = hs[j];
+			}
+	sa[k] = hs[0];
+	sb[k++] = "NoSuchHost";
+	rc = tii_get_hops_batch(t, sa, sb, np, hb);
+	if (CHECK_RC(rc, 0, "tii_get_hops_batch")) {
+		size_t bad = 0;
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (i != j) {
+					uint16_t want = m[i * n + j];
+					bad += want == UINT16_MAX ? hb[k] != TII_E_NOROUTE : hb[k] != want;
+					k++;
+				}
+		check(!bad && hb[k] == TII_E_NOTFOUND, "hopsbatch of %zu pairs agrees with the hop matrix; "
+		      "the unknown host's pair alone is NOTFOUND", np - 1);
+	}
+	free(sa);
+	free(sb);
+	free(hb);
+	check(tii_ping(t) == 0 && tii_last_generation(t) == gen, "tii_ping");
+
 	tii_sharing_t *sh = NULL;
 	rc = tii_get_link_sharing(t, hs, n, &sh);
 	if (CHECK_RC(rc, 0, "tii_get_link_sharing")) {
