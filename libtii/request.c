@@ -323,6 +323,8 @@ static void sleep_ms(int64_t ms)
 static int on_server(tii_t *t, const struct tii__handler *h, void *ctx, int *final)
 {
 	int64_t start = tii__net_now_ms(), deadline = start + t->timeout_ms;
+	int prev = 0;   /* BUSY or refused before this retry */
+	char prevmsg[sizeof(t->msg)];
 	for (int tries = 0;; tries++) {
 		int reused_fail;
 		int rc = attempt(t, h, ctx, deadline, final, &reused_fail);
@@ -330,12 +332,19 @@ static int on_server(tii_t *t, const struct tii__handler *h, void *ctx, int *fin
 			rc = attempt(t, h, ctx, deadline, final, &reused_fail);
 		if (!rc || *final)
 			return rc;
+		if (prev && rc == TII_E_TIMEOUT) {
+			/* the retry ran out of time: the refusal is the news */
+			memcpy(t->msg, prevmsg, sizeof(t->msg));
+			return prev;
+		}
 		int refused = rc == TII_E_CONNECT && t->c.err == ECONNREFUSED;
 		if (rc != TII_E_BUSY && !refused)
 			return rc;
 		int64_t now = tii__net_now_ms(), wait = backoff_ms(t, tries);
 		if (now + wait >= deadline || (refused && now + wait - start > TII_REFUSED_RETRY_MS))
 			return rc;
+		prev = rc;
+		memcpy(prevmsg, t->msg, sizeof(prevmsg));
 		sleep_ms(wait);
 	}
 }
