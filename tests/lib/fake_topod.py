@@ -47,7 +47,7 @@ Modes (how each connection is treated):
             lines without end (until the client closes); others as normal
   bigcount  "tree", "shared", "pathmatrix" announce counts near 2^25 and
             then send nothing more (stall)
-  longname  "tree" and "path" name a host / switch with 1 MiB names, one
+  longname  "tree" and "path" name a host / switch with 1 MB names, one
             line after another without end; "clusters" echoes 200-byte
             names (above TII_NAME_MAX)
 
@@ -628,7 +628,7 @@ class FakeTopod:
                 n = len(w) - 1
                 s.sendall(b"OK gen=%d n=%d groups=%d switches=%d lines=%d\n" % (G, n, n, B - n * n - n, B))
             return self.stall()
-        big = b"x" * (1 << 20)
+        big = b"x" * 1000000   # 1 MB: under the old 1 MiB line limit
         if cmd == "tree":
             s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
                       b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
