@@ -301,6 +301,20 @@ int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned 
 	}
 	if (send_all(fd, pre, plen, deadline, err, what, 0, plen + len) ||
 	    send_all(fd, buf, len, deadline, err, what, plen, plen + len)) {
+		/* topod may have said why before it closed (ERR BUSY at accept,
+		 * a refusal): that beats "Broken pipe". */
+		char early[REPLY_MAX];
+		ssize_t r = recv(fd, early, sizeof(early) - 1, MSG_DONTWAIT);
+		if (r > 0) {
+			early[r] = '\0';
+			early[strcspn(early, "\r\n")] = '\0';
+			for (char *c = early; *c; c++)
+				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+					*c = '?';
+			char d[REPLY_MAX + 32];
+			snprintf(d, sizeof(d), "rejected: %.200s", early);
+			fail(err, what, d);
+		}
 		close(fd);
 		return -1;
 	}

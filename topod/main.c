@@ -276,8 +276,12 @@ static int apply(struct options *o, int c, const char *val)
 		o->srv.idle_timeout_s = (unsigned)x;
 		return 0;
 	case OPT_MAX_SNAPSHOT:
-		if (parse_uint("max-snapshot", val, SNAP_HEADER_LEN, SNAP_MAX_PAYLOAD, &x))
+		if (parse_size("max-snapshot", val, &x))
 			return -1;
+		if (x < SNAP_HEADER_LEN || x > SNAP_MAX_PAYLOAD) {
+			fprintf(stderr, "%s: --max-snapshot: %llu is outside 64..8G\n", prog, x);
+			return -1;
+		}
 		o->srv.max_snapshot = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
@@ -398,12 +402,27 @@ struct reload_ctx {
 	struct builder *b;
 };
 
-static int do_reload(void *arg, char err[SNAP_ERR_LEN])
+static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_LEN])
 {
 	struct reload_ctx *r = arg;
 	int none;
-	struct ingest_job *j = startup_job(r->o, builder_state_file(r->b), err, &none);
-	if (!j) {
+	struct ingest_job *j;
+	if (path) {
+		/* admin `load PATH [force]`: a snapshot file the operator names. */
+		struct snap *s;
+		if (snap_read_file(path, &s, err))
+			return -1;
+		j = calloc(1, sizeof(*j));
+		if (!j) {
+			snap_free(s);
+			snprintf(err, SNAP_ERR_LEN, "out of memory");
+			return -1;
+		}
+		j->snap = s;
+		j->persist = 1;
+		j->force = force;
+		snprintf(j->source, sizeof(j->source), "admin load %.80s", path);
+	} else if (!(j = startup_job(r->o, builder_state_file(r->b), err, &none))) {
 		if (none)
 			snprintf(err, SNAP_ERR_LEN, "nothing to reload: no --load, --topology or state file");
 		return -1;

@@ -62,8 +62,9 @@ int server_query_port(const struct server *srv, int i);
 int server_run(struct server *srv);
 void server_free(struct server *srv);
 
-/* Set by main: what admin "reload" does (re-read the configured source). */
-typedef int (*server_reload_fn)(void *arg, char err[SNAP_ERR_LEN]);
+/* Set by main: what admin "reload" (path NULL: re-read the configured
+ * source) and "load PATH [force]" do. */
+typedef int (*server_reload_fn)(void *arg, const char *path, int force, char err[SNAP_ERR_LEN]);
 void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
 
 #endif
