@@ -128,9 +128,11 @@ extern "C" {
 /* Hosts in one hopsmatrix/pathmatrix/shared request (topod's limit). */
 #define TII_MATRIX_MAX TOPO_MATRIX_MAX
 /* Default bound on the bytes of one reply, and the least
- * tii_set_max_reply_bytes() accepts. The default holds a 4,096-host hop
- * matrix (~33 MB) and path matrices of a few thousand hosts. */
-#define TII_MAX_REPLY_DEFAULT ((size_t)256 << 20)
+ * tii_set_max_reply_bytes() accepts. The default holds every legitimate
+ * reply of a 4,096-host job (a hop matrix is ~35 MB, a path matrix ~10 MB
+ * with 24 hosts per leaf) except a path matrix of thousands of hosts each
+ * on its own leaf switch (up to ~240 MB): raise it for that. */
+#define TII_MAX_REPLY_DEFAULT ((size_t)64 << 20)
 #define TII_MAX_REPLY_MIN ((size_t)64 << 10)
 /* How long refused connections to one server are retried before failover. */
 #define TII_REFUSED_RETRY_MS 1000
