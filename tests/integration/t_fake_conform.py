@@ -39,7 +39,11 @@ def cls(tok):
     if GUID.match(tok):
         return "G"
     if NUM.match(tok):
-        return "N"
+        # sentinels keep their own class: "-1" (hopsmatrix's no route) and
+        # 65535 (the dist=65535 the fake once sent where topod said -1)
+        if tok.startswith("-"):
+            return "-N"
+        return "65535" if tok == "65535" else "N"
     if tok == "inf":
         return "inf"
     if tok.startswith('"') and tok.endswith('"') and len(tok) >= 2:

@@ -634,8 +634,8 @@ class FakeTopod:
                       b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
             return self.endless(s, b"host " + big + b" parent=0x00000000000000a1\n")
         if cmd == "path":
-            s.sendall(b"OK gen=%d src=Hca1/0x0000000000100000 dst=Hca2/0x0000000000100003 hops=65535 "
-                      b"lines=65535\n" % G)
+            s.sendall(b"OK gen=%d src=Hca1/0x0000000000100000 dst=Hca2/0x0000000000100003 hops=64 "
+                      b"lines=64\n" % G)
             return self.endless(s, b'0x0000000000200000 in=1 out=3 "' + big + b'"\n')
         # clusters: names longer than any hostname, echoed as asked
         n = len(w) - 2
