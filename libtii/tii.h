@@ -24,13 +24,14 @@
  * Servers and failover: a request goes to the server that answered last
  * (the first of the list initially). If it cannot be reached, does not
  * answer within the timeout, closes the connection mid-reply, answers
- * something that is not the protocol, is busy, has no fabric yet or is too
- * old for the command, the same request goes to the next server of the
- * list, wrapping around, each tried once (after the busy retries below). Queries are read-only, so a retry
- * is safe. Answers about the fabric (a host not found, no route) are final
+ * something that is not the protocol, sends more than the reply limit, is
+ * busy, has no fabric yet or does not know the command, the same request
+ * goes to the next server of the list, wrapping around, each tried once
+ * (after the busy retries below). Queries are read-only, so a retry is
+ * safe. Answers about the fabric (a host not found, no route) are final
  * and never retried elsewhere. When every server failed, the call returns
- * the most telling of their errors: a server's own refusal first
- * (TII_E_NOFABRIC, TII_E_UNSUPPORTED, TII_E_NOMEM, TII_E_BUSY), then
+ * the most telling of their errors: TII_E_TOOBIG, then a server's own
+ * refusal (TII_E_NOFABRIC, TII_E_UNSUPPORTED, TII_E_NOMEM, TII_E_BUSY), then
  * TII_E_PROTO, TII_E_TIMEOUT, TII_E_IO, and TII_E_CONNECT only when every
  * server refused the connection or was unreachable.
  *
