@@ -224,8 +224,7 @@ int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst,
 	int rc = tii__req_begin(t, "hopsbatch");
 	for (size_t i = 0; i < n && !rc; i++) {
 		const char *a = src[i], *b = dst[i];
-		if (tii__check_name(a) || tii__check_name(b) ||
-		    strchr(!strncmp(a, "lid:", 4) ? a + 4 : a, ':') || strlen(a) + strlen(b) + 1 > TII_REQUEST_MAX) {
+		if (tii__check_name(a) || tii__check_name(b) || strchr(!strncmp(a, "lid:", 4) ? a + 4 : a, ':')) {
 			tii__set_msg(t, "invalid host name in pair %zu", i + 1);
 			return TII_E_INVAL;
 		}
@@ -234,7 +233,7 @@ int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst,
 		memcpy(pair, a, la);
 		pair[la] = ':';
 		memcpy(pair + la + 1, b, lb + 1);
-		rc = tii__req_host(t, pair);
+		rc = tii__req_word(t, pair);
 	}
 	if (rc)
 		return rc;

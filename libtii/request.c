@@ -69,11 +69,16 @@ int tii__req_host(tii_t *t, const char *host)
 		tii__set_msg(t, "invalid host name");
 		return TII_E_INVAL;
 	}
+	return tii__req_word(t, host);
+}
+
+int tii__req_word(tii_t *t, const char *word)
+{
 	if (++t->reqargs > TII_ARGS_MAX) {
 		tii__set_msg(t, "more than %d arguments in one request", TII_ARGS_MAX);
 		return TII_E_TOOMANY;
 	}
-	int rc = req_append(t, host, strlen(host));
+	int rc = req_append(t, word, strlen(word));
 	if (rc == TII_E_TOOMANY)
 		tii__set_msg(t, "request longer than %d bytes", TII_REQUEST_MAX);
 	return rc;
