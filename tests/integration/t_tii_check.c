@@ -363,6 +363,19 @@ static void errors(const char *servers)
 	check(tii_get_link_sharing(t, hs, 2, NULL) == TII_E_INVAL, "NULL result pointer");
 	check(tii_set_timeout(t, 0) == TII_E_INVAL && tii_set_timeout(t, -5) == TII_E_INVAL, "bad timeouts refused");
 	check(tii_set_timeout(t, 1234) == 0 && tii_get_timeout(t) == 1234, "timeout set");
+	check(tii_set_max_reply_bytes(t, TII_MAX_REPLY_MIN - 1) == TII_E_INVAL &&
+	      tii_get_max_reply_bytes(t) == TII_MAX_REPLY_DEFAULT && tii_get_max_reply_bytes(NULL) == 0,
+	      "reply limit below TII_MAX_REPLY_MIN refused; default %zu", tii_get_max_reply_bytes(t));
+	const char *const colon_src[] = { "Hca1:x" }, *const okdst[] = { "Hca1" };
+	int hb[1];
+	rc = tii_get_hops_batch(t, colon_src, okdst, 1, hb);
+	CHECK_RC(rc, TII_E_INVAL, "hopsbatch source holding ':' (not lid:)");
+	const char *const lidsrc[] = { "lid:2" }, *const liddst[] = { "lid:4" };
+	rc = tii_get_hops_batch(t, lidsrc, liddst, 1, hb);
+	check(!rc && hb[0] == 2, "hopsbatch lid:2 -> lid:4 = %d (rc %d)", hb[0], rc);
+	struct tii_endpoint ep;
+	check(tii_resolve(t, NULL, &ep) == TII_E_INVAL && tii_resolve(t, "Hca1", NULL) == TII_E_INVAL &&
+	      tii_get_hosts(t, NULL) == TII_E_INVAL && tii_ping(NULL) == TII_E_INVAL, "NULL arguments of the name calls");
 	(void)s;
 
 	/* tii_open argument checks; none of these connect */
