@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 0
+#define TII_VERSION_MINOR 1   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
