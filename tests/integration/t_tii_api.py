@@ -26,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -254,6 +255,16 @@ def main():
         run(name, b, "idle", modes["idle"].addr)
         # busy three times, then answering: backoff within the timeout
         run(name, b, "busy", fake("busy3-" + name, "--mode", "busy3").addr, "3000")
+        # connections refused until the server starts 0.3 s later (a topod
+        # restarting): retried within TII_REFUSED_RETRY_MS, no failover needed
+        later = dead_port()
+        started = []
+        timer = threading.Timer(0.3, lambda: started.append(Fake("--port", later.split(":")[1])))
+        timer.start()
+        run(name, b, "busy", later, "3000")
+        timer.join()
+        for f in started:
+            f.stop()
         # issue 7 defect 10: the deadline holds while data streams; memory
         # is bounded by the reply-size limit; hostile counts and names
         st, bc, ln = modes["stream"].addr, modes["bigcount"].addr, modes["longname"].addr
