@@ -144,6 +144,29 @@ $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h te
 
 bench: $(B)/bench/bench_build
 
+# ---- profiler ----------------------------------------------------------------
+# topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
+# shared object, used with LD_PRELOAD or linked: Open MPI's mpicc, libtii's
+# PIC objects inside, only MPI_* exported (profiler/exports.map).
+PROF_SRC := $(wildcard profiler/*.c)
+PROF_LIB := $(B)/lib/libtopoprof.so
+$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
+		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+# The report builder without MPI, for the offline benchmark (synthetic traffic).
+PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
+$(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ bench/prof_report.c $(PROF_REP_SRC) $(B)/lib/libtii.a -lm
+# MPI benchmarks of the profiler's overhead and memory (plain mpicc programs).
+$(B)/bench/prof_%: bench/prof_%.c
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+all: $(PROF_LIB)
+bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
+
 # ---- the two commands a newcomer types ------------------------------------
 deps:
 	@sh tests/deps.sh
