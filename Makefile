@@ -81,7 +81,7 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(TOPOQUERY_LIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
@@ -164,6 +164,8 @@ $(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)
 $(B)/bench/prof_%: bench/prof_%.c
 	@mkdir -p $(dir $@)
 	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+# topoquery profile reads the report's JSON with Jansson (libjansson-dev).
+TOPOQUERY_LIBS := -ljansson
 all: $(PROF_LIB)
 bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 

@@ -149,7 +149,7 @@ int svg_heatmap(const struct prof_rep *R, const char *path)
 			seen[bc] = 1;
 			/* intensity relative to the busiest pair (seed 7.3), on a log
 			 * scale so that a stencil's halo next to a bulk transfer shows */
-			double v = 0.25 + 0.75 * log1p((double)t) / log1p((double)max);
+			double v = 0.35 + 0.65 * log1p((double)t) / log1p((double)max);
 			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n",
 				X0 + b * cs, Y0 + a * cs, cs, cs, prof_class_colour(bc), v);
 		}
@@ -177,7 +177,7 @@ int svg_links(const struct prof_rep *R, const char *path)
 {
 	const struct prof_fabric *F = &R->fab;
 	size_t n = F->links_ok ? F->nlinks : 0;
-	const int X0 = 360, W = X0 + 380, H = 80 + (int)(n ? n : 1) * 24 + 30;
+	const int X0 = 360, W = X0 + 470, H = 80 + (int)(n ? n : 1) * 24 + 30;
 	FILE *f = open_svg(path, W, H, "Most loaded links (point-to-point + logical collective bytes)");
 	if (!f)
 		return -1;
