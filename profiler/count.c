@@ -24,14 +24,6 @@
 
 struct prof_state prof;
 
-const char *const prof_coll_name[C_NCOLL] = {
-	"barrier",   "bcast",     "gather",         "gatherv",
-	"scatter",   "scatterv",  "allgather",      "allgatherv",
-	"alltoall",  "alltoallv", "alltoallw",      "reduce",
-	"allreduce", "reduce_scatter", "reduce_scatter_block", "scan",
-	"exscan",
-};
-
 /* Persistent send requests alive at once that are tracked; a program with
  * more gets the rest counted as "untracked" in the report (never wrong
  * bytes, only missing ones, and the report says how many). */

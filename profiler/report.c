@@ -18,6 +18,14 @@
 
 #include "prof.h"
 
+const char *const prof_coll_name[C_NCOLL] = {
+	"barrier",   "bcast",     "gather",         "gatherv",
+	"scatter",   "scatterv",  "allgather",      "allgatherv",
+	"alltoall",  "alltoallv", "alltoallw",      "reduce",
+	"allreduce", "reduce_scatter", "reduce_scatter_block", "scan",
+	"exscan",
+};
+
 static uint64_t fnv(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
