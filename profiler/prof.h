@@ -50,6 +50,7 @@ extern const char *const prof_coll_name[C_NCOLL];
 struct prof_state {
 	int active;           /* counters allocated and counting enabled */
 	int paused;           /* MPI_Pcontrol(0) */
+	int threads;          /* MPI_THREAD_MULTIPLE: count with atomic adds */
 	int me, n;            /* MPI_COMM_WORLD rank and size */
 	uint64_t *row;        /* [ROW_NARRAYS * n] */
 	uint64_t coll_calls[C_NCOLL];

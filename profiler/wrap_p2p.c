@@ -46,8 +46,10 @@ int MPI_Init(int *argc, char ***argv)
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
+		prof.threads = *provided == MPI_THREAD_MULTIPLE;
 		prof_init();
+	}
 	return rc;
 }
 
