@@ -172,6 +172,13 @@ $(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
 # topoquery profile reads the report's JSON with Jansson (libjansson-dev).
 TOPOQUERY_LIBS := -ljansson
 all: $(PROF_LIB)
+install: install-profiler
+install-profiler: $(PROF_LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/libtopoprof.so
+	install -m 644 man/topoprof.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/profiler.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-profiler
 bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
 # ---- the two commands a newcomer types ------------------------------------

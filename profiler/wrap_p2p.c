@@ -32,7 +32,9 @@ static void send_one(int count, MPI_Datatype t, int dest, MPI_Comm comm)
 {
 	if (!prof.active || prof.paused || dest == MPI_PROC_NULL)
 		return;
-	prof_p2p(prof_world_rank(&comm, dest), tbytes(count, t));
+	/* MPI_COMM_WORLD, the common case, needs no translation */
+	int w = comm == MPI_COMM_WORLD && dest >= 0 && dest < prof.n ? dest : prof_world_rank(&comm, dest);
+	prof_p2p(w, tbytes(count, t));
 }
 
 int MPI_Init(int *argc, char ***argv)
