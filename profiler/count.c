@@ -6,7 +6,8 @@
  * Memory is O(peers) and fixed after MPI_Init (seed 7.2: "an array of size
  * O(N_processes)"):
  *   counters          4 x 8 bytes x n            (128 KiB for 4,096 peers)
- *   persistent table  PERSIST_SLOTS x 24 bytes   (48 KiB)
+ *   persistent table  PERSIST_SLOTS x 24 bytes   (48 KiB), allocated at
+ *                     the first persistent send only
  *   rank translation  at most XLATE_BUDGET ints  (512 KiB), cached per
  *                     communicator; beyond it each call translates afresh
  * so a rank of a 4,096-rank job spends at most ~690 KiB (bench/prof_mem).
@@ -62,15 +63,9 @@ void prof_init(void)
 	PMPI_Comm_size(MPI_COMM_WORLD, &prof.n);
 	size_t rowb = (size_t)ROW_NARRAYS * (size_t)prof.n * sizeof(uint64_t);
 	prof.row = calloc(1, rowb);
-	ptab = calloc(PERSIST_SLOTS, sizeof(*ptab));
-	if (!prof.row || !ptab) {
-		free(prof.row);
-		free(ptab);
-		prof.row = NULL;
-		ptab = NULL;
-		return;   /* no profile, the job runs on; final.c says so */
-	}
-	prof.heap = rowb + PERSIST_SLOTS * sizeof(*ptab);
+	if (!prof.row)
+		return;   /* no profile, the job runs on */
+	prof.heap = rowb;
 	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, xlate_delete, &xlate_key, NULL);
 	prof.active = 1;
 }
@@ -208,6 +203,15 @@ static size_t phash(void *req)
 void prof_persist_add(void *req, int w, uint64_t bytes)
 {
 	pthread_mutex_lock(&plock);
+	if (!ptab) {
+		ptab = calloc(PERSIST_SLOTS, sizeof(*ptab));
+		if (!ptab) {
+			prof.untracked++;
+			pthread_mutex_unlock(&plock);
+			return;
+		}
+		prof.heap += PERSIST_SLOTS * sizeof(*ptab);
+	}
 	size_t h = phash(req), tomb = PERSIST_SLOTS;
 	for (size_t i = 0; i < PERSIST_SLOTS; i++, h = (h + 1) % PERSIST_SLOTS) {
 		if (ptab[h].req == req || ptab[h].req == NULL) {
@@ -228,6 +232,8 @@ void prof_persist_add(void *req, int w, uint64_t bytes)
 
 static struct pslot *pfind(void *req)
 {
+	if (!ptab)
+		return NULL;
 	size_t h = phash(req);
 	for (size_t i = 0; i < PERSIST_SLOTS; i++, h = (h + 1) % PERSIST_SLOTS) {
 		if (ptab[h].req == req)

@@ -254,6 +254,13 @@ if run "alltoall, 8 hosts" prof_alltoall "$d/one.map" "$d/a2a"; then
 	render "alltoall" "$d/a2a"
 	grep -q "^topoprof: report in $d/a2a.txt" "$d/a2a.err" && ok "alltoall: rank 0 names the report" ||
 		nok "alltoall: rank 0 names the report on stderr"
+	# MPI_Pcontrol(2) after the point-to-point phase: a report of just that
+	python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+sys.exit(0 if a["p2p"] == b["p2p"] and a["collective"]["bytes"] == 0 and b["collective"]["bytes"] > 0 else 1)' \
+		"$d/a2a.1.json" "$d/a2a.json" && ok "alltoall: MPI_Pcontrol(2) wrote a2a.1.* with the point-to-point traffic so far" ||
+		nok "alltoall: MPI_Pcontrol(2) report a2a.1.json = the point-to-point part"
 fi
 
 # A host topod does not know: partial report, a clear message, exit 0.

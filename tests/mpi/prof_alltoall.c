@@ -9,7 +9,9 @@
  *      COUNT x 4 bytes per call), on a duplicate of MPI_COMM_WORLD;
  *   3. MPI_Alltoallv where rank i sends j+1 ints to j;
  *   4. MPI_Pcontrol(0) ... MPI_Pcontrol(1) around traffic that must NOT be
- *      counted (an MPI_Send ring of 1 MiB).
+ *      counted (an MPI_Sendrecv_replace ring of 1 MiB).
+ * Between 1 and 2, MPI_Pcontrol(2) asks for a report (PREFIX.1.*): it must
+ * hold all of the point-to-point traffic and no collective traffic.
  * Every rank tallies what it sent (prof_truth.h).
  */
 #include "prof_truth.h"
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
 		truth_p2p(&T, j, (uint64_t)sbytes);
 	}
 	MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE);
+	MPI_Pcontrol(2);
 
 	int *a = calloc((size_t)n * COUNT, sizeof(int)), *b = calloc((size_t)n * COUNT, sizeof(int));
 	for (int r = 0; r < REPS; r++) {
