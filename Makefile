@@ -171,6 +171,16 @@ $(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
 	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c profiler/count.c -pthread
 # topoquery profile reads the report's JSON with Jansson (libjansson-dev).
 TOPOQUERY_LIBS := -ljansson
+# Unit test of the report builder (no MPI), plain and under ASan+UBSan;
+# tests/run.sh runs everything in build/tests/.
+PROF_UNIT_SRC := tests/profiler/test_profreport.c $(PROF_REP_SRC) $(LIBTII_SRC)
+$(B)/tests/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+$(B)/tests/asan/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+tests: $(B)/tests/test_profreport $(B)/tests/asan/test_profreport
 all: $(PROF_LIB)
 install: install-profiler
 install-profiler: $(PROF_LIB)
