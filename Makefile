@@ -152,7 +152,7 @@ PROF_SRC := $(wildcard profiler/*.c)
 PROF_LIB := $(B)/lib/libtopoprof.so
 $(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -fvisibility=hidden -shared \
 		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
 		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
 # The report builder without MPI, for the offline benchmark (synthetic traffic).
