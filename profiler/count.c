@@ -168,30 +168,6 @@ int prof_world_rank(void *comm_p, int r)
 	return t[1 + r];
 }
 
-static inline void add2(size_t which, int w, uint64_t bytes)
-{
-	uint64_t *b = &prof.row[which * prof.n + w], *m = &prof.row[(which + 1) * prof.n + w];
-	if (prof.threads) {
-		__atomic_fetch_add(b, bytes, __ATOMIC_RELAXED);
-		__atomic_fetch_add(m, 1, __ATOMIC_RELAXED);
-	} else {
-		*b += bytes;
-		*m += 1;
-	}
-}
-
-void prof_p2p(int w, uint64_t bytes)
-{
-	if (w >= 0 && !prof.paused)
-		add2(ROW_P2P_BYTES, w, bytes);
-}
-
-void prof_coll(int w, uint64_t bytes)
-{
-	if (w >= 0 && !prof.paused)
-		add2(ROW_COLL_BYTES, w, bytes);
-}
-
 static size_t phash(void *req)
 {
 	uintptr_t x = (uintptr_t)req;

@@ -69,10 +69,31 @@ void prof_fini(void);
 /* The MPI_COMM_WORLD rank of rank r of comm (the remote group's for an
  * intercommunicator); -1 if r is MPI_PROC_NULL or not translatable. */
 int prof_world_rank(void *comm, int r);
-/* Counts a point-to-point message of bytes to world rank w. */
-void prof_p2p(int w, uint64_t bytes);
+/* Adds bytes and one message to world rank w's pair of counters starting
+ * at array `which` (inline: this is the cost of every send). */
+static inline void prof_add2(size_t which, int w, uint64_t bytes)
+{
+	uint64_t *b = &prof.row[which * (size_t)prof.n + (size_t)w], *m = b + prof.n;
+	if (prof.threads) {   /* MPI_THREAD_MULTIPLE: two threads may send at once */
+		__atomic_fetch_add(b, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(m, 1, __ATOMIC_RELAXED);
+	} else {
+		*b += bytes;
+		*m += 1;
+	}
+}
+/* Counts a point-to-point message of bytes to world rank w (-1: nobody). */
+static inline void prof_p2p(int w, uint64_t bytes)
+{
+	if (w >= 0 && !prof.paused)
+		prof_add2(ROW_P2P_BYTES, w, bytes);
+}
 /* Counts collective logical traffic to world rank w. */
-void prof_coll(int w, uint64_t bytes);
+static inline void prof_coll(int w, uint64_t bytes)
+{
+	if (w >= 0 && !prof.paused)
+		prof_add2(ROW_COLL_BYTES, w, bytes);
+}
 
 /* Persistent sends: remember at *_init, count at MPI_Start, forget at free. */
 void prof_persist_add(void *req, int w, uint64_t bytes);
