@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -51,14 +52,20 @@ static void usage(FILE *f)
 		"  -i, --ingest SPEC          receive snapshots: unix:PATH or tcp:ADDR:PORT (repeatable)\n"
 		"  -a, --admin PATH           admin UNIX socket (stats, reload, shutdown)\n"
 		"  -d, --state-dir DIR        persist every good snapshot in DIR/fabric.snap; serve it at start\n"
-		"  -t, --threads N            OpenMP threads for rebuilds (default: all cores)\n"
+		"  -t, --threads N            threads for rebuilds and for heavy requests (default: all cores)\n"
 		"  -f, --foreground           do not detach\n"
 		"  -c, --config FILE          read options from FILE (key = value, keys as long options)\n"
 		"  -L, --load FILE            serve this snapshot file at start (overrides the state file)\n"
 		"      --topology FILE        serve an ibnetdiscover topology file at start ...\n"
 		"      --lfts FILE            ... with these ibroute / opensm-lfts.dump LFT dumps\n"
-		"      --max-conns N          query+admin connections (default 1024)\n"
+		"      --max-conns N          query connections (default: what the descriptor limit allows)\n"
+		"      --max-admin N          admin connections, apart from queries (default 16)\n"
 		"      --idle-timeout SEC     close idle query connections (default 300)\n"
+		"      --output-limit BYTES   unread replies one client may hold (default 512M)\n"
+		"      --output-soft-limit BYTES:SEC  ... or hold for SEC seconds (default 32M:20)\n"
+		"      --write-timeout SEC    cut a client that reads nothing for SEC (default 30)\n"
+		"      --output-budget BYTES  admit heavy requests only below this much unread (default 256M)\n"
+		"      --heavy-queue N        heavy requests waiting for a worker at most (default 256)\n"
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 8 GiB)\n"
 		"      --pidfile FILE         write the daemon's PID\n"
 		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
@@ -79,6 +86,12 @@ enum {
 	OPT_PIDFILE,
 	OPT_NAMEMAP,
 	OPT_COMMANDS,
+	OPT_MAX_ADMIN,
+	OPT_OUT_LIMIT,
+	OPT_OUT_SOFT,
+	OPT_WRITE_TIMEOUT,
+	OPT_OUT_BUDGET,
+	OPT_HEAVY_QUEUE,
 };
 
 static const struct option longopts[] = {
@@ -93,6 +106,12 @@ static const struct option longopts[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "lfts", required_argument, NULL, OPT_LFTS },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "max-admin", required_argument, NULL, OPT_MAX_ADMIN },
+	{ "output-limit", required_argument, NULL, OPT_OUT_LIMIT },
+	{ "output-soft-limit", required_argument, NULL, OPT_OUT_SOFT },
+	{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
+	{ "output-budget", required_argument, NULL, OPT_OUT_BUDGET },
+	{ "heavy-queue", required_argument, NULL, OPT_HEAVY_QUEUE },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
@@ -116,6 +135,29 @@ static int parse_uint(const char *name, const char *v, unsigned long long lo, un
 		return -1;
 	}
 	*out = x;
+	return 0;
+}
+
+/* "512M", "1G", "65536": bytes, with an optional K/M/G (binary) suffix. */
+static int parse_size(const char *name, const char *v, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || end == v || *end || x > (1ULL << 40) >> shift) {
+		fprintf(stderr, "%s: --%s: expected bytes (e.g. 512M), got '%s'\n", prog, name, v);
+		return -1;
+	}
+	*out = x << shift;
 	return 0;
 }
 
@@ -152,6 +194,48 @@ static int apply(struct options *o, int c, const char *val)
 		if (parse_uint("max-conns", val, 1, 1000000, &x))
 			return -1;
 		o->srv.max_conns = (unsigned)x;
+		return 0;
+	case OPT_MAX_ADMIN:
+		if (parse_uint("max-admin", val, 1, 1024, &x))
+			return -1;
+		o->srv.max_admin = (unsigned)x;
+		return 0;
+	case OPT_OUT_LIMIT:
+		if (parse_size("output-limit", val, &x))
+			return -1;
+		o->srv.out_hard = x;
+		return 0;
+	case OPT_OUT_BUDGET:
+		if (parse_size("output-budget", val, &x))
+			return -1;
+		o->srv.out_budget = x;
+		return 0;
+	case OPT_OUT_SOFT: {
+		char buf[64];
+		const char *colon = strchr(val, ':');
+		if (!colon || (size_t)(colon - val) >= sizeof(buf)) {
+			fprintf(stderr, "%s: --output-soft-limit: expected BYTES:SECONDS, got '%s'\n", prog, val);
+			return -1;
+		}
+		memcpy(buf, val, (size_t)(colon - val));
+		buf[colon - val] = '\0';
+		unsigned long long bytes;
+		if (parse_size("output-soft-limit", buf, &bytes) ||
+		    parse_uint("output-soft-limit", colon + 1, 1, 86400, &x))
+			return -1;
+		o->srv.out_soft = bytes;
+		o->srv.out_soft_s = (unsigned)x;
+		return 0;
+	}
+	case OPT_WRITE_TIMEOUT:
+		if (parse_uint("write-timeout", val, 1, 86400, &x))
+			return -1;
+		o->srv.write_timeout_s = (unsigned)x;
+		return 0;
+	case OPT_HEAVY_QUEUE:
+		if (parse_uint("heavy-queue", val, 1, 100000, &x))
+			return -1;
+		o->srv.heavy_queue = (unsigned)x;
 		return 0;
 	case OPT_IDLE:
 		if (parse_uint("idle-timeout", val, 1, 86400 * 7, &x))
@@ -295,6 +379,43 @@ static int do_reload(void *arg, char err[SNAP_ERR_LEN])
 	return 0;
 }
 
+/* Descriptors kept back from --max-conns: listeners, ingest and admin
+ * connections, the state file, the log, libevent's own. */
+#define FD_RESERVE 256
+
+/*
+ * Job start: thousands of ranks connect at once, so topod raises its
+ * descriptor soft limit to the hard limit (as Redis does) and, unless told
+ * otherwise, serves as many query connections as that allows. Logs what it
+ * chose and why.
+ */
+static void size_connections(struct options *o, int explicit_conns)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	rlim_t want = rl.rlim_max;
+	if (rl.rlim_cur < want) {
+		struct rlimit nl = { want, rl.rlim_max };
+		if (setrlimit(RLIMIT_NOFILE, &nl) == 0)
+			rl.rlim_cur = want;
+	}
+	unsigned long long avail = rl.rlim_cur > FD_RESERVE ? rl.rlim_cur - FD_RESERVE : 1;
+	if (avail > 1000000)
+		avail = 1000000;
+	if (!explicit_conns) {
+		o->srv.max_conns = (unsigned)avail;
+		tlog(avail >= 10000 ? LOG_INFO : LOG_WARN,
+		     "max-conns %u: descriptor limit %llu (hard %llu), %d kept for listeners, ingest and files%s",
+		     o->srv.max_conns, (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, FD_RESERVE,
+		     avail >= 10000 ? "" : "; raise the hard limit (LimitNOFILE=) to serve 10,000 clients at once");
+	} else if (o->srv.max_conns > avail) {
+		tlog(LOG_WARN, "--max-conns %u is more than the descriptor limit %llu allows: using %llu",
+		     o->srv.max_conns, (unsigned long long)rl.rlim_cur, avail);
+		o->srv.max_conns = (unsigned)avail;
+	}
+}
+
 static void notify_systemd(const char *msg)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
@@ -318,8 +439,20 @@ static void notify_systemd(const char *msg)
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
-	o.srv.max_conns = 1024;
+	o.srv.max_conns = 0; /* size_connections() */
+	o.srv.max_admin = 16;
 	o.srv.idle_timeout_s = 300;
+	/* A 3,456-host pathmatrix is ~27 MB and the largest answer within the
+	 * protocol's limits a few hundred MB: the hard limit refuses only what
+	 * no real job asks for. The soft limit and the write timeout catch the
+	 * client that asks and never reads; the budget keeps a crowd of them
+	 * from holding more than that in all. */
+	o.srv.out_hard = 512ull << 20;
+	o.srv.out_soft = 32ull << 20;
+	o.srv.out_soft_s = 20;
+	o.srv.write_timeout_s = 30;
+	o.srv.out_budget = 256ull << 20;
+	o.srv.heavy_queue = 256;
 	o.srv.max_snapshot = SNAP_MAX_PAYLOAD;
 	o.srv.ingest_timeout_s = 120;
 	int c;
@@ -365,6 +498,10 @@ int main(int argc, char **argv)
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	size_connections(&o, o.srv.max_conns != 0);
+	o.srv.threads = o.threads > 0 ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o.srv.threads < 1)
+		o.srv.threads = 1;
 
 	struct store st;
 	if (store_init(&st)) {

@@ -22,13 +22,17 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 
+#include "cmd.h"
 #include "log.h"
+#include "pool.h"
 #include "proto.h"
 #include "query.h"
 #include "sink.h"
+#include "util.h"
 
 /* A client that queues more reply bytes than this without reading stops
- * being read from until it catches up: memory stays bounded per client. */
+ * being parsed until it catches up: cheap replies never pile up past it,
+ * and heavy ones are bounded by the output limits below. */
 #define OUT_HIGH (8u << 20)
 
 enum conn_kind { CONN_QUERY, CONN_ADMIN, CONN_INGEST };
@@ -39,7 +43,12 @@ struct conn {
 	enum conn_kind kind;
 	int closing;       /* flush output, then free */
 	int stop_after;    /* admin "shutdown": stop the loop once the reply is out */
-	int refs;          /* the connection itself + an ingest job in flight */
+	int refs;          /* the connection itself + an ingest or heavy job in flight */
+	/* query and admin */
+	int busy;          /* a heavy request is on the pool: parse nothing more until it is back */
+	int eof;           /* the client half-closed: answer what it sent, flush, close */
+	struct conn *prev, *next;         /* srv->conns: every open connection */
+	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	/* ingest only */
 	uint8_t *buf;
 	size_t have, want; /* want = header + payload once the header is known */
@@ -52,11 +61,33 @@ struct done_item {
 	struct done_item *next;
 };
 
+/* A heavy request on its way through the pool. The job owns a copy of the
+ * request line (req's pointers point into it) and a fabric reference, so
+ * the answer comes from the generation current when it was accepted. */
+struct heavy_job {
+	struct pool_job pj;
+	struct conn *c;
+	const struct cmd *k;
+	struct fabric *f;
+	struct qctx qc;
+	struct evbuffer *out;
+	char *line;
+	struct heavy_job *next_done;
+	struct proto_req req; /* last: large */
+};
+
 struct server {
 	struct server_config cfg;
 	struct store *st;
 	struct builder *b;
 	struct event_base *base;
+	struct pool *pool;
+	struct event *jobs_ev;                /* worker -> loop: finished heavy jobs */
+	pthread_mutex_t jobs_lock;
+	struct heavy_job *jobs_done;
+	unsigned nadmin;
+	struct conn *conns;                   /* open connections, for shutdown */
+	uint64_t cut_hard, cut_soft, cut_write, toobig, busy_heavy, half_closed;
 	struct evconnlistener *lq[SERVER_MAX_ADDRS], *li[SERVER_MAX_ADDRS], *la;
 	int nlq, nli;
 	int qport[SERVER_MAX_ADDRS];
@@ -83,12 +114,24 @@ static void conn_close(struct conn *c)
 {
 	if (!c->bev)
 		return;
+	if (c->soft_ev) {
+		event_free(c->soft_ev);
+		c->soft_ev = NULL;
+	}
 	bufferevent_free(c->bev);
 	c->bev = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
 	if (c->stop_after)
 		event_base_loopexit(c->srv->base, NULL);
-	if (c->kind != CONN_INGEST)
+	if (c->kind == CONN_QUERY)
 		c->srv->nconns--;
+	else if (c->kind == CONN_ADMIN)
+		c->srv->nadmin--;
 	conn_unref(c);
 }
 
@@ -103,6 +146,8 @@ static void conn_finish(struct conn *c)
 
 /* ---- query and admin lines -------------------------------------------- */
 
+static uint64_t out_pending(const struct server *srv);
+
 static void answer_admin(struct conn *c, const struct proto_req *req, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
@@ -111,14 +156,22 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 		builder_get_stats(srv->b, &bs);
 		char le[SNAP_ERR_LEN];
 		log_clean(bs.last_error, strlen(bs.last_error), le, sizeof(le));
+		struct pool_stats ps;
+		pool_get_stats(srv->pool, &ps);
 		evbuffer_add_printf(out,
-				    "OK connections=%u requests=%" PRIu64 " errors=%" PRIu64 " refused=%" PRIu64
+				    "OK connections=%u admin_connections=%u max_conns=%u requests=%" PRIu64 " errors=%" PRIu64
+				    " refused=%" PRIu64 " reply_bytes_unread=%" PRIu64 " cut_hard=%" PRIu64
+				    " cut_soft=%" PRIu64 " cut_write_timeout=%" PRIu64 " toobig=%" PRIu64
+				    " busy_heavy=%" PRIu64 " half_closed=%" PRIu64 " heavy_queued=%u heavy_running=%u"
+				    " heavy_done=%" PRIu64 " workers=%d"
 				    " snapshots_received=%" PRIu64 " accepted=%" PRIu64 " rejected=%" PRIu64
 				    " superseded=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
-				    srv->nconns, srv->requests, srv->errors, srv->refused, bs.received, bs.accepted,
-				    bs.rejected, bs.superseded, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us,
-				    le);
+				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
+				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
+				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
+				    pool_threads(srv->pool), bs.received, bs.accepted, bs.rejected, bs.superseded,
+				    bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(LOG_INFO, "shutdown requested on the admin socket");
@@ -138,6 +191,233 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 	}
 }
 
+/* ---- heavy requests -------------------------------------------------------- */
+
+static void heavy_run(struct pool_job *pj, int threads)
+{
+	struct heavy_job *j = (struct heavy_job *)pj;
+	j->qc.threads = threads;
+	j->k->answer(&j->qc);
+}
+
+static void heavy_done(struct pool_job *pj)
+{
+	/* Worker thread (or pool_free): hand the reply to the loop, which
+	 * owns the connection. The mutex orders our writes to j->out before
+	 * the loop reads it. */
+	struct heavy_job *j = (struct heavy_job *)pj;
+	struct server *srv = j->c->srv;
+	pthread_mutex_lock(&srv->jobs_lock);
+	j->next_done = srv->jobs_done;
+	srv->jobs_done = j;
+	pthread_mutex_unlock(&srv->jobs_lock);
+	event_active(srv->jobs_ev, EV_READ, 0);
+}
+
+static void heavy_free(struct heavy_job *j)
+{
+	fabric_put(j->f);
+	if (j->out)
+		evbuffer_free(j->out);
+	free(j->line);
+	free(j);
+}
+
+static void line_read_cb(struct bufferevent *bev, void *arg);
+static void check_output(struct conn *c);
+
+/* Every client's unread reply bytes. Counted when asked (a heavy request
+ * arrives or ends, `stats`) rather than kept current on every write: the
+ * walk is O(connections) and heavy requests take milliseconds anyway,
+ * while cheap requests then pay nothing for it. */
+static uint64_t out_pending(const struct server *srv)
+{
+	uint64_t n = 0;
+	for (const struct conn *c = srv->conns; c; c = c->next)
+		if (c->bev && c->kind != CONN_INGEST)
+			n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return n;
+}
+
+/* While a heavy request is in flight the connection's input is bounded by
+ * the longest request (reading pauses past it); otherwise lines are
+ * consumed as they come and the check costs nothing per request. */
+static void set_busy(struct conn *c, int busy)
+{
+	c->busy = busy;
+	bufferevent_setwatermark(c->bev, EV_READ, 0, busy ? PROTO_LINE_MAX + 2 : 0);
+}
+
+static void jobs_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+	pthread_mutex_lock(&srv->jobs_lock);
+	struct heavy_job *j = srv->jobs_done;
+	srv->jobs_done = NULL;
+	pthread_mutex_unlock(&srv->jobs_lock);
+	while (j) {
+		struct heavy_job *next = j->next_done;
+		struct conn *c = j->c;
+		c->busy = 0;
+		if (c->bev)
+			set_busy(c, 0);
+		if (c->bev && !c->closing) {
+			struct evbuffer *out = bufferevent_get_output(c->bev);
+			size_t n = evbuffer_get_length(j->out);
+			uint64_t pending;
+			if (j->pj.cancelled) {
+				query_error(out, "SHUTDOWN", "topod is stopping");
+			} else if (srv->cfg.out_hard && n > srv->cfg.out_hard) {
+				/* Refuse rather than buffer: the limit is what one
+				 * client may hold, and this reply alone passes it. */
+				srv->toobig++;
+				srv->errors++;
+				query_error(out, "TOOBIG", "the reply is %zu bytes, more than the per-client output limit of %" PRIu64
+					    " (--output-limit): ask for fewer hosts", n, srv->cfg.out_hard);
+			} else if (srv->cfg.out_budget && (pending = out_pending(srv)) && pending + n > srv->cfg.out_budget) {
+				/* Checked again here, not only at admission: many
+				 * requests admitted at once would otherwise all land
+				 * in memory together. A reply is always delivered when
+				 * nothing else is waiting. */
+				srv->busy_heavy++;
+				srv->errors++;
+				query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later",
+					    pending);
+			} else {
+				evbuffer_add_buffer(out, j->out);
+			}
+			check_output(c);
+			/* Resume the pipelined requests it sent meanwhile, and
+			 * finish a half-closed connection. */
+			if (c->bev && !c->closing)
+				line_read_cb(c->bev, c);
+		}
+		conn_unref(c);
+		heavy_free(j);
+		j = next;
+	}
+}
+
+/* Queues a heavy request; 0 if it went to the pool (the reply comes
+ * later), -1 if the reply (an ERR) was written now. */
+static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_req *req, struct evbuffer *out)
+{
+	struct server *srv = c->srv;
+	uint64_t pending = srv->cfg.out_budget ? out_pending(srv) : 0;
+	if (srv->cfg.out_budget && pending > srv->cfg.out_budget) {
+		/* Clients are not reading what they asked for: admit no more
+		 * large answers until they do (or are cut off). */
+		srv->busy_heavy++;
+		srv->errors++;
+		query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later", pending);
+		return -1;
+	}
+	struct heavy_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		query_error(out, "NOMEM", "no memory for the request");
+		return -1;
+	}
+	/* The request's words point into the line: rebuild them in a copy
+	 * the job owns. */
+	size_t len = 0;
+	for (size_t i = 0; i < req->argc; i++)
+		len += strlen(req->argv[i]) + 1;
+	j->line = malloc(strlen(req->cmd) + 1 + len + 1);
+	j->out = evbuffer_new();
+	if (!j->line || !j->out) {
+		heavy_free(j);
+		query_error(out, "NOMEM", "no memory for the request");
+		return -1;
+	}
+	char *p = j->line;
+	size_t l = strlen(req->cmd) + 1;
+	memcpy(p, req->cmd, l);
+	j->req.cmd = p;
+	p += l;
+	for (size_t i = 0; i < req->argc; i++) {
+		l = strlen(req->argv[i]) + 1;
+		memcpy(p, req->argv[i], l);
+		j->req.argv[i] = p;
+		p += l;
+	}
+	j->req.argc = req->argc;
+	j->c = c;
+	j->k = k;
+	j->f = store_get(srv->st);
+	if (query_prepare(&j->qc, k, j->f, &j->req, out)) {
+		heavy_free(j); /* arity or NOFABRIC: answered now */
+		return -1;
+	}
+	j->qc.out = j->out;
+	j->pj.run = heavy_run;
+	j->pj.done = heavy_done;
+	if (pool_submit(srv->pool, &j->pj)) {
+		heavy_free(j);
+		srv->busy_heavy++;
+		srv->errors++;
+		query_error(out, "BUSY", "%u heavy requests are waiting already; retry later", srv->cfg.heavy_queue);
+		return -1;
+	}
+	set_busy(c, 1);
+	c->refs++;
+	return 0;
+}
+
+/* ---- output limits ---------------------------------------------------------- */
+
+static void cut_client(struct conn *c, const char *why)
+{
+	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+	tlog(LOG_WARN, "%s: closing the connection: %s (%zu reply bytes unread)", c->peer, why, n);
+	/* What is queued will not be read: drop it, do not flush. */
+	conn_close(c);
+}
+
+static void soft_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	if (!c->bev)
+		return;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) > srv->cfg.out_soft) {
+		srv->cut_soft++;
+		char why[128];
+		snprintf(why, sizeof(why), "unread replies stayed above the soft output limit of %" PRIu64 " bytes for %u s",
+			 srv->cfg.out_soft, srv->cfg.out_soft_s);
+		cut_client(c, why);
+	}
+}
+
+/* Enforces the per-client limits after output grew. The soft limit is
+ * checked again by a timer when it has been held out_soft_s seconds. */
+static void check_output(struct conn *c)
+{
+	struct server *srv = c->srv;
+	if (!c->bev || c->kind == CONN_INGEST)
+		return;
+	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+	if (srv->cfg.out_hard && n > srv->cfg.out_hard) {
+		srv->cut_hard++;
+		char why[96];
+		snprintf(why, sizeof(why), "unread replies passed the hard output limit of %" PRIu64 " bytes",
+			 srv->cfg.out_hard);
+		cut_client(c, why);
+		return;
+	}
+	if (!srv->cfg.out_soft || n <= srv->cfg.out_soft) {
+		if (c->soft_ev)
+			evtimer_del(c->soft_ev);
+		return;
+	}
+	if (!c->soft_ev && !(c->soft_ev = evtimer_new(srv->base, soft_cb, c)))
+		return;
+	if (!evtimer_pending(c->soft_ev, NULL)) {
+		struct timeval tv = { srv->cfg.out_soft_s, 0 };
+		evtimer_add(c->soft_ev, &tv);
+	}
+}
+
+
 static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
@@ -151,23 +431,27 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		query_error(out, "PROTO", "%s", why);
 		return;
 	}
-	struct fabric *f = store_get(srv->st);
-	enum query_result r = query_answer(f, &req, out);
-	fabric_put(f);
-	if (r == QUERY_CLOSE) {
-		conn_finish(c);
+	const struct cmd *k = cmd_find(req.cmd);
+	if (k && (k->flags & CMD_HEAVY)) {
+		submit_heavy(c, k, &req, out);
 		return;
 	}
-	if (r == QUERY_UNKNOWN) {
-		if (c->kind == CONN_ADMIN) {
-			answer_admin(c, &req, out);
-		} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload")) {
-			srv->errors++;
-			query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
-		} else {
-			srv->errors++;
-			query_error(out, "UNKNOWN", "unknown command; try help");
-		}
+	if (k) {
+		struct fabric *f = store_get(srv->st);
+		enum query_result r = query_run(k, f, &req, out);
+		fabric_put(f);
+		if (r == QUERY_CLOSE)
+			conn_finish(c);
+		return;
+	}
+	if (c->kind == CONN_ADMIN) {
+		answer_admin(c, &req, out);
+	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload")) {
+		srv->errors++;
+		query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
+	} else {
+		srv->errors++;
+		query_error(out, "UNKNOWN", "unknown command; try help");
 	}
 }
 
@@ -175,7 +459,7 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev), *out = bufferevent_get_output(bev);
-	while (!c->closing) {
+	while (!c->closing && !c->busy && c->bev) {
 		if (evbuffer_get_length(out) > OUT_HIGH) {
 			/* Back-pressure: resume from the write callback. */
 			bufferevent_disable(bev, EV_READ);
@@ -192,8 +476,9 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 				tlog(LOG_WARN, "%s: request line too long, closing; it began \"%s\"", c->peer,
 				     log_clean(sample, n, clean, sizeof(clean)));
 				conn_finish(c);
+				return;
 			}
-			return;
+			break; /* wait for the rest of the line */
 		}
 		if ((size_t)eol.pos > PROTO_LINE_MAX) {
 			c->srv->errors++;
@@ -204,12 +489,17 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 		size_t len;
 		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF);
 		if (!line)
-			return;
+			break;
 		/* evbuffer_readln stops at an embedded NUL only in its length,
 		 * not its scan; len is authoritative. */
 		handle_line(c, line, len, out);
 		free(line);
+		check_output(c);
 	}
+	/* Half-closed and everything it sent is answered: flush, then close
+	 * (a trailing partial line is not a request). */
+	if (c->bev && c->eof && !c->busy && !c->closing)
+		conn_finish(c);
 }
 
 static void conn_write_cb(struct bufferevent *bev, void *arg)
@@ -221,8 +511,12 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
 			conn_close(c);
 		return;
 	}
-	if (c->kind != CONN_INGEST && left <= OUT_HIGH / 2 && !(bufferevent_get_enabled(bev) & EV_READ)) {
-		bufferevent_enable(bev, EV_READ);
+	/* Back-pressure released: parse what is waiting (reading stays off
+	 * once the client has half-closed). */
+	if (c->kind != CONN_INGEST && left <= OUT_HIGH / 2 && !c->busy &&
+	    (c->eof || !(bufferevent_get_enabled(bev) & EV_READ))) {
+		if (!c->eof)
+			bufferevent_enable(bev, EV_READ);
 		line_read_cb(bev, c);
 	}
 }
@@ -230,6 +524,14 @@ static void conn_write_cb(struct bufferevent *bev, void *arg)
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
+	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_WRITING) && c->kind != CONN_INGEST) {
+		c->srv->cut_write++;
+		char why[96];
+		snprintf(why, sizeof(why), "no reply byte could be written for %u s (write timeout)",
+			 c->srv->cfg.write_timeout_s);
+		cut_client(c, why);
+		return;
+	}
 	if (what & BEV_EVENT_TIMEOUT) {
 		if (c->kind == CONN_INGEST)
 			tlog(LOG_WARN, "%s: ingest timed out after %zu of %zu bytes", c->peer, c->have, c->want);
@@ -237,6 +539,15 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			evbuffer_add_printf(bufferevent_get_output(bev), "ERR IDLE closing idle connection\n");
 		/* A timeout disables reading; flush what we have and go. */
 		conn_finish(c);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && c->kind != CONN_INGEST) {
+		/* "echo hosts | nc -q1": the client is done sending, not done
+		 * reading. Answer every complete request, then close. */
+		c->srv->half_closed++;
+		c->eof = 1;
+		bufferevent_disable(bev, EV_READ);
+		line_read_cb(bev, c);
 		return;
 	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
@@ -352,7 +663,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		      void *arg, enum conn_kind kind)
 {
 	struct server *srv = arg;
-	if (kind != CONN_INGEST && srv->nconns >= srv->cfg.max_conns) {
+	if ((kind == CONN_QUERY && srv->nconns >= srv->cfg.max_conns) ||
+	    (kind == CONN_ADMIN && srv->nadmin >= srv->cfg.max_admin)) {
 		/* Tell the client why instead of a silent reset. */
 		static const char msg[] = "ERR BUSY too many connections\n";
 		ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -372,6 +684,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->srv = srv;
+	c->next = srv->conns;
+	if (c->next)
+		c->next->prev = c;
+	srv->conns = c;
 	c->bev = bev;
 	c->kind = kind;
 	c->refs = 1;
@@ -388,13 +704,19 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	if (kind == CONN_INGEST) {
 		bufferevent_setcb(bev, ingest_read_cb, conn_write_cb, conn_event_cb, c);
 		tv.tv_sec = srv->cfg.ingest_timeout_s;
+		tv.tv_usec = 0;
+		bufferevent_set_timeouts(bev, &tv, NULL);
 	} else {
-		srv->nconns++;
+		if (kind == CONN_QUERY)
+			srv->nconns++;
+		else
+			srv->nadmin++;
 		bufferevent_setcb(bev, line_read_cb, conn_write_cb, conn_event_cb, c);
 		tv.tv_sec = srv->cfg.idle_timeout_s;
+		tv.tv_usec = 0;
+		struct timeval wtv = { srv->cfg.write_timeout_s, 0 };
+		bufferevent_set_timeouts(bev, &tv, srv->cfg.write_timeout_s ? &wtv : NULL);
 	}
-	tv.tv_usec = 0;
-	bufferevent_set_timeouts(bev, &tv, NULL);
 	bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
 
@@ -469,7 +791,11 @@ static struct evconnlistener *listen_tcp(struct server *srv, const char *hostpor
 		return NULL;
 	}
 	struct evconnlistener *lst = evconnlistener_new_bind(
-		srv->base, cb, srv, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 512,
+		/* At job start thousands of ranks connect in the same
+		 * millisecond: a short accept queue turns that into SYN
+		 * retransmits (1 s, 3 s, ...). The kernel caps it at
+		 * net.core.somaxconn. */
+		srv->base, cb, srv, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC, 4096,
 		res->ai_addr, (int)res->ai_addrlen);
 	freeaddrinfo(res);
 	if (!lst) {
@@ -519,9 +845,16 @@ struct server *server_new(const struct server_config *cfg, struct store *st, str
 	srv->st = st;
 	srv->b = b;
 	pthread_mutex_init(&srv->done_lock, NULL);
+	pthread_mutex_init(&srv->jobs_lock, NULL);
 	srv->base = event_base_new();
 	if (!srv->base) {
 		snprintf(err, SNAP_ERR_LEN, "event_base_new failed");
+		goto bad;
+	}
+	srv->pool = pool_new(cfg->threads, cfg->heavy_queue);
+	srv->jobs_ev = event_new(srv->base, -1, 0, jobs_cb, srv);
+	if (!srv->pool || !srv->jobs_ev) {
+		snprintf(err, SNAP_ERR_LEN, "cannot start %d worker threads", cfg->threads);
 		goto bad;
 	}
 	for (int i = 0; i < cfg->nlisten; i++) {
@@ -584,6 +917,18 @@ void server_free(struct server *srv)
 {
 	if (!srv)
 		return;
+	/* Running heavy jobs finish, queued ones are cancelled; their
+	 * replies are never sent (the loop has stopped). */
+	pool_free(srv->pool);
+	for (struct heavy_job *j = srv->jobs_done, *n; j; j = n) {
+		n = j->next_done;
+		conn_unref(j->c);
+		heavy_free(j);
+	}
+	while (srv->conns)
+		conn_close(srv->conns);
+	if (srv->jobs_ev)
+		event_free(srv->jobs_ev);
 	for (int i = 0; i < srv->nlq; i++)
 		evconnlistener_free(srv->lq[i]);
 	for (int i = 0; i < srv->nli; i++)
@@ -611,5 +956,6 @@ void server_free(struct server *srv)
 	if (srv->base)
 		event_base_free(srv->base);
 	pthread_mutex_destroy(&srv->done_lock);
+	pthread_mutex_destroy(&srv->jobs_lock);
 	free(srv);
 }

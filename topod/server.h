@@ -4,7 +4,10 @@
  *
  * Everything here runs on the event loop thread, except the ingest
  * completion callbacks, which the builder thread hands back through a
- * locked queue and event_active().
+ * locked queue and event_active(), and heavy requests (CMD_HEAVY), which
+ * run on the worker pool (pool.h) and come back the same way. A connection
+ * with a heavy request in flight parses no further request until its reply
+ * is appended, so replies stay in request order.
  */
 #ifndef TOPOD_SERVER_H
 #define TOPOD_SERVER_H
@@ -20,10 +23,23 @@ struct server_config {
 	const char *ingest[SERVER_MAX_ADDRS]; /* "unix:PATH" or "tcp:ADDR:PORT" */
 	int ningest;
 	const char *admin;                    /* UNIX socket path, or NULL */
-	unsigned max_conns;                   /* query + admin connections */
+	unsigned max_conns;                   /* query connections */
+	unsigned max_admin;                   /* admin connections, counted apart from queries */
 	unsigned idle_timeout_s;              /* close idle query connections */
 	uint64_t max_snapshot;                /* bytes accepted on ingest */
 	unsigned ingest_timeout_s;            /* a producer must finish sending within this */
+	/* Per-client reply memory (Redis's client-output-buffer-limit): a
+	 * client whose unread replies pass out_hard, or stay above out_soft
+	 * for out_soft_s seconds, or make no write progress for
+	 * write_timeout_s seconds, is cut off and logged. A single reply
+	 * larger than out_hard is refused (ERR TOOBIG). */
+	uint64_t out_hard, out_soft;
+	unsigned out_soft_s, write_timeout_s;
+	/* Heavy requests are admitted (else ERR BUSY) only while all
+	 * clients' unread replies together stay below this. */
+	uint64_t out_budget;
+	int threads;                          /* worker pool size (--threads) */
+	unsigned heavy_queue;                 /* heavy requests waiting at most */
 };
 
 struct server;
