@@ -162,6 +162,10 @@ void links_compute(struct prof_rep *R, void *handle, int top)
 	tii_t *t = handle;
 	size_t nh = (size_t)R->nh;
 	snprintf(F->links_how, sizeof(F->links_how), "tii_get_network_path_matrix");
+	if (!R->hostpair) {
+		snprintf(F->links_why, PROF_WHY, "%zu hosts, more than %d", nh, PROF_HOSTPAIR_MAX);
+		return;
+	}
 	const char **hosts = calloc(nh ? nh : 1, sizeof(*hosts));
 	if (!hosts) {
 		snprintf(F->links_why, PROF_WHY, "out of memory");

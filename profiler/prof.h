@@ -33,6 +33,9 @@
 /* Heatmap cells per side: up to this many ranks one cell per rank, beyond it
  * blocks of ranks (the seed's node-level granularity, 7.1). */
 #define PROF_GRID_MAX 256
+/* Hosts for which rank 0 keeps the hosts x hosts byte matrix (the link
+ * loads): topod's matrix limit (TOPO_MATRIX_MAX). */
+#define PROF_HOSTPAIR_MAX 4096
 
 /* One sender's counters, as gathered: 4 arrays of n entries in this order. */
 enum { ROW_P2P_BYTES, ROW_P2P_MSGS, ROW_COLL_BYTES, ROW_COLL_MSGS, ROW_NARRAYS };
@@ -141,7 +144,8 @@ struct prof_rep {
 	int nh;                  /* distinct hosts */
 	char **hostname;         /* [nh] */
 	int *host_of;            /* [n] */
-	uint64_t *hostpair;      /* [nh * nh] all bytes (p2p + logical collective) */
+	uint64_t *hostpair;      /* [nh * nh] all bytes (p2p + logical collective); NULL
+				  * beyond PROF_HOSTPAIR_MAX hosts */
 	/* per hop class: [class][0 p2p bytes, 1 p2p msgs, 2 coll bytes, 3 coll msgs] */
 	uint64_t byhop[PROF_NCLASS][4];
 	uint64_t bylevel[PROF_LEVELS_MAX + 2][4];  /* + intra-host, + unknown */

@@ -65,12 +65,15 @@ int rep_init(struct prof_rep *R, int n, const char *names)
 	free(slot);
 	slot = NULL;
 	size_t nh = (size_t)R->nh;
-	R->hostpair = calloc(nh * nh, sizeof(uint64_t));
+	/* the host-pair matrix feeds the link loads, which topod answers for at
+	 * most TOPO_MATRIX_MAX hosts: beyond that it would be gigabytes for nothing */
+	if (nh <= PROF_HOSTPAIR_MAX && !(R->hostpair = calloc(nh * nh, sizeof(uint64_t))))
+		goto oom;
 	R->grid = n < PROF_GRID_MAX ? n : PROF_GRID_MAX;
 	R->block = (n + R->grid - 1) / R->grid;
 	R->grid = (n + R->block - 1) / R->block;
 	R->cell = calloc((size_t)R->grid * R->grid * PROF_NCLASS, sizeof(uint64_t));
-	if (!R->hostpair || !R->cell)
+	if (!R->cell)
 		goto oom;
 	return 0;
 oom:
@@ -137,7 +140,8 @@ void rep_add_row(struct prof_rep *R, int src, const uint64_t *row)
 			R->bylevel[lv][k] += v[k];
 			R->total[k] += v[k];
 		}
-		R->hostpair[(size_t)hs * nh + hd] += v[0] + v[2];
+		if (R->hostpair)
+			R->hostpair[(size_t)hs * nh + hd] += v[0] + v[2];
 		cellrow[(d / R->block) * PROF_NCLASS + cls] += v[0] + v[2];
 	}
 }
@@ -206,7 +210,7 @@ static int write_text(const struct prof_rep *R, const char *path)
 	if (!f)
 		return -1;
 	const struct prof_fabric *F = &R->fab;
-	fprintf(f, "topoprof report: %d ranks on %d hosts\n", R->n, R->nh);
+	fprintf(f, "topoprof report: %d rank%s on %d host%s\n", R->n, R->n == 1 ? "" : "s", R->nh, R->nh == 1 ? "" : "s");
 	if (F->ok)
 		fprintf(f, "fabric: topod %s, generation %" PRIu64 ", depth %d\n", F->server, F->generation, F->depth);
 	else
