@@ -17,7 +17,7 @@ const char *prof_class_colour(int cls)
 		"#d62728", "#2ca02c", "#bcbd22", "#1f77b4", "#8c564b", "#e377c2", "#9467bd", "#17becf",
 		"#ff7f0e", "#7f7f7f", "#aec7e8", "#98df8a", "#ffbb78", "#c5b0d5", "#c49c94", "#dbdb8d",
 	};
-	return cls >= 0 && cls < PROF_HOPS_MAX ? c[cls] : "#000000";
+	return cls >= 0 && cls < PROF_HOPS_MAX ? c[cls] : "#555555";   /* unknown: dark grey */
 }
 
 static void human(uint64_t v, char *buf, size_t n)
@@ -76,8 +76,12 @@ int svg_hops(const struct prof_rep *R, const char *path)
 			if (R->byhop[c][2] > max)
 				max = R->byhop[c][2];
 		}
-	const int W = 160 + (nc ? nc : 1) * 110, H = 420, X0 = 90, Y0 = 50, PH = 280;
-	FILE *f = open_svg(path, W, H, R->fab.ok ? "Bytes by switch hops" : "Bytes by switch hops (no fabric: all unknown)");
+	int W = 160 + (nc ? nc : 1) * 110;
+	const int H = 420, X0 = 90, Y0 = 50, PH = 280;
+	if (W < 620)   /* room for the legend */
+		W = 620;
+	FILE *f = open_svg(path, W, H,
+			   R->fab.ok ? "Bytes by switch hops" : "Bytes by switch hops (no fabric part: inter-host hops unknown)");
 	if (!f)
 		return -1;
 	char lab[48];
