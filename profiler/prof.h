@@ -154,6 +154,7 @@ struct prof_rep {
 	uint64_t untracked, untranslated;
 	int grid, block;         /* heatmap cells per side, ranks per cell */
 	uint64_t *cell;          /* [grid * grid * PROF_NCLASS] bytes */
+	uint64_t *hostcls;       /* [nh * PROF_NCLASS] bytes each host sent, by hop class */
 	uint64_t max_rank_heap;  /* the largest profiler heap of any rank */
 	struct prof_fabric fab;
 	double secs_gather, secs_fabric, secs_write;
@@ -200,6 +201,8 @@ void links_compute(struct prof_rep *R, void *handle, int top);
 int svg_hops(const struct prof_rep *R, const char *path);
 int svg_heatmap(const struct prof_rep *R, const char *path);
 int svg_links(const struct prof_rep *R, const char *path);
+/* per sending host, its bytes stacked by hop class (seed Figure 7.2(c, d)) */
+int svg_hosts(const struct prof_rep *R, const char *path);
 /* The seed's colours (7.3): red intra-host, green 1 hop, blue 3, pink 5,
  * cyan 7; others and unknown get their own. */
 const char *prof_class_colour(int cls);

@@ -73,7 +73,8 @@ int rep_init(struct prof_rep *R, int n, const char *names)
 	R->block = (n + R->grid - 1) / R->grid;
 	R->grid = (n + R->block - 1) / R->block;
 	R->cell = calloc((size_t)R->grid * R->grid * PROF_NCLASS, sizeof(uint64_t));
-	if (!R->cell)
+	R->hostcls = calloc(nh * PROF_NCLASS, sizeof(uint64_t));
+	if (!R->cell || !R->hostcls)
 		goto oom;
 	return 0;
 oom:
@@ -90,6 +91,7 @@ void rep_free(struct prof_rep *R)
 	free(R->host_of);
 	free(R->hostpair);
 	free(R->cell);
+	free(R->hostcls);
 	free(R->fab.hops);
 	free(R->fab.anc);
 	free(R->fab.links);
@@ -143,6 +145,7 @@ void rep_add_row(struct prof_rep *R, int src, const uint64_t *row)
 		if (R->hostpair)
 			R->hostpair[(size_t)hs * nh + hd] += v[0] + v[2];
 		cellrow[(d / R->block) * PROF_NCLASS + cls] += v[0] + v[2];
+		R->hostcls[(size_t)hs * PROF_NCLASS + cls] += v[0] + v[2];
 	}
 }
 
@@ -343,8 +346,9 @@ int rep_write(struct prof_rep *R, const char *prefix, char *why)
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	char path[4200];
-	static const char *const ext[] = { ".json", "-hops.svg", "-heatmap.svg", "-links.svg" };
-	int (*const fn[])(const struct prof_rep *, const char *) = { write_json, svg_hops, svg_heatmap, svg_links };
+	static const char *const ext[] = { ".json", "-hops.svg", "-heatmap.svg", "-links.svg", "-hosts.svg" };
+	int (*const fn[])(const struct prof_rep *, const char *) = { write_json, svg_hops, svg_heatmap, svg_links,
+								      svg_hosts };
 	for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]); i++) {
 		snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
 		if (fn[i](R, path)) {

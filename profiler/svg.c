@@ -213,3 +213,72 @@ int svg_links(const struct prof_rep *R, const char *path)
 		H - 12, n, F->links_total);
 	return close_svg(f);
 }
+
+int svg_hosts(const struct prof_rep *R, const char *path)
+{
+	/* up to 128 bars, one per host; beyond that one per block of hosts */
+	const int nb_max = 128, blk = (R->nh + nb_max - 1) / nb_max, nb = (R->nh + blk - 1) / blk;
+	const int bw = nb <= 16 ? 36 : nb <= 64 ? 12 : 6, X0 = 90, Y0 = 50, PH = 280;
+	int W = X0 + nb * bw + 190;
+	if (W < 620)
+		W = 620;
+	const int H = Y0 + PH + 90;
+	uint64_t max = 1;
+	int seen[PROF_NCLASS] = { 0 };
+	for (int b = 0; b < nb; b++) {
+		uint64_t t = 0;
+		for (int h = b * blk; h < (b + 1) * blk && h < R->nh; h++)
+			for (int c = 0; c < PROF_NCLASS; c++) {
+				t += R->hostcls[(size_t)h * PROF_NCLASS + c];
+				seen[c] |= R->hostcls[(size_t)h * PROF_NCLASS + c] != 0;
+			}
+		if (t > max)
+			max = t;
+	}
+	char title[128], lab[48];
+	snprintf(title, sizeof(title), "Bytes each host sent, by switch hops%s", blk > 1 ? " (blocks of hosts)" : "");
+	FILE *f = open_svg(path, W, H, title);
+	if (!f)
+		return -1;
+	for (int i = 0; i <= 4; i++) {
+		double y = Y0 + PH - PH * i / 4.0;
+		human((uint64_t)((double)max * i / 4.0), lab, sizeof(lab));
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+			   "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+			X0, y, X0 + nb * bw, y, X0 - 6, y + 4, lab);
+	}
+	for (int b = 0; b < nb; b++) {
+		double y = Y0 + PH;
+		for (int c = 0; c < PROF_NCLASS; c++) {
+			uint64_t v = 0;
+			for (int h = b * blk; h < (b + 1) * blk && h < R->nh; h++)
+				v += R->hostcls[(size_t)h * PROF_NCLASS + c];
+			if (!v)
+				continue;
+			double hgt = PH * (double)v / (double)max;
+			y -= hgt;
+			fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"/>\n", X0 + b * bw + 1, y,
+				bw - 2, hgt, prof_class_colour(c));
+		}
+		if (nb <= 16) {   /* names fit under the bars, turned */
+			fprintf(f, "<text transform=\"translate(%d,%d) rotate(-45)\" text-anchor=\"end\" font-size=\"10\">",
+				X0 + b * bw + bw / 2, Y0 + PH + 12);
+			xml_text(f, R->hostname[b]);
+			fputs("</text>\n", f);
+		}
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", X0, Y0 + PH, X0 + nb * bw,
+		Y0 + PH);
+	int ly = Y0;
+	for (int c = 0; c < PROF_NCLASS; c++) {
+		if (!seen[c])
+			continue;
+		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
+			X0 + nb * bw + 20, ly, prof_class_colour(c), X0 + nb * bw + 40, ly + 12,
+			prof_class_name(c, lab, sizeof(lab)));
+		ly += 20;
+	}
+	fprintf(f, "<text x=\"%d\" y=\"%d\">point-to-point + logical collective bytes; hosts in order of their first rank%s</text>\n",
+		20, H - 10, blk > 1 ? "" : "");
+	return close_svg(f);
+}

@@ -237,10 +237,10 @@ render() {   # render LABEL PREFIX: every SVG to PNG
 		echo "ok - $label: SVG rendering # SKIP rsvg-convert missing (librsvg2-bin)"
 		return
 	fi
-	for s in hops heatmap links; do
+	for s in hops heatmap links hosts; do
 		rsvg-convert -o "$p-$s.png" "$p-$s.svg" 2>"$p-$s.rsvg.err" && [ -s "$p-$s.png" ] || bad="$bad $s"
 	done
-	[ -z "$bad" ] && ok "$label: hop histogram, heatmap and link loads render to PNG" ||
+	[ -z "$bad" ] && ok "$label: hop histogram, heatmap, link loads and per-host histogram render to PNG" ||
 		nok "$label: SVG does not render:$bad"
 }
 

@@ -125,8 +125,8 @@ int main(void)
 	CHECK(tx && strstr(tx, "1 hop") && strstr(tx, "unknown") && strstr(tx, "1 of 1 loaded links, by test"),
 	   "text report");
 	free(tx);
-	static const char *const ext[] = { ".txt", ".json", "-hops.svg", "-heatmap.svg", "-links.svg" };
-	for (size_t i = 0; i < 5; i++) {
+	static const char *const ext[] = { ".txt", ".json", "-hops.svg", "-heatmap.svg", "-links.svg", "-hosts.svg" };
+	for (size_t i = 0; i < 6; i++) {
 		snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
 		unlink(path);
 	}
