@@ -23,7 +23,8 @@ const char *const prof_coll_name[C_NCOLL] = {
 	"scatter",   "scatterv",  "allgather",      "allgatherv",
 	"alltoall",  "alltoallv", "alltoallw",      "reduce",
 	"allreduce", "reduce_scatter", "reduce_scatter_block", "scan",
-	"exscan",
+	"exscan",    "neighbor_alltoall", "neighbor_alltoallv", "neighbor_allgather",
+	"neighbor_allgatherv",
 };
 
 static uint64_t fnv(const char *s)

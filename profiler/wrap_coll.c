@@ -15,6 +15,8 @@
  *                        depends on every contribution)
  *   reduce_scatter(_block) i -> j: recvcount(s[j]) x size
  *   scan, exscan         i -> every j > i: count x size
+ *   neighbor_alltoall(v) the k-th out-neighbour: sendcount(s[k]) x size
+ *   neighbor_allgather(v) every out-neighbour: sendcount x size
  *   barrier              calls only
  * A rank never "sends" to itself. MPI_IN_PLACE takes the receive side's
  * count and type, as the standard says. Intercommunicator collectives are
@@ -22,6 +24,7 @@
  * blocking ones, when issued.
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <mpi.h>
 
@@ -152,6 +155,93 @@ static uint64_t ag_bytes(const void *sbuf, int scount, MPI_Datatype st, const in
 	int me = 0;
 	PMPI_Comm_rank(comm, &me);
 	return (uint64_t)rcounts[me] * tsize(rt);
+}
+
+/*
+ * The out-neighbours of comm's process topology in the order the neighbour
+ * collectives use (MPI 4.1, 8.6): per dimension of a Cartesian topology the
+ * negative then the positive neighbour (MPI_PROC_NULL at an open edge); a
+ * graph's neighbours; a distributed graph's destinations. Returns a new
+ * array (free it) and *k, or NULL.
+ */
+static int *out_nbrs(MPI_Comm comm, int me, int *k)
+{
+	int status = MPI_UNDEFINED, *nb = NULL;
+	*k = 0;
+	PMPI_Topo_test(comm, &status);
+	if (status == MPI_CART) {
+		int nd = 0;
+		PMPI_Cartdim_get(comm, &nd);
+		if (nd <= 0 || !(nb = malloc(2 * (size_t)nd * sizeof(int))))
+			return NULL;
+		for (int d = 0; d < nd; d++)
+			PMPI_Cart_shift(comm, d, 1, &nb[2 * d], &nb[2 * d + 1]);
+		*k = 2 * nd;
+	} else if (status == MPI_GRAPH) {
+		int cnt = 0;
+		PMPI_Graph_neighbors_count(comm, me, &cnt);
+		if (cnt <= 0 || !(nb = malloc((size_t)cnt * sizeof(int))))
+			return NULL;
+		PMPI_Graph_neighbors(comm, me, cnt, nb);
+		*k = cnt;
+	} else if (status == MPI_DIST_GRAPH) {
+		int in = 0, out = 0, weighted = 0;
+		PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+		int *src = malloc(((size_t)in + 1) * sizeof(int)), *w = malloc(((size_t)in + (size_t)out + 2) * sizeof(int));
+		nb = malloc(((size_t)out + 1) * sizeof(int));
+		if (out > 0 && src && w && nb) {
+			PMPI_Dist_graph_neighbors(comm, in, src, weighted ? w : MPI_UNWEIGHTED, out, nb,
+						  weighted ? w + in + 1 : MPI_UNWEIGHTED);
+			*k = out;
+		}
+		free(src);
+		free(w);
+		if (!*k) {
+			free(nb);
+			nb = NULL;
+		}
+	}
+	return nb;
+}
+
+static void rec_neighbor(enum prof_coll op, const int *scounts, int scount, MPI_Datatype st, MPI_Comm comm)
+{
+	int me, p, k;
+	if (!go(op, comm, &me, &p))
+		return;
+	int *nb = out_nbrs(comm, me, &k);
+	for (int i = 0; nb && i < k; i++)
+		if (nb[i] != MPI_PROC_NULL)
+			to(comm, nb[i], (uint64_t)(scounts ? scounts[i] : scount) * tsize(st));
+	free(nb);
+}
+
+int MPI_Neighbor_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			  MPI_Comm comm)
+{
+	rec_neighbor(C_NEIGHBOR_ALLTOALL, NULL, scount, st, comm);
+	return PMPI_Neighbor_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Neighbor_alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st, void *rbuf,
+			   const int rcounts[], const int rdispls[], MPI_Datatype rt, MPI_Comm comm)
+{
+	rec_neighbor(C_NEIGHBOR_ALLTOALLV, scounts, 0, st, comm);
+	return PMPI_Neighbor_alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, comm);
+}
+
+int MPI_Neighbor_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			   MPI_Comm comm)
+{
+	rec_neighbor(C_NEIGHBOR_ALLGATHER, NULL, scount, st, comm);
+	return PMPI_Neighbor_allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int MPI_Neighbor_allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+			    const int displs[], MPI_Datatype rt, MPI_Comm comm)
+{
+	rec_neighbor(C_NEIGHBOR_ALLGATHERV, NULL, scount, st, comm);
+	return PMPI_Neighbor_allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
 }
 
 int MPI_Barrier(MPI_Comm comm)

@@ -10,8 +10,10 @@
  * iteration: blocking MPI_Send, MPI_Isend, persistent (MPI_Send_init +
  * MPI_Start), MPI_Sendrecv, MPI_Issend. Receives: MPI_Recv, MPI_Irecv,
  * persistent receives (never counted: the sender counts). An MPI_Allreduce
- * of one double per iteration and a final MPI_Bcast from rank 0 add
- * collective traffic. Every rank tallies what it sent (prof_truth.h).
+ * of one double per iteration, a final MPI_Bcast from rank 0 and an
+ * MPI_Neighbor_alltoall on the Cartesian communicator (NX doubles to each
+ * of the six neighbours, in MPI_Cart_shift order) add collective traffic.
+ * Every rank tallies what it sent (prof_truth.h).
  */
 #include "prof_truth.h"
 
@@ -93,6 +95,10 @@ int main(int argc, char **argv)
 	for (int p = 0; w == 0 && p < n; p++)
 		if (p != 0)
 			truth_coll(&T, p, sizeof(params));
+	/* one block per out-neighbour: per axis the -1 then the +1 neighbour */
+	MPI_Neighbor_alltoall(sbuf, NX, MPI_DOUBLE, rbuf, NX, MPI_DOUBLE, cart);
+	for (int k = 0; k < 6; k++)
+		truth_coll(&T, n - 1 - nb[k], NX * sizeof(double));
 	truth_print(&T);
 	free(sbuf);
 	free(rbuf);
