@@ -112,7 +112,27 @@ void prof_report(const char *tag)
 	int bad = my_host(me, name, why) != 0;
 	if (bad)
 		strcpy(name, "?");
-	char *names = me == 0 ? malloc((size_t)n * PROF_NAME_SLOT) : NULL;
+	/* rank 0's buffers first, and everyone told whether there are any: a
+	 * rank 0 out of memory ends the report on every rank, not the job */
+	size_t rowlen = (size_t)ROW_NARRAYS * (size_t)n;
+	char *names = NULL;
+	uint64_t *buf = NULL;
+	int can = 1;
+	if (me == 0) {
+		names = malloc((size_t)n * PROF_NAME_SLOT);
+		buf = malloc(rowlen * sizeof(uint64_t));
+		can = names && buf;
+	}
+	PMPI_Bcast(&can, 1, MPI_INT, 0, comm);
+	if (!can) {
+		if (me == 0)
+			fprintf(stderr, "topoprof: rank 0: out of memory for the report of %d ranks; no report\n", n);
+		free(names);
+		free(buf);
+		PMPI_Comm_free(&comm);
+		prof.paused = was_paused;
+		return;
+	}
 	PMPI_Gather(name, PROF_NAME_SLOT, MPI_CHAR, names, PROF_NAME_SLOT, MPI_CHAR, 0, comm);
 
 	uint64_t x[X_N] = { prof.heap, prof.untracked, prof.untranslated, (uint64_t)bad }, xs[X_N], xmax = 0;
@@ -124,7 +144,6 @@ void prof_report(const char *tag)
 		fprintf(stderr, "topoprof: rank %d: host unknown (%s); its traffic is reported as host \"?\"\n", me,
 			why);
 
-	size_t rowlen = (size_t)ROW_NARRAYS * (size_t)n;
 	if (me != 0) {
 		PMPI_Send(prof.row, (int)rowlen, MPI_UINT64_T, 0, 0, comm);
 		PMPI_Comm_free(&comm);
@@ -134,8 +153,7 @@ void prof_report(const char *tag)
 
 	/* rank 0 */
 	struct prof_rep R;
-	uint64_t *buf = malloc(rowlen * sizeof(uint64_t));
-	int ok = names && buf && rep_init(&R, n, names) == 0;
+	int ok = rep_init(&R, n, names) == 0;
 	free(names);
 	void *h = NULL;
 	double t1 = now();
@@ -149,9 +167,8 @@ void prof_report(const char *tag)
 	double t2 = now();
 	for (int r = 0; r < n; r++) {
 		const uint64_t *row = prof.row;
-		if (r) {   /* every rank sends, so rank 0 receives all even when it cannot
-			    * use them (then into its own row: no report is written anyway) */
-			PMPI_Recv(buf ? buf : prof.row, (int)rowlen, MPI_UINT64_T, r, 0, comm, MPI_STATUS_IGNORE);
+		if (r) {   /* every rank sends, so rank 0 receives all even when it cannot use them */
+			PMPI_Recv(buf, (int)rowlen, MPI_UINT64_T, r, 0, comm, MPI_STATUS_IGNORE);
 			row = buf;
 		}
 		if (ok)
