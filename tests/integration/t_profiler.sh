@@ -20,6 +20,9 @@
 #   - the SVG pictures render to PNG (rsvg-convert);
 #   - a job whose topod is down, and one with a host topod does not know,
 #     exit 0 with a report that says why it has no fabric part, totals intact;
+#   - MPI_Pcontrol(2) writes a report of the traffic so far;
+#   - a program that links libtii itself (tii_split) runs with the profiler
+#     preloaded, its collectives counted;
 #   - topoquery profile prints a report and compares two.
 # Skips (exit 0) without mpirun, ibsim or opensm.
 set -u
@@ -261,6 +264,22 @@ a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 sys.exit(0 if a["p2p"] == b["p2p"] and a["collective"]["bytes"] == 0 and b["collective"]["bytes"] > 0 else 1)' \
 		"$d/a2a.1.json" "$d/a2a.json" && ok "alltoall: MPI_Pcontrol(2) wrote a2a.1.* with the point-to-point traffic so far" ||
 		nok "alltoall: MPI_Pcontrol(2) report a2a.1.json = the point-to-point part"
+fi
+
+# A program that links libtii itself (tests/mpi/tii_split.c, which asks
+# topod too): the preloaded profiler's own libtii is local to it, so both
+# work; every rank calls MPI_Gather once and MPI_Allreduce twice.
+if [ -x "$ROOT/build/tests/mpi/tii_split" ]; then
+	rc=0
+	mpi "$d/split.out" "$d/split.err" --oversubscribe -np 8 -x TII_SERVERS -x TII_HOSTMAP="$d/one.map" \
+		-x LD_PRELOAD="$LIB" -x TOPOPROF_OUT="$d/split" "$ROOT/build/tests/mpi/tii_split" || rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(grep -c '^tii_split rank=' "$d/split.out")" -eq 16 ] &&
+		python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["collective"]["calls"]; sys.exit(0 if c.get("gather")==8 and c.get("allreduce")==16 else 1)' "$d/split.json"; then
+		ok "a program linking libtii itself runs with the profiler preloaded (8 gathers, 16 allreduces counted)"
+	else
+		nok "tii_split with the profiler preloaded: exit $rc, lines, calls"
+		sed 's/^/# /' "$d/split.err" | head
+	fi
 fi
 
 # A host topod does not know: partial report, a clear message, exit 0.
