@@ -91,8 +91,8 @@ void fab_query(struct prof_rep *R, void **handle)
 	free(hosts);
 	if (rc) {
 		const char *m = tii_last_message(t);
-		snprintf(F->why, PROF_WHY, "topod (%s) could not give the hop matrix of the job's %d hosts: %s%s%s%s",
-			 F->server, R->nh, tii_strerror(rc), *m ? " (" : "", m, *m ? ")" : "");
+		snprintf(F->why, PROF_WHY, "topod (%s) could not give the hop matrix of the job's %d host%s: %s%s%s%s",
+			 F->server, R->nh, R->nh == 1 ? "" : "s", tii_strerror(rc), *m ? " (" : "", m, *m ? ")" : "");
 		if (rc == TII_E_NOTFOUND)
 			strncat(F->why, "; the job's hosts must be the fabric's (TII_HOST, TII_HOSTMAP)",
 				PROF_WHY - strlen(F->why) - 1);

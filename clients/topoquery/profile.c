@@ -43,6 +43,13 @@ static const char *cls_name(int c, char *buf, size_t n)
 	return buf;
 }
 
+/* a string member, "?" if missing or not a string (reports are input) */
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *v = json_string_value(json_object_get(o, k));
+	return v ? v : "?";
+}
+
 static uint64_t juint(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
@@ -106,12 +113,9 @@ static void header(FILE *o, const char *tag, const char *path, const struct side
 	json_t *hosts = json_object_get(s->root, "hosts");
 	fprintf(o, "%s %s: %" PRIu64 " ranks on %zu hosts, ", tag, path, juint(s->root, "ranks"), json_array_size(hosts));
 	if (json_is_true(json_object_get(f, "ok")))
-		fprintf(o, "fabric generation %" PRIu64 " from %s\n", juint(f, "generation"),
-			json_string_value(json_object_get(f, "server")) ? json_string_value(json_object_get(f, "server"))
-									 : "?");
+		fprintf(o, "fabric generation %" PRIu64 " from %s\n", juint(f, "generation"), jstr(f, "server"));
 	else
-		fprintf(o, "NO fabric part: %s\n",
-			json_string_value(json_object_get(f, "why")) ? json_string_value(json_object_get(f, "why")) : "?");
+		fprintf(o, "NO fabric part: %s\n", jstr(f, "why"));
 }
 
 static void top_link(FILE *o, const char *tag, const struct side *s)
@@ -119,14 +123,13 @@ static void top_link(FILE *o, const char *tag, const struct side *s)
 	json_t *l = json_object_get(s->root, "links"), *top = json_object_get(l, "top");
 	json_t *t0 = json_array_get(top, 0);
 	if (!json_is_true(json_object_get(l, "ok")) || !t0) {
-		const char *why = json_string_value(json_object_get(l, "why"));
-		fprintf(o, "  %s most loaded link: none (%s)\n", tag, why && *why ? why : "no inter-host traffic");
+		const char *why = jstr(l, "why");
+		fprintf(o, "  %s most loaded link: none (%s)\n", tag, *why && strcmp(why, "?") ? why : "no inter-host traffic");
 		return;
 	}
 	fprintf(o, "  %s most loaded link: %s -> %s, %" PRIu64 " bytes, %" PRIu64 " host pairs (%" PRIu64
 		   " links loaded)\n",
-		tag, json_string_value(json_object_get(t0, "from")), json_string_value(json_object_get(t0, "to")),
-		juint(t0, "bytes"), juint(t0, "pairs"), juint(l, "loaded"));
+		tag, jstr(t0, "from"), jstr(t0, "to"), juint(t0, "bytes"), juint(t0, "pairs"), juint(l, "loaded"));
 }
 
 int cmd_profile(struct tq *q, int argc, char **argv)
