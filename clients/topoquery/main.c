@@ -95,6 +95,7 @@ static const char usage_text[] =
 	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
 	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
 	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
+	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -151,6 +152,7 @@ static const struct {
 	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
+	{ "profile", cmd_profile },
 };
 
 enum { OPT_FORMAT = 256, OPT_LOADS };

@@ -44,5 +44,7 @@ int cmd_clusters(struct tq *q, int argc, char **argv);
 int cmd_matrix(struct tq *q, int argc, char **argv);
 int cmd_shared(struct tq *q, int argc, char **argv);
 int cmd_slurm(struct tq *q, int argc, char **argv);
+/* profile.c: reads topoprof reports, never asks topod */
+int cmd_profile(struct tq *q, int argc, char **argv);
 
 #endif
