@@ -56,7 +56,7 @@ $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapsho
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads $(PLACE_LIBS)
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
@@ -85,6 +85,11 @@ $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
+# ---- place ----
+# topod's map command glues onto Scotch (Debian libscotch-dev); scotcherr is
+# Scotch's required error handler (it logs to stderr, topod's log).
+PLACE_LIBS := -lscotch -lscotcherr -lm
+
 # ---- unit tests, plain and under ASan+UBSan -------------------------------
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -107,11 +112,11 @@ $(B)/obj/unitsan/%.o: %.c
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads $(PLACE_LIBS)
 
 $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads $(PLACE_LIBS)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
