@@ -147,7 +147,13 @@ $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h te
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
 
-bench: $(B)/bench/bench_build
+# ---- place ---- (benchmark of order/pick/map)
+PLACE_BENCH_SRC := $(BENCH_SRC) topod/place.c
+$(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place
 
 # ---- the two commands a newcomer types ------------------------------------
 deps:

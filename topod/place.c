@@ -396,8 +396,6 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 	lc = malloc((p.nl + 1) * sizeof(*lc));
 	if (!p.stamp || !sel || !src || !tmp || !lc)
 		goto out;
-	if ((rc = pk_entries(&p)))
-		goto out;
 
 	/* 1. One leaf holds them all: no traffic leaves it, nothing is shared.
 	 * Best fit (the leaf with the fewest free hosts that suffices) keeps
@@ -414,6 +412,8 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 	}
 
 	/* 2. Capacities against every free leaf (conservative, see the top). */
+	if ((rc = pk_entries(&p)))
+		goto out;
 	for (uint32_t l = 0; l < p.nl; l++)
 		src[l] = l;
 	uint64_t total = 0;
