@@ -207,7 +207,7 @@ int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t
 	if (!t || !hosts || !nhosts || !dims || !rank_host || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
 		return TII_E_INVAL;
 	uint64_t n = (uint64_t)dims[0] * (uint64_t)dims[1] * (uint64_t)dims[2];
-	if (n > TII_ARGS_MAX)
+	if (n > TII_MAP_RANKS_MAX)
 		return TII_E_TOOMANY;
 	char g[96];
 	snprintf(g, sizeof(g), "stencil:%dx%dx%d%s", dims[0], dims[1], dims[2], periodic ? ":periodic" : "");
@@ -220,7 +220,7 @@ int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t n
 {
 	if (!t || !hosts || !nhosts || !nranks || !xadj || !rank_host || (xadj[nranks] > 0 && !adjncy))
 		return TII_E_INVAL;
-	if (nranks > TII_ARGS_MAX)
+	if (nranks > TII_MAP_RANKS_MAX)
 		return TII_E_TOOMANY;
 	char g[32];
 	snprintf(g, sizeof(g), "csr:%zu", nranks);

@@ -342,6 +342,9 @@ TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
  * hostnames of default rails (TII_E_INVAL for another rail or a repeat).
  * Positions returned index the caller's arrays. */
 
+/* Ranks one map request takes (topod's TOPO_RANKS_MAX). */
+#define TII_MAP_RANKS_MAX 16384
+
 /* order[i] = the position in hosts[] of the i-th host in hierarchy order
  * (a leaf switch's hosts together, a pod's leaves together). order has n
  * entries. Give ranks out in this order for SLURM_HOSTFILE, MPI hostfiles

@@ -689,7 +689,7 @@ int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_
 						}
 						uint32_t cc[3] = { c[0], c[1], c[2] };
 						cc[k] = (uint32_t)q;
-						e[m++] = (struct edge){ v, cc[0] + dx * (cc[1] + dy * cc[2]), 1 };
+						e[m++] = (struct edge){ v, cc[0] + dx * (cc[1] + dy * cc[2]), 2 };
 					}
 				}
 			}
@@ -748,26 +748,34 @@ int place_cost(const struct route_tab *rt, const struct place_graph *g, const ui
 	size_t nports = rt->nsw ? rt->pt_off[rt->nsw - 1] + rt->snap->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 1;
 	uint64_t *swl = calloc(nports, sizeof(*swl)), *epl = calloc(rt->neps + 1, sizeof(*epl));
 	struct route_hop *hops = malloc((rt->nsw + 2) * sizeof(*hops));
+	uint64_t hb2 = 0, max2 = 0;
 	int rc = ROUTE_E_NOMEM;
 	if (!hp || !swl || !epl || !hops)
 		goto out;
+	/* each unordered rank pair once (v < u), as an unordered host pair */
 	for (uint32_t v = 0; v < g->n; v++)
-		for (uint32_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
-			if (rank_host[v] != rank_host[g->adj[e]])
-				hp[k++] = (struct hpair){ rank_host[v], rank_host[g->adj[e]], g->w[e] };
+		for (uint32_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) {
+			uint32_t u = g->adj[e], a = rank_host[v], b = rank_host[u];
+			if (u > v && a != b)
+				hp[k++] = (struct hpair){ a < b ? a : b, a < b ? b : a, g->w[e] };
+		}
 	qsort(hp, k, sizeof(*hp), hpair_cmp);
 	for (size_t i = 0; i < k;) {
 		size_t j = i;
 		uint64_t w = 0;
 		for (; j < k && hp[j].a == hp[i].a && hp[j].b == hp[i].b; j++)
 			w += hp[j].w;
-		uint32_t s = route_host_ep(rt, hp[i].a), d = route_host_ep(rt, hp[i].b);
-		struct route_res res;
-		int wr = rt->eps[d].lid ? route_walk(rt, s, rt->eps[d].lid, hops, rt->nsw + 2, &res) : ROUTE_E_NOLID;
-		if (wr) {
-			out->pairs_failed++;
-		} else {
-			out->hop_bytes += w * res.hops;
+		/* W is both directions' traffic together: half goes each way, so
+		 * both routes are walked with W and the sums halved at the end */
+		for (int dir = 0; dir < 2; dir++) {
+			uint32_t s = route_host_ep(rt, dir ? hp[i].b : hp[i].a), d = route_host_ep(rt, dir ? hp[i].a : hp[i].b);
+			struct route_res res;
+			int wr = rt->eps[d].lid ? route_walk(rt, s, rt->eps[d].lid, hops, rt->nsw + 2, &res) : ROUTE_E_NOLID;
+			if (wr) {
+				out->pairs_failed++;
+				continue;
+			}
+			hb2 += w * res.hops;
 			epl[s] += w;
 			for (uint32_t t = 0; t < res.hops && t < rt->nsw + 2; t++) {
 				uint32_t sw = rt->sw_of_node[hops[t].node];
@@ -778,11 +786,13 @@ int place_cost(const struct route_tab *rt, const struct place_graph *g, const ui
 		i = j;
 	}
 	for (size_t i = 0; i < nports; i++)
-		if (swl[i] > out->max_load)
-			out->max_load = swl[i];
+		if (swl[i] > max2)
+			max2 = swl[i];
 	for (size_t i = 0; i < rt->neps; i++)
-		if (epl[i] > out->max_load)
-			out->max_load = epl[i];
+		if (epl[i] > max2)
+			max2 = epl[i];
+	out->hop_bytes = hb2 / 2;
+	out->max_load = (max2 + 1) / 2;
 	rc = ROUTE_OK;
 out:
 	free(hp);

@@ -74,7 +74,9 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 void place_pick_free(struct place_pick *p);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
- * weights >= 1 (bytes or messages: any unit, hop-bytes are in it). */
+ * the weight of entry (v, u), equal to that of (u, v), is the traffic of
+ * both directions together (bytes or messages: any unit, hop-bytes are in
+ * it), >= 1. */
 struct place_graph {
 	uint32_t n;
 	uint32_t *xadj;   /* [n + 1] */
@@ -84,7 +86,8 @@ struct place_graph {
 #define PLACE_GRAPH_EDGES_MAX (1u << 24)
 void place_graph_free(struct place_graph *g);
 /* 7-point stencil on a dx x dy x dz grid (dy, dz may be 1), rank
- * x + dx*(y + dy*z); periodic wraps each dimension of size > 2. */
+ * x + dx*(y + dy*z); periodic wraps each dimension of size > 2. Each
+ * neighbour sends 1 to each neighbour: pair weight 2. */
 int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_t dz, int periodic);
 /* From directed edges (MPI_Dist_graph_create's form flattened: src[i] ->
  * dst[i] with weight w[i], w may be NULL for 1): symmetrised by summing both
@@ -93,8 +96,9 @@ int place_graph_from_edges(struct place_graph *g, uint32_t n, const uint32_t *sr
 			   const uint32_t *w, size_t m);
 
 /* Cost of rank -> host (fabric host indices): hop-bytes = sum over directed
- * edges of w * switches traversed (0 on the same host); loads: each directed
- * edge adds w to every directed link of its route. */
+ * traffic of amount x switches traversed (0 on the same host); loads: the
+ * traffic on each directed link of its route. A pair's weight W is split
+ * evenly between its two directions. */
 struct place_cost {
 	uint64_t hop_bytes;
 	uint64_t max_load;
