@@ -15,6 +15,8 @@ libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
 clang libclang-rt-14-dev
+libscotch-dev
+slurmd
 "
 missing=""
 for p in $PKGS; do
