@@ -191,7 +191,8 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # ldconfig; otherwise run it yourself (docs/admin-guide.md).
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
-	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md
+	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
+	docs/scheduling.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -208,6 +209,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
+	install -m 755 clients/slurm/sbatch-topo $(DESTDIR)$(PREFIX)/bin/sbatch-topo
 	for p in $(MAN_PAGES); do \
 		s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \

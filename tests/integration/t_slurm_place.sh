@@ -176,4 +176,17 @@ else
 	paste <(sort -n "$d/srun.out") "$d/map.hosts" | head -10 | sed 's/^/# /'
 	sed 's/^/# /' "$d/srun.err" | head -5
 fi
+
+# ---- the sbatch wrapper: idle nodes (those with a slurmd) are the free list
+want=$(TOPOQUERY=$TQ TII_SERVERS=$S "$TQ" pick --format hostlist 2 $(sinfo -h -N -t idle -o '%N' | sort -u))
+jid=$(TOPOQUERY=$TQ TII_SERVERS=$S sh "$ROOT/clients/slurm/sbatch-topo" -N 2 --parsable --hold -o /dev/null \
+	--wrap true 2>"$d/wrap.err")
+req=$(scontrol -o show job "$jid" 2>/dev/null | sed -n 's/.* ReqNodeList=\([^ ]*\) .*/\1/p')
+if [ -n "$jid" ] && [ -n "$want" ] && [ "$req" = "$want" ]; then
+	ok "clients/slurm/sbatch-topo -N 2: job $jid asks for the nodes topoquery pick chose among the idle ones ($req)"
+else
+	nok "clients/slurm/sbatch-topo -N 2: job '$jid' ReqNodeList '$req', pick chose '$want'"
+	sed 's/^/# /' "$d/wrap.err" | head -5
+fi
+[ -n "$jid" ] && scancel "$jid" 2>/dev/null
 exit $((failed != 0))
