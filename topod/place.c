@@ -144,6 +144,9 @@ int place_figures(const struct route_tab *rt, const struct hier *h, const uint32
 
 /* ---- pick ------------------------------------------------------------------- */
 
+struct etab;
+static void etab_unref(struct etab *t);
+
 struct pk {
 	const struct route_tab *rt;
 	const struct hier *h;
@@ -154,7 +157,11 @@ struct pk {
 	uint32_t *leaf_sw;  /* [nl] switch index */
 	uint32_t *leaf_first, *leaf_n;  /* hosts of leaf l: f[leaf_first[l] ..+ leaf_n[l]) (contiguous? no: see lhosts) */
 	uint32_t *lhosts;   /* positions into f, grouped by leaf */
-	uint32_t *entry;    /* [nf * nl] entry code of host i from leaf l, NONE32 */
+	struct etab *tab;   /* the shared table, or NULL */
+	uint32_t *own;      /* a table of the request's own when not cached */
+	const uint32_t *e;  /* entry codes: e[rowof[i] * ncols + colof[l]], NONE32 */
+	uint32_t *rowof, *colof;
+	uint32_t ncols;
 	uint32_t ncodes;
 	uint32_t *stamp;    /* [ncodes] */
 	uint32_t epoch;
@@ -168,19 +175,20 @@ static void pk_free(struct pk *p)
 	free(p->leaf_first);
 	free(p->leaf_n);
 	free(p->lhosts);
-	free(p->entry);
+	free(p->own);
+	free(p->rowof);
+	free(p->colof);
+	etab_unref(p->tab);
 	free(p->stamp);
 }
 
-/* Entry codes of every free host from every free leaf: one walk per
- * (destination, source leaf), memoised over switches per destination. */
-static int pk_entries(struct pk *p)
+/* Entry codes of hosts (rows) from source leaf switches (columns): one walk
+ * per (destination, source leaf), memoised over switches per destination.
+ * leaf[r] is row r's own leaf switch or ROUTE_NONE. */
+static int etab_fill(const struct route_tab *rt, const uint32_t *hosts, const uint32_t *leaf, size_t nrows,
+		     const uint32_t *cols, uint32_t ncols, uint32_t *e)
 {
-	const struct route_tab *rt = p->rt;
 	int rc = ROUTE_OK;
-	p->entry = malloc((p->nf * p->nl != 0 ? p->nf * p->nl : 1) * sizeof(*p->entry));
-	if (!p->entry)
-		return ROUTE_E_NOMEM;
 #pragma omp parallel
 	{
 		uint32_t *memo = malloc((rt->nsw + 1) * sizeof(*memo));
@@ -191,18 +199,18 @@ static int pk_entries(struct pk *p)
 			rc = ROUTE_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 16)
-		for (size_t i = 0; i < p->nf; i++) {
-			uint32_t *row = p->entry + i * p->nl;
-			for (uint32_t l = 0; l < p->nl; l++)
+		for (size_t i = 0; i < nrows; i++) {
+			uint32_t *row = e + i * ncols;
+			for (uint32_t l = 0; l < ncols; l++)
 				row[l] = NONE32;
-			if (rc || p->lf[i] == NONE32)
+			if (rc || leaf[i] == ROUTE_NONE)
 				continue;
 			uint32_t stampv = (uint32_t)i + 1;
-			uint32_t dep = route_host_ep(rt, p->f[i]);
+			uint32_t dep = route_host_ep(rt, hosts[i]);
 			uint16_t dlid = rt->eps[dep].lid;
-			uint32_t A = p->leaf_sw[p->lf[i]];
-			for (uint32_t l = 0; l < p->nl; l++) {
-				uint32_t cur = p->leaf_sw[l], top = 0, code = NONE32;
+			uint32_t A = leaf[i];
+			for (uint32_t l = 0; l < ncols; l++) {
+				uint32_t cur = cols[l], top = 0, code = NONE32;
 				if (cur == A)
 					continue;
 				for (;;) {
@@ -238,18 +246,198 @@ static int pk_entries(struct pk *p)
 	return rc;
 }
 
+static uint32_t host_leaf_sw(const struct route_tab *rt, uint32_t host)
+{
+	const struct route_ep *e = &rt->eps[route_host_ep(rt, host)];
+	return e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? rt->sw_of_node[e->leaf] : ROUTE_NONE;
+}
+
+/*
+ * The entry table of every host from every leaf switch depends only on the
+ * fabric, so it is kept for the last fabric seen (a few MiB: 3,456 hosts x
+ * 288 leaves is 4 MiB) and reused by every pick until the fabric changes.
+ * The fabric is recognised by a fingerprint of what the table depends on
+ * (LFT bytes, port codes, host end ports and LIDs), not by pointers that a
+ * new generation could reuse. Tables beyond ETAB_CACHE_MAX cells are built
+ * per request for the free hosts only.
+ */
+#define ETAB_CACHE_MAX (1u << 25)
+
+struct etab {
+	uint64_t fp;
+	uint32_t nhosts, ncols;
+	uint32_t *col_of_sw;   /* [nsw] column or NONE32 */
+	uint32_t *e;           /* [nhosts * ncols] */
+	int refs;
+};
+
+static pthread_mutex_t etab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct etab *etab_cur;
+
+static void etab_unref(struct etab *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&etab_lock);
+	int last = --t->refs == 0;
+	pthread_mutex_unlock(&etab_lock);
+	if (last) {
+		free(t->col_of_sw);
+		free(t->e);
+		free(t);
+	}
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {   /* word at a time: 3 MiB of LFTs in well under a millisecond */
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	for (; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t fabric_fp(const struct route_tab *rt)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const struct snap *s = rt->snap;
+	h = fnv(h, s->lft, (size_t)s->nlft);
+	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + s->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 0;
+	h = fnv(h, rt->pt, npt * sizeof(*rt->pt));
+	h = fnv(h, rt->sw_node, rt->nsw * sizeof(*rt->sw_node));
+	for (uint32_t i = 0; i < rt->nhosts; i++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, i)];
+		uint64_t v[3] = { e->guid, e->lid, (uint64_t)e->leaf << 8 | (uint8_t)e->up };
+		h = fnv(h, v, sizeof(v));
+	}
+	return h;
+}
+
+/* The table for rt, shared (etab_unref when done); NULL if too large or
+ * out of memory (*rc says which). */
+static struct etab *etab_get(const struct route_tab *rt, int *rc)
+{
+	uint64_t fp = fabric_fp(rt);
+	*rc = ROUTE_OK;
+	pthread_mutex_lock(&etab_lock);
+	struct etab *t = etab_cur;
+	if (t && t->fp == fp && t->nhosts == rt->nhosts) {
+		t->refs++;
+		pthread_mutex_unlock(&etab_lock);
+		return t;
+	}
+	/* built under the lock: concurrent picks on a new fabric wait for one build */
+	t = calloc(1, sizeof(*t));
+	uint32_t *leaf = malloc((rt->nhosts + 1) * sizeof(*leaf)), *cols = malloc((rt->nsw + 1) * sizeof(*cols));
+	uint32_t *hosts = malloc((rt->nhosts + 1) * sizeof(*hosts));
+	if (!t || !leaf || !cols || !hosts || !(t->col_of_sw = malloc((rt->nsw + 1) * sizeof(*t->col_of_sw))))
+		goto nomem;
+	for (uint32_t s = 0; s < rt->nsw; s++)
+		t->col_of_sw[s] = NONE32;
+	for (uint32_t i = 0; i < rt->nhosts; i++) {
+		hosts[i] = i;
+		leaf[i] = host_leaf_sw(rt, i);
+		if (leaf[i] != ROUTE_NONE && t->col_of_sw[leaf[i]] == NONE32) {
+			t->col_of_sw[leaf[i]] = t->ncols;
+			cols[t->ncols++] = leaf[i];
+		}
+	}
+	if ((uint64_t)rt->nhosts * t->ncols > ETAB_CACHE_MAX) {
+		free(t->col_of_sw);
+		free(t);
+		free(leaf), free(cols), free(hosts);
+		pthread_mutex_unlock(&etab_lock);
+		return NULL;
+	}
+	t->fp = fp;
+	t->nhosts = rt->nhosts;
+	if (!(t->e = malloc(((size_t)rt->nhosts * t->ncols + 1) * sizeof(*t->e))))
+		goto nomem;
+	if ((*rc = etab_fill(rt, hosts, leaf, rt->nhosts, cols, t->ncols, t->e)))
+		goto fail;
+	free(leaf), free(cols), free(hosts);
+	struct etab *old = etab_cur;
+	t->refs = 2;   /* the cache's and the caller's */
+	etab_cur = t;
+	pthread_mutex_unlock(&etab_lock);
+	etab_unref(old);
+	return t;
+nomem:
+	*rc = ROUTE_E_NOMEM;
+fail:
+	if (t) {
+		free(t->col_of_sw);
+		free(t->e);
+	}
+	free(t);
+	free(leaf), free(cols), free(hosts);
+	pthread_mutex_unlock(&etab_lock);
+	return NULL;
+}
+
+/* Entry codes for the request: rows and columns into the cached table, or
+ * a table of the free hosts' own when the fabric is too large to cache. */
+static int pk_entries(struct pk *p)
+{
+	const struct route_tab *rt = p->rt;
+	int rc;
+	p->rowof = malloc((p->nf + 1) * sizeof(*p->rowof));
+	p->colof = malloc((p->nl + 1) * sizeof(*p->colof));
+	if (!p->rowof || !p->colof)
+		return ROUTE_E_NOMEM;
+	p->tab = etab_get(rt, &rc);
+	if (p->tab) {
+		p->e = p->tab->e;
+		p->ncols = p->tab->ncols;
+		for (size_t i = 0; i < p->nf; i++)
+			p->rowof[i] = p->f[i];
+		for (uint32_t l = 0; l < p->nl; l++)
+			p->colof[l] = p->tab->col_of_sw[p->leaf_sw[l]];
+		return ROUTE_OK;
+	}
+	if (rc)
+		return rc;
+	uint32_t *leaf = malloc((p->nf + 1) * sizeof(*leaf));
+	p->own = malloc(((size_t)p->nf * p->nl + 1) * sizeof(*p->own));
+	if (!leaf || !p->own) {
+		free(leaf);
+		return ROUTE_E_NOMEM;
+	}
+	for (size_t i = 0; i < p->nf; i++) {
+		leaf[i] = p->lf[i] == NONE32 ? ROUTE_NONE : p->leaf_sw[p->lf[i]];
+		p->rowof[i] = (uint32_t)i;
+	}
+	for (uint32_t l = 0; l < p->nl; l++)
+		p->colof[l] = l;
+	rc = etab_fill(rt, p->f, leaf, p->nf, p->leaf_sw, p->nl, p->own);
+	free(leaf);
+	p->e = p->own;
+	p->ncols = p->nl;
+	return rc;
+}
+
+static inline uint32_t pk_code(const struct pk *p, uint32_t i, uint32_t l)
+{
+	return p->e[(size_t)p->rowof[i] * p->ncols + p->colof[l]];
+}
+
 /* Tries to add host position i with source leaves src[0..ns): 1 and marks
  * its codes if none is marked yet, else 0. */
 static int pk_try(struct pk *p, uint32_t i, const uint32_t *src, size_t ns)
 {
-	const uint32_t *row = p->entry + (size_t)i * p->nl;
 	for (size_t k = 0; k < ns; k++) {
-		uint32_t c = row[src[k]];
+		uint32_t c = pk_code(p, i, src[k]);
 		if (c != NONE32 && p->stamp[c] == p->epoch)
 			return 0;
 	}
 	for (size_t k = 0; k < ns; k++) {
-		uint32_t c = row[src[k]];
+		uint32_t c = pk_code(p, i, src[k]);
 		if (c != NONE32)
 			p->stamp[c] = p->epoch;
 	}
@@ -521,10 +709,11 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 			uint32_t i = sel[k];
 			chosen[i] = 1;
 			lused[p.lf[i]]++;
-			const uint32_t *row = p.entry + (size_t)i * p.nl;
-			for (uint32_t l = 0; l < p.nl; l++)
-				if (row[l] != NONE32 && users[row[l]]++ == 0)
-					owner[row[l]] = i;
+			for (uint32_t l = 0; l < p.nl; l++) {
+				uint32_t c = pk_code(&p, i, l);
+				if (c != NONE32 && users[c]++ == 0)
+					owner[c] = i;
+			}
 		}
 		while (nsel < want) {
 			long bi = -1;
@@ -532,11 +721,10 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 			for (size_t i = 0; i < nfree; i++) {
 				if (chosen[i])
 					continue;
-				const uint32_t *row = p.entry + i * p.nl;
 				uint64_t cost = 0;
 				int clash = 0;
 				for (uint32_t l = 0; l < p.nl; l++) {
-					uint32_t c = row[l];
+					uint32_t c = pk_code(&p, (uint32_t)i, l);
 					if (c == NONE32 || !users[c])
 						continue;
 					clash = 1;
@@ -555,9 +743,8 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 			sel[nsel++] = i;
 			if (p.lf[i] != NONE32)
 				lused[p.lf[i]]++;
-			const uint32_t *row = p.entry + (size_t)i * p.nl;
 			for (uint32_t l = 0; l < p.nl; l++) {
-				uint32_t c = row[l];
+				uint32_t c = pk_code(&p, i, l);
 				if (c == NONE32)
 					continue;
 				if (users[c]++ == 0) {
@@ -932,26 +1119,38 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 
 	rc = ROUTE_E_RANGE;
 	pthread_mutex_lock(&scotch_lock);
-	SCOTCH_Graph tg, sg;
+	/* the target's decomposition (archBuild2) draws from Scotch's global
+	 * generator: reset it under the lock so every build is the same */
+	SCOTCH_randomSeed(1);
+	SCOTCH_randomReset();
+	SCOTCH_Graph tg, sg, sgc;
 	SCOTCH_Arch arch;
 	SCOTCH_Strat strat;
-	int ok_tg = 0, ok_sg = 0, ok_arch = 0, ok_strat = 0;
-	SCOTCH_randomReset();
-	if (SCOTCH_graphInit(&tg) || !(ok_tg = 1) ||
+	SCOTCH_Context ctx;
+	int ok_tg = 0, ok_sg = 0, ok_sgc = 0, ok_arch = 0, ok_strat = 0, ok_ctx = 0;
+	/* a context of our own: deterministic, fixed seed, its own random state */
+	if (SCOTCH_contextInit(&ctx) || !(ok_ctx = 1) ||
+	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
+	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) || SCOTCH_contextRandomClone(&ctx)) {
+		snprintf(why, PLACE_WHY_LEN, "Scotch refused a deterministic context");
+	} else if (SCOTCH_graphInit(&tg) || !(ok_tg = 1) ||
 	    SCOTCH_graphBuild(&tg, 0, nv, verttab, NULL, velotab, NULL, verttab[nv], edgetab, edlotab)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch refused the target tree");
 	} else if (SCOTCH_archInit(&arch) || !(ok_arch = 1) || SCOTCH_stratInit(&strat) || !(ok_strat = 1) ||
 		   SCOTCH_archBuild2(&arch, &tg, (SCOTCH_Num)nh, list)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch could not build the target architecture");
 	} else if (SCOTCH_graphInit(&sg) || !(ok_sg = 1) ||
-		   SCOTCH_graphBuild(&sg, 0, (SCOTCH_Num)g->n, gv, NULL, NULL, NULL, (SCOTCH_Num)m, ge, gw)) {
+		   SCOTCH_graphBuild(&sg, 0, (SCOTCH_Num)g->n, gv, NULL, NULL, NULL, (SCOTCH_Num)m, ge, gw) ||
+		   SCOTCH_graphInit(&sgc) || !(ok_sgc = 1) || SCOTCH_contextBindGraph(&ctx, &sg, &sgc)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch refused the communication graph");
 	} else if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)nh, 0.01) ||
-		   SCOTCH_graphMap(&sg, &arch, &strat, part)) {
+		   SCOTCH_graphMap(&sgc, &arch, &strat, part)) {
 		snprintf(why, PLACE_WHY_LEN, "SCOTCH_graphMap failed");
 	} else {
 		rc = ROUTE_OK;
 	}
+	if (ok_sgc)
+		SCOTCH_graphExit(&sgc);
 	if (ok_sg)
 		SCOTCH_graphExit(&sg);
 	if (ok_strat)
@@ -960,6 +1159,8 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 		SCOTCH_archExit(&arch);
 	if (ok_tg)
 		SCOTCH_graphExit(&tg);
+	if (ok_ctx)
+		SCOTCH_contextExit(&ctx);
 	pthread_mutex_unlock(&scotch_lock);
 out:
 	free(vof);

@@ -158,6 +158,8 @@ def main():
         ok(int(m["hop_bytes"]) <= int(m["block_hop_bytes"]),
            f"{L}: map is no worse than block (method={m['method']} {m['hop_bytes']} vs block {m['block_hop_bytes']}, rr {m['rr_hop_bytes']})")
         ok(all(rh.count(h) <= 4 for h in mh_hosts), f"{L}: map keeps every host within its slots")
+        again = t.ask(f"map stencil:{dims[0]}x{dims[1]}x{dims[2]} " + " ".join(h + "*4" for h in mh_hosts))
+        ok(again == (first, ml), f"{L}: map gives the same answer twice")
 
     # ---- errors
     ok(t.ask("order nosuchhost")[0].startswith("ERR NOTFOUND"), f"{L}: order of an unknown host is ERR NOTFOUND")

@@ -224,6 +224,11 @@ static void test_map(void)
 		for (uint32_t i = 0; i < 128; i++)
 			fits &= cnt[i] <= (i < 32 ? 16u : 0u);
 		tf_check(fits, "map: every host within its slots");
+		struct place_map m2;
+		int same = !place_map(f.rt, f.h, &g, hosts, slots, 32, &m2, why) &&
+			   !memcmp(m.rank_host, m2.rank_host, g.n * sizeof(*m.rank_host));
+		tf_check(same, "map: the same answer twice (Scotch seeded and deterministic)");
+		place_map_free(&m2);
 		place_map_free(&m);
 	}
 	/* hosts given in a scattered order: block suffers, the mapping does not */
