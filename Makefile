@@ -139,7 +139,7 @@ $(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 	mpicc -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
 		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
 
-tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS)
+tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(B)/bench/bench_build
 
 # Build-time benchmark of route/hier/share on a synthetic fat tree: bench/bench_build K
 BENCH_SRC := snapshot/snapshot.c topod/route.c topod/namemap.c topod/hier.c topod/share.c

@@ -666,14 +666,18 @@ int query_prepare(struct qctx *c, const struct cmd *k, const struct fabric *f, c
 	return 0;
 }
 
-enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
+enum query_result query_run(const struct cmd *k, const struct fabric *f, const struct proto_req *req,
+			    struct evbuffer *out)
 {
-	const struct cmd *k = cmd_find(req->cmd);
-	if (!k)
-		return QUERY_UNKNOWN;
 	struct qctx c;
 	if (query_prepare(&c, k, f, req, out))
 		return QUERY_OK;
 	k->answer(&c);
 	return c.close ? QUERY_CLOSE : QUERY_OK;
+}
+
+enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
+{
+	const struct cmd *k = cmd_find(req->cmd);
+	return k ? query_run(k, f, req, out) : QUERY_UNKNOWN;
 }

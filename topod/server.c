@@ -47,7 +47,7 @@ struct conn {
 	/* query and admin */
 	int busy;          /* a heavy request is on the pool: parse nothing more until it is back */
 	int eof;           /* the client half-closed: answer what it sent, flush, close */
-	struct evbuffer_cb_entry *out_cb; /* keeps srv->out_pending exact */
+	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	/* ingest only */
 	uint8_t *buf;
@@ -86,7 +86,7 @@ struct server {
 	pthread_mutex_t jobs_lock;
 	struct heavy_job *jobs_done;
 	unsigned nadmin;
-	uint64_t out_pending;                 /* unread reply bytes of every client */
+	struct conn *conns;                   /* open connections, for shutdown */
 	uint64_t cut_hard, cut_soft, cut_write, toobig, busy_heavy, half_closed;
 	struct evconnlistener *lq[SERVER_MAX_ADDRS], *li[SERVER_MAX_ADDRS], *la;
 	int nlq, nli;
@@ -114,18 +114,18 @@ static void conn_close(struct conn *c)
 {
 	if (!c->bev)
 		return;
-	if (c->out_cb) {
-		struct evbuffer *out = bufferevent_get_output(c->bev);
-		evbuffer_remove_cb_entry(out, c->out_cb);
-		c->srv->out_pending -= evbuffer_get_length(out);
-		c->out_cb = NULL;
-	}
 	if (c->soft_ev) {
 		event_free(c->soft_ev);
 		c->soft_ev = NULL;
 	}
 	bufferevent_free(c->bev);
 	c->bev = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		c->srv->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
 	if (c->stop_after)
 		event_base_loopexit(c->srv->base, NULL);
 	if (c->kind == CONN_QUERY)
@@ -145,6 +145,8 @@ static void conn_finish(struct conn *c)
 }
 
 /* ---- query and admin lines -------------------------------------------- */
+
+static uint64_t out_pending(const struct server *srv);
 
 static void answer_admin(struct conn *c, const struct proto_req *req, struct evbuffer *out)
 {
@@ -166,7 +168,7 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " superseded=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
-				    srv->out_pending, srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
+				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
 				    pool_threads(srv->pool), bs.received, bs.accepted, bs.rejected, bs.superseded,
 				    bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
@@ -224,6 +226,28 @@ static void heavy_free(struct heavy_job *j)
 static void line_read_cb(struct bufferevent *bev, void *arg);
 static void check_output(struct conn *c);
 
+/* Every client's unread reply bytes. Counted when asked (a heavy request
+ * arrives or ends, `stats`) rather than kept current on every write: the
+ * walk is O(connections) and heavy requests take milliseconds anyway,
+ * while cheap requests then pay nothing for it. */
+static uint64_t out_pending(const struct server *srv)
+{
+	uint64_t n = 0;
+	for (const struct conn *c = srv->conns; c; c = c->next)
+		if (c->bev && c->kind != CONN_INGEST)
+			n += evbuffer_get_length(bufferevent_get_output(c->bev));
+	return n;
+}
+
+/* While a heavy request is in flight the connection's input is bounded by
+ * the longest request (reading pauses past it); otherwise lines are
+ * consumed as they come and the check costs nothing per request. */
+static void set_busy(struct conn *c, int busy)
+{
+	c->busy = busy;
+	bufferevent_setwatermark(c->bev, EV_READ, 0, busy ? PROTO_LINE_MAX + 2 : 0);
+}
+
 static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *srv = arg;
@@ -235,9 +259,12 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 		struct heavy_job *next = j->next_done;
 		struct conn *c = j->c;
 		c->busy = 0;
+		if (c->bev)
+			set_busy(c, 0);
 		if (c->bev && !c->closing) {
 			struct evbuffer *out = bufferevent_get_output(c->bev);
 			size_t n = evbuffer_get_length(j->out);
+			uint64_t pending;
 			if (j->pj.cancelled) {
 				query_error(out, "SHUTDOWN", "topod is stopping");
 			} else if (srv->cfg.out_hard && n > srv->cfg.out_hard) {
@@ -247,6 +274,15 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 				srv->errors++;
 				query_error(out, "TOOBIG", "the reply is %zu bytes, more than the per-client output limit of %" PRIu64
 					    " (--output-limit): ask for fewer hosts", n, srv->cfg.out_hard);
+			} else if (srv->cfg.out_budget && (pending = out_pending(srv)) && pending + n > srv->cfg.out_budget) {
+				/* Checked again here, not only at admission: many
+				 * requests admitted at once would otherwise all land
+				 * in memory together. A reply is always delivered when
+				 * nothing else is waiting. */
+				srv->busy_heavy++;
+				srv->errors++;
+				query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later",
+					    pending);
 			} else {
 				evbuffer_add_buffer(out, j->out);
 			}
@@ -267,13 +303,13 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_req *req, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
-	if (srv->cfg.out_budget && srv->out_pending > srv->cfg.out_budget) {
+	uint64_t pending = srv->cfg.out_budget ? out_pending(srv) : 0;
+	if (srv->cfg.out_budget && pending > srv->cfg.out_budget) {
 		/* Clients are not reading what they asked for: admit no more
 		 * large answers until they do (or are cut off). */
 		srv->busy_heavy++;
 		srv->errors++;
-		query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later",
-			    srv->out_pending);
+		query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later", pending);
 		return -1;
 	}
 	struct heavy_job *j = calloc(1, sizeof(*j));
@@ -322,7 +358,7 @@ static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_
 		query_error(out, "BUSY", "%u heavy requests are waiting already; retry later", srv->cfg.heavy_queue);
 		return -1;
 	}
-	c->busy = 1;
+	set_busy(c, 1);
 	c->refs++;
 	return 0;
 }
@@ -381,13 +417,6 @@ static void check_output(struct conn *c)
 	}
 }
 
-/* Keeps srv->out_pending equal to every client's unread reply bytes. */
-static void out_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
-{
-	struct conn *c = arg;
-	c->srv->out_pending += info->n_added;
-	c->srv->out_pending -= info->n_deleted;
-}
 
 static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer *out)
 {
@@ -407,23 +436,22 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		submit_heavy(c, k, &req, out);
 		return;
 	}
-	struct fabric *f = store_get(srv->st);
-	enum query_result r = query_answer(f, &req, out);
-	fabric_put(f);
-	if (r == QUERY_CLOSE) {
-		conn_finish(c);
+	if (k) {
+		struct fabric *f = store_get(srv->st);
+		enum query_result r = query_run(k, f, &req, out);
+		fabric_put(f);
+		if (r == QUERY_CLOSE)
+			conn_finish(c);
 		return;
 	}
-	if (r == QUERY_UNKNOWN) {
-		if (c->kind == CONN_ADMIN) {
-			answer_admin(c, &req, out);
-		} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload")) {
-			srv->errors++;
-			query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
-		} else {
-			srv->errors++;
-			query_error(out, "UNKNOWN", "unknown command; try help");
-		}
+	if (c->kind == CONN_ADMIN) {
+		answer_admin(c, &req, out);
+	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload")) {
+		srv->errors++;
+		query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
+	} else {
+		srv->errors++;
+		query_error(out, "UNKNOWN", "unknown command; try help");
 	}
 }
 
@@ -656,6 +684,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		return;
 	}
 	c->srv = srv;
+	c->next = srv->conns;
+	if (c->next)
+		c->next->prev = c;
+	srv->conns = c;
 	c->bev = bev;
 	c->kind = kind;
 	c->refs = 1;
@@ -680,10 +712,6 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		else
 			srv->nadmin++;
 		bufferevent_setcb(bev, line_read_cb, conn_write_cb, conn_event_cb, c);
-		c->out_cb = evbuffer_add_cb(bufferevent_get_output(bev), out_count_cb, c);
-		/* Input is bounded by the longest request: past it, reading
-		 * pauses (a heavy request in flight) or the line is refused. */
-		bufferevent_setwatermark(bev, EV_READ, 0, PROTO_LINE_MAX + 2);
 		tv.tv_sec = srv->cfg.idle_timeout_s;
 		tv.tv_usec = 0;
 		struct timeval wtv = { srv->cfg.write_timeout_s, 0 };
@@ -897,6 +925,8 @@ void server_free(struct server *srv)
 		conn_unref(j->c);
 		heavy_free(j);
 	}
+	while (srv->conns)
+		conn_close(srv->conns);
 	if (srv->jobs_ev)
 		event_free(srv->jobs_ev);
 	for (int i = 0; i < srv->nlq; i++)

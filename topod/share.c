@@ -268,104 +268,115 @@ static int do_column(const struct ctx *c, struct tws *w, uint32_t j, size_t k)
 	return 0;
 }
 
-int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsigned flags,
-		struct share **out)
-{
-	const struct snap *s = rt->snap;
-	if (n > rt->neps)
-		return ROUTE_E_INVAL;
-	struct share *sh = calloc(1, sizeof(*sh));
-	uint64_t *key = malloc((n + 1) * sizeof(*key));
-	uint32_t *grp_sw = NULL, *grp_n = NULL, *grp_rep = NULL, *load = NULL;
-	uint8_t *selfok = NULL;
-	uint64_t *okcnt = NULL;
-	struct ingress *ing = NULL;
-	uint64_t *ord = NULL;   /* lid << 32 | position: columns in LID order */
-	size_t ning = 0;
-	int rc = ROUTE_E_NOMEM;
-	if (!sh || !key)
-		goto out;
-	sh->n = (uint32_t)n;
+/* share_build()'s temporaries, freed together. */
+struct sbuild {
+	const struct route_tab *rt;
+	const uint32_t *eps;
+	size_t n;
+	struct share *sh;
+	uint32_t *grp_sw, *grp_n, *grp_rep;  /* [G], see struct ctx */
+	uint8_t *selfok;                     /* [n] */
+	uint32_t *load;                      /* [nports] */
+	uint64_t *okcnt;                     /* [G] */
+	struct ingress *ing;                 /* every thread's ingress links */
+	size_t ning;
+};
 
-	/* Source groups: one per leaf switch, one per host without a leaf.
-	 * key = leaf node << 32 | position, or all ones in the high half. */
+static void sbuild_free(struct sbuild *b)
+{
+	free(b->grp_sw);
+	free(b->grp_n);
+	free(b->grp_rep);
+	free(b->selfok);
+	free(b->load);
+	free(b->okcnt);
+	free(b->ing);
+}
+
+/* Source groups: one per leaf switch, one per host without a leaf, in
+ * (leaf, position) order. ROUTE_E_INVAL for a bad or repeated end port. */
+static int make_groups(struct sbuild *b)
+{
+	const struct route_tab *rt = b->rt;
+	size_t n = b->n;
+	struct share *sh = b->sh;
+	uint64_t *key = malloc((n + 1) * sizeof(*key));
+	uint32_t *chk = malloc((n + 1) * sizeof(*chk));
+	int rc = ROUTE_E_NOMEM;
+	if (!key || !chk)
+		goto out;
+	/* key = leaf node << 32 | position, or all ones in the high half. */
 	for (size_t i = 0; i < n; i++) {
-		if (eps[i] >= rt->neps) {
+		rc = ROUTE_E_INVAL;
+		if (b->eps[i] >= rt->neps)
+			goto out;
+		const struct route_ep *e = &rt->eps[b->eps[i]];
+		uint64_t hi = e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? e->leaf : UINT32_MAX;
+		key[i] = hi << 32 | i;
+		chk[i] = b->eps[i];
+	}
+	qsort(chk, n, sizeof(*chk), cmp_u32);
+	for (size_t i = 1; i < n; i++)
+		if (chk[i] == chk[i - 1]) {
 			rc = ROUTE_E_INVAL;
 			goto out;
 		}
-		const struct route_ep *e = &rt->eps[eps[i]];
-		uint64_t hi = e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? e->leaf : UINT32_MAX;
-		key[i] = hi << 32 | i;
-	}
-	{
-		uint32_t *chk = malloc((n + 1) * sizeof(*chk));
-		if (!chk)
-			goto out;
-		if (n)
-			memcpy(chk, eps, n * sizeof(*chk));
-		qsort(chk, n, sizeof(*chk), cmp_u32);
-		for (size_t i = 1; i < n; i++)
-			if (chk[i] == chk[i - 1]) {
-				free(chk);
-				rc = ROUTE_E_INVAL;
-				goto out;
-			}
-		free(chk);
-	}
 	qsort(key, n, sizeof(*key), cmp_u64);
+	rc = ROUTE_E_NOMEM;
 	sh->grp_of = malloc((n + 1) * sizeof(*sh->grp_of));
-	grp_sw = malloc((n + 1) * sizeof(*grp_sw));
-	grp_n = malloc((n + 1) * sizeof(*grp_n));
-	grp_rep = malloc((n + 1) * sizeof(*grp_rep));
-	selfok = calloc(n + 1, 1);
-	if (!sh->grp_of || !grp_sw || !grp_n || !grp_rep || !selfok)
+	b->grp_sw = malloc((n + 1) * sizeof(*b->grp_sw));
+	b->grp_n = malloc((n + 1) * sizeof(*b->grp_n));
+	b->grp_rep = malloc((n + 1) * sizeof(*b->grp_rep));
+	b->selfok = calloc(n + 1, 1);
+	if (!sh->grp_of || !b->grp_sw || !b->grp_n || !b->grp_rep || !b->selfok)
 		goto out;
 	uint32_t G = 0, inleaf = 0;
 	for (size_t k = 0; k < n; k++) {
 		uint32_t leaf = (uint32_t)(key[k] >> 32), i = (uint32_t)key[k];
 		if (!k || leaf == UINT32_MAX || leaf != (uint32_t)(key[k - 1] >> 32)) {
-			grp_sw[G] = leaf == UINT32_MAX ? ROUTE_NONE : rt->sw_of_node[leaf];
-			grp_n[G] = 0;
-			grp_rep[G] = i;
+			b->grp_sw[G] = leaf == UINT32_MAX ? ROUTE_NONE : rt->sw_of_node[leaf];
+			b->grp_n[G] = 0;
+			b->grp_rep[G] = i;
 			sh->nleaves += leaf != UINT32_MAX;
 			G++;
 		}
-		grp_n[G - 1]++;
+		b->grp_n[G - 1]++;
 		inleaf += leaf != UINT32_MAX;
 		sh->grp_of[i] = G - 1;
 	}
 	sh->G = G;
 	sh->avg_hosts_per_leaf = sh->nleaves ? (double)inleaf / sh->nleaves : 0.0;
+	rc = ROUTE_OK;
+out:
+	free(key);
+	free(chk);
+	return rc;
+}
 
-	const int keep = (flags & SHARE_KEEP_PATHS) != 0;
-	if (keep) {
-		if ((uint64_t)n * G > SHARE_MAX_PATH_CELLS) {
-			rc = ROUTE_E_RANGE;
-			goto out;
-		}
-		sh->start = malloc(((size_t)n * G + 1) * sizeof(*sh->start));
-		sh->status = malloc((size_t)n * G + 1);
-		sh->cols = calloc(n + 1, sizeof(*sh->cols));
-		if (!sh->start || !sh->status || !sh->cols)
-			goto out;
+/* Every destination column, in LID order over OpenMP threads: link loads,
+ * successful routes per source group, ingress links, and the kept paths. */
+static int walk_columns(struct sbuild *b, int keep)
+{
+	const struct route_tab *rt = b->rt;
+	const struct snap *s = rt->snap;
+	struct share *sh = b->sh;
+	size_t n = b->n;
+	uint32_t G = sh->G;
+	b->load = calloc((size_t)s->nports + 1, sizeof(*b->load));
+	b->okcnt = calloc((size_t)G + 1, sizeof(*b->okcnt));
+	uint64_t *ord = malloc((n + 1) * sizeof(*ord));   /* lid << 32 | position: columns in LID order */
+	if (!b->load || !b->okcnt || !ord) {
+		free(ord);
+		return ROUTE_E_NOMEM;
 	}
-	load = calloc((size_t)s->nports + 1, sizeof(*load));
-	okcnt = calloc((size_t)G + 1, sizeof(*okcnt));
-	if (!load || !okcnt)
-		goto out;
-
-	const size_t nblocks = (n + COL_BLOCK - 1) / COL_BLOCK;
-	ord = malloc((n + 1) * sizeof(*ord));
-	if (!ord)
-		goto out;
 	for (size_t j = 0; j < n; j++)
-		ord[j] = (uint64_t)rt->eps[eps[j]].lid << 32 | j;
+		ord[j] = (uint64_t)rt->eps[b->eps[j]].lid << 32 | j;
 	qsort(ord, n, sizeof(*ord), cmp_u64);
+	const size_t nblocks = (n + COL_BLOCK - 1) / COL_BLOCK;
 	int failed = 0;
 	uint64_t pairs_ok = 0, pairs_failed = 0;
 	uint32_t max_hops = 0;
-	const struct ctx cx = { rt, eps, sh, grp_sw, grp_n, grp_rep, selfok, G, keep };
+	const struct ctx cx = { rt, b->eps, sh, b->grp_sw, b->grp_n, b->grp_rep, b->selfok, G, keep };
 #pragma omp parallel reduction(+ : pairs_ok, pairs_failed) reduction(max : max_hops)
 	{
 		struct tws w;
@@ -374,10 +385,10 @@ int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsig
 		for (size_t blk = 0; blk < nblocks; blk++) {
 			size_t b0 = blk * COL_BLOCK, cnt = n - b0 < COL_BLOCK ? n - b0 : COL_BLOCK;
 			for (uint32_t g = 0; ok && g < G; g++)
-				if (grp_sw[g] != ROUTE_NONE)
+				if (b->grp_sw[g] != ROUTE_NONE)
 					for (size_t k = 0; k < cnt; k++)
 						w.fp[(size_t)g * COL_BLOCK + k] =
-							route_lft(rt, grp_sw[g], rt->eps[eps[(uint32_t)ord[b0 + k]]].lid);
+							route_lft(rt, b->grp_sw[g], rt->eps[b->eps[(uint32_t)ord[b0 + k]]].lid);
 			for (size_t k = 0; ok && k < cnt; k++)
 				ok = do_column(&cx, &w, (uint32_t)ord[b0 + k], k) == 0;
 		}
@@ -387,17 +398,17 @@ int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsig
 				failed = 1;
 			} else {
 				for (uint32_t i = 0; i < s->nports; i++)
-					load[i] += w.tload[i];
+					b->load[i] += w.tload[i];
 				for (uint32_t g = 0; g < G; g++)
-					okcnt[g] += w.tok[g];
+					b->okcnt[g] += w.tok[g];
 				if (w.nting) {
-					void *p = realloc(ing, (ning + w.nting) * sizeof(*ing));
+					void *p = realloc(b->ing, (b->ning + w.nting) * sizeof(*b->ing));
 					if (!p) {
 						failed = 1;
 					} else {
-						ing = p;
-						memcpy(ing + ning, w.ting, w.nting * sizeof(*ing));
-						ning += w.nting;
+						b->ing = p;
+						memcpy(b->ing + b->ning, w.ting, w.nting * sizeof(*b->ing));
+						b->ning += w.nting;
 					}
 				}
 			}
@@ -408,80 +419,120 @@ int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsig
 			max_hops = w.max_hops;
 		tws_free(&w);
 	}
+	free(ord);
 	if (failed)
-		goto out;
+		return ROUTE_E_NOMEM;
 	sh->npairs_ok = pairs_ok;
 	sh->npairs_failed = pairs_failed;
 	sh->max_hops = max_hops;
+	return ROUTE_OK;
+}
 
+/* The nonzero link loads, each source's own cable included. */
+static int collect_loads(struct sbuild *b)
+{
+	const struct route_tab *rt = b->rt;
+	const struct snap *s = rt->snap;
+	struct share *sh = b->sh;
 	/* Each source's own cable carries its successful routes, minus the
 	 * one to itself, which is not a pair. */
-	for (size_t i = 0; i < n; i++) {
-		const struct route_ep *e = &rt->eps[eps[i]];
+	for (size_t i = 0; i < b->n; i++) {
+		const struct route_ep *e = &rt->eps[b->eps[i]];
 		if (s->nodes[e->node].type == SNAP_NODE_SWITCH || e->up != ROUTE_OK)
 			continue;
-		uint64_t c = okcnt[sh->grp_of[i]] - selfok[i];
-		load[s->nodes[e->node].port0 + e->port] += (uint32_t)c;
+		uint64_t c = b->okcnt[sh->grp_of[i]] - b->selfok[i];
+		b->load[s->nodes[e->node].port0 + e->port] += (uint32_t)c;
 	}
 	for (uint32_t i = 0; i < s->nports; i++)
-		sh->nlinks += load[i] != 0;
+		sh->nlinks += b->load[i] != 0;
 	sh->links = malloc(((size_t)sh->nlinks + 1) * sizeof(*sh->links));
 	if (!sh->links)
-		goto out;
+		return ROUTE_E_NOMEM;
 	for (uint32_t x = 0, k = 0; x < s->nnodes; x++)
 		for (unsigned p = 0; p <= s->nodes[x].nports; p++) {
-			uint32_t c = load[s->nodes[x].port0 + p];
+			uint32_t c = b->load[s->nodes[x].port0 + p];
 			if (c)
 				sh->links[k++] = (struct share_link){ x, c, (uint8_t)p };
 		}
+	return ROUTE_OK;
+}
 
-	/* Sharing: runs of one ingress link with two or more hosts. */
+/* Sharing: runs of one ingress link with two or more hosts. */
+static int collect_sharing(struct sbuild *b)
+{
+	const struct snap *s = b->rt->snap;
+	struct share *sh = b->sh;
+	size_t ning = b->ning;
+	struct ingress *ing = b->ing;
 	if (ning)
 		qsort(ing, ning, sizeof(*ing), cmp_ingress);
 	sh->groups = malloc((ning + 1) * sizeof(*sh->groups));
 	sh->members = malloc((ning + 1) * sizeof(*sh->members));
-	sh->sharing = malloc((n + 1) * sizeof(*sh->sharing));
-	uint8_t *mark = calloc(n + 1, 1);
+	sh->sharing = malloc((b->n + 1) * sizeof(*sh->sharing));
+	uint8_t *mark = calloc(b->n + 1, 1);
 	if (!sh->groups || !sh->members || !sh->sharing || !mark) {
 		free(mark);
-		goto out;
+		return ROUTE_E_NOMEM;
 	}
 	uint32_t nm = 0;
 	for (size_t a = 0; a < ning;) {
-		size_t b = a;
-		while (b < ning && ing[b].slot == ing[a].slot)
-			b++;
-		if (b - a >= 2) {
+		size_t e = a;
+		while (e < ning && ing[e].slot == ing[a].slot)
+			e++;
+		if (e - a >= 2) {
 			uint32_t node = node_of_slot(s, ing[a].slot);
 			sh->groups[sh->ngroups++] = (struct share_group){
-				node, (uint8_t)(ing[a].slot - s->nodes[node].port0), nm, (uint32_t)(b - a) };
-			for (size_t k = a; k < b; k++) {
+				node, (uint8_t)(ing[a].slot - s->nodes[node].port0), nm, (uint32_t)(e - a) };
+			for (size_t k = a; k < e; k++) {
 				sh->members[nm++] = ing[k].j;
 				mark[ing[k].j] = 1;
 			}
 		}
-		a = b;
+		a = e;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < b->n; i++)
 		if (mark[i])
 			sh->sharing[sh->nsharing++] = (uint32_t)i;
 	free(mark);
-	rc = ROUTE_OK;
-out:
-	free(key);
-	free(grp_sw);
-	free(grp_n);
-	free(grp_rep);
-	free(selfok);
-	free(load);
-	free(okcnt);
-	free(ing);
-	free(ord);
+	return ROUTE_OK;
+}
+
+int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsigned flags,
+		struct share **out)
+{
+	if (n > rt->neps)
+		return ROUTE_E_INVAL;
+	struct sbuild b = { .rt = rt, .eps = eps, .n = n };
+	b.sh = calloc(1, sizeof(*b.sh));
+	if (!b.sh)
+		return ROUTE_E_NOMEM;
+	b.sh->n = (uint32_t)n;
+	const int keep = (flags & SHARE_KEEP_PATHS) != 0;
+	int rc = make_groups(&b);
+	if (!rc && keep) {
+		struct share *sh = b.sh;
+		if ((uint64_t)n * sh->G > SHARE_MAX_PATH_CELLS) {
+			rc = ROUTE_E_RANGE;
+		} else {
+			sh->start = malloc(((size_t)n * sh->G + 1) * sizeof(*sh->start));
+			sh->status = malloc((size_t)n * sh->G + 1);
+			sh->cols = calloc(n + 1, sizeof(*sh->cols));
+			if (!sh->start || !sh->status || !sh->cols)
+				rc = ROUTE_E_NOMEM;
+		}
+	}
+	if (!rc)
+		rc = walk_columns(&b, keep);
+	if (!rc)
+		rc = collect_loads(&b);
+	if (!rc)
+		rc = collect_sharing(&b);
+	sbuild_free(&b);
 	if (rc) {
-		share_free(sh);
+		share_free(b.sh);
 		return rc;
 	}
-	*out = sh;
+	*out = b.sh;
 	return ROUTE_OK;
 }
 

@@ -76,8 +76,8 @@ done
 [ -z "$miss" ]
 check $? "unit has the settings of the admin guide${miss:+ (missing:$miss)}"
 n=$(u LimitNOFILE)
-[ -n "$n" ] && [ "$n" -gt 1100 ]
-check $? "LimitNOFILE=$n leaves room for max-conns 1024"
+[ -n "$n" ] && [ "$n" -ge 10256 ]
+check $? "LimitNOFILE=$n lets topod size max-conns to at least 10,000"
 if command -v systemd-analyze >/dev/null 2>&1; then
 	# verify checks that ExecStart's binary and the Documentation= pages
 	# exist: point it at the build and at man/ laid out as a MANPATH.

@@ -14,7 +14,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.join(ROOT, "build", "bin")
+# TOPOD_BIN_DIR: compare another build (benchmarks run old and new in one go).
+BIN = os.environ.get("TOPOD_BIN_DIR") or os.path.join(ROOT, "build", "bin")
 
 _procs = []
 _tmpdirs = []
@@ -181,6 +182,32 @@ class Conn:
             return self.s.recv(1) == b""
         except (ConnectionResetError, socket.timeout):
             return True
+
+
+def read_reply(s, buf=b""):
+    """Reads one reply from socket s (its head line and the lines it
+    announces), counting lines without decoding them, so that a client can
+    keep up with multi-megabyte matrices. Returns (head, nlines, rest), rest
+    being bytes read past the reply."""
+    while b"\n" not in buf:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            return buf.decode(errors="replace"), 0, b""
+        buf += chunk
+    head, buf = buf.split(b"\n", 1)
+    head = head.decode()
+    n = int(parse_kv(head[3:]).get("lines", 0)) if head.startswith("OK") else 0
+    got = 0
+    while True:
+        k = buf.count(b"\n")
+        if got + k >= n:
+            parts = buf.split(b"\n", n - got)
+            rest = parts[-1] if n - got < len(parts) else b""
+            return head, n, rest
+        got += k
+        buf = s.recv(1 << 20)
+        if not buf:
+            return head, got, b""
 
 
 def send_snapshot(sinkspec, path):

@@ -1,0 +1,182 @@
+/*
+ * test_query.c - every row of the command table answered from a real
+ * (synthetic) fabric through query_answer(): each reply is one "OK gen=..."
+ * line followed by exactly the lines it announces, or one "ERR CODE text"
+ * line; arity is checked from the table; fabric commands before the first
+ * snapshot say NOFABRIC; `help` lists exactly the table.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "cmd.h"
+#include "fabric.h"
+#include "query.h"
+#include "store.h"
+#include "testfab.h"
+
+/* Splits the reply into lines and checks its framing; returns its first
+ * line (static buffer) and sets *nlines to the lines after it. */
+static const char *framed(struct evbuffer *out, int *ok, size_t *nlines)
+{
+	static char head[4096];
+	size_t len = evbuffer_get_length(out);
+	char *all = malloc(len + 1);
+	evbuffer_remove(out, all, len);
+	all[len] = '\0';
+	*ok = len > 0 && all[len - 1] == '\n';
+	char *nl = strchr(all, '\n');
+	size_t hl = nl ? (size_t)(nl - all) : len;
+	snprintf(head, sizeof(head), "%.*s", (int)(hl < sizeof(head) - 1 ? hl : sizeof(head) - 1), all);
+	size_t n = 0;
+	for (char *p = nl ? nl + 1 : all + len; *p; p++)
+		n += *p == '\n';
+	*nlines = n;
+	const char *lk = strstr(head, " lines=");
+	if (!strncmp(head, "OK", 2))
+		*ok = *ok && (lk ? strtoul(lk + 7, NULL, 10) == n : n == 0);
+	else
+		*ok = *ok && !strncmp(head, "ERR ", 4) && n == 0;
+	free(all);
+	return head;
+}
+
+static enum query_result ask(const struct fabric *f, const char *line, struct evbuffer *out)
+{
+	static struct proto_req req;
+	static char buf[8192];
+	const char *why;
+	snprintf(buf, sizeof(buf), "%s", line);
+	if (proto_split(buf, strlen(buf), &req, &why)) {
+		evbuffer_add_printf(out, "ERR PROTO %s\n", why);
+		return QUERY_OK;
+	}
+	return query_answer(f, &req, out);
+}
+
+int main(void)
+{
+	struct snap *s = snap_new();
+	tf_tree2(s, 4, 4, 2, 1);
+	tf_finish(s, 0);
+	char err[SNAP_ERR_LEN];
+	struct fabric_index *x = fabric_index_build(s, NULL, 1, err);
+	CHECK(x != NULL, "the 4-leaf, 16-host tree builds");
+	struct fabric *f = fabric_new(s, "test");
+	f->index = x;
+	struct snap *empty_s = snap_new();
+	struct fabric *empty = fabric_new(empty_s, "none");
+	struct evbuffer *out = evbuffer_new();
+
+	/* One request per command, with arguments it accepts. */
+	static const struct {
+		const char *line;
+		const char *want; /* prefix of the first line */
+	} good[] = {
+		{ "ping", "OK pong" },
+		{ "help", "OK commands:" },
+		{ "info", "OK gen=" },
+		{ "hops h0000 h0015", "OK gen=" },
+		{ "path h0000 h0015", "OK gen=" },
+		{ "query h0000:h0015", "h0000 0x" },
+		{ "hopsbatch h0000:h0001 h0002:h0014", "OK gen=" },
+		{ "hopsmatrix h0000 h0005 h0010 h0015", "OK gen=" },
+		{ "pathmatrix h0000 h0005 h0010 h0015", "OK gen=" },
+		{ "depth", "OK gen=" },
+		{ "clusters 1 h0000 h0005", "OK gen=" },
+		{ "tree", "OK gen=" },
+		{ "shared h0000 h0005 h0010 h0015", "OK gen=" },
+		{ "resolve h0003", "OK gen=" },
+		{ "hosts", "OK gen=" },
+		{ "quit", "OK bye" },
+	};
+	int covered[64] = { 0 };
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		enum query_result r = ask(f, good[i].line, out);
+		int ok;
+		size_t n;
+		const char *head = framed(out, &ok, &n);
+		int is_seed = !strncmp(good[i].line, "query", 5);
+		CHECK((ok || is_seed) && !strncmp(head, good[i].want, strlen(good[i].want)),
+		      "%s -> %.60s (+%zu lines, framed)", good[i].line, head, n);
+		CHECK(r == (!strcmp(good[i].line, "quit") ? QUERY_CLOSE : QUERY_OK), "%s: result %d", good[i].line, r);
+		char cmd[32];
+		sscanf(good[i].line, "%31s", cmd);
+		const struct cmd *k = cmd_find(cmd);
+		if (k)
+			covered[k - cmd_table] = 1;
+	}
+	for (size_t i = 0; i < cmd_count; i++)
+		CHECK(covered[i], "command %s is exercised here", cmd_table[i].name);
+
+	/* Arity comes from the table: too few or too many words is USAGE
+	 * with the row's usage line. */
+	for (size_t i = 0; i < cmd_count; i++) {
+		const struct cmd *k = &cmd_table[i];
+		char line[256];
+		int ok;
+		size_t n;
+		if (k->min_args > 0) {
+			snprintf(line, sizeof(line), "%s", k->name);
+			ask(f, line, out);
+			const char *head = framed(out, &ok, &n);
+			CHECK(ok && !strncmp(head, "ERR USAGE ", 10) && strstr(head, k->usage),
+			      "%s without arguments: %s", k->name, head);
+		}
+		if (k->max_args >= 0) {
+			int len = snprintf(line, sizeof(line), "%s", k->name);
+			for (int a = 0; a <= k->max_args; a++)
+				len += snprintf(line + len, sizeof(line) - (size_t)len, " 1");
+			ask(f, line, out);
+			const char *head = framed(out, &ok, &n);
+			CHECK(ok && !strncmp(head, "ERR USAGE ", 10), "%s with %d arguments: %s", k->name, k->max_args + 1,
+			      head);
+		}
+		/* Before the first snapshot. */
+		snprintf(line, sizeof(line), "%s", k->usage);
+		ask(empty, line, out);
+		const char *head = framed(out, &ok, &n);
+		if (k->flags & CMD_FABRIC)
+			CHECK(ok && !strncmp(head, "ERR NOFABRIC ", 13), "%s before any fabric: %s", k->name, head);
+		else
+			CHECK(ok, "%s before any fabric is answered: %s", k->name, head);
+	}
+
+	/* help lists exactly the table. */
+	ask(f, "help", out);
+	int ok;
+	size_t n;
+	const char *head = framed(out, &ok, &n);
+	int all = 1;
+	for (size_t i = 0; i < cmd_count; i++) {
+		char w[48];
+		snprintf(w, sizeof(w), " %s ", cmd_table[i].name);
+		all &= strstr(head, w) != NULL;
+	}
+	CHECK(all, "help names every command of the table: %s", head);
+	CHECK(ask(f, "nosuchcommand", out) == QUERY_UNKNOWN, "an unknown command is left to the caller");
+
+	/* Errors from the answers themselves. */
+	static const struct {
+		const char *line, *code;
+	} bad[] = {
+		{ "hops h0000 nosuchhost", "ERR NOTFOUND " },
+		{ "pathmatrix h0000 h0000", "ERR DUPLICATE " },
+		{ "clusters 99 h0000", "ERR RANGE " },
+		{ "query nocolon", "ERR USAGE " },
+		{ "hopsbatch h0000", "ERR USAGE " },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ask(f, bad[i].line, out);
+		head = framed(out, &ok, &n);
+		CHECK(ok && !strncmp(head, bad[i].code, strlen(bad[i].code)), "%s -> %s", bad[i].line, head);
+	}
+
+	evbuffer_free(out);
+	fabric_put(f);
+	fabric_put(empty);
+	return tf_failures ? 1 : 0;
+}
