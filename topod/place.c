@@ -1131,7 +1131,8 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 	/* a context of our own: deterministic, fixed seed, its own random state */
 	if (SCOTCH_contextInit(&ctx) || !(ok_ctx = 1) ||
 	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
-	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) || SCOTCH_contextRandomClone(&ctx)) {
+	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) || SCOTCH_contextRandomClone(&ctx) ||
+	    SCOTCH_contextThreadSpawn(&ctx, 1, NULL)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch refused a deterministic context");
 	} else if (SCOTCH_graphInit(&tg) || !(ok_tg = 1) ||
 	    SCOTCH_graphBuild(&tg, 0, nv, verttab, NULL, velotab, NULL, verttab[nv], edgetab, edlotab)) {
