@@ -34,7 +34,44 @@ one() {
 	local extra=()
 	[ "$rails" = yes ] && extra=(--rails)
 	python3 tests/lib/placecheck.py --port "$LAB_TOPOD_PORT" --label "$label" "${extra[@]}" || failed=$((failed + 1))
+	[ "$label" = "fat tree k=4" ] && topoquery_formats
 	lab_teardown
+}
+
+# topoquery's side, once: --json parses and agrees with the text forms; the
+# host-file formats have the documented shapes.
+topoquery_formats() {
+	local TQ=$ROOT/build/bin/topoquery S=127.0.0.1:$LAB_TOPOD_PORT d=$LAB_DIR
+	mapfile -t all < <(python3 -c 'import json, sys; print("\n".join(sorted(json.load(open(sys.argv[1]))["hosts"])))' "$d/f.json")
+	"$TQ" -s "$S" --json order "${all[@]}" >"$d/o.json" && "$TQ" -s "$S" order "${all[@]}" >"$d/o.txt" &&
+		"$TQ" -s "$S" --json pick 5 "${all[@]}" >"$d/p.json" && "$TQ" -s "$S" pick 5 --format list "${all[@]}" >"$d/p.txt" &&
+		"$TQ" -s "$S" --json map stencil:4x2 "${all[0]}*4" "${all[5]}*4" >"$d/m.json" &&
+		"$TQ" -s "$S" map stencil:4x2 --format rankfile "${all[0]}*4" "${all[5]}*4" >"$d/m.rank" &&
+		"$TQ" -s "$S" order --format openmpi --slots 3 "${all[@]}" >"$d/o.ompi" &&
+		"$TQ" -s "$S" order --format mpich --slots 3 "${all[@]}" >"$d/o.mpich" &&
+		"$TQ" -s "$S" order --format slurm --slots 3 "${all[@]}" >"$d/o.slurm"
+	local rc=$?
+	if [ "$rc" -eq 0 ] && python3 - "$d" <<'PY'; then
+import json, re, sys
+d = sys.argv[1]
+o = json.load(open(d + "/o.json"))
+assert o["hosts"] == open(d + "/o.txt").read().split(), "order json != text"
+p = json.load(open(d + "/p.json"))
+assert p["hosts"] == open(d + "/p.txt").read().split() and p["picked"] == 5 and p["sharing_free"] is True
+m = json.load(open(d + "/m.json"))
+assert m["ranks"] == 8 and len(m["rank_host"]) == 8 and m["hop_bytes"] <= m["block"]["hop_bytes"]
+rk = open(d + "/m.rank").read().split("\n")[:-1]
+assert all(re.fullmatch(r"rank \d+=\S+ slot=\d", l) for l in rk) and len(rk) == 8
+assert [l.split("=")[1].split()[0] for l in rk] == m["rank_host"]
+assert open(d + "/o.ompi").read().split("\n")[:-1] == [h + " slots=3" for h in o["hosts"]]
+assert open(d + "/o.mpich").read().split("\n")[:-1] == [h + ":3" for h in o["hosts"]]
+assert open(d + "/o.slurm").read().split() == [h for h in o["hosts"] for _ in range(3)]
+PY
+		echo "ok - topoquery order/pick/map: --json agrees with text; openmpi, mpich, slurm, rankfile formats"
+	else
+		echo "not ok - topoquery order/pick/map formats (exit $rc)"
+		failed=$((failed + 1))
+	fi
 }
 
 one "fat tree k=4" ftree no no fattree --k 4 --levels 3
