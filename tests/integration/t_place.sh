@@ -49,7 +49,16 @@ topoquery_formats() {
 		"$TQ" -s "$S" map stencil:4x2 --format rankfile "${all[0]}*4" "${all[5]}*4" >"$d/m.rank" &&
 		"$TQ" -s "$S" order --format openmpi --slots 3 "${all[@]}" >"$d/o.ompi" &&
 		"$TQ" -s "$S" order --format mpich --slots 3 "${all[@]}" >"$d/o.mpich" &&
-		"$TQ" -s "$S" order --format slurm --slots 3 "${all[@]}" >"$d/o.slurm"
+		"$TQ" -s "$S" order --format slurm --slots 3 "${all[@]}" >"$d/o.slurm" &&
+		python3 -c '
+# the 4x2 stencil as a METIS file (1-based neighbours, both ends listed)
+X, Y = 4, 2
+print(X * Y, (X - 1) * Y + X * (Y - 1))
+for v in range(X * Y):
+    x, y = v % X, v // X
+    n = [u for (a, b) in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)) if 0 <= a < X and 0 <= b < Y for u in [a + X * b]]
+    print(" ".join(str(u + 1) for u in n))' >"$d/g.metis" &&
+		"$TQ" -s "$S" --json map "$d/g.metis" "${all[0]}*4" "${all[5]}*4" >"$d/mg.json"
 	local rc=$?
 	if [ "$rc" -eq 0 ] && python3 - "$d" <<'PY'; then
 import json, re, sys
@@ -63,11 +72,13 @@ assert m["ranks"] == 8 and len(m["rank_host"]) == 8 and m["hop_bytes"] <= m["blo
 rk = open(d + "/m.rank").read().split("\n")[:-1]
 assert all(re.fullmatch(r"rank \d+=\S+ slot=\d", l) for l in rk) and len(rk) == 8
 assert [l.split("=")[1].split()[0] for l in rk] == m["rank_host"]
+mg = json.load(open(d + "/mg.json"))
+assert mg["rank_host"] == m["rank_host"] and mg["hop_bytes"] == m["hop_bytes"], "METIS file != stencil"
 assert open(d + "/o.ompi").read().split("\n")[:-1] == [h + " slots=3" for h in o["hosts"]]
 assert open(d + "/o.mpich").read().split("\n")[:-1] == [h + ":3" for h in o["hosts"]]
 assert open(d + "/o.slurm").read().split() == [h for h in o["hosts"] for _ in range(3)]
 PY
-		echo "ok - topoquery order/pick/map: --json agrees with text; openmpi, mpich, slurm, rankfile formats"
+		echo "ok - topoquery order/pick/map: --json agrees with text; openmpi, mpich, slurm, rankfile formats; a METIS file maps as the same stencil"
 	else
 		echo "not ok - topoquery order/pick/map formats (exit $rc)"
 		failed=$((failed + 1))
