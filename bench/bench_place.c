@@ -128,6 +128,32 @@ int main(int argc, char **argv)
 	hier_free(h);
 	route_free(rt);
 	snap_free(s);
+
+	/* a 2:1 over-subscribed two-level tree of as many hosts: 144 leaves x 24
+	 * hosts, 12 spines; big picks cannot avoid sharing (the fill path) */
+	s = snap_new();
+	tf_tree2(s, 144, 24, 12, 1);
+	tf_finish(s, 0);
+	if (route_build(s, NULL, &rt) || hier_build(rt, &h))
+		return 1;
+	printf("2:1 tree, 144 leaves x 24 hosts, 12 spines: %u hosts\n", rt->nhosts);
+	unsigned wants2[] = { 100, 1000, 3000 };
+	for (unsigned w = 0; w < 3; w++) {
+		struct place_pick q;
+		TIME(3, ms, {
+			if (place_pick(rt, h, all, rt->nhosts, wants2[w], &q, why))
+				return 1;
+			if (r_ + 1 < 3)
+				place_pick_free(&q);
+		});
+		printf("pick %4u of %u free          %8.2f ms   sharing=%u leaves=%u pods=%u max_hops=%u max_load=%u\n",
+		       wants2[w], rt->nhosts, ms, q.figs.sharing, q.figs.leaves, q.figs.pods, q.figs.max_hops,
+		       q.figs.max_load);
+		place_pick_free(&q);
+	}
+	hier_free(h);
+	route_free(rt);
+	snap_free(s);
 	free(all);
 	free(v);
 	return 0;

@@ -508,7 +508,11 @@ static void dfs_run(struct dfs *d, size_t from, size_t k)
 	}
 }
 
-#define PICK_SEARCH_BUDGET 2000000L  /* set checks; a few hundred ms at worst */
+/* The exact search runs on free lists up to PICK_EXACT_HOSTS long, for at
+ * most PICK_SEARCH_BUDGET set checks of O(want^2) each: tens of ms at worst.
+ * Longer lists rely on the capacity argument (step 2) alone. */
+#define PICK_EXACT_HOSTS 40
+#define PICK_SEARCH_BUDGET 200000L
 
 struct leafcap {
 	uint32_t l, cap, pod, first;   /* first: position of its first host, for ties */
@@ -673,7 +677,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 	}
 
 	/* 3. Small free lists: an exact search before giving up on sharing-free. */
-	{
+	if (nfree <= PICK_EXACT_HOSTS) {
 		struct dfs d = { &p, want, tmp, src, PICK_SEARCH_BUDGET, 0 };
 		dfs_run(&d, 0, 0);
 		if (d.found) {
@@ -693,60 +697,86 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 	{
 		for (uint32_t l = 0; l < p.nl; l++)
 			src[l] = l;
+		/* each host's distinct entry codes, once (CSR): the loop below looks
+		 * at every candidate for every host added */
+		uint32_t *cstart = malloc((nfree + 1) * sizeof(*cstart)), *codes = NULL;
+		size_t ncode = 0;
+		if (!cstart) {
+			rc = ROUTE_E_NOMEM;
+			goto out;
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			ncode = 0;
+			for (size_t i = 0; i < nfree; i++) {
+				cstart[i] = (uint32_t)ncode;
+				p.epoch++;
+				for (uint32_t l = 0; l < p.nl; l++) {
+					uint32_t c = pk_code(&p, (uint32_t)i, l);
+					if (c == NONE32 || p.stamp[c] == p.epoch)
+						continue;
+					p.stamp[c] = p.epoch;
+					if (pass)
+						codes[ncode] = c;
+					ncode++;
+				}
+			}
+			cstart[nfree] = (uint32_t)ncode;
+			if (!pass && !(codes = malloc((ncode + 1) * sizeof(*codes)))) {
+				free(cstart);
+				rc = ROUTE_E_NOMEM;
+				goto out;
+			}
+		}
 		uint8_t *chosen = calloc(nfree, 1), *shar = calloc(nfree, 1);
 		uint32_t *users = calloc(p.ncodes, sizeof(*users)), *owner = malloc(p.ncodes * sizeof(*owner));
 		uint32_t *lused = calloc(p.nl + 1, sizeof(*lused));
 		if (!chosen || !shar || !users || !owner || !lused) {
-			free(chosen), free(shar), free(users), free(owner), free(lused);
+			free(chosen), free(shar), free(users), free(owner), free(lused), free(cstart), free(codes);
 			rc = ROUTE_E_NOMEM;
 			goto out;
 		}
 		size_t base = 0;
 		for (uint32_t l = 0; l < p.nl && base < want; l++)
 			base += pk_leaf(&p, l, src, p.nl, (uint32_t)(want - base), sel + base);
-		nsel = base;
-		for (size_t k = 0; k < nsel; k++) {
-			uint32_t i = sel[k];
-			chosen[i] = 1;
-			lused[p.lf[i]]++;
-			for (uint32_t l = 0; l < p.nl; l++) {
-				uint32_t c = pk_code(&p, i, l);
-				if (c != NONE32 && users[c]++ == 0)
-					owner[c] = i;
-			}
-		}
-		while (nsel < want) {
-			long bi = -1;
-			uint64_t bcost = UINT64_MAX;
-			for (size_t i = 0; i < nfree; i++) {
-				if (chosen[i])
-					continue;
-				uint64_t cost = 0;
-				int clash = 0;
-				for (uint32_t l = 0; l < p.nl; l++) {
-					uint32_t c = pk_code(&p, (uint32_t)i, l);
-					if (c == NONE32 || !users[c])
+		nsel = 0;
+		/* adds host i: a code already used makes both its holders sharing */
+		for (size_t k = 0; k <= want; k++) {
+			uint32_t i;
+			if (k < base) {
+				i = sel[k];
+			} else {
+				if (nsel == want)
+					break;
+				long bi = -1;
+				uint64_t bcost = UINT64_MAX;
+				for (size_t j = 0; j < nfree; j++) {
+					if (chosen[j])
 						continue;
-					clash = 1;
-					if (users[c] == 1 && !shar[owner[c]])
-						cost++;
+					uint64_t cost = 0;
+					int clash = 0;
+					for (uint32_t q = cstart[j]; q < cstart[j + 1]; q++) {
+						uint32_t c = codes[q];
+						if (!users[c])
+							continue;
+						clash = 1;
+						if (users[c] == 1 && !shar[owner[c]])
+							cost++;
+					}
+					/* hosts without a leaf route nowhere: last resort */
+					cost = (cost + (uint64_t)clash) * 4 + (p.lf[j] == NONE32 ? 3 : lused[p.lf[j]] ? 0 : 1);
+					if (cost < bcost) {
+						bcost = cost;
+						bi = (long)j;
+					}
 				}
-				/* hosts without a leaf route nowhere: last resort */
-				cost = (cost + (uint64_t)clash) * 4 + (p.lf[i] == NONE32 ? 3 : lused[p.lf[i]] ? 0 : 1);
-				if (cost < bcost) {
-					bcost = cost;
-					bi = (long)i;
-				}
+				i = (uint32_t)bi;
 			}
-			uint32_t i = (uint32_t)bi;
 			chosen[i] = 1;
 			sel[nsel++] = i;
 			if (p.lf[i] != NONE32)
 				lused[p.lf[i]]++;
-			for (uint32_t l = 0; l < p.nl; l++) {
-				uint32_t c = pk_code(&p, i, l);
-				if (c == NONE32)
-					continue;
+			for (uint32_t q = cstart[i]; q < cstart[i + 1]; q++) {
+				uint32_t c = codes[q];
 				if (users[c]++ == 0) {
 					owner[c] = i;
 				} else {
@@ -755,7 +785,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 				}
 			}
 		}
-		free(chosen), free(shar), free(users), free(owner), free(lused);
+		free(chosen), free(shar), free(users), free(owner), free(lused), free(cstart), free(codes);
 	}
 
 done:
@@ -1123,11 +1153,11 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 	 * generator: reset it under the lock so every build is the same */
 	SCOTCH_randomSeed(1);
 	SCOTCH_randomReset();
-	SCOTCH_Graph tg, sg, sgc;
+	SCOTCH_Graph tg, tgc, sg, sgc;
 	SCOTCH_Arch arch;
 	SCOTCH_Strat strat;
 	SCOTCH_Context ctx;
-	int ok_tg = 0, ok_sg = 0, ok_sgc = 0, ok_arch = 0, ok_strat = 0, ok_ctx = 0;
+	int ok_tg = 0, ok_tgc = 0, ok_sg = 0, ok_sgc = 0, ok_arch = 0, ok_strat = 0, ok_ctx = 0;
 	/* a context of our own: deterministic, fixed seed, its own random state */
 	if (SCOTCH_contextInit(&ctx) || !(ok_ctx = 1) ||
 	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
@@ -1135,10 +1165,11 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 	    SCOTCH_contextThreadSpawn(&ctx, 1, NULL)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch refused a deterministic context");
 	} else if (SCOTCH_graphInit(&tg) || !(ok_tg = 1) ||
-	    SCOTCH_graphBuild(&tg, 0, nv, verttab, NULL, velotab, NULL, verttab[nv], edgetab, edlotab)) {
+	    SCOTCH_graphBuild(&tg, 0, nv, verttab, NULL, velotab, NULL, verttab[nv], edgetab, edlotab) ||
+	    SCOTCH_graphInit(&tgc) || !(ok_tgc = 1) || SCOTCH_contextBindGraph(&ctx, &tg, &tgc)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch refused the target tree");
 	} else if (SCOTCH_archInit(&arch) || !(ok_arch = 1) || SCOTCH_stratInit(&strat) || !(ok_strat = 1) ||
-		   SCOTCH_archBuild2(&arch, &tg, (SCOTCH_Num)nh, list)) {
+		   SCOTCH_archBuild2(&arch, &tgc, (SCOTCH_Num)nh, list)) {
 		snprintf(why, PLACE_WHY_LEN, "Scotch could not build the target architecture");
 	} else if (SCOTCH_graphInit(&sg) || !(ok_sg = 1) ||
 		   SCOTCH_graphBuild(&sg, 0, (SCOTCH_Num)g->n, gv, NULL, NULL, NULL, (SCOTCH_Num)m, ge, gw) ||
@@ -1158,6 +1189,8 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 		SCOTCH_stratExit(&strat);
 	if (ok_arch)
 		SCOTCH_archExit(&arch);
+	if (ok_tgc)
+		SCOTCH_graphExit(&tgc);
 	if (ok_tg)
 		SCOTCH_graphExit(&tg);
 	if (ok_ctx)
