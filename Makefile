@@ -23,7 +23,7 @@ DESTDIR ?=
 # OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
 OSM_INC := -I/usr/include/infiniband
 
-SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c
+SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 COLLECT_SRC := $(wildcard clients/collect/*.c)
@@ -50,21 +50,21 @@ $(B)/obj/std/%.o: %.c
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that
 # our symbols can never collide with OpenSM's or another plugin's.
-$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c)
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c snapshot/auth.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp -lsodium
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads $(PLACE_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad -lsodium
 
 $(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -lsodium
 
 # libtii: the shared object exports only tii_* (visibility in tii.h).
 $(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC))
@@ -112,11 +112,11 @@ $(B)/obj/unitsan/%.o: %.c
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads $(PLACE_LIBS)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads $(PLACE_LIBS)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

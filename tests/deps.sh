@@ -6,6 +6,7 @@ set -eu
 PKGS="
 build-essential pkg-config
 libevent-dev
+libsodium-dev
 opensm libopensm-dev
 libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
 ibsim-utils
