@@ -275,10 +275,62 @@ static void test_map(void)
 	fab_down(&f);
 }
 
+/* Random weighted graphs on a random-graph fabric: never worse than block,
+ * and where Scotch's mapping loses, block mapping itself is answered. */
+static void test_map_fallback(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_rrg(f.s, 12, 3, 2, 5);
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	tf_rng_state = 9;
+	unsigned cases = 0, worse = 0, fallbacks = 0, fb_bad = 0;
+	for (int t = 0; t < 300; t++) {
+		uint32_t n = 8 + tf_rand() % 24, m = n + tf_rand() % (2 * n), src[200], dst[200], w[200];
+		for (uint32_t i = 0; i < m; i++) {
+			src[i] = tf_rand() % n;
+			dst[i] = tf_rand() % n;
+			w[i] = 1 + tf_rand() % 50;
+		}
+		struct place_graph g;
+		if (place_graph_from_edges(&g, n, src, dst, w, m))
+			continue;
+		uint32_t nh = 2 + tf_rand() % 6, hosts[8], slots[8];
+		int dup = 0;
+		for (uint32_t i = 0; i < nh; i++) {
+			hosts[i] = (i * 5 + t) % f.rt->nhosts;
+			slots[i] = (n + nh - 1) / nh;
+			for (uint32_t j = 0; j < i; j++)
+				dup |= hosts[i] == hosts[j];
+		}
+		struct place_map mm;
+		char why[PLACE_WHY_LEN];
+		if (dup || place_map(f.rt, f.h, &g, hosts, slots, nh, &mm, why)) {
+			place_graph_free(&g);
+			continue;
+		}
+		cases++;
+		worse += mm.cost.hop_bytes > mm.block.hop_bytes;
+		if (mm.method == PLACE_BLOCK) {
+			uint32_t blk[64];
+			place_block(hosts, slots, nh, n, blk);
+			fallbacks++;
+			fb_bad += memcmp(blk, mm.rank_host, n * sizeof(*blk)) != 0 || mm.cost.hop_bytes != mm.block.hop_bytes;
+		}
+		place_map_free(&mm);
+		place_graph_free(&g);
+	}
+	tf_check(cases > 250 && !worse, "map: never worse than block on %u random weighted graphs", cases);
+	tf_check(fallbacks > 0 && !fb_bad, "map: where Scotch lost (%u cases), block mapping is answered as method=block",
+		 fallbacks);
+	fab_down(&f);
+}
+
 int main(void)
 {
 	test_order();
 	test_pick();
 	test_map();
+	test_map_fallback();
 	return tf_failures != 0;
 }
