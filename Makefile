@@ -81,7 +81,7 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(TOPOQUERY_LIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
@@ -154,6 +154,53 @@ $(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
 
 bench: $(B)/bench/bench_build $(B)/bench/bench_place
+
+# ---- profiler ----------------------------------------------------------------
+# topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
+# shared object, used with LD_PRELOAD or linked: Open MPI's mpicc, libtii's
+# PIC objects inside, only MPI_* exported (profiler/exports.map).
+PROF_SRC := $(wildcard profiler/*.c)
+PROF_LIB := $(B)/lib/libtopoprof.so
+$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -fvisibility=hidden -shared \
+		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
+		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+# The report builder without MPI, for the offline benchmark (synthetic traffic).
+PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
+$(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ bench/prof_report.c $(PROF_REP_SRC) $(B)/lib/libtii.a -lm
+# The small-message rate benchmark (a plain MPI program) and the memory
+# benchmark (profiler/count.c with the PMPI calls it makes answered by the
+# benchmark itself, so it can size the counters for 4,096 peers).
+$(B)/bench/prof_rate: bench/prof_rate.c
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+$(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c profiler/count.c -pthread
+# topoquery profile reads the report's JSON with Jansson (libjansson-dev).
+TOPOQUERY_LIBS := -ljansson
+# Unit test of the report builder (no MPI), plain and under ASan+UBSan;
+# tests/run.sh runs everything in build/tests/.
+PROF_UNIT_SRC := tests/profiler/test_profreport.c $(PROF_REP_SRC) $(LIBTII_SRC)
+$(B)/tests/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+$(B)/tests/asan/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+tests: $(B)/tests/test_profreport $(B)/tests/asan/test_profreport
+all: $(PROF_LIB)
+install: install-profiler
+install-profiler: $(PROF_LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/libtopoprof.so
+	install -m 644 man/topoprof.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/profiler.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-profiler
+bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
 # ---- the two commands a newcomer types ------------------------------------
 deps:

@@ -15,6 +15,7 @@ netcat-openbsd
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
+libjansson-dev librsvg2-bin
 clang libclang-rt-14-dev
 libscotch-dev
 slurmd

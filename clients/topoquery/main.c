@@ -125,6 +125,7 @@ static const char usage_text[] =
 	"  pick N FREEHOSTS...       choose N: no shared links above the leaf, then compact\n"
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch), with hop-bytes beside block/round-robin\n"
+	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -184,6 +185,7 @@ static const struct {
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
 	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
+	{ "profile", cmd_profile },
 };
 
 enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS };

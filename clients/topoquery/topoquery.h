@@ -49,5 +49,7 @@ int cmd_slurm(struct tq *q, int argc, char **argv);
 int cmd_order(struct tq *q, int argc, char **argv);
 int cmd_pick(struct tq *q, int argc, char **argv);
 int cmd_map(struct tq *q, int argc, char **argv);
+/* profile.c: reads topoprof reports, never asks topod */
+int cmd_profile(struct tq *q, int argc, char **argv);
 
 #endif
