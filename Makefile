@@ -56,7 +56,7 @@ $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapsho
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
@@ -85,6 +85,11 @@ $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
+# ---- place ----
+# topod's map command glues onto Scotch (Debian libscotch-dev); scotcherr is
+# Scotch's required error handler (it logs to stderr, topod's log).
+PLACE_LIBS := -lscotch -lscotcherr -lm
+
 # ---- unit tests, plain and under ASan+UBSan -------------------------------
 UNIT_SRC  := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
@@ -107,11 +112,11 @@ $(B)/obj/unitsan/%.o: %.c
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -142,7 +147,13 @@ $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h te
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
 
-bench: $(B)/bench/bench_build
+# ---- place ---- (benchmark of order/pick/map)
+PLACE_BENCH_SRC := $(BENCH_SRC) topod/place.c
+$(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place
 
 # ---- profiler ----------------------------------------------------------------
 # topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
@@ -227,7 +238,8 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # ldconfig; otherwise run it yourself (docs/admin-guide.md).
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
-	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md
+	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
+	docs/scheduling.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -244,6 +256,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
+	install -m 755 clients/slurm/sbatch-topo $(DESTDIR)$(PREFIX)/bin/sbatch-topo
 	for p in $(MAN_PAGES); do \
 		s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \

@@ -233,7 +233,7 @@ int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst,
 		memcpy(pair, a, la);
 		pair[la] = ':';
 		memcpy(pair + la + 1, b, lb + 1);
-		rc = tii__req_word(t, pair);
+		rc = tii__req_word(t, pair, la + 1 + lb);
 	}
 	if (rc)
 		return rc;

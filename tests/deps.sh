@@ -17,6 +17,8 @@ slurmctld slurm-client munge
 graphviz
 libjansson-dev librsvg2-bin
 clang libclang-rt-14-dev
+libscotch-dev
+slurmd
 "
 missing=""
 for p in $PKGS; do
