@@ -56,7 +56,7 @@ $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapsho
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
@@ -81,9 +81,14 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(TOPOQUERY_LIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- place ----
+# topod's map command glues onto Scotch (Debian libscotch-dev); scotcherr is
+# Scotch's required error handler (it logs to stderr, topod's log).
+PLACE_LIBS := -lscotch -lscotcherr -lm
 
 # ---- unit tests, plain and under ASan+UBSan -------------------------------
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -107,11 +112,11 @@ $(B)/obj/unitsan/%.o: %.c
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -142,7 +147,60 @@ $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h te
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
 
-bench: $(B)/bench/bench_build
+# ---- place ---- (benchmark of order/pick/map)
+PLACE_BENCH_SRC := $(BENCH_SRC) topod/place.c
+$(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place
+
+# ---- profiler ----------------------------------------------------------------
+# topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
+# shared object, used with LD_PRELOAD or linked: Open MPI's mpicc, libtii's
+# PIC objects inside, only MPI_* exported (profiler/exports.map).
+PROF_SRC := $(wildcard profiler/*.c)
+PROF_LIB := $(B)/lib/libtopoprof.so
+$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -fvisibility=hidden -shared \
+		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
+		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+# The report builder without MPI, for the offline benchmark (synthetic traffic).
+PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
+$(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ bench/prof_report.c $(PROF_REP_SRC) $(B)/lib/libtii.a -lm
+# The small-message rate benchmark (a plain MPI program) and the memory
+# benchmark (profiler/count.c with the PMPI calls it makes answered by the
+# benchmark itself, so it can size the counters for 4,096 peers).
+$(B)/bench/prof_rate: bench/prof_rate.c
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+$(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c profiler/count.c -pthread
+# topoquery profile reads the report's JSON with Jansson (libjansson-dev).
+TOPOQUERY_LIBS := -ljansson
+# Unit test of the report builder (no MPI), plain and under ASan+UBSan;
+# tests/run.sh runs everything in build/tests/.
+PROF_UNIT_SRC := tests/profiler/test_profreport.c $(PROF_REP_SRC) $(LIBTII_SRC)
+$(B)/tests/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+$(B)/tests/asan/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+tests: $(B)/tests/test_profreport $(B)/tests/asan/test_profreport
+all: $(PROF_LIB)
+install: install-profiler
+install-profiler: $(PROF_LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/libtopoprof.so
+	install -m 644 man/topoprof.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/profiler.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-profiler
+bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
 # ---- the two commands a newcomer types ------------------------------------
 deps:
@@ -180,7 +238,8 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # ldconfig; otherwise run it yourself (docs/admin-guide.md).
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
-	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md
+	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
+	docs/scheduling.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -197,6 +256,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
+	install -m 755 clients/slurm/sbatch-topo $(DESTDIR)$(PREFIX)/bin/sbatch-topo
 	for p in $(MAN_PAGES); do \
 		s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \
@@ -225,3 +285,12 @@ $(B)/bench/bench_load: bench/bench_load.c $(LOAD_BENCH_SRC) $(wildcard topod/*.h
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_load.c $(LOAD_BENCH_SRC)
 tests: $(B)/bench/bench_load
 bench: $(B)/bench/bench_load
+
+# ---- libtii ----
+# The libtii checker (tests/integration/t_tii_check.c), linked as users link
+# libtii.a, for the lab scripts (t_tii_lab.sh runs its "every" scenario on
+# real OpenSM fabrics); t_tii_api.py builds its own plain and ASan copies.
+$(B)/tests/tii_check: tests/integration/t_tii_check.c $(B)/lib/libtii.a libtii/tii.h common/topo_limits.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(CPPFLAGS) -o $@ $< $(B)/lib/libtii.a $(LDFLAGS)
+tests: $(B)/tests/tii_check

@@ -241,7 +241,7 @@ static int req_ranks(tii_t *t, const char *const *rank_hosts, size_t nranks)
 static int run(tii_t *t, size_t nranks, unsigned flags, tii_load_t **out)
 {
 	struct ld_ctx c = { .nranks = nranks, .nolinks = !!(flags & TII_LOAD_NOLINKS) };
-	static const struct tii__handler h = { ld_head, ld_line };
+	static const struct tii__handler h = { ld_head, ld_line, 0 };
 	int rc = tii__request(t, &h, &c);
 	if (rc) {
 		tii_load_free(c.l);

@@ -15,8 +15,10 @@ netcat-openbsd
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
+libjansson-dev librsvg2-bin
 clang libclang-rt-14-dev
-librsvg2-bin
+libscotch-dev
+slurmd
 "
 missing=""
 for p in $PKGS; do

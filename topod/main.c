@@ -74,7 +74,7 @@ static void usage(FILE *f)
 		"      --max-ingest-conns N   snapshot producers connected at once (default 8)\n"
 		"      --ingest-key FILE      shared key: TCP ingest accepts only snapshots signed with it\n"
 		"      --ingest-insecure      accept unsigned snapshots on TCP ingest (not recommended)\n"
-		"      --ingest-group NAME    members may feed the UNIX ingest socket (besides root and topod)\n"
+		"      --ingest-group NAME    members may feed the UNIX ingest socket (default: topod's group)\n"
 		"      --pidfile FILE         write the daemon's PID\n"
 		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
 		"  -v, --verbose              log debug messages\n"
@@ -583,6 +583,12 @@ int main(int argc, char **argv)
 		o.srv.listen[o.srv.nlisten++] = DEFAULT_LISTEN;
 	if (o.state_dir && check_state_dir(o.state_dir))
 		return 1;
+	/* The ingest socket is 0660 for topod's group: by default that group
+	 * is the one whose members may deliver, checked per connection. */
+	if (!o.srv.ingest_has_group) {
+		o.srv.ingest_gid = getegid();
+		o.srv.ingest_has_group = 1;
+	}
 	if (o.ingest_key) {
 		char kerr[SNAP_ERR_LEN];
 		if (snap_key_load(o.ingest_key, &o.key, kerr)) {
