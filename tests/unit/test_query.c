@@ -92,6 +92,9 @@ int main(void)
 		{ "order h0015 h0000 h0005", "OK gen=" },
 		{ "pick 2 h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "map stencil:4 h0000*2 h0005*2", "OK gen=" },
+		{ "load alltoall h0000*2 h0005 h0010", "OK gen=" },
+		{ "load bytes=8 links=max stencil2d:2,2:periodic h0000 h0005 h0010 h0015", "OK gen=" },
+		{ "load matrix h0000 h0005 -- 0:1:100 1:0:7", "OK gen=" },
 		{ "resolve h0003", "OK gen=" },
 		{ "hosts", "OK gen=" },
 		{ "quit", "OK bye" },
@@ -171,6 +174,16 @@ int main(void)
 		{ "clusters 99 h0000", "ERR RANGE " },
 		{ "query nocolon", "ERR USAGE " },
 		{ "hopsbatch h0000", "ERR USAGE " },
+		{ "load alltoall", "ERR USAGE " },
+		{ "load alltoal h0000 h0001", "ERR USAGE " },
+		{ "load stencil2d:3,3 h0000 h0001", "ERR USAGE " },
+		{ "load bytes=0 ring h0000 h0001", "ERR USAGE " },
+		{ "load ring h0000*0 h0001", "ERR USAGE " },
+		{ "load ring h0000*16384 h0001", "ERR TOOMANY " },
+		{ "load ring h0000 nosuchhost", "ERR NOTFOUND " },
+		{ "load ring h0000 h0001 -- 0:1:5", "ERR USAGE " },
+		{ "load matrix h0000 h0001 -- 0:2:5", "ERR USAGE " },
+		{ "load matrix h0000 h0001 -- 0:1", "ERR USAGE " },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ask(f, bad[i].line, out);
