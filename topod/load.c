@@ -574,71 +574,71 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 			}
 		}
 		for (uint32_t d = d0; d < d1; d++) {
-		const uint8_t *row = t->col + (size_t)(d - d0) * nsw;
-		uint32_t E = J.ep[d];
-		uint16_t dlid = rt->eps[E].lid;
-		uint64_t cd = J.cnt[d];
-		if (dense) {
-			for (uint32_t li = 0; li < nleaves; li++) {
-				uint32_t sw = leaves[li];
-				uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
-				int h = resolve(&F, t, sw, dlid, E, row, d + 1);
-				if (h < 0) {
-					t->fail_m += w;
-					t->fail_b += w * mb;
+			const uint8_t *row = t->col + (size_t)(d - d0) * nsw;
+			uint32_t E = J.ep[d];
+			uint16_t dlid = rt->eps[E].lid;
+			uint64_t cd = J.cnt[d];
+			if (dense) {
+				for (uint32_t li = 0; li < nleaves; li++) {
+					uint32_t sw = leaves[li];
+					uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
+					int h = resolve(&F, t, sw, dlid, E, row, d + 1);
+					if (h < 0) {
+						t->fail_m += w;
+						t->fail_b += w * mb;
+						continue;
+					}
+					t->okw[sw] += cd;
+					if (sw == J.leaf[d])
+						okself[d] = 1;  /* only d's destination writes it */
+					if (w) {
+						t->lw_m[sw] += w;
+						t->lw_b[sw] += w * mb;
+						add_hist(t, (uint32_t)h, w, w * mb);
+					}
+				}
+				push_tree(t);
+				for (uint32_t oi = 0; oi < nodd; oi++) {
+					uint32_t j = odd[oi];
+					if (j == d)
+						continue;
+					uint64_t w = (uint64_t)J.cnt[j] * cd;
+					walk_full(rt, t, &J, j, d, w, w * mb);
+				}
+				continue;
+			}
+			t->ntouched = 0;
+			for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
+				uint32_t sl = J.leaf[col.f[i].src];
+				if (sl == ROUTE_NONE)
 					continue;
-				}
-				t->okw[sw] += cd;
-				if (sw == J.leaf[d])
-					okself[d] = 1;  /* only d's destination writes it */
-				if (w) {
-					t->lw_m[sw] += w;
-					t->lw_b[sw] += w * mb;
-					add_hist(t, (uint32_t)h, w, w * mb);
-				}
+				if (!t->lw_m[sl] && !t->lw_b[sl])
+					t->touched[t->ntouched++] = sl;
+				t->lw_m[sl]++;
+				t->lw_b[sl] += col.f[i].bytes;
+			}
+			for (uint32_t i = 0; i < t->ntouched; i++) {
+				uint32_t sl = t->touched[i];
+				int h = resolve(&F, t, sl, dlid, E, row, d + 1);
+				t->lhops[sl] = h < 0 ? -1 : h;
+				if (h < 0)
+					t->lw_m[sl] = t->lw_b[sl] = 0;
 			}
 			push_tree(t);
-			for (uint32_t oi = 0; oi < nodd; oi++) {
-				uint32_t j = odd[oi];
-				if (j == d)
-					continue;
-				uint64_t w = (uint64_t)J.cnt[j] * cd;
-				walk_full(rt, t, &J, j, d, w, w * mb);
+			for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
+				uint32_t sj = col.f[i].src, sl = J.leaf[sj];
+				uint64_t b = col.f[i].bytes;
+				if (sl == ROUTE_NONE) {
+					walk_full(rt, t, &J, sj, d, 1, b);
+				} else if (t->lhops[sl] < 0) {
+					t->fail_m++;
+					t->fail_b += b;
+				} else {
+					t->m[J.cable[sj]]++;
+					t->b[J.cable[sj]] += b;
+					add_hist(t, (uint32_t)t->lhops[sl], 1, b);
+				}
 			}
-			continue;
-		}
-		t->ntouched = 0;
-		for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
-			uint32_t sl = J.leaf[col.f[i].src];
-			if (sl == ROUTE_NONE)
-				continue;
-			if (!t->lw_m[sl] && !t->lw_b[sl])
-				t->touched[t->ntouched++] = sl;
-			t->lw_m[sl]++;
-			t->lw_b[sl] += col.f[i].bytes;
-		}
-		for (uint32_t i = 0; i < t->ntouched; i++) {
-			uint32_t sl = t->touched[i];
-			int h = resolve(&F, t, sl, dlid, E, row, d + 1);
-			t->lhops[sl] = h < 0 ? -1 : h;
-			if (h < 0)
-				t->lw_m[sl] = t->lw_b[sl] = 0;
-		}
-		push_tree(t);
-		for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
-			uint32_t sj = col.f[i].src, sl = J.leaf[sj];
-			uint64_t b = col.f[i].bytes;
-			if (sl == ROUTE_NONE) {
-				walk_full(rt, t, &J, sj, d, 1, b);
-			} else if (t->lhops[sl] < 0) {
-				t->fail_m++;
-				t->fail_b += b;
-			} else {
-				t->m[J.cable[sj]]++;
-				t->b[J.cable[sj]] += b;
-				add_hist(t, (uint32_t)t->lhops[sl], 1, b);
-			}
-		}
 		}
 	}
 	for (int i = 0; i < threads; i++)
