@@ -243,26 +243,24 @@ struct sbuild {
 	uint32_t scap;       /* steps */
 };
 
-static int sb_flow(struct sbuild *b, uint32_t src, uint32_t dst, uint32_t blk)
+/* Flows are preallocated (a complete exchange has exactly P(P-1)), so
+ * adding one is a store, not a call that may grow. */
+static int sb_alloc(struct sbuild *b, size_t n)
 {
-	if (b->n == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 4096;
-		uint32_t *ns = realloc(b->s->src, nc * sizeof(*ns));
-		if (!ns)
-			return SCHED_E_NOMEM;
-		b->s->src = ns;
-		uint32_t *nd = realloc(b->s->dst, nc * sizeof(*nd));
-		if (!nd)
-			return SCHED_E_NOMEM;
-		b->s->dst = nd;
-		if (b->s->algo == SCHED_ALLGATHER) {
-			uint32_t *nb = realloc(b->s->blk, nc * sizeof(*nb));
-			if (!nb)
-				return SCHED_E_NOMEM;
-			b->s->blk = nb;
-		}
-		b->cap = nc;
-	}
+	b->s->src = malloc((n + 1) * sizeof(*b->s->src));
+	b->s->dst = malloc((n + 1) * sizeof(*b->s->dst));
+	if (b->s->algo == SCHED_ALLGATHER)
+		b->s->blk = malloc((n + 1) * sizeof(*b->s->blk));
+	if (!b->s->src || !b->s->dst || (b->s->algo == SCHED_ALLGATHER && !b->s->blk))
+		return SCHED_E_NOMEM;
+	b->cap = n;
+	return SCHED_OK;
+}
+
+static inline int sb_flow(struct sbuild *b, uint32_t src, uint32_t dst, uint32_t blk)
+{
+	if (__builtin_expect(b->n == b->cap, 0))
+		return SCHED_E_NOMEM; /* more than a complete exchange: a bug, refused */
 	b->s->src[b->n] = src;
 	b->s->dst[b->n] = dst;
 	if (b->s->blk)
@@ -294,10 +292,22 @@ static int sb_step(struct sbuild *b)
 static int build_xor(struct sbuild *b, uint32_t P)
 {
 	int pow2 = P && !(P & (P - 1));
+	uint32_t *src = b->s->src, *dst = b->s->dst;
 	for (uint32_t i = 1; i < P; i++) {
-		for (uint32_t r = 0; r < P; r++)
-			if (sb_flow(b, r, pow2 ? r ^ i : (r + i) % P, 0))
-				return SCHED_E_NOMEM;
+		size_t o = b->n;
+		if (o + P > b->cap)
+			return SCHED_E_NOMEM;
+		if (pow2)
+			for (uint32_t r = 0; r < P; r++) {
+				src[o + r] = r;
+				dst[o + r] = r ^ i;
+			}
+		else
+			for (uint32_t r = 0; r < P; r++) {
+				src[o + r] = r;
+				dst[o + r] = r + i < P ? r + i : r + i - P;
+			}
+		b->n = o + P;
 		if (sb_step(b))
 			return SCHED_E_NOMEM;
 	}
@@ -827,24 +837,30 @@ static int figures(struct sched *s, const struct job *j, int threads)
 		}
 	}
 	int nt = threads > 0 ? threads : 1;
-	int rc = SCHED_OK;
-	uint32_t nlinks = j->nlinks;
-#pragma omp parallel num_threads(nt)
+	int rc = SCHED_OK, multi = 0;
+	uint32_t nlinks = j->nlinks, P = s->nranks;
+#pragma omp parallel num_threads(nt) reduction(| : multi)
 	{
 		uint32_t *load = calloc((size_t)nlinks + 1, sizeof(*load));
 		uint32_t *touched = malloc(((size_t)nlinks + 1) * sizeof(*touched));
-		if (!load || !touched) {
+		/* step + 1 of a rank's last send / receive: the exact multi flag */
+		uint32_t *ss = calloc((size_t)P + 1, sizeof(*ss)), *rs = calloc((size_t)P + 1, sizeof(*rs));
+		if (!load || !touched || !ss || !rs) {
 #pragma omp atomic write
 			rc = SCHED_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 8)
 		for (uint32_t st = 0; st < s->nsteps; st++) {
-			if (!load || !touched)
+			if (!load || !touched || !ss || !rs)
 				continue;
 			struct sched_fig *fg = &s->fig[st];
 			uint32_t nt_ = 0;
 			uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
 			fg->flows = hi - lo;
+			for (uint32_t f = lo; f < hi; f++) {
+				multi |= ss[s->src[f]] == st + 1 || rs[s->dst[f]] == st + 1;
+				ss[s->src[f]] = rs[s->dst[f]] = st + 1;
+			}
 			/* Runs of flows between the same two hosts are added at once. */
 			for (uint32_t f = lo; f < hi;) {
 				uint32_t a = j->jh[s->src[f]], bb = j->jh[s->dst[f]], w = 0;
@@ -884,34 +900,12 @@ static int figures(struct sched *s, const struct job *j, int threads)
 		}
 		free(load);
 		free(touched);
+		free(ss);
+		free(rs);
 	}
 	free(lvl);
+	s->multi = multi;
 	return rc;
-}
-
-/* Exact multi flag: a rank with two sends or two receives in one step. */
-static int multi_of(const struct sched *s)
-{
-	uint32_t *ss = malloc(((size_t)s->nranks + 1) * sizeof(*ss));
-	uint32_t *rs = malloc(((size_t)s->nranks + 1) * sizeof(*rs));
-	int m = -1;
-	if (ss && rs) {
-		m = 0;
-		memset(ss, 0xff, (size_t)s->nranks * sizeof(*ss));
-		memset(rs, 0xff, (size_t)s->nranks * sizeof(*rs));
-		for (uint32_t st = 0; st < s->nsteps && !m; st++)
-			for (uint32_t f = s->step_off[st]; f < s->step_off[st + 1]; f++) {
-				if (ss[s->src[f]] == st || rs[s->dst[f]] == st) {
-					m = 1;
-					break;
-				}
-				ss[s->src[f]] = st;
-				rs[s->dst[f]] = st;
-			}
-	}
-	free(ss);
-	free(rs);
-	return m;
 }
 
 void sched_free(struct sched *s)
@@ -953,7 +947,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	s->nranks = j.P;
 	s->step_off = calloc(65, sizeof(*s->step_off));
 	b.scap = 64;
-	if (!s->step_off)
+	if (!s->step_off || sb_alloc(&b, (size_t)j.P * (j.P - 1)))
 		goto out;
 	if (s->algo == SCHED_TACS1 || s->algo == SCHED_TACS2) {
 		/* The printed guard: sparse jobs run the default. */
@@ -1001,12 +995,6 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	rc = figures(s, &j, threads);
 	if (rc)
 		goto out;
-	int m = multi_of(s);
-	if (m < 0) {
-		rc = SCHED_E_NOMEM;
-		goto out;
-	}
-	s->multi = m;
 	*out = s;
 	s = NULL;
 out:
