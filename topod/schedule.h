@@ -76,6 +76,7 @@
 #define SCHED_ERR_LEN 256
 #define SCHED_LEVELS_MAX 8     /* levels of seed 000's tree (ranks .. root) */
 #define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
+#define SCHED_FLOWS_RANKS_MAX 4096 /* `schedule ... flows=1`: P(P-1) flows in the reply */
 
 enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER };
 
@@ -143,5 +144,9 @@ void sched_free(struct sched *s);  /* NULL is a no-op */
  * receives at most once unless s->multi, and s->multi is set only if needed.
  * O(flows + nranks^2 / 8) memory. */
 int sched_check(const struct sched *s, char err[SCHED_ERR_LEN]);
+
+/* The `schedule` protocol command (schedule_answer.c, docs/protocol.md). */
+struct qctx;
+void answer_schedule(struct qctx *c);
 
 #endif

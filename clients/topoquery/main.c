@@ -95,6 +95,10 @@ static const char usage_text[] =
 	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
 	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
 	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
+	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...\n"
+	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
+	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
+	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -151,9 +155,10 @@ static const struct {
 	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
+	{ "schedule", cmd_schedule },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_PLOT };
 
 int main(int argc, char **argv)
 {
@@ -165,6 +170,7 @@ int main(int argc, char **argv)
 		{ "level", required_argument, NULL, 'L' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "loads", no_argument, NULL, OPT_LOADS },
+		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -200,6 +206,7 @@ int main(int argc, char **argv)
 			q.format = optarg;
 			break;
 		case OPT_LOADS: q.loads = 1; break;
+		case OPT_PLOT: q.plot = optarg; break;
 		case 'o': q.output = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;

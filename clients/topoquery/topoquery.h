@@ -20,6 +20,7 @@ struct tq {
 	tii_t *t;
 	int json;
 	int loads;            /* shared --loads */
+	const char *plot;     /* schedule --plot FILE.svg */
 	const char *format;   /* tree --format: "text" or "dot" */
 	const char *output;   /* slurm -o FILE, NULL for stdout */
 	long level;           /* clusters -L LEVEL, -1 if not given */
@@ -36,6 +37,7 @@ int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Each command gets its arguments after the command word. */
 int cmd_info(struct tq *q, int argc, char **argv);
+int cmd_schedule(struct tq *q, int argc, char **argv); /* schedule.c */
 int cmd_hops(struct tq *q, int argc, char **argv);
 int cmd_path(struct tq *q, int argc, char **argv);
 int cmd_depth(struct tq *q, int argc, char **argv);
