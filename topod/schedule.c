@@ -843,15 +843,19 @@ static int figures(struct sched *s, const struct job *j, int threads)
 	{
 		uint32_t *load = calloc((size_t)nlinks + 1, sizeof(*load));
 		uint32_t *touched = malloc(((size_t)nlinks + 1) * sizeof(*touched));
+		/* per link: the last host pair seen (a * H + b + 1) and whether a
+		 * second, different pair came: "two nodes share the link" */
+		uint64_t *lastp = calloc((size_t)nlinks + 1, sizeof(*lastp));
+		uint8_t *shared = calloc((size_t)nlinks + 1, 1);
 		/* step + 1 of a rank's last send / receive: the exact multi flag */
 		uint32_t *ss = calloc((size_t)P + 1, sizeof(*ss)), *rs = calloc((size_t)P + 1, sizeof(*rs));
-		if (!load || !touched || !ss || !rs) {
+		if (!load || !touched || !ss || !rs || !lastp || !shared) {
 #pragma omp atomic write
 			rc = SCHED_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 8)
 		for (uint32_t st = 0; st < s->nsteps; st++) {
-			if (!load || !touched || !ss || !rs)
+			if (!load || !touched || !ss || !rs || !lastp || !shared)
 				continue;
 			struct sched_fig *fg = &s->fig[st];
 			uint32_t nt_ = 0;
@@ -872,21 +876,22 @@ static int figures(struct sched *s, const struct job *j, int threads)
 					continue;
 				uint32_t n;
 				const uint32_t *l = job_route(j, a, bb, &n);
-				uint32_t c = j->cable[a];
-				if (!load[c])
-					touched[nt_++] = c;
-				load[c] += w;
-				for (uint32_t k = 0; k < n; k++) {
-					if (!load[l[k]])
-						touched[nt_++] = l[k];
-					load[l[k]] += w;
+				uint64_t pid = (uint64_t)a * j->H + bb + 1;
+				for (uint32_t k = 0; k <= n; k++) {
+					uint32_t id = k ? l[k - 1] : j->cable[a];
+					if (!load[id])
+						touched[nt_++] = id;
+					else if (lastp[id] != pid)
+						shared[id] = 1;
+					lastp[id] = pid;
+					load[id] += w;
 				}
 			}
 			for (uint32_t i = 0; i < nt_; i++) {
 				uint32_t id = touched[i], v = load[id];
 				if (v > fg->maxload)
 					fg->maxload = v;
-				if (v > 1) {
+				if (shared[id]) {
 					fg->conflicts++;
 					fg->fabric_conflicts += j->fabric[id];
 				}
@@ -896,12 +901,16 @@ static int figures(struct sched *s, const struct job *j, int threads)
 						s->level_max[(size_t)st * L + lv] = v;
 				}
 				load[id] = 0;
+				lastp[id] = 0;
+				shared[id] = 0;
 			}
 		}
 		free(load);
 		free(touched);
 		free(ss);
 		free(rs);
+		free(lastp);
+		free(shared);
 	}
 	free(lvl);
 	s->multi = multi;

@@ -56,9 +56,12 @@
  * ranks on different hosts loads the source host's cable and every (switch,
  * out port) of route_walk from its default port to the destination's LID
  * (the last one is the destination's cable); intra-host flows load nothing.
- * maxload = the most flows on one directed link, conflicts = directed links
- * with more than one flow (seed 004 Figure 6.5), fabric_conflicts = those
- * between two switches (host cables left out).
+ * maxload = the most rank flows on one directed link; conflicts = directed
+ * links shared by flows of two or more different (source host, destination
+ * host) pairs: seed 004's "a link is over-subscribed if two nodes share it
+ * in that step" (Figure 6.5), so the ranks of one host sending to one other
+ * host, which share every link by construction, are not a conflict;
+ * fabric_conflicts = those links between two switches (host cables left out).
  *
  * Error convention: int functions return SCHED_OK (0) or a negative
  * SCHED_E_*, with err[SCHED_ERR_LEN] saying why. Nothing prints or exits.
@@ -101,7 +104,7 @@ struct sched_req {
 struct sched_fig {
 	uint32_t flows;             /* flows in the step */
 	uint32_t maxload;
-	uint32_t conflicts;         /* directed links with > 1 flow */
+	uint32_t conflicts;         /* directed links shared by >= 2 host pairs */
 	uint32_t fabric_conflicts;  /* of those, links between two switches */
 };
 

@@ -1,7 +1,7 @@
 /*
  * schedule.c - `topoquery schedule`: an all-to-all schedule's per-step link
  * figures, and with --plot FILE.svg seed 004's Figure 6.5 picture (links
- * between switches carrying more than one flow, per step) for XOR, TACS1 and
+ * between switches shared by two or more host pairs, per step) for XOR, TACS1 and
  * OPT on the same ranks, drawn by gnuplot.
  *
  *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...
@@ -66,10 +66,10 @@ static int plot(struct tq *q, tii_schedule_t *const *s, const char *const *label
 	for (const char *p = q->plot; *p; p++)
 		fputs(*p == '\'' ? "''" : (char[2]){ *p, 0 }, g);
 	fprintf(g, "'\n");
-	fprintf(g, "set title 'All-to-all of %d ranks: links between switches carrying more than one flow, per step' "
+	fprintf(g, "set title 'All-to-all of %d ranks: switch-to-switch links shared by two or more host pairs, per step' "
 		   "noenhanced\n",
 		s[0] ? s[0]->nranks : 0);
-	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links'\nset key top left\nset grid\n");
+	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links (seed 004 Fig. 6.5)'\nset key top left\nset grid\n");
 	for (int a = 0; a < n; a++) {
 		if (!s[a])
 			continue;

@@ -99,20 +99,21 @@ for (a, b) in route:
     path_links[(a, b)] = links
 bad = 0
 for st in steps:
-    load = {}
+    load, pairs = {}, {}
     for f in (w for w in st[6:] if ":" in w):
         x, y = map(int, f.split(":"))
         if job[x] == job[y]:
             continue
         for l in path_links[(job[x], job[y])]:
             load[l] = load.get(l, 0) + 1
+            pairs.setdefault(l, set()).add((job[x], job[y]))
     mx = max(load.values()) if load else 0
-    conf = sum(1 for v in load.values() if v > 1)
+    conf = sum(1 for v in pairs.values() if len(v) > 1)
     if (mx, conf) != (int(st[3]), int(st[4])):
         bad += 1
         if bad == 1:
             note("step %s: brute max %d conflicts %d, topod %s %s; path sample %s" % (st[1], mx, conf, st[3], st[4], hl[:2]))
-check(bad == 0, "tacs1: per-step max load and conflicts equal a brute-force count over `path` routes")
+check(bad == 0, "tacs1: per-step max load and conflicts (links of two host pairs) equal a brute-force count over `path` routes")
 
 # OPT: homogeneous job = 2 leaves x 4 hosts x 2 ranks in one pod.
 opt_job = " ".join("%s*2" % h for h in hosts[0:8])
