@@ -121,6 +121,15 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 	for (int i = 0; i < s->nsteps; i++)
 		fprintf(o, "step %d %d %d %d %d\n", i, s->steps[i].flows, s->steps[i].maxload, s->steps[i].conflicts,
 			s->steps[i].fabric_conflicts);
+	if (s->nlevels) {
+		fputs("# OPT: busiest link per step at level 1..L (host cable, leaf uplink, ...)\n", o);
+		for (int i = 0; i < s->nsteps; i++) {
+			fprintf(o, "level_max %d", i);
+			for (int l = 0; l < s->nlevels; l++)
+				fprintf(o, " %d", s->level_max[(size_t)i * s->nlevels + l]);
+			fputc('\n', o);
+		}
+	}
 }
 
 int cmd_schedule(struct tq *q, int argc, char **argv)
