@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #define NONE UINT32_MAX
 
@@ -245,12 +246,26 @@ struct sbuild {
 
 /* Flows are preallocated (a complete exchange has exactly P(P-1)), so
  * adding one is a store, not a call that may grow. */
+/* Big flow arrays (a 4,096-rank exchange is 16.7M flows, 64 MiB per array)
+ * ask for transparent huge pages: first-touch faults dominate otherwise. */
+static uint32_t *big_alloc(size_t n)
+{
+	size_t bytes = (n + 1) * sizeof(uint32_t), huge = 2u << 20;
+	if (bytes < 4 * huge)
+		return malloc(bytes);
+	void *p = NULL;
+	if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge))
+		return NULL;
+	madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+	return p;
+}
+
 static int sb_alloc(struct sbuild *b, size_t n)
 {
-	b->s->src = malloc((n + 1) * sizeof(*b->s->src));
-	b->s->dst = malloc((n + 1) * sizeof(*b->s->dst));
+	b->s->src = big_alloc(n);
+	b->s->dst = big_alloc(n);
 	if (b->s->algo == SCHED_ALLGATHER)
-		b->s->blk = malloc((n + 1) * sizeof(*b->s->blk));
+		b->s->blk = big_alloc(n);
 	if (!b->s->src || !b->s->dst || (b->s->algo == SCHED_ALLGATHER && !b->s->blk))
 		return SCHED_E_NOMEM;
 	b->cap = n;
@@ -861,14 +876,16 @@ static int figures(struct sched *s, const struct job *j, int threads)
 			uint32_t nt_ = 0;
 			uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
 			fg->flows = hi - lo;
-			for (uint32_t f = lo; f < hi; f++) {
-				multi |= ss[s->src[f]] == st + 1 || rs[s->dst[f]] == st + 1;
-				ss[s->src[f]] = rs[s->dst[f]] = st + 1;
-			}
 			/* Runs of flows between the same two hosts are added at once. */
 			for (uint32_t f = lo; f < hi;) {
 				uint32_t a = j->jh[s->src[f]], bb = j->jh[s->dst[f]], w = 0;
-				while (f < hi && j->jh[s->src[f]] == a && j->jh[s->dst[f]] == bb) {
+				/* one pass: the run, and the exact multi flag */
+				while (f < hi) {
+					uint32_t x = s->src[f], y = s->dst[f];
+					if (j->jh[x] != a || j->jh[y] != bb)
+						break;
+					multi |= ss[x] == st + 1 || rs[y] == st + 1;
+					ss[x] = rs[y] = st + 1;
 					w++;
 					f++;
 				}

@@ -69,7 +69,7 @@ static int plot(struct tq *q, tii_schedule_t *const *s, const char *const *label
 	fprintf(g, "set title 'All-to-all of %d ranks: switch-to-switch links shared by two or more host pairs, per step' "
 		   "noenhanced\n",
 		s[0] ? s[0]->nranks : 0);
-	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links (seed 004 Fig. 6.5)'\nset key top left\nset grid\n");
+	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links (seed 004 Fig. 6.5)'\nset key below\nset grid\n");
 	for (int a = 0; a < n; a++) {
 		if (!s[a])
 			continue;
