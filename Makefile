@@ -23,7 +23,7 @@ DESTDIR ?=
 # OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
 OSM_INC := -I/usr/include/infiniband
 
-SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c
+SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 COLLECT_SRC := $(wildcard clients/collect/*.c)
@@ -50,21 +50,21 @@ $(B)/obj/std/%.o: %.c
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that
 # our symbols can never collide with OpenSM's or another plugin's.
-$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c)
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c snapshot/auth.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp -lsodium
 
 $(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad -lsodium
 
 $(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -lsodium
 
 # libtii: the shared object exports only tii_* (visibility in tii.h).
 $(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC))
@@ -81,9 +81,14 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(TOPOQUERY_LIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- place ----
+# topod's map command glues onto Scotch (Debian libscotch-dev); scotcherr is
+# Scotch's required error handler (it logs to stderr, topod's log).
+PLACE_LIBS := -lscotch -lscotcherr -lm
 
 # ---- unit tests, plain and under ASan+UBSan -------------------------------
 UNIT_SRC  := $(wildcard tests/unit/*.c)
@@ -107,11 +112,11 @@ $(B)/obj/unitsan/%.o: %.c
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(UNIT_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -142,7 +147,60 @@ $(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h te
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
 
-bench: $(B)/bench/bench_build
+# ---- place ---- (benchmark of order/pick/map)
+PLACE_BENCH_SRC := $(BENCH_SRC) topod/place.c
+$(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place
+
+# ---- profiler ----------------------------------------------------------------
+# topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
+# shared object, used with LD_PRELOAD or linked: Open MPI's mpicc, libtii's
+# PIC objects inside, only MPI_* exported (profiler/exports.map).
+PROF_SRC := $(wildcard profiler/*.c)
+PROF_LIB := $(B)/lib/libtopoprof.so
+$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -fvisibility=hidden -shared \
+		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
+		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+# The report builder without MPI, for the offline benchmark (synthetic traffic).
+PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
+$(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ bench/prof_report.c $(PROF_REP_SRC) $(B)/lib/libtii.a -lm
+# The small-message rate benchmark (a plain MPI program) and the memory
+# benchmark (profiler/count.c with the PMPI calls it makes answered by the
+# benchmark itself, so it can size the counters for 4,096 peers).
+$(B)/bench/prof_rate: bench/prof_rate.c
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+$(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
+	@mkdir -p $(dir $@)
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c profiler/count.c -pthread
+# topoquery profile reads the report's JSON with Jansson (libjansson-dev).
+TOPOQUERY_LIBS := -ljansson
+# Unit test of the report builder (no MPI), plain and under ASan+UBSan;
+# tests/run.sh runs everything in build/tests/.
+PROF_UNIT_SRC := tests/profiler/test_profreport.c $(PROF_REP_SRC) $(LIBTII_SRC)
+$(B)/tests/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+$(B)/tests/asan/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iprofiler -o $@ $(PROF_UNIT_SRC) -lm
+tests: $(B)/tests/test_profreport $(B)/tests/asan/test_profreport
+all: $(PROF_LIB)
+install: install-profiler
+install-profiler: $(PROF_LIB)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/libtopoprof.so
+	install -m 644 man/topoprof.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/profiler.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-profiler
+bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
 # ---- sched ----
 # Schedule benchmark (seed 004 Table 6.1): bench/bench_sched K HOSTS RANKS [THREADS]
@@ -189,7 +247,8 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # ldconfig; otherwise run it yourself (docs/admin-guide.md).
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
-	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md
+	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
+	docs/scheduling.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -206,6 +265,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 	    libtii/tii.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/tii.pc
 	install -m 755 $(B)/bin/topoquery $(DESTDIR)$(PREFIX)/bin/topoquery
+	install -m 755 clients/slurm/sbatch-topo $(DESTDIR)$(PREFIX)/bin/sbatch-topo
 	for p in $(MAN_PAGES); do \
 		s=$${p##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 		install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; \

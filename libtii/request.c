@@ -87,6 +87,18 @@ int tii__req_hosts(tii_t *t, const char *const *hosts, size_t n)
 	return 0;
 }
 
+int tii__req_word(tii_t *t, const char *w, size_t n)
+{
+	if (++t->reqargs > TII_ARGS_MAX) {
+		tii__set_msg(t, "more than %d arguments in one request", TII_ARGS_MAX);
+		return TII_E_TOOMANY;
+	}
+	int rc = req_append(t, w, n);
+	if (rc == TII_E_TOOMANY)
+		tii__set_msg(t, "request longer than %d bytes", TII_REQUEST_MAX);
+	return rc;
+}
+
 int tii__req_int(tii_t *t, long v)
 {
 	char b[32];
@@ -109,6 +121,9 @@ static int map_err(const char *code, int *final)
 		{ "RANGE", TII_E_INVAL, 1 },
 		{ "DUPLICATE", TII_E_INVAL, 1 },
 		{ "RAIL", TII_E_INVAL, 1 },
+		/* pick/map: more hosts than free, fewer slots than ranks */
+		{ "TOOFEW", TII_E_INVAL, 1 },
+		{ "SLOTS", TII_E_INVAL, 1 },
 		{ "PROTO", TII_E_SERVER, 1 },
 		{ "DENIED", TII_E_SERVER, 1 },
 		{ "NOFABRIC", TII_E_NOFABRIC, 0 },

@@ -337,6 +337,70 @@ typedef struct tii_sharing {
 TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
 TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
 
+/* ---- placement: host order, node selection, rank mapping ------------------
+ * (protocol commands order, pick and map; seed chapters 5 and 8). Hosts are
+ * hostnames of default rails (TII_E_INVAL for another rail or a repeat).
+ * Positions returned index the caller's arrays. */
+
+/* Ranks one map request takes (topod's TOPO_RANKS_MAX). */
+#define TII_MAP_RANKS_MAX 16384
+
+/* order[i] = the position in hosts[] of the i-th host in hierarchy order
+ * (a leaf switch's hosts together, a pod's leaves together). order has n
+ * entries. Give ranks out in this order for SLURM_HOSTFILE, MPI hostfiles
+ * and rank files, NCCL. */
+TII_API int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order);
+
+typedef struct tii_pick_info {
+	int sharing_free;   /* 1: no two chosen hosts share a link above the leaf */
+	int sharing;        /* hosts that share one (tii_get_num_hosts_sharing_links) */
+	int leaves, pods, max_hops;
+	uint64_t max_load;  /* all-to-all: most ordered pairs on one directed link */
+} tii_pick_info_t;
+/* Chooses want of the nfree free hosts by the seed's relaxed constraints
+ * (no link sharing above the leaf where possible, then fewest leaves and
+ * pods); chosen[0..want) gets positions into free_hosts, in hierarchy
+ * order. info may be NULL. TII_E_INVAL if want > nfree. Deterministic. */
+TII_API int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+			   tii_pick_info_t *info);
+
+typedef struct tii_map_info {
+	int scotch;          /* 1: Scotch's mapping; 0: block mapping was better and is returned */
+	int moved;           /* ranks moved off hosts Scotch filled beyond their slots */
+	uint64_t hop_bytes, max_load;              /* of the returned mapping */
+	uint64_t block_hop_bytes, block_max_load;  /* ranks in order fill hosts in order */
+	uint64_t rr_hop_bytes, rr_max_load;        /* round-robin */
+} tii_map_info_t;
+/* Maps a communication graph of nranks vertices onto hosts[i] with slots[i]
+ * ranks each (slots NULL: 1 each), minimising hop-bytes. The graph is in
+ * CSR form as METIS and Scotch take it: the neighbours of rank r are
+ * adjncy[xadj[r] .. xadj[r+1]), with weights adjwgt (NULL: 1), each edge
+ * normally listed from both ends. rank_host[r] gets the position in hosts[]
+ * of rank r's host. TII_E_INVAL if the slots are too few or a neighbour is
+ * out of range. info may be NULL. nranks <= 16,384; the graph must fit one
+ * request (256 KiB of text, about 30,000 edges): else TII_E_TOOMANY. */
+TII_API int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+			  const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info);
+/* The same for a 7-point stencil of dims[0] x dims[1] x dims[2] ranks (rank
+ * x + X*(y + Y*z)), sent as its dimensions. */
+TII_API int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+			    int periodic, size_t *rank_host, tii_map_info_t *info);
+
+/*
+ * For MPI libraries (MPI_Dist_graph_create with reorder = 1): rank_hosts[p]
+ * is the host process p runs on (repeated for every process of a host);
+ * the graph is given exactly as MPI_Dist_graph_create takes it: n sources,
+ * source i = sources[i] has degrees[i] edges to the next entries of
+ * destinations[] with weights[] (NULL for MPI_UNWEIGHTED). On success
+ * newrank[p] is the rank process p should take: MPI_Comm_split(comm, 0,
+ * newrank[p], &newcomm) gives a communicator in which graph vertex v runs
+ * where the mapping put it. The permutation only moves ranks between
+ * processes; every host keeps its number of processes. info may be NULL.
+ */
+TII_API int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+			      const int *degrees, const int *destinations, const int *weights, int *newrank,
+			      tii_map_info_t *info);
+
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 
 /* Algorithms: the MPI libraries' default (XOR for powers of two, else

@@ -109,6 +109,9 @@ int tii__req_begin(tii_t *t, const char *cmd);
  * the protocol's limits (TII_E_TOOMANY). */
 int tii__req_host(tii_t *t, const char *host);
 int tii__req_hosts(tii_t *t, const char *const *hosts, size_t n);
+/* Appends a word built by the library itself (a graph's adjacency,
+ * "host*slots"), counted against the limits but not checked as a name. */
+int tii__req_word(tii_t *t, const char *w, size_t n);
 /* Appends a number. */
 int tii__req_int(tii_t *t, long v);
 

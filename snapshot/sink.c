@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "util.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
 #define DEFAULT_BACKOFF_MAX_MS 30000
@@ -95,6 +96,7 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 	if (!opts)
 		return 0;
 	const char *p = opts;
+	char keyfile[OPT_TOKEN_MAX] = "";
 	for (;;) {
 		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 			p++;
@@ -138,12 +140,29 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 		} else if (!strcmp(key, "linger_ms")) {
 			if (parse_ms(val, &o->linger_ms))
 				return fail(err, "linger_ms", "expected milliseconds, 0..86400000");
+		} else if (!strcmp(key, "key_file")) {
+			if (!*val)
+				return fail(err, "key_file", "expected a path");
+			snprintf(keyfile, sizeof(keyfile), "%s", val);
 		} else {
 			snprintf(err, SNAP_ERR_LEN,
-				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms)",
+				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms, key_file)",
 				 key);
 			return -1;
 		}
+	}
+	if (keyfile[0]) {
+		/* Loaded once, here (the plugin runs as root at OpenSM's
+		 * start), and copied into every socket sink. */
+		struct snap_key k;
+		if (snap_key_load(keyfile, &k, err))
+			return -1;
+		for (int i = 0; i < o->nsinks; i++)
+			if (o->sinks[i].kind != SINK_SPOOL) {
+				o->sinks[i].has_key = 1;
+				o->sinks[i].key = k;
+			}
+		memset(&k, 0, sizeof(k));
 	}
 	return 0;
 }
@@ -159,18 +178,11 @@ const char *sink_describe(const struct sink *k, char *buf, size_t n)
 	return buf;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for events on fd until the deadline; 0 when ready, -1 on timeout. */
 static int wait_fd(int fd, short events, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - util_now_ms();
 		if (left <= 0)
 			return -1;
 		struct pollfd pfd = { .fd = fd, .events = events };
@@ -180,6 +192,32 @@ static int wait_fd(int fd, short events, int64_t deadline)
 		if (r < 0 && errno != EINTR)
 			return -1;
 	}
+}
+
+/* Sends all of p before the deadline; 0, or -1 with err set. */
+static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline, char *err, const char *what,
+		    size_t done, size_t total)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = send(fd, p + off, len - off, MSG_NOSIGNAL);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_fd(fd, POLLOUT, deadline)) {
+				char d[96];
+				snprintf(d, sizeof(d), "receiver stopped reading after %zu of %zu bytes", done + off, total);
+				return fail(err, what, d);
+			}
+			continue;
+		}
+		return fail(err, what, w < 0 ? strerror(errno) : "connection closed");
+	}
+	return 0;
 }
 
 static int connect_deadline(int fd, const struct sockaddr *sa, socklen_t sl, int64_t deadline,
@@ -248,30 +286,35 @@ int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned 
 		snprintf(path, sizeof(path), "%s/%s", k->path, SINK_SPOOL_NAME);
 		return snap_write_atomic(path, buf, len, err);
 	}
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = util_now_ms() + timeout_ms;
 	int fd = open_sink(k, deadline, err, what);
 	if (fd < 0)
 		return -1;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = send(fd, buf + off, len - off, MSG_NOSIGNAL);
-		if (w > 0) {
-			off += (size_t)w;
-			continue;
+	uint8_t pre[SNAP_AUTH_LEN];
+	size_t plen = 0;
+	if (k->has_key) {
+		if (snap_auth_sign(&k->key, buf, len, pre)) {
+			close(fd);
+			return fail(err, what, "cannot sign the snapshot (libsodium)");
 		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (wait_fd(fd, POLLOUT, deadline)) {
-				char d[96];
-				snprintf(d, sizeof(d), "receiver stopped reading after %zu of %zu bytes", off, len);
-				fail(err, what, d);
-				close(fd);
-				return -1;
-			}
-			continue;
+		plen = sizeof(pre);
+	}
+	if (send_all(fd, pre, plen, deadline, err, what, 0, plen + len) ||
+	    send_all(fd, buf, len, deadline, err, what, plen, plen + len)) {
+		/* topod may have said why before it closed (ERR BUSY at accept,
+		 * a refusal): that beats "Broken pipe". */
+		char early[REPLY_MAX];
+		ssize_t r = recv(fd, early, sizeof(early) - 1, MSG_DONTWAIT);
+		if (r > 0) {
+			early[r] = '\0';
+			early[strcspn(early, "\r\n")] = '\0';
+			for (char *c = early; *c; c++)
+				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+					*c = '?';
+			char d[REPLY_MAX + 32];
+			snprintf(d, sizeof(d), "rejected: %.200s", early);
+			fail(err, what, d);
 		}
-		fail(err, what, w < 0 ? strerror(errno) : "connection closed");
 		close(fd);
 		return -1;
 	}

@@ -10,10 +10,13 @@
  *   timeout_ms=N          bound on one delivery attempt (default 5000)
  *   backoff_max_ms=N      longest wait between retries (default 30000)
  *   linger_ms=N           at shutdown, how long to keep trying (default 5000)
+ *   key_file=PATH         sign every snapshot sent to a socket with this
+ *                         ingest key (auth.h); topod requires it on TCP
  * Every sink gets every snapshot.
  *
- * Wire: the producer connects, writes one encoded snapshot (header+payload)
- * and reads one reply line: "OK <generation>" or "ERR <reason>".
+ * Wire: the producer connects, writes the authentication preamble (with a
+ * key) and one encoded snapshot (header+payload), half-closes, and reads
+ * one reply line: "OK <generation>..." or "ERR <reason>".
  *
  * Functions return 0, or -1 with a reason in err[SNAP_ERR_LEN]. No printing,
  * no signals (MSG_NOSIGNAL), no exit: this code runs inside OpenSM.
@@ -24,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "snapshot.h"
 
 #define SINK_MAX 8
@@ -37,6 +41,8 @@ struct sink {
 	char path[SINK_ADDR_LEN]; /* UNIX socket path or spool directory */
 	char host[SINK_ADDR_LEN];
 	char port[16];
+	int has_key;              /* socket sinks: sign with key */
+	struct snap_key key;      /* by value: sinks are copied into worker threads */
 };
 
 struct sink_opts {

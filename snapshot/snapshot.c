@@ -33,6 +33,7 @@
  */
 #include "snapshot.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -874,23 +875,27 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 
 /* ---- files ---------------------------------------------------------------- */
 
-int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN])
+int snap_write_atomic_mode(const char *path, const void *buf, size_t len, mode_t mode, char err[SNAP_ERR_LEN])
 {
-	/* pid + a counter: two threads of one process (the plugin's sink
-	 * workers, say) may write the same path at once. */
-	static atomic_uint seq;
+	/* mkostemp: an unpredictable name created with O_EXCL and mode 0600,
+	 * so a symlink planted in the directory can never redirect the write
+	 * (topod may run as root), and two writers of one path (the plugin's
+	 * sink workers) never share a temporary file. */
 	char tmp[4096];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
-		     atomic_fetch_add_explicit(&seq, 1, memory_order_relaxed)) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s" SNAP_TMP_SUFFIX "XXXXXX", path) >= (int)sizeof(tmp))
 		return fail(err, "%s: path too long", path);
 	/* rename() would replace a device or FIFO (e.g. -o /dev/null as root)
 	 * with a regular file. */
 	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		return fail(err, "%s: exists and is not a regular file", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return fail(err, "%s: %s", tmp, strerror(errno));
+	if (mode != 0600 && fchmod(fd, mode)) {
+		fail(err, "%s: chmod: %s", tmp, strerror(errno));
+		goto bad;
+	}
 	size_t off = 0;
 	while (off < len) {
 		ssize_t w = write(fd, (const uint8_t *)buf + off, len - off);
@@ -909,6 +914,7 @@ int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SN
 		goto bad;
 	}
 	close(fd);
+	/* rename() replaces a symlink at path, never its target. */
 	if (rename(tmp, path)) {
 		fail(err, "rename %s: %s", path, strerror(errno));
 		unlink(tmp);
@@ -921,17 +927,55 @@ int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SN
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	else
 		strcpy(dir, ".");
-	/* The rename itself is only durable once the directory is synced. */
+	/* The rename itself is only durable once the directory is synced: an
+	 * acknowledgement sent before that could be undone by a crash. */
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
+	if (dfd < 0 || fsync(dfd)) {
+		fail(err, "%s: fsync of the directory: %s", dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
 	}
+	close(dfd);
 	return 0;
 bad:
 	close(fd);
 	unlink(tmp);
 	return -1;
+}
+
+int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN])
+{
+	return snap_write_atomic_mode(path, buf, len, 0644, err);
+}
+
+int snap_remove_stale_tmp(const char *path, char err[SNAP_ERR_LEN])
+{
+	char dir[4096], base[512];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : path;
+	if (snprintf(base, sizeof(base), "%s" SNAP_TMP_SUFFIX, name) >= (int)sizeof(base))
+		return fail(err, "%s: name too long", path);
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	else
+		strcpy(dir, ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		return fail(err, "%s: %s", dir, strerror(errno));
+	int removed = 0;
+	size_t bl = strlen(base);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, base, bl))
+			continue;
+		/* unlinkat removes a symlink itself, never what it points at. */
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LEN])

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/time.h>
+#include <sys/types.h>
 
 #define SNAP_MAGIC "TOPOSNAP"
 #define SNAP_MAGIC_LEN 8
@@ -154,8 +155,19 @@ int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN]);
 
 /* ---- files -------------------------------------------------------------- */
 
-/* Writes len bytes to path atomically (temp file, fsync, rename, fsync dir). */
+/* Temporary files of an atomic write are named PATH SNAP_TMP_SUFFIX XXXXXX. */
+#define SNAP_TMP_SUFFIX ".tmp."
+
+/* Writes len bytes to path atomically: a temporary file created with
+ * O_EXCL and an unpredictable name (mkostemp), written, fsynced, given
+ * mode, renamed over path, and the directory fsynced. Returns 0 only once
+ * all of that is durable. */
+int snap_write_atomic_mode(const char *path, const void *buf, size_t len, mode_t mode, char err[SNAP_ERR_LEN]);
+/* The same with mode 0644 (spool files, tools' output). */
 int snap_write_atomic(const char *path, const void *buf, size_t len, char err[SNAP_ERR_LEN]);
+/* Removes temporary files an interrupted write of path left behind;
+ * returns how many, or -1 with err set. */
+int snap_remove_stale_tmp(const char *path, char err[SNAP_ERR_LEN]);
 /* Encodes s and writes it with snap_write_atomic(). */
 int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LEN]);
 int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN]);

@@ -6,6 +6,7 @@ set -eu
 PKGS="
 build-essential pkg-config
 libevent-dev
+libsodium-dev
 opensm libopensm-dev
 libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
 ibsim-utils
@@ -14,8 +15,11 @@ netcat-openbsd
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
+libjansson-dev librsvg2-bin
 clang libclang-rt-14-dev
-gnuplot-nox librsvg2-bin
+libscotch-dev
+slurmd
+gnuplot-nox
 "
 missing=""
 for p in $PKGS; do

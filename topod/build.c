@@ -11,6 +11,7 @@
 
 #include "fabric.h"
 #include "log.h"
+#include "util.h"
 
 struct builder {
 	struct store *st;
@@ -26,11 +27,6 @@ struct builder {
 	int stop;
 	struct builder_stats stats;
 };
-
-static double ms_since(uint64_t t0)
-{
-	return (double)(snap_now_us() - t0) / 1000.0;
-}
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
 			    const struct route_namemap *map)
@@ -66,10 +62,39 @@ static void record_error(struct builder *b, const char *msg)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* The generation rule of build.h. Returns 0 to serve s, 1 for a harmless
+ * repeat of what is served, -1 with why set to refuse it. */
+static int check_generation(const struct snap *cur, const struct snap *s, int force, char *why, size_t n)
+{
+	if (!cur || force || s->generation > cur->generation)
+		return 0;
+	if (s->generation == cur->generation) {
+		if (s->sm_guid == cur->sm_guid && s->sweep == cur->sweep && s->timestamp == cur->timestamp &&
+		    snap_diff(cur, s, SNAP_DIFF_STATE, NULL, NULL) == 0)
+			return 1;
+		snprintf(why, n, "generation %" PRIu64 " is already served with different contents", s->generation);
+		return -1;
+	}
+	if ((s->sm_guid != cur->sm_guid || s->sweep < cur->sweep) && s->timestamp > cur->timestamp)
+		return 0; /* a restarted subnet manager: logged by the caller */
+	snprintf(why, n,
+		 "generation %" PRIu64 " is older than the served %" PRIu64
+		 " (same SM, taken earlier): a rollback; to restore an older fabric use admin `load PATH force`",
+		 s->generation, cur->generation);
+	return -1;
+}
+
+static void reply(struct ingest_job *j, int ok, const char *msg)
+{
+	if (j->done)
+		j->done(j->arg, ok, msg);
+	j->done = NULL;
+}
+
 int builder_run(struct builder *b, struct ingest_job *j)
 {
-	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 32];
-	uint64_t t0 = snap_now_us();
+	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
+	uint64_t t0 = util_now_us();
 	struct snap *s = j->snap;
 	j->snap = NULL;
 	if (!s && snap_decode(j->buf, j->len, &s, err)) {
@@ -78,44 +103,77 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		tlog(LOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, err);
 		record_error(b, err);
 		snprintf(msg, sizeof(msg), "ERR INVALID %s", err);
-		if (j->done)
-			j->done(j->arg, 0, msg);
+		reply(j, 0, msg);
 		job_free(j);
 		return -1;
 	}
-	double decode_ms = ms_since(t0);
-	snprintf(msg, sizeof(msg), "OK %" PRIu64, s->generation);
-	if (j->done) {
-		/* Tell the producer as soon as the snapshot is known good; the
-		 * build that follows is our business, not the SM's. */
-		j->done(j->arg, 1, msg);
-		j->done = NULL;
+	double decode_ms = util_ms_since(t0);
+
+	struct fabric *cur = store_get(b->st);
+	const struct snap *cs = cur->index ? cur->snap : NULL;
+	int rule = check_generation(cs, s, j->force, err, sizeof(err));
+	if (rule == 0 && cs && !j->force && s->generation <= cs->generation)
+		tlog(LOG_WARN, "generation %" PRIu64 " from %s is below the served %" PRIu64
+			       " but comes from a restarted subnet manager (SM 0x%016" PRIx64 " sweep %" PRIu64
+			       " after 0x%016" PRIx64 " sweep %" PRIu64 "): serving it",
+		     s->generation, j->source, cs->generation, s->sm_guid, s->sweep, cs->sm_guid, cs->sweep);
+	else if (rule == 0 && cs && j->force && s->generation <= cs->generation)
+		tlog(LOG_WARN, "generation %" PRIu64 " from %s replaces the served %" PRIu64 " by the operator's force",
+		     s->generation, j->source, cs->generation);
+	fabric_put(cur);
+	if (rule) {
+		if (rule < 0) {
+			tlog(LOG_ERR, "rejected snapshot from %s: %s", j->source, err);
+			record_error(b, err);
+			snprintf(msg, sizeof(msg), "ERR STALE %s", err);
+		} else {
+			tlog(LOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
+			     j->source);
+			snprintf(msg, sizeof(msg), "OK %" PRIu64 " already served", s->generation);
+		}
+		reply(j, rule > 0, msg);
+		snap_free(s);
+		job_free(j);
+		return rule > 0 ? 0 : -1;
 	}
 
-	uint64_t t1 = snap_now_us();
+	uint64_t t1 = util_now_us();
 	struct fabric_index *x = fabric_index_build(s, b->map, b->threads, err);
 	if (!x) {
 		tlog(LOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
 		     j->source, err);
 		record_error(b, err);
+		snprintf(msg, sizeof(msg), "ERR BUILD %s", err);
+		reply(j, 0, msg);
 		snap_free(s);
 		job_free(j);
 		return -1;
 	}
-	double build_ms = ms_since(t1);
+	double build_ms = util_ms_since(t1);
 
-	/* Persist before publishing, so that what we serve is what a restart
-	 * would serve again. A failed write is logged, not fatal: serving the
-	 * new fabric matters more than remembering it. */
+	/* Persist before acknowledging and publishing: an OK the producer
+	 * saw, and what we serve, are what a restart would serve again. A
+	 * failed write is said in the reply, not fatal: serving the new
+	 * fabric matters more than remembering it. */
+	snprintf(msg, sizeof(msg), "OK %" PRIu64, s->generation);
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (j->buf)
-			rc = snap_write_atomic(b->state_file, j->buf, j->len, err);
-		else
-			rc = snap_write_file(s, b->state_file, err);
-		if (rc)
+		if (j->buf) {
+			rc = snap_write_atomic_mode(b->state_file, j->buf, j->len, 0600, err);
+		} else {
+			uint8_t *enc = NULL;
+			size_t elen = 0;
+			rc = snap_encode(s, &enc, &elen, err);
+			if (!rc)
+				rc = snap_write_atomic_mode(b->state_file, enc, elen, 0600, err);
+			free(enc);
+		}
+		if (rc) {
 			tlog(LOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, err);
+			snprintf(msg, sizeof(msg), "OK %" PRIu64 " not-durable: %.200s", s->generation, err);
+		}
 	}
+	reply(j, 1, msg);
 
 	uint64_t gen = s->generation;
 	uint32_t nnodes = s->nnodes;
@@ -143,6 +201,18 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	pthread_mutex_unlock(&b->lock);
 	job_free(j);
 	return 0;
+}
+
+/* The generation a job claims: the header's for an encoded snapshot. */
+static uint64_t job_generation(const struct ingest_job *j)
+{
+	if (j->snap)
+		return j->snap->generation;
+	uint64_t g = 0;
+	if (j->buf && j->len >= 24)
+		for (int i = 7; i >= 0; i--)
+			g = g << 8 | j->buf[16 + i];
+	return g;
 }
 
 static void *builder_main(void *arg)
@@ -183,12 +253,31 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 {
 	pthread_mutex_lock(&b->lock);
 	b->stats.received++;
-	struct ingest_job *old = b->pending;
-	b->pending = j;
-	if (old)
-		b->stats.superseded++;
+	struct ingest_job *old = b->pending, *refused = NULL;
+	uint64_t queued = old ? job_generation(old) : 0;
+	if (old && !j->force && !old->force && job_generation(j) < queued) {
+		/* Arrival order is not generation order (producers retry with
+		 * backoff): the queued newer one stays. */
+		refused = j;
+		old = NULL;
+		b->stats.rejected++;
+	} else {
+		b->pending = j;
+		if (old)
+			b->stats.superseded++;
+	}
 	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+	if (refused) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "ERR STALE generation %" PRIu64 " is older than generation %" PRIu64
+					   ", which is queued",
+			 job_generation(refused), queued);
+		tlog(LOG_WARN, "snapshot from %s: %s", refused->source, msg + 10);
+		if (refused->done)
+			refused->done(refused->arg, 0, msg);
+		job_free(refused);
+	}
 	if (old) {
 		/* Never validated, but a newer snapshot of the same fabric is
 		 * queued behind it: the producer has nothing to resend. */

@@ -1,11 +1,28 @@
 /*
- * build.h - ingest pipeline: decode -> validate -> build -> persist -> publish.
+ * build.h - ingest pipeline: decode -> validate -> generation check ->
+ * build -> persist -> acknowledge -> publish.
  *
  * One builder thread does the work so that the event loop keeps answering
  * queries from the previous fabric meanwhile. Only the newest submission
  * waits: a snapshot that arrives while another is still queued replaces it
  * (the replaced one is reported "superseded"), so a burst of reroutes costs
- * one build, not one per reroute.
+ * one build, not one per reroute. "Newest" is by generation, not arrival: a
+ * late older snapshot never replaces a queued newer one.
+ *
+ * Generations never go backwards. A snapshot is served only if its
+ * generation is above the served one; an equal generation with the same
+ * contents is a harmless repeat ("OK G already served"), with different
+ * contents it is refused (ERR STALE), and so is an older one, unless
+ *   - the subnet manager restarted: a different SM GUID, or its sweep
+ *     counter went back, with a snapshot taken later than the served one
+ *     (a producer whose generation counter restarted), or
+ *   - the operator forces it (admin `load PATH force`: restoring a backup).
+ * The state file keeps the rule across restarts of topod.
+ *
+ * Acknowledgement: "OK G" is sent once the snapshot is decoded, built and
+ * persisted (fsync of the file and of the directory), so an OK survives a
+ * crash; if persisting fails the reply says so ("OK G not-durable: why")
+ * and the fabric is served anyway.
  */
 #ifndef TOPOD_BUILD_H
 #define TOPOD_BUILD_H
@@ -26,6 +43,7 @@ struct ingest_job {
 	size_t len;
 	struct snap *snap;  /* already decoded (owned), e.g. from text dumps */
 	int persist;        /* write it to the state directory once accepted */
+	int force;          /* operator's restore: skip the generation rule */
 	char source[96];    /* "ingest unix", "file /path", ... for logs and info */
 	ingest_done_fn done;
 	void *arg;

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "place_cmd.h"
 #include "query.h"
 #include "schedule.h"
 
@@ -31,6 +32,12 @@ const struct cmd cmd_table[] = {
 	{ "tree", 0, 0, CMD_FABRIC, answer_tree, "tree", "the whole hierarchy" },
 	{ "shared", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_shared, "shared HOST [HOST ...]",
 	  "link sharing inside an allocation" },
+	{ "order", 0, -1, CMD_FABRIC | CMD_HEAVY, answer_order, "order [HOST ...]",
+	  "hosts in hierarchy order (leaf, then pod): for hostfiles" },
+	{ "pick", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_pick, "pick N HOST [HOST ...]",
+	  "choose N of the free hosts: no shared links above the leaf, then compact" },
+	{ "map", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_map, "map GRAPH HOST[*SLOTS] ... [-- ADJ ...]",
+	  "ranks of a communication graph onto hosts (Scotch), with hop-bytes" },
 	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
 	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
 	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,

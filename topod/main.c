@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "build.h"
 #include "cmd.h"
 #include "log.h"
@@ -35,6 +37,8 @@ struct options {
 	const char *topology, *lfts;
 	const char *pidfile;
 	const char *namemap;
+	const char *ingest_key;
+	struct snap_key key;
 	int threads;
 	int foreground;
 	/* config-file strings live here so that cfg pointers stay valid */
@@ -66,7 +70,11 @@ static void usage(FILE *f)
 		"      --write-timeout SEC    cut a client that reads nothing for SEC (default 30)\n"
 		"      --output-budget BYTES  admit heavy requests only below this much unread (default 256M)\n"
 		"      --heavy-queue N        heavy requests waiting for a worker at most (default 256)\n"
-		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 8 GiB)\n"
+		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 512M)\n"
+		"      --max-ingest-conns N   snapshot producers connected at once (default 8)\n"
+		"      --ingest-key FILE      shared key: TCP ingest accepts only snapshots signed with it\n"
+		"      --ingest-insecure      accept unsigned snapshots on TCP ingest (not recommended)\n"
+		"      --ingest-group NAME    members may feed the UNIX ingest socket (default: topod's group)\n"
 		"      --pidfile FILE         write the daemon's PID\n"
 		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
 		"  -v, --verbose              log debug messages\n"
@@ -92,6 +100,10 @@ enum {
 	OPT_WRITE_TIMEOUT,
 	OPT_OUT_BUDGET,
 	OPT_HEAVY_QUEUE,
+	OPT_MAX_INGEST,
+	OPT_INGEST_KEY,
+	OPT_INGEST_INSECURE,
+	OPT_INGEST_GROUP,
 };
 
 static const struct option longopts[] = {
@@ -112,6 +124,10 @@ static const struct option longopts[] = {
 	{ "write-timeout", required_argument, NULL, OPT_WRITE_TIMEOUT },
 	{ "output-budget", required_argument, NULL, OPT_OUT_BUDGET },
 	{ "heavy-queue", required_argument, NULL, OPT_HEAVY_QUEUE },
+	{ "max-ingest-conns", required_argument, NULL, OPT_MAX_INGEST },
+	{ "ingest-key", required_argument, NULL, OPT_INGEST_KEY },
+	{ "ingest-insecure", no_argument, NULL, OPT_INGEST_INSECURE },
+	{ "ingest-group", required_argument, NULL, OPT_INGEST_GROUP },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
@@ -237,14 +253,35 @@ static int apply(struct options *o, int c, const char *val)
 			return -1;
 		o->srv.heavy_queue = (unsigned)x;
 		return 0;
+	case OPT_MAX_INGEST:
+		if (parse_uint("max-ingest-conns", val, 1, 1024, &x))
+			return -1;
+		o->srv.max_ingest = (unsigned)x;
+		return 0;
+	case OPT_INGEST_KEY: o->ingest_key = val; return 0;
+	case OPT_INGEST_INSECURE: o->srv.ingest_insecure = 1; return 0;
+	case OPT_INGEST_GROUP: {
+		struct group *g = getgrnam(val);
+		if (!g) {
+			fprintf(stderr, "%s: --ingest-group: no group '%s'\n", prog, val);
+			return -1;
+		}
+		o->srv.ingest_gid = g->gr_gid;
+		o->srv.ingest_has_group = 1;
+		return 0;
+	}
 	case OPT_IDLE:
 		if (parse_uint("idle-timeout", val, 1, 86400 * 7, &x))
 			return -1;
 		o->srv.idle_timeout_s = (unsigned)x;
 		return 0;
 	case OPT_MAX_SNAPSHOT:
-		if (parse_uint("max-snapshot", val, SNAP_HEADER_LEN, SNAP_MAX_PAYLOAD, &x))
+		if (parse_size("max-snapshot", val, &x))
 			return -1;
+		if (x < SNAP_HEADER_LEN || x > SNAP_MAX_PAYLOAD) {
+			fprintf(stderr, "%s: --max-snapshot: %llu is outside 64..8G\n", prog, x);
+			return -1;
+		}
 		o->srv.max_snapshot = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
@@ -365,17 +402,66 @@ struct reload_ctx {
 	struct builder *b;
 };
 
-static int do_reload(void *arg, char err[SNAP_ERR_LEN])
+static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_LEN])
 {
 	struct reload_ctx *r = arg;
 	int none;
-	struct ingest_job *j = startup_job(r->o, builder_state_file(r->b), err, &none);
-	if (!j) {
+	struct ingest_job *j;
+	if (path) {
+		/* admin `load PATH [force]`: a snapshot file the operator names. */
+		struct snap *s;
+		if (snap_read_file(path, &s, err))
+			return -1;
+		j = calloc(1, sizeof(*j));
+		if (!j) {
+			snap_free(s);
+			snprintf(err, SNAP_ERR_LEN, "out of memory");
+			return -1;
+		}
+		j->snap = s;
+		j->persist = 1;
+		j->force = force;
+		snprintf(j->source, sizeof(j->source), "admin load %.80s", path);
+	} else if (!(j = startup_job(r->o, builder_state_file(r->b), err, &none))) {
 		if (none)
 			snprintf(err, SNAP_ERR_LEN, "nothing to reload: no --load, --topology or state file");
 		return -1;
 	}
 	builder_submit(r->b, j);
+	return 0;
+}
+
+/*
+ * The state directory decides what topod serves after a restart: one that
+ * another user may write to could be used to plant a rolled-back snapshot
+ * (or, with a symlink, to make topod overwrite a file). Refuse it, as
+ * OpenSSH refuses a group-writable ~/.ssh. Also clears temporary files an
+ * interrupted write left behind.
+ */
+static int check_state_dir(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: state directory %s: %s\n", prog, dir, errno ? strerror(errno) : "not a directory");
+		return -1;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		fprintf(stderr, "%s: state directory %s belongs to uid %u, not to topod's user (%u) or root\n", prog, dir,
+			(unsigned)st.st_uid, (unsigned)geteuid());
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		fprintf(stderr, "%s: state directory %s is writable by %s (mode %03o): chmod go-w %s\n", prog, dir,
+			st.st_mode & S_IWOTH ? "others" : "its group", (unsigned)(st.st_mode & 0777), dir);
+		return -1;
+	}
+	char path[4096], err[SNAP_ERR_LEN];
+	snprintf(path, sizeof(path), "%s/fabric.snap", dir);
+	int n = snap_remove_stale_tmp(path, err);
+	if (n > 0)
+		tlog(LOG_INFO, "removed %d temporary file(s) an interrupted write left in %s", n, dir);
+	else if (n < 0)
+		tlog(LOG_WARN, "cannot clear temporary files: %s", err);
 	return 0;
 }
 
@@ -453,7 +539,13 @@ int main(int argc, char **argv)
 	o.srv.write_timeout_s = 30;
 	o.srv.out_budget = 256ull << 20;
 	o.srv.heavy_queue = 256;
-	o.srv.max_snapshot = SNAP_MAX_PAYLOAD;
+	/* The largest subnet that fits the LID space (49,151 unicast LIDs),
+	 * a k=56 fat tree, encodes to ~185 MB, nearly all of it LFTs (3,920
+	 * switches x 48K entries). 512 MiB allows ~10,000 switches with full
+	 * tables, 2.5x that; the format's own limit (8 GiB) only bounds
+	 * arithmetic. And memory follows the bytes that arrive, not this. */
+	o.srv.max_snapshot = 512ull << 20;
+	o.srv.max_ingest = 8;
 	o.srv.ingest_timeout_s = 120;
 	int c;
 	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqhV", longopts, NULL)) != -1) {
@@ -489,13 +581,21 @@ int main(int argc, char **argv)
 	}
 	if (!o.srv.nlisten)
 		o.srv.listen[o.srv.nlisten++] = DEFAULT_LISTEN;
-	if (o.state_dir) {
-		struct stat st;
-		if (stat(o.state_dir, &st) || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "%s: state directory %s: %s\n", prog, o.state_dir,
-				errno ? strerror(errno) : "not a directory");
+	if (o.state_dir && check_state_dir(o.state_dir))
+		return 1;
+	/* The ingest socket is 0660 for topod's group: by default that group
+	 * is the one whose members may deliver, checked per connection. */
+	if (!o.srv.ingest_has_group) {
+		o.srv.ingest_gid = getegid();
+		o.srv.ingest_has_group = 1;
+	}
+	if (o.ingest_key) {
+		char kerr[SNAP_ERR_LEN];
+		if (snap_key_load(o.ingest_key, &o.key, kerr)) {
+			fprintf(stderr, "%s: --ingest-key: %s\n", prog, kerr);
 			return 1;
 		}
+		o.srv.ingest_key = &o.key;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	size_connections(&o, o.srv.max_conns != 0);

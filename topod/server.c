@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -27,6 +29,7 @@
 #include "pool.h"
 #include "proto.h"
 #include "query.h"
+#include "auth.h"
 #include "sink.h"
 #include "util.h"
 
@@ -51,7 +54,11 @@ struct conn {
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	/* ingest only */
 	uint8_t *buf;
-	size_t have, want; /* want = header + payload once the header is known */
+	size_t have, want, cap; /* want = header + payload once the header is known */
+	int draining;      /* refused: the ERR is queued, read and drop the rest until EOF */
+	int signed_;       /* the authentication preamble came first (pre[]) */
+	int tcp;           /* ingest over TCP: a preamble is required unless insecure */
+	uint8_t pre[SNAP_AUTH_LEN];
 	char peer[64];
 };
 
@@ -87,6 +94,8 @@ struct server {
 	struct heavy_job *jobs_done;
 	unsigned nadmin;
 	struct conn *conns;                   /* open connections, for shutdown */
+	unsigned ningest;
+	uint64_t ingest_denied, ingest_trailing, ingest_truncated, ingest_unsigned;
 	uint64_t cut_hard, cut_soft, cut_write, toobig, busy_heavy, half_closed;
 	struct evconnlistener *lq[SERVER_MAX_ADDRS], *li[SERVER_MAX_ADDRS], *la;
 	int nlq, nli;
@@ -132,6 +141,8 @@ static void conn_close(struct conn *c)
 		c->srv->nconns--;
 	else if (c->kind == CONN_ADMIN)
 		c->srv->nadmin--;
+	else
+		c->srv->ningest--;
 	conn_unref(c);
 }
 
@@ -163,14 +174,16 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " refused=%" PRIu64 " reply_bytes_unread=%" PRIu64 " cut_hard=%" PRIu64
 				    " cut_soft=%" PRIu64 " cut_write_timeout=%" PRIu64 " toobig=%" PRIu64
 				    " busy_heavy=%" PRIu64 " half_closed=%" PRIu64 " heavy_queued=%u heavy_running=%u"
-				    " heavy_done=%" PRIu64 " workers=%d"
+				    " heavy_done=%" PRIu64 " workers=%d ingest_connections=%u ingest_denied=%" PRIu64
+				    " ingest_unsigned=%" PRIu64 " ingest_truncated=%" PRIu64 " ingest_trailing=%" PRIu64
 				    " snapshots_received=%" PRIu64 " accepted=%" PRIu64 " rejected=%" PRIu64
 				    " superseded=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
-				    pool_threads(srv->pool), bs.received, bs.accepted, bs.rejected, bs.superseded,
+				    pool_threads(srv->pool), srv->ningest, srv->ingest_denied, srv->ingest_unsigned,
+				    srv->ingest_truncated, srv->ingest_trailing, bs.received, bs.accepted, bs.rejected, bs.superseded,
 				    bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
@@ -182,12 +195,25 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 		char err[SNAP_ERR_LEN];
 		if (!srv->reload)
 			query_error(out, "NOSOURCE", "no --load or state file to reload from");
-		else if (srv->reload(srv->reload_arg, err))
+		else if (srv->reload(srv->reload_arg, NULL, 0, err))
 			query_error(out, "RELOAD", "%s", err);
 		else
 			evbuffer_add_printf(out, "OK reloaded\n");
+	} else if (!strcmp(req->cmd, "load")) {
+		/* The operator's way past the generation rule: restoring a
+		 * backup of an older fabric. The result is in the log and in
+		 * `info`; the reply says it was queued. */
+		char err[SNAP_ERR_LEN];
+		int force = req->argc == 2 && !strcmp(req->argv[1], "force");
+		if (req->argc < 1 || req->argc > 2 || (req->argc == 2 && !force))
+			query_error(out, "USAGE", "load PATH [force]");
+		else if (!srv->reload || srv->reload(srv->reload_arg, req->argv[0], force, err))
+			query_error(out, "RELOAD", "%s", srv->reload ? err : "not available");
+		else
+			evbuffer_add_printf(out, "OK queued%s\n", force ? " (forced past the generation rule)" : "");
 	} else {
-		query_error(out, "UNKNOWN", "unknown command; admin commands: stats reload shutdown, and every query");
+		query_error(out, "UNKNOWN",
+			    "unknown command; admin commands: stats reload load shutdown, and every query");
 	}
 }
 
@@ -446,7 +472,8 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 	}
 	if (c->kind == CONN_ADMIN) {
 		answer_admin(c, &req, out);
-	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload")) {
+	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload") ||
+		   !strcmp(req.cmd, "load")) {
 		srv->errors++;
 		query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
 	} else {
@@ -550,6 +577,24 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		line_read_cb(bev, c);
 		return;
 	}
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && c->kind == CONN_INGEST) {
+		/* Producers half-close after the snapshot and then read our
+		 * reply: tell them why a short one was dropped. */
+		size_t got = c->want ? c->have : evbuffer_get_length(bufferevent_get_input(bev));
+		if (!c->draining && (!c->want || c->have < c->want)) {
+			c->srv->ingest_truncated++;
+			char why[160];
+			if (c->want)
+				snprintf(why, sizeof(why), "truncated: got %zu of %zu bytes", got, c->want);
+			else
+				snprintf(why, sizeof(why), "truncated: got %zu bytes, less than a snapshot header", got);
+			tlog(LOG_WARN, "%s: producer closed early; snapshot dropped: %s", c->peer, why);
+			builder_note_rejected(c->srv->b, why);
+			evbuffer_add_printf(bufferevent_get_output(bev), "ERR INVALID %s\n", why);
+		}
+		conn_finish(c);
+		return;
+	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		if (c->kind == CONN_INGEST && c->want && c->have < c->want)
 			tlog(LOG_WARN, "%s: producer closed after %zu of %zu bytes; snapshot dropped", c->peer,
@@ -597,15 +642,50 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* Refuses the snapshot with an ERR and keeps reading (and dropping) until
+ * the producer half-closes, so that it can read the reason instead of
+ * getting EPIPE in the middle of its write. The ingest timeout bounds it. */
+static void ingest_refuse(struct conn *c, const char *code, const char *why)
+{
+	tlog(LOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
+	builder_note_rejected(c->srv->b, why);
+	evbuffer_add_printf(bufferevent_get_output(c->bev), "ERR %s %s\n", code, why);
+	free(c->buf);
+	c->buf = NULL;
+	c->draining = 1;
+	evbuffer_drain(bufferevent_get_input(c->bev), evbuffer_get_length(bufferevent_get_input(c->bev)));
+}
+
 static void ingest_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct server *srv = c->srv;
+	if (c->draining) {
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	if (!c->want) {
-		if (evbuffer_get_length(in) < SNAP_HEADER_LEN)
-			return;
 		uint8_t hdr[SNAP_HEADER_LEN];
+		size_t avail = evbuffer_get_length(in);
+		if (!c->signed_ && avail >= 8) {
+			evbuffer_copyout(in, hdr, 8);
+			if (snap_auth_is_preamble(hdr, 8)) {
+				if (avail < SNAP_AUTH_LEN)
+					return;
+				evbuffer_remove(in, c->pre, SNAP_AUTH_LEN);
+				c->signed_ = 1;
+				avail -= SNAP_AUTH_LEN;
+			}
+		}
+		if (avail < SNAP_HEADER_LEN)
+			return;
+		if (c->tcp && !c->signed_ && !srv->cfg.ingest_insecure) {
+			srv->ingest_unsigned++;
+			ingest_refuse(c, "AUTH", "this TCP ingest accepts only snapshots signed with the ingest key "
+						 "(producer option key_file=)");
+			return;
+		}
 		evbuffer_copyout(in, hdr, sizeof(hdr));
 		uint64_t plen = 0;
 		char err[SNAP_ERR_LEN];
@@ -616,27 +696,47 @@ static void ingest_read_cb(struct bufferevent *bev, void *arg)
 			bad = 1;
 		}
 		if (bad) {
-			tlog(LOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, err);
-			builder_note_rejected(srv->b, err);
-			evbuffer_add_printf(bufferevent_get_output(bev), "ERR INVALID %s\n", err);
-			conn_finish(c);
+			ingest_refuse(c, "INVALID", err);
 			return;
 		}
 		c->want = SNAP_HEADER_LEN + (size_t)plen;
-		c->buf = malloc(c->want);
-		if (!c->buf) {
-			evbuffer_add_printf(bufferevent_get_output(bev), "ERR NOMEM cannot buffer %zu bytes\n", c->want);
-			conn_finish(c);
+	}
+	/* Memory follows the bytes that arrived, never the header's claim: a
+	 * producer that announces 8 GiB and sends 64 bytes costs 64 bytes. */
+	size_t avail = evbuffer_get_length(in), take = avail < c->want - c->have ? avail : c->want - c->have;
+	if (c->have + take > c->cap) {
+		size_t cap = c->cap ? c->cap : 1 << 16;
+		while (cap < c->have + take)
+			cap *= 2;
+		if (cap > c->want)
+			cap = c->want;
+		uint8_t *nb = realloc(c->buf, cap);
+		if (!nb) {
+			ingest_refuse(c, "NOMEM", "cannot buffer the snapshot");
 			return;
 		}
+		c->buf = nb;
+		c->cap = cap;
 	}
-	size_t n = evbuffer_remove(in, c->buf + c->have, c->want - c->have);
-	c->have += n;
+	c->have += evbuffer_remove(in, c->buf + c->have, take);
 	if (c->have < c->want)
 		return;
 	if (evbuffer_get_length(in)) {
-		evbuffer_add_printf(bufferevent_get_output(bev), "ERR INVALID bytes after the snapshot\n");
-		conn_finish(c);
+		srv->ingest_trailing++;
+		char why[96];
+		snprintf(why, sizeof(why), "%zu bytes after the snapshot: one snapshot per connection",
+			 evbuffer_get_length(in));
+		ingest_refuse(c, "INVALID", why);
+		return;
+	}
+	if (c->signed_ && srv->cfg.ingest_key) {
+		char err[SNAP_ERR_LEN];
+		if (snap_auth_verify(srv->cfg.ingest_key, c->pre, c->buf, c->have, err)) {
+			ingest_refuse(c, "AUTH", err);
+			return;
+		}
+	} else if (c->signed_ && c->tcp && !srv->cfg.ingest_insecure) {
+		ingest_refuse(c, "AUTH", "topod has no ingest key to check the signature with (--ingest-key)");
 		return;
 	}
 	bufferevent_disable(bev, EV_READ);
@@ -664,7 +764,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
 	struct server *srv = arg;
 	if ((kind == CONN_QUERY && srv->nconns >= srv->cfg.max_conns) ||
-	    (kind == CONN_ADMIN && srv->nadmin >= srv->cfg.max_admin)) {
+	    (kind == CONN_ADMIN && srv->nadmin >= srv->cfg.max_admin) ||
+	    (kind == CONN_INGEST && srv->ningest >= srv->cfg.max_ingest)) {
 		/* Tell the client why instead of a silent reset. */
 		static const char msg[] = "ERR BUSY too many connections\n";
 		ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -702,6 +803,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	}
 	struct timeval tv;
 	if (kind == CONN_INGEST) {
+		srv->ningest++;
+		c->tcp = sa->sa_family != AF_UNIX;
 		bufferevent_setcb(bev, ingest_read_cb, conn_write_cb, conn_event_cb, c);
 		tv.tv_sec = srv->cfg.ingest_timeout_s;
 		tv.tv_usec = 0;
@@ -730,8 +833,52 @@ static void accept_admin(struct evconnlistener *l, evutil_socket_t fd, struct so
 	accept_cb(l, fd, sa, n, a, CONN_ADMIN);
 }
 
+/* May this UNIX peer feed topod? root, topod's own user, and members of
+ * the configured group: a snapshot decides what every job is told. */
+static int peer_allowed(const struct server *srv, int fd, char *who, size_t n)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l)) {
+		snprintf(who, n, "unknown peer");
+		return 0;
+	}
+	snprintf(who, n, "uid %u gid %u pid %d", (unsigned)cr.uid, (unsigned)cr.gid, (int)cr.pid);
+	if (cr.uid == 0 || cr.uid == geteuid())
+		return 1;
+	if (!srv->cfg.ingest_has_group)
+		return 0;
+	if (cr.gid == srv->cfg.ingest_gid)
+		return 1;
+	/* Supplementary groups of the peer's user. */
+	struct passwd pw, *pp = NULL;
+	char buf[4096];
+	if (getpwuid_r(cr.uid, &pw, buf, sizeof(buf), &pp) || !pp)
+		return 0;
+	gid_t groups[256];
+	int ng = 256;
+	if (getgrouplist(pp->pw_name, pp->pw_gid, groups, &ng) < 0)
+		return 0;
+	for (int i = 0; i < ng; i++)
+		if (groups[i] == srv->cfg.ingest_gid)
+			return 1;
+	return 0;
+}
+
 static void accept_ingest(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int n, void *a)
 {
+	struct server *srv = a;
+	char who[96];
+	if (sa->sa_family == AF_UNIX && !peer_allowed(srv, fd, who, sizeof(who))) {
+		srv->ingest_denied++;
+		tlog(LOG_WARN, "ingest: refused a snapshot producer (%s): not root, topod's user or the ingest group",
+		     who);
+		static const char msg[] = "ERR DENIED this user may not feed topod (see --ingest-group)\n";
+		ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)w;
+		evutil_closesocket(fd);
+		return;
+	}
 	accept_cb(l, fd, sa, n, a, CONN_INGEST);
 }
 
@@ -817,7 +964,7 @@ static void sighup_cb(evutil_socket_t sig, short what, void *arg)
 	char err[SNAP_ERR_LEN];
 	if (!srv->reload)
 		return;
-	if (srv->reload(srv->reload_arg, err))
+	if (srv->reload(srv->reload_arg, NULL, 0, err))
 		tlog(LOG_WARN, "SIGHUP: reload failed: %s", err);
 	else
 		tlog(LOG_INFO, "SIGHUP: reloading the snapshot source");

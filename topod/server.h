@@ -12,6 +12,9 @@
 #ifndef TOPOD_SERVER_H
 #define TOPOD_SERVER_H
 
+#include <sys/types.h>
+
+#include "auth.h"
 #include "build.h"
 #include "store.h"
 
@@ -40,6 +43,12 @@ struct server_config {
 	uint64_t out_budget;
 	int threads;                          /* worker pool size (--threads) */
 	unsigned heavy_queue;                 /* heavy requests waiting at most */
+	/* Ingest (see docs/admin-guide.md, "Who may feed topod"). */
+	unsigned max_ingest;                  /* ingest connections at once */
+	const struct snap_key *ingest_key;    /* verifies signed snapshots; NULL: none configured */
+	int ingest_insecure;                  /* TCP ingest without a signature (explicit opt-out) */
+	int ingest_has_group;                 /* UNIX ingest: members of ingest_gid may feed too */
+	gid_t ingest_gid;
 };
 
 struct server;
@@ -53,8 +62,9 @@ int server_query_port(const struct server *srv, int i);
 int server_run(struct server *srv);
 void server_free(struct server *srv);
 
-/* Set by main: what admin "reload" does (re-read the configured source). */
-typedef int (*server_reload_fn)(void *arg, char err[SNAP_ERR_LEN]);
+/* Set by main: what admin "reload" (path NULL: re-read the configured
+ * source) and "load PATH [force]" do. */
+typedef int (*server_reload_fn)(void *arg, const char *path, int force, char err[SNAP_ERR_LEN]);
 void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
 
 #endif

@@ -7,7 +7,9 @@
  *   topo-snap lfts FILE              one line per routed (switch, LID)
  *   topo-snap diff A B               compare nodes, links and LFTs; exit 1 if they differ
  *   topo-snap from-text TOPO LFTS OUT   ibnetdiscover + ibroute dumps -> snapshot file
- *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options)
+ *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options,
+ *                                    key_file=PATH to sign it for a TCP ingest)
+ *   topo-snap keygen FILE            write a new random ingest key (mode 0600)
  *
  * Text output is meant for diff(1) and scripts: fixed columns, GUIDs as
  * 0x%016x, NodeDescriptions escaped (snap_escape) and quoted last.
@@ -223,8 +225,9 @@ static int usage(void)
 	fprintf(stderr, "usage: %s info|nodes|links|lfts FILE\n"
 			"       %s diff A B\n"
 			"       %s from-text TOPOLOGY LFTS OUT\n"
-			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... FILE\n",
-		prog, prog, prog, prog);
+			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY] FILE\n"
+			"       %s keygen FILE\n",
+		prog, prog, prog, prog, prog);
 	return 2;
 }
 
@@ -243,6 +246,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		snap_free(s);
+		return 0;
+	}
+	if (!strcmp(cmd, "keygen")) {
+		char err[SNAP_ERR_LEN];
+		if (argc != 3)
+			return usage();
+		if (snap_key_generate(argv[2], err)) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			return 1;
+		}
+		printf("wrote a new ingest key to %s (mode 0600): give topod --ingest-key %s and producers key_file=%s\n",
+		       argv[2], argv[2], argv[2]);
 		return 0;
 	}
 	if (!strcmp(cmd, "send"))

@@ -68,6 +68,32 @@
  *           both hosts and clusters below it gets an extra switch
  *           "sL_ID_hosts" holding its hosts. Host lists use Slurm's
  *           compressed form, e.g. c401-[101-118].
+ * order [--format F] [--slots N] HOSTS...
+ *           the hosts in hierarchy order (a leaf's hosts together, a pod's
+ *           leaves together). --format: list (default; one host per line),
+ *           slurm (SLURM_HOSTFILE: each host N times), openmpi ("HOST
+ *           slots=N"), rankfile ("rank R=HOST slot=K"), mpich ("HOST:N"),
+ *           hostlist (one compressed list). json: {"generation":G,
+ *           "hosts":[H,...]}
+ * pick N [--format F] [--slots S] FREEHOSTS...
+ *           N hosts chosen among the free ones: no link sharing above the
+ *           leaf where possible, then fewest leaves and pods. text: "key
+ *           value" lines picked, free, sharing_free, sharing, leaves, pods,
+ *           max_hops, max_load, nodelist (compressed hostlist); --format
+ *           as order. json: {"generation":G,"picked":N,"free":F,
+ *           "sharing_free":B,"sharing":S,"leaves":L,"pods":P,"max_hops":H,
+ *           "max_load":M,"hosts":[H,...]}
+ * map GRAPH [--format F] [--slots S] HOSTS[*SLOTS]...
+ *           ranks of GRAPH (stencil:X[xY[xZ]][:periodic], or a METIS or
+ *           Scotch graph file) onto the hosts. text: "key value" lines
+ *           ranks, hosts, method (scotch, or block when Scotch did worse),
+ *           moved, hop_bytes, max_load, block_hop_bytes, block_max_load,
+ *           rr_hop_bytes, rr_max_load, then "rank R HOST" per rank.
+ *           --format list or slurm: line R is rank R's host (SLURM_HOSTFILE);
+ *           rankfile: "rank R=HOST slot=K". json: {"generation":G,
+ *           "ranks":R,"hosts":H,"method":M,"moved":K,"hop_bytes":B,
+ *           "max_load":L,"block":{"hop_bytes":B,"max_load":L},
+ *           "round_robin":{...},"rank_host":[H,...]}
  *
  * Errors go to stderr as "topoquery: what: why"; exit 1 when a query
  * fails, 2 for a usage error.
@@ -95,6 +121,11 @@ static const char usage_text[] =
 	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
 	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
 	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
+	"  order HOSTS...            the hosts in hierarchy order (hostfiles: --format)\n"
+	"  pick N FREEHOSTS...       choose N: no shared links above the leaf, then compact\n"
+	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
+	"                            hosts (Scotch), with hop-bytes beside block/round-robin\n"
+	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
 	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...\n"
 	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
 	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
@@ -108,7 +139,9 @@ static const char usage_text[] =
 	"  -f, --file FILE     read HOSTS from FILE too (\"-\": stdin); blank-separated\n"
 	"                      names or Slurm hostlists, \"#\" comments\n"
 	"  -L, --level N       clusters: the level\n"
-	"      --format FMT    tree: text (default) or dot\n"
+	"      --format FMT    tree: text (default) or dot; order, pick, map: text, list,\n"
+	"                      slurm, openmpi, rankfile, mpich, hostlist\n"
+	"      --slots N       order, pick, map: ranks per host (default 1)\n"
 	"      --loads         shared: also list every link's load\n"
 	"  -o, --output FILE   slurm: write FILE instead of stdout\n"
 	"  -h, --help          this text\n"
@@ -155,10 +188,12 @@ static const struct {
 	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
+	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
+	{ "profile", cmd_profile },
 	{ "schedule", cmd_schedule },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_PLOT };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT };
 
 int main(int argc, char **argv)
 {
@@ -170,13 +205,14 @@ int main(int argc, char **argv)
 		{ "level", required_argument, NULL, 'L' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "loads", no_argument, NULL, OPT_LOADS },
+		{ "slots", required_argument, NULL, OPT_SLOTS },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tq q = { .format = "text", .level = -1, .out = stdout };
+	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1 };
 	const char *servers = NULL, *file = NULL;
 	long timeout = -1;
 	int c;
@@ -201,9 +237,14 @@ int main(int argc, char **argv)
 				return tq_usage_error("--level: not a level: %s", optarg);
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "dot"))
-				return tq_usage_error("--format: text or dot, not %s", optarg);
+			/* checked against the command below */
 			q.format = optarg;
+			break;
+		case OPT_SLOTS:
+			errno = 0;
+			q.slots = (int)strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || q.slots < 1 || q.slots > TII_MAP_RANKS_MAX)
+				return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, optarg);
 			break;
 		case OPT_LOADS: q.loads = 1; break;
 		case OPT_PLOT: q.plot = optarg; break;
@@ -225,8 +266,11 @@ int main(int argc, char **argv)
 			fn = commands[i].fn;
 	if (!fn)
 		return tq_usage_error("unknown command: %s", cmd);
+	int placing = !strcmp(cmd, "order") || !strcmp(cmd, "pick") || !strcmp(cmd, "map");
+	if (!placing && strcmp(q.format, "text") && strcmp(q.format, "dot"))
+		return tq_usage_error("--format: text or dot, not %s", q.format);
 	if (!strcmp(q.format, "dot") && strcmp(cmd, "tree"))
-		return tq_usage_error("--format is for tree only");
+		return tq_usage_error("--format dot is for tree only");
 	if (q.output && strcmp(cmd, "slurm"))
 		return tq_usage_error("-o is for slurm only");
 

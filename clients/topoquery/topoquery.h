@@ -20,8 +20,9 @@ struct tq {
 	tii_t *t;
 	int json;
 	int loads;            /* shared --loads */
+	const char *format;   /* tree --format: "text" or "dot"; order/pick/map: host file formats */
+	int slots;            /* order/pick/map --slots: ranks per host (1) */
 	const char *plot;     /* schedule --plot FILE.svg */
-	const char *format;   /* tree --format: "text" or "dot" */
 	const char *output;   /* slurm -o FILE, NULL for stdout */
 	long level;           /* clusters -L LEVEL, -1 if not given */
 	struct strv hosts;    /* hosts from -f FILE, expanded */
@@ -46,5 +47,11 @@ int cmd_clusters(struct tq *q, int argc, char **argv);
 int cmd_matrix(struct tq *q, int argc, char **argv);
 int cmd_shared(struct tq *q, int argc, char **argv);
 int cmd_slurm(struct tq *q, int argc, char **argv);
+/* place_cmds.c */
+int cmd_order(struct tq *q, int argc, char **argv);
+int cmd_pick(struct tq *q, int argc, char **argv);
+int cmd_map(struct tq *q, int argc, char **argv);
+/* profile.c: reads topoprof reports, never asks topod */
+int cmd_profile(struct tq *q, int argc, char **argv);
 
 #endif

@@ -26,16 +26,24 @@ text = open(os.path.join(FIX, "2sw4hca.lfts")).read()
 assert "0x0006 005 :" in text
 open(lfts_b, "w").write(text.replace("0x0006 005 :", "0x0006 003 :", 1))
 
-# Several generations of each version, so that every delivery is new.
+# Every delivery is a new generation (generations never go backwards:
+# re-sending an older file would be refused as a rollback), alternating
+# between the two versions.
 versions = {}
 files = []
-for i in range(6):
-    for name, lf in (("A", os.path.join(FIX, "2sw4hca.lfts")), ("B", lfts_b)):
-        p = os.path.join(d, "%s%d.snap" % (name, i))
-        from_text(os.path.join(FIX, "2sw4hca.topo"), lf, p)
-        versions[int(snap_info(p)["generation"])] = name
-        files.append(p)
-        time.sleep(0.002)
+
+
+def fresh(i):
+    name, lf = (("A", os.path.join(FIX, "2sw4hca.lfts")), ("B", lfts_b))[i % 2]
+    p = os.path.join(d, "%s%d.snap" % (name, i))
+    from_text(os.path.join(FIX, "2sw4hca.topo"), lf, p)
+    versions[int(snap_info(p)["generation"])] = name
+    files.append(p)
+    return p
+
+
+for i in range(12):
+    fresh(i)
 check(len(versions) == 12, "12 distinct generations prepared")
 raw = open(files[0], "rb").read()
 corrupt = os.path.join(d, "corrupt.snap")
@@ -91,7 +99,7 @@ rejected = 0
 deadline = time.time() + 8
 i = 0
 while time.time() < deadline:
-    f = files[i % len(files)]
+    f = files[i] if i < 12 else fresh(i)
     rc, out = send_snapshot("sink=unix:" + t.ingest, f)
     if rc != 0:
         errors.append("delivery failed: " + out)
@@ -110,7 +118,7 @@ check(replies[0] >= 600, "hundreds of replies checked under concurrent swaps (%d
 check(seen == {"A", "B"}, "replies came from both versions of the fabric")
 check(not errors, "no reply mixes generations or shows a half-swapped fabric")
 check(rejected > 0 and rejected == i // 3, "every corrupt snapshot was refused (%d)" % rejected)
-last = files[(i - 1) % len(files)]
+last = files[i - 1]
 want = int(snap_info(last)["generation"])
 check(t.wait_generation(want), "after the storm the last good snapshot is served, not the corrupt one")
 check("payload checksum mismatch" in t.logtext(), "the refusals are logged")

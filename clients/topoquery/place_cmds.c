@@ -1,0 +1,417 @@
+/*
+ * place_cmds.c - topoquery order, pick and map (formats at the top of
+ * main.c), and the host file formats they write:
+ *   list      one host per line (per rank for map)
+ *   slurm     SLURM_HOSTFILE for --distribution=arbitrary: line i is task
+ *             i's host (order: each host repeated --slots times)
+ *   openmpi   Open MPI hostfile: "HOST slots=N"
+ *   rankfile  Open MPI rankfile: "rank R=HOST slot=K"
+ *   mpich     MPICH/Hydra machinefile: "HOST:N"
+ *   hostlist  one compressed Slurm hostlist (sbatch --nodelist)
+ * Graph files for map: METIS (header "n m [fmt]", 1-based neighbours) or
+ * Scotch .grf (first line "0"), read here and sent as edges.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+#include "topoquery.h"
+
+static int known_format(const char *f)
+{
+	static const char *const ok[] = { "text", "list", "slurm", "openmpi", "rankfile", "mpich", "hostlist" };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!strcmp(f, ok[i]))
+			return 1;
+	return 0;
+}
+
+/* Hosts names[0..n) each with cnt[i] ranks, in this order. */
+static void write_hostfile(FILE *o, const char *fmt, char *const *names, const int *cnt, size_t n)
+{
+	if (!strcmp(fmt, "hostlist")) {
+		char *hl = hostlist_compress(names, n);
+		fprintf(o, "%s\n", hl ? hl : "");
+		free(hl);
+		return;
+	}
+	size_t rank = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(fmt, "openmpi"))
+			fprintf(o, "%s slots=%d\n", names[i], cnt[i]);
+		else if (!strcmp(fmt, "mpich"))
+			fprintf(o, "%s:%d\n", names[i], cnt[i]);
+		else
+			for (int k = 0; k < cnt[i] && (k == 0 || strcmp(fmt, "list")); k++, rank++)
+				if (!strcmp(fmt, "rankfile"))
+					fprintf(o, "rank %zu=%s slot=%d\n", rank, names[i], k);
+				else
+					fprintf(o, "%s\n", names[i]);
+	}
+}
+
+static int collect(struct tq *q, int argc, char **argv, struct strv *out)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *why = NULL;
+		if (hostlist_expand(out, argv[i], &why))
+			return tq_usage_error("%s: %s", argv[i], why);
+	}
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
+			return tq_usage_error("out of memory");
+	if (!out->n)
+		return tq_usage_error("no hosts given");
+	if (out->n > TII_MATRIX_MAX)
+		return tq_usage_error("%zu hosts, at most %d", out->n, TII_MATRIX_MAX);
+	return EXIT_OK;
+}
+
+int cmd_order(struct tq *q, int argc, char **argv)
+{
+	if (!known_format(q->format))
+		return tq_usage_error("order --format: text, list, slurm, openmpi, rankfile, mpich or hostlist");
+	struct strv h = { 0 };
+	int st = collect(q, argc, argv, &h);
+	size_t *ord = st ? NULL : malloc(h.n * sizeof(*ord));
+	char **names = st ? NULL : malloc(h.n * sizeof(*names));
+	int *cnt = st ? NULL : malloc(h.n * sizeof(*cnt));
+	if (!st && (!ord || !names || !cnt))
+		st = tq_usage_error("out of memory");
+	if (!st) {
+		int rc = tii_order_hosts(q->t, (const char *const *)h.v, h.n, ord);
+		if (rc) {
+			st = tq_fail(q, "order", rc);
+		} else {
+			for (size_t i = 0; i < h.n; i++)
+				names[i] = h.v[ord[i]], cnt[i] = q->slots;
+			if (q->json) {
+				fprintf(q->out, "{\"generation\":%" PRIu64 ",\"hosts\":[", tii_last_generation(q->t));
+				for (size_t i = 0; i < h.n; i++) {
+					if (i)
+						fputc(',', q->out);
+					json_str(q->out, names[i]);
+				}
+				fputs("]}\n", q->out);
+			} else {
+				write_hostfile(q->out, strcmp(q->format, "text") ? q->format : "list", names, cnt, h.n);
+			}
+		}
+	}
+	free(ord);
+	free(names);
+	free(cnt);
+	strv_free(&h);
+	return st;
+}
+
+int cmd_pick(struct tq *q, int argc, char **argv)
+{
+	if (!known_format(q->format))
+		return tq_usage_error("pick --format: text, list, slurm, openmpi, rankfile, mpich or hostlist");
+	char *end;
+	long want = argc ? strtol(argv[0], &end, 10) : 0;
+	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
+		return tq_usage_error("pick N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+	struct strv h = { 0 };
+	int st = collect(q, argc - 1, argv + 1, &h);
+	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));
+	char **names = st ? NULL : malloc((size_t)want * sizeof(*names));
+	int *cnt = st ? NULL : malloc((size_t)want * sizeof(*cnt));
+	if (!st && (!ch || !names || !cnt))
+		st = tq_usage_error("out of memory");
+	if (!st && (size_t)want > h.n) {
+		fprintf(stderr, "topoquery: pick: asked for %ld hosts, %zu are free\n", want, h.n);
+		st = EXIT_FAIL;
+	}
+	tii_pick_info_t in;
+	if (!st) {
+		int rc = tii_pick_hosts(q->t, (const char *const *)h.v, h.n, (size_t)want, ch, &in);
+		if (rc)
+			st = tq_fail(q, "pick", rc);
+	}
+	if (!st) {
+		for (long i = 0; i < want; i++)
+			names[i] = h.v[ch[i]], cnt[i] = q->slots;
+		FILE *o = q->out;
+		if (q->json) {
+			fprintf(o, "{\"generation\":%" PRIu64 ",\"picked\":%ld,\"free\":%zu,\"sharing_free\":%s,"
+				"\"sharing\":%d,\"leaves\":%d,\"pods\":%d,\"max_hops\":%d,\"max_load\":%" PRIu64 ",\"hosts\":[",
+				tii_last_generation(q->t), want, h.n, in.sharing_free ? "true" : "false", in.sharing, in.leaves,
+				in.pods, in.max_hops, in.max_load);
+			for (long i = 0; i < want; i++) {
+				if (i)
+					fputc(',', o);
+				json_str(o, names[i]);
+			}
+			fputs("]}\n", o);
+		} else if (!strcmp(q->format, "text")) {
+			char *hl = hostlist_compress(names, (size_t)want);
+			fprintf(o, "picked %ld\nfree %zu\nsharing_free %d\nsharing %d\nleaves %d\npods %d\nmax_hops %d\n"
+				"max_load %" PRIu64 "\nnodelist %s\n", want, h.n, in.sharing_free, in.sharing, in.leaves, in.pods,
+				in.max_hops, in.max_load, hl ? hl : "");
+			free(hl);
+		} else {
+			write_hostfile(o, q->format, names, cnt, (size_t)want);
+		}
+	}
+	free(ch);
+	free(names);
+	free(cnt);
+	strv_free(&h);
+	return st;
+}
+
+/* ---- graph files ---------------------------------------------------------------- */
+
+struct graph {
+	size_t n;
+	int *xadj, *adj, *w;   /* w NULL when unweighted */
+};
+
+static void graph_free(struct graph *g)
+{
+	free(g->xadj);
+	free(g->adj);
+	free(g->w);
+}
+
+/* Next integer of the file, skipping blanks (and newlines if nl); 0 ok,
+ * 1 end of line (when !nl), -1 end of file or garbage. */
+static int next_int(FILE *f, int nl, long *v)
+{
+	int c;
+	do
+		c = getc(f);
+	while (c == ' ' || c == '\t' || c == '\r' || (nl && c == '\n'));
+	if (c == '\n')
+		return 1;
+	if (c == '%' || c == '#') {   /* METIS comment line */
+		while ((c = getc(f)) != '\n' && c != EOF)
+			;
+		return nl ? next_int(f, nl, v) : 1;
+	}
+	if (c == EOF)
+		return -1;
+	if (c < '0' || c > '9')
+		return -1;
+	long x = c - '0';
+	while ((c = getc(f)) >= '0' && c <= '9')
+		if ((x = x * 10 + (c - '0')) > 1L << 40)
+			return -1;
+	ungetc(c, f);
+	*v = x;
+	return 0;
+}
+
+static int graph_read(const char *path, struct graph *g, char *why, size_t wl)
+{
+	memset(g, 0, sizeof(*g));
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(why, wl, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	long a, b, fmt = 0, base = 1, scotch = 0, flags = 0;
+	int rc = -1;
+	if (next_int(f, 1, &a))
+		goto bad;
+	if (a == 0) {
+		/* Scotch: "0" / "n m" / "base flags(3 digits: labels, edge w, vertex w)" */
+		scotch = 1;
+		if (next_int(f, 1, &a) || next_int(f, 1, &b) || next_int(f, 1, &base) || next_int(f, 1, &flags) ||
+		    base > 1)
+			goto bad;
+	} else {
+		if (next_int(f, 1, &b))
+			goto bad;
+		long x;
+		int r = next_int(f, 0, &x);
+		if (r == 0) {
+			fmt = x;
+			while ((r = next_int(f, 0, &x)) == 0)   /* ncon */
+				;
+		}
+	}
+	if (a < 1 || a > TII_MAP_RANKS_MAX || b < 0 || b > (1L << 24))
+		goto bad;
+	int vlbl = scotch ? (flags / 100) % 10 : 0, ew = scotch ? (flags / 1) % 10 : (fmt % 10) == 1,
+	    vw = scotch ? (flags / 10) % 10 : (fmt / 10) % 10 == 1;
+	g->n = (size_t)a;
+	g->xadj = calloc(g->n + 1, sizeof(*g->xadj));
+	size_t cap = 2 * (size_t)b + 1;
+	g->adj = malloc(cap * sizeof(*g->adj));
+	g->w = ew ? malloc(cap * sizeof(*g->w)) : NULL;
+	if (!g->xadj || !g->adj || (ew && !g->w))
+		goto bad;
+	size_t m = 0;
+	for (size_t v = 0; v < g->n; v++) {
+		long x, deg = -1;
+		if (scotch) {
+			if ((vlbl && next_int(f, 1, &x)) || (vw && next_int(f, 1, &x)) || next_int(f, 1, &deg))
+				goto bad;
+		} else {
+			if (vw && next_int(f, 1, &x))
+				goto bad;
+		}
+		for (long k = 0; deg < 0 || k < deg; k++) {
+			int r = next_int(f, scotch, &x);
+			if (r == 1 || (r == -1 && !scotch && deg < 0))
+				break;
+			if (r)
+				goto bad;
+			long u = x - (scotch ? base : 1), wt = 1;
+			if (ew && next_int(f, scotch, &wt))
+				goto bad;
+			if (u < 0 || (size_t)u >= g->n || m == cap || wt < 1 || wt > 1L << 30)
+				goto bad;
+			g->adj[m] = (int)u;
+			if (ew)
+				g->w[m] = (int)wt;
+			m++;
+		}
+		g->xadj[v + 1] = (int)m;
+	}
+	rc = 0;
+bad:
+	if (rc) {
+		snprintf(why, wl, "%s: not a METIS or Scotch graph file (or more than %d vertices)", path, TII_MAP_RANKS_MAX);
+		graph_free(g);
+	}
+	fclose(f);
+	return rc;
+}
+
+int cmd_map(struct tq *q, int argc, char **argv)
+{
+	if (strcmp(q->format, "text") && strcmp(q->format, "list") && strcmp(q->format, "slurm") &&
+	    strcmp(q->format, "rankfile"))
+		return tq_usage_error("map --format: text, list (= slurm: one line per rank) or rankfile");
+	if (argc < 1)
+		return tq_usage_error("map GRAPH HOSTS...: GRAPH is stencil:X[xY[xZ]][:periodic] or a METIS/Scotch file");
+	const char *gspec = argv[0];
+	struct strv h = { 0 };
+	int *slots = NULL, st = EXIT_OK;
+	size_t ns = 0, cap = 0;
+	/* HOSTLIST[*SLOTS] words, then -f hosts with --slots */
+	for (int i = 1; i < argc && !st; i++) {
+		char *star = strrchr(argv[i], '*'), *end;
+		long s = q->slots;
+		if (star) {
+			s = strtol(star + 1, &end, 10);
+			if (*end || s < 1 || s > TII_MAP_RANKS_MAX)
+				st = tq_usage_error("%s: want HOSTS*SLOTS", argv[i]);
+			*star = '\0';
+		}
+		const char *why = NULL;
+		if (!st && hostlist_expand(&h, argv[i], &why))
+			st = tq_usage_error("%s: %s", argv[i], why);
+		if (!st && h.n > cap) {
+			cap = h.n * 2;
+			int *ns2 = realloc(slots, cap * sizeof(*slots));
+			if (!ns2)
+				st = tq_usage_error("out of memory");
+			else
+				slots = ns2;
+		}
+		for (; !st && ns < h.n; ns++)
+			slots[ns] = (int)s;
+	}
+	for (size_t i = 0; !st && i < q->hosts.n; i++) {
+		if (strv_push(&h, q->hosts.v[i], strlen(q->hosts.v[i])))
+			st = tq_usage_error("out of memory");
+		if (!st && h.n > cap) {
+			cap = h.n * 2;
+			int *ns2 = realloc(slots, cap * sizeof(*slots));
+			if (!ns2)
+				st = tq_usage_error("out of memory");
+			else
+				slots = ns2;
+		}
+		if (!st)
+			slots[ns++] = q->slots;
+	}
+	if (!st && !h.n)
+		st = tq_usage_error("no hosts given");
+	if (!st && h.n > TII_MATRIX_MAX)
+		st = tq_usage_error("%zu hosts, at most %d", h.n, TII_MATRIX_MAX);
+	size_t nranks = 0, *rh = NULL;
+	tii_map_info_t in;
+	int rc = 0;
+	struct graph g = { 0 };
+	if (!st && !strncmp(gspec, "stencil:", 8)) {
+		int d[3] = { 1, 1, 1 }, k = 0, periodic = 0;
+		const char *p = gspec + 8;
+		char *e;
+		while (k < 3 && *p >= '0' && *p <= '9') {
+			long x = strtol(p, &e, 10);
+			d[k++] = x > TII_MAP_RANKS_MAX ? TII_MAP_RANKS_MAX + 1 : (int)x;
+			p = e;
+			if (*p != 'x')
+				break;
+			p++;
+		}
+		if (!strcmp(p, ":periodic"))
+			periodic = 1, p += 9;
+		if (!k || *p || d[0] < 1 || d[1] < 1 || d[2] < 1 || (long)d[0] * d[1] * d[2] > TII_MAP_RANKS_MAX) {
+			st = tq_usage_error("bad stencil %s: stencil:X[xY[xZ]][:periodic]", gspec);
+		} else {
+			nranks = (size_t)d[0] * d[1] * d[2];
+			rh = malloc(nranks * sizeof(*rh));
+			rc = rh ? tii_map_stencil(q->t, (const char *const *)h.v, slots, h.n, d, periodic, rh, &in) : TII_E_NOMEM;
+		}
+	} else if (!st) {
+		char why[256];
+		if (graph_read(gspec, &g, why, sizeof(why))) {
+			fprintf(stderr, "topoquery: map: %s\n", why);
+			st = EXIT_FAIL;
+		} else {
+			nranks = g.n;
+			rh = malloc(nranks * sizeof(*rh));
+			rc = rh ? tii_map_graph(q->t, (const char *const *)h.v, slots, h.n, g.n, g.xadj, g.adj, g.w, rh, &in)
+				: TII_E_NOMEM;
+		}
+	}
+	if (!st && rc)
+		st = tq_fail(q, "map", rc);
+	if (!st) {
+		FILE *o = q->out;
+		if (q->json) {
+			fprintf(o, "{\"generation\":%" PRIu64 ",\"ranks\":%zu,\"hosts\":%zu,\"method\":\"%s\",\"moved\":%d,"
+				"\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64 ",\"block\":{\"hop_bytes\":%" PRIu64
+				",\"max_load\":%" PRIu64 "},\"round_robin\":{\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64
+				"},\"rank_host\":[",
+				tii_last_generation(q->t), nranks, h.n, in.scotch ? "scotch" : "block", in.moved, in.hop_bytes,
+				in.max_load, in.block_hop_bytes, in.block_max_load, in.rr_hop_bytes, in.rr_max_load);
+			for (size_t r = 0; r < nranks; r++) {
+				if (r)
+					fputc(',', o);
+				json_str(o, h.v[rh[r]]);
+			}
+			fputs("]}\n", o);
+		} else if (!strcmp(q->format, "text")) {
+			fprintf(o, "ranks %zu\nhosts %zu\nmethod %s\nmoved %d\nhop_bytes %" PRIu64 "\nmax_load %" PRIu64
+				"\nblock_hop_bytes %" PRIu64 "\nblock_max_load %" PRIu64 "\nrr_hop_bytes %" PRIu64
+				"\nrr_max_load %" PRIu64 "\n",
+				nranks, h.n, in.scotch ? "scotch" : "block", in.moved, in.hop_bytes, in.max_load,
+				in.block_hop_bytes, in.block_max_load, in.rr_hop_bytes, in.rr_max_load);
+			for (size_t r = 0; r < nranks; r++)
+				fprintf(o, "rank %zu %s\n", r, h.v[rh[r]]);
+		} else if (!strcmp(q->format, "rankfile")) {
+			int *used = calloc(h.n, sizeof(*used));
+			for (size_t r = 0; r < nranks && used; r++)
+				fprintf(o, "rank %zu=%s slot=%d\n", r, h.v[rh[r]], used[rh[r]]++);
+			free(used);
+		} else {
+			for (size_t r = 0; r < nranks; r++)
+				fprintf(o, "%s\n", h.v[rh[r]]);
+		}
+	}
+	graph_free(&g);
+	free(rh);
+	free(slots);
+	strv_free(&h);
+	return st;
+}

@@ -1,0 +1,370 @@
+/*
+ * place.c - placement calls (protocol commands order, pick and map):
+ * tii_order_hosts, tii_pick_hosts, tii_map_graph, tii_map_stencil and
+ * tii_reorder_ranks for MPI libraries.
+ *
+ * topod names hosts as asked; replies are mapped back to request positions
+ * through a sorted index of the request (a name not asked for, or one
+ * answered twice where it cannot be, is TII_E_PROTO).
+ */
+#include "tii_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct names {
+	const char *const *v;
+	size_t n;
+	size_t *sorted;
+};
+
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+	const char *const *v = ctx;
+	return strcmp(v[*(const size_t *)a], v[*(const size_t *)b]);
+}
+
+static int names_init(struct names *nm, const char *const *v, size_t n)
+{
+	nm->v = v;
+	nm->n = n;
+	nm->sorted = malloc((n ? n : 1) * sizeof(*nm->sorted));
+	if (!nm->sorted)
+		return TII_E_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		nm->sorted[i] = i;
+	qsort_r(nm->sorted, n, sizeof(*nm->sorted), cmp_name, (void *)v);
+	return 0;
+}
+
+static long names_find(const struct names *nm, const char *s)
+{
+	size_t lo = 0, hi = nm->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(s, nm->v[nm->sorted[mid]]);
+		if (!r)
+			return (long)nm->sorted[mid];
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* ---- order and pick --------------------------------------------------------- */
+
+struct list_ctx {
+	struct names nm;
+	size_t want;       /* lines expected */
+	size_t *out;       /* positions, in reply order */
+	unsigned char *seen;
+	int rank_lines;    /* map: "RANK NAME" */
+	tii_pick_info_t pinfo;
+	tii_map_info_t minfo;
+	int is_pick, is_map;
+};
+
+static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
+{
+	struct list_ctx *c = ctx;
+	if (nlines != c->want)
+		return TII_E_PROTO;
+	memset(c->seen, 0, c->nm.n);
+	if (c->is_pick) {
+		long sf, sh, lv, pd, mh;
+		uint64_t ml;
+		if (tii__kv_int(kv, "sharing_free", 0, 1, &sf) || tii__kv_int(kv, "sharing", 0, (long)c->nm.n, &sh) ||
+		    tii__kv_int(kv, "leaves", 0, (long)c->nm.n, &lv) || tii__kv_int(kv, "pods", 0, (long)c->nm.n, &pd) ||
+		    tii__kv_int(kv, "max_hops", 0, 65535, &mh) || tii__kv_u64(kv, "max_load", &ml))
+			return TII_E_PROTO;
+		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml };
+	}
+	if (c->is_map) {
+		const char *m = tii__kv_get(kv, "method");
+		long moved;
+		tii_map_info_t *i = &c->minfo;
+		if (!m || (strcmp(m, "scotch") && strcmp(m, "block")) || tii__kv_u64(kv, "hop_bytes", &i->hop_bytes) ||
+		    tii__kv_u64(kv, "max_load", &i->max_load) || tii__kv_u64(kv, "block_hop_bytes", &i->block_hop_bytes) ||
+		    tii__kv_u64(kv, "block_max_load", &i->block_max_load) ||
+		    tii__kv_u64(kv, "rr_hop_bytes", &i->rr_hop_bytes) || tii__kv_u64(kv, "rr_max_load", &i->rr_max_load) ||
+		    tii__kv_int(kv, "moved", 0, 1 << 30, &moved))
+			return TII_E_PROTO;
+		i->scotch = !strcmp(m, "scotch");
+		i->moved = (int)moved;
+	}
+	return 0;
+}
+
+static int list_line(void *ctx, size_t i, char *line, size_t len)
+{
+	struct list_ctx *c = ctx;
+	char *p = line, *w;
+	(void)len;
+	if (c->rank_lines) {
+		long r;
+		if (tii__parse_long(tii__word(&p), 0, (long)c->want - 1, &r) || (size_t)r != i)
+			return TII_E_PROTO;
+	}
+	long pos = names_find(&c->nm, (w = tii__word(&p)) ? w : "");
+	if (pos < 0)
+		return TII_E_PROTO;
+	/* a host appears once in order and pick; in map, once per rank it takes */
+	if (!c->rank_lines) {
+		if (c->seen[pos])
+			return TII_E_PROTO;
+		c->seen[pos] = 1;
+	}
+	c->out[i] = (size_t)pos;
+	return 0;
+}
+
+static int run_list(tii_t *t, struct list_ctx *c, const char *const *names, size_t n, size_t *out)
+{
+	static const struct tii__handler h = { list_head, list_line };
+	int rc = names_init(&c->nm, names, n);
+	if (rc)
+		return rc;
+	size_t *tmp = malloc((c->want ? c->want : 1) * sizeof(*tmp));
+	c->seen = malloc(n ? n : 1);
+	if (!tmp || !c->seen) {
+		rc = TII_E_NOMEM;
+	} else {
+		c->out = tmp;
+		rc = tii__request(t, &h, c);
+		if (!rc)
+			memcpy(out, tmp, c->want * sizeof(*out));
+	}
+	free(tmp);
+	free(c->seen);
+	free(c->nm.sorted);
+	return rc;
+}
+
+int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
+{
+	if (!t || !hosts || !n || !order)
+		return TII_E_INVAL;
+	if (n > TII_MATRIX_MAX)
+		return TII_E_TOOMANY;
+	struct list_ctx c = { .want = n };
+	int rc = tii__req_begin(t, "order");
+	rc = rc ? rc : tii__req_hosts(t, hosts, n);
+	return rc ? rc : run_list(t, &c, hosts, n, order);
+}
+
+int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		   tii_pick_info_t *info)
+{
+	if (!t || !free_hosts || !nfree || !want || !chosen || want > nfree)
+		return TII_E_INVAL;
+	if (nfree > TII_MATRIX_MAX)
+		return TII_E_TOOMANY;
+	struct list_ctx c = { .want = want, .is_pick = 1 };
+	int rc = tii__req_begin(t, "pick");
+	rc = rc ? rc : tii__req_int(t, (long)want);
+	rc = rc ? rc : tii__req_hosts(t, free_hosts, nfree);
+	rc = rc ? rc : run_list(t, &c, free_hosts, nfree, chosen);
+	if (!rc && info)
+		*info = c.pinfo;
+	return rc;
+}
+
+/* ---- map -------------------------------------------------------------------- */
+
+/* "map GRAPHWORD host*slots ..." */
+static int map_begin(tii_t *t, const char *graph, const char *const *hosts, const int *slots, size_t nh)
+{
+	if (nh > TII_MATRIX_MAX)
+		return TII_E_TOOMANY;
+	int rc = tii__req_begin(t, "map");
+	rc = rc ? rc : tii__req_word(t, graph, strlen(graph));
+	for (size_t i = 0; !rc && i < nh; i++) {
+		char w[TII_NAME_MAX + 24];
+		if (tii__check_name(hosts[i]) || (slots && slots[i] < 1))
+			return TII_E_INVAL;
+		int len = snprintf(w, sizeof(w), "%s*%d", hosts[i], slots ? slots[i] : 1);
+		rc = tii__req_word(t, w, (size_t)len);
+	}
+	return rc;
+}
+
+static int map_run(tii_t *t, const char *const *hosts, size_t nh, size_t nranks, size_t *rank_host,
+		   tii_map_info_t *info)
+{
+	struct list_ctx c = { .want = nranks, .rank_lines = 1, .is_map = 1 };
+	int rc = run_list(t, &c, hosts, nh, rank_host);
+	if (!rc && info)
+		*info = c.minfo;
+	return rc;
+}
+
+int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+		    int periodic, size_t *rank_host, tii_map_info_t *info)
+{
+	if (!t || !hosts || !nhosts || !dims || !rank_host || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
+		return TII_E_INVAL;
+	uint64_t n = (uint64_t)dims[0] * (uint64_t)dims[1] * (uint64_t)dims[2];
+	if (n > TII_MAP_RANKS_MAX)
+		return TII_E_TOOMANY;
+	char g[96];
+	snprintf(g, sizeof(g), "stencil:%dx%dx%d%s", dims[0], dims[1], dims[2], periodic ? ":periodic" : "");
+	int rc = map_begin(t, g, hosts, slots, nhosts);
+	return rc ? rc : map_run(t, hosts, nhosts, (size_t)n, rank_host, info);
+}
+
+int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+		  const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info)
+{
+	if (!t || !hosts || !nhosts || !nranks || !xadj || !rank_host || (xadj[nranks] > 0 && !adjncy))
+		return TII_E_INVAL;
+	if (nranks > TII_MAP_RANKS_MAX)
+		return TII_E_TOOMANY;
+	char g[32];
+	snprintf(g, sizeof(g), "csr:%zu", nranks);
+	int rc = map_begin(t, g, hosts, slots, nhosts);
+	rc = rc ? rc : tii__req_word(t, "--", 2);
+	char *w = NULL;
+	size_t cap = 0;
+	for (size_t r = 0; !rc && r < nranks; r++) {
+		if (xadj[r] < 0 || xadj[r + 1] < xadj[r]) {
+			rc = TII_E_INVAL;
+			break;
+		}
+		size_t len = 0, need = 2 + (size_t)(xadj[r + 1] - xadj[r]) * 24;
+		if (need > cap) {
+			char *nw = realloc(w, need);
+			if (!nw) {
+				rc = TII_E_NOMEM;
+				break;
+			}
+			w = nw;
+			cap = need;
+		}
+		for (int e = xadj[r]; e < xadj[r + 1]; e++) {
+			if (adjncy[e] < 0 || (size_t)adjncy[e] >= nranks || (adjwgt && adjwgt[e] < 1)) {
+				rc = TII_E_INVAL;
+				break;
+			}
+			len += (size_t)snprintf(w + len, cap - len, adjwgt ? "%s%d:%d" : "%s%d", len ? "," : "", adjncy[e],
+						adjwgt ? adjwgt[e] : 0);
+		}
+		if (!len)
+			w[len++] = '-';
+		if (!rc)
+			rc = tii__req_word(t, w, len);
+	}
+	free(w);
+	return rc ? rc : map_run(t, hosts, nhosts, nranks, rank_host, info);
+}
+
+/* ---- MPI reorder -------------------------------------------------------------- */
+
+int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+		      const int *degrees, const int *destinations, const int *weights, int *newrank,
+		      tii_map_info_t *info)
+{
+	if (!t || !rank_hosts || nranks < 1 || n < 0 || (n && (!sources || !degrees)) || !newrank)
+		return TII_E_INVAL;
+	size_t N = (size_t)nranks, m = 0;
+	for (int i = 0; i < n; i++) {
+		if (degrees[i] < 0 || sources[i] < 0 || sources[i] >= nranks)
+			return TII_E_INVAL;
+		m += (size_t)degrees[i];
+	}
+	if (m && !destinations)
+		return TII_E_INVAL;
+	int rc = TII_E_NOMEM;
+	/* distinct hosts in first-appearance order, with their process counts */
+	struct names nm = { 0 };
+	const char **hosts = malloc(N * sizeof(*hosts));
+	int *slots = calloc(N, sizeof(*slots)), *xadj = calloc(N + 1, sizeof(*xadj));
+	int *adj = malloc((m ? m : 1) * sizeof(*adj)), *wt = weights ? malloc((m ? m : 1) * sizeof(*wt)) : NULL;
+	size_t *hostof = malloc(N * sizeof(*hostof)), *rank_host = malloc(N * sizeof(*rank_host)), nh = 0;
+	size_t *fill = calloc(N, sizeof(*fill));
+	if (!hosts || !slots || !xadj || !adj || (weights && !wt) || !hostof || !rank_host || !fill ||
+	    names_init(&nm, rank_hosts, N))
+		goto out;
+	/* the first position of each name: equal names are adjacent in the
+	 * sorted order, and qsort_r's order among them does not matter */
+	for (size_t k = 0, run; k < N; k = run) {
+		size_t first = nm.sorted[k];
+		for (run = k + 1; run < N && !strcmp(rank_hosts[nm.sorted[run]], rank_hosts[first]); run++)
+			if (nm.sorted[run] < first)
+				first = nm.sorted[run];
+		for (size_t j = k; j < run; j++)
+			hostof[nm.sorted[j]] = first;
+	}
+	size_t *hidx = fill;   /* reuse: host index of a first position, + 1 */
+	for (size_t p = 0; p < N; p++) {
+		if (!hidx[hostof[p]]) {
+			hosts[nh] = rank_hosts[p];
+			hidx[hostof[p]] = ++nh;
+		}
+		slots[hidx[hostof[p]] - 1]++;
+	}
+	/* CSR by source vertex (several sources may repeat a vertex) */
+	size_t e = 0;
+	for (int i = 0; i < n; i++)
+		xadj[sources[i] + 1] += degrees[i];
+	for (size_t v = 0; v < N; v++)
+		xadj[v + 1] += xadj[v];
+	int *pos = calloc(N, sizeof(*pos));
+	if (!pos)
+		goto out;
+	for (int i = 0; i < n; i++)
+		for (int d = 0; d < degrees[i]; d++, e++) {
+			int s = sources[i], at = xadj[s] + pos[s]++;
+			if (destinations[e] < 0 || destinations[e] >= nranks || (weights && weights[e] < 1)) {
+				free(pos);
+				rc = TII_E_INVAL;
+				goto out;
+			}
+			adj[at] = destinations[e];
+			if (wt)
+				wt[at] = weights[e];
+		}
+	free(pos);
+	rc = tii_map_graph(t, hosts, slots, nh, N, xadj, adj, wt, rank_host, info);
+	if (rc)
+		goto out;
+	/* vertices mapped to a host go, ascending, to its processes, ascending */
+	{
+		size_t *next = calloc(nh, sizeof(*next)), *vert = malloc(N * sizeof(*vert)), *start = calloc(nh + 1, sizeof(*start));
+		if (!next || !vert || !start) {
+			free(next), free(vert), free(start);
+			rc = TII_E_NOMEM;
+			goto out;
+		}
+		for (size_t v = 0; v < N; v++)
+			start[rank_host[v] + 1]++;
+		for (size_t k = 0; k < nh; k++) {
+			start[k + 1] += start[k];
+			if (start[k + 1] - start[k] != (size_t)slots[k])
+				rc = TII_E_PROTO;   /* topod must fill every process */
+		}
+		if (!rc) {
+			for (size_t v = 0; v < N; v++)
+				vert[start[rank_host[v]] + next[rank_host[v]]++] = v;
+			memset(next, 0, nh * sizeof(*next));
+			for (size_t p = 0; p < N; p++) {
+				size_t k = hidx[hostof[p]] - 1;
+				newrank[p] = (int)vert[start[k] + next[k]++];
+			}
+		}
+		free(next), free(vert), free(start);
+	}
+out:
+	free(nm.sorted);
+	free(hosts);
+	free(slots);
+	free(xadj);
+	free(adj);
+	free(wt);
+	free(hostof);
+	free(rank_host);
+	free(fill);
+	return rc;
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The attack drill of issue 7: every attack of the list, rerun against one
+topod serving the k=24 fat tree (3,456 hosts), loopback and temporary UNIX
+sockets only, bounded in time (about 2 minutes). One line per attack with
+its figure; the docs/reliability.md table is this script's output.
+
+    python3 tests/drill/attack.py          (needs `make all tests`)
+
+Also a test (tests/integration/t_drill.sh runs it): each line says ok or not
+ok, by the condition in brackets.
+"""
+import os
+import resource
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from topodtest import BIN, Topod, check, done, tmpdir, parse_kv, read_reply  # noqa: E402
+from bigfab import k24, rss_kib  # noqa: E402
+from snapdecode import crc32c  # noqa: E402
+
+d = tmpdir()
+snap = k24(d)
+raw = open(snap, "rb").read()
+state = os.path.join(d, "state")
+os.mkdir(state, 0o700)
+key = os.path.join(d, "key")
+subprocess.run([os.path.join(BIN, "topo-snap"), "keygen", key], check=True, capture_output=True)
+t = Topod("--load", snap, "-i", "tcp:127.0.0.1:0", "--ingest-key", key, state_dir=state)
+with t.conn() as c:
+    n = int(parse_kv(c.ask("hosts")[3:])["lines"])
+    hosts = [c.readline().split()[0] for _ in range(n)]
+gen0 = int(t.info()["generation"])
+out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout
+tcp_ingest = [int(l.split()[3].rsplit(":", 1)[1]) for l in out.splitlines()
+              if "pid=%d," % t.p.pid in l and ":%d " % t.port not in l][0]
+lines = []
+
+
+def line(n, what, figure, ok, cond):
+    check(ok, "attack %2d %-44s %s  [%s]" % (n, what, figure, cond))
+
+
+def mib(kib):
+    return "%d MiB" % (kib // 1024)
+
+
+def reseal(buf, **f):
+    b = bytearray(buf)
+    offs = {"generation": 16, "plen": 24, "sm_guid": 40, "sweep": 48, "timestamp": 56}
+    for k, v in f.items():
+        struct.pack_into("<Q", b, offs[k], v)
+    struct.pack_into("<I", b, 36, 0)
+    struct.pack_into("<I", b, 36, crc32c(bytes(b[:64])))
+    return bytes(b)
+
+
+def deliver(data, unix=True):
+    s = socket.socket(socket.AF_UNIX if unix else socket.AF_INET)
+    s.settimeout(60)
+    s.connect(t.ingest if unix else ("127.0.0.1", tcp_ingest))
+    try:
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    r = b""
+    try:
+        while b"\n" not in r:
+            c = s.recv(4096)
+            if not c:
+                break
+            r += c
+    except OSError:
+        pass
+    s.close()
+    return r.decode(errors="replace").strip()
+
+
+# 1. half-close cuts replies
+got = {}
+for req in ("hosts", "tree"):
+    s = socket.create_connection(("127.0.0.1", t.port))
+    s.sendall((req + "\n").encode())
+    s.shutdown(socket.SHUT_WR)
+    data = b""
+    while True:
+        ch = s.recv(1 << 20)
+        if not ch:
+            break
+        data += ch
+    s.close()
+    head = data.split(b"\n", 1)[0].decode()
+    got[req] = (data.count(b"\n"), int(parse_kv(head[3:])["lines"]) + 1)
+lost = sum(w - g for g, w in got.values())
+line(1, "half-closed client (echo hosts | nc -q1)", "hosts %d/%d lines, tree %d/%d lines" %
+     (got["hosts"] + got["tree"]), lost == 0, "answers lost: 0")
+
+# 2. clients that never read
+base = rss_kib(t.p.pid)
+req = ("pathmatrix %s\n" % " ".join(hosts)).encode()
+lazy = []
+for _ in range(40):
+    s = socket.create_connection(("127.0.0.1", t.port))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(req)
+    lazy.append(s)
+peak, worst = base, 0.0
+t_end = time.time() + 60
+with t.conn() as c:
+    while time.time() < t_end:
+        t0 = time.perf_counter()
+        assert c.ask("hops %s %s" % (hosts[0], hosts[3000])).startswith("OK")
+        worst = max(worst, (time.perf_counter() - t0) * 1000)
+        peak = max(peak, rss_kib(t.p.pid))
+        st = parse_kv(t.admin_ask("stats")[3:])
+        if st["heavy_queued"] == "0" and st["heavy_running"] == "0" and \
+                int(st["cut_soft"]) + int(st["cut_write_timeout"]) + int(st["busy_heavy"]) >= 40:
+            break
+        time.sleep(0.1)
+for s in lazy:
+    s.close()
+line(2, "40 x 3,456-host pathmatrix never read", "RSS %s -> peak %s; cut %s, busy %s; other client's worst %.0f ms"
+     % (mib(base), mib(peak), int(st["cut_soft"]) + int(st["cut_write_timeout"]), st["busy_heavy"], worst),
+     peak - base < 512 * 1024, "growth < 512 MiB (was 1,080 MiB)")
+
+# 3. idle connections vs the admin socket
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+idle = [socket.create_connection(("127.0.0.1", t.port)) for _ in range(1100)]
+time.sleep(0.3)
+r = t.admin_ask("stats")
+line(3, "1,100 idle TCP clients, then admin stats", r[:38], r.startswith("OK connections=") and
+     int(parse_kv(r[3:])["connections"]) >= 1100,
+     "admin answers, not ERR BUSY")
+for s in idle:
+    s.close()
+
+# 4. ingest headers announcing 8 GiB
+base = rss_kib(t.p.pid)
+huge = reseal(raw, plen=(8 << 30) - 64)
+replies = []
+for _ in range(3):
+    replies.append(deliver(huge[:64] + b"\0" * (1 << 20)))
+line(4, "3 ingest headers announcing 8 GiB", "RSS +%d KiB; %s" % (rss_kib(t.p.pid) - base, replies[0][:46]),
+     all(r.startswith("ERR INVALID") and "max_snapshot" in r for r in replies), "refused before reading, no growth")
+
+# 5. unauthenticated TCP ingest
+small = subprocess.run([os.path.join(BIN, "topo-snap"), "info", snap], capture_output=True, text=True).stdout
+attacker = reseal(raw, generation=gen0 + 10 ** 9)
+r = deliver(attacker, unix=False)
+gen = int(t.info()["generation"])
+line(5, "unsigned snapshot on TCP ingest", "%s; served generation %d" % (r[:40], gen),
+     r.startswith("ERR AUTH") and gen == gen0, "refused, served generation unchanged")
+
+# 6. rollback: a burst newest-first, then an old generation, then a reseal
+burst = [reseal(raw, generation=gen0 + 100 + i) for i in range(20)]
+ths = [threading.Thread(target=deliver, args=(burst[i],)) for i in range(19, -1, -1)]
+for th in ths:
+    th.start()
+for th in ths:
+    th.join()
+time.sleep(1)
+after_burst = int(t.info()["generation"])
+r_old = deliver(reseal(raw, generation=5))
+r_same = deliver(reseal(raw, generation=after_burst, timestamp=1))
+gen = int(t.info()["generation"])
+line(6, "burst of 20 newest-first, then gen 5, then reseal", "served %d (newest %d); %s; %s" %
+     (gen - gen0, 119, r_old[:9], r_same[:9]),
+     after_burst == gen0 + 119 and gen == after_burst and r_old.startswith("ERR STALE") and
+     r_same.startswith("ERR STALE"), "never backwards")
+
+# 7. OK before persist
+g = reseal(raw, generation=gen0 + 1000)
+r = deliver(g)
+disk = open(os.path.join(state, "fabric.snap"), "rb").read()
+line(7, "OK versus the state file", "%s; state file holds it: %s" % (r, disk == g), r.startswith("OK") and disk == g,
+     "OK only once fsynced")
+
+# 8. symlink in the state directory
+victim = os.path.join(d, "victim")
+open(victim, "w").write("precious\n")
+os.unlink(os.path.join(state, "fabric.snap"))
+os.symlink(victim, os.path.join(state, "fabric.snap"))
+r = deliver(reseal(raw, generation=gen0 + 2000))
+intact = open(victim).read() == "precious\n"
+os.chmod(state, 0o777)
+rr = subprocess.run([os.path.join(BIN, "topod"), "-f", "-l", "127.0.0.1:0", "-d", state], capture_output=True,
+                    text=True, timeout=10)
+os.chmod(state, 0o700)
+line(8, "symlink at the state file; world-writable dir", "victim intact: %s; topod -d: %s" %
+     (intact, rr.stderr.strip()[-40:]), intact and rr.returncode != 0, "never follows, refuses the dir")
+
+# 9. producers learn why
+r_trunc = deliver(raw[:1000])
+r_bad = deliver(b"XXXXXXXX" + raw[8:])
+r_after = deliver(reseal(raw, generation=gen0 + 3000) + b"junk")
+line(9, "truncated / bad header / bytes after", "%s | %s | %s" % (r_trunc[:30], r_bad[:30], r_after[:30]),
+     all(x.startswith("ERR INVALID") for x in (r_trunc, r_bad, r_after)), "each told why")
+
+# 10. a server that keeps streaming, huge names: libtii's deadline and memory
+ls = socket.socket()
+ls.bind(("127.0.0.1", 0))
+ls.listen(4)
+stop = threading.Event()
+
+
+def streamer():
+    while not stop.is_set():
+        try:
+            ls.settimeout(0.5)
+            c, _ = ls.accept()
+        except OSError:
+            continue
+        try:
+            c.recv(65536)
+            # Within every announced limit (lines < 2^25), then data
+            # without end: a deadline per wait, not per call, never fires.
+            c.sendall(b"OK gen=1 depth=3 clusters=30000000 hosts=1 lines=30000001\n")
+            blob = b"cluster 0x0000000000000001 parent=- level=0 dist=1 hosts=1\n" * 20000
+            t_end = time.time() + 30
+            while not stop.is_set() and time.time() < t_end:
+                c.sendall(blob)
+        except OSError:
+            pass
+        c.close()
+
+
+th = threading.Thread(target=streamer, daemon=True)
+th.start()
+t0 = time.time()
+p = subprocess.Popen([os.path.join(BIN, "topoquery"), "-s", "127.0.0.1:%d" % ls.getsockname()[1], "--timeout",
+                      "2000", "tree"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+peak = 0
+while p.poll() is None and time.time() - t0 < 40:
+    try:
+        peak = max(peak, rss_kib(p.pid))
+    except OSError:
+        pass
+    time.sleep(0.05)
+if p.poll() is None:
+    p.kill()
+elapsed = time.time() - t0
+stop.set()
+line(10, "libtii against a server that keeps streaming", "gave up after %.1f s, peak RSS %s (timeout 2 s)" %
+     (elapsed, mib(peak)), elapsed < 4 and peak < 256 * 1024, "within the deadline and bounded memory")
+done()

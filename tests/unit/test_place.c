@@ -1,0 +1,336 @@
+/*
+ * test_place.c - order, pick and map (place.h): hierarchy order on a fat
+ * tree; pick against a brute-force search over every subset on small
+ * over-subscribed trees, fat trees, tori and random graphs; map against
+ * block mapping (never worse, better on a stencil spread over leaves).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "place.h"
+#include "share.h"
+#include "testfab.h"
+
+struct fab {
+	struct snap *s;
+	struct route_tab *rt;
+	struct hier *h;
+};
+
+static void fab_up(struct fab *f)
+{
+	if (route_build(f->s, NULL, &f->rt) || hier_build(f->rt, &f->h))
+		tf_die("route/hier");
+}
+
+static void fab_down(struct fab *f)
+{
+	hier_free(f->h);
+	route_free(f->rt);
+	snap_free(f->s);
+}
+
+static void shuffle(uint32_t *v, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(tf_rand() % i);
+		uint32_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+static void test_order(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_fattree3(f.s, 4);
+	tf_fattree3_finish(f.s, 4);
+	fab_up(&f);
+	uint32_t n = f.rt->nhosts, v[64];
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = i;
+	shuffle(v, n);
+	tf_check(place_order(f.rt, f.h, v, n) == ROUTE_OK, "order: sorts %u hosts", n);
+	/* each leaf and each pod is one contiguous run */
+	int ok = 1;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = i + 2; j < n; j++) {
+			if (place_leaf_cluster(f.h, v[i]) == place_leaf_cluster(f.h, v[j]) &&
+			    place_leaf_cluster(f.h, v[i + 1]) != place_leaf_cluster(f.h, v[i]))
+				ok = 0;
+			if (place_pod(f.h, v[i]) == place_pod(f.h, v[j]) && place_pod(f.h, v[i + 1]) != place_pod(f.h, v[i]))
+				ok = 0;
+		}
+	tf_check(ok, "order: leaves and pods are contiguous runs");
+	/* k=4: host numbers follow (pod, leaf, host), names h0000.. sort the same */
+	int same = 1;
+	for (uint32_t i = 0; i < n; i++)
+		same &= v[i] == i;
+	tf_check(same, "order: the fat tree's natural order");
+	uint32_t d[3] = { 1, 2, 1 };
+	tf_check(place_find_dup(d, 3) == 2, "find_dup: the second listing is named");
+	d[2] = 3;
+	tf_check(place_find_dup(d, 3) == -1, "find_dup: none");
+	fab_down(&f);
+}
+
+/* Smallest sharing over all subsets of size want of free[] (share.h). */
+static uint32_t brute_min_sharing(struct fab *f, const uint32_t *fr, size_t nf, size_t want)
+{
+	uint32_t best = UINT32_MAX, sub[16];
+	for (uint32_t mask = 0; mask < (1u << nf); mask++) {
+		if ((size_t)__builtin_popcount(mask) != want)
+			continue;
+		size_t k = 0;
+		for (size_t i = 0; i < nf; i++)
+			if (mask >> i & 1)
+				sub[k++] = fr[i];
+		struct place_figs fg;
+		if (place_figures(f->rt, f->h, sub, k, &fg))
+			tf_die("figures");
+		if (fg.sharing < best)
+			best = fg.sharing;
+		if (!best)
+			break;
+	}
+	return best;
+}
+
+static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
+{
+	unsigned checked = 0, bad = 0, nondet = 0, hard = 0, worse = 0;
+	uint32_t all[256];
+	for (unsigned r = 0; r < rounds; r++) {
+		uint32_t n = f->rt->nhosts;
+		for (uint32_t i = 0; i < n; i++)
+			all[i] = i;
+		shuffle(all, n);
+		size_t nf = 6 + tf_rand() % 7;   /* 6..12 free hosts */
+		if (nf > n)
+			nf = n;
+		size_t want = 2 + tf_rand() % (nf - 2);
+		struct place_pick p, q;
+		char why[PLACE_WHY_LEN];
+		if (place_pick(f->rt, f->h, all, nf, want, &p, why)) {
+			bad++;
+			continue;
+		}
+		uint32_t best = brute_min_sharing(f, all, nf, want);
+		checked++;
+		if (best == 0 && p.figs.sharing != 0)
+			bad++;
+		if (best)
+			hard++;
+		if (p.figs.sharing > best)
+			worse++;
+		shuffle(all, nf);
+		if (place_pick(f->rt, f->h, all, nf, want, &q, why) || q.n != p.n ||
+		    memcmp(q.hosts, p.hosts, p.n * sizeof(*p.hosts)))
+			nondet++;
+		place_pick_free(&q);
+		place_pick_free(&p);
+	}
+	tf_check(checked == rounds && !bad, "pick %s: sharing-free whenever brute force finds a sharing-free set (%u cases, %u where none exists)",
+		 name, checked, hard);
+	tf_check(!nondet, "pick %s: the same answer for the free list in any order", name);
+	printf("# pick %s: %u of %u unavoidable-sharing cases above the brute-force minimum\n", name, worse, hard);
+}
+
+static void test_pick(void)
+{
+	tf_rng_state = 7;
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 4, 2, 1);   /* 2:1 over-subscribed */
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	pick_vs_brute(&f, "tree 4x4 2:1", 60);
+	/* hand-checked: leaves send odd LIDs up one spine, even ones up the
+	 * other; 4 hosts over two leaves can avoid sharing (2 + 2). */
+	uint32_t fr[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	struct place_pick p;
+	char why[PLACE_WHY_LEN];
+	tf_check(!place_pick(f.rt, f.h, fr, 8, 4, &p, why) && p.figs.sharing == 0 && p.figs.leaves == 1,
+		 "pick: 4 of 8 on one leaf (compact, nothing leaves the leaf)");
+	place_pick_free(&p);
+	tf_check(!place_pick(f.rt, f.h, fr, 8, 6, &p, why) && p.figs.leaves == 2 && p.figs.sharing == 4,
+		 "pick: 6 of 8 on two 2:1 leaves: two leaves, the least sharing (4 hosts)");
+	for (size_t k = 0; k < p.n; k++)
+		printf("# %s\n", f.rt->hosts[p.hosts[k]].name);
+	place_pick_free(&p);
+	tf_check(place_pick(f.rt, f.h, fr, 8, 9, &p, why) == ROUTE_E_RANGE, "pick: more than free is ROUTE_E_RANGE (%s)", why);
+	fab_down(&f);
+
+	f = (struct fab){ .s = snap_new() };
+	tf_fattree3(f.s, 4);
+	tf_fattree3_finish(f.s, 4);
+	fab_up(&f);
+	pick_vs_brute(&f, "fat tree k=4", 60);
+	fab_down(&f);
+
+	f = (struct fab){ .s = snap_new() };
+	tf_torus(f.s, 3, 3, 2);
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	pick_vs_brute(&f, "torus 3x3", 40);
+	fab_down(&f);
+
+	f = (struct fab){ .s = snap_new() };
+	tf_rrg(f.s, 8, 3, 3, 11);
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	pick_vs_brute(&f, "random graph", 40);
+	fab_down(&f);
+
+	/* a failed uplink: the hosts stay pickable, figures still come */
+	f = (struct fab){ .s = snap_new() };
+	tf_tree2(f.s, 4, 4, 2, 1);
+	tf_finish(f.s, 0);
+	uint32_t leaf0 = snap_find_node(f.s, TF_SW_GUID + 0);
+	tf_link_down(f.s, leaf0, 5);
+	tf_bfs_lft(f.s);
+	fab_up(&f);
+	pick_vs_brute(&f, "tree with a failed link", 40);
+	fab_down(&f);
+}
+
+static void test_map(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_fattree3(f.s, 8);   /* 128 hosts, 4 per leaf */
+	tf_fattree3_finish(f.s, 8);
+	fab_up(&f);
+	struct place_graph g;
+	int grc = place_graph_stencil(&g, 8, 8, 8, 0);
+	tf_check(!grc && g.n == 512 && g.xadj[g.n] == 2 * 3 * 7 * 64, "stencil 8x8x8: 512 vertices, 2,688 directed edges");
+	uint32_t hosts[32], slots[32];
+	for (uint32_t i = 0; i < 32; i++)
+		hosts[i] = i, slots[i] = 16;
+	struct place_map m;
+	char why[PLACE_WHY_LEN];
+	int rc = place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why);
+	tf_check(!rc, "map: 512 ranks onto 32 hosts x 16 slots (%s)", rc ? why : "ok");
+	if (!rc) {
+		printf("# map: scotch %" PRIu64 " block %" PRIu64 " rr %" PRIu64 " hop-bytes; loads %" PRIu64 "/%" PRIu64
+		       "/%" PRIu64 "; method %d moved %u\n",
+		       m.cost.hop_bytes, m.block.hop_bytes, m.rr.hop_bytes, m.cost.max_load, m.block.max_load,
+		       m.rr.max_load, m.method, m.moved);
+		tf_check(m.cost.hop_bytes <= m.block.hop_bytes, "map: never worse than block");
+		tf_check(m.method == PLACE_SCOTCH && m.cost.hop_bytes < m.block.hop_bytes,
+			 "map: better than block on a stencil over 8 leaves");
+		uint32_t cnt[128] = { 0 };
+		int fits = 1;
+		for (uint32_t r = 0; r < g.n; r++)
+			cnt[m.rank_host[r]]++;
+		for (uint32_t i = 0; i < 128; i++)
+			fits &= cnt[i] <= (i < 32 ? 16u : 0u);
+		tf_check(fits, "map: every host within its slots");
+		struct place_map m2;
+		int same = !place_map(f.rt, f.h, &g, hosts, slots, 32, &m2, why) &&
+			   !memcmp(m.rank_host, m2.rank_host, g.n * sizeof(*m.rank_host));
+		tf_check(same, "map: the same answer twice (Scotch seeded and deterministic)");
+		place_map_free(&m2);
+		place_map_free(&m);
+	}
+	/* hosts given in a scattered order: block suffers, the mapping does not */
+	tf_rng_state = 3;
+	uint32_t sc[32];
+	for (uint32_t i = 0; i < 32; i++)
+		sc[i] = i * 4;   /* one host per leaf */
+	rc = place_map(f.rt, f.h, &g, sc, slots, 32, &m, why);
+	tf_check(!rc && m.cost.hop_bytes <= m.block.hop_bytes, "map: one host per leaf, never worse than block");
+	place_map_free(&m);
+	/* too few slots */
+	slots[0] = 1;
+	for (uint32_t i = 1; i < 32; i++)
+		slots[i] = 1;
+	tf_check(place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why) == ROUTE_E_RANGE, "map: too few slots (%s)", why);
+	/* ranks fewer than slots, uneven slots */
+	struct place_graph g2;
+	place_graph_stencil(&g2, 5, 3, 1, 1);
+	for (uint32_t i = 0; i < 8; i++)
+		slots[i] = 1 + i % 3;
+	rc = place_map(f.rt, f.h, &g2, hosts, slots, 8, &m, why);
+	int fits = !rc;
+	if (!rc) {
+		uint32_t cnt[128] = { 0 };
+		for (uint32_t r = 0; r < g2.n; r++)
+			cnt[m.rank_host[r]]++;
+		for (uint32_t i = 0; i < 8; i++)
+			fits &= cnt[i] <= slots[i];
+		fits &= m.cost.hop_bytes <= m.block.hop_bytes;
+	}
+	tf_check(fits, "map: 15 ranks, uneven slots: within slots, not worse than block");
+	place_map_free(&m);
+	/* edges form: a ring given one direction only is symmetrised */
+	uint32_t s[4] = { 0, 1, 2, 3 }, d[4] = { 1, 2, 3, 0 };
+	struct place_graph g3;
+	grc = place_graph_from_edges(&g3, 4, s, d, NULL, 4);
+	tf_check(!grc && g3.xadj[4] == 8, "edges: a 4-ring symmetrised");
+	uint32_t bad[1] = { 9 };
+	struct place_graph g4;
+	tf_check(place_graph_from_edges(&g4, 4, s, bad, NULL, 1) == ROUTE_E_INVAL, "edges: a vertex out of range");
+	place_graph_free(&g);
+	place_graph_free(&g2);
+	place_graph_free(&g3);
+	fab_down(&f);
+}
+
+/* Random weighted graphs on a random-graph fabric: never worse than block,
+ * and where Scotch's mapping loses, block mapping itself is answered. */
+static void test_map_fallback(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_rrg(f.s, 12, 3, 2, 5);
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	tf_rng_state = 9;
+	unsigned cases = 0, worse = 0, fallbacks = 0, fb_bad = 0;
+	for (int t = 0; t < 300; t++) {
+		uint32_t n = 8 + tf_rand() % 24, m = n + tf_rand() % (2 * n), src[200], dst[200], w[200];
+		for (uint32_t i = 0; i < m; i++) {
+			src[i] = tf_rand() % n;
+			dst[i] = tf_rand() % n;
+			w[i] = 1 + tf_rand() % 50;
+		}
+		struct place_graph g;
+		if (place_graph_from_edges(&g, n, src, dst, w, m))
+			continue;
+		uint32_t nh = 2 + tf_rand() % 6, hosts[8], slots[8];
+		int dup = 0;
+		for (uint32_t i = 0; i < nh; i++) {
+			hosts[i] = (i * 5 + t) % f.rt->nhosts;
+			slots[i] = (n + nh - 1) / nh;
+			for (uint32_t j = 0; j < i; j++)
+				dup |= hosts[i] == hosts[j];
+		}
+		struct place_map mm;
+		char why[PLACE_WHY_LEN];
+		if (dup || place_map(f.rt, f.h, &g, hosts, slots, nh, &mm, why)) {
+			place_graph_free(&g);
+			continue;
+		}
+		cases++;
+		worse += mm.cost.hop_bytes > mm.block.hop_bytes;
+		if (mm.method == PLACE_BLOCK) {
+			uint32_t blk[64];
+			place_block(hosts, slots, nh, n, blk);
+			fallbacks++;
+			fb_bad += memcmp(blk, mm.rank_host, n * sizeof(*blk)) != 0 || mm.cost.hop_bytes != mm.block.hop_bytes;
+		}
+		place_map_free(&mm);
+		place_graph_free(&g);
+	}
+	tf_check(cases > 250 && !worse, "map: never worse than block on %u random weighted graphs", cases);
+	tf_check(fallbacks > 0 && !fb_bad, "map: where Scotch lost (%u cases), block mapping is answered as method=block",
+		 fallbacks);
+	fab_down(&f);
+}
+
+int main(void)
+{
+	test_order();
+	test_pick();
+	test_map();
+	test_map_fallback();
+	return tf_failures != 0;
+}

@@ -1,0 +1,130 @@
+/*
+ * place.h - placing a job on the fabric (seed chapters 5 and 8): host order,
+ * node selection and rank mapping, for schedulers and MPI libraries.
+ *
+ *   order  hosts in hierarchy order: hosts of one leaf cluster together,
+ *          leaf clusters of one pod together, pods together (seed 8.2.2:
+ *          what TopologyParam=SwitchAsNodeRank and ompi issue 1293 ask for).
+ *   pick   N hosts out of a free list by the seed's relaxed constraints
+ *          (8.2.2.1): no two chosen hosts share a link above the leaf
+ *          (share.h's "sharing") when such a choice exists, else as few as
+ *          possible; then compact: fewest leaves, then fewest pods.
+ *   map    ranks of a weighted communication graph onto hosts with slots,
+ *          minimising hop-bytes (seed 5.2.2-5.2.4, 8.2.3), by Scotch's
+ *          SCOTCH_graphMap onto a target built from the hierarchy.
+ *
+ * Hosts are route_tab host indices (default rail). Lists must hold distinct
+ * hosts: place_find_dup() finds the first repeat for the caller's message.
+ *
+ * Errors: ROUTE_OK or a negative ROUTE_E_* (route.h); ROUTE_E_RANGE where a
+ * request cannot be met (too few hosts or slots), with a reason in why.
+ * Nothing here prints, exits or keeps global state except one mutex around
+ * Scotch (its random generator is process-wide; holding it makes mapping
+ * deterministic and Scotch reentrant for our use).
+ */
+#ifndef TOPOD_PLACE_H
+#define TOPOD_PLACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hier.h"
+#include "route.h"
+
+#define PLACE_WHY_LEN 160
+
+/* Index of the first host listed a second time, or -1. O(n log n). */
+long place_find_dup(const uint32_t *hosts, size_t n);
+
+/* Sorts hosts[] in place into hierarchy order: by ancestor cluster from the
+ * root down (siblings by cluster key, the smallest member GUID), then by
+ * host name. Deterministic; O(n log n * depth). */
+int place_order(const struct route_tab *rt, const struct hier *h, uint32_t *hosts, size_t n);
+
+/* Leaf cluster and pod (its parent; the leaf itself for a root) of a host. */
+uint32_t place_leaf_cluster(const struct hier *h, uint32_t host);
+uint32_t place_pod(const struct hier *h, uint32_t host);
+
+/* Figures of a host set: sharing, leaves, max hops and the all-to-all
+ * maximum link load (every ordered pair one unit, share.h's loads). */
+struct place_figs {
+	uint32_t sharing;     /* hosts sharing a link above their leaf (share.h) */
+	uint32_t leaves;      /* distinct leaf switches */
+	uint32_t pods;        /* distinct pods (place_pod) */
+	uint32_t max_hops;    /* longest route between two of them */
+	uint32_t max_load;    /* all-to-all: most ordered pairs on one directed link */
+	uint64_t pairs_failed;
+};
+int place_figures(const struct route_tab *rt, const struct hier *h, const uint32_t *hosts, size_t n,
+		  struct place_figs *out);
+
+struct place_pick {
+	size_t n;
+	uint32_t *hosts;          /* chosen, in hierarchy order (free with place_pick_free) */
+	struct place_figs figs;
+	int sharing_free;         /* 1 if the choice shares no link above the leaf */
+	int exhaustive;           /* the exact search ran to the end (proves "least" for sharing-free) */
+};
+
+/* Chooses want hosts out of free[0..nfree) (distinct). ROUTE_E_RANGE if
+ * want > nfree or want == 0. Deterministic: the same free set in any order
+ * gives the same answer. */
+int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
+	       size_t nfree, size_t want, struct place_pick *out, char why[PLACE_WHY_LEN]);
+void place_pick_free(struct place_pick *p);
+
+/* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
+ * the weight of entry (v, u), equal to that of (u, v), is the traffic of
+ * both directions together (bytes or messages: any unit, hop-bytes are in
+ * it), >= 1. */
+struct place_graph {
+	uint32_t n;
+	uint32_t *xadj;   /* [n + 1] */
+	uint32_t *adj;    /* [xadj[n]] */
+	uint32_t *w;      /* [xadj[n]] */
+};
+#define PLACE_GRAPH_EDGES_MAX (1u << 24)
+void place_graph_free(struct place_graph *g);
+/* 7-point stencil on a dx x dy x dz grid (dy, dz may be 1), rank
+ * x + dx*(y + dy*z); periodic wraps each dimension of size > 2. Each
+ * neighbour sends 1 to each neighbour: pair weight 2. */
+int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_t dz, int periodic);
+/* From directed edges (MPI_Dist_graph_create's form flattened: src[i] ->
+ * dst[i] with weight w[i], w may be NULL for 1): symmetrised by summing both
+ * directions, self loops dropped. ROUTE_E_INVAL for a vertex >= n. */
+int place_graph_from_edges(struct place_graph *g, uint32_t n, const uint32_t *src, const uint32_t *dst,
+			   const uint32_t *w, size_t m);
+
+/* Cost of rank -> host (fabric host indices): hop-bytes = sum over directed
+ * traffic of amount x switches traversed (0 on the same host); loads: the
+ * traffic on each directed link of its route. A pair's weight W is split
+ * evenly between its two directions. */
+struct place_cost {
+	uint64_t hop_bytes;
+	uint64_t max_load;
+	uint64_t pairs_failed;   /* host pairs without a route (left out of both) */
+};
+int place_cost(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host,
+	       struct place_cost *out);
+
+enum place_method { PLACE_SCOTCH = 0, PLACE_BLOCK = 1 };
+
+struct place_map {
+	uint32_t *rank_host;        /* [g->n] fabric host index per rank */
+	enum place_method method;   /* PLACE_BLOCK: Scotch's result was worse and was dropped */
+	struct place_cost cost, block, rr;
+	uint32_t moved;             /* ranks moved off hosts Scotch filled beyond their slots */
+};
+/* Maps g onto hosts[0..nh) with slots[i] ranks at most each. ROUTE_E_RANGE
+ * if the slots do not add up to g->n. block: ranks in order fill hosts in
+ * the order given; round-robin: rank r on the (r mod nh)-th host with room. */
+int place_map(const struct route_tab *rt, const struct hier *h, const struct place_graph *g,
+	      const uint32_t *hosts, const uint32_t *slots, size_t nh, struct place_map *out,
+	      char why[PLACE_WHY_LEN]);
+void place_map_free(struct place_map *m);
+
+/* The two reference mappings (also used by place_map). */
+void place_block(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host);
+void place_rr(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host);
+
+#endif

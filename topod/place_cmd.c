@@ -1,0 +1,294 @@
+/*
+ * place_cmd.c - the protocol commands order, pick and map (docs/protocol.md):
+ * argument parsing and replies around place.h. All three are heavy (worker
+ * pool): pick walks every free host from every free leaf, map runs Scotch.
+ */
+#include "place_cmd.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "place.h"
+#include "topo_limits.h"
+
+/* Resolves names to distinct host indices; ERR written on failure. */
+static uint32_t *hosts_of(struct qctx *c, const char *const *names, size_t n)
+{
+	uint32_t *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v) {
+		query_error(c->out, "NOMEM", "no memory for %zu hosts", n);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t h = qctx_host_of(c, names[i]);
+		if (h < 0) {
+			free(v);
+			return NULL;
+		}
+		v[i] = (uint32_t)h;
+	}
+	long d = place_find_dup(v, n);
+	if (d != -1) {
+		if (d >= 0)
+			query_error(c->out, "DUPLICATE", "host %s is listed twice", c->rt->hosts[v[d]].name);
+		else
+			query_error(c->out, "NOMEM", "no memory");
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static void put_figs(struct qctx *c, const struct place_figs *f)
+{
+	evbuffer_add_printf(c->out, " sharing=%u leaves=%u pods=%u max_hops=%u max_load=%u pairs_failed=%" PRIu64,
+			    f->sharing, f->leaves, f->pods, f->max_hops, f->max_load, f->pairs_failed);
+}
+
+void answer_order(struct qctx *c)
+{
+	const struct proto_req *r = c->req;
+	size_t n = r->argc ? r->argc : c->rt->nhosts;
+	if (r->argc && qctx_check_hosts(c, n, 1))
+		return;
+	uint32_t *v;
+	if (r->argc) {
+		if (!(v = hosts_of(c, r->argv, n)))
+			return;
+	} else {
+		if (!(v = malloc((n ? n : 1) * sizeof(*v)))) {
+			query_error(c->out, "NOMEM", "no memory");
+			return;
+		}
+		for (size_t i = 0; i < n; i++)
+			v[i] = (uint32_t)i;
+	}
+	place_order(c->rt, c->h, v, n);
+	uint32_t leaves = 0, pods = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* clusters are contiguous runs in this order */
+		leaves += !i || place_leaf_cluster(c->h, v[i]) != place_leaf_cluster(c->h, v[i - 1]);
+		pods += !i || place_pod(c->h, v[i]) != place_pod(c->h, v[i - 1]);
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " hosts=%zu leaves=%u pods=%u lines=%zu\n", c->gen, n, leaves,
+			    pods, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t lc = place_leaf_cluster(c->h, v[i]), pc = place_pod(c->h, v[i]);
+		evbuffer_add_printf(c->out, "%s 0x%016" PRIx64 " 0x%016" PRIx64 "\n", c->rt->hosts[v[i]].name,
+				    lc == HIER_NONE ? 0 : c->h->clusters[lc].id, pc == HIER_NONE ? 0 : c->h->clusters[pc].id);
+	}
+	free(v);
+}
+
+static int parse_count(const char *s, unsigned long max, unsigned long *v)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	*v = strtoul(s, &end, 10);
+	return *end || *v > max ? -1 : 0;
+}
+
+void answer_pick(struct qctx *c)
+{
+	const struct proto_req *r = c->req;
+	unsigned long want;
+	if (parse_count(r->argv[0], TOPO_MATRIX_MAX, &want) || !want) {
+		query_error(c->out, "USAGE", "pick N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX, r->argv[0]);
+		return;
+	}
+	size_t n = r->argc - 1;
+	if (qctx_check_hosts(c, n, 1))
+		return;
+	uint32_t *v = hosts_of(c, r->argv + 1, n);
+	if (!v)
+		return;
+	if (want > n) {
+		query_error(c->out, "TOOFEW", "asked for %lu hosts, %zu are free", want, n);
+		free(v);
+		return;
+	}
+	struct place_pick p;
+	char why[PLACE_WHY_LEN];
+	int rc = place_pick(c->rt, c->h, v, n, want, &p, why);
+	free(v);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
+		return;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " picked=%zu free=%zu sharing_free=%d", c->gen, p.n, n,
+			    p.sharing_free);
+	put_figs(c, &p.figs);
+	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
+	for (size_t i = 0; i < p.n; i++)
+		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
+	place_pick_free(&p);
+}
+
+/* "stencil:XxYxZ[:periodic]" or "csr:N" (its adjacency after "--"). */
+static int parse_graph(struct qctx *c, const char *spec, const char *const *adj, size_t nadj, int have_adj,
+		       struct place_graph *g)
+{
+	if (!strncmp(spec, "stencil:", 8)) {
+		unsigned long d[3] = { 1, 1, 1 };
+		const char *p = spec + 8;
+		int k = 0, periodic = 0;
+		while (k < 3) {
+			char *end;
+			if (*p < '0' || *p > '9')
+				break;
+			d[k++] = strtoul(p, &end, 10);
+			p = end;
+			if (*p != 'x')
+				break;
+			p++;
+		}
+		if (!strcmp(p, ":periodic"))
+			periodic = 1, p += 9;
+		uint64_t n = (uint64_t)d[0] * d[1] * d[2];
+		if (!k || *p || !d[0] || !d[1] || !d[2] || n > TOPO_RANKS_MAX || have_adj) {
+			query_error(c->out, "USAGE", "bad stencil '%.60s': stencil:X[xY[xZ]][:periodic], 1..%d ranks",
+				    spec, TOPO_RANKS_MAX);
+			return -1;
+		}
+		if (place_graph_stencil(g, (uint32_t)d[0], (uint32_t)d[1], (uint32_t)d[2], periodic)) {
+			query_error(c->out, "NOMEM", "no memory for the stencil");
+			return -1;
+		}
+		return 0;
+	}
+	unsigned long n;
+	if (strncmp(spec, "csr:", 4) || parse_count(spec + 4, TOPO_RANKS_MAX, &n) || !n || !have_adj || nadj != n) {
+		query_error(c->out, "USAGE",
+			    "graph '%.60s': stencil:X[xY[xZ]][:periodic], or csr:N with N adjacency words after '--' (got %zu)",
+			    spec, nadj);
+		return -1;
+	}
+	/* each word: "-" or comma-separated "v" / "v:w" */
+	size_t cap = 0, m = 0;
+	uint32_t *src = NULL, *dst = NULL, *wt = NULL;
+	for (size_t v = 0; v < n; v++) {
+		const char *p = adj[v];
+		if (!strcmp(p, "-"))
+			continue;
+		for (;;) {
+			unsigned long u, w = 1;
+			char *end;
+			if (*p < '0' || *p > '9')
+				goto bad;
+			u = strtoul(p, &end, 10);
+			p = end;
+			if (*p == ':') {
+				p++;
+				if (*p < '0' || *p > '9')
+					goto bad;
+				w = strtoul(p, &end, 10);
+				p = end;
+				if (!w || w > UINT32_MAX)
+					goto bad;
+			}
+			if (u >= n)
+				goto bad;
+			if (m == cap) {
+				cap = cap ? 2 * cap : 1024;
+				uint32_t *a = realloc(src, cap * sizeof(*a)), *b = a ? realloc(dst, cap * sizeof(*b)) : NULL;
+				if (a)
+					src = a;
+				if (b)
+					dst = b;
+				uint32_t *x = b ? realloc(wt, cap * sizeof(*x)) : NULL;
+				if (!x) {
+					free(src), free(dst), free(wt);
+					query_error(c->out, "NOMEM", "no memory for the graph");
+					return -1;
+				}
+				wt = x;
+			}
+			src[m] = (uint32_t)v, dst[m] = (uint32_t)u, wt[m++] = (uint32_t)w;
+			if (!*p)
+				break;
+			if (*p++ != ',')
+				goto bad;
+		}
+		continue;
+bad:
+		free(src), free(dst), free(wt);
+		query_error(c->out, "USAGE", "adjacency of vertex %zu: '%.60s' (want '-' or v[:w],v[:w]... with v < %lu)", v,
+			    adj[v], n);
+		return -1;
+	}
+	/* an MPI graph lists each edge from its source; both directions are
+	 * traffic, so from_edges sums them */
+	int rc = place_graph_from_edges(g, (uint32_t)n, src, dst, wt, m);
+	free(src), free(dst), free(wt);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : "USAGE", "graph: %s", route_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+void answer_map(struct qctx *c)
+{
+	const struct proto_req *r = c->req;
+	size_t sep = r->argc;
+	for (size_t i = 1; i < r->argc; i++)
+		if (!strcmp(r->argv[i], "--")) {
+			sep = i;
+			break;
+		}
+	size_t nh = sep - 1;
+	if (qctx_check_hosts(c, nh, 1))
+		return;
+	/* HOST[*SLOTS]: split the counts off before resolving */
+	char(*names)[TOPO_QUERY_NAME_MAX + 1] = malloc(nh * sizeof(*names));
+	const char **np = malloc(nh * sizeof(*np));
+	uint32_t *slots = malloc(nh * sizeof(*slots)), *hosts = NULL;
+	struct place_graph g = { 0 };
+	if (!names || !np || !slots) {
+		query_error(c->out, "NOMEM", "no memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nh; i++) {
+		const char *a = r->argv[1 + i], *star = strchr(a, '*');
+		size_t len = star ? (size_t)(star - a) : strlen(a);
+		unsigned long s = 1;
+		if (len > TOPO_QUERY_NAME_MAX || (star && (parse_count(star + 1, TOPO_RANKS_MAX, &s) || !s))) {
+			query_error(c->out, "USAGE", "'%.100s': want HOST or HOST*SLOTS with 1..%d slots", a, TOPO_RANKS_MAX);
+			goto out;
+		}
+		memcpy(names[i], a, len);
+		names[i][len] = '\0';
+		np[i] = names[i];
+		slots[i] = (uint32_t)s;
+	}
+	if (!(hosts = hosts_of(c, np, nh)))
+		goto out;
+	if (parse_graph(c, r->argv[0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
+		goto out;
+	struct place_map m;
+	char why[PLACE_WHY_LEN];
+	int rc = place_map(c->rt, c->h, &g, hosts, slots, nh, &m, why);
+	if (rc) {
+		query_error(c->out, rc == ROUTE_E_RANGE ? "SLOTS" : rc == ROUTE_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s",
+			    why);
+		goto out;
+	}
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " ranks=%u hosts=%zu method=%s hop_bytes=%" PRIu64 " max_load=%" PRIu64
+			    " block_hop_bytes=%" PRIu64 " block_max_load=%" PRIu64 " rr_hop_bytes=%" PRIu64
+			    " rr_max_load=%" PRIu64 " moved=%u pairs_failed=%" PRIu64 " lines=%u\n",
+			    c->gen, g.n, nh, m.method == PLACE_SCOTCH ? "scotch" : "block", m.cost.hop_bytes, m.cost.max_load,
+			    m.block.hop_bytes, m.block.max_load, m.rr.hop_bytes, m.rr.max_load, m.moved, m.cost.pairs_failed,
+			    g.n);
+	for (uint32_t k = 0; k < g.n; k++)
+		evbuffer_add_printf(c->out, "%u %s\n", k, c->rt->hosts[m.rank_host[k]].name);
+	place_map_free(&m);
+out:
+	place_graph_free(&g);
+	free(names);
+	free(np);
+	free(slots);
+	free(hosts);
+}
