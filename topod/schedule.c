@@ -375,6 +375,8 @@ struct tacs {
 	uint32_t *cand;        /* [H * (H-1)] partners by distance desc, then ring order */
 	uint32_t *dist;        /* [H * (H-1)] distance of cand[] */
 	uint32_t *pend;        /* [H] pending partners */
+	uint32_t *cur;         /* [H] scan start per host for distance cur_d */
+	uint32_t cur_d;
 };
 
 static int tacs_fits(const struct tacs *t, const uint16_t *load, uint32_t a, uint32_t b, unsigned limit)
@@ -435,17 +437,36 @@ static int cand_cmp(const void *x, const void *y)
 static void tacs_pass(struct tacs *t, uint32_t *partner, uint16_t *load, uint32_t d, unsigned limit)
 {
 	uint32_t H = t->H;
+	if (t->cur_d != d) {
+		/* candidates are by distance, descending: start at the first <= d */
+		for (uint32_t a = 0; a < H; a++) {
+			const uint32_t *cd = t->dist + (size_t)a * (H - 1);
+			uint32_t lo = 0, hi = H - 1;
+			while (d != NONE && lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (cd[mid] > d)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			t->cur[a] = lo;
+		}
+		t->cur_d = d;
+	}
 	for (uint32_t a = 0; a < H; a++) {
 		if (partner[a] != NONE || !t->pend[a])
 			continue;
 		const uint32_t *c = t->cand + (size_t)a * (H - 1);
 		const uint32_t *cd = t->dist + (size_t)a * (H - 1);
-		for (uint32_t i = 0; i < H - 1; i++) {
-			if (d != NONE && cd[i] != d) {
-				if (cd[i] < d)
-					break;
-				continue;
-			}
+		/* cur[a]: the first candidate at distance d (or any, d == NONE) not
+		 * yet exchanged; pairs only ever become done, so it only advances. */
+		uint32_t i = t->cur[a];
+		while (i < H - 1 && (d == NONE || cd[i] == d) && t->done[(size_t)a * H + c[i]])
+			i++;
+		t->cur[a] = i;
+		for (; i < H - 1; i++) {
+			if (d != NONE && cd[i] != d)
+				break;
 			uint32_t b = c[i];
 			if (partner[b] != NONE || t->done[(size_t)a * H + b] || !tacs_fits(t, load, a, b, limit))
 				continue;
@@ -460,7 +481,7 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 		      struct hflow **hf_out, size_t *nhf_out, char err[SCHED_ERR_LEN])
 {
 	uint32_t H = j->H;
-	struct tacs t = { .j = j, .H = H, .nsteps = H ? H - 1 : 0 };
+	struct tacs t = { .j = j, .H = H, .nsteps = H ? H - 1 : 0, .cur_d = NONE - 1 };
 	unsigned limit = 1 + req->conflicts;
 	struct hflow *hf = NULL;
 	size_t nhf = 0, hcap = 0;
@@ -475,11 +496,12 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 	t.cand = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.cand));
 	t.dist = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.dist));
 	t.pend = malloc(((size_t)H + 1) * sizeof(*t.pend));
+	t.cur = malloc(((size_t)H + 1) * sizeof(*t.cur));
 	uint32_t *drow = malloc(((size_t)H + 1) * sizeof(*drow));
 	uint32_t *extra = malloc(((size_t)H + 1) * sizeof(*extra));
 	uint16_t *xload = calloc((size_t)j->nlinks + 1, sizeof(*xload));
 	uint8_t *dset = calloc(65536, 1);
-	if (!t.partner || !t.load || !t.done || !t.cand || !t.dist || !t.pend || !drow || !extra || !xload || !dset)
+	if (!t.partner || !t.load || !t.done || !t.cand || !t.dist || !t.pend || !t.cur || !drow || !extra || !xload || !dset)
 		goto out;
 	memset(t.partner, 0xff, (size_t)t.nsteps * H * sizeof(*t.partner));
 	for (uint32_t a = 0; a < H; a++) {
@@ -590,6 +612,7 @@ out:
 	free(t.cand);
 	free(t.dist);
 	free(t.pend);
+	free(t.cur);
 	free(drow);
 	free(extra);
 	free(xload);
