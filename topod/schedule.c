@@ -975,6 +975,8 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 {
 	if (!rt || !req || !out || !req->rank_host || req->nranks < 1)
 		return fail(err, SCHED_E_INVAL, "empty rank list");
+	if (req->nranks > SCHED_RANKS_MAX)
+		return fail(err, SCHED_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
 	if ((unsigned)req->algo > SCHED_ALLGATHER)
 		return fail(err, SCHED_E_INVAL, "unknown algorithm");
 	if (req->conflicts > SCHED_CONFLICTS_MAX)

@@ -79,7 +79,7 @@
 #define SCHED_ERR_LEN 256
 #define SCHED_LEVELS_MAX 8     /* levels of seed 000's tree (ranks .. root) */
 #define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
-#define SCHED_FLOWS_RANKS_MAX 4096 /* `schedule ... flows=1`: P(P-1) flows in the reply */
+#define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
 
 enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER };
 

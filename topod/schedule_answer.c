@@ -5,8 +5,9 @@
  *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] RANK [RANK ...]
  *
  * RANK is HOST (one rank) or HOST*N (N consecutive ranks on HOST); ranks are
- * numbered in list order. At most TOPO_RANKS_MAX ranks; flows=1 (the
- * default) lists every flow and needs ranks <= SCHED_FLOWS_RANKS_MAX.
+ * numbered in list order. At most SCHED_RANKS_MAX ranks (the schedule holds
+ * all P(P-1) flows in memory, 128 MiB at 4,096); flows=0 leaves them out of
+ * the reply.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -107,9 +108,8 @@ void answer_schedule(struct qctx *c)
 		query_error(c->out, "USAGE", "a schedule needs at least 2 ranks");
 		return;
 	}
-	if (flows && P > SCHED_FLOWS_RANKS_MAX) {
-		query_error(c->out, "TOOMANY", "flows=1 lists every flow: at most %d ranks (use flows=0 for the figures)",
-			    SCHED_FLOWS_RANKS_MAX);
+	if (P > SCHED_RANKS_MAX) {
+		query_error(c->out, "TOOMANY", "a schedule holds every ordered pair: at most %d ranks", SCHED_RANKS_MAX);
 		return;
 	}
 	rh = malloc(P * sizeof(*rh));

@@ -133,7 +133,7 @@ check(head.startswith("OK ") and all(len(w.split(":")) == 3 for l in lines for w
 
 for req, code in (("schedule bogus h", "ERR USAGE"), ("schedule xor conflicts=x %s %s" % (hosts[0], hosts[1]), "ERR USAGE"),
                   ("schedule xor %s*5000" % hosts[0], "ERR TOOMANY"), ("schedule xor nosuchhost %s" % hosts[0], "ERR NOTFOUND"),
-                  ("schedule xor %s*20000" % hosts[0], "ERR USAGE"), ("schedule xor %s" % hosts[0], "ERR USAGE")):
+                  ("schedule xor flows=0 %s*4097" % hosts[0], "ERR TOOMANY"), ("schedule xor %s*20000" % hosts[0], "ERR USAGE"), ("schedule xor %s" % hosts[0], "ERR USAGE")):
     head, _ = ask_all(req)
     check(head.startswith(code), "%s -> %s (%s)" % (req[:50], code, head.strip()[:80]))
 head, lines = ask_all("schedule xor flows=0 %s*4096" % hosts[0])
