@@ -263,8 +263,43 @@ static void opt(void)
 	}
 }
 
+/* OPT on many homogeneous jobs of two-level trees: complete, and the host
+ * cables never carry more than seed 000's Bmin(1). */
+static void opt_sizes(void)
+{
+	int bad = 0, runs = 0;
+	for (unsigned nleaf = 2; nleaf <= 5; nleaf++)
+		for (unsigned hpl = 1; hpl <= 3; hpl++) {
+			struct fab f = { .s = snap_new() };
+			tf_tree2(f.s, nleaf, hpl, 2, 1);
+			tf_finish(f.s, 0);
+			fab_open(&f);
+			for (unsigned rph = 1; rph <= 3; rph++) {
+				uint32_t P = nleaf * hpl * rph, rh[64];
+				if (P < 2)
+					continue;
+				for (uint32_t r = 0; r < P; r++)
+					rh[r] = (r * 7 + 3) % P / rph; /* shuffled ranks */
+				struct sched *s = run(&f, SCHED_OPT, rh, P, 0, "tree2");
+				runs++;
+				if (!s) {
+					bad++;
+					continue;
+				}
+				for (uint32_t st = 0; st < s->nsteps; st++)
+					if (s->nlevels > 1 && s->level_max[st * s->nlevels + 1] > s->bmin[1])
+						bad++;
+				sched_free(s);
+			}
+			fab_close(&f);
+		}
+	tf_check(!bad, "OPT on %d homogeneous jobs (2..5 leaves x 1..3 hosts x 1..3 ranks, shuffled): complete, host "
+		       "cables within Bmin(1)", runs);
+}
+
 int main(void)
 {
+	opt_sizes();
 	completeness();
 	oversub();
 	opt();
