@@ -242,7 +242,28 @@ struct sbuild {
 	struct sched *s;
 	size_t cap, n;       /* flows */
 	uint32_t scap;       /* steps */
+	/* same[i] = 1: step i moves the same host pairs with the same weights as
+	 * step i-1 and every rank of those hosts takes part in both, so its
+	 * figures and multi-ness are step i-1's (expand_hosts sets it). */
+	uint8_t *same;
+	uint32_t samecap;
 };
+
+static int sb_mark_same(struct sbuild *b, uint8_t v)
+{
+	uint32_t i = b->s->nsteps; /* the step about to be closed */
+	if (i >= b->samecap) {
+		uint32_t nc = b->samecap * 2 + 1024;
+		uint8_t *ns = realloc(b->same, nc);
+		if (!ns)
+			return SCHED_E_NOMEM;
+		memset(ns + b->samecap, 0, nc - b->samecap);
+		b->same = ns;
+		b->samecap = nc;
+	}
+	b->same[i] = v;
+	return SCHED_OK;
+}
 
 /* Flows are preallocated (a complete exchange has exactly P(P-1)), so
  * adding one is a store, not a call that may grow. */
@@ -643,14 +664,22 @@ static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflo
 	for (size_t i = 0; i < nhf;) {
 		size_t e = i;
 		uint32_t smax = 0;
+		int equal = 1;
 		while (e < nhf && hf[e].step == hf[i].step) {
 			uint32_t ra = j->hrank_off[hf[e].a + 1] - j->hrank_off[hf[e].a];
 			uint32_t rb = j->hrank_off[hf[e].b + 1] - j->hrank_off[hf[e].b];
 			smax = ra > smax ? ra : smax;
 			smax = rb > smax ? rb : smax;
+			equal &= ra == rb;
 			e++;
 		}
+		for (uint32_t e2 = (uint32_t)i; equal && e2 < e; e2++)
+			equal = j->hrank_off[hf[e2].a + 1] - j->hrank_off[hf[e2].a] == smax;
 		for (uint32_t y = 0; y < smax; y++) {
+			/* all flows of the host step have smax ranks at both ends: every
+			 * substep moves the same host pairs, all ranks busy */
+			if (sb_mark_same(b, (uint8_t)(equal && y > 0)))
+				return SCHED_E_NOMEM;
 			for (size_t f = i; f < e; f++) {
 				const uint32_t *ka = j->hrank + j->hrank_off[hf[f].a];
 				const uint32_t *kb = j->hrank + j->hrank_off[hf[f].b];
@@ -859,7 +888,7 @@ static int opt_levels(struct sched *s, const struct job *j, int8_t *lvl)
 	return SCHED_OK;
 }
 
-static int figures(struct sched *s, const struct job *j, int threads)
+static int figures(struct sched *s, const struct job *j, const uint8_t *same, uint32_t samecap, int threads)
 {
 	int8_t *lvl = NULL;
 	uint32_t L = s->nlevels;
@@ -895,6 +924,8 @@ static int figures(struct sched *s, const struct job *j, int threads)
 		for (uint32_t st = 0; st < s->nsteps; st++) {
 			if (!load || !touched || !ss || !rs || !lastp || !shared)
 				continue;
+			if (same && st < samecap && same[st])
+				continue; /* copied below */
 			struct sched_fig *fg = &s->fig[st];
 			uint32_t nt_ = 0;
 			uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
@@ -953,6 +984,9 @@ static int figures(struct sched *s, const struct job *j, int threads)
 		free(shared);
 	}
 	free(lvl);
+	for (uint32_t st = 1; same && st < s->nsteps && st < samecap; st++)
+		if (same[st])
+			s->fig[st] = s->fig[st - 1];
 	s->multi = multi;
 	return rc;
 }
@@ -1043,7 +1077,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	}
 	if (rc)
 		goto out;
-	rc = figures(s, &j, threads);
+	rc = figures(s, &j, b.same, b.samecap, threads);
 	if (rc)
 		goto out;
 	*out = s;
@@ -1054,6 +1088,7 @@ out:
 	sched_free(s);
 	free(hf);
 	free(task);
+	free(b.same);
 	job_free(&j);
 	return rc;
 }
