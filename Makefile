@@ -248,7 +248,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
 	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
-	docs/scheduling.md
+	docs/scheduling.md docs/reliability.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
@@ -285,3 +285,12 @@ install: all
 # Objects are intermediate to the unit tests and benchmarks: keep them, so
 # that editing one test rebuilds one program, not every object.
 .SECONDARY:
+
+# ---- libtii ----
+# The libtii checker (tests/integration/t_tii_check.c), linked as users link
+# libtii.a, for the lab scripts (t_tii_lab.sh runs its "every" scenario on
+# real OpenSM fabrics); t_tii_api.py builds its own plain and ASan copies.
+$(B)/tests/tii_check: tests/integration/t_tii_check.c $(B)/lib/libtii.a libtii/tii.h common/topo_limits.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(CPPFLAGS) -o $@ $< $(B)/lib/libtii.a $(LDFLAGS)
+tests: $(B)/tests/tii_check

@@ -33,8 +33,10 @@ static int cl_line(void *ctx, size_t i, char *line, size_t len)
 	char *p = line;
 	uint64_t id;
 	(void)len;
-	/* The first word echoes the host; the request order is what counts. */
-	if (!tii__word(&p) || tii__parse_guid(tii__word(&p), &id) || tii__word(&p))
+	/* The first word echoes the host as asked; the request order is what
+	 * counts. */
+	char *echo = tii__word(&p);
+	if (!echo || strlen(echo) > TII_NAME_MAX || tii__parse_guid(tii__word(&p), &id) || tii__word(&p))
 		return TII_E_PROTO;
 	if (c->ids)
 		c->ids[i] = id;
@@ -46,7 +48,7 @@ static int clusters(tii_t *t, const char *const *hosts, size_t n, int depth, uin
 	if (!t || !hosts || !n || depth < 0)
 		return TII_E_INVAL;
 	struct cl_ctx c = { n, depth, 0, ids };
-	static const struct tii__handler h = { cl_head, cl_line };
+	static const struct tii__handler h = { cl_head, cl_line, 0 };
 	int rc = tii__req_begin(t, "clusters");
 	rc = rc ? rc : tii__req_int(t, depth);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
@@ -136,12 +138,17 @@ void tii_tree_free(tii_tree_t *tr)
 	free(tr);
 }
 
+/* Arrays grow as lines arrive (clusters= and hosts= are only checked
+ * against what arrived): a hostile header announcing 2^25 clusters costs
+ * nothing until that many lines are actually read, within the deadline and
+ * the handle's reply-size limit. */
 struct tr_ctx {
 	tii_tree_t *tr;
 	size_t wantc, wanth, nlines;
-	uint64_t *cparent;   /* [wantc] parent ID per cluster line (if has_parent) */
+	size_t capc, caph;
+	uint64_t *cparent;   /* [capc] parent ID per cluster line (if has_parent) */
 	unsigned char *has_parent;
-	uint64_t *hparent;   /* [wanth] */
+	uint64_t *hparent;   /* [caph] */
 };
 
 static void tr_reset(struct tr_ctx *c)
@@ -153,10 +160,9 @@ static void tr_reset(struct tr_ctx *c)
 	c->tr = NULL;
 	c->cparent = c->hparent = NULL;
 	c->has_parent = NULL;
+	c->capc = c->caph = 0;
 }
 
-/* A hostile header could announce 2^25 clusters; arrays are sized from the
- * announced counts only up to TII_REPLY_LINES_MAX (checked in request.c). */
 static int tr_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct tr_ctx *c = ctx;
@@ -174,13 +180,46 @@ static int tr_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	c->wantc = nc;
 	c->wanth = nh;
 	c->nlines = nlines;
-	tr->clusters = calloc(nc ? nc : 1, sizeof(*tr->clusters));
-	tr->hosts = calloc(nh ? nh : 1, sizeof(*tr->hosts));
-	c->cparent = calloc(nc ? nc : 1, sizeof(*c->cparent));
-	c->has_parent = calloc(nc ? nc : 1, 1);
-	c->hparent = calloc(nh ? nh : 1, sizeof(*c->hparent));
-	if (!tr->clusters || !tr->hosts || !c->cparent || !c->has_parent || !c->hparent)
+	return 0;
+}
+
+/* Room for one more cluster line. */
+static int tr_grow_clusters(struct tr_ctx *c)
+{
+	tii_tree_t *tr = c->tr;
+	if (tr->nclusters < c->capc)
+		return 0;
+	size_t cap = c->capc ? c->capc * 2 : 64;
+	struct tii_tree_cluster *ncl = realloc(tr->clusters, cap * sizeof(*ncl));
+	if (ncl)
+		tr->clusters = ncl;
+	uint64_t *np = realloc(c->cparent, cap * sizeof(*np));
+	if (np)
+		c->cparent = np;
+	unsigned char *nhp = realloc(c->has_parent, cap);
+	if (nhp)
+		c->has_parent = nhp;
+	if (!ncl || !np || !nhp)
 		return TII_E_NOMEM;
+	c->capc = cap;
+	return 0;
+}
+
+static int tr_grow_hosts(struct tr_ctx *c)
+{
+	tii_tree_t *tr = c->tr;
+	if (tr->nhosts < c->caph)
+		return 0;
+	size_t cap = c->caph ? c->caph * 2 : 64;
+	struct tii_tree_host *nh = realloc(tr->hosts, cap * sizeof(*nh));
+	if (nh)
+		tr->hosts = nh;
+	uint64_t *np = realloc(c->hparent, cap * sizeof(*np));
+	if (np)
+		c->hparent = np;
+	if (!nh || !np)
+		return TII_E_NOMEM;
+	c->caph = cap;
 	return 0;
 }
 
@@ -248,21 +287,28 @@ static int tr_line(void *ctx, size_t i, char *line, size_t len)
 	char *p = line, *kind = tii__word(&p);
 	(void)len;
 	if (kind && !strcmp(kind, "cluster")) {
-		if (tr->nclusters == c->wantc)
+		/* topod sends every cluster line before the host lines */
+		if (tr->nclusters == c->wantc || tr->nhosts)
 			return TII_E_PROTO;
+		int rc = tr_grow_clusters(c);
+		if (rc)
+			return rc;
 		size_t k = tr->nclusters;
 		struct tii_tree_cluster *cl = &tr->clusters[k];
 		struct tii__kv kv;
 		long level, dist;
 		uint64_t nh;
+		c->has_parent[k] = 0;
 		if (tii__parse_guid(tii__word(&p), &cl->id) || tii__kv_parse(p, &kv) ||
 		    tii__kv_int(&kv, "level", 0, 65535, &level) || tii__kv_u64(&kv, "hosts", &nh) ||
 		    nh > UINT32_MAX)
 			return TII_E_PROTO;
 		const char *d = tii__kv_get(&kv, "dist"), *par = tii__kv_get(&kv, "parent");
-		if (d && (!strcmp(d, "-") || !strcmp(d, "inf")))
-			dist = 65535;
-		else if (tii__parse_long(d, 0, 65535, &dist))
+		/* "inf": members that never join at a finite distance, or a
+		 * lone host; otherwise the hops at which they joined */
+		if (d && !strcmp(d, "inf"))
+			dist = TII_DIST_INF;
+		else if (tii__parse_long(d, 0, TII_DIST_INF - 1, &dist))
 			return TII_E_PROTO;
 		if (!par)
 			return TII_E_PROTO;
@@ -278,10 +324,14 @@ static int tr_line(void *ctx, size_t i, char *line, size_t len)
 	} else if (kind && !strcmp(kind, "host")) {
 		if (tr->nhosts == c->wanth)
 			return TII_E_PROTO;
+		int rc = tr_grow_hosts(c);
+		if (rc)
+			return rc;
 		size_t k = tr->nhosts;
 		char *name = tii__word(&p);
 		struct tii__kv kv;
-		if (!name || tii__kv_parse(p, &kv) || tii__parse_guid(tii__kv_get(&kv, "parent"), &c->hparent[k]))
+		if (!name || strlen(name) > TII_HOSTNAME_MAX || tii__kv_parse(p, &kv) ||
+		    tii__parse_guid(tii__kv_get(&kv, "parent"), &c->hparent[k]))
 			return TII_E_PROTO;
 		tr->hosts[k].name = strdup(name);
 		if (!tr->hosts[k].name)
@@ -298,7 +348,7 @@ int tii_get_tree(tii_t *t, tii_tree_t **out)
 	if (!t || !out)
 		return TII_E_INVAL;
 	struct tr_ctx c = { 0 };
-	static const struct tii__handler h = { tr_head, tr_line };
+	static const struct tii__handler h = { tr_head, tr_line, 0 };
 	int rc = tii__req_begin(t, "tree");
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (!rc && c.nlines == 0)

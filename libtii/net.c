@@ -3,7 +3,9 @@
  *
  * The socket is non-blocking and every wait is a poll() until the caller's
  * deadline, so a server that accepts and never answers, or stops mid-line,
- * costs at most the timeout. Writes use MSG_NOSIGNAL: libtii runs inside
+ * costs at most the timeout. The deadline and the reply-size limit are
+ * also checked after every read that returned data: a server that streams
+ * without end must not hold a call (or its memory) past either. Writes use MSG_NOSIGNAL: libtii runs inside
  * other people's processes and must never raise SIGPIPE in them.
  */
 #include "tii_impl.h"
@@ -119,6 +121,7 @@ int tii__net_connect(struct tii__conn *c, const char *host, const char *port, in
 		return TII_E_CONNECT;
 	}
 	int rc = TII_E_CONNECT, err = 0;
+	c->err = 0;
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 		int fd;
 		rc = try_addr(ai, deadline, &fd, &err);
@@ -130,6 +133,8 @@ int tii__net_connect(struct tii__conn *c, const char *host, const char *port, in
 			break;
 	}
 	freeaddrinfo(res);
+	if (rc)
+		c->err = err;
 	if (rc == TII_E_TIMEOUT)
 		snprintf(why, whylen, "connect timed out");
 	else if (rc)
@@ -214,6 +219,12 @@ int tii__net_readline(struct tii__conn *c, int64_t deadline, char **line, size_t
 		if (r > 0) {
 			c->len += (size_t)r;
 			c->rx += (uint64_t)r;
+			if (c->rx_max && c->rx > c->rx_max)
+				return TII_E_TOOBIG;
+			/* recv() returned data without waiting: only this check
+			 * bounds a server that never stops sending. */
+			if (tii__net_now_ms() >= deadline)
+				return TII_E_TIMEOUT;
 			continue;
 		}
 		if (r == 0)

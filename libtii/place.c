@@ -123,7 +123,7 @@ static int list_line(void *ctx, size_t i, char *line, size_t len)
 
 static int run_list(tii_t *t, struct list_ctx *c, const char *const *names, size_t n, size_t *out)
 {
-	static const struct tii__handler h = { list_head, list_line };
+	static const struct tii__handler h = { list_head, list_line, 0 };
 	int rc = names_init(&c->nm, names, n);
 	if (rc)
 		return rc;

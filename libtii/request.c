@@ -7,13 +7,17 @@
  * against one deadline (the handle's timeout), so a silent or stalling
  * server costs at most that. After anything unexpected the connection is
  * closed: a half-read reply would desynchronise every later request.
+ * ERR BUSY and refused connections are retried on the same server with
+ * jittered exponential backoff before failing over (tii.h, "Busy").
  */
 #include "tii_impl.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void tii__set_msg(tii_t *t, const char *fmt, ...)
 {
@@ -65,14 +69,7 @@ int tii__req_host(tii_t *t, const char *host)
 		tii__set_msg(t, "invalid host name");
 		return TII_E_INVAL;
 	}
-	if (++t->reqargs > TII_ARGS_MAX) {
-		tii__set_msg(t, "more than %d arguments in one request", TII_ARGS_MAX);
-		return TII_E_TOOMANY;
-	}
-	int rc = req_append(t, host, strlen(host));
-	if (rc == TII_E_TOOMANY)
-		tii__set_msg(t, "request longer than %d bytes", TII_REQUEST_MAX);
-	return rc;
+	return tii__req_word(t, host, strlen(host));
 }
 
 int tii__req_hosts(tii_t *t, const char *const *hosts, size_t n)
@@ -114,6 +111,16 @@ static int map_err(const char *code, int *final)
 	static const struct { const char *code; int err, final; } tab[] = {
 		{ "NOTFOUND", TII_E_NOTFOUND, 1 },
 		{ "NOROUTE", TII_E_NOROUTE, 1 },
+		/* "shared" and "pathmatrix" name the route failure itself */
+		{ "NOLID", TII_E_NOROUTE, 1 },
+		{ "SRC_NOLINK", TII_E_NOROUTE, 1 },
+		{ "NOENTRY", TII_E_NOROUTE, 1 },
+		{ "NOLINK", TII_E_NOROUTE, 1 },
+		{ "DOWN", TII_E_NOROUTE, 1 },
+		{ "WRONGDST", TII_E_NOROUTE, 1 },
+		{ "LOOP", TII_E_NOROUTE, 1 },
+		/* the reply would pass topod's per-client output limit */
+		{ "TOOBIG", TII_E_TOOBIG, 1 },
 		{ "TOOMANY", TII_E_TOOMANY, 1 },
 		{ "TOOLONG", TII_E_TOOMANY, 1 },
 		{ "USAGE", TII_E_SERVER, 1 },
@@ -132,6 +139,7 @@ static int map_err(const char *code, int *final)
 		{ "NOMEM", TII_E_NOMEM, 0 },
 		/* the server closed an idle connection: a stale reply, retry */
 		{ "IDLE", TII_E_IO, 0 },
+		{ "SHUTDOWN", TII_E_IO, 0 },
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (!strcmp(code, tab[i].code)) {
@@ -145,7 +153,8 @@ static int map_err(const char *code, int *final)
 /* After ERR, which codes leave the connection usable. */
 static int keeps_conn(const char *code)
 {
-	return strcmp(code, "TOOLONG") && strcmp(code, "IDLE") && strcmp(code, "BUSY");
+	return strcmp(code, "TOOLONG") && strcmp(code, "IDLE") && strcmp(code, "BUSY") &&
+	       strcmp(code, "SHUTDOWN") && strcmp(code, "TOOBIG");
 }
 
 /* How telling an error is when every server failed (higher wins): a
@@ -153,6 +162,7 @@ static int keeps_conn(const char *code)
 static int rank(int err)
 {
 	switch (err) {
+	case TII_E_TOOBIG: return 9;
 	case TII_E_NOFABRIC: return 8;
 	case TII_E_UNSUPPORTED: return 7;
 	case TII_E_NOMEM: return 6;
@@ -171,6 +181,7 @@ static const char *io_what(int rc)
 	case TII_E_IO: return "connection closed mid-reply";
 	case TII_E_PROTO: return "reply is not topod's protocol (line too long or NUL byte)";
 	case TII_E_NOMEM: return "out of memory";
+	case TII_E_TOOBIG: return "reply larger than the handle's limit (tii_set_max_reply_bytes)";
 	default: return "error";
 	}
 }
@@ -203,6 +214,7 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 		}
 	}
 	t->c.rx = 0;
+	t->c.rx_max = t->max_reply;
 	t->req[t->reqlen] = '\n';
 	int rc = tii__net_send(&t->c, t->req, t->reqlen + 1, deadline);
 	t->req[t->reqlen] = '\0';
@@ -252,7 +264,7 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 		g = tii__kv_get(&kv, "gen");
 		if (!g)
 			g = tii__kv_get(&kv, "generation");
-		if (!g || tii__parse_u64(g, 10, &gen))
+		if (h->nogen ? g != NULL : (!g || tii__parse_u64(g, 10, &gen)))
 			rc = TII_E_PROTO;
 	}
 	if (!rc && tii__kv_get(&kv, "lines") &&
@@ -287,9 +299,62 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 		}
 	}
 	t->last = (long)t->cur;
-	t->gen = gen;
+	if (!h->nogen)
+		t->gen = gen;
 	t->msg[0] = '\0';
 	return 0;
+}
+
+/* The next wait before retrying a busy or refusing server: 10 ms doubling
+ * per try up to 500 ms, drawn uniformly between half and all of it so that
+ * thousands of ranks refused together do not come back together. */
+static int64_t backoff_ms(tii_t *t, int tries)
+{
+	int64_t d = (int64_t)10 << (tries < 6 ? tries : 6);
+	if (d > 500)
+		d = 500;
+	t->rng ^= t->rng << 13;
+	t->rng ^= t->rng >> 7;
+	t->rng ^= t->rng << 17;
+	return d / 2 + (int64_t)(t->rng % (uint64_t)(d / 2 + 1));
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Tries server t->cur until it answers, fails for good, or stays busy /
+ * refusing past its budget. */
+static int on_server(tii_t *t, const struct tii__handler *h, void *ctx, int *final)
+{
+	int64_t start = tii__net_now_ms(), deadline = start + t->timeout_ms;
+	int prev = 0;   /* BUSY or refused before this retry */
+	char prevmsg[sizeof(t->msg)];
+	for (int tries = 0;; tries++) {
+		int reused_fail;
+		int rc = attempt(t, h, ctx, deadline, final, &reused_fail);
+		if (rc && reused_fail) /* the server dropped a kept-open connection */
+			rc = attempt(t, h, ctx, deadline, final, &reused_fail);
+		if (!rc || *final)
+			return rc;
+		if (prev && rc == TII_E_TIMEOUT) {
+			/* the retry ran out of time: the refusal is the news */
+			memcpy(t->msg, prevmsg, sizeof(t->msg));
+			return prev;
+		}
+		int refused = rc == TII_E_CONNECT && t->c.err == ECONNREFUSED;
+		if (rc != TII_E_BUSY && !refused)
+			return rc;
+		int64_t now = tii__net_now_ms(), wait = backoff_ms(t, tries);
+		if (now + wait >= deadline || (refused && now + wait - start > TII_REFUSED_RETRY_MS))
+			return rc;
+		prev = rc;
+		memcpy(prevmsg, t->msg, sizeof(prevmsg));
+		sleep_ms(wait);
+	}
 }
 
 int tii__request(tii_t *t, const struct tii__handler *h, void *ctx)
@@ -298,12 +363,8 @@ int tii__request(tii_t *t, const struct tii__handler *h, void *ctx)
 	char bestmsg[sizeof(t->msg)];
 	bestmsg[0] = '\0';
 	for (size_t k = 0; k < t->nsrv; k++) {
-		int final, reused_fail;
-		/* one deadline per server, shared by the reconnect below */
-		int64_t deadline = tii__net_now_ms() + t->timeout_ms;
-		int rc = attempt(t, h, ctx, deadline, &final, &reused_fail);
-		if (rc && reused_fail) /* the server dropped a kept-open connection */
-			rc = attempt(t, h, ctx, deadline, &final, &reused_fail);
+		int final;
+		int rc = on_server(t, h, ctx, &final);
 		if (!rc || final)
 			return rc;
 		if (!best || rank(rc) > rank(best)) {

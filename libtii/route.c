@@ -26,26 +26,13 @@ static void copy_str(char *dst, size_t cap, const char *s)
 	dst[n] = '\0';
 }
 
-static int get_u32(const struct tii__kv *kv, const char *key, uint32_t *v, int optional)
+static int get_u32(const struct tii__kv *kv, const char *key, uint32_t *v)
 {
-	if (!tii__kv_get(kv, key) && optional) {
-		*v = 0;
-		return 0;
-	}
 	long x;
 	if (tii__kv_int(kv, key, 0, 0xFFFFFFFFL, &x))
 		return TII_E_PROTO;
 	*v = (uint32_t)x;
 	return 0;
-}
-
-static int get_u64(const struct tii__kv *kv, const char *key, uint64_t *v, int optional)
-{
-	if (!tii__kv_get(kv, key) && optional) {
-		*v = 0;
-		return 0;
-	}
-	return tii__kv_u64(kv, key, v);
 }
 
 static int info_head(void *ctx, const struct tii__kv *kv, size_t nlines)
@@ -54,30 +41,25 @@ static int info_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	memset(in, 0, sizeof(*in));
 	if (nlines)
 		return TII_E_PROTO;
-	const char *g = tii__kv_get(kv, "generation") ? "generation" : "gen";
-	int rc = get_u64(kv, g, &in->generation, 0);
-	rc = rc ? rc : get_u32(kv, "nodes", &in->nodes, 0);
-	rc = rc ? rc : get_u32(kv, "switches", &in->switches, 0);
-	rc = rc ? rc : get_u32(kv, "cas", &in->cas, 0);
-	rc = rc ? rc : get_u32(kv, "links", &in->links, 0);
-	rc = rc ? rc : get_u32(kv, "max_lid", &in->max_lid, 0);
-	/* Optional: older servers do not report these. */
-	rc = rc ? rc : get_u32(kv, "hosts", &in->hosts, 1);
-	rc = rc ? rc : get_u64(kv, "sm_guid", &in->sm_guid, 1);
-	rc = rc ? rc : get_u64(kv, "sweep", &in->sweep, 1);
-	rc = rc ? rc : get_u64(kv, "snapshot_us", &in->snapshot_us, 1);
-	rc = rc ? rc : get_u64(kv, "received_us", &in->received_us, 1);
-	if (rc)
-		return rc;
-	in->depth = -1;
-	if (tii__kv_get(kv, "depth")) {
-		long d;
-		if (tii__kv_int(kv, "depth", 0, 65535, &d))
-			return TII_E_PROTO;
-		in->depth = (int)d;
-	}
-	copy_str(in->engine, sizeof(in->engine), tii__kv_get(kv, "engine") ? tii__kv_get(kv, "engine") : "-");
-	copy_str(in->source, sizeof(in->source), tii__kv_get(kv, "source"));
+	int rc = tii__kv_u64(kv, "generation", &in->generation);
+	rc = rc ? rc : get_u32(kv, "nodes", &in->nodes);
+	rc = rc ? rc : get_u32(kv, "switches", &in->switches);
+	rc = rc ? rc : get_u32(kv, "cas", &in->cas);
+	rc = rc ? rc : get_u32(kv, "links", &in->links);
+	rc = rc ? rc : get_u32(kv, "max_lid", &in->max_lid);
+	rc = rc ? rc : get_u32(kv, "hosts", &in->hosts);
+	rc = rc ? rc : tii__kv_u64(kv, "sm_guid", &in->sm_guid);
+	rc = rc ? rc : tii__kv_u64(kv, "sweep", &in->sweep);
+	rc = rc ? rc : tii__kv_u64(kv, "snapshot_us", &in->snapshot_us);
+	rc = rc ? rc : tii__kv_u64(kv, "received_us", &in->received_us);
+	long d;
+	rc = rc ? rc : tii__kv_int(kv, "depth", 0, 65535, &d);
+	const char *engine = tii__kv_get(kv, "engine"), *source = tii__kv_get(kv, "source");
+	if (rc || !engine || !source)
+		return TII_E_PROTO;
+	in->depth = (int)d;
+	copy_str(in->engine, sizeof(in->engine), engine);
+	copy_str(in->source, sizeof(in->source), source);
 	return 0;
 }
 
@@ -87,7 +69,7 @@ int tii_get_info(tii_t *t, struct tii_info *info)
 		return TII_E_INVAL;
 	struct tii_info tmp;
 	int rc = tii__req_begin(t, "info");
-	static const struct tii__handler h = { info_head, NULL };
+	static const struct tii__handler h = { info_head, NULL, 0 };
 	rc = rc ? rc : tii__request(t, &h, &tmp);
 	if (!rc)
 		*info = tmp;
@@ -120,7 +102,7 @@ static int one_int_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	return tii__kv_int(kv, o->key, o->min, o->max, &o->v);
 }
 
-static const struct tii__handler one_int_h = { one_int_head, NULL };
+static const struct tii__handler one_int_h = { one_int_head, NULL, 0 };
 
 int tii_get_network_depth(tii_t *t, int *depth)
 {
@@ -164,6 +146,7 @@ void tii_path_free(tii_path_t *p)
 
 struct path_ctx {
 	tii_path_t *p;
+	size_t want, cap;   /* hops= of the header; room in p->switches */
 };
 
 static int path_head(void *ctx, const struct tii__kv *kv, size_t nlines)
@@ -173,16 +156,18 @@ static int path_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	pc->p = NULL;
 	long hops;
 	const char *src = tii__kv_get(kv, "src"), *dst = tii__kv_get(kv, "dst");
-	if (!src || !dst || tii__kv_int(kv, "hops", 0, 65535, &hops) || (size_t)hops != nlines)
+	if (!src || !dst || strlen(src) > TII_NAME_MAX || strlen(dst) > TII_NAME_MAX ||
+	    tii__kv_int(kv, "hops", 0, 65535, &hops) || (size_t)hops != nlines)
 		return TII_E_PROTO;
 	tii_path_t *p = calloc(1, sizeof(*p));
 	if (!p)
 		return TII_E_NOMEM;
 	pc->p = p;
+	pc->want = nlines;
+	pc->cap = 0;
 	p->src = strdup(src);
 	p->dst = strdup(dst);
-	p->switches = calloc(nlines ? nlines : 1, sizeof(*p->switches));
-	if (!p->src || !p->dst || !p->switches)
+	if (!p->src || !p->dst)
 		return TII_E_NOMEM;
 	return 0;
 }
@@ -217,11 +202,23 @@ static int quoted_rest(char *p, char **out)
 static int path_line(void *ctx, size_t i, char *line, size_t len)
 {
 	struct path_ctx *pc = ctx;
-	struct tii_path_switch *sw = &pc->p->switches[i];
+	tii_path_t *path = pc->p;
 	char *p = line, *name;
 	(void)len;
+	/* grown as lines arrive, not from hops= */
+	if (i == pc->cap) {
+		size_t cap = pc->cap ? pc->cap * 2 : 8;
+		struct tii_path_switch *ns = realloc(path->switches, cap * sizeof(*ns));
+		if (!ns)
+			return TII_E_NOMEM;
+		path->switches = ns;
+		pc->cap = cap;
+	}
+	struct tii_path_switch *sw = &path->switches[i];
+	sw->name = NULL;
 	if (tii__parse_guid(tii__word(&p), &sw->guid) || port_field(tii__word(&p), "in", &sw->in_port) ||
-	    port_field(tii__word(&p), "out", &sw->out_port) || quoted_rest(p, &name))
+	    port_field(tii__word(&p), "out", &sw->out_port) || quoted_rest(p, &name) ||
+	    strlen(name) > TII_HOSTNAME_MAX)
 		return TII_E_PROTO;
 	sw->name = strdup(name);
 	if (!sw->name)
@@ -234,8 +231,8 @@ int tii_get_path(tii_t *t, const char *a, const char *b, tii_path_t **out)
 {
 	if (!t || !out)
 		return TII_E_INVAL;
-	struct path_ctx pc = { NULL };
-	static const struct tii__handler h = { path_head, path_line };
+	struct path_ctx pc = { NULL, 0, 0 };
+	static const struct tii__handler h = { path_head, path_line, 0 };
 	int rc = tii__req_begin(t, "path");
 	rc = rc ? rc : tii__req_host(t, a);
 	rc = rc ? rc : tii__req_host(t, b);
@@ -287,7 +284,7 @@ int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uint16_t *m
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
 	struct hm_ctx hm = { n, matrix };
-	static const struct tii__handler h = { hm_head, hm_line };
+	static const struct tii__handler h = { hm_head, hm_line, 0 };
 	int rc = tii__req_begin(t, "hopsmatrix");
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	return rc ? rc : tii__request(t, &h, &hm);
@@ -312,52 +309,46 @@ int tii_path_matrix_route(const tii_path_matrix_t *pm, size_t i, size_t j, const
 	if (!pm || i >= pm->n || j >= pm->n || !guids || !len)
 		return TII_E_INVAL;
 	size_t k = i * pm->n + j;
-	*guids = pm->guids + pm->first[k];
+	*guids = pm->guids ? pm->guids + pm->first[k] : NULL;   /* NULL only with *len 0 */
 	*len = pm->len[k];
 	return pm->status[k];
 }
 
 /*
- * Three forms of the reply are read:
- *  - every pair's switch GUIDs, "i j 0xSW1 0xSW2 ...";
- *  - switches=S: S lines "sw K 0xGUID", then pair lines naming switches by K;
- *  - groups=G (what topod sends, docs/protocol.md): G lines "grp g i ...",
- *    the S "sw" lines, then one line "g j K ..." per (source group,
- *    destination): the route every member of g other than j takes to j.
- *    Members share one copy of the route in guids[].
+ * The reply (docs/protocol.md, "pathmatrix"): G lines "grp g i ...", S
+ * lines "sw K 0xGUID", then one line "g j K ..." (or "g j ERR CODE") per
+ * (source group, destination): the route every member of g other than j
+ * takes to j. Members share one copy of the route in guids[]. The n x n
+ * arrays are sized by the request; the switch dictionary and guids[] grow
+ * as lines arrive, never from the header's counts.
  */
 struct pm_ctx {
 	size_t n;
 	tii_path_matrix_t *pm;
 	size_t capguids;
-	size_t nsw;          /* switches= of the header, 0 for the GUID form */
-	uint64_t *sw;        /* [nsw] */
-	size_t ngroups;      /* groups= of the header, 0 for the per-pair forms */
+	size_t wantsw, nsw;  /* switches= of the header, "sw" lines read */
+	uint64_t *sw;
+	size_t capsw;
+	size_t ngroups;      /* groups= of the header */
 	size_t *gfirst;      /* [ngroups + 1] group g's members are gmem[gfirst[g] .. gfirst[g + 1]) */
 	size_t *gmem;        /* [n] */
 	size_t ngmem;
 	size_t assigned;     /* ordered pairs given a route or an error */
-	size_t route_lines;  /* expected route lines (groups form) */
 };
 
-/* An empty n x n matrix in c->pm, and room for nsw dictionary entries. */
-static int pm_alloc(struct pm_ctx *c, size_t nsw)
+/* An empty n x n matrix in c->pm. */
+static int pm_alloc(struct pm_ctx *c)
 {
 	tii_path_matrix_t *pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return TII_E_NOMEM;
 	c->pm = pm;
-	c->nsw = nsw;
-	c->sw = malloc((nsw ? nsw : 1) * sizeof(*c->sw));
 	pm->n = c->n;
 	size_t nn = c->n * c->n;
 	pm->status = calloc(nn, sizeof(*pm->status));
 	pm->first = calloc(nn, sizeof(*pm->first));
 	pm->len = calloc(nn, sizeof(*pm->len));
-	/* A typical route crosses a handful of switches; grow from there. */
-	c->capguids = nn * 4 + 1;
-	pm->guids = malloc(c->capguids * sizeof(*pm->guids));
-	if (!c->sw || !pm->status || !pm->first || !pm->len || !pm->guids)
+	if (!pm->status || !pm->first || !pm->len)
 		return TII_E_NOMEM;
 	return 0;
 }
@@ -372,33 +363,28 @@ static void pm_ctx_reset(struct pm_ctx *c)
 	c->sw = NULL;
 	c->gfirst = NULL;
 	c->gmem = NULL;
-	c->nsw = c->ngroups = c->ngmem = c->assigned = c->route_lines = 0;
+	c->capguids = c->capsw = 0;
+	c->wantsw = c->nsw = c->ngroups = c->ngmem = c->assigned = 0;
 }
 
 static int pm_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct pm_ctx *c = ctx;
 	pm_ctx_reset(c);
-	uint64_t n, nsw = 0, ng = 0;
-	if (tii__kv_u64(kv, "n", &n) || n != c->n)
+	uint64_t n, nsw, ng;
+	/* Every host is in exactly one group, so there are 1..n; a group
+	 * has at most one route line per destination. */
+	if (tii__kv_u64(kv, "n", &n) || n != c->n || tii__kv_u64(kv, "switches", &nsw) ||
+	    tii__kv_u64(kv, "groups", &ng) || ng < 1 || ng > c->n || ng > nlines || nsw > nlines - ng ||
+	    nlines - ng - nsw > ng * c->n)
 		return TII_E_PROTO;
-	if (tii__kv_get(kv, "switches") && (tii__kv_u64(kv, "switches", &nsw) || nsw > nlines))
-		return TII_E_PROTO;
-	if (tii__kv_get(kv, "groups")) {
-		/* Every host is in exactly one group, so there are 1..n. */
-		if (tii__kv_u64(kv, "groups", &ng) || ng < 1 || ng > c->n || ng + nsw > nlines ||
-		    nlines - ng - nsw > ng * c->n)
-			return TII_E_PROTO;
-		c->ngroups = (size_t)ng;
-		c->route_lines = nlines - (size_t)ng - (size_t)nsw;
-		c->gfirst = calloc(c->ngroups + 1, sizeof(*c->gfirst));
-		c->gmem = malloc(c->n * sizeof(*c->gmem));
-		if (!c->gfirst || !c->gmem)
-			return TII_E_NOMEM;
-	} else if (nlines - nsw != c->n * (c->n - 1)) {
-		return TII_E_PROTO;
-	}
-	return pm_alloc(c, (size_t)nsw);
+	c->ngroups = (size_t)ng;
+	c->wantsw = (size_t)nsw;
+	c->gfirst = calloc(c->ngroups + 1, sizeof(*c->gfirst));
+	c->gmem = malloc(c->n * sizeof(*c->gmem));
+	if (!c->gfirst || !c->gmem)
+		return TII_E_NOMEM;
+	return pm_alloc(c);
 }
 
 /* "grp g i i ...": the g-th group's members, each host exactly once. */
@@ -431,15 +417,37 @@ static int pm_group_line(struct pm_ctx *c, size_t g, char *p)
 	return 0;
 }
 
+/* "sw K 0xGUID", K counting from 0. */
+static int pm_switch_line(struct pm_ctx *c, size_t k, char *p)
+{
+	char *w;
+	long x;
+	uint64_t g;
+	if (!(w = tii__word(&p)) || strcmp(w, "sw") || tii__parse_long(tii__word(&p), 0, LONG_MAX, &x) ||
+	    (size_t)x != k || tii__parse_guid(tii__word(&p), &g) || tii__word(&p))
+		return TII_E_PROTO;
+	if (c->nsw == c->capsw) {
+		size_t cap = c->capsw ? c->capsw * 2 : 256;
+		uint64_t *ns = realloc(c->sw, cap * sizeof(*ns));
+		if (!ns)
+			return TII_E_NOMEM;
+		c->sw = ns;
+		c->capsw = cap;
+	}
+	c->sw[c->nsw++] = g;
+	return 0;
+}
+
 static int pm_push_guid(struct pm_ctx *c, uint64_t g)
 {
 	tii_path_matrix_t *pm = c->pm;
 	if (pm->nguids == c->capguids) {
-		uint64_t *ng = realloc(pm->guids, 2 * c->capguids * sizeof(*ng));
+		size_t cap = c->capguids ? c->capguids * 2 : 1024;
+		uint64_t *ng = realloc(pm->guids, cap * sizeof(*ng));
 		if (!ng)
 			return TII_E_NOMEM;
 		pm->guids = ng;
-		c->capguids *= 2;
+		c->capguids = cap;
 	}
 	pm->guids[pm->nguids++] = g;
 	return 0;
@@ -458,7 +466,7 @@ static int pm_group_route(struct pm_ctx *c, char *p)
 	int status = 0;
 	while ((w = tii__word(&p))) {
 		if (!strcmp(w, "ERR")) {
-			if (len || !tii__word(&p))
+			if (len || !tii__word(&p) || tii__word(&p))
 				return TII_E_PROTO;
 			status = TII_E_NOROUTE;
 			break;
@@ -476,16 +484,15 @@ static int pm_group_route(struct pm_ctx *c, char *p)
 		if (i == (size_t)j)
 			continue;
 		size_t cell = i * c->n + (size_t)j;
-		/* A pair named twice is a protocol error, not a second answer. */
-		if (pm->len[cell] || pm->status[cell])
+		/* A pair named twice is a protocol error, not a second answer;
+		 * first[] is 1 + the offset while reading, so 0 means unset. */
+		if (pm->first[cell] || pm->status[cell])
 			return TII_E_PROTO;
 		if (status) {
 			pm->status[cell] = status;
 		} else {
-			pm->first[cell] = first;
+			pm->first[cell] = first + 1;
 			pm->len[cell] = (uint32_t)len;
-			if (!len)
-				return TII_E_PROTO; /* a route crosses at least one switch */
 		}
 		c->assigned++;
 	}
@@ -495,63 +502,13 @@ static int pm_group_route(struct pm_ctx *c, char *p)
 static int pm_line(void *ctx, size_t line_no, char *line, size_t len)
 {
 	struct pm_ctx *c = ctx;
-	tii_path_matrix_t *pm = c->pm;
-	char *p = line, *w;
-	long i, j;
 	(void)len;
-	if (c->ngroups) {
-		if (line_no < c->ngroups)
-			return pm_group_line(c, line_no, p);
-		line_no -= c->ngroups;
-		if (line_no >= c->nsw)
-			return pm_group_route(c, p);
-	}
-	if (line_no < c->nsw) {
-		long k;
-		if (!(w = tii__word(&p)) || strcmp(w, "sw") || tii__parse_long(tii__word(&p), 0, LONG_MAX, &k) ||
-		    (size_t)k != line_no || tii__parse_guid(tii__word(&p), &c->sw[k]) || tii__word(&p))
-			return TII_E_PROTO;
-		return 0;
-	}
-	/* The k-th pair line is the k-th ordered pair i != j in row order. */
-	size_t k = line_no - c->nsw, n = c->n, ei = k / (n - 1), ej = k % (n - 1);
-	if (ej >= ei)
-		ej++;
-	if (tii__parse_long(tii__word(&p), 0, (long)n - 1, &i) ||
-	    tii__parse_long(tii__word(&p), 0, (long)n - 1, &j) || (size_t)i != ei || (size_t)j != ej)
-		return TII_E_PROTO;
-	size_t cell = ei * n + ej;
-	pm->first[cell] = pm->nguids;
-	while ((w = tii__word(&p))) {
-		if (!strcmp(w, "ERR")) {
-			if (pm->len[cell] || !tii__word(&p))
-				return TII_E_PROTO;
-			pm->status[cell] = TII_E_NOROUTE;
-			pm->first[cell] = 0;
-			return 0;
-		}
-		uint64_t g;
-		if (c->nsw) {
-			long x;
-			if (tii__parse_long(w, 0, (long)c->nsw - 1, &x))
-				return TII_E_PROTO;
-			g = c->sw[x];
-		} else if (tii__parse_guid(w, &g)) {
-			return TII_E_PROTO;
-		}
-		if (pm->len[cell] == UINT32_MAX)
-			return TII_E_PROTO;
-		if (pm->nguids == c->capguids) {
-			uint64_t *ng = realloc(pm->guids, 2 * c->capguids * sizeof(*ng));
-			if (!ng)
-				return TII_E_NOMEM;
-			pm->guids = ng;
-			c->capguids *= 2;
-		}
-		pm->guids[pm->nguids++] = g;
-		pm->len[cell]++;
-	}
-	return 0;
+	if (line_no < c->ngroups)
+		return pm_group_line(c, line_no, line);
+	line_no -= c->ngroups;
+	if (line_no < c->wantsw)
+		return pm_switch_line(c, line_no, line);
+	return pm_group_route(c, line);
 }
 
 int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, tii_path_matrix_t **out)
@@ -561,34 +518,22 @@ int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, ti
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
 	struct pm_ctx c = { .n = n };
-	static const struct tii__handler h = { pm_head, pm_line };
-	int rc;
-	if (n == 1) {
-		/* One host has no pairs, and topod refuses a one-host
-		 * pathmatrix; a 1x1 hopsmatrix still checks the name and
-		 * names the generation. */
-		uint16_t one;
-		rc = tii_get_hop_matrix(t, hosts, 1, &one);
-		rc = rc ? rc : pm_alloc(&c, 0);
-	} else {
-		rc = tii__req_begin(t, "pathmatrix");
-		rc = rc ? rc : tii__req_hosts(t, hosts, n);
-		rc = rc ? rc : tii__request(t, &h, &c);
-		/* The groups form must still cover every ordered pair once. */
-		if (!rc && c.ngroups && c.assigned != n * (n - 1))
-			rc = TII_E_PROTO;
+	static const struct tii__handler h = { pm_head, pm_line, 0 };
+	int rc = tii__req_begin(t, "pathmatrix");
+	rc = rc ? rc : tii__req_hosts(t, hosts, n);
+	rc = rc ? rc : tii__request(t, &h, &c);
+	/* The route lines must cover every ordered pair once. */
+	if (!rc && c.assigned != n * (n - 1))
+		rc = TII_E_PROTO;
+	if (!rc) {
+		tii_path_matrix_t *pm = c.pm;
+		for (size_t k = 0; k < n * n; k++)
+			if (pm->first[k])
+				pm->first[k]--;
+		pm->generation = tii_last_generation(t);
+		*out = pm;
+		c.pm = NULL;
 	}
-	free(c.sw);
-	free(c.gfirst);
-	free(c.gmem);
-	c.sw = NULL;
-	c.gfirst = NULL;
-	c.gmem = NULL;
-	if (rc) {
-		tii_path_matrix_free(c.pm);
-		return rc;
-	}
-	c.pm->generation = tii_last_generation(t);
-	*out = c.pm;
-	return 0;
+	pm_ctx_reset(&c);
+	return rc;
 }

@@ -4,8 +4,11 @@
  */
 #include "tii_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tii.h"
 
@@ -26,6 +29,7 @@ const char *tii_strerror(int err)
 	case TII_E_BUSY: return "topod is busy";
 	case TII_E_SERVER: return "topod refused the request";
 	case TII_E_UNSUPPORTED: return "topod does not support this request";
+	case TII_E_TOOBIG: return "topod's reply is larger than the handle's limit";
 	default: return "unknown error";
 	}
 }
@@ -144,6 +148,19 @@ int tii_open(tii_t **out, const char *servers)
 	long ms;
 	if (env && !tii__parse_long(env, 1, TII_TIMEOUT_MAX_MS, &ms))
 		t->timeout_ms = (int)ms;
+	t->max_reply = TII_MAX_REPLY_DEFAULT;
+	env = getenv("TII_MAX_REPLY_BYTES");
+	uint64_t mr;
+	if (env && !tii__parse_u64(env, 10, &mr) && mr >= TII_MAX_REPLY_MIN && mr <= SIZE_MAX)
+		t->max_reply = (size_t)mr;
+	/* Backoff jitter only has to differ between the thousands of ranks
+	 * that start together: the clock, the PID and the handle's address. */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^
+		 (uint64_t)(uintptr_t)t;
+	if (!t->rng)
+		t->rng = 0x9e3779b97f4a7c15ull;
 	int rc = parse_servers(t, servers);
 	if (rc) {
 		free_servers(t);
@@ -176,6 +193,19 @@ int tii_set_timeout(tii_t *t, int ms)
 int tii_get_timeout(const tii_t *t)
 {
 	return t ? t->timeout_ms : TII_E_INVAL;
+}
+
+int tii_set_max_reply_bytes(tii_t *t, size_t bytes)
+{
+	if (!t || bytes < TII_MAX_REPLY_MIN)
+		return TII_E_INVAL;
+	t->max_reply = bytes;
+	return 0;
+}
+
+size_t tii_get_max_reply_bytes(const tii_t *t)
+{
+	return t ? t->max_reply : 0;
 }
 
 uint64_t tii_last_generation(const tii_t *t)

@@ -24,13 +24,14 @@
  * Servers and failover: a request goes to the server that answered last
  * (the first of the list initially). If it cannot be reached, does not
  * answer within the timeout, closes the connection mid-reply, answers
- * something that is not the protocol, is busy, has no fabric yet or is too
- * old for the command, the same request goes to the next server of the
- * list, wrapping around, each tried once. Queries are read-only, so a retry
- * is safe. Answers about the fabric (a host not found, no route) are final
+ * something that is not the protocol, sends more than the reply limit, is
+ * busy, has no fabric yet or does not know the command, the same request
+ * goes to the next server of the list, wrapping around, each tried once
+ * (after the busy retries below). Queries are read-only, so a retry is
+ * safe. Answers about the fabric (a host not found, no route) are final
  * and never retried elsewhere. When every server failed, the call returns
- * the most telling of their errors: a server's own refusal first
- * (TII_E_NOFABRIC, TII_E_UNSUPPORTED, TII_E_NOMEM, TII_E_BUSY), then
+ * the most telling of their errors: TII_E_TOOBIG, then a server's own
+ * refusal (TII_E_NOFABRIC, TII_E_UNSUPPORTED, TII_E_NOMEM, TII_E_BUSY), then
  * TII_E_PROTO, TII_E_TIMEOUT, TII_E_IO, and TII_E_CONNECT only when every
  * server refused the connection or was unreachable.
  *
@@ -38,12 +39,27 @@
  * round trip per call, no reconnect). If topod closed it meanwhile (its
  * idle timeout), the next call reconnects to the same server quietly.
  *
- * Timeouts: one request to one server (connect, send, the whole reply) must
- * finish within the handle's timeout, so a call takes at most
+ * Timeouts: one request to one server (connect, send, the whole reply,
+ * and the BUSY retries below) must finish within the handle's timeout,
+ * checked while data arrives too: a server that keeps streaming is cut off
+ * at the deadline like one that goes quiet. So a call takes at most
  * (number of servers) x timeout, however the servers misbehave. Host names
  * are resolved with getaddrinfo(), which the timeout cannot bound: use
  * numeric addresses where that matters. Raise the timeout for very large
  * answers (a 4,096-host path matrix is hundreds of MB of text).
+ *
+ * Memory: a reply is read line by line and never more than
+ * tii_get_max_reply_bytes() of it (TII_E_TOOBIG past that); results grow
+ * as lines arrive and are capped by what the request can produce (n x n
+ * cells for n hosts), never sized by counts the server announces. Names in
+ * replies longer than the protocol's (TII_HOSTNAME_MAX for hosts and switch
+ * descriptions, TII_NAME_MAX for names as asked) are TII_E_PROTO.
+ *
+ * Busy servers: ERR BUSY and a refused connection are retried on the same
+ * server with jittered exponential backoff (10 ms doubling to 500 ms,
+ * each wait drawn between half and all of it) within that server's
+ * timeout; refusals are retried for at most TII_REFUSED_RETRY_MS, so a
+ * server that is down costs only that. Then the request fails over.
  *
  * Round trips: every call that takes a host list sends one protocol request,
  * whatever the length of the list (up to the protocol's limits, else
@@ -66,6 +82,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The protocol's limits, shared with topod (installed beside this file). */
+#include "topo_limits.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -77,7 +96,7 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 0
+#define TII_VERSION_MINOR 1   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -93,16 +112,31 @@ extern "C" {
 #define TII_E_TOOMANY   -10  /* more hosts than one request allows */
 #define TII_E_BUSY      -11  /* topod refused the connection: too many clients */
 #define TII_E_SERVER    -12  /* topod refused the request (USAGE, PROTO, DENIED, ...) */
-#define TII_E_UNSUPPORTED -13 /* topod does not know the command (older server) */
+#define TII_E_UNSUPPORTED -13 /* topod does not know the command */
+#define TII_E_TOOBIG    -14  /* the reply is larger than tii_get_max_reply_bytes() */
 
-/* Longest host name accepted (the protocol's hostnames are at most 64 bytes;
- * "name/HCA-n" and GUID forms fit easily). */
-#define TII_NAME_MAX 255
+/* Longest name a call accepts (a host, "host/HCA-n", a GUID, "lid:N"):
+ * topod's limit for a name in a request. */
+#define TII_NAME_MAX TOPO_QUERY_NAME_MAX
+/* Longest host name or switch description in a reply: a NodeDescription
+ * is 64 bytes, so no hostname is longer. */
+#define TII_HOSTNAME_MAX TOPO_NAME_MAX
 /* The protocol's request-line limit (docs/protocol.md, Limits), without the
  * newline; a longer request is TII_E_TOOMANY before anything is sent. */
-#define TII_REQUEST_MAX (256 * 1024)
+#define TII_REQUEST_MAX TOPO_LINE_MAX
+/* Words after the command in one request. */
+#define TII_ARGS_MAX TOPO_ARGS_MAX
 /* Hosts in one hopsmatrix/pathmatrix/shared request (topod's limit). */
-#define TII_MATRIX_MAX 4096
+#define TII_MATRIX_MAX TOPO_MATRIX_MAX
+/* Default bound on the bytes of one reply, and the least
+ * tii_set_max_reply_bytes() accepts. The default holds every legitimate
+ * reply of a 4,096-host job (a hop matrix is ~35 MB, a path matrix ~10 MB
+ * with 24 hosts per leaf) except a path matrix of thousands of hosts each
+ * on its own leaf switch (up to ~240 MB): raise it for that. */
+#define TII_MAX_REPLY_DEFAULT ((size_t)64 << 20)
+#define TII_MAX_REPLY_MIN ((size_t)64 << 10)
+/* How long refused connections to one server are retried before failover. */
+#define TII_REFUSED_RETRY_MS 1000
 /* Default per-request timeout, and the bounds tii_set_timeout() accepts. */
 #define TII_TIMEOUT_DEFAULT_MS 10000
 #define TII_TIMEOUT_MAX_MS (24 * 3600 * 1000)
@@ -133,6 +167,14 @@ TII_API void tii_close(tii_t *t);
 TII_API int tii_set_timeout(tii_t *t, int ms);
 TII_API int tii_get_timeout(const tii_t *t);
 
+/* The most bytes one reply may have (lines and newlines), bounding the
+ * memory a call uses however the server misbehaves; a longer reply is
+ * TII_E_TOOBIG (and the next server is tried). Starts as
+ * $TII_MAX_REPLY_BYTES if set and valid, else TII_MAX_REPLY_DEFAULT.
+ * Set: TII_E_INVAL below TII_MAX_REPLY_MIN. Get: 0 for a NULL handle. */
+TII_API int tii_set_max_reply_bytes(tii_t *t, size_t bytes);
+TII_API size_t tii_get_max_reply_bytes(const tii_t *t);
+
 /* The generation of the last successful answer on t (0 before any). */
 TII_API uint64_t tii_last_generation(const tii_t *t);
 
@@ -155,7 +197,7 @@ TII_API const char *tii_strerror(int err);
 struct tii_info {
 	uint64_t generation;
 	uint32_t nodes, switches, cas, links, hosts, max_lid;
-	int depth;                /* -1 if the server did not say */
+	int depth;                /* levels of the hierarchy (as tii_get_network_depth) */
 	uint64_t sm_guid;
 	uint64_t sweep;
 	uint64_t snapshot_us;     /* when the snapshot was taken (us since epoch) */
@@ -209,11 +251,15 @@ TII_API int tii_get_cluster_colors_at_depth(tii_t *t, const char *const *hosts, 
  * host hangs off one cluster (its lowest); a host alone in its part of the
  * fabric gets a root cluster holding just itself.
  */
+#define TII_DIST_INF 65535
 struct tii_tree_cluster {
 	uint64_t id;
 	long parent;         /* index into clusters[], -1 for a root */
 	int level;           /* 0 for roots */
-	int dist;            /* distance (hops) at which it was joined; 65535 for a lone host */
+	int dist;            /* distance (hops) at which its members joined; TII_DIST_INF
+	                      * for a root whose parts never join at a finite distance
+	                      * (an unreachable host, a disconnected fabric) and for a
+	                      * lone host (topod: "dist=inf") */
 	uint32_t nhosts;     /* hosts below it, at any depth */
 };
 struct tii_tree_host {
@@ -336,6 +382,59 @@ typedef struct tii_sharing {
  * n <= TII_MATRIX_MAX. */
 TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
 TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
+
+/* ---- names, hosts and batches (protocol commands resolve, hosts, hopsbatch, ping) ---- */
+
+/* What a name means to topod ("resolve"). Strings are NUL-terminated. */
+struct tii_endpoint {
+	char name[TII_NAME_MAX + 1];      /* canonical "host/HCA" (or a GUID) */
+	char host[TII_HOSTNAME_MAX + 1];  /* the host it belongs to, "" if none */
+	char hca[TII_HOSTNAME_MAX + 1];   /* its HCA label, "" if none */
+	uint64_t port_guid, node_guid;
+	int port;
+	uint16_t lid;    /* the port's base LID */
+	uint16_t dlid;   /* the LID routes to this name go to ("lid:N" inside an LMC range) */
+	int lmc;
+	uint64_t leaf;   /* the switch the port is cabled to, 0 if none */
+};
+/* TII_E_NOTFOUND if the name names no end port. */
+TII_API int tii_resolve(tii_t *t, const char *name, struct tii_endpoint *ep);
+
+/* Every host and its rails ("hosts"), in topod's order, default rail
+ * first. */
+struct tii_rail {
+	char hca[TII_HOSTNAME_MAX + 1];   /* the label ("HCA-2"; the node GUID when the
+	                                    * NodeDescription has none) */
+	uint64_t port_guid;
+	uint16_t lid;
+};
+struct tii_host {
+	char *name;
+	size_t nrails;
+	struct tii_rail *rails;
+};
+typedef struct tii_hosts {
+	uint64_t generation;
+	size_t n;
+	struct tii_host *hosts;
+} tii_hosts_t;
+/* On success *out is new: caller frees it with tii_hosts_free(). */
+TII_API int tii_get_hosts(tii_t *t, tii_hosts_t **out);
+TII_API void tii_hosts_free(tii_hosts_t *h);   /* NULL is a no-op */
+
+/*
+ * Hop counts of n pairs in one request ("hopsbatch"): hops[i] for
+ * src[i] -> dst[i]: >= 0, or a negative TII_E_* for that pair alone
+ * (TII_E_NOTFOUND, TII_E_NOROUTE, TII_E_INVAL for a name topod refuses).
+ * The call returns 0 when the reply was whole, whatever the pairs'
+ * results. A source name may not hold ':' except a "lid:" prefix (the
+ * protocol's "A:B" form), else TII_E_INVAL before anything is sent.
+ */
+TII_API int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst, size_t n,
+			       int *hops);
+
+/* Liveness of the server ("OK pong"); leaves tii_last_generation(). */
+TII_API int tii_ping(tii_t *t);
 
 /* ---- placement: host order, node selection, rank mapping ------------------
  * (protocol commands order, pick and map; seed chapters 5 and 8). Hosts are

@@ -17,16 +17,15 @@
 #include "tii.h"
 
 /* Longest reply line accepted. The longest legitimate ones are "group"
- * lines of "shared", which list up to TII_MATRIX_MAX hosts of up to 64
- * bytes (~270 KiB); anything past this is a misbehaving server, not a
- * reason to buffer without end. */
-#define TII_LINE_MAX (1024 * 1024)
+ * lines of "shared", which repeat host names as the request spelled them,
+ * so they are never much longer than a request line; anything past this
+ * is a misbehaving server, not a reason to buffer without end. */
+#define TII_LINE_MAX (TOPO_LINE_MAX + 1024)
 /* Most lines one reply may announce: a TII_MATRIX_MAX-host pathmatrix has
- * 4096 * 4095 (~16.8M) lines; a larger count is refused before any is read
- * so a hostile header cannot make us loop or allocate. */
+ * at most 4096 groups + switches + 4096 * 4096 route lines (~16.8M); a
+ * larger count is refused at once. Lines are still only read as they
+ * arrive, within the deadline and tii_get_max_reply_bytes(). */
 #define TII_REPLY_LINES_MAX (1u << 25)
-/* Arguments per request (topod's PROTO_ARGS_MAX). */
-#define TII_ARGS_MAX 16384
 /* key=value pairs kept from a header line; topod's longest (info) has ~20. */
 #define TII_KV_MAX 48
 
@@ -43,6 +42,8 @@ struct tii__conn {
 	char *buf;
 	size_t len, off, cap;
 	uint64_t rx;   /* bytes received since the request was sent */
+	uint64_t rx_max;   /* TII_E_TOOBIG past this many (the handle's limit) */
+	int err;       /* errno of the last failed connect (ECONNREFUSED: retry) */
 };
 
 struct tii {
@@ -52,6 +53,8 @@ struct tii {
 	long last;             /* server that answered last, -1 before any */
 	struct tii__conn c;
 	int timeout_ms;
+	size_t max_reply;      /* tii_set_max_reply_bytes() */
+	uint64_t rng;          /* backoff jitter (xorshift64), per handle: no global state */
 	uint64_t gen;          /* of the last successful answer */
 	char msg[512];         /* tii_last_message() */
 	char *req;             /* the request being built, without '\n' */
@@ -63,8 +66,9 @@ struct tii {
 /* Milliseconds on the monotonic clock. */
 int64_t tii__net_now_ms(void);
 
-/* Connects c to host:port before deadline. On error c stays closed and why
- * gets a short reason. TII_E_CONNECT or TII_E_TIMEOUT. */
+/* Connects c to host:port before deadline. On error c stays closed, why
+ * gets a short reason and c->err the errno (0 if none). TII_E_CONNECT or
+ * TII_E_TIMEOUT. */
 int tii__net_connect(struct tii__conn *c, const char *host, const char *port, int64_t deadline,
 		     char *why, size_t whylen);
 void tii__net_close(struct tii__conn *c);
@@ -74,8 +78,10 @@ int tii__net_send(struct tii__conn *c, const char *p, size_t len, int64_t deadli
 
 /* The next line, without its "\n" (and a "\r" before it), NUL-terminated in
  * place; borrowed until the next call on c. TII_E_IO if the peer closes
- * first, TII_E_TIMEOUT, TII_E_PROTO for a line over TII_LINE_MAX or one
- * holding a NUL byte, TII_E_NOMEM. */
+ * first, TII_E_TIMEOUT once the deadline passes (checked after every
+ * read, so a server that keeps sending is cut off too), TII_E_TOOBIG past
+ * c->rx_max bytes since the request, TII_E_PROTO for a line over
+ * TII_LINE_MAX or one holding a NUL byte, TII_E_NOMEM. */
 int tii__net_readline(struct tii__conn *c, int64_t deadline, char **line, size_t *len);
 
 /* 1 if the peer has sent something or closed while we were not asking
@@ -101,6 +107,7 @@ struct tii__kv {
 struct tii__handler {
 	int (*head)(void *ctx, const struct tii__kv *kv, size_t nlines);
 	int (*line)(void *ctx, size_t i, char *line, size_t len);
+	int nogen;   /* the reply names no generation ("OK pong") */
 };
 
 /* Starts a request with its command word. */
@@ -110,7 +117,7 @@ int tii__req_begin(tii_t *t, const char *cmd);
 int tii__req_host(tii_t *t, const char *host);
 int tii__req_hosts(tii_t *t, const char *const *hosts, size_t n);
 /* Appends a word built by the library itself (a graph's adjacency,
- * "host*slots"), counted against the limits but not checked as a name. */
+ * "host*slots", an "A:B" pair of checked names), counted against the limits but not checked as a name. */
 int tii__req_word(tii_t *t, const char *w, size_t n);
 /* Appends a number. */
 int tii__req_int(tii_t *t, long v);

@@ -542,8 +542,11 @@ void answer_tree(struct qctx *c)
 		char parent[24] = "-";
 		if (cl->parent != HIER_NONE)
 			snprintf(parent, sizeof(parent), "0x%016" PRIx64, h->clusters[cl->parent].id);
-		evbuffer_add_printf(c->out, "cluster 0x%016" PRIx64 " parent=%s level=%u dist=%d hosts=%u\n", cl->id,
-				    parent, cl->level, cl->dist == HIER_INF ? -1 : (int)cl->dist, cl->nhosts);
+		char dist[12] = "inf";   /* never joined at a finite distance, or a lone host */
+		if (cl->dist != HIER_INF)
+			snprintf(dist, sizeof(dist), "%u", (unsigned)cl->dist);
+		evbuffer_add_printf(c->out, "cluster 0x%016" PRIx64 " parent=%s level=%u dist=%s hosts=%u\n", cl->id,
+				    parent, cl->level, dist, cl->nhosts);
 	}
 	for (uint32_t i = 0; i < h->nhosts; i++)
 		evbuffer_add_printf(c->out, "host %s parent=0x%016" PRIx64 "\n", c->rt->hosts[i].name,

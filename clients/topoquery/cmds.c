@@ -223,8 +223,11 @@ static int kids_build(const tii_tree_t *tr, struct kids *k)
 static void tree_text(FILE *o, const tii_tree_t *tr, const struct kids *k, size_t c, int indent)
 {
 	const struct tii_tree_cluster *cl = &tr->clusters[c];
-	fprintf(o, "%*scluster 0x%016" PRIx64 " level=%d dist=%d hosts=%" PRIu32 "\n", indent * 2, "", cl->id,
-		cl->level, cl->dist, cl->nhosts);
+	char dist[16] = "inf";   /* as topod spells it */
+	if (cl->dist != TII_DIST_INF)
+		snprintf(dist, sizeof(dist), "%d", cl->dist);
+	fprintf(o, "%*scluster 0x%016" PRIx64 " level=%d dist=%s hosts=%" PRIu32 "\n", indent * 2, "", cl->id,
+		cl->level, dist, cl->nhosts);
 	for (size_t i = k->cfirst[c]; i < k->cfirst[c + 1]; i++)
 		tree_text(o, tr, k, k->cidx[i], indent + 1);
 	for (size_t i = k->hfirst[c]; i < k->hfirst[c + 1]; i++) {
@@ -300,7 +303,12 @@ static void tree_json(FILE *o, const tii_tree_t *tr)
 			json_guid(o, tr->clusters[cl->parent].id);
 		else
 			fputs("null", o);
-		fprintf(o, ",\"level\":%d,\"dist\":%d,\"hosts\":%" PRIu32 "}", cl->level, cl->dist, cl->nhosts);
+		fprintf(o, ",\"level\":%d,\"dist\":", cl->level);
+		if (cl->dist == TII_DIST_INF)
+			fputs("null", o);   /* JSON has no infinity */
+		else
+			fprintf(o, "%d", cl->dist);
+		fprintf(o, ",\"hosts\":%" PRIu32 "}", cl->nhosts);
 	}
 	fputs("],\"hosts\":[", o);
 	for (size_t i = 0; i < tr->nhosts; i++) {

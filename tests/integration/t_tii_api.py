@@ -5,12 +5,19 @@ Builds t_tii_check.c twice into a temp dir: linked with build/lib/libtii.a
 (as users link it) and compiled together with libtii/*.c under ASan+UBSan.
 Each runs every scenario (see t_tii_check.c):
 
-  - the real topod on tests/fixtures/2sw4hca: every call, checked values
-  - fake_topod.py: the same fixture in both pathmatrix forms, a fat tree,
-    unknown hosts and broken routes, protocol limits, failover, a server
-    that never answers / stops mid-reply / closes mid-reply / answers
-    garbage or a 2 MiB line / announces lines it never sends, no fabric,
-    busy, idle-closed connections, round trips per call, threads.
+  - normal answers from the real topod: tests/fixtures/2sw4hca with checked
+    values, protocol limits, threads; every call, each answer checked
+    against the others, on the whole fixture, with Hca4 unreachable (LID 6
+    removed from the LFTs), on a disconnected fabric (no cable between the
+    switches) and with shared links; unknown hosts, bad names and routes
+    that fail, on the unreachable fixture;
+  - misbehaviour from fake_topod.py: failover, a server that never
+    answers / stops mid-reply / closes mid-reply / answers garbage or a
+    2 MiB line / announces lines it never sends, no fabric, busy (and busy
+    a few times, then answering: backoff), idle-closed connections, round
+    trips per call; and issue 7's client drill: a server that streams
+    without end (returns at the deadline, or at the reply-size limit with
+    bounded memory), announces 2^25 lines and stalls, or sends 1 MiB names.
 
 Every process started here is killed by PID at exit (topodtest's atexit).
 """
@@ -19,6 +26,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -29,11 +37,17 @@ ROOT = tt.ROOT
 FAKE = os.path.join(ROOT, "tests", "lib", "fake_topod.py")
 TOPO = os.path.join(ROOT, "tests", "fixtures", "2sw4hca.topo")
 LFTS = os.path.join(ROOT, "tests", "fixtures", "2sw4hca.lfts")
+FIX = os.path.join(ROOT, "tests", "fixtures")
+# label: (topology, LFTs, roots of the hierarchy, pairs without a route)
+REAL = {"whole": ("2sw4hca.topo", "2sw4hca.lfts", 1, "none"),
+        "unreach": ("2sw4hca.topo", "2sw4hca-unreach.lfts", 2, "some"),
+        "split": ("2sw4hca-split.topo", "2sw4hca-split.lfts", 2, "some"),
+        "shared": ("2sw4hca.topo", "2sw4hca-shared.lfts", 1, "none")}
 SRC = os.path.join(ROOT, "tests", "integration", "t_tii_check.c")
 LIBA = os.path.join(ROOT, "build", "lib", "libtii.a")
 CC = os.environ.get("CC", "cc")
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Wshadow", "-Wstrict-prototypes",
-          "-I" + os.path.join(ROOT, "libtii")]
+          "-I" + os.path.join(ROOT, "libtii"), "-I" + os.path.join(ROOT, "common")]
 
 
 def check_shared_lib(tmp, server):
@@ -54,8 +68,13 @@ def check_shared_lib(tmp, server):
     os.makedirs(pcdir, exist_ok=True)
     with open(os.path.join(ROOT, "libtii", "tii.pc.in")) as f:
         pc = f.read()
+    # the headers as "make install" lays them out: tii.h beside topo_limits.h
+    inc = os.path.join(tmp, "include")
+    os.makedirs(inc, exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "libtii", "tii.h"), inc)
+    shutil.copy(os.path.join(ROOT, "common", "topo_limits.h"), inc)
     pc = (pc.replace("@PREFIX@", ROOT).replace("@LIBDIR@", os.path.join(ROOT, "build", "lib"))
-          .replace("@INCLUDEDIR@", os.path.join(ROOT, "libtii")))
+          .replace("@INCLUDEDIR@", inc))
     with open(os.path.join(pcdir, "tii.pc"), "w") as f:
         f.write(pc)
     prog = os.path.join(tmp, "prog.c")
@@ -199,6 +218,14 @@ def main():
         print("skip - real topod lacks the fabric commands (depth: %s)" % td.ask("depth"))
         td = None
 
+    reals = {}
+    for label, (topo, lfts, _, _) in REAL.items():
+        try:
+            reals[label] = tt.Topod("--topology", os.path.join(FIX, topo), "--lfts", os.path.join(FIX, lfts),
+                                    ingest=False, admin=False, d=tt.tmpdir("t_tii-topod-"))
+        except Exception as e:  # noqa: BLE001
+            check(False, "topod starts on %s/%s: %s" % (topo, lfts, e))
+
     fakes = {}
 
     def fake(key, *args, log=False):
@@ -207,11 +234,9 @@ def main():
         return fakes[key]
 
     normal = fake("normal", log=True)
-    dictf = fake("dict", "--pathmatrix", "dict")
-    fat = fake("fattree", "--fabric", "fattree")
-    broken = fake("broken", "--broken", "Hca4", log=True)
     modes = {m: fake(m, "--mode", m) for m in
-             ("silent", "stall", "close", "garbage", "huge", "badcount", "badrow", "nofabric", "busy", "idle")}
+             ("silent", "stall", "close", "garbage", "huge", "badcount", "badrow", "nofabric", "busy", "idle",
+              "stream", "bigcount", "longname")}
     dead = dead_port()
 
     for name, b in bins:
@@ -219,13 +244,38 @@ def main():
             run(name, b, "fixture", "127.0.0.1:%d" % td.port, on="topod")
             run(name, b, "limits", "127.0.0.1:%d" % td.port, on="topod")
             run(name, b, "threads", "127.0.0.1:%d" % td.port, on="topod")
-        run(name, b, "fixture", normal.addr)
-        run(name, b, "fixture", dictf.addr)
-        run(name, b, "fattree", fat.addr)
-        run(name, b, "errors", broken.addr)
+        for label, (_, _, roots, fails) in REAL.items():
+            if label in reals:
+                run(name, b, "every", "127.0.0.1:%d" % reals[label].port, str(roots), fails,
+                    on="topod " + label)
+        if "unreach" in reals:
+            # unknown hosts, bad names, and the routes to Hca4 that fail
+            run(name, b, "errors", "127.0.0.1:%d" % reals["unreach"].port, on="topod unreach")
         run(name, b, "limits", normal.addr)
-        run(name, b, "threads", normal.addr)
         run(name, b, "idle", modes["idle"].addr)
+        # busy three times, then answering: backoff within the timeout
+        run(name, b, "busy", fake("busy3-" + name, "--mode", "busy3").addr, "3000")
+        # connections refused until the server starts 0.3 s later (a topod
+        # restarting): retried within TII_REFUSED_RETRY_MS, no failover needed
+        later = dead_port()
+        started = []
+        timer = threading.Timer(0.3, lambda: started.append(Fake("--port", later.split(":")[1])))
+        timer.start()
+        run(name, b, "busy", later, "3000")
+        timer.join()
+        for f in started:
+            f.stop()
+        # issue 7 defect 10: the deadline holds while data streams; memory
+        # is bounded by the reply-size limit; hostile counts and names
+        st, bc, ln = modes["stream"].addr, modes["bigcount"].addr, modes["longname"].addr
+        run(name, b, "hostile", st, "tree", "TIMEOUT", "2000", str(4 << 20), "1500")
+        run(name, b, "hostile", st, "shared", "TIMEOUT", "2000", str(4 << 20), "1500")
+        run(name, b, "hostile", st, "tree", "TOOBIG", "5000", "8192", "64")
+        run(name, b, "hostile", st, "shared", "TOOBIG", "5000", "8192", "64")
+        for call in ("tree", "shared", "pathmatrix"):
+            run(name, b, "hostile", bc, call, "TIMEOUT", "1000", "0", "16")
+        for call in ("tree", "path", "clusters"):
+            run(name, b, "hostile", ln, call, "PROTO", "2000", "0", "16")
         # failover: refused, then garbage, then silence (after one timeout)
         run(name, b, "failover", "%s,%s" % (dead, normal.addr))
         run(name, b, "failover", "%s,%s,%s" % (dead, modes["garbage"].addr, normal.addr))
@@ -257,10 +307,6 @@ def main():
     check(len(reqs) == 5 and all(w >= 300 for w, _ in reqs),
           "5 host-list calls of 300 hosts = 5 requests (saw %d)" % len(reqs))
 
-    # bad names never reach the server
-    sent = " ".join(r for _, r in broken.requests())
-    check("two" not in sent and "tab" not in sent and "caf" not in sent and "aaaa" not in sent,
-          "invalid host names were refused before sending")
     # limits: nothing was sent for requests over the protocol's limits
     lim = [w for w, r in normal.requests() if r.startswith(("hopsmatrix", "pathmatrix", "shared", "clusters"))
            and w > 4097]
@@ -271,6 +317,8 @@ def main():
         f.stop()
     if td:
         check(td.stop() == 0, "topod exits cleanly")
+    for label, r in reals.items():
+        check(r.stop() == 0, "topod (%s) exits cleanly" % label)
     tt.done()
 
 

@@ -19,6 +19,17 @@
  *   idle       a connection the server closed meanwhile is replaced quietly
  *   many N     one call of each host-list kind with N hosts (round trips)
  *   threads    one handle per thread, concurrently
+ *   every ROOTS FAILS   every call on whatever fabric the server has (real
+ *              topod): hosts from the tree, every answer checked against
+ *              the others; ROOTS roots expected (-1: any); FAILS "none" or
+ *              "some" pairs without a route
+ *   hostile CALL ERR MS MAXREPLY_KB RSS_MB   one call (tree, shared,
+ *              pathmatrix, path, clusters) against a misbehaving server must
+ *              fail with TII_E_<ERR> within MS + 1 s and grow the peak RSS by
+ *              less than RSS_MB; prints the figures
+ *   busy MS    the server says BUSY (or refuses connections) a few times,
+ *              then answers: the call
+ *              succeeds within MS
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -26,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,6 +364,19 @@ static void errors(const char *servers)
 	check(tii_get_link_sharing(t, hs, 2, NULL) == TII_E_INVAL, "NULL result pointer");
 	check(tii_set_timeout(t, 0) == TII_E_INVAL && tii_set_timeout(t, -5) == TII_E_INVAL, "bad timeouts refused");
 	check(tii_set_timeout(t, 1234) == 0 && tii_get_timeout(t) == 1234, "timeout set");
+	check(tii_set_max_reply_bytes(t, TII_MAX_REPLY_MIN - 1) == TII_E_INVAL &&
+	      tii_get_max_reply_bytes(t) == TII_MAX_REPLY_DEFAULT && tii_get_max_reply_bytes(NULL) == 0,
+	      "reply limit below TII_MAX_REPLY_MIN refused; default %zu", tii_get_max_reply_bytes(t));
+	const char *const colon_src[] = { "Hca1:x" }, *const okdst[] = { "Hca1" };
+	int hb[1];
+	rc = tii_get_hops_batch(t, colon_src, okdst, 1, hb);
+	CHECK_RC(rc, TII_E_INVAL, "hopsbatch source holding ':' (not lid:)");
+	const char *const lidsrc[] = { "lid:2" }, *const liddst[] = { "lid:4" };
+	rc = tii_get_hops_batch(t, lidsrc, liddst, 1, hb);
+	check(!rc && hb[0] == 2, "hopsbatch lid:2 -> lid:4 = %d (rc %d)", hb[0], rc);
+	struct tii_endpoint ep;
+	check(tii_resolve(t, NULL, &ep) == TII_E_INVAL && tii_resolve(t, "Hca1", NULL) == TII_E_INVAL &&
+	      tii_get_hosts(t, NULL) == TII_E_INVAL && tii_ping(NULL) == TII_E_INVAL, "NULL arguments of the name calls");
 	(void)s;
 
 	/* tii_open argument checks; none of these connect */
@@ -370,7 +395,7 @@ static void errors(const char *servers)
 	/* strerror covers every code */
 	int codes[] = { TII_OK, TII_E_INVAL, TII_E_NOMEM, TII_E_CONNECT, TII_E_TIMEOUT, TII_E_IO, TII_E_PROTO,
 			TII_E_NOTFOUND, TII_E_NOROUTE, TII_E_NOFABRIC, TII_E_TOOMANY, TII_E_BUSY, TII_E_SERVER,
-			TII_E_UNSUPPORTED };
+			TII_E_UNSUPPORTED, TII_E_TOOBIG };
 	int ok = 1;
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		for (size_t j = 0; j < i; j++)
@@ -403,14 +428,14 @@ static void limits(const char *servers)
 	int v;
 	rc = tii_get_num_hosts_sharing_links(t, hs, n, &v);
 	CHECK_RC(rc, TII_E_TOOMANY, "sharing of 4097 hosts");
-	/* 200-byte names: 1,400 of them pass 256 KiB */
-	static char big[200];
+	/* 150-byte names (under TII_NAME_MAX): 1,800 of them pass 256 KiB */
+	static char big[151];
 	memset(big, 'h', sizeof(big) - 1);
-	const char **bh = malloc(1400 * sizeof(*bh));
-	for (size_t i = 0; i < 1400; i++)
+	const char **bh = malloc(1800 * sizeof(*bh));
+	for (size_t i = 0; i < 1800; i++)
 		bh[i] = big;
-	uint64_t *ids = malloc(1400 * sizeof(*ids));
-	rc = tii_connected_switch_clusters_at_depth(t, bh, 1400, 1, ids, NULL);
+	uint64_t *ids = malloc(1800 * sizeof(*ids));
+	rc = tii_connected_switch_clusters_at_depth(t, bh, 1800, 1, ids, NULL);
 	CHECK_RC(rc, TII_E_TOOMANY, "a request line over 256 KiB");
 	const char **many = malloc(20000 * sizeof(*many));
 	for (size_t i = 0; i < 20000; i++)
@@ -455,6 +480,7 @@ static int code_of(const char *s)
 	static const struct { const char *n; int c; } tab[] = {
 		{ "TIMEOUT", TII_E_TIMEOUT }, { "PROTO", TII_E_PROTO }, { "IO", TII_E_IO },
 		{ "CONNECT", TII_E_CONNECT }, { "NOFABRIC", TII_E_NOFABRIC }, { "BUSY", TII_E_BUSY },
+		{ "TOOBIG", TII_E_TOOBIG },
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (!strcmp(s, tab[i].n))
@@ -539,11 +565,9 @@ static void many(const char *servers, int n)
 	check(!rc && v == 1, "count of %d hosts", n);
 	rc = tii_get_hop_matrix(t, hs, (size_t)n, m);
 	check(!rc && m[1] == 2 && m[2] == 1, "hop matrix of %d hosts", n);
-	tii_path_matrix_t *pm;
-	rc = tii_get_network_path_matrix(t, hs, (size_t)n, &pm);
-	check(!rc, "path matrix of %d hosts (%s)", n, tii_last_message(t));
-	if (!rc)
-		tii_path_matrix_free(pm);
+	/* (pathmatrix and shared refuse repeated hosts) */
+	rc = tii_num_switch_clusters_at_depth(t, hs, (size_t)n, 1, &v);
+	check(!rc && v == 2, "count of %d hosts at level 1", n);
 	printf("# calls: 5\n");
 	free(hs);
 	free(ids);
@@ -593,6 +617,302 @@ static void threads(const char *servers)
 	check(ok, "8 threads x 50 calls, one handle each");
 }
 
+/* ---- every call on the server's fabric, each answer against the others -------- */
+
+/* The cluster a host belongs to at level lv: its ancestor at that level, or
+ * its own (lowest) cluster when that is above lv. */
+static uint64_t tree_cluster_at(const tii_tree_t *tr, size_t h, int lv)
+{
+	long c = tr->hosts[h].parent;
+	while (tr->clusters[c].level > lv && tr->clusters[c].parent >= 0)
+		c = tr->clusters[c].parent;
+	return tr->clusters[c].id;
+}
+
+static void every(const char *servers, int want_roots, const char *fails)
+{
+	tii_t *t = open_or_die(servers);
+	tii_set_timeout(t, 30000);
+	struct tii_info in;
+	int rc = tii_get_info(t, &in), depth = -1, v;
+	CHECK_RC(rc, 0, "tii_get_info");
+	uint64_t gen = tii_last_generation(t), g2 = 0;
+	rc = tii_get_generation(t, &g2);
+	check(!rc && g2 == gen, "tii_get_generation %" PRIu64, g2);
+	rc = tii_get_network_depth(t, &depth);
+	check(!rc && depth == in.depth && depth >= 1, "tii_get_network_depth %d = info depth %d", depth, in.depth);
+	tii_tree_t *tr = NULL;
+	rc = tii_get_tree(t, &tr);
+	if (!CHECK_RC(rc, 0, "tii_get_tree")) {
+		tii_close(t);
+		return;
+	}
+	size_t n = tr->nhosts < 64 ? tr->nhosts : 64;
+	int roots = 0, infs = 0;
+	for (size_t i = 0; i < tr->nclusters; i++) {
+		roots += tr->clusters[i].parent < 0;
+		infs += tr->clusters[i].dist == TII_DIST_INF;
+	}
+	check(tr->depth == depth && tr->nhosts == in.hosts && n >= 2, "tree: depth %d, %zu hosts (info %u)",
+	      tr->depth, tr->nhosts, in.hosts);
+	check(want_roots < 0 || roots == want_roots, "tree: %d roots (want %d), %d at dist=inf", roots, want_roots,
+	      infs);
+	const char **hs = malloc(n * sizeof(*hs));
+	for (size_t i = 0; i < n; i++)
+		hs[i] = tr->hosts[i].name;
+
+	uint16_t *m = malloc(n * n * sizeof(*m));
+	rc = tii_get_hop_matrix(t, hs, n, m);
+	CHECK_RC(rc, 0, "tii_get_hop_matrix");
+	size_t nofail = 0, failpairs = 0, bad_hops = 0, bad_path = 0;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			if (i == j) {
+				bad_hops += m[i * n + j] != 0;
+				continue;
+			}
+			int want_fail = m[i * n + j] == UINT16_MAX;
+			failpairs += want_fail;
+			nofail += !want_fail;
+			rc = tii_get_hops(t, hs[i], hs[j], &v);
+			bad_hops += want_fail ? rc != TII_E_NOROUTE : (rc || v != m[i * n + j]);
+			tii_path_t *p = NULL;
+			rc = tii_get_path(t, hs[i], hs[j], &p);
+			bad_path += want_fail ? rc != TII_E_NOROUTE
+					      : (rc || p->nswitches != m[i * n + j] || !p->src || !p->dst);
+			tii_path_free(p);
+		}
+	check(!bad_hops, "tii_get_hops agrees with the hop matrix on %zu pairs (%zu without a route)",
+	      nofail + failpairs, failpairs);
+	check(!bad_path, "tii_get_path agrees with the hop matrix (NOROUTE where it has UINT16_MAX)");
+	check(!strcmp(fails, "some") ? failpairs > 0 : failpairs == 0, "%zu pairs without a route (want %s)",
+	      failpairs, fails);
+
+	tii_path_matrix_t *pm = NULL;
+	rc = tii_get_network_path_matrix(t, hs, n, &pm);
+	if (CHECK_RC(rc, 0, "tii_get_network_path_matrix")) {
+		size_t bad = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++) {
+				const uint64_t *g;
+				size_t len = 99;
+				rc = tii_path_matrix_route(pm, i, j, &g, &len);
+				if (i == j)
+					bad += rc || len;
+				else if (m[i * n + j] == UINT16_MAX)
+					bad += rc != TII_E_NOROUTE || len;
+				else
+					bad += rc || len != m[i * n + j];
+			}
+		/* one route switch by switch against tii_get_path */
+		for (size_t j = 1; j < n && !bad; j++) {
+			if (m[j] == UINT16_MAX)
+				continue;
+			const uint64_t *g;
+			size_t len;
+			tii_path_t *p = NULL;
+			tii_path_matrix_route(pm, 0, j, &g, &len);
+			if (!tii_get_path(t, hs[0], hs[j], &p))
+				for (size_t k = 0; k < len; k++)
+					bad += g[k] != p->switches[k].guid;
+			tii_path_free(p);
+			break;
+		}
+		check(!bad && pm->generation == gen, "path matrix agrees with the hop matrix and tii_get_path");
+		tii_path_matrix_free(pm);
+	}
+	pm = NULL;
+	rc = tii_get_network_path_matrix(t, hs, 1, &pm);
+	check(!rc && pm && pm->n == 1, "path matrix of one host (rc %d %s)", rc, tii_last_message(t));
+	tii_path_matrix_free(pm);
+
+	uint64_t *ids = malloc(n * sizeof(*ids));
+	int *col = malloc(n * sizeof(*col));
+	for (int lv = 0; lv < depth; lv++) {
+		int cnt = -1, cnt2 = -1;
+		rc = tii_connected_switch_clusters_at_depth(t, hs, n, lv, ids, &cnt);
+		size_t bad = 0;
+		for (size_t i = 0; i < n && !rc; i++)
+			bad += ids[i] != tree_cluster_at(tr, i, lv);
+		check(!rc && !bad, "clusters at level %d agree with the tree (%d clusters; rc %d %s)", lv, cnt, rc,
+		      tii_last_message(t));
+		rc = tii_num_switch_clusters_at_depth(t, hs, n, lv, &cnt2);
+		check(!rc && cnt2 == cnt, "tii_num_switch_clusters_at_depth %d = %d", lv, cnt2);
+		uint64_t one;
+		rc = tii_connected_switch_cluster_at_depth(t, hs[n - 1], lv, &one);
+		check(!rc && one == ids[n - 1], "tii_connected_switch_cluster_at_depth of %s", hs[n - 1]);
+		int nc = -1;
+		rc = tii_get_cluster_colors_at_depth(t, hs, n, lv, col, &nc);
+		bad = 0;
+		for (size_t i = 0; i < n && !rc; i++)
+			for (size_t j = 0; j < n; j++)
+				bad += (ids[i] == ids[j]) != (col[i] == col[j]);
+		check(!rc && !bad && nc == cnt, "colours at level %d follow the IDs (%d)", lv, nc);
+	}
+	rc = tii_num_switch_clusters_at_depth(t, hs, n, depth, &v);
+	CHECK_RC(rc, TII_E_INVAL, "level = depth is out of range");
+
+	/* hosts and rails, and what each rail's name resolves to */
+	tii_hosts_t *hl = NULL;
+	rc = tii_get_hosts(t, &hl);
+	if (CHECK_RC(rc, 0, "tii_get_hosts")) {
+		size_t bad = 0, rails = 0, lmcs = 0;
+		bad += hl->n != tr->nhosts || hl->generation != gen;
+		for (size_t i = 0; i < hl->n && i < tr->nhosts; i++) {
+			const struct tii_host *h = &hl->hosts[i];
+			bad += strcmp(h->name, tr->hosts[i].name) != 0 || h->nrails < 1;
+			for (size_t k = 0; k < h->nrails && i < 16; k++) {
+				char nm[2 * TII_HOSTNAME_MAX + 2];
+				struct tii_endpoint ep;
+				snprintf(nm, sizeof(nm), "%s/%s", h->name, h->rails[k].hca);
+				rc = tii_resolve(t, k ? nm : h->name, &ep);
+				bad += rc || ep.port_guid != h->rails[k].port_guid || ep.lid != h->rails[k].lid ||
+				       strcmp(ep.host, h->name) || strcmp(ep.hca, h->rails[k].hca) || !ep.leaf;
+				rails++;
+				if (!rc && ep.lmc > 0) {
+					/* the second LID of an LMC range names the same port */
+					struct tii_endpoint e2;
+					snprintf(nm, sizeof(nm), "lid:%u", ep.lid + 1u);
+					rc = tii_resolve(t, nm, &e2);
+					bad += rc || e2.port_guid != ep.port_guid || e2.lid != ep.lid ||
+					       e2.dlid != ep.lid + 1;
+					lmcs++;
+				}
+			}
+		}
+		check(!bad, "tii_get_hosts: the tree's hosts; tii_resolve of %zu rails agrees (%zu with an LMC range)",
+		      rails, lmcs);
+		struct tii_endpoint ep;
+		rc = tii_resolve(t, "NoSuchHost", &ep);
+		CHECK_RC(rc, TII_E_NOTFOUND, "tii_resolve of an unknown name");
+	}
+	tii_hosts_free(hl);
+	/* every pair in one hopsbatch, and a pair with an unknown host */
+	size_t np = n * (n - 1) + 1, k = 0;
+	const char **sa = malloc(np * sizeof(*sa)), **sb = malloc(np * sizeof(*sb));
+	int *hb = malloc(np * sizeof(*hb));
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (i != j) {
+				sa[k] = hs[i];
+				sb[k++] = hs[j];
+			}
+	sa[k] = hs[0];
+	sb[k++] = "NoSuchHost";
+	rc = tii_get_hops_batch(t, sa, sb, np, hb);
+	if (CHECK_RC(rc, 0, "tii_get_hops_batch")) {
+		size_t bad = 0;
+		k = 0;
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (i != j) {
+					uint16_t want = m[i * n + j];
+					bad += want == UINT16_MAX ? hb[k] != TII_E_NOROUTE : hb[k] != want;
+					k++;
+				}
+		check(!bad && hb[k] == TII_E_NOTFOUND, "hopsbatch of %zu pairs agrees with the hop matrix; "
+		      "the unknown host's pair alone is NOTFOUND", np - 1);
+	}
+	free(sa);
+	free(sb);
+	free(hb);
+	check(tii_ping(t) == 0 && tii_last_generation(t) == gen, "tii_ping");
+
+	tii_sharing_t *sh = NULL;
+	rc = tii_get_link_sharing(t, hs, n, &sh);
+	if (CHECK_RC(rc, 0, "tii_get_link_sharing")) {
+		int cnt = -1, cnt2 = -1;
+		int *shares = calloc(n, sizeof(*shares));
+		double avg = -1;
+		int r2 = tii_get_num_hosts_sharing_links(t, hs, n, &cnt);
+		int r3 = tii_get_hosts_sharing_links(t, hs, n, shares, &cnt2);
+		int r4 = tii_get_avg_hosts_per_leaf_switch(t, hs, n, &avg);
+		size_t marked = 0;
+		for (size_t i = 0; i < n; i++)
+			marked += shares[i];
+		check(!r2 && !r3 && !r4 && (size_t)cnt == sh->nsharing && cnt2 == cnt && marked == sh->nsharing &&
+		      avg == sh->avg_hosts_per_leaf, "sharing calls agree: %d hosts share, avg %.3f", cnt, avg);
+		check(sh->pairs_ok + sh->pairs_failed == n * (n - 1) && sh->pairs_failed == failpairs,
+		      "sharing counts %" PRIu64 " routed + %" PRIu64 " failed pairs = the hop matrix's", sh->pairs_ok,
+		      sh->pairs_failed);
+		free(shares);
+	}
+	tii_sharing_free(sh);
+	check(tii_last_generation(t) == gen, "every answer from generation %" PRIu64, gen);
+	free(ids);
+	free(col);
+	free(m);
+	free(hs);
+	tii_tree_free(tr);
+	tii_close(t);
+}
+
+/* ---- a misbehaving server: time and memory stay bounded ------------------------ */
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static void hostile(const char *servers, const char *call, const char *err, int ms, long maxreply_kb, long rss_mb)
+{
+	int want = code_of(err);
+	tii_t *t = open_or_die(servers);
+	tii_set_timeout(t, ms);
+	if (maxreply_kb > 0)
+		check(tii_set_max_reply_bytes(t, (size_t)maxreply_kb * 1024) == 0 &&
+		      tii_get_max_reply_bytes(t) == (size_t)maxreply_kb * 1024, "reply limit %ld KiB", maxreply_kb);
+	long rss0 = peak_rss_kb();
+	double t0 = now_ms();
+	int rc = TII_E_INVAL;
+	const char *const two[] = { "Hca1", "Hca2" };
+	if (!strcmp(call, "tree")) {
+		tii_tree_t *tr = NULL;
+		rc = tii_get_tree(t, &tr);
+		tii_tree_free(tr);
+	} else if (!strcmp(call, "shared")) {
+		tii_sharing_t *sh = NULL;
+		rc = tii_get_link_sharing(t, two, 2, &sh);
+		tii_sharing_free(sh);
+	} else if (!strcmp(call, "pathmatrix")) {
+		tii_path_matrix_t *pm = NULL;
+		rc = tii_get_network_path_matrix(t, two, 2, &pm);
+		tii_path_matrix_free(pm);
+	} else if (!strcmp(call, "path")) {
+		tii_path_t *p = NULL;
+		rc = tii_get_path(t, "Hca1", "Hca2", &p);
+		tii_path_free(p);
+	} else if (!strcmp(call, "clusters")) {
+		uint64_t ids[2];
+		rc = tii_connected_switch_clusters_at_depth(t, two, 2, 1, ids, NULL);
+	}
+	double el = now_ms() - t0;
+	long grew = (peak_rss_kb() - rss0) / 1024;
+	printf("# %s %s: %s after %.0f ms (timeout %d ms), peak RSS +%ld MiB\n", servers, call, tii_strerror(rc), el, ms,
+	       grew);
+	check(rc == want, "%s -> %s (got %s; %s)", call, err, tii_strerror(rc), tii_last_message(t));
+	check(el < ms + 1000, "%s returned in %.0f ms (timeout %d ms)", call, el, ms);
+	check(grew < rss_mb, "%s: peak RSS grew %ld MiB (bound %ld)", call, grew, rss_mb);
+	tii_close(t);
+}
+
+/* ---- BUSY a few times, then an answer ---------------------------------------------- */
+static void busy(const char *servers, int ms)
+{
+	tii_t *t = open_or_die(servers);
+	tii_set_timeout(t, ms);
+	double t0 = now_ms();
+	int v = 0;
+	int rc = tii_get_hops(t, "Hca1", "Hca2", &v);
+	double el = now_ms() - t0;
+	printf("# answered after %.0f ms of BUSY or refused-connection retries\n", el);
+	check(!rc && v == 2, "the call retried and got its answer (rc %s; %s)", tii_strerror(rc),
+	      tii_last_message(t));
+	check(el < ms, "within the timeout (%.0f ms < %d ms)", el, ms);
+	tii_close(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -622,6 +942,15 @@ int main(int argc, char **argv)
 		many(s, atoi(argv[3]));
 	else if (!strcmp(scen, "threads"))
 		threads(s);
+	else if (!strcmp(scen, "every") && argc >= 5)
+		every(s, atoi(argv[3]), argv[4]);
+	else if (!strcmp(scen, "hostile") && argc >= 8) {
+		static char name[96];
+		snprintf(name, sizeof(name), "hostile %s", argv[3]);
+		scen = name;
+		hostile(s, argv[3], argv[4], atoi(argv[5]), atol(argv[6]), atol(argv[7]));
+	} else if (!strcmp(scen, "busy") && argc >= 4)
+		busy(s, atoi(argv[3]));
 	else {
 		fprintf(stderr, "unknown scenario %s\n", scen);
 		return 2;

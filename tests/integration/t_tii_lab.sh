@@ -13,6 +13,9 @@
 #   - slurm topology.conf: each leaf switch's hosts under one Nodes= line,
 #     every host once, one tree; dot output structure;
 #   - failover: a dead first server, the answer from topod.
+# And every libtii call (build/tests/tii_check's "every" scenario: each
+# answer checked against the others) plus topoquery tree and slurm on a
+# multi-rail fat tree routed with LMC 1 (two LIDs per port).
 # Skips (exit 0) without ibsim/opensm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -202,4 +205,45 @@ EOF
 
 fabric "fat tree k=4, 3 levels" 3 none fattree --k 4 --levels 3
 fabric "5:4 over-subscribed (stampede-small)" 2 some stampede-small
+
+# every_call LABEL OSM-OPTION FABGEN-ARGS...: every libtii call, and
+# topoquery tree/slurm, against topod serving OpenSM's routes.
+every_call() {
+	local label=$1 opt=$2
+	shift 2
+	lab_init || { nok "$label: lab_init"; return; }
+	local d=$LAB_DIR
+	if ! lab_fabgen "$@" || ! lab_bring_up "$d/f.net" ftree "root_guid_file $d/roots" "$opt"; then
+		nok "$label: ibsim, topod and OpenSM with the plugin (logs in $d)"
+		lab_teardown
+		return
+	fi
+	TOPOD_PID=$LAB_TOPOD_PID
+	local S=127.0.0.1:$LAB_TOPOD_PORT out
+	out=$("$ROOT/build/tests/tii_check" every "$S" 1 none)
+	echo "$out" | sed "s/^ok - /ok - $label: /; s/^not ok - /not ok - $label: /"
+	echo "$out" | grep -q "^not ok" && failed=$((failed + 1))
+	echo "$out" | grep -q "^ok - every: tii_get_tree" || nok "$label: tii_check ran"
+	if "$TQ" -s "$S" tree >"$d/tree.txt" && grep -q "^cluster " "$d/tree.txt"; then
+		ok "$label: topoquery tree"
+	else
+		nok "$label: topoquery tree"
+	fi
+	if "$TQ" -s "$S" slurm >"$d/slurm.conf" && grep -q "^SwitchName=.* Nodes=" "$d/slurm.conf"; then
+		ok "$label: topoquery slurm"
+	else
+		nok "$label: topoquery slurm"
+	fi
+	# the second rail and the second LID of each port answer like the first
+	local h2 lid
+	h2=$("$TQ" -s "$S" --json tree | python3 -c 'import json,sys; print(json.load(sys.stdin)["hosts"][1]["name"])')
+	if [ -n "$h2" ] && "$TQ" -s "$S" hops "$h2/HCA-2" "$h2/HCA-1" >/dev/null 2>&1; then
+		ok "$label: hops between the rails of $h2"
+	else
+		nok "$label: hops between the rails of $h2"
+	fi
+	lab_teardown
+}
+[ -x "$ROOT/build/tests/tii_check" ] || { nok "build/tests/tii_check built (make tests)"; exit 1; }
+every_call "multi-rail fat tree k=4, LMC 1" "lmc 1" fattree --k 4 --levels 2 --rails 2
 [ "$failed" -eq 0 ]

@@ -272,6 +272,58 @@ def usage_suite(S):
     check(rc == 1 and err.startswith("topoquery: /nonexistent/hosts: "), "missing host file: exit 1")
 
 
+def broken_fabrics_suite():
+    """Every command against the real topod on a fabric with an unreachable
+    host (LID 6 = Hca4 removed from the LFTs) and on a disconnected one (no
+    cable between the switches): issue 8's "topod's reply is malformed"."""
+    fix = os.path.join(ROOT, "tests", "fixtures")
+    for label, topo, lfts in (("unreach", "2sw4hca.topo", "2sw4hca-unreach.lfts"),
+                              ("split", "2sw4hca-split.topo", "2sw4hca-split.lfts")):
+        td = tt.Topod("--topology", os.path.join(fix, topo), "--lfts", os.path.join(fix, lfts), ingest=False,
+                      admin=False, d=tt.tmpdir("t_tq-topod-"))
+        S = "127.0.0.1:%d" % td.port
+        tag = "[topod %s]" % label
+        rc, out, err = tq("tree", server=S)
+        ls = out.splitlines()
+        roots = [l for l in ls if l.startswith("cluster ")]
+        check(rc == 0 and len(roots) == 2 and all("  host Hca%d" % i in "\n".join(ls) for i in range(1, 5)),
+              "%s tree: exit %d, two roots, every host (%s)" % (tag, rc, err.strip()))
+        if label == "unreach":
+            check(any("dist=inf" in l and "hosts=1" in l for l in roots) and "    host Hca4" not in ls,
+                  "%s tree: Hca4 alone under a root at dist=inf" % tag)
+        rc, out, err = tq("--json", "tree", server=S)
+        tree = js(out)
+        check(rc == 0 and tree is not None, "%s tree --json: exit %d, valid JSON" % (tag, rc))
+        if label == "unreach" and tree:
+            check(any(c["dist"] is None and c["parent"] is None for c in tree["clusters"]),
+                  "%s tree --json: \"dist\":null where topod says inf" % tag)
+        rc, out, err = tq("slurm", server=S)
+        if tree:
+            sw = check_slurm(out, tree, "%s slurm" % tag)
+            nodes = " ".join(v for k, v in sw.values() if k == "Nodes")
+            # check_slurm has checked that every host of the tree is listed once
+            check(rc == 0 and len(tree["hosts"]) == 4, "%s slurm: exit %d, 4 hosts (%s)" % (tag, rc, nodes))
+        rc, out, err = tq("tree", "--format", "dot", server=S)
+        if tree:
+            check_dot(out, tree, "%s dot" % tag)
+        rc, out, err = tq("info", server=S)
+        check(rc == 0, "%s info: exit %d" % (tag, rc))
+        rc, out, err = tq("depth", server=S)
+        check(rc == 0 and out.strip() in ("1", "2"), "%s depth %s" % (tag, out.strip()))
+        rc, out, err = tq("clusters", "Hca[1-4]", server=S)
+        check(rc == 0, "%s clusters at every level: exit %d %s" % (tag, rc, err.strip()))
+        rc, out, err = tq("--json", "matrix", "Hca[1-4]", server=S)
+        j = js(out)
+        check(rc == 0 and j is not None and "null" in out, "%s matrix: exit %d, null where the route fails" % (tag, rc))
+        rc, out, err = tq("shared", "--loads", "Hca[1-4]", server=S)
+        check(rc == 0, "%s shared --loads: exit %d %s" % (tag, rc, err.strip()))
+        rc, out, err = tq("hops", "Hca1", "Hca3", server=S)
+        check(rc == 0 and out.strip() == "1", "%s hops on one leaf: %s" % (tag, out.strip()))
+        rc, out, err = tq("path", "Hca1", "Hca4", server=S)
+        check(rc == 1 and "no route" in err, "%s path to an unreachable host: exit %d, %s" % (tag, rc, err.strip()))
+        check(td.stop() == 0, "%s topod exits cleanly" % tag)
+
+
 def main():
     if not os.path.exists(TQ):
         check(False, "build/bin/topoquery exists (make all)")
@@ -286,10 +338,10 @@ def main():
     except Exception as e:  # noqa: BLE001
         check(False, "topod starts on the fixture: %s" % e)
     fake = Fake()
-    servers.append(("fake", fake.addr))
     for tag, S in servers:
         fixture_suite(S, tag)
     usage_suite(fake.addr)
+    broken_fabrics_suite()
 
     # fat tree: hostlist compression, 3 levels, a hostile switch description
     fat = Fake("--fabric", "fattree")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A tiny stand-in for topod: canned answers to docs/protocol.md, and ways to misbehave.
+"""A tiny stand-in for topod that misbehaves: silence, garbage, stalls, streaming, busy.
 
     python3 tests/lib/fake_topod.py [--mode MODE] [--fabric 2sw4hca|fattree]
                                     [--broken HOST] [--port N] [--log FILE]
@@ -18,8 +18,12 @@ Fabrics (answers are computed from a small model, consistent across commands):
             (the main part, whose root also holds host gw1 directly; an
             island n01..n05; a lone host "solo").
 --broken HOST makes every route to HOST fail (NOROUTE / -1 / ERR NOENTRY).
---pathmatrix dict answers pathmatrix in topod's dictionary form (switches=S,
-"sw K GUID" lines, then switch indexes per pair) instead of GUIDs per pair.
+
+Normal answers are tested against the real topod (t_tii_real.py,
+t_tii_lab.sh); the answers here only give the misbehaving modes something
+to cut, stall or repeat. Every reply form this fake sends is one the real
+topod sends: tests/integration/t_fake_conform.py checks each header and
+line shape against topod's reply to the same request.
 
 Modes (how each connection is treated):
   normal    answer everything
@@ -37,6 +41,15 @@ Modes (how each connection is treated):
   idle      answer normally, but close every connection 0.3 s after a reply
             (sending "ERR IDLE" first), like topod's idle timeout
   once      answer the first request of each connection, then close it
+  busyN     ERR BUSY (and close) to the first N connections (busy3, ...),
+            then answer normally: libtii's backoff and retry
+  stream    "tree" and "shared" announce 2^25-1 lines and stream valid
+            lines without end (until the client closes); others as normal
+  bigcount  "tree", "shared", "pathmatrix" announce counts near 2^25 and
+            then send nothing more (stall)
+  longname  "tree" and "path" name a host / switch with 1 MB names, one
+            line after another without end; "clusters" echoes 200-byte
+            names (above TII_NAME_MAX)
 
 Also importable: FakeTopod(mode=..., fabric=...).start() runs it in a thread
 and .port / .stop() / .requests give access.
@@ -154,10 +167,9 @@ class Fabric:
 
 
 class Handler:
-    def __init__(self, fab, gen=7, pm_dict=False):
+    def __init__(self, fab, gen=7):
         self.fab = fab
         self.gen = gen
-        self.pm_dict = pm_dict
 
     def answer(self, req):
         """The complete reply (a list of lines) to one request line."""
@@ -187,6 +199,32 @@ class Handler:
 
     def c_quit(self, a):
         return ["OK bye"]
+
+    def c_help(self, a):
+        return ["OK commands: ping help quit info hops path query hopsbatch hopsmatrix pathmatrix depth "
+                "clusters tree shared resolve hosts (see docs/protocol.md)"]
+
+    def hca(self, i):
+        """The HCA label topod gives host i: these CAs have no "HCA-n" in
+        their NodeDescription, so topod names them by node GUID."""
+        return "0x%016x" % self.fab.hosts[i][2]
+
+    def epname(self, i):
+        return "%s/%s" % (self.fab.hosts[i][0], self.hca(i))
+
+    def c_hopsbatch(self, a):
+        out = []
+        for p in a:
+            if ":" not in p:
+                return ["ERR USAGE hopsbatch A:B [A:B ...]; argument is not a pair"]
+            x, y = p.split(":", 1)
+            i, j = self.fab.resolve(x), self.fab.resolve(y)
+            if i is None or j is None:
+                out.append("%s %s ERR NOTFOUND" % (x, y))
+                continue
+            r = self.fab.route(i, j)
+            out.append("%s %s %s" % (x, y, "ERR NOENTRY" if r is None else str(0 if i == j else len(r))))
+        return ["OK gen=%d lines=%d" % (self.gen, len(out))] + out
 
     def c_info(self, a):
         f = self.fab
@@ -218,7 +256,8 @@ class Handler:
         r = self.fab.route(x, y)
         if r is None:
             return ["ERR NOROUTE NOENTRY switch has no LFT entry for the destination"]
-        return (["OK gen=%d src=%s dst=%s hops=%d lines=%d" % (self.gen, a[0], a[1], len(r), len(r))] +
+        return (["OK gen=%d src=%s dst=%s hops=%d lines=%d" % (self.gen, self.epname(x), self.epname(y),
+                                                                len(r), len(r))] +
                 ['0x%016x in=%d out=%d "%s"' % (g, i, o, esc(n)) for g, n, i, o in r])
 
     def c_query(self, a):
@@ -253,31 +292,41 @@ class Handler:
         return ["OK gen=%d n=%d lines=%d" % (self.gen, len(hs), len(hs))] + rows
 
     def c_pathmatrix(self, a):
+        """topod's form: hosts grouped by leaf switch, one route per (group, destination)."""
         if not a:
             return ["ERR USAGE pathmatrix H1 ... Hn"]
         if len(a) > 4096:
             return ["ERR TOOMANY more than 4096 hosts"]
         hs = [self.host(x) for x in a]
-        out = []
-        for i, x in enumerate(hs):
-            for j, y in enumerate(hs):
-                if i == j:
+        if len(set(hs)) != len(hs):
+            return ["ERR DUPLICATE a host is listed twice"]
+        gof, groups = {}, []
+        for k, h in enumerate(hs):
+            leaf = self.fab.hosts[h][4]
+            if leaf not in gof:
+                gof[leaf] = len(groups)
+                groups.append([])
+            groups[gof[leaf]].append(k)
+        sw, routes = [], []
+        for g, members in enumerate(groups):
+            for j in range(len(hs)):
+                rep = [m for m in members if m != j]
+                if not rep:
                     continue
-                r = self.fab.route(x, y)
-                out.append("%d %d " % (i, j) + ("ERR NOENTRY" if r is None else
-                                                 " ".join("0x%016x" % g for g, _, _, _ in r)))
-        if self.pm_dict:
-            sw = []
-            for k, l in enumerate(out):
-                w = l.split()
-                if w[2] != "ERR":
-                    for g in w[2:]:
-                        if g not in sw:
-                            sw.append(g)
-                    out[k] = " ".join(w[:2] + [str(sw.index(g)) for g in w[2:]])
-            return (["OK gen=%d n=%d switches=%d lines=%d" % (self.gen, len(hs), len(sw), len(sw) + len(out))] +
-                    ["sw %d %s" % (k, g) for k, g in enumerate(sw)] + out)
-        return ["OK gen=%d n=%d lines=%d" % (self.gen, len(hs), len(out))] + out
+                r = self.fab.route(hs[rep[0]], hs[j])
+                if r is None:
+                    routes.append("%d %d ERR NOENTRY" % (g, j))
+                    continue
+                idx = []
+                for guid, _, _, _ in r:
+                    if guid not in sw:
+                        sw.append(guid)
+                    idx.append(str(sw.index(guid)))
+                routes.append("%d %d %s" % (g, j, " ".join(idx)))
+        head = ["grp %d %s" % (g, " ".join(str(m) for m in members)) for g, members in enumerate(groups)]
+        swl = ["sw %d 0x%016x" % (k, guid) for k, guid in enumerate(sw)]
+        return (["OK gen=%d n=%d groups=%d switches=%d lines=%d" % (
+            self.gen, len(hs), len(groups), len(sw), len(head) + len(swl) + len(routes))] + head + swl + routes)
 
     def c_clusters(self, a):
         if len(a) < 2:
@@ -303,7 +352,7 @@ class Handler:
         "cluster 0x00000000000000c3 parent=0x0000000000000f01 level=1 dist=1 hosts=4",
         "cluster 0x0000000000000f00 parent=- level=0 dist=3 hosts=5",
         "cluster 0x0000000000000f01 parent=- level=0 dist=1 hosts=4",
-        "cluster 0x0000000000000f02 parent=- level=0 dist=65535 hosts=1",
+        "cluster 0x0000000000000f02 parent=- level=0 dist=inf hosts=1",
         "host Hca1 parent=0x00000000000000a1",
         "host Hca2 parent=0x00000000000000b2",
         "host Hca3 parent=0x00000000000000a1",
@@ -385,27 +434,29 @@ class Handler:
                  ["group 0x%016x:%d %s" % (g, p, " ".join(name[j] for j in m))
                   for (g, p), m in sorted(groups.items())] +
                  ["load 0x%016x:%d %d" % (g, p, c) for (g, p), c in sorted(loads.items())])
-        return ["OK gen=%d hosts=%d sharing=%d avg_hosts_per_leaf=%.2f leaves=%d pairs_ok=%d "
+        return ["OK gen=%d hosts=%d sharing=%d avg_hosts_per_leaf=%.17g leaves=%d pairs_ok=%d "
                 "pairs_failed=%d lines=%d" % (self.gen, len(hs), len(sharing), len(hs) / len(leaves),
                                                len(leaves), ok, failed, len(lines))] + lines
 
     def c_resolve(self, a):
         if len(a) != 1:
             return ["ERR USAGE resolve NAME"]
-        h = self.fab.hosts[self.host(a[0])]
-        return ["OK gen=%d name=%s/HCA-1 host=%s hca=HCA-1 guid=0x%016x node=0x%016x lid=%d lmc=0 "
-                "leaf=0x%016x" % (self.gen, h[0], h[0], h[1], h[2], h[3], self.fab.leaves[h[4]][0])]
+        i = self.host(a[0])
+        h = self.fab.hosts[i]
+        return ["OK gen=%d name=%s host=%s hca=%s guid=0x%016x node=0x%016x port=1 lid=%d dlid=%d lmc=0 "
+                "leaf=0x%016x" % (self.gen, self.epname(i), h[0], self.hca(i), h[1], h[2], h[3], h[3],
+                                  self.fab.leaves[h[4]][0])]
 
     def c_hosts(self, a):
         f = self.fab
         return (["OK gen=%d lines=%d" % (self.gen, len(f.hosts))] +
-                ["%s rails=1 HCA-1:0x%016x:lid=%d" % (h[0], h[1], h[3]) for h in f.hosts])
+                ["%s rails=1 %s:0x%016x:lid=%d" % (h[0], self.hca(i), h[1], h[3]) for i, h in enumerate(f.hosts)])
 
 
 class FakeTopod:
-    def __init__(self, mode="normal", fabric="2sw4hca", broken=(), port=0, log=None, pm_dict=False):
+    def __init__(self, mode="normal", fabric="2sw4hca", broken=(), port=0, log=None):
         self.mode = mode
-        self.h = Handler(Fabric(fabric, broken), pm_dict=pm_dict)
+        self.h = Handler(Fabric(fabric, broken))
         self.log = log
         self.requests = []
         self.lock = threading.Lock()
@@ -449,7 +500,7 @@ class FakeTopod:
     def conn(self, s, n):
         m = self.mode
         try:
-            if m == "busy":
+            if m == "busy" or (m.startswith("busy") and n <= int(m[4:])):
                 s.sendall(b"ERR BUSY too many connections\n")
                 return
             buf = b""
@@ -491,7 +542,12 @@ class FakeTopod:
         m = self.mode
         lines = self.h.answer(req)
         data = ("\n".join(lines) + "\n").encode()
-        if m in ("normal", "idle"):
+        if m.startswith("busy"):   # busyN, past its N refusals
+            m = "normal"
+        cmd = req.split()[:1]
+        if m in ("stream", "bigcount", "longname") and cmd and cmd[0] in self.ABUSE.get(m, ()):
+            return self.abuse(s, m, req)
+        if m in ("normal", "idle", "stream", "bigcount", "longname"):
             s.sendall(data)
             return req.split()[:1] != ["quit"]
         if m == "once":
@@ -531,6 +587,63 @@ class FakeTopod:
             return True
         raise ValueError(m)
 
+    ABUSE = {"stream": ("tree", "shared"), "bigcount": ("tree", "shared", "pathmatrix"),
+             "longname": ("tree", "path", "clusters")}
+    BIG = (1 << 25) - 1
+
+    def endless(self, s, chunk):
+        """Sends chunk again and again until the client goes away."""
+        try:
+            while not self.stopping:
+                s.sendall(chunk)
+        except OSError:
+            pass
+        return False
+
+    def stall(self):
+        while not self.stopping:
+            time.sleep(0.2)
+        return False
+
+    def abuse(self, s, m, req):
+        """Well-formed headers with hostile counts, lines or names."""
+        w = req.split()
+        cmd, G, B = w[0], self.h.gen, self.BIG
+        if m == "stream":
+            if cmd == "tree":
+                s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
+                          b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
+                line = b"host n%06d parent=0x00000000000000a1\n"
+                return self.endless(s, b"".join(line % k for k in range(20000)))
+            s.sendall(b"OK gen=%d hosts=%d sharing=0 avg_hosts_per_leaf=1 leaves=%d pairs_ok=0 pairs_failed=0 "
+                      b"lines=%d\n" % (G, len(w) - 1, len(w) - 1, B))
+            return self.endless(s, b"load 0x0000000000200000:1 1\n" * 20000)
+        if m == "bigcount":
+            if cmd == "tree":
+                s.sendall(b"OK gen=%d depth=2 clusters=%d hosts=%d lines=%d\n" % (G, B // 2, B - B // 2, B))
+            elif cmd == "shared":
+                s.sendall(b"OK gen=%d hosts=%d sharing=%d avg_hosts_per_leaf=1 leaves=1 pairs_ok=0 "
+                          b"pairs_failed=0 lines=%d\n" % (G, len(w) - 1, len(w) - 1, B))
+            else:
+                n = len(w) - 1
+                s.sendall(b"OK gen=%d n=%d groups=%d switches=%d lines=%d\n" % (G, n, n, B - n * n - n, B))
+            return self.stall()
+        big = b"x" * 1000000   # 1 MB: under the old 1 MiB line limit
+        if cmd == "tree":
+            s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
+                      b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
+            return self.endless(s, b"host " + big + b" parent=0x00000000000000a1\n")
+        if cmd == "path":
+            s.sendall(b"OK gen=%d src=Hca1/0x0000000000100000 dst=Hca2/0x0000000000100003 hops=64 "
+                      b"lines=64\n" % G)
+            return self.endless(s, b'0x0000000000200000 in=1 out=3 "' + big + b'"\n')
+        # clusters: names longer than any hostname, echoed as asked
+        n = len(w) - 2
+        name = b"h" * 200
+        s.sendall(b"OK gen=%d level=%s count=1 lines=%d\n" % (G, w[1].encode(), n) +
+                  b"".join(name + b" 0x00000000000000a1\n" for _ in range(n)))
+        return True
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -539,11 +652,8 @@ def main():
     ap.add_argument("--broken", action="append", default=[])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log")
-    ap.add_argument("--pathmatrix", choices=("guid", "dict"), default="guid",
-                    help="pathmatrix form: GUIDs per pair (docs/protocol.md) or topod's "
-                         "switch dictionary (switches=S, 'sw K GUID' lines, indexes per pair)")
     o = ap.parse_args()
-    ft = FakeTopod(o.mode, o.fabric, o.broken, o.port, o.log, o.pathmatrix == "dict")
+    ft = FakeTopod(o.mode, o.fabric, o.broken, o.port, o.log)
     print("ready port=%d" % ft.port, flush=True)
     try:
         ft.serve()
