@@ -240,7 +240,7 @@ int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char
 	if (rc)
 		return rc;
 	struct sc_ctx c = { .nranks = n };
-	static const struct tii__handler h = { sc_head, sc_line };
+	static const struct tii__handler h = { sc_head, sc_line, 0 };
 	rc = tii__request(t, &h, &c);
 	if (rc) {
 		sc_reset(&c);
