@@ -202,6 +202,15 @@ install-profiler: $(PROF_LIB)
 .PHONY: install-profiler
 bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
+# ---- sched ----
+# Schedule benchmark (seed 004 Table 6.1): bench/bench_sched K HOSTS RANKS [THREADS]
+$(B)/bench/bench_sched: bench/bench_sched.c $(BENCH_SRC) topod/schedule.c $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_sched.c $(BENCH_SRC) topod/schedule.c
+tests: $(B)/bench/bench_sched
+bench: $(B)/bench/bench_sched
+# ---- end sched ----
+
 # ---- the two commands a newcomer types ------------------------------------
 deps:
 	@sh tests/deps.sh

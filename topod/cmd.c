@@ -8,6 +8,7 @@
 
 #include "place_cmd.h"
 #include "query.h"
+#include "schedule.h"
 
 /* Heavy: the answer grows with the request (a matrix, a walk of every pair
  * of a job) and may take milliseconds to seconds; everything else is a few
@@ -39,6 +40,9 @@ const struct cmd cmd_table[] = {
 	  "ranks of a communication graph onto hosts (Scotch), with hop-bytes" },
 	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
 	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
+	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,
+	  "schedule xor|tacs1|tacs2|opt|allgather [conflicts=N] [sparsity=X] [k=N] [flows=0|1] HOST[*N] ...",
+	  "an all-to-all schedule for a rank list, with per-step link loads" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -126,6 +126,10 @@ static const char usage_text[] =
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch), with hop-bytes beside block/round-robin\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
+	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...\n"
+	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
+	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
+	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -186,9 +190,10 @@ static const struct {
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
 	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
 	{ "profile", cmd_profile },
+	{ "schedule", cmd_schedule },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT };
 
 int main(int argc, char **argv)
 {
@@ -201,6 +206,7 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "loads", no_argument, NULL, OPT_LOADS },
 		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -241,6 +247,7 @@ int main(int argc, char **argv)
 				return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, optarg);
 			break;
 		case OPT_LOADS: q.loads = 1; break;
+		case OPT_PLOT: q.plot = optarg; break;
 		case 'o': q.output = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
