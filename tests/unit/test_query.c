@@ -92,6 +92,7 @@ int main(void)
 		{ "order h0015 h0000 h0005", "OK gen=" },
 		{ "pick 2 h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "map stencil:4 h0000*2 h0005*2", "OK gen=" },
+		{ "schedule xor h0000*2 h0005 h0010", "OK gen=" },
 		{ "resolve h0003", "OK gen=" },
 		{ "hosts", "OK gen=" },
 		{ "quit", "OK bye" },
