@@ -202,6 +202,15 @@ install-profiler: $(PROF_LIB)
 .PHONY: install-profiler
 bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
+# ---- sched ----
+# Schedule benchmark (seed 004 Table 6.1): bench/bench_sched K HOSTS RANKS [THREADS]
+$(B)/bench/bench_sched: bench/bench_sched.c $(BENCH_SRC) topod/schedule.c $(wildcard topod/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_sched.c $(BENCH_SRC) topod/schedule.c
+tests: $(B)/bench/bench_sched
+bench: $(B)/bench/bench_sched
+# ---- end sched ----
+
 # ---- the two commands a newcomer types ------------------------------------
 deps:
 	@sh tests/deps.sh
@@ -239,7 +248,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
 	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
-	docs/scheduling.md
+	docs/scheduling.md docs/reliability.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)

@@ -85,6 +85,50 @@ static inline int util_parse_guid(const char *p, const char *end, uint64_t *out)
 	return 0;
 }
 
+/*
+ * "HOST:PORT" or "[V6ADDR]:PORT" in s[0..n): the one address parser of topod's
+ * listeners, the producers' sinks and libtii's server lists. host and hostlen
+ * point into s (without brackets); the port is 0..65535 (callers that need
+ * a real port refuse 0). An unbracketed host may not contain ':' (an IPv6
+ * address needs brackets). 0, or -1 for anything else.
+ */
+static inline int util_parse_hostport(const char *s, size_t n, const char **host, size_t *hostlen,
+				      unsigned *port)
+{
+	const char *colon;
+	if (n && s[0] == '[') {
+		const char *rb = memchr(s, ']', n);
+		if (!rb || rb + 1 >= s + n || rb[1] != ':')
+			return -1;
+		*host = s + 1;
+		*hostlen = (size_t)(rb - s - 1);
+		colon = rb + 1;
+	} else {
+		colon = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (s[i] == ':')
+				colon = s + i;
+		if (!colon || memchr(s, ':', (size_t)(colon - s)))
+			return -1;
+		*host = s;
+		*hostlen = (size_t)(colon - s);
+	}
+	const char *p = colon + 1;
+	size_t pn = (size_t)(s + n - p);
+	if (!*hostlen || !pn || pn > 5)
+		return -1;
+	unsigned v = 0;
+	for (size_t i = 0; i < pn; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned)(p[i] - '0');
+	}
+	if (v > 65535)
+		return -1;
+	*port = v;
+	return 0;
+}
+
 /* ---- growable arrays -------------------------------------------------------- */
 
 /*

@@ -570,6 +570,70 @@ TII_API int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nrank
 			      const int *degrees, const int *destinations, const int *weights, int *newrank,
 			      tii_map_info_t *info);
 
+/* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
+
+/* Algorithms: the MPI libraries' default (XOR for powers of two, else
+ * pairwise (r+i) mod p), seed 004's TACS1/TACS2, seed 000's bandwidth-optimal
+ * exchange on fat trees, seed 002's kPrefix allgather. */
+#define TII_SCHED_XOR 0
+#define TII_SCHED_TACS1 1
+#define TII_SCHED_TACS2 2
+#define TII_SCHED_OPT 3
+#define TII_SCHED_ALLGATHER 4
+#define TII_SCHED_RANKS_MAX 4096  /* ranks of one schedule with its flows */
+#define TII_SCHED_LEVELS 8
+
+struct tii_schedule_params {
+	int algo;         /* TII_SCHED_* */
+	int conflicts;    /* TACS: flows a link may carry beyond the first (seed: 1) */
+	double sparsity;  /* TACS: below this many job hosts per leaf, use XOR (0: never) */
+	int k;            /* ALLGATHER: partition size, a power of two dividing the ranks (0: auto) */
+};
+
+struct tii_schedule_step {
+	int flows;            /* transfers in the step */
+	int maxload;          /* most flows on one directed link (LFT routes) */
+	int conflicts;        /* directed links with more than one flow */
+	int fabric_conflicts; /* of those, links between two switches */
+};
+
+typedef struct tii_schedule {
+	uint64_t generation;
+	int algo;             /* the one run: TACS falls back to XOR on sparse jobs */
+	int requested;
+	int fallback;         /* 1 if algo != requested for the sparsity rule */
+	int nranks, nsteps;
+	int multi;            /* 1 if a rank sends or receives twice in a step (TACS2):
+	                       * run such a step with MPI_Isend/MPI_Irecv */
+	int host_steps, extra_steps; /* TACS: host-level steps, TACS1's steps beyond H-1 */
+	/* Flows of step i: src[f] -> dst[f] for f in [step_off[i], step_off[i+1]);
+	 * self blocks are not listed (a local copy). blk: ALLGATHER only, the
+	 * origin rank of the block forwarded (else NULL). */
+	int *step_off, *src, *dst, *blk;
+	struct tii_schedule_step *steps;  /* [nsteps] */
+	/* OPT: the busiest link per step and fabric level 1..nlevels (host cable,
+	 * leaf uplink, ...): level_max[i * nlevels + l - 1]; the per-cable bound
+	 * of seed 000 per level: level_bound[l]. */
+	int nlevels;
+	int *level_max;
+	int level_bound[TII_SCHED_LEVELS];
+} tii_schedule_t;
+
+/* The schedule for ranks 0..n-1, rank r on host rank_hosts[r] (several ranks
+ * may share a host; 2 <= n <= TII_SCHED_RANKS_MAX). TII_E_SERVER with
+ * tii_last_message() when the algorithm does not apply (OPT on an uneven
+ * job, ALLGATHER when k does not divide n). On success *out is new: free it
+ * with tii_schedule_free(). */
+TII_API int tii_get_schedule(tii_t *t, const struct tii_schedule_params *p, const char *const *rank_hosts,
+			     size_t n, tii_schedule_t **out);
+TII_API void tii_schedule_free(tii_schedule_t *s);  /* NULL is a no-op */
+/* Step as partner arrays ([nranks] each, -1 = idle): sendto[r] / recvfrom[r]
+ * for MPI_Sendrecv. TII_E_INVAL for a bad step or a step where a rank has two
+ * partners (multi). */
+TII_API int tii_schedule_partners(const tii_schedule_t *s, int step, int *sendto, int *recvfrom);
+/* "xor", "tacs1", ... or NULL. */
+TII_API const char *tii_schedule_algo_name(int algo);
+
 #ifdef __cplusplus
 }
 #endif

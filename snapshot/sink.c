@@ -47,30 +47,16 @@ int sink_parse_addr(const char *spec, struct sink *k, char err[SNAP_ERR_LEN])
 		return 0;
 	}
 	if (!strncmp(spec, "tcp:", 4)) {
-		const char *hp = spec + 4, *colon;
+		const char *hp;
 		size_t hl;
-		if (*hp == '[') {
-			const char *rb = strchr(hp, ']');
-			if (!rb || rb[1] != ':')
-				return fail(err, spec, "expected tcp:[ADDR]:PORT");
-			hp++;
-			hl = (size_t)(rb - hp);
-			colon = rb + 1;
-		} else {
-			colon = strrchr(hp, ':');
-			if (!colon)
-				return fail(err, spec, "expected tcp:HOST:PORT");
-			hl = (size_t)(colon - hp);
-		}
-		const char *port = colon + 1;
-		char *end;
-		long pn = strtol(port, &end, 10);
-		if (!hl || hl >= sizeof(k->host) || *end || pn < 1 || pn > 65535)
-			return fail(err, spec, "bad host or port");
+		unsigned pn;
+		if (util_parse_hostport(spec + 4, strlen(spec + 4), &hp, &hl, &pn) || hl >= sizeof(k->host) ||
+		    pn < 1)
+			return fail(err, spec, "expected tcp:HOST:PORT or tcp:[ADDR]:PORT, port 1..65535");
 		k->kind = SINK_TCP;
 		memcpy(k->host, hp, hl);
 		k->host[hl] = '\0';
-		snprintf(k->port, sizeof(k->port), "%ld", pn);
+		snprintf(k->port, sizeof(k->port), "%u", pn);
 		return 0;
 	}
 	return fail(err, spec, "sink must be unix:PATH or tcp:HOST:PORT");

@@ -19,6 +19,7 @@ libjansson-dev librsvg2-bin
 clang libclang-rt-14-dev
 libscotch-dev
 slurmd
+gnuplot-nox
 "
 missing=""
 for p in $PKGS; do

@@ -9,6 +9,7 @@
 #include "load.h"
 #include "place_cmd.h"
 #include "query.h"
+#include "schedule.h"
 
 /* Heavy: the answer grows with the request (a matrix, a walk of every pair
  * of a job) and may take milliseconds to seconds; everything else is a few
@@ -43,6 +44,9 @@ const struct cmd cmd_table[] = {
 	{ "load", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_load,
 	  "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]",
 	  "link loads of a job's communication pattern" },
+	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,
+	  "schedule xor|tacs1|tacs2|opt|allgather [conflicts=N] [sparsity=X] [k=N] [flows=0|1] HOST[*N] ...",
+	  "an all-to-all schedule for a rank list, with per-step link loads" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -917,22 +917,20 @@ static struct evconnlistener *listen_unix(struct server *srv, const char *path, 
 static struct evconnlistener *listen_tcp(struct server *srv, const char *hostport, evconnlistener_cb cb,
 					 int *port, char *err)
 {
-	struct sink k;
-	char spec[SINK_ADDR_LEN + 8];
-	snprintf(spec, sizeof(spec), "tcp:%s", hostport);
 	/* Port 0 (any free port, for tests) is valid here, unlike for a sink. */
-	int any = 0;
-	size_t l = strlen(spec);
-	if (l >= 2 && !strcmp(spec + l - 2, ":0")) {
-		any = 1;
-		spec[l - 1] = '1';
-	}
-	if (sink_parse_addr(spec, &k, err))
+	const char *h;
+	size_t hl;
+	unsigned pn;
+	char host[256], portstr[8];
+	if (util_parse_hostport(hostport, strlen(hostport), &h, &hl, &pn) || hl >= sizeof(host)) {
+		snprintf(err, SNAP_ERR_LEN, "%.120s: expected ADDR:PORT or [ADDR]:PORT", hostport);
 		return NULL;
-	if (any)
-		snprintf(k.port, sizeof(k.port), "0");
+	}
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	snprintf(portstr, sizeof(portstr), "%u", pn);
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int gai = getaddrinfo(k.host, k.port, &hints, &res);
+	int gai = getaddrinfo(host, portstr, &hints, &res);
 	if (gai) {
 		snprintf(err, SNAP_ERR_LEN, "%.120s: %s", hostport, gai_strerror(gai));
 		return NULL;

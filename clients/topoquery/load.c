@@ -228,7 +228,7 @@ int cmd_load(struct tq *q, int argc, char **argv)
 		strv_free(&ranks);
 		return status;
 	}
-	unsigned flags = (q->load_links || q->load_plot || q->load_dot) ? 0 : TII_LOAD_NOLINKS;
+	unsigned flags = (q->load_links || q->plot || q->load_dot) ? 0 : TII_LOAD_NOLINKS;
 	if (q->json)
 		flags = 0;
 	tii_load_t *l = NULL;
@@ -370,7 +370,7 @@ int cmd_load(struct tq *q, int argc, char **argv)
 			return EXIT_FAIL;
 		}
 	}
-	if (q->load_plot) {
+	if (q->plot) {
 		char tmp[] = "/tmp/topoquery-load-XXXXXX";
 		int fd = mkstemp(tmp);
 		FILE *d = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -380,11 +380,11 @@ int cmd_load(struct tq *q, int argc, char **argv)
 			return EXIT_FAIL;
 		}
 		write_dot(d, l, title);
-		int bad = fclose(d) || render(tmp, q->load_plot);
+		int bad = fclose(d) || render(tmp, q->plot);
 		unlink(tmp);
 		if (bad) {
 			fprintf(stderr, "topoquery: --plot %s: graphviz 'dot' failed (is graphviz installed?)\n",
-				q->load_plot);
+				q->plot);
 			tii_load_free(l);
 			return EXIT_FAIL;
 		}

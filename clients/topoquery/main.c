@@ -143,6 +143,10 @@ static const char usage_text[] =
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch), with hop-bytes beside block/round-robin\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
+	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...\n"
+	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
+	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
+	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -160,7 +164,8 @@ static const char usage_text[] =
 	"      --bytes N       load: bytes per message (default 1)\n"
 	"      --links         load: list every loaded link\n"
 	"      --matrix FILE   load matrix: \"SRC DST BYTES\" per line\n"
-	"      --plot FILE     load: draw the hierarchy with links by load (.svg or .png; graphviz)\n"
+	"      --plot FILE     schedule: conflicts per step; load: the hierarchy with links\n"
+	"                      by load (.svg or .png; graphviz)\n"
 	"      --dot FILE      load: write that picture as graphviz DOT\n"
 	"  -h, --help          this text\n"
 	"  -V, --version       the version\n"
@@ -207,10 +212,11 @@ static const struct {
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
 	{ "matrix", cmd_matrix }, { "shared", cmd_shared },   { "slurm", cmd_slurm },
 	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
-	{ "profile", cmd_profile }, { "load", cmd_load },
+	{ "profile", cmd_profile },
+	{ "schedule", cmd_schedule }, { "load", cmd_load },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_PLOT, OPT_DOT };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT };
 
 int main(int argc, char **argv)
 {
@@ -223,11 +229,11 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "loads", no_argument, NULL, OPT_LOADS },
 		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", required_argument, NULL, OPT_BYTES },
 		{ "links", no_argument, NULL, OPT_LINKS },
 		{ "matrix", required_argument, NULL, OPT_MATRIX },
-		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "dot", required_argument, NULL, OPT_DOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -268,6 +274,7 @@ int main(int argc, char **argv)
 				return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, optarg);
 			break;
 		case OPT_LOADS: q.loads = 1; break;
+		case OPT_PLOT: q.plot = optarg; break;
 		case 'o': q.output = optarg; break;
 		case OPT_BYTES:
 			errno = 0;
@@ -277,7 +284,6 @@ int main(int argc, char **argv)
 			break;
 		case OPT_LINKS: q.load_links = 1; break;
 		case OPT_MATRIX: q.load_matrix = optarg; break;
-		case OPT_PLOT: q.load_plot = optarg; break;
 		case OPT_DOT: q.load_dot = optarg; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
@@ -303,8 +309,8 @@ int main(int argc, char **argv)
 		return tq_usage_error("--format dot is for tree only");
 	if (q.output && strcmp(cmd, "slurm"))
 		return tq_usage_error("-o is for slurm only");
-	if ((q.load_bytes || q.load_links || q.load_matrix || q.load_plot || q.load_dot) && strcmp(cmd, "load"))
-		return tq_usage_error("--bytes, --links, --matrix, --plot and --dot are for load only");
+	if ((q.load_bytes || q.load_links || q.load_matrix || q.load_dot) && strcmp(cmd, "load"))
+		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
 
 	if (file) {
 		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;

@@ -23,6 +23,7 @@ struct tq {
 	int loads;            /* shared --loads */
 	const char *format;   /* tree --format: "text" or "dot"; order/pick/map: host file formats */
 	int slots;            /* order/pick/map --slots: ranks per host (1) */
+	const char *plot;     /* schedule --plot FILE.svg; load --plot FILE.svg|.png */
 	const char *output;   /* slurm -o FILE, NULL for stdout */
 	long level;           /* clusters -L LEVEL, -1 if not given */
 	struct strv hosts;    /* hosts from -f FILE, expanded */
@@ -32,7 +33,6 @@ struct tq {
 	uint64_t load_bytes;      /* --bytes N, 0: 1 */
 	int load_links;           /* --links: list every loaded link */
 	const char *load_matrix;  /* --matrix FILE */
-	const char *load_plot;    /* --plot FILE.svg|.png */
 	const char *load_dot;     /* --dot FILE */
 };
 
@@ -44,6 +44,7 @@ int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Each command gets its arguments after the command word. */
 int cmd_info(struct tq *q, int argc, char **argv);
+int cmd_schedule(struct tq *q, int argc, char **argv); /* schedule.c */
 int cmd_hops(struct tq *q, int argc, char **argv);
 int cmd_path(struct tq *q, int argc, char **argv);
 int cmd_depth(struct tq *q, int argc, char **argv);

@@ -95,6 +95,7 @@ int main(void)
 		{ "load alltoall h0000*2 h0005 h0010", "OK gen=" },
 		{ "load bytes=8 links=max stencil2d:2,2:periodic h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "load matrix h0000 h0005 -- 0:1:100 1:0:7", "OK gen=" },
+		{ "schedule xor h0000*2 h0005 h0010", "OK gen=" },
 		{ "resolve h0003", "OK gen=" },
 		{ "hosts", "OK gen=" },
 		{ "quit", "OK bye" },

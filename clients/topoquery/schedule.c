@@ -1,0 +1,197 @@
+/*
+ * schedule.c - `topoquery schedule`: an all-to-all schedule's per-step link
+ * figures, and with --plot FILE.svg seed 004's Figure 6.5 picture (links
+ * between switches shared by two or more host pairs, per step) for XOR, TACS1 and
+ * OPT on the same ranks, drawn by gnuplot.
+ *
+ *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...
+ *
+ * RANKS: hostlist expressions (c401-[101-104]) or HOST*N for N ranks on one
+ * host; ranks are numbered in order.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "out.h"
+#include "topoquery.h"
+
+static int rank_list(struct tq *q, int argc, char **argv, struct strv *out)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *why = NULL, *star = strchr(argv[i], '*');
+		if (star) {
+			char *end;
+			long n = strtol(star + 1, &end, 10);
+			if (*end || n < 1 || n > TII_SCHED_RANKS_MAX || star == argv[i])
+				return tq_usage_error("%s: HOST*N needs N = 1..%d", argv[i], TII_SCHED_RANKS_MAX);
+			for (long k = 0; k < n; k++)
+				if (strv_push(out, argv[i], (size_t)(star - argv[i])))
+					return tq_usage_error("out of memory");
+			continue;
+		}
+		if (hostlist_expand(out, argv[i], &why))
+			return tq_usage_error("%s: %s", argv[i], why);
+	}
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
+			return tq_usage_error("out of memory");
+	if (out->n < 2)
+		return tq_usage_error("schedule needs at least 2 ranks");
+	if (out->n > TII_SCHED_RANKS_MAX)
+		return tq_usage_error("schedule: %zu ranks, at most %d", out->n, TII_SCHED_RANKS_MAX);
+	return EXIT_OK;
+}
+
+static double mean_fabric(const tii_schedule_t *s)
+{
+	double t = 0;
+	for (int i = 0; i < s->nsteps; i++)
+		t += s->steps[i].fabric_conflicts;
+	return s->nsteps ? t / s->nsteps : 0;
+}
+
+/* One data block per schedule, then the plot. */
+static int plot(struct tq *q, tii_schedule_t *const *s, const char *const *label, int n)
+{
+	FILE *g = popen("gnuplot", "w");
+	if (!g) {
+		fprintf(stderr, "topoquery: schedule --plot: cannot run gnuplot (apt-get install gnuplot-nox)\n");
+		return EXIT_FAIL;
+	}
+	fprintf(g, "set terminal svg size 960,480 dynamic font 'sans,12' background rgb 'white'\n");
+	fprintf(g, "set output '");
+	for (const char *p = q->plot; *p; p++)
+		fputs(*p == '\'' ? "''" : (char[2]){ *p, 0 }, g);
+	fprintf(g, "'\n");
+	fprintf(g, "set title 'All-to-all of %d ranks: switch-to-switch links shared by two or more host pairs, per step' "
+		   "noenhanced\n",
+		s[0] ? s[0]->nranks : 0);
+	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links (seed 004 Fig. 6.5)'\nset key below\nset grid\n");
+	for (int a = 0; a < n; a++) {
+		if (!s[a])
+			continue;
+		fprintf(g, "$d%d << EOD\n", a);
+		for (int i = 0; i < s[a]->nsteps; i++)
+			fprintf(g, "%d %d\n", i, s[a]->steps[i].fabric_conflicts);
+		fprintf(g, "EOD\n");
+	}
+	fprintf(g, "plot ");
+	int first = 1;
+	for (int a = 0; a < n; a++) {
+		if (!s[a])
+			continue;
+		fprintf(g, "%s$d%d with steps lw 2 title '%s: %d steps, mean %.2f' noenhanced", first ? "" : ", ", a,
+			label[a], s[a]->nsteps, mean_fabric(s[a]));
+		first = 0;
+	}
+	fprintf(g, "\n");
+	int rc = pclose(g);
+	if (rc) {
+		fprintf(stderr, "topoquery: schedule --plot: gnuplot failed (status %d)\n", rc);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static void print_one(struct tq *q, const tii_schedule_t *s)
+{
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"algo\":\"%s\",\"requested\":\"%s\",\"fallback\":%s,"
+			   "\"ranks\":%d,\"steps\":%d,\"multi\":%s,\"host_steps\":%d,\"extra_steps\":%d,\"per_step\":[",
+			s->generation, tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested),
+			s->fallback ? "true" : "false", s->nranks, s->nsteps, s->multi ? "true" : "false", s->host_steps,
+			s->extra_steps);
+		for (int i = 0; i < s->nsteps; i++)
+			fprintf(o, "%s[%d,%d,%d,%d]", i ? "," : "", s->steps[i].flows, s->steps[i].maxload,
+				s->steps[i].conflicts, s->steps[i].fabric_conflicts);
+		fputs("]}\n", o);
+		return;
+	}
+	fprintf(o, "algo %s\nrequested %s\nfallback %s\nranks %d\nsteps %d\nmulti %d\nhost_steps %d\nextra_steps %d\n"
+		   "mean_switch_link_conflicts %.2f\n",
+		tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested), s->fallback ? "xor" : "none",
+		s->nranks, s->nsteps, s->multi, s->host_steps, s->extra_steps, mean_fabric(s));
+	for (int l = 1; l <= s->nlevels; l++)
+		fprintf(o, "level %d bound %d\n", l, s->level_bound[l < TII_SCHED_LEVELS ? l : 0]);
+	fputs("# step flows maxload conflicts switch_link_conflicts\n", o);
+	for (int i = 0; i < s->nsteps; i++)
+		fprintf(o, "step %d %d %d %d %d\n", i, s->steps[i].flows, s->steps[i].maxload, s->steps[i].conflicts,
+			s->steps[i].fabric_conflicts);
+	if (s->nlevels) {
+		fputs("# OPT: busiest link per step at level 1..L (host cable, leaf uplink, ...)\n", o);
+		for (int i = 0; i < s->nsteps; i++) {
+			fprintf(o, "level_max %d", i);
+			for (int l = 0; l < s->nlevels; l++)
+				fprintf(o, " %d", s->level_max[(size_t)i * s->nlevels + l]);
+			fputc('\n', o);
+		}
+	}
+}
+
+int cmd_schedule(struct tq *q, int argc, char **argv)
+{
+	if (argc < 1)
+		return tq_usage_error("schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...");
+	struct tii_schedule_params p = { .algo = -1, .conflicts = 1 };
+	for (int a = 0; a < 5; a++)
+		if (!strcmp(argv[0], tii_schedule_algo_name(a)))
+			p.algo = a;
+	if (p.algo < 0)
+		return tq_usage_error("schedule: unknown algorithm '%s' (xor, tacs1, tacs2, opt, allgather)", argv[0]);
+	int i = 1;
+	for (; i < argc && strchr(argv[i], '='); i++) {
+		char *end;
+		if (!strncmp(argv[i], "conflicts=", 10))
+			p.conflicts = (int)strtol(argv[i] + 10, &end, 10);
+		else if (!strncmp(argv[i], "sparsity=", 9))
+			p.sparsity = strtod(argv[i] + 9, &end);
+		else if (!strncmp(argv[i], "k=", 2))
+			p.k = (int)strtol(argv[i] + 2, &end, 10);
+		else
+			return tq_usage_error("schedule: unknown option '%s'", argv[i]);
+		if (*end || end == strchr(argv[i], '=') + 1)
+			return tq_usage_error("schedule: bad number in '%s'", argv[i]);
+	}
+	struct strv ranks = { 0 };
+	int status = rank_list(q, argc - i, argv + i, &ranks);
+	if (status) {
+		strv_free(&ranks);
+		return status;
+	}
+	const char *const *rh = (const char *const *)ranks.v;
+	tii_schedule_t *s = NULL;
+	int rc = tii_get_schedule(q->t, &p, rh, ranks.n, &s);
+	if (rc) {
+		strv_free(&ranks);
+		return tq_fail(q, "schedule", rc);
+	}
+	print_one(q, s);
+	if (q->plot) {
+		/* The picture compares the three on the same ranks. */
+		tii_schedule_t *cmp[3] = { NULL, NULL, NULL };
+		static const char *const label[3] = { "XOR (MPI default)", "TACS1", "OPT (seed 000)" };
+		int algos[3] = { TII_SCHED_XOR, TII_SCHED_TACS1, TII_SCHED_OPT };
+		for (int a = 0; a < 3 && !status; a++) {
+			struct tii_schedule_params pa = p;
+			pa.algo = algos[a];
+			rc = tii_get_schedule(q->t, &pa, rh, ranks.n, &cmp[a]);
+			if (rc && a == 2 && rc == TII_E_SERVER) {
+				fprintf(stderr, "topoquery: schedule --plot: OPT left out: %s\n", tii_last_message(q->t));
+				cmp[a] = NULL;
+			} else if (rc) {
+				status = tq_fail(q, "schedule", rc);
+			}
+		}
+		if (!status)
+			status = plot(q, cmp, label, 3);
+		for (int a = 0; a < 3; a++)
+			tii_schedule_free(cmp[a]);
+	}
+	tii_schedule_free(s);
+	strv_free(&ranks);
+	return status;
+}

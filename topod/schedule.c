@@ -1,0 +1,1191 @@
+/*
+ * schedule.c - all-to-all schedules and their per-step link figures; see schedule.h.
+ */
+#include "schedule.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+#include <sys/mman.h>
+
+#define NONE UINT32_MAX
+
+static int fail(char err[SCHED_ERR_LEN], int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char err[SCHED_ERR_LEN], int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, SCHED_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather" };
+
+const char *sched_algo_name(enum sched_algo a)
+{
+	return (unsigned)a < sizeof(algo_names) / sizeof(*algo_names) ? algo_names[a] : "?";
+}
+
+int sched_algo_parse(const char *s, enum sched_algo *a)
+{
+	for (unsigned i = 0; i < sizeof(algo_names) / sizeof(*algo_names); i++)
+		if (!strcmp(s, algo_names[i])) {
+			*a = (enum sched_algo)i;
+			return SCHED_OK;
+		}
+	return SCHED_E_INVAL;
+}
+
+/* ---- the job: hosts, their ranks, and the directed links of every host pair -- */
+
+struct job {
+	const struct route_tab *rt;
+	uint32_t P, H;
+	uint32_t *jh;        /* [P] job host of each rank */
+	uint32_t *hrank_off; /* [H + 1] ranks of job host a: hrank[hrank_off[a] ..] */
+	uint32_t *hrank;
+	uint32_t *host;      /* [H] route_tab host index */
+	uint32_t *group;     /* [H] leaf group of the host (hosts behind one leaf share routes) */
+	uint32_t ngroups;
+	uint32_t *rep;       /* [ngroups] a host of the group */
+	uint32_t *cable;     /* [H] dense link id of the host's own cable */
+	/* route from group g to host b: links[path_off[g*H+b] .. path_off[g*H+b+1]) */
+	uint32_t *path_off;
+	uint32_t *links;
+	uint32_t nlinks;     /* dense ids */
+	uint8_t *fabric;     /* [nlinks] 1: between two switches */
+};
+
+static void job_free(struct job *j)
+{
+	free(j->jh);
+	free(j->hrank_off);
+	free(j->hrank);
+	free(j->host);
+	free(j->group);
+	free(j->rep);
+	free(j->cable);
+	free(j->path_off);
+	free(j->links);
+	free(j->fabric);
+}
+
+/* Links of a -> b, excluding a's cable: count and pointer. */
+static inline const uint32_t *job_route(const struct job *j, uint32_t a, uint32_t b, uint32_t *n)
+{
+	size_t k = (size_t)j->group[a] * j->H + b;
+	*n = j->path_off[k + 1] - j->path_off[k];
+	return j->links + j->path_off[k];
+}
+
+static int job_build(struct job *j, const struct route_tab *rt, const struct sched_req *req,
+		     char err[SCHED_ERR_LEN])
+{
+	memset(j, 0, sizeof(*j));
+	j->rt = rt;
+	j->P = req->nranks;
+	const struct snap *s = rt->snap;
+	uint32_t *hmap = malloc((size_t)rt->nhosts * sizeof(*hmap));
+	uint32_t *slot = malloc((size_t)s->nports * sizeof(*slot));
+	uint32_t *leafg = malloc((size_t)s->nnodes * sizeof(*leafg));
+	j->jh = malloc((size_t)j->P * sizeof(*j->jh));
+	j->host = malloc((size_t)j->P * sizeof(*j->host));
+	int rc = SCHED_E_NOMEM;
+	if (!hmap || !slot || !leafg || !j->jh || !j->host)
+		goto out;
+	memset(hmap, 0xff, (size_t)rt->nhosts * sizeof(*hmap));
+	memset(slot, 0xff, (size_t)s->nports * sizeof(*slot));
+	memset(leafg, 0xff, (size_t)s->nnodes * sizeof(*leafg));
+	for (uint32_t r = 0; r < j->P; r++) {
+		uint32_t h = req->rank_host[r];
+		if (h >= rt->nhosts) {
+			rc = fail(err, SCHED_E_INVAL, "rank %u: host index %u out of range", r, h);
+			goto out;
+		}
+		if (hmap[h] == NONE) {
+			hmap[h] = j->H;
+			j->host[j->H++] = h;
+		}
+		j->jh[r] = hmap[h];
+	}
+	uint32_t H = j->H;
+	j->hrank_off = calloc((size_t)H + 1, sizeof(*j->hrank_off));
+	j->hrank = malloc((size_t)j->P * sizeof(*j->hrank));
+	j->group = malloc((size_t)H * sizeof(*j->group));
+	j->rep = malloc((size_t)H * sizeof(*j->rep));
+	j->cable = malloc((size_t)H * sizeof(*j->cable));
+	j->path_off = NULL;
+	if (!j->hrank_off || !j->hrank || !j->group || !j->rep || !j->cable)
+		goto out;
+	for (uint32_t r = 0; r < j->P; r++)
+		j->hrank_off[j->jh[r] + 1]++;
+	for (uint32_t a = 0; a < H; a++)
+		j->hrank_off[a + 1] += j->hrank_off[a];
+	{
+		uint32_t *fill = calloc(H, sizeof(*fill));
+		if (!fill)
+			goto out;
+		for (uint32_t r = 0; r < j->P; r++)
+			j->hrank[j->hrank_off[j->jh[r]] + fill[j->jh[r]]++] = r;
+		free(fill);
+	}
+	/* Dense link ids, in order of first use. */
+	size_t lcap = 1024;
+	uint8_t *fab = malloc(lcap);
+	if (!fab)
+		goto out;
+	j->fabric = fab;
+#define DENSE(sl, isfab)                                                              \
+	do {                                                                          \
+		if (slot[sl] == NONE) {                                               \
+			if (j->nlinks == lcap) {                                      \
+				uint8_t *nf = realloc(j->fabric, lcap * 2);           \
+				if (!nf)                                              \
+					goto out;                                     \
+				j->fabric = nf;                                       \
+				lcap *= 2;                                            \
+			}                                                             \
+			j->fabric[j->nlinks] = (isfab);                               \
+			slot[sl] = j->nlinks++;                                       \
+		}                                                                     \
+	} while (0)
+	for (uint32_t a = 0; a < H; a++) {
+		uint32_t ep = route_host_ep(rt, j->host[a]);
+		const struct route_ep *e = &rt->eps[ep];
+		if (e->up != ROUTE_OK || e->lid == 0) {
+			rc = fail(err, SCHED_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
+				  e->lid ? route_strerror(e->up) : "has no LID");
+			goto out;
+		}
+		uint32_t sl = s->nodes[e->node].port0 + e->port;
+		DENSE(sl, 0);
+		j->cable[a] = slot[sl];
+		if (leafg[e->leaf] == NONE) {
+			leafg[e->leaf] = j->ngroups;
+			j->rep[j->ngroups++] = a;
+		}
+		j->group[a] = leafg[e->leaf];
+	}
+	size_t npairs = (size_t)j->ngroups * H;
+	j->path_off = malloc((npairs + 1) * sizeof(*j->path_off));
+	size_t cap = npairs * 4 + 16, n = 0;
+	j->links = malloc(cap * sizeof(*j->links));
+	if (!j->path_off || !j->links)
+		goto out;
+	struct route_hop hops[64];
+	for (uint32_t g = 0; g < j->ngroups; g++) {
+		/* Walk from the leaf switch itself (its port 0), so that the route
+		 * to every host of the group, the first one included, is known. */
+		uint32_t rep_ep = route_host_ep(rt, j->host[j->rep[g]]), ep = rep_ep;
+		uint32_t lsw = rt->sw_of_node[rt->eps[rep_ep].leaf];
+		if (lsw != ROUTE_NONE && rt->pt[rt->pt_off[lsw]] >= ROUTE_PT_EP && rt->pt[rt->pt_off[lsw]] < ROUTE_PT_DOWN)
+			ep = rt->pt[rt->pt_off[lsw]] - ROUTE_PT_EP;
+		for (uint32_t b = 0; b < H; b++) {
+			j->path_off[(size_t)g * H + b] = (uint32_t)n;
+			if (ep == rep_ep && b == j->rep[g])
+				continue;
+			uint16_t dl = rt->eps[route_host_ep(rt, j->host[b])].lid;
+			struct route_res res;
+			int w = route_walk(rt, ep, dl, hops, 64, &res);
+			if (w == ROUTE_OK && res.hops > 64)
+				w = ROUTE_E_RANGE;
+			if (w != ROUTE_OK) {
+				rc = fail(err, SCHED_E_ROUTE, "route %s -> %s: %s", rt->hosts[j->host[j->rep[g]]].name,
+					  rt->hosts[j->host[b]].name, route_strerror(w));
+				goto out;
+			}
+			if (n + res.hops > cap) {
+				cap = cap * 2 + res.hops;
+				uint32_t *nl = realloc(j->links, cap * sizeof(*nl));
+				if (!nl)
+					goto out;
+				j->links = nl;
+			}
+			for (uint32_t k = 0; k < res.hops; k++) {
+				const struct snap_node *nd = &s->nodes[hops[k].node];
+				uint32_t sl = nd->port0 + hops[k].out;
+				uint32_t sw = rt->sw_of_node[hops[k].node];
+				int isfab = sw != ROUTE_NONE && rt->pt[rt->pt_off[sw] + hops[k].out] < ROUTE_PT_EP;
+				DENSE(sl, (uint8_t)isfab);
+				j->links[n++] = slot[sl];
+			}
+		}
+	}
+#undef DENSE
+	j->path_off[npairs] = (uint32_t)n;
+	rc = SCHED_OK;
+out:
+	if (rc == SCHED_E_NOMEM)
+		fail(err, rc, "no memory for a %u-rank job", j->P);
+	free(hmap);
+	free(slot);
+	free(leafg);
+	return rc;
+}
+
+/* Switches between hosts a and b (a != b). */
+static inline uint32_t job_dist(const struct job *j, uint32_t a, uint32_t b)
+{
+	uint32_t n;
+	job_route(j, a, b, &n);
+	return n - 1;
+}
+
+/* ---- schedule storage ------------------------------------------------------- */
+
+struct sbuild {
+	struct sched *s;
+	size_t cap, n;       /* flows */
+	uint32_t scap;       /* steps */
+	/* same[i] = 1: step i moves the same host pairs with the same weights as
+	 * step i-1 and every rank of those hosts takes part in both, so its
+	 * figures and multi-ness are step i-1's (expand_hosts sets it). */
+	uint8_t *same;
+	uint32_t samecap;
+};
+
+static int sb_mark_same(struct sbuild *b, uint8_t v)
+{
+	uint32_t i = b->s->nsteps; /* the step about to be closed */
+	if (i >= b->samecap) {
+		uint32_t nc = b->samecap * 2 + 1024;
+		uint8_t *ns = realloc(b->same, nc);
+		if (!ns)
+			return SCHED_E_NOMEM;
+		memset(ns + b->samecap, 0, nc - b->samecap);
+		b->same = ns;
+		b->samecap = nc;
+	}
+	b->same[i] = v;
+	return SCHED_OK;
+}
+
+/* Flows are preallocated (a complete exchange has exactly P(P-1)), so
+ * adding one is a store, not a call that may grow. */
+/* Big flow arrays (a 4,096-rank exchange is 16.7M flows, 64 MiB per array)
+ * ask for transparent huge pages: first-touch faults dominate otherwise. */
+static uint32_t *big_alloc(size_t n)
+{
+	size_t bytes = (n + 1) * sizeof(uint32_t), huge = 2u << 20;
+	if (bytes < 4 * huge)
+		return malloc(bytes);
+	void *p = NULL;
+	if (posix_memalign(&p, huge, (bytes + huge - 1) / huge * huge))
+		return NULL;
+	madvise(p, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+	return p;
+}
+
+static int sb_alloc(struct sbuild *b, size_t n)
+{
+	b->s->src = big_alloc(n);
+	b->s->dst = big_alloc(n);
+	if (b->s->algo == SCHED_ALLGATHER)
+		b->s->blk = big_alloc(n);
+	if (!b->s->src || !b->s->dst || (b->s->algo == SCHED_ALLGATHER && !b->s->blk))
+		return SCHED_E_NOMEM;
+	b->cap = n;
+	return SCHED_OK;
+}
+
+static inline int sb_flow(struct sbuild *b, uint32_t src, uint32_t dst, uint32_t blk)
+{
+	if (__builtin_expect(b->n == b->cap, 0))
+		return SCHED_E_NOMEM; /* more than a complete exchange: a bug, refused */
+	b->s->src[b->n] = src;
+	b->s->dst[b->n] = dst;
+	if (b->s->blk)
+		b->s->blk[b->n] = blk;
+	b->n++;
+	return SCHED_OK;
+}
+
+/* Closes the current step (drops it if empty). */
+static int sb_step(struct sbuild *b)
+{
+	struct sched *s = b->s;
+	if (b->n == s->step_off[s->nsteps])
+		return SCHED_OK;
+	if (s->nsteps + 1 >= b->scap) {
+		uint32_t nc = b->scap * 2 + 64;
+		uint32_t *no = realloc(s->step_off, (size_t)(nc + 1) * sizeof(*no));
+		if (!no)
+			return SCHED_E_NOMEM;
+		s->step_off = no;
+		b->scap = nc;
+	}
+	s->step_off[++s->nsteps] = (uint32_t)b->n;
+	return SCHED_OK;
+}
+
+/* ---- XOR / pairwise ------------------------------------------------------------ */
+
+static int build_xor(struct sbuild *b, uint32_t P)
+{
+	int pow2 = P && !(P & (P - 1));
+	uint32_t *src = b->s->src, *dst = b->s->dst;
+	for (uint32_t i = 1; i < P; i++) {
+		size_t o = b->n;
+		if (o + P > b->cap)
+			return SCHED_E_NOMEM;
+		if (pow2)
+			for (uint32_t r = 0; r < P; r++) {
+				src[o + r] = r;
+				dst[o + r] = r ^ i;
+			}
+		else
+			for (uint32_t r = 0; r < P; r++) {
+				src[o + r] = r;
+				dst[o + r] = r + i < P ? r + i : r + i - P;
+			}
+		b->n = o + P;
+		if (sb_step(b))
+			return SCHED_E_NOMEM;
+	}
+	return SCHED_OK;
+}
+
+/* ---- kPrefix allgather (seed 002) ---------------------------------------------- */
+
+static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[SCHED_ERR_LEN])
+{
+	if (!k) {
+		k = 8;
+		while (k > 1 && (P % k || k > P))
+			k /= 2;
+	}
+	if (!k || (k & (k - 1)) || P % k)
+		return fail(err, SCHED_E_NOTAPPLIC,
+			    "kPrefix needs a partition size k that is a power of two dividing the %u ranks (k=%u)", P, k);
+	for (uint32_t t = 0; t < P / k; t++) {
+		for (uint32_t i = 1; i < k; i++) {
+			for (uint32_t r = 0; r < P; r++)
+				if (sb_flow(b, r, r ^ i, (uint32_t)((r + (uint64_t)P * k - (uint64_t)t * k) % P)))
+					return SCHED_E_NOMEM;
+			if (sb_step(b))
+				return SCHED_E_NOMEM;
+		}
+		if (t + 1 == P / k)
+			break;
+		for (uint32_t r = 0; r < P; r++)
+			if (sb_flow(b, r, (r + k) % P, (uint32_t)((r + (uint64_t)P * k - (uint64_t)t * k) % P)))
+				return SCHED_E_NOMEM;
+		if (sb_step(b))
+			return SCHED_E_NOMEM;
+	}
+	return SCHED_OK;
+}
+
+/* ---- TACS (seed 004, Algorithm 2) ----------------------------------------------- */
+
+struct hflow {
+	uint32_t step, a, b;
+};
+
+struct tacs {
+	const struct job *j;
+	uint32_t H, nsteps;    /* normal host steps: H - 1 */
+	uint32_t *partner;     /* [nsteps * H] or NONE */
+	uint16_t *load;        /* [nsteps * nlinks] */
+	uint8_t *done;         /* [H * H] pair exchanged */
+	uint32_t *cand;        /* [H * (H-1)] partners by distance desc, then ring order */
+	uint32_t *dist;        /* [H * (H-1)] distance of cand[] */
+	uint32_t *pend;        /* [H] pending partners */
+	uint32_t *cur;         /* [H] scan start per host for distance cur_d */
+	uint32_t cur_d;
+};
+
+static int tacs_fits(const struct tacs *t, const uint16_t *load, uint32_t a, uint32_t b, unsigned limit)
+{
+	const struct job *j = t->j;
+	uint32_t n;
+	if (load[j->cable[a]] + 1u > limit || load[j->cable[b]] + 1u > limit)
+		return 0;
+	const uint32_t *l = job_route(j, a, b, &n);
+	for (uint32_t k = 0; k < n; k++)
+		if (load[l[k]] + 1u > limit)
+			return 0;
+	l = job_route(j, b, a, &n);
+	for (uint32_t k = 0; k < n; k++)
+		if (load[l[k]] + 1u > limit)
+			return 0;
+	return 1;
+}
+
+static void tacs_add(const struct tacs *t, uint16_t *load, uint32_t a, uint32_t b)
+{
+	const struct job *j = t->j;
+	uint32_t n;
+	load[j->cable[a]]++;
+	load[j->cable[b]]++;
+	const uint32_t *l = job_route(j, a, b, &n);
+	for (uint32_t k = 0; k < n; k++)
+		load[l[k]]++;
+	l = job_route(j, b, a, &n);
+	for (uint32_t k = 0; k < n; k++)
+		load[l[k]]++;
+}
+
+static void tacs_pair(struct tacs *t, uint32_t *partner, uint32_t a, uint32_t b)
+{
+	partner[a] = b;
+	partner[b] = a;
+	t->done[(size_t)a * t->H + b] = t->done[(size_t)b * t->H + a] = 1;
+	t->pend[a]--;
+	t->pend[b]--;
+}
+
+static uint32_t g_H, g_self;
+static const uint32_t *g_dist;
+static int cand_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint32_t da = g_dist[a], db = g_dist[b];
+	if (da != db)
+		return da > db ? -1 : 1;
+	uint32_t ra = (a + g_H - g_self) % g_H, rb = (b + g_H - g_self) % g_H;
+	return ra < rb ? -1 : ra > rb;
+}
+
+/* One pass over the hosts of a step: pair each free host with its first
+ * pending, free partner in cand[lo_d..] whose distance is d (d == NONE: any)
+ * and that keeps every link at <= limit flows. */
+static void tacs_pass(struct tacs *t, uint32_t *partner, uint16_t *load, uint32_t d, unsigned limit)
+{
+	uint32_t H = t->H;
+	if (t->cur_d != d) {
+		/* candidates are by distance, descending: start at the first <= d */
+		for (uint32_t a = 0; a < H; a++) {
+			const uint32_t *cd = t->dist + (size_t)a * (H - 1);
+			uint32_t lo = 0, hi = H - 1;
+			while (d != NONE && lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (cd[mid] > d)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			t->cur[a] = lo;
+		}
+		t->cur_d = d;
+	}
+	for (uint32_t a = 0; a < H; a++) {
+		if (partner[a] != NONE || !t->pend[a])
+			continue;
+		const uint32_t *c = t->cand + (size_t)a * (H - 1);
+		const uint32_t *cd = t->dist + (size_t)a * (H - 1);
+		/* cur[a]: the first candidate at distance d (or any, d == NONE) not
+		 * yet exchanged; pairs only ever become done, so it only advances. */
+		uint32_t i = t->cur[a];
+		while (i < H - 1 && (d == NONE || cd[i] == d) && t->done[(size_t)a * H + c[i]])
+			i++;
+		t->cur[a] = i;
+		for (; i < H - 1; i++) {
+			if (d != NONE && cd[i] != d)
+				break;
+			uint32_t b = c[i];
+			if (partner[b] != NONE || t->done[(size_t)a * H + b] || !tacs_fits(t, load, a, b, limit))
+				continue;
+			tacs_pair(t, partner, a, b);
+			tacs_add(t, load, a, b);
+			break;
+		}
+	}
+}
+
+static int build_tacs(struct sched *s, const struct job *j, const struct sched_req *req,
+		      struct hflow **hf_out, size_t *nhf_out, char err[SCHED_ERR_LEN])
+{
+	uint32_t H = j->H;
+	struct tacs t = { .j = j, .H = H, .nsteps = H ? H - 1 : 0, .cur_d = NONE - 1 };
+	unsigned limit = 1 + req->conflicts;
+	struct hflow *hf = NULL;
+	size_t nhf = 0, hcap = 0;
+	int rc = SCHED_E_NOMEM;
+	if ((uint64_t)t.nsteps * j->nlinks > (64u << 20) || (uint64_t)H * H > (64u << 20)) {
+		return fail(err, SCHED_E_INVAL, "TACS for %u hosts over %u links is beyond its memory bound", H,
+			    j->nlinks);
+	}
+	t.partner = malloc(((size_t)t.nsteps * H + 1) * sizeof(*t.partner));
+	t.load = calloc((size_t)t.nsteps * j->nlinks + 1, sizeof(*t.load));
+	t.done = calloc((size_t)H * H + 1, 1);
+	t.cand = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.cand));
+	t.dist = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.dist));
+	t.pend = malloc(((size_t)H + 1) * sizeof(*t.pend));
+	t.cur = malloc(((size_t)H + 1) * sizeof(*t.cur));
+	uint32_t *drow = malloc(((size_t)H + 1) * sizeof(*drow));
+	uint32_t *extra = malloc(((size_t)H + 1) * sizeof(*extra));
+	uint16_t *xload = calloc((size_t)j->nlinks + 1, sizeof(*xload));
+	uint8_t *dset = calloc(65536, 1);
+	if (!t.partner || !t.load || !t.done || !t.cand || !t.dist || !t.pend || !t.cur || !drow || !extra || !xload || !dset)
+		goto out;
+	memset(t.partner, 0xff, (size_t)t.nsteps * H * sizeof(*t.partner));
+	for (uint32_t a = 0; a < H; a++) {
+		t.pend[a] = H - 1;
+		for (uint32_t b = 0; b < H; b++) {
+			drow[b] = a == b ? 0 : job_dist(j, a, b);
+			if (drow[b] > 65535)
+				drow[b] = 65535;
+			dset[drow[b]] = 1;
+		}
+		uint32_t *c = t.cand + (size_t)a * (H - 1), n = 0;
+		for (uint32_t b = 0; b < H; b++)
+			if (b != a)
+				c[n++] = b;
+		g_H = H;
+		g_self = a;
+		g_dist = drow;
+		qsort(c, n, sizeof(*c), cand_cmp);
+		for (uint32_t i = 0; i < n; i++)
+			t.dist[(size_t)a * (H - 1) + i] = drow[c[i]];
+	}
+	for (uint32_t d = 65535; d >= 1; d--) {
+		if (!dset[d])
+			continue;
+		for (uint32_t st = 0; st < t.nsteps; st++) {
+			uint32_t *p = t.partner + (size_t)st * H;
+			uint16_t *ld = t.load + (size_t)st * j->nlinks;
+			tacs_pass(&t, p, ld, d, 1);
+			tacs_pass(&t, p, ld, d, limit);
+		}
+	}
+#define PUSH(st, x, y)                                                                  \
+	do {                                                                            \
+		if (nhf == hcap) {                                                      \
+			hcap = hcap * 2 + 1024;                                         \
+			struct hflow *nh = realloc(hf, hcap * sizeof(*nh));             \
+			if (!nh)                                                        \
+				goto out;                                               \
+			hf = nh;                                                        \
+		}                                                                       \
+		hf[nhf++] = (struct hflow){ (st), (x), (y) };                           \
+	} while (0)
+	for (uint32_t st = 0; st < t.nsteps; st++) {
+		uint32_t *p = t.partner + (size_t)st * H;
+		for (uint32_t a = 0; a < H; a++)
+			if (p[a] != NONE && a < p[a]) {
+				PUSH(st, a, p[a]);
+				PUSH(st, p[a], a);
+			}
+		if (req->algo != SCHED_TACS2)
+			continue;
+		/* TACS2: a host left idle takes its first pending partner, whatever
+		 * the conflicts and even if that partner is busy in this step. */
+		for (uint32_t a = 0; a < H; a++) {
+			if (p[a] != NONE || !t.pend[a])
+				continue;
+			const uint32_t *c = t.cand + (size_t)a * (H - 1);
+			for (uint32_t i = 0; i < H - 1; i++) {
+				uint32_t b = c[i];
+				if (t.done[(size_t)a * H + b])
+					continue;
+				t.done[(size_t)a * H + b] = t.done[(size_t)b * H + a] = 1;
+				t.pend[a]--;
+				t.pend[b]--;
+				p[a] = b;  /* a is busy now; b keeps its own partner */
+				PUSH(st, a, b);
+				PUSH(st, b, a);
+				break;
+			}
+		}
+	}
+	/* TACS1: extra steps, bounded conflicts, any distance, until done. */
+	uint32_t hstep = t.nsteps;
+	for (;;) {
+		int left = 0;
+		for (uint32_t a = 0; a < H && !left; a++)
+			left = t.pend[a] != 0;
+		if (!left)
+			break;
+		if (req->algo == SCHED_TACS2) {
+			rc = fail(err, SCHED_E_CHECK, "TACS2 left pairs after %u steps", t.nsteps);
+			goto out;
+		}
+		memset(extra, 0xff, (size_t)H * sizeof(*extra));
+		memset(xload, 0, (size_t)j->nlinks * sizeof(*xload));
+		tacs_pass(&t, extra, xload, NONE, limit);
+		for (uint32_t a = 0; a < H; a++)
+			if (extra[a] != NONE && a < extra[a]) {
+				PUSH(hstep, a, extra[a]);
+				PUSH(hstep, extra[a], a);
+			}
+		hstep++;
+		s->extra_steps++;
+	}
+#undef PUSH
+	s->host_steps = hstep;
+	*hf_out = hf;
+	*nhf_out = nhf;
+	hf = NULL;
+	rc = SCHED_OK;
+out:
+	if (rc == SCHED_E_NOMEM)
+		fail(err, rc, "no memory for TACS on %u hosts", H);
+	free(hf);
+	free(t.partner);
+	free(t.load);
+	free(t.done);
+	free(t.cand);
+	free(t.dist);
+	free(t.pend);
+	free(t.cur);
+	free(drow);
+	free(extra);
+	free(xload);
+	free(dset);
+	return rc;
+}
+
+/* Host steps -> rank steps (see schedule.h). hf is grouped by step. */
+static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflow *hf, size_t nhf)
+{
+	uint32_t R = 0;
+	for (uint32_t a = 0; a < j->H; a++) {
+		uint32_t r = j->hrank_off[a + 1] - j->hrank_off[a];
+		R = r > R ? r : R;
+	}
+	for (uint32_t y = 1; y < R; y++) {
+		for (uint32_t a = 0; a < j->H; a++) {
+			const uint32_t *rk = j->hrank + j->hrank_off[a];
+			uint32_t r = j->hrank_off[a + 1] - j->hrank_off[a];
+			if (y < r)
+				for (uint32_t x = 0; x < r; x++)
+					if (sb_flow(b, rk[x], rk[(x + y) % r], 0))
+						return SCHED_E_NOMEM;
+		}
+		if (sb_step(b))
+			return SCHED_E_NOMEM;
+	}
+	for (size_t i = 0; i < nhf;) {
+		size_t e = i;
+		uint32_t smax = 0;
+		int equal = 1;
+		while (e < nhf && hf[e].step == hf[i].step) {
+			uint32_t ra = j->hrank_off[hf[e].a + 1] - j->hrank_off[hf[e].a];
+			uint32_t rb = j->hrank_off[hf[e].b + 1] - j->hrank_off[hf[e].b];
+			smax = ra > smax ? ra : smax;
+			smax = rb > smax ? rb : smax;
+			equal &= ra == rb;
+			e++;
+		}
+		for (uint32_t e2 = (uint32_t)i; equal && e2 < e; e2++)
+			equal = j->hrank_off[hf[e2].a + 1] - j->hrank_off[hf[e2].a] == smax;
+		for (uint32_t y = 0; y < smax; y++) {
+			/* all flows of the host step have smax ranks at both ends: every
+			 * substep moves the same host pairs, all ranks busy */
+			if (sb_mark_same(b, (uint8_t)(equal && y > 0)))
+				return SCHED_E_NOMEM;
+			for (size_t f = i; f < e; f++) {
+				const uint32_t *ka = j->hrank + j->hrank_off[hf[f].a];
+				const uint32_t *kb = j->hrank + j->hrank_off[hf[f].b];
+				uint32_t ra = j->hrank_off[hf[f].a + 1] - j->hrank_off[hf[f].a];
+				uint32_t rb = j->hrank_off[hf[f].b + 1] - j->hrank_off[hf[f].b];
+				if (ra <= rb) {
+					if (y < rb)
+						for (uint32_t x = 0; x < ra; x++)
+							if (sb_flow(b, ka[x], kb[(x + y) % rb], 0))
+								return SCHED_E_NOMEM;
+				} else if (y < ra) {
+					for (uint32_t z = 0; z < rb; z++)
+						if (sb_flow(b, ka[(z + y) % ra], kb[z], 0))
+							return SCHED_E_NOMEM;
+				}
+			}
+			if (sb_step(b))
+				return SCHED_E_NOMEM;
+		}
+		i = e;
+	}
+	return SCHED_OK;
+}
+
+/* ---- OPT (seed 000) ------------------------------------------------------------------ */
+
+static const struct hier *g_h;
+static const struct job *g_j;
+static int host_key_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	const uint32_t *pa = g_h->anc + (size_t)g_j->host[a] * g_h->depth;
+	const uint32_t *pb = g_h->anc + (size_t)g_j->host[b] * g_h->depth;
+	for (uint32_t l = 0; l < g_h->depth; l++)
+		if (pa[l] != pb[l])
+			return pa[l] < pb[l] ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* task[t] = rank at tree position t; fills s->M / nlevels; sub[l][t]. */
+static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, uint32_t *task,
+		    char err[SCHED_ERR_LEN])
+{
+	uint32_t H = j->H, D = h ? h->depth : 0;
+	if (!h || !D || h->nhosts != j->rt->nhosts)
+		return fail(err, SCHED_E_NOTAPPLIC, "OPT needs the fabric's hierarchy");
+	uint32_t r0 = j->hrank_off[1] - j->hrank_off[0];
+	for (uint32_t a = 1; a < H; a++)
+		if (j->hrank_off[a + 1] - j->hrank_off[a] != r0)
+			return fail(err, SCHED_E_NOTAPPLIC,
+				    "OPT needs the same number of ranks on every host (%s has %u, %s has %u)",
+				    j->rt->hosts[j->host[0]].name, r0, j->rt->hosts[j->host[a]].name,
+				    j->hrank_off[a + 1] - j->hrank_off[a]);
+	if (D + 2 > SCHED_LEVELS_MAX)
+		return fail(err, SCHED_E_NOTAPPLIC, "hierarchy of %u levels is deeper than OPT supports", D);
+	uint32_t *ord = malloc((size_t)H * sizeof(*ord));
+	if (!ord)
+		return fail(err, SCHED_E_NOMEM, "no memory");
+	for (uint32_t a = 0; a < H; a++)
+		ord[a] = a;
+	g_h = h;
+	g_j = j;
+	qsort(ord, H, sizeof(*ord), host_key_cmp);
+	/* Children per node, level by level from the leaf clusters up: at
+	 * prefix length L (L = D: hosts themselves), count distinct children
+	 * of each prefix of length L-1; all must be equal. */
+	uint32_t M[SCHED_LEVELS_MAX], nl = 0;
+	M[nl++] = r0;
+	for (uint32_t q = D; q >= 1; q--) {
+		/* groups: hosts sharing anc[0 .. q); children: distinct anc[0 .. q]
+		 * prefixes (q == D: the hosts themselves) */
+		uint32_t want = 0, i = 0;
+		while (i < H) {
+			const uint32_t *pi = h->anc + (size_t)j->host[ord[i]] * D;
+			uint32_t e = i, cnt = 0;
+			while (e < H) {
+				const uint32_t *pe = h->anc + (size_t)j->host[ord[e]] * D;
+				if (memcmp(pi, pe, (size_t)q * sizeof(*pi)))
+					break;
+				if (q == D || e == i ||
+				    memcmp(h->anc + (size_t)j->host[ord[e - 1]] * D, pe, ((size_t)q + 1) * sizeof(*pe)))
+					cnt++;
+				e++;
+			}
+			if (!want)
+				want = cnt;
+			if (cnt != want) {
+				free(ord);
+				return fail(err, SCHED_E_NOTAPPLIC,
+					    "OPT needs a homogeneous tree: at hierarchy level %u one cluster holds %u "
+					    "parts of the job and another %u",
+					    q - 1, want, cnt);
+			}
+			i = e;
+		}
+		M[nl++] = want;
+	}
+	/* The roots: several (a disconnected fabric) act as one virtual root. */
+	{
+		uint32_t roots = 1;
+		for (uint32_t i = 1; i < H; i++)
+			if (h->anc[(size_t)j->host[ord[i]] * D] != h->anc[(size_t)j->host[ord[i - 1]] * D])
+				roots++;
+		if (roots > 1) {
+			free(ord);
+			return fail(err, SCHED_E_NOTAPPLIC, "the job spans %u disconnected parts of the fabric", roots);
+		}
+	}
+	memcpy(s->M, M, sizeof(M));
+	s->nlevels = nl;
+	for (uint32_t i = 0; i < H; i++)
+		for (uint32_t x = 0; x < r0; x++)
+			task[(size_t)i * r0 + x] = j->hrank[j->hrank_off[ord[i]] + x];
+	free(ord);
+	return SCHED_OK;
+}
+
+static int build_opt(struct sbuild *b, const struct job *j, const struct hier *h, uint32_t *task,
+		     char err[SCHED_ERR_LEN])
+{
+	struct sched *s = b->s;
+	int rc = opt_tree(s, j, h, task, err);
+	if (rc)
+		return rc;
+	uint32_t L = s->nlevels, P = j->P;
+	/* Theta_k = M_{L+1-k}: theta digits (base M_L first); alpha digit l of d
+	 * has base M_l. d's alpha_{L+1-k} = (theta_k(s) + theta_k(p)) mod M_{L+1-k}. */
+	uint32_t pi[SCHED_LEVELS_MAX + 1];
+	pi[0] = 1;
+	for (uint32_t l = 0; l < L; l++)
+		pi[l + 1] = pi[l] * s->M[l];
+	/* P phases; in each, some sources draw themselves (a local copy, not listed). */
+	for (uint32_t p = 0; p < P; p++) {
+		uint32_t tp[SCHED_LEVELS_MAX], x = p;
+		for (uint32_t k = 0; k < L; k++) {  /* theta_{k+1}: base M[L-1-k] */
+			tp[k] = x % s->M[L - 1 - k];
+			x /= s->M[L - 1 - k];
+		}
+		for (uint32_t t = 0; t < P; t++) {
+			uint32_t y = t, d = 0;
+			for (uint32_t k = 0; k < L; k++) {
+				uint32_t base = s->M[L - 1 - k];
+				uint32_t ts = y % base;
+				y /= base;
+				d += ((ts + tp[k]) % base) * pi[L - 1 - k];
+			}
+			if (d != t && sb_flow(b, task[t], task[d], 0))
+				return SCHED_E_NOMEM;
+		}
+		if (sb_step(b))
+			return SCHED_E_NOMEM;
+	}
+	/* Bmin(l) for the up link of a level-l subtree, l = 1 .. L-1. */
+	for (uint32_t l = 1; l < L; l++)
+		s->bmin[l] = pi[l] - pi[l] / (pi[L] / pi[l]);
+	return SCHED_OK;
+}
+
+/* ---- figures --------------------------------------------------------------------------- */
+
+/* Level of every link used by the job (+l up, -l down; 0 unknown, 127 inconsistent) from its
+ * position on the routes; cables per level. Only for OPT. */
+static int opt_levels(struct sched *s, const struct job *j, int8_t *lvl)
+{
+	uint32_t H = j->H;
+	s->tree_routes = 1;
+	uint32_t *upcount = calloc(SCHED_LEVELS_MAX, sizeof(*upcount));
+	if (!upcount)
+		return SCHED_E_NOMEM;
+	for (uint32_t a = 0; a < H; a++) {
+		for (uint32_t b = 0; b < H; b++) {
+			if (a == b)
+				continue;
+			uint32_t n;
+			const uint32_t *l = job_route(j, a, b, &n);
+			uint32_t tot = n + 1;
+			if (tot % 2) {
+				s->tree_routes = 0;
+				continue;
+			}
+			for (uint32_t k = 0; k < tot; k++) {
+				uint32_t id = k ? l[k - 1] : j->cable[a];
+				int v = k < tot / 2 ? (int)k + 1 : -(int)(tot - k);
+				if (v >= SCHED_LEVELS_MAX || v <= -SCHED_LEVELS_MAX) {
+					s->tree_routes = 0;
+					continue;
+				}
+				if (lvl[id] == 0) {
+					lvl[id] = (int8_t)v;
+					if (v > 0)
+						upcount[v]++;
+				} else if (lvl[id] != v) {
+					s->tree_routes = 0;
+				}
+			}
+		}
+	}
+	uint32_t pi = 1;
+	for (uint32_t l = 1; l < s->nlevels; l++) {
+		pi *= s->M[l - 1];
+		uint32_t nsub = j->P / pi;
+		s->cables[l] = upcount[l] / (nsub ? nsub : 1);
+		s->cable_bound[l] = s->cables[l] ? (s->bmin[l] + s->cables[l] - 1) / s->cables[l] : s->bmin[l];
+	}
+	free(upcount);
+	return SCHED_OK;
+}
+
+static int figures(struct sched *s, const struct job *j, const uint8_t *same, uint32_t samecap, int threads)
+{
+	int8_t *lvl = NULL;
+	uint32_t L = s->nlevels;
+	s->fig = calloc((size_t)s->nsteps + 1, sizeof(*s->fig));
+	if (!s->fig)
+		return SCHED_E_NOMEM;
+	if (L) {
+		lvl = calloc((size_t)j->nlinks + 1, 1);
+		s->level_max = calloc((size_t)s->nsteps * L + 1, sizeof(*s->level_max));
+		if (!lvl || !s->level_max || opt_levels(s, j, lvl)) {
+			free(lvl);
+			return SCHED_E_NOMEM;
+		}
+	}
+	int nt = threads > 0 ? threads : 1;
+	int rc = SCHED_OK, multi = 0;
+	uint32_t nlinks = j->nlinks, P = s->nranks;
+#pragma omp parallel num_threads(nt) reduction(| : multi)
+	{
+		uint32_t *load = calloc((size_t)nlinks + 1, sizeof(*load));
+		uint32_t *touched = malloc(((size_t)nlinks + 1) * sizeof(*touched));
+		/* per link: the last host pair seen (a * H + b + 1) and whether a
+		 * second, different pair came: "two nodes share the link" */
+		uint64_t *lastp = calloc((size_t)nlinks + 1, sizeof(*lastp));
+		uint8_t *shared = calloc((size_t)nlinks + 1, 1);
+		/* step + 1 of a rank's last send / receive: the exact multi flag */
+		uint32_t *ss = calloc((size_t)P + 1, sizeof(*ss)), *rs = calloc((size_t)P + 1, sizeof(*rs));
+		if (!load || !touched || !ss || !rs || !lastp || !shared) {
+#pragma omp atomic write
+			rc = SCHED_E_NOMEM;
+		}
+#pragma omp for schedule(dynamic, 8)
+		for (uint32_t st = 0; st < s->nsteps; st++) {
+			if (!load || !touched || !ss || !rs || !lastp || !shared)
+				continue;
+			if (same && st < samecap && same[st])
+				continue; /* copied below */
+			struct sched_fig *fg = &s->fig[st];
+			uint32_t nt_ = 0;
+			uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
+			fg->flows = hi - lo;
+			/* Runs of flows between the same two hosts are added at once. */
+			for (uint32_t f = lo; f < hi;) {
+				uint32_t a = j->jh[s->src[f]], bb = j->jh[s->dst[f]], w = 0;
+				/* one pass: the run, and the exact multi flag */
+				while (f < hi) {
+					uint32_t x = s->src[f], y = s->dst[f];
+					if (j->jh[x] != a || j->jh[y] != bb)
+						break;
+					multi |= ss[x] == st + 1 || rs[y] == st + 1;
+					ss[x] = rs[y] = st + 1;
+					w++;
+					f++;
+				}
+				if (a == bb)
+					continue;
+				uint32_t n;
+				const uint32_t *l = job_route(j, a, bb, &n);
+				uint64_t pid = (uint64_t)a * j->H + bb + 1;
+				for (uint32_t k = 0; k <= n; k++) {
+					uint32_t id = k ? l[k - 1] : j->cable[a];
+					if (!load[id])
+						touched[nt_++] = id;
+					else if (lastp[id] != pid)
+						shared[id] = 1;
+					lastp[id] = pid;
+					load[id] += w;
+				}
+			}
+			for (uint32_t i = 0; i < nt_; i++) {
+				uint32_t id = touched[i], v = load[id];
+				if (v > fg->maxload)
+					fg->maxload = v;
+				if (shared[id]) {
+					fg->conflicts++;
+					fg->fabric_conflicts += j->fabric[id];
+				}
+				if (lvl) {
+					int lv = lvl[id] < 0 ? -lvl[id] : lvl[id];
+					if (lv > 0 && (uint32_t)lv < L && v > s->level_max[(size_t)st * L + lv])
+						s->level_max[(size_t)st * L + lv] = v;
+				}
+				load[id] = 0;
+				lastp[id] = 0;
+				shared[id] = 0;
+			}
+		}
+		free(load);
+		free(touched);
+		free(ss);
+		free(rs);
+		free(lastp);
+		free(shared);
+	}
+	free(lvl);
+	for (uint32_t st = 1; same && st < s->nsteps && st < samecap; st++)
+		if (same[st])
+			s->fig[st] = s->fig[st - 1];
+	s->multi = multi;
+	return rc;
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
+	free(s->step_off);
+	free(s->src);
+	free(s->dst);
+	free(s->blk);
+	free(s->fig);
+	free(s->level_max);
+	free(s);
+}
+
+int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req, int threads,
+		struct sched **out, char err[SCHED_ERR_LEN])
+{
+	if (!rt || !req || !out || !req->rank_host || req->nranks < 1)
+		return fail(err, SCHED_E_INVAL, "empty rank list");
+	if (req->nranks > SCHED_RANKS_MAX)
+		return fail(err, SCHED_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
+	if ((unsigned)req->algo > SCHED_ALLGATHER)
+		return fail(err, SCHED_E_INVAL, "unknown algorithm");
+	if (req->conflicts > SCHED_CONFLICTS_MAX)
+		return fail(err, SCHED_E_INVAL, "conflicts must be 0..%d", SCHED_CONFLICTS_MAX);
+	if (!(req->sparsity >= 0 && req->sparsity <= 1e6))
+		return fail(err, SCHED_E_INVAL, "bad sparsity threshold");
+	struct job j;
+	int rc = job_build(&j, rt, req, err);
+	struct sched *s = calloc(1, sizeof(*s));
+	struct sbuild b = { .s = s };
+	struct hflow *hf = NULL;
+	uint32_t *task = NULL;
+	if (rc)
+		goto out;
+	rc = SCHED_E_NOMEM;
+	if (!s)
+		goto out;
+	s->algo = req->algo;
+	s->nranks = j.P;
+	s->step_off = calloc(65, sizeof(*s->step_off));
+	b.scap = 64;
+	if (!s->step_off || sb_alloc(&b, (size_t)j.P * (j.P - 1)))
+		goto out;
+	if (s->algo == SCHED_TACS1 || s->algo == SCHED_TACS2) {
+		/* The printed guard: sparse jobs run the default. */
+		uint32_t *perleaf = calloc(rt->snap->nnodes, sizeof(*perleaf));
+		if (!perleaf)
+			goto out;
+		uint32_t sharing = 0, leaves = 0;
+		for (uint32_t a = 0; a < j.H; a++)
+			if (!perleaf[rt->eps[route_host_ep(rt, j.host[a])].leaf]++)
+				leaves++;
+		for (uint32_t a = 0; a < j.H; a++)
+			if (perleaf[rt->eps[route_host_ep(rt, j.host[a])].leaf] > 1)
+				sharing++;
+		free(perleaf);
+		double avg = leaves ? (double)j.H / leaves : 0;
+		if (!sharing || avg < req->sparsity) {
+			snprintf(s->note, sizeof(s->note),
+				 "fallback=xor hosts_sharing_links=%u avg_hosts_per_leaf=%.2f sparsity=%.2f", sharing,
+				 avg, req->sparsity);
+			s->algo = SCHED_XOR;
+		}
+	}
+	switch (s->algo) {
+	case SCHED_XOR:
+		rc = build_xor(&b, j.P);
+		break;
+	case SCHED_ALLGATHER:
+		rc = build_allgather(&b, j.P, req->k, err);
+		break;
+	case SCHED_TACS1:
+	case SCHED_TACS2: {
+		size_t nhf = 0;
+		rc = build_tacs(s, &j, req, &hf, &nhf, err);
+		if (!rc)
+			rc = expand_hosts(&b, &j, hf, nhf);
+		break;
+	}
+	case SCHED_OPT:
+		task = malloc((size_t)j.P * sizeof(*task));
+		rc = task ? build_opt(&b, &j, h, task, err) : SCHED_E_NOMEM;
+		break;
+	}
+	if (rc)
+		goto out;
+	rc = figures(s, &j, b.same, b.samecap, threads);
+	if (rc)
+		goto out;
+	*out = s;
+	s = NULL;
+out:
+	if (rc == SCHED_E_NOMEM)
+		fail(err, rc, "no memory for a %u-rank schedule", req->nranks);
+	sched_free(s);
+	free(hf);
+	free(task);
+	free(b.same);
+	job_free(&j);
+	return rc;
+}
+
+/* ---- the checker --------------------------------------------------------------- */
+
+int sched_check(const struct sched *s, char err[SCHED_ERR_LEN])
+{
+	uint32_t P = s->nranks;
+	size_t bits = (size_t)P * P;
+	uint8_t *seen = calloc(bits / 8 + 1, 1);
+	uint32_t *ss = malloc(((size_t)P + 1) * sizeof(*ss));
+	uint32_t *rs = malloc(((size_t)P + 1) * sizeof(*rs));
+	int rc = SCHED_E_NOMEM, needmulti = 0;
+	size_t count = 0;
+	if (!seen || !ss || !rs) {
+		fail(err, rc, "no memory");
+		goto out;
+	}
+	memset(ss, 0xff, (size_t)P * sizeof(*ss));
+	memset(rs, 0xff, (size_t)P * sizeof(*rs));
+	/* allgather: seen[r][o] = rank r holds block o (own block from the start) */
+	if (s->blk)
+		for (uint32_t r = 0; r < P; r++)
+			seen[((size_t)r * P + r) / 8] |= (uint8_t)(1u << (((size_t)r * P + r) % 8));
+	rc = SCHED_E_CHECK;
+	if (s->step_off[0] != 0) {
+		fail(err, rc, "step 0 does not start at flow 0");
+		goto out;
+	}
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
+		if (hi < lo) {
+			fail(err, rc, "step %u: bad offsets", st);
+			goto out;
+		}
+		for (uint32_t f = lo; f < hi; f++) {
+			uint32_t a = s->src[f], b = s->dst[f];
+			if (a >= P || b >= P || a == b) {
+				fail(err, rc, "step %u: flow %u -> %u out of range or to itself", st, a, b);
+				goto out;
+			}
+			if (ss[a] == st || rs[b] == st)
+				needmulti = 1;
+			ss[a] = st;
+			rs[b] = st;
+			size_t k;
+			if (s->blk) {
+				uint32_t o = s->blk[f];
+				if (o >= P) {
+					fail(err, rc, "step %u: block %u out of range", st, o);
+					goto out;
+				}
+				/* the sender must hold it before this step: blocks received
+				 * in this step are marked after the step (bit 2 pass below). */
+				size_t ka = (size_t)a * P + o;
+				if (!(seen[ka / 8] & (1u << (ka % 8)))) {
+					fail(err, rc, "step %u: rank %u forwards block %u it does not hold", st, a, o);
+					goto out;
+				}
+				k = (size_t)b * P + o;
+			} else {
+				k = (size_t)a * P + b;
+			}
+			if (seen[k / 8] & (1u << (k % 8))) {
+				fail(err, rc, "step %u: %s %u -> %u twice", st, s->blk ? "block to rank" : "pair",
+				     s->blk ? s->blk[f] : a, b);
+				goto out;
+			}
+			count++;
+		}
+		/* mark after the step, so that a block cannot be forwarded in the step it arrives */
+		for (uint32_t f = lo; f < hi; f++) {
+			size_t k = s->blk ? (size_t)s->dst[f] * P + s->blk[f] : (size_t)s->src[f] * P + s->dst[f];
+			if (seen[k / 8] & (1u << (k % 8))) {
+				fail(err, rc, "step %u: %u -> %u twice in one step", st, s->src[f], s->dst[f]);
+				goto out;
+			}
+			seen[k / 8] |= (uint8_t)(1u << (k % 8));
+		}
+	}
+	if (count != (size_t)P * (P - 1)) {
+		fail(err, rc, "%zu transfers, a complete exchange of %u ranks has %zu", count, P, (size_t)P * (P - 1));
+		goto out;
+	}
+	if (needmulti && !s->multi) {
+		fail(err, rc, "a rank sends or receives twice in one step but multi=0");
+		goto out;
+	}
+	if (!needmulti && s->multi) {
+		fail(err, rc, "multi=1 but no rank sends or receives twice in a step");
+		goto out;
+	}
+	rc = SCHED_OK;
+out:
+	free(seen);
+	free(ss);
+	free(rs);
+	return rc;
+}

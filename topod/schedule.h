@@ -1,0 +1,155 @@
+/*
+ * schedule.h - all-to-all (and allgather) communication schedules for a job,
+ * and what each step of them does to the fabric's links.
+ *
+ * A job is a rank -> host list (route_tab host indices; several ranks may
+ * share a host, hosts may carry different rank counts). A schedule is a
+ * list of steps; each step is a list of flows (src rank -> dst rank), sorted
+ * by src. An MPI library runs step after step, one MPI_Sendrecv per rank
+ * per step (or Isend/Irecv when a rank has several flows in a step, which
+ * only TACS2 produces; sched->multi says so). Self blocks (r -> r) are never
+ * listed: they are a local copy.
+ *
+ * Algorithms (docs/protocol.md "schedule" has the reference text):
+ *   SCHED_XOR     what MPICH and Open MPI run by default for large blocks:
+ *                 p a power of two: step i (1..p-1) exchanges r <-> r XOR i;
+ *                 otherwise pairwise: r sends to (r+i) mod p and receives
+ *                 from (r-i) mod p.
+ *   SCHED_TACS1   seed 004, section 6.2.3, Algorithm 2, at host level: for
+ *   SCHED_TACS2   each distance d from the largest host-to-host hop count
+ *                 down to 1, for each of the H-1 normal steps, every free
+ *                 host pairs (a symmetric exchange) with its farthest pending
+ *                 partner at distance d whose route adds no shared link to the
+ *                 step, then with one that keeps every link at <= 1 +
+ *                 conflicts flows; then TACS1 adds extra steps (same bounded
+ *                 rule, any distance) until every pair is done, while TACS2
+ *                 lets each host left idle in a normal step take its first
+ *                 pending partner regardless of conflicts, so it ends after
+ *                 H-1 host steps and hosts may exchange with several partners
+ *                 in one step (multi=1). "More than i hops" of the printed
+ *                 algorithm is read as ">= i": with ">" pairs on one leaf
+ *                 (1 hop) would only ever go into extra steps.
+ *                 Sparsity rule (the printed guard): if no two job hosts share
+ *                 a leaf switch, or job hosts per used leaf < sparsity, the
+ *                 default (XOR) is used and sched->note says so.
+ *                 The host schedule is expanded to ranks: first the
+ *                 intra-host exchange (y = 1..R-1: rank x -> (x+y) mod r on
+ *                 every host with r > y ranks), then each host step a -> b
+ *                 (ra, rb ranks) becomes max(ra, rb) rank steps: step y,
+ *                 ra <= rb: a[x] -> b[(x+y) mod rb]; ra > rb: a[(z+y) mod ra]
+ *                 -> b[z]. A host step's rank steps are max over its flows.
+ *   SCHED_OPT     seed 000's bandwidth-optimal exchange (equation 4 with
+ *                 sigma = (L..1)) on the job's tree FT(L; M1..ML): M1 =
+ *                 ranks per host, M2 = job hosts per leaf cluster, M3 = leaf
+ *                 clusters per pod ... from the hierarchy (hier.h). Applies
+ *                 only when that tree is homogeneous (every host the same
+ *                 rank count, every cluster the same number of children);
+ *                 otherwise SCHED_E_NOTAPPLIC with the reason.
+ *   SCHED_ALLGATHER seed 002's kPrefix all-to-all multicast: P ranks in
+ *                 partitions of k (a power of two dividing P); iteration t
+ *                 (0..P/k-1) has k-1 steps r -> r XOR i (i = 1..k-1) carrying
+ *                 block (r - t*k) mod P, then (except the last) a ring step
+ *                 r -> (r+k) mod P carrying the same block. P-1 steps. The
+ *                 flows carry the block (origin rank) they forward.
+ *
+ * Figures per step, from the LFT routes of the generation: a flow between
+ * ranks on different hosts loads the source host's cable and every (switch,
+ * out port) of route_walk from its default port to the destination's LID
+ * (the last one is the destination's cable); intra-host flows load nothing.
+ * maxload = the most rank flows on one directed link; conflicts = directed
+ * links shared by flows of two or more different (source host, destination
+ * host) pairs: seed 004's "a link is over-subscribed if two nodes share it
+ * in that step" (Figure 6.5), so the ranks of one host sending to one other
+ * host, which share every link by construction, are not a conflict;
+ * fabric_conflicts = those links between two switches (host cables left out).
+ *
+ * Error convention: int functions return SCHED_OK (0) or a negative
+ * SCHED_E_*, with err[SCHED_ERR_LEN] saying why. Nothing prints or exits.
+ * Lifetime: a sched is independent of the route_tab once built.
+ */
+#ifndef TOPOD_SCHEDULE_H
+#define TOPOD_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "route.h"
+#include "hier.h"
+
+#define SCHED_ERR_LEN 256
+#define SCHED_LEVELS_MAX 8     /* levels of seed 000's tree (ranks .. root) */
+#define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
+#define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
+
+enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER };
+
+enum sched_err {
+	SCHED_OK = 0,
+	SCHED_E_NOMEM = -1,
+	SCHED_E_INVAL = -2,      /* bad parameter or rank list */
+	SCHED_E_NOTAPPLIC = -3,  /* the algorithm does not apply to this job/fabric */
+	SCHED_E_ROUTE = -4,      /* a route between two job hosts fails */
+	SCHED_E_CHECK = -5,      /* sched_check: not a complete exchange */
+};
+
+struct sched_req {
+	enum sched_algo algo;
+	uint32_t nranks;
+	const uint32_t *rank_host;  /* [nranks] route_tab host index of each rank */
+	unsigned conflicts;         /* TACS: allowed conflicts per link (seed: 1) */
+	double sparsity;            /* TACS: sparsity threshold, hosts per leaf (0: never) */
+	unsigned k;                 /* ALLGATHER: partition size (0: largest power of two <= 8 dividing P) */
+};
+
+struct sched_fig {
+	uint32_t flows;             /* flows in the step */
+	uint32_t maxload;
+	uint32_t conflicts;         /* directed links shared by >= 2 host pairs */
+	uint32_t fabric_conflicts;  /* of those, links between two switches */
+};
+
+struct sched {
+	enum sched_algo algo;       /* the one run (TACS may have fallen back to XOR) */
+	uint32_t nranks, nsteps;
+	uint32_t *step_off;         /* [nsteps + 1] flows of step i: [step_off[i], step_off[i+1]) */
+	uint32_t *src, *dst;        /* [step_off[nsteps]] */
+	uint32_t *blk;              /* ALLGATHER: origin rank of the block forwarded; else NULL */
+	int multi;                  /* some rank sends or receives more than once in a step */
+	uint32_t host_steps;        /* TACS: host-level steps (normal H-1 + extra) */
+	uint32_t extra_steps;       /* TACS1: host steps beyond H-1 */
+	struct sched_fig *fig;      /* [nsteps], after sched_figures() */
+	/* OPT only: the tree and its per-level bound (seed 000 eq. 1), per step
+	 * the busiest directed link at each level (up or down) and the per-cable
+	 * bound ceil(Bmin(l) / cables(l)), cables(l) = links at that level used
+	 * by the whole exchange / subtrees at level l. */
+	uint32_t nlevels;           /* L: M[0..L-1] = M1..ML */
+	uint32_t M[SCHED_LEVELS_MAX];
+	uint32_t bmin[SCHED_LEVELS_MAX];
+	uint32_t cables[SCHED_LEVELS_MAX];
+	uint32_t cable_bound[SCHED_LEVELS_MAX];
+	uint32_t *level_max;        /* [nsteps * nlevels] or NULL */
+	int tree_routes;            /* 1 if every route climbed and descended the tree evenly */
+	char note[160];             /* "fallback=xor (...)" or "" */
+};
+
+const char *sched_algo_name(enum sched_algo a);
+int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or SCHED_E_INVAL */
+
+/* Builds the schedule and its per-step figures. h is needed for OPT only
+ * (may be NULL otherwise). threads: OpenMP team size for the figures. */
+int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+		int threads, struct sched **out, char err[SCHED_ERR_LEN]);
+void sched_free(struct sched *s);  /* NULL is a no-op */
+
+/* Independent check: every ordered pair of distinct ranks exactly once
+ * (allgather: every rank receives every other rank's block exactly once, from
+ * a rank that held it before that step); per step each rank sends and
+ * receives at most once unless s->multi, and s->multi is set only if needed.
+ * O(flows + nranks^2 / 8) memory. */
+int sched_check(const struct sched *s, char err[SCHED_ERR_LEN]);
+
+/* The `schedule` protocol command (schedule_answer.c, docs/protocol.md). */
+struct qctx;
+void answer_schedule(struct qctx *c);
+
+#endif
