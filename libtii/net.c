@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "util.h"
 
 /* First receive-buffer allocation; it doubles up to TII_LINE_MAX + READ. */
 #define BUF_INIT 16384
@@ -30,9 +31,7 @@
 
 int64_t tii__net_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return util_now_ms();
 }
 
 /* Waits for events on fd until deadline: 1 ready, 0 timed out, -1 error. */

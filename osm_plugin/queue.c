@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "util.h"
 
 /* An encoded snapshot shared by the slot and the workers sending it. */
 struct blob {
@@ -57,13 +58,6 @@ struct tpq {
 	int nworkers;
 	struct worker w[SINK_MAX];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void say(struct tpq *q, enum tpq_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -113,7 +107,7 @@ static void note_result(struct worker *w, int rc, uint64_t gen, size_t len,
 			uint64_t started_ms, const char *err)
 {
 	struct tpq *q = w->q;
-	uint64_t now = now_ms();
+	uint64_t now = (uint64_t)util_now_ms();
 
 	if (rc == 0) {
 		if (w->failures)
@@ -161,7 +155,7 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		uint64_t now = now_ms();
+		uint64_t now = (uint64_t)util_now_ms();
 		struct blob *b = q->cur;
 		int want = b && b->gen > w->have_gen;
 
@@ -322,7 +316,7 @@ void tpq_stop(struct tpq *q)
 		return;
 	pthread_mutex_lock(&q->lock);
 	q->stopping = 1;
-	q->deadline_ms = now_ms() + q->linger_ms;
+	q->deadline_ms = (uint64_t)util_now_ms() + q->linger_ms;
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
 

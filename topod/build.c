@@ -100,7 +100,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	if (!s && snap_decode(j->buf, j->len, &s, err)) {
 		/* The previous fabric stays served: a bad snapshot only costs a
 		 * log line and an error reply to its producer. */
-		tlog(LOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, err);
+		tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, err);
 		record_error(b, err);
 		snprintf(msg, sizeof(msg), "ERR INVALID %s", err);
 		reply(j, 0, msg);
@@ -113,21 +113,21 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	const struct snap *cs = cur->index ? cur->snap : NULL;
 	int rule = check_generation(cs, s, j->force, err, sizeof(err));
 	if (rule == 0 && cs && !j->force && s->generation <= cs->generation)
-		tlog(LOG_WARN, "generation %" PRIu64 " from %s is below the served %" PRIu64
+		tlog(TLOG_WARN, "generation %" PRIu64 " from %s is below the served %" PRIu64
 			       " but comes from a restarted subnet manager (SM 0x%016" PRIx64 " sweep %" PRIu64
 			       " after 0x%016" PRIx64 " sweep %" PRIu64 "): serving it",
 		     s->generation, j->source, cs->generation, s->sm_guid, s->sweep, cs->sm_guid, cs->sweep);
 	else if (rule == 0 && cs && j->force && s->generation <= cs->generation)
-		tlog(LOG_WARN, "generation %" PRIu64 " from %s replaces the served %" PRIu64 " by the operator's force",
+		tlog(TLOG_WARN, "generation %" PRIu64 " from %s replaces the served %" PRIu64 " by the operator's force",
 		     s->generation, j->source, cs->generation);
 	fabric_put(cur);
 	if (rule) {
 		if (rule < 0) {
-			tlog(LOG_ERR, "rejected snapshot from %s: %s", j->source, err);
+			tlog(TLOG_ERR, "rejected snapshot from %s: %s", j->source, err);
 			record_error(b, err);
 			snprintf(msg, sizeof(msg), "ERR STALE %s", err);
 		} else {
-			tlog(LOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
+			tlog(TLOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
 			     j->source);
 			snprintf(msg, sizeof(msg), "OK %" PRIu64 " already served", s->generation);
 		}
@@ -140,7 +140,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	uint64_t t1 = util_now_us();
 	struct fabric_index *x = fabric_index_build(s, b->map, b->threads, err);
 	if (!x) {
-		tlog(LOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
+		tlog(TLOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
 		     j->source, err);
 		record_error(b, err);
 		snprintf(msg, sizeof(msg), "ERR BUILD %s", err);
@@ -169,7 +169,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 			free(enc);
 		}
 		if (rc) {
-			tlog(LOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, err);
+			tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, err);
 			snprintf(msg, sizeof(msg), "OK %" PRIu64 " not-durable: %.200s", s->generation, err);
 		}
 	}
@@ -188,7 +188,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	f->decode_ms = decode_ms;
 	f->build_ms = build_ms;
 	store_publish(b->st, f);
-	tlog(LOG_INFO,
+	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "decode %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f)",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier), decode_ms,
@@ -273,7 +273,7 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 		snprintf(msg, sizeof(msg), "ERR STALE generation %" PRIu64 " is older than generation %" PRIu64
 					   ", which is queued",
 			 job_generation(refused), queued);
-		tlog(LOG_WARN, "snapshot from %s: %s", refused->source, msg + 10);
+		tlog(TLOG_WARN, "snapshot from %s: %s", refused->source, msg + 10);
 		if (refused->done)
 			refused->done(refused->arg, 0, msg);
 		job_free(refused);
@@ -281,7 +281,7 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 	if (old) {
 		/* Never validated, but a newer snapshot of the same fabric is
 		 * queued behind it: the producer has nothing to resend. */
-		tlog(LOG_INFO, "snapshot from %s superseded by a newer one before it was built", old->source);
+		tlog(TLOG_INFO, "snapshot from %s superseded by a newer one before it was built", old->source);
 		if (old->done)
 			old->done(old->arg, 1, "OK superseded");
 		job_free(old);

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-int log_verbosity = LOG_INFO;
+int log_verbosity = TLOG_INFO;
 
 void tlog(enum log_level lvl, const char *fmt, ...)
 {

@@ -8,7 +8,10 @@
 
 #include <stddef.h>
 
-enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+/* TLOG_, not LOG_: <syslog.h> defines LOG_ERR, LOG_WARNING, LOG_INFO and
+ * LOG_DEBUG as macros with other values, and any file that includes both
+ * would silently log at the wrong level. */
+enum log_level { TLOG_ERR = 0, TLOG_WARN = 1, TLOG_INFO = 2, TLOG_DEBUG = 3 };
 
 extern int log_verbosity; /* messages above this level are dropped; set by main() only */
 

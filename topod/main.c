@@ -286,8 +286,8 @@ static int apply(struct options *o, int c, const char *val)
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
 	case OPT_NAMEMAP: o->namemap = val; return 0;
-	case 'v': log_verbosity = LOG_DEBUG; return 0;
-	case 'q': log_verbosity = LOG_WARN; return 0;
+	case 'v': log_verbosity = TLOG_DEBUG; return 0;
+	case 'q': log_verbosity = TLOG_WARN; return 0;
 	}
 	return -1;
 toomany:
@@ -459,9 +459,9 @@ static int check_state_dir(const char *dir)
 	snprintf(path, sizeof(path), "%s/fabric.snap", dir);
 	int n = snap_remove_stale_tmp(path, err);
 	if (n > 0)
-		tlog(LOG_INFO, "removed %d temporary file(s) an interrupted write left in %s", n, dir);
+		tlog(TLOG_INFO, "removed %d temporary file(s) an interrupted write left in %s", n, dir);
 	else if (n < 0)
-		tlog(LOG_WARN, "cannot clear temporary files: %s", err);
+		tlog(TLOG_WARN, "cannot clear temporary files: %s", err);
 	return 0;
 }
 
@@ -491,12 +491,12 @@ static void size_connections(struct options *o, int explicit_conns)
 		avail = 1000000;
 	if (!explicit_conns) {
 		o->srv.max_conns = (unsigned)avail;
-		tlog(avail >= 10000 ? LOG_INFO : LOG_WARN,
+		tlog(avail >= 10000 ? TLOG_INFO : TLOG_WARN,
 		     "max-conns %u: descriptor limit %llu (hard %llu), %d kept for listeners, ingest and files%s",
 		     o->srv.max_conns, (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, FD_RESERVE,
 		     avail >= 10000 ? "" : "; raise the hard limit (LimitNOFILE=) to serve 10,000 clients at once");
 	} else if (o->srv.max_conns > avail) {
-		tlog(LOG_WARN, "--max-conns %u is more than the descriptor limit %llu allows: using %llu",
+		tlog(TLOG_WARN, "--max-conns %u is more than the descriptor limit %llu allows: using %llu",
 		     o->srv.max_conns, (unsigned long long)rl.rlim_cur, avail);
 		o->srv.max_conns = (unsigned)avail;
 	}
@@ -659,7 +659,7 @@ int main(int argc, char **argv)
 	/* Tests and scripts wait for this line; with port 0 it says which. */
 	printf("ready port=%d\n", server_query_port(srv, 0));
 	fflush(stdout);
-	tlog(LOG_INFO, "ready: queries on %s (port %d)", o.srv.listen[0], server_query_port(srv, 0));
+	tlog(TLOG_INFO, "ready: queries on %s (port %d)", o.srv.listen[0], server_query_port(srv, 0));
 	notify_systemd("READY=1");
 	int rc = server_run(srv);
 	notify_systemd("STOPPING=1");
@@ -672,6 +672,6 @@ int main(int argc, char **argv)
 		unlink(o.pidfile);
 	for (int i = 0; i < o.nowned; i++)
 		free(o.owned[i]);
-	tlog(LOG_INFO, "stopped");
+	tlog(TLOG_INFO, "stopped");
 	return rc ? 1 : 0;
 }

@@ -187,7 +187,7 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
-		tlog(LOG_INFO, "shutdown requested on the admin socket");
+		tlog(TLOG_INFO, "shutdown requested on the admin socket");
 		/* Stop once the reply is written, so the caller sees it. */
 		c->stop_after = 1;
 		conn_finish(c);
@@ -394,7 +394,7 @@ static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_
 static void cut_client(struct conn *c, const char *why)
 {
 	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
-	tlog(LOG_WARN, "%s: closing the connection: %s (%zu reply bytes unread)", c->peer, why, n);
+	tlog(TLOG_WARN, "%s: closing the connection: %s (%zu reply bytes unread)", c->peer, why, n);
 	/* What is queued will not be read: drop it, do not flush. */
 	conn_close(c);
 }
@@ -500,7 +500,7 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 				char sample[64];
 				size_t n = evbuffer_copyout(in, sample, sizeof(sample) - 1);
 				char clean[64];
-				tlog(LOG_WARN, "%s: request line too long, closing; it began \"%s\"", c->peer,
+				tlog(TLOG_WARN, "%s: request line too long, closing; it began \"%s\"", c->peer,
 				     log_clean(sample, n, clean, sizeof(clean)));
 				conn_finish(c);
 				return;
@@ -561,7 +561,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_TIMEOUT) {
 		if (c->kind == CONN_INGEST)
-			tlog(LOG_WARN, "%s: ingest timed out after %zu of %zu bytes", c->peer, c->have, c->want);
+			tlog(TLOG_WARN, "%s: ingest timed out after %zu of %zu bytes", c->peer, c->have, c->want);
 		else
 			evbuffer_add_printf(bufferevent_get_output(bev), "ERR IDLE closing idle connection\n");
 		/* A timeout disables reading; flush what we have and go. */
@@ -588,7 +588,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 				snprintf(why, sizeof(why), "truncated: got %zu of %zu bytes", got, c->want);
 			else
 				snprintf(why, sizeof(why), "truncated: got %zu bytes, less than a snapshot header", got);
-			tlog(LOG_WARN, "%s: producer closed early; snapshot dropped: %s", c->peer, why);
+			tlog(TLOG_WARN, "%s: producer closed early; snapshot dropped: %s", c->peer, why);
 			builder_note_rejected(c->srv->b, why);
 			evbuffer_add_printf(bufferevent_get_output(bev), "ERR INVALID %s\n", why);
 		}
@@ -597,7 +597,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
 		if (c->kind == CONN_INGEST && c->want && c->have < c->want)
-			tlog(LOG_WARN, "%s: producer closed after %zu of %zu bytes; snapshot dropped", c->peer,
+			tlog(TLOG_WARN, "%s: producer closed after %zu of %zu bytes; snapshot dropped", c->peer,
 			     c->have, c->want);
 		conn_close(c);
 	}
@@ -647,7 +647,7 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
  * getting EPIPE in the middle of its write. The ingest timeout bounds it. */
 static void ingest_refuse(struct conn *c, const char *code, const char *why)
 {
-	tlog(LOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
+	tlog(TLOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
 	builder_note_rejected(c->srv->b, why);
 	evbuffer_add_printf(bufferevent_get_output(c->bev), "ERR %s %s\n", code, why);
 	free(c->buf);
@@ -871,7 +871,7 @@ static void accept_ingest(struct evconnlistener *l, evutil_socket_t fd, struct s
 	char who[96];
 	if (sa->sa_family == AF_UNIX && !peer_allowed(srv, fd, who, sizeof(who))) {
 		srv->ingest_denied++;
-		tlog(LOG_WARN, "ingest: refused a snapshot producer (%s): not root, topod's user or the ingest group",
+		tlog(TLOG_WARN, "ingest: refused a snapshot producer (%s): not root, topod's user or the ingest group",
 		     who);
 		static const char msg[] = "ERR DENIED this user may not feed topod (see --ingest-group)\n";
 		ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -963,15 +963,15 @@ static void sighup_cb(evutil_socket_t sig, short what, void *arg)
 	if (!srv->reload)
 		return;
 	if (srv->reload(srv->reload_arg, NULL, 0, err))
-		tlog(LOG_WARN, "SIGHUP: reload failed: %s", err);
+		tlog(TLOG_WARN, "SIGHUP: reload failed: %s", err);
 	else
-		tlog(LOG_INFO, "SIGHUP: reloading the snapshot source");
+		tlog(TLOG_INFO, "SIGHUP: reloading the snapshot source");
 }
 
 static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct server *srv = arg;
-	tlog(LOG_INFO, "signal %d: shutting down", (int)sig);
+	tlog(TLOG_INFO, "signal %d: shutting down", (int)sig);
 	event_base_loopexit(srv->base, NULL);
 }
 

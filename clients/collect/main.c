@@ -26,6 +26,7 @@
 #include "sink.h"
 #include "smpq.h"
 #include "snapshot.h"
+#include "util.h"
 
 #define PROG "topo-collect"
 #define DEFAULT_TIMEOUT_MS 1000  /* libibmad's default for one SMP */
@@ -101,19 +102,12 @@ static double sec(uint64_t us)
 	return (double)us / 1e6;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Sleeps ms, or less if a stop signal arrives. */
 static void nap(uint64_t ms)
 {
-	uint64_t end = mono_ms() + ms;
+	uint64_t end = (uint64_t)util_now_ms() + ms;
 	while (!stop) {
-		uint64_t now = mono_ms();
+		uint64_t now = (uint64_t)util_now_ms();
 		if (now >= end)
 			break;
 		uint64_t left = end - now;
@@ -136,7 +130,7 @@ struct out {
  */
 static int deliver(struct out *o, const uint8_t *buf, size_t len, uint64_t gen, int verbose)
 {
-	uint64_t give_up = mono_ms() + o->so.linger_ms;
+	uint64_t give_up = (uint64_t)util_now_ms() + o->so.linger_ms;
 	unsigned backoff = RETRY_FIRST_MS;
 	char err[SNAP_ERR_LEN], name[SINK_ADDR_LEN + 16];
 	for (;;) {
@@ -152,10 +146,10 @@ static int deliver(struct out *o, const uint8_t *buf, size_t len, uint64_t gen, 
 				continue;
 			}
 			left++;
-			if (mono_ms() + backoff >= give_up || stop)
+			if ((uint64_t)util_now_ms() + backoff >= give_up || stop)
 				msg("deliver: %s", err); /* err starts with the sink's name */
 		}
-		if (!left || stop || mono_ms() + backoff >= give_up)
+		if (!left || stop || (uint64_t)util_now_ms() + backoff >= give_up)
 			return left;
 		nap(backoff);
 		backoff = backoff * 2 > o->so.backoff_max_ms ? o->so.backoff_max_ms : backoff * 2;
@@ -442,7 +436,7 @@ bad_arg:
 	uint64_t gen = 0, sweep = 0;
 	struct snap *prev = NULL;
 	do {
-		uint64_t start = mono_ms();
+		uint64_t start = (uint64_t)util_now_ms();
 		struct snap *s = NULL;
 		if ((loop_s ? collect_isolated(&cfg, verbose, &s) : collect_once(&cfg, verbose, &s))) {
 			status = 1;
@@ -494,10 +488,10 @@ bad_arg:
 		snap_free(prev);
 		prev = s;
 		if (verbose)
-			msg("total %.3f s", (double)(mono_ms() - start) / 1e3);
+			msg("total %.3f s", (double)((uint64_t)util_now_ms() - start) / 1e3);
 next:
 		if (loop_s && !stop) {
-			uint64_t spent = mono_ms() - start;
+			uint64_t spent = (uint64_t)util_now_ms() - start;
 			if (spent < loop_s * 1000)
 				nap(loop_s * 1000 - spent);
 		}
