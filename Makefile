@@ -299,7 +299,7 @@ bench: $(B)/bench/bench_load
 # The libtii checker (tests/integration/t_tii_check.c), linked as users link
 # libtii.a, for the lab scripts (t_tii_lab.sh runs its "every" scenario on
 # real OpenSM fabrics); t_tii_api.py builds its own plain and ASan copies.
-$(B)/tests/tii_check: tests/integration/t_tii_check.c $(B)/lib/libtii.a libtii/tii.h common/topo_limits.h
+$(B)/tests/clients/tii_check: tests/integration/t_tii_check.c $(B)/lib/libtii.a libtii/tii.h common/topo_limits.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(CPPFLAGS) -o $@ $< $(B)/lib/libtii.a $(LDFLAGS)
-tests: $(B)/tests/tii_check
+tests: $(B)/tests/clients/tii_check

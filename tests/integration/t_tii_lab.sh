@@ -13,7 +13,7 @@
 #   - slurm topology.conf: each leaf switch's hosts under one Nodes= line,
 #     every host once, one tree; dot output structure;
 #   - failover: a dead first server, the answer from topod.
-# And every libtii call (build/tests/tii_check's "every" scenario: each
+# And every libtii call (build/tests/clients/tii_check's "every" scenario: each
 # answer checked against the others) plus topoquery tree and slurm on a
 # multi-rail fat tree routed with LMC 1 (two LIDs per port).
 # Skips (exit 0) without ibsim/opensm.
@@ -220,7 +220,7 @@ every_call() {
 	fi
 	TOPOD_PID=$LAB_TOPOD_PID
 	local S=127.0.0.1:$LAB_TOPOD_PORT out
-	out=$("$ROOT/build/tests/tii_check" every "$S" 1 none)
+	out=$("$ROOT/build/tests/clients/tii_check" every "$S" 1 none)
 	echo "$out" | sed "s/^ok - /ok - $label: /; s/^not ok - /not ok - $label: /"
 	echo "$out" | grep -q "^not ok" && failed=$((failed + 1))
 	echo "$out" | grep -q "^ok - every: tii_get_tree" || nok "$label: tii_check ran"
@@ -244,6 +244,6 @@ every_call() {
 	fi
 	lab_teardown
 }
-[ -x "$ROOT/build/tests/tii_check" ] || { nok "build/tests/tii_check built (make tests)"; exit 1; }
+[ -x "$ROOT/build/tests/clients/tii_check" ] || { nok "build/tests/clients/tii_check built (make tests)"; exit 1; }
 every_call "multi-rail fat tree k=4, LMC 1" "lmc 1" fattree --k 4 --levels 2 --rails 2
 [ "$failed" -eq 0 ]
