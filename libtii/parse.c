@@ -10,24 +10,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "util.h"
 
 int tii__parse_u64(const char *s, int base, uint64_t *v)
 {
 	if (!s || !*s)
 		return TII_E_PROTO;
 	for (const char *p = s; *p; p++)
-		if (hexval((unsigned char)*p) < 0 || hexval((unsigned char)*p) >= base)
+		if (util_hexval((unsigned char)*p) < 0 || util_hexval((unsigned char)*p) >= base)
 			return TII_E_PROTO;
 	errno = 0;
 	char *end;
@@ -92,9 +82,9 @@ int tii__unescape(char *s)
 			*o++ = *p;
 			continue;
 		}
-		if (p[1] != 'x' || hexval((unsigned char)p[2]) < 0 || hexval((unsigned char)p[3]) < 0)
+		if (p[1] != 'x' || util_hexval((unsigned char)p[2]) < 0 || util_hexval((unsigned char)p[3]) < 0)
 			return TII_E_PROTO;
-		int c = hexval((unsigned char)p[2]) * 16 + hexval((unsigned char)p[3]);
+		int c = util_hexval((unsigned char)p[2]) * 16 + util_hexval((unsigned char)p[3]);
 		if (c == 0)
 			break;   /* an escaped NUL ends the C string */
 		*o++ = (char)c;

@@ -79,7 +79,7 @@ static int check_generation(const struct snap *cur, const struct snap *s, int fo
 		return 0; /* a restarted subnet manager: logged by the caller */
 	snprintf(why, n,
 		 "generation %" PRIu64 " is older than the served %" PRIu64
-		 " (same SM, taken earlier): a rollback; to restore an older fabric use admin `load PATH force`",
+		 " (same SM, taken earlier): a rollback; to restore an older fabric use admin `restore PATH force`",
 		 s->generation, cur->generation);
 	return -1;
 }

@@ -16,7 +16,7 @@
  *   - the subnet manager restarted: a different SM GUID, or its sweep
  *     counter went back, with a snapshot taken later than the served one
  *     (a producer whose generation counter restarted), or
- *   - the operator forces it (admin `load PATH force`: restoring a backup).
+ *   - the operator forces it (admin `restore PATH force`: restoring a backup).
  * The state file keeps the rule across restarts of topod.
  *
  * Acknowledgement: "OK G" is sent once the snapshot is decoded, built and

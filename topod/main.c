@@ -408,7 +408,7 @@ static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_L
 	int none;
 	struct ingest_job *j;
 	if (path) {
-		/* admin `load PATH [force]`: a snapshot file the operator names. */
+		/* admin `restore PATH [force]`: a snapshot file the operator names. */
 		struct snap *s;
 		if (snap_read_file(path, &s, err))
 			return -1;
@@ -421,7 +421,7 @@ static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_L
 		j->snap = s;
 		j->persist = 1;
 		j->force = force;
-		snprintf(j->source, sizeof(j->source), "admin load %.80s", path);
+		snprintf(j->source, sizeof(j->source), "admin restore %.80s", path);
 	} else if (!(j = startup_job(r->o, builder_state_file(r->b), err, &none))) {
 		if (none)
 			snprintf(err, SNAP_ERR_LEN, "nothing to reload: no --load, --topology or state file");

@@ -211,16 +211,18 @@ int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid);
 #define ROUTE_STEP_NEXT 1   /* *next is the switch index to enter */
 #define ROUTE_STEP_DONE 2   /* delivered to dst_ep */
 
-/* What leaving switch sw (switch index) by port p means for a packet to end
- * port dst_ep: ROUTE_STEP_NEXT, ROUTE_STEP_DONE or a negative ROUTE_E_*. */
-static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8_t p,
-				  uint32_t dst_ep, uint32_t *next)
+/* The one definition of a forwarding step: leaving by port p a switch whose
+ * port codes are pt[0..np] means, for a packet to end port dst_ep,
+ * ROUTE_STEP_NEXT (*next = the switch entered), ROUTE_STEP_DONE or a
+ * negative ROUTE_E_*. Callers with their own dense copy of the codes
+ * (load.c) use it directly. */
+static inline int route_step_code(const uint32_t *pt, unsigned np, uint8_t p, uint32_t dst_ep, uint32_t *next)
 {
 	if (p == SNAP_LFT_NONE)
 		return ROUTE_E_NOENTRY;
-	if (p > rt->snap->nodes[rt->sw_node[sw]].nports)
+	if (p > np)
 		return ROUTE_E_NOLINK;
-	uint32_t c = rt->pt[rt->pt_off[sw] + p];
+	uint32_t c = pt[p];
 	if (c < ROUTE_PT_EP) {
 		*next = c;
 		return ROUTE_STEP_NEXT;
@@ -230,6 +232,14 @@ static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8
 	if (c == ROUTE_PT_DOWN)
 		return ROUTE_E_DOWN;
 	return c - ROUTE_PT_EP == dst_ep ? ROUTE_STEP_DONE : ROUTE_E_WRONGDST;
+}
+
+/* What leaving switch sw (switch index) by port p means for a packet to end
+ * port dst_ep: ROUTE_STEP_NEXT, ROUTE_STEP_DONE or a negative ROUTE_E_*. */
+static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8_t p,
+				  uint32_t dst_ep, uint32_t *next)
+{
+	return route_step_code(rt->pt + rt->pt_off[sw], rt->snap->nodes[rt->sw_node[sw]].nports, p, dst_ep, next);
 }
 
 static inline uint8_t route_lft(const struct route_tab *rt, uint32_t sw, uint16_t dlid)

@@ -199,21 +199,21 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 			query_error(out, "RELOAD", "%s", err);
 		else
 			evbuffer_add_printf(out, "OK reloaded\n");
-	} else if (!strcmp(req->cmd, "load")) {
+	} else if (!strcmp(req->cmd, "restore")) {
 		/* The operator's way past the generation rule: restoring a
 		 * backup of an older fabric. The result is in the log and in
 		 * `info`; the reply says it was queued. */
 		char err[SNAP_ERR_LEN];
 		int force = req->argc == 2 && !strcmp(req->argv[1], "force");
 		if (req->argc < 1 || req->argc > 2 || (req->argc == 2 && !force))
-			query_error(out, "USAGE", "load PATH [force]");
+			query_error(out, "USAGE", "restore PATH [force]");
 		else if (!srv->reload || srv->reload(srv->reload_arg, req->argv[0], force, err))
 			query_error(out, "RELOAD", "%s", srv->reload ? err : "not available");
 		else
 			evbuffer_add_printf(out, "OK queued%s\n", force ? " (forced past the generation rule)" : "");
 	} else {
 		query_error(out, "UNKNOWN",
-			    "unknown command; admin commands: stats reload load shutdown, and every query");
+			    "unknown command; admin commands: stats reload restore shutdown, and every query");
 	}
 }
 
@@ -473,7 +473,7 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 	if (c->kind == CONN_ADMIN) {
 		answer_admin(c, &req, out);
 	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload") ||
-		   !strcmp(req.cmd, "load")) {
+		   !strcmp(req.cmd, "restore")) {
 		srv->errors++;
 		query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
 	} else {

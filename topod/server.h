@@ -63,7 +63,7 @@ int server_run(struct server *srv);
 void server_free(struct server *srv);
 
 /* Set by main: what admin "reload" (path NULL: re-read the configured
- * source) and "load PATH [force]" do. */
+ * source) and "restore PATH [force]" do. */
 typedef int (*server_reload_fn)(void *arg, const char *path, int force, char err[SNAP_ERR_LEN]);
 void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
 

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from topodtest import BIN, Topod, check, done, tmpdir, parse_kv, read_reply  # noqa: E402
 from bigfab import k24, rss_kib  # noqa: E402
-from snapdecode import crc32c  # noqa: E402
+from snapdecode import reseal  # noqa: E402
 
 d = tmpdir()
 snap = k24(d)
@@ -47,16 +47,6 @@ def line(n, what, figure, ok, cond):
 
 def mib(kib):
     return "%d MiB" % (kib // 1024)
-
-
-def reseal(buf, **f):
-    b = bytearray(buf)
-    offs = {"generation": 16, "plen": 24, "sm_guid": 40, "sweep": 48, "timestamp": 56}
-    for k, v in f.items():
-        struct.pack_into("<Q", b, offs[k], v)
-    struct.pack_into("<I", b, 36, 0)
-    struct.pack_into("<I", b, 36, crc32c(bytes(b[:64])))
-    return bytes(b)
 
 
 def deliver(data, unix=True):

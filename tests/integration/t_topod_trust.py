@@ -10,7 +10,7 @@ real topod (loopback and temporary UNIX sockets only):
   6. generations never go backwards: an older one, or an equal one with
      other contents, is ERR STALE; the same one again is a no-op; a
      restarted SM (new SM GUID, later timestamp) is served; the operator can
-     force an older one (admin `load PATH force`);
+     force an older one (admin `restore PATH force`);
   7. OK comes only once the state file holds the snapshot; temporary files
      an interrupted write left are removed at start;
   8. a state directory others can write to is refused; the state file is
@@ -28,7 +28,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from topodtest import BIN, ROOT, Conn, Topod, check, done, note, tmpdir, parse_kv, from_text  # noqa: E402
-from snapdecode import crc32c  # noqa: E402
+from snapdecode import reseal  # noqa: E402
 from bigfab import rss_kib  # noqa: E402
 
 FIX = os.path.join(ROOT, "tests", "fixtures")
@@ -40,17 +40,6 @@ def snapfile(name):
     from_text(os.path.join(FIX, "2sw4hca.topo"), os.path.join(FIX, "2sw4hca.lfts"), p)
     time.sleep(0.002)   # generations are microsecond timestamps
     return p
-
-
-def reseal(buf, **fields):
-    """Rewrites header fields (generation, sm_guid, sweep, timestamp, plen) and the header CRC."""
-    b = bytearray(buf)
-    offs = {"generation": 16, "plen": 24, "sm_guid": 40, "sweep": 48, "timestamp": 56}
-    for k, v in fields.items():
-        struct.pack_into("<Q", b, offs[k], v)
-    struct.pack_into("<I", b, 36, 0)
-    struct.pack_into("<I", b, 36, crc32c(bytes(b[:64])))
-    return bytes(b)
 
 
 def deliver(addr, data, unix=True, halfclose=True, timeout=20):
@@ -216,15 +205,15 @@ r = deliver(tg.ingest, g2)
 check(r.startswith("OK %d" % gen_of(g2)), "and later generations follow it")
 old = os.path.join(d, "old.snap")
 open(old, "wb").write(g1)
-r = tg.admin_ask("load %s" % old)
+r = tg.admin_ask("restore %s" % old)
 time.sleep(0.5)
 check(r.startswith("OK queued") and int(tg.info()["generation"]) == gen_of(g2),
-      "admin load of an older snapshot without force changes nothing")
-r = tg.admin_ask("load %s force" % old)
+      "admin restore of an older snapshot without force changes nothing")
+r = tg.admin_ask("restore %s force" % old)
 t0 = time.time()
 while time.time() - t0 < 10 and int(tg.info()["generation"]) != gen_of(g1):
     time.sleep(0.05)
-check(int(tg.info()["generation"]) == gen_of(g1), "admin `load PATH force` restores an older fabric")
+check(int(tg.info()["generation"]) == gen_of(g1), "admin `restore PATH force` restores an older fabric")
 # Burst: arrival order is not generation order; the queued newer one wins.
 burst = [reseal(g1, generation=gen_of(g2) + 1000 + i) for i in range(30)]
 socks = []
