@@ -15,6 +15,7 @@ libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
 clang libclang-rt-14-dev
+libglpk-dev
 "
 missing=""
 for p in $PKGS; do
