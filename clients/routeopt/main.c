@@ -35,7 +35,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [solve]  SOURCE --pattern P [--hosts H] [--phase K | --joint]\n"
-		"                       [--out FILE] [--time-limit SECONDS] [--strong] [--compare] [-v]\n"
+		"                       [--out FILE] [--time-limit SECONDS] [--strong] [--compare]\n"
+		"                       [--dump-flows FILE] [-v]\n"
 		"       %s eval     SOURCE --pattern P [--hosts H] [--phase K | --joint]\n"
 		"       %s describe SOURCE\n"
 		"       %s revert   --out FILE\n"
@@ -47,7 +48,7 @@ static void usage(FILE *f)
 }
 
 struct opts {
-	const char *cmd, *snapshot, *state_dir, *xgft, *pattern, *hosts, *out;
+	const char *cmd, *snapshot, *state_dir, *xgft, *pattern, *hosts, *out, *dump_flows;
 	long phase;
 	int joint, strong, compare, verbose;
 	double time_limit;
@@ -194,6 +195,22 @@ static struct flow *phase_flows(const struct pattern *p, long phase, int joint, 
 	return f;
 }
 
+/* "srcname dstname weight" per flow, for checking the routes with other tools */
+static int dump_flows(const struct snap *s, const uint32_t *host_node, const struct flow *f, size_t n,
+		      const char *path)
+{
+	FILE *o = fopen(path, "w");
+	if (!o) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "%.*s %.*s %u\n", (int)strcspn(s->nodes[host_node[f[i].src]].desc, " "),
+			s->nodes[host_node[f[i].src]].desc, (int)strcspn(s->nodes[host_node[f[i].dst]].desc, " "),
+			s->nodes[host_node[f[i].dst]].desc, f[i].weight);
+	return fclose(o) ? -1 : 0;
+}
+
 static int cmd_revert(const struct opts *o)
 {
 	if (!o->out) {
@@ -224,11 +241,11 @@ int main(int argc, char **argv)
 		{ "pattern", 1, 0, 'p' }, { "hosts", 1, 0, 'H' }, { "out", 1, 0, 'o' },
 		{ "phase", 1, 0, 'k' }, { "joint", 0, 0, 'j' }, { "time-limit", 1, 0, 't' },
 		{ "strong", 0, 0, 'S' }, { "compare", 0, 0, 'c' }, { "verbose", 0, 0, 'v' },
-		{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "dump-flows", 1, 0, 'F' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	int c;
 	char *end;
-	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:Scvh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:ScvF:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o.snapshot = optarg; break;
 		case 'd': o.state_dir = optarg; break;
@@ -254,6 +271,7 @@ int main(int argc, char **argv)
 		case 'S': o.strong = 1; break;
 		case 'c': o.compare = 1; break;
 		case 'v': o.verbose++; break;
+		case 'F': o.dump_flows = optarg; break;
 		case 'h': usage(stdout); return EX_OK;
 		default: usage(stderr); return EX_USAGE;
 		}
@@ -335,6 +353,11 @@ int main(int argc, char **argv)
 		size_t nf;
 		struct flow *f = phase_flows(&pat, ph, o.joint, rank, &nf);
 		if (!f) {
+			rc = EX_ERR;
+			break;
+		}
+		if (o.dump_flows && ph == last && dump_flows(s, host_node, f, nf, o.dump_flows)) {
+			free(f);
 			rc = EX_ERR;
 			break;
 		}
