@@ -303,3 +303,33 @@ $(B)/tests/clients/tii_check: tests/integration/t_tii_check.c $(B)/lib/libtii.a 
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(CPPFLAGS) -o $@ $< $(B)/lib/libtii.a $(LDFLAGS)
 tests: $(B)/tests/clients/tii_check
+
+# ---- routeopt ----
+# topo-routeopt: pattern-specific routes for XGFTs (seed 001), GLPK for the
+# per-layer ILPs; written as an LFT file for OpenSM's `file` engine.
+ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c)
+ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c
+all: $(B)/bin/topo-routeopt
+tests: $(B)/tests/test_routeopt $(B)/tests/asan/test_routeopt
+
+$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lglpk
+
+# The unit test links the optimiser, not topod (explicit rules beat the
+# tests/unit pattern rules above).
+$(B)/tests/test_routeopt: tests/unit/test_routeopt.c $(call obj,unit,$(ROUTEOPT_LIB))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
+
+$(B)/tests/asan/test_routeopt: tests/unit/test_routeopt.c $(call obj,unitsan,$(ROUTEOPT_LIB))
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
+
+install: install-routeopt
+install-routeopt: $(B)/bin/topo-routeopt
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(B)/bin/topo-routeopt $(DESTDIR)$(PREFIX)/sbin/topo-routeopt
+	install -m 644 man/topo-routeopt.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 docs/routeopt.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-routeopt

@@ -20,6 +20,7 @@ clang libclang-rt-14-dev
 libscotch-dev
 slurmd
 gnuplot-nox
+libglpk-dev
 "
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,454 @@
+/*
+ * topo-routeopt - pattern-specific routes for an XGFT fabric (seed 001),
+ * written as an LFT file that OpenSM's own `file` routing engine installs.
+ *
+ *   topo-routeopt [solve]  SOURCE --pattern P [--hosts H] [--phase K | --joint]
+ *                          [--out FILE] [--time-limit S] [--strong] [--compare]
+ *   topo-routeopt eval     SOURCE --pattern P [--hosts H] [--phase K | --joint]
+ *   topo-routeopt describe SOURCE
+ *   topo-routeopt revert   --out FILE
+ * SOURCE: --snapshot FILE | --state-dir DIR (topod's DIR/fabric.snap) | --xgft "h;m..;w.."
+ *
+ * Exit status: 0 done; 1 usage; 2 the fabric is not an XGFT; 3 infeasible or
+ * solver time limit (nothing written); 4 other errors.  The LFT file is only
+ * ever replaced atomically after a complete success, so a failure leaves the
+ * routing OpenSM runs untouched.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lft.h"
+#include "opt.h"
+#include "pattern.h"
+#include "snapshot.h"
+#include "xgft.h"
+
+enum { EX_OK = 0, EX_USAGE = 1, EX_NOTXGFT = 2, EX_SOLVE = 3, EX_ERR = 4 };
+
+static const char *prog = "topo-routeopt";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [solve]  SOURCE --pattern P [--hosts H] [--phase K | --joint]\n"
+		"                       [--out FILE] [--time-limit SECONDS] [--strong] [--compare]\n"
+		"                       [--dump-flows FILE] [-v]\n"
+		"       %s eval     SOURCE --pattern P [--hosts H] [--phase K | --joint]\n"
+		"       %s describe SOURCE\n"
+		"       %s revert   --out FILE\n"
+		"SOURCE: --snapshot FILE | --state-dir DIR | --xgft \"h;m1,..,mh;w1,..,wh\"\n"
+		"patterns: alltoall[:xor], shift:K, xor:K, bitrev, stencil2d:X,Y, stencil3d:X,Y,Z,\n"
+		"          random:SEED, file:PATH (lines \"src dst [weight]\", ranks 0..N-1)\n"
+		"hosts: H = name,name,... or @FILE (one name per line); default every host in tree order\n",
+		prog, prog, prog, prog);
+}
+
+struct opts {
+	const char *cmd, *snapshot, *state_dir, *xgft, *pattern, *hosts, *out, *dump_flows;
+	long phase;
+	int joint, strong, compare, verbose;
+	double time_limit;
+};
+
+static int host_name_eq(const char *desc, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(desc, name, n) && (desc[n] == 0 || desc[n] == ' ');
+}
+
+/* ranks -> host indices (XGFT order) */
+static int map_hosts(const struct snap *s, const struct xgft *x, const char *spec, uint32_t **out,
+		     uint32_t *n)
+{
+	uint32_t N = x->nhosts;
+	uint32_t *r = malloc((size_t)N * sizeof(*r));
+	if (!r)
+		return -1;
+	if (!spec) {
+		for (uint32_t i = 0; i < N; i++)
+			r[i] = i;
+		*out = r;
+		*n = N;
+		return 0;
+	}
+	char *buf = NULL;
+	if (spec[0] == '@') {
+		FILE *f = fopen(spec + 1, "r");
+		if (!f) {
+			fprintf(stderr, "%s: hosts file %s: %s\n", prog, spec + 1, strerror(errno));
+			free(r);
+			return -1;
+		}
+		size_t cap = 0, len = 0;
+		char line[256];
+		while (fgets(line, sizeof(line), f)) {
+			size_t l = strcspn(line, " \t\r\n#");
+			if (!l)
+				continue;
+			if (len + l + 2 > cap) {
+				cap = (len + l + 2) * 2;
+				char *nb = realloc(buf, cap);
+				if (!nb) { free(buf); free(r); fclose(f); return -1; }
+				buf = nb;
+			}
+			memcpy(buf + len, line, l);
+			len += l;
+			buf[len++] = ',';
+			buf[len] = 0;
+		}
+		fclose(f);
+		if (!buf) {
+			fprintf(stderr, "%s: hosts file %s names no host\n", prog, spec + 1);
+			free(r);
+			return -1;
+		}
+	} else if (!(buf = strdup(spec))) {
+		free(r);
+		return -1;
+	}
+	uint8_t *seen = calloc(N, 1);
+	uint32_t k = 0;
+	int rc = seen ? 0 : -1;
+	for (char *sv, *t = strtok_r(buf, ",", &sv); t && !rc; t = strtok_r(NULL, ",", &sv)) {
+		uint32_t h = UINT32_MAX;
+		for (uint32_t i = 0; i < N && h == UINT32_MAX; i++)
+			if (host_name_eq(s->nodes[x->node[0][i]].desc, t))
+				h = i;
+		if (h == UINT32_MAX) {
+			fprintf(stderr, "%s: host %s is not a host of this fabric\n", prog, t);
+			rc = -1;
+		} else if (seen[h]) {
+			fprintf(stderr, "%s: host %s is listed twice\n", prog, t);
+			rc = -1;
+		} else {
+			seen[h] = 1;
+			r[k++] = h;
+		}
+	}
+	free(seen);
+	free(buf);
+	if (rc || k < 2) {
+		if (!rc)
+			fprintf(stderr, "%s: the host set needs at least 2 hosts\n", prog);
+		free(r);
+		return -1;
+	}
+	*out = r;
+	*n = k;
+	return 0;
+}
+
+static struct snap *load_source(const struct opts *o)
+{
+	char err[XGFT_ERR_LEN];
+	struct snap *s = NULL;
+	int srcs = !!o->snapshot + !!o->state_dir + !!o->xgft;
+	if (srcs != 1) {
+		fprintf(stderr, "%s: give exactly one of --snapshot, --state-dir, --xgft\n", prog);
+		return NULL;
+	}
+	if (o->xgft) {
+		if (xgft_build_snap(o->xgft, &s, err)) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			return NULL;
+		}
+		return s;
+	}
+	char path[4096];
+	if (o->state_dir)
+		snprintf(path, sizeof(path), "%s/fabric.snap", o->state_dir);
+	else
+		snprintf(path, sizeof(path), "%s", o->snapshot);
+	if (snap_read_file(path, &s, err)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, err);
+		return NULL;
+	}
+	return s;
+}
+
+/* the flows of one phase (or all phases joined), ranks mapped to hosts */
+static struct flow *phase_flows(const struct pattern *p, long phase, int joint, const uint32_t *rank,
+				size_t *n)
+{
+	size_t tot = 0, k = 0;
+	for (size_t i = 0; i < p->nphases; i++)
+		if (joint || (long)i == phase)
+			tot += p->phases[i].n;
+	struct flow *f = malloc((tot ? tot : 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < p->nphases; i++) {
+		if (!joint && (long)i != phase)
+			continue;
+		for (size_t j = 0; j < p->phases[i].n; j++) {
+			f[k] = p->phases[i].flows[j];
+			f[k].src = rank[f[k].src];
+			f[k].dst = rank[f[k].dst];
+			k++;
+		}
+	}
+	*n = k;
+	return f;
+}
+
+/* "srcname dstname weight" per flow, for checking the routes with other tools */
+static int dump_flows(const struct snap *s, const uint32_t *host_node, const struct flow *f, size_t n,
+		      const char *path)
+{
+	FILE *o = fopen(path, "w");
+	if (!o) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		fprintf(o, "%.*s %.*s %u\n", (int)strcspn(s->nodes[host_node[f[i].src]].desc, " "),
+			s->nodes[host_node[f[i].src]].desc, (int)strcspn(s->nodes[host_node[f[i].dst]].desc, " "),
+			s->nodes[host_node[f[i].dst]].desc, f[i].weight);
+	return fclose(o) ? -1 : 0;
+}
+
+static int cmd_revert(const struct opts *o)
+{
+	if (!o->out) {
+		fprintf(stderr, "%s: revert needs --out FILE (the lfts_file of opensm.conf)\n", prog);
+		return EX_USAGE;
+	}
+	char off[4096];
+	snprintf(off, sizeof(off), "%s.off", o->out);
+	if (rename(o->out, off)) {
+		if (errno == ENOENT) {
+			printf("%s: %s does not exist: OpenSM already routes with its next engine\n", prog, o->out);
+			return EX_OK;
+		}
+		fprintf(stderr, "%s: rename %s: %s\n", prog, o->out, strerror(errno));
+		return EX_ERR;
+	}
+	printf("moved %s to %s: at its next heavy sweep (kill -HUP the OpenSM) OpenSM cannot open "
+	       "the file and routes with the next engine of routing_engine (e.g. file,ftree -> ftree)\n",
+	       o->out, off);
+	return EX_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .phase = -1, .time_limit = 600 };
+	static const struct option lo[] = {
+		{ "snapshot", 1, 0, 's' }, { "state-dir", 1, 0, 'd' }, { "xgft", 1, 0, 'x' },
+		{ "pattern", 1, 0, 'p' }, { "hosts", 1, 0, 'H' }, { "out", 1, 0, 'o' },
+		{ "phase", 1, 0, 'k' }, { "joint", 0, 0, 'j' }, { "time-limit", 1, 0, 't' },
+		{ "strong", 0, 0, 'S' }, { "compare", 0, 0, 'c' }, { "verbose", 0, 0, 'v' },
+		{ "dump-flows", 1, 0, 'F' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+	};
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:ScvF:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': o.snapshot = optarg; break;
+		case 'd': o.state_dir = optarg; break;
+		case 'x': o.xgft = optarg; break;
+		case 'p': o.pattern = optarg; break;
+		case 'H': o.hosts = optarg; break;
+		case 'o': o.out = optarg; break;
+		case 'k':
+			o.phase = strtol(optarg, &end, 10);
+			if (*end || o.phase < 1) {
+				fprintf(stderr, "%s: --phase wants a phase number 1..P\n", prog);
+				return EX_USAGE;
+			}
+			break;
+		case 'j': o.joint = 1; break;
+		case 't':
+			o.time_limit = strtod(optarg, &end);
+			if (*end || !(o.time_limit > 0) || o.time_limit > 1e7) {
+				fprintf(stderr, "%s: --time-limit wants seconds > 0\n", prog);
+				return EX_USAGE;
+			}
+			break;
+		case 'S': o.strong = 1; break;
+		case 'c': o.compare = 1; break;
+		case 'v': o.verbose++; break;
+		case 'F': o.dump_flows = optarg; break;
+		case 'h': usage(stdout); return EX_OK;
+		default: usage(stderr); return EX_USAGE;
+		}
+	}
+	o.cmd = optind < argc ? argv[optind++] : "solve";
+	if (optind < argc) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	if (!strcmp(o.cmd, "revert"))
+		return cmd_revert(&o);
+	int solve = !strcmp(o.cmd, "solve"), eval = !strcmp(o.cmd, "eval");
+	if (!solve && !eval && strcmp(o.cmd, "describe")) {
+		usage(stderr);
+		return EX_USAGE;
+	}
+	if ((solve || eval) && !o.pattern) {
+		fprintf(stderr, "%s: %s needs --pattern\n", prog, o.cmd);
+		return EX_USAGE;
+	}
+	if (o.joint && o.phase > 0) {
+		fprintf(stderr, "%s: --phase and --joint exclude each other\n", prog);
+		return EX_USAGE;
+	}
+	struct snap *s = load_source(&o);
+	if (!s)
+		return EX_ERR;
+	struct xgft x;
+	char xe[XGFT_ERR_LEN];
+	if (xgft_recognise(s, &x, xe)) {
+		fprintf(stderr, "%s: %s\n", prog, xe);
+		snap_free(s);
+		return EX_NOTXGFT;
+	}
+	char desc[256];
+	xgft_describe(&x, desc, sizeof(desc));
+	printf("fabric %s hosts %u switches %u failed-links %u engine %s generation %llu\n", desc,
+	       x.nhosts, (unsigned)(s->nnodes - x.nhosts), x.nfailed, s->engine[0] ? s->engine : "-",
+	       (unsigned long long)s->generation);
+	int rc = EX_OK;
+	uint32_t *rank = NULL, nr = 0, *host_node = x.node[0];
+	struct pattern pat = { 0 };
+	struct lfts cur = { 0 }, best = { 0 };
+	struct opt_result keep = { 0 };
+	char err[OPT_ERR_LEN > LFT_ERR_LEN ? OPT_ERR_LEN : LFT_ERR_LEN];
+	if (!strcmp(o.cmd, "describe"))
+		goto done;
+	if (map_hosts(s, &x, o.hosts, &rank, &nr)) {
+		rc = EX_USAGE;
+		goto done;
+	}
+	char pe[PATTERN_ERR_LEN];
+	if (pattern_parse(o.pattern, nr, &pat, pe)) {
+		fprintf(stderr, "%s: %s\n", prog, pe);
+		rc = EX_USAGE;
+		goto done;
+	}
+	if (o.phase > (long)pat.nphases) {
+		fprintf(stderr, "%s: pattern %s has %zu phases\n", prog, o.pattern, pat.nphases);
+		rc = EX_USAGE;
+		goto done;
+	}
+	if (o.out && pat.nphases > 1 && !o.joint && o.phase < 0) {
+		fprintf(stderr, "%s: %s has %zu phases and one set of tables serves one workload: "
+			"pick --phase K or --joint (all phases at once)\n", prog, o.pattern, pat.nphases);
+		rc = EX_USAGE;
+		goto done;
+	}
+	if ((eval || o.compare) && lft_from_snap(s, &cur, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = EX_ERR;
+		goto done;
+	}
+	long first = o.joint ? 0 : (o.phase > 0 ? o.phase - 1 : 0);
+	long last = o.joint ? 0 : (o.phase > 0 ? o.phase - 1 : (long)pat.nphases - 1);
+	double total_ms = 0;
+	uint64_t worst = 0;
+	for (long ph = first; ph <= last; ph++) {
+		size_t nf;
+		struct flow *f = phase_flows(&pat, ph, o.joint, rank, &nf);
+		if (!f) {
+			rc = EX_ERR;
+			break;
+		}
+		if (o.dump_flows && ph == last && dump_flows(s, host_node, f, nf, o.dump_flows)) {
+			free(f);
+			rc = EX_ERR;
+			break;
+		}
+		char label[32];
+		if (o.joint)
+			snprintf(label, sizeof(label), "joint");
+		else
+			snprintf(label, sizeof(label), "%ld", ph + 1);
+		uint64_t curload = 0;
+		if (eval || o.compare) {
+			if (lft_load(s, &cur, host_node, f, nf, &curload, err)) {
+				fprintf(stderr, "%s: the fabric's own tables: %s\n", prog, err);
+				free(f);
+				rc = EX_ERR;
+				break;
+			}
+			if (eval) {
+				printf("phase %s flows %zu maxload %llu routes %s\n", label, nf,
+				       (unsigned long long)curload, s->engine[0] ? s->engine : "-");
+				free(f);
+				continue;
+			}
+		}
+		struct opt_params par = { .strong = o.strong, .time_limit = o.time_limit, .verbose = o.verbose };
+		struct opt_result res;
+		if (opt_solve(&x, f, nf, &par, &res, err)) {
+			fprintf(stderr, "%s: phase %s: %s; nothing written, the running routing is "
+				"untouched\n", prog, label, err);
+			free(f);
+			rc = EX_SOLVE;
+			break;
+		}
+		struct lfts t;
+		if (lft_build(s, &x, &res, &t, err) || lft_load(s, &t, host_node, f, nf, &res.maxload, err)) {
+			fprintf(stderr, "%s: phase %s: %s\n", prog, label, err);
+			opt_result_free(&res);
+			free(f);
+			rc = EX_ERR;
+			break;
+		}
+		printf("phase %s flows %zu maxload %llu proven %s solve_ms %.1f ilps %u rows %llu cols %llu",
+		       label, nf, (unsigned long long)res.maxload, res.proven ? "yes" : "no", res.solve_ms,
+		       res.ilps, (unsigned long long)res.rows, (unsigned long long)res.cols);
+		if (o.compare)
+			printf(" current %llu", (unsigned long long)curload);
+		printf("\n");
+		total_ms += res.solve_ms;
+		if (res.maxload > worst)
+			worst = res.maxload;
+		if (o.out && ph == last) {
+			best = t;
+			keep = res;
+		} else {
+			lft_free(&t);
+			opt_result_free(&res);
+		}
+		free(f);
+	}
+	if (rc == EX_OK && solve && !o.joint && o.phase < 0 && pat.nphases > 1)
+		printf("phases %zu mean_solve_ms %.1f worst_maxload %llu\n", pat.nphases,
+		       total_ms / (double)pat.nphases, (unsigned long long)worst);
+	if (rc == EX_OK && o.out) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mf = open_memstream(&buf, &len);
+		char comment[512];
+		snprintf(comment, sizeof(comment),
+			 "topo-routeopt: %s, pattern %s%s%s, %u hosts, generation %llu, max link load %llu%s",
+			 desc, o.pattern, o.joint ? " (all phases)" : "", o.phase > 0 ? " (one phase)" : "",
+			 nr, (unsigned long long)s->generation, (unsigned long long)keep.maxload,
+			 keep.proven ? " (optimal)" : "");
+		char se[SNAP_ERR_LEN];
+		if (!mf || lft_write_opensm(s, &best, mf, comment) || fclose(mf)) {
+			fprintf(stderr, "%s: cannot format the tables\n", prog);
+			rc = EX_ERR;
+		} else if (snap_write_atomic(o.out, buf, len, se)) {
+			fprintf(stderr, "%s: %s: %s\n", prog, o.out, se);
+			rc = EX_ERR;
+		} else {
+			printf("wrote %s (%u switches, max link load %llu)\n", o.out, best.nrows,
+			       (unsigned long long)keep.maxload);
+		}
+		free(buf);
+	}
+done:
+	lft_free(&best);
+	lft_free(&cur);
+	opt_result_free(&keep);
+	pattern_free(&pat);
+	free(rank);
+	xgft_free(&x);
+	snap_free(s);
+	return rc;
+}
