@@ -11,7 +11,7 @@ opensm libopensm-dev
 libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
 ibsim-utils
 python3
-netcat-openbsd
+netcat-openbsd iproute2
 libopenmpi-dev openmpi-bin
 slurmctld slurm-client munge
 graphviz
