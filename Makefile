@@ -23,7 +23,7 @@ DESTDIR ?=
 # OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
 OSM_INC := -I/usr/include/infiniband
 
-SNAP_SRC    := snapshot/snapshot.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
+SNAP_SRC    := snapshot/snapshot.c snapshot/delta.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 COLLECT_SRC := $(wildcard clients/collect/*.c)
@@ -50,7 +50,7 @@ $(B)/obj/std/%.o: %.c
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that
 # our symbols can never collide with OpenSM's or another plugin's.
-$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/sink.c snapshot/auth.c)
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/sink.c snapshot/auth.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp -lsodium
 

@@ -45,6 +45,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wire.h"
+
 static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(char *err, const char *fmt, ...)
 {
@@ -136,6 +138,33 @@ static int grow(void **arr, size_t elem, size_t have, size_t need)
 	*arr = p;
 	return 0;
 }
+
+struct snap *snap_dup(const struct snap *s)
+{
+	struct snap *d = snap_new();
+	if (!d)
+		return NULL;
+	*d = *s;
+	d->nodes = NULL;
+	d->ports = NULL;
+	d->lft = NULL;
+	/* Capacities follow cap_for(), as if built, so a copy can grow. */
+	d->nodes = malloc(cap_for(s->nnodes) * sizeof(*d->nodes));
+	d->ports = malloc(cap_for(s->nports) * sizeof(*d->ports));
+	d->lft = malloc(cap_for(s->nlft));
+	if (!d->nodes || !d->ports || !d->lft) {
+		snap_free(d);
+		return NULL;
+	}
+	if (s->nnodes)
+		memcpy(d->nodes, s->nodes, s->nnodes * sizeof(*d->nodes));
+	if (s->nports)
+		memcpy(d->ports, s->ports, s->nports * sizeof(*d->ports));
+	if (s->nlft)
+		memcpy(d->lft, s->lft, s->nlft);
+	return d;
+}
+
 
 int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysimg_guid,
 		      uint8_t nports, const char *desc, size_t desc_len)
@@ -568,15 +597,6 @@ out:
 }
 
 /* ---- encoding ------------------------------------------------------------- */
-
-static void put8(uint8_t **p, uint8_t v) { *(*p)++ = v; }
-static void put16(uint8_t **p, uint16_t v) { put8(p, (uint8_t)v); put8(p, (uint8_t)(v >> 8)); }
-static void put32(uint8_t **p, uint32_t v) { put16(p, (uint16_t)v); put16(p, (uint16_t)(v >> 16)); }
-static void put64(uint8_t **p, uint64_t v) { put32(p, (uint32_t)v); put32(p, (uint32_t)(v >> 32)); }
-
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t rd32(const uint8_t *p) { return (uint32_t)rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
 #define NODE_FIXED 19   /* type, nports, two GUIDs, desc length */
 #define PORT_FIXED 21   /* present + the port record */

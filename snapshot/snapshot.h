@@ -108,6 +108,8 @@ struct snap {
 /* An empty snapshot; caller frees with snap_free(). NULL on ENOMEM. */
 struct snap *snap_new(void);
 void snap_free(struct snap *s);
+/* A deep copy, for changing a snapshot others still read. NULL on ENOMEM. */
+struct snap *snap_dup(const struct snap *s);
 
 /*
  * Builder: add nodes first (snap_add_node reserves the port slots), then fill

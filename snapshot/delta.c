@@ -1,0 +1,441 @@
+/*
+ * delta.c - the delta codec (see delta.h and docs/snapshot-format.md).
+ *
+ * The decoder treats a delta as hostile exactly as snap_decode() treats a
+ * snapshot: every count is checked against the bytes left before anything
+ * is read or allocated, every index against the base, records must come in
+ * strictly increasing order (so none is applied twice), and the result goes
+ * through snap_validate() before anyone sees it.
+ */
+#include "delta.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+#define PORT_REC 20   /* a present port's record after its presence byte */
+#define BASE_LEN 32   /* base generation, SM GUID, timestamp, node count, flags */
+
+static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, SNAP_ERR_LEN, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int snap_is_delta(const uint8_t *buf, size_t len)
+{
+	return len >= SNAP_MAGIC_LEN && !memcmp(buf, SNAP_DELTA_MAGIC, SNAP_MAGIC_LEN);
+}
+
+/* Header checks shared with the snapshot header: same layout, own magic. */
+static int peek_delta_header(const uint8_t *buf, size_t len, uint64_t *payload, char err[SNAP_ERR_LEN])
+{
+	if (len < SNAP_HEADER_LEN)
+		return fail(err, "truncated delta header: %zu of %d bytes", len, SNAP_HEADER_LEN);
+	if (!snap_is_delta(buf, len))
+		return fail(err, "not a topod delta (bad magic)");
+	uint32_t ver = rd32(buf + 8), hlen = rd32(buf + 12);
+	if (ver != SNAP_DELTA_VERSION)
+		return fail(err, "unsupported delta version %u (this build reads %d)", ver, SNAP_DELTA_VERSION);
+	if (hlen != SNAP_HEADER_LEN)
+		return fail(err, "bad delta header length %u", hlen);
+	uint8_t h[SNAP_HEADER_LEN];
+	memcpy(h, buf, sizeof(h));
+	memset(h + 36, 0, 4);
+	if (snap_crc32c(0, h, sizeof(h)) != rd32(buf + 36))
+		return fail(err, "delta header checksum mismatch");
+	uint64_t plen = rd64(buf + 24);
+	if (plen > SNAP_MAX_PAYLOAD)
+		return fail(err, "delta payload of %llu bytes exceeds the limit", (unsigned long long)plen);
+	*payload = plen;
+	return 0;
+}
+
+int snap_peek_any(const uint8_t *buf, size_t len, uint64_t *payload, int *is_delta, char err[SNAP_ERR_LEN])
+{
+	*is_delta = snap_is_delta(buf, len);
+	return *is_delta ? peek_delta_header(buf, len, payload, err) : snap_peek_header(buf, len, payload, err);
+}
+
+/* ---- encoding ------------------------------------------------------------- */
+
+static int port_equal(const struct snap_port *u, const struct snap_port *v)
+{
+	if (u->present != v->present)
+		return 0;
+	return !u->present ||
+	       (u->guid == v->guid && u->lid == v->lid && u->lmc == v->lmc && u->state == v->state &&
+		u->width == v->width && u->speed == v->speed && u->espeed == v->espeed &&
+		u->peer_node == v->peer_node && u->peer_port == v->peer_port);
+}
+
+static uint32_t block_len(uint32_t lft_len, uint32_t blk)
+{
+	uint32_t left = lft_len - blk * SNAP_DELTA_BLOCK;
+	return left < SNAP_DELTA_BLOCK ? left : SNAP_DELTA_BLOCK;
+}
+
+/* One pass that either counts (p == NULL, returns the bytes) or writes. */
+static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t *p, uint32_t cnt[3])
+{
+	size_t size = 0;
+	uint8_t *cntp;
+	/* descriptions */
+	cnt[0] = 0;
+	cntp = p;
+	if (p)
+		p += 4;
+	size += 4;
+	for (uint32_t i = 0; i < a->nnodes; i++) {
+		if (!strcmp(a->nodes[i].desc, b->nodes[i].desc))
+			continue;
+		size_t dl = strnlen(b->nodes[i].desc, SNAP_DESC_LEN);
+		cnt[0]++;
+		size += 5 + dl;
+		if (p) {
+			put32(&p, i);
+			put8(&p, (uint8_t)dl);
+			memcpy(p, b->nodes[i].desc, dl);
+			p += dl;
+		}
+	}
+	if (cntp)
+		put32(&cntp, cnt[0]);
+	/* ports */
+	cnt[1] = 0;
+	cntp = p;
+	if (p)
+		p += 4;
+	size += 4;
+	for (uint32_t i = 0; i < a->nnodes; i++) {
+		const struct snap_node *nd = &b->nodes[i];
+		for (unsigned q = 0; q <= nd->nports; q++) {
+			const struct snap_port *u = &a->ports[a->nodes[i].port0 + q], *v = &b->ports[nd->port0 + q];
+			if (port_equal(u, v))
+				continue;
+			cnt[1]++;
+			size += 6 + (v->present ? PORT_REC : 0);
+			if (!p)
+				continue;
+			put32(&p, i);
+			put8(&p, (uint8_t)q);
+			put8(&p, v->present);
+			if (!v->present)
+				continue;
+			put64(&p, v->guid);
+			put16(&p, v->lid);
+			put8(&p, v->lmc);
+			put8(&p, v->state);
+			put8(&p, v->width);
+			put8(&p, v->speed);
+			put8(&p, v->espeed);
+			put32(&p, v->peer_node);
+			put8(&p, v->peer_port);
+		}
+	}
+	if (cntp)
+		put32(&cntp, cnt[1]);
+	/* LFT blocks */
+	cnt[2] = 0;
+	cntp = p;
+	if (p)
+		p += 4;
+	size += 4;
+	for (uint32_t i = 0; i < a->nnodes; i++) {
+		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
+		if (y->type != SNAP_NODE_SWITCH)
+			continue;
+		uint32_t nblk = (y->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+		for (uint32_t k = 0; k < nblk; k++) {
+			uint32_t n = block_len(y->lft_len, k);
+			const uint8_t *eb = b->lft + y->lft_off + (uint64_t)k * SNAP_DELTA_BLOCK;
+			if (!memcmp(a->lft + x->lft_off + (uint64_t)k * SNAP_DELTA_BLOCK, eb, n))
+				continue;
+			cnt[2]++;
+			size += 6 + n;
+			if (p) {
+				put32(&p, i);
+				put16(&p, (uint16_t)k);
+				memcpy(p, eb, n);
+				p += n;
+			}
+		}
+	}
+	if (cntp)
+		put32(&cntp, cnt[2]);
+	return size;
+}
+
+int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
+		      char err[SNAP_ERR_LEN])
+{
+	if (base->nnodes != target->nnodes) {
+		snprintf(err, SNAP_ERR_LEN, "node count changed (%u -> %u)", base->nnodes, target->nnodes);
+		return SNAP_DELTA_FULL;
+	}
+	for (uint32_t i = 0; i < base->nnodes; i++) {
+		const struct snap_node *x = &base->nodes[i], *y = &target->nodes[i];
+		if (x->guid != y->guid || x->type != y->type || x->nports != y->nports ||
+		    x->sysimg_guid != y->sysimg_guid || x->lft_len != y->lft_len) {
+			snprintf(err, SNAP_ERR_LEN, "node 0x%016llx changed identity or table size",
+				 (unsigned long long)y->guid);
+			return SNAP_DELTA_FULL;
+		}
+	}
+	uint32_t cnt[3];
+	size_t elen = strnlen(target->engine, SNAP_ENGINE_LEN);
+	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, NULL, cnt);
+	if (size - SNAP_HEADER_LEN > SNAP_MAX_PAYLOAD)
+		return fail(err, "delta of %zu bytes exceeds the limit", size);
+	uint8_t *buf = malloc(size), *p = buf + SNAP_HEADER_LEN;
+	if (!buf)
+		return fail(err, "out of memory encoding a delta of %zu bytes", size);
+	put64(&p, base->generation);
+	put64(&p, base->sm_guid);
+	put64(&p, base->timestamp);
+	put32(&p, base->nnodes);
+	put32(&p, 0);
+	put8(&p, (uint8_t)elen);
+	memcpy(p, target->engine, elen);
+	p += elen;
+	p += encode_records(base, target, p, cnt);
+
+	uint64_t plen = (uint64_t)(p - buf) - SNAP_HEADER_LEN;
+	uint8_t *h = buf;
+	memcpy(h, SNAP_DELTA_MAGIC, SNAP_MAGIC_LEN);
+	h += SNAP_MAGIC_LEN;
+	put32(&h, SNAP_DELTA_VERSION);
+	put32(&h, SNAP_HEADER_LEN);
+	put64(&h, target->generation);
+	put64(&h, plen);
+	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, plen));
+	put32(&h, 0);
+	put64(&h, target->sm_guid);
+	put64(&h, target->sweep);
+	put64(&h, target->timestamp);
+	uint8_t *hc = buf + 36;
+	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
+	*out = buf;
+	*outlen = (size_t)(p - buf);
+	return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p, *end;
+};
+
+static int need(const struct rd *r, size_t n)
+{
+	return (size_t)(r->end - r->p) >= n;
+}
+
+/* Header, checksums and the base identity; r is left at the engine name. */
+static int open_delta(const uint8_t *buf, size_t len, struct snap_delta_info *info, struct rd *r,
+		      uint32_t *nnodes, char err[SNAP_ERR_LEN])
+{
+	uint64_t plen;
+	if (peek_delta_header(buf, len, &plen, err))
+		return -1;
+	if (len - SNAP_HEADER_LEN != plen)
+		return fail(err, len - SNAP_HEADER_LEN < plen ? "truncated delta: %llu of %llu payload bytes"
+							       : "delta of %llu bytes where the header says %llu",
+			    (unsigned long long)(len - SNAP_HEADER_LEN), (unsigned long long)plen);
+	if (snap_crc32c(0, buf + SNAP_HEADER_LEN, plen) != rd32(buf + 32))
+		return fail(err, "delta payload checksum mismatch");
+	if (plen < BASE_LEN + 1)
+		return fail(err, "delta payload of %llu bytes is too short", (unsigned long long)plen);
+	const uint8_t *q = buf + SNAP_HEADER_LEN;
+	memset(info, 0, sizeof(*info));
+	info->generation = rd64(buf + 16);
+	info->base_generation = rd64(q);
+	info->base_sm_guid = rd64(q + 8);
+	info->base_timestamp = rd64(q + 16);
+	*nnodes = rd32(q + 24);
+	if (rd32(q + 28))
+		return fail(err, "unknown delta flags 0x%x", rd32(q + 28));
+	r->p = q + BASE_LEN;
+	r->end = buf + len;
+	return 0;
+}
+
+int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info, char err[SNAP_ERR_LEN])
+{
+	struct rd r;
+	uint32_t nnodes;
+	return open_delta(buf, len, info, &r, &nnodes, err);
+}
+
+static int read_count(struct rd *r, size_t rec_min, const char *what, uint32_t *n, char err[SNAP_ERR_LEN])
+{
+	if (!need(r, 4))
+		return fail(err, "delta truncated before the %s count", what);
+	*n = rd32(r->p);
+	r->p += 4;
+	/* Before the loop: a count the remaining bytes cannot hold is refused
+	 * without touching them. */
+	if ((uint64_t)*n * rec_min > (uint64_t)(r->end - r->p))
+		return fail(err, "%u %s records cannot fit in the %zu bytes left", *n, what, (size_t)(r->end - r->p));
+	return 0;
+}
+
+static int apply_descs(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])
+{
+	uint32_t n;
+	if (read_count(r, 5, "description", &n, err))
+		return -1;
+	int64_t last = -1;
+	for (uint32_t k = 0; k < n; k++) {
+		if (!need(r, 5))
+			return fail(err, "description record %u truncated", k);
+		uint32_t i = rd32(r->p);
+		uint8_t dl = r->p[4];
+		r->p += 5;
+		if (i >= s->nnodes || (int64_t)i <= last)
+			return fail(err, "description record %u names node %u (of %u, after %lld)", k, i, s->nnodes,
+				    (long long)last);
+		if (dl > SNAP_DESC_LEN || !need(r, dl) || memchr(r->p, 0, dl))
+			return fail(err, "description of node %u: bad length %u or a NUL byte", i, dl);
+		memcpy(s->nodes[i].desc, r->p, dl);
+		s->nodes[i].desc[dl] = 0;
+		r->p += dl;
+		last = i;
+	}
+	*count = n;
+	return 0;
+}
+
+static int apply_ports(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])
+{
+	uint32_t n;
+	if (read_count(r, 6, "port", &n, err))
+		return -1;
+	int64_t last = -1;
+	for (uint32_t k = 0; k < n; k++) {
+		if (!need(r, 6))
+			return fail(err, "port record %u truncated", k);
+		uint32_t i = rd32(r->p);
+		unsigned q = r->p[4];
+		uint8_t present = r->p[5];
+		r->p += 6;
+		int64_t key = (int64_t)i << 8 | q;
+		if (i >= s->nnodes || q > s->nodes[i].nports || key <= last)
+			return fail(err, "port record %u names node %u port %u: out of range or out of order", k, i, q);
+		if (present > 1)
+			return fail(err, "port record %u: presence byte %u", k, present);
+		last = key;
+		struct snap_port *pt = &s->ports[s->nodes[i].port0 + q];
+		if (!present) {
+			memset(pt, 0, sizeof(*pt));
+			pt->peer_node = SNAP_NONE;
+			continue;
+		}
+		if (!need(r, PORT_REC))
+			return fail(err, "port record %u truncated", k);
+		const uint8_t *p = r->p;
+		pt->present = 1;
+		pt->guid = rd64(p);
+		pt->lid = rd16(p + 8);
+		pt->lmc = p[10];
+		pt->state = p[11];
+		pt->width = p[12];
+		pt->speed = p[13];
+		pt->espeed = p[14];
+		pt->peer_node = rd32(p + 15);
+		pt->peer_port = p[19];
+		r->p += PORT_REC;
+	}
+	*count = n;
+	return 0;
+}
+
+static int apply_blocks(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])
+{
+	uint32_t n;
+	if (read_count(r, 7, "LFT block", &n, err))
+		return -1;
+	int64_t last = -1;
+	for (uint32_t k = 0; k < n; k++) {
+		if (!need(r, 6))
+			return fail(err, "LFT block record %u truncated", k);
+		uint32_t i = rd32(r->p);
+		uint32_t blk = rd16(r->p + 4);
+		r->p += 6;
+		int64_t key = (int64_t)i << 16 | blk;
+		if (i >= s->nnodes || s->nodes[i].type != SNAP_NODE_SWITCH || key <= last)
+			return fail(err, "LFT block record %u names node %u: not a switch, or out of order", k, i);
+		const struct snap_node *nd = &s->nodes[i];
+		if ((uint64_t)blk * SNAP_DELTA_BLOCK >= nd->lft_len)
+			return fail(err, "LFT block %u of node 0x%016llx is past its %u entries", blk,
+				    (unsigned long long)nd->guid, nd->lft_len);
+		uint32_t bl = block_len(nd->lft_len, blk);
+		if (!need(r, bl))
+			return fail(err, "LFT block %u of node 0x%016llx truncated", blk, (unsigned long long)nd->guid);
+		memcpy(s->lft + nd->lft_off + (uint64_t)blk * SNAP_DELTA_BLOCK, r->p, bl);
+		r->p += bl;
+		last = key;
+	}
+	*count = n;
+	return 0;
+}
+
+int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, struct snap **out,
+		     struct snap_delta_info *info, char err[SNAP_ERR_LEN])
+{
+	struct snap_delta_info tmp;
+	struct rd r;
+	uint32_t nnodes;
+	if (!info)
+		info = &tmp;
+	if (open_delta(buf, len, info, &r, &nnodes, err))
+		return -1;
+	if (info->base_generation != base->generation || info->base_sm_guid != base->sm_guid ||
+	    info->base_timestamp != base->timestamp) {
+		snprintf(err, SNAP_ERR_LEN,
+			 "delta against generation %llu (SM 0x%016llx, taken %llu), but the base here is "
+			 "generation %llu (SM 0x%016llx, taken %llu): send a full snapshot",
+			 (unsigned long long)info->base_generation, (unsigned long long)info->base_sm_guid,
+			 (unsigned long long)info->base_timestamp, (unsigned long long)base->generation,
+			 (unsigned long long)base->sm_guid, (unsigned long long)base->timestamp);
+		return SNAP_DELTA_NOBASE;
+	}
+	if (nnodes != base->nnodes)
+		return fail(err, "delta for %u nodes applied to a base of %u", nnodes, base->nnodes);
+	uint8_t elen = *r.p++;
+	if (elen > SNAP_ENGINE_LEN || !need(&r, elen) || memchr(r.p, 0, elen))
+		return fail(err, "bad engine name in delta (length %u)", elen);
+
+	struct snap *s = snap_dup(base);
+	if (!s)
+		return fail(err, "out of memory copying the base");
+	memcpy(s->engine, r.p, elen);
+	s->engine[elen] = 0;
+	r.p += elen;
+	s->generation = info->generation;
+	s->sm_guid = rd64(buf + 40);
+	s->sweep = rd64(buf + 48);
+	s->timestamp = rd64(buf + 56);
+	if (apply_descs(&r, s, &info->descs, err) || apply_ports(&r, s, &info->ports, err) ||
+	    apply_blocks(&r, s, &info->blocks, err))
+		goto bad;
+	if (r.p != r.end) {
+		fail(err, "%zu bytes after the last delta record", (size_t)(r.end - r.p));
+		goto bad;
+	}
+	s->max_lid = snap_max_lid(s);
+	if (snap_validate(s, err))
+		goto bad;
+	*out = s;
+	return 0;
+bad:
+	snap_free(s);
+	return -1;
+}

@@ -1,0 +1,68 @@
+/*
+ * delta.h - delta snapshots: what changed between two captures of one
+ * fabric, so that a reroute that touches a few LFT blocks ships kilobytes
+ * instead of the whole fabric.
+ *
+ * A delta applies to exactly one base, named by its generation, SM GUID and
+ * timestamp (the triple that makes a snapshot unique under topod's
+ * generation rule). It can express changed NodeDescriptions, changed ports
+ * (state, speed, LID, links: a link that went down or came back) and
+ * changed 64-entry LFT blocks; the node set itself (the same nodes, types,
+ * port counts and table lengths) must be the base's, otherwise the producer
+ * sends a full snapshot. The encoding is in docs/snapshot-format.md.
+ *
+ * The same codec stores topod's history: an older generation is kept as a
+ * delta against the next newer one.
+ */
+#ifndef TOPOD_SNAPSHOT_DELTA_H
+#define TOPOD_SNAPSHOT_DELTA_H
+
+#include "snapshot.h"
+
+#define SNAP_DELTA_MAGIC "TOPODLTA"
+#define SNAP_DELTA_VERSION 1
+#define SNAP_DELTA_BLOCK 64 /* LFT entries per block, as in the LinearForwardingTable SMP */
+
+/* Return values besides 0 and -1. */
+#define SNAP_DELTA_FULL 1    /* encode: the change needs a full snapshot (err says why) */
+#define SNAP_DELTA_NOBASE -2 /* apply: the delta is against another base (err names both) */
+
+struct snap_delta_info {
+	uint64_t generation;      /* of the result */
+	uint64_t base_generation; /* the base it applies to */
+	uint64_t base_sm_guid;
+	uint64_t base_timestamp;
+	uint32_t descs, ports, blocks; /* records of each kind */
+};
+
+/* Is this a delta (by its magic)? buf needs SNAP_MAGIC_LEN bytes. */
+int snap_is_delta(const uint8_t *buf, size_t len);
+
+/*
+ * The header of either a snapshot or a delta: payload length and whether it
+ * is a delta, so that a stream reader knows how much follows.
+ */
+int snap_peek_any(const uint8_t *buf, size_t len, uint64_t *payload, int *is_delta, char err[SNAP_ERR_LEN]);
+
+/*
+ * Encodes target as a delta against base (both canonical, LFTs normalised).
+ * The result carries target's header fields. Returns 0 (*out malloc'd),
+ * SNAP_DELTA_FULL when the node sets differ, -1 on error.
+ */
+int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
+		      char err[SNAP_ERR_LEN]);
+
+/* Reads the header and the base identity without applying anything. */
+int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info, char err[SNAP_ERR_LEN]);
+
+/*
+ * Applies a delta to a copy of base and validates the result as strictly as
+ * snap_decode() does; base is not modified. Every record is checked: in
+ * range, in strictly increasing order, the payload used exactly. Returns 0
+ * with *out a new snapshot, SNAP_DELTA_NOBASE when the delta is against
+ * another base, -1 when it is malformed. info (may be NULL) gets the counts.
+ */
+int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, struct snap **out,
+		     struct snap_delta_info *info, char err[SNAP_ERR_LEN]);
+
+#endif

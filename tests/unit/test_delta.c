@@ -1,0 +1,244 @@
+/*
+ * test_delta.c - the delta codec: a delta applied to its base gives exactly
+ * the target; the wrong base, a changed node set and every kind of damage
+ * are refused with a reason; whatever a corrupted (re-sealed) delta turns
+ * into is still a valid snapshot.
+ */
+#include <inttypes.h>
+
+#include "delta.h"
+#include "testfab.h"
+#include "wire.h"
+
+static struct snap *fabric(void)
+{
+	struct snap *s = snap_new();
+	tf_tree2(s, 4, 4, 2, 1);
+	tf_finish(s, 0);
+	s->generation = 10;
+	s->sm_guid = 0x1234;
+	s->sweep = 3;
+	s->timestamp = 1700000000000000ull;
+	snprintf(s->engine, sizeof(s->engine), "ftree");
+	return s;
+}
+
+/* A reroute: one link down at both ends, the tables of one switch changed
+ * in two blocks, a host renamed, and a new generation. */
+static struct snap *rerouted(const struct snap *base)
+{
+	struct snap *t = snap_dup(base);
+	if (!t)
+		tf_die("dup");
+	uint32_t leaf = (uint32_t)snap_find_node(t, TF_SW_GUID + 0);
+	unsigned up = 4 + 1;
+	struct snap_port *p = &t->ports[t->nodes[leaf].port0 + up];
+	struct snap_port *q = &t->ports[t->nodes[p->peer_node].port0 + p->peer_port];
+	p->state = q->state = SNAP_PORT_DOWN;
+	uint32_t len = t->nodes[leaf].lft_len;
+	for (uint32_t l = 1; l < len; l += 70)
+		if (t->lft[t->nodes[leaf].lft_off + l] == up)
+			t->lft[t->nodes[leaf].lft_off + l] = up + 1;
+	t->lft[t->nodes[leaf].lft_off + 1] = up + 1;
+	uint32_t ca = (uint32_t)snap_find_node(t, TF_CA_GUID + 16 * 5);
+	snprintf(t->nodes[ca].desc, sizeof(t->nodes[ca].desc), "renamed HCA-1");
+	t->generation = 11;
+	t->sweep = 4;
+	t->timestamp = base->timestamp + 1000;
+	snprintf(t->engine, sizeof(t->engine), "updn");
+	return t;
+}
+
+static int same(const struct snap *a, const struct snap *b)
+{
+	return snap_diff(a, b, SNAP_DIFF_STATE, NULL, NULL) == 0 && a->generation == b->generation &&
+	       a->sm_guid == b->sm_guid && a->sweep == b->sweep && a->timestamp == b->timestamp &&
+	       a->max_lid == b->max_lid;
+}
+
+static void reseal(uint8_t *buf, size_t len)
+{
+	uint8_t *h = buf + 24;
+	put64(&h, len - SNAP_HEADER_LEN);
+	h = buf + 32;
+	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, len - SNAP_HEADER_LEN));
+	put32(&h, 0);
+	h = buf + 36;
+	put32(&h, snap_crc32c(0, buf, SNAP_HEADER_LEN));
+}
+
+static void test_roundtrip(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = fabric(), *b = rerouted(a), *c = NULL;
+	uint8_t *d = NULL, *full = NULL;
+	size_t dl = 0, fl = 0;
+	CHECK(snap_delta_encode(a, b, &d, &dl, err) == 0, "a reroute encodes as a delta");
+	CHECK(snap_encode(b, &full, &fl, err) == 0, "and as a full snapshot");
+	CHECK(dl * 8 < fl, "even on 16 hosts the delta is under an eighth of the full snapshot (%zu of %zu bytes)", dl, fl);
+	struct snap_delta_info info;
+	CHECK(snap_delta_apply(a, d, dl, &c, &info, err) == 0, "it applies to its base: %s", c ? "" : err);
+	CHECK(c && same(b, c), "the result equals the target, header fields included");
+	CHECK(info.descs == 1 && info.ports == 2 && info.blocks >= 1 && info.generation == 11 &&
+		      info.base_generation == 10,
+	      "it holds one description, two ports, %u LFT blocks", info.blocks);
+	CHECK(snap_is_delta(d, dl) && !snap_is_delta(full, fl), "deltas and snapshots are told apart by magic");
+	uint64_t plen;
+	int isd;
+	CHECK(snap_peek_any(d, dl, &plen, &isd, err) == 0 && isd && plen == dl - SNAP_HEADER_LEN,
+	      "a stream reader learns a delta's length from its header");
+	CHECK(snap_peek_any(full, fl, &plen, &isd, err) == 0 && !isd && plen == fl - SNAP_HEADER_LEN,
+	      "and a snapshot's");
+	struct snap *x = NULL;
+	CHECK(snap_decode(d, dl, &x, err) && !x, "snap_decode refuses a delta (%s)", err);
+	snap_free(c);
+	c = NULL;
+
+	/* The base is untouched by applying: apply twice, same answer. */
+	CHECK(snap_delta_apply(a, d, dl, &c, NULL, err) == 0 && same(b, c), "applying leaves the base unchanged");
+	snap_free(c);
+	c = NULL;
+
+	/* The wrong base: a later generation, the same fabric. */
+	CHECK(snap_delta_apply(b, d, dl, &c, NULL, err) == SNAP_DELTA_NOBASE && !c,
+	      "against another base: NOBASE (%s)", err);
+	CHECK(strstr(err, "generation 10") && strstr(err, "generation 11"), "the reason names both generations");
+	struct snap *a2 = snap_dup(a);
+	a2->timestamp++;
+	CHECK(snap_delta_apply(a2, d, dl, &c, NULL, err) == SNAP_DELTA_NOBASE, "same generation, other capture: NOBASE");
+	snap_free(a2);
+
+	/* No change at all is a valid (tiny) delta. */
+	free(d);
+	struct snap *same_gen = snap_dup(a);
+	same_gen->generation = 12;
+	CHECK(snap_delta_encode(a, same_gen, &d, &dl, err) == 0 && dl < 128, "an unchanged fabric: %zu bytes", dl);
+	CHECK(snap_delta_apply(a, d, dl, &c, &info, err) == 0 && same(same_gen, c) && !info.ports && !info.blocks,
+	      "and it applies to a copy with the new header");
+	snap_free(c);
+	snap_free(same_gen);
+	free(d);
+	free(full);
+	snap_free(a);
+	snap_free(b);
+}
+
+static void test_full_needed(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = fabric(), *b = snap_new();
+	tf_tree2(b, 4, 4, 3, 1); /* one more spine */
+	tf_finish(b, 0);
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	CHECK(snap_delta_encode(a, b, &d, &dl, err) == SNAP_DELTA_FULL && !d, "a switch more needs a full snapshot (%s)",
+	      err);
+	snap_free(b);
+	b = snap_dup(a);
+	uint32_t sw = (uint32_t)snap_find_node(b, TF_SW_GUID + 1);
+	b->nodes[sw].sysimg_guid ^= 1;
+	CHECK(snap_delta_encode(a, b, &d, &dl, err) == SNAP_DELTA_FULL, "a node that changed identity too");
+	snap_free(a);
+	snap_free(b);
+}
+
+/* Damage: every truncation, every bit flip, and records that are out of
+ * range, out of order or make the fabric inconsistent (re-sealed, so the
+ * checksums pass and the structural checks are reached). */
+static void test_hostile(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = fabric(), *b = rerouted(a), *c = NULL;
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	if (snap_delta_encode(a, b, &d, &dl, err))
+		tf_die("encode");
+	int bad = 0;
+	for (size_t n = 0; n < dl; n++) {
+		c = NULL;
+		err[0] = 0;
+		if (snap_delta_apply(a, d, n, &c, NULL, err) == 0 || !err[0])
+			bad++;
+		snap_free(c);
+	}
+	CHECK(!bad, "every truncation of the delta is refused with a reason (%d accepted)", bad);
+	bad = 0;
+	uint8_t *m = malloc(dl);
+	for (size_t i = 0; i < dl * 8; i++) {
+		memcpy(m, d, dl);
+		m[i / 8] ^= (uint8_t)(1u << (i % 8));
+		c = NULL;
+		if (snap_delta_apply(a, m, dl, &c, NULL, err) == 0)
+			bad++;
+		snap_free(c);
+	}
+	CHECK(!bad, "every single-bit flip is caught (%d accepted)", bad);
+
+	/* Re-sealed random corruption: refused, or a snapshot that validates. */
+	int refused = 0, applied = 0;
+	tf_rng_state = 7;
+	for (int it = 0; it < 20000; it++) {
+		memcpy(m, d, dl);
+		int flips = 1 + (int)(tf_rand() % 4);
+		for (int f = 0; f < flips; f++)
+			m[SNAP_HEADER_LEN + 24 + tf_rand() % (dl - SNAP_HEADER_LEN - 24)] = (uint8_t)tf_rand();
+		reseal(m, dl);
+		c = NULL;
+		int rc = snap_delta_apply(a, m, dl, &c, NULL, err);
+		if (rc == 0) {
+			applied++;
+			if (snap_validate(c, err))
+				bad++;
+		} else {
+			refused++;
+			if (!err[0])
+				bad++;
+		}
+		snap_free(c);
+	}
+	CHECK(!bad && refused > 0, "20,000 re-sealed corruptions: %d refused, %d applied, all results valid", refused,
+	      applied);
+
+	/* Hand-made records: port past nports, records out of order, a link
+	 * to a port that does not point back. */
+	size_t off = SNAP_HEADER_LEN + 32 + 1 + strlen(b->engine);
+	uint32_t ndesc = rd32(d + off);
+	size_t ports_off = off + 4;
+	for (uint32_t k = 0; k < ndesc; k++)
+		ports_off += 5 + d[ports_off + 4];
+	CHECK(rd32(d + ports_off) == 2, "two port records where expected");
+	size_t p0 = ports_off + 4, p1 = p0 + 6 + 20;
+	memcpy(m, d, dl);
+	m[p0 + 4] = 200;
+	reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "out of range"),
+	      "a port past the node's ports: %s", err);
+	memcpy(m, d, dl);
+	memcpy(m + p0, d + p1, 6 + 20);
+	memcpy(m + p1, d + p0, 6 + 20);
+	reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "out of order"),
+	      "records out of order: %s", err);
+	memcpy(m, d, dl);
+	m[p0 + 6 + 19] ^= 0x7; /* peer port */
+	reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1, "a link that does not point back: %s", err);
+	memcpy(m, d, dl);
+	uint8_t *cnt = m + ports_off;
+	put32(&cnt, 0x10000000);
+	reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "cannot fit"),
+	      "a count the bytes cannot hold: %s", err);
+	free(m);
+	free(d);
+	snap_free(a);
+	snap_free(b);
+}
+
+int main(void)
+{
+	test_roundtrip();
+	test_full_needed();
+	test_hostile();
+	return tf_failures != 0;
+}
