@@ -121,10 +121,13 @@ $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	      -Icommon -Isnapshot -Itopod
-FUZZ_BINS  := $(B)/fuzz/fuzz_snapshot $(B)/fuzz/fuzz_proto
+FUZZ_BINS  := $(B)/fuzz/fuzz_snapshot $(B)/fuzz/fuzz_delta $(B)/fuzz/fuzz_proto
 $(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c snapshot/snapshot.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c -lpthread
+$(B)/fuzz/fuzz_delta: tests/fuzz/fuzz_delta.c snapshot/delta.c snapshot/snapshot.c snapshot/delta.h tests/unit/testfab.h
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -Itests/unit -o $@ tests/fuzz/fuzz_delta.c snapshot/delta.c snapshot/snapshot.c -lpthread
 $(B)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c topod/proto.c topod/proto.h common/topo_limits.h
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c topod/proto.c -lpthread

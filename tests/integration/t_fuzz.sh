@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# libFuzzer on the two parsers that take bytes from anyone: the snapshot
-# decoder (ingest socket, state file) and the request splitter (query
-# port), with ASan and UBSan, FUZZ_SECONDS each (default 20). Seeds: the
+# libFuzzer on the parsers that take bytes from anyone: the snapshot and
+# delta decoders (ingest socket, state file, history) and the request
+# splitter (query port), with ASan and UBSan, FUZZ_SECONDS each (default 20). Seeds: the
 # real 2-switch capture and a few requests. A crash, leak or sanitizer
 # report fails the test and leaves the input in the log directory.
 set -u
@@ -43,5 +43,6 @@ printf 'hops Hca1 Hca2' >"$T/seed.fuzz_proto.1"
 printf 'query lid:2:lid:6\r' >"$T/seed.fuzz_proto.2"
 printf 'hopsmatrix a b\tc  d' >"$T/seed.fuzz_proto.3"
 run fuzz_snapshot
+run fuzz_delta
 run fuzz_proto
 [ "$fails" -eq 0 ]
