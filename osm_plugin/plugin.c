@@ -40,6 +40,7 @@
 #include <opensm/osm_switch.h>
 #include <opensm/osm_version.h>
 
+#include "delta.h"
 #include "queue.h"
 #include "sink.h"
 #include "snapshot.h"
@@ -91,6 +92,7 @@ struct tp {
 	uint32_t max_hold_nodes;
 	struct nodemap map;
 	struct stage stage;
+	struct snap *prev; /* the last snapshot pushed: the base of the next delta */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -525,18 +527,37 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 	}
 	tp->last_gen = s->generation;
 
+	/* A reroute usually changes a few LFT blocks: the delta against the
+	 * previous pass is what a sink that has that pass receives. When the
+	 * node set changed (or the delta would not save much) only the full
+	 * snapshot goes. */
+	uint8_t *delta = NULL;
+	size_t dlen = 0;
+	uint64_t base_gen = 0;
+	if (tp->prev && snap_delta_encode(tp->prev, s, &delta, &dlen, err) == 0 && dlen < len / 2) {
+		base_gen = tp->prev->generation;
+	} else {
+		free(delta);
+		delta = NULL;
+		dlen = 0;
+	}
+	uint64_t t4 = mono_ns();
+
 	osm_log(tp->log, OSM_LOG_INFO, TP_NAME ": generation %" PRIu64 " (%s #%" PRIu64
 		", engine %s): %u nodes, %u ports, %" PRIu64 " LFT bytes; lock waited %.3f ms,"
-		" held %.3f ms (%.3f ms CPU); encode %.3f ms; %zu bytes\n",
+		" held %.3f ms (%.3f ms CPU); encode %.3f ms; %zu bytes; delta %zu bytes (%.3f ms)\n",
 		s->generation, how == UCAST_ROUTING_REROUTE ? "reroute" : "heavy sweep",
 		tp->sweeps, s->engine[0] ? s->engine : "?", s->nnodes, s->nports, s->nlft,
-		(t1 - t0) / 1e6, (t2 - t1) / 1e6, (c2 - c1) / 1e6, (t3 - t2) / 1e6, len);
-	snap_free(s);
+		(t1 - t0) / 1e6, (t2 - t1) / 1e6, (c2 - c1) / 1e6, (t3 - t2) / 1e6, len, dlen, (t4 - t3) / 1e6);
+	snap_free(tp->prev);
+	tp->prev = s;
 
 	if (tp->q)
-		tpq_push(tp->q, buf, len, tp->last_gen);
-	else
+		tpq_push_delta(tp->q, buf, len, tp->last_gen, delta, dlen, base_gen);
+	else {
 		free(buf);
+		free(delta);
+	}
 }
 
 /* ---- the plugin interface -------------------------------------------------- */
@@ -585,7 +606,7 @@ static void *tp_create(struct osm_opensm *osm)
 static void tp_delete(void *ctx)
 {
 	struct tp *tp = ctx;
-	struct tpq_stats st = { 0, 0 };
+	struct tpq_stats st = { 0 };
 
 	if (!tp)
 		return;
@@ -596,11 +617,13 @@ static void tp_delete(void *ctx)
 		tpq_stop(tp->q);
 	}
 	osm_log(tp->log, OSM_LOG_INFO, TP_NAME ": unloaded after %" PRIu64 " routing passes, %"
-		PRIu64 " snapshots queued, %" PRIu64 " superseded before every sink had them;"
+		PRIu64 " snapshots queued, %" PRIu64 " superseded before every sink had them, %" PRIu64
+		" delivered as deltas (%" PRIu64 " refused, sent whole);"
 		" longest lock hold %.3f ms with %u nodes\n", tp->sweeps, st.pushed,
-		st.superseded, tp->max_hold_ns / 1e6, tp->max_hold_nodes);
+		st.superseded, st.deltas, st.delta_refused, tp->max_hold_ns / 1e6, tp->max_hold_nodes);
 	map_free(&tp->map);
 	stage_free(&tp->stage);
+	snap_free(tp->prev);
 	free(tp);
 }
 

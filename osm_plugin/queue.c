@@ -21,6 +21,9 @@ struct blob {
 	uint64_t gen;
 	size_t len;
 	uint8_t *data;
+	uint8_t *delta;     /* NULL, or data as a delta against base_gen */
+	size_t dlen;
+	uint64_t base_gen;
 };
 
 struct worker {
@@ -52,7 +55,7 @@ struct tpq {
 	struct tpq_stats stats;
 
 	/* Set once in tpq_start. */
-	unsigned timeout_ms, backoff_max_ms, linger_ms;
+	unsigned timeout_ms, backoff_max_ms, linger_ms, delta;
 	tpq_log_fn log;
 	void *log_arg;
 	int nworkers;
@@ -89,6 +92,7 @@ static void blob_free(struct blob *b)
 {
 	if (b) {
 		free(b->data);
+		free(b->delta);
 		free(b);
 	}
 }
@@ -147,6 +151,27 @@ static void note_result(struct worker *w, int rc, uint64_t gen, size_t len,
 	w->next_try_ms = now + w->backoff_ms;
 }
 
+/* One attempt: the delta when this sink has its base, else (or when the
+ * delta is refused) the full snapshot. Worker thread, q->lock not held. */
+static int deliver(struct worker *w, const struct blob *b, unsigned tmo, char err[SNAP_ERR_LEN])
+{
+	struct tpq *q = w->q;
+	if (b->delta && q->delta && w->sink.kind != SINK_SPOOL && w->have_gen == b->base_gen) {
+		if (sink_deliver(&w->sink, b->delta, b->dlen, tmo, err) == 0) {
+			pthread_mutex_lock(&q->lock);
+			q->stats.deltas++;
+			pthread_mutex_unlock(&q->lock);
+			return 0;
+		}
+		say(q, TPQ_INFO, "sink %s: delta of generation %" PRIu64 " refused (%s); sending the full snapshot",
+		    w->name, b->gen, err);
+		pthread_mutex_lock(&q->lock);
+		q->stats.delta_refused++;
+		pthread_mutex_unlock(&q->lock);
+	}
+	return sink_deliver(&w->sink, b->data, b->len, tmo, err);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -197,7 +222,7 @@ static void *worker_main(void *arg)
 		b->refs++;
 		pthread_mutex_unlock(&q->lock);
 
-		int rc = sink_deliver(&w->sink, b->data, b->len, tmo, err);
+		int rc = deliver(w, b, tmo, err);
 		note_result(w, rc, b->gen, b->len, now, err);
 
 		pthread_mutex_lock(&q->lock);
@@ -229,6 +254,7 @@ struct tpq *tpq_start(const struct sink_opts *o, tpq_log_fn log, void *log_arg,
 	q->timeout_ms = o->timeout_ms;
 	q->backoff_max_ms = o->backoff_max_ms;
 	q->linger_ms = o->linger_ms;
+	q->delta = o->delta;
 	q->log = log;
 	q->log_arg = log_arg;
 
@@ -268,7 +294,13 @@ struct tpq *tpq_start(const struct sink_opts *o, tpq_log_fn log, void *log_arg,
 
 void tpq_push(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation)
 {
-	struct blob *b = malloc(sizeof *b), *dead = NULL;
+	tpq_push_delta(q, buf, len, generation, NULL, 0, 0);
+}
+
+void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation, uint8_t *delta, size_t dlen,
+		    uint64_t base_gen)
+{
+	struct blob *b = calloc(1, sizeof *b), *dead = NULL;
 	int i;
 
 	if (!b) {
@@ -277,12 +309,16 @@ void tpq_push(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation)
 		say(q, TPQ_ERROR, "out of memory: snapshot generation %" PRIu64 " dropped",
 		    generation);
 		free(buf);
+		free(delta);
 		return;
 	}
 	b->refs = 1; /* the slot's reference */
 	b->gen = generation;
 	b->len = len;
 	b->data = buf;
+	b->delta = delta;
+	b->dlen = dlen;
+	b->base_gen = base_gen;
 
 	pthread_mutex_lock(&q->lock);
 	if (q->cur && generation <= q->cur->gen) {

@@ -51,6 +51,14 @@ struct tpq *tpq_start(const struct sink_opts *o, tpq_log_fn log, void *log_arg,
  * which no one holds across I/O. */
 void tpq_push(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation);
 
+/* The same with a delta (delta.h) of it against base_gen, the generation
+ * pushed before (takes ownership of delta too). A socket sink whose last
+ * acknowledged generation is base_gen gets the delta; if the sink refuses
+ * it (topod lost the base: ERR NOBASE, or anything else) the worker sends
+ * the full snapshot at once. Spools always get the full one. */
+void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation, uint8_t *delta, size_t dlen,
+		    uint64_t base_gen);
+
 /*
  * Shuts down: every worker whose sink lacks the newest snapshot gets one
  * more immediate attempt and keeps retrying until linger_ms has passed since
@@ -65,6 +73,8 @@ void tpq_stop(struct tpq *q);
 struct tpq_stats {
 	uint64_t pushed;     /* snapshots accepted by tpq_push */
 	uint64_t superseded; /* replaced in the slot before every sink had it */
+	uint64_t deltas;     /* deliveries made as a delta */
+	uint64_t delta_refused; /* deltas a sink refused, followed by the full snapshot */
 };
 void tpq_get_stats(struct tpq *q, struct tpq_stats *st);
 

@@ -79,6 +79,7 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 	o->timeout_ms = DEFAULT_TIMEOUT_MS;
 	o->backoff_max_ms = DEFAULT_BACKOFF_MAX_MS;
 	o->linger_ms = DEFAULT_LINGER_MS;
+	o->delta = 1;
 	if (!opts)
 		return 0;
 	const char *p = opts;
@@ -126,13 +127,17 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 		} else if (!strcmp(key, "linger_ms")) {
 			if (parse_ms(val, &o->linger_ms))
 				return fail(err, "linger_ms", "expected milliseconds, 0..86400000");
+		} else if (!strcmp(key, "delta")) {
+			if (strcmp(val, "0") && strcmp(val, "1"))
+				return fail(err, "delta", "expected 0 or 1");
+			o->delta = val[0] == '1';
 		} else if (!strcmp(key, "key_file")) {
 			if (!*val)
 				return fail(err, "key_file", "expected a path");
 			snprintf(keyfile, sizeof(keyfile), "%s", val);
 		} else {
 			snprintf(err, SNAP_ERR_LEN,
-				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms, key_file)",
+				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms, key_file, delta)",
 				 key);
 			return -1;
 		}

@@ -51,6 +51,7 @@ struct sink_opts {
 	unsigned timeout_ms;
 	unsigned backoff_max_ms;
 	unsigned linger_ms;
+	unsigned delta;           /* socket sinks: send deltas when the sink has the base (default 1) */
 };
 
 /* Parses opts (may be NULL or empty: no sinks, defaults). */

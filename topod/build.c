@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
 #include "fabric.h"
+#include "history.h"
 #include "log.h"
 #include "util.h"
 
@@ -26,6 +28,7 @@ struct builder {
 	struct ingest_job *pending;
 	int stop;
 	struct builder_stats stats;
+	struct history *hist; /* NULL until builder_set_history() */
 };
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
@@ -91,13 +94,47 @@ static void reply(struct ingest_job *j, int ok, const char *msg)
 	j->done = NULL;
 }
 
+/* A delta applies to the served generation only: anything else means the
+ * producer's idea of what we serve is wrong, and only a full snapshot can
+ * fix that (ERR NOBASE tells it so). */
+static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **out, char *msg, size_t n)
+{
+	char err[SNAP_ERR_LEN];
+	struct fabric *cur = store_get(b->st);
+	struct snap_delta_info info;
+	int rc;
+	if (!cur->index) {
+		snprintf(err, sizeof(err), "no fabric is served yet: send a full snapshot");
+		rc = SNAP_DELTA_NOBASE;
+	} else {
+		rc = snap_delta_apply(cur->snap, j->buf, j->len, out, &info, err);
+	}
+	fabric_put(cur);
+	if (rc) {
+		tlog(TLOG_ERR, "rejected delta from %s (%zu bytes): %s", j->source, j->len, err);
+		record_error(b, err);
+		snprintf(msg, n, "ERR %s %s", rc == SNAP_DELTA_NOBASE ? "NOBASE" : "INVALID", err);
+		return -1;
+	}
+	tlog(TLOG_INFO, "delta from %s: generation %" PRIu64 " from %" PRIu64 ", %zu bytes, %u ports, %u LFT blocks",
+	     j->source, info.generation, info.base_generation, j->len, info.ports, info.blocks);
+	return 0;
+}
+
 int builder_run(struct builder *b, struct ingest_job *j)
 {
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
 	uint64_t t0 = util_now_us();
 	struct snap *s = j->snap;
 	j->snap = NULL;
-	if (!s && snap_decode(j->buf, j->len, &s, err)) {
+	int is_delta = !s && snap_is_delta(j->buf, j->len);
+	if (is_delta) {
+		if (apply_delta(b, j, &s, msg, sizeof(msg)) < 0) {
+			reply(j, 0, msg);
+			job_free(j);
+			return -1;
+		}
+	} else if (!s && snap_decode(j->buf, j->len, &s, err)) {
 		/* The previous fabric stays served: a bad snapshot only costs a
 		 * log line and an error reply to its producer. */
 		tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, err);
@@ -158,7 +195,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	snprintf(msg, sizeof(msg), "OK %" PRIu64, s->generation);
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (j->buf) {
+		if (j->buf && !is_delta) {
 			rc = snap_write_atomic_mode(b->state_file, j->buf, j->len, 0600, err);
 		} else {
 			uint8_t *enc = NULL;
@@ -187,15 +224,21 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	f->index = x;
 	f->decode_ms = decode_ms;
 	f->build_ms = build_ms;
+	f->hist = b->hist;
+	f->map = b->map;
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "decode %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f)",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier), decode_ms,
 	     build_ms, x->route_ms, x->hier_ms);
+	/* After the answer and the publish: keeping the old generation as a
+	 * delta costs the next snapshot, never this one. */
+	history_push(b->hist, f);
 	pthread_mutex_lock(&b->lock);
 	b->stats.accepted++;
 	b->stats.published++;
+	b->stats.deltas += is_delta;
 	b->stats.last_decode_ms = decode_ms;
 	b->stats.last_build_ms = build_ms;
 	pthread_mutex_unlock(&b->lock);
@@ -306,6 +349,7 @@ void builder_free(struct builder *b)
 		return;
 	builder_stop(b);
 	job_free(b->pending);
+	history_free(b->hist);
 	pthread_mutex_destroy(&b->lock);
 	pthread_cond_destroy(&b->cond);
 	free(b);
@@ -329,4 +373,18 @@ void builder_get_stats(struct builder *b, struct builder_stats *out)
 const char *builder_state_file(const struct builder *b)
 {
 	return b->state_file;
+}
+
+int builder_set_history(struct builder *b, unsigned gens, size_t bytes, const char *state_dir)
+{
+	char dir[4200] = "";
+	if (state_dir && *state_dir)
+		snprintf(dir, sizeof(dir), "%s/history", state_dir);
+	b->hist = history_new(gens, bytes, dir[0] ? dir : NULL);
+	return b->hist ? 0 : -1;
+}
+
+struct history *builder_history(struct builder *b)
+{
+	return b->hist;
 }

@@ -19,6 +19,10 @@
  *   - the operator forces it (admin `restore PATH force`: restoring a backup).
  * The state file keeps the rule across restarts of topod.
  *
+ * A delta snapshot (delta.h) applies to the served generation only; one
+ * against anything else is refused with ERR NOBASE, and the producer sends
+ * a full snapshot.
+ *
  * Acknowledgement: "OK G" is sent once the snapshot is decoded, built and
  * persisted (fsync of the file and of the directory), so an OK survives a
  * crash; if persisting fails the reply says so ("OK G not-durable: why")
@@ -50,7 +54,7 @@ struct ingest_job {
 };
 
 struct builder_stats {
-	uint64_t received, accepted, rejected, superseded, published;
+	uint64_t received, accepted, rejected, superseded, published, deltas;
 	double last_decode_ms, last_build_ms;
 	char last_error[SNAP_ERR_LEN];
 	uint64_t last_error_us;
@@ -65,6 +69,11 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 int builder_start(struct builder *b);   /* starts the thread */
 void builder_stop(struct builder *b);   /* finishes the running job, drops queued ones, joins */
 void builder_free(struct builder *b);
+
+/* Keeps the last gens generations within bytes (history.h), in
+ * STATE/history too when state_dir is set. Before the first job. */
+int builder_set_history(struct builder *b, unsigned gens, size_t bytes, const char *state_dir);
+struct history *builder_history(struct builder *b);
 
 /* Queues a job (takes ownership of job and its buffers). */
 void builder_submit(struct builder *b, struct ingest_job *job);

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "history_cmd.h"
 #include "load.h"
 #include "place_cmd.h"
 #include "query.h"
@@ -41,6 +42,9 @@ const struct cmd cmd_table[] = {
 	  "ranks of a communication graph onto hosts (Scotch), with hop-bytes" },
 	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
 	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
+	{ "history", 0, 0, 0, answer_history, "history", "the generations kept: time, SM, engine, counts" },
+	{ "diff", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_diff, "diff G1|@TIME G2|@TIME [HOST ...]",
+	  "what changed between two generations: links, nodes, LFTs, and whose routes" },
 	{ "load", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_load,
 	  "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]",
 	  "link loads of a job's communication pattern" },

@@ -22,6 +22,7 @@
 #include "auth.h"
 #include "build.h"
 #include "cmd.h"
+#include "history.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -41,6 +42,8 @@ struct options {
 	struct snap_key key;
 	int threads;
 	int foreground;
+	unsigned history;
+	unsigned long long history_bytes;
 	/* config-file strings live here so that cfg pointers stay valid */
 	char *owned[64];
 	int nowned;
@@ -71,6 +74,8 @@ static void usage(FILE *f)
 		"      --output-budget BYTES  admit heavy requests only below this much unread (default 256M)\n"
 		"      --heavy-queue N        heavy requests waiting for a worker at most (default 256)\n"
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 512M)\n"
+		"      --history N            generations kept for history/diff (default 100)\n"
+		"      --history-bytes BYTES  their deltas take at most this much (default 128M)\n"
 		"      --max-ingest-conns N   snapshot producers connected at once (default 8)\n"
 		"      --ingest-key FILE      shared key: TCP ingest accepts only snapshots signed with it\n"
 		"      --ingest-insecure      accept unsigned snapshots on TCP ingest (not recommended)\n"
@@ -91,6 +96,8 @@ enum {
 	OPT_MAX_CONNS,
 	OPT_IDLE,
 	OPT_MAX_SNAPSHOT,
+	OPT_HISTORY,
+	OPT_HISTORY_BYTES,
 	OPT_PIDFILE,
 	OPT_NAMEMAP,
 	OPT_COMMANDS,
@@ -130,6 +137,8 @@ static const struct option longopts[] = {
 	{ "ingest-group", required_argument, NULL, OPT_INGEST_GROUP },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
+	{ "history", required_argument, NULL, OPT_HISTORY },
+	{ "history-bytes", required_argument, NULL, OPT_HISTORY_BYTES },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "node-name-map", required_argument, NULL, OPT_NAMEMAP },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -283,6 +292,16 @@ static int apply(struct options *o, int c, const char *val)
 			return -1;
 		}
 		o->srv.max_snapshot = x;
+		return 0;
+	case OPT_HISTORY:
+		if (parse_uint("history", val, 1, 100000, &x))
+			return -1;
+		o->history = (unsigned)x;
+		return 0;
+	case OPT_HISTORY_BYTES:
+		if (parse_size("history-bytes", val, &x))
+			return -1;
+		o->history_bytes = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
 	case OPT_NAMEMAP: o->namemap = val; return 0;
@@ -545,6 +564,10 @@ int main(int argc, char **argv)
 	 * tables, 2.5x that; the format's own limit (8 GiB) only bounds
 	 * arithmetic. And memory follows the bytes that arrive, not this. */
 	o.srv.max_snapshot = 512ull << 20;
+	/* 100 reroutes of k=24 as deltas fit in a few MB; the byte bound is
+	 * for fabrics whose node set keeps changing (whole copies). */
+	o.history = 100;
+	o.history_bytes = 128ull << 20;
 	o.srv.max_ingest = 8;
 	o.srv.ingest_timeout_s = 120;
 	int c;
@@ -615,6 +638,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct builder *b = builder_new(&st, o.state_dir, o.threads, map);
+	if (!b || builder_set_history(b, o.history, (size_t)o.history_bytes, o.state_dir)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
 	int none;
 	/* Serve the saved fabric before we listen: a restarted topod must
 	 * never answer "no fabric" when it had one. */
@@ -627,6 +654,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot serve the start-up fabric (see log)\n", prog);
 		return 1;
 	}
+	int nh = history_load(builder_history(b));
+	if (nh > 0)
+		tlog(TLOG_INFO, "history: %d earlier generations from the state directory", nh);
 	struct server *srv = server_new(&o.srv, &st, b, err);
 	if (!srv) {
 		fprintf(stderr, "%s: %s\n", prog, err);

@@ -30,6 +30,7 @@
 #include "proto.h"
 #include "query.h"
 #include "auth.h"
+#include "delta.h"
 #include "sink.h"
 #include "util.h"
 
@@ -689,7 +690,8 @@ static void ingest_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_copyout(in, hdr, sizeof(hdr));
 		uint64_t plen = 0;
 		char err[SNAP_ERR_LEN];
-		int bad = snap_peek_header(hdr, sizeof(hdr), &plen, err);
+		int is_delta;
+		int bad = snap_peek_any(hdr, sizeof(hdr), &plen, &is_delta, err);
 		if (!bad && plen > srv->cfg.max_snapshot) {
 			snprintf(err, sizeof(err), "snapshot of %" PRIu64 " bytes exceeds max_snapshot %" PRIu64, plen,
 				 srv->cfg.max_snapshot);

@@ -17,6 +17,8 @@
 #include "snapshot.h"
 
 struct fabric_index; /* built query structures (fabric.c) */
+struct history;      /* the generations before this one (history.c) */
+struct route_namemap;
 
 struct fabric {
 	atomic_uint refs;
@@ -25,6 +27,8 @@ struct fabric {
 	char source[128];           /* where it came from, for info/stats */
 	uint64_t received_us;       /* when topod got it */
 	double decode_ms, build_ms; /* what ingesting it cost */
+	struct history *hist;       /* borrowed: the builder's, outlives every fabric */
+	const struct route_namemap *map; /* borrowed: the names the index was built with */
 };
 
 struct store {

@@ -10,6 +10,8 @@
  *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options,
  *                                    key_file=PATH to sign it for a TCP ingest)
  *   topo-snap keygen FILE            write a new random ingest key (mode 0600)
+ *   topo-snap delta BASE NEW OUT     NEW as a delta against BASE (exit 3: needs a full snapshot)
+ *   topo-snap apply BASE DELTA OUT   BASE with DELTA applied, as a snapshot file
  *
  * Text output is meant for diff(1) and scripts: fixed columns, GUIDs as
  * 0x%016x, NodeDescriptions escaped (snap_escape) and quoted last.
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
 #include "sink.h"
 #include "snapshot.h"
 #include "textdump.h"
@@ -220,14 +223,86 @@ static int cmd_send(int argc, char **argv)
 	return rc;
 }
 
+/* Reads a whole file (a delta is not a snapshot, so load() cannot). */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		return NULL;
+	}
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	*len = 0;
+	for (;;) {
+		if (*len == cap) {
+			cap = cap ? cap * 2 : 1 << 20;
+			uint8_t *nb = realloc(buf, cap);
+			if (!nb) {
+				fprintf(stderr, "%s: out of memory\n", prog);
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t r = fread(buf + *len, 1, cap - *len, f);
+		*len += r;
+		if (r == 0)
+			break;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int cmd_delta(const char *base, const char *next, const char *out)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = load(base), *b = load(next);
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	int rc = snap_delta_encode(a, b, &d, &dl, err);
+	if (rc == SNAP_DELTA_FULL)
+		fprintf(stderr, "%s: %s: send the full snapshot\n", prog, err);
+	else if (rc || snap_write_atomic(out, d, dl, err))
+		fprintf(stderr, "%s: %s\n", prog, err);
+	else
+		printf("delta of generation %" PRIu64 " against %" PRIu64 ": %zu bytes\n", b->generation, a->generation,
+		       dl);
+	free(d);
+	snap_free(a);
+	snap_free(b);
+	return rc == SNAP_DELTA_FULL ? 3 : rc ? 1 : 0;
+}
+
+static int cmd_apply(const char *base, const char *delta, const char *out)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = load(base), *b = NULL;
+	size_t dl;
+	uint8_t *d = slurp(delta, &dl);
+	int rc = d ? snap_delta_apply(a, d, dl, &b, NULL, err) : -1;
+	if (d && rc)
+		fprintf(stderr, "%s: %s\n", prog, err);
+	if (!rc && snap_write_file(b, out, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		rc = -1;
+	}
+	free(d);
+	snap_free(a);
+	snap_free(b);
+	return rc ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: %s info|nodes|links|lfts FILE\n"
 			"       %s diff A B\n"
 			"       %s from-text TOPOLOGY LFTS OUT\n"
 			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY] FILE\n"
-			"       %s keygen FILE\n",
-		prog, prog, prog, prog, prog);
+			"       %s keygen FILE\n"
+			"       %s delta BASE NEW OUT | apply BASE DELTA OUT\n",
+		prog, prog, prog, prog, prog, prog);
 	return 2;
 }
 
@@ -259,6 +334,11 @@ int main(int argc, char **argv)
 		printf("wrote a new ingest key to %s (mode 0600): give topod --ingest-key %s and producers key_file=%s\n",
 		       argv[2], argv[2], argv[2]);
 		return 0;
+	}
+	if (!strcmp(cmd, "delta") || !strcmp(cmd, "apply")) {
+		if (argc != 5)
+			return usage();
+		return cmd[0] == 'd' ? cmd_delta(argv[2], argv[3], argv[4]) : cmd_apply(argv[2], argv[3], argv[4]);
 	}
 	if (!strcmp(cmd, "send"))
 		return argc < 4 ? usage() : cmd_send(argc, argv);

@@ -1,0 +1,168 @@
+"""topod's history, `diff` and delta snapshots, without OpenSM: two routings
+of ibsim's 2-switch capture (tests/fixtures), the second sent as a delta.
+- a delta applies only to the served generation (ERR NOBASE otherwise), a
+  corrupt one is refused, and neither changes what is served;
+- `history` lists the generations with their kind, and survives a restart
+  (STATE/history);
+- `diff` names the switches whose LFTs changed and exactly the host pairs
+  whose `path` answers differ between the two generations (asked from topod
+  while each was served), also restricted to a host list;
+- the history stays within --history generations."""
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from topodtest import (BIN, ROOT, Topod, check, done, from_text, parse_kv, send_snapshot,  # noqa: E402
+                       tmpdir)
+from snapdecode import reseal  # noqa: E402
+
+FIX = os.path.join(ROOT, "tests", "fixtures")
+d = tmpdir()
+SNAP = os.path.join(BIN, "topo-snap")
+
+
+def make(lfts, gen, out):
+    from_text(os.path.join(FIX, "2sw4hca.topo"), os.path.join(FIX, lfts), out + ".raw")
+    with open(out + ".raw", "rb") as f:
+        b = f.read()
+    with open(out, "wb") as f:
+        f.write(reseal(b, generation=gen, timestamp=1700000000000000 + gen, sm_guid=0x77))
+
+
+def delta(base, new, out):
+    r = subprocess.run([SNAP, "delta", base, new, out], capture_output=True, text=True)
+    return r.returncode, (r.stdout + r.stderr).strip()
+
+
+def askall(t, line):
+    """The whole reply: the head line and the lines= it announces."""
+    with t.conn() as c:
+        head = c.ask(line)
+        n = int(parse_kv(head[3:]).get("lines", 0)) if head.startswith("OK") else 0
+        return "\n".join([head] + [c.readline() for _ in range(n)])
+
+
+def lines(reply):
+    head = reply.splitlines()[0]
+    return parse_kv(head[3:]) if head.startswith("OK ") else {}, reply.splitlines()[1:]
+
+
+def all_paths(t, hosts):
+    out = {}
+    for a in hosts:
+        for b in hosts:
+            if a != b:
+                r = askall(t, "path %s %s" % (a, b))
+                out[(a, b)] = r.splitlines()[1:] if r.startswith("OK") else r
+    return out
+
+
+a, b, c = (os.path.join(d, n) for n in ("a.snap", "b.snap", "c.snap"))
+make("2sw4hca.lfts", 100, a)
+make("2sw4hca-shared.lfts", 200, b)
+make("2sw4hca.lfts", 300, c)
+rc, out = delta(a, b, b + ".delta")
+check(rc == 0, "topo-snap delta writes a delta: %s" % out)
+dsize, fsize = os.path.getsize(b + ".delta"), os.path.getsize(b)
+check(dsize < fsize, "the delta is smaller than the snapshot (%d < %d bytes)" % (dsize, fsize))
+
+state = os.path.join(d, "state")
+os.mkdir(state, 0o700)
+t = Topod("--history", "3", state_dir=state)
+sink = "sink=unix:" + t.ingest
+
+rc, out = send_snapshot(sink, b + ".delta")
+check(rc != 0 and "NOBASE" in out, "a delta before any fabric: ERR NOBASE (%s)" % out[-120:])
+rc, out = send_snapshot(sink, a)
+check(rc == 0 and t.wait_generation(100), "the full snapshot of generation 100 is served")
+hosts = [l.split()[0] for l in askall(t, "hosts").splitlines()[1:]]
+check(len(hosts) == 4, "four hosts: %s" % hosts)
+before = all_paths(t, hosts)
+
+# A delta against the wrong base, a corrupt one: refused, nothing changes.
+rc, out = delta(c, b, os.path.join(d, "wrong.delta"))
+rc, out = send_snapshot(sink, os.path.join(d, "wrong.delta"))
+check(rc != 0 and "NOBASE" in out and "generation 300" in out,
+      "a delta against a generation topod does not serve: NOBASE naming it (%s)" % out[-160:])
+with open(b + ".delta", "rb") as f:
+    good = f.read()
+bad = bytearray(good)
+bad[-1] ^= 0xFF
+with open(os.path.join(d, "bad.delta"), "wb") as f:
+    f.write(bytes(bad))
+rc, out = send_snapshot(sink, os.path.join(d, "bad.delta"))
+check(rc != 0 and "INVALID" in out and "checksum" in out, "a corrupt delta: ERR INVALID (%s)" % out[-100:])
+check(t.info()["generation"] == "100", "and generation 100 is still served")
+
+rc, out = send_snapshot(sink, b + ".delta")
+check(rc == 0 and t.wait_generation(200), "the delta of generation 200 is applied and served (%s)" % out)
+i = t.info()
+check(i["hosts"] == "4" and i["switches"] == "2", "with the same fabric: %s hosts" % i["hosts"])
+after = all_paths(t, hosts)
+changed = sorted(k for k in before if before[k] != after[k])
+check(changed, "the two routings differ on %d host pairs (by topod's path answers)" % len(changed))
+
+head, rows = lines(askall(t, "history"))
+kinds = [parse_kv(r) for r in rows]
+check(head.get("lines") == "2" and [k["generation"] for k in kinds] == ["100", "200"] and
+      [k["kind"] for k in kinds] == ["delta", "served"],
+      "history: 100 kept as a delta, 200 served: %s" % rows)
+check(int(kinds[0]["bytes"]) < fsize and kinds[0]["hosts"] == "4" and kinds[0]["engine"] == "text",
+      "each entry has its counts, engine and size (%s bytes)" % kinds[0].get("bytes"))
+
+r = askall(t, "diff 100 200")
+head, rows = lines(r)
+check(head.get("lines") == str(len(rows)), "diff announces its lines: %s" % r.splitlines()[0])
+lft = [x for x in rows if x.startswith("lft ")]
+check(head.get("links_down") == "0" and head.get("nodes_gone") == "0" and lft and
+      int(head["lft_entries"]) > 0, "diff 100 200: no link or node changed, %d switches' LFTs did" % len(lft))
+pairs = sorted(tuple(x.split()[1:3]) for x in rows if x.startswith("route "))
+check(not pairs, "without a host list no pairs are listed, only hosts")
+hl = {x.split()[1]: int(x.split()[2].split("=")[1]) for x in rows if x.startswith("host ")}
+expect = {}
+for (s_, t_) in changed:
+    expect[s_] = expect.get(s_, 0) + 1
+    expect[t_] = expect.get(t_, 0) + 1
+check(hl == expect and head.get("routes_changed") == str(len(changed)),
+      "the hosts whose routes changed, with counts, equal the path answers: %s vs %s" % (hl, expect))
+r = askall(t, "diff 100 200 " + " ".join(hosts))
+head, rows = lines(r)
+pairs = sorted(tuple(x.split()[1:3]) for x in rows if x.startswith("route "))
+check(pairs == changed, "with the job's hosts every changed pair is named: %s" % pairs)
+two = list(changed[0])
+r = askall(t, "diff 100 200 %s %s" % tuple(two))
+head, _ = lines(r)
+sub = [p for p in changed if p[0] in two and p[1] in two]
+check(sub and head.get("routes_changed") == str(len(sub)), "restricted to %s: %d pairs" % (two, len(sub)))
+r = askall(t, "diff 200 200")
+head, rows = lines(r)
+check(head.get("lft_entries") == "0" and head.get("routes_changed") == "0" and not rows,
+      "a generation against itself: nothing")
+r = askall(t, "diff @1700000000.00015 200")
+head, _ = lines(r)
+check(head.get("from") == "100", "diff by time: @T is the generation taken at or before T (%s)" % r[:80])
+check(askall(t, "diff 5 200").startswith("ERR NOTFOUND"), "a generation not in the history: ERR NOTFOUND")
+check(askall(t, "diff x 200").startswith("ERR USAGE"), "a bad generation: ERR USAGE")
+
+# Restart: the history comes back from the state directory.
+t.stop()
+t = Topod("--history", "3", state_dir=state)
+head, rows = lines(askall(t, "history"))
+check([parse_kv(x)["generation"] for x in rows] == ["100", "200"], "after a restart the history is back: %s" % rows)
+head, _ = lines(askall(t, "diff 100 200"))
+check(head.get("routes_changed") == str(len(changed)), "and diff answers the same")
+
+# Bounded: --history 3 keeps three generations, files included.
+for g, lf in ((300, "2sw4hca.lfts"), (400, "2sw4hca-shared.lfts"), (500, "2sw4hca.lfts")):
+    p = os.path.join(d, "g%d.snap" % g)
+    make(lf, g, p)
+    send_snapshot("sink=unix:" + t.ingest, p)
+    t.wait_generation(g)
+head, rows = lines(askall(t, "history"))
+gens = [parse_kv(x)["generation"] for x in rows]
+files = sorted(os.listdir(os.path.join(state, "history")))
+check(gens == ["300", "400", "500"] and len(files) == 2,
+      "--history 3 keeps the newest three (%s), two of them as files (%s)" % (gens, files))
+t.stop()
+done()
