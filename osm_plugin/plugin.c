@@ -529,12 +529,12 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 
 	/* A reroute usually changes a few LFT blocks: the delta against the
 	 * previous pass is what a sink that has that pass receives. When the
-	 * node set changed (or the delta would not save much) only the full
+	 * node set changed (or the delta would be no smaller) only the full
 	 * snapshot goes. */
 	uint8_t *delta = NULL;
 	size_t dlen = 0;
 	uint64_t base_gen = 0;
-	if (tp->prev && snap_delta_encode(tp->prev, s, &delta, &dlen, err) == 0 && dlen < len / 2) {
+	if (tp->prev && snap_delta_encode(tp->prev, s, &delta, &dlen, err) == 0 && dlen < len) {
 		base_gen = tp->prev->generation;
 	} else {
 		free(delta);

@@ -184,6 +184,15 @@ static inline int snap_is_endport(uint8_t type, unsigned p)
 	return type == SNAP_NODE_SWITCH ? p == 0 : p != 0;
 }
 
+/* Does a port in this state carry routes? At least INIT: the plugin copies
+ * the subnet at UCAST_ROUTING_DONE, before OpenSM moves freshly routed
+ * ports to ACTIVE, and those are exactly the routes being set up. DOWN (or
+ * no state) means no physical link. */
+static inline int snap_state_linked(uint8_t state)
+{
+	return state >= SNAP_PORT_INIT;
+}
+
 /* The highest LID a present port owns with its LMC range, 0 if none. */
 static inline uint32_t snap_port_top_lid(const struct snap_port *pt)
 {

@@ -103,11 +103,12 @@ static void desc_of(const struct snap_node *n, char *buf, size_t len)
 	snap_escape(n->desc, buf, len);
 }
 
-/* A link as seen from one port: its far end, when it carries traffic. */
+/* A link as seen from one port: its far end, when it is physically up
+ * (the route engine's rule, snap_state_linked). */
 static int link_of(const struct snap *s, uint32_t node, unsigned p, uint64_t *peer_guid, unsigned *peer_port)
 {
 	const struct snap_port *pt = &s->ports[s->nodes[node].port0 + p];
-	if (!pt->present || pt->peer_node == SNAP_NONE || pt->state != SNAP_PORT_ACTIVE)
+	if (!pt->present || pt->peer_node == SNAP_NONE || !snap_state_linked(pt->state))
 		return 0;
 	*peer_guid = s->nodes[pt->peer_node].guid;
 	*peer_port = pt->peer_port;
@@ -197,9 +198,14 @@ static void report_common(struct dstate *d)
 				d->ports++;
 				mark_port_lids(d, u);
 				mark_port_lids(d, v);
-			} else if (u->present && (u->width != v->width || u->speed != v->speed || u->espeed != v->espeed)) {
-				line(d, "port 0x%016" PRIx64 "/%u width=%u->%u speed=%u->%u espeed=%u->%u", x->guid, p,
-				     u->width, v->width, u->speed, v->speed, u->espeed, v->espeed);
+			} else if (u->present && (u->width != v->width || u->speed != v->speed || u->espeed != v->espeed ||
+						  (u->state != v->state && snap_state_linked(u->state) &&
+						   snap_state_linked(v->state)))) {
+				/* A state change that is not a link going down or up
+				 * (INIT -> ACTIVE) is a port line, not a link line. */
+				line(d, "port 0x%016" PRIx64 "/%u state=%u->%u width=%u->%u speed=%u->%u espeed=%u->%u",
+				     x->guid, p, u->state, v->state, u->width, v->width, u->speed, v->speed, u->espeed,
+				     v->espeed);
 				d->ports++;
 			}
 		}

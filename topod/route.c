@@ -163,18 +163,9 @@ void route_free(struct route_tab *rt)
 	free(rt);
 }
 
-/* A link carries a route when both ends are at least INIT: the plugin
- * copies the subnet at UCAST_ROUTING_DONE, before OpenSM moves freshly
- * routed ports to ACTIVE, and those are exactly the routes being set up.
- * DOWN (or no state) means no physical link. */
-static int link_up(uint8_t state)
-{
-	return state >= SNAP_PORT_INIT;
-}
-
 static int port_up(const struct snap *s, uint32_t node, unsigned port)
 {
-	return link_up(s->ports[s->nodes[node].port0 + port].state);
+	return snap_state_linked(s->ports[s->nodes[node].port0 + port].state);
 }
 
 /* Names a CA from the node-name-map or its description (the map wins, as
@@ -231,7 +222,7 @@ static uint32_t build_eps(struct route_tab *rt, const struct route_namemap *map,
 			} else {
 				if (pt->peer_node == SNAP_NONE || pt->peer_node >= s->nnodes)
 					e->up = ROUTE_E_SRC_NOLINK;
-				else if (!link_up(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
+				else if (!snap_state_linked(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
 					e->up = ROUTE_E_DOWN;
 				if (pt->peer_node < s->nnodes && s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
 					e->leaf = pt->peer_node;
@@ -282,7 +273,7 @@ static void build_port_codes(struct route_tab *rt, const uint32_t *ep_of_slot)
 			} else if (pt->present && pt->peer_node < s->nnodes) {
 				const struct snap_node *pn = &s->nodes[pt->peer_node];
 				uint32_t slot = pn->port0 + pt->peer_port;
-				if (!link_up(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
+				if (!snap_state_linked(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
 					c = ROUTE_PT_DOWN;
 				else if (pn->type == SNAP_NODE_SWITCH)
 					c = rt->sw_of_node[pt->peer_node];

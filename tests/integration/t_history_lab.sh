@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The fabric over time, with real OpenSM on ibsim (issue 13):
+#   a 3-level fat tree (k=4, 16 hosts) routed by a long-running OpenSM whose
+#   osmtopo plugin delivers to topod; a leaf uplink is taken down and brought
+#   back through ibsim's console.
+#   - every reroute arrives, as a delta (topod's log and the plugin's);
+#   - `diff G1 G2` names exactly the link taken down (then up), and the
+#     host pairs whose routes changed are exactly those whose ibtracert
+#     switch sequence changed (every ordered pair, traced before and after);
+#   - `history` lists the generations;
+#   - a topod that lost the base (restarted on an empty state directory)
+#     refuses the next delta with ERR NOBASE and the plugin recovers at once
+#     with the full snapshot.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+. tests/lab/lab.sh
+export LAB_QUIET=1
+export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+failed=0
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; failed=$((failed + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+TQ=$ROOT/build/bin/topoquery
+
+lab_init || { nok "lab_init"; exit 1; }
+d=$LAB_DIR
+lab_fabgen fattree --k 4 --levels 3 || { nok "fabgen"; exit 1; }
+lab_start_ibsim "$d/f.net" || { nok "ibsim"; exit 1; }
+lab_start_topod || { nok "topod"; exit 1; }
+if ! LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $d/roots" "event_plugin_name osmtopo" \
+	"event_plugin_options sink=unix:$d/ingest.sock"; then
+	nok "OpenSM did not come up"; exit 1
+fi
+
+wait_gen_above() { # G: waits until topod serves a generation above G, prints it
+	local g i
+	for ((i = 0; i < 300; i++)); do
+		g=$(lab_topod_generation)
+		[ -n "$g" ] && [ "$g" -gt "$1" ] 2>/dev/null && { echo "$g"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+ask() { # REQUEST: the whole reply (head + lines=)
+	python3 - "$LAB_TOPOD_PORT" "$1" <<'PY'
+import sys
+sys.path.insert(0, "tests/lib")
+from tracepairs import ask
+head, rows = ask(int(sys.argv[1]), sys.argv[2])
+print("\n".join([head] + rows))
+PY
+}
+trace() { lab_umad python3 tests/lib/tracepairs.py --port "$LAB_TOPOD_PORT" "$1"; }
+
+g1=$(wait_gen_above 0) || { nok "no first generation (see $d/topod.log)"; exit 1; }
+ok "OpenSM's first routing pass is served (generation $g1)"
+trace "$d/t1.json" || nok "ibtracert of every pair before"
+
+# The link: the first leaf uplink in fabgen's meta, and its far end.
+read -r leaf port peer pport < <(python3 - "$d/f.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+sw = {s["node"] for s in m["switches"]}
+for a, pa, b, pb in m["links"]:
+    if a.startswith("ibsw-L1") and b in sw:
+        print(a, pa, b, pb)
+        break
+PY
+)
+cat >"$d/check.py" <<'PY'
+import json, sys
+meta, diff, t1, t2, leaf, port, peer, pport, kind = sys.argv[1:]
+m = json.load(open(meta))
+guid = {s["node"]: int(s["guid"], 16) for s in m["switches"]}
+rows = open(diff).read().splitlines()
+links = [r.split() for r in rows[1:] if r.startswith("link-")]
+def end(x):
+    g, p = x.split("/")
+    return (int(g, 16), int(p))
+want = sorted([(guid[leaf], int(port)), (guid[peer], int(pport))])
+ok = len(links) == 1 and links[0][0] == "link-" + kind and sorted([end(links[0][1]), end(links[0][2])]) == want
+print("%s - diff names exactly the link taken %s: %s" % ("ok" if ok else "not ok", kind, [" ".join(l[:3]) for l in links]))
+a, b = json.load(open(t1)), json.load(open(t2))
+truth = sorted(tuple(k.split()) for k in a if a[k] != b.get(k))
+mine = sorted(tuple(r.split()[1:3]) for r in rows[1:] if r.startswith("route "))
+ok2 = truth == mine and len(truth) > 0
+print("%s - link %s: the host pairs whose routes changed equal ibtracert's before/after (%d of %d pairs)" %
+      ("ok" if ok2 else "not ok", kind, len(truth), len(a)))
+if not ok2:
+    print("# only ibtracert: %s" % sorted(set(truth) - set(mine))[:5])
+    print("# only diff: %s" % sorted(set(mine) - set(truth))[:5])
+sys.exit(0 if ok and ok2 else 1)
+PY
+[ -n "${leaf:-}" ] || { nok "no leaf uplink in f.json"; exit 1; }
+lab_ibsim_cmd "Unlink \"$leaf\"[$port]" >/dev/null || nok "ibsim Unlink"
+g2=$(wait_gen_above "$g1") || { nok "no generation after the Unlink"; exit 1; }
+ok "the reroute after Unlink \"$leaf\"[$port] is served (generation $g2)"
+check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $g2 from $g1" "$d/topod.log"
+trace "$d/t2.json" || nok "ibtracert of every pair after"
+
+hosts=$(ask hosts | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
+ask "diff $g1 $g2 $hosts" >"$d/diff12"
+head -1 "$d/diff12" | sed 's/^/# /'
+python3 "$d/check.py" "$d/f.json" "$d/diff12" "$d/t1.json" "$d/t2.json" "$leaf" "$port" "$peer" "$pport" down || failed=$((failed + 1))
+
+lab_ibsim_cmd "ReLink \"$leaf\"[$port]" >/dev/null || nok "ibsim ReLink"
+g3=$(wait_gen_above "$g2") || { nok "no generation after the ReLink"; exit 1; }
+ok "the reroute after ReLink is served (generation $g3)"
+check "it arrived as a delta too" grep -q "delta from .*generation $g3 from $g2" "$d/topod.log"
+trace "$d/t3.json" || nok "ibtracert of every pair after the ReLink"
+ask "diff $g2 $g3 $hosts" >"$d/diff23"
+python3 "$d/check.py" "$d/f.json" "$d/diff23" "$d/t2.json" "$d/t3.json" "$leaf" "$port" "$peer" "$pport" up || failed=$((failed + 1))
+ask history >"$d/history.txt"
+n=$(head -1 "$d/history.txt" | sed -n 's/.* lines=\([0-9]*\).*/\1/p')
+check "history lists the three generations (${n:-?})" [ "${n:-0}" -ge 3 ]
+check "the older ones are kept as deltas" grep -q "generation=$g1 kind=delta" "$d/history.txt"
+
+# A topod without the base: the plugin's next delta is refused, the full
+# snapshot follows at once.
+kill "$LAB_TOPOD_PID"; wait "$LAB_TOPOD_PID" 2>/dev/null
+mkdir -m 700 "$d/state2"
+lab_start_topod -d "$d/state2" || { nok "topod restart"; exit 1; }
+lab_ibsim_cmd "Unlink \"$leaf\"[$port]" >/dev/null || nok "ibsim Unlink (2)"
+g4=$(wait_gen_above 0) || { nok "no generation on the new topod"; exit 1; }
+check "the new topod refused the delta: ERR NOBASE" grep -q "rejected delta .*no fabric is served yet" "$d/topod.log"
+check "the plugin logged the refusal and sent the full snapshot" \
+	grep -q "delta of generation $g4 refused" "$LAB_OSM_LOG"
+ok "and generation $g4 is served"
+
+[ "$failed" -eq 0 ]
