@@ -506,6 +506,54 @@ TII_API int tii_get_hops_batch(tii_t *t, const char *const *src, const char *con
 /* Liveness of the server ("OK pong"); leaves tii_last_generation(). */
 TII_API int tii_ping(tii_t *t);
 
+/* ---- the fabric over time (protocol commands history and diff) ------------ */
+
+enum tii_gen_kind { TII_GEN_SERVED = 1, TII_GEN_DELTA, TII_GEN_FULL };
+
+struct tii_generation {
+	uint64_t generation, sm_guid, sweep;
+	uint64_t snapshot_us, received_us; /* taken by the SM / received by topod, Unix µs */
+	char engine[64];                   /* routing engine; "" if unknown */
+	uint32_t nodes, switches, cas, links, hosts;
+	uint64_t bytes;                    /* what topod keeps of it (0 for the served one) */
+	enum tii_gen_kind kind;
+};
+typedef struct tii_history {
+	uint64_t generation; /* served when asked */
+	uint64_t bytes;      /* all entries */
+	size_t n;
+	struct tii_generation *gens; /* oldest first; the served one last */
+} tii_history_t;
+/* The generations topod keeps. On success *out is new: free it with
+ * tii_history_free(). */
+TII_API int tii_get_history(tii_t *t, tii_history_t **out);
+TII_API void tii_history_free(tii_history_t *h); /* NULL is a no-op */
+
+struct tii_pair {
+	char *a, *b;
+};
+typedef struct tii_diff {
+	uint64_t from, to;
+	uint64_t links_down, links_up, nodes_gone, nodes_new, ports, lft_switches, lft_entries;
+	uint64_t routes_changed; /* ordered host pairs whose route changed */
+	uint64_t hosts_changed;  /* hosts at either end of such a pair */
+	size_t npairs;           /* with a host list: those pairs (up to 10,000) */
+	struct tii_pair *pairs;
+	size_t nlines;           /* every other line as topod sent it ("link-down ...", "host H routes=N") */
+	char **lines;
+} tii_diff_t;
+/*
+ * What changed from generation `from` to `to` (decimal generations, or
+ * "@SECONDS" for the generation served at that Unix time). With hosts
+ * (n > 0), only routes between those hosts, each changed pair named: "did
+ * any route between my job's hosts change?" is routes_changed != 0.
+ * TII_E_NOTFOUND when a generation is not in topod's history. On success
+ * *out is new: free it with tii_diff_free().
+ */
+TII_API int tii_diff(tii_t *t, const char *from, const char *to, const char *const *hosts, size_t n,
+		     tii_diff_t **out);
+TII_API void tii_diff_free(tii_diff_t *d); /* NULL is a no-op */
+
 /* ---- placement: host order, node selection, rank mapping ------------------
  * (protocol commands order, pick and map; seed chapters 5 and 8). Hosts are
  * hostnames of default rails (TII_E_INVAL for another rail or a repeat).

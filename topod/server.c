@@ -178,14 +178,14 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " heavy_done=%" PRIu64 " workers=%d ingest_connections=%u ingest_denied=%" PRIu64
 				    " ingest_unsigned=%" PRIu64 " ingest_truncated=%" PRIu64 " ingest_trailing=%" PRIu64
 				    " snapshots_received=%" PRIu64 " accepted=%" PRIu64 " rejected=%" PRIu64
-				    " superseded=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
+				    " superseded=%" PRIu64 " deltas=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
 				    pool_threads(srv->pool), srv->ningest, srv->ingest_denied, srv->ingest_unsigned,
 				    srv->ingest_truncated, srv->ingest_trailing, bs.received, bs.accepted, bs.rejected, bs.superseded,
-				    bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
+				    bs.deltas, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(TLOG_INFO, "shutdown requested on the admin socket");

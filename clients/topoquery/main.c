@@ -147,6 +147,10 @@ static const char usage_text[] =
 	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
 	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
 	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
+	"  history                   the generations topod keeps (time, SM, engine, counts)\n"
+	"  diff FROM TO [HOSTS...]   what changed: links, nodes, LFTs, and whose routes;\n"
+	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
+	"                            with HOSTS, every changed pair among them\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -214,6 +218,7 @@ static const struct {
 	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
 	{ "profile", cmd_profile },
 	{ "schedule", cmd_schedule }, { "load", cmd_load },
+	{ "history", cmd_history }, { "diff", cmd_diff },
 };
 
 enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT };

@@ -58,6 +58,9 @@ int cmd_load(struct tq *q, int argc, char **argv);
 int cmd_order(struct tq *q, int argc, char **argv);
 int cmd_pick(struct tq *q, int argc, char **argv);
 int cmd_map(struct tq *q, int argc, char **argv);
+/* history.c: the fabric over time */
+int cmd_history(struct tq *q, int argc, char **argv);
+int cmd_diff(struct tq *q, int argc, char **argv);
 /* profile.c: reads topoprof reports, never asks topod */
 int cmd_profile(struct tq *q, int argc, char **argv);
 

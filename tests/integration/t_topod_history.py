@@ -145,6 +145,39 @@ check(head.get("from") == "100", "diff by time: @T is the generation taken at or
 check(askall(t, "diff 5 200").startswith("ERR NOTFOUND"), "a generation not in the history: ERR NOTFOUND")
 check(askall(t, "diff x 200").startswith("ERR USAGE"), "a bad generation: ERR USAGE")
 
+# topoquery and libtii: the same answers.
+import json  # noqa: E402
+
+
+def tq(*args):
+    env = dict(os.environ, TZ="UTC")
+    r = subprocess.run([os.path.join(BIN, "topoquery"), "-s", "127.0.0.1:%d" % t.port] + list(args),
+                       capture_output=True, text=True, env=env, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+rc, out, err = tq("--json", "history")
+j = json.loads(out) if rc == 0 else {}
+check([g["generation"] for g in j.get("generations", [])] == [100, 200] and
+      j["generations"][0]["kind"] == "delta", "topoquery --json history: %s" % out[:200])
+rc, out, err = tq("history")
+check(rc == 0 and len(out.splitlines()) == 3 and "delta" in out and "2023-11-14T22:13:20" in out,
+      "topoquery history prints a table with the times: %s" % out.splitlines()[1:2])
+rc, out, err = tq("--json", "diff", "100", "200", *hosts)
+j = json.loads(out) if rc == 0 else {}
+check(sorted(tuple(p) for p in j.get("pairs", [])) == changed and j.get("routes_changed") == len(changed),
+      "topoquery --json diff with the hosts: the changed pairs (%s)" % err.strip())
+# Both generations were taken within 2023-11-14 22:13:20 UTC: a second
+# later names the newer one, the second itself none.
+rc, out, err = tq("diff", "2023-11-14 22:13:21", "200")
+check(rc == 0 and "from 200" in out, "topoquery diff by date and time: %s%s" % (out.splitlines()[:1], err.strip()))
+rc, out, err = tq("diff", "2023-11-14T22:13:20", "200")
+check(rc == 1 and "no generation" in err, "a time before the history: %s" % err.strip())
+rc, out, err = tq("diff", "yesterday", "200")
+check(rc == 2 and "not a generation" in err, "topoquery diff with a bad time: usage error")
+rc, out, err = tq("diff", "7", "200")
+check(rc == 1 and "diff" in err, "topoquery diff of a generation not kept: %s" % err.strip())
+
 # Restart: the history comes back from the state directory.
 t.stop()
 t = Topod("--history", "3", state_dir=state)

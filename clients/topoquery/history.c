@@ -1,0 +1,164 @@
+/*
+ * history.c - topoquery history and topoquery diff: the fabric over time.
+ *
+ *   topoquery history
+ *   topoquery diff FROM TO [HOSTS...]
+ *
+ * FROM and TO are generations, "@UNIX_SECONDS", or local times
+ * "YYYY-MM-DD HH:MM[:SS]" / "YYYY-MM-DDTHH:MM[:SS]" (turned into @SECONDS
+ * here; topod takes the generation served at that time).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "out.h"
+#include "topoquery.h"
+
+static void iso_time(uint64_t us, char *buf, size_t n)
+{
+	time_t t = (time_t)(us / 1000000u);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm))
+		snprintf(buf, n, "-");
+}
+
+static const char *kind_str(enum tii_gen_kind k)
+{
+	return k == TII_GEN_SERVED ? "served" : k == TII_GEN_DELTA ? "delta" : "full";
+}
+
+int cmd_history(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("history takes no arguments");
+	tii_history_t *h;
+	int rc = tii_get_history(q->t, &h);
+	if (rc)
+		return tq_fail(q, "history", rc);
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"generations\":[", h->generation, h->bytes);
+		for (size_t i = 0; i < h->n; i++) {
+			const struct tii_generation *g = &h->gens[i];
+			fprintf(o, "%s{\"generation\":%" PRIu64 ",\"kind\":\"%s\",\"snapshot_us\":%" PRIu64
+				   ",\"received_us\":%" PRIu64 ",\"sm_guid\":",
+				i ? "," : "", g->generation, kind_str(g->kind), g->snapshot_us, g->received_us);
+			json_guid(o, g->sm_guid);
+			fprintf(o, ",\"sweep\":%" PRIu64 ",\"engine\":", g->sweep);
+			json_str(o, g->engine);
+			fprintf(o, ",\"nodes\":%u,\"switches\":%u,\"cas\":%u,\"links\":%u,\"hosts\":%u,\"bytes\":%" PRIu64 "}",
+				g->nodes, g->switches, g->cas, g->links, g->hosts, g->bytes);
+		}
+		fputs("]}\n", o);
+	} else {
+		fprintf(o, "%-20s %-6s %-19s %-8s %7s %8s %6s %6s %6s %9s\n", "generation", "kind", "taken", "engine",
+			"nodes", "switches", "cas", "links", "hosts", "bytes");
+		for (size_t i = 0; i < h->n; i++) {
+			const struct tii_generation *g = &h->gens[i];
+			char when[32];
+			iso_time(g->snapshot_us, when, sizeof(when));
+			fprintf(o, "%-20" PRIu64 " %-6s %-19s %-8s %7u %8u %6u %6u %6u %9" PRIu64 "\n", g->generation,
+				kind_str(g->kind), when, g->engine[0] ? g->engine : "-", g->nodes, g->switches, g->cas,
+				g->links, g->hosts, g->bytes);
+		}
+	}
+	tii_history_free(h);
+	return EXIT_OK;
+}
+
+/* A generation, @SECONDS, or a local date and time -> what topod takes. */
+static int when_arg(const char *s, char *out, size_t n)
+{
+	if (s[0] == '@' || strspn(s, "0123456789") == strlen(s)) {
+		if (!*s || strlen(s) >= n)
+			return -1;
+		snprintf(out, n, "%s", s);
+		return 0;
+	}
+	static const char *const fmts[] = { "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M",
+					    "%Y-%m-%dT%H:%M" };
+	for (size_t k = 0; k < sizeof(fmts) / sizeof(fmts[0]); k++) {
+		struct tm tm;
+		memset(&tm, 0, sizeof(tm));
+		const char *end = strptime(s, fmts[k], &tm);
+		if (end && !*end) {
+			tm.tm_isdst = -1;
+			time_t t = mktime(&tm);
+			if (t < 0)
+				return -1;
+			snprintf(out, n, "@%lld", (long long)t);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cmd_diff(struct tq *q, int argc, char **argv)
+{
+	if (argc < 2)
+		return tq_usage_error("diff FROM TO [HOSTS...]: FROM and TO are generations, @UNIX_SECONDS or "
+				      "\"YYYY-MM-DD HH:MM[:SS]\"");
+	char from[40], to[40];
+	if (when_arg(argv[0], from, sizeof(from)) || when_arg(argv[1], to, sizeof(to)))
+		return tq_usage_error("diff: not a generation, @SECONDS or a date and time: %s",
+				      when_arg(argv[0], from, sizeof(from)) ? argv[0] : argv[1]);
+	struct strv hosts = { 0 };
+	for (int i = 2; i < argc; i++) {
+		const char *why = NULL;
+		if (hostlist_expand(&hosts, argv[i], &why)) {
+			strv_free(&hosts);
+			return tq_usage_error("%s: %s", argv[i], why);
+		}
+	}
+	for (size_t i = 0; i < q->hosts.n; i++)
+		if (strv_push(&hosts, q->hosts.v[i], strlen(q->hosts.v[i]))) {
+			strv_free(&hosts);
+			return tq_usage_error("out of memory");
+		}
+	tii_diff_t *d;
+	int rc = tii_diff(q->t, from, to, (const char *const *)hosts.v, hosts.n, &d);
+	strv_free(&hosts);
+	if (rc)
+		return tq_fail(q, "diff", rc);
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o,
+			"{\"from\":%" PRIu64 ",\"to\":%" PRIu64 ",\"links_down\":%" PRIu64 ",\"links_up\":%" PRIu64
+			",\"nodes_gone\":%" PRIu64 ",\"nodes_new\":%" PRIu64 ",\"ports\":%" PRIu64
+			",\"lft_switches\":%" PRIu64 ",\"lft_entries\":%" PRIu64 ",\"routes_changed\":%" PRIu64
+			",\"hosts_changed\":%" PRIu64 ",\"pairs\":[",
+			d->from, d->to, d->links_down, d->links_up, d->nodes_gone, d->nodes_new, d->ports, d->lft_switches,
+			d->lft_entries, d->routes_changed, d->hosts_changed);
+		for (size_t i = 0; i < d->npairs; i++) {
+			fputs(i ? ",[" : "[", o);
+			json_str(o, d->pairs[i].a);
+			fputc(',', o);
+			json_str(o, d->pairs[i].b);
+			fputc(']', o);
+		}
+		fputs("],\"lines\":[", o);
+		for (size_t i = 0; i < d->nlines; i++) {
+			if (i)
+				fputc(',', o);
+			json_str(o, d->lines[i]);
+		}
+		fputs("]}\n", o);
+	} else {
+		fprintf(o,
+			"from %" PRIu64 "\nto %" PRIu64 "\nlinks_down %" PRIu64 "\nlinks_up %" PRIu64 "\nnodes_gone %" PRIu64
+			"\nnodes_new %" PRIu64 "\nports %" PRIu64 "\nlft_switches %" PRIu64 "\nlft_entries %" PRIu64
+			"\nroutes_changed %" PRIu64 "\nhosts_changed %" PRIu64 "\n",
+			d->from, d->to, d->links_down, d->links_up, d->nodes_gone, d->nodes_new, d->ports, d->lft_switches,
+			d->lft_entries, d->routes_changed, d->hosts_changed);
+		for (size_t i = 0; i < d->nlines; i++)
+			fprintf(o, "%s\n", d->lines[i]);
+		for (size_t i = 0; i < d->npairs; i++)
+			fprintf(o, "route %s %s\n", d->pairs[i].a, d->pairs[i].b);
+	}
+	tii_diff_free(d);
+	return EXIT_OK;
+}
