@@ -156,7 +156,11 @@ $(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
 
-bench: $(B)/bench/bench_build $(B)/bench/bench_place
+$(B)/bench/bench_delta: bench/bench_delta.c $(BENCH_SRC) snapshot/delta.c $(wildcard topod/*.h snapshot/*.h tests/unit/testfab.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_delta.c $(BENCH_SRC) snapshot/delta.c topod/fabric.c
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place $(B)/bench/bench_delta
 
 # ---- profiler ----------------------------------------------------------------
 # topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained

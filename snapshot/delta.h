@@ -33,6 +33,11 @@ struct snap_delta_info {
 	uint64_t base_sm_guid;
 	uint64_t base_timestamp;
 	uint32_t descs, ports, blocks; /* records of each kind */
+	/* Set want_blocks before snap_delta_apply() to get block[blocks], the
+	 * changed LFT blocks as (node index << 16 | block), in order; the
+	 * caller frees block. */
+	int want_blocks;
+	uint64_t *block;
 };
 
 /* Is this a delta (by its magic)? buf needs SNAP_MAGIC_LEN bytes. */
@@ -57,7 +62,8 @@ int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info
 
 /*
  * Applies a delta to a copy of base and validates the result as strictly as
- * snap_decode() does; base is not modified. Every record is checked: in
+ * snap_decode() does (an LFT-only delta checks just the entries it brings:
+ * the base was valid and nothing else changed); base is not modified. Every record is checked: in
  * range, in strictly increasing order, the payload used exactly. Returns 0
  * with *out a new snapshot, SNAP_DELTA_NOBASE when the delta is against
  * another base, -1 when it is malformed. info (may be NULL) gets the counts.

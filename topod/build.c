@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "delta.h"
 #include "fabric.h"
 #include "history.h"
+#include "journal.h"
 #include "log.h"
 #include "util.h"
 
@@ -20,6 +22,10 @@ struct builder {
 	const struct route_namemap *map; /* borrowed from main, lives as long as we do */
 	int threads;
 	char state_file[4096];
+	char state_dir[4096];
+	/* The journal since fabric.snap was last written (journal.h). */
+	unsigned journal_n;
+	size_t journal_bytes, full_bytes;
 
 	pthread_t thr;
 	int started;
@@ -40,8 +46,10 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	b->st = st;
 	b->map = map;
 	b->threads = threads;
-	if (state_dir && *state_dir)
+	if (state_dir && *state_dir) {
 		snprintf(b->state_file, sizeof(b->state_file), "%s/fabric.snap", state_dir);
+		snprintf(b->state_dir, sizeof(b->state_dir), "%s", state_dir);
+	}
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	return b;
@@ -87,6 +95,44 @@ static int check_generation(const struct snap *cur, const struct snap *s, int fo
 	return -1;
 }
 
+/* fabric.snap, and then the journal it replaces. buf may be NULL (then s
+ * is encoded). */
+static int persist_full(struct builder *b, const struct snap *s, const uint8_t *buf, size_t len,
+			char err[SNAP_ERR_LEN])
+{
+	uint8_t *enc = NULL;
+	int rc = 0;
+	if (!buf) {
+		rc = snap_encode(s, &enc, &len, err);
+		buf = enc;
+	}
+	if (!rc)
+		rc = snap_write_atomic_mode(b->state_file, buf, len, 0600, err);
+	free(enc);
+	if (rc)
+		return rc;
+	/* Only after the rename: a crash in between leaves entries that
+	 * start-up skips, never a hole. */
+	journal_clear(b->state_dir, UINT64_MAX);
+	b->journal_n = 0;
+	b->journal_bytes = 0;
+	b->full_bytes = len;
+	return 0;
+}
+
+static void compact(struct builder *b, const struct snap *s)
+{
+	char err[SNAP_ERR_LEN];
+	uint64_t t0 = util_now_us();
+	unsigned n = b->journal_n;
+	if (persist_full(b, s, NULL, 0, err))
+		tlog(TLOG_WARN, "journal: cannot write generation %" PRIu64 " whole: %s; the journal stays", s->generation,
+		     err);
+	else
+		tlog(TLOG_INFO, "journal: %u deltas folded into %s (generation %" PRIu64 ") in %.1f ms", n,
+		     b->state_file, s->generation, util_ms_since(t0));
+}
+
 static void reply(struct ingest_job *j, int ok, const char *msg)
 {
 	if (j->done)
@@ -96,28 +142,32 @@ static void reply(struct ingest_job *j, int ok, const char *msg)
 
 /* A delta applies to the served generation only: anything else means the
  * producer's idea of what we serve is wrong, and only a full snapshot can
- * fix that (ERR NOBASE tells it so). */
-static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **out, char *msg, size_t n)
+ * fix that (ERR NOBASE tells it so). On success *base keeps a reference to
+ * the generation it applied to (its index is reused by the build) and info
+ * lists the changed blocks. */
+static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **out, struct fabric **base,
+		       struct snap_delta_info *info, char *msg, size_t n)
 {
 	char err[SNAP_ERR_LEN];
 	struct fabric *cur = store_get(b->st);
-	struct snap_delta_info info;
 	int rc;
+	info->want_blocks = 1;
 	if (!cur->index) {
 		snprintf(err, sizeof(err), "no fabric is served yet: send a full snapshot");
 		rc = SNAP_DELTA_NOBASE;
 	} else {
-		rc = snap_delta_apply(cur->snap, j->buf, j->len, out, &info, err);
+		rc = snap_delta_apply(cur->snap, j->buf, j->len, out, info, err);
 	}
-	fabric_put(cur);
 	if (rc) {
+		fabric_put(cur);
 		tlog(TLOG_ERR, "rejected delta from %s (%zu bytes): %s", j->source, j->len, err);
 		record_error(b, err);
 		snprintf(msg, n, "ERR %s %s", rc == SNAP_DELTA_NOBASE ? "NOBASE" : "INVALID", err);
 		return -1;
 	}
+	*base = cur;
 	tlog(TLOG_INFO, "delta from %s: generation %" PRIu64 " from %" PRIu64 ", %zu bytes, %u ports, %u LFT blocks",
-	     j->source, info.generation, info.base_generation, j->len, info.ports, info.blocks);
+	     j->source, info->generation, info->base_generation, j->len, info->ports, info->blocks);
 	return 0;
 }
 
@@ -128,8 +178,10 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	struct snap *s = j->snap;
 	j->snap = NULL;
 	int is_delta = !s && snap_is_delta(j->buf, j->len);
+	struct fabric *base = NULL; /* a delta's base, until its index is reused */
+	struct snap_delta_info info = { 0 };
 	if (is_delta) {
-		if (apply_delta(b, j, &s, msg, sizeof(msg)) < 0) {
+		if (apply_delta(b, j, &s, &base, &info, msg, sizeof(msg)) < 0) {
 			reply(j, 0, msg);
 			job_free(j);
 			return -1;
@@ -171,11 +223,17 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		reply(j, rule > 0, msg);
 		snap_free(s);
 		job_free(j);
+		fabric_put(base);
+		free(info.block);
 		return rule > 0 ? 0 : -1;
 	}
 
 	uint64_t t1 = util_now_us();
-	struct fabric_index *x = fabric_index_build(s, b->map, b->threads, err);
+	int reused = 0;
+	struct fabric_index *x = is_delta ? fabric_index_update(s, base->index, &info, b->map, b->threads, &reused, err)
+					  : fabric_index_build(s, b->map, b->threads, err);
+	fabric_put(base);
+	free(info.block);
 	if (!x) {
 		tlog(TLOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
 		     j->source, err);
@@ -195,15 +253,14 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	snprintf(msg, sizeof(msg), "OK %" PRIu64, s->generation);
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (j->buf && !is_delta) {
-			rc = snap_write_atomic_mode(b->state_file, j->buf, j->len, 0600, err);
+		if (is_delta) {
+			rc = journal_append(b->state_dir, s->generation, j->buf, j->len, err);
+			if (!rc) {
+				b->journal_n++;
+				b->journal_bytes += j->len;
+			}
 		} else {
-			uint8_t *enc = NULL;
-			size_t elen = 0;
-			rc = snap_encode(s, &enc, &elen, err);
-			if (!rc)
-				rc = snap_write_atomic_mode(b->state_file, enc, elen, 0600, err);
-			free(enc);
+			rc = persist_full(b, s, j->buf, j->len, err);
 		}
 		if (rc) {
 			tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, err);
@@ -229,9 +286,21 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "decode %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f)",
-	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier), decode_ms,
-	     build_ms, x->route_ms, x->hier_ms);
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s)",
+	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
+	     is_delta ? "delta applied in" : "decode", decode_ms, build_ms, x->route_ms, x->hier_ms,
+	     reused ? ", reused: no hop count changed" : "");
+	/* The journal is replayed at every start: past a few dozen entries, or
+	 * a quarter of the fabric's size, write the whole fabric once. Off the
+	 * acknowledgement path: the producer already has its OK. */
+	if (is_delta && j->persist && b->state_file[0] && !b->full_bytes) {
+		struct stat st;
+		if (!stat(b->state_file, &st))
+			b->full_bytes = (size_t)st.st_size;
+	}
+	if (is_delta && j->persist && b->state_file[0] &&
+	    (b->journal_n >= 32 || (b->full_bytes && b->journal_bytes * 4 >= b->full_bytes)))
+		compact(b, f->snap);
 	/* After the answer and the publish: keeping the old generation as a
 	 * delta costs the next snapshot, never this one. */
 	history_push(b->hist, f);

@@ -27,4 +27,19 @@ struct fabric_index *fabric_index_build(const struct snap *s, const struct route
 					char err[SNAP_ERR_LEN]);
 void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
 
+struct snap_delta_info;
+/*
+ * The index of s, which a delta (info, with its changed blocks) made from
+ * the snapshot old was built from. When the delta changed only LFT blocks
+ * and every changed entry still leads to the same end in the same number
+ * of hops (then no route between any two end ports changed its hop count:
+ * a route that meets a changed entry keeps its prefix and the rest has the
+ * same length), the hierarchy, which depends on hop counts alone, is
+ * shared with old; otherwise, or when it cannot tell, everything is built
+ * as fabric_index_build() does. *reused says which.
+ */
+struct fabric_index *fabric_index_update(const struct snap *s, const struct fabric_index *old,
+					 const struct snap_delta_info *info, const struct route_namemap *map,
+					 int threads, int *reused, char err[SNAP_ERR_LEN]);
+
 #endif

@@ -36,9 +36,16 @@ uint64_t hier_guid_hash(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+struct hier *hier_ref(struct hier *h)
+{
+	atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+	return h;
+}
+
 void hier_free(struct hier *h)
 {
-	if (!h)
+	/* acq_rel: the freeing thread must see what other holders wrote. */
+	if (!h || atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	free(h->clusters);
 	free(h->host_parent);
@@ -532,6 +539,8 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 	b.rt = rt;
 	b.nh = rt->nhosts;
 	struct hier *h = calloc(1, sizeof(*h));
+	if (h)
+		atomic_init(&h->refs, 1);
 	uint32_t *leaf_of_node = NULL;
 	int rc = ROUTE_E_NOMEM;
 	size_t nh1 = (size_t)b.nh + 1;

@@ -60,6 +60,7 @@
 #define TOPOD_HIER_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "route.h"
@@ -83,6 +84,7 @@ struct hier_cluster {
 };
 
 struct hier {
+	atomic_uint refs;            /* fabrics sharing it (hier_ref); the last hier_free frees it */
 	uint32_t nhosts;             /* as in the route_tab it was built from */
 	uint32_t depth;
 	uint32_t nclusters;
@@ -100,7 +102,10 @@ uint64_t hier_guid_hash(uint64_t guid);
 /* Builds the hierarchy for all hosts of rt, with OpenMP threads. On success
  * *out is new (free with hier_free); on error *out is untouched. */
 int hier_build(const struct route_tab *rt, struct hier **out);
-void hier_free(struct hier *h);  /* NULL is a no-op */
+void hier_free(struct hier *h);  /* drops a reference; NULL is a no-op */
+/* Another reference, for a generation whose change cannot move any host
+ * (fabric.c decides); returns h. */
+struct hier *hier_ref(struct hier *h);
 
 /* tii_get_network_depth. */
 static inline uint32_t hier_depth(const struct hier *h) { return h->depth; }

@@ -23,6 +23,7 @@
 #include "build.h"
 #include "cmd.h"
 #include "history.h"
+#include "journal.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -403,7 +404,12 @@ static struct ingest_job *startup_job(const struct options *o, const char *state
 	} else if (state_file[0] && access(state_file, F_OK) == 0) {
 		if (snap_read_file(state_file, &s, err))
 			goto bad;
-		snprintf(j->source, sizeof(j->source), "state %.80s", state_file);
+		/* Deltas accepted since fabric.snap was written (journal.h). */
+		int nj = o->state_dir ? journal_replay(o->state_dir, &s) : 0;
+		if (nj)
+			snprintf(j->source, sizeof(j->source), "state %.60s + %d deltas", state_file, nj);
+		else
+			snprintf(j->source, sizeof(j->source), "state %.80s", state_file);
 	} else {
 		*none = 1;
 		free(j);

@@ -76,7 +76,7 @@ static void test_roundtrip(void)
 	CHECK(snap_delta_encode(a, b, &d, &dl, err) == 0, "a reroute encodes as a delta");
 	CHECK(snap_encode(b, &full, &fl, err) == 0, "and as a full snapshot");
 	CHECK(dl * 8 < fl, "even on 16 hosts the delta is under an eighth of the full snapshot (%zu of %zu bytes)", dl, fl);
-	struct snap_delta_info info;
+	struct snap_delta_info info = { 0 };
 	CHECK(snap_delta_apply(a, d, dl, &c, &info, err) == 0, "it applies to its base: %s", c ? "" : err);
 	CHECK(c && same(b, c), "the result equals the target, header fields included");
 	CHECK(info.descs == 1 && info.ports == 2 && info.blocks >= 1 && info.generation == 11 &&

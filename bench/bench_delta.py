@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""bench_delta.py - reroutes as delta snapshots into a real topod.
+
+  bench/bench_delta.py [K] [PERMILLE] [CHAIN]      (defaults 24 5 100)
+
+bench_delta (build/bench) makes a k-ary fat tree and CHAIN successive
+reroutes, each changing PERMILLE/1000 of the LFT blocks, as deltas. A topod
+with a state directory and --history CHAIN gets the full snapshot, then
+every delta over its UNIX ingest socket (sent here directly, no client
+process in the timing). Prints, per delta, the time from the first byte
+sent to topod's OK (decoded, applied, index updated, journal entry
+fsynced: OK comes before the swap, which follows at once), topod's own
+apply and build times from its log, and at the end topod's RSS and what its
+history holds; then the same change as a full snapshot for comparison.
+"""
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from snapdecode import reseal  # noqa: E402
+from topodtest import Topod, parse_kv  # noqa: E402
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for l in f:
+            if l.startswith("VmRSS:"):
+                return int(l.split()[1])
+    return 0
+
+
+def send(path_sock, data):
+    t0 = time.perf_counter()
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path_sock)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    reply = b""
+    while not reply.endswith(b"\n"):
+        c = s.recv(4096)
+        if not c:
+            break
+        reply += c
+    s.close()
+    return (time.perf_counter() - t0) * 1e3, reply.decode().strip()
+
+
+def main():
+    k = int(sys.argv[1]) if len(sys.argv) > 1 else 24
+    pm = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    chain = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+    d = tempfile.mkdtemp(prefix="bench_delta.")
+    out = subprocess.run([os.path.join(ROOT, "build", "bench", "bench_delta"), str(k), str(pm), d, str(chain)],
+                         capture_output=True, text=True, check=True).stdout
+    print(out.strip())
+    state = os.path.join(d, "state")
+    os.mkdir(state, 0o700)
+    t = Topod("--history", str(chain + 1), state_dir=state, d=d)
+    with open(os.path.join(d, "base.snap"), "rb") as f:
+        base = f.read()
+    ms, r = send(t.ingest, base)
+    print("full snapshot of generation 1: %d bytes, OK after %.1f ms (%s)" % (len(base), ms, r))
+    rss0 = rss_kib(t.p.pid)
+    lat, sizes = [], []
+    for i in range(chain):
+        with open(os.path.join(d, "chain.%03d.delta" % i), "rb") as f:
+            data = f.read()
+        ms, r = send(t.ingest, data)
+        if not r.startswith("OK"):
+            print("delta %d: %s" % (i, r))
+            return 1
+        lat.append(ms)
+        sizes.append(len(data))
+    # OK precedes the swap, the log line and the history entry: wait for them.
+    t.wait_generation(10 + chain - 1)
+    time.sleep(0.3)
+    log = t.logtext()
+    for l in log.splitlines():
+        if "warning" in l or "error" in l:
+            print("  topod log: " + l[:200])
+    applied = [float(x) for x in re.findall(r"delta applied in ([0-9.]+) ms", log)]
+    built = [float(x) for x in re.findall(r"delta applied in [0-9.]+ ms, build ([0-9.]+) ms", log)]
+    reused = log.count("reused: no hop count changed")
+    lat.sort()
+    print("%d deltas of %d bytes (%.3f %% of the snapshot): first byte -> OK median %.1f ms, p90 %.1f, max %.1f"
+          % (chain, statistics.median(sizes), 100.0 * statistics.median(sizes) / len(base), statistics.median(lat),
+             lat[int(len(lat) * 0.9)], lat[-1]))
+    if applied:
+        print("  topod: apply median %.1f ms, index median %.1f ms (max %.1f); hierarchy shared %d of %d times"
+              % (statistics.median(applied), statistics.median(built), max(built), reused, chain))
+    with t.conn() as c:
+        head = c.ask("history")
+        n = int(parse_kv(head[3:])["lines"])
+        for _ in range(n):
+            c.readline()
+    hv = parse_kv(head[3:])
+    time.sleep(0.5)
+    rss1 = rss_kib(t.p.pid)
+    journal = [f for f in os.listdir(state) if f.startswith("fabric.delta.")]
+    hist = os.listdir(os.path.join(state, "history"))
+    print("history: %s generations in %.2f MB; topod RSS %.1f -> %.1f MiB (+%.1f) over %d generations; "
+          "state dir: %d journal entries, %d history files"
+          % (hv["lines"], int(hv["bytes"]) / 1e6, rss0 / 1024, rss1 / 1024, (rss1 - rss0) / 1024, chain,
+             len(journal), len(hist)))
+    with open(os.path.join(d, "new.snap"), "rb") as f:
+        full = reseal(f.read(), generation=10 ** 9, timestamp=10 ** 9)
+    ms, r = send(t.ingest, full)
+    m = re.findall(r"serving generation 1000000000 .*decode ([0-9.]+) ms, build ([0-9.]+) ms", t.logtext())
+    print("the same fabric as a full snapshot: OK after %.1f ms (%s); topod: decode %s ms, build %s ms"
+          % (ms, r, m[-1][0] if m else "?", m[-1][1] if m else "?"))
+    t.stop()
+    if os.environ.get("KEEP"):
+        print("kept " + d)
+    else:
+        subprocess.run(["rm", "-rf", d])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+/*
+ * test_fabric_update.c - the incremental index after a delta: the
+ * hierarchy is shared only when no hop count can have changed, and then it
+ * equals the one built from scratch; otherwise it is rebuilt.
+ */
+#include "delta.h"
+#include "fabric.h"
+#include "testfab.h"
+
+/* Every host's cluster ID at every level, as a fingerprint. */
+static int same_hier(const struct hier *a, const struct hier *b)
+{
+	if (a->nhosts != b->nhosts || a->depth != b->depth || a->nclusters != b->nclusters)
+		return 0;
+	for (uint32_t h = 0; h < a->nhosts; h++)
+		for (uint32_t l = 0; l < a->depth; l++) {
+			uint64_t x, y;
+			if (hier_cluster_at(a, h, l, &x) || hier_cluster_at(b, h, l, &y) || x != y)
+				return 0;
+		}
+	return 1;
+}
+
+static struct fabric_index *update(const struct snap *a, const struct fabric_index *xa, const struct snap *b,
+				   int *reused, struct snap **applied)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *d;
+	size_t dl;
+	struct snap_delta_info info = { .want_blocks = 1 };
+	if (snap_delta_encode(a, b, &d, &dl, err) || snap_delta_apply(a, d, dl, applied, &info, err))
+		tf_die(err);
+	struct fabric_index *x = fabric_index_update(*applied, xa, &info, NULL, 2, reused, err);
+	free(info.block);
+	free(d);
+	return x;
+}
+
+int main(void)
+{
+	char err[SNAP_ERR_LEN];
+	const unsigned k = 8, h = k / 2;
+	struct snap *a = snap_new();
+	tf_fattree3(a, k);
+	tf_fattree3_finish(a, k);
+	a->generation = 1;
+	struct fabric_index *xa = fabric_index_build(a, NULL, 2, err);
+	CHECK(xa, "the base index builds");
+
+	/* 1. Leaves and aggregation switches move remote destinations to the
+	 *    next up port: every route keeps its length. */
+	struct snap *b = snap_dup(a), *bb = NULL;
+	b->generation = 2;
+	int moved = 0;
+	for (uint32_t i = 0; i < b->nnodes; i++) {
+		struct snap_node *n = &b->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 200000)
+			continue;
+		for (uint32_t l = 1; l < n->lft_len; l += 3) {
+			uint8_t *e = &b->lft[n->lft_off + l];
+			if (*e != SNAP_LFT_NONE && *e > h) {
+				*e = (uint8_t)(h + 1 + (*e - h) % h);
+				moved++;
+			}
+		}
+	}
+	int reused = -1;
+	struct fabric_index *xb = update(a, xa, b, &reused, &bb);
+	CHECK(xb && reused == 1, "an up-port change (%d entries) shares the hierarchy", moved);
+	struct hier *fresh = NULL;
+	CHECK(xb && hier_build(xb->rt, &fresh) == 0 && same_hier(xb->hier, fresh),
+	      "and the shared hierarchy equals one built from scratch");
+	CHECK(xb && xb->hier == xa->hier && atomic_load(&xa->hier->refs) == 2, "it is the same object, referenced twice");
+	hier_free(fresh);
+
+	/* 2. A leaf sends one of its own hosts up: routes to it from elsewhere
+	 *    now come down to the leaf and go up again, a loop. */
+	struct snap *c = snap_dup(a), *cc = NULL;
+	c->generation = 3;
+	uint32_t leaf0 = (uint32_t)snap_find_node(c, TF_SW_GUID + 0);
+	uint32_t lid_local = 2; /* host 1 of leaf 0: LID 2 */
+	c->lft[c->nodes[leaf0].lft_off + lid_local] = (uint8_t)(h + 1);
+	struct fabric_index *xc = update(a, xa, c, &reused, &cc);
+	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
+	CHECK(xc && xc->hier != xa->hier, "with a hierarchy of its own");
+
+	/* 3. A port change (a link down) always rebuilds. */
+	struct snap *e = snap_dup(a), *ee = NULL;
+	e->generation = 4;
+	uint32_t agg = (uint32_t)snap_find_node(e, TF_SW_GUID + 100000);
+	tf_link_down(e, agg, h + 1);
+	struct fabric_index *xe = update(a, xa, e, &reused, &ee);
+	CHECK(xe && reused == 0, "a link going down rebuilds everything");
+
+	fabric_index_free(xb);
+	fabric_index_free(xc);
+	fabric_index_free(xe);
+	CHECK(atomic_load(&xa->hier->refs) == 1, "freeing the newer index leaves the base's hierarchy");
+	fabric_index_free(xa);
+	snap_free(a);
+	snap_free(b);
+	snap_free(bb);
+	snap_free(c);
+	snap_free(cc);
+	snap_free(e);
+	snap_free(ee);
+	return tf_failures != 0;
+}
