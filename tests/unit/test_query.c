@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "fabric.h"
+#include "history.h"
 #include "query.h"
 #include "store.h"
 #include "testfab.h"
@@ -67,6 +68,11 @@ int main(void)
 	CHECK(x != NULL, "the 4-leaf, 16-host tree builds");
 	struct fabric *f = fabric_new(s, "test");
 	f->index = x;
+	s->generation = 7;
+	s->timestamp = 5000000; /* 5 s after the epoch: "@1" is before it */
+	struct history *hist = history_new(4, 1 << 20, NULL);
+	f->hist = hist;
+	history_push(hist, f);
 	struct snap *empty_s = snap_new();
 	struct fabric *empty = fabric_new(empty_s, "none");
 	struct evbuffer *out = evbuffer_new();
@@ -98,6 +104,9 @@ int main(void)
 		{ "schedule xor h0000*2 h0005 h0010", "OK gen=" },
 		{ "resolve h0003", "OK gen=" },
 		{ "hosts", "OK gen=" },
+		{ "history", "OK gen=" },
+		{ "diff 7 7", "OK gen=" },
+		{ "diff 7 @9999999999 h0000 h0001", "OK gen=" },
 		{ "quit", "OK bye" },
 	};
 	int covered[64] = { 0 };
@@ -185,6 +194,9 @@ int main(void)
 		{ "load ring h0000 h0001 -- 0:1:5", "ERR USAGE " },
 		{ "load matrix h0000 h0001 -- 0:2:5", "ERR USAGE " },
 		{ "load matrix h0000 h0001 -- 0:1", "ERR USAGE " },
+		{ "diff 7 8", "ERR NOTFOUND " },
+		{ "diff 7 x", "ERR USAGE " },
+		{ "diff @1 7", "ERR NOTFOUND " },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ask(f, bad[i].line, out);
@@ -194,6 +206,7 @@ int main(void)
 
 	evbuffer_free(out);
 	fabric_put(f);
+	history_free(hist);
 	fabric_put(empty);
 	return tf_failures ? 1 : 0;
 }
