@@ -37,7 +37,7 @@ patterns() {
 	while [ $((x * x * 4)) -le "$n" ]; do x=$((x * 2)); done   # x*y = n, x <= y
 	y=$((n / x))
 	echo "shift:1 shift:3 shift:$((n / 2)) shift:$((n - 3)) xor:3 xor:$((n / 2)) xor:$((n - 1))" \
-		"bitrev stencil2d:$x,$y random:1 random:2 random:3"
+		"bitrev stencil2d:$x,$y:periodic random:1 random:2 random:3"
 }
 
 lab_init || exit 1
