@@ -314,7 +314,8 @@ tests: $(B)/tests/clients/tii_check
 # ---- routeopt ----
 # topo-routeopt: pattern-specific routes for XGFTs (seed 001), GLPK for the
 # per-layer ILPs; written as an LFT file for OpenSM's `file` engine.
-ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c)
+# topod/pattern.c: the pattern names are one module for topod and the optimiser
+ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c) topod/pattern.c
 ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c
 all: $(B)/bin/topo-routeopt
 tests: $(B)/tests/test_routeopt $(B)/tests/asan/test_routeopt

@@ -74,6 +74,22 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 				    TOPO_RANKS_MAX);
 		q.kind = PAT_SHIFT;
 		q.shift = (int32_t)k;
+	} else if (!strncmp(spec, "xor:", 4)) {
+		long k;
+		if (parse_num(spec + 4, len - 4, 0, TOPO_RANKS_MAX - 1, &k))
+			return fail(err, PAT_E_INVAL, "xor:K needs an integer 0 <= K < %d",
+				    TOPO_RANKS_MAX);
+		q.kind = PAT_XOR;
+		q.shift = (int32_t)k;
+	} else if (!strcmp(spec, "bitrev")) {
+		q.kind = PAT_BITREV;
+	} else if (!strncmp(spec, "random:", 7)) {
+		long v;
+		if (parse_num(spec + 7, len - 7, 0, (long)UINT32_MAX, &v) || spec[7] == '-')
+			return fail(err, PAT_E_INVAL, "random:SEED needs an integer 0..%lu",
+				    (unsigned long)UINT32_MAX);
+		q.kind = PAT_RANDOM;
+		q.seed = (uint32_t)v;
 	} else if (!strncmp(spec, "stencil2d:", 10) || !strncmp(spec, "stencil3d:", 10)) {
 		unsigned nd = spec[7] == '2' ? 2 : 3;
 		q.kind = nd == 2 ? PAT_STENCIL2D : PAT_STENCIL3D;
@@ -97,7 +113,8 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 		}
 	} else {
 		return fail(err, PAT_E_INVAL,
-			    "unknown pattern (alltoall, allgather, shift:K, ring, "
+			    "unknown pattern (alltoall, allgather, shift:K, xor:K, bitrev, "
+			    "random:SEED, ring, "
 			    "stencil2d:X,Y[:periodic], stencil3d:X,Y,Z[:periodic])");
 	}
 	*p = q;
@@ -180,6 +197,15 @@ int pattern_check(const struct pattern *p, uint32_t nranks, char err[PAT_ERR_LEN
 				    p->dim[0], p->dim[1], p->dim[2], prod, nranks);
 		break;
 	}
+	case PAT_XOR:
+	case PAT_BITREV:
+		if (nranks & (nranks - 1))
+			return fail(err, PAT_E_INVAL, "%s needs a power-of-two number of ranks, not %" PRIu32,
+				    p->kind == PAT_XOR ? "xor:K" : "bitrev", nranks);
+		if (p->kind == PAT_XOR && (uint32_t)p->shift >= nranks)
+			return fail(err, PAT_E_INVAL, "xor:%" PRId32 " needs K < %" PRIu32 " (the ranks)",
+				    p->shift, nranks);
+		break;
 	case PAT_MATRIX:
 		if (p->nranks_row != nranks || !p->row)
 			return fail(err, PAT_E_INVAL, "matrix built for %" PRIu32 " ranks, job has %" PRIu32,
@@ -198,6 +224,9 @@ void pattern_name(const struct pattern *p, char *buf, size_t n)
 	case PAT_ALLGATHER: snprintf(buf, n, "allgather"); break;
 	case PAT_RING: snprintf(buf, n, "ring"); break;
 	case PAT_SHIFT: snprintf(buf, n, "shift:%" PRId32, p->shift); break;
+	case PAT_XOR: snprintf(buf, n, "xor:%" PRId32, p->shift); break;
+	case PAT_BITREV: snprintf(buf, n, "bitrev"); break;
+	case PAT_RANDOM: snprintf(buf, n, "random:%" PRIu32, p->seed); break;
 	case PAT_STENCIL2D:
 		snprintf(buf, n, "stencil2d:%" PRIu32 ",%" PRIu32 "%s", p->dim[0], p->dim[1],
 			 p->periodic ? ":periodic" : "");
@@ -238,6 +267,40 @@ static unsigned stencil_nbrs(const struct pattern *p, uint32_t r, uint32_t out[6
 	return k;
 }
 
+static uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * random:SEED's permutation, computed per rank rather than stored: a 4-round
+ * Feistel network is a bijection of the 2b-bit integers whatever its round
+ * function, and walking the cycle from r until it falls back into 0..n-1
+ * restricts it to a bijection of 0..n-1 (2^2b < 4n, so under 4 steps on
+ * average).  A pattern stays read-only and any thread can generate flows.
+ */
+static uint32_t random_perm(uint32_t seed, uint32_t n, uint32_t r)
+{
+	unsigned half = 1;
+	while ((1ull << (2 * half)) < n)
+		half++;
+	uint32_t mask = (1u << half) - 1, x = r;
+	do {
+		uint32_t L = x >> half, R = x & mask;
+		for (uint32_t round = 0; round < 4; round++) {
+			uint32_t F = (uint32_t)mix64(((uint64_t)seed << 32) ^ ((uint64_t)round << 24) ^ R ^
+						     0x9e3779b97f4a7c15ull) & mask;
+			uint32_t t = R;
+			R = L ^ F;
+			L = t;
+		}
+		x = (L << half) | R;
+	} while (x >= n);
+	return x;
+}
+
 int pattern_flows_from(const struct pattern *p, uint32_t nranks, uint32_t r, pat_flow_fn *fn,
 		       void *arg)
 {
@@ -257,6 +320,22 @@ int pattern_flows_from(const struct pattern *p, uint32_t nranks, uint32_t r, pat
 		if (k == 0)
 			return 0;
 		return fn(arg, r, (uint32_t)((r + (uint64_t)k) % nranks), b);
+	}
+	case PAT_XOR:
+	case PAT_BITREV:
+	case PAT_RANDOM: {
+		uint32_t d;
+		if (p->kind == PAT_XOR) {
+			d = r ^ (uint32_t)p->shift;
+		} else if (p->kind == PAT_RANDOM) {
+			d = random_perm(p->seed, nranks, r);
+		} else {
+			d = 0;
+			for (uint32_t bit = 1, top = nranks >> 1; bit < nranks; bit <<= 1, top >>= 1)
+				if (r & bit)
+					d |= top;
+		}
+		return d == r ? 0 : fn(arg, r, d, b);
 	}
 	case PAT_RING:
 		if (nranks < 2)

@@ -15,6 +15,15 @@
  *                         to every other rank); named apart for reports
  *   shift:K               r -> (r + K) mod n, K a decimal integer, may be
  *                         negative, |K| < TOPO_RANKS_MAX; K = 0 mod n: none
+ *   xor:K                 r -> r XOR K, 0 <= K < n, n a power of two (phase K
+ *                         of the XOR all-to-all exchange); K = 0: none
+ *   bitrev                r -> r with its log2(n) bits reversed, n a power of
+ *                         two (fixed points, e.g. 0, send nothing)
+ *   random:SEED           r -> perm(r), a permutation of 0..n-1 fixed by SEED
+ *                         (0..2^32-1) and n: a 4-round Feistel network on
+ *                         the next even number of bits, cycle-walked into
+ *                         0..n-1, so no table is stored and any thread can
+ *                         compute perm(r); fixed points send nothing
  *   ring                  r -> r - 1 and r -> r + 1 (mod n): the halo of a
  *                         1-D periodic decomposition (n = 2: one flow each
  *                         way; for a one-way ring use shift:1)
@@ -33,8 +42,14 @@
  *                         is allowed (intra-rank, reported as intra-host).
  * Every regular flow carries msg_bytes bytes (default 1).
  *
+ * One module for every pattern name: topod's `load` and topo-routeopt
+ * (clients/routeopt/pattern.c, which adds the phase sequences alltoall and
+ * alltoall:xor and flow files) both parse here, so a name means the same
+ * flows to both.
+ *
  * Flow order (pattern_flows_from, pattern_for_each): by source rank, then
- * for a source: alltoall/allgather by ascending destination; shift one flow;
+ * for a source: alltoall/allgather by ascending destination; shift, xor,
+ * bitrev, random one flow;
  * ring r-1 then r+1; stencils -x, +x, -y, +y, -z, +z; matrix ascending
  * destination (duplicates merged). Regular patterns are generated, never
  * materialised: memory O(1) for them, O(triples) for a matrix.
@@ -67,6 +82,9 @@ enum pat_kind {
 	PAT_ALLTOALL,
 	PAT_ALLGATHER,
 	PAT_SHIFT,
+	PAT_XOR,
+	PAT_BITREV,
+	PAT_RANDOM,
 	PAT_RING,
 	PAT_STENCIL2D,
 	PAT_STENCIL3D,
@@ -80,7 +98,8 @@ struct pat_triple {
 
 struct pattern {
 	enum pat_kind kind;
-	int32_t shift;          /* PAT_SHIFT */
+	int32_t shift;          /* PAT_SHIFT: K; PAT_XOR: K (>= 0) */
+	uint32_t seed;          /* PAT_RANDOM */
 	uint32_t dim[3];        /* stencils: X, Y, Z (Z = 1 for 2-D) */
 	int periodic;           /* stencils */
 	uint64_t msg_bytes;     /* bytes per flow of a regular pattern */
@@ -111,7 +130,8 @@ int pattern_set_matrix(struct pattern *p, const struct pat_triple *t, size_t n, 
 /* Frees a matrix's arrays (a regular pattern owns nothing); NULL is a no-op. */
 void pattern_clear(struct pattern *p);
 
-/* Checks that p fits nranks ranks (limits, stencil dims, matrix ranks). */
+/* Checks that p fits nranks ranks (limits, stencil dims, matrix ranks,
+ * xor/bitrev: a power of two, xor: K < nranks). */
 int pattern_check(const struct pattern *p, uint32_t nranks, char err[PAT_ERR_LEN]);
 
 /* Canonical text of p ("stencil2d:4,4:periodic", "matrix"). */

@@ -41,8 +41,9 @@ static void usage(FILE *f)
 		"       %s describe SOURCE\n"
 		"       %s revert   --out FILE\n"
 		"SOURCE: --snapshot FILE | --state-dir DIR | --xgft \"h;m1,..,mh;w1,..,wh\"\n"
-		"patterns: alltoall[:xor], shift:K, xor:K, bitrev, stencil2d:X,Y, stencil3d:X,Y,Z,\n"
-		"          random:SEED, file:PATH (lines \"src dst [weight]\", ranks 0..N-1)\n"
+		"patterns: alltoall[:xor] (as phases), file:PATH (lines \"src dst [weight]\", ranks 0..N-1),\n"
+		"          and topod's: shift:K, xor:K, bitrev, random:SEED, ring, allgather,\n"
+		"          stencil2d:X,Y[:periodic], stencil3d:X,Y,Z[:periodic]\n"
 		"hosts: H = name,name,... or @FILE (one name per line); default every host in tree order\n",
 		prog, prog, prog, prog);
 }
@@ -171,7 +172,7 @@ static struct snap *load_source(const struct opts *o)
 }
 
 /* the flows of one phase (or all phases joined), ranks mapped to hosts */
-static struct flow *phase_flows(const struct pattern *p, long phase, int joint, const uint32_t *rank,
+static struct flow *phase_flows(const struct ro_pattern *p, long phase, int joint, const uint32_t *rank,
 				size_t *n)
 {
 	size_t tot = 0, k = 0;
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)s->generation);
 	int rc = EX_OK;
 	uint32_t *rank = NULL, nr = 0, *host_node = x.node[0];
-	struct pattern pat = { 0 };
+	struct ro_pattern pat = { 0 };
 	struct lfts cur = { 0 }, best = { 0 };
 	struct opt_result keep = { 0 };
 	char err[OPT_ERR_LEN > LFT_ERR_LEN ? OPT_ERR_LEN : LFT_ERR_LEN];
@@ -324,7 +325,7 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	char pe[PATTERN_ERR_LEN];
-	if (pattern_parse(o.pattern, nr, &pat, pe)) {
+	if (ro_pattern_parse(o.pattern, nr, &pat, pe)) {
 		fprintf(stderr, "%s: %s\n", prog, pe);
 		rc = EX_USAGE;
 		goto done;
@@ -446,7 +447,7 @@ done:
 	lft_free(&best);
 	lft_free(&cur);
 	opt_result_free(&keep);
-	pattern_free(&pat);
+	ro_pattern_free(&pat);
 	free(rank);
 	xgft_free(&x);
 	snap_free(s);

@@ -1,16 +1,19 @@
 /*
- * pattern.h - communication patterns as phases of weighted flows.
+ * pattern.h - communication patterns as phases of weighted flows, for
+ * topo-routeopt.
  *
- * Spelling (shared with topod's pattern analysis so the two can be unified):
- *   alltoall            N-1 phases, phase k: rank i -> (i+k) mod N (linear shift)
- *   alltoall:xor        phases k = 1..P-1: i -> i XOR k (N must be a power of two)
- *   shift:K             one phase, i -> (i+K) mod N
- *   xor:K               one phase, i -> i XOR K (N a power of two)
- *   bitrev              one phase, i -> bit reversal of i (N a power of two)
- *   stencil2d:X,Y       one phase, 4 neighbours on an X x Y torus of ranks (X*Y = N)
- *   stencil3d:X,Y,Z     one phase, 6 neighbours on an X x Y x Z torus
- *   random:SEED         one phase, a random permutation (deterministic per SEED)
+ * The pattern names are topod's (topod/pattern.h, pattern_parse): one module
+ * parses them for both, so a name means the same flows to topod's `load`
+ * and to the optimiser. What this file adds is the sequence of phases:
+ *   alltoall[:shift]    N-1 phases, phase k: rank i -> (i+k) mod N (linear
+ *                       shift); phase k is topod's shift:k
+ *   alltoall:xor        N-1 phases, phase k: i -> i XOR k (N a power of two);
+ *                       phase k is topod's xor:k
  *   file:PATH           one phase, lines "src dst [weight]" (ranks, '#' comments)
+ * and every other name is one phase of topod's flows, for instance
+ *   shift:K  xor:K  bitrev  random:SEED  ring  allgather (every ordered pair
+ *   at once)  stencil2d:X,Y[:periodic]  stencil3d:X,Y,Z[:periodic]
+ * (stencils: without :periodic the grid has edges, as in topod).
  * Ranks 0..N-1 are the hosts in the order given to the program.
  *
  * Error convention: functions returning int return 0 or -1 with a reason in
@@ -30,14 +33,14 @@ struct flow { uint32_t src, dst, weight; };
 
 struct phase { struct flow *flows; size_t n; };
 
-struct pattern {
+struct ro_pattern {
 	char name[64];
 	struct phase *phases;
 	size_t nphases;
 };
 
 /* Builds the pattern for n ranks; self-flows (src == dst) are dropped. */
-int pattern_parse(const char *spec, uint32_t n, struct pattern *out, char err[PATTERN_ERR_LEN]);
-void pattern_free(struct pattern *p);
+int ro_pattern_parse(const char *spec, uint32_t n, struct ro_pattern *out, char err[PATTERN_ERR_LEN]);
+void ro_pattern_free(struct ro_pattern *p);
 
 #endif

@@ -150,8 +150,8 @@ static void patterns(const struct route_tab *rt, const char *fab, uint64_t seed)
 {
 	uint32_t host[4096];
 	uint32_t n = make_job(rt, rt->nhosts, host, seed);
-	const char *specs[] = { "alltoall", "allgather", "ring", "shift:3", "shift:-7" };
-	for (unsigned i = 0; i < 5; i++)
+	const char *specs[] = { "alltoall", "allgather", "ring", "shift:3", "shift:-7", "random:5" };
+	for (unsigned i = 0; i < 6; i++)
 		for (int th = 1; th <= 2; th++)
 			compare(rt, host, n, specs[i], NULL, th, fab);
 	/* stencils need a grid: trim the job to 12 / 24 ranks */
@@ -160,6 +160,9 @@ static void patterns(const struct route_tab *rt, const char *fab, uint64_t seed)
 		compare(rt, host, 12, "stencil2d:4,3:periodic", NULL, 2, fab);
 		compare(rt, host, 24, "stencil3d:2,3,4:periodic", NULL, 2, fab);
 		compare(rt, host, 24, "stencil3d:2,3,4", NULL, 1, fab);
+		/* the permutations that need a power of two: 16 ranks */
+		compare(rt, host, 16, "xor:5", NULL, 2, fab);
+		compare(rt, host, 16, "bitrev", NULL, 1, fab);
 	}
 	/* an explicit matrix with random bytes, duplicates and self-sends */
 	struct pat_triple t[600];

@@ -26,6 +26,14 @@ static int acc_fn(void *arg, uint32_t s, uint32_t d, uint64_t b)
 	return 0;
 }
 
+/* records the one destination of a permutation pattern's source */
+static int rec_dst(void *arg, uint32_t s, uint32_t d, uint64_t b)
+{
+	(void)s, (void)b;
+	*(uint32_t *)arg = d;
+	return 0;
+}
+
 /* Reference: the grid definition, by coordinates, counting distinct neighbours. */
 static void ref_stencil(uint32_t X, uint32_t Y, uint32_t Z, int per, uint32_t n, uint64_t *ref)
 {
@@ -76,6 +84,7 @@ int main(void)
 {
 	char err[PAT_ERR_LEN];
 	struct pattern p;
+	char name[64];
 	uint32_t sizes[] = { 1, 2, 3, 7, 16 };
 	for (unsigned i = 0; i < 5; i++) {
 		uint32_t n = sizes[i];
@@ -104,6 +113,66 @@ int main(void)
 		}
 		run("ring", n, ref, "both neighbours, once each");
 		free(ref);
+	}
+	/* xor, bitrev on powers of two, by their plain definitions */
+	for (uint32_t n = 1; n <= 64; n *= 2) {
+		uint64_t *ref = calloc((size_t)n * n, 8);
+		uint32_t k = n > 4 ? 5 : n - 1;
+		char spec[32];
+		for (uint32_t r = 0; r < n; r++)
+			if ((r ^ k) != r)
+				ref[r * n + (r ^ k)] = 1;
+		snprintf(spec, sizeof spec, "xor:%u", k);
+		run(spec, n, ref, "r -> r XOR K");
+		memset(ref, 0, (size_t)n * n * 8);
+		unsigned bits = 0;
+		while ((1u << bits) < n)
+			bits++;
+		for (uint32_t r = 0; r < n; r++) {
+			uint32_t d = 0;
+			for (unsigned b = 0; b < bits; b++)
+				if (r >> b & 1)
+					d |= 1u << (bits - 1 - b);
+			if (d != r)
+				ref[r * n + d] = 1;
+		}
+		run("bitrev", n, ref, "bits reversed");
+		free(ref);
+	}
+	/* random:SEED: a permutation (every rank sends at most once and receives
+	 * at most once, fixed points silent), the same for the same seed and n,
+	 * different for another seed */
+	uint32_t rsz[] = { 2, 3, 16, 100, 1000, 16384 };
+	for (unsigned i = 0; i < sizeof rsz / sizeof rsz[0]; i++) {
+		uint32_t n = rsz[i];
+		uint32_t *in = calloc(n, 4), *out = calloc(n, 4);
+		uint64_t fl = 0, moved = 0;
+		struct pattern q, q2;
+		CHECK(pattern_parse("random:7", &q, err) == 0 && pattern_check(&q, n, err) == 0 &&
+		      pattern_parse("random:8", &q2, err) == 0, "random:7 parses, fits %u ranks", n);
+		for (uint32_t r = 0; r < n; r++) {
+			uint32_t d1 = r, d2 = r;   /* r: no flow (a fixed point) */
+			pattern_flows_from(&q, n, r, rec_dst, &d1);
+			pattern_flows_from(&q2, n, r, rec_dst, &d2);
+			if (d1 != r) {
+				out[r]++;
+				in[d1]++;
+				fl++;
+			}
+			moved += d1 != d2;
+		}
+		int perm = 1;
+		for (uint32_t r = 0; r < n; r++)
+			perm &= out[r] <= 1 && in[r] <= 1;
+		CHECK(perm && fl == pattern_nflows(&q, n), "random:7 on %u ranks is a permutation (%llu flows)",
+		      n, (unsigned long long)fl);
+		CHECK(n < 16 || moved > n / 2, "random:8 differs from random:7 on %u ranks (%llu of %u)", n,
+		      (unsigned long long)moved, n);
+		if (n >= 100)
+			CHECK(fl > n * 9 / 10, "random:7 on %u ranks moves most ranks (%llu)", n,
+			      (unsigned long long)fl);
+		free(in);
+		free(out);
 	}
 	struct { const char *spec; uint32_t X, Y, Z; int per; } st[] = {
 		{ "stencil2d:4,4", 4, 4, 1, 0 },	{ "stencil2d:4,4:periodic", 4, 4, 1, 1 },
@@ -139,7 +208,9 @@ int main(void)
 	/* bad specs */
 	const char *badspec[] = { "", "alltoal", "shift:", "shift:x", "shift:+3", "shift: 3",
 				  "shift:16384", "stencil2d:4", "stencil2d:4,4,4", "stencil2d:0,4",
-				  "stencil3d:2,2", "stencil2d:4,4:wrap", "stencil2d:4,,4", "ring:1" };
+				  "stencil3d:2,2", "stencil2d:4,4:wrap", "stencil2d:4,,4", "ring:1",
+				  "xor:", "xor:-1", "xor:16384", "bitrev:1", "random:", "random:-1",
+				  "random:4294967296", "random:x" };
 	for (unsigned i = 0; i < sizeof badspec / sizeof badspec[0]; i++) {
 		err[0] = 0;
 		CHECK(pattern_parse(badspec[i], &p, err) == PAT_E_INVAL && err[0],
@@ -148,7 +219,18 @@ int main(void)
 	CHECK(pattern_parse("stencil2d:4,4", &p, err) == 0 && pattern_check(&p, 15, err) == PAT_E_INVAL,
 	      "4x4 grid for 15 ranks refused: %s", err);
 	CHECK(pattern_check(&p, TOPO_RANKS_MAX + 1, err) == PAT_E_RANGE, "16,385 ranks refused: %s", err);
-	char name[64];
+	CHECK(pattern_parse("xor:3", &p, err) == 0 && pattern_check(&p, 12, err) == PAT_E_INVAL,
+	      "xor on 12 ranks refused: %s", err);
+	CHECK(pattern_parse("xor:16", &p, err) == 0 && pattern_check(&p, 16, err) == PAT_E_INVAL,
+	      "xor:16 on 16 ranks refused: %s", err);
+	CHECK(pattern_parse("bitrev", &p, err) == 0 && pattern_check(&p, 24, err) == PAT_E_INVAL,
+	      "bitrev on 24 ranks refused: %s", err);
+	const char *names[] = { "xor:5", "bitrev", "random:4294967295" };
+	for (unsigned i = 0; i < 3; i++) {
+		pattern_parse(names[i], &p, err);
+		pattern_name(&p, name, sizeof name);
+		CHECK(!strcmp(name, names[i]), "%s round-trips (%s)", names[i], name);
+	}
 	pattern_parse("stencil3d:3,2,4:periodic", &p, err);
 	pattern_name(&p, name, sizeof name);
 	CHECK(!strcmp(name, "stencil3d:3,2,4:periodic"), "canonical name round-trips (%s)", name);

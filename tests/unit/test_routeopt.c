@@ -16,6 +16,14 @@
 #include "pattern.h"
 #include "snapshot.h"
 #include "xgft.h"
+#include "../../topod/pattern.h"   /* the shared pattern names */
+
+/* topod's flow generator into a 16 x 16 count matrix */
+static int mark_flow(void *arg, uint32_t s, uint32_t d, uint64_t bytes)
+{
+	((uint8_t *)arg)[s * 16 + d] += (uint8_t)bytes;
+	return 0;
+}
 
 /* ---- brute force over per-flow paths, destination-consistent ----------- */
 
@@ -145,8 +153,8 @@ static void one(const char *spec, const char *pat)
 		CHECK(0, "%s: %s", spec, err);
 		return;
 	}
-	struct pattern p;
-	if (pattern_parse(pat, x.nhosts, &p, err)) {
+	struct ro_pattern p;
+	if (ro_pattern_parse(pat, x.nhosts, &p, err)) {
 		CHECK(0, "%s %s: %s", spec, pat, err);
 		goto out;
 	}
@@ -164,7 +172,7 @@ static void one(const char *spec, const char *pat)
 			      "XGFT(%s) %s phase %zu: not proven, optimiser %llu vs brute force %llu", spec, pat,
 			      ph + 1, (unsigned long long)ol, (unsigned long long)bl);
 	}
-	pattern_free(&p);
+	ro_pattern_free(&p);
 out:
 	xgft_free(&x);
 	snap_free(s);
@@ -193,10 +201,10 @@ int main(void)
 	}
 	one("3;2,2,2;1,2,2", "bitrev");
 	one("3;2,2,2;1,2,2", "alltoall:xor");
-	one("2;2,2;1,2", "stencil2d:2,2");
+	one("2;2,2;1,2", "stencil2d:2,2:periodic");
 	one("2;4,2;1,3", "bitrev");
 	one("2;4,2;1,2", "alltoall:xor");
-	one("2;3,2;1,2", "stencil2d:3,2");
+	one("2;3,2;1,2", "stencil2d:3,2:periodic");
 	one("2;3,2;1,3", "alltoall");
 	{
 		char path[] = "/tmp/test_routeopt_XXXXXX";
@@ -227,14 +235,14 @@ int main(void)
 	int rr = xgft_recognise(s, &x, err);
 	CHECK(!rr && x.nfailed == 1, "one failed link recognised (%s)", rr ? err : "ok");
 	if (!rr) {
-		struct pattern p;
-		pattern_parse("shift:9", x.nhosts, &p, err);
+		struct ro_pattern p;
+		ro_pattern_parse("shift:9", x.nhosts, &p, err);
 		uint64_t ol;
 		int pr;
 		CHECK(!optimise(s, &x, p.phases[0].flows, p.phases[0].n, 0, &ol, &pr),
 		      "with a failed link every flow is routed (max load %llu, proven %d)",
 		      (unsigned long long)ol, pr);
-		pattern_free(&p);
+		ro_pattern_free(&p);
 		xgft_free(&x);
 	}
 	snap_free(s);
@@ -255,14 +263,37 @@ int main(void)
 	}
 	snap_free(s);
 	/* patterns */
-	struct pattern p;
-	CHECK(pattern_parse("stencil2d:3,5", 16, &p, err) && strstr(err, "15"), "stencil size checked: %s", err);
-	CHECK(pattern_parse("bogus", 16, &p, err) && strstr(err, "unknown"), "unknown pattern: %s", err);
-	CHECK(!pattern_parse("alltoall", 16, &p, err) && p.nphases == 15 && p.phases[3].n == 16,
+	struct ro_pattern p;
+	CHECK(ro_pattern_parse("stencil2d:3,5", 16, &p, err) && strstr(err, "15"), "stencil size checked: %s", err);
+	CHECK(ro_pattern_parse("bogus", 16, &p, err) && strstr(err, "unknown"), "unknown pattern: %s", err);
+	CHECK(!ro_pattern_parse("alltoall", 16, &p, err) && p.nphases == 15 && p.phases[3].n == 16,
 	      "alltoall = 15 shift phases of 16 flows");
-	pattern_free(&p);
-	CHECK(!pattern_parse("stencil3d:2,2,4", 16, &p, err) && p.nphases == 1 && p.phases[0].n == 16 * 4,
-	      "stencil3d:2,2,4 has %zu flows", p.nphases ? p.phases[0].n : 0);
-	pattern_free(&p);
+	ro_pattern_free(&p);
+	CHECK(!ro_pattern_parse("stencil3d:2,2,4:periodic", 16, &p, err) && p.nphases == 1 && p.phases[0].n == 16 * 4,
+	      "stencil3d:2,2,4:periodic has %zu flows", p.nphases ? p.phases[0].n : 0);
+	ro_pattern_free(&p);
+	CHECK(!ro_pattern_parse("stencil2d:4,4", 16, &p, err) && p.nphases == 1 && p.phases[0].n == 48,
+	      "stencil2d:4,4 has edges, as in topod: %zu flows", p.nphases ? p.phases[0].n : 0);
+	ro_pattern_free(&p);
+	CHECK(ro_pattern_parse("bogus", 16, &p, err) && strstr(err, "alltoall[:shift|:xor]") &&
+	      strstr(err, "xor:K"), "the unknown-pattern message lists both modules' names: %s", err);
+	/* one module: every single-phase name gives exactly topod's flows */
+	const char *shared[] = { "shift:5", "shift:-3", "xor:3", "bitrev", "random:4", "ring", "allgather",
+				 "stencil2d:4,4", "stencil2d:4,4:periodic", "stencil3d:2,2,4:periodic" };
+	for (size_t i = 0; i < sizeof(shared) / sizeof(*shared); i++) {
+		struct pattern tp;
+		char te[PAT_ERR_LEN];
+		uint8_t a[16 * 16] = { 0 }, b[16 * 16] = { 0 };
+		int ok = !ro_pattern_parse(shared[i], 16, &p, err) && p.nphases == 1 &&
+			 !pattern_parse(shared[i], &tp, te) && !pattern_check(&tp, 16, te);
+		if (ok) {
+			for (size_t k = 0; k < p.phases[0].n; k++)
+				a[p.phases[0].flows[k].src * 16 + p.phases[0].flows[k].dst] += (uint8_t)p.phases[0].flows[k].weight;
+			pattern_for_each(&tp, 16, mark_flow, b);
+			ok = !memcmp(a, b, sizeof(a));
+		}
+		CHECK(ok, "%s: topo-routeopt's flows are topod's", shared[i]);
+		ro_pattern_free(&p);
+	}
 	return TAP_DONE();
 }
