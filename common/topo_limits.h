@@ -32,4 +32,11 @@
  * slack; a longer argument can name nothing. */
 #define TOPO_QUERY_NAME_MAX 160
 
+/* Fabric planes (subnets) one topod serves: each rail of a multi-rail
+ * cluster, or a compute and a storage fabric, has its own subnet manager,
+ * generations, routes and hierarchy. A plane's name is 1..TOPO_PLANE_NAME_MAX
+ * of [A-Za-z0-9_-]. */
+#define TOPO_PLANES_MAX 8
+#define TOPO_PLANE_NAME_MAX 32
+
 #endif

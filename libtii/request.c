@@ -186,6 +186,32 @@ static const char *io_what(int rc)
 	}
 }
 
+/* A new connection asks of the handle's plane: "plane NAME" first, its
+ * "OK plane=..." read before the request goes out. */
+static int choose_plane(tii_t *t, const struct tii_server *s, int64_t deadline, int *final)
+{
+	char line0[TOPO_PLANE_NAME_MAX + 16], *line;
+	size_t len;
+	int n = snprintf(line0, sizeof(line0), "plane %s\n", t->plane);
+	t->c.rx = 0;
+	t->c.rx_max = t->max_reply;
+	int rc = tii__net_send(&t->c, line0, (size_t)n, deadline);
+	if (!rc)
+		rc = tii__net_readline(&t->c, deadline, &line, &len);
+	if (rc) {
+		tii__net_close(&t->c);
+		tii__set_msg(t, "%s: %s", s->spec, io_what(rc));
+		return rc;
+	}
+	if (!strncmp(line, "OK plane=", 9))
+		return 0;
+	/* An unknown plane is the caller's error, not this server's. */
+	*final = !strncmp(line, "ERR NOTFOUND", 12);
+	tii__set_msg(t, "%s: %s", s->spec, strncmp(line, "ERR ", 4) ? "reply is not topod's protocol" : line + 4);
+	tii__net_close(&t->c);
+	return *final ? TII_E_NOTFOUND : strncmp(line, "ERR UNKNOWN", 11) ? TII_E_PROTO : TII_E_UNSUPPORTED;
+}
+
 /*
  * One attempt on server t->cur, to finish before deadline. Returns 0, or an
  * error with *final set when no other server should be tried. *reused_fail
@@ -212,6 +238,8 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 			tii__set_msg(t, "%s: %s", s->spec, why);
 			return rc;
 		}
+		if (t->plane[0] && (rc = choose_plane(t, s, deadline, final)))
+			return rc;
 	}
 	t->c.rx = 0;
 	t->c.rx_max = t->max_reply;

@@ -5,6 +5,7 @@
 #include "tii_impl.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -180,6 +181,31 @@ void tii_close(tii_t *t)
 	free(t->req);
 	free_servers(t);
 	free(t);
+}
+
+int tii_set_plane(tii_t *t, const char *plane)
+{
+	if (!t)
+		return TII_E_INVAL;
+	if (!plane || !strcmp(plane, "auto")) {
+		plane = "";
+	} else {
+		size_t n = strlen(plane);
+		if (!n || n > TII_PLANE_NAME_MAX ||
+		    strspn(plane, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != n)
+			return TII_E_INVAL;
+	}
+	if (strcmp(t->plane, plane)) {
+		snprintf(t->plane, sizeof(t->plane), "%s", plane);
+		/* The choice lives in topod's connection: start a new one. */
+		tii__net_close(&t->c);
+	}
+	return 0;
+}
+
+const char *tii_get_plane(const tii_t *t)
+{
+	return t && t->plane[0] ? t->plane : "auto";
 }
 
 int tii_set_timeout(tii_t *t, int ms)

@@ -173,6 +173,33 @@ TII_API int tii_get_timeout(const tii_t *t);
  * $TII_MAX_REPLY_BYTES if set and valid, else TII_MAX_REPLY_DEFAULT.
  * Set: TII_E_INVAL below TII_MAX_REPLY_MIN. Get: 0 for a NULL handle. */
 TII_API int tii_set_max_reply_bytes(tii_t *t, size_t bytes);
+
+/*
+ * Fabric planes: a topod may serve several subnets (the rails of a
+ * multi-rail cluster, a compute and a storage fabric), each with its own
+ * generations, routes and hierarchy. By default (NULL or "auto") each
+ * request is answered from the plane its hosts are on (the first plane for
+ * a host on two). A plane name (TII_PLANE_NAME_MAX of [A-Za-z0-9_-]) asks
+ * everything of that plane: sent once per connection, before the first
+ * request; a plane topod does not serve fails that request with
+ * TII_E_NOTFOUND. tii_get_planes() lists them.
+ */
+#define TII_PLANE_NAME_MAX TOPO_PLANE_NAME_MAX
+TII_API int tii_set_plane(tii_t *t, const char *plane);
+/* The plane set, or "auto". Never NULL for a valid handle. */
+TII_API const char *tii_get_plane(const tii_t *t);
+
+struct tii_plane {
+	char name[TII_PLANE_NAME_MAX + 1];
+	uint64_t generation, sm_guid;
+	uint32_t nodes, switches, hosts;
+	int selected;         /* the plane this handle asks (tii_set_plane) */
+	uint64_t port_guid;   /* with a host: its port on this plane */
+	uint16_t lid;
+};
+/* The planes topod serves (host NULL), or those host is on (TII_E_NOTFOUND
+ * if none). planes[] has room for TOPO_PLANES_MAX; *n gets the count. */
+TII_API int tii_get_planes(tii_t *t, const char *host, struct tii_plane *planes, size_t *n);
 TII_API size_t tii_get_max_reply_bytes(const tii_t *t);
 
 /* The generation of the last successful answer on t (0 before any). */

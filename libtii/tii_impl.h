@@ -57,6 +57,7 @@ struct tii {
 	uint64_t rng;          /* backoff jitter (xorshift64), per handle: no global state */
 	uint64_t gen;          /* of the last successful answer */
 	char msg[512];         /* tii_last_message() */
+	char plane[TOPO_PLANE_NAME_MAX + 1]; /* "" for auto */
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };

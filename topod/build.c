@@ -15,6 +15,7 @@
 #include "history.h"
 #include "journal.h"
 #include "log.h"
+#include "topo_limits.h"
 #include "util.h"
 
 struct builder {
@@ -35,6 +36,7 @@ struct builder {
 	int stop;
 	struct builder_stats stats;
 	struct history *hist; /* NULL until builder_set_history() */
+	char plane[TOPO_PLANE_NAME_MAX + 1]; /* for the log */
 };
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
@@ -52,6 +54,7 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	}
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
+	snprintf(b->plane, sizeof(b->plane), "default");
 	return b;
 }
 
@@ -286,10 +289,10 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s)",
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
 	     is_delta ? "delta applied in" : "decode", decode_ms, build_ms, x->route_ms, x->hier_ms,
-	     reused ? ", reused: no hop count changed" : "");
+	     reused ? ", reused: no hop count changed" : "", b->plane);
 	/* The journal is replayed at every start: past a few dozen entries, or
 	 * a quarter of the fabric's size, write the whole fabric once. Off the
 	 * acknowledgement path: the producer already has its OK. */
@@ -456,4 +459,9 @@ int builder_set_history(struct builder *b, unsigned gens, size_t bytes, const ch
 struct history *builder_history(struct builder *b)
 {
 	return b->hist;
+}
+
+void builder_set_plane(struct builder *b, const char *name)
+{
+	snprintf(b->plane, sizeof(b->plane), "%s", name);
 }

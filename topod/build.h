@@ -74,6 +74,8 @@ void builder_free(struct builder *b);
  * STATE/history too when state_dir is set. Before the first job. */
 int builder_set_history(struct builder *b, unsigned gens, size_t bytes, const char *state_dir);
 struct history *builder_history(struct builder *b);
+/* The plane it builds, for its log lines. */
+void builder_set_plane(struct builder *b, const char *name);
 
 /* Queues a job (takes ownership of job and its buffers). */
 void builder_submit(struct builder *b, struct ingest_job *job);

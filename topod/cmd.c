@@ -9,6 +9,7 @@
 #include "history_cmd.h"
 #include "load.h"
 #include "place_cmd.h"
+#include "plane_cmd.h"
 #include "query.h"
 #include "schedule.h"
 
@@ -42,6 +43,10 @@ const struct cmd cmd_table[] = {
 	  "ranks of a communication graph onto hosts (Scotch), with hop-bytes" },
 	{ "resolve", 1, 1, CMD_FABRIC, answer_resolve, "resolve NAME", "what a name means: port, LID, leaf" },
 	{ "hosts", 0, 0, CMD_FABRIC, answer_hosts, "hosts", "every host and its rails" },
+	{ "planes", 0, 1, CMD_PLANES, answer_planes, "planes [HOST]",
+	  "the fabric planes (subnets) served, or those HOST is on" },
+	{ "plane", 0, 1, CMD_PLANES, answer_plane, "plane [NAME|auto]",
+	  "ask this connection's questions of one plane (auto: the plane the hosts are on)" },
 	{ "history", 0, 0, 0, answer_history, "history", "the generations kept: time, SM, engine, counts" },
 	{ "diff", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_diff, "diff G1|@TIME G2|@TIME [HOST ...]",
 	  "what changed between two generations: links, nodes, LFTs, and whose routes" },

@@ -24,10 +24,21 @@
 #include <event2/buffer.h>
 
 #include "proto.h"
+#include "topo_limits.h"
 #include "store.h"
 
 struct route_tab;
 struct hier;
+
+/* The fabric planes (subnets) a connection can choose from; the server
+ * fills it for CMD_PLANES rows. NULL outside a server (one plane). */
+struct qplanes {
+	int n;
+	const char *name[TOPO_PLANES_MAX];
+	const struct fabric *f[TOPO_PLANES_MAX];
+	int *selected; /* the connection's choice: -1 for "the plane the hosts are on" */
+	int current;   /* the plane this request is answered from */
+};
 
 /* One request, answered from one generation. Built by query_answer(); a
  * handler only reads it (and writes out). */
@@ -40,6 +51,7 @@ struct qctx {
 	const struct proto_req *req;  /* req->cmd, req->argc, req->argv[] */
 	struct evbuffer *out;         /* the reply goes here */
 	int threads;                  /* OpenMP team size this request may use, >= 1 */
+	const struct qplanes *planes; /* CMD_PLANES rows only; may be NULL */
 	int close;                    /* set by a handler: close after the reply ("quit") */
 };
 
@@ -47,6 +59,7 @@ typedef void cmd_answer_fn(struct qctx *c);
 
 #define CMD_FABRIC 1u  /* needs a fabric: ERR NOFABRIC before the first snapshot */
 #define CMD_HEAVY 2u   /* runs on the worker pool, never on the event loop */
+#define CMD_PLANES 4u  /* about the planes, not one fabric: gets qctx.planes */
 
 struct cmd {
 	const char *name;

@@ -24,6 +24,7 @@
 #include "cmd.h"
 #include "history.h"
 #include "journal.h"
+#include "plane_cmd.h"
 #include "log.h"
 #include "server.h"
 #include "store.h"
@@ -45,6 +46,10 @@ struct options {
 	int foreground;
 	unsigned history;
 	unsigned long long history_bytes;
+	/* Fabric planes, in the order their ingests were named ("default" for
+	 * an unnamed one). */
+	char plane_name[TOPO_PLANES_MAX][TOPO_PLANE_NAME_MAX + 1];
+	int nplanes;
 	/* config-file strings live here so that cfg pointers stay valid */
 	char *owned[64];
 	int nowned;
@@ -189,6 +194,42 @@ static int parse_size(const char *name, const char *v, unsigned long long *out)
 
 static int parse_config(struct options *o, const char *path);
 
+/* "[PLANE=]unix:PATH" or "[PLANE=]tcp:ADDR:PORT": the plane it feeds. */
+static int add_ingest(struct options *o, const char *val)
+{
+	const char *eq = strchr(val, '='), *colon = strchr(val, ':');
+	char name[TOPO_PLANE_NAME_MAX + 1] = "default";
+	if (eq && (!colon || eq < colon)) {
+		size_t n = (size_t)(eq - val);
+		if (n > TOPO_PLANE_NAME_MAX) {
+			fprintf(stderr, "%s: --ingest %s: a plane name has at most %d characters\n", prog, val,
+				TOPO_PLANE_NAME_MAX);
+			return -1;
+		}
+		memcpy(name, val, n);
+		name[n] = '\0';
+		val = eq + 1;
+	}
+	if (!plane_name_ok(name) || !strcmp(name, "auto")) {
+		fprintf(stderr, "%s: --ingest: bad plane name '%s' (letters, digits, '_' and '-'; not \"auto\")\n", prog,
+			name);
+		return -1;
+	}
+	int p = 0;
+	while (p < o->nplanes && strcmp(o->plane_name[p], name))
+		p++;
+	if (p == o->nplanes) {
+		if (o->nplanes == TOPO_PLANES_MAX) {
+			fprintf(stderr, "%s: --ingest: more than %d planes\n", prog, TOPO_PLANES_MAX);
+			return -1;
+		}
+		snprintf(o->plane_name[o->nplanes++], sizeof(o->plane_name[0]), "%s", name);
+	}
+	o->srv.ingest_plane[o->srv.ningest] = p;
+	o->srv.ingest[o->srv.ningest++] = val;
+	return 0;
+}
+
 /* Applies one option; val is borrowed for the life of the process. */
 static int apply(struct options *o, int c, const char *val)
 {
@@ -202,8 +243,7 @@ static int apply(struct options *o, int c, const char *val)
 	case 'i':
 		if (o->srv.ningest == SERVER_MAX_ADDRS)
 			goto toomany;
-		o->srv.ingest[o->srv.ningest++] = val;
-		return 0;
+		return add_ingest(o, val);
 	case 'a': o->srv.admin = val; return 0;
 	case 'd': o->state_dir = val; return 0;
 	case 't':
@@ -381,8 +421,10 @@ static int parse_config(struct options *o, const char *path)
 }
 
 /* Loads the start-up fabric named by the options, or the state file. */
-static struct ingest_job *startup_job(const struct options *o, const char *state_file, char err[SNAP_ERR_LEN],
-				      int *none)
+/* What a plane serves at start (and on reload): --topology or --load for
+ * the first plane, else its state file and journal. */
+static struct ingest_job *startup_job(const struct options *o, int first, const char *state_dir,
+				      const char *state_file, char err[SNAP_ERR_LEN], int *none)
 {
 	struct snap *s = NULL;
 	struct ingest_job *j = calloc(1, sizeof(*j));
@@ -391,12 +433,12 @@ static struct ingest_job *startup_job(const struct options *o, const char *state
 		snprintf(err, SNAP_ERR_LEN, "out of memory");
 		return NULL;
 	}
-	if (o->topology) {
+	if (first && o->topology) {
 		if (snap_load_text(o->topology, o->lfts, &s, err))
 			goto bad;
 		snprintf(j->source, sizeof(j->source), "text %.80s", o->topology);
 		j->persist = 1;
-	} else if (o->load) {
+	} else if (first && o->load) {
 		if (snap_read_file(o->load, &s, err))
 			goto bad;
 		snprintf(j->source, sizeof(j->source), "file %.80s", o->load);
@@ -405,7 +447,7 @@ static struct ingest_job *startup_job(const struct options *o, const char *state
 		if (snap_read_file(state_file, &s, err))
 			goto bad;
 		/* Deltas accepted since fabric.snap was written (journal.h). */
-		int nj = o->state_dir ? journal_replay(o->state_dir, &s) : 0;
+		int nj = state_dir ? journal_replay(state_dir, &s) : 0;
 		if (nj)
 			snprintf(j->source, sizeof(j->source), "state %.60s + %d deltas", state_file, nj);
 		else
@@ -425,6 +467,7 @@ bad:
 struct reload_ctx {
 	const struct options *o;
 	struct builder *b;
+	const char *state_dir; /* the first plane's */
 };
 
 static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_LEN])
@@ -447,7 +490,7 @@ static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_L
 		j->persist = 1;
 		j->force = force;
 		snprintf(j->source, sizeof(j->source), "admin restore %.80s", path);
-	} else if (!(j = startup_job(r->o, builder_state_file(r->b), err, &none))) {
+	} else if (!(j = startup_job(r->o, 1, r->state_dir, builder_state_file(r->b), err, &none))) {
 		if (none)
 			snprintf(err, SNAP_ERR_LEN, "nothing to reload: no --load, --topology or state file");
 		return -1;
@@ -632,43 +675,67 @@ int main(int argc, char **argv)
 	if (o.srv.threads < 1)
 		o.srv.threads = 1;
 
-	struct store st;
-	if (store_init(&st)) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
 	char err[SNAP_ERR_LEN];
 	struct route_namemap *map = NULL;
 	if (o.namemap && route_namemap_load(o.namemap, &map, err)) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 1;
 	}
-	struct builder *b = builder_new(&st, o.state_dir, o.threads, map);
-	if (!b || builder_set_history(b, o.history, (size_t)o.history_bytes, o.state_dir)) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
+	if (!o.nplanes)
+		snprintf(o.plane_name[o.nplanes++], sizeof(o.plane_name[0]), "default");
+	struct server_plane planes[TOPO_PLANES_MAX];
+	struct store stores[TOPO_PLANES_MAX];
+	char dirs[TOPO_PLANES_MAX][4200];
+	for (int p = 0; p < o.nplanes; p++) {
+		/* The first plane keeps the state directory itself, so that a
+		 * plane added later leaves what was served before in place. */
+		const char *dir = NULL;
+		if (o.state_dir && p == 0) {
+			dir = o.state_dir;
+		} else if (o.state_dir) {
+			snprintf(dirs[p], sizeof(dirs[p]), "%s/plane.%s", o.state_dir, o.plane_name[p]);
+			if (mkdir(dirs[p], 0700) && errno != EEXIST) {
+				fprintf(stderr, "%s: %s: %s\n", prog, dirs[p], strerror(errno));
+				return 1;
+			}
+			if (check_state_dir(dirs[p]))
+				return 1;
+			dir = dirs[p];
+		}
+		if (store_init(&stores[p])) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			return 1;
+		}
+		struct builder *pb = builder_new(&stores[p], dir, o.threads, map);
+		if (!pb || builder_set_history(pb, o.history, (size_t)o.history_bytes, dir)) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			return 1;
+		}
+		builder_set_plane(pb, o.plane_name[p]);
+		planes[p] = (struct server_plane){ o.plane_name[p], &stores[p], pb };
+		int none;
+		/* Serve the saved fabric before we listen: a restarted topod
+		 * must never answer "no fabric" when it had one. */
+		struct ingest_job *j = startup_job(&o, p == 0, dir, builder_state_file(pb), err, &none);
+		if (!j && !none) {
+			fprintf(stderr, "%s: plane %s: %s\n", prog, o.plane_name[p], err);
+			return 1;
+		}
+		if (j && builder_run(pb, j)) {
+			fprintf(stderr, "%s: plane %s: cannot serve the start-up fabric (see log)\n", prog, o.plane_name[p]);
+			return 1;
+		}
+		int nh = history_load(builder_history(pb));
+		if (nh > 0)
+			tlog(TLOG_INFO, "plane %s: %d earlier generations in the history", o.plane_name[p], nh);
 	}
-	int none;
-	/* Serve the saved fabric before we listen: a restarted topod must
-	 * never answer "no fabric" when it had one. */
-	struct ingest_job *j = startup_job(&o, builder_state_file(b), err, &none);
-	if (!j && !none) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return 1;
-	}
-	if (j && builder_run(b, j)) {
-		fprintf(stderr, "%s: cannot serve the start-up fabric (see log)\n", prog);
-		return 1;
-	}
-	int nh = history_load(builder_history(b));
-	if (nh > 0)
-		tlog(TLOG_INFO, "history: %d earlier generations from the state directory", nh);
-	struct server *srv = server_new(&o.srv, &st, b, err);
+	struct builder *b = planes[0].b;
+	struct server *srv = server_new(&o.srv, planes, o.nplanes, err);
 	if (!srv) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 1;
 	}
-	struct reload_ctx rctx = { &o, b };
+	struct reload_ctx rctx = { &o, b, o.state_dir };
 	server_set_reload(srv, do_reload, &rctx);
 
 	if (!o.foreground) {
@@ -688,10 +755,11 @@ int main(int argc, char **argv)
 			fclose(pf);
 		}
 	}
-	if (builder_start(b)) {
-		fprintf(stderr, "%s: cannot start the builder thread\n", prog);
-		return 1;
-	}
+	for (int p = 0; p < o.nplanes; p++)
+		if (builder_start(planes[p].b)) {
+			fprintf(stderr, "%s: cannot start the builder thread\n", prog);
+			return 1;
+		}
 	/* Tests and scripts wait for this line; with port 0 it says which. */
 	printf("ready port=%d\n", server_query_port(srv, 0));
 	fflush(stdout);
@@ -699,10 +767,13 @@ int main(int argc, char **argv)
 	notify_systemd("READY=1");
 	int rc = server_run(srv);
 	notify_systemd("STOPPING=1");
-	builder_stop(b);
+	for (int p = 0; p < o.nplanes; p++)
+		builder_stop(planes[p].b);
 	server_free(srv);
-	builder_free(b);
-	store_destroy(&st);
+	for (int p = 0; p < o.nplanes; p++) {
+		builder_free(planes[p].b);
+		store_destroy(planes[p].st);
+	}
 	route_namemap_free(map);
 	if (o.pidfile)
 		unlink(o.pidfile);

@@ -670,11 +670,12 @@ int query_prepare(struct qctx *c, const struct cmd *k, const struct fabric *f, c
 }
 
 enum query_result query_run(const struct cmd *k, const struct fabric *f, const struct proto_req *req,
-			    struct evbuffer *out)
+			    struct evbuffer *out, const struct qplanes *planes)
 {
 	struct qctx c;
 	if (query_prepare(&c, k, f, req, out))
 		return QUERY_OK;
+	c.planes = planes;
 	k->answer(&c);
 	return c.close ? QUERY_CLOSE : QUERY_OK;
 }
@@ -682,5 +683,5 @@ enum query_result query_run(const struct cmd *k, const struct fabric *f, const s
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
 {
 	const struct cmd *k = cmd_find(req->cmd);
-	return k ? query_run(k, f, req, out) : QUERY_UNKNOWN;
+	return k ? query_run(k, f, req, out, NULL) : QUERY_UNKNOWN;
 }

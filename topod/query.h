@@ -26,7 +26,7 @@ enum query_result {
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out);
 /* The same for a row already looked up (the server's path). */
 enum query_result query_run(const struct cmd *k, const struct fabric *f, const struct proto_req *req,
-			    struct evbuffer *out);
+			    struct evbuffer *out, const struct qplanes *planes);
 
 /* Checks req against k's arity and fabric need and fills *c (threads = 1);
  * -1 with the ERR reply written to out. The server uses it to dispatch

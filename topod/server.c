@@ -25,6 +25,7 @@
 #include <event2/thread.h>
 
 #include "cmd.h"
+#include "fabric.h"
 #include "log.h"
 #include "pool.h"
 #include "proto.h"
@@ -50,6 +51,7 @@ struct conn {
 	int refs;          /* the connection itself + an ingest or heavy job in flight */
 	/* query and admin */
 	int busy;          /* a heavy request is on the pool: parse nothing more until it is back */
+	int plane;         /* query: the chosen plane, -1 for the one the hosts are on; ingest: the listener's */
 	int eof;           /* the client half-closed: answer what it sent, flush, close */
 	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
@@ -86,8 +88,8 @@ struct heavy_job {
 
 struct server {
 	struct server_config cfg;
-	struct store *st;
-	struct builder *b;
+	struct server_plane plane[TOPO_PLANES_MAX];
+	int nplanes;
 	struct event_base *base;
 	struct pool *pool;
 	struct event *jobs_ev;                /* worker -> loop: finished heavy jobs */
@@ -159,13 +161,29 @@ static void conn_finish(struct conn *c)
 /* ---- query and admin lines -------------------------------------------- */
 
 static uint64_t out_pending(const struct server *srv);
+static int pick_plane(const struct conn *c, const struct proto_req *req);
 
 static void answer_admin(struct conn *c, const struct proto_req *req, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
 	if (!strcmp(req->cmd, "stats")) {
+		/* Counters over every plane; the last error is the newest. */
 		struct builder_stats bs;
-		builder_get_stats(srv->b, &bs);
+		builder_get_stats(srv->plane[0].b, &bs);
+		for (int i = 1; i < srv->nplanes; i++) {
+			struct builder_stats o;
+			builder_get_stats(srv->plane[i].b, &o);
+			bs.received += o.received;
+			bs.accepted += o.accepted;
+			bs.rejected += o.rejected;
+			bs.superseded += o.superseded;
+			bs.published += o.published;
+			bs.deltas += o.deltas;
+			if (o.last_error_us > bs.last_error_us) {
+				bs.last_error_us = o.last_error_us;
+				memcpy(bs.last_error, o.last_error, sizeof(bs.last_error));
+			}
+		}
 		char le[SNAP_ERR_LEN];
 		log_clean(bs.last_error, strlen(bs.last_error), le, sizeof(le));
 		struct pool_stats ps;
@@ -370,7 +388,7 @@ static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_
 	j->req.argc = req->argc;
 	j->c = c;
 	j->k = k;
-	j->f = store_get(srv->st);
+	j->f = store_get(srv->plane[pick_plane(c, req)].st);
 	if (query_prepare(&j->qc, k, j->f, &j->req, out)) {
 		heavy_free(j); /* arity or NOFABRIC: answered now */
 		return -1;
@@ -445,6 +463,38 @@ static void check_output(struct conn *c)
 }
 
 
+/* The plane a request is answered from: the connection's choice, else the
+ * first plane on which one of the first arguments names an end port (a
+ * host on two rails is on both: the first plane wins), else the first.
+ * Lookups only: O(planes * log hosts). */
+static int pick_plane(const struct conn *c, const struct proto_req *req)
+{
+	const struct server *srv = c->srv;
+	if (c->plane >= 0 && c->plane < srv->nplanes)
+		return c->plane;
+	if (srv->nplanes == 1)
+		return 0;
+	for (size_t a = 0; a < req->argc && a < 3; a++) {
+		char name[TOPO_QUERY_NAME_MAX + 1];
+		/* "host*slots" in rank lists */
+		size_t n = strcspn(req->argv[a], "*:");
+		if (!strncmp(req->argv[a], "lid:", 4) || !n || n > TOPO_QUERY_NAME_MAX)
+			continue;
+		memcpy(name, req->argv[a], n);
+		name[n] = '\0';
+		for (int i = 0; i < srv->nplanes; i++) {
+			struct fabric *f = store_get(srv->plane[i].st);
+			uint32_t ep;
+			uint16_t dl;
+			int hit = f->index && route_resolve(f->index->rt, name, &ep, &dl) == ROUTE_OK;
+			fabric_put(f);
+			if (hit)
+				return i;
+		}
+	}
+	return 0;
+}
+
 static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
@@ -464,9 +514,21 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		return;
 	}
 	if (k) {
-		struct fabric *f = store_get(srv->st);
-		enum query_result r = query_run(k, f, &req, out);
+		struct qplanes qp = { .n = srv->nplanes, .selected = &c->plane };
+		int p = pick_plane(c, &req);
+		struct fabric *f = store_get(srv->plane[p].st);
+		if (k->flags & CMD_PLANES) {
+			qp.current = p;
+			for (int i = 0; i < srv->nplanes; i++) {
+				qp.name[i] = srv->plane[i].name;
+				qp.f[i] = store_get(srv->plane[i].st);
+			}
+		}
+		enum query_result r = query_run(k, f, &req, out, (k->flags & CMD_PLANES) ? &qp : NULL);
 		fabric_put(f);
+		if (k->flags & CMD_PLANES)
+			for (int i = 0; i < srv->nplanes; i++)
+				fabric_put((struct fabric *)qp.f[i]);
 		if (r == QUERY_CLOSE)
 			conn_finish(c);
 		return;
@@ -590,7 +652,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 			else
 				snprintf(why, sizeof(why), "truncated: got %zu bytes, less than a snapshot header", got);
 			tlog(TLOG_WARN, "%s: producer closed early; snapshot dropped: %s", c->peer, why);
-			builder_note_rejected(c->srv->b, why);
+			builder_note_rejected(c->srv->plane[c->plane].b, why);
 			evbuffer_add_printf(bufferevent_get_output(bev), "ERR INVALID %s\n", why);
 		}
 		conn_finish(c);
@@ -649,7 +711,7 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 static void ingest_refuse(struct conn *c, const char *code, const char *why)
 {
 	tlog(TLOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
-	builder_note_rejected(c->srv->b, why);
+	builder_note_rejected(c->srv->plane[c->plane].b, why);
 	evbuffer_add_printf(bufferevent_get_output(c->bev), "ERR %s %s\n", code, why);
 	free(c->buf);
 	c->buf = NULL;
@@ -756,13 +818,13 @@ static void ingest_read_cb(struct bufferevent *bev, void *arg)
 	j->done = ingest_done;
 	j->arg = c;
 	c->refs++;
-	builder_submit(srv->b, j);
+	builder_submit(srv->plane[c->plane].b, j);
 }
 
 /* ---- listeners ----------------------------------------------------------- */
 
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg, enum conn_kind kind)
+		      void *arg, enum conn_kind kind, int plane)
 {
 	struct server *srv = arg;
 	if ((kind == CONN_QUERY && srv->nconns >= srv->cfg.max_conns) ||
@@ -793,6 +855,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	srv->conns = c;
 	c->bev = bev;
 	c->kind = kind;
+	c->plane = plane;
 	c->refs = 1;
 	if (sa->sa_family == AF_UNIX) {
 		snprintf(c->peer, sizeof(c->peer), "unix");
@@ -827,12 +890,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 
 static void accept_query(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int n, void *a)
 {
-	accept_cb(l, fd, sa, n, a, CONN_QUERY);
+	accept_cb(l, fd, sa, n, a, CONN_QUERY, -1);
 }
 
 static void accept_admin(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int n, void *a)
 {
-	accept_cb(l, fd, sa, n, a, CONN_ADMIN);
+	accept_cb(l, fd, sa, n, a, CONN_ADMIN, 0);
 }
 
 /* May this UNIX peer feed topod? root, topod's own user, and members of
@@ -881,7 +944,11 @@ static void accept_ingest(struct evconnlistener *l, evutil_socket_t fd, struct s
 		evutil_closesocket(fd);
 		return;
 	}
-	accept_cb(l, fd, sa, n, a, CONN_INGEST);
+	int plane = 0;
+	for (int i = 0; i < srv->nli; i++)
+		if (srv->li[i] == l)
+			plane = srv->cfg.ingest_plane[i];
+	accept_cb(l, fd, sa, n, a, CONN_INGEST, plane);
 }
 
 static struct evconnlistener *listen_unix(struct server *srv, const char *path, mode_t mode,
@@ -977,7 +1044,7 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(srv->base, NULL);
 }
 
-struct server *server_new(const struct server_config *cfg, struct store *st, struct builder *b,
+struct server *server_new(const struct server_config *cfg, const struct server_plane *planes, int nplanes,
 			  char err[SNAP_ERR_LEN])
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -989,8 +1056,14 @@ struct server *server_new(const struct server_config *cfg, struct store *st, str
 		return NULL;
 	}
 	srv->cfg = *cfg;
-	srv->st = st;
-	srv->b = b;
+	if (nplanes < 1 || nplanes > TOPO_PLANES_MAX) {
+		snprintf(err, SNAP_ERR_LEN, "%d planes: 1 to %d", nplanes, TOPO_PLANES_MAX);
+		free(srv);
+		return NULL;
+	}
+	for (int i = 0; i < nplanes; i++)
+		srv->plane[i] = planes[i];
+	srv->nplanes = nplanes;
 	pthread_mutex_init(&srv->done_lock, NULL);
 	pthread_mutex_init(&srv->jobs_lock, NULL);
 	srv->base = event_base_new();

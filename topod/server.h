@@ -17,6 +17,7 @@
 #include "auth.h"
 #include "build.h"
 #include "store.h"
+#include "topo_limits.h"
 
 #define SERVER_MAX_ADDRS 8
 
@@ -24,6 +25,7 @@ struct server_config {
 	const char *listen[SERVER_MAX_ADDRS]; /* "ADDR:PORT" query listeners */
 	int nlisten;
 	const char *ingest[SERVER_MAX_ADDRS]; /* "unix:PATH" or "tcp:ADDR:PORT" */
+	int ingest_plane[SERVER_MAX_ADDRS];   /* the plane each ingest feeds (index into the planes) */
 	int ningest;
 	const char *admin;                    /* UNIX socket path, or NULL */
 	unsigned max_conns;                   /* query connections */
@@ -51,10 +53,20 @@ struct server_config {
 	gid_t ingest_gid;
 };
 
+/* A fabric plane (subnet): its name, the generation served and the builder
+ * its ingest feeds. Queries choose one with `plane`, or get the plane their
+ * hosts are on. */
+struct server_plane {
+	const char *name;
+	struct store *st;
+	struct builder *b;
+};
+
 struct server;
 
-/* Binds every listener; returns NULL with err set. */
-struct server *server_new(const struct server_config *cfg, struct store *st, struct builder *b,
+/* Binds every listener; returns NULL with err set. planes[0] is the first
+ * (the admin socket's reload and restore act on it). */
+struct server *server_new(const struct server_config *cfg, const struct server_plane *planes, int nplanes,
 			  char err[SNAP_ERR_LEN]);
 /* The bound TCP port of query listener i (useful with port 0). */
 int server_query_port(const struct server *srv, int i);

@@ -643,11 +643,9 @@ static int slurm_write(FILE *o, const tii_tree_t *tr, const struct kids *k, cons
 	return 0;
 }
 
-int cmd_slurm(struct tq *q, int argc, char **argv)
+/* One plane's topology.conf to path (atomically), or to stdout. */
+static int slurm_one(struct tq *q, const char *path, const char *plane)
 {
-	(void)argv;
-	if (argc)
-		return tq_usage_error("slurm takes no arguments (-o FILE for a file)");
 	tii_tree_t *tr;
 	int rc = tii_get_tree(q->t, &tr);
 	if (rc)
@@ -661,34 +659,36 @@ int cmd_slurm(struct tq *q, int argc, char **argv)
 	int status = EXIT_OK;
 	FILE *o = stdout;
 	char *tmp = NULL;
-	if (q->output) {
+	if (path) {
 		/* write a temporary file and rename it: slurmctld never reads a
 		 * half-written topology.conf */
-		size_t n = strlen(q->output) + 16;
+		size_t n = strlen(path) + 16;
 		tmp = malloc(n);
 		if (tmp) {
-			snprintf(tmp, n, "%s.tmp%ld", q->output, (long)getpid());
+			snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
 			o = fopen(tmp, "w");
 		}
 		if (!tmp || !o) {
-			fprintf(stderr, "topoquery: %s: %s\n", tmp ? tmp : q->output, strerror(errno));
+			fprintf(stderr, "topoquery: %s: %s\n", tmp ? tmp : path, strerror(errno));
 			free(tmp);
 			kids_free(&k);
 			tii_tree_free(tr);
 			return EXIT_FAIL;
 		}
 	}
+	if (plane)
+		fprintf(o, "# fabric plane %s\n", plane);
 	if (slurm_write(o, tr, &k, tii_current_server(q->t))) {
 		fprintf(stderr, "topoquery: slurm: out of memory\n");
 		status = EXIT_FAIL;
 	}
-	if (q->output) {
+	if (path) {
 		if (fclose(o) && status == EXIT_OK) {
 			fprintf(stderr, "topoquery: %s: %s\n", tmp, strerror(errno));
 			status = EXIT_FAIL;
 		}
-		if (status == EXIT_OK && rename(tmp, q->output)) {
-			fprintf(stderr, "topoquery: %s: %s\n", q->output, strerror(errno));
+		if (status == EXIT_OK && rename(tmp, path)) {
+			fprintf(stderr, "topoquery: %s: %s\n", path, strerror(errno));
 			status = EXIT_FAIL;
 		}
 		if (status != EXIT_OK)
@@ -697,5 +697,29 @@ int cmd_slurm(struct tq *q, int argc, char **argv)
 	}
 	kids_free(&k);
 	tii_tree_free(tr);
+	return status;
+}
+
+int cmd_slurm(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("slurm takes no arguments (-o FILE for a file)");
+	struct tii_plane pl[TOPO_PLANES_MAX];
+	size_t n = 0;
+	/* One tree per plane: a host on two rails is a leaf of each, and
+	 * Slurm's topology/tree takes a node under one leaf only, so each
+	 * plane gets its own file (FILE.PLANE), or its own section. */
+	if (q->plane || tii_get_planes(q->t, NULL, pl, &n) || n < 2)
+		return slurm_one(q, q->output, NULL);
+	int status = EXIT_OK;
+	for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+		char path[4096];
+		if (q->output)
+			snprintf(path, sizeof(path), "%s.%s", q->output, pl[i].name);
+		int rc = tii_set_plane(q->t, pl[i].name);
+		status = rc ? tq_fail(q, "slurm", rc) : slurm_one(q, q->output ? path : NULL, pl[i].name);
+	}
+	tii_set_plane(q->t, NULL);
 	return status;
 }

@@ -162,3 +162,41 @@ int cmd_diff(struct tq *q, int argc, char **argv)
 	tii_diff_free(d);
 	return EXIT_OK;
 }
+
+/* ---- planes --------------------------------------------------------------------- */
+
+int cmd_planes(struct tq *q, int argc, char **argv)
+{
+	if (argc > 1)
+		return tq_usage_error("planes [HOST]");
+	struct tii_plane pl[TOPO_PLANES_MAX];
+	size_t n;
+	int rc = tii_get_planes(q->t, argc ? argv[0] : NULL, pl, &n);
+	if (rc)
+		return tq_fail(q, "planes", rc);
+	FILE *o = q->out;
+	if (q->json)
+		fputs("{\"planes\":[", o);
+	for (size_t i = 0; i < n; i++) {
+		if (q->json) {
+			fprintf(o, "%s{\"name\":", i ? "," : "");
+			json_str(o, pl[i].name);
+			fprintf(o, ",\"generation\":%" PRIu64 ",\"nodes\":%u,\"switches\":%u,\"hosts\":%u,\"sm_guid\":",
+				pl[i].generation, pl[i].nodes, pl[i].switches, pl[i].hosts);
+			json_guid(o, pl[i].sm_guid);
+			fprintf(o, ",\"selected\":%s", pl[i].selected ? "true" : "false");
+			if (argc)
+				fprintf(o, ",\"lid\":%u,\"port_guid\":\"0x%016" PRIx64 "\"", pl[i].lid, pl[i].port_guid);
+			fputc('}', o);
+		} else {
+			fprintf(o, "%s generation %" PRIu64 " nodes %u switches %u hosts %u sm_guid 0x%016" PRIx64, pl[i].name,
+				pl[i].generation, pl[i].nodes, pl[i].switches, pl[i].hosts, pl[i].sm_guid);
+			if (argc)
+				fprintf(o, " lid %u port_guid 0x%016" PRIx64, pl[i].lid, pl[i].port_guid);
+			fputc('\n', o);
+		}
+	}
+	if (q->json)
+		fputs("]}\n", o);
+	return EXIT_OK;
+}

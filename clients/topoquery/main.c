@@ -149,6 +149,7 @@ static const char usage_text[] =
 	"                            allgather) for ranks HOST or HOST*N, per-step link\n"
 	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
 	"  history                   the generations topod keeps (time, SM, engine, counts)\n"
+	"  planes [HOST]             the fabric planes (subnets) topod serves, or HOST's\n"
 	"  diff FROM TO [HOSTS...]   what changed: links, nodes, LFTs, and whose routes;\n"
 	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
 	"                            with HOSTS, every changed pair among them\n"
@@ -161,6 +162,8 @@ static const char usage_text[] =
 	"  -f, --file FILE     read HOSTS from FILE too (\"-\": stdin); blank-separated\n"
 	"                      names or Slurm hostlists, \"#\" comments\n"
 	"  -L, --level N       clusters: the level\n"
+	"      --plane NAME    ask of this fabric plane (default: the plane the hosts are on;\n"
+	"                      slurm: one file or section per plane)\n"
 	"      --format FMT    tree: text (default) or dot; order, pick, map: text, list,\n"
 	"                      slurm, openmpi, rankfile, mpich, hostlist\n"
 	"      --slots N       order, pick, map: ranks per host (default 1)\n"
@@ -219,10 +222,10 @@ static const struct {
 	{ "order", cmd_order },   { "pick", cmd_pick },       { "map", cmd_map },
 	{ "profile", cmd_profile },
 	{ "schedule", cmd_schedule }, { "load", cmd_load },
-	{ "history", cmd_history }, { "diff", cmd_diff },
+	{ "history", cmd_history }, { "diff", cmd_diff }, { "planes", cmd_planes },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE };
 
 int main(int argc, char **argv)
 {
@@ -241,6 +244,7 @@ int main(int argc, char **argv)
 		{ "links", no_argument, NULL, OPT_LINKS },
 		{ "matrix", required_argument, NULL, OPT_MATRIX },
 		{ "dot", required_argument, NULL, OPT_DOT },
+		{ "plane", required_argument, NULL, OPT_PLANE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -291,6 +295,7 @@ int main(int argc, char **argv)
 		case OPT_LINKS: q.load_links = 1; break;
 		case OPT_MATRIX: q.load_matrix = optarg; break;
 		case OPT_DOT: q.load_dot = optarg; break;
+		case OPT_PLANE: q.plane = strcmp(optarg, "auto") ? optarg : NULL; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
 		default:
@@ -346,6 +351,11 @@ int main(int argc, char **argv)
 	}
 	if (timeout > 0)
 		tii_set_timeout(q.t, (int)timeout);
+	if (q.plane && tii_set_plane(q.t, q.plane)) {
+		tii_close(q.t);
+		strv_free(&q.hosts);
+		return tq_usage_error("--plane: not a plane name (letters, digits, '_', '-'): %s", q.plane);
+	}
 	int status = fn(&q, argc - optind - 1, argv + optind + 1);
 	if (status == EXIT_OK && q.out == stdout && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "topoquery: writing output: %s\n", strerror(errno));

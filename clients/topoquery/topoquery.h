@@ -34,6 +34,7 @@ struct tq {
 	int load_links;           /* --links: list every loaded link */
 	const char *load_matrix;  /* --matrix FILE */
 	const char *load_dot;     /* --dot FILE */
+	const char *plane;        /* --plane NAME, NULL: the plane the hosts are on */
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
@@ -61,6 +62,7 @@ int cmd_map(struct tq *q, int argc, char **argv);
 /* history.c: the fabric over time */
 int cmd_history(struct tq *q, int argc, char **argv);
 int cmd_diff(struct tq *q, int argc, char **argv);
+int cmd_planes(struct tq *q, int argc, char **argv);
 /* profile.c: reads topoprof reports, never asks topod */
 int cmd_profile(struct tq *q, int argc, char **argv);
 

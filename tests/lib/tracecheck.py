@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tracecheck.py - topod's routes against ibtracert, pair by pair.
 
-  tracecheck.py --port PORT --pairs N [--seed S] [--rails] [--label WHAT]
+  tracecheck.py --port PORT --pairs N [--seed S] [--rails] [--label WHAT] [--plane NAME]
 
 Asks a running topod (127.0.0.1:PORT) for its hosts, picks N random ordered
 pairs of distinct hosts (with --rails, half of them name a random HCA as
@@ -27,9 +27,14 @@ SW_RE = re.compile(r"-> switch port \{(0x[0-9a-f]+)\}\[(\d+)\]")
 
 
 class Topod:
-    def __init__(self, port):
+    def __init__(self, port, plane=None):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.f = self.s.makefile("rb")
+        if plane:
+            self.s.sendall(("plane %s\n" % plane).encode())
+            r = self.line()
+            if not r.startswith("OK plane="):
+                raise SystemExit("not ok - plane %s: %s" % (plane, r))
 
     def line(self):
         return self.f.readline().decode().rstrip("\n")
@@ -56,10 +61,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--rails", action="store_true")
     ap.add_argument("--label", default="")
+    ap.add_argument("--plane", default=None, help="ask topod's plane NAME (several subnets)")
     ap.add_argument("--lmc", action="store_true",
                     help="half the pairs name the destination as lid:N with N = base LID + 1")
     a = ap.parse_args()
-    t = Topod(a.port)
+    t = Topod(a.port, a.plane)
     first, body = t.ask("hosts")
     hosts = {}
     for l in body:

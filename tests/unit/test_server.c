@@ -119,7 +119,8 @@ int main(void)
 		.out_soft = 1 << 20, .out_soft_s = 5, .write_timeout_s = 5, .out_budget = 1 << 20, .threads = 2,
 		.heavy_queue = 8,
 	};
-	struct server *srv = server_new(&cfg, &st, b, err);
+	struct server_plane pl = { "default", &st, b };
+	struct server *srv = server_new(&cfg, &pl, 1, err);
 	CHECK(srv != NULL, "server starts: %s", srv ? "" : err);
 	port = server_query_port(srv, 0);
 	pthread_t thr;
