@@ -39,4 +39,9 @@
 #define TOPO_PLANES_MAX 8
 #define TOPO_PLANE_NAME_MAX 32
 
+/* `watch`: how long a request waits for a new generation when it names no
+ * timeout, and at most. Holding one costs a connection and a timer. */
+#define TOPO_WATCH_DEFAULT_MS 60000
+#define TOPO_WATCH_MAX_MS 3600000
+
 #endif

@@ -143,6 +143,7 @@ int tii_open(tii_t **out, const char *servers)
 	if (!t)
 		return TII_E_NOMEM;
 	t->c.fd = -1;
+	t->w.fd = -1;
 	t->last = -1;
 	t->timeout_ms = TII_TIMEOUT_DEFAULT_MS;
 	const char *env = getenv("TII_TIMEOUT_MS");
@@ -177,7 +178,9 @@ void tii_close(tii_t *t)
 	if (!t)
 		return;
 	tii__net_close(&t->c);
+	tii__net_close(&t->w);
 	free(t->c.buf);
+	free(t->w.buf);
 	free(t->req);
 	free_servers(t);
 	free(t);

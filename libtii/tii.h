@@ -533,7 +533,29 @@ TII_API int tii_get_hops_batch(tii_t *t, const char *const *src, const char *con
 /* Liveness of the server ("OK pong"); leaves tii_last_generation(). */
 TII_API int tii_ping(tii_t *t);
 
-/* ---- the fabric over time (protocol commands history and diff) ------------ */
+/* ---- the fabric over time (protocol commands watch, history and diff) ------ */
+
+/* The longest a watch waits (topod's TOPO_WATCH_MAX_MS). */
+#define TII_WATCH_MAX_MS TOPO_WATCH_MAX_MS
+/*
+ * Waits until topod serves a generation other than after_gen on this
+ * handle's plane, for at most timeout_ms (0 .. TII_WATCH_MAX_MS): 0 with
+ * *new_gen set, or TII_E_TIMEOUT (*new_gen: the generation still served).
+ * after_gen 0 before any fabric waits for the first. Schedulers that keep
+ * a conflict list call it in a loop instead of polling.
+ */
+TII_API int tii_watch(tii_t *t, uint64_t after_gen, int timeout_ms, uint64_t *new_gen);
+/*
+ * The same for an event loop: starts the watch on a connection of its own
+ * (the handle's other calls go on meanwhile; one watch at a time) and
+ * returns its file descriptor (>= 0, or a negative TII_E_*). When it polls
+ * readable, tii_watch_finish() reads the answer (as tii_watch returns) and
+ * closes it; tii_watch_cancel() drops a watch unfinished.
+ */
+TII_API int tii_watch_start(tii_t *t, uint64_t after_gen, int timeout_ms);
+TII_API int tii_watch_finish(tii_t *t, uint64_t *new_gen);
+TII_API void tii_watch_cancel(tii_t *t);
+
 
 enum tii_gen_kind { TII_GEN_SERVED = 1, TII_GEN_DELTA, TII_GEN_FULL };
 

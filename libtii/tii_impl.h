@@ -58,6 +58,9 @@ struct tii {
 	uint64_t gen;          /* of the last successful answer */
 	char msg[512];         /* tii_last_message() */
 	char plane[TOPO_PLANE_NAME_MAX + 1]; /* "" for auto */
+	struct tii__conn w;    /* tii_watch_start()'s own connection, fd -1 when none */
+	int w_plane;           /* it sent "plane NAME" first: one more reply line */
+	int64_t w_deadline;
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };

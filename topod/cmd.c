@@ -47,6 +47,8 @@ const struct cmd cmd_table[] = {
 	  "the fabric planes (subnets) served, or those HOST is on" },
 	{ "plane", 0, 1, CMD_PLANES, answer_plane, "plane [NAME|auto]",
 	  "ask this connection's questions of one plane (auto: the plane the hosts are on)" },
+	{ "watch", 1, 2, CMD_WATCH, answer_watch, "watch GEN [TIMEOUT_MS]",
+	  "wait until a generation other than GEN is served (long poll): OK gen=G changed=1|0" },
 	{ "history", 0, 0, 0, answer_history, "history", "the generations kept: time, SM, engine, counts" },
 	{ "diff", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_diff, "diff G1|@TIME G2|@TIME [HOST ...]",
 	  "what changed between two generations: links, nodes, LFTs, and whose routes" },

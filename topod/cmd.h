@@ -60,6 +60,7 @@ typedef void cmd_answer_fn(struct qctx *c);
 #define CMD_FABRIC 1u  /* needs a fabric: ERR NOFABRIC before the first snapshot */
 #define CMD_HEAVY 2u   /* runs on the worker pool, never on the event loop */
 #define CMD_PLANES 4u  /* about the planes, not one fabric: gets qctx.planes */
+#define CMD_WATCH 8u   /* may wait for the next generation: the server parks the connection */
 
 struct cmd {
 	const char *name;

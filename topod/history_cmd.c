@@ -387,3 +387,41 @@ out:
 	snap_free(a);
 	snap_free(b);
 }
+
+/* ---- watch -------------------------------------------------------------------- */
+
+int watch_args(const struct proto_req *req, uint64_t *gen, unsigned *ms, struct evbuffer *out)
+{
+	char *end;
+	const char *g = req->argv[0];
+	if (g[0] < '0' || g[0] > '9' || (*gen = strtoull(g, &end, 10), *end)) {
+		query_error(out, "USAGE", "watch GEN [TIMEOUT_MS]: bad generation '%.40s'", g);
+		return -1;
+	}
+	*ms = TOPO_WATCH_DEFAULT_MS;
+	if (req->argc > 1) {
+		const char *t = req->argv[1];
+		unsigned long v = t[0] >= '0' && t[0] <= '9' ? strtoul(t, &end, 10) : 0;
+		if (t[0] < '0' || t[0] > '9' || *end || v > TOPO_WATCH_MAX_MS) {
+			query_error(out, "USAGE", "watch GEN [TIMEOUT_MS]: timeout '%.40s' is not 0..%d milliseconds", t,
+				    TOPO_WATCH_MAX_MS);
+			return -1;
+		}
+		*ms = (unsigned)v;
+	}
+	return 0;
+}
+
+void watch_reply(struct evbuffer *out, uint64_t gen, int changed)
+{
+	evbuffer_add_printf(out, "OK gen=%" PRIu64 " changed=%d\n", gen, changed);
+}
+
+void answer_watch(struct qctx *c)
+{
+	uint64_t gen;
+	unsigned ms;
+	if (watch_args(c->req, &gen, &ms, c->out))
+		return;
+	watch_reply(c->out, c->gen, c->gen != gen);
+}

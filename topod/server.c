@@ -32,6 +32,7 @@
 #include "query.h"
 #include "auth.h"
 #include "delta.h"
+#include "history_cmd.h"
 #include "sink.h"
 #include "util.h"
 
@@ -52,6 +53,11 @@ struct conn {
 	/* query and admin */
 	int busy;          /* a heavy request is on the pool: parse nothing more until it is back */
 	int plane;         /* query: the chosen plane, -1 for the one the hosts are on; ingest: the listener's */
+	/* watch: parked until the plane serves another generation */
+	int watch_plane;   /* plane + 1 while parked, else 0 */
+	uint64_t watch_gen;
+	struct event *watch_ev;           /* its timeout */
+	struct conn *wprev, *wnext;       /* srv->watchers[plane] */
 	int eof;           /* the client half-closed: answer what it sent, flush, close */
 	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
@@ -86,10 +92,20 @@ struct heavy_job {
 	struct proto_req req; /* last: large */
 };
 
+struct watch_wake {
+	struct server *srv;
+	int plane;
+	struct event *ev; /* made active by the builder thread's publish hook */
+};
+
 struct server {
 	struct server_config cfg;
 	struct server_plane plane[TOPO_PLANES_MAX];
 	int nplanes;
+	struct conn *watchers[TOPO_PLANES_MAX];
+	struct watch_wake wake[TOPO_PLANES_MAX];
+	unsigned nwatch;
+	uint64_t watch_answered, watch_timeouts;
 	struct event_base *base;
 	struct pool *pool;
 	struct event *jobs_ev;                /* worker -> loop: finished heavy jobs */
@@ -122,10 +138,13 @@ static void conn_unref(struct conn *c)
 	free(c);
 }
 
+static void watch_unpark(struct conn *c);
+
 static void conn_close(struct conn *c)
 {
 	if (!c->bev)
 		return;
+	watch_unpark(c);
 	if (c->soft_ev) {
 		event_free(c->soft_ev);
 		c->soft_ev = NULL;
@@ -196,14 +215,15 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " heavy_done=%" PRIu64 " workers=%d ingest_connections=%u ingest_denied=%" PRIu64
 				    " ingest_unsigned=%" PRIu64 " ingest_truncated=%" PRIu64 " ingest_trailing=%" PRIu64
 				    " snapshots_received=%" PRIu64 " accepted=%" PRIu64 " rejected=%" PRIu64
-				    " superseded=%" PRIu64 " deltas=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
+				    " superseded=%" PRIu64 " deltas=%" PRIu64 " planes=%d watching=%u watch_answered=%" PRIu64
+				    " watch_timeouts=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
 				    pool_threads(srv->pool), srv->ningest, srv->ingest_denied, srv->ingest_unsigned,
 				    srv->ingest_truncated, srv->ingest_trailing, bs.received, bs.accepted, bs.rejected, bs.superseded,
-				    bs.deltas, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
+				    bs.deltas, srv->nplanes, srv->nwatch, srv->watch_answered, srv->watch_timeouts, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(TLOG_INFO, "shutdown requested on the admin socket");
@@ -463,6 +483,127 @@ static void check_output(struct conn *c)
 }
 
 
+/* ---- watch: long polls for the next generation ------------------------------ */
+
+/* Takes c off its plane's watcher list and gives back what parking took. */
+static void watch_unpark(struct conn *c)
+{
+	if (!c->watch_plane)
+		return;
+	struct server *srv = c->srv;
+	int p = c->watch_plane - 1;
+	if (c->wprev)
+		c->wprev->wnext = c->wnext;
+	else
+		srv->watchers[p] = c->wnext;
+	if (c->wnext)
+		c->wnext->wprev = c->wprev;
+	c->wprev = c->wnext = NULL;
+	c->watch_plane = 0;
+	srv->nwatch--;
+	if (c->watch_ev) {
+		event_free(c->watch_ev);
+		c->watch_ev = NULL;
+	}
+	if (c->bev) {
+		struct timeval tv = { srv->cfg.idle_timeout_s, 0 }, wtv = { srv->cfg.write_timeout_s, 0 };
+		bufferevent_set_timeouts(c->bev, &tv, srv->cfg.write_timeout_s ? &wtv : NULL);
+	}
+}
+
+/* The answer, then whatever the client pipelined behind the watch. */
+static void watch_answer(struct conn *c, uint64_t gen, int changed)
+{
+	struct server *srv = c->srv;
+	watch_unpark(c);
+	if (changed)
+		srv->watch_answered++;
+	else
+		srv->watch_timeouts++;
+	if (!c->bev || c->closing)
+		return;
+	watch_reply(bufferevent_get_output(c->bev), gen, changed);
+	set_busy(c, 0);
+	check_output(c);
+	if (c->bev && !c->closing)
+		line_read_cb(c->bev, c);
+}
+
+static void watch_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct fabric *f = store_get(c->srv->plane[c->watch_plane - 1].st);
+	uint64_t g = f->snap->generation;
+	fabric_put(f);
+	watch_answer(c, g, g != c->watch_gen);
+}
+
+/* Loop thread, after a publish on wake->plane: every watcher of that plane
+ * whose generation is no longer served hears of it. O(its watchers). */
+static void watch_wake_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct watch_wake *w = arg;
+	struct server *srv = w->srv;
+	struct fabric *f = store_get(srv->plane[w->plane].st);
+	uint64_t g = f->snap->generation;
+	fabric_put(f);
+	for (struct conn *c = srv->watchers[w->plane], *next; c; c = next) {
+		next = c->wnext;
+		if (c->watch_gen != g)
+			watch_answer(c, g, 1);
+	}
+}
+
+/* Builder thread: event_active() is the one libevent call that may come
+ * from another thread (evthread_use_pthreads). */
+static void watch_publish_hook(void *arg)
+{
+	event_active(((struct watch_wake *)arg)->ev, EV_READ, 0);
+}
+
+/* watch GEN [TIMEOUT_MS]: answered now if the plane already serves another
+ * generation (or the timeout is 0), else parked: no thread, no pool slot,
+ * a timer and a list entry; no further request is parsed until answered,
+ * so replies stay in order. */
+static void handle_watch(struct conn *c, const struct proto_req *req, struct evbuffer *out)
+{
+	struct server *srv = c->srv;
+	uint64_t gen;
+	unsigned ms;
+	if (watch_args(req, &gen, &ms, out)) {
+		srv->errors++;
+		return;
+	}
+	int p = c->plane >= 0 && c->plane < srv->nplanes ? c->plane : 0;
+	struct fabric *f = store_get(srv->plane[p].st);
+	uint64_t g = f->snap->generation;
+	fabric_put(f);
+	if (g != gen || !ms || c->eof) {
+		watch_reply(out, g, g != gen);
+		return;
+	}
+	c->watch_ev = evtimer_new(srv->base, watch_timeout_cb, c);
+	if (!c->watch_ev) {
+		query_error(out, "NOMEM", "cannot wait");
+		return;
+	}
+	struct timeval tv = { ms / 1000, (long)(ms % 1000) * 1000 };
+	evtimer_add(c->watch_ev, &tv);
+	c->watch_gen = gen;
+	c->watch_plane = p + 1;
+	c->wprev = NULL;
+	c->wnext = srv->watchers[p];
+	if (c->wnext)
+		c->wnext->wprev = c;
+	srv->watchers[p] = c;
+	srv->nwatch++;
+	set_busy(c, 1);
+	/* The idle timeout would cut a watch longer than it: the watch has
+	 * its own. */
+	struct timeval wtv = { srv->cfg.write_timeout_s, 0 };
+	bufferevent_set_timeouts(c->bev, NULL, srv->cfg.write_timeout_s ? &wtv : NULL);
+}
+
 /* The plane a request is answered from: the connection's choice, else the
  * first plane on which one of the first arguments names an end port (a
  * host on two rails is on both: the first plane wins), else the first.
@@ -509,6 +650,14 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		return;
 	}
 	const struct cmd *k = cmd_find(req.cmd);
+	if (k && (k->flags & CMD_WATCH)) {
+		size_t max = k->max_args < 0 ? PROTO_ARGS_MAX : (size_t)k->max_args;
+		if (req.argc < (size_t)k->min_args || req.argc > max)
+			query_error(out, "USAGE", "%s", k->usage);
+		else
+			handle_watch(c, &req, out);
+		return;
+	}
 	if (k && (k->flags & CMD_HEAVY)) {
 		submit_heavy(c, k, &req, out);
 		return;
@@ -1071,6 +1220,18 @@ struct server *server_new(const struct server_config *cfg, const struct server_p
 		snprintf(err, SNAP_ERR_LEN, "event_base_new failed");
 		goto bad;
 	}
+	for (int i = 0; i < nplanes; i++) {
+		struct watch_wake *w = &srv->wake[i];
+		w->srv = srv;
+		w->plane = i;
+		w->ev = event_new(srv->base, -1, 0, watch_wake_cb, w);
+		if (!w->ev) {
+			snprintf(err, SNAP_ERR_LEN, "cannot set up events");
+			goto bad;
+		}
+		planes[i].st->on_publish_arg = w;
+		planes[i].st->on_publish = watch_publish_hook;
+	}
 	srv->pool = pool_new(cfg->threads, cfg->heavy_queue);
 	srv->jobs_ev = event_new(srv->base, -1, 0, jobs_cb, srv);
 	if (!srv->pool || !srv->jobs_ev) {
@@ -1147,6 +1308,11 @@ void server_free(struct server *srv)
 	}
 	while (srv->conns)
 		conn_close(srv->conns);
+	for (int i = 0; i < srv->nplanes; i++) {
+		srv->plane[i].st->on_publish = NULL;
+		if (srv->wake[i].ev)
+			event_free(srv->wake[i].ev);
+	}
 	if (srv->jobs_ev)
 		event_free(srv->jobs_ev);
 	for (int i = 0; i < srv->nlq; i++)

@@ -40,6 +40,8 @@ int store_init(struct store *st)
 	struct snap *s = snap_new();
 	if (!s)
 		return -1;
+	st->on_publish = NULL;
+	st->on_publish_arg = NULL;
 	st->cur = fabric_new(s, "none");
 	if (!st->cur)
 		return -1;
@@ -71,4 +73,6 @@ void store_publish(struct store *st, struct fabric *f)
 	st->cur = f;
 	pthread_mutex_unlock(&st->lock);
 	fabric_put(old);
+	if (st->on_publish)
+		st->on_publish(st->on_publish_arg);
 }

@@ -34,6 +34,11 @@ struct fabric {
 struct store {
 	pthread_mutex_t lock; /* covers only the load+increment of cur */
 	struct fabric *cur;
+	/* Called after every publish, from the publishing thread (the
+	 * server wakes its `watch` clients with it). Set before any builder
+	 * thread starts. */
+	void (*on_publish)(void *arg);
+	void *on_publish_arg;
 };
 
 /* Takes ownership of s; NULL on ENOMEM (s is then freed). */

@@ -200,3 +200,53 @@ int cmd_planes(struct tq *q, int argc, char **argv)
 		fputs("]}\n", o);
 	return EXIT_OK;
 }
+
+/* ---- watch ---------------------------------------------------------------------- */
+
+int cmd_watch(struct tq *q, int argc, char **argv)
+{
+	(void)argv;
+	if (argc)
+		return tq_usage_error("watch takes options only: [--after G] [--count N] [--wait SEC]");
+	uint64_t gen = q->watch_after;
+	int rc;
+	if (!q->watch_after_set) {
+		/* "watch 0 0" answers at once with what is served, fabric or not */
+		rc = tii_watch(q->t, 0, 0, &gen);
+		if (rc && rc != TII_E_TIMEOUT)
+			return tq_fail(q, "watch", rc);
+	}
+	int wait_ms = q->watch_wait_s * 1000;
+	for (long n = 0; !q->watch_count || n < q->watch_count; n++) {
+		uint64_t ng;
+		rc = tii_watch(q->t, gen, wait_ms, &ng);
+		if (rc == TII_E_TIMEOUT) {
+			fprintf(stderr, "topoquery: watch: no generation after %" PRIu64 " within %d s\n", gen, q->watch_wait_s);
+			return EXIT_TIMEOUT;
+		}
+		if (rc)
+			return tq_fail(q, "watch", rc);
+		struct tii_info in;
+		char when[32] = "-";
+		int irc = tii_get_info(q->t, &in);
+		if (!irc)
+			iso_time(in.snapshot_us, when, sizeof(when));
+		if (q->json) {
+			fprintf(q->out, "{\"generation\":%" PRIu64 ",\"previous\":%" PRIu64, ng, gen);
+			if (!irc) {
+				fprintf(q->out, ",\"taken\":\"%s\",\"nodes\":%u,\"hosts\":%u,\"engine\":", when, in.nodes,
+					in.hosts);
+				json_str(q->out, in.engine);
+			}
+			fputs("}\n", q->out);
+		} else if (!irc) {
+			fprintf(q->out, "generation %" PRIu64 " taken %s nodes %u switches %u hosts %u engine %s\n", ng, when,
+				in.nodes, in.switches, in.hosts, in.engine);
+		} else {
+			fprintf(q->out, "generation %" PRIu64 "\n", ng);
+		}
+		fflush(q->out);
+		gen = ng;
+	}
+	return EXIT_OK;
+}

@@ -150,6 +150,9 @@ static const char usage_text[] =
 	"                            figures; --plot FILE.svg: XOR vs TACS1 vs OPT\n"
 	"  history                   the generations topod keeps (time, SM, engine, counts)\n"
 	"  planes [HOST]             the fabric planes (subnets) topod serves, or HOST's\n"
+	"  watch [--after G] [--count N] [--wait SEC]\n"
+	"                            wait for the next generation(s) and print each;\n"
+	"                            exit 3 when none comes within SEC (default 3600)\n"
 	"  diff FROM TO [HOSTS...]   what changed: links, nodes, LFTs, and whose routes;\n"
 	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
 	"                            with HOSTS, every changed pair among them\n"
@@ -188,7 +191,7 @@ static const char usage_text[] =
 	"  tree            \"cluster ID level=L dist=D hosts=K\" / \"host NAME\", indented by level\n"
 	"  info, shared    \"key value\" lines; shared adds \"group SWITCH:PORT HOSTS...\" lines\n"
 	"  slurm           SwitchName=sLEVEL_ID Nodes=HOSTLIST | Switches=NAMES, children first\n"
-	"Exit status: 0 success, 1 a query failed, 2 usage error; errors on stderr as\n"
+	"Exit status: 0 success, 1 a query failed, 2 usage error, 3 watch timed out; errors on stderr as\n"
 	"\"topoquery: what: why\".\n";
 
 int tq_usage_error(const char *fmt, ...)
@@ -223,9 +226,10 @@ static const struct {
 	{ "profile", cmd_profile },
 	{ "schedule", cmd_schedule }, { "load", cmd_load },
 	{ "history", cmd_history }, { "diff", cmd_diff }, { "planes", cmd_planes },
+	{ "watch", cmd_watch },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT };
 
 int main(int argc, char **argv)
 {
@@ -245,11 +249,14 @@ int main(int argc, char **argv)
 		{ "matrix", required_argument, NULL, OPT_MATRIX },
 		{ "dot", required_argument, NULL, OPT_DOT },
 		{ "plane", required_argument, NULL, OPT_PLANE },
+		{ "after", required_argument, NULL, OPT_AFTER },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1 };
+	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1, .watch_count = 1, .watch_wait_s = 3600 };
 	const char *servers = NULL, *file = NULL;
 	long timeout = -1;
 	int c;
@@ -296,6 +303,25 @@ int main(int argc, char **argv)
 		case OPT_MATRIX: q.load_matrix = optarg; break;
 		case OPT_DOT: q.load_dot = optarg; break;
 		case OPT_PLANE: q.plane = strcmp(optarg, "auto") ? optarg : NULL; break;
+		case OPT_AFTER:
+			errno = 0;
+			q.watch_after = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-')
+				return tq_usage_error("--after: not a generation: %s", optarg);
+			q.watch_after_set = 1;
+			break;
+		case OPT_COUNT:
+			errno = 0;
+			q.watch_count = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || q.watch_count < 0)
+				return tq_usage_error("--count: not a count (0: forever): %s", optarg);
+			break;
+		case OPT_WAIT:
+			errno = 0;
+			q.watch_wait_s = (int)strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || q.watch_wait_s < 0 || q.watch_wait_s > TII_WATCH_MAX_MS / 1000)
+				return tq_usage_error("--wait: seconds 0..%d: %s", TII_WATCH_MAX_MS / 1000, optarg);
+			break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
 		default:

@@ -16,6 +16,7 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+#define EXIT_TIMEOUT 3 /* watch: nothing new within --wait */
 
 struct tq {
 	tii_t *t;
@@ -35,6 +36,11 @@ struct tq {
 	const char *load_matrix;  /* --matrix FILE */
 	const char *load_dot;     /* --dot FILE */
 	const char *plane;        /* --plane NAME, NULL: the plane the hosts are on */
+	/* watch */
+	uint64_t watch_after;     /* --after G */
+	int watch_after_set;
+	long watch_count;         /* --count N (1; 0: forever) */
+	int watch_wait_s;         /* --wait SEC per generation (3600) */
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
@@ -63,6 +69,7 @@ int cmd_map(struct tq *q, int argc, char **argv);
 int cmd_history(struct tq *q, int argc, char **argv);
 int cmd_diff(struct tq *q, int argc, char **argv);
 int cmd_planes(struct tq *q, int argc, char **argv);
+int cmd_watch(struct tq *q, int argc, char **argv);
 /* profile.c: reads topoprof reports, never asks topod */
 int cmd_profile(struct tq *q, int argc, char **argv);
 
