@@ -8,6 +8,7 @@
 #     host pairs whose routes changed are exactly those whose ibtracert
 #     switch sequence changed (every ordered pair, traced before and after);
 #   - `history` lists the generations;
+#   - 20 `topoquery watch` clients wake for each new generation;
 #   - a topod that lost the base (restarted on an empty state directory)
 #     refuses the next delta with ERR NOBASE and the plugin recovers at once
 #     with the full snapshot.
@@ -93,8 +94,30 @@ if not ok2:
 sys.exit(0 if ok and ok2 else 1)
 PY
 [ -n "${leaf:-}" ] || { nok "no leaf uplink in f.json"; exit 1; }
+# Watchers: 20 topoquery processes waiting for the generation after g1.
+watchers() { # AFTER TAG: start them
+	local i
+	W_PIDS=()
+	for ((i = 0; i < 20; i++)); do
+		TII_SERVERS=127.0.0.1:$LAB_TOPOD_PORT "$TQ" watch --after "$1" --count 1 --wait 60 \
+			>"$d/watch.$2.$i" 2>&1 &
+		W_PIDS+=($!)
+		lab_own "$!"
+	done
+}
+woke() { # GEN TAG: every watcher exited 0 naming GEN
+	local i bad=0
+	for ((i = 0; i < 20; i++)); do
+		wait "${W_PIDS[$i]}" || bad=$((bad + 1))
+		grep -q "^generation $1 " "$d/watch.$2.$i" || bad=$((bad + 1))
+	done
+	[ "$bad" -eq 0 ]
+}
+watchers "$g1" a
+sleep 0.5
 lab_ibsim_cmd "Unlink \"$leaf\"[$port]" >/dev/null || nok "ibsim Unlink"
 g2=$(wait_gen_above "$g1") || { nok "no generation after the Unlink"; exit 1; }
+check "20 topoquery watch clients woke for generation $g2" woke "$g2" a
 ok "the reroute after Unlink \"$leaf\"[$port] is served (generation $g2)"
 check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $g2 from $g1" "$d/topod.log"
 trace "$d/t2.json" || nok "ibtracert of every pair after"
@@ -104,8 +127,11 @@ ask "diff $g1 $g2 $hosts" >"$d/diff12"
 head -1 "$d/diff12" | sed 's/^/# /'
 python3 "$d/check.py" "$d/f.json" "$d/diff12" "$d/t1.json" "$d/t2.json" "$leaf" "$port" "$peer" "$pport" down || failed=$((failed + 1))
 
+watchers "$g2" b
+sleep 0.5
 lab_ibsim_cmd "ReLink \"$leaf\"[$port]" >/dev/null || nok "ibsim ReLink"
 g3=$(wait_gen_above "$g2") || { nok "no generation after the ReLink"; exit 1; }
+check "and for generation $g3" woke "$g3" b
 ok "the reroute after ReLink is served (generation $g3)"
 check "it arrived as a delta too" grep -q "delta from .*generation $g3 from $g2" "$d/topod.log"
 trace "$d/t3.json" || nok "ibtracert of every pair after the ReLink"
