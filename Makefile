@@ -23,7 +23,7 @@ DESTDIR ?=
 # OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
 OSM_INC := -I/usr/include/infiniband
 
-SNAP_SRC    := snapshot/snapshot.c snapshot/delta.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
+SNAP_SRC    := snapshot/snapshot.c snapshot/delta.c snapshot/journal.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 COLLECT_SRC := $(wildcard clients/collect/*.c)
@@ -316,11 +316,11 @@ tests: $(B)/tests/clients/tii_check
 # per-layer ILPs; written as an LFT file for OpenSM's `file` engine.
 # topod/pattern.c: the pattern names are one module for topod and the optimiser
 ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c) topod/pattern.c
-ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c
+ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c
 all: $(B)/bin/topo-routeopt
 tests: $(B)/tests/test_routeopt $(B)/tests/asan/test_routeopt
 
-$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c)
+$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lglpk
 

@@ -24,16 +24,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from bigfab import rss_kib  # noqa: E402
 from snapdecode import reseal  # noqa: E402
 from topodtest import Topod, parse_kv  # noqa: E402
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for l in f:
-            if l.startswith("VmRSS:"):
-                return int(l.split()[1])
-    return 0
 
 
 def send(path_sock, data):

@@ -10,8 +10,7 @@
 
 #include "delta.h"
 
-struct fabric_index *fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
-					char err[SNAP_ERR_LEN])
+static struct fabric_index *index_new(int threads, char err[SNAP_ERR_LEN])
 {
 	struct fabric_index *x = calloc(1, sizeof(*x));
 	if (!x) {
@@ -22,6 +21,15 @@ struct fabric_index *fabric_index_build(const struct snap *s, const struct route
 	 * setting its team size here affects nothing else. */
 	if (threads > 0)
 		omp_set_num_threads(threads);
+	return x;
+}
+
+struct fabric_index *fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
+					char err[SNAP_ERR_LEN])
+{
+	struct fabric_index *x = index_new(threads, err);
+	if (!x)
+		return NULL;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const struct snap_node *n = &s->nodes[i];
 		x->switches += n->type == SNAP_NODE_SWITCH;
@@ -80,13 +88,9 @@ struct fabric_index *fabric_index_update(const struct snap *s, const struct fabr
 	*reused = 0;
 	if (!old || !info || info->ports || info->descs || (info->blocks && !info->block))
 		return fabric_index_build(s, map, threads, err);
-	struct fabric_index *x = calloc(1, sizeof(*x));
-	if (!x) {
-		snprintf(err, SNAP_ERR_LEN, "out of memory");
+	struct fabric_index *x = index_new(threads, err);
+	if (!x)
 		return NULL;
-	}
-	if (threads > 0)
-		omp_set_num_threads(threads);
 	x->switches = old->switches;
 	x->cas = old->cas;
 	x->routers = old->routers;

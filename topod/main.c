@@ -447,7 +447,10 @@ static struct ingest_job *startup_job(const struct options *o, int first, const 
 		if (snap_read_file(state_file, &s, err))
 			goto bad;
 		/* Deltas accepted since fabric.snap was written (journal.h). */
-		int nj = state_dir ? journal_replay(state_dir, &s) : 0;
+		char why[SNAP_ERR_LEN] = "";
+		int nj = state_dir ? journal_replay(state_dir, &s, why) : 0;
+		if (why[0])
+			tlog(TLOG_ERR, "%s; serving the generation before it", why);
 		if (nj)
 			snprintf(j->source, sizeof(j->source), "state %.60s + %d deltas", state_file, nj);
 		else

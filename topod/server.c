@@ -578,7 +578,7 @@ static void handle_watch(struct conn *c, const struct proto_req *req, struct evb
 	struct fabric *f = store_get(srv->plane[p].st);
 	uint64_t g = f->snap->generation;
 	fabric_put(f);
-	if (g != gen || !ms || c->eof) {
+	if (g != gen || !ms) {
 		watch_reply(out, g, g != gen);
 		return;
 	}

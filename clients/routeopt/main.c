@@ -7,7 +7,7 @@
  *   topo-routeopt eval     SOURCE --pattern P [--hosts H] [--phase K | --joint]
  *   topo-routeopt describe SOURCE
  *   topo-routeopt revert   --out FILE
- * SOURCE: --snapshot FILE | --state-dir DIR (topod's DIR/fabric.snap) | --xgft "h;m..;w.."
+ * SOURCE: --snapshot FILE | --state-dir DIR (what topod serves: fabric.snap and its delta journal) | --xgft "h;m..;w.."
  *
  * Exit status: 0 done; 1 usage; 2 the fabric is not an XGFT; 3 infeasible or
  * solver time limit (nothing written); 4 other errors.  The LFT file is only
@@ -23,6 +23,7 @@
 
 #include "lft.h"
 #include "opt.h"
+#include "journal.h"
 #include "pattern.h"
 #include "snapshot.h"
 #include "xgft.h"
@@ -159,13 +160,19 @@ static struct snap *load_source(const struct opts *o)
 		}
 		return s;
 	}
-	char path[4096];
-	if (o->state_dir)
-		snprintf(path, sizeof(path), "%s/fabric.snap", o->state_dir);
-	else
-		snprintf(path, sizeof(path), "%s", o->snapshot);
-	if (snap_read_file(path, &s, err)) {
-		fprintf(stderr, "%s: %s: %s\n", prog, path, err);
+	if (o->state_dir) {
+		/* What topod serves: fabric.snap and the deltas journalled since. */
+		char why[SNAP_ERR_LEN];
+		if (snap_read_state(o->state_dir, &s, NULL, why, err)) {
+			fprintf(stderr, "%s: %s: %s\n", prog, o->state_dir, err);
+			return NULL;
+		}
+		if (why[0])
+			fprintf(stderr, "%s: warning: %s\n", prog, why);
+		return s;
+	}
+	if (snap_read_file(o->snapshot, &s, err)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, o->snapshot, err);
 		return NULL;
 	}
 	return s;

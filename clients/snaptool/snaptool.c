@@ -10,8 +10,12 @@
  *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options,
  *                                    key_file=PATH to sign it for a TCP ingest)
  *   topo-snap keygen FILE            write a new random ingest key (mode 0600)
+ *   topo-snap export SRC OUT         SRC (a snapshot or a state directory) as one snapshot file
  *   topo-snap delta BASE NEW OUT     NEW as a delta against BASE (exit 3: needs a full snapshot)
  *   topo-snap apply BASE DELTA OUT   BASE with DELTA applied, as a snapshot file
+ *
+ * FILE may also be topod's state directory: the fabric it serves from there
+ * (fabric.snap with its delta journal applied).
  *
  * Text output is meant for diff(1) and scripts: fixed columns, GUIDs as
  * 0x%016x, NodeDescriptions escaped (snap_escape) and quoted last.
@@ -21,22 +25,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "delta.h"
+#include "journal.h"
 #include "sink.h"
 #include "snapshot.h"
 #include "textdump.h"
 
 static const char *prog = "topo-snap";
 
+/* A snapshot file, or a state directory: what topod serves from it
+ * (fabric.snap and the deltas journalled since). */
 static struct snap *load(const char *path)
 {
 	struct snap *s;
-	char err[SNAP_ERR_LEN];
-	if (snap_read_file(path, &s, err)) {
+	char err[SNAP_ERR_LEN], why[SNAP_ERR_LEN];
+	struct stat st;
+	int dir = !stat(path, &st) && S_ISDIR(st.st_mode);
+	if (dir ? snap_read_state(path, &s, NULL, why, err) : snap_read_file(path, &s, err)) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		exit(1);
 	}
+	if (dir && why[0])
+		fprintf(stderr, "%s: warning: %s\n", prog, why);
 	return s;
 }
 
@@ -301,7 +313,8 @@ static int usage(void)
 			"       %s from-text TOPOLOGY LFTS OUT\n"
 			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY] FILE\n"
 			"       %s keygen FILE\n"
-			"       %s delta BASE NEW OUT | apply BASE DELTA OUT\n",
+			"       %s delta BASE NEW OUT | apply BASE DELTA OUT | export SRC OUT\n"
+			"(FILE, A, B, BASE and SRC may be topod's state directory: what it serves from there)\n",
 		prog, prog, prog, prog, prog, prog);
 	return 2;
 }
@@ -334,6 +347,19 @@ int main(int argc, char **argv)
 		printf("wrote a new ingest key to %s (mode 0600): give topod --ingest-key %s and producers key_file=%s\n",
 		       argv[2], argv[2], argv[2]);
 		return 0;
+	}
+	if (!strcmp(cmd, "export")) {
+		char err[SNAP_ERR_LEN];
+		if (argc != 4)
+			return usage();
+		struct snap *s = load(argv[2]);
+		int rc = snap_write_file(s, argv[3], err);
+		if (rc)
+			fprintf(stderr, "%s: %s\n", prog, err);
+		else
+			printf("generation %" PRIu64 " written to %s\n", s->generation, argv[3]);
+		snap_free(s);
+		return rc ? 1 : 0;
 	}
 	if (!strcmp(cmd, "delta") || !strcmp(cmd, "apply")) {
 		if (argc != 5)

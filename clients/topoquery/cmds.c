@@ -12,9 +12,7 @@
 #include "out.h"
 #include "topoquery.h"
 
-/* The host list of a command: its words (expanded) then -f's hosts.
- * Returns EXIT_OK, or EXIT_USAGE after a message. */
-static int collect_hosts(struct tq *q, int argc, char **argv, struct strv *out)
+int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int allow_none)
 {
 	for (int i = 0; i < argc; i++) {
 		const char *why = NULL;
@@ -24,7 +22,7 @@ static int collect_hosts(struct tq *q, int argc, char **argv, struct strv *out)
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
 			return tq_usage_error("out of memory");
-	if (!out->n)
+	if (!out->n && !allow_none)
 		return tq_usage_error("no hosts given");
 	return EXIT_OK;
 }
@@ -374,7 +372,7 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 		argv++;
 	}
 	struct strv hosts = { 0 };
-	int status = collect_hosts(q, argc, argv, &hosts);
+	int status = tq_collect_hosts(q, argc, argv, &hosts, 0);
 	if (status) {
 		strv_free(&hosts);
 		return status;
@@ -451,7 +449,7 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 int cmd_matrix(struct tq *q, int argc, char **argv)
 {
 	struct strv hosts = { 0 };
-	int status = collect_hosts(q, argc, argv, &hosts);
+	int status = tq_collect_hosts(q, argc, argv, &hosts, 0);
 	if (status) {
 		strv_free(&hosts);
 		return status;
@@ -516,7 +514,7 @@ int cmd_matrix(struct tq *q, int argc, char **argv)
 int cmd_shared(struct tq *q, int argc, char **argv)
 {
 	struct strv hosts = { 0 };
-	int status = collect_hosts(q, argc, argv, &hosts);
+	int status = tq_collect_hosts(q, argc, argv, &hosts, 0);
 	if (status) {
 		strv_free(&hosts);
 		return status;

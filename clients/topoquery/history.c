@@ -107,18 +107,11 @@ int cmd_diff(struct tq *q, int argc, char **argv)
 		return tq_usage_error("diff: not a generation, @SECONDS or a date and time: %s",
 				      when_arg(argv[0], from, sizeof(from)) ? argv[0] : argv[1]);
 	struct strv hosts = { 0 };
-	for (int i = 2; i < argc; i++) {
-		const char *why = NULL;
-		if (hostlist_expand(&hosts, argv[i], &why)) {
-			strv_free(&hosts);
-			return tq_usage_error("%s: %s", argv[i], why);
-		}
+	int status = tq_collect_hosts(q, argc - 2, argv + 2, &hosts, 1);
+	if (status) {
+		strv_free(&hosts);
+		return status;
 	}
-	for (size_t i = 0; i < q->hosts.n; i++)
-		if (strv_push(&hosts, q->hosts.v[i], strlen(q->hosts.v[i]))) {
-			strv_free(&hosts);
-			return tq_usage_error("out of memory");
-		}
 	tii_diff_t *d;
 	int rc = tii_diff(q->t, from, to, (const char *const *)hosts.v, hosts.n, &d);
 	strv_free(&hosts);

@@ -46,6 +46,10 @@ struct tq {
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
  * EXIT_FAIL. */
 int tq_fail(struct tq *q, const char *what, int err);
+/* The host list of a command: its words (expanded) then -f's hosts.
+ * Returns EXIT_OK, or EXIT_USAGE after a message (also for an empty list
+ * unless allow_none). */
+int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int allow_none);
 /* "topoquery: msg" plus a hint, returns EXIT_USAGE. */
 int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

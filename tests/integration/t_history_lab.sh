@@ -18,10 +18,7 @@ ROOT=$PWD
 . tests/lab/lab.sh
 export LAB_QUIET=1
 export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-failed=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. tests/lib/tap.bash
 TQ=$ROOT/build/bin/topoquery
 
 lab_init || { nok "lab_init"; exit 1; }
@@ -43,15 +40,7 @@ wait_gen_above() { # G: waits until topod serves a generation above G, prints it
 	done
 	return 1
 }
-ask() { # REQUEST: the whole reply (head + lines=)
-	python3 - "$LAB_TOPOD_PORT" "$1" <<'PY'
-import sys
-sys.path.insert(0, "tests/lib")
-from tracepairs import ask
-head, rows = ask(int(sys.argv[1]), sys.argv[2])
-print("\n".join([head] + rows))
-PY
-}
+ask() { python3 tests/lib/topodask.py "$LAB_TOPOD_PORT" "$@"; } # the whole last reply
 trace() { lab_umad python3 tests/lib/tracepairs.py --port "$LAB_TOPOD_PORT" "$1"; }
 
 g1=$(wait_gen_above 0) || { nok "no first generation (see $d/topod.log)"; exit 1; }

@@ -18,10 +18,7 @@ ROOT=$PWD
 . tests/lab/lab.sh
 export LAB_QUIET=1
 export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-failed=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+. tests/lib/tap.bash
 TQ=$ROOT/build/bin/topoquery
 
 lab_init || { nok "lab_init"; exit 1; }
@@ -34,23 +31,7 @@ sed 's/0x0002c903/0x0002c904/g; s/0x0008f105/0x0008f106/g; s/HCA-1/HCA-2/g' "$d/
 sed 's/0x0008f105/0x0008f106/g' "$d/b.roots.raw" >"$d/b.roots"
 
 lab_start_topod -i "rail2=unix:$d/ingest2.sock" || { nok "topod"; exit 1; }
-ask() { # [plane] REQUEST: the whole reply
-	python3 - "$LAB_TOPOD_PORT" "$@" <<'PY'
-import socket, sys
-port, reqs = int(sys.argv[1]), sys.argv[2:]
-s = socket.create_connection(("127.0.0.1", port), timeout=30)
-f = s.makefile("rb")
-for r in reqs:
-    s.sendall((r + "\n").encode())
-    head = f.readline().decode().rstrip("\n")
-    n = 0
-    for w in head.split():
-        if w.startswith("lines="):
-            n = int(w[6:])
-    out = [head] + [f.readline().decode().rstrip("\n") for _ in range(n)]
-print("\n".join(out))
-PY
-}
+ask() { python3 tests/lib/topodask.py "$LAB_TOPOD_PORT" "$@"; } # REQUEST...: the whole last reply
 plane_gen() { ask "plane $1" info 2>/dev/null | sed -n 's/.* generation=\([0-9]*\) .*/\1/p'; }
 wait_plane() { # PLANE: waits for its first generation
 	local i g
@@ -90,7 +71,7 @@ ask "planes c401-101" >"$d/planes1"
 check "a host with an HCA on each rail is found on both planes" \
 	[ "$(grep -c ' lid=' "$d/planes1")" = 2 ]
 check "with a different port on each" [ "$(awk '{for(i=1;i<=NF;i++) if ($i ~ /^port_guid=/) print $i}' "$d/planes1" | sort -u | wc -l)" = 2 ]
-check "a host on no plane: NOTFOUND" bash -c "$(declare -f ask); LAB_TOPOD_PORT=$LAB_TOPOD_PORT ask 'planes nosuch' | grep -q '^ERR NOTFOUND'"
+check "a host on no plane: NOTFOUND" grep -q '^ERR NOTFOUND' <<<"$(ask 'planes nosuch')"
 
 # Paths on each plane against ibtracert on that plane's fabric, both live.
 IBSIM_SOCKNAME=$SOCK_A lab_umad python3 tests/lib/tracecheck.py --port "$LAB_TOPOD_PORT" --pairs 60 \

@@ -147,7 +147,8 @@ for _ in $(seq 100); do
 	[ -n "$gen1" ] && [ "$gen1" != "$gen0" ] && break
 	sleep 0.1
 done
-eng=$("$ROOT/build/bin/topo-snap" info "$d/fabric.snap" | sed -n 's/^engine //p')
+# the state directory: fabric.snap and the deltas journalled since
+eng=$("$ROOT/build/bin/topo-snap" info "$d" | sed -n 's/^engine //p')
 if [ -n "$gen1" ] && [ "$gen1" != "$gen0" ] && [ "$eng" = file ]; then
 	ok "topod serves the new generation $gen1 (was $gen0), routed by '$eng'"
 else

@@ -100,6 +100,20 @@ check(rc == 0 and t.wait_generation(200), "the delta of generation 200 is applie
 i = t.info()
 check(i["hosts"] == "4" and i["switches"] == "2", "with the same fabric: %s hosts" % i["hosts"])
 after = all_paths(t, hosts)
+
+# The delta is journalled as itself, not by rewriting fabric.snap; the
+# state directory as a whole is what topod serves.
+def snapinfo(path):
+    r = subprocess.run([SNAP, "info", path], capture_output=True, text=True)
+    return dict(l.split(" ", 1) for l in r.stdout.splitlines())
+
+
+check("fabric.delta.%020d" % 200 in os.listdir(state) and snapinfo(os.path.join(state, "fabric.snap"))
+      .get("generation") == "100", "the delta is journalled beside fabric.snap (still generation 100)")
+check(snapinfo(state).get("generation") == "200", "topo-snap on the state directory reads generation 200")
+r = subprocess.run([SNAP, "export", state, os.path.join(d, "exported.snap")], capture_output=True, text=True)
+check(r.returncode == 0 and snapinfo(os.path.join(d, "exported.snap")).get("generation") == "200",
+      "topo-snap export writes it as one file: %s" % r.stdout.strip())
 changed = sorted(k for k in before if before[k] != after[k])
 check(changed, "the two routings differ on %d host pairs (by topod's path answers)" % len(changed))
 
@@ -197,5 +211,7 @@ gens = [parse_kv(x)["generation"] for x in rows]
 files = sorted(os.listdir(os.path.join(state, "history")))
 check(gens == ["300", "400", "500"] and len(files) == 2,
       "--history 3 keeps the newest three (%s), two of them as files (%s)" % (gens, files))
+check(not [f for f in os.listdir(state) if f.startswith("fabric.delta.")],
+      "a full snapshot replaces the journal")
 t.stop()
 done()

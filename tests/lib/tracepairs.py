@@ -11,28 +11,16 @@ The environment must let ibtracert reach the fabric (lab_umad's LD_PRELOAD
 and IBSIM_SOCKNAME).
 """
 import json
-import socket
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from topodask import ask_all
 from tracecheck import ibtracert
-
-
-def ask(port, req):
-    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
-        f = s.makefile("rb")
-        s.sendall((req + "\n").encode())
-        first = f.readline().decode().rstrip("\n")
-        n = 0
-        for w in first.split():
-            if w.startswith("lines="):
-                n = int(w[6:])
-        return first, [f.readline().decode().rstrip("\n") for _ in range(n)]
 
 
 def main():
     port, out = int(sys.argv[2]), sys.argv[3]
-    _, rows = ask(port, "hosts")
+    rows = ask_all(port, ["hosts"])[1:]
     lid = {}
     for r in rows:
         w = r.split()

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "delta.h"
-#include "log.h"
 
 static void entry_path(const char *dir, uint64_t gen, char *buf, size_t n)
 {
@@ -100,7 +99,7 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-int journal_replay(const char *dir, struct snap **s)
+int journal_replay(const char *dir, struct snap **s, char why[SNAP_ERR_LEN])
 {
 	uint64_t *g;
 	size_t n;
@@ -116,8 +115,9 @@ int journal_replay(const char *dir, struct snap **s)
 		uint8_t *buf = slurp(path, &len);
 		struct snap *next = NULL;
 		if (!buf || snap_delta_apply(*s, buf, len, &next, NULL, err)) {
-			tlog(TLOG_ERR, "journal: %s does not apply to generation %" PRIu64 ": %s; serving that generation",
-			     path, (*s)->generation, buf ? err : "unreadable");
+			if (why)
+				snprintf(why, SNAP_ERR_LEN, "journal: %.80s does not apply to generation %" PRIu64 ": %.100s",
+					 path, (*s)->generation, buf ? err : "unreadable");
 			free(buf);
 			break;
 		}
@@ -128,4 +128,21 @@ int journal_replay(const char *dir, struct snap **s)
 	}
 	free(g);
 	return applied;
+}
+
+int snap_read_state(const char *dir, struct snap **out, int *ndeltas, char why[SNAP_ERR_LEN],
+		    char err[SNAP_ERR_LEN])
+{
+	char path[4200];
+	struct snap *s;
+	snprintf(path, sizeof(path), "%s/fabric.snap", dir);
+	if (why)
+		why[0] = '\0';
+	if (snap_read_file(path, &s, err))
+		return -1;
+	int n = journal_replay(dir, &s, why);
+	if (ndeltas)
+		*ndeltas = n;
+	*out = s;
+	return 0;
 }
