@@ -69,6 +69,18 @@ int journal_clear(const char *dir, uint64_t upto)
 	uint64_t *g;
 	size_t n;
 	int removed = 0;
+	/* Temporary files of a journal write a crash interrupted: never
+	 * entries, so nothing else would remove them. */
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, JOURNAL_PREFIX, strlen(JOURNAL_PREFIX)) && strstr(de->d_name, SNAP_TMP_SUFFIX)) {
+			char path[4400];
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
 	if (list(dir, &g, &n))
 		return -1;
 	for (size_t i = 0; i < n && g[i] <= upto; i++) {
