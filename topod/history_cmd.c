@@ -22,6 +22,11 @@
 
 #define DIFF_PAIRS_MAX 10000 /* route lines listed; the counts cover all */
 #define DIFF_HOPS_MAX 64
+/* Route pairs one diff walks at most (each in both generations): seconds of
+ * one worker. All hosts of k=24 after a reroute fit; all of k=56 after one
+ * that touched most destinations would not, and then the caller names the
+ * hosts it cares about. */
+#define DIFF_WALKS_MAX (16u << 20)
 
 static const char *kind_name(char k)
 {
@@ -293,22 +298,41 @@ static int collect_hosts(struct qctx *c, const struct route_tab *ra, const struc
 	return 0;
 }
 
-static void report_routes(struct qctx *c, struct dstate *d, const struct route_tab *ra, const struct route_tab *rb,
-			  uint64_t *pairs, uint32_t *hosts)
+/* Without a host list only destinations whose LID has a changed LFT entry
+ * or port can have another route (docs/protocol.md). */
+static int dest_changed(const struct dstate *d, const struct route_tab *ra, const struct route_tab *rb,
+			const struct hostpair *h)
+{
+	uint32_t la = ra->eps[route_host_ep(ra, h->a)].lid, lb = rb->eps[route_host_ep(rb, h->b)].lid;
+	return (la < d->nlid && d->lid_changed[la]) || (lb < d->nlid && d->lid_changed[lb]);
+}
+
+/* -1 (ERR written) when the walk would exceed DIFF_WALKS_MAX. */
+static int report_routes(struct qctx *c, struct dstate *d, const struct route_tab *ra, const struct route_tab *rb,
+			 uint64_t *pairs, uint32_t *hosts)
 {
 	struct hostpair *hp;
 	size_t n;
 	*pairs = 0;
 	*hosts = 0;
-	if (collect_hosts(c, ra, rb, &hp, &n, d))
-		return;
+	if (collect_hosts(c, ra, rb, &hp, &n, d)) {
+		query_error(c->out, "NOMEM", "out of memory");
+		return -1;
+	}
 	int given = c->req->argc > 2;
-	size_t listed = 0;
+	size_t ndest = 0, listed = 0;
+	for (size_t j = 0; j < n; j++)
+		ndest += given || dest_changed(d, ra, rb, &hp[j]);
+	if ((uint64_t)ndest * n > DIFF_WALKS_MAX) {
+		query_error(c->out, "TOOMANY",
+			    "%zu destinations changed for %zu hosts: %llu routes to compare, more than %u; name the hosts "
+			    "(diff G1 G2 HOST ...)",
+			    ndest, n, (unsigned long long)ndest * n, DIFF_WALKS_MAX);
+		free(hp);
+		return -1;
+	}
 	for (size_t j = 0; j < n; j++) {
-		/* Without a host list only destinations whose LID has a changed
-		 * LFT entry or port can have another route (docs/protocol.md). */
-		uint32_t la = ra->eps[route_host_ep(ra, hp[j].a)].lid, lb = rb->eps[route_host_ep(rb, hp[j].b)].lid;
-		if (!given && !(la < d->nlid && d->lid_changed[la]) && !(lb < d->nlid && d->lid_changed[lb]))
+		if (!given && !dest_changed(d, ra, rb, &hp[j]))
 			continue;
 		for (size_t i = 0; i < n; i++) {
 			if (i == j || !route_changed(ra, hp[i].a, hp[j].a, rb, hp[i].b, hp[j].b))
@@ -328,6 +352,7 @@ static void report_routes(struct qctx *c, struct dstate *d, const struct route_t
 			(*hosts)++;
 		}
 	free(hp);
+	return 0;
 }
 
 void answer_diff(struct qctx *c)
@@ -370,7 +395,8 @@ void answer_diff(struct qctx *c)
 	report_common(&d);
 	uint64_t pairs;
 	uint32_t hosts;
-	report_routes(c, &d, ra, rb, &pairs, &hosts);
+	if (report_routes(c, &d, ra, rb, &pairs, &hosts))
+		goto out;
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " from=%" PRIu64 " to=%" PRIu64
 			    " links_down=%u links_up=%u nodes_gone=%u nodes_new=%u ports=%u lft_switches=%u "
