@@ -786,6 +786,16 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		c->srv->half_closed++;
 		c->eof = 1;
 		bufferevent_disable(bev, EV_READ);
+		if (c->watch_plane) {
+			/* A half-close looks like a close: a watcher gone away
+			 * must not hold its connection for up to an hour, so it
+			 * is answered now with what is served. */
+			struct fabric *f = store_get(c->srv->plane[c->watch_plane - 1].st);
+			uint64_t g = f->snap->generation;
+			fabric_put(f);
+			watch_answer(c, g, g != c->watch_gen);
+			return;
+		}
 		line_read_cb(bev, c);
 		return;
 	}
