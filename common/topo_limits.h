@@ -38,6 +38,7 @@
  * of [A-Za-z0-9_-]. */
 #define TOPO_PLANES_MAX 8
 #define TOPO_PLANE_NAME_MAX 32
+#define TOPO_PLANE_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 /* `watch`: how long a request waits for a new generation when it names no
  * timeout, and at most. Holding one costs a connection and a timer. */

@@ -195,7 +195,7 @@ int tii_set_plane(tii_t *t, const char *plane)
 	} else {
 		size_t n = strlen(plane);
 		if (!n || n > TII_PLANE_NAME_MAX ||
-		    strspn(plane, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != n)
+		    strspn(plane, TOPO_PLANE_NAME_CHARS) != n)
 			return TII_E_INVAL;
 	}
 	if (strcmp(t->plane, plane)) {

@@ -92,25 +92,6 @@ int journal_clear(const char *dir, uint64_t upto)
 	return removed;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	uint8_t *buf = NULL;
-	if (!f)
-		return NULL;
-	if (!fstat(fileno(f), &st) && st.st_size > 0 && (uint64_t)st.st_size <= SNAP_MAX_PAYLOAD) {
-		buf = malloc((size_t)st.st_size);
-		if (buf && fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-			free(buf);
-			buf = NULL;
-		}
-		*len = (size_t)st.st_size;
-	}
-	fclose(f);
-	return buf;
-}
-
 int journal_replay(const char *dir, struct snap **s, char why[SNAP_ERR_LEN])
 {
 	uint64_t *g;
@@ -123,13 +104,13 @@ int journal_replay(const char *dir, struct snap **s, char why[SNAP_ERR_LEN])
 			continue;
 		char path[4200], err[SNAP_ERR_LEN];
 		size_t len = 0;
+		uint8_t *buf = NULL;
 		entry_path(dir, g[i], path, sizeof(path));
-		uint8_t *buf = slurp(path, &len);
 		struct snap *next = NULL;
-		if (!buf || snap_delta_apply(*s, buf, len, &next, NULL, err)) {
+		if (snap_read_bytes(path, &buf, &len, err) || snap_delta_apply(*s, buf, len, &next, NULL, err)) {
 			if (why)
 				snprintf(why, SNAP_ERR_LEN, "journal: %.80s does not apply to generation %" PRIu64 ": %.100s",
-					 path, (*s)->generation, buf ? err : "unreadable");
+					 path, (*s)->generation, err);
 			free(buf);
 			break;
 		}

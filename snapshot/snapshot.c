@@ -1009,7 +1009,7 @@ int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LE
 	return rc;
 }
 
-int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
+int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char err[SNAP_ERR_LEN])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -1039,7 +1039,18 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
 		off += (size_t)r;
 	}
 	close(fd);
-	int rc = snap_decode(buf, off, out, err);
+	*buf_out = buf;
+	*len_out = off;
+	return 0;
+}
+
+int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
+{
+	uint8_t *buf;
+	size_t len;
+	if (snap_read_bytes(path, &buf, &len, err))
+		return -1;
+	int rc = snap_decode(buf, len, out, err);
 	free(buf);
 	if (rc) {
 		char e2[SNAP_ERR_LEN];

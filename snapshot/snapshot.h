@@ -173,6 +173,10 @@ int snap_remove_stale_tmp(const char *path, char err[SNAP_ERR_LEN]);
 /* Encodes s and writes it with snap_write_atomic(). */
 int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LEN]);
 int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN]);
+/* The bytes of a regular file no larger than any valid snapshot or delta
+ * (*buf malloc'd): what snap_read_file() decodes, and the journal's
+ * deltas. */
+int snap_read_bytes(const char *path, uint8_t **buf, size_t *len, char err[SNAP_ERR_LEN]);
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -16,7 +16,7 @@ int plane_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 	return n >= 1 && n <= TOPO_PLANE_NAME_MAX &&
-	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+	       strspn(s, TOPO_PLANE_NAME_CHARS) == n;
 }
 
 /* The planes of the request, or the one-plane view of it. */

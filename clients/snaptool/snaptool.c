@@ -180,62 +180,8 @@ static int cmd_diff(const struct snap *a, const struct snap *b)
 	return diffs ? 1 : 0;
 }
 
-/* Re-sends a saved snapshot, byte for byte, as a producer would. */
-static int cmd_send(int argc, char **argv)
-{
-	const char *file = argv[argc - 1];
-	char opts[4096] = "", err[SNAP_ERR_LEN];
-	for (int i = 2; i < argc - 1; i++) {
-		if (strlen(opts) + strlen(argv[i]) + 2 > sizeof(opts)) {
-			fprintf(stderr, "%s: options too long\n", prog);
-			return 2;
-		}
-		strcat(opts, argv[i]);
-		strcat(opts, " ");
-	}
-	struct sink_opts so;
-	if (sink_parse_options(opts, &so, err)) {
-		fprintf(stderr, "%s: %s\n", prog, err);
-		return 2;
-	}
-	FILE *f = fopen(file, "rb");
-	if (!f) {
-		perror(file);
-		return 1;
-	}
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 20;
-			uint8_t *nb = realloc(buf, cap);
-			if (!nb) {
-				fprintf(stderr, "%s: out of memory\n", prog);
-				return 1;
-			}
-			buf = nb;
-		}
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0)
-			break;
-	}
-	fclose(f);
-	int rc = 0;
-	for (int i = 0; i < so.nsinks; i++) {
-		char what[SINK_ADDR_LEN + 16];
-		if (sink_deliver(&so.sinks[i], buf, len, so.timeout_ms, err)) {
-			fprintf(stderr, "%s: %s\n", prog, err);
-			rc = 1;
-		} else {
-			printf("delivered to %s\n", sink_describe(&so.sinks[i], what, sizeof(what)));
-		}
-	}
-	free(buf);
-	return rc;
-}
-
-/* Reads a whole file (a delta is not a snapshot, so load() cannot). */
+/* Reads a whole file, whatever it holds (a delta is not a snapshot, so
+ * load() cannot), from any stream: send re-sends bytes as they are. */
 static uint8_t *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -265,6 +211,42 @@ static uint8_t *slurp(const char *path, size_t *len)
 	}
 	fclose(f);
 	return buf;
+}
+
+/* Re-sends a saved snapshot, byte for byte, as a producer would. */
+static int cmd_send(int argc, char **argv)
+{
+	const char *file = argv[argc - 1];
+	char opts[4096] = "", err[SNAP_ERR_LEN];
+	for (int i = 2; i < argc - 1; i++) {
+		if (strlen(opts) + strlen(argv[i]) + 2 > sizeof(opts)) {
+			fprintf(stderr, "%s: options too long\n", prog);
+			return 2;
+		}
+		strcat(opts, argv[i]);
+		strcat(opts, " ");
+	}
+	struct sink_opts so;
+	if (sink_parse_options(opts, &so, err)) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 2;
+	}
+	size_t len;
+	uint8_t *buf = slurp(file, &len);
+	if (!buf)
+		return 1;
+	int rc = 0;
+	for (int i = 0; i < so.nsinks; i++) {
+		char what[SINK_ADDR_LEN + 16];
+		if (sink_deliver(&so.sinks[i], buf, len, so.timeout_ms, err)) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			rc = 1;
+		} else {
+			printf("delivered to %s\n", sink_describe(&so.sinks[i], what, sizeof(what)));
+		}
+	}
+	free(buf);
+	return rc;
 }
 
 static int cmd_delta(const char *base, const char *next, const char *out)
