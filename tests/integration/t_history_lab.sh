@@ -45,7 +45,8 @@ trace() { lab_umad python3 tests/lib/tracepairs.py --port "$LAB_TOPOD_PORT" "$1"
 
 g1=$(wait_gen_above 0) || { nok "no first generation (see $d/topod.log)"; exit 1; }
 ok "OpenSM's first routing pass is served (generation $g1)"
-trace "$d/t1.json" || nok "ibtracert of every pair before"
+trace "$d/t.$g1.json" || nok "ibtracert of every pair before"
+hosts=$(ask hosts | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
 
 # The link: the first leaf uplink in fabgen's meta, and its far end.
 read -r leaf port peer pport < <(python3 - "$d/f.json" <<'PY'
@@ -102,30 +103,29 @@ woke() { # GEN TAG: every watcher exited 0 naming GEN
 	done
 	[ "$bad" -eq 0 ]
 }
-watchers "$g1" a
-sleep 0.5
-lab_ibsim_cmd "Unlink \"$leaf\"[$port]" >/dev/null || nok "ibsim Unlink"
-g2=$(wait_gen_above "$g1") || { nok "no generation after the Unlink"; exit 1; }
-check "20 topoquery watch clients woke for generation $g2" woke "$g2" a
-ok "the reroute after Unlink \"$leaf\"[$port] is served (generation $g2)"
-check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $g2 from $g1" "$d/topod.log"
-trace "$d/t2.json" || nok "ibtracert of every pair after"
-
-hosts=$(ask hosts | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
-ask "diff $g1 $g2 $hosts" >"$d/diff12"
-head -1 "$d/diff12" | sed 's/^/# /'
-python3 "$d/check.py" "$d/f.json" "$d/diff12" "$d/t1.json" "$d/t2.json" "$leaf" "$port" "$peer" "$pport" down || failed=$((failed + 1))
-
-watchers "$g2" b
-sleep 0.5
-lab_ibsim_cmd "ReLink \"$leaf\"[$port]" >/dev/null || nok "ibsim ReLink"
-g3=$(wait_gen_above "$g2") || { nok "no generation after the ReLink"; exit 1; }
-check "and for generation $g3" woke "$g3" b
-ok "the reroute after ReLink is served (generation $g3)"
-check "it arrived as a delta too" grep -q "delta from .*generation $g3 from $g2" "$d/topod.log"
-trace "$d/t3.json" || nok "ibtracert of every pair after the ReLink"
-ask "diff $g2 $g3 $hosts" >"$d/diff23"
-python3 "$d/check.py" "$d/f.json" "$d/diff23" "$d/t2.json" "$d/t3.json" "$leaf" "$port" "$peer" "$pport" up || failed=$((failed + 1))
+# reroute CONSOLE_CMD BEFORE TAG KIND: with 20 watchers on generation
+# BEFORE, one ibsim console command; the new generation (set in NEW) wakes
+# them, arrives as a delta, and `diff BEFORE NEW` names exactly the link
+# that went KIND (down/up) and the pairs whose ibtracert route changed.
+reroute() {
+	local cmd=$1 before=$2 tag=$3 kind=$4 after
+	watchers "$before" "$tag"
+	sleep 0.5
+	lab_ibsim_cmd "$cmd" >/dev/null || nok "ibsim $cmd"
+	after=$(wait_gen_above "$before") || { nok "no generation after $cmd"; exit 1; }
+	check "20 topoquery watch clients woke for generation $after" woke "$after" "$tag"
+	ok "the reroute after $cmd is served (generation $after)"
+	check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $after from $before" "$d/topod.log"
+	trace "$d/t.$after.json" || nok "ibtracert of every pair after $cmd"
+	ask "diff $before $after $hosts" >"$d/diff.$after"
+	head -1 "$d/diff.$after" | sed 's/^/# /'
+	python3 "$d/check.py" "$d/f.json" "$d/diff.$after" "$d/t.$before.json" "$d/t.$after.json" "$leaf" "$port" \
+		"$peer" "$pport" "$kind" || failed=$((failed + 1))
+	NEW=$after
+}
+reroute "Unlink \"$leaf\"[$port]" "$g1" a down
+g2=$NEW
+reroute "ReLink \"$leaf\"[$port]" "$g2" b up
 ask history >"$d/history.txt"
 n=$(head -1 "$d/history.txt" | sed -n 's/.* lines=\([0-9]*\).*/\1/p')
 check "history lists the three generations (${n:-?})" [ "${n:-0}" -ge 3 ]
