@@ -14,7 +14,7 @@ VERSION     := $(shell cat VERSION)
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icommon -Isnapshot -Ilibtii -pthread -MMD -MP \
+XCFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Icommon -Isnapshot -Ianalysis -Ilibtii -pthread -MMD -MP \
 	   -DTOPO_VERSION='"$(VERSION)"' $(CPPFLAGS)
 B       := build
 PREFIX  ?= /usr/local
@@ -26,6 +26,12 @@ OSM_INC := -I/usr/include/infiniband
 SNAP_SRC    := snapshot/snapshot.c snapshot/delta.c snapshot/journal.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
+# The analyses over one fabric (analysis/README.md): one internal static
+# library, linked by topod, the benchmarks, topo-routeopt and the tests. Its
+# objects are built without -Itopod, so a service header cannot creep in.
+ANALYSIS_SRC := $(wildcard analysis/*.c)
+ANALYSIS_LIB := $(B)/lib/libtopoanalysis.a
+ANALYSIS_SAN := $(B)/lib/asan/libtopoanalysis.a
 COLLECT_SRC := $(wildcard clients/collect/*.c)
 SNAPTOOL_SRC:= $(wildcard clients/snaptool/*.c)
 LIBTII_SRC  := $(wildcard libtii/*.c)
@@ -37,7 +43,7 @@ obj = $(patsubst %.c,$(B)/obj/$(1)/%.o,$(2))
 
 LIBTII := $(B)/lib/libtii.so.$(TII_VER) $(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so $(B)/lib/libtii.a
 
-all: $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap \
+all: $(ANALYSIS_LIB) $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap \
      $(if $(LIBTII_SRC),$(LIBTII)) $(if $(TOPOQUERY_SRC),$(B)/bin/topoquery)
 
 $(B)/obj/pic/%.o: %.c
@@ -54,7 +60,15 @@ $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapsho
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp -lsodium
 
-$(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC))
+$(ANALYSIS_LIB): $(call obj,std,$(ANALYSIS_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(ANALYSIS_SAN): $(call obj,san,$(ANALYSIS_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC)) $(ANALYSIS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
@@ -96,11 +110,12 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# The tests link every topod source but main.c, and the plugin's queue
-# (which knows nothing of OpenSM); each is compiled once per flavour.
+# The tests link every topod source but main.c, the plugin's queue (which
+# knows nothing of OpenSM) and the analyses' library of their flavour; each
+# source is compiled once per flavour.
 UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c
-UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK))
-SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK))
+UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK)) $(ANALYSIS_LIB)
+SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK)) $(ANALYSIS_SAN)
 
 $(B)/obj/unit/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -109,6 +124,10 @@ $(B)/obj/unit/%.o: %.c
 $(B)/obj/unitsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -c $< -o $@
+
+$(B)/obj/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(XCFLAGS) -fopenmp -c $< -o $@
 
 $(B)/tests/%: tests/unit/%.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
@@ -120,7 +139,7 @@ $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 
 # libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
 FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	      -Icommon -Isnapshot -Itopod
+	      -Icommon -Isnapshot -Ianalysis -Itopod
 FUZZ_BINS  := $(B)/fuzz/fuzz_snapshot $(B)/fuzz/fuzz_delta $(B)/fuzz/fuzz_proto
 $(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c snapshot/snapshot.h
 	@mkdir -p $(dir $@)
@@ -144,21 +163,23 @@ $(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 
 tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(B)/bench/bench_build
 
-# Build-time benchmark of route/hier/share on a synthetic fat tree: bench/bench_build K
-BENCH_SRC := snapshot/snapshot.c topod/route.c topod/namemap.c topod/hier.c topod/share.c
-$(B)/bench/bench_build: bench/bench_build.c $(BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+# The benchmarks of the analyses link the library, never topod/: each is
+# bench/bench_X.c + the snapshot codec + libtopoanalysis.a.
+# bench_build K: route/hier/share on a synthetic fat tree.
+BENCH_DEPS := snapshot/snapshot.c snapshot/delta.c $(ANALYSIS_LIB) $(wildcard analysis/*.h snapshot/*.h tests/unit/testfab.h)
+BENCH_LINK = $(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -fopenmp -o $@ $< snapshot/snapshot.c snapshot/delta.c $(ANALYSIS_LIB)
+$(B)/bench/bench_build: bench/bench_build.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_build.c $(BENCH_SRC)
+	$(BENCH_LINK)
 
 # ---- place ---- (benchmark of order/pick/map)
-PLACE_BENCH_SRC := $(BENCH_SRC) topod/place.c
-$(B)/bench/bench_place: bench/bench_place.c $(PLACE_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+$(B)/bench/bench_place: bench/bench_place.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_place.c $(PLACE_BENCH_SRC) $(PLACE_LIBS)
+	$(BENCH_LINK) $(PLACE_LIBS)
 
-$(B)/bench/bench_delta: bench/bench_delta.c $(BENCH_SRC) snapshot/delta.c $(wildcard topod/*.h snapshot/*.h tests/unit/testfab.h)
+$(B)/bench/bench_delta: bench/bench_delta.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_delta.c $(BENCH_SRC) snapshot/delta.c topod/fabric.c
+	$(BENCH_LINK)
 
 bench: $(B)/bench/bench_build $(B)/bench/bench_place $(B)/bench/bench_delta
 
@@ -211,9 +232,9 @@ bench: $(B)/bench/prof_report $(B)/bench/prof_rate $(B)/bench/prof_mem
 
 # ---- sched ----
 # Schedule benchmark (seed 004 Table 6.1): bench/bench_sched K HOSTS RANKS [THREADS]
-$(B)/bench/bench_sched: bench/bench_sched.c $(BENCH_SRC) topod/schedule.c $(wildcard topod/*.h tests/unit/testfab.h)
+$(B)/bench/bench_sched: bench/bench_sched.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_sched.c $(BENCH_SRC) topod/schedule.c
+	$(BENCH_LINK)
 tests: $(B)/bench/bench_sched
 bench: $(B)/bench/bench_sched
 # ---- end sched ----
@@ -295,10 +316,9 @@ install: all
 
 # ---- load ----
 # Link loads of job patterns (issue 9 item 1): bench/bench_load K [HOSTS [RPH [THREADS [PATTERN]]]]
-LOAD_BENCH_SRC := snapshot/snapshot.c topod/route.c topod/namemap.c topod/pattern.c topod/load.c
-$(B)/bench/bench_load: bench/bench_load.c $(LOAD_BENCH_SRC) $(wildcard topod/*.h tests/unit/testfab.h)
+$(B)/bench/bench_load: bench/bench_load.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ bench/bench_load.c $(LOAD_BENCH_SRC)
+	$(BENCH_LINK)
 tests: $(B)/bench/bench_load
 bench: $(B)/bench/bench_load
 
@@ -314,23 +334,24 @@ tests: $(B)/tests/clients/tii_check
 # ---- routeopt ----
 # topo-routeopt: pattern-specific routes for XGFTs (seed 001), GLPK for the
 # per-layer ILPs; written as an LFT file for OpenSM's `file` engine.
-# topod/pattern.c: the pattern names are one module for topod and the optimiser
-ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c) topod/pattern.c
+# analysis/pattern.c (through the library): the pattern names are one module
+# for topod and the optimiser.
+ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c)
 ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c
 all: $(B)/bin/topo-routeopt
 tests: $(B)/tests/test_routeopt $(B)/tests/asan/test_routeopt
 
-$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c)
+$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c) $(ANALYSIS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lglpk
 
 # The unit test links the optimiser, not topod (explicit rules beat the
 # tests/unit pattern rules above).
-$(B)/tests/test_routeopt: tests/unit/test_routeopt.c $(call obj,unit,$(ROUTEOPT_LIB))
+$(B)/tests/test_routeopt: tests/unit/test_routeopt.c $(call obj,unit,$(ROUTEOPT_LIB)) $(ANALYSIS_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
 
-$(B)/tests/asan/test_routeopt: tests/unit/test_routeopt.c $(call obj,unitsan,$(ROUTEOPT_LIB))
+$(B)/tests/asan/test_routeopt: tests/unit/test_routeopt.c $(call obj,unitsan,$(ROUTEOPT_LIB)) $(ANALYSIS_SAN)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
 

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	struct hier *h;
 	int rc = hier_build(rt, &h);
 	if (rc) {
-		fprintf(stderr, "hier_build: %s\n", route_strerror(rc));
+		fprintf(stderr, "hier_build: %s\n", an_strerror(rc));
 		return 1;
 	}
 	double th = now_ms() - t;
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 		struct share *sh;
 		rc = share_build(rt, H, job, keep ? SHARE_KEEP_PATHS : 0, &sh);
 		if (rc) {
-			fprintf(stderr, "share_build: %s\n", route_strerror(rc));
+			fprintf(stderr, "share_build: %s\n", an_strerror(rc));
 			return 1;
 		}
 		printf("share_build %5u hosts %9.1f ms   (%s; %u leaves, %u links loaded, %u sharing)\n", job,

@@ -152,7 +152,8 @@ int main(int argc, char **argv)
 
 	/* What topod does: the base's index exists; the delta's reuses what
 	 * the change cannot affect (fabric_index_update). */
-	struct fabric_index *xa = fabric_index_build(a, NULL, 0, err);
+	struct fabric_index *xa = NULL;
+	fabric_index_build(a, NULL, 0, &xa, err);
 	if (!xa)
 		die("index", err);
 	snap_free(c);
@@ -163,7 +164,8 @@ int main(int argc, char **argv)
 	double t_app2 = now_ms() - t;
 	int reused;
 	t = now_ms();
-	struct fabric_index *xc = fabric_index_update(c, xa, &winfo, NULL, 0, &reused, err);
+	struct fabric_index *xc = NULL;
+	fabric_index_update(c, xa, &winfo, NULL, 0, &reused, &xc, err);
 	if (!xc)
 		die("update", err);
 	double t_upd = now_ms() - t;

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		host[i] = i / rph;
 	struct pat_job job = { n, host };
 	struct pattern p;
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (pattern_parse(spec, &p, err) || pattern_check(&p, n, err)) {
 		fprintf(stderr, "%s\n", err);
 		return 2;

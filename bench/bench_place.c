@@ -1,5 +1,5 @@
 /*
- * bench_place.c - order, pick and map (topod/place.h) on an in-memory k-ary
+ * bench_place.c - order, pick and map (analysis/place.h) on an in-memory k-ary
  * 3-level fat tree (testfab.h, d-mod-k LFTs): the work topod does per
  * request, without the protocol. Figures, not asserts.
  *
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	});
 	printf("order %u hosts                 %8.2f ms\n", n, ms);
 
-	char why[PLACE_WHY_LEN];
+	char why[AN_ERR_LEN];
 	unsigned wants[] = { 8, 100, 500, 1024 };
 	for (unsigned w = 0; w < 4; w++) {
 		struct place_pick p;

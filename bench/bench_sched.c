@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 		struct sched_req req = { .algo = (enum sched_algo)a, .nranks = P, .rank_host = rh, .conflicts = 1 };
 		double best = 1e18;
 		struct sched *sc = NULL;
-		char err[SCHED_ERR_LEN];
+		char err[AN_ERR_LEN];
 		for (int rep = 0; rep < 5; rep++) {
 			sched_free(sc);
 			sc = NULL;
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 			fconf += sc->fig[i].fabric_conflicts;
 		}
 		double tc = now_ms();
-		int ok = sched_check(sc, err) == SCHED_OK;
+		int ok = sched_check(sc, err) == AN_OK;
 		printf("%-9s %8.1f ms  steps %5u  conflicts/step %7.1f  switch-link conflicts/step %7.1f  check %s "
 		       "(%.0f ms)\n",
 		       sched_algo_name((enum sched_algo)a), best, sc->nsteps, conf / sc->nsteps, fconf / sc->nsteps,

@@ -233,8 +233,11 @@ int builder_run(struct builder *b, struct ingest_job *j)
 
 	uint64_t t1 = util_now_us();
 	int reused = 0;
-	struct fabric_index *x = is_delta ? fabric_index_update(s, base->index, &info, b->map, b->threads, &reused, err)
-					  : fabric_index_build(s, b->map, b->threads, err);
+	struct fabric_index *x = NULL;
+	if (is_delta)
+		fabric_index_update(s, base->index, &info, b->map, b->threads, &reused, &x, err);
+	else
+		fabric_index_build(s, b->map, b->threads, &x, err);
 	fabric_put(base);
 	free(info.block);
 	if (!x) {

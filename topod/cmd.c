@@ -7,11 +7,9 @@
 #include <string.h>
 
 #include "history_cmd.h"
-#include "load.h"
 #include "place_cmd.h"
 #include "plane_cmd.h"
 #include "query.h"
-#include "schedule.h"
 
 /* Heavy: the answer grows with the request (a matrix, a walk of every pair
  * of a job) and may take milliseconds to seconds; everything else is a few

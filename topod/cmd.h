@@ -83,7 +83,7 @@ const struct cmd *cmd_find(const char *name);
 void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The short name of a ROUTE_E_* code, as in docs/protocol.md. */
+/* The short name of a AN_E_* code, as in docs/protocol.md. */
 const char *qctx_route_code(int route_err);
 
 /* Resolves a host argument; on failure writes the ERR reply, returns -1. */

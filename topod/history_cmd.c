@@ -285,7 +285,7 @@ static int collect_hosts(struct qctx *c, const struct route_tab *ra, const struc
 	for (size_t i = 0; i < want; i++) {
 		const char *name = c->req->argc > 2 ? c->req->argv[2 + i] : rb->hosts[i].name;
 		uint32_t ia, ib;
-		int in_a = route_find_host(ra, name, &ia) == ROUTE_OK, in_b = route_find_host(rb, name, &ib) == ROUTE_OK;
+		int in_a = route_find_host(ra, name, &ia) == AN_OK, in_b = route_find_host(rb, name, &ib) == AN_OK;
 		if (in_a && in_b) {
 			hp[k++] = (struct hostpair){ ia, ib, name, 0 };
 		} else if (c->req->argc > 2) {
@@ -376,7 +376,7 @@ void answer_diff(struct qctx *c)
 	if (!rc)
 		rc = route_build(b, c->f->map, &rb);
 	if (rc) {
-		query_error(c->out, "BUILD", "route index: %s", route_strerror(rc));
+		query_error(c->out, "BUILD", "route index: %s", an_strerror(rc));
 		goto out;
 	}
 	d.a = a;

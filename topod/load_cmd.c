@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "query.h"
 #include "load.h"
 #include "route.h"
 
@@ -81,7 +82,7 @@ void answer_load(struct qctx *c)
 	const char *spec = r->argv[i++];
 	int matrix = !strcmp(spec, "matrix");
 	struct pattern p = { 0 };
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (!matrix && pattern_parse(spec, &p, err)) {
 		query_error(c->out, "USAGE", "%s", err);
 		return;
@@ -157,7 +158,7 @@ void answer_load(struct qctx *c)
 	}
 	int rc = load_build(c->rt, &job, &p, c->threads, &L);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : "USAGE", "%s", route_strerror(rc));
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "%s", an_strerror(rc));
 		goto out;
 	}
 	char pname[PAT_SPEC_MAX + 16];

@@ -26,6 +26,7 @@
 #include "journal.h"
 #include "plane_cmd.h"
 #include "log.h"
+#include "namemap_file.h"
 #include "server.h"
 #include "store.h"
 #include "textdump.h"

@@ -110,11 +110,11 @@ void answer_pick(struct qctx *c)
 		return;
 	}
 	struct place_pick p;
-	char why[PLACE_WHY_LEN];
+	char why[AN_ERR_LEN];
 	int rc = place_pick(c->rt, c->h, v, n, want, &p, why);
 	free(v);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
 		return;
 	}
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " picked=%zu free=%zu sharing_free=%d", c->gen, p.n, n,
@@ -223,7 +223,7 @@ bad:
 	int rc = place_graph_from_edges(g, (uint32_t)n, src, dst, wt, m);
 	free(src), free(dst), free(wt);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_NOMEM ? "NOMEM" : "USAGE", "graph: %s", route_strerror(rc));
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "graph: %s", an_strerror(rc));
 		return -1;
 	}
 	return 0;
@@ -268,10 +268,10 @@ void answer_map(struct qctx *c)
 	if (parse_graph(c, r->argv[0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
 		goto out;
 	struct place_map m;
-	char why[PLACE_WHY_LEN];
+	char why[AN_ERR_LEN];
 	int rc = place_map(c->rt, c->h, &g, hosts, slots, nh, &m, why);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_RANGE ? "SLOTS" : rc == ROUTE_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s",
+		query_error(c->out, rc == AN_E_RANGE ? "SLOTS" : rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s",
 			    why);
 		goto out;
 	}

@@ -48,7 +48,7 @@ void answer_planes(struct qctx *c)
 		const struct fabric_index *x = f->index;
 		uint32_t ep = 0;
 		uint16_t dlid = 0;
-		int found = host && x && route_resolve(x->rt, host, &ep, &dlid) == ROUTE_OK;
+		int found = host && x && route_resolve(x->rt, host, &ep, &dlid) == AN_OK;
 		if (host && !found)
 			continue;
 		evbuffer_add_printf(body,

@@ -34,15 +34,15 @@ void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 const char *qctx_route_code(int err)
 {
 	switch (err) {
-	case ROUTE_E_NOLID: return "NOLID";
-	case ROUTE_E_SRC_NOLINK: return "SRC_NOLINK";
-	case ROUTE_E_NOENTRY: return "NOENTRY";
-	case ROUTE_E_NOLINK: return "NOLINK";
-	case ROUTE_E_DOWN: return "DOWN";
-	case ROUTE_E_WRONGDST: return "WRONGDST";
-	case ROUTE_E_LOOP: return "LOOP";
-	case ROUTE_E_NOTFOUND: return "NOTFOUND";
-	case ROUTE_E_NOMEM: return "NOMEM";
+	case AN_E_NOLID: return "NOLID";
+	case AN_E_SRC_NOLINK: return "SRC_NOLINK";
+	case AN_E_NOENTRY: return "NOENTRY";
+	case AN_E_NOLINK: return "NOLINK";
+	case AN_E_DOWN: return "DOWN";
+	case AN_E_WRONGDST: return "WRONGDST";
+	case AN_E_LOOP: return "LOOP";
+	case AN_E_NOTFOUND: return "NOTFOUND";
+	case AN_E_NOMEM: return "NOMEM";
 	default: return "INVAL";
 	}
 }
@@ -50,12 +50,12 @@ const char *qctx_route_code(int err)
 int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
 {
 	int rc = route_resolve(c->rt, name, ep, dlid);
-	if (rc == ROUTE_OK)
+	if (rc == AN_OK)
 		return 0;
-	if (rc == ROUTE_E_NOTFOUND)
+	if (rc == AN_E_NOTFOUND)
 		query_error(c->out, "NOTFOUND", "no host, HCA, GUID or LID '%.100s'", name);
 	else
-		query_error(c->out, "PROTO", "bad name '%.100s': %s", name, route_strerror(rc));
+		query_error(c->out, "PROTO", "bad name '%.100s': %s", name, an_strerror(rc));
 	return -1;
 }
 
@@ -87,9 +87,9 @@ void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res)
 {
 	if (res && res->fail_node != ROUTE_NONE)
 		query_error(c->out, "NOROUTE", "%s at 0x%016" PRIx64 " port %u: %s", qctx_route_code(rc),
-			    node_guid(c, res->fail_node), res->fail_port, route_strerror(rc));
+			    node_guid(c, res->fail_node), res->fail_port, an_strerror(rc));
 	else
-		query_error(c->out, "NOROUTE", "%s: %s", qctx_route_code(rc), route_strerror(rc));
+		query_error(c->out, "NOROUTE", "%s: %s", qctx_route_code(rc), an_strerror(rc));
 }
 
 void qctx_ep_name(const struct qctx *c, uint32_t ep, char *buf, size_t n)
@@ -298,7 +298,7 @@ void answer_hopsmatrix(struct qctx *c)
 	size_t nrows = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct route_ep *e = &c->rt->eps[eps[i]];
-		int shared = e->up == ROUTE_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE;
+		int shared = e->up == AN_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE;
 		if (shared && row_of_leaf[e->leaf] != UINT32_MAX) {
 			row_of[i] = row_of_leaf[e->leaf];
 			continue;
@@ -363,8 +363,8 @@ void answer_pathmatrix(struct qctx *c)
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
-			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
+		query_error(c->out, rc == AN_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
+			    rc == AN_E_INVAL ? "a host is listed twice" : an_strerror(rc));
 		free(eps);
 		free(dl);
 		return;
@@ -566,8 +566,8 @@ void answer_shared(struct qctx *c)
 	free(eps);
 	free(dl);
 	if (rc) {
-		query_error(c->out, rc == ROUTE_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
-			    rc == ROUTE_E_INVAL ? "a host is listed twice" : route_strerror(rc));
+		query_error(c->out, rc == AN_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
+			    rc == AN_E_INVAL ? "a host is listed twice" : an_strerror(rc));
 		return;
 	}
 	evbuffer_add_printf(c->out,

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "query.h"
 #include "schedule.h"
 #include "topo_limits.h"
 
@@ -56,7 +57,7 @@ void answer_schedule(struct qctx *c)
 	size_t i = 1;
 	uint32_t *rh = NULL;
 	struct sched *s = NULL;
-	char err[SCHED_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (sched_algo_parse(r->argv[0], &req.algo)) {
 		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather)", r->argv[0]);
 		return;
@@ -142,10 +143,10 @@ void answer_schedule(struct qctx *c)
 	int rc = sched_build(c->rt, c->h, &req, c->threads, &s, err);
 	if (rc) {
 		query_error(c->out,
-			    rc == SCHED_E_NOTAPPLIC ? "NOTAPPLICABLE"
-			    : rc == SCHED_E_ROUTE   ? "NOROUTE"
-			    : rc == SCHED_E_NOMEM   ? "NOMEM"
-			    : rc == SCHED_E_INVAL   ? "USAGE"
+			    rc == AN_E_NOTAPPLIC ? "NOTAPPLICABLE"
+			    : rc == AN_E_ROUTE   ? "NOROUTE"
+			    : rc == AN_E_NOMEM   ? "NOMEM"
+			    : rc == AN_E_INVAL   ? "USAGE"
 						    : "INTERNAL",
 			    "%s", err);
 		goto out;

@@ -627,7 +627,7 @@ static int pick_plane(const struct conn *c, const struct proto_req *req)
 			struct fabric *f = store_get(srv->plane[i].st);
 			uint32_t ep;
 			uint16_t dl;
-			int hit = f->index && route_resolve(f->index->rt, name, &ep, &dl) == ROUTE_OK;
+			int hit = f->index && route_resolve(f->index->rt, name, &ep, &dl) == AN_OK;
 			fabric_put(f);
 			if (hit)
 				return i;

@@ -1,6 +1,6 @@
 /* pattern.c - see pattern.h. */
 #include "pattern.h"
-#include "../../topod/pattern.h"   /* the pattern names, shared with topod */
+#include "../../analysis/pattern.h"   /* the pattern names, shared with topod */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -74,7 +74,7 @@ static int collect_fn(void *arg, uint32_t s, uint32_t d, uint64_t bytes)
 static int topod_phase(struct ro_pattern *out, const char *spec, uint32_t n, char *err)
 {
 	struct pattern tp;
-	char te[PAT_ERR_LEN];
+	char te[AN_ERR_LEN];
 	if (pattern_parse(spec, &tp, te))
 		return perr(err, "%s; topo-routeopt also reads alltoall[:shift|:xor] (as phases), file:PATH", te);
 	if (pattern_check(&tp, n, te))

@@ -2,7 +2,7 @@
  * pattern.h - communication patterns as phases of weighted flows, for
  * topo-routeopt.
  *
- * The pattern names are topod's (topod/pattern.h, pattern_parse): one module
+ * The pattern names are topod's (analysis/pattern.h, pattern_parse): one module
  * parses them for both, so a name means the same flows to topod's `load`
  * and to the optimiser. What this file adds is the sequence of phases:
  *   alltoall[:shift]    N-1 phases, phase k: rank i -> (i+k) mod N (linear

@@ -30,7 +30,8 @@ static struct fabric_index *update(const struct snap *a, const struct fabric_ind
 	struct snap_delta_info info = { .want_blocks = 1 };
 	if (snap_delta_encode(a, b, &d, &dl, err) || snap_delta_apply(a, d, dl, applied, &info, err))
 		tf_die(err);
-	struct fabric_index *x = fabric_index_update(*applied, xa, &info, NULL, 2, reused, err);
+	struct fabric_index *x = NULL;
+	fabric_index_update(*applied, xa, &info, NULL, 2, reused, &x, err);
 	free(info.block);
 	free(d);
 	return x;
@@ -44,7 +45,8 @@ int main(void)
 	tf_fattree3(a, k);
 	tf_fattree3_finish(a, k);
 	a->generation = 1;
-	struct fabric_index *xa = fabric_index_build(a, NULL, 2, err);
+	struct fabric_index *xa = NULL;
+	fabric_index_build(a, NULL, 2, &xa, err);
 	CHECK(xa, "the base index builds");
 
 	/* 1. Leaves and aggregation switches move remote destinations to the

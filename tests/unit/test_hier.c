@@ -23,7 +23,7 @@ static struct hier *build_h(const struct route_tab *rt)
 	struct hier *h;
 	int rc = hier_build(rt, &h);
 	if (rc) {
-		fprintf(stderr, "hier_build: %s\n", route_strerror(rc));
+		fprintf(stderr, "hier_build: %s\n", an_strerror(rc));
 		exit(99);
 	}
 	return h;
@@ -108,9 +108,9 @@ static void test_tree2(void)
 		      !hier_count_at(h, two, 0, 1, &c) && c == 0,
 	      "tii_num_switch_clusters_at_depth: 2 leaves, duplicates counted once, empty list 0");
 	uint64_t id;
-	CHECK(hier_cluster_at(h, 0, 2, &id) == ROUTE_E_INVAL && hier_cluster_at(h, 99, 0, &id) == ROUTE_E_INVAL &&
-		      hier_count_at(h, two, 2, 2, &c) == ROUTE_E_INVAL,
-	      "bad level or host: ROUTE_E_INVAL");
+	CHECK(hier_cluster_at(h, 0, 2, &id) == AN_E_INVAL && hier_cluster_at(h, 99, 0, &id) == AN_E_INVAL &&
+		      hier_count_at(h, two, 2, 2, &c) == AN_E_INVAL,
+	      "bad level or host: AN_E_INVAL");
 	CHECK(same_as_ref(rt, h, "tree2"), "2-level tree: fast == reference");
 
 	/* IDs come from GUIDs only: renaming every host changes none. */
@@ -119,7 +119,7 @@ static void test_tree2(void)
 		p += sprintf(p, "0x%016llx \"renamed-%02u HCA-1\"\n", (unsigned long long)(TF_CA_GUID + 16 * (i * 4 + 1)),
 			     15 - i);
 	struct route_namemap *m;
-	char err[ROUTE_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (route_namemap_parse(map, strlen(map), &m, err))
 		tf_die(err);
 	struct route_tab *rt2 = build_rt(s, m);

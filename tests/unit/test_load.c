@@ -31,7 +31,7 @@ static int bf_fn(void *arg, uint32_t s, uint32_t d, uint64_t bytes)
 	uint32_t a = route_host_ep(rt, x->host[s]), e = route_host_ep(rt, x->host[d]);
 	struct route_res res;
 	int rc = route_walk(rt, a, rt->eps[e].lid, x->hops, 512, &res);
-	if (rc != ROUTE_OK || !rt->eps[e].lid) {
+	if (rc != AN_OK || !rt->eps[e].lid) {
 		x->fail_m++;
 		x->fail_b += bytes;
 		return 0;
@@ -54,7 +54,7 @@ static int compare(const struct route_tab *rt, const uint32_t *host, uint32_t n,
 		   const struct pattern *given, int threads, const char *fab)
 {
 	struct pattern p;
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (given) {
 		p = *given;
 	} else if (pattern_parse(spec, &p, err)) {
@@ -65,7 +65,7 @@ static int compare(const struct route_tab *rt, const uint32_t *host, uint32_t n,
 	struct pat_job job = { .nranks = n, .host = (uint32_t *)host };
 	struct load *L;
 	int rc = load_build(rt, &job, &p, threads, &L);
-	if (!CHECK(rc == ROUTE_OK, "%s %s: load_build %s", fab, spec, route_strerror(rc)))
+	if (!CHECK(rc == AN_OK, "%s %s: load_build %s", fab, spec, an_strerror(rc)))
 		return 0;
 	const struct snap *sn = rt->snap;
 	struct bf x = { .rt = rt, .host = host };
@@ -170,7 +170,7 @@ static void patterns(const struct route_tab *rt, const char *fab, uint64_t seed)
 		t[i] = (struct pat_triple){ (uint32_t)(tf_rand() % n), (uint32_t)(tf_rand() % n),
 					    1 + tf_rand() % 100000 };
 	struct pattern p;
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	if (pattern_set_matrix(&p, t, 600, n, err))
 		tf_die(err);
 	compare(rt, host, n, "matrix", &p, 2, fab);
@@ -327,10 +327,10 @@ int main(void)
 		load_free(L);
 		/* limits */
 		job.nranks = 0;
-		CHECK(load_build(rt, &job, &p, 1, &L) == ROUTE_E_INVAL, "0 ranks refused");
+		CHECK(load_build(rt, &job, &p, 1, &L) == AN_E_INVAL, "0 ranks refused");
 		job.nranks = 9;
 		all[3] = 99;
-		CHECK(load_build(rt, &job, &p, 1, &L) == ROUTE_E_INVAL, "unknown host refused");
+		CHECK(load_build(rt, &job, &p, 1, &L) == AN_E_INVAL, "unknown host refused");
 	}
 	route_free(rt);
 	snap_free(s);

@@ -64,13 +64,13 @@ static int same(const uint64_t *a, const uint64_t *b, size_t n)
 static void run(const char *spec, uint32_t n, const uint64_t *ref, const char *what)
 {
 	struct pattern p;
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	int rc = pattern_parse(spec, &p, err);
-	CHECK(rc == PAT_OK, "%s parses", spec);
+	CHECK(rc == AN_OK, "%s parses", spec);
 	if (rc)
 		return;
 	rc = pattern_check(&p, n, err);
-	CHECK(rc == PAT_OK, "%s fits %u ranks", spec, n);
+	CHECK(rc == AN_OK, "%s fits %u ranks", spec, n);
 	struct acc a = { .n = n, .cnt = calloc((size_t)n * n, 8), .order_ok = 1 };
 	pattern_for_each(&p, n, acc_fn, &a);
 	CHECK(same(a.cnt, ref, (size_t)n * n), "%s on %u ranks: %s", spec, n, what);
@@ -82,7 +82,7 @@ static void run(const char *spec, uint32_t n, const uint64_t *ref, const char *w
 
 int main(void)
 {
-	char err[PAT_ERR_LEN];
+	char err[AN_ERR_LEN];
 	struct pattern p;
 	char name[64];
 	uint32_t sizes[] = { 1, 2, 3, 7, 16 };
@@ -190,7 +190,7 @@ int main(void)
 
 	/* matrix: sorted, merged, zero dropped */
 	struct pat_triple t[] = { { 2, 1, 10 }, { 0, 3, 5 }, { 2, 1, 7 }, { 1, 1, 4 }, { 3, 0, 0 } };
-	CHECK(pattern_set_matrix(&p, t, 5, 4, err) == PAT_OK, "matrix set");
+	CHECK(pattern_set_matrix(&p, t, 5, 4, err) == AN_OK, "matrix set");
 	CHECK(p.ntri == 3, "matrix: duplicates merged, zero dropped (%zu)", p.ntri);
 	uint64_t ref[16] = { 0 };
 	ref[0 * 4 + 3] = 5;
@@ -200,10 +200,10 @@ int main(void)
 	pattern_for_each(&p, 4, acc_fn, &a);
 	CHECK(same(a.cnt, ref, 16), "matrix flows are the triples");
 	free(a.cnt);
-	CHECK(pattern_check(&p, 5, err) == PAT_E_INVAL, "matrix for 4 ranks refused on 5: %s", err);
+	CHECK(pattern_check(&p, 5, err) == AN_E_INVAL, "matrix for 4 ranks refused on 5: %s", err);
 	pattern_clear(&p);
 	struct pat_triple bad = { 4, 0, 1 };
-	CHECK(pattern_set_matrix(&p, &bad, 1, 4, err) == PAT_E_INVAL, "rank 4 of 4 refused: %s", err);
+	CHECK(pattern_set_matrix(&p, &bad, 1, 4, err) == AN_E_INVAL, "rank 4 of 4 refused: %s", err);
 
 	/* bad specs */
 	const char *badspec[] = { "", "alltoal", "shift:", "shift:x", "shift:+3", "shift: 3",
@@ -213,17 +213,17 @@ int main(void)
 				  "random:4294967296", "random:x" };
 	for (unsigned i = 0; i < sizeof badspec / sizeof badspec[0]; i++) {
 		err[0] = 0;
-		CHECK(pattern_parse(badspec[i], &p, err) == PAT_E_INVAL && err[0],
+		CHECK(pattern_parse(badspec[i], &p, err) == AN_E_INVAL && err[0],
 		      "'%s' refused: %s", badspec[i], err);
 	}
-	CHECK(pattern_parse("stencil2d:4,4", &p, err) == 0 && pattern_check(&p, 15, err) == PAT_E_INVAL,
+	CHECK(pattern_parse("stencil2d:4,4", &p, err) == 0 && pattern_check(&p, 15, err) == AN_E_INVAL,
 	      "4x4 grid for 15 ranks refused: %s", err);
-	CHECK(pattern_check(&p, TOPO_RANKS_MAX + 1, err) == PAT_E_RANGE, "16,385 ranks refused: %s", err);
-	CHECK(pattern_parse("xor:3", &p, err) == 0 && pattern_check(&p, 12, err) == PAT_E_INVAL,
+	CHECK(pattern_check(&p, TOPO_RANKS_MAX + 1, err) == AN_E_RANGE, "16,385 ranks refused: %s", err);
+	CHECK(pattern_parse("xor:3", &p, err) == 0 && pattern_check(&p, 12, err) == AN_E_INVAL,
 	      "xor on 12 ranks refused: %s", err);
-	CHECK(pattern_parse("xor:16", &p, err) == 0 && pattern_check(&p, 16, err) == PAT_E_INVAL,
+	CHECK(pattern_parse("xor:16", &p, err) == 0 && pattern_check(&p, 16, err) == AN_E_INVAL,
 	      "xor:16 on 16 ranks refused: %s", err);
-	CHECK(pattern_parse("bitrev", &p, err) == 0 && pattern_check(&p, 24, err) == PAT_E_INVAL,
+	CHECK(pattern_parse("bitrev", &p, err) == 0 && pattern_check(&p, 24, err) == AN_E_INVAL,
 	      "bitrev on 24 ranks refused: %s", err);
 	const char *names[] = { "xor:5", "bitrev", "random:4294967295" };
 	for (unsigned i = 0; i < 3; i++) {
@@ -241,9 +241,9 @@ int main(void)
 	CHECK(pattern_rank_token("node-1*4", nm, &c, err) == 0 && !strcmp(nm, "node-1") && c == 4,
 	      "node-1*4");
 	CHECK(pattern_rank_token("node-1", nm, &c, err) == 0 && c == 1, "bare name is one rank");
-	CHECK(pattern_rank_token("node-1*0", nm, &c, err) == PAT_E_INVAL, "count 0 refused");
-	CHECK(pattern_rank_token("*3", nm, &c, err) == PAT_E_INVAL, "empty name refused");
-	CHECK(pattern_rank_token("a*16385", nm, &c, err) == PAT_E_INVAL, "count beyond limit refused");
+	CHECK(pattern_rank_token("node-1*0", nm, &c, err) == AN_E_INVAL, "count 0 refused");
+	CHECK(pattern_rank_token("*3", nm, &c, err) == AN_E_INVAL, "empty name refused");
+	CHECK(pattern_rank_token("a*16385", nm, &c, err) == AN_E_INVAL, "count beyond limit refused");
 
 	/* job limits */
 	uint32_t *hosts = malloc(5000 * sizeof *hosts);
@@ -252,10 +252,10 @@ int main(void)
 	struct pat_job j = { .nranks = 4096, .host = hosts };
 	CHECK(pattern_job_check(&j, 5000, err) == 0, "4,096 hosts accepted");
 	j.nranks = 4097;
-	CHECK(pattern_job_check(&j, 5000, err) == PAT_E_RANGE, "4,097 hosts refused: %s", err);
+	CHECK(pattern_job_check(&j, 5000, err) == AN_E_RANGE, "4,097 hosts refused: %s", err);
 	hosts[0] = 5000;
 	j.nranks = 10;
-	CHECK(pattern_job_check(&j, 5000, err) == PAT_E_INVAL, "unknown host index refused");
+	CHECK(pattern_job_check(&j, 5000, err) == AN_E_INVAL, "unknown host index refused");
 	free(hosts);
 	return TAP_DONE();
 }

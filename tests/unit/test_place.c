@@ -50,7 +50,7 @@ static void test_order(void)
 	for (uint32_t i = 0; i < n; i++)
 		v[i] = i;
 	shuffle(v, n);
-	tf_check(place_order(f.rt, f.h, v, n) == ROUTE_OK, "order: sorts %u hosts", n);
+	tf_check(place_order(f.rt, f.h, v, n) == AN_OK, "order: sorts %u hosts", n);
 	/* each leaf and each pod is one contiguous run */
 	int ok = 1;
 	for (uint32_t i = 0; i < n; i++)
@@ -110,7 +110,7 @@ static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 			nf = n;
 		size_t want = 2 + tf_rand() % (nf - 2);
 		struct place_pick p, q;
-		char why[PLACE_WHY_LEN];
+		char why[AN_ERR_LEN];
 		if (place_pick(f->rt, f->h, all, nf, want, &p, why)) {
 			bad++;
 			continue;
@@ -148,7 +148,7 @@ static void test_pick(void)
 	 * other; 4 hosts over two leaves can avoid sharing (2 + 2). */
 	uint32_t fr[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct place_pick p;
-	char why[PLACE_WHY_LEN];
+	char why[AN_ERR_LEN];
 	tf_check(!place_pick(f.rt, f.h, fr, 8, 4, &p, why) && p.figs.sharing == 0 && p.figs.leaves == 1,
 		 "pick: 4 of 8 on one leaf (compact, nothing leaves the leaf)");
 	place_pick_free(&p);
@@ -157,7 +157,7 @@ static void test_pick(void)
 	for (size_t k = 0; k < p.n; k++)
 		printf("# %s\n", f.rt->hosts[p.hosts[k]].name);
 	place_pick_free(&p);
-	tf_check(place_pick(f.rt, f.h, fr, 8, 9, &p, why) == ROUTE_E_RANGE, "pick: more than free is ROUTE_E_RANGE (%s)", why);
+	tf_check(place_pick(f.rt, f.h, fr, 8, 9, &p, why) == AN_E_RANGE, "pick: more than free is AN_E_RANGE (%s)", why);
 	fab_down(&f);
 
 	f = (struct fab){ .s = snap_new() };
@@ -206,7 +206,7 @@ static void test_map(void)
 	for (uint32_t i = 0; i < 32; i++)
 		hosts[i] = i, slots[i] = 16;
 	struct place_map m;
-	char why[PLACE_WHY_LEN];
+	char why[AN_ERR_LEN];
 	int rc = place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why);
 	tf_check(!rc, "map: 512 ranks onto 32 hosts x 16 slots (%s)", rc ? why : "ok");
 	if (!rc) {
@@ -243,7 +243,7 @@ static void test_map(void)
 	slots[0] = 1;
 	for (uint32_t i = 1; i < 32; i++)
 		slots[i] = 1;
-	tf_check(place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why) == ROUTE_E_RANGE, "map: too few slots (%s)", why);
+	tf_check(place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why) == AN_E_RANGE, "map: too few slots (%s)", why);
 	/* ranks fewer than slots, uneven slots */
 	struct place_graph g2;
 	place_graph_stencil(&g2, 5, 3, 1, 1);
@@ -268,7 +268,7 @@ static void test_map(void)
 	tf_check(!grc && g3.xadj[4] == 8, "edges: a 4-ring symmetrised");
 	uint32_t bad[1] = { 9 };
 	struct place_graph g4;
-	tf_check(place_graph_from_edges(&g4, 4, s, bad, NULL, 1) == ROUTE_E_INVAL, "edges: a vertex out of range");
+	tf_check(place_graph_from_edges(&g4, 4, s, bad, NULL, 1) == AN_E_INVAL, "edges: a vertex out of range");
 	place_graph_free(&g);
 	place_graph_free(&g2);
 	place_graph_free(&g3);
@@ -304,7 +304,7 @@ static void test_map_fallback(void)
 				dup |= hosts[i] == hosts[j];
 		}
 		struct place_map mm;
-		char why[PLACE_WHY_LEN];
+		char why[AN_ERR_LEN];
 		if (dup || place_map(f.rt, f.h, &g, hosts, slots, nh, &mm, why)) {
 			place_graph_free(&g);
 			continue;

@@ -64,7 +64,8 @@ int main(void)
 	tf_tree2(s, 4, 4, 2, 1);
 	tf_finish(s, 0);
 	char err[SNAP_ERR_LEN];
-	struct fabric_index *x = fabric_index_build(s, NULL, 1, err);
+	struct fabric_index *x = NULL;
+	fabric_index_build(s, NULL, 1, &x, err);
 	CHECK(x != NULL, "the 4-leaf, 16-host tree builds");
 	struct fabric *f = fabric_new(s, "test");
 	f->index = x;

@@ -2,6 +2,7 @@
  * test_route.c - the route engine: LFT walks, their errors, the name index,
  * node-name-maps and the hop-count DP, on synthetic fabrics.
  */
+#include "namemap_file.h"
 #include "route.h"
 #include "testfab.h"
 
@@ -60,11 +61,11 @@ static void test_tree2(void)
 	struct route_res res;
 	int r = route_walk(rt, ep(rt, "h0000"), rt->eps[ep(rt, "h0005")].lid, hp, 8, &res);
 	uint32_t l0 = node_by_guid(s, TF_SW_GUID + 0), l1 = node_by_guid(s, TF_SW_GUID + 1);
-	CHECK(r == ROUTE_OK && res.hops == 3 && hp[0].node == l0 && hp[2].node == l1 &&
+	CHECK(r == AN_OK && res.hops == 3 && hp[0].node == l0 && hp[2].node == l1 &&
 		      s->nodes[hp[1].node].guid >= TF_SW_GUID + 1000 && hp[0].in == 1 && hp[2].out == 3,
 	      "tree2: h0000 -> h0005 walks leaf0, a spine, leaf1, leaving by h0005's port 3");
 	r = route_walk(rt, ep(rt, "h0000"), rt->eps[ep(rt, "h0005")].lid, hp, 1, &res);
-	CHECK(r == ROUTE_OK && res.hops == 3 && hp[0].node == l0, "walk: a short buffer still counts all hops");
+	CHECK(r == AN_OK && res.hops == 3 && hp[0].node == l0, "walk: a short buffer still counts all hops");
 
 	/* switches as source and destination */
 	char g[32];
@@ -94,17 +95,17 @@ static void test_tree2(void)
 			     "h0000/", "/HCA-1", "h0000 " };
 	int nbad = 0;
 	for (size_t i = 0; i < sizeof(nf) / sizeof(nf[0]); i++)
-		nbad += route_resolve(rt, nf[i], &e, NULL) != ROUTE_E_NOTFOUND;
-	CHECK(!nbad, "resolve: 12 unknown names give ROUTE_E_NOTFOUND (%d did not)", nbad);
+		nbad += route_resolve(rt, nf[i], &e, NULL) != AN_E_NOTFOUND;
+	CHECK(!nbad, "resolve: 12 unknown names give AN_E_NOTFOUND (%d did not)", nbad);
 	char longname[300];
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	CHECK(route_resolve(rt, longname, &e, NULL) == ROUTE_E_INVAL && route_resolve(rt, NULL, &e, NULL) ==
-		      ROUTE_E_INVAL && route_resolve(rt, "", &e, NULL) == ROUTE_E_INVAL,
-	      "resolve: over-long, NULL and empty names are ROUTE_E_INVAL");
-	CHECK(route_hops(rt, e0, 0) == ROUTE_E_NOLID && route_hops(rt, e0, (uint16_t)(rt->max_lid + 1)) ==
-		      ROUTE_E_NOLID && route_hops(rt, rt->neps, 1) == ROUTE_E_INVAL,
-	      "walk: LID 0 / unassigned LID are ROUTE_E_NOLID, a bad source ROUTE_E_INVAL");
+	CHECK(route_resolve(rt, longname, &e, NULL) == AN_E_INVAL && route_resolve(rt, NULL, &e, NULL) ==
+		      AN_E_INVAL && route_resolve(rt, "", &e, NULL) == AN_E_INVAL,
+	      "resolve: over-long, NULL and empty names are AN_E_INVAL");
+	CHECK(route_hops(rt, e0, 0) == AN_E_NOLID && route_hops(rt, e0, (uint16_t)(rt->max_lid + 1)) ==
+		      AN_E_NOLID && route_hops(rt, rt->neps, 1) == AN_E_INVAL,
+	      "walk: LID 0 / unassigned LID are AN_E_NOLID, a bad source AN_E_INVAL");
 
 	/* LFT errors on the same fabric */
 	uint16_t lid5 = rt->eps[ep(rt, "h0005")].lid;
@@ -114,24 +115,24 @@ static void test_tree2(void)
 	uint8_t saved = s->lft[s->nodes[spine].lft_off + lid5];
 	s->lft[s->nodes[spine].lft_off + lid5] = upp->peer_port;   /* back down to leaf0 */
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
-	CHECK(r == ROUTE_E_LOOP && res.hops == rt->nsw, "error: leaf <-> spine ping-pong is ROUTE_E_LOOP after nsw hops");
+	CHECK(r == AN_E_LOOP && res.hops == rt->nsw, "error: leaf <-> spine ping-pong is AN_E_LOOP after nsw hops");
 	s->lft[s->nodes[spine].lft_off + lid5] = saved;
 	s->lft[s->nodes[l0].lft_off + lid5] = SNAP_LFT_NONE;
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
-	CHECK(r == ROUTE_E_NOENTRY && res.fail_node == l0 && res.hops == 1, "error: 0xFF entry is ROUTE_E_NOENTRY at leaf0");
+	CHECK(r == AN_E_NOENTRY && res.fail_node == l0 && res.hops == 1, "error: 0xFF entry is AN_E_NOENTRY at leaf0");
 	s->lft[s->nodes[l0].lft_off + lid5] = 0;
-	CHECK(route_hops(rt, e0, lid5) == ROUTE_E_WRONGDST, "error: entry 0 (this switch) for a host LID is ROUTE_E_WRONGDST");
+	CHECK(route_hops(rt, e0, lid5) == AN_E_WRONGDST, "error: entry 0 (this switch) for a host LID is AN_E_WRONGDST");
 	s->lft[s->nodes[l0].lft_off + lid5] = 2;
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
-	CHECK(r == ROUTE_E_WRONGDST && res.fail_node == l0 && res.fail_port == 2,
-	      "error: entry pointing at another host's port is ROUTE_E_WRONGDST");
+	CHECK(r == AN_E_WRONGDST && res.fail_node == l0 && res.fail_port == 2,
+	      "error: entry pointing at another host's port is AN_E_WRONGDST");
 	s->lft[s->nodes[l0].lft_off + lid5] = up;
 	{
 		/* an LFT shorter than the LID */
 		struct snap_node *n = &s->nodes[l0];
 		uint32_t keep = n->lft_len;
 		n->lft_len = lid5;
-		CHECK(route_hops(rt, e0, lid5) == ROUTE_E_NOENTRY, "error: LID beyond the LFT is ROUTE_E_NOENTRY");
+		CHECK(route_hops(rt, e0, lid5) == AN_E_NOENTRY, "error: LID beyond the LFT is AN_E_NOENTRY");
 		n->lft_len = keep;
 	}
 	CHECK(route_hops(rt, e0, lid5) == 3, "walk: restored LFT routes again");
@@ -160,17 +161,17 @@ static void test_faults(void)
 	struct route_res res;
 	CHECK(hops(rt, "a", "b") == 2 && hops(rt, "b", "c") == 2 && hops(rt, "a", "c") == 1, "faults: base routes");
 	CHECK(hops(rt, "e", "f") == 0 && hops(rt, "f", "e") == 0, "back-to-back CAs: 0 switches");
-	CHECK(hops(rt, "e", "a") == ROUTE_E_WRONGDST, "back-to-back CA to a third host: ROUTE_E_WRONGDST");
-	CHECK(hops(rt, "d", "a") == ROUTE_E_SRC_NOLINK && rt->eps[ep(rt, "d")].up == ROUTE_E_SRC_NOLINK,
-	      "uncabled source: ROUTE_E_SRC_NOLINK");
-	CHECK(hops(rt, "a", "d") == ROUTE_E_NOENTRY, "uncabled destination: no LFT entry");
+	CHECK(hops(rt, "e", "a") == AN_E_WRONGDST, "back-to-back CA to a third host: AN_E_WRONGDST");
+	CHECK(hops(rt, "d", "a") == AN_E_SRC_NOLINK && rt->eps[ep(rt, "d")].up == AN_E_SRC_NOLINK,
+	      "uncabled source: AN_E_SRC_NOLINK");
+	CHECK(hops(rt, "a", "d") == AN_E_NOENTRY, "uncabled destination: no LFT entry");
 
 	tf_set_entry(s, TF_SW_GUID + 1, lb, 4);
-	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == ROUTE_E_NOLINK && res.fail_node == S1 && res.fail_port == 4,
-	      "error: LFT sends out of an uncabled port: ROUTE_E_NOLINK at S1 port 4");
+	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == AN_E_NOLINK && res.fail_node == S1 && res.fail_port == 4,
+	      "error: LFT sends out of an uncabled port: AN_E_NOLINK at S1 port 4");
 	tf_set_entry(s, TF_SW_GUID + 2, lb, 3);
 	tf_set_entry(s, TF_SW_GUID + 1, lb, 3);
-	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == ROUTE_E_LOOP, "error: S1 <-> S2 loop: ROUTE_E_LOOP");
+	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == AN_E_LOOP, "error: S1 <-> S2 loop: AN_E_LOOP");
 	tf_set_entry(s, TF_SW_GUID + 2, lb, 1);
 	CHECK(hops(rt, "a", "b") == 2, "faults: restored");
 	route_free(rt);
@@ -178,15 +179,15 @@ static void test_faults(void)
 	/* A link that went down after routing: the LFT still uses it. */
 	tf_link_down(s, S1, 3);
 	rt = build(s, NULL);
-	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == ROUTE_E_DOWN && res.fail_node == S1 && res.fail_port == 3,
-	      "error: route over a DOWN link: ROUTE_E_DOWN at S1 port 3");
+	CHECK(route_walk(rt, ea, lb, NULL, 0, &res) == AN_E_DOWN && res.fail_node == S1 && res.fail_port == 3,
+	      "error: route over a DOWN link: AN_E_DOWN at S1 port 3");
 	route_free(rt);
 	tf_link_down(s, node_by_guid(s, TF_CA_GUID + 16), 1);
 	rt = build(s, NULL);
-	CHECK(route_walk(rt, ep(rt, "a"), rt->eps[ep(rt, "c")].lid, NULL, 0, &res) == ROUTE_E_DOWN &&
+	CHECK(route_walk(rt, ep(rt, "a"), rt->eps[ep(rt, "c")].lid, NULL, 0, &res) == AN_E_DOWN &&
 		      res.fail_node == node_by_guid(s, TF_CA_GUID + 16),
-	      "error: source port DOWN: ROUTE_E_DOWN at the source");
-	CHECK(hops(rt, "c", "a") == ROUTE_E_DOWN, "error: destination's cable DOWN: ROUTE_E_DOWN");
+	      "error: source port DOWN: AN_E_DOWN at the source");
+	CHECK(hops(rt, "c", "a") == AN_E_DOWN, "error: destination's cable DOWN: AN_E_DOWN");
 	(void)S2;
 	route_free(rt);
 	snap_free(s);
@@ -310,7 +311,7 @@ static void test_names(void)
 		 (unsigned long long)(TF_CA_GUID + 16 * 100), (unsigned long long)(TF_CA_GUID + 16 * 105),
 		 (unsigned long long)(TF_CA_GUID + 16 * 113));
 	struct route_namemap *m = NULL;
-	char err[ROUTE_ERR_LEN];
+	char err[AN_ERR_LEN];
 	int rc = route_namemap_parse(map, strlen(map), &m, err);
 	CHECK(rc == 0 && !strcmp(route_namemap_get(m, TF_CA_GUID + 16 * 100), "mapped-a HCA-7") &&
 		      !strcmp(route_namemap_get(m, TF_CA_GUID + 16 * 104), "unquoted-b  HCA-1") &&
@@ -328,15 +329,15 @@ static void test_names(void)
 	int nb = 0;
 	for (size_t i = 0; i < 4; i++) {
 		m = NULL;
-		nb += route_namemap_parse(badmaps[i], strlen(badmaps[i]), &m, err) == ROUTE_E_INVAL && !m;
+		nb += route_namemap_parse(badmaps[i], strlen(badmaps[i]), &m, err) == AN_E_INVAL && !m;
 	}
-	CHECK(nb == 4, "name map: malformed lines are ROUTE_E_INVAL (%d of 4)", nb);
+	CHECK(nb == 4, "name map: malformed lines are AN_E_INVAL (%d of 4)", nb);
 	char *big = malloc(ROUTE_MAP_LINE_MAX + 10);
 	memset(big, 'x', ROUTE_MAP_LINE_MAX + 9);
 	memcpy(big, "0x1 ", 4);
-	CHECK(route_namemap_parse(big, ROUTE_MAP_LINE_MAX + 9, &m, err) == ROUTE_E_INVAL, "name map: over-long line rejected: %s", err);
+	CHECK(route_namemap_parse(big, ROUTE_MAP_LINE_MAX + 9, &m, err) == AN_E_INVAL, "name map: over-long line rejected: %s", err);
 	free(big);
-	CHECK(route_namemap_load("/nonexistent/map", &m, err) == ROUTE_E_NOTFOUND, "name map: missing file");
+	CHECK(route_namemap_load("/nonexistent/map", &m, err) == AN_E_NOTFOUND, "name map: missing file");
 	char path[] = "/tmp/test_route_mapXXXXXX";
 	int fd = mkstemp(path);
 	if (fd >= 0) {
@@ -451,7 +452,7 @@ int main(void)
 	test_names();
 	test_fuzz_names();
 	test_dp();
-	CHECK(!strcmp(route_strerror(ROUTE_E_LOOP), "the route loops") && route_strerror(12345),
-	      "route_strerror names codes and never returns NULL");
+	CHECK(!strcmp(an_strerror(AN_E_LOOP), "the route loops") && an_strerror(12345),
+	      "an_strerror names codes and never returns NULL");
 	return tf_failures != 0;
 }

@@ -16,7 +16,7 @@
 #include "pattern.h"
 #include "snapshot.h"
 #include "xgft.h"
-#include "../../topod/pattern.h"   /* the shared pattern names */
+#include "../../analysis/pattern.h"   /* the shared pattern names */
 
 /* topod's flow generator into a 16 x 16 count matrix */
 static int mark_flow(void *arg, uint32_t s, uint32_t d, uint64_t bytes)
@@ -282,7 +282,7 @@ int main(void)
 				 "stencil2d:4,4", "stencil2d:4,4:periodic", "stencil3d:2,2,4:periodic" };
 	for (size_t i = 0; i < sizeof(shared) / sizeof(*shared); i++) {
 		struct pattern tp;
-		char te[PAT_ERR_LEN];
+		char te[AN_ERR_LEN];
 		uint8_t a[16 * 16] = { 0 }, b[16 * 16] = { 0 };
 		int ok = !ro_pattern_parse(shared[i], 16, &p, err) && p.nphases == 1 &&
 			 !pattern_parse(shared[i], &tp, te) && !pattern_check(&tp, 16, te);

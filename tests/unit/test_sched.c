@@ -99,7 +99,7 @@ static struct sched *run(const struct fab *f, enum sched_algo algo, const uint32
 {
 	struct sched_req req = { .algo = algo, .nranks = P, .rank_host = rh, .conflicts = conf };
 	struct sched *s;
-	char err[SCHED_ERR_LEN];
+	char err[AN_ERR_LEN];
 	int rc = sched_build(f->rt, f->h, &req, 2, &s, err);
 	if (rc) {
 		tf_check(0, "%s %s P=%u: build: %s", sched_algo_name(algo), what, P, err);
@@ -176,19 +176,19 @@ static void completeness(void)
 			rh[r] = r;
 		struct sched_req req = { .algo = SCHED_ALLGATHER, .nranks = 7, .rank_host = rh, .k = 4 };
 		struct sched *s;
-		char err[SCHED_ERR_LEN];
+		char err[AN_ERR_LEN];
 		int rc = sched_build(f.rt, f.h, &req, 1, &s, err);
-		tf_check(rc == SCHED_E_NOTAPPLIC, "kPrefix k=4 on 7 ranks: not applicable (%s)", err);
+		tf_check(rc == AN_E_NOTAPPLIC, "kPrefix k=4 on 7 ranks: not applicable (%s)", err);
 	}
 	/* The checker catches a broken schedule. */
 	{
 		for (uint32_t r = 0; r < 8; r++)
 			rh[r] = r;
 		struct sched *s = run(&f, SCHED_XOR, rh, 8, 0, "mutate");
-		char err[SCHED_ERR_LEN];
+		char err[AN_ERR_LEN];
 		if (s) {
 			s->dst[3] = s->dst[4];
-			tf_check(sched_check(s, err) == SCHED_E_CHECK, "checker rejects a duplicated pair (%s)", err);
+			tf_check(sched_check(s, err) == AN_E_CHECK, "checker rejects a duplicated pair (%s)", err);
 			s->multi = 0;
 			sched_free(s);
 		}
@@ -255,8 +255,8 @@ static void opt(void)
 		sched_free(s);
 		rh[0] = rh[1]; /* one host with 3 ranks, one with 1 */
 		struct sched_req req = { .algo = SCHED_OPT, .nranks = P, .rank_host = rh };
-		char err[SCHED_ERR_LEN];
-		tf_check(sched_build(f.rt, f.h, &req, 1, &s, err) == SCHED_E_NOTAPPLIC,
+		char err[AN_ERR_LEN];
+		tf_check(sched_build(f.rt, f.h, &req, 1, &s, err) == AN_E_NOTAPPLIC,
 			 "k=%u: OPT on uneven ranks per host is not applicable (%s)", k, err);
 		free(rh);
 		fab_close(&f);

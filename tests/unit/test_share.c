@@ -29,7 +29,7 @@ static struct share *build_sh(const struct route_tab *rt, const uint32_t *eps, s
 	struct share *sh;
 	int rc = share_build(rt, eps, n, flags, &sh);
 	if (rc) {
-		fprintf(stderr, "share_build: %s\n", route_strerror(rc));
+		fprintf(stderr, "share_build: %s\n", an_strerror(rc));
 		exit(99);
 	}
 	return sh;
@@ -85,22 +85,22 @@ static void test_oversubscribed(void)
 	CHECK(ok, "2:1 tree: each group is two hosts of one leaf fed by the same spine downlink");
 	uint32_t sw[8];
 	size_t ns;
-	CHECK(share_path(sh, 0, 4, sw, 8, &ns) == ROUTE_OK && ns == 3 && sw[0] == l0 && sw[1] == s1 && sw[2] == l1,
+	CHECK(share_path(sh, 0, 4, sw, 8, &ns) == AN_OK && ns == 3 && sw[0] == l0 && sw[1] == s1 && sw[2] == l1,
 	      "path matrix: h0 -> h4 = leaf0, spine1, leaf1");
-	CHECK(share_path(sh, 0, 1, sw, 8, &ns) == ROUTE_OK && ns == 1 && sw[0] == l0 &&
-		      share_path(sh, 3, 3, sw, 8, &ns) == ROUTE_OK && ns == 1 && share_path(sh, 8, 0, sw, 8, &ns) == ROUTE_E_INVAL,
+	CHECK(share_path(sh, 0, 1, sw, 8, &ns) == AN_OK && ns == 1 && sw[0] == l0 &&
+		      share_path(sh, 3, 3, sw, 8, &ns) == AN_OK && ns == 1 && share_path(sh, 8, 0, sw, 8, &ns) == AN_E_INVAL,
 	      "path matrix: same leaf 1 switch, diagonal walks to the leaf and back, out of range INVAL");
 	share_free(sh);
 
 	uint32_t sub[3] = { H[0], H[4], H[6] };
 	sh = build_sh(rt, sub, 3, 0);
 	CHECK(sh->nsharing == 2 && sh->sharing[0] == 1 && sh->sharing[1] == 2 && sh->ngroups == 1 &&
-		      sh->avg_hosts_per_leaf == 1.5 && share_path(sh, 0, 1, sw, 8, &ns) == ROUTE_E_INVAL,
+		      sh->avg_hosts_per_leaf == 1.5 && share_path(sh, 0, 1, sw, 8, &ns) == AN_E_INVAL,
 	      "job {h0, h4, h6}: h4 and h6 share spine1's downlink, h0 alone; 1.5 hosts per leaf; no kept paths");
 	share_free(sh);
 	uint32_t dupl[2] = { H[0], H[0] }, badep[1] = { rt->neps };
-	CHECK(share_build(rt, dupl, 2, 0, &sh) == ROUTE_E_INVAL && share_build(rt, badep, 1, 0, &sh) == ROUTE_E_INVAL,
-	      "repeated or unknown end port: ROUTE_E_INVAL");
+	CHECK(share_build(rt, dupl, 2, 0, &sh) == AN_E_INVAL && share_build(rt, badep, 1, 0, &sh) == AN_E_INVAL,
+	      "repeated or unknown end port: AN_E_INVAL");
 	sh = build_sh(rt, NULL, 0, SHARE_KEEP_PATHS);
 	CHECK(sh->n == 0 && sh->nlinks == 0 && sh->nsharing == 0 && sh->avg_hosts_per_leaf == 0.0, "empty job");
 	share_free(sh);
@@ -143,12 +143,12 @@ static int agrees(const struct route_tab *rt, const uint32_t *H, uint32_t n, con
 			int r = route_walk(rt, H[i], rt->eps[H[j]].lid, hp, cap, &res);
 			size_t ns;
 			int r2 = share_path(sh, i, j, sw, cap, &ns);
-			if (r != r2 || (r == ROUTE_OK && ns != res.hops) || (r != ROUTE_E_LOOP && ns != res.hops)) {
+			if (r != r2 || (r == AN_OK && ns != res.hops) || (r != AN_E_LOOP && ns != res.hops)) {
 				printf("# %s: %u -> %u: walk %d/%u, share %d/%zu\n", what, i, j, r, res.hops, r2, ns);
 				ok = 0;
 				continue;
 			}
-			for (size_t k = 0; r != ROUTE_E_LOOP && k < ns; k++)
+			for (size_t k = 0; r != AN_E_LOOP && k < ns; k++)
 				ok &= sw[k] == hp[k].node;
 			if (i == j)
 				continue;
@@ -163,7 +163,7 @@ static int agrees(const struct route_tab *rt, const uint32_t *H, uint32_t n, con
 			for (uint32_t k = 0; k < res.hops; k++)
 				load[s->nodes[hp[k].node].port0 + hp[k].out]++;
 			const struct route_ep *f = &rt->eps[H[j]];
-			int li = e->up == ROUTE_OK && e->leaf != ROUTE_NONE, lj = f->up == ROUTE_OK && f->leaf != ROUTE_NONE;
+			int li = e->up == AN_OK && e->leaf != ROUTE_NONE, lj = f->up == AN_OK && f->leaf != ROUTE_NONE;
 			if (li && lj && e->leaf != f->leaf && res.hops >= 2) {
 				uint32_t slot = s->nodes[hp[res.hops - 2].node].port0 + hp[res.hops - 2].out, k;
 				for (k = 0; k < ning[j] && ing[(size_t)j * n + k] != slot; k++)

@@ -103,7 +103,7 @@ static uint32_t walk_tree(const struct route_tab *rt, struct share_col *c, uint3
 		if (stamp[x] == cur) {
 			uint32_t t = tidx[x];
 			if (c->tn[t].status == TN_PENDING) {
-				st = ROUTE_E_LOOP;
+				st = AN_E_LOOP;
 			} else {
 				st = c->tn[t].status;
 				rnext = t;
@@ -130,7 +130,7 @@ static uint32_t walk_tree(const struct route_tab *rt, struct share_col *c, uint3
 			x = next;
 			continue;
 		}
-		st = r == ROUTE_STEP_DONE ? ROUTE_OK : r;
+		st = r == ROUTE_STEP_DONE ? AN_OK : r;
 		break;
 	}
 	if (!top)
@@ -224,7 +224,7 @@ static int do_column(const struct ctx *c, struct tws *w, uint32_t j, size_t k)
 		if (c->grp_sw[g] == ROUTE_NONE) {
 			cst[g] = (int8_t)route_walk(rt, c->eps[c->grp_rep[g]], dlid, NULL, 0, NULL);
 		} else if (!dlid) {
-			cst[g] = ROUTE_E_NOLID;
+			cst[g] = AN_E_NOLID;
 		} else {
 			/* stamps: one per destination, so a thread never clears them */
 			uint32_t t = walk_tree(rt, col, w->stamp, w->tidx, w->stack, j + 1, c->grp_sw[g],
@@ -235,11 +235,11 @@ static int do_column(const struct ctx *c, struct tws *w, uint32_t j, size_t k)
 			cst[g] = col->tn[t].status;
 		}
 	}
-	c->selfok[j] = cst[gj] == ROUTE_OK;
+	c->selfok[j] = cst[gj] == AN_OK;
 	int jleaf = c->grp_sw[gj] != ROUTE_NONE;
 	for (uint32_t g = 0; g < G; g++) {
 		uint32_t mult = c->grp_n[g] - (g == gj);   /* a host is no pair with itself */
-		if (cst[g] != ROUTE_OK) {
+		if (cst[g] != AN_OK) {
 			w->pairs_failed += mult;
 			continue;
 		}
@@ -294,7 +294,7 @@ static void sbuild_free(struct sbuild *b)
 }
 
 /* Source groups: one per leaf switch, one per host without a leaf, in
- * (leaf, position) order. ROUTE_E_INVAL for a bad or repeated end port. */
+ * (leaf, position) order. AN_E_INVAL for a bad or repeated end port. */
 static int make_groups(struct sbuild *b)
 {
 	const struct route_tab *rt = b->rt;
@@ -302,27 +302,27 @@ static int make_groups(struct sbuild *b)
 	struct share *sh = b->sh;
 	uint64_t *key = malloc((n + 1) * sizeof(*key));
 	uint32_t *chk = malloc((n + 1) * sizeof(*chk));
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (!key || !chk)
 		goto out;
 	/* key = leaf node << 32 | position, or all ones in the high half. */
 	for (size_t i = 0; i < n; i++) {
-		rc = ROUTE_E_INVAL;
+		rc = AN_E_INVAL;
 		if (b->eps[i] >= rt->neps)
 			goto out;
 		const struct route_ep *e = &rt->eps[b->eps[i]];
-		uint64_t hi = e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? e->leaf : UINT32_MAX;
+		uint64_t hi = e->up == AN_OK && e->leaf != ROUTE_NONE ? e->leaf : UINT32_MAX;
 		key[i] = hi << 32 | i;
 		chk[i] = b->eps[i];
 	}
 	qsort(chk, n, sizeof(*chk), cmp_u32);
 	for (size_t i = 1; i < n; i++)
 		if (chk[i] == chk[i - 1]) {
-			rc = ROUTE_E_INVAL;
+			rc = AN_E_INVAL;
 			goto out;
 		}
 	qsort(key, n, sizeof(*key), cmp_u64);
-	rc = ROUTE_E_NOMEM;
+	rc = AN_E_NOMEM;
 	sh->grp_of = malloc((n + 1) * sizeof(*sh->grp_of));
 	b->grp_sw = malloc((n + 1) * sizeof(*b->grp_sw));
 	b->grp_n = malloc((n + 1) * sizeof(*b->grp_n));
@@ -346,7 +346,7 @@ static int make_groups(struct sbuild *b)
 	}
 	sh->G = G;
 	sh->avg_hosts_per_leaf = sh->nleaves ? (double)inleaf / sh->nleaves : 0.0;
-	rc = ROUTE_OK;
+	rc = AN_OK;
 out:
 	free(key);
 	free(chk);
@@ -367,7 +367,7 @@ static int walk_columns(struct sbuild *b, int keep)
 	uint64_t *ord = malloc((n + 1) * sizeof(*ord));   /* lid << 32 | position: columns in LID order */
 	if (!b->load || !b->okcnt || !ord) {
 		free(ord);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (size_t j = 0; j < n; j++)
 		ord[j] = (uint64_t)rt->eps[b->eps[j]].lid << 32 | j;
@@ -421,11 +421,11 @@ static int walk_columns(struct sbuild *b, int keep)
 	}
 	free(ord);
 	if (failed)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	sh->npairs_ok = pairs_ok;
 	sh->npairs_failed = pairs_failed;
 	sh->max_hops = max_hops;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* The nonzero link loads, each source's own cable included. */
@@ -438,7 +438,7 @@ static int collect_loads(struct sbuild *b)
 	 * one to itself, which is not a pair. */
 	for (size_t i = 0; i < b->n; i++) {
 		const struct route_ep *e = &rt->eps[b->eps[i]];
-		if (s->nodes[e->node].type == SNAP_NODE_SWITCH || e->up != ROUTE_OK)
+		if (s->nodes[e->node].type == SNAP_NODE_SWITCH || e->up != AN_OK)
 			continue;
 		uint64_t c = b->okcnt[sh->grp_of[i]] - b->selfok[i];
 		b->load[s->nodes[e->node].port0 + e->port] += (uint32_t)c;
@@ -447,14 +447,14 @@ static int collect_loads(struct sbuild *b)
 		sh->nlinks += b->load[i] != 0;
 	sh->links = malloc(((size_t)sh->nlinks + 1) * sizeof(*sh->links));
 	if (!sh->links)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t x = 0, k = 0; x < s->nnodes; x++)
 		for (unsigned p = 0; p <= s->nodes[x].nports; p++) {
 			uint32_t c = b->load[s->nodes[x].port0 + p];
 			if (c)
 				sh->links[k++] = (struct share_link){ x, c, (uint8_t)p };
 		}
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* Sharing: runs of one ingress link with two or more hosts. */
@@ -472,7 +472,7 @@ static int collect_sharing(struct sbuild *b)
 	uint8_t *mark = calloc(b->n + 1, 1);
 	if (!sh->groups || !sh->members || !sh->sharing || !mark) {
 		free(mark);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	uint32_t nm = 0;
 	for (size_t a = 0; a < ning;) {
@@ -494,31 +494,31 @@ static int collect_sharing(struct sbuild *b)
 		if (mark[i])
 			sh->sharing[sh->nsharing++] = (uint32_t)i;
 	free(mark);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsigned flags,
 		struct share **out)
 {
 	if (n > rt->neps)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	struct sbuild b = { .rt = rt, .eps = eps, .n = n };
 	b.sh = calloc(1, sizeof(*b.sh));
 	if (!b.sh)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	b.sh->n = (uint32_t)n;
 	const int keep = (flags & SHARE_KEEP_PATHS) != 0;
 	int rc = make_groups(&b);
 	if (!rc && keep) {
 		struct share *sh = b.sh;
 		if ((uint64_t)n * sh->G > SHARE_MAX_PATH_CELLS) {
-			rc = ROUTE_E_RANGE;
+			rc = AN_E_RANGE;
 		} else {
 			sh->start = malloc(((size_t)n * sh->G + 1) * sizeof(*sh->start));
 			sh->status = malloc((size_t)n * sh->G + 1);
 			sh->cols = calloc(n + 1, sizeof(*sh->cols));
 			if (!sh->start || !sh->status || !sh->cols)
-				rc = ROUTE_E_NOMEM;
+				rc = AN_E_NOMEM;
 		}
 	}
 	if (!rc)
@@ -533,17 +533,17 @@ int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsig
 		return rc;
 	}
 	*out = b.sh;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 int share_path(const struct share *sh, size_t i, size_t j, uint32_t *sw, size_t cap, size_t *nsw)
 {
 	*nsw = 0;
 	if (!sh->cols || i >= sh->n || j >= sh->n)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	size_t cell = j * sh->G + sh->grp_of[i];
 	int st = sh->status[cell];
-	if (st == ROUTE_E_LOOP)
+	if (st == AN_E_LOOP)
 		return st;
 	const struct share_col *c = &sh->cols[j];
 	size_t k = 0;

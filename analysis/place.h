@@ -16,7 +16,7 @@
  * Hosts are route_tab host indices (default rail). Lists must hold distinct
  * hosts: place_find_dup() finds the first repeat for the caller's message.
  *
- * Errors: ROUTE_OK or a negative ROUTE_E_* (route.h); ROUTE_E_RANGE where a
+ * Errors: AN_OK or a negative AN_E_* (route.h); AN_E_RANGE where a
  * request cannot be met (too few hosts or slots), with a reason in why.
  * Nothing here prints, exits or keeps global state except one mutex around
  * Scotch (its random generator is process-wide; holding it makes mapping
@@ -30,8 +30,6 @@
 
 #include "hier.h"
 #include "route.h"
-
-#define PLACE_WHY_LEN 160
 
 /* Index of the first host listed a second time, or -1. O(n log n). */
 long place_find_dup(const uint32_t *hosts, size_t n);
@@ -66,11 +64,11 @@ struct place_pick {
 	int exhaustive;           /* the exact search ran to the end (proves "least" for sharing-free) */
 };
 
-/* Chooses want hosts out of free[0..nfree) (distinct). ROUTE_E_RANGE if
+/* Chooses want hosts out of free[0..nfree) (distinct). AN_E_RANGE if
  * want > nfree or want == 0. Deterministic: the same free set in any order
  * gives the same answer. */
 int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-	       size_t nfree, size_t want, struct place_pick *out, char why[PLACE_WHY_LEN]);
+	       size_t nfree, size_t want, struct place_pick *out, char why[AN_ERR_LEN]);
 void place_pick_free(struct place_pick *p);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
@@ -91,7 +89,7 @@ void place_graph_free(struct place_graph *g);
 int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_t dz, int periodic);
 /* From directed edges (MPI_Dist_graph_create's form flattened: src[i] ->
  * dst[i] with weight w[i], w may be NULL for 1): symmetrised by summing both
- * directions, self loops dropped. ROUTE_E_INVAL for a vertex >= n. */
+ * directions, self loops dropped. AN_E_INVAL for a vertex >= n. */
 int place_graph_from_edges(struct place_graph *g, uint32_t n, const uint32_t *src, const uint32_t *dst,
 			   const uint32_t *w, size_t m);
 
@@ -115,12 +113,12 @@ struct place_map {
 	struct place_cost cost, block, rr;
 	uint32_t moved;             /* ranks moved off hosts Scotch filled beyond their slots */
 };
-/* Maps g onto hosts[0..nh) with slots[i] ranks at most each. ROUTE_E_RANGE
+/* Maps g onto hosts[0..nh) with slots[i] ranks at most each. AN_E_RANGE
  * if the slots do not add up to g->n. block: ranks in order fill hosts in
  * the order given; round-robin: rank r on the (r mod nh)-th host with room. */
 int place_map(const struct route_tab *rt, const struct hier *h, const struct place_graph *g,
 	      const uint32_t *hosts, const uint32_t *slots, size_t nh, struct place_map *out,
-	      char why[PLACE_WHY_LEN]);
+	      char why[AN_ERR_LEN]);
 void place_map_free(struct place_map *m);
 
 /* The two reference mappings (also used by place_map). */

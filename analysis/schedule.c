@@ -13,13 +13,13 @@
 
 #define NONE UINT32_MAX
 
-static int fail(char err[SCHED_ERR_LEN], int code, const char *fmt, ...)
+static int fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int fail(char err[SCHED_ERR_LEN], int code, const char *fmt, ...)
+static int fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err, SCHED_ERR_LEN, fmt, ap);
+	vsnprintf(err, AN_ERR_LEN, fmt, ap);
 	va_end(ap);
 	return code;
 }
@@ -36,9 +36,9 @@ int sched_algo_parse(const char *s, enum sched_algo *a)
 	for (unsigned i = 0; i < sizeof(algo_names) / sizeof(*algo_names); i++)
 		if (!strcmp(s, algo_names[i])) {
 			*a = (enum sched_algo)i;
-			return SCHED_OK;
+			return AN_OK;
 		}
-	return SCHED_E_INVAL;
+	return AN_E_INVAL;
 }
 
 /* ---- the job: hosts, their ranks, and the directed links of every host pair -- */
@@ -84,7 +84,7 @@ static inline const uint32_t *job_route(const struct job *j, uint32_t a, uint32_
 }
 
 static int job_build(struct job *j, const struct route_tab *rt, const struct sched_req *req,
-		     char err[SCHED_ERR_LEN])
+		     char err[AN_ERR_LEN])
 {
 	memset(j, 0, sizeof(*j));
 	j->rt = rt;
@@ -95,7 +95,7 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 	uint32_t *leafg = malloc((size_t)s->nnodes * sizeof(*leafg));
 	j->jh = malloc((size_t)j->P * sizeof(*j->jh));
 	j->host = malloc((size_t)j->P * sizeof(*j->host));
-	int rc = SCHED_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (!hmap || !slot || !leafg || !j->jh || !j->host)
 		goto out;
 	memset(hmap, 0xff, (size_t)rt->nhosts * sizeof(*hmap));
@@ -104,7 +104,7 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 	for (uint32_t r = 0; r < j->P; r++) {
 		uint32_t h = req->rank_host[r];
 		if (h >= rt->nhosts) {
-			rc = fail(err, SCHED_E_INVAL, "rank %u: host index %u out of range", r, h);
+			rc = fail(err, AN_E_INVAL, "rank %u: host index %u out of range", r, h);
 			goto out;
 		}
 		if (hmap[h] == NONE) {
@@ -157,9 +157,9 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 	for (uint32_t a = 0; a < H; a++) {
 		uint32_t ep = route_host_ep(rt, j->host[a]);
 		const struct route_ep *e = &rt->eps[ep];
-		if (e->up != ROUTE_OK || e->lid == 0) {
-			rc = fail(err, SCHED_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
-				  e->lid ? route_strerror(e->up) : "has no LID");
+		if (e->up != AN_OK || e->lid == 0) {
+			rc = fail(err, AN_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
+				  e->lid ? an_strerror(e->up) : "has no LID");
 			goto out;
 		}
 		uint32_t sl = s->nodes[e->node].port0 + e->port;
@@ -192,11 +192,11 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 			uint16_t dl = rt->eps[route_host_ep(rt, j->host[b])].lid;
 			struct route_res res;
 			int w = route_walk(rt, ep, dl, hops, 64, &res);
-			if (w == ROUTE_OK && res.hops > 64)
-				w = ROUTE_E_RANGE;
-			if (w != ROUTE_OK) {
-				rc = fail(err, SCHED_E_ROUTE, "route %s -> %s: %s", rt->hosts[j->host[j->rep[g]]].name,
-					  rt->hosts[j->host[b]].name, route_strerror(w));
+			if (w == AN_OK && res.hops > 64)
+				w = AN_E_RANGE;
+			if (w != AN_OK) {
+				rc = fail(err, AN_E_ROUTE, "route %s -> %s: %s", rt->hosts[j->host[j->rep[g]]].name,
+					  rt->hosts[j->host[b]].name, an_strerror(w));
 				goto out;
 			}
 			if (n + res.hops > cap) {
@@ -218,9 +218,9 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 	}
 #undef DENSE
 	j->path_off[npairs] = (uint32_t)n;
-	rc = SCHED_OK;
+	rc = AN_OK;
 out:
-	if (rc == SCHED_E_NOMEM)
+	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for a %u-rank job", j->P);
 	free(hmap);
 	free(slot);
@@ -256,13 +256,13 @@ static int sb_mark_same(struct sbuild *b, uint8_t v)
 		uint32_t nc = b->samecap * 2 + 1024;
 		uint8_t *ns = realloc(b->same, nc);
 		if (!ns)
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 		memset(ns + b->samecap, 0, nc - b->samecap);
 		b->same = ns;
 		b->samecap = nc;
 	}
 	b->same[i] = v;
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* Flows are preallocated (a complete exchange has exactly P(P-1)), so
@@ -288,21 +288,21 @@ static int sb_alloc(struct sbuild *b, size_t n)
 	if (b->s->algo == SCHED_ALLGATHER)
 		b->s->blk = big_alloc(n);
 	if (!b->s->src || !b->s->dst || (b->s->algo == SCHED_ALLGATHER && !b->s->blk))
-		return SCHED_E_NOMEM;
+		return AN_E_NOMEM;
 	b->cap = n;
-	return SCHED_OK;
+	return AN_OK;
 }
 
 static inline int sb_flow(struct sbuild *b, uint32_t src, uint32_t dst, uint32_t blk)
 {
 	if (__builtin_expect(b->n == b->cap, 0))
-		return SCHED_E_NOMEM; /* more than a complete exchange: a bug, refused */
+		return AN_E_NOMEM; /* more than a complete exchange: a bug, refused */
 	b->s->src[b->n] = src;
 	b->s->dst[b->n] = dst;
 	if (b->s->blk)
 		b->s->blk[b->n] = blk;
 	b->n++;
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* Closes the current step (drops it if empty). */
@@ -310,17 +310,17 @@ static int sb_step(struct sbuild *b)
 {
 	struct sched *s = b->s;
 	if (b->n == s->step_off[s->nsteps])
-		return SCHED_OK;
+		return AN_OK;
 	if (s->nsteps + 1 >= b->scap) {
 		uint32_t nc = b->scap * 2 + 64;
 		uint32_t *no = realloc(s->step_off, (size_t)(nc + 1) * sizeof(*no));
 		if (!no)
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 		s->step_off = no;
 		b->scap = nc;
 	}
 	s->step_off[++s->nsteps] = (uint32_t)b->n;
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* ---- XOR / pairwise ------------------------------------------------------------ */
@@ -332,7 +332,7 @@ static int build_xor(struct sbuild *b, uint32_t P)
 	for (uint32_t i = 1; i < P; i++) {
 		size_t o = b->n;
 		if (o + P > b->cap)
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 		if (pow2)
 			for (uint32_t r = 0; r < P; r++) {
 				src[o + r] = r;
@@ -345,14 +345,14 @@ static int build_xor(struct sbuild *b, uint32_t P)
 			}
 		b->n = o + P;
 		if (sb_step(b))
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 	}
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* ---- kPrefix allgather (seed 002) ---------------------------------------------- */
 
-static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[SCHED_ERR_LEN])
+static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[AN_ERR_LEN])
 {
 	if (!k) {
 		k = 8;
@@ -360,25 +360,25 @@ static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[SC
 			k /= 2;
 	}
 	if (!k || (k & (k - 1)) || P % k)
-		return fail(err, SCHED_E_NOTAPPLIC,
+		return fail(err, AN_E_NOTAPPLIC,
 			    "kPrefix needs a partition size k that is a power of two dividing the %u ranks (k=%u)", P, k);
 	for (uint32_t t = 0; t < P / k; t++) {
 		for (uint32_t i = 1; i < k; i++) {
 			for (uint32_t r = 0; r < P; r++)
 				if (sb_flow(b, r, r ^ i, (uint32_t)((r + (uint64_t)P * k - (uint64_t)t * k) % P)))
-					return SCHED_E_NOMEM;
+					return AN_E_NOMEM;
 			if (sb_step(b))
-				return SCHED_E_NOMEM;
+				return AN_E_NOMEM;
 		}
 		if (t + 1 == P / k)
 			break;
 		for (uint32_t r = 0; r < P; r++)
 			if (sb_flow(b, r, (r + k) % P, (uint32_t)((r + (uint64_t)P * k - (uint64_t)t * k) % P)))
-				return SCHED_E_NOMEM;
+				return AN_E_NOMEM;
 		if (sb_step(b))
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 	}
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* ---- TACS (seed 004, Algorithm 2) ----------------------------------------------- */
@@ -499,16 +499,16 @@ static void tacs_pass(struct tacs *t, uint32_t *partner, uint16_t *load, uint32_
 }
 
 static int build_tacs(struct sched *s, const struct job *j, const struct sched_req *req,
-		      struct hflow **hf_out, size_t *nhf_out, char err[SCHED_ERR_LEN])
+		      struct hflow **hf_out, size_t *nhf_out, char err[AN_ERR_LEN])
 {
 	uint32_t H = j->H;
 	struct tacs t = { .j = j, .H = H, .nsteps = H ? H - 1 : 0, .cur_d = NONE - 1 };
 	unsigned limit = 1 + req->conflicts;
 	struct hflow *hf = NULL;
 	size_t nhf = 0, hcap = 0;
-	int rc = SCHED_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if ((uint64_t)t.nsteps * j->nlinks > (64u << 20) || (uint64_t)H * H > (64u << 20)) {
-		return fail(err, SCHED_E_INVAL, "TACS for %u hosts over %u links is beyond its memory bound", H,
+		return fail(err, AN_E_INVAL, "TACS for %u hosts over %u links is beyond its memory bound", H,
 			    j->nlinks);
 	}
 	t.partner = malloc(((size_t)t.nsteps * H + 1) * sizeof(*t.partner));
@@ -603,7 +603,7 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 		if (!left)
 			break;
 		if (req->algo == SCHED_TACS2) {
-			rc = fail(err, SCHED_E_CHECK, "TACS2 left pairs after %u steps", t.nsteps);
+			rc = fail(err, AN_E_CHECK, "TACS2 left pairs after %u steps", t.nsteps);
 			goto out;
 		}
 		memset(extra, 0xff, (size_t)H * sizeof(*extra));
@@ -622,9 +622,9 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 	*hf_out = hf;
 	*nhf_out = nhf;
 	hf = NULL;
-	rc = SCHED_OK;
+	rc = AN_OK;
 out:
-	if (rc == SCHED_E_NOMEM)
+	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for TACS on %u hosts", H);
 	free(hf);
 	free(t.partner);
@@ -656,10 +656,10 @@ static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflo
 			if (y < r)
 				for (uint32_t x = 0; x < r; x++)
 					if (sb_flow(b, rk[x], rk[(x + y) % r], 0))
-						return SCHED_E_NOMEM;
+						return AN_E_NOMEM;
 		}
 		if (sb_step(b))
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 	}
 	for (size_t i = 0; i < nhf;) {
 		size_t e = i;
@@ -679,7 +679,7 @@ static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflo
 			/* all flows of the host step have smax ranks at both ends: every
 			 * substep moves the same host pairs, all ranks busy */
 			if (sb_mark_same(b, (uint8_t)(equal && y > 0)))
-				return SCHED_E_NOMEM;
+				return AN_E_NOMEM;
 			for (size_t f = i; f < e; f++) {
 				const uint32_t *ka = j->hrank + j->hrank_off[hf[f].a];
 				const uint32_t *kb = j->hrank + j->hrank_off[hf[f].b];
@@ -689,19 +689,19 @@ static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflo
 					if (y < rb)
 						for (uint32_t x = 0; x < ra; x++)
 							if (sb_flow(b, ka[x], kb[(x + y) % rb], 0))
-								return SCHED_E_NOMEM;
+								return AN_E_NOMEM;
 				} else if (y < ra) {
 					for (uint32_t z = 0; z < rb; z++)
 						if (sb_flow(b, ka[(z + y) % ra], kb[z], 0))
-							return SCHED_E_NOMEM;
+							return AN_E_NOMEM;
 				}
 			}
 			if (sb_step(b))
-				return SCHED_E_NOMEM;
+				return AN_E_NOMEM;
 		}
 		i = e;
 	}
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* ---- OPT (seed 000) ------------------------------------------------------------------ */
@@ -721,23 +721,23 @@ static int host_key_cmp(const void *x, const void *y)
 
 /* task[t] = rank at tree position t; fills s->M / nlevels; sub[l][t]. */
 static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, uint32_t *task,
-		    char err[SCHED_ERR_LEN])
+		    char err[AN_ERR_LEN])
 {
 	uint32_t H = j->H, D = h ? h->depth : 0;
 	if (!h || !D || h->nhosts != j->rt->nhosts)
-		return fail(err, SCHED_E_NOTAPPLIC, "OPT needs the fabric's hierarchy");
+		return fail(err, AN_E_NOTAPPLIC, "OPT needs the fabric's hierarchy");
 	uint32_t r0 = j->hrank_off[1] - j->hrank_off[0];
 	for (uint32_t a = 1; a < H; a++)
 		if (j->hrank_off[a + 1] - j->hrank_off[a] != r0)
-			return fail(err, SCHED_E_NOTAPPLIC,
+			return fail(err, AN_E_NOTAPPLIC,
 				    "OPT needs the same number of ranks on every host (%s has %u, %s has %u)",
 				    j->rt->hosts[j->host[0]].name, r0, j->rt->hosts[j->host[a]].name,
 				    j->hrank_off[a + 1] - j->hrank_off[a]);
 	if (D + 2 > SCHED_LEVELS_MAX)
-		return fail(err, SCHED_E_NOTAPPLIC, "hierarchy of %u levels is deeper than OPT supports", D);
+		return fail(err, AN_E_NOTAPPLIC, "hierarchy of %u levels is deeper than OPT supports", D);
 	uint32_t *ord = malloc((size_t)H * sizeof(*ord));
 	if (!ord)
-		return fail(err, SCHED_E_NOMEM, "no memory");
+		return fail(err, AN_E_NOMEM, "no memory");
 	for (uint32_t a = 0; a < H; a++)
 		ord[a] = a;
 	g_h = h;
@@ -768,7 +768,7 @@ static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, 
 				want = cnt;
 			if (cnt != want) {
 				free(ord);
-				return fail(err, SCHED_E_NOTAPPLIC,
+				return fail(err, AN_E_NOTAPPLIC,
 					    "OPT needs a homogeneous tree: at hierarchy level %u one cluster holds %u "
 					    "parts of the job and another %u",
 					    q - 1, want, cnt);
@@ -785,7 +785,7 @@ static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, 
 				roots++;
 		if (roots > 1) {
 			free(ord);
-			return fail(err, SCHED_E_NOTAPPLIC, "the job spans %u disconnected parts of the fabric", roots);
+			return fail(err, AN_E_NOTAPPLIC, "the job spans %u disconnected parts of the fabric", roots);
 		}
 	}
 	memcpy(s->M, M, sizeof(M));
@@ -794,11 +794,11 @@ static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, 
 		for (uint32_t x = 0; x < r0; x++)
 			task[(size_t)i * r0 + x] = j->hrank[j->hrank_off[ord[i]] + x];
 	free(ord);
-	return SCHED_OK;
+	return AN_OK;
 }
 
 static int build_opt(struct sbuild *b, const struct job *j, const struct hier *h, uint32_t *task,
-		     char err[SCHED_ERR_LEN])
+		     char err[AN_ERR_LEN])
 {
 	struct sched *s = b->s;
 	int rc = opt_tree(s, j, h, task, err);
@@ -827,15 +827,15 @@ static int build_opt(struct sbuild *b, const struct job *j, const struct hier *h
 				d += ((ts + tp[k]) % base) * pi[L - 1 - k];
 			}
 			if (d != t && sb_flow(b, task[t], task[d], 0))
-				return SCHED_E_NOMEM;
+				return AN_E_NOMEM;
 		}
 		if (sb_step(b))
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 	}
 	/* Bmin(l) for the up link of a level-l subtree, l = 1 .. L-1. */
 	for (uint32_t l = 1; l < L; l++)
 		s->bmin[l] = pi[l] - pi[l] / (pi[L] / pi[l]);
-	return SCHED_OK;
+	return AN_OK;
 }
 
 /* ---- figures --------------------------------------------------------------------------- */
@@ -848,7 +848,7 @@ static int opt_levels(struct sched *s, const struct job *j, int8_t *lvl)
 	s->tree_routes = 1;
 	uint32_t *upcount = calloc(SCHED_LEVELS_MAX, sizeof(*upcount));
 	if (!upcount)
-		return SCHED_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t a = 0; a < H; a++) {
 		for (uint32_t b = 0; b < H; b++) {
 			if (a == b)
@@ -885,7 +885,7 @@ static int opt_levels(struct sched *s, const struct job *j, int8_t *lvl)
 		s->cable_bound[l] = s->cables[l] ? (s->bmin[l] + s->cables[l] - 1) / s->cables[l] : s->bmin[l];
 	}
 	free(upcount);
-	return SCHED_OK;
+	return AN_OK;
 }
 
 static int figures(struct sched *s, const struct job *j, const uint8_t *same, uint32_t samecap, int threads)
@@ -894,17 +894,17 @@ static int figures(struct sched *s, const struct job *j, const uint8_t *same, ui
 	uint32_t L = s->nlevels;
 	s->fig = calloc((size_t)s->nsteps + 1, sizeof(*s->fig));
 	if (!s->fig)
-		return SCHED_E_NOMEM;
+		return AN_E_NOMEM;
 	if (L) {
 		lvl = calloc((size_t)j->nlinks + 1, 1);
 		s->level_max = calloc((size_t)s->nsteps * L + 1, sizeof(*s->level_max));
 		if (!lvl || !s->level_max || opt_levels(s, j, lvl)) {
 			free(lvl);
-			return SCHED_E_NOMEM;
+			return AN_E_NOMEM;
 		}
 	}
 	int nt = threads > 0 ? threads : 1;
-	int rc = SCHED_OK, multi = 0;
+	int rc = AN_OK, multi = 0;
 	uint32_t nlinks = j->nlinks, P = s->nranks;
 #pragma omp parallel num_threads(nt) reduction(| : multi)
 	{
@@ -918,7 +918,7 @@ static int figures(struct sched *s, const struct job *j, const uint8_t *same, ui
 		uint32_t *ss = calloc((size_t)P + 1, sizeof(*ss)), *rs = calloc((size_t)P + 1, sizeof(*rs));
 		if (!load || !touched || !ss || !rs || !lastp || !shared) {
 #pragma omp atomic write
-			rc = SCHED_E_NOMEM;
+			rc = AN_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 8)
 		for (uint32_t st = 0; st < s->nsteps; st++) {
@@ -1005,18 +1005,18 @@ void sched_free(struct sched *s)
 }
 
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req, int threads,
-		struct sched **out, char err[SCHED_ERR_LEN])
+		struct sched **out, char err[AN_ERR_LEN])
 {
 	if (!rt || !req || !out || !req->rank_host || req->nranks < 1)
-		return fail(err, SCHED_E_INVAL, "empty rank list");
+		return fail(err, AN_E_INVAL, "empty rank list");
 	if (req->nranks > SCHED_RANKS_MAX)
-		return fail(err, SCHED_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
+		return fail(err, AN_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
 	if ((unsigned)req->algo > SCHED_ALLGATHER)
-		return fail(err, SCHED_E_INVAL, "unknown algorithm");
+		return fail(err, AN_E_INVAL, "unknown algorithm");
 	if (req->conflicts > SCHED_CONFLICTS_MAX)
-		return fail(err, SCHED_E_INVAL, "conflicts must be 0..%d", SCHED_CONFLICTS_MAX);
+		return fail(err, AN_E_INVAL, "conflicts must be 0..%d", SCHED_CONFLICTS_MAX);
 	if (!(req->sparsity >= 0 && req->sparsity <= 1e6))
-		return fail(err, SCHED_E_INVAL, "bad sparsity threshold");
+		return fail(err, AN_E_INVAL, "bad sparsity threshold");
 	struct job j;
 	int rc = job_build(&j, rt, req, err);
 	struct sched *s = calloc(1, sizeof(*s));
@@ -1025,7 +1025,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	uint32_t *task = NULL;
 	if (rc)
 		goto out;
-	rc = SCHED_E_NOMEM;
+	rc = AN_E_NOMEM;
 	if (!s)
 		goto out;
 	s->algo = req->algo;
@@ -1072,7 +1072,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	}
 	case SCHED_OPT:
 		task = malloc((size_t)j.P * sizeof(*task));
-		rc = task ? build_opt(&b, &j, h, task, err) : SCHED_E_NOMEM;
+		rc = task ? build_opt(&b, &j, h, task, err) : AN_E_NOMEM;
 		break;
 	}
 	if (rc)
@@ -1083,7 +1083,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	*out = s;
 	s = NULL;
 out:
-	if (rc == SCHED_E_NOMEM)
+	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for a %u-rank schedule", req->nranks);
 	sched_free(s);
 	free(hf);
@@ -1095,14 +1095,14 @@ out:
 
 /* ---- the checker --------------------------------------------------------------- */
 
-int sched_check(const struct sched *s, char err[SCHED_ERR_LEN])
+int sched_check(const struct sched *s, char err[AN_ERR_LEN])
 {
 	uint32_t P = s->nranks;
 	size_t bits = (size_t)P * P;
 	uint8_t *seen = calloc(bits / 8 + 1, 1);
 	uint32_t *ss = malloc(((size_t)P + 1) * sizeof(*ss));
 	uint32_t *rs = malloc(((size_t)P + 1) * sizeof(*rs));
-	int rc = SCHED_E_NOMEM, needmulti = 0;
+	int rc = AN_E_NOMEM, needmulti = 0;
 	size_t count = 0;
 	if (!seen || !ss || !rs) {
 		fail(err, rc, "no memory");
@@ -1114,7 +1114,7 @@ int sched_check(const struct sched *s, char err[SCHED_ERR_LEN])
 	if (s->blk)
 		for (uint32_t r = 0; r < P; r++)
 			seen[((size_t)r * P + r) / 8] |= (uint8_t)(1u << (((size_t)r * P + r) % 8));
-	rc = SCHED_E_CHECK;
+	rc = AN_E_CHECK;
 	if (s->step_off[0] != 0) {
 		fail(err, rc, "step 0 does not start at flow 0");
 		goto out;
@@ -1182,7 +1182,7 @@ int sched_check(const struct sched *s, char err[SCHED_ERR_LEN])
 		fail(err, rc, "multi=1 but no rank sends or receives twice in a step");
 		goto out;
 	}
-	rc = SCHED_OK;
+	rc = AN_OK;
 out:
 	free(seen);
 	free(ss);

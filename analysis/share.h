@@ -37,7 +37,7 @@
  * nothing depends on the fabric's total host count beyond one pass over its
  * port table.
  *
- * Errors: ROUTE_E_* from route.h. Lifetime: the share holds no pointer into
+ * Errors: AN_E_* from route.h. Lifetime: the share holds no pointer into
  * the route_tab or snapshot; it is read-only after share_build().
  */
 #ifndef TOPOD_SHARE_H
@@ -96,7 +96,7 @@ struct share {
 
 /* eps: n distinct end-port indices of rt. flags: 0 or SHARE_KEEP_PATHS.
  * On success *out is new (free with share_free); on error untouched.
- * ROUTE_E_INVAL for a bad or repeated end port; ROUTE_E_RANGE if the path
+ * AN_E_INVAL for a bad or repeated end port; AN_E_RANGE if the path
  * matrix would exceed SHARE_MAX_PATH_CELLS. */
 int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsigned flags,
 		struct share **out);
@@ -105,9 +105,9 @@ void share_free(struct share *sh);  /* NULL is a no-op */
 /*
  * The route from H[i] to H[j] (built with SHARE_KEEP_PATHS): stores up to
  * cap switch node indices into sw, their total into *nsw, returns the walk's
- * status (ROUTE_OK or the route_walk() error; on error the switches are
- * those walked, except after ROUTE_E_LOOP, where *nsw is 0). O(hops).
- * ROUTE_E_INVAL if i or j is out of range or paths were not kept.
+ * status (AN_OK or the route_walk() error; on error the switches are
+ * those walked, except after AN_E_LOOP, where *nsw is 0). O(hops).
+ * AN_E_INVAL if i or j is out of range or paths were not kept.
  */
 int share_path(const struct share *sh, size_t i, size_t j, uint32_t *sw, size_t cap, size_t *nsw);
 

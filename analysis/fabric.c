@@ -10,11 +10,11 @@
 
 #include "delta.h"
 
-static struct fabric_index *index_new(int threads, char err[SNAP_ERR_LEN])
+static struct fabric_index *index_new(int threads, char err[AN_ERR_LEN])
 {
 	struct fabric_index *x = calloc(1, sizeof(*x));
 	if (!x) {
-		snprintf(err, SNAP_ERR_LEN, "out of memory");
+		snprintf(err, AN_ERR_LEN, "out of memory");
 		return NULL;
 	}
 	/* The builder thread is the only one that runs OpenMP regions, so
@@ -24,12 +24,12 @@ static struct fabric_index *index_new(int threads, char err[SNAP_ERR_LEN])
 	return x;
 }
 
-struct fabric_index *fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
-					char err[SNAP_ERR_LEN])
+int fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
+		       struct fabric_index **out, char err[AN_ERR_LEN])
 {
 	struct fabric_index *x = index_new(threads, err);
 	if (!x)
-		return NULL;
+		return AN_E_NOMEM;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const struct snap_node *n = &s->nodes[i];
 		x->switches += n->type == SNAP_NODE_SWITCH;
@@ -40,21 +40,22 @@ struct fabric_index *fabric_index_build(const struct snap *s, const struct route
 	uint64_t t0 = snap_now_us();
 	int rc = route_build(s, map, &x->rt);
 	if (rc) {
-		snprintf(err, SNAP_ERR_LEN, "route index: %s", route_strerror(rc));
+		snprintf(err, AN_ERR_LEN, "route index: %s", an_strerror(rc));
 		goto bad;
 	}
 	uint64_t t1 = snap_now_us();
 	rc = hier_build(x->rt, &x->hier);
 	if (rc) {
-		snprintf(err, SNAP_ERR_LEN, "hierarchy: %s", route_strerror(rc));
+		snprintf(err, AN_ERR_LEN, "hierarchy: %s", an_strerror(rc));
 		goto bad;
 	}
 	x->route_ms = (double)(t1 - t0) / 1000.0;
 	x->hier_ms = (double)(snap_now_us() - t1) / 1000.0;
-	return x;
+	*out = x;
+	return AN_OK;
 bad:
 	fabric_index_free(x);
-	return NULL;
+	return rc;
 }
 
 void fabric_index_free(struct fabric_index *x)
@@ -81,16 +82,16 @@ static int same_walk(const struct route_tab *a, const struct route_tab *b, uint3
 	return ca == cb && ra.hops == rb.hops;
 }
 
-struct fabric_index *fabric_index_update(const struct snap *s, const struct fabric_index *old,
-					 const struct snap_delta_info *info, const struct route_namemap *map,
-					 int threads, int *reused, char err[SNAP_ERR_LEN])
+int fabric_index_update(const struct snap *s, const struct fabric_index *old,
+			const struct snap_delta_info *info, const struct route_namemap *map, int threads,
+			int *reused, struct fabric_index **out, char err[AN_ERR_LEN])
 {
 	*reused = 0;
 	if (!old || !info || info->ports || info->descs || (info->blocks && !info->block))
-		return fabric_index_build(s, map, threads, err);
+		return fabric_index_build(s, map, threads, out, err);
 	struct fabric_index *x = index_new(threads, err);
 	if (!x)
-		return NULL;
+		return AN_E_NOMEM;
 	x->switches = old->switches;
 	x->cas = old->cas;
 	x->routers = old->routers;
@@ -98,9 +99,9 @@ struct fabric_index *fabric_index_update(const struct snap *s, const struct fabr
 	uint64_t t0 = snap_now_us();
 	int rc = route_build(s, map, &x->rt);
 	if (rc) {
-		snprintf(err, SNAP_ERR_LEN, "route index: %s", route_strerror(rc));
+		snprintf(err, AN_ERR_LEN, "route index: %s", an_strerror(rc));
 		fabric_index_free(x);
-		return NULL;
+		return rc;
 	}
 	uint64_t t1 = snap_now_us();
 	const struct route_tab *ra = old->rt, *rb = x->rt;
@@ -131,12 +132,13 @@ struct fabric_index *fabric_index_update(const struct snap *s, const struct fabr
 	} else {
 		rc = hier_build(x->rt, &x->hier);
 		if (rc) {
-			snprintf(err, SNAP_ERR_LEN, "hierarchy: %s", route_strerror(rc));
+			snprintf(err, AN_ERR_LEN, "hierarchy: %s", an_strerror(rc));
 			fabric_index_free(x);
-			return NULL;
+			return rc;
 		}
 	}
 	x->route_ms = (double)(t1 - t0) / 1000.0;
 	x->hier_ms = (double)(snap_now_us() - t1) / 1000.0;
-	return x;
+	*out = x;
+	return AN_OK;
 }

@@ -5,7 +5,6 @@
  */
 #include "route.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +41,7 @@ static int cmp_map_ent(const void *a, const void *b)
 }
 
 int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
-			char err[ROUTE_ERR_LEN])
+			char err[AN_ERR_LEN])
 {
 	struct route_namemap *m = calloc(1, sizeof(*m));
 	size_t cap = 0;
@@ -53,7 +52,7 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		if (le - p > ROUTE_MAP_LINE_MAX) {
-			snprintf(err, ROUTE_ERR_LEN, "line %u: longer than %d bytes", line, ROUTE_MAP_LINE_MAX);
+			snprintf(err, AN_ERR_LEN, "line %u: longer than %d bytes", line, ROUTE_MAP_LINE_MAX);
 			goto bad;
 		}
 		const char *q = p;
@@ -67,7 +66,7 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 			q++;
 		uint64_t guid;
 		if (util_parse_guid(g, q, &guid)) {
-			snprintf(err, ROUTE_ERR_LEN, "line %u: expected a 0x-prefixed node GUID", line);
+			snprintf(err, AN_ERR_LEN, "line %u: expected a 0x-prefixed node GUID", line);
 			goto bad;
 		}
 		while (q < le && util_is_space((unsigned char)*q))
@@ -77,7 +76,7 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 			ns = q + 1;
 			ne = memchr(ns, '"', (size_t)(le - ns));
 			if (!ne) {
-				snprintf(err, ROUTE_ERR_LEN, "line %u: unterminated quote", line);
+				snprintf(err, AN_ERR_LEN, "line %u: unterminated quote", line);
 				goto bad;
 			}
 		} else {
@@ -88,7 +87,7 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 		if (ne == ns || memchr(ns, '\0', (size_t)(ne - ns)))
 			continue;   /* an empty or NUL-bearing name names nothing */
 		if (m->n >= ROUTE_MAP_MAX_ENTRIES) {
-			snprintf(err, ROUTE_ERR_LEN, "more than %u entries", (unsigned)ROUTE_MAP_MAX_ENTRIES);
+			snprintf(err, AN_ERR_LEN, "more than %u entries", (unsigned)ROUTE_MAP_MAX_ENTRIES);
 			goto bad;
 		}
 		if (util_grow((void **)&m->e, &cap, m->n + 1, sizeof(*m->e)))
@@ -110,60 +109,14 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 	}
 	m->n = w;
 	*out = m;
-	return ROUTE_OK;
+	return AN_OK;
 nomem:
-	snprintf(err, ROUTE_ERR_LEN, "out of memory");
+	snprintf(err, AN_ERR_LEN, "out of memory");
 	route_namemap_free(m);
-	return ROUTE_E_NOMEM;
+	return AN_E_NOMEM;
 bad:
 	route_namemap_free(m);
-	return ROUTE_E_INVAL;
-}
-
-int route_namemap_load(const char *path, struct route_namemap **out, char err[ROUTE_ERR_LEN])
-{
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		snprintf(err, ROUTE_ERR_LEN, "%.200s: %s", path, strerror(errno));
-		return ROUTE_E_NOTFOUND;
-	}
-	/* A map holds at most one line per node: bound the file by that. */
-	const size_t max = (size_t)ROUTE_MAP_MAX_ENTRIES * 128;
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	int rc = ROUTE_E_NOMEM;
-	while (buf) {
-		size_t r = fread(buf + len, 1, cap - len, f);
-		len += r;
-		if (r == 0)
-			break;
-		if (len == cap) {
-			if (cap >= max) {
-				snprintf(err, ROUTE_ERR_LEN, "%.200s: larger than %zu bytes", path, max);
-				rc = ROUTE_E_INVAL;
-				goto out;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (!buf) {
-		snprintf(err, ROUTE_ERR_LEN, "out of memory");
-		goto out;
-	}
-	if (ferror(f)) {
-		snprintf(err, ROUTE_ERR_LEN, "%.200s: read error", path);
-		rc = ROUTE_E_INVAL;
-		goto out;
-	}
-	rc = route_namemap_parse(buf, len, out, err);
-out:
-	free(buf);
-	fclose(f);
-	return rc;
+	return AN_E_INVAL;
 }
 
 const char *route_namemap_get(const struct route_namemap *m, uint64_t guid)

@@ -53,7 +53,7 @@
  * join one of its hosts at a distance below the block's internal distance,
  * which is the only case where the per-host algorithm separates twins.
  *
- * Errors: ROUTE_E_* from route.h. Lifetime: a hier is independent of the
+ * Errors: AN_E_* from route.h. Lifetime: a hier is independent of the
  * route_tab and snapshot once built; it is read-only, any thread may query.
  */
 #ifndef TOPOD_HIER_H
@@ -67,7 +67,7 @@
 
 #define HIER_NONE UINT32_MAX
 #define HIER_INF 0xFFFFu
-/* Twin classes (and so leaf switches) beyond this are ROUTE_E_RANGE: the
+/* Twin classes (and so leaf switches) beyond this are AN_E_RANGE: the
  * distance matrix would pass 512 MiB and the hop table (hosts x leaves)
  * 1.5 GiB. Real IB fabrics have a few thousand leaves at most; a fabric of
  * 16k+ switches with one host each needs another algorithm. */
@@ -111,11 +111,11 @@ struct hier *hier_ref(struct hier *h);
 static inline uint32_t hier_depth(const struct hier *h) { return h->depth; }
 
 /* tii_connected_switch_cluster_at_depth: the ID of host's cluster at level.
- * ROUTE_E_INVAL if host or level is out of range. O(1). */
+ * AN_E_INVAL if host or level is out of range. O(1). */
 int hier_cluster_at(const struct hier *h, uint32_t host, uint32_t level, uint64_t *id);
 
 /* tii_num_switch_clusters_at_depth: distinct clusters at level among hosts
- * (duplicates allowed). O(n log n); ROUTE_E_INVAL for a bad host or level. */
+ * (duplicates allowed). O(n log n); AN_E_INVAL for a bad host or level. */
 int hier_count_at(const struct hier *h, const uint32_t *hosts, size_t n, uint32_t level,
 		  size_t *count);
 

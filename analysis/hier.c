@@ -56,9 +56,9 @@ void hier_free(struct hier *h)
 int hier_cluster_at(const struct hier *h, uint32_t host, uint32_t level, uint64_t *id)
 {
 	if (host >= h->nhosts || level >= h->depth)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	*id = h->clusters[h->anc[(size_t)host * h->depth + level]].id;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -70,14 +70,14 @@ static int cmp_u32(const void *a, const void *b)
 int hier_count_at(const struct hier *h, const uint32_t *hosts, size_t n, uint32_t level, size_t *count)
 {
 	if (level >= h->depth && n)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	uint32_t *c = malloc((n ? n : 1) * sizeof(*c));
 	if (!c)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (size_t i = 0; i < n; i++) {
 		if (hosts[i] >= h->nhosts) {
 			free(c);
-			return ROUTE_E_INVAL;
+			return AN_E_INVAL;
 		}
 		c[i] = h->anc[(size_t)hosts[i] * h->depth + level];
 	}
@@ -87,7 +87,7 @@ int hier_count_at(const struct hier *h, const uint32_t *hosts, size_t n, uint32_
 		k += !i || c[i] != c[i - 1];
 	free(c);
 	*count = k;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* ---- build state ---------------------------------------------------------------- */
@@ -178,7 +178,7 @@ static int make_classes(struct hb *b)
 	uint32_t *first = malloc(((size_t)nh + 2) * sizeof(*first));
 	if (!v || !reps || !first) {
 		free(v), free(reps), free(first);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t i = 0; i < nh; i++)
 		v[i] = i;
@@ -214,7 +214,7 @@ static int make_classes(struct hb *b)
 	free(v);
 	if (C > HIER_MAX_CLASSES) {
 		free(reps), free(first);
-		return ROUTE_E_RANGE;
+		return AN_E_RANGE;
 	}
 	/* Renumber classes in key order: the greedy rounds then walk slot
 	 * indices in key order, and a merged cluster keeps its starter's slot
@@ -222,7 +222,7 @@ static int make_classes(struct hb *b)
 	uint32_t *rk = malloc(((size_t)C + 1) * sizeof(*rk)), *newid = malloc(((size_t)C + 1) * sizeof(*newid));
 	if (!rk || !newid) {
 		free(reps), free(first), free(rk), free(newid);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	/* the class's smallest member, found by scanning all hosts */
 	for (uint32_t c = 0; c < C; c++)
@@ -233,7 +233,7 @@ static int make_classes(struct hb *b)
 	uint32_t *ord = malloc(((size_t)C + 1) * sizeof(*ord));
 	if (!ord) {
 		free(reps), free(first), free(rk), free(newid);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t c = 0; c < C; c++)
 		ord[c] = rk[c];
@@ -256,7 +256,7 @@ static int make_classes(struct hb *b)
 	uint32_t *byk = malloc(((size_t)nh + 1) * sizeof(*byk));
 	if (!byk) {
 		free(first);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t i = 0; i < nh; i++)
 		byk[i] = i;
@@ -275,7 +275,7 @@ static int make_classes(struct hb *b)
 	b->D = malloc((size_t)C * C * sizeof(*b->D) + 1);
 	b->sd = malloc(((size_t)C + 1) * sizeof(*b->sd));
 	if (!b->D || !b->sd)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t r = b->cls_host[first[c]];
 		b->sd[c] = first[c + 1] - first[c] >= 2 ? host_hops(b, r, r) : HIER_INF;
@@ -291,7 +291,7 @@ static int make_classes(struct hb *b)
 	for (uint32_t c = 0; c < C; c++)
 		for (uint32_t e = c + 1; e < C; e++)
 			b->D[(size_t)e * C + c] = b->D[(size_t)c * C + e];
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
@@ -307,7 +307,7 @@ static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
 }
 
 /*
- * The rounds of hier.h over classes. Returns ROUTE_OK, a negative error, or
+ * The rounds of hier.h over classes. Returns AN_OK, a negative error, or
  * 1 when a block had to be split (b->single updated: rerun).
  */
 #define ABSORBED (HIER_NONE - 1)   /* slot merged into another slot's cluster */
@@ -321,9 +321,9 @@ static int cluster_rounds(struct hb *b)
 	uint8_t *blk = malloc((size_t)C + 1);    /* slot is a not yet joined block of >= 2 */
 	uint8_t *asg = malloc((size_t)C + 1);
 	uint32_t *G = malloc(((size_t)C + 1) * sizeof(*G));
-	int rc = ROUTE_OK;
+	int rc = AN_OK;
 	if (!act || !node || !blk || !asg || !G) {
-		rc = ROUTE_E_NOMEM;
+		rc = AN_E_NOMEM;
 		goto out;
 	}
 	uint32_t nact = C;
@@ -378,7 +378,7 @@ static int cluster_rounds(struct hb *b)
 				goto out;
 			}
 			if (new_cluster(b, m, b->hkey[b->cls_host[b->cls_first[i]]])) {
-				rc = ROUTE_E_NOMEM;
+				rc = AN_E_NOMEM;
 				goto out;
 			}
 			uint32_t nc = b->ncl - 1;
@@ -431,7 +431,7 @@ static int cluster_rounds(struct hb *b)
 		for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
 			uint32_t h = b->cls_host[k];
 			if (new_cluster(b, HIER_INF, b->hkey[h])) {
-				rc = ROUTE_E_NOMEM;
+				rc = AN_E_NOMEM;
 				goto out;
 			}
 			b->host_parent[h] = b->ncl - 1;
@@ -486,7 +486,7 @@ static int finish(struct hb *b, struct hier *h)
 	}
 	uint64_t (*ids)[2] = malloc(((size_t)n + 1) * sizeof(*ids));
 	if (!ids)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (int again = 1; again;) {
 		again = 0;
 		for (uint32_t c = 0; c < n; c++) {
@@ -505,7 +505,7 @@ static int finish(struct hb *b, struct hier *h)
 
 	h->anc = malloc(((size_t)b->nh * depth + 1) * sizeof(*h->anc));
 	if (!h->anc)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t x = 0; x < b->nh; x++) {
 		uint32_t p = b->host_parent[x], *a = h->anc + (size_t)x * depth;
 		for (uint32_t l = cl[p].level; l < depth; l++)
@@ -521,7 +521,7 @@ static int finish(struct hb *b, struct hier *h)
 	b->cl = NULL;
 	h->host_parent = b->host_parent;
 	b->host_parent = NULL;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 static uint64_t row_hash(const uint16_t *r, uint32_t n)
@@ -542,10 +542,10 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 	if (h)
 		atomic_init(&h->refs, 1);
 	uint32_t *leaf_of_node = NULL;
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	size_t nh1 = (size_t)b.nh + 1;
 	if (!h)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	h->nhosts = b.nh;
 	b.dep = malloc(nh1 * sizeof(*b.dep));
 	b.hkey = malloc(nh1 * sizeof(*b.hkey));
@@ -567,7 +567,7 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 		b.dep[x] = route_host_ep(rt, x);
 		b.hkey[x] = e->guid;
 		b.aidx[x] = HIER_NONE;
-		if (e->up == ROUTE_OK && e->leaf != ROUTE_NONE) {
+		if (e->up == AN_OK && e->leaf != ROUTE_NONE) {
 			if (leaf_of_node[e->leaf] == HIER_NONE) {
 				leaf_of_node[e->leaf] = b.nleaf;
 				b.leaves[b.nleaf++] = e->leaf;
@@ -580,7 +580,7 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 
 	/* every leaf is at least one class: refuse before the big allocation */
 	if (b.nleaf > HIER_MAX_CLASSES) {
-		rc = ROUTE_E_RANGE;
+		rc = AN_E_RANGE;
 		goto out;
 	}
 	size_t cells = (size_t)b.nh * b.nleaf;
@@ -630,5 +630,5 @@ out:
 		return rc;
 	}
 	*out = h;
-	return ROUTE_OK;
+	return AN_OK;
 }

@@ -11,26 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char err[PAT_ERR_LEN], int code, const char *fmt, ...)
+static int fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 {
 	if (err) {
 		va_list ap;
 		va_start(ap, fmt);
-		vsnprintf(err, PAT_ERR_LEN, fmt, ap);
+		vsnprintf(err, AN_ERR_LEN, fmt, ap);
 		va_end(ap);
 	}
 	return code;
-}
-
-const char *pattern_strerror(int err)
-{
-	switch (err) {
-	case PAT_OK: return "ok";
-	case PAT_E_NOMEM: return "out of memory";
-	case PAT_E_INVAL: return "invalid pattern or job";
-	case PAT_E_RANGE: return "beyond a limit";
-	}
-	return "unknown error";
 }
 
 /* A decimal number in [lo, hi], the whole of s[0..len). */
@@ -53,13 +42,13 @@ static int parse_num(const char *s, size_t len, long lo, long hi, long *out)
 	return 0;
 }
 
-int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
+int pattern_parse(const char *spec, struct pattern *p, char err[AN_ERR_LEN])
 {
 	if (!spec || !p)
-		return fail(err, PAT_E_INVAL, "no pattern");
+		return fail(err, AN_E_INVAL, "no pattern");
 	size_t len = strnlen(spec, PAT_SPEC_MAX + 1);
 	if (len > PAT_SPEC_MAX)
-		return fail(err, PAT_E_INVAL, "pattern spec longer than %d bytes", PAT_SPEC_MAX);
+		return fail(err, AN_E_INVAL, "pattern spec longer than %d bytes", PAT_SPEC_MAX);
 	struct pattern q = { .msg_bytes = 1, .dim = { 1, 1, 1 } };
 	if (!strcmp(spec, "alltoall")) {
 		q.kind = PAT_ALLTOALL;
@@ -70,14 +59,14 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 	} else if (!strncmp(spec, "shift:", 6)) {
 		long k;
 		if (parse_num(spec + 6, len - 6, -(TOPO_RANKS_MAX - 1), TOPO_RANKS_MAX - 1, &k))
-			return fail(err, PAT_E_INVAL, "shift:K needs an integer |K| < %d",
+			return fail(err, AN_E_INVAL, "shift:K needs an integer |K| < %d",
 				    TOPO_RANKS_MAX);
 		q.kind = PAT_SHIFT;
 		q.shift = (int32_t)k;
 	} else if (!strncmp(spec, "xor:", 4)) {
 		long k;
 		if (parse_num(spec + 4, len - 4, 0, TOPO_RANKS_MAX - 1, &k))
-			return fail(err, PAT_E_INVAL, "xor:K needs an integer 0 <= K < %d",
+			return fail(err, AN_E_INVAL, "xor:K needs an integer 0 <= K < %d",
 				    TOPO_RANKS_MAX);
 		q.kind = PAT_XOR;
 		q.shift = (int32_t)k;
@@ -86,7 +75,7 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 	} else if (!strncmp(spec, "random:", 7)) {
 		long v;
 		if (parse_num(spec + 7, len - 7, 0, (long)UINT32_MAX, &v) || spec[7] == '-')
-			return fail(err, PAT_E_INVAL, "random:SEED needs an integer 0..%lu",
+			return fail(err, AN_E_INVAL, "random:SEED needs an integer 0..%lu",
 				    (unsigned long)UINT32_MAX);
 		q.kind = PAT_RANDOM;
 		q.seed = (uint32_t)v;
@@ -97,7 +86,7 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 		const char *colon = memchr(s, ':', (size_t)(end - s));
 		if (colon) {
 			if (strcmp(colon, ":periodic"))
-				return fail(err, PAT_E_INVAL, "stencil option must be ':periodic'");
+				return fail(err, AN_E_INVAL, "stencil option must be ':periodic'");
 			q.periodic = 1;
 			end = colon;
 		}
@@ -105,20 +94,20 @@ int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN])
 			const char *comma = d + 1 < nd ? memchr(s, ',', (size_t)(end - s)) : end;
 			long v;
 			if (!comma || parse_num(s, (size_t)(comma - s), 1, TOPO_RANKS_MAX, &v))
-				return fail(err, PAT_E_INVAL,
+				return fail(err, AN_E_INVAL,
 					    "stencil%ud needs %u dimensions, each 1..%d", nd, nd,
 					    TOPO_RANKS_MAX);
 			q.dim[d] = (uint32_t)v;
 			s = comma + 1;
 		}
 	} else {
-		return fail(err, PAT_E_INVAL,
+		return fail(err, AN_E_INVAL,
 			    "unknown pattern (alltoall, allgather, shift:K, xor:K, bitrev, "
 			    "random:SEED, ring, "
 			    "stencil2d:X,Y[:periodic], stencil3d:X,Y,Z[:periodic])");
 	}
 	*p = q;
-	return PAT_OK;
+	return AN_OK;
 }
 
 static int tri_cmp(const void *a, const void *b)
@@ -130,22 +119,22 @@ static int tri_cmp(const void *a, const void *b)
 }
 
 int pattern_set_matrix(struct pattern *p, const struct pat_triple *t, size_t n, uint32_t nranks,
-		       char err[PAT_ERR_LEN])
+		       char err[AN_ERR_LEN])
 {
 	if (nranks == 0 || nranks > TOPO_RANKS_MAX)
-		return fail(err, PAT_E_RANGE, "%" PRIu32 " ranks (1..%d)", nranks, TOPO_RANKS_MAX);
+		return fail(err, AN_E_RANGE, "%" PRIu32 " ranks (1..%d)", nranks, TOPO_RANKS_MAX);
 	if (n > PAT_TRIPLES_MAX)
-		return fail(err, PAT_E_RANGE, "%zu matrix entries (at most %u)", n, PAT_TRIPLES_MAX);
+		return fail(err, AN_E_RANGE, "%zu matrix entries (at most %u)", n, PAT_TRIPLES_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (t[i].src >= nranks || t[i].dst >= nranks)
-			return fail(err, PAT_E_INVAL, "matrix entry %zu: rank beyond %" PRIu32, i,
+			return fail(err, AN_E_INVAL, "matrix entry %zu: rank beyond %" PRIu32, i,
 				    nranks - 1);
 	struct pat_triple *c = malloc((n ? n : 1) * sizeof *c);
 	uint32_t *row = calloc((size_t)nranks + 1, sizeof *row);
 	if (!c || !row) {
 		free(c);
 		free(row);
-		return fail(err, PAT_E_NOMEM, "out of memory");
+		return fail(err, AN_E_NOMEM, "out of memory");
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
@@ -168,7 +157,7 @@ int pattern_set_matrix(struct pattern *p, const struct pat_triple *t, size_t n, 
 	struct pattern q = { .kind = PAT_MATRIX, .msg_bytes = 0, .dim = { 1, 1, 1 },
 			     .tri = c, .ntri = k, .row = row, .nranks_row = nranks };
 	*p = q;
-	return PAT_OK;
+	return AN_OK;
 }
 
 void pattern_clear(struct pattern *p)
@@ -182,16 +171,16 @@ void pattern_clear(struct pattern *p)
 	p->ntri = 0;
 }
 
-int pattern_check(const struct pattern *p, uint32_t nranks, char err[PAT_ERR_LEN])
+int pattern_check(const struct pattern *p, uint32_t nranks, char err[AN_ERR_LEN])
 {
 	if (nranks == 0 || nranks > TOPO_RANKS_MAX)
-		return fail(err, PAT_E_RANGE, "%" PRIu32 " ranks (1..%d)", nranks, TOPO_RANKS_MAX);
+		return fail(err, AN_E_RANGE, "%" PRIu32 " ranks (1..%d)", nranks, TOPO_RANKS_MAX);
 	switch (p->kind) {
 	case PAT_STENCIL2D:
 	case PAT_STENCIL3D: {
 		uint64_t prod = (uint64_t)p->dim[0] * p->dim[1] * p->dim[2];
 		if (prod != nranks)
-			return fail(err, PAT_E_INVAL,
+			return fail(err, AN_E_INVAL,
 				    "stencil grid %" PRIu32 "x%" PRIu32 "x%" PRIu32
 				    " has %" PRIu64 " cells for %" PRIu32 " ranks",
 				    p->dim[0], p->dim[1], p->dim[2], prod, nranks);
@@ -200,21 +189,21 @@ int pattern_check(const struct pattern *p, uint32_t nranks, char err[PAT_ERR_LEN
 	case PAT_XOR:
 	case PAT_BITREV:
 		if (nranks & (nranks - 1))
-			return fail(err, PAT_E_INVAL, "%s needs a power-of-two number of ranks, not %" PRIu32,
+			return fail(err, AN_E_INVAL, "%s needs a power-of-two number of ranks, not %" PRIu32,
 				    p->kind == PAT_XOR ? "xor:K" : "bitrev", nranks);
 		if (p->kind == PAT_XOR && (uint32_t)p->shift >= nranks)
-			return fail(err, PAT_E_INVAL, "xor:%" PRId32 " needs K < %" PRIu32 " (the ranks)",
+			return fail(err, AN_E_INVAL, "xor:%" PRId32 " needs K < %" PRIu32 " (the ranks)",
 				    p->shift, nranks);
 		break;
 	case PAT_MATRIX:
 		if (p->nranks_row != nranks || !p->row)
-			return fail(err, PAT_E_INVAL, "matrix built for %" PRIu32 " ranks, job has %" PRIu32,
+			return fail(err, AN_E_INVAL, "matrix built for %" PRIu32 " ranks, job has %" PRIu32,
 				    p->nranks_row, nranks);
 		break;
 	default:
 		break;
 	}
-	return PAT_OK;
+	return AN_OK;
 }
 
 void pattern_name(const struct pattern *p, char *buf, size_t n)
@@ -392,42 +381,42 @@ uint64_t pattern_nflows(const struct pattern *p, uint32_t nranks)
 }
 
 int pattern_rank_token(const char *tok, char name[TOPO_QUERY_NAME_MAX + 1], uint32_t *count,
-		       char err[PAT_ERR_LEN])
+		       char err[AN_ERR_LEN])
 {
 	size_t len = strnlen(tok, TOPO_QUERY_NAME_MAX + 16);
 	const char *star = memchr(tok, '*', len);
 	size_t nl = star ? (size_t)(star - tok) : len;
 	if (nl == 0 || nl > TOPO_QUERY_NAME_MAX)
-		return fail(err, PAT_E_INVAL, "bad rank list entry (NAME or NAME*COUNT)");
+		return fail(err, AN_E_INVAL, "bad rank list entry (NAME or NAME*COUNT)");
 	long c = 1;
 	if (star && parse_num(star + 1, len - nl - 1, 1, TOPO_RANKS_MAX, &c))
-		return fail(err, PAT_E_INVAL, "bad rank count in '%.*s' (1..%d)", (int)nl, tok,
+		return fail(err, AN_E_INVAL, "bad rank count in '%.*s' (1..%d)", (int)nl, tok,
 			    TOPO_RANKS_MAX);
 	memcpy(name, tok, nl);
 	name[nl] = 0;
 	*count = (uint32_t)c;
-	return PAT_OK;
+	return AN_OK;
 }
 
-int pattern_job_check(const struct pat_job *j, uint32_t nhosts_fabric, char err[PAT_ERR_LEN])
+int pattern_job_check(const struct pat_job *j, uint32_t nhosts_fabric, char err[AN_ERR_LEN])
 {
 	if (j->nranks == 0 || j->nranks > TOPO_RANKS_MAX)
-		return fail(err, PAT_E_RANGE, "%" PRIu32 " ranks (1..%d)", j->nranks, TOPO_RANKS_MAX);
+		return fail(err, AN_E_RANGE, "%" PRIu32 " ranks (1..%d)", j->nranks, TOPO_RANKS_MAX);
 	uint8_t *seen = calloc(nhosts_fabric ? nhosts_fabric : 1, 1);
 	if (!seen)
-		return fail(err, PAT_E_NOMEM, "out of memory");
+		return fail(err, AN_E_NOMEM, "out of memory");
 	uint32_t distinct = 0;
-	int rc = PAT_OK;
+	int rc = AN_OK;
 	for (uint32_t r = 0; r < j->nranks; r++) {
 		uint32_t h = j->host[r];
 		if (h >= nhosts_fabric) {
-			rc = fail(err, PAT_E_INVAL, "rank %" PRIu32 ": no such host", r);
+			rc = fail(err, AN_E_INVAL, "rank %" PRIu32 ": no such host", r);
 			break;
 		}
 		if (!seen[h]) {
 			seen[h] = 1;
 			if (++distinct > TOPO_MATRIX_MAX) {
-				rc = fail(err, PAT_E_RANGE, "more than %d distinct hosts",
+				rc = fail(err, AN_E_RANGE, "more than %d distinct hosts",
 					  TOPO_MATRIX_MAX);
 				break;
 			}

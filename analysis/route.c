@@ -11,25 +11,6 @@
 
 #include "util.h"
 
-const char *route_strerror(int err)
-{
-	switch (err) {
-	case ROUTE_OK: return "ok";
-	case ROUTE_E_NOMEM: return "out of memory";
-	case ROUTE_E_INVAL: return "invalid argument";
-	case ROUTE_E_NOTFOUND: return "no such host, port or LID";
-	case ROUTE_E_NOLID: return "destination LID is not assigned";
-	case ROUTE_E_SRC_NOLINK: return "source port has no link";
-	case ROUTE_E_NOENTRY: return "a switch has no LFT entry for the destination";
-	case ROUTE_E_NOLINK: return "a switch forwards out of a port with no link";
-	case ROUTE_E_DOWN: return "the route uses a link that is not active";
-	case ROUTE_E_WRONGDST: return "the route reaches the wrong end port";
-	case ROUTE_E_LOOP: return "the route loops";
-	case ROUTE_E_RANGE: return "value out of range";
-	default: return "unknown error";
-	}
-}
-
 /* ---- names ----------------------------------------------------------------- */
 
 static int name_char(unsigned char c)
@@ -216,14 +197,14 @@ static uint32_t build_eps(struct route_tab *rt, const struct route_namemap *map,
 			e->lmc = pt->lmc & 7;
 			e->host = ROUTE_NONE;
 			e->leaf = ROUTE_NONE;
-			e->up = ROUTE_OK;
+			e->up = AN_OK;
 			if (n->type == SNAP_NODE_SWITCH) {
 				e->leaf = i;
 			} else {
 				if (pt->peer_node == SNAP_NONE || pt->peer_node >= s->nnodes)
-					e->up = ROUTE_E_SRC_NOLINK;
+					e->up = AN_E_SRC_NOLINK;
 				else if (!snap_state_linked(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
-					e->up = ROUTE_E_DOWN;
+					e->up = AN_E_DOWN;
 				if (pt->peer_node < s->nnodes && s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
 					e->leaf = pt->peer_node;
 				memcpy(e->hca, label, sizeof(label));
@@ -245,7 +226,7 @@ static int build_lid_index(struct route_tab *rt, uint32_t max_lid)
 	rt->max_lid = max_lid;
 	rt->lid_ep = malloc(((size_t)max_lid + 1) * sizeof(*rt->lid_ep));
 	if (!rt->lid_ep)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t l = 0; l <= max_lid; l++)
 		rt->lid_ep[l] = ROUTE_NONE;
 	for (uint32_t e = 0; e < rt->neps; e++) {
@@ -253,7 +234,7 @@ static int build_lid_index(struct route_tab *rt, uint32_t max_lid)
 		for (uint32_t l = ep->lid; ep->lid && l < (uint32_t)ep->lid + (1u << ep->lmc) && l <= max_lid; l++)
 			rt->lid_ep[l] = e;
 	}
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* Phase 3: port codes, the per-step decision of a walk without chasing
@@ -290,12 +271,12 @@ static int build_guid_index(struct route_tab *rt)
 {
 	rt->guid_ep = malloc(((size_t)rt->neps + 1) * sizeof(*rt->guid_ep));
 	if (!rt->guid_ep)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t e = 0; e < rt->neps; e++)
 		if (rt->eps[e].guid)
 			rt->guid_ep[rt->nguid++] = e;
 	qsort_r(rt->guid_ep, rt->nguid, sizeof(*rt->guid_ep), cmp_guid_ep, rt->eps);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* Phase 5: hosts. Every CA port, sorted by (hostname, rail order); runs of
@@ -311,7 +292,7 @@ static int build_hosts(struct route_tab *rt, char (*hostname)[ROUTE_NAME_MAX + 1
 	rt->hosts = malloc(((size_t)nca + 1) * sizeof(*rt->hosts));
 	if (!keys || !rt->rails || !rt->hosts) {
 		free(keys);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t e = 0, k = 0; e < rt->neps; e++)
 		if (s->nodes[rt->eps[e].node].type == SNAP_NODE_CA)
@@ -329,14 +310,14 @@ static int build_hosts(struct route_tab *rt, char (*hostname)[ROUTE_NAME_MAX + 1
 		rt->eps[keys[k].idx].host = rt->nhosts - 1;
 	}
 	free(keys);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
 {
 	struct route_tab *rt = calloc(1, sizeof(*rt));
 	if (!rt)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	rt->snap = s;
 	uint32_t neps = 0, npt = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
@@ -357,7 +338,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
 	rt->pt_off = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->pt_off));
 	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt) {
 		rc = build_lid_index(rt, build_eps(rt, map, ep_of_slot, hostname));
 		if (!rc) {
@@ -374,7 +355,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		return rc;
 	}
 	*out = rt;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* ---- resolving -------------------------------------------------------------- */
@@ -382,7 +363,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 int route_find_host(const struct route_tab *rt, const char *name, uint32_t *host)
 {
 	if (!name || strnlen(name, ROUTE_NAME_MAX + 1) > ROUTE_NAME_MAX)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	uint32_t lo = 0, hi = rt->nhosts;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -392,9 +373,9 @@ int route_find_host(const struct route_tab *rt, const char *name, uint32_t *host
 			hi = mid;
 	}
 	if (lo >= rt->nhosts || strcmp(rt->hosts[lo].name, name))
-		return ROUTE_E_NOTFOUND;
+		return AN_E_NOTFOUND;
 	*host = lo;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* First end port of node (eps[] is in node order), ROUTE_NONE if none. */
@@ -414,10 +395,10 @@ static uint32_t first_ep_of_node(const struct route_tab *rt, uint32_t node)
 int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, uint16_t *dlid)
 {
 	if (!name)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	size_t len = strnlen(name, ROUTE_QUERY_MAX + 1);
 	if (len > ROUTE_QUERY_MAX || len == 0)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	const char *end = name + len;
 	uint32_t e = ROUTE_NONE;
 	uint16_t l = 0;
@@ -429,19 +410,19 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 			v = 0;
 			for (; p < end; p++) {
 				if (*p < '0' || *p > '9' || v > SNAP_MAX_LID)
-					return ROUTE_E_NOTFOUND;
+					return AN_E_NOTFOUND;
 				v = v * 10 + (uint64_t)(*p - '0');
 			}
 		}
 		if (v == 0 || v > rt->max_lid || rt->lid_ep[v] == ROUTE_NONE)
-			return ROUTE_E_NOTFOUND;
+			return AN_E_NOTFOUND;
 		e = rt->lid_ep[v];
 		l = (uint16_t)v;
 	} else if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
 		/* No host can be GUID-shaped (route.h), so this never hides one. */
 		uint64_t g;
 		if (util_parse_guid(name, end, &g))
-			return ROUTE_E_NOTFOUND;
+			return AN_E_NOTFOUND;
 		uint32_t lo = 0, hi = rt->nguid;
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
@@ -455,7 +436,7 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 		} else {
 			int64_t n = snap_find_node(rt->snap, g);
 			if (n < 0 || (e = first_ep_of_node(rt, (uint32_t)n)) == ROUTE_NONE)
-				return ROUTE_E_NOTFOUND;
+				return AN_E_NOTFOUND;
 		}
 		l = rt->eps[e].lid;
 	} else {
@@ -463,13 +444,13 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 		char host[ROUTE_NAME_MAX + 1];
 		size_t hl = slash ? (size_t)(slash - name) : len;
 		if (hl > ROUTE_NAME_MAX)
-			return ROUTE_E_NOTFOUND;
+			return AN_E_NOTFOUND;
 		memcpy(host, name, hl);
 		host[hl] = '\0';
 		uint32_t h;
 		int rc = route_find_host(rt, host, &h);
 		if (rc)
-			return rc == ROUTE_E_INVAL ? ROUTE_E_NOTFOUND : rc;
+			return rc == AN_E_INVAL ? AN_E_NOTFOUND : rc;
 		const struct route_host *hh = &rt->hosts[h];
 		if (!slash) {
 			e = rt->rails[hh->rail0];
@@ -478,14 +459,14 @@ int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, ui
 				if (!strcmp(rt->eps[rt->rails[hh->rail0 + r]].hca, slash + 1))
 					e = rt->rails[hh->rail0 + r];
 			if (e == ROUTE_NONE)
-				return ROUTE_E_NOTFOUND;
+				return AN_E_NOTFOUND;
 		}
 		l = rt->eps[e].lid;
 	}
 	*ep = e;
 	if (dlid)
 		*dlid = l;
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* ---- walking ------------------------------------------------------------------ */
@@ -500,12 +481,12 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 	res->fail_node = ROUTE_NONE;
 	res->fail_port = 0;
 	if (src >= rt->neps)
-		return ROUTE_E_INVAL;
+		return AN_E_INVAL;
 	const struct snap *s = rt->snap;
 	const struct route_ep *ep = &rt->eps[src];
 	uint32_t dst = dlid && dlid <= rt->max_lid ? rt->lid_ep[dlid] : ROUTE_NONE;
 	if (dst == ROUTE_NONE)
-		return ROUTE_E_NOLID;
+		return AN_E_NOLID;
 
 	uint32_t sw;
 	uint8_t in;
@@ -513,7 +494,7 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 		sw = rt->sw_of_node[ep->node];
 		in = 0;
 	} else {
-		if (ep->up != ROUTE_OK) {
+		if (ep->up != AN_OK) {
 			res->fail_node = ep->node;
 			res->fail_port = ep->port;
 			return ep->up;
@@ -523,10 +504,10 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 			/* Cabled to a CA or router: delivered at once, or nowhere. */
 			const struct route_ep *d = &rt->eps[dst];
 			if (d->node == pt->peer_node && d->port == pt->peer_port)
-				return ROUTE_OK;
+				return AN_OK;
 			res->fail_node = pt->peer_node;
 			res->fail_port = pt->peer_port;
-			return ROUTE_E_WRONGDST;
+			return AN_E_WRONGDST;
 		}
 		sw = rt->sw_of_node[ep->leaf];
 		in = pt->peer_port;
@@ -536,7 +517,7 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 		if (res->hops == rt->nsw) {
 			/* nsw switches traversed and one more ahead: a repeat */
 			res->fail_node = node;
-			return ROUTE_E_LOOP;
+			return AN_E_LOOP;
 		}
 		uint8_t port;
 		uint32_t next = 0;
@@ -545,7 +526,7 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 			hops[res->hops] = (struct route_hop){ node, in, port };
 		res->hops++;
 		if (r == ROUTE_STEP_DONE)
-			return ROUTE_OK;
+			return AN_OK;
 		if (r != ROUTE_STEP_NEXT) {
 			res->fail_node = node;
 			res->fail_port = port == SNAP_LFT_NONE ? 0 : port;
@@ -562,7 +543,7 @@ int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid)
 	int r = route_walk(rt, src, dlid, NULL, 0, &res);
 	if (r)
 		return r;
-	return res.hops > (uint32_t)INT32_MAX ? ROUTE_E_RANGE : (int)res.hops;
+	return res.hops > (uint32_t)INT32_MAX ? AN_E_RANGE : (int)res.hops;
 }
 
 /* ---- hop-count DP ---------------------------------------------------------------- */
@@ -634,21 +615,21 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
 	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
 	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
-	int rc = ROUTE_OK;
+	int rc = AN_OK;
 	if (!src || !order || !lids) {
-		rc = ROUTE_E_NOMEM;
+		rc = AN_E_NOMEM;
 		goto out;
 	}
 	for (size_t j = 0; j < nsrc; j++) {
 		if (src_nodes[j] >= s->nnodes || rt->sw_of_node[src_nodes[j]] == ROUTE_NONE) {
-			rc = ROUTE_E_INVAL;
+			rc = AN_E_INVAL;
 			goto out;
 		}
 		src[j] = rt->sw_of_node[src_nodes[j]];
 	}
 	for (size_t i = 0; i < ndst; i++) {
 		if (dst[i] >= rt->neps) {
-			rc = ROUTE_E_INVAL;
+			rc = AN_E_INVAL;
 			goto out;
 		}
 		order[i] = (uint32_t)i;
@@ -712,9 +693,9 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 		free(ws.stack);
 	}
 	if (failed)
-		rc = ROUTE_E_NOMEM;
+		rc = AN_E_NOMEM;
 	else if (overflow)
-		rc = ROUTE_E_RANGE;
+		rc = AN_E_RANGE;
 out:
 	free(src);
 	free(order);

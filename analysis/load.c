@@ -60,7 +60,7 @@ static inline uint32_t slot(const struct route_tab *rt, uint32_t node, uint8_t p
  * are by destination, so walks from different leaves merge and share their
  * rest. resolve() walks from sw until it meets a switch already resolved
  * for this destination (stamp), then fills in the chain's hop counts
- * backwards: dist = switches still to cross (>= 1), or a ROUTE_E_* code.
+ * backwards: dist = switches still to cross (>= 1), or a AN_E_* code.
  * Each switch is stepped at most once per destination, and a revisit within
  * one chain is a loop (what route_walk finds after nsw + 1 steps).
  */
@@ -87,10 +87,10 @@ static int resolve(const struct swfacts *F, struct tstate *t, uint32_t sw, uint1
 	uint32_t n0 = t->nchain;
 	int v;
 	if (dlid == 0)
-		return ROUTE_E_NOLID;
+		return AN_E_NOLID;
 	for (;;) {
 		if (t->stamp[sw] == stamp) {
-			v = t->dist[sw] == LOAD_PENDING ? ROUTE_E_LOOP : t->dist[sw];
+			v = t->dist[sw] == LOAD_PENDING ? AN_E_LOOP : t->dist[sw];
 			break;
 		}
 		t->stamp[sw] = stamp;
@@ -178,8 +178,8 @@ static void walk_full(const struct route_tab *rt, struct tstate *t, const struct
 {
 	struct route_res res;
 	uint16_t dlid = rt->eps[J->ep[d]].lid;
-	int rc = dlid ? route_walk(rt, J->ep[s], dlid, t->hops, rt->nsw + 2, &res) : ROUTE_E_NOLID;
-	if (rc != ROUTE_OK || res.hops > rt->nsw + 1) {
+	int rc = dlid ? route_walk(rt, J->ep[s], dlid, t->hops, rt->nsw + 2, &res) : AN_E_NOLID;
+	if (rc != AN_OK || res.hops > rt->nsw + 1) {
 		t->fail_m += m;
 		t->fail_b += b;
 		return;
@@ -212,14 +212,14 @@ static int jobh_build(const struct route_tab *rt, const struct pat_job *job, str
 	J->rank_j = malloc((size_t)job->nranks * sizeof *J->rank_j);
 	if (!map || !J->rank_j) {
 		free(map);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t h = 0; h < rt->nhosts; h++)
 		map[h] = ROUTE_NONE;
 	for (uint32_t r = 0; r < job->nranks; r++) {
 		if (job->host[r] >= rt->nhosts) {
 			free(map);
-			return ROUTE_E_INVAL;
+			return AN_E_INVAL;
 		}
 		map[job->host[r]] = 0;
 	}
@@ -235,7 +235,7 @@ static int jobh_build(const struct route_tab *rt, const struct pat_job *job, str
 	J->cable = malloc(H * sizeof *J->cable);
 	if (!J->host || !J->cnt || !J->ep || !J->leaf || !J->cable) {
 		free(map);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (uint32_t h = 0; h < rt->nhosts; h++)
 		if (map[h] != ROUTE_NONE) {
@@ -245,14 +245,14 @@ static int jobh_build(const struct route_tab *rt, const struct pat_job *job, str
 			J->ep[j] = e;
 			J->cable[j] = slot(rt, ep->node, ep->port);
 			uint32_t sw = ep->leaf == ROUTE_NONE ? ROUTE_NONE : rt->sw_of_node[ep->leaf];
-			J->leaf[j] = ep->up == ROUTE_OK ? sw : ROUTE_NONE;
+			J->leaf[j] = ep->up == AN_OK ? sw : ROUTE_NONE;
 		}
 	for (uint32_t r = 0; r < job->nranks; r++) {
 		J->rank_j[r] = map[job->host[r]];
 		J->cnt[J->rank_j[r]]++;
 	}
 	free(map);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* ---- sparse patterns: flows grouped by destination host ---------------------- */
@@ -304,7 +304,7 @@ uint8_t *load_node_levels(const struct route_tab *rt)
 		if (s->nodes[ep->node].type == SNAP_NODE_SWITCH)
 			continue;
 		lvl[ep->node] = 0;
-		if (ep->up == ROUTE_OK && ep->leaf != ROUTE_NONE &&
+		if (ep->up == AN_OK && ep->leaf != ROUTE_NONE &&
 		    rt->sw_of_node[ep->leaf] != ROUTE_NONE && lvl[ep->leaf] == LOAD_LVL_NONE) {
 			lvl[ep->leaf] = 1;
 			q[qt++] = rt->sw_of_node[ep->leaf];
@@ -428,8 +428,8 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 {
 	const struct snap *s = rt->snap;
 	if (!job || !p || !job->nranks || job->nranks > TOPO_RANKS_MAX ||
-	    pattern_check(p, job->nranks, NULL) != PAT_OK)
-		return ROUTE_E_INVAL;
+	    pattern_check(p, job->nranks, NULL) != AN_OK)
+		return AN_E_INVAL;
 	if (threads < 1)
 		threads = 1;
 	struct jobh J;
@@ -450,7 +450,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 	uint32_t *node_j = NULL, *grp = NULL, *leaves = NULL, *sw_p0 = NULL;
 	uint8_t *sw_np = NULL;
 	uint32_t *odd = NULL;
-	rc = ROUTE_E_NOMEM;
+	rc = AN_E_NOMEM;
 	if (!L || !ts)
 		goto out;
 	L->nranks = job->nranks;
@@ -889,7 +889,7 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		}
 		L->behind_off[++k] = (uint32_t)nb;
 	}
-	rc = ROUTE_OK;
+	rc = AN_OK;
 out:
 	if (ts)
 		for (int i = 0; i < threads; i++)
@@ -913,5 +913,5 @@ out:
 		return rc;
 	}
 	*out = L;
-	return ROUTE_OK;
+	return AN_OK;
 }

@@ -21,10 +21,11 @@ struct fabric_index {
 };
 
 /* Builds the index of s with up to threads OpenMP threads (0: OpenMP's
- * default). map (may be NULL) names hosts as in route.h. Returns NULL with
- * err set. s and map must outlive the index. */
-struct fabric_index *fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
-					char err[SNAP_ERR_LEN]);
+ * default). map (may be NULL) names hosts as in route.h. AN_OK with *out
+ * new, or a negative AN_E_* with err set and *out untouched. s and map must
+ * outlive the index. */
+int fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
+		       struct fabric_index **out, char err[AN_ERR_LEN]);
 void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
 
 struct snap_delta_info;
@@ -38,8 +39,8 @@ struct snap_delta_info;
  * shared with old; otherwise, or when it cannot tell, everything is built
  * as fabric_index_build() does. *reused says which.
  */
-struct fabric_index *fabric_index_update(const struct snap *s, const struct fabric_index *old,
-					 const struct snap_delta_info *info, const struct route_namemap *map,
-					 int threads, int *reused, char err[SNAP_ERR_LEN]);
+int fabric_index_update(const struct snap *s, const struct fabric_index *old,
+			const struct snap_delta_info *info, const struct route_namemap *map, int threads,
+			int *reused, struct fabric_index **out, char err[AN_ERR_LEN]);
 
 #endif

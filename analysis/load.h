@@ -46,7 +46,7 @@
  * an explicit or sparse pattern) per thread, never ranks^2. OpenMP over
  * destination hosts with per-thread link arrays.
  *
- * Errors: ROUTE_E_* (route.h): ROUTE_E_NOMEM, ROUTE_E_INVAL (a bad job or a
+ * Errors: AN_E_* (route.h): AN_E_NOMEM, AN_E_INVAL (a bad job or a
  * pattern that does not fit; check with pattern_check/pattern_job_check to
  * get the reason). Lifetime: a load holds no pointer into the route_tab.
  */
@@ -108,8 +108,5 @@ void load_free(struct load *l);  /* NULL is a no-op */
  * malloc'd, the caller frees. NULL on ENOMEM. */
 uint8_t *load_node_levels(const struct route_tab *rt);
 
-/* The `load` protocol command (load_cmd.c; docs/protocol.md). */
-struct qctx;
-void answer_load(struct qctx *c);
 
 #endif

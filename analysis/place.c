@@ -74,9 +74,9 @@ int place_order(const struct route_tab *rt, const struct hier *h, uint32_t *host
 {
 	for (size_t i = 0; i < n; i++)
 		if (hosts[i] >= rt->nhosts || hosts[i] >= h->nhosts)
-			return ROUTE_E_INVAL;
+			return AN_E_INVAL;
 	qsort_r(hosts, n, sizeof(*hosts), order_cmp, (void *)h);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 uint32_t place_leaf_cluster(const struct hier *h, uint32_t host)
@@ -115,10 +115,10 @@ int place_figures(const struct route_tab *rt, const struct hier *h, const uint32
 {
 	memset(out, 0, sizeof(*out));
 	if (!n)
-		return ROUTE_OK;
+		return AN_OK;
 	uint32_t *eps = malloc(n * sizeof(*eps));
 	if (!eps)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (size_t i = 0; i < n; i++)
 		eps[i] = route_host_ep(rt, hosts[i]);
 	struct share *sh;
@@ -139,7 +139,7 @@ int place_figures(const struct route_tab *rt, const struct hier *h, const uint32
 		eps[i] = place_pod(h, hosts[i]);
 	out->pods = count_distinct(eps, n);
 	free(eps);
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 /* ---- pick ------------------------------------------------------------------- */
@@ -188,7 +188,7 @@ static void pk_free(struct pk *p)
 static int etab_fill(const struct route_tab *rt, const uint32_t *hosts, const uint32_t *leaf, size_t nrows,
 		     const uint32_t *cols, uint32_t ncols, uint32_t *e)
 {
-	int rc = ROUTE_OK;
+	int rc = AN_OK;
 #pragma omp parallel
 	{
 		uint32_t *memo = malloc((rt->nsw + 1) * sizeof(*memo));
@@ -196,7 +196,7 @@ static int etab_fill(const struct route_tab *rt, const uint32_t *hosts, const ui
 		uint32_t *stack = malloc((rt->nsw + 1) * sizeof(*stack));
 		if (!memo || !seen || !stack) {
 #pragma omp atomic write
-			rc = ROUTE_E_NOMEM;
+			rc = AN_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 16)
 		for (size_t i = 0; i < nrows; i++) {
@@ -249,7 +249,7 @@ static int etab_fill(const struct route_tab *rt, const uint32_t *hosts, const ui
 static uint32_t host_leaf_sw(const struct route_tab *rt, uint32_t host)
 {
 	const struct route_ep *e = &rt->eps[route_host_ep(rt, host)];
-	return e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? rt->sw_of_node[e->leaf] : ROUTE_NONE;
+	return e->up == AN_OK && e->leaf != ROUTE_NONE ? rt->sw_of_node[e->leaf] : ROUTE_NONE;
 }
 
 /*
@@ -324,7 +324,7 @@ static uint64_t fabric_fp(const struct route_tab *rt)
 static struct etab *etab_get(const struct route_tab *rt, int *rc)
 {
 	uint64_t fp = fabric_fp(rt);
-	*rc = ROUTE_OK;
+	*rc = AN_OK;
 	pthread_mutex_lock(&etab_lock);
 	struct etab *t = etab_cur;
 	if (t && t->fp == fp && t->nhosts == rt->nhosts) {
@@ -369,7 +369,7 @@ static struct etab *etab_get(const struct route_tab *rt, int *rc)
 	etab_unref(old);
 	return t;
 nomem:
-	*rc = ROUTE_E_NOMEM;
+	*rc = AN_E_NOMEM;
 fail:
 	if (t) {
 		free(t->col_of_sw);
@@ -390,7 +390,7 @@ static int pk_entries(struct pk *p)
 	p->rowof = malloc((p->nf + 1) * sizeof(*p->rowof));
 	p->colof = malloc((p->nl + 1) * sizeof(*p->colof));
 	if (!p->rowof || !p->colof)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	p->tab = etab_get(rt, &rc);
 	if (p->tab) {
 		p->e = p->tab->e;
@@ -399,7 +399,7 @@ static int pk_entries(struct pk *p)
 			p->rowof[i] = p->f[i];
 		for (uint32_t l = 0; l < p->nl; l++)
 			p->colof[l] = p->tab->col_of_sw[p->leaf_sw[l]];
-		return ROUTE_OK;
+		return AN_OK;
 	}
 	if (rc)
 		return rc;
@@ -407,7 +407,7 @@ static int pk_entries(struct pk *p)
 	p->own = malloc(((size_t)p->nf * p->nl + 1) * sizeof(*p->own));
 	if (!leaf || !p->own) {
 		free(leaf);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (size_t i = 0; i < p->nf; i++) {
 		leaf[i] = p->lf[i] == NONE32 ? ROUTE_NONE : p->leaf_sw[p->lf[i]];
@@ -527,15 +527,15 @@ static int cap_desc(const void *a, const void *b)
 }
 
 int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-	       size_t want, struct place_pick *out, char why[PLACE_WHY_LEN])
+	       size_t want, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
 	if (!want || want > nfree) {
-		snprintf(why, PLACE_WHY_LEN, "asked for %zu hosts out of %zu free", want, nfree);
-		return ROUTE_E_RANGE;
+		snprintf(why, AN_ERR_LEN, "asked for %zu hosts out of %zu free", want, nfree);
+		return AN_E_RANGE;
 	}
 	struct pk p = { .rt = rt, .h = h, .nf = nfree };
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	uint32_t *sel = NULL, *src = NULL, *tmp = NULL;
 	struct leafcap *lc = NULL;
 	size_t nsel = 0;
@@ -547,7 +547,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 	memcpy(p.f, free_hosts, nfree * sizeof(*p.f));
 	if ((rc = place_order(rt, h, p.f, nfree)))
 		goto out;
-	rc = ROUTE_E_NOMEM;
+	rc = AN_E_NOMEM;
 	/* leaves in hierarchy order of their first host */
 	for (uint32_t s = 0; s <= rt->nsw; s++)
 		lofsw[s] = NONE32;
@@ -559,7 +559,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 		goto out;
 	for (size_t i = 0; i < nfree; i++) {
 		const struct route_ep *e = &rt->eps[route_host_ep(rt, p.f[i])];
-		uint32_t sw = e->up == ROUTE_OK && e->leaf != ROUTE_NONE ? rt->sw_of_node[e->leaf] : ROUTE_NONE;
+		uint32_t sw = e->up == AN_OK && e->leaf != ROUTE_NONE ? rt->sw_of_node[e->leaf] : ROUTE_NONE;
 		p.lf[i] = NONE32;
 		if (sw == ROUTE_NONE)
 			continue;
@@ -702,7 +702,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 		uint32_t *cstart = malloc((nfree + 1) * sizeof(*cstart)), *codes = NULL;
 		size_t ncode = 0;
 		if (!cstart) {
-			rc = ROUTE_E_NOMEM;
+			rc = AN_E_NOMEM;
 			goto out;
 		}
 		for (int pass = 0; pass < 2; pass++) {
@@ -723,7 +723,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 			cstart[nfree] = (uint32_t)ncode;
 			if (!pass && !(codes = malloc((ncode + 1) * sizeof(*codes)))) {
 				free(cstart);
-				rc = ROUTE_E_NOMEM;
+				rc = AN_E_NOMEM;
 				goto out;
 			}
 		}
@@ -732,7 +732,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 		uint32_t *lused = calloc(p.nl + 1, sizeof(*lused));
 		if (!chosen || !shar || !users || !owner || !lused) {
 			free(chosen), free(shar), free(users), free(owner), free(lused), free(cstart), free(codes);
-			rc = ROUTE_E_NOMEM;
+			rc = AN_E_NOMEM;
 			goto out;
 		}
 		size_t base = 0;
@@ -791,7 +791,7 @@ int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t 
 done:
 	out->hosts = malloc(want * sizeof(*out->hosts));
 	if (!out->hosts) {
-		rc = ROUTE_E_NOMEM;
+		rc = AN_E_NOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < want; k++)
@@ -809,8 +809,8 @@ out:
 	free(tmp);
 	free(lc);
 	pk_free(&p);
-	if (rc && rc != ROUTE_E_RANGE)
-		snprintf(why, PLACE_WHY_LEN, "%s", route_strerror(rc));
+	if (rc && rc != AN_E_RANGE)
+		snprintf(why, AN_ERR_LEN, "%s", an_strerror(rc));
 	return rc;
 }
 
@@ -867,7 +867,7 @@ static int csr_from(struct place_graph *g, uint32_t n, struct edge *e, size_t m)
 	g->w = malloc((k ? k : 1) * sizeof(*g->w));
 	if (!g->xadj || !g->adj || !g->w) {
 		place_graph_free(g);
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	}
 	for (size_t i = 0; i < k; i++) {
 		g->xadj[e[i].a + 1]++;
@@ -876,7 +876,7 @@ static int csr_from(struct place_graph *g, uint32_t n, struct edge *e, size_t m)
 	}
 	for (uint32_t v = 0; v < n; v++)
 		g->xadj[v + 1] += g->xadj[v];
-	return ROUTE_OK;
+	return AN_OK;
 }
 
 int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_t dz, int periodic)
@@ -884,10 +884,10 @@ int place_graph_stencil(struct place_graph *g, uint32_t dx, uint32_t dy, uint32_
 	memset(g, 0, sizeof(*g));
 	uint64_t n = (uint64_t)dx * dy * dz;
 	if (!dx || !dy || !dz || n > (1u << 24))
-		return ROUTE_E_RANGE;
+		return AN_E_RANGE;
 	struct edge *e = malloc(n * 6 * sizeof(*e));
 	if (!e)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	size_t m = 0;
 	uint32_t d[3] = { dx, dy, dz };
 	for (uint32_t z = 0; z < dz; z++)
@@ -920,15 +920,15 @@ int place_graph_from_edges(struct place_graph *g, uint32_t n, const uint32_t *sr
 {
 	memset(g, 0, sizeof(*g));
 	if (m > PLACE_GRAPH_EDGES_MAX)
-		return ROUTE_E_RANGE;
+		return AN_E_RANGE;
 	struct edge *e = malloc((m ? 2 * m : 1) * sizeof(*e));
 	if (!e)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	size_t k = 0;
 	for (size_t i = 0; i < m; i++) {
 		if (src[i] >= n || dst[i] >= n) {
 			free(e);
-			return ROUTE_E_INVAL;
+			return AN_E_INVAL;
 		}
 		uint32_t wt = w ? w[i] : 1;
 		if (src[i] == dst[i] || !wt)
@@ -966,7 +966,7 @@ int place_cost(const struct route_tab *rt, const struct place_graph *g, const ui
 	uint64_t *swl = calloc(nports, sizeof(*swl)), *epl = calloc(rt->neps + 1, sizeof(*epl));
 	struct route_hop *hops = malloc((rt->nsw + 2) * sizeof(*hops));
 	uint64_t hb2 = 0, max2 = 0;
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (!hp || !swl || !epl || !hops)
 		goto out;
 	/* each unordered rank pair once (v < u), as an unordered host pair */
@@ -987,7 +987,7 @@ int place_cost(const struct route_tab *rt, const struct place_graph *g, const ui
 		for (int dir = 0; dir < 2; dir++) {
 			uint32_t s = route_host_ep(rt, dir ? hp[i].b : hp[i].a), d = route_host_ep(rt, dir ? hp[i].a : hp[i].b);
 			struct route_res res;
-			int wr = rt->eps[d].lid ? route_walk(rt, s, rt->eps[d].lid, hops, rt->nsw + 2, &res) : ROUTE_E_NOLID;
+			int wr = rt->eps[d].lid ? route_walk(rt, s, rt->eps[d].lid, hops, rt->nsw + 2, &res) : AN_E_NOLID;
 			if (wr) {
 				out->pairs_failed++;
 				continue;
@@ -1010,7 +1010,7 @@ int place_cost(const struct route_tab *rt, const struct place_graph *g, const ui
 			max2 = epl[i];
 	out->hop_bytes = hb2 / 2;
 	out->max_load = (max2 + 1) / 2;
-	rc = ROUTE_OK;
+	rc = AN_OK;
 out:
 	free(hp);
 	free(swl);
@@ -1071,12 +1071,12 @@ static pthread_mutex_t scotch_lock = PTHREAD_MUTEX_INITIALIZER;
  * at a virtual vertex far away. Scotch's decomposition-defined target
  * (archBuild2) then bipartitions this tree as it maps. */
 static int scotch_map(const struct hier *h, const struct place_graph *g, const uint32_t *hosts,
-		      const uint32_t *slots, size_t nh, SCOTCH_Num *part, char why[PLACE_WHY_LEN])
+		      const uint32_t *slots, size_t nh, SCOTCH_Num *part, char why[AN_ERR_LEN])
 {
 	uint32_t *vof = malloc((h->nclusters + 1) * sizeof(*vof));
 	SCOTCH_Num nv = (SCOTCH_Num)nh, maxd = 1;
 	if (!vof)
-		return ROUTE_E_NOMEM;
+		return AN_E_NOMEM;
 	for (uint32_t c = 0; c < h->nclusters; c++)
 		vof[c] = NONE32;
 	/* mark clusters on the hosts' chains */
@@ -1093,7 +1093,7 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 	SCOTCH_Num *edgetab = malloc(2 * cap * sizeof(*edgetab)), *edlotab = malloc(2 * cap * sizeof(*edlotab));
 	SCOTCH_Num *list = malloc((nh ? nh : 1) * sizeof(*list));
 	SCOTCH_Num *gv = NULL, *ge = NULL, *gw = NULL;
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (!verttab || !velotab || !ea || !eb || !ew || !edgetab || !edlotab || !list)
 		goto out;
 	for (SCOTCH_Num v = 0; v < nv; v++)
@@ -1147,7 +1147,7 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 		gw[e] = (SCOTCH_Num)(g->w[e] > (1u << 30) ? (1u << 30) : g->w[e]);
 	}
 
-	rc = ROUTE_E_RANGE;
+	rc = AN_E_RANGE;
 	pthread_mutex_lock(&scotch_lock);
 	/* the target's decomposition (archBuild2) draws from Scotch's global
 	 * generator: reset it under the lock so every build is the same */
@@ -1163,23 +1163,23 @@ static int scotch_map(const struct hier *h, const struct place_graph *g, const u
 	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) ||
 	    SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMRANDOMFIXEDSEED, 1) || SCOTCH_contextRandomClone(&ctx) ||
 	    SCOTCH_contextThreadSpawn(&ctx, 1, NULL)) {
-		snprintf(why, PLACE_WHY_LEN, "Scotch refused a deterministic context");
+		snprintf(why, AN_ERR_LEN, "Scotch refused a deterministic context");
 	} else if (SCOTCH_graphInit(&tg) || !(ok_tg = 1) ||
 	    SCOTCH_graphBuild(&tg, 0, nv, verttab, NULL, velotab, NULL, verttab[nv], edgetab, edlotab) ||
 	    SCOTCH_graphInit(&tgc) || !(ok_tgc = 1) || SCOTCH_contextBindGraph(&ctx, &tg, &tgc)) {
-		snprintf(why, PLACE_WHY_LEN, "Scotch refused the target tree");
+		snprintf(why, AN_ERR_LEN, "Scotch refused the target tree");
 	} else if (SCOTCH_archInit(&arch) || !(ok_arch = 1) || SCOTCH_stratInit(&strat) || !(ok_strat = 1) ||
 		   SCOTCH_archBuild2(&arch, &tgc, (SCOTCH_Num)nh, list)) {
-		snprintf(why, PLACE_WHY_LEN, "Scotch could not build the target architecture");
+		snprintf(why, AN_ERR_LEN, "Scotch could not build the target architecture");
 	} else if (SCOTCH_graphInit(&sg) || !(ok_sg = 1) ||
 		   SCOTCH_graphBuild(&sg, 0, (SCOTCH_Num)g->n, gv, NULL, NULL, NULL, (SCOTCH_Num)m, ge, gw) ||
 		   SCOTCH_graphInit(&sgc) || !(ok_sgc = 1) || SCOTCH_contextBindGraph(&ctx, &sg, &sgc)) {
-		snprintf(why, PLACE_WHY_LEN, "Scotch refused the communication graph");
+		snprintf(why, AN_ERR_LEN, "Scotch refused the communication graph");
 	} else if (SCOTCH_stratGraphMapBuild(&strat, SCOTCH_STRATDEFAULT, (SCOTCH_Num)nh, 0.01) ||
 		   SCOTCH_graphMap(&sgc, &arch, &strat, part)) {
-		snprintf(why, PLACE_WHY_LEN, "SCOTCH_graphMap failed");
+		snprintf(why, AN_ERR_LEN, "SCOTCH_graphMap failed");
 	} else {
-		rc = ROUTE_OK;
+		rc = AN_OK;
 	}
 	if (ok_sgc)
 		SCOTCH_graphExit(&sgc);
@@ -1265,39 +1265,39 @@ static uint32_t repair(const struct hier *h, const struct place_graph *g, const 
 
 int place_map(const struct route_tab *rt, const struct hier *h, const struct place_graph *g,
 	      const uint32_t *hosts, const uint32_t *slots, size_t nh, struct place_map *out,
-	      char why[PLACE_WHY_LEN])
+	      char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
 	uint64_t total = 0;
 	for (size_t i = 0; i < nh; i++)
 		total += slots[i];
 	if (!nh || total < g->n) {
-		snprintf(why, PLACE_WHY_LEN, "%u ranks but only %" PRIu64 " slots", g->n, total);
-		return ROUTE_E_RANGE;
+		snprintf(why, AN_ERR_LEN, "%u ranks but only %" PRIu64 " slots", g->n, total);
+		return AN_E_RANGE;
 	}
 	if (!g->n) {
-		snprintf(why, PLACE_WHY_LEN, "the graph has no vertex");
-		return ROUTE_E_RANGE;
+		snprintf(why, AN_ERR_LEN, "the graph has no vertex");
+		return AN_E_RANGE;
 	}
 	uint32_t *blk = malloc(g->n * sizeof(*blk)), *rr = malloc(g->n * sizeof(*rr));
 	uint32_t *res = malloc(g->n * sizeof(*res));
 	SCOTCH_Num *part = malloc(g->n * sizeof(*part));
-	int rc = ROUTE_E_NOMEM;
+	int rc = AN_E_NOMEM;
 	if (!blk || !rr || !res || !part)
 		goto fail;
 	place_block(hosts, slots, nh, g->n, blk);
 	place_rr(hosts, slots, nh, g->n, rr);
 	if ((rc = place_cost(rt, g, blk, &out->block)) || (rc = place_cost(rt, g, rr, &out->rr)))
 		goto fail;
-	char swhy[PLACE_WHY_LEN] = "";
-	int src = nh > 1 ? scotch_map(h, g, hosts, slots, nh, part, swhy) : ROUTE_E_RANGE;
-	if (src == ROUTE_E_NOMEM) {
+	char swhy[AN_ERR_LEN] = "";
+	int src = nh > 1 ? scotch_map(h, g, hosts, slots, nh, part, swhy) : AN_E_RANGE;
+	if (src == AN_E_NOMEM) {
 		rc = src;
 		goto fail;
 	}
 	out->method = PLACE_BLOCK;
 	out->cost = out->block;
-	if (src == ROUTE_OK) {
+	if (src == AN_OK) {
 		out->moved = repair(h, g, hosts, slots, nh, part);
 		for (uint32_t r = 0; r < g->n; r++)
 			res[r] = hosts[part[r]];
@@ -1318,13 +1318,13 @@ int place_map(const struct route_tab *rt, const struct hier *h, const struct pla
 	free(blk);
 	free(rr);
 	free(part);
-	return ROUTE_OK;
+	return AN_OK;
 fail:
 	free(blk);
 	free(rr);
 	free(res);
 	free(part);
-	snprintf(why, PLACE_WHY_LEN, "%s", route_strerror(rc));
+	snprintf(why, AN_ERR_LEN, "%s", an_strerror(rc));
 	return rc;
 }
 

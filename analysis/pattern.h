@@ -54,8 +54,8 @@
  * destination (duplicates merged). Regular patterns are generated, never
  * materialised: memory O(1) for them, O(triples) for a matrix.
  *
- * Error convention: functions returning int return PAT_OK (0) or a negative
- * PAT_E_*; those taking err[PAT_ERR_LEN] say why there. Nothing prints,
+ * Error convention: functions returning int return AN_OK (0) or a negative
+ * AN_E_*; those taking err[AN_ERR_LEN] say why there. Nothing prints,
  * exits or aborts. A pattern is read-only after set-up: any thread may
  * generate from it.
  */
@@ -65,18 +65,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_err.h"
 #include "topo_limits.h"
 
-#define PAT_ERR_LEN 160
 #define PAT_SPEC_MAX 64          /* a spec longer than this is malformed */
 #define PAT_TRIPLES_MAX (1u << 22) /* explicit matrix entries: 4M (a dense 2,048-rank matrix) */
-
-enum pat_err {
-	PAT_OK = 0,
-	PAT_E_NOMEM = -1,
-	PAT_E_INVAL = -2,  /* malformed spec, rank out of range, dims do not match */
-	PAT_E_RANGE = -3,  /* beyond a limit (ranks, hosts, triples) */
-};
 
 enum pat_kind {
 	PAT_ALLTOALL,
@@ -116,23 +109,22 @@ struct pat_job {
 	uint32_t *host;         /* [nranks] host index per rank */
 };
 
-const char *pattern_strerror(int err);
 
 /* Parses a spec (not "matrix": that comes from pattern_set_matrix). Sets
  * msg_bytes to 1. */
-int pattern_parse(const char *spec, struct pattern *p, char err[PAT_ERR_LEN]);
+int pattern_parse(const char *spec, struct pattern *p, char err[AN_ERR_LEN]);
 
 /* Makes p an explicit matrix from n triples (copied; sorted and merged
  * here). Ranks must be < nranks. Triples with 0 bytes are dropped. */
 int pattern_set_matrix(struct pattern *p, const struct pat_triple *t, size_t n, uint32_t nranks,
-		       char err[PAT_ERR_LEN]);
+		       char err[AN_ERR_LEN]);
 
 /* Frees a matrix's arrays (a regular pattern owns nothing); NULL is a no-op. */
 void pattern_clear(struct pattern *p);
 
 /* Checks that p fits nranks ranks (limits, stencil dims, matrix ranks,
  * xor/bitrev: a power of two, xor: K < nranks). */
-int pattern_check(const struct pattern *p, uint32_t nranks, char err[PAT_ERR_LEN]);
+int pattern_check(const struct pattern *p, uint32_t nranks, char err[AN_ERR_LEN]);
 
 /* Canonical text of p ("stencil2d:4,4:periodic", "matrix"). */
 void pattern_name(const struct pattern *p, char *buf, size_t n);
@@ -162,10 +154,10 @@ uint64_t pattern_nflows(const struct pattern *p, uint32_t nranks);
  * 4,096 hosts fit one request line. Splits a token; name gets at most
  * TOPO_QUERY_NAME_MAX bytes + NUL. */
 int pattern_rank_token(const char *tok, char name[TOPO_QUERY_NAME_MAX + 1], uint32_t *count,
-		       char err[PAT_ERR_LEN]);
+		       char err[AN_ERR_LEN]);
 
 /* Checks a job against the limits: nranks in 1..TOPO_RANKS_MAX, host indices
  * < nhosts_fabric, at most TOPO_MATRIX_MAX distinct hosts. */
-int pattern_job_check(const struct pat_job *j, uint32_t nhosts_fabric, char err[PAT_ERR_LEN]);
+int pattern_job_check(const struct pat_job *j, uint32_t nhosts_fabric, char err[AN_ERR_LEN]);
 
 #endif

@@ -11,18 +11,18 @@
  * Walk semantics (the one definition; route_walk, route_switch_hops and
  * share.c all follow it through route_step()):
  *   - The walk from end port a to destination LID d starts at a's port. A CA
- *     or router port must have a link (else ROUTE_E_SRC_NOLINK) whose two
- *     ends are both up (else ROUTE_E_DOWN); it enters the node at the
+ *     or router port must have a link (else AN_E_SRC_NOLINK) whose two
+ *     ends are both up (else AN_E_DOWN); it enters the node at the
  *     other end. A switch's port 0 starts the walk at that switch itself.
  *   - At every switch: out = LFT[d]. SNAP_LFT_NONE, or d beyond the LFT, is
- *     ROUTE_E_NOENTRY. Port 0 means "this switch": it delivers iff the LID
- *     is the switch's own, else ROUTE_E_WRONGDST. Any other out port must
- *     be present and linked (else ROUTE_E_NOLINK) with both ends up
- *     (else ROUTE_E_DOWN). A link into a switch continues the walk; a link
+ *     AN_E_NOENTRY. Port 0 means "this switch": it delivers iff the LID
+ *     is the switch's own, else AN_E_WRONGDST. Any other out port must
+ *     be present and linked (else AN_E_NOLINK) with both ends up
+ *     (else AN_E_DOWN). A link into a switch continues the walk; a link
  *     into a CA/router port delivers iff that port owns d, else
- *     ROUTE_E_WRONGDST.
+ *     AN_E_WRONGDST.
  *   - A walk that has traversed more switches than the fabric has is in a
- *     loop (ROUTE_E_LOOP): a loop-free walk visits each switch at most once.
+ *     loop (AN_E_LOOP): a loop-free walk visits each switch at most once.
  *   - Hop count = switches traversed: 1 for two hosts on one leaf, 0 for two
  *     CAs cabled back to back.
  *   - With LMC > 0 the caller names the destination LID; resolving a name
@@ -53,8 +53,8 @@
  *   host/HCA    that HCA's lowest present port
  *   host        the host's default port
  *
- * Error convention: functions returning int return ROUTE_OK (0) or a
- * negative ROUTE_E_* code; route_strerror() names it. Nothing here prints,
+ * Error convention: functions returning int return AN_OK (0) or a
+ * negative AN_E_* code; an_strerror() names it. Nothing here prints,
  * exits or aborts.
  *
  * Lifetime: a route_tab borrows its snapshot, which must stay alive and
@@ -67,31 +67,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "an_err.h"
 #include "snapshot.h"
 
 #define ROUTE_NAME_MAX 64     /* a NodeDescription is 64 bytes: no token is longer */
-#define ROUTE_QUERY_MAX 160   /* "host/HCA" plus slack; a longer query is ROUTE_E_INVAL */
-#define ROUTE_ERR_LEN 256
+#define ROUTE_QUERY_MAX 160   /* "host/HCA" plus slack; a longer query is AN_E_INVAL */
 #define ROUTE_NONE UINT32_MAX
 #define ROUTE_HOPS_INF 0xFFFFu /* route_switch_hops(): no route */
 
-enum route_err {
-	ROUTE_OK = 0,
-	ROUTE_E_NOMEM = -1,
-	ROUTE_E_INVAL = -2,      /* bad argument, or a query/map line too long */
-	ROUTE_E_NOTFOUND = -3,   /* the name, GUID or LID names no end port */
-	ROUTE_E_NOLID = -4,      /* the destination LID belongs to no end port */
-	ROUTE_E_SRC_NOLINK = -5, /* the source port is not cabled */
-	ROUTE_E_NOENTRY = -6,    /* a switch's LFT has no entry (0xFF) for the LID */
-	ROUTE_E_NOLINK = -7,     /* the LFT sends the LID out of an uncabled port */
-	ROUTE_E_DOWN = -8,       /* a link on the way is DOWN at one end */
-	ROUTE_E_WRONGDST = -9,   /* the walk delivered to an end port that is not the LID's */
-	ROUTE_E_LOOP = -10,      /* the walk revisits a switch */
-	ROUTE_E_RANGE = -11,     /* a count does not fit (e.g. > 65534 hops) */
-};
-
-/* Static string, never NULL. */
-const char *route_strerror(int err);
 
 /* ---- node-name-map -------------------------------------------------------- */
 
@@ -105,8 +88,7 @@ struct route_namemap;
 /* On success *out is new (free with route_namemap_free); on error *out is
  * untouched and err names the line. */
 int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
-			char err[ROUTE_ERR_LEN]);
-int route_namemap_load(const char *path, struct route_namemap **out, char err[ROUTE_ERR_LEN]);
+			char err[AN_ERR_LEN]);
 void route_namemap_free(struct route_namemap *m);  /* NULL is a no-op */
 /* Borrowed until route_namemap_free(); NULL if the GUID is not in the map. */
 const char *route_namemap_get(const struct route_namemap *m, uint64_t node_guid);
@@ -119,11 +101,11 @@ struct route_ep {
 	uint32_t node;     /* index into snap->nodes */
 	uint32_t host;     /* index into hosts[], ROUTE_NONE for switches and routers */
 	uint32_t leaf;     /* switch node it is cabled to, whatever the link state (itself for a
-	                    * switch), or ROUTE_NONE; usable for walks only if up == ROUTE_OK */
+	                    * switch), or ROUTE_NONE; usable for walks only if up == AN_OK */
 	uint16_t lid;      /* base LID, 0 if unassigned */
 	uint8_t port;
 	uint8_t lmc;
-	int8_t up;         /* ROUTE_OK if a walk can leave this port, else why not */
+	int8_t up;         /* AN_OK if a walk can leave this port, else why not */
 	char hca[ROUTE_NAME_MAX + 1]; /* CA/router: HCA label; switch: "" */
 };
 
@@ -171,7 +153,7 @@ void route_free(struct route_tab *rt);  /* NULL is a no-op */
 
 /* Resolves any accepted name (see the top). *ep gets the end port; *dlid,
  * if not NULL, the LID to route to (N for "lid:N", else the base LID).
- * O(log n). ROUTE_E_INVAL for a NULL/over-long name, ROUTE_E_NOTFOUND. */
+ * O(log n). AN_E_INVAL for a NULL/over-long name, AN_E_NOTFOUND. */
 int route_resolve(const struct route_tab *rt, const char *name, uint32_t *ep, uint16_t *dlid);
 /* Hostname only (no "/HCA", no GUID/LID forms). O(log hosts). */
 int route_find_host(const struct route_tab *rt, const char *name, uint32_t *host);
@@ -199,12 +181,12 @@ struct route_res {
 /*
  * Walks from end port src to LID dlid. Stores up to cap hops into hops[]
  * (hops may be NULL when cap is 0; res->hops is the full count even when it
- * exceeds cap). res may be NULL. Returns ROUTE_OK or the first error met.
+ * exceeds cap). res may be NULL. Returns AN_OK or the first error met.
  * O(hops); an error is found within nsw + 1 steps.
  */
 int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct route_hop *hops,
 	       size_t cap, struct route_res *res);
-/* Hop count (>= 0) or a negative ROUTE_E_* code. */
+/* Hop count (>= 0) or a negative AN_E_* code. */
 int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid);
 
 /* Outcome of one forwarding step. */
@@ -214,28 +196,28 @@ int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid);
 /* The one definition of a forwarding step: leaving by port p a switch whose
  * port codes are pt[0..np] means, for a packet to end port dst_ep,
  * ROUTE_STEP_NEXT (*next = the switch entered), ROUTE_STEP_DONE or a
- * negative ROUTE_E_*. Callers with their own dense copy of the codes
+ * negative AN_E_*. Callers with their own dense copy of the codes
  * (load.c) use it directly. */
 static inline int route_step_code(const uint32_t *pt, unsigned np, uint8_t p, uint32_t dst_ep, uint32_t *next)
 {
 	if (p == SNAP_LFT_NONE)
-		return ROUTE_E_NOENTRY;
+		return AN_E_NOENTRY;
 	if (p > np)
-		return ROUTE_E_NOLINK;
+		return AN_E_NOLINK;
 	uint32_t c = pt[p];
 	if (c < ROUTE_PT_EP) {
 		*next = c;
 		return ROUTE_STEP_NEXT;
 	}
 	if (c == ROUTE_PT_NOLINK)
-		return ROUTE_E_NOLINK;
+		return AN_E_NOLINK;
 	if (c == ROUTE_PT_DOWN)
-		return ROUTE_E_DOWN;
-	return c - ROUTE_PT_EP == dst_ep ? ROUTE_STEP_DONE : ROUTE_E_WRONGDST;
+		return AN_E_DOWN;
+	return c - ROUTE_PT_EP == dst_ep ? ROUTE_STEP_DONE : AN_E_WRONGDST;
 }
 
 /* What leaving switch sw (switch index) by port p means for a packet to end
- * port dst_ep: ROUTE_STEP_NEXT, ROUTE_STEP_DONE or a negative ROUTE_E_*. */
+ * port dst_ep: ROUTE_STEP_NEXT, ROUTE_STEP_DONE or a negative AN_E_*. */
 static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8_t p,
 				  uint32_t dst_ep, uint32_t *next)
 {
@@ -264,8 +246,8 @@ static inline int route_step(const struct route_tab *rt, uint32_t sw, uint16_t d
  * or ROUTE_HOPS_INF if that walk fails or dst[i] has no LID.
  * Dynamic programming over the LFTs, destination by destination, memoised
  * over all switches: O(ndst * nsw) time, O(ndst * nsrc) output, OpenMP
- * threads over blocks of destinations. ROUTE_E_NOMEM, ROUTE_E_INVAL (a
- * src is not a switch), ROUTE_E_RANGE (a route of >= 65535 switches).
+ * threads over blocks of destinations. AN_E_NOMEM, AN_E_INVAL (a
+ * src is not a switch), AN_E_RANGE (a route of >= 65535 switches).
  */
 int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
 		      const uint32_t *dst, size_t ndst, uint16_t *out);

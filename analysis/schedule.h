@@ -44,7 +44,7 @@
  *                 clusters per pod ... from the hierarchy (hier.h). Applies
  *                 only when that tree is homogeneous (every host the same
  *                 rank count, every cluster the same number of children);
- *                 otherwise SCHED_E_NOTAPPLIC with the reason.
+ *                 otherwise AN_E_NOTAPPLIC with the reason.
  *   SCHED_ALLGATHER seed 002's kPrefix all-to-all multicast: P ranks in
  *                 partitions of k (a power of two dividing P); iteration t
  *                 (0..P/k-1) has k-1 steps r -> r XOR i (i = 1..k-1) carrying
@@ -63,8 +63,8 @@
  * host, which share every link by construction, are not a conflict;
  * fabric_conflicts = those links between two switches (host cables left out).
  *
- * Error convention: int functions return SCHED_OK (0) or a negative
- * SCHED_E_*, with err[SCHED_ERR_LEN] saying why. Nothing prints or exits.
+ * Error convention: int functions return AN_OK (0) or a negative
+ * AN_E_*, with err[AN_ERR_LEN] saying why. Nothing prints or exits.
  * Lifetime: a sched is independent of the route_tab once built.
  */
 #ifndef TOPOD_SCHEDULE_H
@@ -76,21 +76,11 @@
 #include "route.h"
 #include "hier.h"
 
-#define SCHED_ERR_LEN 256
 #define SCHED_LEVELS_MAX 8     /* levels of seed 000's tree (ranks .. root) */
 #define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
 #define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
 
 enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER };
-
-enum sched_err {
-	SCHED_OK = 0,
-	SCHED_E_NOMEM = -1,
-	SCHED_E_INVAL = -2,      /* bad parameter or rank list */
-	SCHED_E_NOTAPPLIC = -3,  /* the algorithm does not apply to this job/fabric */
-	SCHED_E_ROUTE = -4,      /* a route between two job hosts fails */
-	SCHED_E_CHECK = -5,      /* sched_check: not a complete exchange */
-};
 
 struct sched_req {
 	enum sched_algo algo;
@@ -133,12 +123,12 @@ struct sched {
 };
 
 const char *sched_algo_name(enum sched_algo a);
-int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or SCHED_E_INVAL */
+int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or AN_E_INVAL */
 
 /* Builds the schedule and its per-step figures. h is needed for OPT only
  * (may be NULL otherwise). threads: OpenMP team size for the figures. */
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
-		int threads, struct sched **out, char err[SCHED_ERR_LEN]);
+		int threads, struct sched **out, char err[AN_ERR_LEN]);
 void sched_free(struct sched *s);  /* NULL is a no-op */
 
 /* Independent check: every ordered pair of distinct ranks exactly once
@@ -146,10 +136,7 @@ void sched_free(struct sched *s);  /* NULL is a no-op */
  * a rank that held it before that step); per step each rank sends and
  * receives at most once unless s->multi, and s->multi is set only if needed.
  * O(flows + nranks^2 / 8) memory. */
-int sched_check(const struct sched *s, char err[SCHED_ERR_LEN]);
+int sched_check(const struct sched *s, char err[AN_ERR_LEN]);
 
-/* The `schedule` protocol command (schedule_answer.c, docs/protocol.md). */
-struct qctx;
-void answer_schedule(struct qctx *c);
 
 #endif
