@@ -205,9 +205,9 @@ $(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)
 $(B)/bench/prof_rate: bench/prof_rate.c
 	@mkdir -p $(dir $@)
 	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
-$(B)/bench/prof_mem: bench/prof_mem.c profiler/count.c profiler/prof.h
+$(B)/bench/prof_mem: bench/prof_mem.c bench/pmpi_stub.c bench/pmpi_stub.h profiler/count.c profiler/prof.h
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c profiler/count.c -pthread
+	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c bench/pmpi_stub.c profiler/count.c -pthread
 # topoquery profile reads the report's JSON with Jansson (libjansson-dev).
 TOPOQUERY_LIBS := -ljansson
 # Unit test of the report builder (no MPI), plain and under ASan+UBSan;
