@@ -261,18 +261,20 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)
 LIBDIR ?= $(PREFIX)/lib/$(MULTIARCH)
 INCLUDEDIR ?= $(PREFIX)/include
-# Configuration lives in /etc whatever the PREFIX (the unit reads
-# /etc/topod/topod.conf); units go where systemd looks for this PREFIX
-# (/usr/local/lib/systemd/system is on its search path).
-SYSCONFDIR ?= /etc
+# Configuration lives in /etc for a system PREFIX (/usr, /usr/local: the
+# unit reads /etc/topod/topod.conf), in PREFIX/etc for any other (a private
+# tree must not write the machine's /etc); units go where systemd looks for
+# this PREFIX (/usr/local/lib/systemd/system is on its search path).
+SYSTEM_PREFIX := $(filter /usr /usr/local,$(PREFIX))
+SYSCONFDIR ?= $(if $(SYSTEM_PREFIX),/etc,$(PREFIX)/etc)
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/topod
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The example config goes to $(SYSCONFDIR)/topod only if none is there (never
 # overwrite an administrator's). The loader finds /usr/local/lib/<multiarch>
-# only through ld.so.cache, so a real install (no DESTDIR) as root runs
-# ldconfig; otherwise run it yourself (docs/admin-guide.md).
+# only through ld.so.cache, so a real install (no DESTDIR) as root into a
+# system PREFIX runs ldconfig; otherwise run it yourself (docs/admin-guide.md).
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
 	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
@@ -306,7 +308,7 @@ install: all
 	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/topod/topod.conf || \
 		install -m 644 systemd/topod.conf $(DESTDIR)$(SYSCONFDIR)/topod/topod.conf
-	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+	if [ -z "$(DESTDIR)" ] && [ -n "$(SYSTEM_PREFIX)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 .PHONY: all deps check demo clean install tests bench
 

@@ -288,21 +288,34 @@ static int cmd_apply(const char *base, const char *delta, const char *out)
 	return rc ? 1 : 0;
 }
 
-static int usage(void)
+/* To stdout with exit 0 when asked for (-h), to stderr with 2 on a mistake. */
+static int usage_to(FILE *out, int rc)
 {
-	fprintf(stderr, "usage: %s info|nodes|links|lfts FILE\n"
+	fprintf(out, "usage: %s info|nodes|links|lfts FILE\n"
 			"       %s diff A B\n"
 			"       %s from-text TOPOLOGY LFTS OUT\n"
 			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY] FILE\n"
 			"       %s keygen FILE\n"
 			"       %s delta BASE NEW OUT | apply BASE DELTA OUT | export SRC OUT\n"
+			"       %s -h|--help | -V|--version\n"
 			"(FILE, A, B, BASE and SRC may be topod's state directory: what it serves from there)\n",
-		prog, prog, prog, prog, prog, prog);
-	return 2;
+		prog, prog, prog, prog, prog, prog, prog);
+	return rc;
+}
+
+static int usage(void)
+{
+	return usage_to(stderr, 2);
 }
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")))
+		return usage_to(stdout, 0);
+	if (argc == 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+		printf("topo-snap %s\n", TOPO_VERSION);
+		return 0;
+	}
 	if (argc < 3)
 		return usage();
 	const char *cmd = argv[1];
