@@ -364,3 +364,13 @@ install-routeopt: $(B)/bin/topo-routeopt
 	install -m 644 man/topo-routeopt.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 docs/routeopt.md $(DESTDIR)$(DOCDIR)/
 .PHONY: install-routeopt
+
+# ---- a lab fabric that stays up --------------------------------------------
+# make lab: the demo's fabric (ibsim, OpenSM with the plugin, topod) until ^C
+# or make lab-stop; it prints how to query and change it (tests/lab/keep.sh).
+lab: deps
+	$(MAKE) all
+	@bash tests/lab/keep.sh
+lab-stop:
+	@bash tests/lab/keep.sh stop
+.PHONY: lab lab-stop

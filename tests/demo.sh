@@ -93,3 +93,4 @@ fi
 say "7. topod's log"
 cat "$LAB_DIR/topod.log"
 say "Done; tearing the lab down (ibsim, OpenSM, topod) by PID."
+echo "To keep a fabric like this one up and query it yourself: make lab (tests/lab/README.md)."

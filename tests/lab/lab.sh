@@ -233,6 +233,9 @@ lab__on_exit() {
 }
 
 lab__on_signal() {
+	# The signal may arrive inside a builtin run with a temporary IFS
+	# (`IFS= read`): teardown splits PID lists on the default one.
+	IFS=$' \t\n'
 	lab__log "caught SIG$1, tearing down"
 	trap - EXIT
 	lab_teardown
