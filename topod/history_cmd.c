@@ -1,10 +1,9 @@
 /*
  * history_cmd.c - the `history` and `diff` commands (docs/protocol.md).
  *
- * `diff` rebuilds both generations from the history (history.h), compares
- * them by GUID (so it works across node-set changes too), and walks the
- * routes that can have changed in both, with the route engine of each
- * generation, comparing them switch by switch and port by port.
+ * `diff` rebuilds both generations from the history (history.h) and their
+ * route tables; what changed between them is diff_build()'s (analysis/
+ * diff.h), this file only parses the request and words the reply.
  */
 #include "history_cmd.h"
 
@@ -15,13 +14,13 @@
 
 #include <event2/buffer.h>
 
+#include "diff.h"
 #include "fabric.h"
 #include "history.h"
 #include "route.h"
 #include "util.h"
 
 #define DIFF_PAIRS_MAX 10000 /* route lines listed; the counts cover all */
-#define DIFF_HOPS_MAX 64
 /* Route pairs one diff walks at most (each in both generations): seconds of
  * one worker. All hosts of k=24 after a reroute fit; all of k=56 after one
  * that touched most destinations would not, and then the caller names the
@@ -83,24 +82,21 @@ static int parse_gen(struct qctx *c, const char *arg, uint64_t *gen)
 	return 0;
 }
 
-struct dstate {
-	const struct snap *a, *b;
-	struct evbuffer *body;
+/* The reply's body: one line per record, counted for the head's lines=. */
+struct body {
+	struct evbuffer *buf;
 	size_t lines;
-	uint32_t links_down, links_up, nodes_gone, nodes_new, ports, lft_entries, lft_switches;
-	uint8_t *lid_changed; /* [max(max_lid)+1] */
-	uint32_t nlid;
 };
 
-static void line(struct dstate *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void line(struct dstate *d, const char *fmt, ...)
+static void line(struct body *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(struct body *o, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	evbuffer_add_vprintf(d->body, fmt, ap);
+	evbuffer_add_vprintf(o->buf, fmt, ap);
 	va_end(ap);
-	evbuffer_add(d->body, "\n", 1);
-	d->lines++;
+	evbuffer_add(o->buf, "\n", 1);
+	o->lines++;
 }
 
 static void desc_of(const struct snap_node *n, char *buf, size_t len)
@@ -108,251 +104,113 @@ static void desc_of(const struct snap_node *n, char *buf, size_t len)
 	snap_escape(n->desc, buf, len);
 }
 
-/* A link as seen from one port: its far end, when it is physically up
- * (the route engine's rule, snap_state_linked). */
-static int link_of(const struct snap *s, uint32_t node, unsigned p, uint64_t *peer_guid, unsigned *peer_port)
+static const struct snap_port *port_of(const struct snap *s, uint32_t node, unsigned p)
 {
-	const struct snap_port *pt = &s->ports[s->nodes[node].port0 + p];
-	if (!pt->present || pt->peer_node == SNAP_NONE || !snap_state_linked(pt->state))
-		return 0;
-	*peer_guid = s->nodes[pt->peer_node].guid;
-	*peer_port = pt->peer_port;
-	return 1;
+	return &s->ports[s->nodes[node].port0 + p];
 }
 
-/* Each link once: from its lower (GUID, port) end, or from the end whose
- * peer is not in the other snapshot at all. */
-static int first_end(uint64_t g, unsigned p, uint64_t pg, unsigned pp)
+static void format_change(struct body *o, const struct snap *a, const struct snap *b, const struct diff_change *c)
 {
-	return g < pg || (g == pg && p < pp);
-}
-
-static void report_links(struct dstate *d, const struct snap *x, const struct snap *y, int down)
-{
-	for (uint32_t i = 0; i < x->nnodes; i++) {
-		const struct snap_node *n = &x->nodes[i];
-		int64_t j = snap_find_node(y, n->guid);
-		for (unsigned p = 1; p <= n->nports; p++) {
-			uint64_t pg, qg;
-			unsigned pp, qp;
-			if (!link_of(x, i, p, &pg, &pp) || !first_end(n->guid, p, pg, pp))
-				continue;
-			if (j >= 0 && p <= y->nodes[j].nports && link_of(y, (uint32_t)j, p, &qg, &qp) && qg == pg &&
-			    qp == pp)
-				continue;
-			char da[SNAP_DESC_LEN * 4 + 1], db[SNAP_DESC_LEN * 4 + 1];
-			desc_of(n, da, sizeof(da));
-			desc_of(&x->nodes[x->ports[n->port0 + p].peer_node], db, sizeof(db));
-			line(d, "%s 0x%016" PRIx64 "/%u 0x%016" PRIx64 "/%u \"%s\" \"%s\"", down ? "link-down" : "link-up",
-			     n->guid, p, pg, pp, da, db);
-			if (down)
-				d->links_down++;
-			else
-				d->links_up++;
-		}
+	char da[SNAP_DESC_LEN * 4 + 1], db[SNAP_DESC_LEN * 4 + 1];
+	const struct snap *s = c->from_node != DIFF_NONE ? a : b;
+	const struct snap_node *n = &s->nodes[c->from_node != DIFF_NONE ? c->from_node : c->to_node];
+	switch (c->kind) {
+	case DIFF_NODE_GONE:
+	case DIFF_NODE_NEW:
+		desc_of(n, da, sizeof(da));
+		line(o, "%s 0x%016" PRIx64 " %s \"%s\"", c->kind == DIFF_NODE_GONE ? "node-gone" : "node-new", n->guid,
+		     snap_node_type_str(n->type), da);
+		break;
+	case DIFF_LINK_DOWN:
+	case DIFF_LINK_UP:
+		desc_of(n, da, sizeof(da));
+		desc_of(&s->nodes[c->peer], db, sizeof(db));
+		line(o, "%s 0x%016" PRIx64 "/%u 0x%016" PRIx64 "/%u \"%s\" \"%s\"",
+		     c->kind == DIFF_LINK_DOWN ? "link-down" : "link-up", n->guid, c->port, s->nodes[c->peer].guid,
+		     c->peer_port, da, db);
+		break;
+	case DIFF_PORT_LID: {
+		const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
+		line(o, "port 0x%016" PRIx64 "/%u lid=%u->%u lmc=%u->%u", n->guid, c->port, u->lid, v->lid, u->lmc,
+		     v->lmc);
+		break;
+	}
+	case DIFF_PORT_ATTR: {
+		const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
+		line(o, "port 0x%016" PRIx64 "/%u state=%u->%u width=%u->%u speed=%u->%u espeed=%u->%u", n->guid,
+		     c->port, u->state, v->state, u->width, v->width, u->speed, v->speed, u->espeed, v->espeed);
+		break;
+	}
+	case DIFF_LFT:
+		desc_of(&b->nodes[c->to_node], db, sizeof(db));
+		line(o, "lft 0x%016" PRIx64 " entries=%u first_lid=%u \"%s\"", n->guid, c->entries, c->first_lid, db);
+		break;
 	}
 }
 
-static void report_nodes(struct dstate *d, const struct snap *x, const struct snap *y, int gone)
+static const char *where_name(uint8_t w)
 {
-	for (uint32_t i = 0; i < x->nnodes; i++) {
-		const struct snap_node *n = &x->nodes[i];
-		if (snap_find_node(y, n->guid) >= 0)
-			continue;
-		char ds[SNAP_DESC_LEN * 4 + 1];
-		desc_of(n, ds, sizeof(ds));
-		line(d, "%s 0x%016" PRIx64 " %s \"%s\"", gone ? "node-gone" : "node-new", n->guid,
-		     snap_node_type_str(n->type), ds);
-		if (gone)
-			d->nodes_gone++;
-		else
-			d->nodes_new++;
-	}
+	return w == DIFF_IN_NEITHER ? "in-neither" : w == DIFF_ONLY_IN_TO ? "only-in-to" : "only-in-from";
 }
 
-static void mark_lid(struct dstate *d, uint32_t lid)
+static void format_diff(struct body *o, const struct snap *a, const struct snap *b, const struct diff *d)
 {
-	if (lid < d->nlid)
-		d->lid_changed[lid] = 1;
+	for (size_t i = 0; i < d->nchanges; i++)
+		format_change(o, a, b, &d->changes[i]);
+	for (size_t i = 0; i < d->nmissing; i++)
+		line(o, "host-missing %.100s %s", d->missing[i].name, where_name(d->missing[i].where));
+	for (size_t k = 0; k < d->npairs; k++)
+		line(o, "route %s %s", d->hosts[d->pairs[k].src].name, d->hosts[d->pairs[k].dst].name);
+	for (size_t i = 0; i < d->nhosts; i++)
+		if (d->hosts[i].changed)
+			line(o, "host %s routes=%u", d->hosts[i].name, d->hosts[i].changed);
 }
 
-static void mark_port_lids(struct dstate *d, const struct snap_port *pt)
+/* Both generations' route tables; 0, or -1 with the ERR reply written. */
+static int build_both(struct qctx *c, uint64_t g1, uint64_t g2, struct snap **a, struct snap **b,
+		      struct route_tab **ra, struct route_tab **rb)
 {
-	uint32_t top = snap_port_top_lid(pt);
-	for (uint32_t l = pt->lid; pt->lid && l <= top; l++)
-		mark_lid(d, l);
-}
-
-/* Ports in both: LID, width and speed changes (state is the link lines');
- * switches in both: LFT entries. */
-static void report_common(struct dstate *d)
-{
-	const struct snap *a = d->a, *b = d->b;
-	for (uint32_t i = 0; i < a->nnodes; i++) {
-		const struct snap_node *x = &a->nodes[i];
-		int64_t j = snap_find_node(b, x->guid);
-		if (j < 0)
-			continue;
-		const struct snap_node *y = &b->nodes[j];
-		unsigned np = x->nports < y->nports ? x->nports : y->nports;
-		for (unsigned p = 0; p <= np; p++) {
-			const struct snap_port *u = &a->ports[x->port0 + p], *v = &b->ports[y->port0 + p];
-			if (u->present != v->present || u->lid != v->lid || u->lmc != v->lmc) {
-				line(d, "port 0x%016" PRIx64 "/%u lid=%u->%u lmc=%u->%u", x->guid, p, u->lid, v->lid,
-				     u->lmc, v->lmc);
-				d->ports++;
-				mark_port_lids(d, u);
-				mark_port_lids(d, v);
-			} else if (u->present && (u->width != v->width || u->speed != v->speed || u->espeed != v->espeed ||
-						  (u->state != v->state && snap_state_linked(u->state) &&
-						   snap_state_linked(v->state)))) {
-				/* A state change that is not a link going down or up
-				 * (INIT -> ACTIVE) is a port line, not a link line. */
-				line(d, "port 0x%016" PRIx64 "/%u state=%u->%u width=%u->%u speed=%u->%u espeed=%u->%u",
-				     x->guid, p, u->state, v->state, u->width, v->width, u->speed, v->speed, u->espeed,
-				     v->espeed);
-				d->ports++;
-			}
-		}
-		if (x->type != SNAP_NODE_SWITCH || y->type != SNAP_NODE_SWITCH)
-			continue;
-		uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len, changed = 0, first = 0;
-		for (uint32_t l = 0; l < len; l++) {
-			uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
-			uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
-			if (ex == ey)
-				continue;
-			if (!changed++)
-				first = l;
-			mark_lid(d, l);
-		}
-		if (!changed)
-			continue;
-		char ds[SNAP_DESC_LEN * 4 + 1];
-		desc_of(y, ds, sizeof(ds));
-		line(d, "lft 0x%016" PRIx64 " entries=%u first_lid=%u \"%s\"", x->guid, changed, first, ds);
-		d->lft_entries += changed;
-		d->lft_switches++;
-	}
-}
-
-/* The route from host src to host dst in one generation, as (switch GUID,
- * out port) steps; returns the walk's code and sets *n. */
-static int walk(const struct route_tab *rt, uint32_t src, uint32_t dst, uint64_t *g, uint8_t *out, uint32_t *n)
-{
-	struct route_hop hops[DIFF_HOPS_MAX];
-	struct route_res res;
-	uint32_t dep = route_host_ep(rt, dst);
-	int rc = route_walk(rt, route_host_ep(rt, src), rt->eps[dep].lid, hops, DIFF_HOPS_MAX, &res);
-	*n = res.hops < DIFF_HOPS_MAX ? res.hops : DIFF_HOPS_MAX;
-	for (uint32_t k = 0; k < *n; k++) {
-		g[k] = rt->snap->nodes[hops[k].node].guid;
-		out[k] = hops[k].out;
-	}
-	return rc;
-}
-
-static int route_changed(const struct route_tab *ra, uint32_t sa, uint32_t da, const struct route_tab *rb,
-			 uint32_t sb, uint32_t db)
-{
-	uint64_t ga[DIFF_HOPS_MAX], gb[DIFF_HOPS_MAX];
-	uint8_t oa[DIFF_HOPS_MAX], ob[DIFF_HOPS_MAX];
-	uint32_t na, nb;
-	int ca = walk(ra, sa, da, ga, oa, &na), cb = walk(rb, sb, db, gb, ob, &nb);
-	if (ca != cb || na != nb)
-		return 1;
-	for (uint32_t k = 0; k < na; k++)
-		if (ga[k] != gb[k] || oa[k] != ob[k])
-			return 1;
-	return 0;
-}
-
-struct hostpair {
-	uint32_t a, b; /* host index in each generation's table */
-	const char *name;
-	uint32_t changed;
-};
-
-/* Hosts present in both generations: given by name, or all of them. */
-static int collect_hosts(struct qctx *c, const struct route_tab *ra, const struct route_tab *rb,
-			 struct hostpair **out, size_t *n, struct dstate *d)
-{
-	size_t want = c->req->argc > 2 ? c->req->argc - 2 : rb->nhosts;
-	struct hostpair *hp = calloc(want ? want : 1, sizeof(*hp));
-	if (!hp)
+	char err[SNAP_ERR_LEN];
+	if (history_get(c->f->hist, g1, a, NULL, err) || history_get(c->f->hist, g2, b, NULL, err)) {
+		query_error(c->out, "NOTFOUND", "%s", err);
 		return -1;
-	size_t k = 0;
-	for (size_t i = 0; i < want; i++) {
-		const char *name = c->req->argc > 2 ? c->req->argv[2 + i] : rb->hosts[i].name;
-		uint32_t ia, ib;
-		int in_a = route_find_host(ra, name, &ia) == AN_OK, in_b = route_find_host(rb, name, &ib) == AN_OK;
-		if (in_a && in_b) {
-			hp[k++] = (struct hostpair){ ia, ib, name, 0 };
-		} else if (c->req->argc > 2) {
-			line(d, "host-missing %.100s %s", name,
-			     !in_a && !in_b ? "in-neither" : !in_a ? "only-in-to" : "only-in-from");
-		}
 	}
-	*out = hp;
-	*n = k;
+	int rc = route_build(*a, c->f->map, ra);
+	if (!rc)
+		rc = route_build(*b, c->f->map, rb);
+	if (rc) {
+		query_error(c->out, "BUILD", "route index: %s", an_strerror(rc));
+		return -1;
+	}
 	return 0;
 }
 
-/* Without a host list only destinations whose LID has a changed LFT entry
- * or port can have another route (docs/protocol.md). */
-static int dest_changed(const struct dstate *d, const struct route_tab *ra, const struct route_tab *rb,
-			const struct hostpair *h)
+static void reply_diff(struct qctx *c, uint64_t g1, uint64_t g2, const struct route_tab *ra,
+		       const struct route_tab *rb)
 {
-	uint32_t la = ra->eps[route_host_ep(ra, h->a)].lid, lb = rb->eps[route_host_ep(rb, h->b)].lid;
-	return (la < d->nlid && d->lid_changed[la]) || (lb < d->nlid && d->lid_changed[lb]);
-}
-
-/* -1 (ERR written) when the walk would exceed DIFF_WALKS_MAX. */
-static int report_routes(struct qctx *c, struct dstate *d, const struct route_tab *ra, const struct route_tab *rb,
-			 uint64_t *pairs, uint32_t *hosts)
-{
-	struct hostpair *hp;
-	size_t n;
-	*pairs = 0;
-	*hosts = 0;
-	if (collect_hosts(c, ra, rb, &hp, &n, d)) {
+	char err[AN_ERR_LEN];
+	struct diff *d = NULL;
+	const char *const *names = c->req->argc > 2 ? c->req->argv + 2 : NULL;
+	int rc = diff_build(ra, rb, names, c->req->argc - 2, DIFF_WALKS_MAX, DIFF_PAIRS_MAX, &d, err);
+	struct body o = { evbuffer_new(), 0 };
+	if (rc == AN_E_RANGE)
+		query_error(c->out, "TOOMANY", "%s; name the hosts (diff G1 G2 HOST ...)", err);
+	else if (rc || !o.buf)
 		query_error(c->out, "NOMEM", "out of memory");
-		return -1;
-	}
-	int given = c->req->argc > 2;
-	size_t ndest = 0, listed = 0;
-	for (size_t j = 0; j < n; j++)
-		ndest += given || dest_changed(d, ra, rb, &hp[j]);
-	if ((uint64_t)ndest * n > DIFF_WALKS_MAX) {
-		query_error(c->out, "TOOMANY",
-			    "%zu destinations changed for %zu hosts: %llu routes to compare, more than %u; name the hosts "
-			    "(diff G1 G2 HOST ...)",
-			    ndest, n, (unsigned long long)ndest * n, DIFF_WALKS_MAX);
-		free(hp);
-		return -1;
-	}
-	for (size_t j = 0; j < n; j++) {
-		if (!given && !dest_changed(d, ra, rb, &hp[j]))
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			if (i == j || !route_changed(ra, hp[i].a, hp[j].a, rb, hp[i].b, hp[j].b))
-				continue;
-			hp[i].changed++;
-			hp[j].changed++;
-			(*pairs)++;
-			if (given && listed < DIFF_PAIRS_MAX) {
-				line(d, "route %s %s", hp[i].name, hp[j].name);
-				listed++;
-			}
-		}
-	}
-	for (size_t i = 0; i < n; i++)
-		if (hp[i].changed) {
-			line(d, "host %s routes=%u", hp[i].name, hp[i].changed);
-			(*hosts)++;
-		}
-	free(hp);
-	return 0;
+	if (rc || !o.buf)
+		goto out;
+	format_diff(&o, ra->snap, rb->snap, d);
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " from=%" PRIu64 " to=%" PRIu64
+			    " links_down=%u links_up=%u nodes_gone=%u nodes_new=%u ports=%u lft_switches=%u "
+			    "lft_entries=%u routes_changed=%" PRIu64 " hosts_changed=%u lines=%zu\n",
+			    c->gen, g1, g2, d->links_down, d->links_up, d->nodes_gone, d->nodes_new, d->ports,
+			    d->lft_switches, d->lft_entries, d->routes_changed, d->hosts_changed, o.lines);
+	evbuffer_add_buffer(c->out, o.buf);
+out:
+	if (o.buf)
+		evbuffer_free(o.buf);
+	diff_free(d);
 }
 
 void answer_diff(struct qctx *c)
@@ -364,50 +222,10 @@ void answer_diff(struct qctx *c)
 		query_error(c->out, "TOOMANY", "diff takes at most %d hosts, got %zu", TOPO_MATRIX_MAX, c->req->argc - 2);
 		return;
 	}
-	char err[SNAP_ERR_LEN];
 	struct snap *a = NULL, *b = NULL;
 	struct route_tab *ra = NULL, *rb = NULL;
-	struct dstate d = { 0 };
-	if (history_get(c->f->hist, g1, &a, NULL, err) || history_get(c->f->hist, g2, &b, NULL, err)) {
-		query_error(c->out, "NOTFOUND", "%s", err);
-		goto out;
-	}
-	int rc = route_build(a, c->f->map, &ra);
-	if (!rc)
-		rc = route_build(b, c->f->map, &rb);
-	if (rc) {
-		query_error(c->out, "BUILD", "route index: %s", an_strerror(rc));
-		goto out;
-	}
-	d.a = a;
-	d.b = b;
-	d.nlid = (a->max_lid > b->max_lid ? a->max_lid : b->max_lid) + 1;
-	d.lid_changed = calloc(d.nlid, 1);
-	d.body = evbuffer_new();
-	if (!d.lid_changed || !d.body) {
-		query_error(c->out, "NOMEM", "out of memory");
-		goto out;
-	}
-	report_nodes(&d, a, b, 1);
-	report_nodes(&d, b, a, 0);
-	report_links(&d, a, b, 1);
-	report_links(&d, b, a, 0);
-	report_common(&d);
-	uint64_t pairs;
-	uint32_t hosts;
-	if (report_routes(c, &d, ra, rb, &pairs, &hosts))
-		goto out;
-	evbuffer_add_printf(c->out,
-			    "OK gen=%" PRIu64 " from=%" PRIu64 " to=%" PRIu64
-			    " links_down=%u links_up=%u nodes_gone=%u nodes_new=%u ports=%u lft_switches=%u "
-			    "lft_entries=%u routes_changed=%" PRIu64 " hosts_changed=%u lines=%zu\n",
-			    c->gen, g1, g2, d.links_down, d.links_up, d.nodes_gone, d.nodes_new, d.ports, d.lft_switches,
-			    d.lft_entries, pairs, hosts, d.lines);
-	evbuffer_add_buffer(c->out, d.body);
-out:
-	if (d.body)
-		evbuffer_free(d.body);
-	free(d.lid_changed);
+	if (!build_both(c, g1, g2, &a, &b, &ra, &rb))
+		reply_diff(c, g1, g2, ra, rb);
 	route_free(ra);
 	route_free(rb);
 	snap_free(a);

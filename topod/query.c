@@ -13,6 +13,7 @@
 #include "fabric.h"
 #include "hier.h"
 #include "log.h"
+#include "matrix.h"
 #include "route.h"
 #include "share.h"
 #include "topo_limits.h"
@@ -274,6 +275,24 @@ static size_t put_uint(char *p, size_t v)
 	return n;
 }
 
+/* One row of a hop matrix: "-1" for no route. */
+static size_t hops_row(char *line, const int16_t *row, size_t n)
+{
+	size_t o = 0;
+	for (size_t j = 0; j < n; j++) {
+		if (j)
+			line[o++] = ' ';
+		if (row[j] < 0) {
+			line[o++] = '-';
+			line[o++] = '1';
+		} else {
+			o += put_uint(line + o, (size_t)row[j]);
+		}
+	}
+	line[o++] = '\n';
+	return o;
+}
+
 void answer_hopsmatrix(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
@@ -282,59 +301,17 @@ void answer_hopsmatrix(struct qctx *c)
 	uint16_t *dl;
 	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
-	/* Hosts whose cable to the same leaf switch is up take the same route
-	 * to any destination (LFT routing is by destination), so a row is
-	 * walked once per leaf and shared: a job on 288 leaves walks 288 rows,
-	 * not 1,024. */
-	uint32_t *row_of_leaf = malloc((size_t)c->s->nnodes * sizeof(*row_of_leaf));
-	uint32_t *row_of = malloc(n * sizeof(*row_of));
-	int16_t *rows = malloc(n * n * sizeof(*rows));
+	int16_t *hops = malloc(n * n * sizeof(*hops));
 	char *line = malloc(n * 7 + 2);
-	if (!row_of_leaf || !row_of || !rows || !line) {
+	if (!hops || !line || matrix_hops(c->rt, eps, dl, n, hops)) {
 		query_error(c->out, "NOMEM", "no memory for a %zu-host matrix", n);
 		goto out;
 	}
-	memset(row_of_leaf, 0xff, (size_t)c->s->nnodes * sizeof(*row_of_leaf));
-	size_t nrows = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct route_ep *e = &c->rt->eps[eps[i]];
-		int shared = e->up == AN_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE;
-		if (shared && row_of_leaf[e->leaf] != UINT32_MAX) {
-			row_of[i] = row_of_leaf[e->leaf];
-			continue;
-		}
-		row_of[i] = (uint32_t)nrows;
-		if (shared)
-			row_of_leaf[e->leaf] = (uint32_t)nrows;
-		int16_t *rw = rows + nrows * n;
-		for (size_t j = 0; j < n; j++) {
-			int h = route_hops(c->rt, eps[i], dl[j]);
-			rw[j] = (int16_t)(h < 0 || h > INT16_MAX ? -1 : h);
-		}
-		nrows++;
-	}
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu lines=%zu\n", c->gen, n, n);
-	for (size_t i = 0; i < n; i++) {
-		const int16_t *rw = rows + (size_t)row_of[i] * n;
-		size_t o = 0;
-		for (size_t j = 0; j < n; j++) {
-			int h = i == j ? 0 : rw[j];
-			if (j)
-				line[o++] = ' ';
-			if (h < 0) {
-				line[o++] = '-';
-				line[o++] = '1';
-			} else {
-				o += put_uint(line + o, (size_t)h);
-			}
-		}
-		line[o++] = '\n';
-		evbuffer_add(c->out, line, o);
-	}
+	for (size_t i = 0; i < n; i++)
+		evbuffer_add(c->out, line, hops_row(line, hops + i * n, n));
 out:
-	free(row_of_leaf);
-	free(row_of);
-	free(rows);
+	free(hops);
 	free(line);
 	free(eps);
 	free(dl);
@@ -343,6 +320,94 @@ out:
 static void free_ref(const void *data, size_t len, void *arg)
 {
 	free((void *)data);
+}
+
+/* A path matrix being worded: switches get dense numbers in the order the
+ * routes first name them, and the reply lists them once. */
+struct pmat {
+	struct qctx *c;
+	const struct share *sh;
+	struct matrix_groups mg;
+	uint32_t *idx;      /* [nnodes] dense number of a switch node, or UINT32_MAX */
+	uint32_t *order;    /* [nsw] switch node of each dense number */
+	uint32_t nsw_used;
+	uint32_t *sw;       /* [QUERY_PATH_MAX] one route */
+	size_t lines;       /* route lines */
+	struct tbuf head, body;
+};
+
+/* "G J SW ..." or "G J ERR CODE": the route from group g to host j. */
+static int pmat_route(struct pmat *m, uint32_t g, size_t j)
+{
+	uint32_t rep;
+	if (!matrix_group_rep(&m->mg, g, j, &rep))
+		return 0; /* j alone in its group: no pair */
+	size_t k;
+	int rc = share_path(m->sh, rep, j, m->sw, QUERY_PATH_MAX, &k);
+	if (tbuf_grow(&m->body, 48 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11)))
+		return -1;
+	char *o = m->body.buf + m->body.len;
+	o += put_uint(o, g);
+	*o++ = ' ';
+	o += put_uint(o, j);
+	if (rc) {
+		o += sprintf(o, " ERR %s", qctx_route_code(rc));
+	} else {
+		for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
+			uint32_t node = m->sw[h];
+			if (m->idx[node] == UINT32_MAX) {
+				m->idx[node] = m->nsw_used;
+				m->order[m->nsw_used++] = node;
+			}
+			*o++ = ' ';
+			o += put_uint(o, m->idx[node]);
+		}
+	}
+	*o++ = '\n';
+	m->body.len = (size_t)(o - m->body.buf);
+	m->lines++;
+	return 0;
+}
+
+/* "grp G M ...": each group's members. */
+static int pmat_groups(struct pmat *m)
+{
+	const struct matrix_groups *mg = &m->mg;
+	for (uint32_t g = 0; g < mg->G; g++) {
+		if (tbuf_grow(&m->head, 24 + (size_t)(mg->start[g + 1] - mg->start[g]) * 11))
+			return -1;
+		char *o = m->head.buf + m->head.len;
+		o += sprintf(o, "grp %u", g);
+		for (uint32_t k = mg->start[g]; k < mg->start[g + 1]; k++) {
+			*o++ = ' ';
+			o += put_uint(o, mg->members[k]);
+		}
+		*o++ = '\n';
+		m->head.len = (size_t)(o - m->head.buf);
+	}
+	return 0;
+}
+
+/* The lines, then the reply: groups, switches, routes. 0, or -1 (ENOMEM). */
+static int pmat_reply(struct pmat *m, size_t n)
+{
+	struct qctx *c = m->c;
+	uint32_t G = m->mg.G;
+	for (uint32_t g = 0; g < G; g++)
+		for (size_t j = 0; j < n; j++)
+			if (pmat_route(m, g, j))
+				return -1;
+	if (pmat_groups(m))
+		return -1;
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu groups=%u switches=%u lines=%zu\n", c->gen, n, G,
+			    m->nsw_used, G + m->nsw_used + m->lines);
+	evbuffer_add_reference(c->out, m->head.buf, m->head.len, free_ref, NULL);
+	m->head.buf = NULL;
+	for (uint32_t k = 0; k < m->nsw_used; k++)
+		evbuffer_add_printf(c->out, "sw %u 0x%016" PRIx64 "\n", k, node_guid(c, m->order[k]));
+	evbuffer_add_reference(c->out, m->body.buf, m->body.len, free_ref, NULL);
+	m->body.buf = NULL;
+	return 0;
 }
 
 /*
@@ -362,106 +427,29 @@ void answer_pathmatrix(struct qctx *c)
 		return;
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
+	free(eps);
+	free(dl);
 	if (rc) {
 		query_error(c->out, rc == AN_E_INVAL ? "DUPLICATE" : qctx_route_code(rc), "%s",
 			    rc == AN_E_INVAL ? "a host is listed twice" : an_strerror(rc));
-		free(eps);
-		free(dl);
 		return;
 	}
-	uint32_t G = sh->G;
-	/* Members of each group, ascending: counting sort on grp_of. */
-	uint32_t *gstart = calloc((size_t)G + 1, sizeof(*gstart));
-	uint32_t *members = malloc((n ? n : 1) * sizeof(*members));
-	uint32_t *fill = calloc((size_t)G + 1, sizeof(*fill));
-	uint32_t *idx = malloc((size_t)c->s->nnodes * sizeof(*idx));
-	uint32_t *order = malloc((size_t)(c->rt->nsw ? c->rt->nsw : 1) * sizeof(*order));
-	uint32_t *sw = malloc(QUERY_PATH_MAX * sizeof(*sw));
-	struct tbuf head = TBUF_INIT(0), body = TBUF_INIT(0);
-	if (!gstart || !members || !fill || !idx || !order || !sw) {
+	struct pmat m = { .c = c, .sh = sh, .head = TBUF_INIT(0), .body = TBUF_INIT(0) };
+	rc = matrix_groups_build(sh, &m.mg);
+	m.idx = malloc((size_t)c->s->nnodes * sizeof(*m.idx));
+	m.order = malloc((size_t)(c->rt->nsw ? c->rt->nsw : 1) * sizeof(*m.order));
+	m.sw = malloc(QUERY_PATH_MAX * sizeof(*m.sw));
+	if (m.idx)
+		memset(m.idx, 0xff, (size_t)c->s->nnodes * sizeof(*m.idx));
+	if (rc || !m.idx || !m.order || !m.sw || pmat_reply(&m, n))
 		query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		gstart[sh->grp_of[i] + 1]++;
-	for (uint32_t g = 0; g < G; g++)
-		gstart[g + 1] += gstart[g];
-	for (size_t i = 0; i < n; i++) {
-		uint32_t g = sh->grp_of[i];
-		members[gstart[g] + fill[g]++] = (uint32_t)i;
-	}
-	memset(idx, 0xff, (size_t)c->s->nnodes * sizeof(*idx));
-	uint32_t nsw_used = 0;
-	size_t lines = 0;
-	for (uint32_t g = 0; g < G; g++)
-		for (size_t j = 0; j < n; j++) {
-			/* Any member other than j stands for the group. */
-			uint32_t rep = members[gstart[g]];
-			if (rep == j) {
-				if (gstart[g + 1] - gstart[g] == 1)
-					continue; /* j alone in its group: no pair */
-				rep = members[gstart[g] + 1];
-			}
-			size_t k;
-			rc = share_path(sh, rep, j, sw, QUERY_PATH_MAX, &k);
-			if (tbuf_grow(&body, 48 + (rc ? 0 : (k < QUERY_PATH_MAX ? k : QUERY_PATH_MAX) * 11))) {
-				query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
-				goto out;
-			}
-			char *o = body.buf + body.len;
-			o += put_uint(o, g);
-			*o++ = ' ';
-			o += put_uint(o, j);
-			if (rc) {
-				o += sprintf(o, " ERR %s", qctx_route_code(rc));
-			} else {
-				for (size_t h = 0; h < k && h < QUERY_PATH_MAX; h++) {
-					if (idx[sw[h]] == UINT32_MAX) {
-						idx[sw[h]] = nsw_used;
-						order[nsw_used++] = sw[h];
-					}
-					*o++ = ' ';
-					o += put_uint(o, idx[sw[h]]);
-				}
-			}
-			*o++ = '\n';
-			body.len = (size_t)(o - body.buf);
-			lines++;
-		}
-	for (uint32_t g = 0; g < G; g++) {
-		if (tbuf_grow(&head, 24 + (size_t)(gstart[g + 1] - gstart[g]) * 11)) {
-			query_error(c->out, "NOMEM", "no memory for a %zu-host path matrix", n);
-			goto out;
-		}
-		char *o = head.buf + head.len;
-		o += sprintf(o, "grp %u", g);
-		for (uint32_t m = gstart[g]; m < gstart[g + 1]; m++) {
-			*o++ = ' ';
-			o += put_uint(o, members[m]);
-		}
-		*o++ = '\n';
-		head.len = (size_t)(o - head.buf);
-	}
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " n=%zu groups=%u switches=%u lines=%zu\n", c->gen, n, G,
-			    nsw_used, G + nsw_used + lines);
-	evbuffer_add_reference(c->out, head.buf, head.len, free_ref, NULL);
-	head.buf = NULL;
-	for (uint32_t k = 0; k < nsw_used; k++)
-		evbuffer_add_printf(c->out, "sw %u 0x%016" PRIx64 "\n", k, node_guid(c, order[k]));
-	evbuffer_add_reference(c->out, body.buf, body.len, free_ref, NULL);
-	body.buf = NULL;
-out:
-	free(head.buf);
-	free(body.buf);
-	free(gstart);
-	free(members);
-	free(fill);
-	free(idx);
-	free(order);
-	free(sw);
+	free(m.head.buf);
+	free(m.body.buf);
+	matrix_groups_free(&m.mg);
+	free(m.idx);
+	free(m.order);
+	free(m.sw);
 	share_free(sh);
-	free(eps);
-	free(dl);
 }
 
 void answer_depth(struct qctx *c)
