@@ -21,6 +21,7 @@ libscotch-dev
 slurmd
 gnuplot-nox
 libglpk-dev
+man-db
 "
 missing=""
 for p in $PKGS; do
