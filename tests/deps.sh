@@ -21,6 +21,7 @@ libscotch-dev
 slurmd
 gnuplot-nox
 libglpk-dev
+libsimgrid-dev
 "
 missing=""
 for p in $PKGS; do
