@@ -45,4 +45,12 @@
 #define TOPO_WATCH_DEFAULT_MS 60000
 #define TOPO_WATCH_MAX_MS 3600000
 
+/* `simgrid`: hosts of one exported SimGrid platform (every ordered pair is
+ * a route: 65,280 at 256), the platform's bytes (about 30 MiB at 256 hosts
+ * on a 3-level tree), and switches on one route (so that a route's line
+ * stays far below a reply line's limit; real routes have a handful). */
+#define TOPO_SIMGRID_HOSTS_MAX 256
+#define TOPO_SIMGRID_BYTES_MAX (64u * 1024 * 1024)
+#define TOPO_SIMGRID_HOPS_MAX 64
+
 #endif

@@ -731,6 +731,23 @@ TII_API int tii_schedule_partners(const tii_schedule_t *s, int step, int *sendto
 /* "xor", "tacs1", ... or NULL. */
 TII_API const char *tii_schedule_algo_name(int algo);
 
+/* ---- a SimGrid platform (what-if simulation) ----------------------------- */
+
+#define TII_SIMGRID_HOSTS_MAX TOPO_SIMGRID_HOSTS_MAX
+
+/* The SimGrid platform (XML 4.1, SimGrid 3.32) of hosts[0..n), 1 <= n <=
+ * TII_SIMGRID_HOSTS_MAX, distinct (TII_E_INVAL otherwise, as for a host's
+ * non-default rail): one host per name, one link per direction of every
+ * cable their routes use at the cable's data rate, and for every ordered
+ * pair the route the switches' LFTs really take (docs/protocol.md `simgrid`,
+ * docs/performance.md for the model and the settings it carries). Run it
+ * with `smpirun -platform FILE`. TII_E_NOROUTE when a route fails or crosses
+ * a cable of unknown rate (tii_last_message() names the pair). On success
+ * *xml is a new NUL-terminated document (free() it) of *len bytes (len may
+ * be NULL). A 256-host platform is tens of MB: raise the timeout and the
+ * reply limit for large jobs. */
+TII_API int tii_get_simgrid_platform(tii_t *t, const char *const *hosts, size_t n, char **xml, size_t *len);
+
 #ifdef __cplusplus
 }
 #endif

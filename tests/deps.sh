@@ -22,6 +22,7 @@ slurmd
 gnuplot-nox
 libglpk-dev
 man-db
+libsimgrid-dev
 "
 missing=""
 for p in $PKGS; do

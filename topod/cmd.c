@@ -10,6 +10,7 @@
 #include "place_cmd.h"
 #include "plane_cmd.h"
 #include "query.h"
+#include "simgrid_cmd.h"
 
 /* Heavy: the answer grows with the request (a matrix, a walk of every pair
  * of a job) and may take milliseconds to seconds; everything else is a few
@@ -56,6 +57,8 @@ const struct cmd cmd_table[] = {
 	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,
 	  "schedule xor|tacs1|tacs2|opt|allgather [conflicts=N] [sparsity=X] [k=N] [flows=0|1] HOST[*N] ...",
 	  "an all-to-all schedule for a rank list, with per-step link loads" },
+	{ "simgrid", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_simgrid, "simgrid HOST [HOST ...]",
+	  "a SimGrid platform of the hosts: LFT routes, links at their rates (smpirun -platform)" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -226,7 +226,7 @@ static const struct {
 	{ "profile", cmd_profile },
 	{ "schedule", cmd_schedule }, { "load", cmd_load },
 	{ "history", cmd_history }, { "diff", cmd_diff }, { "planes", cmd_planes },
-	{ "watch", cmd_watch },
+	{ "watch", cmd_watch }, { "simgrid", cmd_simgrid },
 };
 
 enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT };

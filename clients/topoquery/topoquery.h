@@ -25,7 +25,7 @@ struct tq {
 	const char *format;   /* tree --format: "text" or "dot"; order/pick/map: host file formats */
 	int slots;            /* order/pick/map --slots: ranks per host (1) */
 	const char *plot;     /* schedule --plot FILE.svg; load --plot FILE.svg|.png */
-	const char *output;   /* slurm -o FILE, NULL for stdout */
+	const char *output;   /* slurm, simgrid: -o FILE, NULL for stdout */
 	long level;           /* clusters -L LEVEL, -1 if not given */
 	struct strv hosts;    /* hosts from -f FILE, expanded */
 	int have_file;        /* -f was given */
@@ -74,6 +74,8 @@ int cmd_history(struct tq *q, int argc, char **argv);
 int cmd_diff(struct tq *q, int argc, char **argv);
 int cmd_planes(struct tq *q, int argc, char **argv);
 int cmd_watch(struct tq *q, int argc, char **argv);
+/* simgrid.c: a SimGrid platform of the hosts (XML) */
+int cmd_simgrid(struct tq *q, int argc, char **argv);
 /* profile.c: reads topoprof reports, never asks topod */
 int cmd_profile(struct tq *q, int argc, char **argv);
 

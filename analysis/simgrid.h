@@ -1,0 +1,72 @@
+/*
+ * simgrid.h - a SimGrid platform (XML, version 4.1, as SimGrid 3.32 reads
+ * it) for a job's hosts whose routes are exactly the LFT routes and whose
+ * links run at the cables' data rates (rate.h), for `smpirun -platform`.
+ *
+ * The platform: one zone with routing="Full"; one <host> per job host, named
+ * by its hostname, speed SIMGRID_HOST_SPEED; one <link> per direction of
+ * every cable a route between two job hosts uses, named "0xNODEGUID:PORT"
+ * after the port the direction leaves by (as `load` names directed links),
+ * sharing_policy SHARED: a cable is full duplex, so each direction is its own
+ * SHARED link. (SPLITDUPLEX would also give two constraints, but its routes
+ * must name a direction on every <link_ctn>, and SMPI 3.32's cross-traffic
+ * and symmetrical-route rules then flip directions behind the route's back;
+ * two plain links make the route list exactly the directed cables.)
+ * Bandwidth: the cable's data rate in bits per second. Latency: a directed
+ * link that leaves a host costs SIMGRID_CABLE_LAT_NS; one that leaves a
+ * switch costs SIMGRID_SWITCH_LAT_NS + SIMGRID_CABLE_LAT_NS (the switch's
+ * cut-through delay is charged to the link it forwards on), so a route
+ * through h switches has latency (h + 1) cable + h switch.
+ * Every ordered pair of distinct hosts gets <route symmetrical="NO"> listing
+ * the directed links of the walk from the source's default port to the
+ * destination's base LID (route_walk): its cable, then each switch's out
+ * port, the last one being the destination's cable.
+ *
+ * The platform carries the network settings that make SimGrid share
+ * bandwidth the way InfiniBand does (<config>; docs/performance.md explains
+ * each): network/optim:Full, network/solver:fairbottleneck,
+ * network/crosstraffic:0. A command line --cfg overrides them.
+ *
+ * Pure: no I/O, no globals; the output goes to the caller's buffer.
+ */
+#ifndef AN_SIMGRID_H
+#define AN_SIMGRID_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "an_err.h"
+#include "route.h"
+#include "util.h"
+
+/* CPU speed of a simulated host. Only simulated computation uses it
+ * (SMPI_SAMPLE, or smpi/simulate-computation); a network-only study sets
+ * that off and the figure does not matter. */
+#define SIMGRID_HOST_SPEED "1Gf"
+/* Propagation through one cable: ~20 m of fibre or copper at 5 ns/m. */
+#define SIMGRID_CABLE_LAT_NS 100
+/* Port-to-port cut-through latency of one switch (EDR/HDR ASICs state
+ * 90-130 ns). */
+#define SIMGRID_SWITCH_LAT_NS 100
+
+struct simgrid_stats {
+	uint32_t hosts;
+	uint32_t links;    /* directed links declared */
+	uint32_t routes;   /* hosts * (hosts - 1) */
+	uint32_t lines;    /* '\n'-terminated lines appended to out */
+};
+
+/*
+ * Appends the platform for hosts[0..n) (indices into rt->hosts) to out
+ * (whatever out->max says, at most TOPO_SIMGRID_BYTES_MAX bytes are
+ * appended). 1 <= n <= TOPO_SIMGRID_HOSTS_MAX. st may be NULL.
+ * AN_E_INVAL: a host listed twice or out of range (err names it);
+ * AN_E_RANGE: too many hosts, too many bytes, a route longer than
+ * TOPO_SIMGRID_HOPS_MAX switches; AN_E_ROUTE: the route between two hosts
+ * fails or a cable on it has no known rate (err names the pair and why);
+ * AN_E_NOMEM. On error out holds what it held before.
+ */
+int simgrid_platform(const struct route_tab *rt, const uint32_t *hosts, size_t n, struct tbuf *out,
+		     struct simgrid_stats *st, char err[AN_ERR_LEN]);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * simgrid_cmd.c - `simgrid HOST ...`: the SimGrid platform of those hosts,
+ * routes from the LFTs of the request's generation, links at the cables'
+ * rates (analysis/simgrid.h). Heavy: every ordered pair is walked.
+ *
+ *   OK gen=G hosts=H links=L routes=R bytes=B lines=N
+ *   <?xml version='1.0'?>
+ *   ... N lines of XML in all
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "simgrid.h"
+#include "simgrid_cmd.h"
+#include "topo_limits.h"
+
+void answer_simgrid(struct qctx *c)
+{
+	const struct proto_req *r = c->req;
+	if (r->argc > TOPO_SIMGRID_HOSTS_MAX) {
+		query_error(c->out, "TOOMANY", "a platform takes at most %d hosts", TOPO_SIMGRID_HOSTS_MAX);
+		return;
+	}
+	uint32_t *hosts = malloc(r->argc * sizeof(*hosts));
+	if (!hosts) {
+		query_error(c->out, "NOMEM", "no memory for %zu hosts", r->argc);
+		return;
+	}
+	struct tbuf xml = TBUF_INIT(TOPO_SIMGRID_BYTES_MAX);
+	for (size_t i = 0; i < r->argc; i++) {
+		/* A platform host sends on its default rail, as the job would. */
+		int64_t h = qctx_host_of(c, r->argv[i]);
+		if (h < 0)
+			goto out;
+		hosts[i] = (uint32_t)h;
+	}
+	char err[AN_ERR_LEN] = "";
+	struct simgrid_stats st;
+	int rc = simgrid_platform(c->rt, hosts, r->argc, &xml, &st, err);
+	if (rc) {
+		query_error(c->out,
+			    rc == AN_E_INVAL   ? "DUPLICATE"
+			    : rc == AN_E_ROUTE ? "NOROUTE"
+			    : rc == AN_E_RANGE ? "TOOMANY"
+			    : rc == AN_E_NOMEM ? "NOMEM"
+						: "INTERNAL",
+			    "%s", err[0] ? err : an_strerror(rc));
+		goto out;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " hosts=%u links=%u routes=%u bytes=%zu lines=%u\n", c->gen,
+			    st.hosts, st.links, st.routes, xml.len, st.lines);
+	evbuffer_add(c->out, xml.buf, xml.len);
+out:
+	tbuf_release(&xml);
+	free(hosts);
+}
