@@ -4,6 +4,12 @@
  * A directed link is identified by the snapshot port slot of its tail
  * (nodes[n].port0 + port), so per-thread load arrays are snap->nports long
  * and need no hashing.
+ *
+ * load_build's steps (build_steps), in order: count the flows (dense:
+ * from the rank counts; sparse: bucketed by destination), walk the routes
+ * by blocks of destinations over the threads (route_all), reduce the
+ * threads' tallies, classify the links by level, then below(), seed 000's
+ * bounds and the busiest links with the hosts behind them.
  */
 #include "load.h"
 
@@ -401,298 +407,357 @@ static void ts_free(struct tstate *t)
 	free(t->dist);
 }
 
-/* qsort has no context argument: a thread-local one (load_build may run on
- * several worker threads at once). */
-static _Thread_local struct {
-	const uint64_t *below;
-	uint64_t *hash;
+/* Switches with equal below-sets, for qsort_r: the sets' hashes first. */
+struct grp_ctx {
+	const uint64_t *below;    /* [nsw][W] */
+	const uint64_t *hash;     /* [nsw] */
 	uint32_t W;
-} grp_ctx;
+};
 
-static int grp_cmp(const void *x, const void *y)
+static int grp_cmp(const void *x, const void *y, void *arg)
 {
+	const struct grp_ctx *g = arg;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	if (grp_ctx.hash[a] != grp_ctx.hash[b])
-		return grp_ctx.hash[a] < grp_ctx.hash[b] ? -1 : 1;
-	return memcmp(&grp_ctx.below[(size_t)a * grp_ctx.W], &grp_ctx.below[(size_t)b * grp_ctx.W],
-		      grp_ctx.W * sizeof(uint64_t));
+	if (g->hash[a] != g->hash[b])
+		return g->hash[a] < g->hash[b] ? -1 : 1;
+	return memcmp(&g->below[(size_t)a * g->W], &g->below[(size_t)b * g->W], g->W * sizeof(uint64_t));
 }
 
-static inline int bs_test(const uint64_t *bs, uint32_t i)
-{
-	return (bs[i >> 6] >> (i & 63)) & 1;
-}
-
-int load_build(const struct route_tab *rt, const struct pat_job *job, const struct pattern *p,
-	       int threads, struct load **out)
-{
-	const struct snap *s = rt->snap;
-	if (!job || !p || !job->nranks || job->nranks > TOPO_RANKS_MAX ||
-	    pattern_check(p, job->nranks, NULL) != AN_OK)
-		return AN_E_INVAL;
-	if (threads < 1)
-		threads = 1;
+/* One load_build: the job, the flows' bookkeeping and the per-thread state
+ * shared by its steps, in the order they run. */
+struct build {
+	const struct route_tab *rt;
+	const struct snap *s;
+	const struct pat_job *job;
+	const struct pattern *p;
+	int threads, dense;
+	uint32_t H, nsw, NP;
+	uint64_t mb;              /* bytes of one message */
 	struct jobh J;
-	int rc = jobh_build(rt, job, &J);
-	if (rc) {
-		jobh_free(&J);
-		return rc;
-	}
-	const uint32_t H = J.H, nsw = rt->nsw, NP = s->nports;
-	const int dense = pattern_is_dense(p);
-	const uint64_t mb = p->msg_bytes;
-	struct load *L = calloc(1, sizeof *L);
-	struct collect col = { .J = &J };
-	uint64_t *leafsum = NULL, *okself = NULL;
-	struct tstate *ts = calloc((size_t)threads, sizeof *ts);
-	uint8_t *lvl = NULL;
-	uint64_t *below = NULL;
-	uint32_t *node_j = NULL, *grp = NULL, *leaves = NULL, *sw_p0 = NULL;
-	uint8_t *sw_np = NULL;
-	uint32_t *odd = NULL;
-	rc = AN_E_NOMEM;
-	if (!L || !ts)
-		goto out;
-	L->nranks = job->nranks;
-	L->nhosts = H;
+	struct load *L;
+	struct collect col;       /* sparse: flows by destination host */
+	uint64_t *leafsum;        /* dense: [nsw] job ranks on each leaf */
+	uint64_t *okself;         /* dense: [H] set if the host's own leaf routes to it */
+	struct tstate *ts;        /* [threads] */
+	uint32_t *leaves, nleaves; /* dense: the leaves with ranks */
+	uint32_t *odd, nodd;      /* dense: the hosts without a usable leaf */
+	uint32_t *sw_p0;
+	uint8_t *sw_np;
+	struct swfacts F;
+	uint8_t *lvl;             /* [nnodes] load_node_levels() */
+	uint32_t W, maxl;         /* words of a below-set; the top switch level */
+	uint64_t *below;          /* [nsw][W] */
+};
 
-	if (dense) {
-		uint64_t R = job->nranks;
-		L->flows = L->msgs = R * (R - 1);
-		L->bytes = L->msgs * mb;
-		for (uint32_t j = 0; j < H; j++)
-			L->intra_msgs += (uint64_t)J.cnt[j] * (J.cnt[j] - 1);
-		L->intra_bytes = L->intra_msgs * mb;
-		leafsum = calloc(nsw ? nsw : 1, sizeof *leafsum);
-		okself = calloc(H ? H : 1, sizeof *okself);
-		if (!leafsum || !okself)
-			goto out;
-		for (uint32_t j = 0; j < H; j++)
-			if (J.leaf[j] != ROUTE_NONE)
-				leafsum[J.leaf[j]] += J.cnt[j];
-	} else {
-		col.off = calloc((size_t)H + 1, sizeof *col.off);
-		if (!col.off)
-			goto out;
-		pattern_for_each(p, job->nranks, collect_fn, &col);
-		for (uint32_t j = 0; j < H; j++)
-			col.off[j + 1] += col.off[j];
-		col.f = malloc((col.off[H] ? col.off[H] : 1) * sizeof *col.f);
-		if (!col.f)
-			goto out;
-		pattern_for_each(p, job->nranks, collect_fn, &col); /* off[j] moves to off[j+1] */
-		for (uint32_t j = H; j > 0; j--)
-			col.off[j] = col.off[j - 1];
-		col.off[0] = 0;
-		L->flows = col.flows;
-		L->msgs = col.msgs;
-		L->bytes = col.bytes;
-		L->intra_msgs = col.intra_m;
-		L->intra_bytes = col.intra_b;
-	}
+/* Dense patterns never list their flows: the totals and the per-leaf rank
+ * counts follow from the ranks per host. */
+static int count_dense(struct build *b)
+{
+	const struct jobh *J = &b->J;
+	struct load *L = b->L;
+	uint64_t R = b->job->nranks;
+	L->flows = L->msgs = R * (R - 1);
+	L->bytes = L->msgs * b->mb;
+	for (uint32_t j = 0; j < b->H; j++)
+		L->intra_msgs += (uint64_t)J->cnt[j] * (J->cnt[j] - 1);
+	L->intra_bytes = L->intra_msgs * b->mb;
+	b->leafsum = calloc(b->nsw ? b->nsw : 1, sizeof *b->leafsum);
+	b->okself = calloc(b->H ? b->H : 1, sizeof *b->okself);
+	if (!b->leafsum || !b->okself)
+		return AN_E_NOMEM;
+	for (uint32_t j = 0; j < b->H; j++)
+		if (J->leaf[j] != ROUTE_NONE)
+			b->leafsum[J->leaf[j]] += J->cnt[j];
+	return AN_OK;
+}
 
-	for (int i = 0; i < threads; i++) {
-		struct tstate *t = &ts[i];
-		size_t ns = nsw ? nsw : 1;
-		t->m = calloc(NP, sizeof *t->m);
-		t->b = calloc(NP, sizeof *t->b);
-		t->lw_m = calloc(ns, sizeof *t->lw_m);
-		t->lw_b = calloc(ns, sizeof *t->lw_b);
-		t->lhops = calloc(ns, sizeof *t->lhops);
-		t->touched = malloc(ns * sizeof *t->touched);
-		t->path = malloc((ns + 2) * sizeof *t->path);
-		t->hops = malloc((ns + 2) * sizeof *t->hops);
-		t->okw = calloc(ns, sizeof *t->okw);
-		t->col = malloc(ns * LOAD_BLOCK);
-		t->stamp = calloc(ns, sizeof *t->stamp);
-		t->nxt = malloc(ns * sizeof *t->nxt);
-		t->pslot = malloc(ns * sizeof *t->pslot);
-		t->chain = malloc((ns + 1) * sizeof *t->chain);
-		t->vis = malloc(ns * sizeof *t->vis);
-		t->order = malloc(ns * sizeof *t->order);
-		t->cnt = malloc((ns + 3) * sizeof *t->cnt);
-		t->dist = malloc(ns * sizeof *t->dist);
-		if (!t->stamp || !t->nxt || !t->pslot || !t->chain || !t->vis || !t->order || !t->cnt ||
-		    !t->dist)
-			goto out;
-		if (!t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
-		    !t->hops || !t->okw)
-			goto out;
-	}
+/* Sparse patterns: the flows bucketed by destination host in two passes
+ * (count, then fill), so no pattern is held as rank pairs twice. */
+static int count_sparse(struct build *b)
+{
+	struct collect *col = &b->col;
+	struct load *L = b->L;
+	const uint32_t H = b->H;
+	col->off = calloc((size_t)H + 1, sizeof *col->off);
+	if (!col->off)
+		return AN_E_NOMEM;
+	pattern_for_each(b->p, b->job->nranks, collect_fn, col);
+	for (uint32_t j = 0; j < H; j++)
+		col->off[j + 1] += col->off[j];
+	col->f = malloc((col->off[H] ? col->off[H] : 1) * sizeof *col->f);
+	if (!col->f)
+		return AN_E_NOMEM;
+	pattern_for_each(b->p, b->job->nranks, collect_fn, col); /* off[j] moves to off[j+1] */
+	for (uint32_t j = H; j > 0; j--)
+		col->off[j] = col->off[j - 1];
+	col->off[0] = 0;
+	L->flows = col->flows;
+	L->msgs = col->msgs;
+	L->bytes = col->bytes;
+	L->intra_msgs = col->intra_m;
+	L->intra_bytes = col->intra_b;
+	return AN_OK;
+}
 
-	uint32_t nleaves = 0, nodd = 0;
-	if (dense) {
-		leaves = malloc((size_t)(nsw ? nsw : 1) * sizeof *leaves);
-		odd = malloc((size_t)(H ? H : 1) * sizeof *odd);
-		if (!leaves || !odd)
-			goto out;
-		/* sources without a usable leaf switch: walked in full */
+static int ts_alloc(struct tstate *t, uint32_t nsw, uint32_t NP)
+{
+	size_t ns = nsw ? nsw : 1;
+	t->m = calloc(NP, sizeof *t->m);
+	t->b = calloc(NP, sizeof *t->b);
+	t->lw_m = calloc(ns, sizeof *t->lw_m);
+	t->lw_b = calloc(ns, sizeof *t->lw_b);
+	t->lhops = calloc(ns, sizeof *t->lhops);
+	t->touched = malloc(ns * sizeof *t->touched);
+	t->path = malloc((ns + 2) * sizeof *t->path);
+	t->hops = malloc((ns + 2) * sizeof *t->hops);
+	t->okw = calloc(ns, sizeof *t->okw);
+	t->col = malloc(ns * LOAD_BLOCK);
+	t->stamp = calloc(ns, sizeof *t->stamp);
+	t->nxt = malloc(ns * sizeof *t->nxt);
+	t->pslot = malloc(ns * sizeof *t->pslot);
+	t->chain = malloc((ns + 1) * sizeof *t->chain);
+	t->vis = malloc(ns * sizeof *t->vis);
+	t->order = malloc(ns * sizeof *t->order);
+	t->cnt = malloc((ns + 3) * sizeof *t->cnt);
+	t->dist = malloc(ns * sizeof *t->dist);
+	if (!t->stamp || !t->nxt || !t->pslot || !t->chain || !t->vis || !t->order || !t->cnt || !t->dist ||
+	    !t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
+	    !t->hops || !t->okw)
+		return AN_E_NOMEM;
+	return AN_OK;
+}
+
+/* What the walks read but never write: for dense patterns the loaded leaves
+ * (one walk each per destination) and the hosts without a usable leaf
+ * (walked in full); for all, resolve()'s dense per-switch tables. */
+static int walk_prep(struct build *b)
+{
+	const struct route_tab *rt = b->rt;
+	const uint32_t H = b->H, nsw = b->nsw;
+	if (b->dense) {
+		b->leaves = malloc((size_t)(nsw ? nsw : 1) * sizeof *b->leaves);
+		b->odd = malloc((size_t)(H ? H : 1) * sizeof *b->odd);
+		if (!b->leaves || !b->odd)
+			return AN_E_NOMEM;
 		for (uint32_t j = 0; j < H; j++)
-			if (J.leaf[j] == ROUTE_NONE)
-				odd[nodd++] = j;
+			if (b->J.leaf[j] == ROUTE_NONE)
+				b->odd[b->nodd++] = j;
 		for (uint32_t sw = 0; sw < nsw; sw++)
-			if (leafsum[sw])
-				leaves[nleaves++] = sw;
+			if (b->leafsum[sw])
+				b->leaves[b->nleaves++] = sw;
 	}
-	sw_p0 = malloc((size_t)(nsw ? nsw : 1) * sizeof *sw_p0);
-	sw_np = malloc(nsw ? nsw : 1);
-	if (!sw_p0 || !sw_np)
-		goto out;
+	b->sw_p0 = malloc((size_t)(nsw ? nsw : 1) * sizeof *b->sw_p0);
+	b->sw_np = malloc(nsw ? nsw : 1);
+	if (!b->sw_p0 || !b->sw_np)
+		return AN_E_NOMEM;
 	for (uint32_t sw = 0; sw < nsw; sw++) {
-		sw_p0[sw] = s->nodes[rt->sw_node[sw]].port0;
-		sw_np[sw] = s->nodes[rt->sw_node[sw]].nports;
+		b->sw_p0[sw] = b->s->nodes[rt->sw_node[sw]].port0;
+		b->sw_np[sw] = b->s->nodes[rt->sw_node[sw]].nports;
 	}
-	const struct swfacts F = { rt->pt, rt->pt_off, sw_p0, sw_np };
-	const uint32_t nblk = (H + LOAD_BLOCK - 1) / LOAD_BLOCK;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+	b->F = (struct swfacts){ rt->pt, rt->pt_off, b->sw_p0, b->sw_np };
+	return AN_OK;
+}
+
+/* The LFT ports of destinations d0 .. d1-1 at every switch, one row per
+ * destination: each switch's LFT is read once per block, not once per
+ * destination. */
+static void gather_block(const struct build *b, struct tstate *t, uint32_t d0, uint32_t d1)
+{
+	const struct route_tab *rt = b->rt;
+	const uint32_t nsw = b->nsw;
+	for (uint32_t sw = 0; sw < nsw; sw++) {
+		const struct snap_node *nd = &b->s->nodes[rt->sw_node[sw]];
+		const uint8_t *lft = b->s->lft + nd->lft_off;
+		for (uint32_t d = d0; d < d1; d++) {
+			uint16_t dl = rt->eps[b->J.ep[d]].lid;
+			t->col[(size_t)(d - d0) * nsw + sw] = dl < nd->lft_len ? lft[dl] : SNAP_LFT_NONE;
+		}
+	}
+}
+
+/* Dense, destination d: every loaded leaf sends c_d per rank on it (less
+ * d's own ranks on d's leaf) up its route. The host cables are loaded
+ * after the reduction, from okw (reduce()). */
+static void dest_dense(const struct build *b, struct tstate *t, uint32_t d, const uint8_t *row)
+{
+	const struct route_tab *rt = b->rt;
+	const struct jobh *J = &b->J;
+	const uint64_t mb = b->mb, cd = J->cnt[d];
+	const uint32_t E = J->ep[d];
+	const uint16_t dlid = rt->eps[E].lid;
+	for (uint32_t li = 0; li < b->nleaves; li++) {
+		uint32_t sw = b->leaves[li];
+		uint64_t w = cd * (b->leafsum[sw] - (sw == J->leaf[d] ? cd : 0));
+		int h = resolve(&b->F, t, sw, dlid, E, row, d + 1);
+		if (h < 0) {
+			t->fail_m += w;
+			t->fail_b += w * mb;
+			continue;
+		}
+		t->okw[sw] += cd;
+		if (sw == J->leaf[d])
+			b->okself[d] = 1;  /* only d's destination writes it */
+		if (w) {
+			t->lw_m[sw] += w;
+			t->lw_b[sw] += w * mb;
+			add_hist(t, (uint32_t)h, w, w * mb);
+		}
+	}
+	push_tree(t);
+	for (uint32_t oi = 0; oi < b->nodd; oi++) {
+		uint32_t j = b->odd[oi];
+		if (j == d)
+			continue;
+		uint64_t w = (uint64_t)J->cnt[j] * cd;
+		walk_full(rt, t, J, j, d, w, w * mb);
+	}
+}
+
+/* Sparse, destination d: its flows summed per source leaf, one walk per
+ * leaf; then each flow's own cable and hop count. */
+static void dest_sparse(const struct build *b, struct tstate *t, uint32_t d, const uint8_t *row)
+{
+	const struct route_tab *rt = b->rt;
+	const struct jobh *J = &b->J;
+	const struct collect *col = &b->col;
+	const uint32_t E = J->ep[d];
+	const uint16_t dlid = rt->eps[E].lid;
+	t->ntouched = 0;
+	for (uint32_t i = col->off[d]; i < col->off[d + 1]; i++) {
+		uint32_t sl = J->leaf[col->f[i].src];
+		if (sl == ROUTE_NONE)
+			continue;
+		if (!t->lw_m[sl] && !t->lw_b[sl])
+			t->touched[t->ntouched++] = sl;
+		t->lw_m[sl]++;
+		t->lw_b[sl] += col->f[i].bytes;
+	}
+	for (uint32_t i = 0; i < t->ntouched; i++) {
+		uint32_t sl = t->touched[i];
+		int h = resolve(&b->F, t, sl, dlid, E, row, d + 1);
+		t->lhops[sl] = h < 0 ? -1 : h;
+		if (h < 0)
+			t->lw_m[sl] = t->lw_b[sl] = 0;
+	}
+	push_tree(t);
+	for (uint32_t i = col->off[d]; i < col->off[d + 1]; i++) {
+		uint32_t sj = col->f[i].src, sl = J->leaf[sj];
+		uint64_t by = col->f[i].bytes;
+		if (sl == ROUTE_NONE) {
+			walk_full(rt, t, J, sj, d, 1, by);
+		} else if (t->lhops[sl] < 0) {
+			t->fail_m++;
+			t->fail_b += by;
+		} else {
+			t->m[J->cable[sj]]++;
+			t->b[J->cable[sj]] += by;
+			add_hist(t, (uint32_t)t->lhops[sl], 1, by);
+		}
+	}
+}
+
+/* The walks, by blocks of destinations over the threads, each into its own
+ * tstate. */
+static void route_all(const struct build *b)
+{
+	const uint32_t H = b->H, nblk = (H + LOAD_BLOCK - 1) / LOAD_BLOCK;
+#pragma omp parallel for num_threads(b->threads) schedule(dynamic, 1)
 	for (uint32_t blk = 0; blk < nblk; blk++) {
 #ifdef _OPENMP
-		struct tstate *t = &ts[omp_get_thread_num()];
+		struct tstate *t = &b->ts[omp_get_thread_num()];
 #else
-		struct tstate *t = &ts[0];
+		struct tstate *t = &b->ts[0];
 #endif
 		uint32_t d0 = blk * LOAD_BLOCK, d1 = d0 + LOAD_BLOCK < H ? d0 + LOAD_BLOCK : H;
-		for (uint32_t sw = 0; sw < nsw; sw++) {
-			const struct snap_node *nd = &s->nodes[rt->sw_node[sw]];
-			const uint8_t *lft = s->lft + nd->lft_off;
-			for (uint32_t d = d0; d < d1; d++) {
-				uint16_t dl = rt->eps[J.ep[d]].lid;
-				t->col[(size_t)(d - d0) * nsw + sw] = dl < nd->lft_len ? lft[dl] : SNAP_LFT_NONE;
-			}
-		}
+		gather_block(b, t, d0, d1);
 		for (uint32_t d = d0; d < d1; d++) {
-			const uint8_t *row = t->col + (size_t)(d - d0) * nsw;
-			uint32_t E = J.ep[d];
-			uint16_t dlid = rt->eps[E].lid;
-			uint64_t cd = J.cnt[d];
-			if (dense) {
-				for (uint32_t li = 0; li < nleaves; li++) {
-					uint32_t sw = leaves[li];
-					uint64_t w = cd * (leafsum[sw] - (sw == J.leaf[d] ? cd : 0));
-					int h = resolve(&F, t, sw, dlid, E, row, d + 1);
-					if (h < 0) {
-						t->fail_m += w;
-						t->fail_b += w * mb;
-						continue;
-					}
-					t->okw[sw] += cd;
-					if (sw == J.leaf[d])
-						okself[d] = 1;  /* only d's destination writes it */
-					if (w) {
-						t->lw_m[sw] += w;
-						t->lw_b[sw] += w * mb;
-						add_hist(t, (uint32_t)h, w, w * mb);
-					}
-				}
-				push_tree(t);
-				for (uint32_t oi = 0; oi < nodd; oi++) {
-					uint32_t j = odd[oi];
-					if (j == d)
-						continue;
-					uint64_t w = (uint64_t)J.cnt[j] * cd;
-					walk_full(rt, t, &J, j, d, w, w * mb);
-				}
-				continue;
-			}
-			t->ntouched = 0;
-			for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
-				uint32_t sl = J.leaf[col.f[i].src];
-				if (sl == ROUTE_NONE)
-					continue;
-				if (!t->lw_m[sl] && !t->lw_b[sl])
-					t->touched[t->ntouched++] = sl;
-				t->lw_m[sl]++;
-				t->lw_b[sl] += col.f[i].bytes;
-			}
-			for (uint32_t i = 0; i < t->ntouched; i++) {
-				uint32_t sl = t->touched[i];
-				int h = resolve(&F, t, sl, dlid, E, row, d + 1);
-				t->lhops[sl] = h < 0 ? -1 : h;
-				if (h < 0)
-					t->lw_m[sl] = t->lw_b[sl] = 0;
-			}
-			push_tree(t);
-			for (uint32_t i = col.off[d]; i < col.off[d + 1]; i++) {
-				uint32_t sj = col.f[i].src, sl = J.leaf[sj];
-				uint64_t b = col.f[i].bytes;
-				if (sl == ROUTE_NONE) {
-					walk_full(rt, t, &J, sj, d, 1, b);
-				} else if (t->lhops[sl] < 0) {
-					t->fail_m++;
-					t->fail_b += b;
-				} else {
-					t->m[J.cable[sj]]++;
-					t->b[J.cable[sj]] += b;
-					add_hist(t, (uint32_t)t->lhops[sl], 1, b);
-				}
-			}
+			const uint8_t *row = t->col + (size_t)(d - d0) * b->nsw;
+			if (b->dense)
+				dest_dense(b, t, d, row);
+			else
+				dest_sparse(b, t, d, row);
 		}
 	}
-	for (int i = 0; i < threads; i++)
-		if (ts[i].nomem)
-			goto out;
+}
 
-	/* Reduce into ts[0]. */
-	for (int i = 1; i < threads; i++) {
-		struct tstate *a = &ts[0], *t = &ts[i];
-		for (uint32_t k = 0; k < NP; k++) {
-			a->m[k] += t->m[k];
-			a->b[k] += t->b[k];
+/* The threads' tallies summed into ts[0]. For dense patterns a host's cable
+ * carries its ranks' share of every leaf route that reached a destination:
+ * only the sums over all threads (okw) know it. */
+static void reduce(const struct build *b)
+{
+	struct tstate *T = &b->ts[0];
+	const struct jobh *J = &b->J;
+	for (int i = 1; i < b->threads; i++) {
+		const struct tstate *t = &b->ts[i];
+		for (uint32_t k = 0; k < b->NP; k++) {
+			T->m[k] += t->m[k];
+			T->b[k] += t->b[k];
 		}
-		for (uint32_t k = 0; k < nsw; k++)
-			a->okw[k] += t->okw[k];
+		for (uint32_t k = 0; k < b->nsw; k++)
+			T->okw[k] += t->okw[k];
 		for (int h = 0; h <= LOAD_HOPS_MAX; h++) {
-			a->hop_m[h] += t->hop_m[h];
-			a->hop_b[h] += t->hop_b[h];
+			T->hop_m[h] += t->hop_m[h];
+			T->hop_b[h] += t->hop_b[h];
 		}
-		a->fail_m += t->fail_m;
-		a->fail_b += t->fail_b;
-		if (t->max_hops > a->max_hops)
-			a->max_hops = t->max_hops;
+		T->fail_m += t->fail_m;
+		T->fail_b += t->fail_b;
+		if (t->max_hops > T->max_hops)
+			T->max_hops = t->max_hops;
 	}
-	struct tstate *T = &ts[0];
-	if (dense)
-		for (uint32_t j = 0; j < H; j++) {
-			uint32_t sl = J.leaf[j];
+	if (b->dense)
+		for (uint32_t j = 0; j < b->H; j++) {
+			uint32_t sl = J->leaf[j];
 			if (sl == ROUTE_NONE)
 				continue;
-			uint64_t w = (uint64_t)J.cnt[j] * (T->okw[sl] - (okself[j] ? J.cnt[j] : 0));
-			T->m[J.cable[j]] += w;
-			T->b[J.cable[j]] += w * mb;
+			uint64_t w = (uint64_t)J->cnt[j] * (T->okw[sl] - (b->okself[j] ? J->cnt[j] : 0));
+			T->m[J->cable[j]] += w;
+			T->b[J->cable[j]] += w * b->mb;
 		}
+	struct load *L = b->L;
 	L->fail_msgs = T->fail_m;
 	L->fail_bytes = T->fail_b;
 	L->max_hops = T->max_hops;
 	memcpy(L->hop_msgs, T->hop_m, sizeof L->hop_msgs);
 	memcpy(L->hop_bytes, T->hop_b, sizeof L->hop_bytes);
+}
 
-	/* Levels, classes, loaded links. */
-	lvl = load_node_levels(rt);
+/* The head of the directed link leaving node n by port pp: for a switch
+ * link_head(); for a CA port its cable, wherever it leads. */
+static uint32_t port_head(const struct route_tab *rt, uint32_t n, uint32_t pp)
+{
+	const struct snap *s = rt->snap;
+	if (s->nodes[n].type == SNAP_NODE_SWITCH)
+		return link_head(rt, n, (uint8_t)pp);
+	const struct snap_port *sp = &s->ports[s->nodes[n].port0 + pp];
+	return sp->present && sp->peer_node != SNAP_NONE ? sp->peer_node : ROUTE_NONE;
+}
+
+/* Every directed link counted in the class of its ends' levels; the loaded
+ * ones listed in L->links, by (node, port). */
+static int classify_links(struct build *b)
+{
+	const struct snap *s = b->s;
+	const struct tstate *T = &b->ts[0];
+	struct load *L = b->L;
+	b->lvl = load_node_levels(b->rt);
 	struct load_level *lv = calloc(LOAD_CLASSES_MAX, sizeof *lv);
-	if (!lvl || !lv) {
+	if (!b->lvl || !lv) {
 		free(lv);
-		goto out;
+		return AN_E_NOMEM;
 	}
 	L->levels = lv;
+	const uint8_t *lvl = b->lvl;
 	uint32_t nlv = 0, nl = 0;
-	for (uint32_t k = 0; k < NP; k++)
+	for (uint32_t k = 0; k < b->NP; k++)
 		nl += T->m[k] != 0;
 	L->links = malloc((nl ? nl : 1) * sizeof *L->links);
 	if (!L->links)
-		goto out;
+		return AN_E_NOMEM;
 	for (uint32_t n = 0; n < s->nnodes; n++) {
 		const struct snap_node *nd = &s->nodes[n];
-		int sw = nd->type == SNAP_NODE_SWITCH;
 		for (uint32_t pp = 1; pp <= nd->nports; pp++) {
 			uint32_t k = nd->port0 + pp;
-			uint32_t head;
-			if (sw) {
-				head = link_head(rt, n, (uint8_t)pp);
-			} else {
-				/* a CA port's cable, wherever it leads */
-				head = s->ports[k].present && s->ports[k].peer_node != SNAP_NONE
-					       ? s->ports[k].peer_node : ROUTE_NONE;
-			}
+			uint32_t head = port_head(b->rt, n, pp);
 			if (head == ROUTE_NONE && !T->m[k])
 				continue;
 			uint8_t hl = head == ROUTE_NONE ? LOAD_LVL_NONE : lvl[head];
@@ -719,199 +784,298 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 		}
 	}
 	L->nlevels = nlv;
+	return AN_OK;
+}
 
-	/* below(): job hosts reached going only down, per switch, as bitsets. */
-	const uint32_t W = (H + 63) / 64;
-	below = calloc((size_t)(nsw ? nsw : 1) * (W ? W : 1), sizeof *below);
+/* below(): the job hosts each switch reaches going only down, as bitsets of
+ * job-host indices, filled level by level from the leaves up. */
+static int below_sets(struct build *b)
+{
+	const struct route_tab *rt = b->rt;
+	const uint8_t *lvl = b->lvl;
+	const uint32_t nsw = b->nsw, W = (b->H + 63) / 64;
+	b->W = W;
+	uint64_t *below = b->below = calloc((size_t)(nsw ? nsw : 1) * (W ? W : 1), sizeof *below);
 	if (!below)
-		goto out;
-	{
-		uint32_t maxl = 0;
+		return AN_E_NOMEM;
+	uint32_t maxl = 0;
+	for (uint32_t sw = 0; sw < nsw; sw++) {
+		uint8_t l = lvl[rt->sw_node[sw]];
+		if (l != LOAD_LVL_NONE && l > maxl)
+			maxl = l;
+	}
+	b->maxl = maxl;
+	for (uint32_t j = 0; j < b->H; j++)
+		if (b->J.leaf[j] != ROUTE_NONE)
+			below[(size_t)b->J.leaf[j] * W + j / 64] |= 1ull << (j % 64);
+	for (uint32_t l = 2; l <= maxl; l++)
 		for (uint32_t sw = 0; sw < nsw; sw++) {
-			uint8_t l = lvl[rt->sw_node[sw]];
-			if (l != LOAD_LVL_NONE && l > maxl)
-				maxl = l;
-		}
-		for (uint32_t j = 0; j < H; j++)
-			if (J.leaf[j] != ROUTE_NONE)
-				below[(size_t)J.leaf[j] * W + j / 64] |= 1ull << (j % 64);
-		for (uint32_t l = 2; l <= maxl; l++)
-			for (uint32_t sw = 0; sw < nsw; sw++) {
-				uint32_t n = rt->sw_node[sw];
-				if (lvl[n] != l)
-					continue;
-				for (uint32_t pp = 1; pp <= s->nodes[n].nports; pp++) {
-					uint32_t c = rt->pt[rt->pt_off[sw] + pp];
-					if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == l - 1)
-						for (uint32_t w = 0; w < W; w++)
-							below[(size_t)sw * W + w] |= below[(size_t)c * W + w];
-				}
+			uint32_t n = rt->sw_node[sw];
+			if (lvl[n] != l)
+				continue;
+			for (uint32_t pp = 1; pp <= b->s->nodes[n].nports; pp++) {
+				uint32_t c = rt->pt[rt->pt_off[sw] + pp];
+				if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == l - 1)
+					for (uint32_t w = 0; w < W; w++)
+						below[(size_t)sw * W + w] |= below[(size_t)c * W + w];
 			}
+		}
+	return AN_OK;
+}
 
-		/* Seed 000's bound, dense patterns on trees. */
-		int lateral = 0;
-		for (uint32_t i = 0; i < nlv; i++)
-			if (lv[i].from == lv[i].to && lv[i].from >= 1 && lv[i].from != LOAD_LVL_NONE)
-				lateral = 1;
-		uint64_t R = job->nranks;
-		if (dense) {
-			uint64_t best = 0;
-			for (uint32_t j = 0; j < H; j++) {
-				uint64_t v = (uint64_t)J.cnt[j] * (R - J.cnt[j]);
-				if (v > best)
-					best = v;
-			}
-			for (uint32_t i = 0; i < nlv; i++)
-				if ((lv[i].from == 0 && lv[i].to == 1) || (lv[i].from == 1 && lv[i].to == 0)) {
-					lv[i].bound_msgs = (int64_t)best;
-					lv[i].bound_bytes = (int64_t)(best * mb);
-				}
+/* Dense: a host cable carries exactly c_h (R - c_h) messages each way, so
+ * the bound of 0>1 and 1>0 is the largest of those. */
+static void host_bound(const struct build *b)
+{
+	const uint64_t R = b->job->nranks;
+	struct load_level *lv = b->L->levels;
+	uint64_t best = 0;
+	for (uint32_t j = 0; j < b->H; j++) {
+		uint64_t v = (uint64_t)b->J.cnt[j] * (R - b->J.cnt[j]);
+		if (v > best)
+			best = v;
+	}
+	for (uint32_t i = 0; i < b->L->nlevels; i++)
+		if ((lv[i].from == 0 && lv[i].to == 1) || (lv[i].from == 1 && lv[i].to == 0)) {
+			lv[i].bound_msgs = (int64_t)best;
+			lv[i].bound_bytes = (int64_t)(best * b->mb);
 		}
-		/* Switches of a level grouped by equal below-sets: sorted by the
-		 * sets' contents (a hash first), so the grouping is O(nsw log nsw * W). */
-		grp = malloc((size_t)(nsw ? nsw : 1) * sizeof *grp);
-		uint64_t *uni = calloc(W ? W : 1, sizeof *uni);
-		if (!grp || !uni) {
-			free(uni);
-			goto out;
+}
+
+/* Directed up links of switch sw: its ports to a switch at level `up`. An
+ * up link is up at both ends: one each way. */
+static uint64_t up_links(const struct build *b, uint32_t sw, uint32_t up)
+{
+	const struct route_tab *rt = b->rt;
+	uint64_t n = 0;
+	for (uint32_t pp = 1; pp <= b->s->nodes[rt->sw_node[sw]].nports; pp++) {
+		uint32_t c = rt->pt[rt->pt_off[sw] + pp];
+		if (c < ROUTE_PT_EP && b->lvl[rt->sw_node[c]] == up)
+			n++;
+	}
+	return n;
+}
+
+/* Seed 000's bound of the classes a>a+1 and a+1>a: the level's switches
+ * grouped by equal below-sets (sorted by the sets, so O(n log n * W)); each
+ * group's messages to and from the other ranks cross its up links, both
+ * ways alike. Left undefined if two groups' sets overlap (no tree). */
+static void level_bound(const struct build *b, const struct grp_ctx *g, uint32_t a, uint32_t *grp,
+			uint64_t *uni)
+{
+	const uint64_t R = b->job->nranks;
+	const uint32_t W = b->W;
+	uint32_t ng = 0;
+	for (uint32_t sw = 0; sw < b->nsw; sw++)
+		if (b->lvl[b->rt->sw_node[sw]] == a)
+			grp[ng++] = sw;
+	qsort_r(grp, ng, sizeof *grp, grp_cmp, (void *)g);
+	memset(uni, 0, W * sizeof *uni);
+	uint64_t best = 0;
+	for (uint32_t i = 0; i < ng;) {
+		const uint64_t *bs = &b->below[(size_t)grp[i] * W];
+		uint64_t RS = 0, up = 0;
+		uint32_t e = i;
+		while (e < ng && !grp_cmp(&grp[i], &grp[e], (void *)g))
+			up += up_links(b, grp[e++], a + 1);
+		i = e;
+		for (uint32_t w = 0; w < W; w++) {
+			if (uni[w] & bs[w])
+				return;
+			uni[w] |= bs[w];
+			for (uint64_t x = bs[w]; x; x &= x - 1)
+				RS += b->J.cnt[w * 64 + (uint32_t)__builtin_ctzll(x)];
 		}
-		grp_ctx.below = below;
-		grp_ctx.W = W;
-		grp_ctx.hash = malloc((size_t)(nsw ? nsw : 1) * sizeof *grp_ctx.hash);
-		if (!grp_ctx.hash) {
-			free(uni);
-			goto out;
+		if (!RS || RS == R || !up)
+			continue;
+		uint64_t need = RS * (R - RS), bnd = (need + up - 1) / up;
+		if (bnd > best)
+			best = bnd;
+	}
+	struct load_level *lv = b->L->levels;
+	for (uint32_t i = 0; i < b->L->nlevels; i++)
+		if ((lv[i].from == a && lv[i].to == a + 1) || (lv[i].from == a + 1 && lv[i].to == a)) {
+			lv[i].bound_msgs = (int64_t)best;
+			lv[i].bound_bytes = (int64_t)(best * b->mb);
 		}
+}
+
+/* The switch levels' bounds: dense patterns on trees only (no lateral
+ * class; see load.h). */
+static int tree_bounds(const struct build *b)
+{
+	const struct load_level *lv = b->L->levels;
+	for (uint32_t i = 0; i < b->L->nlevels; i++)
+		if (lv[i].from == lv[i].to && lv[i].from >= 1 && lv[i].from != LOAD_LVL_NONE)
+			return AN_OK;
+	if (!b->dense)
+		return AN_OK;
+	const uint32_t nsw = b->nsw, W = b->W;
+	uint32_t *grp = malloc((size_t)(nsw ? nsw : 1) * sizeof *grp);
+	uint64_t *uni = calloc(W ? W : 1, sizeof *uni);
+	uint64_t *hash = malloc((size_t)(nsw ? nsw : 1) * sizeof *hash);
+	int rc = AN_E_NOMEM;
+	if (grp && uni && hash) {
 		for (uint32_t sw = 0; sw < nsw; sw++) {
 			uint64_t h = 1469598103934665603ull;
 			for (uint32_t w = 0; w < W; w++)
-				h = (h ^ below[(size_t)sw * W + w]) * 1099511628211ull;
-			grp_ctx.hash[sw] = h;
+				h = (h ^ b->below[(size_t)sw * W + w]) * 1099511628211ull;
+			hash[sw] = h;
 		}
-		for (uint32_t a = 1; dense && !lateral && a < maxl; a++) {
-			uint32_t ng = 0;
-			for (uint32_t sw = 0; sw < nsw; sw++)
-				if (lvl[rt->sw_node[sw]] == a)
-					grp[ng++] = sw;
-			qsort(grp, ng, sizeof *grp, grp_cmp);
-			memset(uni, 0, W * sizeof *uni);
-			int ok = 1;
-			uint64_t bu = 0, bd = 0;
-			for (uint32_t i = 0; i < ng && ok;) {
-				const uint64_t *bs = &below[(size_t)grp[i] * W];
-				uint64_t RS = 0, up = 0;
-				uint32_t e = i;
-				while (e < ng && !grp_cmp(&grp[i], &grp[e])) {
-					uint32_t o = grp[e++], n = rt->sw_node[o];
-					for (uint32_t pp = 1; pp <= s->nodes[n].nports; pp++) {
-						uint32_t c = rt->pt[rt->pt_off[o] + pp];
-						if (c < ROUTE_PT_EP && lvl[rt->sw_node[c]] == a + 1)
-							up++; /* an up link is up at both ends: one each way */
-					}
-				}
-				i = e;
-				for (uint32_t w = 0; w < W; w++) {
-					if (uni[w] & bs[w])
-						ok = 0;
-					uni[w] |= bs[w];
-					for (uint64_t x = bs[w]; x; x &= x - 1)
-						RS += J.cnt[w * 64 + (uint32_t)__builtin_ctzll(x)];
-				}
-				if (!RS || RS == R || !up)
-					continue;
-				uint64_t need = RS * (R - RS), bnd = (need + up - 1) / up;
-				if (bnd > bu)
-					bu = bnd;
-				if (bnd > bd)
-					bd = bnd;
-			}
-			if (!ok)
-				continue;
-			for (uint32_t i = 0; i < nlv; i++) {
-				if (lv[i].from == a && lv[i].to == a + 1) {
-					lv[i].bound_msgs = (int64_t)bu;
-					lv[i].bound_bytes = (int64_t)(bu * mb);
-				}
-				if (lv[i].from == a + 1 && lv[i].to == a) {
-					lv[i].bound_msgs = (int64_t)bd;
-					lv[i].bound_bytes = (int64_t)(bd * mb);
-				}
-			}
-		}
-		free(uni);
-		free(grp_ctx.hash);
-		grp_ctx.hash = NULL;
+		const struct grp_ctx g = { b->below, hash, W };
+		for (uint32_t a = 1; a < b->maxl; a++)
+			level_bound(b, &g, a, grp, uni);
+		rc = AN_OK;
 	}
-	qsort(lv, nlv, sizeof *lv, lv_cmp);
+	free(grp);
+	free(uni);
+	free(hash);
+	return rc;
+}
 
-	/* The busiest links and the hosts behind them. */
+/* Appends the job hosts behind link ln to L->behind: below() of its lower
+ * end if a switch, else the CA's own host (node_j). */
+static int add_behind(struct build *b, const struct load_link *ln, const uint32_t *node_j, size_t *nb,
+		      size_t *capb)
+{
+	const struct route_tab *rt = b->rt;
+	struct load *L = b->L;
+	uint32_t head = link_head(rt, ln->node, ln->port);
+	uint32_t low = ln->node;
+	if (head != ROUTE_NONE && ln->to < ln->from)
+		low = head;
+	uint32_t lsw = rt->sw_of_node[low];
+	if (*capb < *nb + b->H) {
+		*capb = *nb + b->H;
+		uint32_t *nbh = realloc(L->behind, *capb * sizeof *nbh);
+		if (!nbh)
+			return AN_E_NOMEM;
+		L->behind = nbh;
+	}
+	if (lsw != ROUTE_NONE) {
+		const uint64_t *bs = &b->below[(size_t)lsw * b->W];
+		for (uint32_t w = 0; w < b->W; w++)
+			for (uint64_t x = bs[w]; x; x &= x - 1)
+				L->behind[(*nb)++] = b->J.host[w * 64 + (uint32_t)__builtin_ctzll(x)];
+	} else if (node_j[low] != ROUTE_NONE) {
+		L->behind[(*nb)++] = b->J.host[node_j[low]];
+	}
+	return AN_OK;
+}
+
+/* The busiest links (bytes == max_bytes) and the hosts behind each. */
+static int busiest(struct build *b)
+{
+	struct load *L = b->L;
+	const uint32_t nnodes = b->s->nnodes;
 	for (uint32_t i = 0; i < L->nlinks; i++)
 		L->nmax += L->max_bytes && L->links[i].bytes == L->max_bytes;
 	L->max = malloc((L->nmax ? L->nmax : 1) * sizeof *L->max);
 	L->behind_off = calloc((size_t)L->nmax + 1, sizeof *L->behind_off);
 	if (!L->max || !L->behind_off)
-		goto out;
+		return AN_E_NOMEM;
 	/* a CA node's job host (its default rail's node) */
-	node_j = malloc((size_t)(s->nnodes ? s->nnodes : 1) * sizeof *node_j);
+	uint32_t *node_j = malloc((size_t)(nnodes ? nnodes : 1) * sizeof *node_j);
 	if (!node_j)
-		goto out;
-	for (uint32_t n = 0; n < s->nnodes; n++)
+		return AN_E_NOMEM;
+	for (uint32_t n = 0; n < nnodes; n++)
 		node_j[n] = ROUTE_NONE;
-	for (uint32_t j = 0; j < H; j++)
-		node_j[rt->eps[J.ep[j]].node] = j;
+	for (uint32_t j = 0; j < b->H; j++)
+		node_j[b->rt->eps[b->J.ep[j]].node] = j;
 	uint32_t k = 0;
 	size_t nb = 0, capb = 0;
+	int rc = AN_OK;
 	for (uint32_t i = 0; i < L->nlinks; i++) {
-		const struct load_link *ln = &L->links[i];
-		if (!L->max_bytes || ln->bytes != L->max_bytes)
+		if (!L->max_bytes || L->links[i].bytes != L->max_bytes)
 			continue;
 		L->max[k] = i;
-		/* the lower end: a switch (its below set) or a CA (its host) */
-		uint32_t head = link_head(rt, ln->node, ln->port);
-		uint32_t low = ln->node;
-		if (head != ROUTE_NONE && ln->to < ln->from)
-			low = head;
-		uint32_t lsw = rt->sw_of_node[low];
-		if (capb < nb + H) {
-			capb = nb + H;
-			uint32_t *nbh = realloc(L->behind, capb * sizeof *nbh);
-			if (!nbh)
-				goto out;
-			L->behind = nbh;
-		}
-		if (lsw != ROUTE_NONE) {
-			const uint64_t *bs = &below[(size_t)lsw * W];
-			for (uint32_t w = 0; w < W; w++)
-				for (uint64_t x = bs[w]; x; x &= x - 1)
-					L->behind[nb++] = J.host[w * 64 + (uint32_t)__builtin_ctzll(x)];
-		} else if (node_j[low] != ROUTE_NONE) {
-			L->behind[nb++] = J.host[node_j[low]];
-		}
+		rc = add_behind(b, &L->links[i], node_j, &nb, &capb);
+		if (rc)
+			break;
 		L->behind_off[++k] = (uint32_t)nb;
 	}
-	rc = AN_OK;
-out:
-	if (ts)
-		for (int i = 0; i < threads; i++)
-			ts_free(&ts[i]);
-	free(ts);
-	free(col.off);
-	free(col.f);
-	free(leafsum);
-	free(okself);
-	free(lvl);
-	free(below);
 	free(node_j);
-	free(leaves);
-	free(sw_p0);
-	free(sw_np);
-	free(odd);
-	free(grp);
-	jobh_free(&J);
+	return rc;
+}
+
+static int build_steps(struct build *b)
+{
+	int rc = b->dense ? count_dense(b) : count_sparse(b);
+	for (int i = 0; !rc && i < b->threads; i++)
+		rc = ts_alloc(&b->ts[i], b->nsw, b->NP);
+	if (!rc)
+		rc = walk_prep(b);
+	if (rc)
+		return rc;
+	route_all(b);
+	for (int i = 0; i < b->threads; i++)
+		if (b->ts[i].nomem)
+			return AN_E_NOMEM;
+	reduce(b);
+	rc = classify_links(b);
+	if (!rc)
+		rc = below_sets(b);
+	if (rc)
+		return rc;
+	if (b->dense)
+		host_bound(b);
+	rc = tree_bounds(b);
+	if (rc)
+		return rc;
+	qsort(b->L->levels, b->L->nlevels, sizeof *b->L->levels, lv_cmp);
+	return busiest(b);
+}
+
+static void build_free(struct build *b)
+{
+	if (b->ts)
+		for (int i = 0; i < b->threads; i++)
+			ts_free(&b->ts[i]);
+	free(b->ts);
+	free(b->col.off);
+	free(b->col.f);
+	free(b->leafsum);
+	free(b->okself);
+	free(b->lvl);
+	free(b->below);
+	free(b->leaves);
+	free(b->sw_p0);
+	free(b->sw_np);
+	free(b->odd);
+	jobh_free(&b->J);
+}
+
+int load_build(const struct route_tab *rt, const struct pat_job *job, const struct pattern *p,
+	       int threads, struct load **out)
+{
+	if (!job || !p || !job->nranks || job->nranks > TOPO_RANKS_MAX ||
+	    pattern_check(p, job->nranks, NULL) != AN_OK)
+		return AN_E_INVAL;
+	if (threads < 1)
+		threads = 1;
+	struct build b = { .rt = rt, .s = rt->snap, .job = job, .p = p, .threads = threads,
+			   .dense = pattern_is_dense(p), .nsw = rt->nsw, .NP = rt->snap->nports,
+			   .mb = p->msg_bytes };
+	int rc = jobh_build(rt, job, &b.J);
 	if (rc) {
-		load_free(L);
+		jobh_free(&b.J);
 		return rc;
 	}
-	*out = L;
+	b.H = b.J.H;
+	b.col.J = &b.J;
+	b.L = calloc(1, sizeof *b.L);
+	b.ts = calloc((size_t)threads, sizeof *b.ts);
+	rc = AN_E_NOMEM;
+	if (b.L && b.ts) {
+		b.L->nranks = job->nranks;
+		b.L->nhosts = b.H;
+		rc = build_steps(&b);
+	}
+	build_free(&b);
+	if (rc) {
+		load_free(b.L);
+		return rc;
+	}
+	*out = b.L;
 	return AN_OK;
 }

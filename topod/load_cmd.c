@@ -46,143 +46,158 @@ static int parse_triple(const char *w, uint32_t nranks, struct pat_triple *t)
 	return 0;
 }
 
-void answer_load(struct qctx *c)
+/* One `load` request: its words, the job and pattern they name, and what
+ * it owns (freed by answer_load). */
+struct load_req {
+	uint64_t bytes;
+	int links;              /* 0 all, 1 max, 2 none */
+	int matrix;
+	size_t r0, r1;          /* argv[r0 .. r1): the ranks; argv[r1], if any, is "--" */
+	struct pattern p;
+	struct pat_job job;
+	struct pat_triple *tri;
+};
+
+/* The bytes= and links= options ahead of SPEC; *i is the first other word.
+ * -1 once the error is written. */
+static int parse_opts(struct qctx *c, struct load_req *q, size_t *i)
 {
 	const struct proto_req *r = c->req;
-	size_t i = 0;
-	uint64_t bytes = 1;
-	int links = 0; /* 0 all, 1 max, 2 none */
-	for (; i < r->argc; i++) {
-		const char *a = r->argv[i];
+	for (; *i < r->argc; (*i)++) {
+		const char *a = r->argv[*i];
 		if (!strncmp(a, "bytes=", 6)) {
 			char *e;
-			if (a[6] < '0' || a[6] > '9' || (bytes = strtoull(a + 6, &e, 10), *e) || !bytes) {
+			if (a[6] < '0' || a[6] > '9' || (q->bytes = strtoull(a + 6, &e, 10), *e) || !q->bytes) {
 				query_error(c->out, "USAGE", "bytes=N needs a positive integer");
-				return;
+				return -1;
 			}
 		} else if (!strncmp(a, "links=", 6)) {
 			if (!strcmp(a + 6, "all"))
-				links = 0;
+				q->links = 0;
 			else if (!strcmp(a + 6, "max"))
-				links = 1;
+				q->links = 1;
 			else if (!strcmp(a + 6, "none"))
-				links = 2;
+				q->links = 2;
 			else {
 				query_error(c->out, "USAGE", "links=all|max|none");
-				return;
+				return -1;
 			}
 		} else {
 			break;
 		}
 	}
+	return 0;
+}
+
+/* Options, SPEC and where the ranks and triples lie; -1 once the error is
+ * written. */
+static int parse_words(struct qctx *c, struct load_req *q)
+{
+	const struct proto_req *r = c->req;
+	size_t i = 0;
+	if (parse_opts(c, q, &i))
+		return -1;
 	if (i + 2 > r->argc) {
 		query_error(c->out, "USAGE", "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]");
-		return;
+		return -1;
 	}
 	const char *spec = r->argv[i++];
-	int matrix = !strcmp(spec, "matrix");
-	struct pattern p = { 0 };
 	char err[AN_ERR_LEN];
-	if (!matrix && pattern_parse(spec, &p, err)) {
+	q->matrix = !strcmp(spec, "matrix");
+	if (!q->matrix && pattern_parse(spec, &q->p, err)) {
 		query_error(c->out, "USAGE", "%s", err);
-		return;
+		return -1;
 	}
-	p.msg_bytes = bytes;
-	size_t r0 = i, r1 = i;
-	while (r1 < r->argc && strcmp(r->argv[r1], "--"))
-		r1++;
-	if (r1 == r0) {
+	q->p.msg_bytes = q->bytes;
+	q->r0 = q->r1 = i;
+	while (q->r1 < r->argc && strcmp(r->argv[q->r1], "--"))
+		q->r1++;
+	if (q->r1 == q->r0) {
 		query_error(c->out, "USAGE", "load needs at least one rank");
-		return;
+		return -1;
 	}
-	if (!matrix && r1 < r->argc) {
+	if (!q->matrix && q->r1 < r->argc) {
 		query_error(c->out, "USAGE", "'--' and triples go with the matrix pattern only");
-		return;
+		return -1;
 	}
-	/* ranks: NAME or NAME*COUNT */
+	return 0;
+}
+
+/* The ranks (NAME or NAME*COUNT) to fabric hosts: counted and bounded
+ * first, so that the job is allocated once. -1 once the error is written. */
+static int build_job(struct qctx *c, struct load_req *q)
+{
+	const struct proto_req *r = c->req;
 	uint64_t nranks = 0;
-	char name[TOPO_QUERY_NAME_MAX + 1];
+	char name[TOPO_QUERY_NAME_MAX + 1], err[AN_ERR_LEN];
 	uint32_t cnt;
-	for (size_t k = r0; k < r1; k++) {
+	for (size_t k = q->r0; k < q->r1; k++) {
 		if (pattern_rank_token(r->argv[k], name, &cnt, err)) {
 			query_error(c->out, "USAGE", "%s", err);
-			return;
+			return -1;
 		}
 		nranks += cnt;
 		if (nranks > TOPO_RANKS_MAX) {
 			query_error(c->out, "TOOMANY", "load takes at most %d ranks", TOPO_RANKS_MAX);
-			return;
+			return -1;
 		}
 	}
-	struct pat_job job = { .nranks = (uint32_t)nranks, .host = malloc(nranks * sizeof(uint32_t)) };
-	struct pat_triple *tri = NULL;
-	struct load *L = NULL;
-	uint8_t *in_job = NULL;
-	if (!job.host) {
+	q->job = (struct pat_job){ .nranks = (uint32_t)nranks, .host = malloc(nranks * sizeof(uint32_t)) };
+	if (!q->job.host) {
 		query_error(c->out, "NOMEM", "out of memory");
-		return;
+		return -1;
 	}
 	uint32_t at = 0;
-	for (size_t k = r0; k < r1; k++) {
+	for (size_t k = q->r0; k < q->r1; k++) {
 		pattern_rank_token(r->argv[k], name, &cnt, err);
 		int64_t h = qctx_host_of(c, name);
 		if (h < 0)
-			goto out;
-		for (uint32_t q = 0; q < cnt; q++)
-			job.host[at++] = (uint32_t)h;
+			return -1;
+		for (uint32_t n = 0; n < cnt; n++)
+			q->job.host[at++] = (uint32_t)h;
 	}
-	if (pattern_job_check(&job, c->rt->nhosts, err)) {
+	if (pattern_job_check(&q->job, c->rt->nhosts, err)) {
 		query_error(c->out, "TOOMANY", "%s", err);
-		goto out;
+		return -1;
 	}
-	if (matrix) {
-		size_t nt = r1 < r->argc ? r->argc - r1 - 1 : 0;
-		tri = malloc((nt ? nt : 1) * sizeof *tri);
-		if (!tri) {
-			query_error(c->out, "NOMEM", "out of memory");
-			goto out;
-		}
-		for (size_t k = 0; k < nt; k++)
-			if (parse_triple(r->argv[r1 + 1 + k], job.nranks, &tri[k])) {
-				query_error(c->out, "USAGE", "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32,
-					    k + 1, r->argv[r1 + 1 + k], job.nranks);
-				goto out;
-			}
-		if (pattern_set_matrix(&p, tri, nt, job.nranks, err)) {
+	return 0;
+}
+
+/* The matrix from the S:D:B triples after "--", or the parsed pattern
+ * checked against the job's size. -1 once the error is written. */
+static int build_pattern(struct qctx *c, struct load_req *q)
+{
+	const struct proto_req *r = c->req;
+	char err[AN_ERR_LEN];
+	if (!q->matrix) {
+		if (pattern_check(&q->p, q->job.nranks, err)) {
 			query_error(c->out, "USAGE", "%s", err);
-			goto out;
+			return -1;
 		}
-	} else if (pattern_check(&p, job.nranks, err)) {
-		query_error(c->out, "USAGE", "%s", err);
-		goto out;
+		return 0;
 	}
-	int rc = load_build(c->rt, &job, &p, c->threads, &L);
-	if (rc) {
-		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "%s", an_strerror(rc));
-		goto out;
-	}
-	char pname[PAT_SPEC_MAX + 16];
-	pattern_name(&p, pname, sizeof pname);
-	uint32_t nhops = 0;
-	for (int h = 0; h <= LOAD_HOPS_MAX; h++)
-		nhops += L->hop_msgs[h] != 0;
-	in_job = calloc(c->rt->nhosts ? c->rt->nhosts : 1, 1);
-	if (!in_job) {
+	size_t nt = q->r1 < r->argc ? r->argc - q->r1 - 1 : 0;
+	q->tri = malloc((nt ? nt : 1) * sizeof *q->tri);
+	if (!q->tri) {
 		query_error(c->out, "NOMEM", "out of memory");
-		goto out;
+		return -1;
 	}
-	for (uint32_t k = 0; k < job.nranks; k++)
-		in_job[job.host[k]] = 1;
-	uint32_t nlines = L->nlevels + nhops + L->nmax + (links == 0 ? L->nlinks + L->nhosts : 0);
-	evbuffer_add_printf(c->out,
-			    "OK gen=%" PRIu64 " pattern=%s ranks=%" PRIu32 " hosts=%" PRIu32 " flows=%" PRIu64
-			    " msgs=%" PRIu64 " bytes=%" PRIu64 " intra_msgs=%" PRIu64 " intra_bytes=%" PRIu64
-			    " failed_msgs=%" PRIu64 " failed_bytes=%" PRIu64 " max_msgs=%" PRIu64
-			    " max_bytes=%" PRIu64 " max_links=%" PRIu32 " max_hops=%" PRIu32
-			    " links=%" PRIu32 " lines=%" PRIu32 "\n",
-			    c->gen, pname, L->nranks, L->nhosts, L->flows, L->msgs, L->bytes, L->intra_msgs,
-			    L->intra_bytes, L->fail_msgs, L->fail_bytes, L->max_msgs, L->max_bytes, L->nmax,
-			    L->max_hops, L->nlinks, nlines);
+	for (size_t k = 0; k < nt; k++)
+		if (parse_triple(r->argv[q->r1 + 1 + k], q->job.nranks, &q->tri[k])) {
+			query_error(c->out, "USAGE", "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32,
+				    k + 1, r->argv[q->r1 + 1 + k], q->job.nranks);
+			return -1;
+		}
+	if (pattern_set_matrix(&q->p, q->tri, nt, q->job.nranks, err)) {
+		query_error(c->out, "USAGE", "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* The level, hops and max lines of the reply. */
+static void write_summary(struct qctx *c, const struct load *L)
+{
 	char a[4], b[4];
 	for (uint32_t k = 0; k < L->nlevels; k++) {
 		const struct load_level *lv = &L->levels[k];
@@ -216,24 +231,72 @@ void answer_load(struct qctx *c)
 					    c->rt->hosts[L->behind[q]].name);
 		evbuffer_add(c->out, "\n", 1);
 	}
-	if (links == 0)
-		for (uint32_t k = 0; k < L->nlinks; k++) {
-			const struct load_link *ln = &L->links[k];
-			lvl_name(ln->from, a);
-			lvl_name(ln->to, b);
-			evbuffer_add_printf(c->out, "link 0x%016" PRIx64 ":%u %s>%s %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n",
-					    node_guid(c, ln->node), ln->port, a, b, ln->msgs, ln->bytes,
-					    ln->head == ROUTE_NONE ? 0 : node_guid(c, ln->head));
-		}
-	if (links == 0)
-		for (uint32_t k = 0; k < c->rt->nhosts; k++)
-			if (in_job[k])
-				evbuffer_add_printf(c->out, "host %s 0x%016" PRIx64 "\n", c->rt->hosts[k].name,
-						    node_guid(c, c->rt->eps[route_host_ep(c->rt, k)].node));
-out:
+}
+
+/* links=all: every loaded link, then the job's hosts (in_job) with the node
+ * of their default rail, so that a client can draw the links. */
+static void write_links(struct qctx *c, const struct load *L, const uint8_t *in_job)
+{
+	char a[4], b[4];
+	for (uint32_t k = 0; k < L->nlinks; k++) {
+		const struct load_link *ln = &L->links[k];
+		lvl_name(ln->from, a);
+		lvl_name(ln->to, b);
+		evbuffer_add_printf(c->out, "link 0x%016" PRIx64 ":%u %s>%s %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n",
+				    node_guid(c, ln->node), ln->port, a, b, ln->msgs, ln->bytes,
+				    ln->head == ROUTE_NONE ? 0 : node_guid(c, ln->head));
+	}
+	for (uint32_t k = 0; k < c->rt->nhosts; k++)
+		if (in_job[k])
+			evbuffer_add_printf(c->out, "host %s 0x%016" PRIx64 "\n", c->rt->hosts[k].name,
+					    node_guid(c, c->rt->eps[route_host_ep(c->rt, k)].node));
+}
+
+/* The OK line announces the lines that follow, so everything that can fail
+ * is done before it. */
+static void write_reply(struct qctx *c, const struct load_req *q, const struct load *L)
+{
+	char pname[PAT_SPEC_MAX + 16];
+	pattern_name(&q->p, pname, sizeof pname);
+	uint32_t nhops = 0;
+	for (int h = 0; h <= LOAD_HOPS_MAX; h++)
+		nhops += L->hop_msgs[h] != 0;
+	uint8_t *in_job = calloc(c->rt->nhosts ? c->rt->nhosts : 1, 1);
+	if (!in_job) {
+		query_error(c->out, "NOMEM", "out of memory");
+		return;
+	}
+	for (uint32_t k = 0; k < q->job.nranks; k++)
+		in_job[q->job.host[k]] = 1;
+	uint32_t nlines = L->nlevels + nhops + L->nmax + (q->links == 0 ? L->nlinks + L->nhosts : 0);
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " pattern=%s ranks=%" PRIu32 " hosts=%" PRIu32 " flows=%" PRIu64
+			    " msgs=%" PRIu64 " bytes=%" PRIu64 " intra_msgs=%" PRIu64 " intra_bytes=%" PRIu64
+			    " failed_msgs=%" PRIu64 " failed_bytes=%" PRIu64 " max_msgs=%" PRIu64
+			    " max_bytes=%" PRIu64 " max_links=%" PRIu32 " max_hops=%" PRIu32
+			    " links=%" PRIu32 " lines=%" PRIu32 "\n",
+			    c->gen, pname, L->nranks, L->nhosts, L->flows, L->msgs, L->bytes, L->intra_msgs,
+			    L->intra_bytes, L->fail_msgs, L->fail_bytes, L->max_msgs, L->max_bytes, L->nmax,
+			    L->max_hops, L->nlinks, nlines);
+	write_summary(c, L);
+	if (q->links == 0)
+		write_links(c, L, in_job);
 	free(in_job);
+}
+
+void answer_load(struct qctx *c)
+{
+	struct load_req q = { .bytes = 1 };
+	struct load *L = NULL;
+	if (!parse_words(c, &q) && !build_job(c, &q) && !build_pattern(c, &q)) {
+		int rc = load_build(c->rt, &q.job, &q.p, c->threads, &L);
+		if (rc)
+			query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "%s", an_strerror(rc));
+		else
+			write_reply(c, &q, L);
+	}
 	load_free(L);
-	pattern_clear(&p);
-	free(tri);
-	free(job.host);
+	pattern_clear(&q.p);
+	free(q.tri);
+	free(q.job.host);
 }

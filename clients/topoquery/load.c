@@ -217,13 +217,12 @@ static int render(const char *dotfile, const char *out)
 	return 0;
 }
 
-int cmd_load(struct tq *q, int argc, char **argv)
+/* The ranks, the matrix file if any, and the load from topod: a status;
+ * *out is set on EXIT_OK. Links are asked for only when something shows them. */
+static int fetch_load(struct tq *q, const char *pattern, int argc, char **argv, tii_load_t **out)
 {
-	if (argc < 1)
-		return tq_usage_error("load: PATTERN HOSTS...");
-	const char *pattern = argv[0];
 	struct strv ranks = { 0 };
-	int status = collect_ranks(q, argc - 1, argv + 1, &ranks);
+	int status = collect_ranks(q, argc, argv, &ranks);
 	if (status) {
 		strv_free(&ranks);
 		return status;
@@ -231,7 +230,6 @@ int cmd_load(struct tq *q, int argc, char **argv)
 	unsigned flags = (q->load_links || q->plot || q->load_dot) ? 0 : TII_LOAD_NOLINKS;
 	if (q->json)
 		flags = 0;
-	tii_load_t *l = NULL;
 	int rc;
 	if (!strcmp(pattern, "matrix")) {
 		if (!q->load_matrix) {
@@ -245,150 +243,185 @@ int cmd_load(struct tq *q, int argc, char **argv)
 			strv_free(&ranks);
 			return status;
 		}
-		rc = tii_get_matrix_load(q->t, (const char *const *)ranks.v, ranks.n, fl, nf, flags, &l);
+		rc = tii_get_matrix_load(q->t, (const char *const *)ranks.v, ranks.n, fl, nf, flags, out);
 		free(fl);
 	} else {
 		rc = tii_get_pattern_load(q->t, (const char *const *)ranks.v, ranks.n, pattern, q->load_bytes,
-					  flags, &l);
+					  flags, out);
 	}
 	strv_free(&ranks);
 	if (rc)
 		return tq_fail(q, "load", rc);
-	FILE *o = q->out;
-	if (q->json) {
-		fprintf(o, "{\"generation\":%" PRIu64 ",\"pattern\":", l->generation);
-		json_str(o, pattern);
-		fprintf(o, ",\"ranks\":%zu,\"hosts\":%zu,\"flows\":%" PRIu64 ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
-			",\"intra_msgs\":%" PRIu64 ",\"intra_bytes\":%" PRIu64 ",\"failed_msgs\":%" PRIu64
-			",\"failed_bytes\":%" PRIu64 ",\"max_msgs\":%" PRIu64 ",\"max_bytes\":%" PRIu64
-			",\"max_hops\":%d,\"levels\":[",
-			l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs, l->intra_bytes,
-			l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
-		for (size_t i = 0; i < l->nlevels; i++) {
-			const struct tii_load_level *v = &l->levels[i];
-			fprintf(o, "%s{\"from\":%d,\"to\":%d,\"links\":%zu,\"used\":%zu,\"max_msgs\":%" PRIu64
-				",\"max_bytes\":%" PRIu64 ",\"total_msgs\":%" PRIu64 ",\"total_bytes\":%" PRIu64,
-				i ? "," : "", v->from, v->to, v->nlinks, v->nused, v->max_msgs, v->max_bytes,
-				v->total_msgs, v->total_bytes);
-			if (v->bound_msgs >= 0)
-				fprintf(o, ",\"bound_msgs\":%" PRId64 ",\"bound_bytes\":%" PRId64 "}", v->bound_msgs,
-					v->bound_bytes);
-			else
-				fputs(",\"bound_msgs\":null,\"bound_bytes\":null}", o);
+	return EXIT_OK;
+}
+
+static void json_link(FILE *o, const struct tii_load_link *k, int first)
+{
+	fputs(first ? "{\"node\":" : ",{\"node\":", o);
+	json_guid(o, k->guid);
+	fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64, k->port, k->from,
+		k->to, k->msgs, k->bytes);
+}
+
+/* --json: one object on one line. */
+static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
+{
+	fprintf(o, "{\"generation\":%" PRIu64 ",\"pattern\":", l->generation);
+	json_str(o, pattern);
+	fprintf(o, ",\"ranks\":%zu,\"hosts\":%zu,\"flows\":%" PRIu64 ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
+		",\"intra_msgs\":%" PRIu64 ",\"intra_bytes\":%" PRIu64 ",\"failed_msgs\":%" PRIu64
+		",\"failed_bytes\":%" PRIu64 ",\"max_msgs\":%" PRIu64 ",\"max_bytes\":%" PRIu64
+		",\"max_hops\":%d,\"levels\":[",
+		l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs, l->intra_bytes,
+		l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+	for (size_t i = 0; i < l->nlevels; i++) {
+		const struct tii_load_level *v = &l->levels[i];
+		fprintf(o, "%s{\"from\":%d,\"to\":%d,\"links\":%zu,\"used\":%zu,\"max_msgs\":%" PRIu64
+			",\"max_bytes\":%" PRIu64 ",\"total_msgs\":%" PRIu64 ",\"total_bytes\":%" PRIu64,
+			i ? "," : "", v->from, v->to, v->nlinks, v->nused, v->max_msgs, v->max_bytes,
+			v->total_msgs, v->total_bytes);
+		if (v->bound_msgs >= 0)
+			fprintf(o, ",\"bound_msgs\":%" PRId64 ",\"bound_bytes\":%" PRId64 "}", v->bound_msgs,
+				v->bound_bytes);
+		else
+			fputs(",\"bound_msgs\":null,\"bound_bytes\":null}", o);
+	}
+	fputs("],\"hops\":[", o);
+	int first = 1;
+	for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
+		if (l->hop_msgs[h]) {
+			fprintf(o, "%s{\"hops\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", first ? "" : ",", h,
+				l->hop_msgs[h], l->hop_bytes[h]);
+			first = 0;
 		}
-		fputs("],\"hops\":[", o);
-		int first = 1;
-		for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
-			if (l->hop_msgs[h]) {
-				fprintf(o, "%s{\"hops\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", first ? "" : ",", h,
-					l->hop_msgs[h], l->hop_bytes[h]);
-				first = 0;
-			}
-		fputs("],\"max\":[", o);
-		for (size_t i = 0; i < l->nmax; i++) {
-			const struct tii_load_max *m = &l->max[i];
-			fputs(i ? ",{\"node\":" : "{\"node\":", o);
-			json_guid(o, m->link.guid);
-			fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"behind\":[",
-				m->link.port, m->link.from, m->link.to, m->link.msgs, m->link.bytes);
-			for (size_t k = 0; k < m->nbehind; k++) {
-				if (k)
-					fputc(',', o);
-				json_str(o, m->behind[k]);
-			}
-			fputs("]}", o);
+	fputs("],\"max\":[", o);
+	for (size_t i = 0; i < l->nmax; i++) {
+		const struct tii_load_max *m = &l->max[i];
+		json_link(o, &m->link, !i);
+		fputs(",\"behind\":[", o);
+		for (size_t k = 0; k < m->nbehind; k++) {
+			if (k)
+				fputc(',', o);
+			json_str(o, m->behind[k]);
 		}
-		fputs("],\"links\":[", o);
+		fputs("]}", o);
+	}
+	fputs("],\"links\":[", o);
+	for (size_t i = 0; i < l->nlinks; i++) {
+		json_link(o, &l->links[i], !i);
+		fputs(",\"head\":", o);
+		json_guid(o, l->links[i].head);
+		fputc('}', o);
+	}
+	fputs("]}\n", o);
+}
+
+/* "GUID:PORT F>T" of a link, as the text output names it. */
+static void text_link(FILE *o, const char *what, const struct tii_load_link *k)
+{
+	fprintf(o, "%s 0x%016" PRIx64 ":%d ", what, k->guid, k->port);
+	lvl(o, k->from);
+	fputc('>', o);
+	lvl(o, k->to);
+}
+
+/* Text: the totals one per line, then level, hops, max (and link) lines. */
+static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const char *pattern)
+{
+	fprintf(o, "generation %" PRIu64 "\npattern %s\nranks %zu\nhosts %zu\nflows %" PRIu64 "\nmsgs %" PRIu64
+		"\nbytes %" PRIu64 "\nintra_msgs %" PRIu64 "\nintra_bytes %" PRIu64 "\nfailed_msgs %" PRIu64
+		"\nfailed_bytes %" PRIu64 "\nmax_msgs %" PRIu64 "\nmax_bytes %" PRIu64 "\nmax_hops %d\n",
+		l->generation, pattern, l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs,
+		l->intra_bytes, l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+	for (size_t i = 0; i < l->nlevels; i++) {
+		const struct tii_load_level *v = &l->levels[i];
+		fputs("level ", o);
+		lvl(o, v->from);
+		fputc('>', o);
+		lvl(o, v->to);
+		fprintf(o, " links=%zu used=%zu max_msgs=%" PRIu64 " max_bytes=%" PRIu64 " total_msgs=%" PRIu64
+			" total_bytes=%" PRIu64, v->nlinks, v->nused, v->max_msgs, v->max_bytes, v->total_msgs,
+			v->total_bytes);
+		if (v->bound_msgs >= 0)
+			fprintf(o, " bound_msgs=%" PRId64 " bound_bytes=%" PRId64 "\n", v->bound_msgs, v->bound_bytes);
+		else
+			fputs(" bound_msgs=- bound_bytes=-\n", o);
+	}
+	for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
+		if (l->hop_msgs[h])
+			fprintf(o, "hops %d msgs=%" PRIu64 " bytes=%" PRIu64 "\n", h, l->hop_msgs[h], l->hop_bytes[h]);
+	for (size_t i = 0; i < l->nmax; i++) {
+		const struct tii_load_max *m = &l->max[i];
+		text_link(o, "max", &m->link);
+		fprintf(o, " msgs=%" PRIu64 " bytes=%" PRIu64 " behind=", m->link.msgs, m->link.bytes);
+		for (size_t k = 0; k < m->nbehind; k++)
+			fprintf(o, "%s%s", k ? "," : "", m->behind[k]);
+		fputs(m->nbehind ? "\n" : "-\n", o);
+	}
+	if (q->load_links)
 		for (size_t i = 0; i < l->nlinks; i++) {
 			const struct tii_load_link *k = &l->links[i];
-			fputs(i ? ",{\"node\":" : "{\"node\":", o);
-			json_guid(o, k->guid);
-			fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"head\":",
-				k->port, k->from, k->to, k->msgs, k->bytes);
-			json_guid(o, k->head);
-			fputc('}', o);
+			text_link(o, "link", k);
+			fprintf(o, " %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n", k->msgs, k->bytes, k->head);
 		}
-		fputs("]}\n", o);
-	} else {
-		fprintf(o, "generation %" PRIu64 "\npattern %s\nranks %zu\nhosts %zu\nflows %" PRIu64 "\nmsgs %" PRIu64
-			"\nbytes %" PRIu64 "\nintra_msgs %" PRIu64 "\nintra_bytes %" PRIu64 "\nfailed_msgs %" PRIu64
-			"\nfailed_bytes %" PRIu64 "\nmax_msgs %" PRIu64 "\nmax_bytes %" PRIu64 "\nmax_hops %d\n",
-			l->generation, pattern, l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs,
-			l->intra_bytes, l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
-		for (size_t i = 0; i < l->nlevels; i++) {
-			const struct tii_load_level *v = &l->levels[i];
-			fputs("level ", o);
-			lvl(o, v->from);
-			fputc('>', o);
-			lvl(o, v->to);
-			fprintf(o, " links=%zu used=%zu max_msgs=%" PRIu64 " max_bytes=%" PRIu64 " total_msgs=%" PRIu64
-				" total_bytes=%" PRIu64, v->nlinks, v->nused, v->max_msgs, v->max_bytes, v->total_msgs,
-				v->total_bytes);
-			if (v->bound_msgs >= 0)
-				fprintf(o, " bound_msgs=%" PRId64 " bound_bytes=%" PRId64 "\n", v->bound_msgs, v->bound_bytes);
-			else
-				fputs(" bound_msgs=- bound_bytes=-\n", o);
-		}
-		for (int h = 0; h <= TII_LOAD_HOPS_MAX; h++)
-			if (l->hop_msgs[h])
-				fprintf(o, "hops %d msgs=%" PRIu64 " bytes=%" PRIu64 "\n", h, l->hop_msgs[h], l->hop_bytes[h]);
-		for (size_t i = 0; i < l->nmax; i++) {
-			const struct tii_load_max *m = &l->max[i];
-			fprintf(o, "max 0x%016" PRIx64 ":%d ", m->link.guid, m->link.port);
-			lvl(o, m->link.from);
-			fputc('>', o);
-			lvl(o, m->link.to);
-			fprintf(o, " msgs=%" PRIu64 " bytes=%" PRIu64 " behind=", m->link.msgs, m->link.bytes);
-			for (size_t k = 0; k < m->nbehind; k++)
-				fprintf(o, "%s%s", k ? "," : "", m->behind[k]);
-			fputs(m->nbehind ? "\n" : "-\n", o);
-		}
-		if (q->load_links)
-			for (size_t i = 0; i < l->nlinks; i++) {
-				const struct tii_load_link *k = &l->links[i];
-				fprintf(o, "link 0x%016" PRIx64 ":%d ", k->guid, k->port);
-				lvl(o, k->from);
-				fputc('>', o);
-				lvl(o, k->to);
-				fprintf(o, " %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n", k->msgs, k->bytes, k->head);
-			}
+}
+
+/* --dot FILE ("-": stdout). */
+static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
+{
+	FILE *d = strcmp(q->load_dot, "-") ? fopen(q->load_dot, "w") : stdout;
+	if (!d) {
+		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
+		return EXIT_FAIL;
 	}
+	write_dot(d, l, title);
+	if (d != stdout && fclose(d)) {
+		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* --plot FILE: the DOT picture through a temporary file to graphviz. */
+static int plot(const struct tq *q, const tii_load_t *l, const char *title)
+{
+	char tmp[] = "/tmp/topoquery-load-XXXXXX";
+	int fd = mkstemp(tmp);
+	FILE *d = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!d) {
+		fprintf(stderr, "topoquery: temporary file: %s\n", strerror(errno));
+		return EXIT_FAIL;
+	}
+	write_dot(d, l, title);
+	int bad = fclose(d) || render(tmp, q->plot);
+	unlink(tmp);
+	if (bad) {
+		fprintf(stderr, "topoquery: --plot %s: graphviz 'dot' failed (is graphviz installed?)\n", q->plot);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_load(struct tq *q, int argc, char **argv)
+{
+	if (argc < 1)
+		return tq_usage_error("load: PATTERN HOSTS...");
+	const char *pattern = argv[0];
+	tii_load_t *l = NULL;
+	int status = fetch_load(q, pattern, argc - 1, argv + 1, &l);
+	if (status)
+		return status;
+	if (q->json)
+		print_json(q->out, l, pattern);
+	else
+		print_text(q, q->out, l, pattern);
 	char title[200];
 	snprintf(title, sizeof(title), "%s: %zu ranks on %zu hosts, generation %" PRIu64, pattern, l->nranks,
 		 l->nhosts, l->generation);
-	if (q->load_dot) {
-		FILE *d = strcmp(q->load_dot, "-") ? fopen(q->load_dot, "w") : stdout;
-		if (!d) {
-			fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
-			tii_load_free(l);
-			return EXIT_FAIL;
-		}
-		write_dot(d, l, title);
-		if (d != stdout && fclose(d)) {
-			fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
-			tii_load_free(l);
-			return EXIT_FAIL;
-		}
-	}
-	if (q->plot) {
-		char tmp[] = "/tmp/topoquery-load-XXXXXX";
-		int fd = mkstemp(tmp);
-		FILE *d = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!d) {
-			fprintf(stderr, "topoquery: temporary file: %s\n", strerror(errno));
-			tii_load_free(l);
-			return EXIT_FAIL;
-		}
-		write_dot(d, l, title);
-		int bad = fclose(d) || render(tmp, q->plot);
-		unlink(tmp);
-		if (bad) {
-			fprintf(stderr, "topoquery: --plot %s: graphviz 'dot' failed (is graphviz installed?)\n",
-				q->plot);
-			tii_load_free(l);
-			return EXIT_FAIL;
-		}
-	}
+	if (q->load_dot)
+		status = save_dot(q, l, title);
+	if (!status && q->plot)
+		status = plot(q, l, title);
 	tii_load_free(l);
-	return EXIT_OK;
+	return status;
 }
