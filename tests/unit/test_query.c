@@ -106,6 +106,7 @@ int main(void)
 		{ "load bitrev h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "load random:42 h0000 h0005 h0010", "OK gen=" },
 		{ "schedule xor h0000*2 h0005 h0010", "OK gen=" },
+		{ "simgrid h0000 h0005 h0015", "OK gen=" },
 		{ "resolve h0003", "OK gen=" },
 		{ "hosts", "OK gen=" },
 		{ "planes", "OK gen=" },
