@@ -42,7 +42,6 @@ struct tstate {
 	uint64_t *lw_m, *lw_b;    /* [nsw] weight per source leaf for the current destination */
 	int32_t *lhops;           /* [nsw] hops of the leaf's route (-1 failed) */
 	uint32_t *touched, ntouched;
-	uint32_t *path;           /* [nsw + 2] port slots of one walk */
 	struct route_hop *hops;   /* [nsw + 2] */
 	uint64_t *okw;            /* [nsw] dense: sum of c_d over ok routes from the leaf */
 	uint8_t *col;             /* [LOAD_BLOCK][nsw] LFT ports of a block of destinations */
@@ -53,7 +52,6 @@ struct tstate {
 	uint64_t hop_m[LOAD_HOPS_MAX + 1], hop_b[LOAD_HOPS_MAX + 1];
 	uint64_t fail_m, fail_b;
 	uint32_t max_hops;
-	int nomem;
 };
 
 static inline uint32_t slot(const struct route_tab *rt, uint32_t node, uint8_t port)
@@ -393,7 +391,6 @@ static void ts_free(struct tstate *t)
 	free(t->lw_b);
 	free(t->lhops);
 	free(t->touched);
-	free(t->path);
 	free(t->hops);
 	free(t->okw);
 	free(t->col);
@@ -508,7 +505,6 @@ static int ts_alloc(struct tstate *t, uint32_t nsw, uint32_t NP)
 	t->lw_b = calloc(ns, sizeof *t->lw_b);
 	t->lhops = calloc(ns, sizeof *t->lhops);
 	t->touched = malloc(ns * sizeof *t->touched);
-	t->path = malloc((ns + 2) * sizeof *t->path);
 	t->hops = malloc((ns + 2) * sizeof *t->hops);
 	t->okw = calloc(ns, sizeof *t->okw);
 	t->col = malloc(ns * LOAD_BLOCK);
@@ -521,7 +517,7 @@ static int ts_alloc(struct tstate *t, uint32_t nsw, uint32_t NP)
 	t->cnt = malloc((ns + 3) * sizeof *t->cnt);
 	t->dist = malloc(ns * sizeof *t->dist);
 	if (!t->stamp || !t->nxt || !t->pslot || !t->chain || !t->vis || !t->order || !t->cnt || !t->dist ||
-	    !t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched || !t->path ||
+	    !t->col || !t->m || !t->b || !t->lw_m || !t->lw_b || !t->lhops || !t->touched ||
 	    !t->hops || !t->okw)
 		return AN_E_NOMEM;
 	return AN_OK;
@@ -1007,10 +1003,7 @@ static int build_steps(struct build *b)
 		rc = walk_prep(b);
 	if (rc)
 		return rc;
-	route_all(b);
-	for (int i = 0; i < b->threads; i++)
-		if (b->ts[i].nomem)
-			return AN_E_NOMEM;
+	route_all(b);   /* allocates nothing: every thread's state is sized above */
 	reduce(b);
 	rc = classify_links(b);
 	if (!rc)
