@@ -68,104 +68,111 @@ static void die(const char *what, const char *err)
 	exit(1);
 }
 
-int main(int argc, char **argv)
+/* What the steps below share: the two fabrics, their encodings, the
+ * timings (ms) they print. */
+struct bench {
+	unsigned k, h;
+	uint64_t blocks, want;
+	struct snap *a, *b, *c; /* base, rerouted, b rebuilt from a + delta */
+	uint8_t *full, *d;
+	size_t flen, dlen;
+	struct route_tab *rt;
+	struct hier *hi;
+	double t_enc, t_dec, t_denc, t_dup, t_val, t_app, t_rt, t_hi;
+};
+
+/* The base fabric (generation 1) and its reroute (generation 2). */
+static void make_fabrics(struct bench *x, unsigned permille)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: bench_delta K PERMILLE [OUTDIR]\n");
-		return 2;
-	}
-	unsigned k = (unsigned)atoi(argv[1]), permille = (unsigned)atoi(argv[2]), h = k / 2;
-	const char *outdir = argc > 3 ? argv[3] : NULL;
-	unsigned chain = argc > 4 ? (unsigned)atoi(argv[4]) : 0;
-	if (k < 4 || k % 2 || k > 56 || permille > 1000) {
-		fprintf(stderr, "bench_delta: K even 4..56, PERMILLE 0..1000\n");
-		return 2;
-	}
-	char err[SNAP_ERR_LEN];
-	struct snap *a = snap_new();
-	tf_fattree3(a, k);
-	tf_fattree3_finish(a, k);
-	a->generation = 1;
-	a->timestamp = 1;
-	snprintf(a->engine, sizeof(a->engine), "ftree");
+	x->a = snap_new();
+	tf_fattree3(x->a, x->k);
+	tf_fattree3_finish(x->a, x->k);
+	x->a->generation = 1;
+	x->a->timestamp = 1;
+	snprintf(x->a->engine, sizeof(x->a->engine), "ftree");
 
-	struct snap *b = snap_dup(a);
-	if (!b)
+	x->b = snap_dup(x->a);
+	if (!x->b)
 		die("dup", "out of memory");
-	b->generation = 2;
-	b->timestamp = 2;
-	uint64_t blocks = 0;
-	for (uint32_t i = 0; i < b->nnodes; i++)
-		if (b->nodes[i].type == SNAP_NODE_SWITCH)
-			blocks += (b->nodes[i].lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
-	uint64_t want = blocks * permille / 1000;
+	x->b->generation = 2;
+	x->b->timestamp = 2;
+	x->blocks = 0;
+	for (uint32_t i = 0; i < x->b->nnodes; i++)
+		if (x->b->nodes[i].type == SNAP_NODE_SWITCH)
+			x->blocks += (x->b->nodes[i].lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+	x->want = x->blocks * permille / 1000;
 	tf_rng_state = 42;
-	uint64_t changed = reroute(b, blocks, want, h);
-	printf("k=%u: %u nodes, %lu LFT blocks, %lu changed (%.2f %%)\n", k, a->nnodes, (unsigned long)blocks,
-	       (unsigned long)changed, 100.0 * changed / blocks);
+	uint64_t changed = reroute(x->b, x->blocks, x->want, x->h);
+	printf("k=%u: %u nodes, %lu LFT blocks, %lu changed (%.2f %%)\n", x->k, x->a->nnodes,
+	       (unsigned long)x->blocks, (unsigned long)changed, 100.0 * changed / x->blocks);
+}
 
+/* Full encode and decode, delta encode and apply (with the copy and the
+ * validation apply spends its time on), then routes and hierarchy of the
+ * result. */
+static void time_from_scratch(struct bench *x)
+{
+	char err[SNAP_ERR_LEN];
 	double t = now_ms();
-	uint8_t *full;
-	size_t flen;
-	if (snap_encode(b, &full, &flen, err))
+	if (snap_encode(x->b, &x->full, &x->flen, err))
 		die("encode", err);
-	double t_enc = now_ms() - t;
+	x->t_enc = now_ms() - t;
 	t = now_ms();
 	struct snap *c;
-	if (snap_decode(full, flen, &c, err))
+	if (snap_decode(x->full, x->flen, &c, err))
 		die("decode", err);
-	double t_dec = now_ms() - t;
+	x->t_dec = now_ms() - t;
 	snap_free(c);
 
 	t = now_ms();
-	uint8_t *d;
-	size_t dlen;
-	if (snap_delta_encode(a, b, &d, &dlen, err))
+	if (snap_delta_encode(x->a, x->b, &x->d, &x->dlen, err))
 		die("delta encode", err);
-	double t_denc = now_ms() - t;
+	x->t_denc = now_ms() - t;
 	t = now_ms();
-	struct snap *e = snap_dup(a);
-	double t_dup = now_ms() - t;
+	struct snap *e = snap_dup(x->a);
+	x->t_dup = now_ms() - t;
 	snap_free(e);
 	t = now_ms();
-	if (snap_validate(a, err))
+	if (snap_validate(x->a, err))
 		die("validate", err);
-	double t_val = now_ms() - t;
+	x->t_val = now_ms() - t;
 	t = now_ms();
 	struct snap_delta_info info = { 0 };
-	if (snap_delta_apply(a, d, dlen, &c, &info, err))
+	if (snap_delta_apply(x->a, x->d, x->dlen, &x->c, &info, err))
 		die("delta apply", err);
-	double t_app = now_ms() - t;
-	if (snap_diff(b, c, SNAP_DIFF_STATE, NULL, NULL))
+	x->t_app = now_ms() - t;
+	if (snap_diff(x->b, x->c, SNAP_DIFF_STATE, NULL, NULL))
 		die("delta apply", "result differs from the target");
 
 	t = now_ms();
-	struct route_tab *rt;
-	if (route_build(c, NULL, &rt))
+	if (route_build(x->c, NULL, &x->rt))
 		die("route_build", "failed");
-	double t_rt = now_ms() - t;
+	x->t_rt = now_ms() - t;
 	t = now_ms();
-	struct hier *hi;
-	if (hier_build(rt, &hi))
+	if (hier_build(x->rt, &x->hi))
 		die("hier_build", "failed");
-	double t_hi = now_ms() - t;
+	x->t_hi = now_ms() - t;
+}
 
-	/* What topod does: the base's index exists; the delta's reuses what
-	 * the change cannot affect (fabric_index_update). */
+/* What topod does: the base's index exists; the delta's reuses what the
+ * change cannot affect (fabric_index_update). */
+static void time_incremental(struct bench *x)
+{
+	char err[SNAP_ERR_LEN];
 	struct fabric_index *xa = NULL;
-	fabric_index_build(a, NULL, 0, &xa, err);
+	fabric_index_build(x->a, NULL, 0, &xa, err);
 	if (!xa)
 		die("index", err);
-	snap_free(c);
+	snap_free(x->c);
 	struct snap_delta_info winfo = { .want_blocks = 1 };
-	t = now_ms();
-	if (snap_delta_apply(a, d, dlen, &c, &winfo, err))
+	double t = now_ms();
+	if (snap_delta_apply(x->a, x->d, x->dlen, &x->c, &winfo, err))
 		die("delta apply", err);
 	double t_app2 = now_ms() - t;
 	int reused;
 	t = now_ms();
 	struct fabric_index *xc = NULL;
-	fabric_index_update(c, xa, &winfo, NULL, 0, &reused, &xc, err);
+	fabric_index_update(x->c, xa, &winfo, NULL, 0, &reused, &xc, err);
 	if (!xc)
 		die("update", err);
 	double t_upd = now_ms() - t;
@@ -175,62 +182,94 @@ int main(int argc, char **argv)
 	free(winfo.block);
 	fabric_index_free(xc);
 	fabric_index_free(xa);
+}
 
-	printf("full snapshot          %10zu bytes   encode %8.1f ms   decode+validate %8.1f ms\n", flen, t_enc, t_dec);
+static void print_summary(const struct bench *x)
+{
+	printf("full snapshot          %10zu bytes   encode %8.1f ms   decode+validate %8.1f ms\n", x->flen, x->t_enc,
+	       x->t_dec);
 	printf("delta                  %10zu bytes   encode %8.1f ms   apply %8.1f ms (copy %.1f, validate %.1f)\n",
-	       dlen, t_denc, t_app, t_dup, t_val);
-	printf("delta / full           %10.4f %%\n", 100.0 * dlen / flen);
-	printf("route_build %8.1f ms   hier_build %8.1f ms\n", t_rt, t_hi);
-	printf("from scratch: after a full snapshot %8.1f ms (decode + routes + hierarchy)\n", t_dec + t_rt + t_hi);
+	       x->dlen, x->t_denc, x->t_app, x->t_dup, x->t_val);
+	printf("delta / full           %10.4f %%\n", 100.0 * x->dlen / x->flen);
+	printf("route_build %8.1f ms   hier_build %8.1f ms\n", x->t_rt, x->t_hi);
+	printf("from scratch: after a full snapshot %8.1f ms (decode + routes + hierarchy)\n",
+	       x->t_dec + x->t_rt + x->t_hi);
+}
 
-	if (outdir) {
-		char p[4096];
-		uint8_t *base;
-		size_t blen;
-		if (snap_encode(a, &base, &blen, err))
-			die("encode", err);
-		snprintf(p, sizeof(p), "%s/base.snap", outdir);
-		if (snap_write_atomic(p, base, blen, err))
+/* base.snap, new.delta, new.snap (generation 3) and the chain for
+ * bench/bench_delta.py. */
+static void write_outputs(struct bench *x, const char *outdir, unsigned chain)
+{
+	char p[4096], err[SNAP_ERR_LEN];
+	uint8_t *base;
+	size_t blen;
+	if (snap_encode(x->a, &base, &blen, err))
+		die("encode", err);
+	snprintf(p, sizeof(p), "%s/base.snap", outdir);
+	if (snap_write_atomic(p, base, blen, err))
+		die(p, err);
+	snprintf(p, sizeof(p), "%s/new.delta", outdir);
+	if (snap_write_atomic(p, x->d, x->dlen, err))
+		die(p, err);
+	free(x->full);
+	x->b->generation = 3;
+	x->b->timestamp = 3;
+	if (snap_encode(x->b, &x->full, &x->flen, err))
+		die("encode", err);
+	snprintf(p, sizeof(p), "%s/new.snap", outdir);
+	if (snap_write_atomic(p, x->full, x->flen, err))
+		die(p, err);
+	free(base);
+	/* A chain of reroutes, each a delta against the one before
+	 * (generations 10, 11, ...), for bench/bench_delta.py's history. */
+	struct snap *prev = snap_dup(x->a);
+	for (unsigned i = 0; i < chain; i++) {
+		struct snap *next = snap_dup(prev);
+		next->generation = next->timestamp = 10 + i;
+		prev->generation = prev->timestamp = i ? 10 + i - 1 : 1;
+		reroute(next, x->blocks, x->want, x->h);
+		uint8_t *cd;
+		size_t cl;
+		if (snap_delta_encode(prev, next, &cd, &cl, err))
+			die("chain", err);
+		snprintf(p, sizeof(p), "%s/chain.%03u.delta", outdir, i);
+		if (snap_write_atomic(p, cd, cl, err))
 			die(p, err);
-		snprintf(p, sizeof(p), "%s/new.delta", outdir);
-		if (snap_write_atomic(p, d, dlen, err))
-			die(p, err);
-		free(full);
-		b->generation = 3;
-		b->timestamp = 3;
-		if (snap_encode(b, &full, &flen, err))
-			die("encode", err);
-		snprintf(p, sizeof(p), "%s/new.snap", outdir);
-		if (snap_write_atomic(p, full, flen, err))
-			die(p, err);
-		free(base);
-		/* A chain of reroutes, each a delta against the one before
-		 * (generations 10, 11, ...), for bench/bench_delta.py's history. */
-		struct snap *prev = snap_dup(a);
-		for (unsigned i = 0; i < chain; i++) {
-			struct snap *next = snap_dup(prev);
-			next->generation = next->timestamp = 10 + i;
-			prev->generation = prev->timestamp = i ? 10 + i - 1 : 1;
-			reroute(next, blocks, want, h);
-			uint8_t *cd;
-			size_t cl;
-			if (snap_delta_encode(prev, next, &cd, &cl, err))
-				die("chain", err);
-			snprintf(p, sizeof(p), "%s/chain.%03u.delta", outdir, i);
-			if (snap_write_atomic(p, cd, cl, err))
-				die(p, err);
-			free(cd);
-			snap_free(prev);
-			prev = next;
-		}
+		free(cd);
 		snap_free(prev);
+		prev = next;
 	}
-	hier_free(hi);
-	route_free(rt);
-	free(full);
-	free(d);
-	snap_free(a);
-	snap_free(b);
-	snap_free(c);
+	snap_free(prev);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: bench_delta K PERMILLE [OUTDIR]\n");
+		return 2;
+	}
+	struct bench x = { 0 };
+	x.k = (unsigned)atoi(argv[1]);
+	x.h = x.k / 2;
+	unsigned permille = (unsigned)atoi(argv[2]);
+	const char *outdir = argc > 3 ? argv[3] : NULL;
+	unsigned chain = argc > 4 ? (unsigned)atoi(argv[4]) : 0;
+	if (x.k < 4 || x.k % 2 || x.k > 56 || permille > 1000) {
+		fprintf(stderr, "bench_delta: K even 4..56, PERMILLE 0..1000\n");
+		return 2;
+	}
+	make_fabrics(&x, permille);
+	time_from_scratch(&x);
+	time_incremental(&x);
+	print_summary(&x);
+	if (outdir)
+		write_outputs(&x, outdir, chain);
+	hier_free(x.hi);
+	route_free(x.rt);
+	free(x.full);
+	free(x.d);
+	snap_free(x.a);
+	snap_free(x.b);
+	snap_free(x.c);
 	return 0;
 }

@@ -461,7 +461,9 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
+/* The node table: types, GUID order, port slices laid end to end, LFT
+ * bounds. Everything after indexes through it. */
+static int validate_nodes(const struct snap *s, char err[SNAP_ERR_LEN])
 {
 	uint32_t n = s->nnodes;
 	if (n > SNAP_MAX_NODES)
@@ -492,107 +494,131 @@ int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
 	}
 	if (expect_ports != s->nports)
 		return fail(err, "port table has %u slots, nodes account for %u", s->nports, expect_ports);
+	return 0;
+}
 
+/* End-port LIDs and GUIDs gathered for the uniqueness checks. */
+struct endport_ids {
+	uint64_t *lids, *guids;
+	size_t nlids, nguids;
+};
+
+/* A link must name a real port that links back to exactly this one. */
+static int validate_link(const struct snap *s, uint32_t i, unsigned p, char err[SNAP_ERR_LEN])
+{
+	const struct snap_node *nd = &s->nodes[i];
+	const struct snap_port *pt = &s->ports[nd->port0 + p];
+	uint32_t n = s->nnodes;
+	if (p == 0)
+		return fail(err, "switch 0x%016llx: port 0 cannot have a link", (unsigned long long)nd->guid);
+	if (pt->peer_node >= n)
+		return fail(err, "node 0x%016llx port %u: link to node index %u of %u",
+			    (unsigned long long)nd->guid, p, pt->peer_node, n);
+	const struct snap_node *pn = &s->nodes[pt->peer_node];
+	if (pt->peer_port == 0 || pt->peer_port > pn->nports)
+		return fail(err, "node 0x%016llx port %u: link to port %u of 0x%016llx, which has %u ports",
+			    (unsigned long long)nd->guid, p, pt->peer_port, (unsigned long long)pn->guid,
+			    pn->nports);
+	const struct snap_port *back = &s->ports[pn->port0 + pt->peer_port];
+	if (!back->present || back->peer_node != i || back->peer_port != p)
+		return fail(err, "link 0x%016llx/%u -> 0x%016llx/%u is not symmetric",
+			    (unsigned long long)nd->guid, p, (unsigned long long)pn->guid, pt->peer_port);
+	if (pt->peer_node == i && pt->peer_port == p)
+		return fail(err, "node 0x%016llx port %u: linked to itself", (unsigned long long)nd->guid, p);
+	return 0;
+}
+
+/* One port of node i: presence, state, its end-port LID and GUID, its link. */
+static int validate_port(const struct snap *s, uint32_t i, unsigned p, struct endport_ids *ids,
+			 char err[SNAP_ERR_LEN])
+{
+	const struct snap_node *nd = &s->nodes[i];
+	const struct snap_port *pt = &s->ports[nd->port0 + p];
+	if (!pt->present) {
+		if (pt->peer_node != SNAP_NONE)
+			return fail(err, "node 0x%016llx port %u: absent port has a link",
+				    (unsigned long long)nd->guid, p);
+		return 0;
+	}
+	if (nd->type != SNAP_NODE_SWITCH && p == 0)
+		return fail(err, "node 0x%016llx: a %s has no port 0", (unsigned long long)nd->guid,
+			    snap_node_type_str(nd->type));
+	if (pt->state > SNAP_PORT_ACTIVE || pt->lmc > 7)
+		return fail(err, "node 0x%016llx port %u: bad state %u or LMC %u",
+			    (unsigned long long)nd->guid, p, pt->state, pt->lmc);
+	if (snap_is_endport(nd->type, p)) {
+		if (pt->lid) {
+			uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
+			if (top > SNAP_MAX_LID)
+				return fail(err, "node 0x%016llx port %u: LID %u LMC %u out of range",
+					    (unsigned long long)nd->guid, p, pt->lid, pt->lmc);
+			ids->lids[ids->nlids++] = pt->lid;
+		}
+		if (pt->guid)
+			ids->guids[ids->nguids++] = pt->guid;
+	}
+	if (pt->peer_node == SNAP_NONE)
+		return 0;
+	return validate_link(s, i, p, err);
+}
+
+/* Every LFT entry names a port the switch has (or none). */
+static int validate_lft(const struct snap *s, const struct snap_node *nd, char err[SNAP_ERR_LEN])
+{
+	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len)
+		return 0;
+	const uint8_t *lft = s->lft + nd->lft_off;
+	for (uint32_t l = 0; l < nd->lft_len; l++)
+		if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports)
+			return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
+				    (unsigned long long)nd->guid, l, lft[l], nd->nports);
+	return 0;
+}
+
+/* Sorts v; returns the index of the first value seen twice, or 0 if none. */
+static size_t first_duplicate(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		if (v[i] == v[i - 1])
+			return i;
+	return 0;
+}
+
+int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
+{
+	if (validate_nodes(s, err))
+		return -1;
 	/* Per-port checks; collect end-port LIDs and GUIDs for uniqueness. */
-	uint64_t *lids = malloc(((size_t)s->nports + 1) * sizeof(*lids));
-	uint64_t *guids = malloc(((size_t)s->nports + 1) * sizeof(*guids));
-	size_t nlids = 0, nguids = 0;
+	struct endport_ids ids = { 0 };
+	ids.lids = malloc(((size_t)s->nports + 1) * sizeof(*ids.lids));
+	ids.guids = malloc(((size_t)s->nports + 1) * sizeof(*ids.guids));
 	int rc = -1;
-	if (!lids || !guids) {
+	size_t dup;
+	if (!ids.lids || !ids.guids) {
 		fail(err, "out of memory validating %u ports", s->nports);
 		goto out;
 	}
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const struct snap_node *nd = &s->nodes[i];
-		for (unsigned p = 0; p <= nd->nports; p++) {
-			const struct snap_port *pt = &s->ports[nd->port0 + p];
-			if (!pt->present) {
-				if (pt->peer_node != SNAP_NONE) {
-					fail(err, "node 0x%016llx port %u: absent port has a link",
-					     (unsigned long long)nd->guid, p);
-					goto out;
-				}
-				continue;
-			}
-			if (nd->type != SNAP_NODE_SWITCH && p == 0) {
-				fail(err, "node 0x%016llx: a %s has no port 0", (unsigned long long)nd->guid,
-				     snap_node_type_str(nd->type));
+		for (unsigned p = 0; p <= nd->nports; p++)
+			if (validate_port(s, i, p, &ids, err))
 				goto out;
-			}
-			if (pt->state > SNAP_PORT_ACTIVE || pt->lmc > 7) {
-				fail(err, "node 0x%016llx port %u: bad state %u or LMC %u",
-				     (unsigned long long)nd->guid, p, pt->state, pt->lmc);
-				goto out;
-			}
-			if (snap_is_endport(nd->type, p)) {
-				if (pt->lid) {
-					uint32_t top = (uint32_t)pt->lid + (1u << pt->lmc) - 1;
-					if (top > SNAP_MAX_LID) {
-						fail(err, "node 0x%016llx port %u: LID %u LMC %u out of range",
-						     (unsigned long long)nd->guid, p, pt->lid, pt->lmc);
-						goto out;
-					}
-					lids[nlids++] = pt->lid;
-				}
-				if (pt->guid)
-					guids[nguids++] = pt->guid;
-			}
-			if (pt->peer_node == SNAP_NONE)
-				continue;
-			if (p == 0) {
-				fail(err, "switch 0x%016llx: port 0 cannot have a link", (unsigned long long)nd->guid);
-				goto out;
-			}
-			if (pt->peer_node >= n) {
-				fail(err, "node 0x%016llx port %u: link to node index %u of %u",
-				     (unsigned long long)nd->guid, p, pt->peer_node, n);
-				goto out;
-			}
-			const struct snap_node *pn = &s->nodes[pt->peer_node];
-			if (pt->peer_port == 0 || pt->peer_port > pn->nports) {
-				fail(err, "node 0x%016llx port %u: link to port %u of 0x%016llx, which has %u ports",
-				     (unsigned long long)nd->guid, p, pt->peer_port, (unsigned long long)pn->guid,
-				     pn->nports);
-				goto out;
-			}
-			const struct snap_port *back = &s->ports[pn->port0 + pt->peer_port];
-			if (!back->present || back->peer_node != i || back->peer_port != p) {
-				fail(err, "link 0x%016llx/%u -> 0x%016llx/%u is not symmetric",
-				     (unsigned long long)nd->guid, p, (unsigned long long)pn->guid, pt->peer_port);
-				goto out;
-			}
-			if (pt->peer_node == i && pt->peer_port == p) {
-				fail(err, "node 0x%016llx port %u: linked to itself", (unsigned long long)nd->guid, p);
-				goto out;
-			}
-		}
-		if (nd->type == SNAP_NODE_SWITCH && nd->lft_len) {
-			const uint8_t *lft = s->lft + nd->lft_off;
-			for (uint32_t l = 0; l < nd->lft_len; l++) {
-				if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports) {
-					fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
-					     (unsigned long long)nd->guid, l, lft[l], nd->nports);
-					goto out;
-				}
-			}
-		}
+		if (validate_lft(s, nd, err))
+			goto out;
 	}
-	qsort(lids, nlids, sizeof(*lids), cmp_u64);
-	for (size_t i = 1; i < nlids; i++)
-		if (lids[i] == lids[i - 1]) {
-			fail(err, "LID %llu is assigned to two ports", (unsigned long long)lids[i]);
-			goto out;
-		}
-	qsort(guids, nguids, sizeof(*guids), cmp_u64);
-	for (size_t i = 1; i < nguids; i++)
-		if (guids[i] == guids[i - 1]) {
-			fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)guids[i]);
-			goto out;
-		}
+	if ((dup = first_duplicate(ids.lids, ids.nlids))) {
+		fail(err, "LID %llu is assigned to two ports", (unsigned long long)ids.lids[dup]);
+		goto out;
+	}
+	if ((dup = first_duplicate(ids.guids, ids.nguids))) {
+		fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)ids.guids[dup]);
+		goto out;
+	}
 	rc = 0;
 out:
-	free(lids);
-	free(guids);
+	free(ids.lids);
+	free(ids.guids);
 	return rc;
 }
 

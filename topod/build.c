@@ -174,36 +174,58 @@ static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **ou
 	return 0;
 }
 
-int builder_run(struct builder *b, struct ingest_job *j)
-{
+/* One job on its way through builder_run(): what each step hands the next. */
+struct run {
+	struct ingest_job *j;
+	struct snap *s;
+	int is_delta;
+	struct fabric *base; /* a delta's base, until its index is reused */
+	struct snap_delta_info info;
+	struct fabric_index *x;
+	int reused;
+	double decode_ms, build_ms;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
+};
+
+/* The job's snapshot: given, decoded, or a delta applied to the served
+ * generation. On failure the job is answered and freed. */
+static int run_decode(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
 	uint64_t t0 = util_now_us();
-	struct snap *s = j->snap;
+	r->s = j->snap;
 	j->snap = NULL;
-	int is_delta = !s && snap_is_delta(j->buf, j->len);
-	struct fabric *base = NULL; /* a delta's base, until its index is reused */
-	struct snap_delta_info info = { 0 };
-	if (is_delta) {
-		if (apply_delta(b, j, &s, &base, &info, msg, sizeof(msg)) < 0) {
-			reply(j, 0, msg);
+	r->is_delta = !r->s && snap_is_delta(j->buf, j->len);
+	if (r->is_delta) {
+		if (apply_delta(b, j, &r->s, &r->base, &r->info, r->msg, sizeof(r->msg)) < 0) {
+			reply(j, 0, r->msg);
 			job_free(j);
 			return -1;
 		}
-	} else if (!s && snap_decode(j->buf, j->len, &s, err)) {
+	} else if (!r->s && snap_decode(j->buf, j->len, &r->s, r->err)) {
 		/* The previous fabric stays served: a bad snapshot only costs a
 		 * log line and an error reply to its producer. */
-		tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, err);
-		record_error(b, err);
-		snprintf(msg, sizeof(msg), "ERR INVALID %s", err);
-		reply(j, 0, msg);
+		tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, r->err);
+		record_error(b, r->err);
+		snprintf(r->msg, sizeof(r->msg), "ERR INVALID %s", r->err);
+		reply(j, 0, r->msg);
 		job_free(j);
 		return -1;
 	}
-	double decode_ms = util_ms_since(t0);
+	r->decode_ms = util_ms_since(t0);
+	return 0;
+}
 
+/* The generation rule against what is served. Returns 0 to go on; else
+ * the job is answered and everything freed, 1 for a harmless repeat, -1
+ * for a refusal. */
+static int run_admit(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
+	struct snap *s = r->s;
 	struct fabric *cur = store_get(b->st);
 	const struct snap *cs = cur->index ? cur->snap : NULL;
-	int rule = check_generation(cs, s, j->force, err, sizeof(err));
+	int rule = check_generation(cs, s, j->force, r->err, sizeof(r->err));
 	if (rule == 0 && cs && !j->force && s->generation <= cs->generation)
 		tlog(TLOG_WARN, "generation %" PRIu64 " from %s is below the served %" PRIu64
 			       " but comes from a restarted subnet manager (SM 0x%016" PRIx64 " sweep %" PRIu64
@@ -213,80 +235,99 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		tlog(TLOG_WARN, "generation %" PRIu64 " from %s replaces the served %" PRIu64 " by the operator's force",
 		     s->generation, j->source, cs->generation);
 	fabric_put(cur);
-	if (rule) {
-		if (rule < 0) {
-			tlog(TLOG_ERR, "rejected snapshot from %s: %s", j->source, err);
-			record_error(b, err);
-			snprintf(msg, sizeof(msg), "ERR STALE %s", err);
-		} else {
-			tlog(TLOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
-			     j->source);
-			snprintf(msg, sizeof(msg), "OK %" PRIu64 " already served", s->generation);
-		}
-		reply(j, rule > 0, msg);
-		snap_free(s);
-		job_free(j);
-		fabric_put(base);
-		free(info.block);
-		return rule > 0 ? 0 : -1;
+	if (!rule)
+		return 0;
+	if (rule < 0) {
+		tlog(TLOG_ERR, "rejected snapshot from %s: %s", j->source, r->err);
+		record_error(b, r->err);
+		snprintf(r->msg, sizeof(r->msg), "ERR STALE %s", r->err);
+	} else {
+		tlog(TLOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
+		     j->source);
+		snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64 " already served", s->generation);
 	}
+	reply(j, rule > 0, r->msg);
+	snap_free(s);
+	job_free(j);
+	fabric_put(r->base);
+	free(r->info.block);
+	return rule;
+}
 
+/* Routes and hierarchy: updated from the base's for a delta, else built
+ * afresh. On failure the job is answered and freed. */
+static int run_index(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
 	uint64_t t1 = util_now_us();
-	int reused = 0;
-	struct fabric_index *x = NULL;
-	if (is_delta)
-		fabric_index_update(s, base->index, &info, b->map, b->threads, &reused, &x, err);
+	if (r->is_delta)
+		fabric_index_update(r->s, r->base->index, &r->info, b->map, b->threads, &r->reused, &r->x, r->err);
 	else
-		fabric_index_build(s, b->map, b->threads, &x, err);
-	fabric_put(base);
-	free(info.block);
-	if (!x) {
-		tlog(TLOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", s->generation,
-		     j->source, err);
-		record_error(b, err);
-		snprintf(msg, sizeof(msg), "ERR BUILD %s", err);
-		reply(j, 0, msg);
-		snap_free(s);
+		fabric_index_build(r->s, b->map, b->threads, &r->x, r->err);
+	fabric_put(r->base);
+	r->base = NULL;
+	free(r->info.block);
+	r->info.block = NULL;
+	if (!r->x) {
+		tlog(TLOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", r->s->generation,
+		     j->source, r->err);
+		record_error(b, r->err);
+		snprintf(r->msg, sizeof(r->msg), "ERR BUILD %s", r->err);
+		reply(j, 0, r->msg);
+		snap_free(r->s);
 		job_free(j);
 		return -1;
 	}
-	double build_ms = util_ms_since(t1);
+	r->build_ms = util_ms_since(t1);
+	return 0;
+}
 
-	/* Persist before acknowledging and publishing: an OK the producer
-	 * saw, and what we serve, are what a restart would serve again. A
-	 * failed write is said in the reply, not fatal: serving the new
-	 * fabric matters more than remembering it. */
-	snprintf(msg, sizeof(msg), "OK %" PRIu64, s->generation);
+/* Persist before acknowledging and publishing: an OK the producer saw, and
+ * what we serve, are what a restart would serve again. A failed write is
+ * said in the reply, not fatal: serving the new fabric matters more than
+ * remembering it. */
+static void run_persist_and_reply(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
+	struct snap *s = r->s;
+	snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64, s->generation);
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (is_delta) {
-			rc = journal_append(b->state_dir, s->generation, j->buf, j->len, err);
+		if (r->is_delta) {
+			rc = journal_append(b->state_dir, s->generation, j->buf, j->len, r->err);
 			if (!rc) {
 				b->journal_n++;
 				b->journal_bytes += j->len;
 			}
 		} else {
-			rc = persist_full(b, s, j->buf, j->len, err);
+			rc = persist_full(b, s, j->buf, j->len, r->err);
 		}
 		if (rc) {
-			tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, err);
-			snprintf(msg, sizeof(msg), "OK %" PRIu64 " not-durable: %.200s", s->generation, err);
+			tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, r->err);
+			snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64 " not-durable: %.200s", s->generation, r->err);
 		}
 	}
-	reply(j, 1, msg);
+	reply(j, 1, r->msg);
+}
 
-	uint64_t gen = s->generation;
-	uint32_t nnodes = s->nnodes;
-	struct fabric *f = fabric_new(s, j->source);
+/* The new fabric goes live. Returns it, or NULL (job freed) when out of
+ * memory. */
+static struct fabric *run_publish(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
+	struct fabric_index *x = r->x;
+	uint64_t gen = r->s->generation;
+	uint32_t nnodes = r->s->nnodes;
+	struct fabric *f = fabric_new(r->s, j->source);
 	if (!f) {
 		fabric_index_free(x);
 		record_error(b, "out of memory");
 		job_free(j);
-		return -1;
+		return NULL;
 	}
 	f->index = x;
-	f->decode_ms = decode_ms;
-	f->build_ms = build_ms;
+	f->decode_ms = r->decode_ms;
+	f->build_ms = r->build_ms;
 	f->hist = b->hist;
 	f->map = b->map;
 	store_publish(b->st, f);
@@ -294,17 +335,25 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
-	     is_delta ? "delta applied in" : "decode", decode_ms, build_ms, x->route_ms, x->hier_ms,
-	     reused ? ", reused: no hop count changed" : "", b->plane);
+	     r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms, x->hier_ms,
+	     r->reused ? ", reused: no hop count changed" : "", b->plane);
+	return f;
+}
+
+/* Work the producer does not wait for: journal compaction, the history,
+ * the counters. */
+static void run_after_publish(struct builder *b, struct run *r, struct fabric *f)
+{
+	struct ingest_job *j = r->j;
 	/* The journal is replayed at every start: past a few dozen entries, or
 	 * a quarter of the fabric's size, write the whole fabric once. Off the
 	 * acknowledgement path: the producer already has its OK. */
-	if (is_delta && j->persist && b->state_file[0] && !b->full_bytes) {
+	if (r->is_delta && j->persist && b->state_file[0] && !b->full_bytes) {
 		struct stat st;
 		if (!stat(b->state_file, &st))
 			b->full_bytes = (size_t)st.st_size;
 	}
-	if (is_delta && j->persist && b->state_file[0] &&
+	if (r->is_delta && j->persist && b->state_file[0] &&
 	    (b->journal_n >= 32 || (b->full_bytes && b->journal_bytes * 4 >= b->full_bytes)))
 		compact(b, f->snap);
 	/* After the answer and the publish: keeping the old generation as a
@@ -313,10 +362,27 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	pthread_mutex_lock(&b->lock);
 	b->stats.accepted++;
 	b->stats.published++;
-	b->stats.deltas += is_delta;
-	b->stats.last_decode_ms = decode_ms;
-	b->stats.last_build_ms = build_ms;
+	b->stats.deltas += r->is_delta;
+	b->stats.last_decode_ms = r->decode_ms;
+	b->stats.last_build_ms = r->build_ms;
 	pthread_mutex_unlock(&b->lock);
+}
+
+int builder_run(struct builder *b, struct ingest_job *j)
+{
+	struct run r = { .j = j };
+	if (run_decode(b, &r))
+		return -1;
+	int rule = run_admit(b, &r);
+	if (rule)
+		return rule > 0 ? 0 : -1;
+	if (run_index(b, &r))
+		return -1;
+	run_persist_and_reply(b, &r);
+	struct fabric *f = run_publish(b, &r);
+	if (!f)
+		return -1;
+	run_after_publish(b, &r, f);
 	job_free(j);
 	return 0;
 }

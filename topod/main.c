@@ -231,6 +231,101 @@ static int add_ingest(struct options *o, const char *val)
 	return 0;
 }
 
+/* --output-soft-limit BYTES:SECONDS */
+static int apply_soft_limit(struct options *o, const char *val)
+{
+	char buf[64];
+	unsigned long long x;
+	const char *colon = strchr(val, ':');
+	if (!colon || (size_t)(colon - val) >= sizeof(buf)) {
+		fprintf(stderr, "%s: --output-soft-limit: expected BYTES:SECONDS, got '%s'\n", prog, val);
+		return -1;
+	}
+	memcpy(buf, val, (size_t)(colon - val));
+	buf[colon - val] = '\0';
+	unsigned long long bytes;
+	if (parse_size("output-soft-limit", buf, &bytes) ||
+	    parse_uint("output-soft-limit", colon + 1, 1, 86400, &x))
+		return -1;
+	o->srv.out_soft = bytes;
+	o->srv.out_soft_s = (unsigned)x;
+	return 0;
+}
+
+/* The server's limits: connections, unread output, queues, timeouts and
+ * the largest snapshot. */
+static int apply_limit(struct options *o, int c, const char *val)
+{
+	unsigned long long x;
+	switch (c) {
+	case OPT_MAX_CONNS:
+		if (parse_uint("max-conns", val, 1, 1000000, &x))
+			return -1;
+		o->srv.max_conns = (unsigned)x;
+		return 0;
+	case OPT_MAX_ADMIN:
+		if (parse_uint("max-admin", val, 1, 1024, &x))
+			return -1;
+		o->srv.max_admin = (unsigned)x;
+		return 0;
+	case OPT_OUT_LIMIT:
+		if (parse_size("output-limit", val, &x))
+			return -1;
+		o->srv.out_hard = x;
+		return 0;
+	case OPT_OUT_BUDGET:
+		if (parse_size("output-budget", val, &x))
+			return -1;
+		o->srv.out_budget = x;
+		return 0;
+	case OPT_OUT_SOFT:
+		return apply_soft_limit(o, val);
+	case OPT_WRITE_TIMEOUT:
+		if (parse_uint("write-timeout", val, 1, 86400, &x))
+			return -1;
+		o->srv.write_timeout_s = (unsigned)x;
+		return 0;
+	case OPT_HEAVY_QUEUE:
+		if (parse_uint("heavy-queue", val, 1, 100000, &x))
+			return -1;
+		o->srv.heavy_queue = (unsigned)x;
+		return 0;
+	case OPT_MAX_INGEST:
+		if (parse_uint("max-ingest-conns", val, 1, 1024, &x))
+			return -1;
+		o->srv.max_ingest = (unsigned)x;
+		return 0;
+	case OPT_IDLE:
+		if (parse_uint("idle-timeout", val, 1, 86400 * 7, &x))
+			return -1;
+		o->srv.idle_timeout_s = (unsigned)x;
+		return 0;
+	case OPT_MAX_SNAPSHOT:
+		if (parse_size("max-snapshot", val, &x))
+			return -1;
+		if (x < SNAP_HEADER_LEN || x > SNAP_MAX_PAYLOAD) {
+			fprintf(stderr, "%s: --max-snapshot: %llu is outside 64..8G\n", prog, x);
+			return -1;
+		}
+		o->srv.max_snapshot = x;
+		return 0;
+	}
+	return -1;
+}
+
+/* --ingest-group NAME */
+static int apply_ingest_group(struct options *o, const char *val)
+{
+	struct group *g = getgrnam(val);
+	if (!g) {
+		fprintf(stderr, "%s: --ingest-group: no group '%s'\n", prog, val);
+		return -1;
+	}
+	o->srv.ingest_gid = g->gr_gid;
+	o->srv.ingest_has_group = 1;
+	return 0;
+}
+
 /* Applies one option; val is borrowed for the life of the process. */
 static int apply(struct options *o, int c, const char *val)
 {
@@ -257,84 +352,12 @@ static int apply(struct options *o, int c, const char *val)
 	case 'L': o->load = val; return 0;
 	case OPT_TOPOLOGY: o->topology = val; return 0;
 	case OPT_LFTS: o->lfts = val; return 0;
-	case OPT_MAX_CONNS:
-		if (parse_uint("max-conns", val, 1, 1000000, &x))
-			return -1;
-		o->srv.max_conns = (unsigned)x;
-		return 0;
-	case OPT_MAX_ADMIN:
-		if (parse_uint("max-admin", val, 1, 1024, &x))
-			return -1;
-		o->srv.max_admin = (unsigned)x;
-		return 0;
-	case OPT_OUT_LIMIT:
-		if (parse_size("output-limit", val, &x))
-			return -1;
-		o->srv.out_hard = x;
-		return 0;
-	case OPT_OUT_BUDGET:
-		if (parse_size("output-budget", val, &x))
-			return -1;
-		o->srv.out_budget = x;
-		return 0;
-	case OPT_OUT_SOFT: {
-		char buf[64];
-		const char *colon = strchr(val, ':');
-		if (!colon || (size_t)(colon - val) >= sizeof(buf)) {
-			fprintf(stderr, "%s: --output-soft-limit: expected BYTES:SECONDS, got '%s'\n", prog, val);
-			return -1;
-		}
-		memcpy(buf, val, (size_t)(colon - val));
-		buf[colon - val] = '\0';
-		unsigned long long bytes;
-		if (parse_size("output-soft-limit", buf, &bytes) ||
-		    parse_uint("output-soft-limit", colon + 1, 1, 86400, &x))
-			return -1;
-		o->srv.out_soft = bytes;
-		o->srv.out_soft_s = (unsigned)x;
-		return 0;
-	}
-	case OPT_WRITE_TIMEOUT:
-		if (parse_uint("write-timeout", val, 1, 86400, &x))
-			return -1;
-		o->srv.write_timeout_s = (unsigned)x;
-		return 0;
-	case OPT_HEAVY_QUEUE:
-		if (parse_uint("heavy-queue", val, 1, 100000, &x))
-			return -1;
-		o->srv.heavy_queue = (unsigned)x;
-		return 0;
-	case OPT_MAX_INGEST:
-		if (parse_uint("max-ingest-conns", val, 1, 1024, &x))
-			return -1;
-		o->srv.max_ingest = (unsigned)x;
-		return 0;
+	case OPT_MAX_CONNS: case OPT_MAX_ADMIN: case OPT_OUT_LIMIT: case OPT_OUT_BUDGET: case OPT_OUT_SOFT:
+	case OPT_WRITE_TIMEOUT: case OPT_HEAVY_QUEUE: case OPT_MAX_INGEST: case OPT_IDLE: case OPT_MAX_SNAPSHOT:
+		return apply_limit(o, c, val);
 	case OPT_INGEST_KEY: o->ingest_key = val; return 0;
 	case OPT_INGEST_INSECURE: o->srv.ingest_insecure = 1; return 0;
-	case OPT_INGEST_GROUP: {
-		struct group *g = getgrnam(val);
-		if (!g) {
-			fprintf(stderr, "%s: --ingest-group: no group '%s'\n", prog, val);
-			return -1;
-		}
-		o->srv.ingest_gid = g->gr_gid;
-		o->srv.ingest_has_group = 1;
-		return 0;
-	}
-	case OPT_IDLE:
-		if (parse_uint("idle-timeout", val, 1, 86400 * 7, &x))
-			return -1;
-		o->srv.idle_timeout_s = (unsigned)x;
-		return 0;
-	case OPT_MAX_SNAPSHOT:
-		if (parse_size("max-snapshot", val, &x))
-			return -1;
-		if (x < SNAP_HEADER_LEN || x > SNAP_MAX_PAYLOAD) {
-			fprintf(stderr, "%s: --max-snapshot: %llu is outside 64..8G\n", prog, x);
-			return -1;
-		}
-		o->srv.max_snapshot = x;
-		return 0;
+	case OPT_INGEST_GROUP: return apply_ingest_group(o, val);
 	case OPT_HISTORY:
 		if (parse_uint("history", val, 1, 100000, &x))
 			return -1;
@@ -594,35 +617,57 @@ static void notify_systemd(const char *msg)
 	close(fd);
 }
 
-int main(int argc, char **argv)
+/* Long enough for DIR/plane.NAME under any state directory path. */
+#define PLANE_DIR_MAX 4200
+
+/* A step's "no exit yet": every exit status is >= 0. */
+#define GO_ON (-1)
+
+static void set_defaults(struct options *o)
 {
-	struct options o = { 0 };
-	o.srv.max_conns = 0; /* size_connections() */
-	o.srv.max_admin = 16;
-	o.srv.idle_timeout_s = 300;
+	o->srv.max_conns = 0; /* size_connections() */
+	o->srv.max_admin = 16;
+	o->srv.idle_timeout_s = 300;
 	/* A 3,456-host pathmatrix is ~27 MB and the largest answer within the
 	 * protocol's limits a few hundred MB: the hard limit refuses only what
 	 * no real job asks for. The soft limit and the write timeout catch the
 	 * client that asks and never reads; the budget keeps a crowd of them
 	 * from holding more than that in all. */
-	o.srv.out_hard = 512ull << 20;
-	o.srv.out_soft = 32ull << 20;
-	o.srv.out_soft_s = 20;
-	o.srv.write_timeout_s = 30;
-	o.srv.out_budget = 256ull << 20;
-	o.srv.heavy_queue = 256;
+	o->srv.out_hard = 512ull << 20;
+	o->srv.out_soft = 32ull << 20;
+	o->srv.out_soft_s = 20;
+	o->srv.write_timeout_s = 30;
+	o->srv.out_budget = 256ull << 20;
+	o->srv.heavy_queue = 256;
 	/* The largest subnet that fits the LID space (49,151 unicast LIDs),
 	 * a k=56 fat tree, encodes to ~185 MB, nearly all of it LFTs (3,920
 	 * switches x 48K entries). 512 MiB allows ~10,000 switches with full
 	 * tables, 2.5x that; the format's own limit (8 GiB) only bounds
 	 * arithmetic. And memory follows the bytes that arrive, not this. */
-	o.srv.max_snapshot = 512ull << 20;
+	o->srv.max_snapshot = 512ull << 20;
 	/* 100 reroutes of k=24 as deltas fit in a few MB; the byte bound is
 	 * for fabrics whose node set keeps changing (whole copies). */
-	o.history = 100;
-	o.history_bytes = 128ull << 20;
-	o.srv.max_ingest = 8;
-	o.srv.ingest_timeout_s = 120;
+	o->history = 100;
+	o->history_bytes = 128ull << 20;
+	o->srv.max_ingest = 8;
+	o->srv.ingest_timeout_s = 120;
+}
+
+/* The table itself, for docs and tests: name, arity, heavy, usage, help. */
+static void print_commands(void)
+{
+	for (size_t i = 0; i < cmd_count; i++) {
+		const struct cmd *k = &cmd_table[i];
+		printf("%s\t%d\t%d\t%s\t%s\t%s\n", k->name, k->min_args, k->max_args,
+		       k->flags & CMD_HEAVY ? "heavy" : "light", k->usage, k->help);
+	}
+}
+
+/* The command line, and through -c the config files it names. Returns
+ * GO_ON, or the exit status of --help, --version, --commands or a usage
+ * error. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
 	int c;
 	while ((c = getopt_long(argc, argv, "l:i:a:d:t:fc:L:vqhV", longopts, NULL)) != -1) {
 		if (c == 'h') {
@@ -634,15 +679,10 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (c == OPT_COMMANDS) {
-			/* The table itself, for docs and tests: name, arity, heavy, usage, help. */
-			for (size_t i = 0; i < cmd_count; i++) {
-				const struct cmd *k = &cmd_table[i];
-				printf("%s\t%d\t%d\t%s\t%s\t%s\n", k->name, k->min_args, k->max_args,
-				       k->flags & CMD_HEAVY ? "heavy" : "light", k->usage, k->help);
-			}
+			print_commands();
 			return 0;
 		}
-		if (c == '?' || apply(&o, c, optarg)) {
+		if (c == '?' || apply(o, c, optarg)) {
 			usage(stderr);
 			return 2;
 		}
@@ -651,28 +691,145 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		return 2;
 	}
-	if (!!o.lfts != !!o.topology && !o.topology) {
+	if (!!o->lfts != !!o->topology && !o->topology) {
 		fprintf(stderr, "%s: --lfts needs --topology\n", prog);
 		return 2;
 	}
-	if (!o.srv.nlisten)
-		o.srv.listen[o.srv.nlisten++] = DEFAULT_LISTEN;
-	if (o.state_dir && check_state_dir(o.state_dir))
-		return 1;
+	return GO_ON;
+}
+
+/* What the options leave open, settled before anything is opened: the
+ * default listener, the state directory's safety, who may feed the ingest
+ * socket, the ingest key. Returns 0, or -1 after saying why. */
+static int settle_options(struct options *o)
+{
+	if (!o->srv.nlisten)
+		o->srv.listen[o->srv.nlisten++] = DEFAULT_LISTEN;
+	if (o->state_dir && check_state_dir(o->state_dir))
+		return -1;
 	/* The ingest socket is 0660 for topod's group: by default that group
 	 * is the one whose members may deliver, checked per connection. */
-	if (!o.srv.ingest_has_group) {
-		o.srv.ingest_gid = getegid();
-		o.srv.ingest_has_group = 1;
+	if (!o->srv.ingest_has_group) {
+		o->srv.ingest_gid = getegid();
+		o->srv.ingest_has_group = 1;
 	}
-	if (o.ingest_key) {
+	if (o->ingest_key) {
 		char kerr[SNAP_ERR_LEN];
-		if (snap_key_load(o.ingest_key, &o.key, kerr)) {
+		if (snap_key_load(o->ingest_key, &o->key, kerr)) {
 			fprintf(stderr, "%s: --ingest-key: %s\n", prog, kerr);
-			return 1;
+			return -1;
 		}
-		o.srv.ingest_key = &o.key;
+		o->srv.ingest_key = &o->key;
 	}
+	return 0;
+}
+
+/* Plane p's state directory, store and builder, serving what it served
+ * before. dirbuf (PLANE_DIR_MAX bytes) holds a later plane's directory.
+ * Returns 0, or -1 after saying why. */
+static int open_plane(const struct options *o, int p, const struct route_namemap *map, char *dirbuf,
+		      struct store *st, struct server_plane *plane)
+{
+	char err[SNAP_ERR_LEN];
+	/* The first plane keeps the state directory itself, so that a
+	 * plane added later leaves what was served before in place. */
+	const char *dir = NULL;
+	if (o->state_dir && p == 0) {
+		dir = o->state_dir;
+	} else if (o->state_dir) {
+		snprintf(dirbuf, PLANE_DIR_MAX, "%s/plane.%s", o->state_dir, o->plane_name[p]);
+		if (mkdir(dirbuf, 0700) && errno != EEXIST) {
+			fprintf(stderr, "%s: %s: %s\n", prog, dirbuf, strerror(errno));
+			return -1;
+		}
+		if (check_state_dir(dirbuf))
+			return -1;
+		dir = dirbuf;
+	}
+	if (store_init(st)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	struct builder *pb = builder_new(st, dir, o->threads, map);
+	if (!pb || builder_set_history(pb, o->history, (size_t)o->history_bytes, dir)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return -1;
+	}
+	builder_set_plane(pb, o->plane_name[p]);
+	*plane = (struct server_plane){ o->plane_name[p], st, pb };
+	int none;
+	/* Serve the saved fabric before we listen: a restarted topod
+	 * must never answer "no fabric" when it had one. */
+	struct ingest_job *j = startup_job(o, p == 0, dir, builder_state_file(pb), err, &none);
+	if (!j && !none) {
+		fprintf(stderr, "%s: plane %s: %s\n", prog, o->plane_name[p], err);
+		return -1;
+	}
+	if (j && builder_run(pb, j)) {
+		fprintf(stderr, "%s: plane %s: cannot serve the start-up fabric (see log)\n", prog, o->plane_name[p]);
+		return -1;
+	}
+	int nh = history_load(builder_history(pb));
+	if (nh > 0)
+		tlog(TLOG_INFO, "plane %s: %d earlier generations in the history", o->plane_name[p], nh);
+	return 0;
+}
+
+/* After binding: detach, write the pidfile, start the builder threads.
+ * Returns 0, or -1 after saying why. */
+static int go_live(const struct options *o, const struct server_plane *planes)
+{
+	if (!o->foreground) {
+		/* Detach only after binding, so that a bad address fails the
+		 * command that started us rather than a child nobody watches. */
+		/* nochdir: relative paths given on the command line (state
+		 * directory, pidfile, sockets removed at exit) stay valid. */
+		if (daemon(1, 1)) {
+			fprintf(stderr, "%s: daemon: %s\n", prog, strerror(errno));
+			return -1;
+		}
+	}
+	if (o->pidfile) {
+		FILE *pf = fopen(o->pidfile, "w");
+		if (pf) {
+			fprintf(pf, "%ld\n", (long)getpid());
+			fclose(pf);
+		}
+	}
+	for (int p = 0; p < o->nplanes; p++)
+		if (builder_start(planes[p].b)) {
+			fprintf(stderr, "%s: cannot start the builder thread\n", prog);
+			return -1;
+		}
+	return 0;
+}
+
+static void teardown(struct options *o, struct server *srv, struct server_plane *planes, struct route_namemap *map)
+{
+	for (int p = 0; p < o->nplanes; p++)
+		builder_stop(planes[p].b);
+	server_free(srv);
+	for (int p = 0; p < o->nplanes; p++) {
+		builder_free(planes[p].b);
+		store_destroy(planes[p].st);
+	}
+	route_namemap_free(map);
+	if (o->pidfile)
+		unlink(o->pidfile);
+	for (int i = 0; i < o->nowned; i++)
+		free(o->owned[i]);
+	tlog(TLOG_INFO, "stopped");
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	set_defaults(&o);
+	int rc = parse_args(argc, argv, &o);
+	if (rc != GO_ON)
+		return rc;
+	if (settle_options(&o))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	size_connections(&o, o.srv.max_conns != 0);
 	o.srv.threads = o.threads > 0 ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -689,100 +846,26 @@ int main(int argc, char **argv)
 		snprintf(o.plane_name[o.nplanes++], sizeof(o.plane_name[0]), "default");
 	struct server_plane planes[TOPO_PLANES_MAX];
 	struct store stores[TOPO_PLANES_MAX];
-	char dirs[TOPO_PLANES_MAX][4200];
-	for (int p = 0; p < o.nplanes; p++) {
-		/* The first plane keeps the state directory itself, so that a
-		 * plane added later leaves what was served before in place. */
-		const char *dir = NULL;
-		if (o.state_dir && p == 0) {
-			dir = o.state_dir;
-		} else if (o.state_dir) {
-			snprintf(dirs[p], sizeof(dirs[p]), "%s/plane.%s", o.state_dir, o.plane_name[p]);
-			if (mkdir(dirs[p], 0700) && errno != EEXIST) {
-				fprintf(stderr, "%s: %s: %s\n", prog, dirs[p], strerror(errno));
-				return 1;
-			}
-			if (check_state_dir(dirs[p]))
-				return 1;
-			dir = dirs[p];
-		}
-		if (store_init(&stores[p])) {
-			fprintf(stderr, "%s: out of memory\n", prog);
+	char dirs[TOPO_PLANES_MAX][PLANE_DIR_MAX];
+	for (int p = 0; p < o.nplanes; p++)
+		if (open_plane(&o, p, map, dirs[p], &stores[p], &planes[p]))
 			return 1;
-		}
-		struct builder *pb = builder_new(&stores[p], dir, o.threads, map);
-		if (!pb || builder_set_history(pb, o.history, (size_t)o.history_bytes, dir)) {
-			fprintf(stderr, "%s: out of memory\n", prog);
-			return 1;
-		}
-		builder_set_plane(pb, o.plane_name[p]);
-		planes[p] = (struct server_plane){ o.plane_name[p], &stores[p], pb };
-		int none;
-		/* Serve the saved fabric before we listen: a restarted topod
-		 * must never answer "no fabric" when it had one. */
-		struct ingest_job *j = startup_job(&o, p == 0, dir, builder_state_file(pb), err, &none);
-		if (!j && !none) {
-			fprintf(stderr, "%s: plane %s: %s\n", prog, o.plane_name[p], err);
-			return 1;
-		}
-		if (j && builder_run(pb, j)) {
-			fprintf(stderr, "%s: plane %s: cannot serve the start-up fabric (see log)\n", prog, o.plane_name[p]);
-			return 1;
-		}
-		int nh = history_load(builder_history(pb));
-		if (nh > 0)
-			tlog(TLOG_INFO, "plane %s: %d earlier generations in the history", o.plane_name[p], nh);
-	}
-	struct builder *b = planes[0].b;
 	struct server *srv = server_new(&o.srv, planes, o.nplanes, err);
 	if (!srv) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 1;
 	}
-	struct reload_ctx rctx = { &o, b, o.state_dir };
+	struct reload_ctx rctx = { &o, planes[0].b, o.state_dir };
 	server_set_reload(srv, do_reload, &rctx);
-
-	if (!o.foreground) {
-		/* Detach only after binding, so that a bad address fails the
-		 * command that started us rather than a child nobody watches. */
-		/* nochdir: relative paths given on the command line (state
-		 * directory, pidfile, sockets removed at exit) stay valid. */
-		if (daemon(1, 1)) {
-			fprintf(stderr, "%s: daemon: %s\n", prog, strerror(errno));
-			return 1;
-		}
-	}
-	if (o.pidfile) {
-		FILE *pf = fopen(o.pidfile, "w");
-		if (pf) {
-			fprintf(pf, "%ld\n", (long)getpid());
-			fclose(pf);
-		}
-	}
-	for (int p = 0; p < o.nplanes; p++)
-		if (builder_start(planes[p].b)) {
-			fprintf(stderr, "%s: cannot start the builder thread\n", prog);
-			return 1;
-		}
+	if (go_live(&o, planes))
+		return 1;
 	/* Tests and scripts wait for this line; with port 0 it says which. */
 	printf("ready port=%d\n", server_query_port(srv, 0));
 	fflush(stdout);
 	tlog(TLOG_INFO, "ready: queries on %s (port %d)", o.srv.listen[0], server_query_port(srv, 0));
 	notify_systemd("READY=1");
-	int rc = server_run(srv);
+	rc = server_run(srv);
 	notify_systemd("STOPPING=1");
-	for (int p = 0; p < o.nplanes; p++)
-		builder_stop(planes[p].b);
-	server_free(srv);
-	for (int p = 0; p < o.nplanes; p++) {
-		builder_free(planes[p].b);
-		store_destroy(planes[p].st);
-	}
-	route_namemap_free(map);
-	if (o.pidfile)
-		unlink(o.pidfile);
-	for (int i = 0; i < o.nowned; i++)
-		free(o.owned[i]);
-	tlog(TLOG_INFO, "stopped");
+	teardown(&o, srv, planes, map);
 	return rc ? 1 : 0;
 }

@@ -296,7 +296,24 @@ static int check_output(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Everything a run of topo-collect keeps from the command line to the last
+ * round. */
+struct run {
+	struct collect_cfg cfg;
+	struct out o;
+	unsigned long loop_s;     /* 0: one round */
+	int verbose, changed_only;
+	int status;               /* how the last round that got this far went */
+	uint64_t gen, sweep;
+	struct snap *prev;        /* the last round's fabric, for --changed-only */
+};
+
+/* A step's "no exit yet": every exit status is >= 0. */
+#define GO_ON (-1)
+
+/* The options before the key=value words. Returns GO_ON, or the exit
+ * status of --help or a usage error. */
+static int parse_options(int argc, char **argv, struct run *r)
 {
 	static const struct option longopts[] = {
 		{ "Ca", required_argument, NULL, 'C' },
@@ -312,58 +329,55 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct collect_cfg cfg = { NULL, 0, DEFAULT_TIMEOUT_MS, DEFAULT_RETRIES, DEFAULT_WINDOW, 0 };
-	struct out o;
-	memset(&o, 0, sizeof(o));
-	unsigned long loop_s = 0, v;
-	int verbose = 0, changed_only = 0, c;
+	unsigned long v;
+	int c;
 
 	opterr = 0; /* getopt's own messages would start with argv[0], not PROG */
 	while ((c = getopt_long(argc, argv, ":C:P:t:r:w:y:o:l:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
-			cfg.ca = optarg;
+			r->cfg.ca = optarg;
 			break;
 		case 'P':
 			if (parse_uint(optarg, 1, 254, &v))
 				goto bad_arg;
-			cfg.port = (int)v;
+			r->cfg.port = (int)v;
 			break;
 		case 't':
 			if (parse_uint(optarg, 1, 60000, &v))
 				goto bad_arg;
-			cfg.timeout_ms = (unsigned)v;
+			r->cfg.timeout_ms = (unsigned)v;
 			break;
 		case 'r':
 			if (parse_uint(optarg, 0, 20, &v))
 				goto bad_arg;
-			cfg.retries = (unsigned)v;
+			r->cfg.retries = (unsigned)v;
 			break;
 		case 'w':
 			if (parse_uint(optarg, 1, SMPQ_WINDOW_MAX, &v))
 				goto bad_arg;
-			cfg.window = (unsigned)v;
+			r->cfg.window = (unsigned)v;
 			break;
 		case 'y': {
 			char *end;
 			errno = 0;
-			cfg.mkey = strtoull(optarg, &end, 0);
+			r->cfg.mkey = strtoull(optarg, &end, 0);
 			if (errno || end == optarg || *end || *optarg == '-')
 				goto bad_arg;
 			break;
 		}
 		case 'o':
-			o.file = optarg;
+			r->o.file = optarg;
 			break;
 		case 'l':
-			if (parse_uint(optarg, 1, LOOP_MAX_S, &loop_s))
+			if (parse_uint(optarg, 1, LOOP_MAX_S, &r->loop_s))
 				goto bad_arg;
 			break;
 		case 'c':
-			changed_only = 1;
+			r->changed_only = 1;
 			break;
 		case 'v':
-			verbose++;
+			r->verbose++;
 			break;
 		case 'h':
 			usage(stdout);
@@ -385,7 +399,13 @@ bad_arg:
 		msg("-%c %s: out of range or not a number", c, optarg);
 		return 2;
 	}
+	return GO_ON;
+}
 
+/* The key=value words (sinks, spools, delivery timing) and the checks that
+ * need every option. Returns GO_ON or the usage exit status. */
+static int setup_outputs(int argc, char **argv, struct run *r)
+{
 	/* The plugin takes its options as one whitespace-separated line; join
 	 * ours the same way so that both share sink_parse_options(). */
 	char opts[SINK_OPTS_MAX];
@@ -407,23 +427,103 @@ bad_arg:
 		opts[ol] = '\0';
 	}
 	char err[SNAP_ERR_LEN];
-	if (sink_parse_options(opts, &o.so, err)) {
+	if (sink_parse_options(opts, &r->o.so, err)) {
 		msg("%s", err);
 		return 2;
 	}
-	if (!o.file && o.so.nsinks == 0) {
+	if (!r->o.file && r->o.so.nsinks == 0) {
 		msg("nothing to do: give -o FILE, sink=... or spool=...");
 		usage(stderr);
 		return 2;
 	}
-	if (changed_only && !loop_s) {
+	if (r->changed_only && !r->loop_s) {
 		msg("--changed-only needs --loop");
 		return 2;
 	}
-	if (o.file && check_output(o.file))
+	if (r->o.file && check_output(r->o.file))
 		return 2;
+	return GO_ON;
+}
 
-	if (loop_s) {
+/* Encodes s once for the file and every sink still pending. Returns -1 if
+ * it cannot be encoded; a failed write or delivery only sets the status. */
+static int send_round(struct run *r, const struct snap *s)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *buf;
+	size_t len;
+	if (snap_encode(s, &buf, &len, err)) {
+		msg("encode: %s", err);
+		return -1;
+	}
+	r->status = 0;
+	if (r->o.file_pending) {
+		if (snap_write_atomic(r->o.file, buf, len, err)) {
+			msg("%s", err);
+			r->status = 1;
+		} else {
+			r->o.file_pending = 0;
+			if (r->verbose)
+				msg("wrote generation %llu to %s (%zu bytes)", (unsigned long long)r->gen, r->o.file,
+				    len);
+		}
+	}
+	if (deliver(&r->o, buf, len, r->gen, r->verbose))
+		r->status = 1;
+	free(buf);
+	return 0;
+}
+
+/* One collection, stamped and sent where it is due. Returns 0 when the
+ * round went through (it becomes the previous fabric), -1 when it
+ * stopped early. */
+static int collect_round(struct run *r)
+{
+	struct snap *s = NULL;
+	if ((r->loop_s ? collect_isolated(&r->cfg, r->verbose, &s) : collect_once(&r->cfg, r->verbose, &s))) {
+		r->status = 1;
+		return -1;
+	}
+	/* Wall-clock microseconds: a restarted collector never goes back
+	 * below the generations a previous run delivered. */
+	uint64_t now = snap_now_us();
+	r->gen = now > r->gen ? now : r->gen + 1;
+	s->generation = r->gen;
+	s->sweep = ++r->sweep;
+	s->timestamp = now;
+	int changed = !r->prev || !collect_same_fabric(r->prev, s);
+	if (changed || !r->changed_only) {
+		for (int i = 0; i < r->o.so.nsinks; i++)
+			r->o.pending[i] = 1;
+		r->o.file_pending = r->o.file != NULL;
+	} else if (r->verbose) {
+		msg("fabric unchanged");
+	}
+	int need = r->o.file_pending;
+	for (int i = 0; i < r->o.so.nsinks; i++)
+		need |= r->o.pending[i];
+	if (need && send_round(r, s)) {
+		snap_free(s);
+		r->status = 1;
+		return -1;
+	}
+	snap_free(r->prev);
+	r->prev = s;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.cfg = (struct collect_cfg){ NULL, 0, DEFAULT_TIMEOUT_MS, DEFAULT_RETRIES, DEFAULT_WINDOW, 0 };
+	int rc;
+	if ((rc = parse_options(argc, argv, &r)) != GO_ON)
+		return rc;
+	if ((rc = setup_outputs(argc, argv, &r)) != GO_ON)
+		return rc;
+
+	if (r.loop_s) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_signal;
@@ -432,72 +532,18 @@ bad_arg:
 		sigaction(SIGTERM, &sa, NULL);
 	}
 
-	int status = 0;
-	uint64_t gen = 0, sweep = 0;
-	struct snap *prev = NULL;
 	do {
 		uint64_t start = (uint64_t)util_now_ms();
-		struct snap *s = NULL;
-		if ((loop_s ? collect_isolated(&cfg, verbose, &s) : collect_once(&cfg, verbose, &s))) {
-			status = 1;
-			goto next;
-		}
-		/* Wall-clock microseconds: a restarted collector never goes back
-		 * below the generations a previous run delivered. */
-		uint64_t now = snap_now_us();
-		gen = now > gen ? now : gen + 1;
-		s->generation = gen;
-		s->sweep = ++sweep;
-		s->timestamp = now;
-		int changed = !prev || !collect_same_fabric(prev, s);
-		if (changed || !changed_only) {
-			for (int i = 0; i < o.so.nsinks; i++)
-				o.pending[i] = 1;
-			o.file_pending = o.file != NULL;
-		} else if (verbose) {
-			msg("fabric unchanged");
-		}
-		int need = o.file_pending;
-		for (int i = 0; i < o.so.nsinks; i++)
-			need |= o.pending[i];
-		if (need) {
-			uint8_t *buf;
-			size_t len;
-			if (snap_encode(s, &buf, &len, err)) {
-				msg("encode: %s", err);
-				snap_free(s);
-				status = 1;
-				goto next;
-			}
-			status = 0;
-			if (o.file_pending) {
-				if (snap_write_atomic(o.file, buf, len, err)) {
-					msg("%s", err);
-					status = 1;
-				} else {
-					o.file_pending = 0;
-					if (verbose)
-						msg("wrote generation %llu to %s (%zu bytes)",
-						    (unsigned long long)gen, o.file, len);
-				}
-			}
-			if (deliver(&o, buf, len, gen, verbose))
-				status = 1;
-			free(buf);
-		}
-		snap_free(prev);
-		prev = s;
-		if (verbose)
+		if (collect_round(&r) == 0 && r.verbose)
 			msg("total %.3f s", (double)((uint64_t)util_now_ms() - start) / 1e3);
-next:
-		if (loop_s && !stop) {
+		if (r.loop_s && !stop) {
 			uint64_t spent = (uint64_t)util_now_ms() - start;
-			if (spent < loop_s * 1000)
-				nap(loop_s * 1000 - spent);
+			if (spent < r.loop_s * 1000)
+				nap(r.loop_s * 1000 - spent);
 		}
-	} while (loop_s && !stop);
+	} while (r.loop_s && !stop);
 
-	snap_free(prev);
+	snap_free(r.prev);
 	/* A stop request ends a loop normally; a one-shot run reports how its only attempt went. */
-	return loop_s ? 0 : status;
+	return r.loop_s ? 0 : r.status;
 }

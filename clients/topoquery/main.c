@@ -215,9 +215,11 @@ int tq_fail(struct tq *q, const char *what, int err)
 	return EXIT_FAIL;
 }
 
+typedef int (*command_fn)(struct tq *, int, char **);
+
 static const struct {
 	const char *name;
-	int (*fn)(struct tq *, int, char **);
+	command_fn fn;
 } commands[] = {
 	{ "info", cmd_info },   { "hops", cmd_hops },         { "path", cmd_path },
 	{ "depth", cmd_depth }, { "tree", cmd_tree },         { "clusters", cmd_clusters },
@@ -231,7 +233,67 @@ static const struct {
 
 enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT };
 
-int main(int argc, char **argv)
+/* The options struct tq has no room for: they matter only until the
+ * connection is open. */
+struct cli {
+	const char *servers, *file;
+	long timeout;
+};
+
+/* A step's "no exit yet": every exit status is >= 0. */
+#define GO_ON (-1)
+
+/* The options whose value is a number. Returns GO_ON, or the exit status
+ * of a usage error. */
+static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
+{
+	char *end;
+	errno = 0;
+	switch (c) {
+	case 't':
+		cl->timeout = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || cl->timeout < 1 || cl->timeout > TII_TIMEOUT_MAX_MS)
+			return tq_usage_error("--timeout: not a number of milliseconds (1..%d): %s",
+					      TII_TIMEOUT_MAX_MS, arg);
+		break;
+	case 'L':
+		q->level = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || q->level < 0 || q->level > 65535)
+			return tq_usage_error("--level: not a level: %s", arg);
+		break;
+	case OPT_SLOTS:
+		q->slots = (int)strtol(arg, &end, 10);
+		if (errno || *end || end == arg || q->slots < 1 || q->slots > TII_MAP_RANKS_MAX)
+			return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, arg);
+		break;
+	case OPT_BYTES:
+		q->load_bytes = strtoull(arg, &end, 10);
+		if (errno || *end || end == arg || arg[0] == '-' || !q->load_bytes)
+			return tq_usage_error("--bytes: not a positive number: %s", arg);
+		break;
+	case OPT_AFTER:
+		q->watch_after = strtoull(arg, &end, 10);
+		if (errno || *end || end == arg || arg[0] == '-')
+			return tq_usage_error("--after: not a generation: %s", arg);
+		q->watch_after_set = 1;
+		break;
+	case OPT_COUNT:
+		q->watch_count = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || q->watch_count < 0)
+			return tq_usage_error("--count: not a count (0: forever): %s", arg);
+		break;
+	case OPT_WAIT:
+		q->watch_wait_s = (int)strtol(arg, &end, 10);
+		if (errno || *end || end == arg || q->watch_wait_s < 0 || q->watch_wait_s > TII_WATCH_MAX_MS / 1000)
+			return tq_usage_error("--wait: seconds 0..%d: %s", TII_WATCH_MAX_MS / 1000, arg);
+		break;
+	}
+	return GO_ON;
+}
+
+/* All options, wherever they stand. Returns GO_ON, or the exit status of
+ * --help, --version or a usage error. */
+static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
 {
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 's' },
@@ -256,71 +318,27 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1, .watch_count = 1, .watch_wait_s = 3600 };
-	const char *servers = NULL, *file = NULL;
-	long timeout = -1;
-	int c;
+	int c, rc;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "s:jt:f:L:o:hV", longopts, NULL)) != -1) {
-		char *end;
 		switch (c) {
-		case 's': servers = optarg; break;
-		case 'j': q.json = 1; break;
-		case 't':
-			errno = 0;
-			timeout = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || timeout < 1 || timeout > TII_TIMEOUT_MAX_MS)
-				return tq_usage_error("--timeout: not a number of milliseconds (1..%d): %s",
-						      TII_TIMEOUT_MAX_MS, optarg);
-			break;
-		case 'f': file = optarg; break;
-		case 'L':
-			errno = 0;
-			q.level = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || q.level < 0 || q.level > 65535)
-				return tq_usage_error("--level: not a level: %s", optarg);
-			break;
+		case 's': cl->servers = optarg; break;
+		case 'j': q->json = 1; break;
+		case 'f': cl->file = optarg; break;
 		case OPT_FORMAT:
-			/* checked against the command below */
-			q.format = optarg;
+			/* checked against the command in find_command() */
+			q->format = optarg;
 			break;
-		case OPT_SLOTS:
-			errno = 0;
-			q.slots = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || q.slots < 1 || q.slots > TII_MAP_RANKS_MAX)
-				return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, optarg);
-			break;
-		case OPT_LOADS: q.loads = 1; break;
-		case OPT_PLOT: q.plot = optarg; break;
-		case 'o': q.output = optarg; break;
-		case OPT_BYTES:
-			errno = 0;
-			q.load_bytes = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg || optarg[0] == '-' || !q.load_bytes)
-				return tq_usage_error("--bytes: not a positive number: %s", optarg);
-			break;
-		case OPT_LINKS: q.load_links = 1; break;
-		case OPT_MATRIX: q.load_matrix = optarg; break;
-		case OPT_DOT: q.load_dot = optarg; break;
-		case OPT_PLANE: q.plane = strcmp(optarg, "auto") ? optarg : NULL; break;
-		case OPT_AFTER:
-			errno = 0;
-			q.watch_after = strtoull(optarg, &end, 10);
-			if (errno || *end || end == optarg || optarg[0] == '-')
-				return tq_usage_error("--after: not a generation: %s", optarg);
-			q.watch_after_set = 1;
-			break;
-		case OPT_COUNT:
-			errno = 0;
-			q.watch_count = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || q.watch_count < 0)
-				return tq_usage_error("--count: not a count (0: forever): %s", optarg);
-			break;
-		case OPT_WAIT:
-			errno = 0;
-			q.watch_wait_s = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || q.watch_wait_s < 0 || q.watch_wait_s > TII_WATCH_MAX_MS / 1000)
-				return tq_usage_error("--wait: seconds 0..%d: %s", TII_WATCH_MAX_MS / 1000, optarg);
+		case OPT_LOADS: q->loads = 1; break;
+		case OPT_PLOT: q->plot = optarg; break;
+		case 'o': q->output = optarg; break;
+		case OPT_LINKS: q->load_links = 1; break;
+		case OPT_MATRIX: q->load_matrix = optarg; break;
+		case OPT_DOT: q->load_dot = optarg; break;
+		case OPT_PLANE: q->plane = strcmp(optarg, "auto") ? optarg : NULL; break;
+		case 't': case 'L': case OPT_SLOTS: case OPT_BYTES: case OPT_AFTER: case OPT_COUNT: case OPT_WAIT:
+			if ((rc = number_option(q, cl, c, optarg)) != GO_ON)
+				return rc;
 			break;
 		case 'h': fputs(usage_text, stdout); return EXIT_OK;
 		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
@@ -330,64 +348,94 @@ int main(int argc, char **argv)
 			return tq_usage_error("unknown option or missing argument: %s", argv[optind - 1]);
 		}
 	}
+	return GO_ON;
+}
+
+/* The command, and the options that only some commands take. Returns
+ * GO_ON with *fn set, or the exit status of a usage error. */
+static int find_command(int argc, char **argv, const struct tq *q, command_fn *fn)
+{
 	if (optind >= argc)
 		return tq_usage_error("no command");
 	const char *cmd = argv[optind];
-	int (*fn)(struct tq *, int, char **) = NULL;
+	*fn = NULL;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
-			fn = commands[i].fn;
-	if (!fn)
+			*fn = commands[i].fn;
+	if (!*fn)
 		return tq_usage_error("unknown command: %s", cmd);
 	int placing = !strcmp(cmd, "order") || !strcmp(cmd, "pick") || !strcmp(cmd, "map");
-	if (!placing && strcmp(q.format, "text") && strcmp(q.format, "dot"))
-		return tq_usage_error("--format: text or dot, not %s", q.format);
-	if (!strcmp(q.format, "dot") && strcmp(cmd, "tree"))
+	if (!placing && strcmp(q->format, "text") && strcmp(q->format, "dot"))
+		return tq_usage_error("--format: text or dot, not %s", q->format);
+	if (!strcmp(q->format, "dot") && strcmp(cmd, "tree"))
 		return tq_usage_error("--format dot is for tree only");
-	if (q.output && strcmp(cmd, "slurm"))
+	if (q->output && strcmp(cmd, "slurm"))
 		return tq_usage_error("-o is for slurm only");
-	if ((q.load_bytes || q.load_links || q.load_matrix || q.load_dot) && strcmp(cmd, "load"))
+	if ((q->load_bytes || q->load_links || q->load_matrix || q->load_dot) && strcmp(cmd, "load"))
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
+	return GO_ON;
+}
 
-	if (file) {
-		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
-		const char *why = NULL;
-		if (!f) {
-			fprintf(stderr, "topoquery: %s: %s\n", file, strerror(errno));
-			return EXIT_FAIL;
-		}
-		int rc = hostlist_read(&q.hosts, f, &why);
-		if (f != stdin)
-			fclose(f);
-		if (rc) {
-			fprintf(stderr, "topoquery: %s: %s\n", file, why);
-			strv_free(&q.hosts);
-			return EXIT_FAIL;
-		}
-		q.have_file = 1;
+/* -f FILE ("-": stdin) into q->hosts. Returns GO_ON or EXIT_FAIL. */
+static int read_host_file(struct tq *q, const char *file)
+{
+	FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	const char *why = NULL;
+	if (!f) {
+		fprintf(stderr, "topoquery: %s: %s\n", file, strerror(errno));
+		return EXIT_FAIL;
 	}
+	int rc = hostlist_read(&q->hosts, f, &why);
+	if (f != stdin)
+		fclose(f);
+	if (rc) {
+		fprintf(stderr, "topoquery: %s: %s\n", file, why);
+		strv_free(&q->hosts);
+		return EXIT_FAIL;
+	}
+	q->have_file = 1;
+	return GO_ON;
+}
 
-	int rc = tii_open(&q.t, servers);
+/* Connects, runs the command and checks that its output got out. */
+static int run_command(struct tq *q, const struct cli *cl, command_fn fn, int argc, char **argv)
+{
+	int rc = tii_open(&q->t, cl->servers);
 	if (rc) {
 		fprintf(stderr, "topoquery: server list \"%s\": %s\n",
-			servers ? servers : getenv("TII_SERVERS") ? getenv("TII_SERVERS") : TII_DEFAULT_SERVERS,
+			cl->servers ? cl->servers : getenv("TII_SERVERS") ? getenv("TII_SERVERS") : TII_DEFAULT_SERVERS,
 			tii_strerror(rc));
-		strv_free(&q.hosts);
+		strv_free(&q->hosts);
 		return rc == TII_E_INVAL ? EXIT_USAGE : EXIT_FAIL;
 	}
-	if (timeout > 0)
-		tii_set_timeout(q.t, (int)timeout);
-	if (q.plane && tii_set_plane(q.t, q.plane)) {
-		tii_close(q.t);
-		strv_free(&q.hosts);
-		return tq_usage_error("--plane: not a plane name (letters, digits, '_', '-'): %s", q.plane);
+	if (cl->timeout > 0)
+		tii_set_timeout(q->t, (int)cl->timeout);
+	if (q->plane && tii_set_plane(q->t, q->plane)) {
+		tii_close(q->t);
+		strv_free(&q->hosts);
+		return tq_usage_error("--plane: not a plane name (letters, digits, '_', '-'): %s", q->plane);
 	}
-	int status = fn(&q, argc - optind - 1, argv + optind + 1);
-	if (status == EXIT_OK && q.out == stdout && (fflush(stdout) || ferror(stdout))) {
+	int status = fn(q, argc - optind - 1, argv + optind + 1);
+	if (status == EXIT_OK && q->out == stdout && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "topoquery: writing output: %s\n", strerror(errno));
 		status = EXIT_FAIL;
 	}
-	tii_close(q.t);
-	strv_free(&q.hosts);
+	tii_close(q->t);
+	strv_free(&q->hosts);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1, .watch_count = 1, .watch_wait_s = 3600 };
+	struct cli cl = { NULL, NULL, -1 };
+	command_fn fn = NULL;
+	int rc;
+	if ((rc = parse_options(argc, argv, &q, &cl)) != GO_ON)
+		return rc;
+	if ((rc = find_command(argc, argv, &q, &fn)) != GO_ON)
+		return rc;
+	if (cl.file && (rc = read_host_file(&q, cl.file)) != GO_ON)
+		return rc;
+	return run_command(&q, &cl, fn, argc, argv);
 }
