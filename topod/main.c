@@ -421,8 +421,8 @@ static int parse_config(struct options *o, const char *path)
 			break;
 		}
 		if ((opt->has_arg == required_argument) != (val && *val)) {
-			fprintf(stderr, "%s: %s:%d: '%s' %s a value\n", prog, path, lineno, key,
-				opt->has_arg == required_argument ? "needs" : "takes no");
+			fprintf(stderr, "%s: %s:%d: '%s' %s\n", prog, path, lineno, key,
+				opt->has_arg == required_argument ? "needs a value" : "takes no value");
 			rc = -1;
 			break;
 		}

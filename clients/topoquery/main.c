@@ -59,6 +59,8 @@
  *           "num_sharing":K,"sharing":[H,...],"groups":[{"switch":GUID,
  *           "port":P,"hosts":[H,...]},...]} plus "loads":[{"node":GUID,
  *           "port":P,"count":N},...] with --loads.
+ * simgrid [-o FILE] HOSTS...
+ *           a SimGrid platform (XML) of HOSTS, clients/topoquery/simgrid.c.
  * slurm [-o FILE]
  *           a topology.conf for Slurm's topology/tree: comment lines, then
  *           per cluster, children first, "SwitchName=sL_ID Nodes=HOSTLIST"
@@ -156,6 +158,8 @@ static const char usage_text[] =
 	"  diff FROM TO [HOSTS...]   what changed: links, nodes, LFTs, and whose routes;\n"
 	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
 	"                            with HOSTS, every changed pair among them\n"
+	"  simgrid [-o FILE] HOSTS... a SimGrid platform of HOSTS: the LFT routes and the\n"
+	"                            cables' rates, for smpirun -platform\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -171,7 +175,7 @@ static const char usage_text[] =
 	"                      slurm, openmpi, rankfile, mpich, hostlist\n"
 	"      --slots N       order, pick, map: ranks per host (default 1)\n"
 	"      --loads         shared: also list every link's load\n"
-	"  -o, --output FILE   slurm: write FILE instead of stdout\n"
+	"  -o, --output FILE   slurm, simgrid: write FILE instead of stdout\n"
 	"      --bytes N       load: bytes per message (default 1)\n"
 	"      --links         load: list every loaded link\n"
 	"      --matrix FILE   load matrix: \"SRC DST BYTES\" per line\n"
@@ -369,8 +373,8 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 		return tq_usage_error("--format: text or dot, not %s", q->format);
 	if (!strcmp(q->format, "dot") && strcmp(cmd, "tree"))
 		return tq_usage_error("--format dot is for tree only");
-	if (q->output && strcmp(cmd, "slurm"))
-		return tq_usage_error("-o is for slurm only");
+	if (q->output && strcmp(cmd, "slurm") && strcmp(cmd, "simgrid"))
+		return tq_usage_error("-o is for slurm and simgrid only");
 	if ((q->load_bytes || q->load_links || q->load_matrix || q->load_dot) && strcmp(cmd, "load"))
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
 	return GO_ON;

@@ -53,6 +53,10 @@ grep -q 'id="0x0002c90300000010:1" bandwidth="8000000000bps"' "$P" &&
 	grep -q 'id="0x0002c90300000030:1" bandwidth="32000000000bps"' "$P" &&
 	ok "c401-101's cable is 1x QDR (8 Gb/s), c402-101's 4x QDR (32 Gb/s)" ||
 	nok "link rates: $(grep -m3 '<link ' "$P")"
+"$ROOT/build/bin/topoquery" simgrid -o "$LAB_DIR/p2.xml" "${HOSTS[@]}" >"$LAB_DIR/o.out" 2>&1 &&
+	cmp -s "$P" "$LAB_DIR/p2.xml" && [ ! -s "$LAB_DIR/o.out" ] &&
+	ok "topoquery simgrid -o FILE writes the same platform to FILE, nothing to stdout" ||
+	nok "simgrid -o: $(head -c 200 "$LAB_DIR/o.out")"
 "$ROOT/build/bin/topoquery" simgrid c401-101 c401-101 >/dev/null 2>"$LAB_DIR/dup.err"
 [ $? = 1 ] && grep -q c401-101 "$LAB_DIR/dup.err" && ok "a host named twice is refused: $(cat "$LAB_DIR/dup.err")" ||
 	nok "duplicate host: $(cat "$LAB_DIR/dup.err")"
