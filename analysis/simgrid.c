@@ -170,7 +170,7 @@ static int emit(const struct sg *g, struct tbuf *out)
 		unsigned port;
 		uint64_t guid;
 		link_name(g, l, &node, &port, &guid);
-		unsigned lat = SIMGRID_CABLE_LAT_NS + (s->nodes[node].type == SNAP_NODE_SWITCH ? SIMGRID_SWITCH_LAT_NS : 0);
+		unsigned lat = COST_CABLE_LAT_NS + (s->nodes[node].type == SNAP_NODE_SWITCH ? COST_SWITCH_LAT_NS : 0);
 		bad = tbuf_printf(out,
 				  "<link id=\"0x%016" PRIx64 ":%u\" bandwidth=\"%" PRIu64 "bps\" latency=\"%uns\" "
 				  "sharing_policy=\"SHARED\"/>\n",

@@ -13,8 +13,8 @@
  * and symmetrical-route rules then flip directions behind the route's back;
  * two plain links make the route list exactly the directed cables.)
  * Bandwidth: the cable's data rate in bits per second. Latency: a directed
- * link that leaves a host costs SIMGRID_CABLE_LAT_NS; one that leaves a
- * switch costs SIMGRID_SWITCH_LAT_NS + SIMGRID_CABLE_LAT_NS (the switch's
+ * link that leaves a host costs COST_CABLE_LAT_NS; one that leaves a
+ * switch costs COST_SWITCH_LAT_NS + COST_CABLE_LAT_NS (the switch's
  * cut-through delay is charged to the link it forwards on), so a route
  * through h switches has latency (h + 1) cable + h switch.
  * Every ordered pair of distinct hosts gets <route symmetrical="NO"> listing
@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "an_err.h"
+#include "cost.h"
 #include "route.h"
 #include "util.h"
 
@@ -43,11 +44,6 @@
  * (SMPI_SAMPLE, or smpi/simulate-computation); a network-only study sets
  * that off and the figure does not matter. */
 #define SIMGRID_HOST_SPEED "1Gf"
-/* Propagation through one cable: ~20 m of fibre or copper at 5 ns/m. */
-#define SIMGRID_CABLE_LAT_NS 100
-/* Port-to-port cut-through latency of one switch (EDR/HDR ASICs state
- * 90-130 ns). */
-#define SIMGRID_SWITCH_LAT_NS 100
 
 struct simgrid_stats {
 	uint32_t hosts;

@@ -33,6 +33,37 @@ void tii_load_free(tii_load_t *l)
 	free(l);
 }
 
+/* time_us=T|- bottleneck=0xGUID:PORT|- bottleneck_bps=N|- (cost.h's model) */
+static int ld_time(const struct tii__kv *kv, tii_load_t *l)
+{
+	const char *t = tii__kv_get(kv, "time_us"), *b = tii__kv_get(kv, "bottleneck");
+	const char *r = tii__kv_get(kv, "bottleneck_bps");
+	if (!t || !b || !r)
+		return TII_E_PROTO;
+	if (!strcmp(t, "-")) {
+		l->time_s = -1;
+		return strcmp(b, "-") || strcmp(r, "-") ? TII_E_PROTO : 0;
+	}
+	char *end;
+	double us = strtod(t, &end);
+	if (*end || end == t || !(us >= 0 && us < 1e15) || tii__parse_u64(r, 10, &l->bottleneck_bps))
+		return TII_E_PROTO;
+	l->time_s = us * 1e-6;
+	if (!strcmp(b, "-"))
+		return l->bottleneck_bps ? TII_E_PROTO : 0;
+	char buf[40];
+	const char *colon = strchr(b, ':');
+	long port;
+	if (!colon || (size_t)(colon - b) >= sizeof buf || tii__parse_long(colon + 1, 0, 255, &port))
+		return TII_E_PROTO;
+	memcpy(buf, b, (size_t)(colon - b));
+	buf[colon - b] = '\0';
+	if (tii__parse_guid(buf, &l->bottleneck_guid) || !l->bottleneck_bps)
+		return TII_E_PROTO;
+	l->bottleneck_port = (int)port;
+	return 0;
+}
+
 static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct ld_ctx *c = ctx;
@@ -51,6 +82,8 @@ static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	    tii__kv_u64(kv, "max_msgs", &l->max_msgs) || tii__kv_u64(kv, "max_bytes", &l->max_bytes) ||
 	    tii__kv_u64(kv, "max_links", &nmax) || nmax > nlines || tii__kv_u64(kv, "max_hops", &hops) ||
 	    hops > 1u << 16 || tii__kv_u64(kv, "links", &nlinks))
+		return TII_E_PROTO;
+	if (ld_time(kv, l))
 		return TII_E_PROTO;
 	l->nranks = (size_t)ranks;
 	l->nhosts = (size_t)hosts;

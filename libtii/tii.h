@@ -96,7 +96,7 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 1   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping */
+#define TII_VERSION_MINOR 2   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -465,6 +465,16 @@ typedef struct tii_load {
 	struct tii_load_link *links;   /* every loaded link, unless TII_LOAD_NOLINKS */
 	size_t nhostnames;
 	struct tii_load_host *hostnames; /* the job's hosts, unless TII_LOAD_NOLINKS */
+	/* Predicted time of the pattern posted at once (docs/cost-model.md): the
+	 * busiest cable's bytes over its data rate plus the longest route's
+	 * latency, in seconds; -1 if a loaded cable's rate is unknown. The
+	 * bottleneck is that cable (guid 0 if the pattern loads none). Added in
+	 * 1.2, at the end: libtii allocates this struct, so older programs are
+	 * unaffected. */
+	double time_s;
+	uint64_t bottleneck_guid;
+	int bottleneck_port;
+	uint64_t bottleneck_bps;
 } tii_load_t;
 
 /* pattern: "alltoall", "allgather", "ring", "shift:K",

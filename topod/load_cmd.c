@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cost.h"
 #include "query.h"
 #include "load.h"
 #include "route.h"
@@ -252,6 +253,26 @@ static void write_links(struct qctx *c, const struct load *L, const uint8_t *in_
 					    node_guid(c, c->rt->eps[route_host_ep(c->rt, k)].node));
 }
 
+/* The predicted time of the pattern posted at once (cost.h) as header
+ * words: "-" where a loaded cable has no known rate (a text-dump fabric). */
+static void put_time(struct qctx *c, const struct load *L)
+{
+	struct cost_time t;
+	char err[AN_ERR_LEN];
+	if (cost_load_time(c->rt, L, &t, err)) {
+		evbuffer_add_printf(c->out, " time_us=- bottleneck=- bottleneck_bps=-");
+		return;
+	}
+	evbuffer_add_printf(c->out, " time_us=%.3f", t.seconds * 1e6);
+	if (t.link == UINT32_MAX) {
+		evbuffer_add_printf(c->out, " bottleneck=- bottleneck_bps=0");
+		return;
+	}
+	const struct load_link *ln = &L->links[t.link];
+	evbuffer_add_printf(c->out, " bottleneck=0x%016" PRIx64 ":%u bottleneck_bps=%" PRIu64,
+			    node_guid(c, ln->node), ln->port, t.link_bps);
+}
+
 /* The OK line announces the lines that follow, so everything that can fail
  * is done before it. */
 static void write_reply(struct qctx *c, const struct load_req *q, const struct load *L)
@@ -273,11 +294,12 @@ static void write_reply(struct qctx *c, const struct load_req *q, const struct l
 			    "OK gen=%" PRIu64 " pattern=%s ranks=%" PRIu32 " hosts=%" PRIu32 " flows=%" PRIu64
 			    " msgs=%" PRIu64 " bytes=%" PRIu64 " intra_msgs=%" PRIu64 " intra_bytes=%" PRIu64
 			    " failed_msgs=%" PRIu64 " failed_bytes=%" PRIu64 " max_msgs=%" PRIu64
-			    " max_bytes=%" PRIu64 " max_links=%" PRIu32 " max_hops=%" PRIu32
-			    " links=%" PRIu32 " lines=%" PRIu32 "\n",
+			    " max_bytes=%" PRIu64 " max_links=%" PRIu32 " max_hops=%" PRIu32,
 			    c->gen, pname, L->nranks, L->nhosts, L->flows, L->msgs, L->bytes, L->intra_msgs,
 			    L->intra_bytes, L->fail_msgs, L->fail_bytes, L->max_msgs, L->max_bytes, L->nmax,
-			    L->max_hops, L->nlinks, nlines);
+			    L->max_hops);
+	put_time(c, L);
+	evbuffer_add_printf(c->out, " links=%" PRIu32 " lines=%" PRIu32 "\n", L->nlinks, nlines);
 	write_summary(c, L);
 	if (q->links == 0)
 		write_links(c, L, in_job);

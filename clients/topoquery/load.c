@@ -271,9 +271,17 @@ static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
 	fprintf(o, ",\"ranks\":%zu,\"hosts\":%zu,\"flows\":%" PRIu64 ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
 		",\"intra_msgs\":%" PRIu64 ",\"intra_bytes\":%" PRIu64 ",\"failed_msgs\":%" PRIu64
 		",\"failed_bytes\":%" PRIu64 ",\"max_msgs\":%" PRIu64 ",\"max_bytes\":%" PRIu64
-		",\"max_hops\":%d,\"levels\":[",
+		",\"max_hops\":%d,",
 		l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs, l->intra_bytes,
 		l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+	if (l->time_s < 0)
+		fputs("\"time_s\":null,\"bottleneck\":null,", o);
+	else if (!l->bottleneck_guid)
+		fprintf(o, "\"time_s\":%.9g,\"bottleneck\":null,", l->time_s);
+	else
+		fprintf(o, "\"time_s\":%.9g,\"bottleneck\":{\"node\":\"0x%016" PRIx64 "\",\"port\":%d,\"bps\":%" PRIu64 "},",
+			l->time_s, l->bottleneck_guid, l->bottleneck_port, l->bottleneck_bps);
+	fputs("\"levels\":[", o);
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
 		fprintf(o, "%s{\"from\":%d,\"to\":%d,\"links\":%zu,\"used\":%zu,\"max_msgs\":%" PRIu64
@@ -333,6 +341,14 @@ static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const c
 		"\nfailed_bytes %" PRIu64 "\nmax_msgs %" PRIu64 "\nmax_bytes %" PRIu64 "\nmax_hops %d\n",
 		l->generation, pattern, l->nranks, l->nhosts, l->flows, l->msgs, l->bytes, l->intra_msgs,
 		l->intra_bytes, l->failed_msgs, l->failed_bytes, l->max_msgs, l->max_bytes, l->max_hops);
+	/* the pattern posted at once, on the real routes and rates (cost model) */
+	if (l->time_s < 0)
+		fputs("time - (a loaded cable has no known rate)\n", o);
+	else if (!l->bottleneck_guid)
+		fprintf(o, "time %.3f us\n", l->time_s * 1e6);
+	else
+		fprintf(o, "time %.3f us bottleneck 0x%016" PRIx64 ":%d at %.3g Gb/s\n", l->time_s * 1e6,
+			l->bottleneck_guid, l->bottleneck_port, (double)l->bottleneck_bps / 1e9);
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
 		fputs("level ", o);

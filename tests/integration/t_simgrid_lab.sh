@@ -112,6 +112,19 @@ near "${tb:-0}" 0.0020007 && ok "(b) two flows sharing the cable to c402-102: ${
 tc=$(run 0:1 | awk '{ print $3 }')
 near "${tc:-0}" 0.0040003 && ok "(c) the same 4 MB from the 1x QDR cable: ${tc} s, hand-computed 0.0040003 s" ||
 	nok "(c) 1x: ${tc:-none} s, want 0.0040003 s"
+# topod's own prediction (load's time_us, analysis/cost.h) of the same
+# flows beside SMPI's times: within 15 % (here the fluid model and the
+# cost model agree to a fraction of a percent).
+predict() { # RANK_HOSTS... -- S:D:B... -> seconds
+	printf 'load links=max matrix %s\n' "$*" | nc -q 2 127.0.0.1 "$LAB_TOPOD_PORT" |
+		sed -n '1s/.* time_us=\([0-9.]*\) .*/\1/p' | awk '{ printf "%.9f", $1 / 1e6 }'
+}
+near15() { awk -v m="$1" -v e="$2" 'BEGIN { d = m - e; if (d < 0) d = -d; exit !(m > 0 && d <= 0.15 * e) }'; }
+pb=$(predict c402-101 c402-102 c403-101 -- 0:1:4000000 2:1:4000000)
+near15 "${pb:-0}" "${tb:-0}" && ok "topod predicts (b) at ${pb} s, SMPI ${tb} s" || nok "(b) predicted ${pb:-none} s, SMPI ${tb:-none} s"
+pc=$(predict c401-101 c401-102 -- 0:1:4000000)
+near15 "${pc:-0}" "${tc:-0}" && ok "topod predicts (c) at ${pc} s, SMPI ${tc} s (the 1x cable is the bottleneck)" ||
+	nok "(c) predicted ${pc:-none} s, SMPI ${tc:-none} s"
 ratio=$(awk -v a="${ta:-0}" -v c="${tc:-0}" 'BEGIN { if (a > 0) printf "%.3f", c / a; else print 0 }')
 near "$ratio" 4 && ok "(c)/(a) = $ratio: a 1x link takes four times as long as a 4x one" || nok "(c)/(a) = $ratio, want 4"
 lab_teardown
