@@ -301,6 +301,12 @@ def get_schedule(topod, algo, hosts, path):
         f.write("# %s\n" % head)
         for s in steps:
             f.write(s + "\n")
+    # topod's own per-step figures (flows, max load, conflicts, levels), to
+    # set beside SMPI's times when topod predicts them.
+    with open(re.sub(r"\.txt$", ".steps", path), "w") as f:
+        f.write(head + "\n")
+        for l in lines:
+            f.write(" ".join(w for w in l.split() if ":" not in w) + "\n")
     return len(steps), head
 
 
@@ -319,18 +325,30 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     topod = Topod(lab.port)
     try:
         bound, blink, bbytes, brate = load_bound(topod, hosts, args.bytes, platform)
-        scheds = {}
+        scheds, pred = {}, {}
         for a in SCHEDULES:
             path = os.path.join(work, "sched-%s.txt" % a)
             steps, head = get_schedule(topod, a, hosts, path)
             fb = re.search(r"\bfallback=(\S+)", head or "")
             scheds[a] = (path if steps is not None else None, steps,
                          head if steps is None else (fb.group(1) if fb else "none"))
+            # Whatever prediction topod's reply carries (issue 19 item 5 adds
+            # them), kept verbatim for the CSV beside SMPI's time.
+            pred[a] = " ".join(re.findall(r"\bpred\w*=\S+", head or ""))
     finally:
         topod.close()
     row = dict(fabric=fabric, shape=shape, hosts=n, bytes=args.bytes, bound=bound, bound_link=blink,
-               bound_link_bytes=bbytes, bound_link_rate=brate, times={}, steps={}, notes={})
+               bound_link_bytes=bbytes, bound_link_rate=brate, times={}, steps={}, notes={},
+               pred={"sched-" + a: p for a, p in pred.items()})
     b = str(args.bytes)
+    # SMPI folds a shared buffer onto a backing file block by block (1 MiB by
+    # default): 2 x 256 MiB per rank at 256 ranks is 131,072 mappings, past
+    # Linux's vm.max_map_count (65,530), and smpirun aborts. One block as big
+    # as a whole buffer keeps it at a couple of mappings per rank.
+    block = 1 << 20
+    while block < args.bytes * n:
+        block <<= 1
+    cfg = cfg + ["--cfg=smpi/shared-malloc-blocksize:%d" % block]
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         runs = [("xor", [], [exe, b, "xor"]),
                 ("ompi", ["--cfg=smpi/coll-selector:ompi"], [exe, b, "alltoall"]),
@@ -369,14 +387,14 @@ def write_outputs(rows, outdir, header):
     with open(os.path.join(outdir, "jobspeed.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["fabric", "shape", "hosts", "bytes", "variant", "steps", "seconds", "speedup_vs_xor",
-                    "speedup_vs_ompi", "over_bound", "bound_seconds", "bound_link", "note"])
+                    "speedup_vs_ompi", "over_bound", "bound_seconds", "bound_link", "note", "topod_prediction"])
         for r in rows:
             for v in VARIANTS:
                 t = r["times"].get(v)
                 w.writerow([r["fabric"], r["shape"], r["hosts"], r["bytes"], v, r["steps"].get(v, ""),
                             "%.9f" % t if t else "", fmt(ratio(r["times"].get("xor"), t), ".4f"),
                             fmt(ratio(r["times"].get("ompi"), t), ".4f"), fmt(ratio(t, r["bound"]), ".4f"),
-                            "%.9f" % r["bound"], r["bound_link"], r["notes"].get(v, "")])
+                            "%.9f" % r["bound"], r["bound_link"], r["notes"].get(v, ""), r["pred"].get(v, "")])
     md = table(rows, markdown=True)
     with open(os.path.join(outdir, "jobspeed.md"), "w") as f:
         f.write(header + "\n\n" + md + "\n")

@@ -37,9 +37,12 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-# driver ARGS... : run.py in the background, its PID in DRIVER_PID.
+# driver TAG ARGS... : run.py in the background, its PID in DRIVER_PID, its
+# output in $R/TAG.out and .err (one pair per run: no stale lines to match).
 driver() {
-	python3 bench/jobspeed/run.py "$@" >"$R/out" 2>"$R/err" </dev/null &
+	local tag=$1
+	shift
+	python3 bench/jobspeed/run.py "$@" >"$R/$tag.out" 2>"$R/$tag.err" </dev/null &
 	DRIVER_PID=$!
 }
 # wait_driver SECS -> run.py's exit status, 124 if it is still running
@@ -56,20 +59,20 @@ wait_driver() {
 	done
 	return 124
 }
-labdir_of() { sed -n 's/.*(topod port [0-9]*, lab \([^)]*\)).*/\1/p' "$R/err" | tail -1; }
+labdir_of() { sed -n 's/.*(topod port [0-9]*, lab \([^)]*\)).*/\1/p' "$R/$1.err" | tail -1; }
 
 start=$SECONDS
-driver "$R/res" --fabrics ft2-small --sizes 16 --shapes contiguous,fragmented --bytes 262144
+driver run1 "$R/res" --fabrics ft2-small --sizes 16 --shapes contiguous,fragmented --bytes 262144
 wait_driver 120
 rc=$?
-lab=$(labdir_of)
+lab=$(labdir_of run1)
 if [ "$rc" = 0 ]; then
 	ok "run.py finished in $((SECONDS - start)) s"
 else
-	nok "run.py exited $rc: $(tail -c 600 "$R/err")"
+	nok "run.py exited $rc: $(tail -c 600 "$R/run1.err")"
 fi
 [ -n "$lab" ] && [ ! -e "$lab" ] && ok "its lab ($lab) is gone" || nok "lab dir '${lab:-unknown}' still there"
-sed -n '/^fabric /,$p' "$R/out" | sed 's/^/# /'
+sed -n '/^fabric /,$p' "$R/run1.out" | sed 's/^/# /'
 
 csv=$R/res/jobspeed.csv
 [ -s "$csv" ] || { nok "no $csv"; exit 1; }
@@ -112,17 +115,18 @@ n=$(grep -c '^| ft2-small ' "$md" 2>/dev/null)
 	ok "jobspeed.md: header and 2 rows" || nok "jobspeed.md rows: ${n:-none}"
 
 # A TERM while SMPI runs: run.py must end its smpirun and its lab by PID.
-driver "$R/res2" --fabrics ft2-small --sizes 16 --shapes contiguous --bytes 262144
+# (A longer run than the first, so that the TERM lands while it works.)
+driver run2 "$R/res2" --fabrics ft2-small --sizes 8,16 --bytes 262144
 for ((i = 0; i < 300; i++)); do
-	grep -q '^    ' "$R/err" 2>/dev/null && break	# a first SMPI time: the lab is up
+	grep -q '^    ' "$R/run2.err" 2>/dev/null && break	# a first SMPI time: the lab is up
 	sleep 0.1
 done
-lab=$(labdir_of)
+lab=$(labdir_of run2)
 kill -TERM "$DRIVER_PID" 2>/dev/null
 wait_driver 30
 rc=$?
 sleep 0.5
-[ "$rc" != 124 ] && [ -n "$lab" ] && [ ! -e "$lab" ] &&
+[ "$rc" = 143 ] && [ -n "$lab" ] && [ ! -e "$lab" ] &&
 	ok "TERM mid-run: run.py exited ($rc) and its lab ($lab) is gone" ||
 	nok "TERM mid-run: status $rc, lab '${lab:-unknown}' $( [ -e "$lab" ] && echo still there)"
 exit $((failed != 0))
