@@ -352,8 +352,14 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         runs = [("xor", [], [exe, b, "xor"]),
                 ("ompi", ["--cfg=smpi/coll-selector:ompi"], [exe, b, "alltoall"]),
-                ("mpich", ["--cfg=smpi/coll-selector:mpich"], [exe, b, "alltoall"]),
-                ("allatonce", [], [exe, b, "allatonce"])]
+                ("mpich", ["--cfg=smpi/coll-selector:mpich"], [exe, b, "alltoall"])]
+        if n <= args.allatonce_max:
+            runs.append(("allatonce", [], [exe, b, "allatonce"]))
+        else:
+            # n(n-1) flows at once, and Full update re-solves all of them at
+            # every completion: 256 hosts ran for over 5 minutes (and mapped
+            # 2 x 256 MiB per rank) without finishing.
+            row["notes"]["allatonce"] = "skipped (> %d hosts)" % args.allatonce_max
         for a in SCHEDULES:
             path, steps, note = scheds[a]
             row["steps"]["sched-" + a] = steps
@@ -442,6 +448,8 @@ def main():
     ap.add_argument("--bytes", type=int, default=1 << 20, help="message per ordered pair (default 1 MiB)")
     ap.add_argument("--big", action="store_true", help="add the 512-host fabrics and 256-host jobs (tens of minutes)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the fragmented shape (default 1)")
+    ap.add_argument("--allatonce-max", type=int, default=128,
+                    help="largest job run all-at-once (default 128; SMPI time grows ~quadratically in flows)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun (default 1800)")
     args = ap.parse_args()
     fabrics = args.fabrics.split(",") if args.fabrics else DEFAULT_FABRICS + (BIG_FABRICS if args.big else [])
@@ -496,7 +504,8 @@ def main():
     print(header)
     print(table(rows, markdown=False))
     print("\n(%.0f s; %s)" % (time.monotonic() - t_start, os.path.join(args.results, "jobspeed.md")))
-    failed = sum(1 for r in rows for v in ["xor", "ompi", "mpich", "allatonce"] if r["times"].get(v) is None)
+    failed = sum(1 for r in rows for v in ["xor", "ompi", "mpich", "allatonce"]
+                 if r["times"].get(v) is None and v not in r["notes"])
     failed += sum(1 for r in rows for a in SCHEDULES if r["steps"].get("sched-" + a) is not None
                   and r["times"].get("sched-" + a) is None)
     return 1 if failed else 0
