@@ -6,7 +6,8 @@ the LFT routes OpenSM really programmed.
   python3 bench/jobspeed/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64]
           [--shapes contiguous,fragmented,perleaf,uneven] [--bytes 1048576] [--big]
 
-For each lab fabric: ibsim + OpenSM (the fabric's engine) + the osmtopo plugin
+For each lab fabric (ftree and updn on 2:1 fat trees of 2 and 3 levels, a
+failed uplink, mixed 1x/DDR uplinks, a random regular graph under dfsssp): ibsim + OpenSM (the fabric's engine) + the osmtopo plugin
 + topod (bench/jobspeed/lab_up.sh, i.e. tests/lab/lab.sh's lab_bring_up). For
 each job (shape x size, one rank per host, ranks in hostname order):
   * `topoquery simgrid HOSTS` -> the job's platform (LFT routes, cable rates);
@@ -79,6 +80,8 @@ FABRICS = {
                 gen=["xgft", "--h", "3", "--m", "8,4,4", "--w", "1,4,2"]),
     "ft2-updn": dict(desc="ft2 under updn", routing="updn", roots=True,
                      gen=["xgft", "--h", "2", "--m", "8,16", "--w", "1,4"]),
+    "ft3-updn": dict(desc="ft3 under updn", routing="updn", roots=True,
+                     gen=["xgft", "--h", "3", "--m", "8,4,4", "--w", "1,4,2"]),
     "ft2-fail": dict(desc="ft2 with one leaf uplink removed (fabgen --fail 1 --seed 3), ftree with root_guid_file",
                      routing="ftree", roots=True,
                      gen=["xgft", "--h", "2", "--m", "8,16", "--w", "1,4", "--fail", "1", "--seed", "3"]),
@@ -95,7 +98,7 @@ FABRICS = {
     "ft2-small": dict(desc="2-level fat tree XGFT(2;4,8;1,2), 32 hosts, 2:1", routing="ftree",
                       gen=["xgft", "--h", "2", "--m", "4,8", "--w", "1,2"]),
 }
-DEFAULT_FABRICS = ["ft2", "ft3", "ft2-updn", "ft2-fail", "ft2-mixed", "rrg"]
+DEFAULT_FABRICS = ["ft2", "ft3", "ft2-updn", "ft3-updn", "ft2-fail", "ft2-mixed", "rrg"]
 BIG_FABRICS = ["ft2-big", "ft3-big"]
 SHAPES = ["contiguous", "fragmented", "perleaf", "uneven"]
 
