@@ -7,8 +7,9 @@ the LFT routes OpenSM really programmed.
           [--shapes contiguous,fragmented,perleaf,uneven] [--bytes 1048576] [--big]
 
 For each lab fabric (ftree and updn on 2:1 fat trees of 2 and 3 levels, a
-failed uplink, mixed 1x/DDR uplinks, a random regular graph under dfsssp): ibsim + OpenSM (the fabric's engine) + the osmtopo plugin
-+ topod (bench/jobspeed/lab_up.sh, i.e. tests/lab/lab.sh's lab_bring_up). For
+failed uplink, mixed 1x/DDR uplinks, a random regular graph under dfsssp):
+ibsim + OpenSM (the fabric's engine) + the osmtopo plugin + topod
+(bench/jobspeed/lab_up.sh, i.e. tests/lab/lab.sh's lab_bring_up). For
 each job (shape x size, one rank per host, ranks in hostname order):
   * `topoquery simgrid HOSTS` -> the job's platform (LFT routes, cable rates);
   * `schedule ALGO HOSTS` for xor, tacs1, tacs2, opt -> schedule files run by
