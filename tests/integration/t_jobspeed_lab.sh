@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The job-speed benchmark (bench/jobspeed/run.py, issue 19 item 4) on a small
+# lab: XGFT(2; 4,8; 1,2) under ftree (32 hosts, 8 leaves of 4, 2:1), 16-host
+# jobs contiguous and fragmented, 256 KiB per pair (above SMPI's 64 KiB
+# eager threshold, so Sendrecv steps wait for their partner as with 1 MiB).
+# Asserts what the harness must get right whatever topod's schedules do:
+#   - every variant and every schedule topod answers completes in SMPI;
+#   - nothing beats the link-load bound (busiest cable's bytes / its rate):
+#     all-at-once and XOR within 1 %, and the others too;
+#   - topod's `schedule xor` run from its file takes what the program's own
+#     XOR exchange takes (the file path and the steps are faithful);
+#   - the table has one row per job, the CSV one per job and variant;
+#   - a TERM in the middle leaves no lab behind (run.py ends the lab by PID).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+failed=0
+ok() { echo "ok - $*"; }
+nok() { echo "not ok - $*"; failed=$((failed + 1)); }
+
+for tool in smpicc smpirun; do
+	command -v $tool >/dev/null || { nok "$tool missing (make deps installs libsimgrid-dev)"; exit 1; }
+done
+[ -x build/bin/topod ] && [ -x build/bin/topoquery ] || { nok "build/bin/topod, topoquery: run make first"; exit 1; }
+
+R=$(mktemp -d "${TMPDIR:-/tmp}/t_jobspeed.XXXXXX") || exit 1
+DRIVER_PID=
+cleanup() {
+	# Only the driver we started; it ends its smpirun and its lab itself.
+	if [ -n "$DRIVER_PID" ] && kill -0 "$DRIVER_PID" 2>/dev/null; then
+		kill -TERM "$DRIVER_PID" 2>/dev/null
+		for _ in $(seq 1 100); do kill -0 "$DRIVER_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -0 "$DRIVER_PID" 2>/dev/null && kill -KILL "$DRIVER_PID" 2>/dev/null
+	fi
+	rm -rf "$R"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# driver TAG ARGS... : run.py in the background, its PID in DRIVER_PID, its
+# output in $R/TAG.out and .err (one pair per run: no stale lines to match).
+driver() {
+	local tag=$1
+	shift
+	python3 bench/jobspeed/run.py "$@" >"$R/$tag.out" 2>"$R/$tag.err" </dev/null &
+	DRIVER_PID=$!
+}
+# wait_driver SECS -> run.py's exit status, 124 if it is still running
+wait_driver() {
+	local i rc
+	for ((i = 0; i < $1 * 10; i++)); do
+		if ! kill -0 "$DRIVER_PID" 2>/dev/null; then
+			wait "$DRIVER_PID"
+			rc=$?
+			DRIVER_PID=
+			return $rc
+		fi
+		sleep 0.1
+	done
+	return 124
+}
+labdir_of() { sed -n 's/.*(topod port [0-9]*, lab \([^)]*\)).*/\1/p' "$R/$1.err" | tail -1; }
+
+start=$SECONDS
+driver run1 "$R/res" --fabrics ft2-small --sizes 16 --shapes contiguous,fragmented --bytes 262144
+wait_driver 120
+rc=$?
+lab=$(labdir_of run1)
+if [ "$rc" = 0 ]; then
+	ok "run.py finished in $((SECONDS - start)) s"
+else
+	nok "run.py exited $rc: $(tail -c 600 "$R/run1.err")"
+fi
+[ -n "$lab" ] && [ ! -e "$lab" ] && ok "its lab ($lab) is gone" || nok "lab dir '${lab:-unknown}' still there"
+sed -n '/^fabric /,$p' "$R/run1.out" | sed 's/^/# /'
+
+csv=$R/res/jobspeed.csv
+[ -s "$csv" ] || { nok "no $csv"; exit 1; }
+python3 - "$csv" <<'PY' || failed=$((failed + 1))
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+jobs = sorted({(r["fabric"], r["shape"], r["hosts"]) for r in rows})
+bad = 0
+def check(cond, msg):
+    global bad
+    print(("ok - " if cond else "not ok - ") + msg)
+    bad += not cond
+want = [("ft2-small", "contiguous", "16"), ("ft2-small", "fragmented", "16")]
+check(jobs == want, "jobs in the CSV: %s" % jobs)
+variants = ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt"]
+check(len(rows) == len(want) * len(variants), "%d CSV rows (%d jobs x %d variants)" % (len(rows), len(want), len(variants)))
+for job in want:
+    v = {r["variant"]: r for r in rows if (r["fabric"], r["shape"], r["hosts"]) == job}
+    name = "%s %s hosts" % (job[1], job[2])
+    bound = float(v["xor"]["bound_seconds"])
+    check(bound > 0, "%s: link-load bound %.6f s on %s" % (name, bound, v["xor"]["bound_link"]))
+    for k in ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2"]:
+        check(k in v and v[k]["seconds"] != "", "%s: %s completed in SMPI (%s s, %s steps)"
+              % (name, k, v.get(k, {}).get("seconds"), v.get(k, {}).get("steps")))
+    o = v.get("sched-opt", {})
+    check(o.get("seconds") or o.get("note") == "NOTAPPLICABLE",
+          "%s: OPT ran (%s s) or topod refused it (%s)" % (name, o.get("seconds"), o.get("note")))
+    for k, r in sorted(v.items()):
+        if r["seconds"]:
+            t = float(r["seconds"])
+            check(t >= 0.99 * bound, "%s: %s %.6f s >= bound %.6f s (x%.3f)" % (name, k, t, bound, t / bound))
+    x, sx = float(v["xor"]["seconds"]), float(v["sched-xor"]["seconds"])
+    check(abs(sx - x) <= 0.01 * x, "%s: topod's xor schedule from its file %.6f s = a2a's own XOR %.6f s" % (name, sx, x))
+sys.exit(1 if bad else 0)
+PY
+
+md=$R/res/jobspeed.md
+n=$(grep -c '^| ft2-small ' "$md" 2>/dev/null)
+[ "$n" = 2 ] && grep -q '^| fabric | shape | hosts | bound ms |' "$md" &&
+	ok "jobspeed.md: header and 2 rows" || nok "jobspeed.md rows: ${n:-none}"
+
+# A TERM while SMPI runs: run.py must end its smpirun and its lab by PID.
+# (A longer run than the first, so that the TERM lands while it works.)
+driver run2 "$R/res2" --fabrics ft2-small --sizes 8,16 --bytes 262144
+for ((i = 0; i < 300; i++)); do
+	grep -q '^    ' "$R/run2.err" 2>/dev/null && break	# a first SMPI time: the lab is up
+	sleep 0.1
+done
+lab=$(labdir_of run2)
+kill -TERM "$DRIVER_PID" 2>/dev/null
+wait_driver 30
+rc=$?
+sleep 0.5
+[ "$rc" = 143 ] && [ -n "$lab" ] && [ ! -e "$lab" ] &&
+	ok "TERM mid-run: run.py exited ($rc) and its lab ($lab) is gone" ||
+	nok "TERM mid-run: status $rc, lab '${lab:-unknown}' $( [ -e "$lab" ] && echo still there)"
+exit $((failed != 0))
