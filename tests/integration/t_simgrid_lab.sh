@@ -125,6 +125,12 @@ near15 "${pb:-0}" "${tb:-0}" && ok "topod predicts (b) at ${pb} s, SMPI ${tb} s"
 pc=$(predict c401-101 c401-102 -- 0:1:4000000)
 near15 "${pc:-0}" "${tc:-0}" && ok "topod predicts (c) at ${pc} s, SMPI ${tc} s (the 1x cable is the bottleneck)" ||
 	nok "(c) predicted ${pc:-none} s, SMPI ${tc:-none} s"
+# The same figure through libtii (topoquery load: tii_load_t.time_s and the
+# bottleneck), for a ring of two over the 1x cable: 4 MB each way, 4 ms.
+tq=$("$ROOT/build/bin/topoquery" load --bytes 4000000 shift:1 c401-101 c401-102 2>&1 | grep '^time ')
+want=$(printf 'load bytes=4000000 links=max shift:1 c401-101 c401-102\n' | nc -q 2 127.0.0.1 "$LAB_TOPOD_PORT" |
+	sed -n '1s/.* time_us=\([0-9.]*\) bottleneck=\(0x[0-9a-f]*:[0-9]*\) .*/time \1 us bottleneck \2 at 8 Gb\/s/p')
+[ -n "$want" ] && [ "$tq" = "$want" ] && ok "topoquery load (libtii): $tq" || nok "topoquery load: '$tq', protocol: '$want'"
 ratio=$(awk -v a="${ta:-0}" -v c="${tc:-0}" 'BEGIN { if (a > 0) printf "%.3f", c / a; else print 0 }')
 near "$ratio" 4 && ok "(c)/(a) = $ratio: a 1x link takes four times as long as a 4x one" || nok "(c)/(a) = $ratio, want 4"
 lab_teardown
