@@ -223,4 +223,50 @@ static inline void tbuf_release(struct tbuf *b)
 	b->len = b->cap = 0;
 }
 
+/* ---- "did you mean" ----------------------------------------------------------- */
+
+/* The edit distance (insert, delete, substitute, swap two neighbours) of
+ * two short words, capped: words longer than 31 bytes count as far apart. */
+static inline unsigned util_edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 99;
+	unsigned d[32][32];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			unsigned v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[n][m];
+}
+
+/* The candidate (stride bytes apart from first, each starting with a
+ * const char * name, n of them) nearest to word within 2 edits, or NULL:
+ * for "unknown command 'hosp': did you mean 'hops'?". */
+static inline const char *util_did_you_mean(const char *word, const void *first, size_t n, size_t stride)
+{
+	const char *best = NULL;
+	unsigned bd = 3;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = *(const char *const *)((const char *)first + i * stride);
+		unsigned d = name ? util_edit_distance(word, name) : 99;
+		if (d < bd) {
+			bd = d;
+			best = name;
+		}
+	}
+	return best;
+}
+
 #endif

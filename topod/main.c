@@ -30,6 +30,7 @@
 #include "server.h"
 #include "store.h"
 #include "textdump.h"
+#include "util.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:7878"
 #define CONFIG_LINE_MAX 1024
@@ -416,7 +417,9 @@ static int parse_config(struct options *o, const char *path)
 			if (!strcmp(p->name, key))
 				opt = p;
 		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands") || !strcmp(key, "version")) {
-			fprintf(stderr, "%s: %s:%d: unknown key '%s'\n", prog, path, lineno, key);
+			const char *near = util_did_you_mean(key, &longopts[0].name, sizeof(longopts) / sizeof(longopts[0]), sizeof(longopts[0]));
+			fprintf(stderr, "%s: %s:%d: unknown key '%s'%s%s%s\n", prog, path, lineno, key,
+				near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 			rc = -1;
 			break;
 		}
@@ -683,7 +686,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 0;
 		}
 		if (c == '?' || apply(o, c, optarg)) {
-			usage(stderr);
+			/* the error is named above; the 35 lines of options would bury it */
+			fprintf(stderr, "(%s --help for the options)\n", prog);
 			return 2;
 		}
 	}

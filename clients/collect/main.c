@@ -79,6 +79,7 @@ static void usage(FILE *f)
 		"                       changed (or a previous delivery failed)\n"
 		"  -v, --verbose        counts and timings on stderr\n"
 		"  -h, --help           this text\n"
+		"  -V, --version        the version\n"
 		"\n"
 		"key=value, as in the OpenSM plugin's options:\n"
 		"  sink=unix:PATH  sink=tcp:HOST:PORT  spool=DIR  (each repeatable)\n"
@@ -327,13 +328,14 @@ static int parse_options(int argc, char **argv, struct run *r)
 		{ "changed-only", no_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long v;
 	int c;
 
 	opterr = 0; /* getopt's own messages would start with argv[0], not PROG */
-	while ((c = getopt_long(argc, argv, ":C:P:t:r:w:y:o:l:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":C:P:t:r:w:y:o:l:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			r->cfg.ca = optarg;
@@ -381,6 +383,9 @@ static int parse_options(int argc, char **argv, struct run *r)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf(PROG " %s\n", TOPO_VERSION);
 			return 0;
 		case ':':
 			msg("%s: needs an argument", argv[optind - 1]);

@@ -121,9 +121,11 @@
 #include <string.h>
 
 #include "topoquery.h"
+#include "util.h"
 
 static const char usage_text[] =
 	"usage: topoquery [OPTIONS] COMMAND [ARGS]\n"
+	"       topoquery help [COMMAND] | COMMAND --help\n"
 	"\n"
 	"Commands:\n"
 	"  info                      fabric counts and the generation served\n"
@@ -242,6 +244,7 @@ enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, O
 struct cli {
 	const char *servers, *file;
 	long timeout;
+	int help;   /* -h/--help seen: help on the command, if one is named */
 };
 
 /* A step's "no exit yet": every exit status is >= 0. */
@@ -344,8 +347,8 @@ static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
 			if ((rc = number_option(q, cl, c, optarg)) != GO_ON)
 				return rc;
 			break;
-		case 'h': fputs(usage_text, stdout); return EXIT_OK;
-		case 'V': printf("topoquery (libtii %d.%d)\n", TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
+		case 'h': cl->help = 1; break;
+		case 'V': printf("topoquery %s (libtii %d.%d)\n", TOPO_VERSION, TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
 		default:
 			if (optopt && optopt < 256)
 				return tq_usage_error("unknown option or missing argument: -%c", optopt);
@@ -355,6 +358,65 @@ static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
 	return GO_ON;
 }
 
+/* The command's function, NULL if there is none of that name. */
+static command_fn lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].fn;
+	return NULL;
+}
+
+static int unknown_command(const char *cmd)
+{
+	const char *near = util_did_you_mean(cmd, &commands[0].name, sizeof(commands) / sizeof(commands[0]),
+					     sizeof(commands[0]));
+	if (near)
+		return tq_usage_error("unknown command: %s (did you mean '%s'?)", cmd, near);
+	return tq_usage_error("unknown command: %s", cmd);
+}
+
+/* One command's lines of the usage text: "  NAME ..." and the lines
+ * indented under it. */
+static void command_help(const char *name)
+{
+	size_t n = strlen(name);
+	int in = 0;
+	printf("usage: topoquery [OPTIONS] %s ...\n\n", name);
+	for (const char *p = usage_text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len > n + 2 && !strncmp(p, "  ", 2) && !strncmp(p + 2, name, n) && (p[n + 2] == ' ' || p[n + 2] == '['))
+			in = 1;
+		else if (in && (len < 4 || strncmp(p, "    ", 4)))
+			break;
+		if (in)
+			printf("%.*s\n", (int)len, p);
+		p += len + (e != NULL);
+	}
+	printf("\nOptions: topoquery --help; output formats and examples: topoquery(1).\n");
+}
+
+/* -h/--help, "help" and "help COMMAND": the whole usage, or one command's.
+ * Returns GO_ON when help was not asked for. */
+static int help(int argc, char **argv, const struct cli *cl)
+{
+	const char *cmd = optind < argc ? argv[optind] : NULL;
+	int word = cmd && !strcmp(cmd, "help");
+	if (!cl->help && !word)
+		return GO_ON;
+	if (word)
+		cmd = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (!cmd) {
+		fputs(usage_text, stdout);
+		return EXIT_OK;
+	}
+	if (!lookup(cmd))
+		return unknown_command(cmd);
+	command_help(cmd);
+	return EXIT_OK;
+}
+
 /* The command, and the options that only some commands take. Returns
  * GO_ON with *fn set, or the exit status of a usage error. */
 static int find_command(int argc, char **argv, const struct tq *q, command_fn *fn)
@@ -362,12 +424,8 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 	if (optind >= argc)
 		return tq_usage_error("no command");
 	const char *cmd = argv[optind];
-	*fn = NULL;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(cmd, commands[i].name))
-			*fn = commands[i].fn;
-	if (!*fn)
-		return tq_usage_error("unknown command: %s", cmd);
+	if (!(*fn = lookup(cmd)))
+		return unknown_command(cmd);
 	int placing = !strcmp(cmd, "order") || !strcmp(cmd, "pick") || !strcmp(cmd, "map");
 	if (!placing && strcmp(q->format, "text") && strcmp(q->format, "dot"))
 		return tq_usage_error("--format: text or dot, not %s", q->format);
@@ -432,10 +490,12 @@ static int run_command(struct tq *q, const struct cli *cl, command_fn fn, int ar
 int main(int argc, char **argv)
 {
 	struct tq q = { .format = "text", .level = -1, .out = stdout, .slots = 1, .watch_count = 1, .watch_wait_s = 3600 };
-	struct cli cl = { NULL, NULL, -1 };
+	struct cli cl = { NULL, NULL, -1, 0 };
 	command_fn fn = NULL;
 	int rc;
 	if ((rc = parse_options(argc, argv, &q, &cl)) != GO_ON)
+		return rc;
+	if ((rc = help(argc, argv, &cl)) != GO_ON)
 		return rc;
 	if ((rc = find_command(argc, argv, &q, &fn)) != GO_ON)
 		return rc;
