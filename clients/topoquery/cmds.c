@@ -21,7 +21,7 @@ int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int 
 	}
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
-			return tq_usage_error("out of memory");
+			return tq_nomem();
 	if (!out->n && !allow_none)
 		return tq_usage_error("no hosts given");
 	return EXIT_OK;
@@ -339,7 +339,7 @@ int cmd_tree(struct tq *q, int argc, char **argv)
 		struct kids k;
 		if (kids_build(tr, &k)) {
 			fprintf(stderr, "topoquery: tree: out of memory\n");
-			status = EXIT_FAIL;
+			status = EXIT_ERROR;
 		} else {
 			for (size_t i = 0; i < tr->nclusters; i++)
 				if (tr->clusters[i].parent < 0)
@@ -397,7 +397,7 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 	uint64_t gen = tii_last_generation(q->t);
 	if (!ids || !colors || !counts) {
 		fprintf(stderr, "topoquery: clusters: out of memory\n");
-		status = EXIT_FAIL;
+		status = EXIT_ERROR;
 	}
 	for (long k = 0; !status && k < nl; k++) {
 		rc = tii_connected_switch_clusters_at_depth(q->t, cv(&hosts), n, (int)(lo + k), ids + k * n, &counts[k]);
@@ -463,7 +463,7 @@ int cmd_matrix(struct tq *q, int argc, char **argv)
 	if (!m) {
 		strv_free(&hosts);
 		fprintf(stderr, "topoquery: matrix: out of memory\n");
-		return EXIT_FAIL;
+		return EXIT_ERROR;
 	}
 	int rc = tii_get_hop_matrix(q->t, cv(&hosts), n, m);
 	if (rc) {
@@ -652,7 +652,7 @@ static int slurm_one(struct tq *q, const char *path, const char *plane)
 	if (kids_build(tr, &k)) {
 		tii_tree_free(tr);
 		fprintf(stderr, "topoquery: slurm: out of memory\n");
-		return EXIT_FAIL;
+		return EXIT_ERROR;
 	}
 	int status = EXIT_OK;
 	FILE *o = stdout;
@@ -678,16 +678,16 @@ static int slurm_one(struct tq *q, const char *path, const char *plane)
 		fprintf(o, "# fabric plane %s\n", plane);
 	if (slurm_write(o, tr, &k, tii_current_server(q->t))) {
 		fprintf(stderr, "topoquery: slurm: out of memory\n");
-		status = EXIT_FAIL;
+		status = EXIT_ERROR;
 	}
 	if (path) {
 		if (fclose(o) && status == EXIT_OK) {
 			fprintf(stderr, "topoquery: %s: %s\n", tmp, strerror(errno));
-			status = EXIT_FAIL;
+			status = EXIT_ERROR;
 		}
 		if (status == EXIT_OK && rename(tmp, path)) {
 			fprintf(stderr, "topoquery: %s: %s\n", path, strerror(errno));
-			status = EXIT_FAIL;
+			status = EXIT_ERROR;
 		}
 		if (status != EXIT_OK)
 			remove(tmp);

@@ -53,7 +53,7 @@ static int collect_ranks(struct tq *q, int argc, char **argv, struct strv *out)
 	}
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
-			return tq_usage_error("out of memory");
+			return tq_nomem();
 	if (!out->n)
 		return tq_usage_error("no ranks given");
 	if (out->n > TII_RANKS_MAX)
@@ -96,7 +96,7 @@ static int read_matrix(const char *path, size_t nranks, struct tii_flow **out, s
 				free(*out);
 				if (f != stdin)
 					fclose(f);
-				return tq_usage_error("out of memory");
+				return tq_nomem();
 			}
 			*out = nf;
 		}
@@ -393,7 +393,7 @@ static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
 	write_dot(d, l, title);
 	if (d != stdout && fclose(d)) {
 		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
-		return EXIT_FAIL;
+		return EXIT_ERROR;
 	}
 	return EXIT_OK;
 }

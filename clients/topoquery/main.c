@@ -211,6 +211,26 @@ int tq_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int tq_exit_status(int err)
+{
+	switch (err) {
+	case TII_OK: return EXIT_OK;
+	case TII_E_NOTFOUND: case TII_E_NOROUTE: return EXIT_FAIL;
+	case TII_E_INVAL: case TII_E_TOOMANY: case TII_E_SERVER: return EXIT_USAGE;
+	case TII_E_TIMEOUT: return EXIT_TIMEOUT;
+	case TII_E_CONNECT: case TII_E_BUSY: case TII_E_IO: case TII_E_NOFABRIC: case TII_E_UNSUPPORTED:
+	case TII_E_PROTO:
+		return EXIT_NOSERVER;
+	default: return EXIT_ERROR;
+	}
+}
+
+int tq_nomem(void)
+{
+	fputs("topoquery: out of memory\n", stderr);
+	return EXIT_ERROR;
+}
+
 int tq_fail(struct tq *q, const char *what, int err)
 {
 	const char *msg = tii_last_message(q->t);
@@ -218,7 +238,7 @@ int tq_fail(struct tq *q, const char *what, int err)
 		fprintf(stderr, "topoquery: %s: %s (%s)\n", what, tii_strerror(err), msg);
 	else
 		fprintf(stderr, "topoquery: %s: %s\n", what, tii_strerror(err));
-	return EXIT_FAIL;
+	return tq_exit_status(err);
 }
 
 typedef int (*command_fn)(struct tq *, int, char **);
@@ -468,7 +488,7 @@ static int run_command(struct tq *q, const struct cli *cl, command_fn fn, int ar
 			cl->servers ? cl->servers : getenv("TII_SERVERS") ? getenv("TII_SERVERS") : TII_DEFAULT_SERVERS,
 			tii_strerror(rc));
 		strv_free(&q->hosts);
-		return rc == TII_E_INVAL ? EXIT_USAGE : EXIT_FAIL;
+		return tq_exit_status(rc);
 	}
 	if (cl->timeout > 0)
 		tii_set_timeout(q->t, (int)cl->timeout);
@@ -480,7 +500,7 @@ static int run_command(struct tq *q, const struct cli *cl, command_fn fn, int ar
 	int status = fn(q, argc - optind - 1, argv + optind + 1);
 	if (status == EXIT_OK && q->out == stdout && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "topoquery: writing output: %s\n", strerror(errno));
-		status = EXIT_FAIL;
+		status = EXIT_ERROR;
 	}
 	tii_close(q->t);
 	strv_free(&q->hosts);

@@ -61,7 +61,7 @@ static int collect(struct tq *q, int argc, char **argv, struct strv *out)
 	}
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
-			return tq_usage_error("out of memory");
+			return tq_nomem();
 	if (!out->n)
 		return tq_usage_error("no hosts given");
 	if (out->n > TII_MATRIX_MAX)
@@ -79,7 +79,7 @@ int cmd_order(struct tq *q, int argc, char **argv)
 	char **names = st ? NULL : malloc(h.n * sizeof(*names));
 	int *cnt = st ? NULL : malloc(h.n * sizeof(*cnt));
 	if (!st && (!ord || !names || !cnt))
-		st = tq_usage_error("out of memory");
+		st = tq_nomem();
 	if (!st) {
 		int rc = tii_order_hosts(q->t, (const char *const *)h.v, h.n, ord);
 		if (rc) {
@@ -121,7 +121,7 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 	char **names = st ? NULL : malloc((size_t)want * sizeof(*names));
 	int *cnt = st ? NULL : malloc((size_t)want * sizeof(*cnt));
 	if (!st && (!ch || !names || !cnt))
-		st = tq_usage_error("out of memory");
+		st = tq_nomem();
 	if (!st && (size_t)want > h.n) {
 		fprintf(stderr, "topoquery: pick: asked for %ld hosts, %zu are free\n", want, h.n);
 		st = EXIT_FAIL;
@@ -312,7 +312,7 @@ int cmd_map(struct tq *q, int argc, char **argv)
 			cap = h.n * 2;
 			int *ns2 = realloc(slots, cap * sizeof(*slots));
 			if (!ns2)
-				st = tq_usage_error("out of memory");
+				st = tq_nomem();
 			else
 				slots = ns2;
 		}
@@ -321,12 +321,12 @@ int cmd_map(struct tq *q, int argc, char **argv)
 	}
 	for (size_t i = 0; !st && i < q->hosts.n; i++) {
 		if (strv_push(&h, q->hosts.v[i], strlen(q->hosts.v[i])))
-			st = tq_usage_error("out of memory");
+			st = tq_nomem();
 		if (!st && h.n > cap) {
 			cap = h.n * 2;
 			int *ns2 = realloc(slots, cap * sizeof(*slots));
 			if (!ns2)
-				st = tq_usage_error("out of memory");
+				st = tq_nomem();
 			else
 				slots = ns2;
 		}

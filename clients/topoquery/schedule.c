@@ -29,7 +29,7 @@ static int rank_list(struct tq *q, int argc, char **argv, struct strv *out)
 				return tq_usage_error("%s: HOST*N needs N = 1..%d", argv[i], TII_SCHED_RANKS_MAX);
 			for (long k = 0; k < n; k++)
 				if (strv_push(out, argv[i], (size_t)(star - argv[i])))
-					return tq_usage_error("out of memory");
+					return tq_nomem();
 			continue;
 		}
 		if (hostlist_expand(out, argv[i], &why))
@@ -37,7 +37,7 @@ static int rank_list(struct tq *q, int argc, char **argv, struct strv *out)
 	}
 	for (size_t i = 0; i < q->hosts.n; i++)
 		if (strv_push(out, q->hosts.v[i], strlen(q->hosts.v[i])))
-			return tq_usage_error("out of memory");
+			return tq_nomem();
 	if (out->n < 2)
 		return tq_usage_error("schedule needs at least 2 ranks");
 	if (out->n > TII_SCHED_RANKS_MAX)

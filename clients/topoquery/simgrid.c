@@ -60,10 +60,10 @@ int cmd_simgrid(struct tq *q, int argc, char **argv)
 	if (q->output) {
 		if (write_file(q->output, xml, len)) {
 			fprintf(stderr, "topoquery: %s: %s\n", q->output, strerror(errno));
-			status = EXIT_FAIL;
+			status = EXIT_ERROR;
 		}
 	} else if (fwrite(xml, 1, len, q->out) != len) {
-		status = EXIT_FAIL;
+		status = EXIT_ERROR;
 	}
 	free(xml);
 	return status;

@@ -2,7 +2,17 @@
  * topoquery.h - shared state of the topoquery command line (main.c parses,
  * cmds.c runs the commands). Uses only tii.h to talk to topod.
  *
- * Exit statuses: EXIT_OK 0, EXIT_FAIL 1 (a query failed), EXIT_USAGE 2.
+ * Exit statuses, one table for every command (topoquery(1), EXIT STATUS),
+ * so that a wrapper can tell "fall back" from "fix your input":
+ *   0 EXIT_OK        the answer
+ *   1 EXIT_FAIL      the answer is "no": an unknown host, no route, a file
+ *                    that cannot be read
+ *   2 EXIT_USAGE     a usage error, ours or one topod refused
+ *   3 EXIT_TIMEOUT   a server did not answer in time (watch: nothing new)
+ *   4 EXIT_NOSERVER  no server could answer: none reachable, busy, without
+ *                    a fabric, too old for the command, or not topod
+ *   5 EXIT_ERROR     the answer could not be had for another reason (out of
+ *                    memory, a reply over the size limit)
  */
 #ifndef TOPOQUERY_H
 #define TOPOQUERY_H
@@ -16,7 +26,14 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
-#define EXIT_TIMEOUT 3 /* watch: nothing new within --wait */
+#define EXIT_TIMEOUT 3
+#define EXIT_NOSERVER 4
+#define EXIT_ERROR 5
+
+/* The exit status for a libtii error code (the table above). */
+int tq_exit_status(int tii_err);
+/* "topoquery: out of memory", EXIT_ERROR. */
+int tq_nomem(void);
 
 struct tq {
 	tii_t *t;

@@ -213,8 +213,8 @@ S=127.0.0.1:$port
 g0=$("$TQ" -s "$S" info 2>/dev/null | sed -n 's/^generation //p')
 "$TQ" -s "$S" hops c401-101 c401-102 >/dev/null 2>"$L/nofabric.err"
 rc=$?
-[ "$g0" = 0 ] && [ $rc -eq 1 ] && grep -q 'no fabric yet' "$L/nofabric.err"
-check $? "before OpenSM: info says generation 0, hops says no fabric yet (exit 1)"
+[ "$g0" = 0 ] && [ $rc -eq 4 ] && grep -q 'no fabric yet' "$L/nofabric.err"
+check $? "before OpenSM: info says generation 0, hops says no fabric yet (exit 4: no server can answer yet)"
 
 # OpenSM with the installed opensm.conf lines and plugin.
 mapfile -t osm_lines < <(grep -v '^[[:space:]]*#' "$SNIPPET" | grep . | sed "s|/run/topod/|$L/run/|g")

@@ -231,7 +231,7 @@ def fixture_suite(S, tag):
     check(rc == 0 and out.splitlines()[0] == "level 1 clusters 2" and len(out.splitlines()) == 3,
           t + "clusters LEVEL -f - (stdin)")
     rc, out, err = tq("shared", "Hca1", "-f", hf, server=S)
-    check(rc == 1 and err.startswith("topoquery: shared: "), t + "a host given twice (argument and file) is topod's USAGE error: exit 1")
+    check(rc == 2 and err.startswith("topoquery: shared: "), t + "a host given twice (argument and file) is topod's USAGE error: exit 2")
     # slurm -o
     conf = os.path.join(d, "topology.conf")
     rc, out, err = tq("slurm", "-o", conf, server=S)
@@ -239,16 +239,17 @@ def fixture_suite(S, tag):
           open(conf).read().count("SwitchName=") == 3 and
           not [f for f in os.listdir(d) if ".tmp" in f], t + "slurm -o FILE (no temporary left)")
 
-    # errors: "topoquery: what: why", exit 1, nothing on stdout
+    # errors: "topoquery: what: why", nothing on stdout; exit 1 when the
+    # answer is "no such host" or "no route", 2 for usage, 3 timeout, 4 no server
     rc, out, err = tq("hops", "Hca1", "NoSuchHost", server=S)
     check(rc == 1 and out == "" and err.startswith("topoquery: hops Hca1 NoSuchHost: no such host"),
           t + "unknown host: exit 1, message: " + err.strip())
     rc, out, err = tq("--json", "matrix", "Hca1", "NoSuchHost", server=S)
     check(rc == 1 and out == "" and err.startswith("topoquery: matrix: no such host"), t + "matrix with an unknown host")
     rc, out, err = tq("hops", "Hca1", "bad name", server=S)
-    check(rc == 1 and "invalid argument" in err, t + "a host name with a space: " + err.strip())
+    check(rc == 2 and "invalid argument" in err, t + "a host name with a space: exit 2, " + err.strip())
     rc, out, err = tq("clusters", "7", "Hca1", server=S)
-    check(rc == 1 and err.startswith("topoquery: clusters at level 7: "), t + "level beyond the depth: " + err.strip())
+    check(rc == 2 and err.startswith("topoquery: clusters at level 7: "), t + "level beyond the depth: exit 2, " + err.strip())
     rc, out, err = tq("info", server=None, env={"TII_SERVERS": S})
     check(rc == 0 and ("server %s" % S) in out, t + "$TII_SERVERS is used without -s")
 
@@ -392,18 +393,18 @@ def main():
     dead = "127.0.0.1:%d" % s.getsockname()[1]
     s.close()
     rc, out, err = tq("depth", server=dead)
-    check(rc == 1 and err.startswith("topoquery: depth: cannot connect") and dead in err, "server down: exit 1, " + err.strip())
+    check(rc == 4 and err.startswith("topoquery: depth: cannot connect") and dead in err, "server down: exit 4, " + err.strip())
     rc, out, err = tq("depth", server=dead + "," + fake.addr)
     check(rc == 0 and out == "2\n", "-s with two servers: the second answers")
     silent = Fake("--mode", "silent")
     t0 = time.time()
     rc, out, err = tq("--timeout", "300", "depth", server=silent.addr)
     el = time.time() - t0
-    check(rc == 1 and "did not answer in time" in err and el < 3, "silent server: exit 1 after %.1f s" % el)
+    check(rc == 3 and "did not answer in time" in err and el < 3, "silent server: exit 3 after %.1f s" % el)
     t0 = time.time()
     rc, out, err = tq("tree", server=silent.addr, env={"TII_TIMEOUT_MS": "300"})
     el = time.time() - t0
-    check(rc == 1 and el < 3, "$TII_TIMEOUT_MS bounds the wait (%.1f s)" % el)
+    check(rc == 3 and el < 3, "$TII_TIMEOUT_MS bounds the wait: exit 3 (%.1f s)" % el)
     tt.done()
 
 
