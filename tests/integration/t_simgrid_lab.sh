@@ -58,7 +58,7 @@ grep -q 'id="0x0002c90300000010:1" bandwidth="8000000000bps"' "$P" &&
 	ok "topoquery simgrid -o FILE writes the same platform to FILE, nothing to stdout" ||
 	nok "simgrid -o: $(head -c 200 "$LAB_DIR/o.out")"
 "$ROOT/build/bin/topoquery" simgrid c401-101 c401-101 >/dev/null 2>"$LAB_DIR/dup.err"
-[ $? = 1 ] && grep -q c401-101 "$LAB_DIR/dup.err" && ok "a host named twice is refused: $(cat "$LAB_DIR/dup.err")" ||
+[ $? = 2 ] && grep -q c401-101 "$LAB_DIR/dup.err" && ok "a host named twice is refused (exit 2, usage): $(cat "$LAB_DIR/dup.err")" ||
 	nok "duplicate host: $(cat "$LAB_DIR/dup.err")"
 
 # Routes against topod's `path`: the XML lists the source's cable, then
