@@ -8,6 +8,10 @@
 #ifndef TOPO_LIMITS_H
 #define TOPO_LIMITS_H
 
+/* The query port topod listens on and clients try when none is given
+ * ("-s host" means host:7878). A string: it goes into address specs. */
+#define TOPO_PORT_DEFAULT "7878"
+
 /* One request line, without its newline. A 4,096-host job's host list
  * (hostnames of ~16 bytes, ~70 KiB) fits with room for a rank list; a
  * longer line is an error, not a reason to buffer without end. */

@@ -70,24 +70,23 @@ static int add_server(tii_t *t, const char *s, size_t n)
 	size_t hn;
 	if (*s == '[') {
 		const char *rb = memchr(s, ']', n);
-		if (!rb || rb + 1 >= s + n || rb[1] != ':')
+		if (!rb || (rb + 1 < s + n && rb[1] != ':'))
 			return TII_E_INVAL;
 		h = s + 1;
 		hn = (size_t)(rb - h);
-		colon = rb + 1;
+		colon = rb + 1 < s + n ? rb + 1 : NULL;
 	} else {
 		colon = NULL;
 		for (size_t i = 0; i < n; i++)
 			if (s[i] == ':')
 				colon = s + i;   /* the last one */
-		if (!colon)
-			return TII_E_INVAL;
-		hn = (size_t)(colon - s);
+		hn = colon ? (size_t)(colon - s) : n;
 		if (memchr(s, ':', hn))
 			return TII_E_INVAL;  /* an IPv6 address needs brackets */
 	}
-	const char *p = colon + 1;
-	size_t pn = (size_t)(s + n - p);
+	/* "host" alone is host on topod's default port */
+	const char *p = colon ? colon + 1 : TOPO_PORT_DEFAULT;
+	size_t pn = colon ? (size_t)(s + n - p) : strlen(TOPO_PORT_DEFAULT);
 	if (!hn || !pn || pn > 5)
 		return TII_E_INVAL;
 	unsigned port = 0;
@@ -102,7 +101,9 @@ static int add_server(tii_t *t, const char *s, size_t n)
 		if ((unsigned char)h[i] <= 0x20 || (unsigned char)h[i] >= 0x7f)
 			return TII_E_INVAL;
 	struct tii_server *sv = &t->srv[t->nsrv];
-	sv->spec = dupn(s, n);
+	sv->spec = colon ? dupn(s, n) : malloc(n + 1 + pn + 1);
+	if (sv->spec && !colon)
+		snprintf(sv->spec, n + 1 + pn + 1, "%.*s:%s", (int)n, s, p);   /* messages name the port tried */
 	sv->host = dupn(h, hn);
 	sv->port = dupn(p, pn);
 	if (!sv->spec || !sv->host || !sv->port) {

@@ -141,7 +141,7 @@ extern "C" {
 #define TII_TIMEOUT_DEFAULT_MS 10000
 #define TII_TIMEOUT_MAX_MS (24 * 3600 * 1000)
 /* The server list used when tii_open() gets NULL and $TII_SERVERS is unset. */
-#define TII_DEFAULT_SERVERS "127.0.0.1:7878"
+#define TII_DEFAULT_SERVERS "127.0.0.1:" TOPO_PORT_DEFAULT
 /* Servers in one list. */
 #define TII_SERVERS_MAX 16
 

@@ -32,7 +32,7 @@
 #include "textdump.h"
 #include "util.h"
 
-#define DEFAULT_LISTEN "127.0.0.1:7878"
+#define DEFAULT_LISTEN "127.0.0.1:" TOPO_PORT_DEFAULT
 #define CONFIG_LINE_MAX 1024
 
 struct options {
