@@ -169,27 +169,18 @@ static uint16_t host_dist(const struct hb *b, uint32_t x, uint32_t y)
 	return p > q ? p : q;
 }
 
-/* Twin classes and their distance matrix, honouring b->single. */
-static int make_classes(struct hb *b)
+/* Runs of (leaf, row hash): classes by exact row comparison with the class
+ * representatives seen in the run (one, unless hashes collide or rows
+ * differ only where the hash cannot tell). The ids are unsorted for now:
+ * b->host_cls[h] = class of h, reps[c] = its first member seen. v: [nh]
+ * scratch. Returns the number of classes. */
+static uint32_t classes_by_row(struct hb *b, uint32_t *v, uint32_t *reps)
 {
-	uint32_t nh = b->nh;
-	uint32_t *v = malloc(((size_t)nh + 1) * sizeof(*v));
-	uint32_t *reps = malloc(((size_t)nh + 1) * sizeof(*reps));
-	uint32_t *first = malloc(((size_t)nh + 2) * sizeof(*first));
-	if (!v || !reps || !first) {
-		free(v), free(reps), free(first);
-		return AN_E_NOMEM;
-	}
+	uint32_t nh = b->nh, C = 0;
+	uint32_t *tmp = b->host_cls;
 	for (uint32_t i = 0; i < nh; i++)
 		v[i] = i;
 	sort_hosts(b, v, nh, cmp_host_block);
-
-	/* Runs of (leaf, row hash): classes by exact row comparison with the
-	 * class representatives seen in the run (one, unless hashes collide or
-	 * rows differ only where the hash cannot tell). Unsorted class ids for
-	 * now: tmp[i] = class of v[i]. */
-	uint32_t C = 0;
-	uint32_t *tmp = b->host_cls;
 	for (uint32_t i = 0; i < nh;) {
 		uint32_t j = i;
 		while (j < nh && b->aidx[v[j]] == b->aidx[v[i]] && b->rowhash[v[j]] == b->rowhash[v[i]])
@@ -211,17 +202,20 @@ static int make_classes(struct hb *b)
 		}
 		i = j;
 	}
-	free(v);
-	if (C > HIER_MAX_CLASSES) {
-		free(reps), free(first);
-		return AN_E_RANGE;
-	}
-	/* Renumber classes in key order: the greedy rounds then walk slot
-	 * indices in key order, and a merged cluster keeps its starter's slot
-	 * (the smallest key of its group), so the order never needs resorting. */
+	return C;
+}
+
+/* Renumbers the C classes of b->host_cls in key order: the greedy rounds
+ * then walk slot indices in key order, and a merged cluster keeps its
+ * starter's slot (the smallest key of its group), so the order never needs
+ * resorting. */
+static int classes_in_key_order(struct hb *b, const uint32_t *reps, uint32_t C)
+{
+	uint32_t nh = b->nh, *tmp = b->host_cls;
 	uint32_t *rk = malloc(((size_t)C + 1) * sizeof(*rk)), *newid = malloc(((size_t)C + 1) * sizeof(*newid));
-	if (!rk || !newid) {
-		free(reps), free(first), free(rk), free(newid);
+	uint32_t *ord = rk && newid ? malloc(((size_t)C + 1) * sizeof(*ord)) : NULL;
+	if (!ord) {
+		free(rk), free(newid);
 		return AN_E_NOMEM;
 	}
 	/* the class's smallest member, found by scanning all hosts */
@@ -230,24 +224,23 @@ static int make_classes(struct hb *b)
 	for (uint32_t h = 0; h < nh; h++)
 		if (host_less(b, h, rk[tmp[h]]))
 			rk[tmp[h]] = h;
-	uint32_t *ord = malloc(((size_t)C + 1) * sizeof(*ord));
-	if (!ord) {
-		free(reps), free(first), free(rk), free(newid);
-		return AN_E_NOMEM;
-	}
 	for (uint32_t c = 0; c < C; c++)
 		ord[c] = rk[c];
 	sort_hosts(b, ord, C, cmp_host_key);
 	for (uint32_t c = 0; c < C; c++)
 		newid[tmp[ord[c]]] = c;
-	free(ord);
-	free(rk);
 	for (uint32_t h = 0; h < nh; h++)
 		b->host_cls[h] = newid[tmp[h]];
+	free(ord);
+	free(rk);
 	free(newid);
-	free(reps);
+	return AN_OK;
+}
 
-	/* members per class, in key order */
+/* Members per class, in key order: first[C + 2] becomes b->cls_first. */
+static int class_members(struct hb *b, uint32_t *first, uint32_t C)
+{
+	uint32_t nh = b->nh;
 	memset(first, 0, ((size_t)C + 2) * sizeof(*first));
 	for (uint32_t h = 0; h < nh; h++)
 		first[b->host_cls[h] + 2]++;
@@ -269,7 +262,14 @@ static int make_classes(struct hb *b)
 	free(b->cls_first);
 	b->cls_first = first;
 	b->C = C;
+	return AN_OK;
+}
 
+/* The classes' self-distances and distance matrix, from one member each. */
+static int class_distances(struct hb *b)
+{
+	uint32_t C = b->C;
+	const uint32_t *first = b->cls_first;
 	free(b->D);
 	free(b->sd);
 	b->D = malloc((size_t)C * C * sizeof(*b->D) + 1);
@@ -294,6 +294,29 @@ static int make_classes(struct hb *b)
 	return AN_OK;
 }
 
+/* Twin classes and their distance matrix, honouring b->single. */
+static int make_classes(struct hb *b)
+{
+	uint32_t nh = b->nh;
+	uint32_t *v = malloc(((size_t)nh + 1) * sizeof(*v));
+	uint32_t *reps = malloc(((size_t)nh + 1) * sizeof(*reps));
+	uint32_t *first = malloc(((size_t)nh + 2) * sizeof(*first));
+	if (!v || !reps || !first) {
+		free(v), free(reps), free(first);
+		return AN_E_NOMEM;
+	}
+	uint32_t C = classes_by_row(b, v, reps);
+	free(v);
+	int rc = C > HIER_MAX_CLASSES ? AN_E_RANGE : classes_in_key_order(b, reps, C);
+	free(reps);
+	if (rc) {
+		free(first);
+		return rc;
+	}
+	rc = class_members(b, first, C);   /* first is b's now, or freed */
+	return rc ? rc : class_distances(b);
+}
+
 static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
 {
 	if (util_grow((void **)&b->cl, &b->capcl, (size_t)b->ncl + 1, sizeof(*b->cl)))
@@ -306,144 +329,199 @@ static int new_cluster(struct hb *b, uint16_t dist, uint64_t key)
 	return 0;
 }
 
-/*
- * The rounds of hier.h over classes. Returns AN_OK, a negative error, or
- * 1 when a block had to be split (b->single updated: rerun).
- */
 #define ABSORBED (HIER_NONE - 1)   /* slot merged into another slot's cluster */
 
-static int cluster_rounds(struct hb *b)
+/* State of cluster_rounds, slots indexed by class. */
+struct rounds {
+	uint32_t C;
+	uint16_t *D;           /* b->D: complete-linkage distances, kept up to date */
+	uint32_t *act;         /* [nact] active slots, in key order */
+	uint32_t nact;
+	uint32_t *node;        /* slot -> cluster, NONE, or ABSORBED */
+	uint8_t *blk;          /* slot is a not yet joined block of >= 2 */
+	uint8_t *asg;          /* slot grouped in this round */
+	uint32_t *G;           /* [ng] the group being formed, its starter first */
+	uint32_t ng;
+};
+
+/* The round's minimum: over active pairs and unjoined blocks' self-distances. */
+static uint16_t round_min(const struct hb *b, const struct rounds *r)
 {
-	uint32_t C = b->C;
-	uint16_t *D = b->D;
-	uint32_t *act = malloc(((size_t)C + 1) * sizeof(*act));
-	uint32_t *node = malloc(((size_t)C + 1) * sizeof(*node));  /* slot -> cluster, or NONE */
-	uint8_t *blk = malloc((size_t)C + 1);    /* slot is a not yet joined block of >= 2 */
-	uint8_t *asg = malloc((size_t)C + 1);
-	uint32_t *G = malloc(((size_t)C + 1) * sizeof(*G));
-	int rc = AN_OK;
-	if (!act || !node || !blk || !asg || !G) {
-		rc = AN_E_NOMEM;
-		goto out;
+	uint16_t m = HIER_INF;
+	for (uint32_t x = 0; x < r->nact; x++) {
+		uint32_t i = r->act[x];
+		if (r->blk[i] && b->sd[i] < m)
+			m = b->sd[i];
+		const uint16_t *row = r->D + (size_t)i * r->C;
+		for (uint32_t y = x + 1; y < r->nact; y++)
+			if (row[r->act[y]] < m)
+				m = row[r->act[y]];
 	}
-	uint32_t nact = C;
-	for (uint32_t c = 0; c < C; c++) {
-		act[c] = c;
-		node[c] = HIER_NONE;
-		blk[c] = b->cls_first[c + 1] - b->cls_first[c] >= 2;
+	return m;
+}
+
+/* The greedy group of starter act[x]: every later free slot at distance m
+ * from all slots already in it. */
+static void round_group(struct rounds *r, uint32_t x, uint16_t m)
+{
+	r->ng = 0;
+	r->G[r->ng++] = r->act[x];
+	for (uint32_t y = x + 1; y < r->nact; y++) {
+		uint32_t j = r->act[y];
+		if (r->asg[j])
+			continue;
+		const uint16_t *row = r->D + (size_t)j * r->C;
+		uint32_t g = 0;
+		while (g < r->ng && row[r->G[g]] == m)
+			g++;
+		if (g == r->ng)
+			r->G[r->ng++] = j;
 	}
-	b->ncl = 0;
-	for (;;) {
-		uint16_t m = HIER_INF;
-		for (uint32_t x = 0; x < nact; x++) {
-			uint32_t i = act[x];
-			if (blk[i] && b->sd[i] < m)
-				m = b->sd[i];
-			const uint16_t *row = D + (size_t)i * C;
-			for (uint32_t y = x + 1; y < nact; y++)
-				if (row[act[y]] < m)
-					m = row[act[y]];
+}
+
+/* 1 if the group holds a block whose twins the per-host run would separate
+ * (they are marked single), else 0. */
+static int group_splits(struct hb *b, const struct rounds *r, uint16_t m)
+{
+	int split = 0;
+	for (uint32_t g = 0; g < r->ng; g++)
+		if (r->blk[r->G[g]] && b->sd[r->G[g]] != m) {
+			for (uint32_t k = b->cls_first[r->G[g]]; k < b->cls_first[r->G[g] + 1]; k++)
+				b->single[b->cls_host[k]] = 1;
+			split = 1;
 		}
-		if (m == HIER_INF)
-			break;
-		memset(asg, 0, C);
-		for (uint32_t x = 0; x < nact; x++) {
-			uint32_t i = act[x], ng = 0;
-			if (asg[i])
-				continue;
-			G[ng++] = i;
-			for (uint32_t y = x + 1; y < nact; y++) {
-				uint32_t j = act[y];
-				if (asg[j])
-					continue;
-				const uint16_t *row = D + (size_t)j * C;
-				uint32_t g = 0;
-				while (g < ng && row[G[g]] == m)
-					g++;
-				if (g == ng)
-					G[ng++] = j;
+	return split;
+}
+
+/* A new cluster at distance m over the group: its slots' clusters, or
+ * their hosts, become its children. */
+static int group_join(struct hb *b, struct rounds *r, uint16_t m)
+{
+	uint32_t i = r->G[0];
+	if (new_cluster(b, m, b->hkey[b->cls_host[b->cls_first[i]]]))
+		return AN_E_NOMEM;
+	uint32_t nc = b->ncl - 1;
+	for (uint32_t g = 0; g < r->ng; g++) {
+		uint32_t s = r->G[g];
+		r->asg[s] = 1;
+		if (r->node[s] != HIER_NONE) {
+			b->cl[r->node[s]].parent = nc;
+			b->cl[nc].nchildren++;
+		} else {
+			for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
+				b->host_parent[b->cls_host[k]] = nc;
+				b->cl[nc].nchildren++;
 			}
-			if (ng < 2 && !(blk[i] && b->sd[i] == m))
-				continue;
-			int split = 0;
-			for (uint32_t g = 0; g < ng; g++)
-				if (blk[G[g]] && b->sd[G[g]] != m) {
-					/* the per-host run would separate these twins */
-					for (uint32_t k = b->cls_first[G[g]]; k < b->cls_first[G[g] + 1]; k++)
-						b->single[b->cls_host[k]] = 1;
-					split = 1;
-				}
-			if (split) {
-				rc = 1;
-				goto out;
-			}
-			if (new_cluster(b, m, b->hkey[b->cls_host[b->cls_first[i]]])) {
-				rc = AN_E_NOMEM;
-				goto out;
-			}
-			uint32_t nc = b->ncl - 1;
-			for (uint32_t g = 0; g < ng; g++) {
-				uint32_t s = G[g];
-				asg[s] = 1;
-				if (node[s] != HIER_NONE) {
-					b->cl[node[s]].parent = nc;
-					b->cl[nc].nchildren++;
-				} else {
-					for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
-						b->host_parent[b->cls_host[k]] = nc;
-						b->cl[nc].nchildren++;
-					}
-				}
-			}
-			for (uint32_t g = 1; g < ng; g++)
-				node[G[g]] = ABSORBED;
-			/* Complete linkage, into the starter's slot. Clusters made
-			 * earlier in this round are updated too: their rows already
-			 * hold maxima over their own members. */
-			uint16_t *ri = D + (size_t)i * C;
-			for (uint32_t y = 0; y < nact; y++) {
-				uint32_t z = act[y];
-				if (z == i || node[z] == ABSORBED)
-					continue;
-				uint16_t v = ri[z];
-				for (uint32_t g = 1; g < ng; g++) {
-					uint16_t w = D[(size_t)G[g] * C + z];
-					if (w > v)
-						v = w;
-				}
-				ri[z] = v;
-				D[(size_t)z * C + i] = v;
-			}
-			node[i] = nc;
-			blk[i] = 0;
 		}
-		uint32_t w = 0;
-		for (uint32_t x = 0; x < nact; x++)
-			if (node[act[x]] != ABSORBED)
-				act[w++] = act[x];
-		nact = w;
 	}
-	/* Whatever is left meets nothing at a finite distance: roots. */
-	for (uint32_t x = 0; x < nact; x++) {
-		uint32_t s = act[x];
-		if (node[s] != HIER_NONE)
+	for (uint32_t g = 1; g < r->ng; g++)
+		r->node[r->G[g]] = ABSORBED;
+	return AN_OK;
+}
+
+/* Complete linkage, into the starter's slot. Clusters made earlier in this
+ * round are updated too: their rows already hold maxima over their own
+ * members. */
+static void group_linkage(struct rounds *r)
+{
+	uint32_t i = r->G[0], C = r->C;
+	uint16_t *D = r->D, *ri = D + (size_t)i * C;
+	for (uint32_t y = 0; y < r->nact; y++) {
+		uint32_t z = r->act[y];
+		if (z == i || r->node[z] == ABSORBED)
+			continue;
+		uint16_t v = ri[z];
+		for (uint32_t g = 1; g < r->ng; g++) {
+			uint16_t w = D[(size_t)r->G[g] * C + z];
+			if (w > v)
+				v = w;
+		}
+		ri[z] = v;
+		D[(size_t)z * C + i] = v;
+	}
+}
+
+/* One round at minimum m: groups in key order of their starters. */
+static int one_round(struct hb *b, struct rounds *r, uint16_t m)
+{
+	memset(r->asg, 0, r->C);
+	for (uint32_t x = 0; x < r->nact; x++) {
+		uint32_t i = r->act[x];
+		if (r->asg[i])
+			continue;
+		round_group(r, x, m);
+		if (r->ng < 2 && !(r->blk[i] && b->sd[i] == m))
+			continue;
+		if (group_splits(b, r, m))
+			return 1;
+		if (group_join(b, r, m))
+			return AN_E_NOMEM;
+		group_linkage(r);
+		r->node[i] = b->ncl - 1;
+		r->blk[i] = 0;
+	}
+	uint32_t w = 0;
+	for (uint32_t x = 0; x < r->nact; x++)
+		if (r->node[r->act[x]] != ABSORBED)
+			r->act[w++] = r->act[x];
+	r->nact = w;
+	return AN_OK;
+}
+
+/* Whatever is left meets nothing at a finite distance: roots. */
+static int lone_roots(struct hb *b, const struct rounds *r)
+{
+	for (uint32_t x = 0; x < r->nact; x++) {
+		uint32_t s = r->act[x];
+		if (r->node[s] != HIER_NONE)
 			continue;
 		for (uint32_t k = b->cls_first[s]; k < b->cls_first[s + 1]; k++) {
 			uint32_t h = b->cls_host[k];
-			if (new_cluster(b, HIER_INF, b->hkey[h])) {
-				rc = AN_E_NOMEM;
-				goto out;
-			}
+			if (new_cluster(b, HIER_INF, b->hkey[h]))
+				return AN_E_NOMEM;
 			b->host_parent[h] = b->ncl - 1;
 			b->cl[b->ncl - 1].nchildren = 1;
 		}
 	}
-out:
-	free(act);
-	free(node);
-	free(blk);
-	free(asg);
-	free(G);
+	return AN_OK;
+}
+
+/*
+ * The rounds of hier.h over classes. Returns AN_OK, a negative error, or
+ * 1 when a block had to be split (b->single updated: rerun).
+ */
+static int cluster_rounds(struct hb *b)
+{
+	uint32_t C = b->C;
+	struct rounds r = {
+		.C = C,
+		.D = b->D,
+		.act = malloc(((size_t)C + 1) * sizeof(*r.act)),
+		.node = malloc(((size_t)C + 1) * sizeof(*r.node)),
+		.blk = malloc((size_t)C + 1),
+		.asg = malloc((size_t)C + 1),
+		.G = malloc(((size_t)C + 1) * sizeof(*r.G)),
+		.nact = C,
+	};
+	int rc = AN_E_NOMEM;
+	if (r.act && r.node && r.blk && r.asg && r.G) {
+		for (uint32_t c = 0; c < C; c++) {
+			r.act[c] = c;
+			r.node[c] = HIER_NONE;
+			r.blk[c] = b->cls_first[c + 1] - b->cls_first[c] >= 2;
+		}
+		b->ncl = 0;
+		rc = AN_OK;
+		for (uint16_t m; !rc && (m = round_min(b, &r)) != HIER_INF;)
+			rc = one_round(b, &r, m);
+		if (!rc)
+			rc = lone_roots(b, &r);
+	}
+	free(r.act);
+	free(r.node);
+	free(r.blk);
+	free(r.asg);
+	free(r.G);
 	return rc;
 }
 

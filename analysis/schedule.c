@@ -83,101 +83,146 @@ static inline const uint32_t *job_route(const struct job *j, uint32_t a, uint32_
 	return j->links + j->path_off[k];
 }
 
-static int job_build(struct job *j, const struct route_tab *rt, const struct sched_req *req,
-		     char err[AN_ERR_LEN])
+/* Scratch of job_build, indexed by the fabric, not the job. */
+struct jscratch {
+	uint32_t *hmap;  /* [rt->nhosts] job host of a route_tab host, or NONE */
+	uint32_t *slot;  /* [s->nports] dense link id of a (node, port) slot, or NONE */
+	uint32_t *leafg; /* [s->nnodes] leaf group of a leaf switch, or NONE */
+	size_t lcap;     /* capacity of j->fabric */
+};
+
+/* Job hosts in order of first appearance among the ranks. */
+static int job_hosts(struct job *j, const struct sched_req *req, uint32_t *hmap, char err[AN_ERR_LEN])
 {
-	memset(j, 0, sizeof(*j));
-	j->rt = rt;
-	j->P = req->nranks;
-	const struct snap *s = rt->snap;
-	uint32_t *hmap = malloc((size_t)rt->nhosts * sizeof(*hmap));
-	uint32_t *slot = malloc((size_t)s->nports * sizeof(*slot));
-	uint32_t *leafg = malloc((size_t)s->nnodes * sizeof(*leafg));
-	j->jh = malloc((size_t)j->P * sizeof(*j->jh));
-	j->host = malloc((size_t)j->P * sizeof(*j->host));
-	int rc = AN_E_NOMEM;
-	if (!hmap || !slot || !leafg || !j->jh || !j->host)
-		goto out;
-	memset(hmap, 0xff, (size_t)rt->nhosts * sizeof(*hmap));
-	memset(slot, 0xff, (size_t)s->nports * sizeof(*slot));
-	memset(leafg, 0xff, (size_t)s->nnodes * sizeof(*leafg));
+	const struct route_tab *rt = j->rt;
 	for (uint32_t r = 0; r < j->P; r++) {
 		uint32_t h = req->rank_host[r];
-		if (h >= rt->nhosts) {
-			rc = fail(err, AN_E_INVAL, "rank %u: host index %u out of range", r, h);
-			goto out;
-		}
+		if (h >= rt->nhosts)
+			return fail(err, AN_E_INVAL, "rank %u: host index %u out of range", r, h);
 		if (hmap[h] == NONE) {
 			hmap[h] = j->H;
 			j->host[j->H++] = h;
 		}
 		j->jh[r] = hmap[h];
 	}
+	return AN_OK;
+}
+
+/* The ranks of each job host, in rank order (a counting sort). */
+static int job_ranks(struct job *j)
+{
 	uint32_t H = j->H;
 	j->hrank_off = calloc((size_t)H + 1, sizeof(*j->hrank_off));
 	j->hrank = malloc((size_t)j->P * sizeof(*j->hrank));
-	j->group = malloc((size_t)H * sizeof(*j->group));
-	j->rep = malloc((size_t)H * sizeof(*j->rep));
-	j->cable = malloc((size_t)H * sizeof(*j->cable));
-	j->path_off = NULL;
-	if (!j->hrank_off || !j->hrank || !j->group || !j->rep || !j->cable)
-		goto out;
+	uint32_t *fill = calloc(H, sizeof(*fill));
+	if (!j->hrank_off || !j->hrank || !fill) {
+		free(fill);
+		return AN_E_NOMEM;
+	}
 	for (uint32_t r = 0; r < j->P; r++)
 		j->hrank_off[j->jh[r] + 1]++;
 	for (uint32_t a = 0; a < H; a++)
 		j->hrank_off[a + 1] += j->hrank_off[a];
-	{
-		uint32_t *fill = calloc(H, sizeof(*fill));
-		if (!fill)
-			goto out;
-		for (uint32_t r = 0; r < j->P; r++)
-			j->hrank[j->hrank_off[j->jh[r]] + fill[j->jh[r]]++] = r;
-		free(fill);
+	for (uint32_t r = 0; r < j->P; r++)
+		j->hrank[j->hrank_off[j->jh[r]] + fill[j->jh[r]]++] = r;
+	free(fill);
+	return AN_OK;
+}
+
+/* Dense link id of slot sl, numbered in order of first use. */
+static int job_dense(struct job *j, struct jscratch *sc, uint32_t sl, uint8_t isfab, uint32_t *id)
+{
+	if (sc->slot[sl] == NONE) {
+		if (j->nlinks == sc->lcap) {
+			uint8_t *nf = realloc(j->fabric, sc->lcap * 2);
+			if (!nf)
+				return AN_E_NOMEM;
+			j->fabric = nf;
+			sc->lcap *= 2;
+		}
+		j->fabric[j->nlinks] = isfab;
+		sc->slot[sl] = j->nlinks++;
 	}
-	/* Dense link ids, in order of first use. */
-	size_t lcap = 1024;
-	uint8_t *fab = malloc(lcap);
-	if (!fab)
-		goto out;
-	j->fabric = fab;
-#define DENSE(sl, isfab)                                                              \
-	do {                                                                          \
-		if (slot[sl] == NONE) {                                               \
-			if (j->nlinks == lcap) {                                      \
-				uint8_t *nf = realloc(j->fabric, lcap * 2);           \
-				if (!nf)                                              \
-					goto out;                                     \
-				j->fabric = nf;                                       \
-				lcap *= 2;                                            \
-			}                                                             \
-			j->fabric[j->nlinks] = (isfab);                               \
-			slot[sl] = j->nlinks++;                                       \
-		}                                                                     \
-	} while (0)
+	*id = sc->slot[sl];
+	return AN_OK;
+}
+
+/* Each host's own cable and leaf group; a host whose default port is down
+ * or has no LID cannot take part. */
+static int job_cables(struct job *j, struct jscratch *sc, char err[AN_ERR_LEN])
+{
+	const struct route_tab *rt = j->rt;
+	const struct snap *s = rt->snap;
+	uint32_t H = j->H;
+	j->group = malloc((size_t)H * sizeof(*j->group));
+	j->rep = malloc((size_t)H * sizeof(*j->rep));
+	j->cable = malloc((size_t)H * sizeof(*j->cable));
+	sc->lcap = 1024;
+	j->fabric = malloc(sc->lcap);
+	if (!j->group || !j->rep || !j->cable || !j->fabric)
+		return AN_E_NOMEM;
 	for (uint32_t a = 0; a < H; a++) {
 		uint32_t ep = route_host_ep(rt, j->host[a]);
 		const struct route_ep *e = &rt->eps[ep];
-		if (e->up != AN_OK || e->lid == 0) {
-			rc = fail(err, AN_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
-				  e->lid ? an_strerror(e->up) : "has no LID");
-			goto out;
-		}
-		uint32_t sl = s->nodes[e->node].port0 + e->port;
-		DENSE(sl, 0);
-		j->cable[a] = slot[sl];
-		if (leafg[e->leaf] == NONE) {
-			leafg[e->leaf] = j->ngroups;
+		if (e->up != AN_OK || e->lid == 0)
+			return fail(err, AN_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
+				    e->lid ? an_strerror(e->up) : "has no LID");
+		if (job_dense(j, sc, s->nodes[e->node].port0 + e->port, 0, &j->cable[a]))
+			return AN_E_NOMEM;
+		if (sc->leafg[e->leaf] == NONE) {
+			sc->leafg[e->leaf] = j->ngroups;
 			j->rep[j->ngroups++] = a;
 		}
-		j->group[a] = leafg[e->leaf];
+		j->group[a] = sc->leafg[e->leaf];
 	}
+	return AN_OK;
+}
+
+/* Appends the links of the route from end port ep (group g's) to host b at
+ * j->links[*n ..]. */
+static int job_path(struct job *j, struct jscratch *sc, uint32_t g, uint32_t ep, uint32_t b, size_t *n,
+		    size_t *cap, char err[AN_ERR_LEN])
+{
+	const struct route_tab *rt = j->rt;
+	const struct snap *s = rt->snap;
+	struct route_hop hops[64];
+	uint16_t dl = rt->eps[route_host_ep(rt, j->host[b])].lid;
+	struct route_res res;
+	int w = route_walk(rt, ep, dl, hops, 64, &res);
+	if (w == AN_OK && res.hops > 64)
+		w = AN_E_RANGE;
+	if (w != AN_OK)
+		return fail(err, AN_E_ROUTE, "route %s -> %s: %s", rt->hosts[j->host[j->rep[g]]].name,
+			    rt->hosts[j->host[b]].name, an_strerror(w));
+	if (*n + res.hops > *cap) {
+		*cap = *cap * 2 + res.hops;
+		uint32_t *nl = realloc(j->links, *cap * sizeof(*nl));
+		if (!nl)
+			return AN_E_NOMEM;
+		j->links = nl;
+	}
+	for (uint32_t k = 0; k < res.hops; k++) {
+		const struct snap_node *nd = &s->nodes[hops[k].node];
+		uint32_t sw = rt->sw_of_node[hops[k].node];
+		int isfab = sw != ROUTE_NONE && rt->pt[rt->pt_off[sw] + hops[k].out] < ROUTE_PT_EP;
+		if (job_dense(j, sc, nd->port0 + hops[k].out, (uint8_t)isfab, &j->links[*n]))
+			return AN_E_NOMEM;
+		(*n)++;
+	}
+	return AN_OK;
+}
+
+/* The route from every leaf group to every job host. */
+static int job_paths(struct job *j, struct jscratch *sc, char err[AN_ERR_LEN])
+{
+	const struct route_tab *rt = j->rt;
+	uint32_t H = j->H;
 	size_t npairs = (size_t)j->ngroups * H;
 	j->path_off = malloc((npairs + 1) * sizeof(*j->path_off));
 	size_t cap = npairs * 4 + 16, n = 0;
 	j->links = malloc(cap * sizeof(*j->links));
 	if (!j->path_off || !j->links)
-		goto out;
-	struct route_hop hops[64];
+		return AN_E_NOMEM;
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		/* Walk from the leaf switch itself (its port 0), so that the route
 		 * to every host of the group, the first one included, is known. */
@@ -189,42 +234,47 @@ static int job_build(struct job *j, const struct route_tab *rt, const struct sch
 			j->path_off[(size_t)g * H + b] = (uint32_t)n;
 			if (ep == rep_ep && b == j->rep[g])
 				continue;
-			uint16_t dl = rt->eps[route_host_ep(rt, j->host[b])].lid;
-			struct route_res res;
-			int w = route_walk(rt, ep, dl, hops, 64, &res);
-			if (w == AN_OK && res.hops > 64)
-				w = AN_E_RANGE;
-			if (w != AN_OK) {
-				rc = fail(err, AN_E_ROUTE, "route %s -> %s: %s", rt->hosts[j->host[j->rep[g]]].name,
-					  rt->hosts[j->host[b]].name, an_strerror(w));
-				goto out;
-			}
-			if (n + res.hops > cap) {
-				cap = cap * 2 + res.hops;
-				uint32_t *nl = realloc(j->links, cap * sizeof(*nl));
-				if (!nl)
-					goto out;
-				j->links = nl;
-			}
-			for (uint32_t k = 0; k < res.hops; k++) {
-				const struct snap_node *nd = &s->nodes[hops[k].node];
-				uint32_t sl = nd->port0 + hops[k].out;
-				uint32_t sw = rt->sw_of_node[hops[k].node];
-				int isfab = sw != ROUTE_NONE && rt->pt[rt->pt_off[sw] + hops[k].out] < ROUTE_PT_EP;
-				DENSE(sl, (uint8_t)isfab);
-				j->links[n++] = slot[sl];
-			}
+			int rc = job_path(j, sc, g, ep, b, &n, &cap, err);
+			if (rc)
+				return rc;
 		}
 	}
-#undef DENSE
 	j->path_off[npairs] = (uint32_t)n;
-	rc = AN_OK;
-out:
+	return AN_OK;
+}
+
+static int job_build(struct job *j, const struct route_tab *rt, const struct sched_req *req,
+		     char err[AN_ERR_LEN])
+{
+	memset(j, 0, sizeof(*j));
+	j->rt = rt;
+	j->P = req->nranks;
+	const struct snap *s = rt->snap;
+	struct jscratch sc = {
+		.hmap = malloc((size_t)rt->nhosts * sizeof(*sc.hmap)),
+		.slot = malloc((size_t)s->nports * sizeof(*sc.slot)),
+		.leafg = malloc((size_t)s->nnodes * sizeof(*sc.leafg)),
+	};
+	j->jh = malloc((size_t)j->P * sizeof(*j->jh));
+	j->host = malloc((size_t)j->P * sizeof(*j->host));
+	int rc = AN_E_NOMEM;
+	if (sc.hmap && sc.slot && sc.leafg && j->jh && j->host) {
+		memset(sc.hmap, 0xff, (size_t)rt->nhosts * sizeof(*sc.hmap));
+		memset(sc.slot, 0xff, (size_t)s->nports * sizeof(*sc.slot));
+		memset(sc.leafg, 0xff, (size_t)s->nnodes * sizeof(*sc.leafg));
+		rc = job_hosts(j, req, sc.hmap, err);
+		if (!rc)
+			rc = job_ranks(j);
+		if (!rc)
+			rc = job_cables(j, &sc, err);
+		if (!rc)
+			rc = job_paths(j, &sc, err);
+	}
 	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for a %u-rank job", j->P);
-	free(hmap);
-	free(slot);
-	free(leafg);
+	free(sc.hmap);
+	free(sc.slot);
+	free(sc.leafg);
 	return rc;
 }
 
@@ -398,6 +448,12 @@ struct tacs {
 	uint32_t *pend;        /* [H] pending partners */
 	uint32_t *cur;         /* [H] scan start per host for distance cur_d */
 	uint32_t cur_d;
+	uint32_t *drow;        /* [H] distances from one host, capped at 65535 */
+	uint8_t *dset;         /* [65536] distances that occur */
+	uint32_t *extra;       /* [H] partners in an extra step */
+	uint16_t *xload;       /* [nlinks] loads of an extra step */
+	struct hflow *hf;      /* the result, grouped by step */
+	size_t nhf, hcap;
 };
 
 static int tacs_fits(const struct tacs *t, const uint16_t *load, uint32_t a, uint32_t b, unsigned limit)
@@ -440,15 +496,21 @@ static void tacs_pair(struct tacs *t, uint32_t *partner, uint32_t a, uint32_t b)
 	t->pend[b]--;
 }
 
-static uint32_t g_H, g_self;
-static const uint32_t *g_dist;
-static int cand_cmp(const void *x, const void *y)
+/* cand_cmp's context: the qsort_r argument, so that concurrent builds
+ * share nothing. */
+struct cand_ctx {
+	uint32_t H, self;
+	const uint32_t *dist;
+};
+
+static int cand_cmp(const void *x, const void *y, void *arg)
 {
+	const struct cand_ctx *c = arg;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	uint32_t da = g_dist[a], db = g_dist[b];
+	uint32_t da = c->dist[a], db = c->dist[b];
 	if (da != db)
 		return da > db ? -1 : 1;
-	uint32_t ra = (a + g_H - g_self) % g_H, rb = (b + g_H - g_self) % g_H;
+	uint32_t ra = (a + c->H - c->self) % c->H, rb = (b + c->H - c->self) % c->H;
 	return ra < rb ? -1 : ra > rb;
 }
 
@@ -498,146 +560,193 @@ static void tacs_pass(struct tacs *t, uint32_t *partner, uint16_t *load, uint32_
 	}
 }
 
+static void tacs_free(struct tacs *t)
+{
+	free(t->partner);
+	free(t->load);
+	free(t->done);
+	free(t->cand);
+	free(t->dist);
+	free(t->pend);
+	free(t->cur);
+	free(t->drow);
+	free(t->extra);
+	free(t->xload);
+	free(t->dset);
+	free(t->hf);
+}
+
+static int tacs_alloc(struct tacs *t)
+{
+	uint32_t H = t->H, nlinks = t->j->nlinks;
+	t->partner = malloc(((size_t)t->nsteps * H + 1) * sizeof(*t->partner));
+	t->load = calloc((size_t)t->nsteps * nlinks + 1, sizeof(*t->load));
+	t->done = calloc((size_t)H * H + 1, 1);
+	t->cand = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t->cand));
+	t->dist = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t->dist));
+	t->pend = malloc(((size_t)H + 1) * sizeof(*t->pend));
+	t->cur = malloc(((size_t)H + 1) * sizeof(*t->cur));
+	t->drow = malloc(((size_t)H + 1) * sizeof(*t->drow));
+	t->extra = malloc(((size_t)H + 1) * sizeof(*t->extra));
+	t->xload = calloc((size_t)nlinks + 1, sizeof(*t->xload));
+	t->dset = calloc(65536, 1);
+	if (!t->partner || !t->load || !t->done || !t->cand || !t->dist || !t->pend || !t->cur || !t->drow ||
+	    !t->extra || !t->xload || !t->dset)
+		return AN_E_NOMEM;
+	memset(t->partner, 0xff, (size_t)t->nsteps * H * sizeof(*t->partner));
+	return AN_OK;
+}
+
+/* Every host's partners, farthest first (ties in ring order from the
+ * host), and the set of distances that occur. */
+static void tacs_candidates(struct tacs *t)
+{
+	const struct job *j = t->j;
+	uint32_t H = t->H, *drow = t->drow;
+	for (uint32_t a = 0; a < H; a++) {
+		t->pend[a] = H - 1;
+		for (uint32_t b = 0; b < H; b++) {
+			drow[b] = a == b ? 0 : job_dist(j, a, b);
+			if (drow[b] > 65535)
+				drow[b] = 65535;
+			t->dset[drow[b]] = 1;
+		}
+		uint32_t *c = t->cand + (size_t)a * (H - 1), n = 0;
+		for (uint32_t b = 0; b < H; b++)
+			if (b != a)
+				c[n++] = b;
+		struct cand_ctx ctx = { .H = H, .self = a, .dist = drow };
+		qsort_r(c, n, sizeof(*c), cand_cmp, &ctx);
+		for (uint32_t i = 0; i < n; i++)
+			t->dist[(size_t)a * (H - 1) + i] = drow[c[i]];
+	}
+}
+
+/* The H-1 normal steps, filled distance by distance, the farthest first:
+ * conflict-free pairs, then pairs within the conflict limit. */
+static void tacs_normal_steps(struct tacs *t, unsigned limit)
+{
+	uint32_t H = t->H, nlinks = t->j->nlinks;
+	for (uint32_t d = 65535; d >= 1; d--) {
+		if (!t->dset[d])
+			continue;
+		for (uint32_t st = 0; st < t->nsteps; st++) {
+			uint32_t *p = t->partner + (size_t)st * H;
+			uint16_t *ld = t->load + (size_t)st * nlinks;
+			tacs_pass(t, p, ld, d, 1);
+			tacs_pass(t, p, ld, d, limit);
+		}
+	}
+}
+
+/* Host flows a -> b and b -> a in host step st. */
+static int tacs_push(struct tacs *t, uint32_t st, uint32_t a, uint32_t b)
+{
+	if (t->nhf + 2 > t->hcap) {
+		size_t nc = t->hcap * 2 + 1024;
+		struct hflow *nh = realloc(t->hf, nc * sizeof(*nh));
+		if (!nh)
+			return AN_E_NOMEM;
+		t->hf = nh;
+		t->hcap = nc;
+	}
+	t->hf[t->nhf++] = (struct hflow){ st, a, b };
+	t->hf[t->nhf++] = (struct hflow){ st, b, a };
+	return AN_OK;
+}
+
+/* TACS2: a host left idle in step st takes its first pending partner,
+ * whatever the conflicts and even if that partner is busy in this step. */
+static int tacs2_fill(struct tacs *t, uint32_t st, uint32_t *p)
+{
+	uint32_t H = t->H;
+	for (uint32_t a = 0; a < H; a++) {
+		if (p[a] != NONE || !t->pend[a])
+			continue;
+		const uint32_t *c = t->cand + (size_t)a * (H - 1);
+		for (uint32_t i = 0; i < H - 1; i++) {
+			uint32_t b = c[i];
+			if (t->done[(size_t)a * H + b])
+				continue;
+			t->done[(size_t)a * H + b] = t->done[(size_t)b * H + a] = 1;
+			t->pend[a]--;
+			t->pend[b]--;
+			p[a] = b;  /* a is busy now; b keeps its own partner */
+			if (tacs_push(t, st, a, b))
+				return AN_E_NOMEM;
+			break;
+		}
+	}
+	return AN_OK;
+}
+
+/* The normal steps' pairs as host flows (TACS2: plus the idle hosts'). */
+static int tacs_emit_steps(struct tacs *t, enum sched_algo algo)
+{
+	uint32_t H = t->H;
+	for (uint32_t st = 0; st < t->nsteps; st++) {
+		uint32_t *p = t->partner + (size_t)st * H;
+		for (uint32_t a = 0; a < H; a++)
+			if (p[a] != NONE && a < p[a] && tacs_push(t, st, a, p[a]))
+				return AN_E_NOMEM;
+		if (algo == SCHED_TACS2 && tacs2_fill(t, st, p))
+			return AN_E_NOMEM;
+	}
+	return AN_OK;
+}
+
+/* TACS1: extra steps, bounded conflicts, any distance, until done. */
+static int tacs_extra_steps(struct tacs *t, struct sched *s, enum sched_algo algo, unsigned limit,
+			    char err[AN_ERR_LEN])
+{
+	uint32_t H = t->H, hstep = t->nsteps;
+	for (;;) {
+		int left = 0;
+		for (uint32_t a = 0; a < H && !left; a++)
+			left = t->pend[a] != 0;
+		if (!left)
+			break;
+		if (algo == SCHED_TACS2)
+			return fail(err, AN_E_CHECK, "TACS2 left pairs after %u steps", t->nsteps);
+		memset(t->extra, 0xff, (size_t)H * sizeof(*t->extra));
+		memset(t->xload, 0, (size_t)t->j->nlinks * sizeof(*t->xload));
+		tacs_pass(t, t->extra, t->xload, NONE, limit);
+		for (uint32_t a = 0; a < H; a++)
+			if (t->extra[a] != NONE && a < t->extra[a] && tacs_push(t, hstep, a, t->extra[a]))
+				return AN_E_NOMEM;
+		hstep++;
+		s->extra_steps++;
+	}
+	s->host_steps = hstep;
+	return AN_OK;
+}
+
 static int build_tacs(struct sched *s, const struct job *j, const struct sched_req *req,
 		      struct hflow **hf_out, size_t *nhf_out, char err[AN_ERR_LEN])
 {
 	uint32_t H = j->H;
 	struct tacs t = { .j = j, .H = H, .nsteps = H ? H - 1 : 0, .cur_d = NONE - 1 };
 	unsigned limit = 1 + req->conflicts;
-	struct hflow *hf = NULL;
-	size_t nhf = 0, hcap = 0;
-	int rc = AN_E_NOMEM;
 	if ((uint64_t)t.nsteps * j->nlinks > (64u << 20) || (uint64_t)H * H > (64u << 20)) {
 		return fail(err, AN_E_INVAL, "TACS for %u hosts over %u links is beyond its memory bound", H,
 			    j->nlinks);
 	}
-	t.partner = malloc(((size_t)t.nsteps * H + 1) * sizeof(*t.partner));
-	t.load = calloc((size_t)t.nsteps * j->nlinks + 1, sizeof(*t.load));
-	t.done = calloc((size_t)H * H + 1, 1);
-	t.cand = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.cand));
-	t.dist = malloc(((size_t)H * (H ? H - 1 : 0) + 1) * sizeof(*t.dist));
-	t.pend = malloc(((size_t)H + 1) * sizeof(*t.pend));
-	t.cur = malloc(((size_t)H + 1) * sizeof(*t.cur));
-	uint32_t *drow = malloc(((size_t)H + 1) * sizeof(*drow));
-	uint32_t *extra = malloc(((size_t)H + 1) * sizeof(*extra));
-	uint16_t *xload = calloc((size_t)j->nlinks + 1, sizeof(*xload));
-	uint8_t *dset = calloc(65536, 1);
-	if (!t.partner || !t.load || !t.done || !t.cand || !t.dist || !t.pend || !t.cur || !drow || !extra || !xload || !dset)
-		goto out;
-	memset(t.partner, 0xff, (size_t)t.nsteps * H * sizeof(*t.partner));
-	for (uint32_t a = 0; a < H; a++) {
-		t.pend[a] = H - 1;
-		for (uint32_t b = 0; b < H; b++) {
-			drow[b] = a == b ? 0 : job_dist(j, a, b);
-			if (drow[b] > 65535)
-				drow[b] = 65535;
-			dset[drow[b]] = 1;
-		}
-		uint32_t *c = t.cand + (size_t)a * (H - 1), n = 0;
-		for (uint32_t b = 0; b < H; b++)
-			if (b != a)
-				c[n++] = b;
-		g_H = H;
-		g_self = a;
-		g_dist = drow;
-		qsort(c, n, sizeof(*c), cand_cmp);
-		for (uint32_t i = 0; i < n; i++)
-			t.dist[(size_t)a * (H - 1) + i] = drow[c[i]];
+	int rc = tacs_alloc(&t);
+	if (!rc) {
+		tacs_candidates(&t);
+		tacs_normal_steps(&t, limit);
+		rc = tacs_emit_steps(&t, req->algo);
 	}
-	for (uint32_t d = 65535; d >= 1; d--) {
-		if (!dset[d])
-			continue;
-		for (uint32_t st = 0; st < t.nsteps; st++) {
-			uint32_t *p = t.partner + (size_t)st * H;
-			uint16_t *ld = t.load + (size_t)st * j->nlinks;
-			tacs_pass(&t, p, ld, d, 1);
-			tacs_pass(&t, p, ld, d, limit);
-		}
+	if (!rc)
+		rc = tacs_extra_steps(&t, s, req->algo, limit, err);
+	if (!rc) {
+		*hf_out = t.hf;
+		*nhf_out = t.nhf;
+		t.hf = NULL;
 	}
-#define PUSH(st, x, y)                                                                  \
-	do {                                                                            \
-		if (nhf == hcap) {                                                      \
-			hcap = hcap * 2 + 1024;                                         \
-			struct hflow *nh = realloc(hf, hcap * sizeof(*nh));             \
-			if (!nh)                                                        \
-				goto out;                                               \
-			hf = nh;                                                        \
-		}                                                                       \
-		hf[nhf++] = (struct hflow){ (st), (x), (y) };                           \
-	} while (0)
-	for (uint32_t st = 0; st < t.nsteps; st++) {
-		uint32_t *p = t.partner + (size_t)st * H;
-		for (uint32_t a = 0; a < H; a++)
-			if (p[a] != NONE && a < p[a]) {
-				PUSH(st, a, p[a]);
-				PUSH(st, p[a], a);
-			}
-		if (req->algo != SCHED_TACS2)
-			continue;
-		/* TACS2: a host left idle takes its first pending partner, whatever
-		 * the conflicts and even if that partner is busy in this step. */
-		for (uint32_t a = 0; a < H; a++) {
-			if (p[a] != NONE || !t.pend[a])
-				continue;
-			const uint32_t *c = t.cand + (size_t)a * (H - 1);
-			for (uint32_t i = 0; i < H - 1; i++) {
-				uint32_t b = c[i];
-				if (t.done[(size_t)a * H + b])
-					continue;
-				t.done[(size_t)a * H + b] = t.done[(size_t)b * H + a] = 1;
-				t.pend[a]--;
-				t.pend[b]--;
-				p[a] = b;  /* a is busy now; b keeps its own partner */
-				PUSH(st, a, b);
-				PUSH(st, b, a);
-				break;
-			}
-		}
-	}
-	/* TACS1: extra steps, bounded conflicts, any distance, until done. */
-	uint32_t hstep = t.nsteps;
-	for (;;) {
-		int left = 0;
-		for (uint32_t a = 0; a < H && !left; a++)
-			left = t.pend[a] != 0;
-		if (!left)
-			break;
-		if (req->algo == SCHED_TACS2) {
-			rc = fail(err, AN_E_CHECK, "TACS2 left pairs after %u steps", t.nsteps);
-			goto out;
-		}
-		memset(extra, 0xff, (size_t)H * sizeof(*extra));
-		memset(xload, 0, (size_t)j->nlinks * sizeof(*xload));
-		tacs_pass(&t, extra, xload, NONE, limit);
-		for (uint32_t a = 0; a < H; a++)
-			if (extra[a] != NONE && a < extra[a]) {
-				PUSH(hstep, a, extra[a]);
-				PUSH(hstep, extra[a], a);
-			}
-		hstep++;
-		s->extra_steps++;
-	}
-#undef PUSH
-	s->host_steps = hstep;
-	*hf_out = hf;
-	*nhf_out = nhf;
-	hf = NULL;
-	rc = AN_OK;
-out:
 	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for TACS on %u hosts", H);
-	free(hf);
-	free(t.partner);
-	free(t.load);
-	free(t.done);
-	free(t.cand);
-	free(t.dist);
-	free(t.pend);
-	free(t.cur);
-	free(drow);
-	free(extra);
-	free(xload);
-	free(dset);
+	tacs_free(&t);
 	return rc;
 }
 
@@ -706,14 +815,20 @@ static int expand_hosts(struct sbuild *b, const struct job *j, const struct hflo
 
 /* ---- OPT (seed 000) ------------------------------------------------------------------ */
 
-static const struct hier *g_h;
-static const struct job *g_j;
-static int host_key_cmp(const void *x, const void *y)
+/* host_key_cmp's context, passed through qsort_r. */
+struct host_key_ctx {
+	const struct hier *h;
+	const struct job *j;
+};
+
+/* Job hosts by their ancestors from the root down, then by index. */
+static int host_key_cmp(const void *x, const void *y, void *arg)
 {
+	const struct host_key_ctx *c = arg;
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	const uint32_t *pa = g_h->anc + (size_t)g_j->host[a] * g_h->depth;
-	const uint32_t *pb = g_h->anc + (size_t)g_j->host[b] * g_h->depth;
-	for (uint32_t l = 0; l < g_h->depth; l++)
+	const uint32_t *pa = c->h->anc + (size_t)c->j->host[a] * c->h->depth;
+	const uint32_t *pb = c->h->anc + (size_t)c->j->host[b] * c->h->depth;
+	for (uint32_t l = 0; l < c->h->depth; l++)
 		if (pa[l] != pb[l])
 			return pa[l] < pb[l] ? -1 : 1;
 	return a < b ? -1 : a > b;
@@ -740,13 +855,12 @@ static int opt_tree(struct sched *s, const struct job *j, const struct hier *h, 
 		return fail(err, AN_E_NOMEM, "no memory");
 	for (uint32_t a = 0; a < H; a++)
 		ord[a] = a;
-	g_h = h;
-	g_j = j;
-	qsort(ord, H, sizeof(*ord), host_key_cmp);
+	struct host_key_ctx kc = { .h = h, .j = j };
+	qsort_r(ord, H, sizeof(*ord), host_key_cmp, &kc);
 	/* Children per node, level by level from the leaf clusters up: at
 	 * prefix length L (L = D: hosts themselves), count distinct children
 	 * of each prefix of length L-1; all must be equal. */
-	uint32_t M[SCHED_LEVELS_MAX], nl = 0;
+	uint32_t M[SCHED_LEVELS_MAX] = { 0 }, nl = 0; /* all of it is copied to s->M */
 	M[nl++] = r0;
 	for (uint32_t q = D; q >= 1; q--) {
 		/* groups: hosts sharing anc[0 .. q); children: distinct anc[0 .. q]

@@ -49,77 +49,100 @@ static void put_flows(struct evbuffer *out, const struct sched *s, uint32_t st)
 	evbuffer_add(out, buf, o);
 }
 
-void answer_schedule(struct qctx *c)
+/* A parsed request: ALGO and options, then ranks from argv[first] on. */
+struct sched_args {
+	struct sched_req req;
+	unsigned long flows;
+	size_t first;
+	size_t P;
+};
+
+/* ALGO and the OPTION=V arguments that follow it. 0, or -1 with the error
+ * written. */
+static int parse_options(struct qctx *c, struct sched_args *sa)
 {
 	const struct proto_req *r = c->req;
-	struct sched_req req = { .conflicts = 1 };
-	unsigned long flows = 1, v;
+	unsigned long v;
 	size_t i = 1;
-	uint32_t *rh = NULL;
-	struct sched *s = NULL;
-	char err[AN_ERR_LEN];
-	if (sched_algo_parse(r->argv[0], &req.algo)) {
+	if (sched_algo_parse(r->argv[0], &sa->req.algo)) {
 		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather)", r->argv[0]);
-		return;
+		return -1;
 	}
 	for (; i < r->argc && strchr(r->argv[i], '='); i++) {
 		const char *a = r->argv[i], *eq = strchr(a, '=');
 		size_t kl = (size_t)(eq - a);
 		if (kl == 9 && !strncmp(a, "conflicts", 9) && !parse_uint(eq + 1, SCHED_CONFLICTS_MAX, &v)) {
-			req.conflicts = (unsigned)v;
+			sa->req.conflicts = (unsigned)v;
 		} else if (kl == 1 && a[0] == 'k' && !parse_uint(eq + 1, 1u << 14, &v)) {
-			req.k = (unsigned)v;
+			sa->req.k = (unsigned)v;
 		} else if (kl == 5 && !strncmp(a, "flows", 5) && !parse_uint(eq + 1, 1, &v)) {
-			flows = v;
+			sa->flows = v;
 		} else if (kl == 8 && !strncmp(a, "sparsity", 8)) {
 			char *end;
 			double d = strtod(eq + 1, &end);
 			if (*end || !(d >= 0 && d <= 1e6)) {
 				query_error(c->out, "USAGE", "sparsity must be a number 0..1e6");
-				return;
+				return -1;
 			}
-			req.sparsity = d;
+			sa->req.sparsity = d;
 		} else {
 			query_error(c->out, "USAGE", "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1)", a,
 				    SCHED_CONFLICTS_MAX);
-			return;
+			return -1;
 		}
 	}
-	if (i == r->argc) {
+	sa->first = i;
+	return 0;
+}
+
+/* The number of ranks, bounded before any host is looked up. 0, or -1
+ * with the error written. */
+static int count_ranks(struct qctx *c, struct sched_args *sa)
+{
+	const struct proto_req *r = c->req;
+	if (sa->first == r->argc) {
 		query_error(c->out, "USAGE", "no ranks: schedule ALGO [OPTION=V ...] HOST[*N] ...");
-		return;
+		return -1;
 	}
-	/* Count first (bounded), then resolve each distinct argument once. */
 	size_t P = 0;
-	for (size_t a = i; a < r->argc; a++) {
+	for (size_t a = sa->first; a < r->argc; a++) {
 		const char *star = strchr(r->argv[a], '*');
 		unsigned long n = 1;
 		if (star && (parse_uint(star + 1, TOPO_RANKS_MAX, &n) || !n)) {
 			query_error(c->out, "USAGE", "bad rank count in '%.60s' (HOST*N, N = 1..%d)", r->argv[a],
 				    TOPO_RANKS_MAX);
-			return;
+			return -1;
 		}
 		P += n;
 		if (P > TOPO_RANKS_MAX) {
 			query_error(c->out, "TOOMANY", "more than %d ranks", TOPO_RANKS_MAX);
-			return;
+			return -1;
 		}
 	}
 	if (P < 2) {
 		query_error(c->out, "USAGE", "a schedule needs at least 2 ranks");
-		return;
+		return -1;
 	}
 	if (P > SCHED_RANKS_MAX) {
 		query_error(c->out, "TOOMANY", "a schedule holds every ordered pair: at most %d ranks", SCHED_RANKS_MAX);
-		return;
+		return -1;
 	}
-	rh = malloc(P * sizeof(*rh));
+	sa->P = P;
+	return 0;
+}
+
+/* The host of every rank, each argument resolved once; NULL with the error
+ * written. */
+static uint32_t *resolve_ranks(struct qctx *c, const struct sched_args *sa)
+{
+	const struct proto_req *r = c->req;
+	uint32_t *rh = malloc(sa->P * sizeof(*rh));
 	if (!rh) {
-		query_error(c->out, "NOMEM", "no memory for %zu ranks", P);
-		return;
+		query_error(c->out, "NOMEM", "no memory for %zu ranks", sa->P);
+		return NULL;
 	}
 	size_t p = 0;
-	for (size_t a = i; a < r->argc; a++) {
+	for (size_t a = sa->first; a < r->argc; a++) {
 		char name[TOPO_QUERY_NAME_MAX + 1];
 		const char *arg = r->argv[a], *star = strchr(arg, '*');
 		size_t len = star ? (size_t)(star - arg) : strlen(arg);
@@ -128,19 +151,28 @@ void answer_schedule(struct qctx *c)
 			parse_uint(star + 1, TOPO_RANKS_MAX, &n);
 		if (!len || len > TOPO_QUERY_NAME_MAX) {
 			query_error(c->out, "USAGE", "bad host name in '%.60s'", arg);
-			goto out;
+			free(rh);
+			return NULL;
 		}
 		memcpy(name, arg, len);
 		name[len] = 0;
 		int64_t h = qctx_host_of(c, name);
-		if (h < 0)
-			goto out;
+		if (h < 0) {
+			free(rh);
+			return NULL;
+		}
 		for (unsigned long x = 0; x < n; x++)
 			rh[p++] = (uint32_t)h;
 	}
-	req.nranks = (uint32_t)P;
-	req.rank_host = rh;
-	int rc = sched_build(c->rt, c->h, &req, c->threads, &s, err);
+	return rh;
+}
+
+/* sched_build on the request's generation; NULL with the error written. */
+static struct sched *compute(struct qctx *c, const struct sched_req *req)
+{
+	struct sched *s = NULL;
+	char err[AN_ERR_LEN];
+	int rc = sched_build(c->rt, c->h, req, c->threads, &s, err);
 	if (rc) {
 		query_error(c->out,
 			    rc == AN_E_NOTAPPLIC ? "NOTAPPLICABLE"
@@ -149,14 +181,20 @@ void answer_schedule(struct qctx *c)
 			    : rc == AN_E_INVAL   ? "USAGE"
 						    : "INTERNAL",
 			    "%s", err);
-		goto out;
+		return NULL;
 	}
+	return s;
+}
+
+/* The OK line, the tree (OPT), one STEP line per step. */
+static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa)
+{
 	uint32_t levels = s->nlevels ? s->nlevels - 1 : 0;
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " algo=%s requested=%s ranks=%u steps=%u multi=%d host_steps=%u "
 			    "extra_steps=%u levels=%u flows=%lu fallback=%s lines=%u\n",
-			    c->gen, sched_algo_name(s->algo), sched_algo_name(req.algo), s->nranks, s->nsteps, s->multi,
-			    s->host_steps, s->extra_steps, levels, flows, s->note[0] ? "xor" : "none",
+			    c->gen, sched_algo_name(s->algo), sched_algo_name(sa->req.algo), s->nranks, s->nsteps,
+			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows, s->note[0] ? "xor" : "none",
 			    s->nsteps + levels + (s->nlevels ? 1 : 0));
 	if (s->nlevels) {
 		evbuffer_add_printf(c->out, "TREE routes=%s M=", s->tree_routes ? "tree" : "other");
@@ -176,11 +214,25 @@ void answer_schedule(struct qctx *c)
 			for (uint32_t l = 1; l < s->nlevels; l++)
 				evbuffer_add_printf(c->out, "%s%u", l > 1 ? "," : "", s->level_max[(size_t)st * s->nlevels + l]);
 		}
-		if (flows)
+		if (sa->flows)
 			put_flows(c->out, s, st);
 		evbuffer_add(c->out, "\n", 1);
 	}
-out:
+}
+
+void answer_schedule(struct qctx *c)
+{
+	struct sched_args sa = { .req = { .conflicts = 1 }, .flows = 1 };
+	if (parse_options(c, &sa) || count_ranks(c, &sa))
+		return;
+	uint32_t *rh = resolve_ranks(c, &sa);
+	if (!rh)
+		return;
+	sa.req.nranks = (uint32_t)sa.P;
+	sa.req.rank_host = rh;
+	struct sched *s = compute(c, &sa.req);
+	if (s)
+		reply(c, s, &sa);
 	sched_free(s);
 	free(rh);
 }
