@@ -394,6 +394,9 @@ def main():
     s.close()
     rc, out, err = tq("depth", server=dead)
     check(rc == 4 and err.startswith("topoquery: depth: cannot connect") and dead in err, "server down: exit 4, " + err.strip())
+    rc, out, err = tq("depth", server=dead.split(":")[0])
+    check(rc == 0 or (rc == 4 and "127.0.0.1:7878" in err),
+          "-s HOST without a port tries topod's default port 7878: exit %d, %s" % (rc, err.strip()))
     rc, out, err = tq("depth", server=dead + "," + fake.addr)
     check(rc == 0 and out == "2\n", "-s with two servers: the second answers")
     silent = Fake("--mode", "silent")
