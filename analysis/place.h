@@ -18,9 +18,12 @@
  *
  * Errors: AN_OK or a negative AN_E_* (route.h); AN_E_RANGE where a
  * request cannot be met (too few hosts or slots), with a reason in why.
- * Nothing here prints, exits or keeps global state except one mutex around
- * Scotch (its random generator is process-wide; holding it makes mapping
- * deterministic and Scotch reentrant for our use).
+ * Nothing here prints, exits or keeps global state: what outlives a call
+ * is in a caller's struct place_ctx (see place_ctx_new).
+ *
+ * Sources: place.c (order, figures), place_pick.c (pick), place_entry.c
+ * (pick's entry-link table and the context), place_graph.c (graphs, cost),
+ * place_map.c (map); place_impl.h is what they share.
  */
 #ifndef TOPOD_PLACE_H
 #define TOPOD_PLACE_H
@@ -30,6 +33,20 @@
 
 #include "hier.h"
 #include "route.h"
+
+/*
+ * A placement context, owned by the caller and shared by its threads:
+ *   - pick's entry table of the last fabric seen (a few MiB, rebuilt when
+ *     the fabric changes), so picks on one fabric build it once;
+ *   - the lock around Scotch, whose random generator is process-wide:
+ *     holding it makes mapping deterministic and Scotch reentrant for our
+ *     use. Every thread of a process that maps concurrently must therefore
+ *     use the same context.
+ * NULL when out of memory. place_ctx_free when no call uses it any more.
+ */
+struct place_ctx;
+struct place_ctx *place_ctx_new(void);
+void place_ctx_free(struct place_ctx *ctx);
 
 /* Index of the first host listed a second time, or -1. O(n log n). */
 long place_find_dup(const uint32_t *hosts, size_t n);
@@ -66,9 +83,11 @@ struct place_pick {
 
 /* Chooses want hosts out of free[0..nfree) (distinct). AN_E_RANGE if
  * want > nfree or want == 0. Deterministic: the same free set in any order
- * gives the same answer. */
-int place_pick(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-	       size_t nfree, size_t want, struct place_pick *out, char why[AN_ERR_LEN]);
+ * gives the same answer, with or without a context. ctx NULL: no cache,
+ * the entry table of the free hosts is built per call. */
+int place_pick(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+	       const uint32_t *free_hosts, size_t nfree, size_t want, struct place_pick *out,
+	       char why[AN_ERR_LEN]);
 void place_pick_free(struct place_pick *p);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
@@ -115,10 +134,13 @@ struct place_map {
 };
 /* Maps g onto hosts[0..nh) with slots[i] ranks at most each. AN_E_RANGE
  * if the slots do not add up to g->n. block: ranks in order fill hosts in
- * the order given; round-robin: rank r on the (r mod nh)-th host with room. */
-int place_map(const struct route_tab *rt, const struct hier *h, const struct place_graph *g,
-	      const uint32_t *hosts, const uint32_t *slots, size_t nh, struct place_map *out,
-	      char why[AN_ERR_LEN]);
+ * the order given; round-robin: rank r on the (r mod nh)-th host with room.
+ * Scotch runs under ctx's lock. ctx NULL: no lock, the caller promises that
+ * no other thread of the process uses Scotch meanwhile (a single-threaded
+ * tool); concurrent calls must share one context. */
+int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+	      const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh,
+	      struct place_map *out, char why[AN_ERR_LEN]);
 void place_map_free(struct place_map *m);
 
 /* The two reference mappings (also used by place_map). */

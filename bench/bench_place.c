@@ -56,6 +56,10 @@ int main(int argc, char **argv)
 	struct hier *h;
 	if (route_build(s, NULL, &rt) || hier_build(rt, &h))
 		return 1;
+	/* one context for the run, as topod has: picks reuse its entry table */
+	struct place_ctx *pc = place_ctx_new();
+	if (!pc)
+		return 1;
 	uint32_t n = rt->nhosts, *all = malloc(n * sizeof(*all)), *v = malloc(n * sizeof(*v));
 	for (uint32_t i = 0; i < n; i++)
 		all[i] = i;
@@ -73,7 +77,7 @@ int main(int argc, char **argv)
 	for (unsigned w = 0; w < 4; w++) {
 		struct place_pick p;
 		TIME(5, ms, {
-			if (place_pick(rt, h, all, n, wants[w], &p, why))
+			if (place_pick(pc, rt, h, all, n, wants[w], &p, why))
 				return 1;
 			if (r_ + 1 < 5)
 				place_pick_free(&p);
@@ -88,7 +92,7 @@ int main(int argc, char **argv)
 		v[nf++] = i;
 	struct place_pick p;
 	TIME(5, ms, {
-		if (place_pick(rt, h, v, nf, 200, &p, why))
+		if (place_pick(pc, rt, h, v, nf, 200, &p, why))
 			return 1;
 		if (r_ + 1 < 5)
 			place_pick_free(&p);
@@ -108,7 +112,7 @@ int main(int argc, char **argv)
 			hs[i] = (i * cases[c].stride) % n, sl[i] = g.n / cases[c].nh;
 		struct place_map m;
 		TIME(3, ms, {
-			if (place_map(rt, h, &g, hs, sl, cases[c].nh, &m, why)) {
+			if (place_map(pc, rt, h, &g, hs, sl, cases[c].nh, &m, why)) {
 				fprintf(stderr, "%s\n", why);
 				return 1;
 			}
@@ -141,7 +145,7 @@ int main(int argc, char **argv)
 	for (unsigned w = 0; w < 3; w++) {
 		struct place_pick q;
 		TIME(3, ms, {
-			if (place_pick(rt, h, all, rt->nhosts, wants2[w], &q, why))
+			if (place_pick(pc, rt, h, all, rt->nhosts, wants2[w], &q, why))
 				return 1;
 			if (r_ + 1 < 3)
 				place_pick_free(&q);
@@ -156,5 +160,6 @@ int main(int argc, char **argv)
 	snap_free(s);
 	free(all);
 	free(v);
+	place_ctx_free(pc);
 	return 0;
 }

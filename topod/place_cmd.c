@@ -1,16 +1,36 @@
 /*
  * place_cmd.c - the protocol commands order, pick and map (docs/protocol.md):
  * argument parsing and replies around place.h. All three are heavy (worker
- * pool): pick walks every free host from every free leaf, map runs Scotch.
+ * pool): pick walks every free host from every free leaf (the entry table,
+ * kept per fabric in the process's placement context), map runs Scotch.
  */
 #include "place_cmd.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "place.h"
 #include "topo_limits.h"
+
+/* One placement context for the process: picks on one fabric share its
+ * entry table, and every map runs Scotch under its one lock. NULL if it
+ * could not be made: picks then build their table per request, maps are
+ * refused (Scotch needs the lock). */
+static pthread_once_t place_once = PTHREAD_ONCE_INIT;
+static struct place_ctx *place_ctx_proc;
+
+static void place_ctx_make(void)
+{
+	place_ctx_proc = place_ctx_new();
+}
+
+static struct place_ctx *place_context(void)
+{
+	pthread_once(&place_once, place_ctx_make);
+	return place_ctx_proc;
+}
 
 /* Resolves names to distinct host indices; ERR written on failure. */
 static uint32_t *hosts_of(struct qctx *c, const char *const *names, size_t n)
@@ -111,7 +131,7 @@ void answer_pick(struct qctx *c)
 	}
 	struct place_pick p;
 	char why[AN_ERR_LEN];
-	int rc = place_pick(c->rt, c->h, v, n, want, &p, why);
+	int rc = place_pick(place_context(), c->rt, c->h, v, n, want, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -267,9 +287,14 @@ void answer_map(struct qctx *c)
 		goto out;
 	if (parse_graph(c, r->argv[0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
 		goto out;
+	struct place_ctx *pc = place_context();
+	if (!pc) {
+		query_error(c->out, "NOMEM", "no memory for the placement context");
+		goto out;
+	}
 	struct place_map m;
 	char why[AN_ERR_LEN];
-	int rc = place_map(c->rt, c->h, &g, hosts, slots, nh, &m, why);
+	int rc = place_map(pc, c->rt, c->h, &g, hosts, slots, nh, &m, why);
 	if (rc) {
 		query_error(c->out, rc == AN_E_RANGE ? "SLOTS" : rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s",
 			    why);

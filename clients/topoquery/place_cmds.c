@@ -284,18 +284,35 @@ bad:
 	return rc;
 }
 
-int cmd_map(struct tq *q, int argc, char **argv)
+/* ---- map ----------------------------------------------------------------------- */
+
+/* map's hosts with their slots, and its answer. */
+struct mapjob {
+	struct strv h;
+	int *slots;          /* [h.n] */
+	size_t ns, cap;      /* slots filled, allocated */
+	size_t nranks, *rh;  /* rank -> index into h */
+	tii_map_info_t in;
+	struct graph g;      /* a graph file's */
+};
+
+/* Room in slots for every host listed so far. */
+static int map_slots_room(struct mapjob *j)
 {
-	if (strcmp(q->format, "text") && strcmp(q->format, "list") && strcmp(q->format, "slurm") &&
-	    strcmp(q->format, "rankfile"))
-		return tq_usage_error("map --format: text, list (= slurm: one line per rank) or rankfile");
-	if (argc < 1)
-		return tq_usage_error("map GRAPH HOSTS...: GRAPH is stencil:X[xY[xZ]][:periodic] or a METIS/Scotch file");
-	const char *gspec = argv[0];
-	struct strv h = { 0 };
-	int *slots = NULL, st = EXIT_OK;
-	size_t ns = 0, cap = 0;
-	/* HOSTLIST[*SLOTS] words, then -f hosts with --slots */
+	if (j->h.n <= j->cap)
+		return EXIT_OK;
+	j->cap = j->h.n * 2;
+	int *ns2 = realloc(j->slots, j->cap * sizeof(*j->slots));
+	if (!ns2)
+		return tq_nomem();
+	j->slots = ns2;
+	return EXIT_OK;
+}
+
+/* HOSTLIST[*SLOTS] words, then -f hosts with --slots. */
+static int map_hosts(struct tq *q, int argc, char **argv, struct mapjob *j)
+{
+	int st = EXIT_OK;
 	for (int i = 1; i < argc && !st; i++) {
 		char *star = strrchr(argv[i], '*'), *end;
 		long s = q->slots;
@@ -306,112 +323,127 @@ int cmd_map(struct tq *q, int argc, char **argv)
 			*star = '\0';
 		}
 		const char *why = NULL;
-		if (!st && hostlist_expand(&h, argv[i], &why))
+		if (!st && hostlist_expand(&j->h, argv[i], &why))
 			st = tq_usage_error("%s: %s", argv[i], why);
-		if (!st && h.n > cap) {
-			cap = h.n * 2;
-			int *ns2 = realloc(slots, cap * sizeof(*slots));
-			if (!ns2)
-				st = tq_nomem();
-			else
-				slots = ns2;
-		}
-		for (; !st && ns < h.n; ns++)
-			slots[ns] = (int)s;
+		if (!st)
+			st = map_slots_room(j);
+		for (; !st && j->ns < j->h.n; j->ns++)
+			j->slots[j->ns] = (int)s;
 	}
 	for (size_t i = 0; !st && i < q->hosts.n; i++) {
-		if (strv_push(&h, q->hosts.v[i], strlen(q->hosts.v[i])))
+		if (strv_push(&j->h, q->hosts.v[i], strlen(q->hosts.v[i])))
 			st = tq_nomem();
-		if (!st && h.n > cap) {
-			cap = h.n * 2;
-			int *ns2 = realloc(slots, cap * sizeof(*slots));
-			if (!ns2)
-				st = tq_nomem();
-			else
-				slots = ns2;
-		}
 		if (!st)
-			slots[ns++] = q->slots;
+			st = map_slots_room(j);
+		if (!st)
+			j->slots[j->ns++] = q->slots;
 	}
-	if (!st && !h.n)
+	if (!st && !j->h.n)
 		st = tq_usage_error("no hosts given");
-	if (!st && h.n > TII_MATRIX_MAX)
-		st = tq_usage_error("%zu hosts, at most %d", h.n, TII_MATRIX_MAX);
-	size_t nranks = 0, *rh = NULL;
-	tii_map_info_t in;
-	int rc = 0;
-	struct graph g = { 0 };
-	if (!st && !strncmp(gspec, "stencil:", 8)) {
-		int d[3] = { 1, 1, 1 }, k = 0, periodic = 0;
-		const char *p = gspec + 8;
-		char *e;
-		while (k < 3 && *p >= '0' && *p <= '9') {
-			long x = strtol(p, &e, 10);
-			d[k++] = x > TII_MAP_RANKS_MAX ? TII_MAP_RANKS_MAX + 1 : (int)x;
-			p = e;
-			if (*p != 'x')
-				break;
-			p++;
-		}
-		if (!strcmp(p, ":periodic"))
-			periodic = 1, p += 9;
-		if (!k || *p || d[0] < 1 || d[1] < 1 || d[2] < 1 || (long)d[0] * d[1] * d[2] > TII_MAP_RANKS_MAX) {
-			st = tq_usage_error("bad stencil %s: stencil:X[xY[xZ]][:periodic]", gspec);
-		} else {
-			nranks = (size_t)d[0] * d[1] * d[2];
-			rh = malloc(nranks * sizeof(*rh));
-			rc = rh ? tii_map_stencil(q->t, (const char *const *)h.v, slots, h.n, d, periodic, rh, &in) : TII_E_NOMEM;
-		}
-	} else if (!st) {
-		char why[256];
-		if (graph_read(gspec, &g, why, sizeof(why))) {
-			fprintf(stderr, "topoquery: map: %s\n", why);
-			st = EXIT_FAIL;
-		} else {
-			nranks = g.n;
-			rh = malloc(nranks * sizeof(*rh));
-			rc = rh ? tii_map_graph(q->t, (const char *const *)h.v, slots, h.n, g.n, g.xadj, g.adj, g.w, rh, &in)
-				: TII_E_NOMEM;
-		}
+	if (!st && j->h.n > TII_MATRIX_MAX)
+		st = tq_usage_error("%zu hosts, at most %d", j->h.n, TII_MATRIX_MAX);
+	return st;
+}
+
+/* "stencil:X[xY[xZ]][:periodic]", sent as its dimensions; *rc is the
+ * library's answer. */
+static int map_stencil(struct tq *q, const char *gspec, struct mapjob *j, int *rc)
+{
+	int d[3] = { 1, 1, 1 }, k = 0, periodic = 0;
+	const char *p = gspec + 8;
+	char *e;
+	while (k < 3 && *p >= '0' && *p <= '9') {
+		long x = strtol(p, &e, 10);
+		d[k++] = x > TII_MAP_RANKS_MAX ? TII_MAP_RANKS_MAX + 1 : (int)x;
+		p = e;
+		if (*p != 'x')
+			break;
+		p++;
 	}
+	if (!strcmp(p, ":periodic"))
+		periodic = 1, p += 9;
+	if (!k || *p || d[0] < 1 || d[1] < 1 || d[2] < 1 || (long)d[0] * d[1] * d[2] > TII_MAP_RANKS_MAX)
+		return tq_usage_error("bad stencil %s: stencil:X[xY[xZ]][:periodic]", gspec);
+	j->nranks = (size_t)d[0] * d[1] * d[2];
+	j->rh = malloc(j->nranks * sizeof(*j->rh));
+	*rc = j->rh ? tii_map_stencil(q->t, (const char *const *)j->h.v, j->slots, j->h.n, d, periodic, j->rh, &j->in)
+		    : TII_E_NOMEM;
+	return EXIT_OK;
+}
+
+/* A METIS or Scotch graph file, sent as CSR; *rc is the library's answer. */
+static int map_file(struct tq *q, const char *gspec, struct mapjob *j, int *rc)
+{
+	char why[256];
+	if (graph_read(gspec, &j->g, why, sizeof(why))) {
+		fprintf(stderr, "topoquery: map: %s\n", why);
+		return EXIT_FAIL;
+	}
+	j->nranks = j->g.n;
+	j->rh = malloc(j->nranks * sizeof(*j->rh));
+	*rc = j->rh ? tii_map_graph(q->t, (const char *const *)j->h.v, j->slots, j->h.n, j->g.n, j->g.xadj, j->g.adj,
+				    j->g.w, j->rh, &j->in)
+		    : TII_E_NOMEM;
+	return EXIT_OK;
+}
+
+static void map_write(struct tq *q, const struct mapjob *j)
+{
+	FILE *o = q->out;
+	const tii_map_info_t *in = &j->in;
+	char *const *hv = j->h.v;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"ranks\":%zu,\"hosts\":%zu,\"method\":\"%s\",\"moved\":%d,"
+			"\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64 ",\"block\":{\"hop_bytes\":%" PRIu64
+			",\"max_load\":%" PRIu64 "},\"round_robin\":{\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64
+			"},\"rank_host\":[",
+			tii_last_generation(q->t), j->nranks, j->h.n, in->scotch ? "scotch" : "block", in->moved,
+			in->hop_bytes, in->max_load, in->block_hop_bytes, in->block_max_load, in->rr_hop_bytes,
+			in->rr_max_load);
+		for (size_t r = 0; r < j->nranks; r++) {
+			if (r)
+				fputc(',', o);
+			json_str(o, hv[j->rh[r]]);
+		}
+		fputs("]}\n", o);
+	} else if (!strcmp(q->format, "text")) {
+		fprintf(o, "ranks %zu\nhosts %zu\nmethod %s\nmoved %d\nhop_bytes %" PRIu64 "\nmax_load %" PRIu64
+			"\nblock_hop_bytes %" PRIu64 "\nblock_max_load %" PRIu64 "\nrr_hop_bytes %" PRIu64
+			"\nrr_max_load %" PRIu64 "\n",
+			j->nranks, j->h.n, in->scotch ? "scotch" : "block", in->moved, in->hop_bytes, in->max_load,
+			in->block_hop_bytes, in->block_max_load, in->rr_hop_bytes, in->rr_max_load);
+		for (size_t r = 0; r < j->nranks; r++)
+			fprintf(o, "rank %zu %s\n", r, hv[j->rh[r]]);
+	} else if (!strcmp(q->format, "rankfile")) {
+		int *used = calloc(j->h.n, sizeof(*used));
+		for (size_t r = 0; r < j->nranks && used; r++)
+			fprintf(o, "rank %zu=%s slot=%d\n", r, hv[j->rh[r]], used[j->rh[r]]++);
+		free(used);
+	} else {
+		for (size_t r = 0; r < j->nranks; r++)
+			fprintf(o, "%s\n", hv[j->rh[r]]);
+	}
+}
+
+int cmd_map(struct tq *q, int argc, char **argv)
+{
+	if (strcmp(q->format, "text") && strcmp(q->format, "list") && strcmp(q->format, "slurm") &&
+	    strcmp(q->format, "rankfile"))
+		return tq_usage_error("map --format: text, list (= slurm: one line per rank) or rankfile");
+	if (argc < 1)
+		return tq_usage_error("map GRAPH HOSTS...: GRAPH is stencil:X[xY[xZ]][:periodic] or a METIS/Scotch file");
+	const char *gspec = argv[0];
+	struct mapjob j = { .h = { 0 } };
+	int rc = 0, st = map_hosts(q, argc, argv, &j);
+	if (!st)
+		st = !strncmp(gspec, "stencil:", 8) ? map_stencil(q, gspec, &j, &rc) : map_file(q, gspec, &j, &rc);
 	if (!st && rc)
 		st = tq_fail(q, "map", rc);
-	if (!st) {
-		FILE *o = q->out;
-		if (q->json) {
-			fprintf(o, "{\"generation\":%" PRIu64 ",\"ranks\":%zu,\"hosts\":%zu,\"method\":\"%s\",\"moved\":%d,"
-				"\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64 ",\"block\":{\"hop_bytes\":%" PRIu64
-				",\"max_load\":%" PRIu64 "},\"round_robin\":{\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64
-				"},\"rank_host\":[",
-				tii_last_generation(q->t), nranks, h.n, in.scotch ? "scotch" : "block", in.moved, in.hop_bytes,
-				in.max_load, in.block_hop_bytes, in.block_max_load, in.rr_hop_bytes, in.rr_max_load);
-			for (size_t r = 0; r < nranks; r++) {
-				if (r)
-					fputc(',', o);
-				json_str(o, h.v[rh[r]]);
-			}
-			fputs("]}\n", o);
-		} else if (!strcmp(q->format, "text")) {
-			fprintf(o, "ranks %zu\nhosts %zu\nmethod %s\nmoved %d\nhop_bytes %" PRIu64 "\nmax_load %" PRIu64
-				"\nblock_hop_bytes %" PRIu64 "\nblock_max_load %" PRIu64 "\nrr_hop_bytes %" PRIu64
-				"\nrr_max_load %" PRIu64 "\n",
-				nranks, h.n, in.scotch ? "scotch" : "block", in.moved, in.hop_bytes, in.max_load,
-				in.block_hop_bytes, in.block_max_load, in.rr_hop_bytes, in.rr_max_load);
-			for (size_t r = 0; r < nranks; r++)
-				fprintf(o, "rank %zu %s\n", r, h.v[rh[r]]);
-		} else if (!strcmp(q->format, "rankfile")) {
-			int *used = calloc(h.n, sizeof(*used));
-			for (size_t r = 0; r < nranks && used; r++)
-				fprintf(o, "rank %zu=%s slot=%d\n", r, h.v[rh[r]], used[rh[r]]++);
-			free(used);
-		} else {
-			for (size_t r = 0; r < nranks; r++)
-				fprintf(o, "%s\n", h.v[rh[r]]);
-		}
-	}
-	graph_free(&g);
-	free(rh);
-	free(slots);
-	strv_free(&h);
+	if (!st)
+		map_write(q, &j);
+	graph_free(&j.g);
+	free(j.rh);
+	free(j.slots);
+	strv_free(&j.h);
 	return st;
 }

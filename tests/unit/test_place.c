@@ -15,12 +15,18 @@ struct fab {
 	struct snap *s;
 	struct route_tab *rt;
 	struct hier *h;
+	struct place_ctx *pc;
 };
+
+/* One context for every fabric, as topod has: its cached entry table must
+ * follow each change of fabric. */
+static struct place_ctx *test_ctx;
 
 static void fab_up(struct fab *f)
 {
 	if (route_build(f->s, NULL, &f->rt) || hier_build(f->rt, &f->h))
 		tf_die("route/hier");
+	f->pc = test_ctx;
 }
 
 static void fab_down(struct fab *f)
@@ -98,7 +104,7 @@ static uint32_t brute_min_sharing(struct fab *f, const uint32_t *fr, size_t nf, 
 
 static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 {
-	unsigned checked = 0, bad = 0, nondet = 0, hard = 0, worse = 0;
+	unsigned checked = 0, bad = 0, nondet = 0, hard = 0, worse = 0, noctx = 0;
 	uint32_t all[256];
 	for (unsigned r = 0; r < rounds; r++) {
 		uint32_t n = f->rt->nhosts;
@@ -111,7 +117,7 @@ static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 		size_t want = 2 + tf_rand() % (nf - 2);
 		struct place_pick p, q;
 		char why[AN_ERR_LEN];
-		if (place_pick(f->rt, f->h, all, nf, want, &p, why)) {
+		if (place_pick(f->pc, f->rt, f->h, all, nf, want, &p, why)) {
 			bad++;
 			continue;
 		}
@@ -124,15 +130,20 @@ static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 		if (p.figs.sharing > best)
 			worse++;
 		shuffle(all, nf);
-		if (place_pick(f->rt, f->h, all, nf, want, &q, why) || q.n != p.n ||
+		if (place_pick(f->pc, f->rt, f->h, all, nf, want, &q, why) || q.n != p.n ||
 		    memcmp(q.hosts, p.hosts, p.n * sizeof(*p.hosts)))
 			nondet++;
+		place_pick_free(&q);
+		if (place_pick(NULL, f->rt, f->h, all, nf, want, &q, why) || q.n != p.n ||
+		    memcmp(q.hosts, p.hosts, p.n * sizeof(*p.hosts)))
+			noctx++;
 		place_pick_free(&q);
 		place_pick_free(&p);
 	}
 	tf_check(checked == rounds && !bad, "pick %s: sharing-free whenever brute force finds a sharing-free set (%u cases, %u where none exists)",
 		 name, checked, hard);
 	tf_check(!nondet, "pick %s: the same answer for the free list in any order", name);
+	tf_check(!noctx, "pick %s: the same answer without a context (a table per call)", name);
 	printf("# pick %s: %u of %u unavoidable-sharing cases above the brute-force minimum\n", name, worse, hard);
 }
 
@@ -149,15 +160,15 @@ static void test_pick(void)
 	uint32_t fr[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	struct place_pick p;
 	char why[AN_ERR_LEN];
-	tf_check(!place_pick(f.rt, f.h, fr, 8, 4, &p, why) && p.figs.sharing == 0 && p.figs.leaves == 1,
+	tf_check(!place_pick(f.pc, f.rt, f.h, fr, 8, 4, &p, why) && p.figs.sharing == 0 && p.figs.leaves == 1,
 		 "pick: 4 of 8 on one leaf (compact, nothing leaves the leaf)");
 	place_pick_free(&p);
-	tf_check(!place_pick(f.rt, f.h, fr, 8, 6, &p, why) && p.figs.leaves == 2 && p.figs.sharing == 4,
+	tf_check(!place_pick(f.pc, f.rt, f.h, fr, 8, 6, &p, why) && p.figs.leaves == 2 && p.figs.sharing == 4,
 		 "pick: 6 of 8 on two 2:1 leaves: two leaves, the least sharing (4 hosts)");
 	for (size_t k = 0; k < p.n; k++)
 		printf("# %s\n", f.rt->hosts[p.hosts[k]].name);
 	place_pick_free(&p);
-	tf_check(place_pick(f.rt, f.h, fr, 8, 9, &p, why) == AN_E_RANGE, "pick: more than free is AN_E_RANGE (%s)", why);
+	tf_check(place_pick(f.pc, f.rt, f.h, fr, 8, 9, &p, why) == AN_E_RANGE, "pick: more than free is AN_E_RANGE (%s)", why);
 	fab_down(&f);
 
 	f = (struct fab){ .s = snap_new() };
@@ -207,7 +218,7 @@ static void test_map(void)
 		hosts[i] = i, slots[i] = 16;
 	struct place_map m;
 	char why[AN_ERR_LEN];
-	int rc = place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why);
+	int rc = place_map(f.pc, f.rt, f.h, &g, hosts, slots, 32, &m, why);
 	tf_check(!rc, "map: 512 ranks onto 32 hosts x 16 slots (%s)", rc ? why : "ok");
 	if (!rc) {
 		printf("# map: scotch %" PRIu64 " block %" PRIu64 " rr %" PRIu64 " hop-bytes; loads %" PRIu64 "/%" PRIu64
@@ -225,9 +236,13 @@ static void test_map(void)
 			fits &= cnt[i] <= (i < 32 ? 16u : 0u);
 		tf_check(fits, "map: every host within its slots");
 		struct place_map m2;
-		int same = !place_map(f.rt, f.h, &g, hosts, slots, 32, &m2, why) &&
+		int same = !place_map(f.pc, f.rt, f.h, &g, hosts, slots, 32, &m2, why) &&
 			   !memcmp(m.rank_host, m2.rank_host, g.n * sizeof(*m.rank_host));
 		tf_check(same, "map: the same answer twice (Scotch seeded and deterministic)");
+		place_map_free(&m2);
+		same = !place_map(NULL, f.rt, f.h, &g, hosts, slots, 32, &m2, why) &&
+		       !memcmp(m.rank_host, m2.rank_host, g.n * sizeof(*m.rank_host));
+		tf_check(same, "map: the same answer without a context (no lock)");
 		place_map_free(&m2);
 		place_map_free(&m);
 	}
@@ -236,20 +251,20 @@ static void test_map(void)
 	uint32_t sc[32];
 	for (uint32_t i = 0; i < 32; i++)
 		sc[i] = i * 4;   /* one host per leaf */
-	rc = place_map(f.rt, f.h, &g, sc, slots, 32, &m, why);
+	rc = place_map(f.pc, f.rt, f.h, &g, sc, slots, 32, &m, why);
 	tf_check(!rc && m.cost.hop_bytes <= m.block.hop_bytes, "map: one host per leaf, never worse than block");
 	place_map_free(&m);
 	/* too few slots */
 	slots[0] = 1;
 	for (uint32_t i = 1; i < 32; i++)
 		slots[i] = 1;
-	tf_check(place_map(f.rt, f.h, &g, hosts, slots, 32, &m, why) == AN_E_RANGE, "map: too few slots (%s)", why);
+	tf_check(place_map(f.pc, f.rt, f.h, &g, hosts, slots, 32, &m, why) == AN_E_RANGE, "map: too few slots (%s)", why);
 	/* ranks fewer than slots, uneven slots */
 	struct place_graph g2;
 	place_graph_stencil(&g2, 5, 3, 1, 1);
 	for (uint32_t i = 0; i < 8; i++)
 		slots[i] = 1 + i % 3;
-	rc = place_map(f.rt, f.h, &g2, hosts, slots, 8, &m, why);
+	rc = place_map(f.pc, f.rt, f.h, &g2, hosts, slots, 8, &m, why);
 	int fits = !rc;
 	if (!rc) {
 		uint32_t cnt[128] = { 0 };
@@ -305,7 +320,7 @@ static void test_map_fallback(void)
 		}
 		struct place_map mm;
 		char why[AN_ERR_LEN];
-		if (dup || place_map(f.rt, f.h, &g, hosts, slots, nh, &mm, why)) {
+		if (dup || place_map(f.pc, f.rt, f.h, &g, hosts, slots, nh, &mm, why)) {
 			place_graph_free(&g);
 			continue;
 		}
@@ -328,9 +343,12 @@ static void test_map_fallback(void)
 
 int main(void)
 {
+	if (!(test_ctx = place_ctx_new()))
+		tf_die("place_ctx_new");
 	test_order();
 	test_pick();
 	test_map();
 	test_map_fallback();
+	place_ctx_free(test_ctx);
 	return tf_failures != 0;
 }

@@ -1,0 +1,52 @@
+/*
+ * place_impl.h - what the placement files share and nobody else sees:
+ * the placement context (defined in place_entry.c) and the entry-link
+ * table that pick reads (place_entry.c; the idea is at the top of
+ * place_pick.c).
+ */
+#ifndef TOPOD_PLACE_IMPL_H
+#define TOPOD_PLACE_IMPL_H
+
+#include <pthread.h>
+
+#include "place.h"
+
+#define NONE32 UINT32_MAX
+
+struct etab;
+
+/* Held by the caller (place.h): the cache of the last fabric's entry table,
+ * and the lock that serialises Scotch, whose random generator is
+ * process-wide. */
+struct place_ctx {
+	pthread_mutex_t etab_lock;   /* guards etab_cur and every table's refs */
+	struct etab *etab_cur;
+	pthread_mutex_t scotch_lock;
+};
+
+/* The entry table of every host from every leaf switch of one fabric. */
+struct etab {
+	uint64_t fp;
+	uint32_t nhosts, ncols;
+	uint32_t *col_of_sw;   /* [nsw] column or NONE32 */
+	uint32_t *e;           /* [nhosts * ncols] */
+	int refs;
+};
+
+/* Leaf switch index of a host, or ROUTE_NONE when its port is down or has
+ * no leaf. */
+uint32_t place_host_leaf_sw(const struct route_tab *rt, uint32_t host);
+
+/* Entry codes of hosts (rows) from source leaf switches cols[0..ncols):
+ * e[r * ncols + c], NONE32 where none. leaf[r] is row r's own leaf switch
+ * or ROUTE_NONE. */
+int place_etab_fill(const struct route_tab *rt, const uint32_t *hosts, const uint32_t *leaf, size_t nrows,
+		    const uint32_t *cols, uint32_t ncols, uint32_t *e);
+
+/* The cached table for rt (built if the fabric changed), shared: give it
+ * back with place_etab_unref. NULL if too large to cache (*rc AN_OK) or
+ * out of memory (*rc AN_E_NOMEM). */
+struct etab *place_etab_get(struct place_ctx *ctx, const struct route_tab *rt, int *rc);
+void place_etab_unref(struct place_ctx *ctx, struct etab *t);
+
+#endif
