@@ -381,11 +381,13 @@ static void errors(const char *servers)
 
 	/* tii_open argument checks; none of these connect */
 	tii_t *t2 = NULL;
-	static const char *const badlists[] = { "", "nocolon", "h:", ":7878", "h:0", "h:65536", "h:12x",
-						"h:1,,h:2", "::1:7878", "[::1]7878", "a b:1", NULL };
+	static const char *const badlists[] = { "", "h:", ":7878", "h:0", "h:65536", "h:12x",
+						"h:1,,h:2", "::1:7878", "[::1]7878", "[::1", "a b:1", "a b", NULL };
 	for (int i = 0; badlists[i]; i++)
 		check(tii_open(&t2, badlists[i]) == TII_E_INVAL && !t2, "tii_open(\"%s\") -> TII_E_INVAL", badlists[i]);
 	check(tii_open(NULL, "h:1") == TII_E_INVAL, "tii_open(NULL out)");
+	check(tii_open(&t2, "nocolon, [::1]") == 0, "tii_open(\"nocolon, [::1]\"): hosts alone, on topod's default port");
+	tii_close(t2);
 	check(tii_open(&t2, "[::1]:7878, localhost:1 ,10.0.0.1:65535") == 0, "tii_open with IPv6, spaces");
 	check(tii_last_generation(t2) == 0 && tii_current_server(t2) == NULL && !*tii_last_message(t2),
 	      "a fresh handle has no generation, server or message");

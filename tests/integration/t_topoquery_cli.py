@@ -264,7 +264,7 @@ def usage_suite(S):
                        (["--bogus", "info"], "unknown option"), (["depth", "--format", "dot"], "--format on depth"),
                        (["tree", "--format", "svg"], "bad --format"), (["matrix"], "matrix without hosts"),
                        (["matrix", "Hca[1-"], "bad hostlist"), (["info", "extra"], "info with an argument"),
-                       (["hops", "-o", "x", "a", "b"], "-o on hops"), (["-s", "nocolon", "info"], "bad server list"),
+                       (["hops", "-o", "x", "a", "b"], "-o on hops"), (["-s", "host:notaport", "info"], "bad server list"),
                        (["clusters", "-L", "x", "Hca1"], "bad --level")):
         rc, out, err = tq(*args, server=S if "-s" not in args else None)
         check(rc == 2 and out == "" and err.startswith("topoquery: "), "usage error: %s -> exit 2 (%s)" % (
