@@ -241,9 +241,9 @@ static int cmd_revert(const struct opts *o)
 	return EX_OK;
 }
 
-int main(int argc, char **argv)
+/* getopt: -1 to go on, or the exit status */
+static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	struct opts o = { .phase = -1, .time_limit = 600 };
 	static const struct option lo[] = {
 		{ "snapshot", 1, 0, 's' }, { "state-dir", 1, 0, 'd' }, { "xgft", 1, 0, 'x' },
 		{ "pattern", 1, 0, 'p' }, { "hosts", 1, 0, 'H' }, { "out", 1, 0, 'o' },
@@ -255,208 +255,253 @@ int main(int argc, char **argv)
 	char *end;
 	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:ScvF:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o.snapshot = optarg; break;
-		case 'd': o.state_dir = optarg; break;
-		case 'x': o.xgft = optarg; break;
-		case 'p': o.pattern = optarg; break;
-		case 'H': o.hosts = optarg; break;
-		case 'o': o.out = optarg; break;
+		case 's': o->snapshot = optarg; break;
+		case 'd': o->state_dir = optarg; break;
+		case 'x': o->xgft = optarg; break;
+		case 'p': o->pattern = optarg; break;
+		case 'H': o->hosts = optarg; break;
+		case 'o': o->out = optarg; break;
 		case 'k':
-			o.phase = strtol(optarg, &end, 10);
-			if (*end || o.phase < 1) {
+			o->phase = strtol(optarg, &end, 10);
+			if (*end || o->phase < 1) {
 				fprintf(stderr, "%s: --phase wants a phase number 1..P\n", prog);
 				return EX_USAGE;
 			}
 			break;
-		case 'j': o.joint = 1; break;
+		case 'j': o->joint = 1; break;
 		case 't':
-			o.time_limit = strtod(optarg, &end);
-			if (*end || !(o.time_limit > 0) || o.time_limit > 1e7) {
+			o->time_limit = strtod(optarg, &end);
+			if (*end || !(o->time_limit > 0) || o->time_limit > 1e7) {
 				fprintf(stderr, "%s: --time-limit wants seconds > 0\n", prog);
 				return EX_USAGE;
 			}
 			break;
-		case 'S': o.strong = 1; break;
-		case 'c': o.compare = 1; break;
-		case 'v': o.verbose++; break;
-		case 'F': o.dump_flows = optarg; break;
+		case 'S': o->strong = 1; break;
+		case 'c': o->compare = 1; break;
+		case 'v': o->verbose++; break;
+		case 'F': o->dump_flows = optarg; break;
 		case 'h': usage(stdout); return EX_OK;
 		default: usage(stderr); return EX_USAGE;
 		}
 	}
-	o.cmd = optind < argc ? argv[optind++] : "solve";
+	o->cmd = optind < argc ? argv[optind++] : "solve";
 	if (optind < argc) {
 		usage(stderr);
 		return EX_USAGE;
 	}
-	if (!strcmp(o.cmd, "revert"))
-		return cmd_revert(&o);
-	int solve = !strcmp(o.cmd, "solve"), eval = !strcmp(o.cmd, "eval");
-	if (!solve && !eval && strcmp(o.cmd, "describe")) {
+	return -1;
+}
+
+/* One solve, eval or describe run, from the loaded fabric to the written tables. */
+struct run {
+	const struct opts *o;
+	int solve, eval;
+	struct snap *s;
+	struct xgft x;
+	char desc[256];
+	uint32_t *rank, nr, *host_node;
+	struct ro_pattern pat;
+	struct lfts cur, best;         /* the fabric's own tables; the ones to write */
+	struct opt_result keep;        /* the result behind best */
+	char err[OPT_ERR_LEN > LFT_ERR_LEN ? OPT_ERR_LEN : LFT_ERR_LEN];
+	double total_ms;
+	uint64_t worst;
+};
+
+static int check_cmd(const struct run *r)
+{
+	const struct opts *o = r->o;
+	if (!r->solve && !r->eval && strcmp(o->cmd, "describe")) {
 		usage(stderr);
 		return EX_USAGE;
 	}
-	if ((solve || eval) && !o.pattern) {
-		fprintf(stderr, "%s: %s needs --pattern\n", prog, o.cmd);
+	if ((r->solve || r->eval) && !o->pattern) {
+		fprintf(stderr, "%s: %s needs --pattern\n", prog, o->cmd);
 		return EX_USAGE;
 	}
-	if (o.joint && o.phase > 0) {
+	if (o->joint && o->phase > 0) {
 		fprintf(stderr, "%s: --phase and --joint exclude each other\n", prog);
 		return EX_USAGE;
 	}
-	struct snap *s = load_source(&o);
-	if (!s)
-		return EX_ERR;
-	struct xgft x;
-	char xe[XGFT_ERR_LEN];
-	if (xgft_recognise(s, &x, xe)) {
-		fprintf(stderr, "%s: %s\n", prog, xe);
-		snap_free(s);
-		return EX_NOTXGFT;
-	}
-	char desc[256];
-	xgft_describe(&x, desc, sizeof(desc));
-	printf("fabric %s hosts %u switches %u failed-links %u engine %s generation %llu\n", desc,
-	       x.nhosts, (unsigned)(s->nnodes - x.nhosts), x.nfailed, s->engine[0] ? s->engine : "-",
-	       (unsigned long long)s->generation);
-	int rc = EX_OK;
-	uint32_t *rank = NULL, nr = 0, *host_node = x.node[0];
-	struct ro_pattern pat = { 0 };
-	struct lfts cur = { 0 }, best = { 0 };
-	struct opt_result keep = { 0 };
-	char err[OPT_ERR_LEN > LFT_ERR_LEN ? OPT_ERR_LEN : LFT_ERR_LEN];
-	if (!strcmp(o.cmd, "describe"))
-		goto done;
-	if (map_hosts(s, &x, o.hosts, &rank, &nr)) {
-		rc = EX_USAGE;
-		goto done;
-	}
+	return EX_OK;
+}
+
+/* hosts, pattern and phase choice, and the fabric's own tables when asked for */
+static int run_prepare(struct run *r)
+{
+	const struct opts *o = r->o;
+	if (map_hosts(r->s, &r->x, o->hosts, &r->rank, &r->nr))
+		return EX_USAGE;
 	char pe[PATTERN_ERR_LEN];
-	if (ro_pattern_parse(o.pattern, nr, &pat, pe)) {
+	if (ro_pattern_parse(o->pattern, r->nr, &r->pat, pe)) {
 		fprintf(stderr, "%s: %s\n", prog, pe);
-		rc = EX_USAGE;
-		goto done;
+		return EX_USAGE;
 	}
-	if (o.phase > (long)pat.nphases) {
-		fprintf(stderr, "%s: pattern %s has %zu phases\n", prog, o.pattern, pat.nphases);
-		rc = EX_USAGE;
-		goto done;
+	if (o->phase > (long)r->pat.nphases) {
+		fprintf(stderr, "%s: pattern %s has %zu phases\n", prog, o->pattern, r->pat.nphases);
+		return EX_USAGE;
 	}
-	if (o.out && pat.nphases > 1 && !o.joint && o.phase < 0) {
+	if (o->out && r->pat.nphases > 1 && !o->joint && o->phase < 0) {
 		fprintf(stderr, "%s: %s has %zu phases and one set of tables serves one workload: "
-			"pick --phase K or --joint (all phases at once)\n", prog, o.pattern, pat.nphases);
-		rc = EX_USAGE;
-		goto done;
+			"pick --phase K or --joint (all phases at once)\n", prog, o->pattern, r->pat.nphases);
+		return EX_USAGE;
 	}
-	if ((eval || o.compare) && lft_from_snap(s, &cur, err)) {
-		fprintf(stderr, "%s: %s\n", prog, err);
+	if ((r->eval || o->compare) && lft_from_snap(r->s, &r->cur, r->err)) {
+		fprintf(stderr, "%s: %s\n", prog, r->err);
+		return EX_ERR;
+	}
+	return EX_OK;
+}
+
+/* solve one phase's flows, build and check its tables, keep the last for --out */
+static int phase_solve(struct run *r, int last, const struct flow *f, size_t nf, const char *label,
+		       uint64_t curload)
+{
+	const struct opts *o = r->o;
+	struct opt_params par = { .strong = o->strong, .time_limit = o->time_limit, .verbose = o->verbose };
+	struct opt_result res;
+	if (opt_solve(&r->x, f, nf, &par, &res, r->err)) {
+		fprintf(stderr, "%s: phase %s: %s; nothing written, the running routing is "
+			"untouched\n", prog, label, r->err);
+		return EX_SOLVE;
+	}
+	struct lfts t;
+	if (lft_build(r->s, &r->x, &res, &t, r->err) ||
+	    lft_load(r->s, &t, r->host_node, f, nf, &res.maxload, r->err)) {
+		fprintf(stderr, "%s: phase %s: %s\n", prog, label, r->err);
+		opt_result_free(&res);
+		return EX_ERR;
+	}
+	printf("phase %s flows %zu maxload %llu proven %s solve_ms %.1f ilps %u rows %llu cols %llu",
+	       label, nf, (unsigned long long)res.maxload, res.proven ? "yes" : "no", res.solve_ms,
+	       res.ilps, (unsigned long long)res.rows, (unsigned long long)res.cols);
+	if (o->compare)
+		printf(" current %llu", (unsigned long long)curload);
+	printf("\n");
+	r->total_ms += res.solve_ms;
+	if (res.maxload > r->worst)
+		r->worst = res.maxload;
+	if (o->out && last) {
+		r->best = t;
+		r->keep = res;
+	} else {
+		lft_free(&t);
+		opt_result_free(&res);
+	}
+	return EX_OK;
+}
+
+/* one phase (or all joined): the fabric's own load for eval and --compare, else a solve */
+static int run_phase(struct run *r, long ph, int last, const struct flow *f, size_t nf)
+{
+	const struct opts *o = r->o;
+	if (o->dump_flows && last && dump_flows(r->s, r->host_node, f, nf, o->dump_flows))
+		return EX_ERR;
+	char label[32];
+	if (o->joint)
+		snprintf(label, sizeof(label), "joint");
+	else
+		snprintf(label, sizeof(label), "%ld", ph + 1);
+	uint64_t curload = 0;
+	if (r->eval || o->compare) {
+		if (lft_load(r->s, &r->cur, r->host_node, f, nf, &curload, r->err)) {
+			fprintf(stderr, "%s: the fabric's own tables: %s\n", prog, r->err);
+			return EX_ERR;
+		}
+		if (r->eval) {
+			printf("phase %s flows %zu maxload %llu routes %s\n", label, nf,
+			       (unsigned long long)curload, r->s->engine[0] ? r->s->engine : "-");
+			return EX_OK;
+		}
+	}
+	return phase_solve(r, last, f, nf, label, curload);
+}
+
+/* the kept tables, atomically, as OpenSM's file engine reads them */
+static int write_tables(struct run *r)
+{
+	const struct opts *o = r->o;
+	int rc = EX_OK;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&buf, &len);
+	char comment[512];
+	snprintf(comment, sizeof(comment),
+		 "topo-routeopt: %s, pattern %s%s%s, %u hosts, generation %llu, max link load %llu%s",
+		 r->desc, o->pattern, o->joint ? " (all phases)" : "", o->phase > 0 ? " (one phase)" : "",
+		 r->nr, (unsigned long long)r->s->generation, (unsigned long long)r->keep.maxload,
+		 r->keep.proven ? " (optimal)" : "");
+	char se[SNAP_ERR_LEN];
+	if (!mf || lft_write_opensm(r->s, &r->best, mf, comment) || fclose(mf)) {
+		fprintf(stderr, "%s: cannot format the tables\n", prog);
 		rc = EX_ERR;
-		goto done;
+	} else if (snap_write_atomic(o->out, buf, len, se)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, o->out, se);
+		rc = EX_ERR;
+	} else {
+		printf("wrote %s (%u switches, max link load %llu)\n", o->out, r->best.nrows,
+		       (unsigned long long)r->keep.maxload);
 	}
-	long first = o.joint ? 0 : (o.phase > 0 ? o.phase - 1 : 0);
-	long last = o.joint ? 0 : (o.phase > 0 ? o.phase - 1 : (long)pat.nphases - 1);
-	double total_ms = 0;
-	uint64_t worst = 0;
-	for (long ph = first; ph <= last; ph++) {
+	free(buf);
+	return rc;
+}
+
+/* solve or eval: the phases in turn, the summary, the tables */
+static int run_pattern(struct run *r)
+{
+	const struct opts *o = r->o;
+	int rc = run_prepare(r);
+	if (rc != EX_OK)
+		return rc;
+	long first = o->joint ? 0 : (o->phase > 0 ? o->phase - 1 : 0);
+	long last = o->joint ? 0 : (o->phase > 0 ? o->phase - 1 : (long)r->pat.nphases - 1);
+	for (long ph = first; ph <= last && rc == EX_OK; ph++) {
 		size_t nf;
-		struct flow *f = phase_flows(&pat, ph, o.joint, rank, &nf);
-		if (!f) {
-			rc = EX_ERR;
-			break;
-		}
-		if (o.dump_flows && ph == last && dump_flows(s, host_node, f, nf, o.dump_flows)) {
-			free(f);
-			rc = EX_ERR;
-			break;
-		}
-		char label[32];
-		if (o.joint)
-			snprintf(label, sizeof(label), "joint");
-		else
-			snprintf(label, sizeof(label), "%ld", ph + 1);
-		uint64_t curload = 0;
-		if (eval || o.compare) {
-			if (lft_load(s, &cur, host_node, f, nf, &curload, err)) {
-				fprintf(stderr, "%s: the fabric's own tables: %s\n", prog, err);
-				free(f);
-				rc = EX_ERR;
-				break;
-			}
-			if (eval) {
-				printf("phase %s flows %zu maxload %llu routes %s\n", label, nf,
-				       (unsigned long long)curload, s->engine[0] ? s->engine : "-");
-				free(f);
-				continue;
-			}
-		}
-		struct opt_params par = { .strong = o.strong, .time_limit = o.time_limit, .verbose = o.verbose };
-		struct opt_result res;
-		if (opt_solve(&x, f, nf, &par, &res, err)) {
-			fprintf(stderr, "%s: phase %s: %s; nothing written, the running routing is "
-				"untouched\n", prog, label, err);
-			free(f);
-			rc = EX_SOLVE;
-			break;
-		}
-		struct lfts t;
-		if (lft_build(s, &x, &res, &t, err) || lft_load(s, &t, host_node, f, nf, &res.maxload, err)) {
-			fprintf(stderr, "%s: phase %s: %s\n", prog, label, err);
-			opt_result_free(&res);
-			free(f);
-			rc = EX_ERR;
-			break;
-		}
-		printf("phase %s flows %zu maxload %llu proven %s solve_ms %.1f ilps %u rows %llu cols %llu",
-		       label, nf, (unsigned long long)res.maxload, res.proven ? "yes" : "no", res.solve_ms,
-		       res.ilps, (unsigned long long)res.rows, (unsigned long long)res.cols);
-		if (o.compare)
-			printf(" current %llu", (unsigned long long)curload);
-		printf("\n");
-		total_ms += res.solve_ms;
-		if (res.maxload > worst)
-			worst = res.maxload;
-		if (o.out && ph == last) {
-			best = t;
-			keep = res;
-		} else {
-			lft_free(&t);
-			opt_result_free(&res);
-		}
+		struct flow *f = phase_flows(&r->pat, ph, o->joint, r->rank, &nf);
+		if (!f)
+			return EX_ERR;
+		rc = run_phase(r, ph, ph == last, f, nf);
 		free(f);
 	}
-	if (rc == EX_OK && solve && !o.joint && o.phase < 0 && pat.nphases > 1)
-		printf("phases %zu mean_solve_ms %.1f worst_maxload %llu\n", pat.nphases,
-		       total_ms / (double)pat.nphases, (unsigned long long)worst);
-	if (rc == EX_OK && o.out) {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *mf = open_memstream(&buf, &len);
-		char comment[512];
-		snprintf(comment, sizeof(comment),
-			 "topo-routeopt: %s, pattern %s%s%s, %u hosts, generation %llu, max link load %llu%s",
-			 desc, o.pattern, o.joint ? " (all phases)" : "", o.phase > 0 ? " (one phase)" : "",
-			 nr, (unsigned long long)s->generation, (unsigned long long)keep.maxload,
-			 keep.proven ? " (optimal)" : "");
-		char se[SNAP_ERR_LEN];
-		if (!mf || lft_write_opensm(s, &best, mf, comment) || fclose(mf)) {
-			fprintf(stderr, "%s: cannot format the tables\n", prog);
-			rc = EX_ERR;
-		} else if (snap_write_atomic(o.out, buf, len, se)) {
-			fprintf(stderr, "%s: %s: %s\n", prog, o.out, se);
-			rc = EX_ERR;
-		} else {
-			printf("wrote %s (%u switches, max link load %llu)\n", o.out, best.nrows,
-			       (unsigned long long)keep.maxload);
-		}
-		free(buf);
+	if (rc == EX_OK && r->solve && !o->joint && o->phase < 0 && r->pat.nphases > 1)
+		printf("phases %zu mean_solve_ms %.1f worst_maxload %llu\n", r->pat.nphases,
+		       r->total_ms / (double)r->pat.nphases, (unsigned long long)r->worst);
+	if (rc == EX_OK && o->out)
+		rc = write_tables(r);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .phase = -1, .time_limit = 600 };
+	int rc = parse_opts(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	if (!strcmp(o.cmd, "revert"))
+		return cmd_revert(&o);
+	struct run r = { .o = &o, .solve = !strcmp(o.cmd, "solve"), .eval = !strcmp(o.cmd, "eval") };
+	if ((rc = check_cmd(&r)) != EX_OK)
+		return rc;
+	if (!(r.s = load_source(&o)))
+		return EX_ERR;
+	char xe[XGFT_ERR_LEN];
+	if (xgft_recognise(r.s, &r.x, xe)) {
+		fprintf(stderr, "%s: %s\n", prog, xe);
+		snap_free(r.s);
+		return EX_NOTXGFT;
 	}
-done:
-	lft_free(&best);
-	lft_free(&cur);
-	opt_result_free(&keep);
-	ro_pattern_free(&pat);
-	free(rank);
-	xgft_free(&x);
-	snap_free(s);
+	xgft_describe(&r.x, r.desc, sizeof(r.desc));
+	printf("fabric %s hosts %u switches %u failed-links %u engine %s generation %llu\n", r.desc,
+	       r.x.nhosts, (unsigned)(r.s->nnodes - r.x.nhosts), r.x.nfailed,
+	       r.s->engine[0] ? r.s->engine : "-", (unsigned long long)r.s->generation);
+	r.host_node = r.x.node[0];
+	rc = strcmp(o.cmd, "describe") ? run_pattern(&r) : EX_OK;
+	lft_free(&r.best);
+	lft_free(&r.cur);
+	opt_result_free(&r.keep);
+	ro_pattern_free(&r.pat);
+	free(r.rank);
+	xgft_free(&r.x);
+	snap_free(r.s);
 	return rc;
 }

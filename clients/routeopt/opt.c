@@ -111,6 +111,237 @@ static int rows_add(struct rows *r, int i, int j, double v)
 	return 0;
 }
 
+/* One layer's ILP: column k*W + w + 1 chooses up link w for group k; with
+ * soft, column ng*W + lam + 1 is the overflow of the rows of class size lam. */
+struct layer {
+	const struct xgft *x;
+	int l;
+	struct grp *g;
+	size_t ng;
+	const struct opt_params *par;
+	int soft;
+	uint32_t W;
+	int lam_max;           /* links at layers l .. h-1 */
+	glp_prob *P;
+	struct rows R;
+	uint64_t *keys;        /* (class key << 24) | group */
+	int row, ncol;         /* last row added; columns */
+	uint64_t *nl[2];       /* sorted (node, weight) totals of the up and down nodes */
+	size_t nnl[2];
+	char *err;
+};
+
+/* the choice columns, fixed at 0 where a failed link leaves no path, and
+ * (15): exactly one up link per group */
+static int layer_choices(struct layer *L)
+{
+	const struct xgft *x = L->x;
+	const uint32_t W = L->W;
+	const int l = L->l;
+	const struct grp *g = L->g;
+	for (size_t k = 0; k < L->ng; k++) {
+		uint32_t uid = g[k].mu * x->wtn[l] + g[k].wt;
+		for (uint32_t w = 0; w < W; w++) {
+			int j = (int)(k * W + w) + 1;
+			glp_set_col_kind(L->P, j, GLP_BV);
+			if (x->nfailed) {
+				uint32_t pwt = g[k].wt * W + w, M = x->m[l + 1];
+				uint32_t pd = (g[k].md / M) * x->wtn[l + 1] + pwt;
+				if (!x->up[l][(size_t)uid * W + w] ||
+				    !x->down[l + 1][(size_t)pd * M + g[k].md % M] ||
+				    !opt_path_exists(x, l + 1, g[k].mu / M, g[k].md / M, pwt, (int)g[k].delta))
+					glp_set_col_bnds(L->P, j, GLP_FX, 0, 0);
+			}
+		}
+		L->row = glp_add_rows(L->P, 1);
+		glp_set_row_bnds(L->P, L->row, GLP_FX, 1, 1);
+		for (uint32_t w = 0; w < W; w++)
+			if (rows_add(&L->R, L->row, (int)(k * W + w) + 1, 1))
+				return oerr(L->err, "out of memory");
+	}
+	return 0;
+}
+
+static void layer_overflow_cols(struct layer *L)
+{
+	for (int lam = 0; lam <= L->lam_max; lam++) {
+		int j = (int)(L->ng * L->W) + lam + 1;
+		glp_set_col_kind(L->P, j, GLP_IV);
+		glp_set_col_bnds(L->P, j, GLP_LO, 0, 0);
+		/* a layer-l overflow costs more than any higher one: it is certain,
+		 * the higher ones may still be absorbed by later layers */
+		glp_set_obj_coef(L->P, j, (double)(1u << (2 * (L->lam_max - lam))));
+	}
+}
+
+/* per-node totals (lambda = 0 classes) for restriction elimination */
+static int layer_node_totals(struct layer *L)
+{
+	const struct xgft *x = L->x;
+	const struct grp *g = L->g;
+	uint64_t *keys = L->keys;
+	for (int dir = 0; dir < 2 && !L->par->strong; dir++) {
+		uint64_t *nl = L->nl[dir] = malloc(L->ng * 2 * sizeof(uint64_t));
+		if (!nl)
+			return oerr(L->err, "out of memory");
+		for (size_t k = 0; k < L->ng; k++)
+			keys[k] = ((uint64_t)((dir ? g[k].md : g[k].mu) * x->wtn[L->l] + g[k].wt) << 24) | k;
+		qsort(keys, L->ng, sizeof(*keys), cmp_u64);
+		size_t *nn = &L->nnl[dir];
+		for (size_t k = 0; k < L->ng; k++) {
+			uint64_t node = keys[k] >> 24;
+			if (*nn && nl[2 * (*nn - 1)] == node)
+				nl[2 * (*nn - 1) + 1] += g[keys[k] & 0xFFFFFF].weight;
+			else {
+				nl[2 * *nn] = node;
+				nl[2 * *nn + 1] = g[keys[k] & 0xFFFFFF].weight;
+				(*nn)++;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The W load rows of one class keys[a..b) of groups whose direction-dir
+ * ancestors lam levels up are one node (div: hosts below such a node, Q:
+ * its up links above layer l), unless the lambda = 0 rows already imply them. */
+static int layer_class(struct layer *L, int dir, int lam, uint64_t div, uint64_t Q, size_t a,
+		       size_t b)
+{
+	const struct xgft *x = L->x;
+	const uint32_t W = L->W;
+	const uint64_t *keys = L->keys;
+	const int strong = L->par->strong;
+	uint64_t c = 0, local = 0;
+	for (size_t k = a; k < b; k++)
+		c += L->g[keys[k] & 0xFFFFFF].weight;
+	if (lam > 0 && !strong) {
+		/* elimination: the lambda = 0 rows already bound a group by the
+		 * sum over this class's nodes of ceil(c0 / W) */
+		uint64_t anc = (keys[a] >> 24) / x->wtn[L->l], wt = (keys[a] >> 24) % x->wtn[L->l];
+		for (uint64_t node = anc * div; node < (anc + 1) * div; node++) {
+			uint64_t c0 = node_load(L->nl[dir], L->nnl[dir], node * x->wtn[L->l] + wt);
+			local += (c0 + W - 1) / W;
+		}
+	}
+	uint64_t bound = strong || lam == 0 ? (c + W - 1) / W : (c + W * Q - 1) / (W * Q) * Q;
+	if (lam > 0 && !strong && local <= bound)
+		return 0;
+	for (uint32_t w = 0; w < W; w++) {
+		L->row = glp_add_rows(L->P, 1);
+		glp_set_row_bnds(L->P, L->row, GLP_UP, 0, (double)bound);
+		for (size_t k = a; k < b; k++) {
+			size_t gi = keys[k] & 0xFFFFFF;
+			if (rows_add(&L->R, L->row, (int)(gi * W + w) + 1, (double)L->g[gi].weight))
+				return oerr(L->err, "out of memory");
+		}
+		if (L->soft && rows_add(&L->R, L->row, (int)(L->ng * W) + lam + 1, -1.0))
+			return oerr(L->err, "out of memory");
+	}
+	return 0;
+}
+
+/* the load rows: for each direction and class size lam, the groups
+ * grouped by their ancestor lam levels up */
+static int layer_bounds(struct layer *L)
+{
+	const struct xgft *x = L->x;
+	const struct grp *g = L->g;
+	const int l = L->l;
+	uint64_t *keys = L->keys;
+	for (int dir = 0; dir < 2; dir++) {
+		for (int lam = 0; lam <= L->lam_max; lam++) {
+			uint64_t div = 1, Q = 1;
+			for (int i = l + 1; i <= l + lam; i++) div *= x->m[i];
+			for (int i = l + 2; i <= l + lam + 1; i++) Q *= x->w[i];
+			size_t nk = 0;
+			for (size_t k = 0; k < L->ng; k++) {
+				if (g[k].delta <= (uint32_t)(l + lam))
+					continue;
+				uint64_t anc = (dir ? g[k].md : g[k].mu) / div;
+				uint64_t key = anc * x->wtn[l] + g[k].wt;
+				keys[nk++] = (key << 24) | k;   /* ng < 2^24 (checked by the caller) */
+			}
+			qsort(keys, nk, sizeof(*keys), cmp_u64);
+			for (size_t a = 0; a < nk;) {
+				size_t b = a;
+				while (b < nk && (keys[b] >> 24) == (keys[a] >> 24))
+					b++;
+				if (layer_class(L, dir, lam, div, Q, a, b))
+					return -1;
+				a = b;
+			}
+		}
+	}
+	return 0;
+}
+
+static int layer_build(struct layer *L)
+{
+	if (!L->keys)
+		return oerr(L->err, "out of memory");
+	glp_set_obj_dir(L->P, GLP_MIN);
+	L->ncol = (int)(L->ng * L->W) + (L->soft ? L->lam_max + 1 : 0);
+	glp_add_cols(L->P, L->ncol);
+	if (layer_choices(L))
+		return -1;
+	if (L->soft)
+		layer_overflow_cols(L);
+	if (layer_node_totals(L) || layer_bounds(L))
+		return -1;
+	return 0;
+}
+
+/* each group's up link from the solution */
+static int layer_read(struct layer *L)
+{
+	struct grp *g = L->g;
+	for (size_t k = 0; k < L->ng; k++) {
+		g[k].w = OPT_NOCHOICE;
+		for (uint32_t w = 0; w < L->W; w++)
+			if (glp_mip_col_val(L->P, (int)(k * L->W + w) + 1) > 0.5)
+				g[k].w = (uint8_t)w;
+		if (g[k].w == OPT_NOCHOICE)
+			return oerr(L->err, "solver returned no up link for a group in layer %d", L->l);
+	}
+	return 0;
+}
+
+static int layer_solve(struct layer *L, double deadline, struct opt_result *res)
+{
+	glp_load_matrix(L->P, (int)L->R.ne, L->R.ia, L->R.ja, L->R.ar);
+	if ((uint64_t)L->row > res->rows) res->rows = (uint64_t)L->row;
+	if ((uint64_t)L->ncol > res->cols) res->cols = (uint64_t)L->ncol;
+	glp_iocp iocp;
+	glp_init_iocp(&iocp);
+	iocp.presolve = GLP_ON;
+	iocp.msg_lev = L->par->verbose > 1 ? GLP_MSG_ON : GLP_MSG_OFF;
+	iocp.fp_heur = GLP_ON;     /* the seed's --fpump: feasible = optimal here */
+	iocp.br_tech = GLP_BR_DTH;
+	iocp.bt_tech = GLP_BT_DFS;
+	if (deadline > 0) {
+		double left = deadline - now_ms();
+		if (left < 1)
+			return oerr(L->err, "solver time limit reached before layer %d", L->l);
+		iocp.tm_lim = left > 2e9 ? 2000000000 : (int)left;
+	}
+	int r = glp_intopt(L->P, &iocp);
+	int st = glp_mip_status(L->P);
+	if (st == GLP_OPT || st == GLP_FEAS) {
+		/* a feasible point of the hard formulation is optimal; a soft one stopped
+		 * by the clock is only the best found */
+		if (L->soft && st != GLP_OPT && r == GLP_ETMLIM)
+			return oerr(L->err, "solver time limit reached in layer %d (no optimum yet)", L->l);
+		return layer_read(L);
+	}
+	if (r == GLP_ETMLIM)
+		return oerr(L->err, "solver time limit reached in layer %d (%zu pairs, %d rows)", L->l,
+			    L->ng, L->row);
+	if (r == GLP_ENOPFS || st == GLP_NOFEAS || r == 0)
+		return 1;
+	return oerr(L->err, "GLPK failed in layer %d (glp_intopt returned %d)", L->l, r);
+}
+
 /*
  * One layer: groups g[0..ng) at level l (all with delta > l), choose w for each.
  * soft = 0: the seed's feasibility formulation (any feasible point is optimal);
@@ -122,172 +353,16 @@ static int solve_layer(const struct xgft *x, int l, struct grp *g, size_t ng,
 		       const struct opt_params *par, int soft, double deadline,
 		       struct opt_result *res, char *err)
 {
-	const uint32_t W = x->w[l + 1];
-	const int lam_max = x->h - 1 - l;      /* links at layers l .. h-1 */
-	glp_prob *P = glp_create_prob();
-	struct rows R = { 0 };
-	uint64_t *keys = malloc(ng * sizeof(*keys));
-	int rc = -1, row = 0;
-	uint64_t *nl[2] = { NULL, NULL };
-	size_t nnl[2] = { 0, 0 };
-	if (!keys) {
-		oerr(err, "out of memory");
-		goto out;
-	}
-	glp_set_obj_dir(P, GLP_MIN);
-	int ncol = (int)(ng * W) + (soft ? lam_max + 1 : 0);
-	glp_add_cols(P, ncol);
-	for (size_t k = 0; k < ng; k++) {
-		uint32_t uid = g[k].mu * x->wtn[l] + g[k].wt;
-		for (uint32_t w = 0; w < W; w++) {
-			int j = (int)(k * W + w) + 1;
-			glp_set_col_kind(P, j, GLP_BV);
-			if (x->nfailed) {
-				uint32_t pwt = g[k].wt * W + w, M = x->m[l + 1];
-				uint32_t pd = (g[k].md / M) * x->wtn[l + 1] + pwt;
-				if (!x->up[l][(size_t)uid * W + w] ||
-				    !x->down[l + 1][(size_t)pd * M + g[k].md % M] ||
-				    !opt_path_exists(x, l + 1, g[k].mu / M, g[k].md / M, pwt, (int)g[k].delta))
-					glp_set_col_bnds(P, j, GLP_FX, 0, 0);
-			}
-		}
-		/* (15): exactly one up link */
-		row = glp_add_rows(P, 1);
-		glp_set_row_bnds(P, row, GLP_FX, 1, 1);
-		for (uint32_t w = 0; w < W; w++)
-			if (rows_add(&R, row, (int)(k * W + w) + 1, 1)) { oerr(err, "out of memory"); goto out; }
-	}
-	if (soft)
-		for (int lam = 0; lam <= lam_max; lam++) {
-			int j = (int)(ng * W) + lam + 1;
-			glp_set_col_kind(P, j, GLP_IV);
-			glp_set_col_bnds(P, j, GLP_LO, 0, 0);
-			/* a layer-l overflow costs more than any higher one: it is certain,
-			 * the higher ones may still be absorbed by later layers */
-			glp_set_obj_coef(P, j, (double)(1u << (2 * (lam_max - lam))));
-		}
-	/* per-node totals (lambda = 0 classes) for restriction elimination */
-	for (int dir = 0; dir < 2 && !par->strong; dir++) {
-		nl[dir] = malloc(ng * 2 * sizeof(uint64_t));
-		if (!nl[dir]) { oerr(err, "out of memory"); goto out; }
-		for (size_t k = 0; k < ng; k++)
-			keys[k] = ((uint64_t)((dir ? g[k].md : g[k].mu) * x->wtn[l] + g[k].wt) << 24) | k;
-		qsort(keys, ng, sizeof(*keys), cmp_u64);
-		for (size_t k = 0; k < ng; k++) {
-			uint64_t node = keys[k] >> 24;
-			if (nnl[dir] && nl[dir][2 * (nnl[dir] - 1)] == node)
-				nl[dir][2 * (nnl[dir] - 1) + 1] += g[keys[k] & 0xFFFFFF].weight;
-			else {
-				nl[dir][2 * nnl[dir]] = node;
-				nl[dir][2 * nnl[dir] + 1] = g[keys[k] & 0xFFFFFF].weight;
-				nnl[dir]++;
-			}
-		}
-	}
-	for (int dir = 0; dir < 2; dir++) {
-		for (int lam = 0; lam <= lam_max; lam++) {
-			uint64_t div = 1, Q = 1;
-			for (int i = l + 1; i <= l + lam; i++) div *= x->m[i];
-			for (int i = l + 2; i <= l + lam + 1; i++) Q *= x->w[i];
-			size_t nk = 0;
-			for (size_t k = 0; k < ng; k++) {
-				if (g[k].delta <= (uint32_t)(l + lam))
-					continue;
-				uint64_t anc = (dir ? g[k].md : g[k].mu) / div;
-				uint64_t key = anc * x->wtn[l] + g[k].wt;
-				keys[nk++] = (key << 24) | k;   /* ng < 2^24 (checked by the caller) */
-			}
-			qsort(keys, nk, sizeof(*keys), cmp_u64);
-			for (size_t a = 0; a < nk;) {
-				size_t b = a;
-				uint64_t c = 0, local = 0;
-				while (b < nk && (keys[b] >> 24) == (keys[a] >> 24))
-					c += g[keys[b++] & 0xFFFFFF].weight;
-				if (lam > 0 && !par->strong) {
-					/* elimination: the lambda = 0 rows already bound a group by the
-					 * sum over this class's nodes of ceil(c0 / W) */
-					uint64_t anc = (keys[a] >> 24) / x->wtn[l], wt = (keys[a] >> 24) % x->wtn[l];
-					for (uint64_t node = anc * div; node < (anc + 1) * div; node++) {
-						uint64_t c0 = node_load(nl[dir], nnl[dir], node * x->wtn[l] + wt);
-						local += (c0 + W - 1) / W;
-					}
-				}
-				uint64_t bound = par->strong || lam == 0 ? (c + W - 1) / W
-									 : (c + W * Q - 1) / (W * Q) * Q;
-				if (lam > 0 && !par->strong && local <= bound) {
-					a = b;
-					continue;
-				}
-				for (uint32_t w = 0; w < W; w++) {
-					row = glp_add_rows(P, 1);
-					glp_set_row_bnds(P, row, GLP_UP, 0, (double)bound);
-					for (size_t k = a; k < b; k++) {
-						size_t gi = keys[k] & 0xFFFFFF;
-						if (rows_add(&R, row, (int)(gi * W + w) + 1, (double)g[gi].weight)) {
-							oerr(err, "out of memory");
-							goto out;
-						}
-					}
-					if (soft && rows_add(&R, row, (int)(ng * W) + lam + 1, -1.0)) {
-						oerr(err, "out of memory");
-						goto out;
-					}
-				}
-				a = b;
-			}
-		}
-	}
-	glp_load_matrix(P, (int)R.ne, R.ia, R.ja, R.ar);
-	if ((uint64_t)row > res->rows) res->rows = (uint64_t)row;
-	if ((uint64_t)ncol > res->cols) res->cols = (uint64_t)ncol;
-	glp_iocp iocp;
-	glp_init_iocp(&iocp);
-	iocp.presolve = GLP_ON;
-	iocp.msg_lev = par->verbose > 1 ? GLP_MSG_ON : GLP_MSG_OFF;
-	iocp.fp_heur = GLP_ON;     /* the seed's --fpump: feasible = optimal here */
-	iocp.br_tech = GLP_BR_DTH;
-	iocp.bt_tech = GLP_BT_DFS;
-	if (deadline > 0) {
-		double left = deadline - now_ms();
-		if (left < 1) {
-			oerr(err, "solver time limit reached before layer %d", l);
-			goto out;
-		}
-		iocp.tm_lim = left > 2e9 ? 2000000000 : (int)left;
-	}
-	int r = glp_intopt(P, &iocp);
-	int st = glp_mip_status(P);
-	if (st == GLP_OPT || st == GLP_FEAS) {
-		/* a feasible point of the hard formulation is optimal; a soft one stopped
-		 * by the clock is only the best found */
-		if (soft && st != GLP_OPT && r == GLP_ETMLIM) {
-			oerr(err, "solver time limit reached in layer %d (no optimum yet)", l);
-			goto out;
-		}
-		for (size_t k = 0; k < ng; k++) {
-			g[k].w = OPT_NOCHOICE;
-			for (uint32_t w = 0; w < W; w++)
-				if (glp_mip_col_val(P, (int)(k * W + w) + 1) > 0.5)
-					g[k].w = (uint8_t)w;
-			if (g[k].w == OPT_NOCHOICE) {
-				oerr(err, "solver returned no up link for a group in layer %d", l);
-				goto out;
-			}
-		}
-		rc = 0;
-	} else if (r == GLP_ETMLIM) {
-		oerr(err, "solver time limit reached in layer %d (%zu pairs, %d rows)", l, ng, row);
-	} else if (r == GLP_ENOPFS || st == GLP_NOFEAS || r == 0) {
-		rc = 1;
-	} else {
-		oerr(err, "GLPK failed in layer %d (glp_intopt returned %d)", l, r);
-	}
-out:
-	free(nl[0]);
-	free(nl[1]);
-	glp_delete_prob(P);
-	free(R.ia); free(R.ja); free(R.ar);
-	free(keys);
+	struct layer L = { .x = x, .l = l, .g = g, .ng = ng, .par = par, .soft = soft,
+			   .W = x->w[l + 1], .lam_max = x->h - 1 - l, .err = err };
+	L.P = glp_create_prob();
+	L.keys = malloc(ng * sizeof(*L.keys));
+	int rc = layer_build(&L) ? -1 : layer_solve(&L, deadline, res);
+	free(L.nl[0]);
+	free(L.nl[1]);
+	glp_delete_prob(L.P);
+	free(L.R.ia); free(L.R.ja); free(L.R.ar);
+	free(L.keys);
 	return rc;
 }
 
