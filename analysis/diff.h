@@ -50,8 +50,8 @@
  * Lifetime: a diff borrows both route tables (node indices point into
  * their snapshots) and the names; it is read-only once built.
  */
-#ifndef TOPOD_DIFF_H
-#define TOPOD_DIFF_H
+#ifndef AN_DIFF_H
+#define AN_DIFF_H
 
 #include <stddef.h>
 #include <stdint.h>

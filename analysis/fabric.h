@@ -4,8 +4,8 @@
  * builder thread (OpenMP inside), then immutable and shared by every reader
  * of its struct fabric.
  */
-#ifndef TOPOD_FABRIC_H
-#define TOPOD_FABRIC_H
+#ifndef AN_FABRIC_H
+#define AN_FABRIC_H
 
 #include <stdint.h>
 

@@ -56,8 +56,8 @@
  * Errors: AN_E_* from route.h. Lifetime: a hier is independent of the
  * route_tab and snapshot once built; it is read-only, any thread may query.
  */
-#ifndef TOPOD_HIER_H
-#define TOPOD_HIER_H
+#ifndef AN_HIER_H
+#define AN_HIER_H
 
 #include <stddef.h>
 #include <stdatomic.h>

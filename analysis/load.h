@@ -50,8 +50,8 @@
  * pattern that does not fit; check with pattern_check/pattern_job_check to
  * get the reason). Lifetime: a load holds no pointer into the route_tab.
  */
-#ifndef TOPOD_LOAD_H
-#define TOPOD_LOAD_H
+#ifndef AN_LOAD_H
+#define AN_LOAD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
  *
  * Errors: AN_E_NOMEM. Nothing here keeps a pointer to its inputs.
  */
-#ifndef TOPOD_MATRIX_H
-#define TOPOD_MATRIX_H
+#ifndef AN_MATRIX_H
+#define AN_MATRIX_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -59,8 +59,8 @@
  * exits or aborts. A pattern is read-only after set-up: any thread may
  * generate from it.
  */
-#ifndef TOPOD_PATTERN_H
-#define TOPOD_PATTERN_H
+#ifndef AN_PATTERN_H
+#define AN_PATTERN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -25,8 +25,8 @@
  * (pick's entry-link table and the context), place_graph.c (graphs, cost),
  * place_map.c (map); place_impl.h is what they share.
  */
-#ifndef TOPOD_PLACE_H
-#define TOPOD_PLACE_H
+#ifndef AN_PLACE_H
+#define AN_PLACE_H
 
 #include <stddef.h>
 #include <stdint.h>

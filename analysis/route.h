@@ -61,8 +61,8 @@
  * unchanged until route_free(); everything in it is read-only after
  * route_build(), so any number of threads may query it at once.
  */
-#ifndef TOPOD_ROUTE_H
-#define TOPOD_ROUTE_H
+#ifndef AN_ROUTE_H
+#define AN_ROUTE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -67,8 +67,8 @@
  * AN_E_*, with err[AN_ERR_LEN] saying why. Nothing prints or exits.
  * Lifetime: a sched is independent of the route_tab once built.
  */
-#ifndef TOPOD_SCHEDULE_H
-#define TOPOD_SCHEDULE_H
+#ifndef AN_SCHEDULE_H
+#define AN_SCHEDULE_H
 
 #include <stddef.h>
 #include <stdint.h>

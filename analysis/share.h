@@ -40,8 +40,8 @@
  * Errors: AN_E_* from route.h. Lifetime: the share holds no pointer into
  * the route_tab or snapshot; it is read-only after share_build().
  */
-#ifndef TOPOD_SHARE_H
-#define TOPOD_SHARE_H
+#ifndef AN_SHARE_H
+#define AN_SHARE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -21,14 +21,14 @@
 static pthread_once_t place_once = PTHREAD_ONCE_INIT;
 static struct place_ctx *place_ctx_proc;
 
-static void place_ctx_make(void)
+static void proc_ctx_make(void)
 {
 	place_ctx_proc = place_ctx_new();
 }
 
-static struct place_ctx *place_context(void)
+static struct place_ctx *proc_place_ctx(void)
 {
-	pthread_once(&place_once, place_ctx_make);
+	pthread_once(&place_once, proc_ctx_make);
 	return place_ctx_proc;
 }
 
@@ -131,7 +131,7 @@ void answer_pick(struct qctx *c)
 	}
 	struct place_pick p;
 	char why[AN_ERR_LEN];
-	int rc = place_pick(place_context(), c->rt, c->h, v, n, want, &p, why);
+	int rc = place_pick(proc_place_ctx(), c->rt, c->h, v, n, want, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -287,7 +287,7 @@ void answer_map(struct qctx *c)
 		goto out;
 	if (parse_graph(c, r->argv[0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
 		goto out;
-	struct place_ctx *pc = place_context();
+	struct place_ctx *pc = proc_place_ctx();
 	if (!pc) {
 		query_error(c->out, "NOMEM", "no memory for the placement context");
 		goto out;

@@ -51,8 +51,8 @@ for f in ANALYSIS:
         if kind == '"':
             if not any(os.path.exists(os.path.join(d, name)) for d in ALLOWED_DIRS):
                 bad.append(f"analysis/{f}:{n}: {name} is not in analysis/, common/ or snapshot/")
-        elif name.startswith(("event2/", "event.h", "evhttp")) or name == "pthread.h":
-            bad.append(f"analysis/{f}:{n}: <{name}>: no libevent or threads in the library")
+        elif name.startswith(("event2/", "event.h", "evhttp")):
+            bad.append(f"analysis/{f}:{n}: <{name}>: no libevent in the library")
 check(not bad, "analysis/ includes only its own, common/ and snapshot/ headers", "\n".join(bad))
 
 # 2. no mutable file-scope state, no I/O
@@ -77,7 +77,7 @@ def mutable_decl(code):
 
 state, io = [], []
 IO = re.compile(r"\b(fopen|fread|fwrite|fclose|open|read|write|printf|fprintf|puts|perror|getenv|exit|abort|"
-                r"socket|connect|mmap_file)\s*\(")
+                r"socket|connect|mmap_file|pthread_create|pthread_detach)\s*\(")
 for f in ANALYSIS:
     if not f.endswith(".c"):
         continue
@@ -92,7 +92,9 @@ for f in ANALYSIS:
             io.append(f"analysis/{f}:{n}: {line.strip()}")
         depth += code.count("{") - code.count("}")
 check(not state, "analysis/ holds no mutable file-scope state", "\n".join(state))
-check(not io, "analysis/ does no I/O", "\n".join(io))
+# A mutex inside a caller-owned context (place_ctx: Scotch's process-wide
+# generator, the entry-table cache) is allowed; a thread of its own is not.
+check(not io, "analysis/ does no I/O and starts no thread", "\n".join(io))
 
 # 3. the archive needs nothing that only topod defines
 lib = "build/lib/libtopoanalysis.a"
