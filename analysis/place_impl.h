@@ -4,8 +4,8 @@
  * table that pick reads (place_entry.c; the idea is at the top of
  * place_pick.c).
  */
-#ifndef TOPOD_PLACE_IMPL_H
-#define TOPOD_PLACE_IMPL_H
+#ifndef AN_PLACE_IMPL_H
+#define AN_PLACE_IMPL_H
 
 #include <pthread.h>
 
