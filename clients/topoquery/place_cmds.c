@@ -176,6 +176,7 @@ static void graph_free(struct graph *g)
 	free(g->xadj);
 	free(g->adj);
 	free(g->w);
+	memset(g, 0, sizeof(*g));   /* a second free is harmless */
 }
 
 /* Next integer of the file, skipping blanks (and newlines if nl); 0 ok,
@@ -206,6 +207,149 @@ static int next_int(FILE *f, int nl, long *v)
 	return 0;
 }
 
+/* What a graph file's header says about the lines that follow. */
+struct ghead {
+	int scotch;      /* Scotch .grf, else METIS */
+	long n, m;       /* vertices; edges (METIS) or arcs (Scotch) */
+	long base;       /* Scotch: the first vertex number (0 or 1); METIS: 1 */
+	int labels;      /* Scotch: each vertex line starts with its label */
+	int vsize;       /* METIS: each vertex line starts with its size */
+	long nvw;        /* vertex weights per vertex: METIS ncon, Scotch 0 or 1 */
+	int ew;          /* edge weights: Scotch before each neighbour, METIS after */
+};
+
+/* Scotch: "0", "n arcs", "base flags" with flags' digits hundreds = vertex
+ * labels, tens = edge weights, units = vertex weights (Scotch's graphLoad).
+ * METIS: "n m [fmt [ncon]]" with fmt's digits hundreds = vertex sizes,
+ * tens = vertex weights, units = edge weights. */
+static int graph_head(FILE *f, struct ghead *h)
+{
+	long first, x, flags;
+	memset(h, 0, sizeof(*h));
+	h->base = 1;
+	if (next_int(f, 1, &first))
+		return -1;
+	if (first == 0) {
+		h->scotch = 1;
+		if (next_int(f, 1, &h->n) || next_int(f, 1, &h->m) || next_int(f, 1, &h->base) ||
+		    next_int(f, 1, &flags) || h->base > 1 || flags > 111)
+			return -1;
+		h->labels = (flags / 100) % 10 != 0;
+		h->ew = (flags / 10) % 10 != 0;
+		h->nvw = flags % 10 != 0;
+		return 0;
+	}
+	h->n = first;
+	if (next_int(f, 1, &h->m))
+		return -1;
+	int r = next_int(f, 0, &x);
+	if (r == 0) {
+		if (x > 111)
+			return -1;
+		h->vsize = (x / 100) % 10 != 0;
+		h->nvw = (x / 10) % 10 != 0;
+		h->ew = x % 10 != 0;
+		if ((r = next_int(f, 0, &x)) == 0) {
+			if (x < 1 || x > 64)
+				return -1;
+			if (h->nvw)
+				h->nvw = x;   /* ncon: that many weights per vertex */
+			r = next_int(f, 0, &x);
+		}
+	}
+	return r == 1 || r == -1 ? 0 : -1;   /* nothing else on the header line */
+}
+
+/* One vertex line: its leading numbers, then its neighbours (Scotch: a
+ * degree and [weight] neighbour pairs; METIS: neighbour [weight] to the
+ * end of the line). Raw neighbour numbers go to adj; relabel() maps them. */
+static int graph_vertex(FILE *f, const struct ghead *h, struct graph *g, size_t v, size_t cap, long *label)
+{
+	long x, deg = -1;
+	if (h->labels && next_int(f, 1, label))
+		return -1;
+	for (long k = 0; k < h->vsize + h->nvw; k++)
+		if (next_int(f, 1, &x))
+			return -1;
+	if (h->scotch && next_int(f, 1, &deg))
+		return -1;
+	size_t m = (size_t)g->xadj[v];
+	for (long k = 0; deg < 0 || k < deg; k++) {
+		long u, wt = 1;
+		if (h->scotch && h->ew && next_int(f, 1, &wt))
+			return -1;
+		int r = next_int(f, h->scotch, &u);
+		if (!h->scotch && (r == 1 || r == -1))
+			break;   /* a METIS line ends at its newline (the last one may lack it) */
+		if (r || (!h->scotch && h->ew && next_int(f, 0, &wt)) || m == cap || wt < 1 || wt > 1L << 30 ||
+		    u > INT32_MAX)
+			return -1;
+		g->adj[m] = (int)u;
+		if (h->ew)
+			g->w[m] = (int)wt;
+		m++;
+	}
+	g->xadj[v + 1] = (int)m;
+	return 0;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const long *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Neighbour numbers into vertex indices: by label where the file has
+ * labels (each distinct), else number - base. */
+static int relabel(const struct ghead *h, struct graph *g, long (*lab)[2])
+{
+	if (lab) {
+		qsort(lab, g->n, sizeof(*lab), cmp_label);
+		for (size_t i = 1; i < g->n; i++)
+			if (lab[i][0] == lab[i - 1][0])
+				return -1;
+	}
+	for (int k = 0; k < g->xadj[g->n]; k++) {
+		long u = g->adj[k], key[2] = { u, 0 };
+		if (lab) {
+			long(*hit)[2] = bsearch(key, lab, g->n, sizeof(*lab), cmp_label);
+			if (!hit)
+				return -1;
+			u = (*hit)[1];
+		} else {
+			u -= h->base;
+		}
+		if (u < 0 || (size_t)u >= g->n)
+			return -1;
+		g->adj[k] = (int)u;
+	}
+	return 0;
+}
+
+static int graph_body(FILE *f, const struct ghead *h, struct graph *g)
+{
+	g->n = (size_t)h->n;
+	size_t cap = 2 * (size_t)h->m + 1;
+	g->xadj = calloc(g->n + 1, sizeof(*g->xadj));
+	g->adj = malloc(cap * sizeof(*g->adj));
+	g->w = h->ew ? malloc(cap * sizeof(*g->w)) : NULL;
+	long(*lab)[2] = h->labels ? malloc(g->n * sizeof(*lab)) : NULL;
+	int rc = -1;
+	if (g->xadj && g->adj && (!h->ew || g->w) && (!h->labels || lab)) {
+		rc = 0;
+		for (size_t v = 0; v < g->n && !rc; v++) {
+			long label = 0;
+			rc = graph_vertex(f, h, g, v, cap, &label);
+			if (lab)
+				lab[v][0] = label, lab[v][1] = (long)v;
+		}
+		if (!rc)
+			rc = relabel(h, g, lab);
+	}
+	free(lab);
+	return rc;
+}
+
 static int graph_read(const char *path, struct graph *g, char *why, size_t wl)
 {
 	memset(g, 0, sizeof(*g));
@@ -214,68 +358,12 @@ static int graph_read(const char *path, struct graph *g, char *why, size_t wl)
 		snprintf(why, wl, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	long a, b, fmt = 0, base = 1, scotch = 0, flags = 0;
-	int rc = -1;
-	if (next_int(f, 1, &a))
-		goto bad;
-	if (a == 0) {
-		/* Scotch: "0" / "n m" / "base flags(3 digits: labels, edge w, vertex w)" */
-		scotch = 1;
-		if (next_int(f, 1, &a) || next_int(f, 1, &b) || next_int(f, 1, &base) || next_int(f, 1, &flags) ||
-		    base > 1)
-			goto bad;
-	} else {
-		if (next_int(f, 1, &b))
-			goto bad;
-		long x;
-		int r = next_int(f, 0, &x);
-		if (r == 0) {
-			fmt = x;
-			while ((r = next_int(f, 0, &x)) == 0)   /* ncon */
-				;
-		}
-	}
-	if (a < 1 || a > TII_MAP_RANKS_MAX || b < 0 || b > (1L << 24))
-		goto bad;
-	int vlbl = scotch ? (flags / 100) % 10 : 0, ew = scotch ? (flags / 1) % 10 : (fmt % 10) == 1,
-	    vw = scotch ? (flags / 10) % 10 : (fmt / 10) % 10 == 1;
-	g->n = (size_t)a;
-	g->xadj = calloc(g->n + 1, sizeof(*g->xadj));
-	size_t cap = 2 * (size_t)b + 1;
-	g->adj = malloc(cap * sizeof(*g->adj));
-	g->w = ew ? malloc(cap * sizeof(*g->w)) : NULL;
-	if (!g->xadj || !g->adj || (ew && !g->w))
-		goto bad;
-	size_t m = 0;
-	for (size_t v = 0; v < g->n; v++) {
-		long x, deg = -1;
-		if (scotch) {
-			if ((vlbl && next_int(f, 1, &x)) || (vw && next_int(f, 1, &x)) || next_int(f, 1, &deg))
-				goto bad;
-		} else {
-			if (vw && next_int(f, 1, &x))
-				goto bad;
-		}
-		for (long k = 0; deg < 0 || k < deg; k++) {
-			int r = next_int(f, scotch, &x);
-			if (r == 1 || (r == -1 && !scotch && deg < 0))
-				break;
-			if (r)
-				goto bad;
-			long u = x - (scotch ? base : 1), wt = 1;
-			if (ew && next_int(f, scotch, &wt))
-				goto bad;
-			if (u < 0 || (size_t)u >= g->n || m == cap || wt < 1 || wt > 1L << 30)
-				goto bad;
-			g->adj[m] = (int)u;
-			if (ew)
-				g->w[m] = (int)wt;
-			m++;
-		}
-		g->xadj[v + 1] = (int)m;
-	}
-	rc = 0;
-bad:
+	struct ghead h;
+	int rc = graph_head(f, &h);
+	if (!rc && (h.n < 1 || h.n > TII_MAP_RANKS_MAX || h.m < 0 || h.m > (1L << 24)))
+		rc = -1;
+	if (!rc)
+		rc = graph_body(f, &h, g);
 	if (rc) {
 		snprintf(why, wl, "%s: not a METIS or Scotch graph file (or more than %d vertices)", path, TII_MAP_RANKS_MAX);
 		graph_free(g);

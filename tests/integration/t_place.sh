@@ -58,8 +58,42 @@ for v in range(X * Y):
     x, y = v % X, v // X
     n = [u for (a, b) in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)) if 0 <= a < X and 0 <= b < Y for u in [a + X * b]]
     print(" ".join(str(u + 1) for u in n))' >"$d/g.metis" &&
-		"$TQ" -s "$S" --json map "$d/g.metis" "${all[0]}*4" "${all[5]}*4" >"$d/mg.json"
+		"$TQ" -s "$S" --json map "$d/g.metis" "${all[0]}*4" "${all[5]}*4" >"$d/mg.json" &&
+		python3 - "$d" <<'GEN' &&
+# The same stencil with every kind of weight the formats have, all 1 (so the
+# map must not change): a Scotch .grf with labels (numbered backwards, so
+# neighbours must be found by label), vertex and edge weights (flags 111;
+# the edge weight comes before its neighbour); a METIS file with two vertex
+# weights per vertex (fmt 011, ncon 2) and edge weights after each
+# neighbour; and a weighted .grf cut short.
+import sys
+d, X, Y = sys.argv[1], 4, 2
+nb = lambda v: [a + X * b for (a, b) in ((v % X + 1, v // X), (v % X - 1, v // X), (v % X, v // X + 1), (v % X, v // X - 1))
+               if 0 <= a < X and 0 <= b < Y]
+lab = lambda v: 1000 - v
+arcs = sum(len(nb(v)) for v in range(X * Y))
+with open(d + "/g.grf", "w") as f:
+    f.write("0\n%d %d\n0 111\n" % (X * Y, arcs))
+    for v in range(X * Y):
+        f.write("%d 1 %d %s\n" % (lab(v), len(nb(v)), " ".join("1 %d" % lab(u) for u in nb(v))))
+with open(d + "/g2.metis", "w") as f:
+    f.write("%% weighted METIS\n%d %d 011 2\n" % (X * Y, arcs // 2))
+    for v in range(X * Y):
+        f.write("1 3 %s\n" % " ".join("%d 1" % (u + 1) for u in nb(v)))
+with open(d + "/bad.grf", "w") as f:
+    f.write("0\n8 22\n0 010\n2 1 1\n")
+GEN
+		"$TQ" -s "$S" --json map "$d/g.grf" "${all[0]}*4" "${all[5]}*4" >"$d/mgrf.json" &&
+		"$TQ" -s "$S" --json map "$d/g2.metis" "${all[0]}*4" "${all[5]}*4" >"$d/mg2.json"
 	local rc=$?
+	"$TQ" -s "$S" map "$d/bad.grf" "${all[0]}*4" "${all[5]}*4" >/dev/null 2>"$d/bad.err"
+	local badrc=$?
+	if [ "$badrc" -eq 1 ] && grep -q "not a METIS or Scotch graph" "$d/bad.err"; then
+		echo "ok - a weighted .grf cut short: exit 1 and a message, no crash"
+	else
+		echo "not ok - a weighted .grf cut short: exit $badrc ($(head -c 200 "$d/bad.err"))"
+		failed=$((failed + 1))
+	fi
 	if [ "$rc" -eq 0 ] && python3 - "$d" <<'PY'; then
 import json, re, sys
 d = sys.argv[1]
@@ -74,11 +108,14 @@ assert all(re.fullmatch(r"rank \d+=\S+ slot=\d", l) for l in rk) and len(rk) == 
 assert [l.split("=")[1].split()[0] for l in rk] == m["rank_host"]
 mg = json.load(open(d + "/mg.json"))
 assert mg["rank_host"] == m["rank_host"] and mg["hop_bytes"] == m["hop_bytes"], "METIS file != stencil"
+for name in ("mgrf", "mg2"):
+    w = json.load(open(d + "/" + name + ".json"))
+    assert w["rank_host"] == m["rank_host"] and w["hop_bytes"] == m["hop_bytes"], name + " (weighted) != stencil"
 assert open(d + "/o.ompi").read().split("\n")[:-1] == [h + " slots=3" for h in o["hosts"]]
 assert open(d + "/o.mpich").read().split("\n")[:-1] == [h + ":3" for h in o["hosts"]]
 assert open(d + "/o.slurm").read().split() == [h for h in o["hosts"] for _ in range(3)]
 PY
-		echo "ok - topoquery order/pick/map: --json agrees with text; openmpi, mpich, slurm, rankfile formats; a METIS file maps as the same stencil"
+		echo "ok - topoquery order/pick/map: --json agrees with text; openmpi, mpich, slurm, rankfile formats; METIS and Scotch files, weighted and labelled, map as the same stencil"
 	else
 		echo "not ok - topoquery order/pick/map formats (exit $rc)"
 		failed=$((failed + 1))
