@@ -3,6 +3,9 @@
  */
 #include "schedule.h"
 
+#include "cost.h"
+#include "rate.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +62,7 @@ struct job {
 	uint32_t *links;
 	uint32_t nlinks;     /* dense ids */
 	uint8_t *fabric;     /* [nlinks] 1: between two switches */
+	uint64_t *bps;       /* [nlinks] the cable's data rate (rate.h), 0 if unknown */
 };
 
 static void job_free(struct job *j)
@@ -73,6 +77,7 @@ static void job_free(struct job *j)
 	free(j->path_off);
 	free(j->links);
 	free(j->fabric);
+	free(j->bps);
 }
 
 /* Links of a -> b, excluding a's cable: count and pointer. */
@@ -130,17 +135,24 @@ static int job_ranks(struct job *j)
 }
 
 /* Dense link id of slot sl, numbered in order of first use. */
-static int job_dense(struct job *j, struct jscratch *sc, uint32_t sl, uint8_t isfab, uint32_t *id)
+static int job_dense(struct job *j, struct jscratch *sc, uint32_t node, unsigned port, uint8_t isfab, uint32_t *id)
 {
+	const struct snap *s = j->rt->snap;
+	uint32_t sl = s->nodes[node].port0 + port;
 	if (sc->slot[sl] == NONE) {
 		if (j->nlinks == sc->lcap) {
 			uint8_t *nf = realloc(j->fabric, sc->lcap * 2);
 			if (!nf)
 				return AN_E_NOMEM;
 			j->fabric = nf;
+			uint64_t *nb = realloc(j->bps, sc->lcap * 2 * sizeof(*nb));
+			if (!nb)
+				return AN_E_NOMEM;
+			j->bps = nb;
 			sc->lcap *= 2;
 		}
 		j->fabric[j->nlinks] = isfab;
+		j->bps[j->nlinks] = rate_cable_bps(s, node, port);
 		sc->slot[sl] = j->nlinks++;
 	}
 	*id = sc->slot[sl];
@@ -152,14 +164,14 @@ static int job_dense(struct job *j, struct jscratch *sc, uint32_t sl, uint8_t is
 static int job_cables(struct job *j, struct jscratch *sc, char err[AN_ERR_LEN])
 {
 	const struct route_tab *rt = j->rt;
-	const struct snap *s = rt->snap;
 	uint32_t H = j->H;
 	j->group = malloc((size_t)H * sizeof(*j->group));
 	j->rep = malloc((size_t)H * sizeof(*j->rep));
 	j->cable = malloc((size_t)H * sizeof(*j->cable));
 	sc->lcap = 1024;
 	j->fabric = malloc(sc->lcap);
-	if (!j->group || !j->rep || !j->cable || !j->fabric)
+	j->bps = malloc(sc->lcap * sizeof(*j->bps));
+	if (!j->group || !j->rep || !j->cable || !j->fabric || !j->bps)
 		return AN_E_NOMEM;
 	for (uint32_t a = 0; a < H; a++) {
 		uint32_t ep = route_host_ep(rt, j->host[a]);
@@ -167,7 +179,7 @@ static int job_cables(struct job *j, struct jscratch *sc, char err[AN_ERR_LEN])
 		if (e->up != AN_OK || e->lid == 0)
 			return fail(err, AN_E_ROUTE, "host %s: default port %s", rt->hosts[j->host[a]].name,
 				    e->lid ? an_strerror(e->up) : "has no LID");
-		if (job_dense(j, sc, s->nodes[e->node].port0 + e->port, 0, &j->cable[a]))
+		if (job_dense(j, sc, e->node, e->port, 0, &j->cable[a]))
 			return AN_E_NOMEM;
 		if (sc->leafg[e->leaf] == NONE) {
 			sc->leafg[e->leaf] = j->ngroups;
@@ -184,7 +196,6 @@ static int job_path(struct job *j, struct jscratch *sc, uint32_t g, uint32_t ep,
 		    size_t *cap, char err[AN_ERR_LEN])
 {
 	const struct route_tab *rt = j->rt;
-	const struct snap *s = rt->snap;
 	struct route_hop hops[64];
 	uint16_t dl = rt->eps[route_host_ep(rt, j->host[b])].lid;
 	struct route_res res;
@@ -202,10 +213,9 @@ static int job_path(struct job *j, struct jscratch *sc, uint32_t g, uint32_t ep,
 		j->links = nl;
 	}
 	for (uint32_t k = 0; k < res.hops; k++) {
-		const struct snap_node *nd = &s->nodes[hops[k].node];
 		uint32_t sw = rt->sw_of_node[hops[k].node];
 		int isfab = sw != ROUTE_NONE && rt->pt[rt->pt_off[sw] + hops[k].out] < ROUTE_PT_EP;
-		if (job_dense(j, sc, nd->port0 + hops[k].out, (uint8_t)isfab, &j->links[*n]))
+		if (job_dense(j, sc, hops[k].node, hops[k].out, (uint8_t)isfab, &j->links[*n]))
 			return AN_E_NOMEM;
 		(*n)++;
 	}
@@ -1061,6 +1071,8 @@ static int figures(struct sched *s, const struct job *j, const uint8_t *same, ui
 					continue;
 				uint32_t n;
 				const uint32_t *l = job_route(j, a, bb, &n);
+				if (n > fg->max_hops)
+					fg->max_hops = n;
 				uint64_t pid = (uint64_t)a * j->H + bb + 1;
 				for (uint32_t k = 0; k <= n; k++) {
 					uint32_t id = k ? l[k - 1] : j->cable[a];
@@ -1076,6 +1088,11 @@ static int figures(struct sched *s, const struct job *j, const uint8_t *same, ui
 				uint32_t id = touched[i], v = load[id];
 				if (v > fg->maxload)
 					fg->maxload = v;
+				/* the cost model (cost.h): the busiest cable by bytes over rate */
+				if (!j->bps[id])
+					fg->unrated = 1;
+				else if ((double)v * 8.0 / (double)j->bps[id] > fg->s_per_byte)
+					fg->s_per_byte = (double)v * 8.0 / (double)j->bps[id];
 				if (shared[id]) {
 					fg->conflicts++;
 					fg->fabric_conflicts += j->fabric[id];
@@ -1302,4 +1319,17 @@ out:
 	free(ss);
 	free(rs);
 	return rc;
+}
+
+double sched_time(const struct sched *s, uint64_t bytes)
+{
+	double t = 0;
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		const struct sched_fig *fg = &s->fig[st];
+		if (fg->unrated)
+			return -1;
+		if (fg->flows)
+			t += fg->s_per_byte * (double)bytes + (fg->s_per_byte > 0 ? cost_route_latency(fg->max_hops) : 0);
+	}
+	return t;
 }

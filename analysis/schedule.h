@@ -96,6 +96,11 @@ struct sched_fig {
 	uint32_t maxload;
 	uint32_t conflicts;         /* directed links shared by >= 2 host pairs */
 	uint32_t fabric_conflicts;  /* of those, links between two switches */
+	/* The cost model (cost.h): the step's busiest cable by load over rate,
+	 * in seconds per byte of one block, and its longest route. */
+	double s_per_byte;
+	uint32_t max_hops;
+	int unrated;                /* a loaded cable has no known rate */
 };
 
 struct sched {
@@ -130,6 +135,11 @@ int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or AN_E_INVAL */
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
 		int threads, struct sched **out, char err[AN_ERR_LEN]);
 void sched_free(struct sched *s);  /* NULL is a no-op */
+
+/* The schedule's predicted time for blocks of `bytes` (docs/cost-model.md):
+ * the sum over steps of the busiest cable's bytes over its rate plus the
+ * step's longest route's latency. -1 if a loaded cable has no known rate. */
+double sched_time(const struct sched *s, uint64_t bytes);
 
 /* Independent check: every ordered pair of distinct ranks exactly once
  * (allgather: every rank receives every other rank's block exactly once, from

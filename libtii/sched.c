@@ -3,6 +3,7 @@
  * topod's `schedule` command (docs/protocol.md), as arrays an MPI library
  * runs step by step.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,37 @@ static void sc_reset(struct sc_ctx *c)
 	c->cap = c->n = c->nhead = 0;
 }
 
+/* "-" or a number of microseconds, into seconds (-1 for "-"). */
+static int us_of(const char *w, double *s)
+{
+	if (!w)
+		return TII_E_PROTO;
+	if (!strcmp(w, "-")) {
+		*s = -1;
+		return 0;
+	}
+	char *end;
+	double us = strtod(w, &end);
+	if (*end || end == w || !(us >= 0 && us < 1e15))
+		return TII_E_PROTO;
+	*s = us * 1e-6;
+	return 0;
+}
+
+/* bytes, time_us, xor_time_us, bound_us and reason (1.2). */
+static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
+{
+	const char *reason = tii__kv_get(kv, "reason");
+	if (tii__kv_u64(kv, "bytes", &s->bytes) || !s->bytes || us_of(tii__kv_get(kv, "time_us"), &s->time_s) ||
+	    us_of(tii__kv_get(kv, "xor_time_us"), &s->xor_time_s) || us_of(tii__kv_get(kv, "bound_us"), &s->bound_s) ||
+	    !reason)
+		return TII_E_PROTO;
+	s->slower = !strcmp(reason, "slower");
+	if (s->slower != (s->fallback && strcmp(reason, "sparse")))
+		return TII_E_PROTO;   /* a fallback always says why */
+	return 0;
+}
+
 static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct sc_ctx *c = ctx;
@@ -86,6 +118,8 @@ static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		return TII_E_PROTO;
 	s->nlevels = (int)v;
 	if (tii__kv_int(kv, "flows", 1, 1, &v))
+		return TII_E_PROTO;
+	if (sc_times(kv, s))
 		return TII_E_PROTO;
 	c->nhead = s->nlevels ? (size_t)s->nlevels + 1 : 0;
 	if (nlines != (size_t)s->nsteps + c->nhead)
@@ -220,6 +254,13 @@ int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char
 	rc = rc ? rc : tii__req_host(t, opt);
 	snprintf(opt, sizeof(opt), "k=%d", par->k);
 	rc = rc ? rc : tii__req_host(t, opt);
+	/* only when set: a topod before 1.2 knows neither option */
+	if (t->sched_bytes) {
+		snprintf(opt, sizeof(opt), "bytes=%" PRIu64, t->sched_bytes);
+		rc = rc ? rc : tii__req_host(t, opt);
+	}
+	if (t->sched_asis)
+		rc = rc ? rc : tii__req_host(t, "fallback=0");
 	/* Consecutive ranks on one host travel as HOST*N. */
 	for (size_t i = 0; i < n && !rc;) {
 		size_t e = i + 1;
@@ -263,5 +304,14 @@ int tii_schedule_partners(const tii_schedule_t *s, int step, int *sendto, int *r
 		sendto[s->src[f]] = s->dst[f];
 		recvfrom[s->dst[f]] = s->src[f];
 	}
+	return 0;
+}
+
+int tii_set_schedule_advice(tii_t *t, uint64_t bytes, int advice)
+{
+	if (!t || bytes > (1ull << 40))
+		return TII_E_INVAL;
+	t->sched_bytes = bytes;
+	t->sched_asis = !advice;
 	return 0;
 }

@@ -708,7 +708,7 @@ typedef struct tii_schedule {
 	uint64_t generation;
 	int algo;             /* the one run: TACS falls back to XOR on sparse jobs */
 	int requested;
-	int fallback;         /* 1 if algo != requested for the sparsity rule */
+	int fallback;         /* 1 if algo != requested: the sparsity rule, or predicted slower */
 	int nranks, nsteps;
 	int multi;            /* 1 if a rank sends or receives twice in a step (TACS2):
 	                       * run such a step with MPI_Isend/MPI_Irecv */
@@ -724,7 +724,23 @@ typedef struct tii_schedule {
 	int nlevels;
 	int *level_max;
 	int level_bound[TII_SCHED_LEVELS];
+	/* 1.2, at the end (libtii allocates this struct): the predicted times,
+	 * in seconds, for blocks of `bytes` (docs/cost-model.md), -1 where
+	 * unknown: this schedule's, XOR's on the same ranks, and the bound of
+	 * any schedule (the all-to-all posted at once). slower: topod answered
+	 * XOR because it predicts the requested algorithm slower (fallback is
+	 * then 1 too). */
+	uint64_t bytes;
+	double time_s, xor_time_s, bound_s;
+	int slower;
 } tii_schedule_t;
+
+/* What this handle's schedule requests ask (1.2): the block size the
+ * times are predicted for (0: topod's default, 1 MiB), and whether topod
+ * may answer XOR in place of an algorithm it predicts slower (advice = 1,
+ * the default) or must answer the algorithm asked for (0, with the same
+ * predictions). TII_E_INVAL for a NULL handle or bytes above 2^40. */
+TII_API int tii_set_schedule_advice(tii_t *t, uint64_t bytes, int advice);
 
 /* The schedule for ranks 0..n-1, rank r on host rank_hosts[r] (several ranks
  * may share a host; 2 <= n <= TII_SCHED_RANKS_MAX). TII_E_SERVER with

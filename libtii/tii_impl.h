@@ -61,6 +61,8 @@ struct tii {
 	struct tii__conn w;    /* tii_watch_start()'s own connection, fd -1 when none */
 	int w_plane;           /* it sent "plane NAME" first: one more reply line */
 	int64_t w_deadline;
+	uint64_t sched_bytes;  /* tii_set_schedule_advice(): 0 = topod's default */
+	int sched_asis;        /* 1: fallback=0, the algorithm as asked */
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };

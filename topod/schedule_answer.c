@@ -2,12 +2,19 @@
  * schedule_answer.c - the `schedule` command (docs/protocol.md): parses the
  * request, runs sched_build() on the request's generation, writes the reply.
  *
- *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] RANK [RANK ...]
+ *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] RANK ...
  *
  * RANK is HOST (one rank) or HOST*N (N consecutive ranks on HOST); ranks are
  * numbered in list order. At most SCHED_RANKS_MAX ranks (the schedule holds
  * all P(P-1) flows in memory, 128 MiB at 4,096); flows=0 leaves them out of
  * the reply.
+ *
+ * Advice (docs/cost-model.md): the reply carries the schedule's predicted
+ * time for blocks of B bytes, XOR's and the all-at-once bound's. With
+ * fallback=1 (the default) topod never answers an algorithm its model
+ * predicts slower than XOR (it answers XOR, reason=slower), nor OPT whose
+ * steps break their per-cable bound on the real routes (NOTAPPLICABLE);
+ * fallback=0 answers what was asked, for inspection.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +22,8 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cost.h"
+#include "load.h"
 #include "query.h"
 #include "schedule.h"
 #include "topo_limits.h"
@@ -53,9 +62,21 @@ static void put_flows(struct evbuffer *out, const struct sched *s, uint32_t st)
 struct sched_args {
 	struct sched_req req;
 	unsigned long flows;
+	unsigned long bytes;     /* per block, for the predictions */
+	unsigned long fallback;  /* 1: advice (never slower than XOR), 0: as asked */
 	size_t first;
 	size_t P;
 };
+
+/* The predictions a reply carries, in seconds (-1: unknown). */
+struct verdict {
+	double t, xor_t, bound;
+	int slower;              /* the requested algorithm was replaced by XOR */
+};
+
+/* Blocks of 1 MiB unless asked: the size at which MPI libraries run their
+ * pairwise (XOR) all-to-all, the baseline. */
+#define SCHED_BYTES_DEFAULT (1ul << 20)
 
 /* ALGO and the OPTION=V arguments that follow it. 0, or -1 with the error
  * written. */
@@ -77,6 +98,10 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 			sa->req.k = (unsigned)v;
 		} else if (kl == 5 && !strncmp(a, "flows", 5) && !parse_uint(eq + 1, 1, &v)) {
 			sa->flows = v;
+		} else if (kl == 5 && !strncmp(a, "bytes", 5) && !parse_uint(eq + 1, 1ul << 40, &v) && v) {
+			sa->bytes = v;
+		} else if (kl == 8 && !strncmp(a, "fallback", 8) && !parse_uint(eq + 1, 1, &v)) {
+			sa->fallback = v;
 		} else if (kl == 8 && !strncmp(a, "sparsity", 8)) {
 			char *end;
 			double d = strtod(eq + 1, &end);
@@ -86,8 +111,9 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 			}
 			sa->req.sparsity = d;
 		} else {
-			query_error(c->out, "USAGE", "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1)", a,
-				    SCHED_CONFLICTS_MAX);
+			query_error(c->out, "USAGE",
+				    "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1, bytes=1..2^40, fallback=0|1)",
+				    a, SCHED_CONFLICTS_MAX);
 			return -1;
 		}
 	}
@@ -186,16 +212,105 @@ static struct sched *compute(struct qctx *c, const struct sched_req *req)
 	return s;
 }
 
+/* OPT keeps its promise only where every step stays within the per-cable
+ * bound at every level on the real routes (Prisacari et al. assume their
+ * own routing); 0, or -1 with NOTAPPLICABLE written. */
+static int opt_keeps_bound(struct qctx *c, const struct sched *s)
+{
+	for (uint32_t st = 0; st < s->nsteps; st++)
+		for (uint32_t l = 1; l < s->nlevels; l++) {
+			uint32_t got = s->level_max[(size_t)st * s->nlevels + l];
+			if (got > s->cable_bound[l]) {
+				query_error(c->out, "NOTAPPLICABLE",
+					    "OPT breaks its bound on these routes: step %u puts %u blocks on one level-%u "
+					    "cable, bound %u (fallback=0 to see it)",
+					    st, got, l, s->cable_bound[l]);
+				return -1;
+			}
+		}
+	return 0;
+}
+
+/* The all-to-all of the same job posted at once: the lower bound of any
+ * schedule on these routes and rates (cost.h). */
+static double bound_time(struct qctx *c, const struct sched_req *req, uint64_t bytes)
+{
+	struct pattern p;
+	char err[AN_ERR_LEN];
+	struct load *L = NULL;
+	struct cost_time ct;
+	double t = -1;
+	if (pattern_parse("alltoall", &p, err))
+		return -1;
+	p.msg_bytes = bytes;
+	struct pat_job job = { req->nranks, (uint32_t *)req->rank_host };
+	if (!load_build(c->rt, &job, &p, c->threads, &L) && !cost_load_time(c->rt, L, &ct, err))
+		t = ct.seconds;
+	load_free(L);
+	pattern_clear(&p);
+	return t;
+}
+
+/* The predictions, and with fallback=1 XOR in place of a schedule predicted
+ * slower. 0, or -1 with the error written (*s freed then). */
+static int judge(struct qctx *c, const struct sched_args *sa, struct sched **s, struct verdict *v)
+{
+	v->t = sched_time(*s, sa->bytes);
+	v->xor_t = -1;
+	v->slower = 0;
+	v->bound = bound_time(c, &sa->req, sa->bytes);
+	if ((*s)->algo == SCHED_XOR || (*s)->algo == SCHED_ALLGATHER) {
+		v->xor_t = (*s)->algo == SCHED_XOR ? v->t : -1;
+		return 0;
+	}
+	if (sa->P > TOPO_SCHED_BASELINE_MAX)
+		return 0;
+	struct sched_req xr = sa->req;
+	xr.algo = SCHED_XOR;
+	struct sched *x = NULL;
+	char err[AN_ERR_LEN];
+	if (sched_build(c->rt, c->h, &xr, c->threads, &x, err)) {
+		query_error(c->out, "NOMEM", "the XOR baseline: %s", err);
+		sched_free(*s);
+		*s = NULL;
+		return -1;
+	}
+	v->xor_t = sched_time(x, sa->bytes);
+	/* slower by more than a millionth: not the rounding of a sum over steps */
+	if (sa->fallback && v->t >= 0 && v->xor_t >= 0 && v->t > v->xor_t * (1 + 1e-6)) {
+		sched_free(*s);
+		*s = x;
+		v->t = v->xor_t;
+		v->slower = 1;
+		return 0;
+	}
+	sched_free(x);
+	return 0;
+}
+
+static void put_us(struct evbuffer *out, const char *key, double t)
+{
+	if (t < 0)
+		evbuffer_add_printf(out, " %s=-", key);
+	else
+		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
+}
+
 /* The OK line, the tree (OPT), one STEP line per step. */
-static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa)
+static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa, const struct verdict *v)
 {
 	uint32_t levels = s->nlevels ? s->nlevels - 1 : 0;
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " algo=%s requested=%s ranks=%u steps=%u multi=%d host_steps=%u "
-			    "extra_steps=%u levels=%u flows=%lu fallback=%s lines=%u\n",
+			    "extra_steps=%u levels=%u flows=%lu fallback=%s reason=%s bytes=%lu",
 			    c->gen, sched_algo_name(s->algo), sched_algo_name(sa->req.algo), s->nranks, s->nsteps,
-			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows, s->note[0] ? "xor" : "none",
-			    s->nsteps + levels + (s->nlevels ? 1 : 0));
+			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows,
+			    s->note[0] || v->slower ? "xor" : "none",
+			    v->slower ? "slower" : s->note[0] ? "sparse" : "none", sa->bytes);
+	put_us(c->out, "time_us", v->t);
+	put_us(c->out, "xor_time_us", v->xor_t);
+	put_us(c->out, "bound_us", v->bound);
+	evbuffer_add_printf(c->out, " lines=%u\n", s->nsteps + levels + (s->nlevels ? 1 : 0));
 	if (s->nlevels) {
 		evbuffer_add_printf(c->out, "TREE routes=%s M=", s->tree_routes ? "tree" : "other");
 		for (uint32_t l = 0; l < s->nlevels; l++)
@@ -222,7 +337,7 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 
 void answer_schedule(struct qctx *c)
 {
-	struct sched_args sa = { .req = { .conflicts = 1 }, .flows = 1 };
+	struct sched_args sa = { .req = { .conflicts = 1 }, .flows = 1, .bytes = SCHED_BYTES_DEFAULT, .fallback = 1 };
 	if (parse_options(c, &sa) || count_ranks(c, &sa))
 		return;
 	uint32_t *rh = resolve_ranks(c, &sa);
@@ -231,8 +346,13 @@ void answer_schedule(struct qctx *c)
 	sa.req.nranks = (uint32_t)sa.P;
 	sa.req.rank_host = rh;
 	struct sched *s = compute(c, &sa.req);
-	if (s)
-		reply(c, s, &sa);
+	struct verdict v;
+	if (s && sa.fallback && s->algo == SCHED_OPT && opt_keeps_bound(c, s)) {
+		sched_free(s);
+		s = NULL;
+	}
+	if (s && !judge(c, &sa, &s, &v))
+		reply(c, s, &sa, &v);
 	sched_free(s);
 	free(rh);
 }

@@ -295,9 +295,11 @@ def load_bound(topod, hosts, nbytes, platform_xml):
     return best
 
 
-def get_schedule(topod, algo, hosts, path):
-    """Writes the steps as lines of SRC:DST; returns (steps, head) or (None, reason)."""
-    head, lines = topod.ask("schedule %s %s" % (algo, " ".join(hosts)))
+def get_schedule(topod, algo, hosts, path, nbytes):
+    """Writes the steps as lines of SRC:DST; returns (steps, head) or (None, reason).
+    fallback=0: each algorithm as asked, to be timed; the reply still carries
+    topod's predictions for blocks of nbytes."""
+    head, lines = topod.ask("schedule %s fallback=0 bytes=%d %s" % (algo, nbytes, " ".join(hosts)))
     if not head.startswith("OK"):
         return None, head
     steps = [" ".join(w for w in l.split()[6:] if ":" in w) for l in lines if l.startswith("STEP ")]
@@ -332,13 +334,13 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
         scheds, pred = {}, {}
         for a in SCHEDULES:
             path = os.path.join(work, "sched-%s.txt" % a)
-            steps, head = get_schedule(topod, a, hosts, path)
+            steps, head = get_schedule(topod, a, hosts, path, args.bytes)
             fb = re.search(r"\bfallback=(\S+)", head or "")
             scheds[a] = (path if steps is not None else None, steps,
                          head if steps is None else (fb.group(1) if fb else "none"))
             # Whatever prediction topod's reply carries (issue 19 item 5 adds
             # them), kept verbatim for the CSV beside SMPI's time.
-            pred[a] = " ".join(re.findall(r"\bpred\w*=\S+", head or ""))
+            pred[a] = " ".join(re.findall(r"\b(?:time_us|xor_time_us|bound_us)=\S+", head or ""))
     finally:
         topod.close()
     row = dict(fabric=fabric, shape=shape, hosts=n, bytes=args.bytes, bound=bound, bound_link=blink,

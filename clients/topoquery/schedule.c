@@ -4,7 +4,7 @@
  * between switches shared by two or more host pairs, per step) for XOR, TACS1 and
  * OPT on the same ranks, drawn by gnuplot.
  *
- *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...
+ *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...
  *
  * RANKS: hostlist expressions (c401-[101-104]) or HOST*N for N ranks on one
  * host; ranks are numbered in order.
@@ -96,15 +96,36 @@ static int plot(struct tq *q, tii_schedule_t *const *s, const char *const *label
 	return EXIT_OK;
 }
 
+static void json_seconds(FILE *o, const char *key, double t)
+{
+	if (t < 0)
+		fprintf(o, "\"%s\":null,", key);
+	else
+		fprintf(o, "\"%s\":%.9g,", key, t);
+}
+
+static void text_us(FILE *o, const char *key, double t)
+{
+	if (t < 0)
+		fprintf(o, "%s -\n", key);
+	else
+		fprintf(o, "%s %.3f\n", key, t * 1e6);
+}
+
 static void print_one(struct tq *q, const tii_schedule_t *s)
 {
 	FILE *o = q->out;
 	if (q->json) {
 		fprintf(o, "{\"generation\":%" PRIu64 ",\"algo\":\"%s\",\"requested\":\"%s\",\"fallback\":%s,"
-			   "\"ranks\":%d,\"steps\":%d,\"multi\":%s,\"host_steps\":%d,\"extra_steps\":%d,\"per_step\":[",
+			   "\"slower\":%s,\"ranks\":%d,\"steps\":%d,\"multi\":%s,\"host_steps\":%d,\"extra_steps\":%d,",
 			s->generation, tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested),
-			s->fallback ? "true" : "false", s->nranks, s->nsteps, s->multi ? "true" : "false", s->host_steps,
-			s->extra_steps);
+			s->fallback ? "true" : "false", s->slower ? "true" : "false", s->nranks, s->nsteps,
+			s->multi ? "true" : "false", s->host_steps, s->extra_steps);
+		fprintf(o, "\"bytes\":%" PRIu64 ",", s->bytes);
+		json_seconds(o, "time_s", s->time_s);
+		json_seconds(o, "xor_time_s", s->xor_time_s);
+		json_seconds(o, "bound_s", s->bound_s);
+		fputs("\"per_step\":[", o);
 		for (int i = 0; i < s->nsteps; i++)
 			fprintf(o, "%s[%d,%d,%d,%d]", i ? "," : "", s->steps[i].flows, s->steps[i].maxload,
 				s->steps[i].conflicts, s->steps[i].fabric_conflicts);
@@ -115,6 +136,14 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 		   "mean_switch_link_conflicts %.2f\n",
 		tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested), s->fallback ? "xor" : "none",
 		s->nranks, s->nsteps, s->multi, s->host_steps, s->extra_steps, mean_fabric(s));
+	/* the model's prediction on the real routes and rates (docs/cost-model.md) */
+	fprintf(o, "bytes %" PRIu64 "\n", s->bytes);
+	text_us(o, "time_us", s->time_s);
+	text_us(o, "xor_time_us", s->xor_time_s);
+	text_us(o, "bound_us", s->bound_s);
+	if (s->slower)
+		fputs("# the requested algorithm is predicted slower than XOR: XOR is the answer (fallback=0 to see it)\n",
+		      o);
 	for (int l = 1; l <= s->nlevels; l++)
 		fprintf(o, "level %d bound %d\n", l, s->level_bound[l < TII_SCHED_LEVELS ? l : 0]);
 	fputs("# step flows maxload conflicts switch_link_conflicts\n", o);
@@ -135,17 +164,22 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 int cmd_schedule(struct tq *q, int argc, char **argv)
 {
 	if (argc < 1)
-		return tq_usage_error("schedule ALGO [conflicts=N] [sparsity=X] [k=N] RANKS...");
+		return tq_usage_error("schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...");
 	struct tii_schedule_params p = { .algo = -1, .conflicts = 1 };
 	for (int a = 0; a < 5; a++)
 		if (!strcmp(argv[0], tii_schedule_algo_name(a)))
 			p.algo = a;
 	if (p.algo < 0)
 		return tq_usage_error("schedule: unknown algorithm '%s' (xor, tacs1, tacs2, opt, allgather)", argv[0]);
-	int i = 1;
+	int i = 1, advice = 1;
+	unsigned long long bytes = 0;
 	for (; i < argc && strchr(argv[i], '='); i++) {
 		char *end;
-		if (!strncmp(argv[i], "conflicts=", 10))
+		if (!strncmp(argv[i], "bytes=", 6))
+			bytes = strtoull(argv[i] + 6, &end, 10);
+		else if (!strcmp(argv[i], "fallback=0") || !strcmp(argv[i], "fallback=1"))
+			advice = argv[i][9] == '1', end = argv[i] + 10;
+		else if (!strncmp(argv[i], "conflicts=", 10))
 			p.conflicts = (int)strtol(argv[i] + 10, &end, 10);
 		else if (!strncmp(argv[i], "sparsity=", 9))
 			p.sparsity = strtod(argv[i] + 9, &end);
@@ -156,6 +190,8 @@ int cmd_schedule(struct tq *q, int argc, char **argv)
 		if (*end || end == strchr(argv[i], '=') + 1)
 			return tq_usage_error("schedule: bad number in '%s'", argv[i]);
 	}
+	if (bytes > (1ull << 40) || tii_set_schedule_advice(q->t, bytes, advice))
+		return tq_usage_error("schedule: bytes=1..2^40");
 	struct strv ranks = { 0 };
 	int status = rank_list(q, argc - i, argv + i, &ranks);
 	if (status) {
@@ -175,6 +211,7 @@ int cmd_schedule(struct tq *q, int argc, char **argv)
 		tii_schedule_t *cmp[3] = { NULL, NULL, NULL };
 		static const char *const label[3] = { "XOR (MPI default)", "TACS1", "OPT (seed 000)" };
 		int algos[3] = { TII_SCHED_XOR, TII_SCHED_TACS1, TII_SCHED_OPT };
+		tii_set_schedule_advice(q->t, bytes, 0);   /* the picture shows each as asked */
 		for (int a = 0; a < 3 && !status; a++) {
 			struct tii_schedule_params pa = p;
 			pa.algo = algos[a];

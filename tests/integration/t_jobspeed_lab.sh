@@ -106,6 +106,16 @@ for job in want:
             check(t >= 0.99 * bound, "%s: %s %.6f s >= bound %.6f s (x%.3f)" % (name, k, t, bound, t / bound))
     x, sx = float(v["xor"]["seconds"]), float(v["sched-xor"]["seconds"])
     check(abs(sx - x) <= 0.01 * x, "%s: topod's xor schedule from its file %.6f s = a2a's own XOR %.6f s" % (name, sx, x))
+    # topod's own prediction (schedule's time_us, docs/cost-model.md) beside
+    # SMPI's time of the same schedule: within 15 %
+    for k in ("sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt"):
+        r, p = v.get(k, {}), v.get(k, {}).get("topod_prediction", "")
+        if r.get("seconds") and "time_us=" in p:
+            pt = float(p.split("time_us=")[1].split()[0]) * 1e-6
+            t = float(r["seconds"])
+            check(0.85 <= t / pt <= 1.15, "%s: %s predicted %.6f s, SMPI %.6f s (x%.3f)" % (name, k, pt, t, t / pt))
+        elif r.get("seconds"):
+            check(False, "%s: %s has no prediction (%s)" % (name, k, p))
 sys.exit(1 if bad else 0)
 PY
 

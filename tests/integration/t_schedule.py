@@ -70,8 +70,10 @@ note("%d hosts, e.g. %s" % (len(hosts), hosts[:3]))
 job = [hosts[0]] * 3 + [hosts[1]] * 2 + [hosts[5], hosts[0], hosts[9]] + [hosts[20]] * 4 + [hosts[64]] * 2 + [hosts[65]]
 spec = " ".join(job)
 P = len(job)
+# fallback=0: the algorithm as asked (these checks are about its mechanics;
+# the advice is checked below).
 for algo in ("xor", "tacs1", "tacs2"):
-    head, lines = ask_all("schedule %s %s" % (algo, spec))
+    head, lines = ask_all("schedule %s fallback=0 %s" % (algo, spec))
     if not check(head.startswith("OK "), "%s on %d uneven ranks: %s" % (algo, P, head.strip()[:100])):
         continue
     kv, steps = parse(head, lines)
@@ -84,7 +86,7 @@ for algo in ("xor", "tacs1", "tacs2"):
 # Figures against a brute-force count over pathmatrix routes (first cable + switch ports).
 uniq = sorted(set(job))
 route = [(a, b) for a in uniq for b in uniq if a != b]
-head, lines = ask_all("schedule tacs1 " + spec)
+head, lines = ask_all("schedule tacs1 fallback=0 " + spec)
 kv, steps = parse(head, lines)
 path_links = {}
 for (a, b) in route:
@@ -117,7 +119,7 @@ check(bad == 0, "tacs1: per-step max load and conflicts (links of two host pairs
 
 # OPT: homogeneous job = 2 leaves x 4 hosts x 2 ranks in one pod.
 opt_job = " ".join("%s*2" % h for h in hosts[0:8])
-head, lines = ask_all("schedule opt " + opt_job)
+head, lines = ask_all("schedule opt fallback=0 " + opt_job)
 check(head.startswith("OK ") and "algo=opt" in head, "opt on 2 leaves x 4 hosts x 2 ranks: " + head.strip()[:90])
 if head.startswith("OK "):
     kv, steps = parse(head, lines)
@@ -131,7 +133,51 @@ head, lines = ask_all("schedule allgather k=4 " + " ".join(hosts[:8]))
 check(head.startswith("OK ") and all(len(w.split(":")) == 3 for l in lines for w in l.split()[6:]),
       "allgather k=4 on 8 ranks: flows carry their block")
 
+# Advice (docs/cost-model.md): every answer carries its predicted time,
+# XOR's and the bound; never an answer predicted slower than XOR; the
+# fallback says why, and fallback=0 shows the algorithm it replaced.
+def us(v):
+    return None if v == "-" else float(v)
+bad = []
+for name, js in (("uneven", spec), ("opt job", opt_job)):
+    for algo in ("xor", "tacs1", "tacs2", "opt"):
+        head, lines = ask_all("schedule %s %s" % (algo, js))
+        asis, alines = ask_all("schedule %s fallback=0 %s" % (algo, js))
+        if head.startswith("ERR NOTAPPLICABLE"):
+            # OPT refused: not applicable at all, or (with advice) its steps break their bound
+            if "breaks its bound" in head:
+                ka, _ = parse(asis, alines)
+                L = int(ka["levels"])
+                bounds = [int(tt.parse_kv(l[6:])["bound"]) for l in alines[1:1 + L]]
+                worst = [max(int(x) for x in st.split()[6][1:].split(",")[l] for st in alines[1 + L:] if " L" in st)
+                         for l in range(L)] if L else []
+                if not any(w > b for w, b in zip(worst, bounds)):
+                    bad.append("%s %s refused though within its bound %s %s" % (name, algo, worst, bounds))
+            continue
+        if not head.startswith("OK "):
+            bad.append("%s %s: %s" % (name, algo, head.strip()[:80]))
+            continue
+        kv = tt.parse_kv(head[3:])
+        tm, x, lb = us(kv["time_us"]), us(kv["xor_time_us"]), us(kv["bound_us"])
+        if None in (tm, x, lb) or kv["bytes"] != str(1 << 20):
+            bad.append("%s %s: times %s %s %s" % (name, algo, tm, x, lb))
+            continue
+        if tm > x * (1 + 1e-6) + 0.001 or lb > tm * (1 + 1e-6) + 0.001:   # the reply has 3 decimals
+            bad.append("%s %s: bound %.1f <= time %.1f <= xor %.1f fails" % (name, algo, lb, tm, x))
+        ka = tt.parse_kv(asis[3:]) if asis.startswith("OK ") else {}
+        if kv["reason"] == "slower":
+            if kv["algo"] != "xor" or kv["fallback"] != "xor" or not ka or us(ka["time_us"]) < x:
+                bad.append("%s %s: fell back but %s" % (name, algo, asis.strip()[:80]))
+        elif kv["algo"] == algo and ka and ka.get("time_us") != kv["time_us"]:
+            bad.append("%s %s: advice and fallback=0 disagree" % (name, algo))
+check(not bad, "advice: every answer within bound <= time <= XOR's time, fallbacks say why: %s" % bad[:3])
+h1, _ = ask_all("schedule tacs1 fallback=0 bytes=1024 " + spec)
+h2, _ = ask_all("schedule tacs1 fallback=0 bytes=1048576 " + spec)
+t1, t2 = float(tt.parse_kv(h1[3:])["time_us"]), float(tt.parse_kv(h2[3:])["time_us"])
+check(0 < t1 < t2 < 1024 * t1, "bytes=: 1 KiB blocks %.2f us, 1 MiB %.1f us (latency weighs on small blocks)" % (t1, t2))
+
 for req, code in (("schedule bogus h", "ERR USAGE"), ("schedule xor conflicts=x %s %s" % (hosts[0], hosts[1]), "ERR USAGE"),
+                  ("schedule xor bytes=0 %s %s" % (hosts[0], hosts[1]), "ERR USAGE"), ("schedule xor fallback=2 %s %s" % (hosts[0], hosts[1]), "ERR USAGE"),
                   ("schedule xor %s*5000" % hosts[0], "ERR TOOMANY"), ("schedule xor nosuchhost %s" % hosts[0], "ERR NOTFOUND"),
                   ("schedule xor flows=0 %s*4097" % hosts[0], "ERR TOOMANY"), ("schedule xor %s*20000" % hosts[0], "ERR USAGE"), ("schedule xor %s" % hosts[0], "ERR USAGE")):
     head, _ = ask_all(req)
@@ -142,11 +188,16 @@ check(head.startswith("OK ") and len(lines) == 4095 and len(lines[0].split()) ==
 
 # topoquery (libtii) and the plot.
 env = dict(os.environ, TII_SERVERS="127.0.0.1:%d" % t.port)
-r = subprocess.run([os.path.join(BIN, "topoquery"), "schedule", "tacs1"] + job, capture_output=True, text=True, env=env)
+r = subprocess.run([os.path.join(BIN, "topoquery"), "schedule", "tacs1", "fallback=0"] + job, capture_output=True,
+                   text=True, env=env)
 tq_steps = [l.split()[1:] for l in r.stdout.splitlines() if l.startswith("step ")]
-head, lines = ask_all("schedule tacs1 " + spec)
+head, lines = ask_all("schedule tacs1 fallback=0 " + spec)
 kv, steps = parse(head, lines)
 check(r.returncode == 0 and tq_steps == [s[1:6] for s in steps], "topoquery schedule tacs1: the protocol's figures")
+tqkv = dict(l.split(" ", 1) for l in r.stdout.splitlines() if l.split(" ")[0] in ("time_us", "xor_time_us", "bound_us"))
+kv = tt.parse_kv(head[3:])
+check(tqkv == {k: kv[k] for k in ("time_us", "xor_time_us", "bound_us")},
+      "topoquery schedule (libtii): the protocol's predicted times %s" % tqkv)
 svg = os.path.join(d, "conf.svg")
 png = os.path.join(d, "conf.png")
 big = ["%s*4" % h for h in hosts[0:64:2]]

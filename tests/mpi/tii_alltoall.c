@@ -2,7 +2,11 @@
  * tii_alltoall.c - an MPI all-to-all run step by step along the schedule
  * libtii returns, checked against MPI_Alltoall.
  *
- *   mpirun -np N -x TII_SERVERS -x TII_HOSTMAP=hosts.map ./tii_alltoall ALGO [CONFLICTS]
+ *   mpirun -np N -x TII_SERVERS -x TII_HOSTMAP=hosts.map [-x TII_ALLTOALL_ASIS=1] ./tii_alltoall ALGO [CONFLICTS]
+ *
+ * TII_ALLTOALL_ASIS=1 asks for the algorithm as named (fallback=0), to test
+ * its mechanics; without it topod may answer XOR where it predicts ALGO
+ * slower, as an MPI library would be told.
  *
  * Every rank reads its simulated host from line `rank` of $TII_HOSTMAP
  * (blank and '#' lines skipped); rank 0 gathers them, asks topod for the
@@ -85,6 +89,9 @@ int main(int argc, char **argv)
 		tii_t *t = NULL;
 		struct tii_schedule_params p = { .algo = algo, .conflicts = argc > 2 ? atoi(argv[2]) : 1 };
 		int rc = tii_open(&t, NULL);
+		const char *asis = getenv("TII_ALLTOALL_ASIS");
+		if (!rc && asis && !strcmp(asis, "1"))
+			rc = tii_set_schedule_advice(t, 0, 0);
 		rc = rc ? rc : tii_get_schedule(t, &p, hosts, (size_t)np, &s);
 		if (rc) {
 			fprintf(stderr, "tii_alltoall: tii_get_schedule: %s (%s)\n", tii_strerror(rc),

@@ -5,8 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "cost.h"
 #include "hier.h"
+#include "load.h"
+#include "pattern.h"
 #include "route.h"
+#include "rate.h"
 #include "schedule.h"
 #include "testfab.h"
 
@@ -54,6 +60,8 @@ static int brute_step(const struct route_tab *rt, const struct sched *s, const u
 		struct route_res res;
 		if (route_walk(rt, ea, rt->eps[eb].lid, hops, 32, &res))
 			return -1;
+		if (res.hops > out->max_hops)
+			out->max_hops = res.hops;
 		for (uint32_t k = 0; k < res.hops; k++)
 			slots[ns++] = sn->nodes[hops[k].node].port0 + hops[k].out;
 		uint64_t pid = (uint64_t)a << 32 | b;
@@ -71,6 +79,11 @@ static int brute_step(const struct route_tab *rt, const struct sched *s, const u
 		for (uint32_t p = 0; p <= sn->nodes[n].nports; p++) {
 			uint32_t sl = sn->nodes[n].port0 + p, v = load[sl];
 			out->maxload = v > out->maxload ? v : out->maxload;
+			uint64_t bps = v ? rate_cable_bps(sn, n, p) : 1;
+			if (!bps)
+				out->unrated = 1;
+			else if ((double)v * 8.0 / (double)bps > out->s_per_byte)
+				out->s_per_byte = (double)v * 8.0 / (double)bps;
 			if (np[sl] > 1) {
 				out->conflicts++;
 				if (sn->nodes[n].type == SNAP_NODE_SWITCH) {
@@ -142,7 +155,10 @@ static void completeness(void)
 						bad++;
 					for (uint32_t st = 0; st < s->nsteps; st += 3) {
 						struct sched_fig b;
-						if (brute_step(f.rt, s, rh, st, &b) || memcmp(&b, &s->fig[st], sizeof(b))) {
+						const struct sched_fig *g = &s->fig[st];
+						if (brute_step(f.rt, s, rh, st, &b) || b.flows != g->flows || b.maxload != g->maxload ||
+						    b.conflicts != g->conflicts || b.fabric_conflicts != g->fabric_conflicts ||
+						    b.max_hops != g->max_hops || b.unrated != g->unrated || b.s_per_byte != g->s_per_byte) {
 							if (!brute_bad++)
 								printf("# step %u: brute %u %u %u %u, sched %u %u %u %u\n", st, b.flows, b.maxload, b.conflicts, b.fabric_conflicts, s->fig[st].flows, s->fig[st].maxload, s->fig[st].conflicts, s->fig[st].fabric_conflicts);
 						}
@@ -297,8 +313,62 @@ static void opt_sizes(void)
 		       "cables within Bmin(1)", runs);
 }
 
+/* sched_time against the cost model computed the other way: each step as
+ * an explicit traffic matrix through load_build and cost_load_time. A 5:4
+ * tree with one 1x host cable, so rates decide some steps. */
+static void predicted_times(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 5, 4, 1);
+	tf_finish(f.s, 0);
+	fab_open(&f);
+	const struct route_ep *e0 = &f.rt->eps[route_host_ep(f.rt, 0)];
+	struct snap_port *p0 = &f.s->ports[f.s->nodes[e0->node].port0 + e0->port];
+	p0->width = 1;
+	f.s->ports[f.s->nodes[p0->peer_node].port0 + p0->peer_port].width = 1;
+	uint32_t rh[13];
+	for (uint32_t i = 0; i < 13; i++)
+		rh[i] = (i * 7) % f.rt->nhosts;   /* spread over the leaves, in no tree order */
+	const uint64_t B = 1 << 20;
+	int bad = 0, n = 0;
+	for (int a = SCHED_XOR; a <= SCHED_TACS2; a++) {
+		struct sched *s = run(&f, (enum sched_algo)a, rh, 13, 1, "predicted");
+		if (!s)
+			continue;
+		double want = 0;
+		for (uint32_t st = 0; st < s->nsteps; st++) {
+			struct pat_triple t[64];
+			size_t nt = 0;
+			for (uint32_t k = s->step_off[st]; k < s->step_off[st + 1] && nt < 64; k++)
+				t[nt++] = (struct pat_triple){ s->src[k], s->dst[k], B };
+			struct pattern p;
+			struct pat_job job = { 13, rh };
+			struct load *L = NULL;
+			struct cost_time ct;
+			char err[AN_ERR_LEN];
+			if (pattern_set_matrix(&p, t, nt, 13, err) || load_build(f.rt, &job, &p, 1, &L) ||
+			    cost_load_time(f.rt, L, &ct, err))
+				bad++;
+			else
+				want += ct.seconds;
+			pattern_clear(&p);
+			load_free(L);
+		}
+		double got = sched_time(s, B);
+		n++;
+		if (!(got > 0 && fabs(got - want) <= 1e-9 * want)) {
+			bad++;
+			printf("# %s: sched_time %.9g s, steps as load %.9g s\n", sched_algo_name(s->algo), got, want);
+		}
+		sched_free(s);
+	}
+	tf_check(n == 3 && !bad, "sched_time equals the cost of each step as a traffic matrix (load + cost), %d algorithms", n);
+	fab_close(&f);
+}
+
 int main(void)
 {
+	predicted_times();
 	opt_sizes();
 	completeness();
 	oversub();
