@@ -12,11 +12,6 @@
  * ("-s host" means host:7878). A string: it goes into address specs. */
 #define TOPO_PORT_DEFAULT "7878"
 
-/* Ranks up to which a `schedule` reply is judged against XOR's predicted
- * time (docs/cost-model.md): the baseline is built as a second schedule of
- * P(P-1) flows, 8 MiB at 1,024 ranks; above it the reply says "-". */
-#define TOPO_SCHED_BASELINE_MAX 1024
-
 /* One request line, without its newline. A 4,096-host job's host list
  * (hostnames of ~16 bytes, ~70 KiB) fits with room for a rank list; a
  * longer line is an error, not a reason to buffer without end. */

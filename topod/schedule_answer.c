@@ -21,9 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "cmd.h"
-#include "cost.h"
-#include "load.h"
 #include "query.h"
 #include "schedule.h"
 #include "topo_limits.h"
@@ -66,12 +65,6 @@ struct sched_args {
 	unsigned long fallback;  /* 1: advice (never slower than XOR), 0: as asked */
 	size_t first;
 	size_t P;
-};
-
-/* The predictions a reply carries, in seconds (-1: unknown). */
-struct verdict {
-	double t, xor_t, bound;
-	int slower;              /* the requested algorithm was replaced by XOR */
 };
 
 /* Blocks of 1 MiB unless asked: the size at which MPI libraries run their
@@ -193,12 +186,13 @@ static uint32_t *resolve_ranks(struct qctx *c, const struct sched_args *sa)
 	return rh;
 }
 
-/* sched_build on the request's generation; NULL with the error written. */
-static struct sched *compute(struct qctx *c, const struct sched_req *req)
+/* The schedule and its advice on the request's generation (advice.h); NULL
+ * with the error written. */
+static struct sched *compute(struct qctx *c, const struct sched_args *sa, struct advice *v)
 {
 	struct sched *s = NULL;
 	char err[AN_ERR_LEN];
-	int rc = sched_build(c->rt, c->h, req, c->threads, &s, err);
+	int rc = advice_schedule(c->rt, c->h, &sa->req, sa->bytes, (int)sa->fallback, c->threads, &s, v, err);
 	if (rc) {
 		query_error(c->out,
 			    rc == AN_E_NOTAPPLIC ? "NOTAPPLICABLE"
@@ -212,82 +206,6 @@ static struct sched *compute(struct qctx *c, const struct sched_req *req)
 	return s;
 }
 
-/* OPT keeps its promise only where every step stays within the per-cable
- * bound at every level on the real routes (Prisacari et al. assume their
- * own routing); 0, or -1 with NOTAPPLICABLE written. */
-static int opt_keeps_bound(struct qctx *c, const struct sched *s)
-{
-	for (uint32_t st = 0; st < s->nsteps; st++)
-		for (uint32_t l = 1; l < s->nlevels; l++) {
-			uint32_t got = s->level_max[(size_t)st * s->nlevels + l];
-			if (got > s->cable_bound[l]) {
-				query_error(c->out, "NOTAPPLICABLE",
-					    "OPT breaks its bound on these routes: step %u puts %u blocks on one level-%u "
-					    "cable, bound %u (fallback=0 to see it)",
-					    st, got, l, s->cable_bound[l]);
-				return -1;
-			}
-		}
-	return 0;
-}
-
-/* The all-to-all of the same job posted at once: the lower bound of any
- * schedule on these routes and rates (cost.h). */
-static double bound_time(struct qctx *c, const struct sched_req *req, uint64_t bytes)
-{
-	struct pattern p;
-	char err[AN_ERR_LEN];
-	struct load *L = NULL;
-	struct cost_time ct;
-	double t = -1;
-	if (pattern_parse("alltoall", &p, err))
-		return -1;
-	p.msg_bytes = bytes;
-	struct pat_job job = { req->nranks, (uint32_t *)req->rank_host };
-	if (!load_build(c->rt, &job, &p, c->threads, &L) && !cost_load_time(c->rt, L, &ct, err))
-		t = ct.seconds;
-	load_free(L);
-	pattern_clear(&p);
-	return t;
-}
-
-/* The predictions, and with fallback=1 XOR in place of a schedule predicted
- * slower. 0, or -1 with the error written (*s freed then). */
-static int judge(struct qctx *c, const struct sched_args *sa, struct sched **s, struct verdict *v)
-{
-	v->t = sched_time(*s, sa->bytes);
-	v->xor_t = -1;
-	v->slower = 0;
-	v->bound = bound_time(c, &sa->req, sa->bytes);
-	if ((*s)->algo == SCHED_XOR || (*s)->algo == SCHED_ALLGATHER) {
-		v->xor_t = (*s)->algo == SCHED_XOR ? v->t : -1;
-		return 0;
-	}
-	if (sa->P > TOPO_SCHED_BASELINE_MAX)
-		return 0;
-	struct sched_req xr = sa->req;
-	xr.algo = SCHED_XOR;
-	struct sched *x = NULL;
-	char err[AN_ERR_LEN];
-	if (sched_build(c->rt, c->h, &xr, c->threads, &x, err)) {
-		query_error(c->out, "NOMEM", "the XOR baseline: %s", err);
-		sched_free(*s);
-		*s = NULL;
-		return -1;
-	}
-	v->xor_t = sched_time(x, sa->bytes);
-	/* slower by more than a millionth: not the rounding of a sum over steps */
-	if (sa->fallback && v->t >= 0 && v->xor_t >= 0 && v->t > v->xor_t * (1 + 1e-6)) {
-		sched_free(*s);
-		*s = x;
-		v->t = v->xor_t;
-		v->slower = 1;
-		return 0;
-	}
-	sched_free(x);
-	return 0;
-}
-
 static void put_us(struct evbuffer *out, const char *key, double t)
 {
 	if (t < 0)
@@ -297,7 +215,7 @@ static void put_us(struct evbuffer *out, const char *key, double t)
 }
 
 /* The OK line, the tree (OPT), one STEP line per step. */
-static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa, const struct verdict *v)
+static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa, const struct advice *v)
 {
 	uint32_t levels = s->nlevels ? s->nlevels - 1 : 0;
 	evbuffer_add_printf(c->out,
@@ -307,8 +225,8 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows,
 			    s->note[0] || v->slower ? "xor" : "none",
 			    v->slower ? "slower" : s->note[0] ? "sparse" : "none", sa->bytes);
-	put_us(c->out, "time_us", v->t);
-	put_us(c->out, "xor_time_us", v->xor_t);
+	put_us(c->out, "time_us", v->time);
+	put_us(c->out, "xor_time_us", v->xor_time);
 	put_us(c->out, "bound_us", v->bound);
 	evbuffer_add_printf(c->out, " lines=%u\n", s->nsteps + levels + (s->nlevels ? 1 : 0));
 	if (s->nlevels) {
@@ -345,13 +263,9 @@ void answer_schedule(struct qctx *c)
 		return;
 	sa.req.nranks = (uint32_t)sa.P;
 	sa.req.rank_host = rh;
-	struct sched *s = compute(c, &sa.req);
-	struct verdict v;
-	if (s && sa.fallback && s->algo == SCHED_OPT && opt_keeps_bound(c, s)) {
-		sched_free(s);
-		s = NULL;
-	}
-	if (s && !judge(c, &sa, &s, &v))
+	struct advice v;
+	struct sched *s = compute(c, &sa, &v);
+	if (s)
 		reply(c, s, &sa, &v);
 	sched_free(s);
 	free(rh);

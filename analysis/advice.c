@@ -1,0 +1,100 @@
+/*
+ * advice.c - see advice.h.
+ */
+#include "advice.h"
+
+#include <stdio.h>
+
+#include "cost.h"
+#include "load.h"
+#include "pattern.h"
+
+int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level)
+{
+	if (s->algo != SCHED_OPT || !s->level_max)
+		return 0;
+	for (uint32_t st = 0; st < s->nsteps; st++)
+		for (uint32_t l = 1; l < s->nlevels; l++)
+			if (s->level_max[(size_t)st * s->nlevels + l] > s->cable_bound[l]) {
+				*step = st;
+				*level = l;
+				return 1;
+			}
+	return 0;
+}
+
+/* The all-to-all of the same ranks posted at once: the lower bound of any
+ * schedule on these routes and rates. */
+static double bound_time(const struct route_tab *rt, const struct sched_req *req, uint64_t bytes, int threads)
+{
+	struct pattern p;
+	char err[AN_ERR_LEN];
+	struct load *L = NULL;
+	struct cost_time ct;
+	double t = -1;
+	if (pattern_parse("alltoall", &p, err))
+		return -1;
+	p.msg_bytes = bytes;
+	struct pat_job job = { req->nranks, (uint32_t *)req->rank_host };
+	if (!load_build(rt, &job, &p, threads, &L) && !cost_load_time(rt, L, &ct, err))
+		t = ct.seconds;
+	load_free(L);
+	pattern_clear(&p);
+	return t;
+}
+
+/* XOR's time, and XOR itself in place of *s when s is predicted slower. */
+static int against_xor(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+		       uint64_t bytes, int fallback, int threads, struct sched **s, struct advice *a,
+		       char err[AN_ERR_LEN])
+{
+	struct sched_req xr = *req;
+	xr.algo = SCHED_XOR;
+	struct sched *x = NULL;
+	int rc = sched_build(rt, h, &xr, threads, &x, err);
+	if (rc)
+		return rc;
+	a->xor_time = sched_time(x, bytes);
+	/* slower by more than a millionth: not the rounding of a sum over steps */
+	if (fallback && a->time >= 0 && a->xor_time >= 0 && a->time > a->xor_time * (1 + 1e-6)) {
+		sched_free(*s);
+		*s = x;
+		a->time = a->xor_time;
+		a->slower = 1;
+		return AN_OK;
+	}
+	sched_free(x);
+	return AN_OK;
+}
+
+int advice_schedule(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+		    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
+		    char err[AN_ERR_LEN])
+{
+	struct sched *s = NULL;
+	uint32_t st, l;
+	*out = NULL;
+	*a = (struct advice){ .time = -1, .xor_time = -1, .bound = -1 };
+	int rc = sched_build(rt, h, req, threads, &s, err);
+	if (rc)
+		return rc;
+	if (fallback && advice_opt_broken(s, &st, &l)) {
+		snprintf(err, AN_ERR_LEN,
+			 "OPT breaks its bound on these routes: step %u puts %u blocks on one level-%u cable, bound %u",
+			 st, s->level_max[(size_t)st * s->nlevels + l], l, s->cable_bound[l]);
+		sched_free(s);
+		return AN_E_NOTAPPLIC;
+	}
+	a->time = sched_time(s, bytes);
+	a->bound = bound_time(rt, req, bytes, threads);
+	if (s->algo == SCHED_XOR)
+		a->xor_time = a->time;
+	else if (s->algo != SCHED_ALLGATHER && req->nranks <= ADVICE_BASELINE_MAX)
+		rc = against_xor(rt, h, req, bytes, fallback, threads, &s, a, err);
+	if (rc) {
+		sched_free(s);
+		return rc;
+	}
+	*out = s;
+	return AN_OK;
+}

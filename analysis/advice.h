@@ -1,0 +1,54 @@
+/*
+ * advice.h - answers that never make a job slower (docs/cost-model.md).
+ *
+ * An all-to-all schedule is advice to a job. It is judged against what the
+ * job would run without topod, the MPI libraries' pairwise/XOR exchange, by
+ * the one cost model (cost.h) on the job's real routes and cable rates:
+ *   - its predicted time, XOR's on the same ranks, and the lower bound of
+ *     any schedule (the all-to-all posted at once);
+ *   - with fallback set, a schedule predicted slower than XOR (by more than
+ *     a millionth, not rounding) is replaced by XOR, and OPT whose steps put
+ *     more blocks on a cable than its per-cable bound (Prisacari et al.
+ *     assume their own routing, not the LFTs') is refused (AN_E_NOTAPPLIC,
+ *     err names the step and level). Without fallback the schedule is
+ *     returned as built, with the same figures, for inspection.
+ * Predicting for the same rank list and block size is deterministic.
+ *
+ * Pure: no I/O, no globals; OpenMP inside sched_build and load_build.
+ */
+#ifndef AN_ADVICE_H
+#define AN_ADVICE_H
+
+#include <stdint.h>
+
+#include "an_err.h"
+#include "hier.h"
+#include "route.h"
+#include "schedule.h"
+
+/* The XOR baseline is a second schedule of P(P-1) flows: judged up to this
+ * many ranks (8 MiB of flows), "unknown" above. */
+#define ADVICE_BASELINE_MAX 1024
+
+struct advice {
+	double time;      /* the answer's predicted seconds, -1 if unknown (a cable without a rate) */
+	double xor_time;  /* XOR's, -1 if unknown or above ADVICE_BASELINE_MAX ranks */
+	double bound;     /* the all-to-all posted at once, -1 if unknown */
+	int slower;       /* the requested schedule was replaced by XOR */
+};
+
+/* The first step and level (>= 1) where OPT's busiest cable exceeds its
+ * per-cable bound; 0 if it keeps it everywhere (or s is not OPT). */
+int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level);
+
+/*
+ * Builds the schedule req asks for and judges it for blocks of `bytes`. On
+ * AN_OK *out is the answer (the one built, or XOR) and *a its figures; on
+ * error *out is NULL and err says why (sched_build's codes, AN_E_NOTAPPLIC
+ * for a broken OPT under fallback).
+ */
+int advice_schedule(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+		    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
+		    char err[AN_ERR_LEN]);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * test_advice.c - answers that never make a job slower (analysis/advice.h):
+ * with fallback, every answer is predicted no slower than XOR and no faster
+ * than the bound; a replaced schedule really was predicted slower; OPT is
+ * refused exactly when its steps break their bound; without fallback the
+ * schedule comes back as built.
+ */
+#include <math.h>
+
+#include "advice.h"
+#include "testfab.h"
+
+struct fab {
+	struct snap *s;
+	struct route_tab *rt;
+	struct hier *h;
+};
+
+static void judge(const struct fab *f, const uint32_t *rh, uint32_t P, const char *what, int *bad, int *fell)
+{
+	for (int al = SCHED_XOR; al <= SCHED_OPT; al++) {
+		struct sched_req req = { .algo = (enum sched_algo)al, .nranks = P, .rank_host = rh, .conflicts = 1 };
+		struct sched *s = NULL, *asis = NULL;
+		struct advice a, b;
+		char err[AN_ERR_LEN], err2[AN_ERR_LEN];
+		int rc = advice_schedule(f->rt, f->h, &req, 1 << 20, 1, 2, &s, &a, err);
+		int rc2 = advice_schedule(f->rt, f->h, &req, 1 << 20, 0, 2, &asis, &b, err2);
+		uint32_t st, lv;
+		int broken = rc2 == AN_OK && advice_opt_broken(asis, &st, &lv);
+		if (rc == AN_E_NOTAPPLIC && al == SCHED_OPT && (broken || rc2 == AN_E_NOTAPPLIC)) {
+			/* refused: not a homogeneous tree at all, or its bound broken */
+		} else if (rc || rc2 || !s || !asis) {
+			(*bad)++;
+			printf("# %s %s: %s / %s\n", what, sched_algo_name(req.algo), rc ? err : "", rc2 ? err2 : "");
+		} else {
+			int ok = a.time >= 0 && a.xor_time >= 0 && a.bound >= 0 && a.time <= a.xor_time * (1 + 1e-6) &&
+				 a.bound <= a.time * (1 + 1e-9) && b.time >= 0 && !broken;
+			if (a.slower)
+				ok &= s->algo == SCHED_XOR && b.time > a.xor_time && asis->algo == req.algo;
+			else if (s->algo == req.algo)
+				ok &= fabs(a.time - b.time) <= 1e-12 * b.time;
+			*fell += a.slower;
+			if (!ok) {
+				(*bad)++;
+				printf("# %s %s: time %.9g xor %.9g bound %.9g slower %d as built %.9g\n", what,
+				       sched_algo_name(req.algo), a.time, a.xor_time, a.bound, a.slower, b.time);
+			}
+		}
+		sched_free(s);
+		sched_free(asis);
+	}
+}
+
+int main(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 5, 4, 1);   /* 5:4 over-subscribed */
+	tf_finish(f.s, 0);
+	if (route_build(f.s, NULL, &f.rt) || hier_build(f.rt, &f.h))
+		tf_die("build");
+	int bad = 0, fell = 0, jobs = 0;
+	uint32_t rh[40];
+	for (uint32_t P = 4; P <= 20; P += 4) {
+		for (uint32_t i = 0; i < P; i++)
+			rh[i] = (i * 7) % f.rt->nhosts;   /* spread, in no tree order */
+		judge(&f, rh, P, "spread", &bad, &fell);
+		for (uint32_t i = 0; i < P; i++)
+			rh[i] = i / 2;                    /* 2 ranks per host, hosts in order: OPT applies */
+		judge(&f, rh, P, "packed", &bad, &fell);
+		jobs += 2;
+	}
+	tf_check(!bad, "%d jobs x 4 algorithms: bound <= answer <= XOR's time; %d answers fell back to XOR, each "
+		       "predicted slower as built; OPT refused only where its bound breaks", jobs, fell);
+	struct sched_req req = { .algo = SCHED_XOR, .nranks = 8, .rank_host = rh, .conflicts = 1 };
+	struct sched *s;
+	struct advice a;
+	char err[AN_ERR_LEN];
+	for (uint32_t i = 0; i < 8; i++)
+		rh[i] = i;
+	f.s->ports[f.s->nodes[f.rt->eps[route_host_ep(f.rt, 0)].node].port0 + 1].width = 0;
+	int rc = advice_schedule(f.rt, f.h, &req, 1 << 20, 1, 1, &s, &a, err);
+	tf_check(rc == AN_OK && a.time < 0 && a.bound < 0 && !a.slower,
+		 "a cable without a rate: the schedule, its times unknown (-1), no fallback on a guess");
+	sched_free(s);
+	hier_free(f.h);
+	route_free(f.rt);
+	snap_free(f.s);
+	return tf_failures != 0;
+}
