@@ -41,12 +41,13 @@ static void usage(FILE *f)
 		"       %s eval     SOURCE --pattern P [--hosts H] [--phase K | --joint]\n"
 		"       %s describe SOURCE\n"
 		"       %s revert   --out FILE\n"
+		"       %s -h|--help | -V|--version\n"
 		"SOURCE: --snapshot FILE | --state-dir DIR | --xgft \"h;m1,..,mh;w1,..,wh\"\n"
 		"patterns: alltoall[:xor] (as phases), file:PATH (lines \"src dst [weight]\", ranks 0..N-1),\n"
 		"          and topod's: shift:K, xor:K, bitrev, random:SEED, ring, allgather,\n"
 		"          stencil2d:X,Y[:periodic], stencil3d:X,Y,Z[:periodic]\n"
 		"hosts: H = name,name,... or @FILE (one name per line); default every host in tree order\n",
-		prog, prog, prog, prog);
+		prog, prog, prog, prog, prog);
 }
 
 struct opts {
@@ -249,11 +250,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "pattern", 1, 0, 'p' }, { "hosts", 1, 0, 'H' }, { "out", 1, 0, 'o' },
 		{ "phase", 1, 0, 'k' }, { "joint", 0, 0, 'j' }, { "time-limit", 1, 0, 't' },
 		{ "strong", 0, 0, 'S' }, { "compare", 0, 0, 'c' }, { "verbose", 0, 0, 'v' },
-		{ "dump-flows", 1, 0, 'F' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "dump-flows", 1, 0, 'F' }, { "help", 0, 0, 'h' }, { "version", 0, 0, 'V' },
+		{ 0, 0, 0, 0 }
 	};
 	int c;
 	char *end;
-	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:ScvF:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:x:p:H:o:k:jt:ScvF:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 's': o->snapshot = optarg; break;
 		case 'd': o->state_dir = optarg; break;
@@ -281,6 +283,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose++; break;
 		case 'F': o->dump_flows = optarg; break;
 		case 'h': usage(stdout); return EX_OK;
+		case 'V': printf("topo-routeopt %s\n", TOPO_VERSION); return EX_OK;
 		default: usage(stderr); return EX_USAGE;
 		}
 	}

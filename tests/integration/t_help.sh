@@ -11,7 +11,7 @@ nok() { echo "not ok - $*"; fail=1; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 V=$(cat VERSION)
 
-for p in topod topoquery topo-snap topo-collect; do
+for p in topod topoquery topo-snap topo-collect topo-routeopt; do
 	for h in -h --help; do
 		out=$(build/bin/$p $h 2>&1); rc=$?
 		[ $rc -eq 0 ] && [ "${out#*usage}" != "$out" ] && ok "$p $h: usage, exit 0" || nok "$p $h: exit $rc"
@@ -19,7 +19,7 @@ for p in topod topoquery topo-snap topo-collect; do
 	out=$(build/bin/$p -V 2>&1); rc=$?
 	[ $rc -eq 0 ] && [ -n "$out" ] && ok "$p -V: $out" || nok "$p -V: exit $rc ($out)"
 done
-for p in topod topo-snap topo-collect topoquery; do
+for p in topod topo-snap topo-collect topoquery topo-routeopt; do
 	out=$(build/bin/$p -V); [ "${out%% (*}" = "$p $V" ] && ok "$p -V says $V" || nok "$p -V: '$out', VERSION $V"
 done
 
