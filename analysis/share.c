@@ -76,20 +76,6 @@ static int cmp_ingress(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-/* The node owning a port slot: nodes[] are in port0 order. */
-static uint32_t node_of_slot(const struct snap *s, uint32_t slot)
-{
-	uint32_t lo = 0, hi = s->nnodes;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->nodes[mid].port0 <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Adds the walk from switch x (switch index) to the column's tree and
  * returns its first tree node, or ROUTE_NONE on ENOMEM. first is x's LFT
  * entry for dlid, read beforehand (see COL_BLOCK). */
@@ -480,7 +466,7 @@ static int collect_sharing(struct sbuild *b)
 		while (e < ning && ing[e].slot == ing[a].slot)
 			e++;
 		if (e - a >= 2) {
-			uint32_t node = node_of_slot(s, ing[a].slot);
+			uint32_t node = snap_node_of_slot(s, ing[a].slot);
 			sh->groups[sh->ngroups++] = (struct share_group){
 				node, (uint8_t)(ing[a].slot - s->nodes[node].port0), nm, (uint32_t)(e - a) };
 			for (size_t k = a; k < e; k++) {

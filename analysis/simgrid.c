@@ -136,16 +136,7 @@ static int walk_all(struct sg *g, char err[AN_ERR_LEN])
 static void link_name(const struct sg *g, uint32_t l, uint32_t *node, unsigned *port, uint64_t *guid)
 {
 	const struct snap *s = g->rt->snap;
-	uint32_t slot = g->slot[l];
-	/* Port slots are laid out node by node; find the node by its port0. */
-	uint32_t lo = 0, hi = s->nnodes;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (s->nodes[mid].port0 <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	uint32_t slot = g->slot[l], lo = snap_node_of_slot(s, slot);
 	*node = lo;
 	*port = slot - s->nodes[lo].port0;
 	*guid = s->nodes[lo].guid;

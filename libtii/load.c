@@ -33,35 +33,36 @@ void tii_load_free(tii_load_t *l)
 	free(l);
 }
 
+/* "0xGUID:PORT": a directed link as topod names it. */
+static int guid_port(const char *w, uint64_t *guid, int *port)
+{
+	char buf[24];   /* "0x" and 16 hex digits */
+	const char *colon = w ? strchr(w, ':') : NULL;
+	long v;
+	if (!colon || (size_t)(colon - w) >= sizeof buf || tii__parse_long(colon + 1, 0, 255, &v))
+		return TII_E_PROTO;
+	memcpy(buf, w, (size_t)(colon - w));
+	buf[colon - w] = '\0';
+	if (tii__parse_guid(buf, guid))
+		return TII_E_PROTO;
+	*port = (int)v;
+	return 0;
+}
+
 /* time_us=T|- bottleneck=0xGUID:PORT|- bottleneck_bps=N|- (cost.h's model) */
 static int ld_time(const struct tii__kv *kv, tii_load_t *l)
 {
 	const char *t = tii__kv_get(kv, "time_us"), *b = tii__kv_get(kv, "bottleneck");
 	const char *r = tii__kv_get(kv, "bottleneck_bps");
-	if (!t || !b || !r)
+	if (!t || !b || !r || tii__parse_us(t, &l->time_s))
 		return TII_E_PROTO;
-	if (!strcmp(t, "-")) {
-		l->time_s = -1;
+	if (l->time_s < 0)
 		return strcmp(b, "-") || strcmp(r, "-") ? TII_E_PROTO : 0;
-	}
-	char *end;
-	double us = strtod(t, &end);
-	if (*end || end == t || !(us >= 0 && us < 1e15) || tii__parse_u64(r, 10, &l->bottleneck_bps))
+	if (tii__parse_u64(r, 10, &l->bottleneck_bps))
 		return TII_E_PROTO;
-	l->time_s = us * 1e-6;
 	if (!strcmp(b, "-"))
 		return l->bottleneck_bps ? TII_E_PROTO : 0;
-	char buf[40];
-	const char *colon = strchr(b, ':');
-	long port;
-	if (!colon || (size_t)(colon - b) >= sizeof buf || tii__parse_long(colon + 1, 0, 255, &port))
-		return TII_E_PROTO;
-	memcpy(buf, b, (size_t)(colon - b));
-	buf[colon - b] = '\0';
-	if (tii__parse_guid(buf, &l->bottleneck_guid) || !l->bottleneck_bps)
-		return TII_E_PROTO;
-	l->bottleneck_port = (int)port;
-	return 0;
+	return guid_port(b, &l->bottleneck_guid, &l->bottleneck_port) || !l->bottleneck_bps ? TII_E_PROTO : 0;
 }
 
 static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
@@ -100,14 +101,9 @@ static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 /* "0xGUID:PORT" then "F>T" */
 static int link_words(char **p, struct tii_load_link *k)
 {
-	char *w = tii__word(p), *colon = w ? strchr(w, ':') : NULL;
-	long v;
-	if (!colon)
+	char *w = tii__word(p);
+	if (guid_port(w, &k->guid, &k->port))
 		return TII_E_PROTO;
-	*colon = '\0';
-	if (tii__parse_guid(w, &k->guid) || tii__parse_long(colon + 1, 0, 255, &v))
-		return TII_E_PROTO;
-	k->port = (int)v;
 	w = tii__word(p);
 	char *gt = w ? strchr(w, '>') : NULL;
 	if (!gt)

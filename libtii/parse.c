@@ -49,6 +49,22 @@ int tii__parse_long(const char *s, long min, long max, long *v)
 	return 0;
 }
 
+int tii__parse_us(const char *s, double *seconds)
+{
+	if (!s)
+		return TII_E_PROTO;
+	if (!strcmp(s, "-")) {
+		*seconds = -1;
+		return 0;
+	}
+	char *end;
+	double us = strtod(s, &end);
+	if (*end || end == s || !(us >= 0 && us < 1e15))
+		return TII_E_PROTO;
+	*seconds = us * 1e-6;
+	return 0;
+}
+
 int tii__parse_guid(const char *s, uint64_t *v)
 {
 	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || strlen(s + 2) > 16)

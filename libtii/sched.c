@@ -53,29 +53,12 @@ static void sc_reset(struct sc_ctx *c)
 	c->cap = c->n = c->nhead = 0;
 }
 
-/* "-" or a number of microseconds, into seconds (-1 for "-"). */
-static int us_of(const char *w, double *s)
-{
-	if (!w)
-		return TII_E_PROTO;
-	if (!strcmp(w, "-")) {
-		*s = -1;
-		return 0;
-	}
-	char *end;
-	double us = strtod(w, &end);
-	if (*end || end == w || !(us >= 0 && us < 1e15))
-		return TII_E_PROTO;
-	*s = us * 1e-6;
-	return 0;
-}
-
 /* bytes, time_us, xor_time_us, bound_us and reason (1.2). */
 static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
 {
 	const char *reason = tii__kv_get(kv, "reason");
-	if (tii__kv_u64(kv, "bytes", &s->bytes) || !s->bytes || us_of(tii__kv_get(kv, "time_us"), &s->time_s) ||
-	    us_of(tii__kv_get(kv, "xor_time_us"), &s->xor_time_s) || us_of(tii__kv_get(kv, "bound_us"), &s->bound_s) ||
+	if (tii__kv_u64(kv, "bytes", &s->bytes) || !s->bytes || tii__parse_us(tii__kv_get(kv, "time_us"), &s->time_s) ||
+	    tii__parse_us(tii__kv_get(kv, "xor_time_us"), &s->xor_time_s) || tii__parse_us(tii__kv_get(kv, "bound_us"), &s->bound_s) ||
 	    !reason)
 		return TII_E_PROTO;
 	s->slower = !strcmp(reason, "slower");

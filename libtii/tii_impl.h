@@ -149,6 +149,9 @@ int tii__kv_int(const struct tii__kv *kv, const char *key, long min, long max, l
 /* Strict numbers: the whole string, no sign, no spaces, no overflow. */
 int tii__parse_u64(const char *s, int base, uint64_t *v);
 int tii__parse_long(const char *s, long min, long max, long *v);
+/* A time in microseconds as topod prints it (docs/cost-model.md), into
+ * seconds; "-" (unknown) is -1. */
+int tii__parse_us(const char *s, double *seconds);
 /* "0x" followed by 1..16 hex digits. */
 int tii__parse_guid(const char *s, uint64_t *v);
 

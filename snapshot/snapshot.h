@@ -197,6 +197,21 @@ static inline int snap_state_linked(uint8_t state)
 	return state >= SNAP_PORT_INIT;
 }
 
+/* The node owning port slot `slot` (an index into s->ports): nodes are
+ * laid out in port0 order. O(log nodes). */
+static inline uint32_t snap_node_of_slot(const struct snap *s, uint32_t slot)
+{
+	uint32_t lo = 0, hi = s->nnodes;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (s->nodes[mid].port0 <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The highest LID a present port owns with its LMC range, 0 if none. */
 static inline uint32_t snap_port_top_lid(const struct snap_port *pt)
 {

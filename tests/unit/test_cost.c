@@ -22,9 +22,7 @@ static struct snap *fabric(int slow1x)
 		int64_t h0 = snap_find_node(s, TF_CA_GUID + 16 * 1);
 		if (h0 < 0)
 			tf_die("h0000");
-		struct snap_port *a = &s->ports[s->nodes[h0].port0 + 1];
-		a->width = 1;
-		s->ports[s->nodes[a->peer_node].port0 + a->peer_port].width = 1;
+		tf_cable_width(s, (uint32_t)h0, 1, 1);
 	}
 	return s;
 }
@@ -48,6 +46,19 @@ static int phase(const struct route_tab *rt, const uint32_t *host, uint32_t n, c
 	return rc;
 }
 
+/* The route table of s and its hosts h0000..h0003. */
+static struct route_tab *open4(struct snap *s, uint32_t h[4])
+{
+	struct route_tab *rt;
+	if (route_build(s, NULL, &rt))
+		tf_die("route_build");
+	const char *name[4] = { "h0000", "h0001", "h0002", "h0003" };
+	for (int i = 0; i < 4; i++)
+		if (route_find_host(rt, name[i], &h[i]))
+			tf_die(name[i]);
+	return rt;
+}
+
 static int near(double a, double b)
 {
 	return fabs(a - b) <= 1e-9 * fabs(b) + 1e-15;
@@ -56,14 +67,8 @@ static int near(double a, double b)
 static void test_times(void)
 {
 	struct snap *s = fabric(0);
-	struct route_tab *rt;
-	if (route_build(s, NULL, &rt))
-		tf_die("route_build");
 	uint32_t h[4];
-	const char *name[4] = { "h0000", "h0001", "h0002", "h0003" };
-	for (int i = 0; i < 4; i++)
-		if (route_find_host(rt, name[i], &h[i]))
-			tf_die(name[i]);
+	struct route_tab *rt = open4(s, h);
 	CHECK(near(cost_route_latency(1), 300e-9) && near(cost_route_latency(3), 700e-9),
 	      "latency: 2 cables + 1 switch = 300 ns, 4 cables + 3 switches = 700 ns");
 
@@ -100,14 +105,8 @@ static void test_times(void)
 static void test_rates_decide(void)
 {
 	struct snap *s = fabric(1);
-	struct route_tab *rt;
-	if (route_build(s, NULL, &rt))
-		tf_die("route_build");
 	uint32_t h[4];
-	const char *name[4] = { "h0000", "h0001", "h0002", "h0003" };
-	for (int i = 0; i < 4; i++)
-		if (route_find_host(rt, name[i], &h[i]))
-			tf_die(name[i]);
+	struct route_tab *rt = open4(s, h);
 	struct cost_time ct;
 	struct load *L;
 	/* 4 MB out of h0000's 1x cable against 8 MB into h0003's 4x one: the

@@ -323,9 +323,7 @@ static void predicted_times(void)
 	tf_finish(f.s, 0);
 	fab_open(&f);
 	const struct route_ep *e0 = &f.rt->eps[route_host_ep(f.rt, 0)];
-	struct snap_port *p0 = &f.s->ports[f.s->nodes[e0->node].port0 + e0->port];
-	p0->width = 1;
-	f.s->ports[f.s->nodes[p0->peer_node].port0 + p0->peer_port].width = 1;
+	tf_cable_width(f.s, e0->node, e0->port, 1);
 	uint32_t rh[13];
 	for (uint32_t i = 0; i < 13; i++)
 		rh[i] = (i * 7) % f.rt->nhosts;   /* spread over the leaves, in no tree order */

@@ -41,9 +41,7 @@ static struct snap *fabric(void)
 	int64_t h0 = snap_find_node(s, TF_CA_GUID + 16 * 1);
 	if (h0 < 0)
 		tf_die("h0000");
-	struct snap_port *a = &s->ports[s->nodes[h0].port0 + 1];
-	a->width = 1;
-	s->ports[s->nodes[a->peer_node].port0 + a->peer_port].width = 1;
+	tf_cable_width(s, (uint32_t)h0, 1, 1);
 	return s;
 }
 

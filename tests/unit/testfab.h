@@ -114,6 +114,15 @@ static inline void tf_link(struct snap *s, uint32_t a, unsigned pa, uint32_t b, 
 	snap_port_of(s, a, pa)->speed = snap_port_of(s, b, pb)->speed = 4;
 }
 
+/* Sets the active width (PortInfo code: 1 = 1x, 2 = 4x) of the cable on
+ * (node, port) at both ends, as a trained link has it. */
+static inline void tf_cable_width(struct snap *s, uint32_t node, unsigned port, uint8_t width)
+{
+	struct snap_port *p = &s->ports[s->nodes[node].port0 + port];
+	p->width = width;
+	s->ports[s->nodes[p->peer_node].port0 + p->peer_port].width = width;
+}
+
 /* Marks the link on (a, pa) DOWN at both ends (the cable stays). */
 static inline void tf_link_down(struct snap *s, uint32_t a, unsigned pa)
 {
