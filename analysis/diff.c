@@ -17,6 +17,7 @@ struct dstate {
 	size_t pcap;                /* of d->pairs */
 	uint8_t *lid_changed;       /* [nlid] */
 	uint32_t nlid;              /* max(max_lid) + 1 */
+	uint8_t *on_a, *on_b;       /* with a host list: nodes of from / to on their routes */
 };
 
 static int add(struct dstate *st, struct diff_change c)
@@ -30,12 +31,14 @@ static int add(struct dstate *st, struct diff_change c)
 
 /* ---- the fabric -------------------------------------------------------------- */
 
-/* A link as seen from one port: its far end, when it is physically up
- * (the route engine's rule, snap_state_linked). */
+/* A link as seen from one port: its far end, when both ends are physically
+ * up (the route engine's rule: a walk crosses a cable only then). */
 static int link_of(const struct snap *s, uint32_t node, unsigned p, uint32_t *peer, unsigned *peer_port)
 {
 	const struct snap_port *pt = &s->ports[s->nodes[node].port0 + p];
-	if (!pt->present || pt->peer_node == SNAP_NONE || !snap_state_linked(pt->state))
+	if (!pt->present || pt->peer_node == SNAP_NONE || !snap_state_linked(pt->state) ||
+	    pt->peer_node >= s->nnodes || pt->peer_port > s->nodes[pt->peer_node].nports ||
+	    !snap_state_linked(s->ports[s->nodes[pt->peer_node].port0 + pt->peer_port].state))
 		return 0;
 	*peer = pt->peer_node;
 	*peer_port = pt->peer_port;
@@ -197,8 +200,10 @@ static int compare_fabric(struct dstate *st)
 /* ---- the routes -------------------------------------------------------------- */
 
 /* The route from host src to host dst in one generation, as (switch GUID,
- * out port) steps; returns the walk's code and sets *n. */
-static int walk(const struct route_tab *rt, uint32_t src, uint32_t dst, uint64_t *g, uint8_t *out, uint32_t *n)
+ * out port) steps; returns the walk's code and sets *n. Marks the switches
+ * it crossed in on[] (NULL: none). */
+static int walk(const struct route_tab *rt, uint8_t *on, uint32_t src, uint32_t dst, uint64_t *g, uint8_t *out,
+		uint32_t *n)
 {
 	struct route_hop hops[DIFF_HOPS_MAX];
 	struct route_res res;
@@ -208,17 +213,19 @@ static int walk(const struct route_tab *rt, uint32_t src, uint32_t dst, uint64_t
 	for (uint32_t k = 0; k < *n; k++) {
 		g[k] = rt->snap->nodes[hops[k].node].guid;
 		out[k] = hops[k].out;
+		if (on)
+			on[hops[k].node] = 1;
 	}
 	return rc;
 }
 
-static int route_changed(const struct route_tab *ra, uint32_t sa, uint32_t da, const struct route_tab *rb,
-			 uint32_t sb, uint32_t db)
+static int route_changed(const struct dstate *st, const struct route_tab *ra, uint32_t sa, uint32_t da,
+			 const struct route_tab *rb, uint32_t sb, uint32_t db)
 {
 	uint64_t ga[DIFF_HOPS_MAX], gb[DIFF_HOPS_MAX];
 	uint8_t oa[DIFF_HOPS_MAX], ob[DIFF_HOPS_MAX];
 	uint32_t na, nb;
-	int ca = walk(ra, sa, da, ga, oa, &na), cb = walk(rb, sb, db, gb, ob, &nb);
+	int ca = walk(ra, st->on_a, sa, da, ga, oa, &na), cb = walk(rb, st->on_b, sb, db, gb, ob, &nb);
 	if (ca != cb || na != nb)
 		return 1;
 	for (uint32_t k = 0; k < na; k++)
@@ -267,7 +274,7 @@ static int compare_dest(struct dstate *st, const struct route_tab *ra, const str
 	struct diff *d = st->d;
 	struct diff_host *hp = d->hosts;
 	for (size_t i = 0; i < d->nhosts; i++) {
-		if (i == j || !route_changed(ra, hp[i].from, hp[j].from, rb, hp[i].to, hp[j].to))
+		if (i == j || !route_changed(st, ra, hp[i].from, hp[j].from, rb, hp[i].to, hp[j].to))
 			continue;
 		hp[i].changed++;
 		hp[j].changed++;
@@ -305,6 +312,56 @@ static int compare_routes(struct dstate *st, const struct route_tab *ra, const s
 	return AN_OK;
 }
 
+/* A listed host's own node (it may have lost every route) and the switch
+ * its default port is cabled to. */
+static void mark_host(const struct route_tab *rt, uint8_t *on, uint32_t host)
+{
+	const struct route_ep *ep = &rt->eps[route_host_ep(rt, host)];
+	on[ep->node] = 1;
+	if (ep->leaf != ROUTE_NONE && ep->leaf < rt->snap->nnodes)
+		on[ep->leaf] = 1;
+}
+
+static int relevant(const struct dstate *st, const struct diff_change *c)
+{
+	if (c->from_node != DIFF_NONE && st->on_a[c->from_node])
+		return 1;
+	if (c->to_node != DIFF_NONE && st->on_b[c->to_node])
+		return 1;
+	if (c->kind == DIFF_LINK_DOWN || c->kind == DIFF_LINK_UP)
+		return (c->kind == DIFF_LINK_DOWN ? st->on_a : st->on_b)[c->peer];
+	return 0;
+}
+
+/* With a host list, the fabric's records are those of the nodes on the
+ * listed hosts' routes in either generation (and the hosts themselves):
+ * "did anything my job uses change?". The counts follow the records. */
+static void keep_relevant(struct dstate *st, const struct route_tab *ra, const struct route_tab *rb)
+{
+	struct diff *d = st->d;
+	for (size_t i = 0; i < d->nhosts; i++) {
+		mark_host(ra, st->on_a, d->hosts[i].from);
+		mark_host(rb, st->on_b, d->hosts[i].to);
+	}
+	size_t k = 0;
+	d->links_down = d->links_up = d->nodes_gone = d->nodes_new = d->ports = 0;
+	d->lft_switches = d->lft_entries = 0;
+	for (size_t i = 0; i < d->nchanges; i++) {
+		const struct diff_change *c = &d->changes[i];
+		if (!relevant(st, c))
+			continue;
+		d->links_down += c->kind == DIFF_LINK_DOWN;
+		d->links_up += c->kind == DIFF_LINK_UP;
+		d->nodes_gone += c->kind == DIFF_NODE_GONE;
+		d->nodes_new += c->kind == DIFF_NODE_NEW;
+		d->ports += c->kind == DIFF_PORT_LID || c->kind == DIFF_PORT_ATTR;
+		d->lft_switches += c->kind == DIFF_LFT;
+		d->lft_entries += c->kind == DIFF_LFT ? c->entries : 0;
+		d->changes[k++] = *c;
+	}
+	d->nchanges = k;
+}
+
 int diff_build(const struct route_tab *from, const struct route_tab *to, const char *const *names, size_t nnames,
 	       uint64_t max_walks, size_t max_pairs, struct diff **out, char err[AN_ERR_LEN])
 {
@@ -312,14 +369,22 @@ int diff_build(const struct route_tab *from, const struct route_tab *to, const c
 	st.nlid = (st.a->max_lid > st.b->max_lid ? st.a->max_lid : st.b->max_lid) + 1;
 	st.lid_changed = calloc(st.nlid, 1);
 	st.d = calloc(1, sizeof(*st.d));
-	int rc = st.lid_changed && st.d ? AN_OK : AN_E_NOMEM;
+	if (names) {
+		st.on_a = calloc(st.a->nnodes + 1, 1);
+		st.on_b = calloc(st.b->nnodes + 1, 1);
+	}
+	int rc = st.lid_changed && st.d && (!names || (st.on_a && st.on_b)) ? AN_OK : AN_E_NOMEM;
 	if (!rc)
 		rc = compare_fabric(&st);
 	if (!rc)
 		rc = collect_hosts(st.d, from, to, names, nnames);
 	if (!rc)
 		rc = compare_routes(&st, from, to, names != NULL, max_walks, max_pairs, err);
+	if (!rc && names)
+		keep_relevant(&st, from, to);
 	free(st.lid_changed);
+	free(st.on_a);
+	free(st.on_b);
 	if (rc) {
 		if (rc == AN_E_NOMEM)
 			snprintf(err, AN_ERR_LEN, "%s", an_strerror(rc));

@@ -8,8 +8,8 @@
  *
  * Definitions
  *   node gone/new  a node GUID in one snapshot only.
- *   link           seen from a port: present, with a peer, and its own state
- *                  linked (snap_state_linked, the route engine's rule). A
+ *   link           seen from a port: present, with a peer, and both ends'
+ *                  states linked (the route engine's rule). A
  *                  link of one snapshot that the other does not have from the
  *                  same node and port to the same far end (GUID, port) went
  *                  down (in from) or came up (in to); each is named once,
@@ -33,6 +33,10 @@
  * Hosts. With a list of names every ordered pair of the names found in both
  * generations (positions i != j, so a name listed twice pairs with itself)
  * is walked, and the names missing from either are reported in list order.
+ * The fabric's records are then kept only for the listed hosts' nodes, the
+ * switches their default ports are cabled to, and the switches any walk
+ * crossed in either generation (a link if either end or its peer is one):
+ * what the listed hosts' traffic uses; the fabric counts follow the records.
  * Without one, all hosts of "to" that "from" also has, in to's order, are
  * considered, but only destinations whose base LID (in either generation)
  * is changed are walked: with every table and port the same, a route cannot

@@ -53,3 +53,44 @@ uint64_t rate_cable_bps(const struct snap *s, uint32_t node, unsigned port)
 	uint64_t ra = rate_port_bps(a), rb = rate_port_bps(b);
 	return ra < rb ? ra : rb;
 }
+
+const char *rate_width_name(uint8_t width)
+{
+	switch (width) {
+	case 1: return "1X";
+	case 2: return "4X";
+	case 4: return "8X";
+	case 8: return "12X";
+	case 16: return "2X";
+	default: return "?";
+	}
+}
+
+const char *rate_speed_name(uint8_t speed, uint8_t espeed)
+{
+	switch (espeed) {
+	case 0: break;
+	case 1: return "FDR";
+	case 2: return "EDR";
+	case 4: return "HDR";
+	case 8: return "NDR";
+	default: return "?";
+	}
+	switch (speed) {
+	case 1: return "SDR";
+	case 2: return "DDR";
+	case 4: return "QDR";
+	default: return "?";
+	}
+}
+
+const char *rate_state_name(uint8_t state)
+{
+	switch (state) {
+	case SNAP_PORT_DOWN: return "Down";
+	case SNAP_PORT_INIT: return "Init";
+	case SNAP_PORT_ARMED: return "Armed";
+	case SNAP_PORT_ACTIVE: return "Active";
+	default: return "?";
+	}
+}

@@ -50,4 +50,10 @@ uint64_t rate_port_bps(const struct snap_port *p);
  * of both ends, 0 if the port has no peer or either end's rate is unknown. */
 uint64_t rate_cable_bps(const struct snap *s, uint32_t node, unsigned port);
 
+/* iblinkinfo's words for the codes: "4X", "QDR" (the extended speed when
+ * set), "Active"; "?" for a code that is not one. */
+const char *rate_width_name(uint8_t width);
+const char *rate_speed_name(uint8_t speed, uint8_t espeed);
+const char *rate_state_name(uint8_t state);
+
 #endif

@@ -17,6 +17,7 @@
 #include "diff.h"
 #include "fabric.h"
 #include "history.h"
+#include "rate.h"
 #include "route.h"
 #include "util.h"
 
@@ -109,6 +110,62 @@ static const struct snap_port *port_of(const struct snap *s, uint32_t node, unsi
 	return &s->ports[s->nodes[node].port0 + p];
 }
 
+/* Only the fields that changed, in iblinkinfo's words (state=Init->Active
+ * width=4X->1X speed=QDR->SDR), the node's name beside its GUID. */
+static void format_port(struct body *o, const struct snap *a, const struct snap *b, const struct diff_change *c,
+			const struct snap_node *n)
+{
+	const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
+	char desc[SNAP_DESC_LEN * 4 + 1], f[256];
+	size_t k = 0;
+	desc_of(n, desc, sizeof(desc));
+	f[0] = 0;
+#define FIELD(...) (k += (size_t)snprintf(f + k, k < sizeof(f) ? sizeof(f) - k : 0, __VA_ARGS__))
+	if (u->present != v->present)
+		FIELD(" present=%s->%s", u->present ? "yes" : "no", v->present ? "yes" : "no");
+	if (u->lid != v->lid)
+		FIELD(" lid=%u->%u", u->lid, v->lid);
+	if (u->lmc != v->lmc)
+		FIELD(" lmc=%u->%u", u->lmc, v->lmc);
+	if (c->kind == DIFF_PORT_ATTR && u->state != v->state)
+		FIELD(" state=%s->%s", rate_state_name(u->state), rate_state_name(v->state));
+	if (c->kind == DIFF_PORT_ATTR && u->width != v->width)
+		FIELD(" width=%s->%s", rate_width_name(u->width), rate_width_name(v->width));
+	if (c->kind == DIFF_PORT_ATTR && (u->speed != v->speed || u->espeed != v->espeed))
+		FIELD(" speed=%s->%s", rate_speed_name(u->speed, u->espeed), rate_speed_name(v->speed, v->espeed));
+#undef FIELD
+	line(o, "port 0x%016" PRIx64 "/%u \"%s\"%s", n->guid, c->port, desc, f);
+}
+
+/* A port whose only change is its state between two linked states (Init ->
+ * Active: every port after a subnet manager starts) moves no route; such
+ * ports are counted per (old, new) state in one line each, not listed. */
+static int state_only(const struct snap *a, const struct snap *b, const struct diff_change *c)
+{
+	if (c->kind != DIFF_PORT_ATTR)
+		return 0;
+	const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
+	return u->width == v->width && u->speed == v->speed && u->espeed == v->espeed;
+}
+
+static void format_states(struct body *o, const struct snap *a, const struct snap *b, const struct diff *d)
+{
+	uint32_t count[SNAP_PORT_ACTIVE + 1][SNAP_PORT_ACTIVE + 1] = { { 0 } };
+	for (size_t i = 0; i < d->nchanges; i++) {
+		const struct diff_change *c = &d->changes[i];
+		if (!state_only(a, b, c))
+			continue;
+		uint8_t x = port_of(a, c->from_node, c->port)->state, y = port_of(b, c->to_node, c->port)->state;
+		if (x <= SNAP_PORT_ACTIVE && y <= SNAP_PORT_ACTIVE)
+			count[x][y]++;
+	}
+	for (unsigned x = 0; x <= SNAP_PORT_ACTIVE; x++)
+		for (unsigned y = 0; y <= SNAP_PORT_ACTIVE; y++)
+			if (count[x][y])
+				line(o, "port-states %s->%s ports=%u", rate_state_name((uint8_t)x),
+				     rate_state_name((uint8_t)y), count[x][y]);
+}
+
 static void format_change(struct body *o, const struct snap *a, const struct snap *b, const struct diff_change *c)
 {
 	char da[SNAP_DESC_LEN * 4 + 1], db[SNAP_DESC_LEN * 4 + 1];
@@ -129,18 +186,10 @@ static void format_change(struct body *o, const struct snap *a, const struct sna
 		     c->kind == DIFF_LINK_DOWN ? "link-down" : "link-up", n->guid, c->port, s->nodes[c->peer].guid,
 		     c->peer_port, da, db);
 		break;
-	case DIFF_PORT_LID: {
-		const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
-		line(o, "port 0x%016" PRIx64 "/%u lid=%u->%u lmc=%u->%u", n->guid, c->port, u->lid, v->lid, u->lmc,
-		     v->lmc);
+	case DIFF_PORT_LID:
+	case DIFF_PORT_ATTR:
+		format_port(o, a, b, c, n);
 		break;
-	}
-	case DIFF_PORT_ATTR: {
-		const struct snap_port *u = port_of(a, c->from_node, c->port), *v = port_of(b, c->to_node, c->port);
-		line(o, "port 0x%016" PRIx64 "/%u state=%u->%u width=%u->%u speed=%u->%u espeed=%u->%u", n->guid,
-		     c->port, u->state, v->state, u->width, v->width, u->speed, v->speed, u->espeed, v->espeed);
-		break;
-	}
 	case DIFF_LFT:
 		desc_of(&b->nodes[c->to_node], db, sizeof(db));
 		line(o, "lft 0x%016" PRIx64 " entries=%u first_lid=%u \"%s\"", n->guid, c->entries, c->first_lid, db);
@@ -156,7 +205,9 @@ static const char *where_name(uint8_t w)
 static void format_diff(struct body *o, const struct snap *a, const struct snap *b, const struct diff *d)
 {
 	for (size_t i = 0; i < d->nchanges; i++)
-		format_change(o, a, b, &d->changes[i]);
+		if (!state_only(a, b, &d->changes[i]))
+			format_change(o, a, b, &d->changes[i]);
+	format_states(o, a, b, d);
 	for (size_t i = 0; i < d->nmissing; i++)
 		line(o, "host-missing %.100s %s", d->missing[i].name, where_name(d->missing[i].where));
 	for (size_t k = 0; k < d->npairs; k++)

@@ -97,6 +97,120 @@ static int when_arg(const char *s, char *out, size_t n)
 	return -1;
 }
 
+/* ---- diff records as JSON ---------------------------------------------------- */
+
+/* The names of a record's positional words, by its kind (docs/protocol.md,
+ * `diff`); key=value words are named by their key. */
+static const char *const *diff_fields(const char *kind)
+{
+	static const char *const node[] = { "node", "type", "name", NULL };
+	static const char *const link[] = { "a", "b", "a_name", "b_name", NULL };
+	static const char *const port[] = { "end", "name", NULL };
+	static const char *const states[] = { "states", NULL };
+	static const char *const lft[] = { "switch", "name", NULL };
+	static const char *const missing[] = { "host", "where", NULL };
+	static const char *const host[] = { "host", NULL };
+	static const char *const none[] = { NULL };
+	if (!strncmp(kind, "node-", 5))
+		return node;
+	if (!strncmp(kind, "link-", 5))
+		return link;
+	return !strcmp(kind, "port") ? port : !strcmp(kind, "port-states") ? states : !strcmp(kind, "lft") ? lft
+	       : !strcmp(kind, "host-missing") ? missing : !strcmp(kind, "host") ? host : none;
+}
+
+/* A protocol-escaped name ("\xHH" for odd bytes) back to its bytes. */
+static void json_unescaped(FILE *o, const char *s, size_t n)
+{
+	char buf[1024];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 1 < sizeof(buf); i++) {
+		unsigned v;
+		if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' && sscanf(s + i + 2, "%2x", &v) == 1) {
+			buf[k++] = (char)v;
+			i += 3;
+		} else {
+			buf[k++] = s[i];
+		}
+	}
+	buf[k] = 0;
+	json_str(o, buf);
+}
+
+/* One value: a number, "A->B" as {"from":A,"to":B}, 0xGUID/PORT as
+ * {"guid":..,"port":..}, else a string. */
+static void json_diff_value(FILE *o, const char *v, size_t n)
+{
+	char w[256];
+	snprintf(w, sizeof(w), "%.*s", (int)(n < 255 ? n : 255), v);
+	char *arrow = strstr(w, "->"), *slash = strchr(w, '/'), *end;
+	if (arrow) {
+		*arrow = 0;
+		fputs("{\"from\":", o);
+		json_diff_value(o, w, strlen(w));
+		fputs(",\"to\":", o);
+		json_diff_value(o, arrow + 2, strlen(arrow + 2));
+		fputc('}', o);
+	} else if (w[0] == '0' && w[1] == 'x' && slash) {
+		*slash = 0;
+		fputs("{\"guid\":", o);
+		json_str(o, w);
+		fprintf(o, ",\"port\":%lu}", strtoul(slash + 1, NULL, 10));
+	} else if (w[0] >= '0' && w[0] <= '9' && (strtoull(w, &end, 10), !*end)) {
+		fputs(w, o);
+	} else {
+		json_str(o, w);
+	}
+}
+
+/* One record line as an object: {"kind":..., field: value, ...}. */
+static void json_diff_record(FILE *o, const char *line)
+{
+	const char *p = line, *const *names = NULL;
+	size_t pos = 0;
+	int first = 1;
+	fputc('{', o);
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *w = p, *eq = NULL;
+		if (*p == '"') {
+			const char *q = strchr(p + 1, '"');
+			p = q ? q + 1 : p + strlen(p);
+		} else {
+			while (*p && *p != ' ')
+				p++;
+			eq = memchr(w, '=', (size_t)(p - w));
+		}
+		size_t n = (size_t)(p - w);
+		if (first) {
+			fputs("\"kind\":", o);
+			json_diff_value(o, w, n);
+			char kind[32];
+			snprintf(kind, sizeof(kind), "%.*s", (int)(n < 31 ? n : 31), w);
+			names = diff_fields(kind);
+			first = 0;
+		} else if (eq) {
+			char key[64];
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - w < 63 ? eq - w : 63), w);
+			fputc(',', o);
+			json_str(o, key);
+			fputc(':', o);
+			json_diff_value(o, eq + 1, (size_t)(p - eq - 1));
+		} else {
+			const char *name = names[pos] ? names[pos++] : "arg";
+			fprintf(o, ",\"%s\":", name);
+			if (*w == '"')
+				json_unescaped(o, w + 1, n >= 2 ? n - 2 : 0);
+			else
+				json_diff_value(o, w, n);
+		}
+	}
+	fputc('}', o);
+}
+
 int cmd_diff(struct tq *q, int argc, char **argv)
 {
 	if (argc < 2)
@@ -138,6 +252,12 @@ int cmd_diff(struct tq *q, int argc, char **argv)
 			if (i)
 				fputc(',', o);
 			json_str(o, d->lines[i]);
+		}
+		fputs("],\"records\":[", o);
+		for (size_t i = 0; i < d->nlines; i++) {
+			if (i)
+				fputc(',', o);
+			json_diff_record(o, d->lines[i]);
 		}
 		fputs("]}\n", o);
 	} else {

@@ -213,5 +213,38 @@ check(gens == ["300", "400", "500"] and len(files) == 2,
       "--history 3 keeps the newest three (%s), two of them as files (%s)" % (gens, files))
 check(not [f for f in os.listdir(state) if f.startswith("fabric.delta.")],
       "a full snapshot replaces the journal")
+
+# A port that trained to another width and speed: one record in
+# iblinkinfo's words with only what changed; the same as JSON records.
+topo = open(os.path.join(FIX, "2sw4hca.topo")).read()
+slow = topo.replace('"Hca2" lid 4 4xSDR', '"Hca2" lid 4 1xDDR', 1)
+check(slow != topo, "the fixture has Hca2's cable to change")
+with open(os.path.join(d, "slow.topo"), "w") as f:
+    f.write(slow)
+from_text(os.path.join(d, "slow.topo"), os.path.join(FIX, "2sw4hca.lfts"), os.path.join(d, "g600.raw"))
+with open(os.path.join(d, "g600.raw"), "rb") as f:
+    raw = f.read()
+with open(os.path.join(d, "g600.snap"), "wb") as f:
+    f.write(reseal(raw, generation=600, timestamp=1700000000000600, sm_guid=0x77))
+send_snapshot("sink=unix:" + t.ingest, os.path.join(d, "g600.snap"))
+t.wait_generation(600)
+head, rows = lines(askall(t, "diff 500 600"))
+ports = [x for x in rows if x.startswith("port ")]
+check(head.get("ports") == "1" and ports == ['port 0x0000000000200001/1 "Switch2" width=4X->1X speed=SDR->DDR'],
+      "diff 500 600: the one port, its name, width and speed in words, nothing unchanged: %s" % ports)
+head, rows = lines(askall(t, "diff 500 600 Hca1 Hca3"))
+check(head.get("ports") == "0" and not [x for x in rows if x.startswith("port ")] and "Hca1" in hosts,
+      "with two hosts of Switch1 listed, Switch2's port is off their routes: not listed (%s)" % hosts)
+head, rows = lines(askall(t, "diff 500 600 Hca1 Hca2"))
+check(head.get("ports") == "1", "with Hca2 listed it is")
+rc, out, err = tq("--json", "diff", "500", "600")
+j = json.loads(out) if rc == 0 else {}
+rec = [r for r in j.get("records", []) if r.get("kind") == "port"]
+check(rec == [{"kind": "port", "end": {"guid": "0x0000000000200001", "port": 1}, "name": "Switch2",
+               "width": {"from": "4X", "to": "1X"}, "speed": {"from": "SDR", "to": "DDR"}}],
+      "topoquery --json diff: the port record as an object: %s" % rec)
+lft = [r for r in j.get("records", []) if r.get("kind") == "lft"]
+check(all(isinstance(r.get("entries"), int) and r.get("switch", "").startswith("0x") for r in lft),
+      "and lft records with numbers as numbers: %s" % lft[:1])
 t.stop()
 done()

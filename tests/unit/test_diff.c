@@ -223,7 +223,12 @@ static void test_nodes(void)
 	diff_free(d);
 	d = build(rb, ra, names, 2);
 	CHECK(d && d->nmissing == 1 && d->missing[0].where == DIFF_ONLY_IN_TO, "and only-in-to the other way");
-	CHECK(d && d->nodes_new == 5 && d->links_up == 6 && in_reply_order(d), "5 nodes new, 6 links up");
+	CHECK(d && d->nodes_new == 0 && d->links_up == 0 && d->lft_switches == 1 && d->ports == 1 &&
+		      d->nchanges == 2,
+	      "with only h0000 found in both, the new leaf is off its routes: only its own leaf's LFT and LID");
+	diff_free(d);
+	d = build(rb, ra, NULL, 0);
+	CHECK(d && d->nodes_new == 5 && d->links_up == 6 && in_reply_order(d), "without a list: 5 nodes new, 6 links up");
 	diff_free(d);
 	route_free(ra);
 	route_free(rb);
@@ -265,6 +270,58 @@ static void test_ports(void)
 	snap_free(b);
 }
 
+/* With a host list, only what lies on those hosts' routes (either
+ * generation) or is theirs is recorded and counted. */
+static void test_filter(void)
+{
+	struct snap *a = tree(4), *b = snap_dup(a);
+	struct route_tab *ra = tab(a);
+	uint32_t h5;
+	route_find_host(ra, "h0005", &h5);
+	uint16_t lid = ra->eps[route_host_ep(ra, h5)].lid;
+	int64_t leaf0 = snap_find_node(b, TF_SW_GUID + 0);
+	uint8_t old = b->lft[b->nodes[leaf0].lft_off + lid];
+	tf_set_entry(b, TF_SW_GUID + 0, lid, (uint8_t)(old == HPL + 1 ? HPL + 2 : HPL + 1));
+	port(b, TF_SW_GUID + 3, 1)->width = 1; /* h0012's cable, leaf 3 */
+	struct route_tab *rb = tab(b);
+	static const char *const leaf2[] = { "h0008", "h0009" };
+	struct diff *d = build(ra, rb, leaf2, 2);
+	CHECK(d && d->nchanges == 0 && d->lft_switches == 0 && d->ports == 0 && d->routes_changed == 0,
+	      "two hosts of leaf 2: leaf 0's LFT and leaf 3's port are off their routes, no record, no count");
+	diff_free(d);
+	static const char *const across[] = { "h0000", "h0012" };
+	d = build(ra, rb, across, 2);
+	CHECK(d && d->lft_switches == 1 && d->ports == 1 && d->nchanges == 2,
+	      "h0000 and h0012: leaf 0's LFT (on the route) and h0012's own cable are kept");
+	diff_free(d);
+	d = build(ra, rb, NULL, 0);
+	CHECK(d && d->lft_switches == 1 && d->ports == 1, "without a list both are recorded");
+	diff_free(d);
+	route_free(ra);
+	route_free(rb);
+	snap_free(a);
+	snap_free(b);
+}
+
+/* A cable is up only when both its ends are (the routes' rule): one end
+ * Down is a link down, whichever end the record is named from. */
+static void test_half_link(void)
+{
+	struct snap *a = tree(4), *b = snap_dup(a);
+	uint32_t leaf1 = (uint32_t)snap_find_node(b, TF_SW_GUID + 1);
+	struct snap_port *p = snap_port_of(b, leaf1, HPL + 1);
+	snap_port_of(b, p->peer_node, p->peer_port)->state = SNAP_PORT_DOWN; /* the spine's end only */
+	struct route_tab *ra = tab(a), *rb = tab(b);
+	struct diff *d = build(ra, rb, NULL, 0);
+	CHECK(d && d->links_down == 1 && count_kind(d, DIFF_LINK_DOWN) == 1 && d->links_up == 0,
+	      "the higher-GUID end Down, the lower Active: the link is down");
+	diff_free(d);
+	route_free(ra);
+	route_free(rb);
+	snap_free(a);
+	snap_free(b);
+}
+
 int main(void)
 {
 	static char buf[16][16];
@@ -277,6 +334,8 @@ int main(void)
 	test_links();
 	test_nodes();
 	test_ports();
+	test_filter();
+	test_half_link();
 	diff_free(NULL);
 	CHECK(1, "diff_free(NULL) is a no-op");
 	return tf_failures != 0;
