@@ -702,6 +702,23 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return GO_ON;
 }
 
+/* A topod that will refuse every snapshot, or has nowhere to receive one,
+ * still starts (it serves its state directory), but says so: "ready" with
+ * nothing ever arriving is an afternoon lost. */
+static void warn_ingest(const struct options *o)
+{
+	if (!o->srv.ningest)
+		fprintf(stderr, "%s: warning: no --ingest: no snapshot can arrive; %s\n", prog,
+			o->state_dir ? "only what the state directory holds is served" : "nothing will be served");
+	for (int i = 0; i < o->srv.ningest; i++) {
+		if (!strncmp(o->srv.ingest[i], "tcp:", 4) && !o->ingest_key && !o->srv.ingest_insecure)
+			fprintf(stderr,
+				"%s: warning: --ingest %s without --ingest-key: every snapshot on it will be refused "
+				"(give --ingest-key FILE, or --ingest-insecure on a trusted network)\n",
+				prog, o->srv.ingest[i]);
+	}
+}
+
 /* What the options leave open, settled before anything is opened: the
  * default listener, the state directory's safety, who may feed the ingest
  * socket, the ingest key. Returns 0, or -1 after saying why. */
@@ -725,6 +742,7 @@ static int settle_options(struct options *o)
 		}
 		o->srv.ingest_key = &o->key;
 	}
+	warn_ingest(o);
 	return 0;
 }
 

@@ -107,7 +107,8 @@ struct server {
 	unsigned nwatch;
 	uint64_t watch_answered, watch_timeouts;
 	struct event_base *base;
-	struct pool *pool;
+	struct pool *pool;             /* started by server_run, in the process that serves */
+	pid_t pid;                     /* of the process that made the loop */
 	struct event *jobs_ev;                /* worker -> loop: finished heavy jobs */
 	pthread_mutex_t jobs_lock;
 	struct heavy_job *jobs_done;
@@ -1242,12 +1243,12 @@ struct server *server_new(const struct server_config *cfg, const struct server_p
 		planes[i].st->on_publish_arg = w;
 		planes[i].st->on_publish = watch_publish_hook;
 	}
-	srv->pool = pool_new(cfg->threads, cfg->heavy_queue);
 	srv->jobs_ev = event_new(srv->base, -1, 0, jobs_cb, srv);
-	if (!srv->pool || !srv->jobs_ev) {
-		snprintf(err, SNAP_ERR_LEN, "cannot start %d worker threads", cfg->threads);
+	if (!srv->jobs_ev) {
+		snprintf(err, SNAP_ERR_LEN, "cannot set up events");
 		goto bad;
 	}
+	srv->pid = getpid();
 	for (int i = 0; i < cfg->nlisten; i++) {
 		srv->lq[i] = listen_tcp(srv, cfg->listen[i], accept_query, &srv->qport[i], err);
 		if (!srv->lq[i])
@@ -1301,6 +1302,18 @@ void server_set_reload(struct server *srv, server_reload_fn fn, void *arg)
 
 int server_run(struct server *srv)
 {
+	/* Threads do not survive daemon()'s fork: the workers start here, in
+	 * the process that serves, and the loop's kernel state is renewed if
+	 * we are not the process that made it. */
+	if (srv->pid != getpid() && event_reinit(srv->base)) {
+		tlog(TLOG_ERR, "cannot renew the event loop after detaching");
+		return -1;
+	}
+	srv->pool = pool_new(srv->cfg.threads, srv->cfg.heavy_queue);
+	if (!srv->pool) {
+		tlog(TLOG_ERR, "cannot start %d worker threads", srv->cfg.threads);
+		return -1;
+	}
 	return event_base_dispatch(srv->base) < 0 ? -1 : 0;
 }
 
