@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "out.h"
@@ -33,6 +34,35 @@ static const char *const *cv(const struct strv *s)
 }
 
 /* ---- info, hops, path, depth ------------------------------------------------- */
+
+/* Seconds since the subnet manager took the snapshot, by this host's
+ * clock (0 if it is ahead: clocks of two hosts disagree a little). */
+static double age_s(uint64_t snapshot_us)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	double now = (double)ts.tv_sec + ts.tv_nsec / 1e9, t = (double)snapshot_us / 1e6;
+	return now > t ? now - t : 0;
+}
+
+/* "taken 2026-11-25T07:40:01Z (3h 12m ago)": how current the answers are. */
+static void print_age(FILE *o, uint64_t snapshot_us)
+{
+	time_t t = (time_t)(snapshot_us / 1000000u);
+	struct tm tm;
+	char when[32] = "-";
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	unsigned long a = (unsigned long)age_s(snapshot_us);
+	if (a < 60)
+		fprintf(o, "taken %s (%lus ago)\n", when, a);
+	else if (a < 3600)
+		fprintf(o, "taken %s (%lum %lus ago)\n", when, a / 60, a % 60);
+	else if (a < 86400)
+		fprintf(o, "taken %s (%luh %lum ago)\n", when, a / 3600, a % 3600 / 60);
+	else
+		fprintf(o, "taken %s (%lud %luh ago)\n", when, a / 86400, a % 86400 / 3600);
+}
 
 int cmd_info(struct tq *q, int argc, char **argv)
 {
@@ -62,7 +92,7 @@ int cmd_info(struct tq *q, int argc, char **argv)
 		fprintf(o, ",\"sweep\":%" PRIu64 ",\"snapshot_us\":%" PRIu64 ",\"received_us\":%" PRIu64 ",\"source\":",
 			in.sweep, in.snapshot_us, in.received_us);
 		json_str(o, in.source);
-		fputs("}\n", o);
+		fprintf(o, ",\"age_s\":%.1f}\n", age_s(in.snapshot_us));
 		return EXIT_OK;
 	}
 	fprintf(o, "server %s\ngeneration %" PRIu64 "\nnodes %u\nswitches %u\ncas %u\nlinks %u\nhosts %u\nmax_lid %u\n",
@@ -77,6 +107,7 @@ int cmd_info(struct tq *q, int argc, char **argv)
 		in.sm_guid, in.sweep, in.snapshot_us, in.received_us);
 	text_str(o, in.source);
 	fputc('\n', o);
+	print_age(o, in.snapshot_us);
 	return EXIT_OK;
 }
 

@@ -5,8 +5,9 @@
  *   topoquery diff FROM TO [HOSTS...]
  *
  * FROM and TO are generations, "@UNIX_SECONDS", or local times
- * "YYYY-MM-DD HH:MM[:SS]" / "YYYY-MM-DDTHH:MM[:SS]" (turned into @SECONDS
- * here; topod takes the generation served at that time).
+ * "YYYY-MM-DD HH:MM[:SS]" / "YYYY-MM-DDTHH:MM[:SS]", UTC with a trailing Z
+ * as history prints them (turned into @SECONDS here; topod takes the
+ * generation served at that time).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,11 +18,12 @@
 #include "out.h"
 #include "topoquery.h"
 
+/* UTC, marked Z, as topod's log has it; diff takes it back as written. */
 static void iso_time(uint64_t us, char *buf, size_t n)
 {
 	time_t t = (time_t)(us / 1000000u);
 	struct tm tm;
-	if (!localtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%S", &tm))
+	if (!gmtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm))
 		snprintf(buf, n, "-");
 }
 
@@ -85,9 +87,12 @@ static int when_arg(const char *s, char *out, size_t n)
 		struct tm tm;
 		memset(&tm, 0, sizeof(tm));
 		const char *end = strptime(s, fmts[k], &tm);
-		if (end && !*end) {
+		/* A trailing Z is UTC (history's and the log's form); without
+		 * it, the local time of this host. */
+		int utc = end && end[0] == 'Z' && !end[1];
+		if (end && (!*end || utc)) {
 			tm.tm_isdst = -1;
-			time_t t = mktime(&tm);
+			time_t t = utc ? timegm(&tm) : mktime(&tm);
 			if (t < 0)
 				return -1;
 			snprintf(out, n, "@%lld", (long long)t);

@@ -177,6 +177,19 @@ check([g["generation"] for g in j.get("generations", [])] == [100, 200] and
 rc, out, err = tq("history")
 check(rc == 0 and len(out.splitlines()) == 3 and "delta" in out and "2023-11-14T22:13:20" in out,
       "topoquery history prints a table with the times: %s" % out.splitlines()[1:2])
+check("2023-11-14T22:13:20Z" in out, "history's times are UTC, marked Z, as the log has them")
+rc2, out2, _ = tq("diff", "2023-11-14T22:13:21Z", "200")
+env_other = dict(os.environ, TZ="Asia/Tokyo")
+r = subprocess.run([os.path.join(BIN, "topoquery"), "-s", "127.0.0.1:%d" % t.port, "diff", "2023-11-14T22:13:21Z",
+                    "200"], capture_output=True, text=True, env=env_other, timeout=60)
+check(rc2 == 0 and "from 200" in out2 and r.returncode == 0 and "from 200" in r.stdout,
+      "diff takes a time with Z back as UTC, whatever the local zone: %s" % r.stderr.strip())
+rc, out, err = tq("info")
+check(rc == 0 and "\ntaken 2023-11-14T22:13:20Z (" in out and " ago)" in out,
+      "info says when the served snapshot was taken and how long ago: %s" %
+      [x for x in out.splitlines() if x.startswith("taken")])
+rc, out, err = tq("--json", "info")
+check(rc == 0 and json.loads(out).get("age_s", 0) > 3600 * 24 * 365, "and --json info its age in seconds")
 rc, out, err = tq("--json", "diff", "100", "200", *hosts)
 j = json.loads(out) if rc == 0 else {}
 check(sorted(tuple(p) for p in j.get("pairs", [])) == changed and j.get("routes_changed") == len(changed),
