@@ -57,6 +57,17 @@ for _ in $(seq 100); do
 	topoquery info 2>/dev/null | grep -q '^generation [1-9]' && break
 	sleep 0.1
 done
+# The profiler's reports the examples read: an 8-rank all-to-all under
+# topoprof (man topoprof.7), ranks on c401-101.. in order (default) and
+# spread over the leaves (mapped).
+head -8 "$L/work/job.hosts" >"$L/default.map"
+awk 'NR % 2 == 1' "$L/work/idle.hosts" | head -8 >"$L/mapped.map"
+for r in default:default mapped:mapped run1:default run2:mapped topoprof:default; do
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 90 mpirun --oversubscribe -np 8 \
+		-x TII_HOSTMAP="$L/${r#*:}.map" -x LD_PRELOAD="$ROOT/build/lib/libtopoprof.so" \
+		-x TOPOPROF_OUT="$L/work/${r%%:*}" "$ROOT/build/tests/mpi/prof_alltoall" >"$L/mpi.out" 2>&1 </dev/null ||
+		{ echo "not ok - the profiler's report ${r%%:*}.json: mpirun failed"; sed 's/^/# /' "$L/mpi.out" | tail -5; }
+done
 python3 "$ROOT/tests/lib/docexamples.py" run "$ROOT" "$L/work"
 EOF
 

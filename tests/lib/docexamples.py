@@ -27,7 +27,7 @@ PROGRAMS = re.compile(r"^(topoquery|topo-snap|topo-routeopt|echo [^|]*\|\s*nc)\b
 NOT_RUN = {
     "$(scontrol show hostnames $SLURM_NODELIST)": "needs a Slurm job's environment (t_slurm.sh runs Slurm)",
     'diff "2026-11-22 02:00" "2026-11-22 03:00"': "times of the guide's cluster, not of a lab started now",
-    "profile ": "needs topoprof reports of an MPI run (t_profiler.sh runs the profiler and this command)",
+    "profile topoprof.json [other.json]": "a synopsis, not an example",
     "topo-snap info|nodes|links|lfts FILE": "a synopsis, not an example",
     "topo-snap diff A B": "a synopsis, not an example",
     "topo-snap send sink=unix:/run/topod/ingest.sock FILE": "a synopsis, not an example",
