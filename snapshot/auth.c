@@ -35,6 +35,15 @@ int snap_key_load(const char *path, struct snap_key *key, char err[SNAP_ERR_LEN]
 		close(fd);
 		return util_fail(err, SNAP_ERR_LEN, "key file %.200s: not a regular file", path);
 	}
+	/* Whoever owns the file can rewrite the key, and so feed topod
+	 * whatever it likes: like OpenSSH's StrictModes, only root or the
+	 * user reading it may own it. */
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		return util_fail(err, SNAP_ERR_LEN,
+				 "key file %.200s: owned by uid %u, neither root nor this process's user (chown)", path,
+				 (unsigned)st.st_uid);
+	}
 	/* A key others can read authenticates nobody. */
 	if (st.st_mode & 077) {
 		close(fd);

@@ -168,6 +168,16 @@ check(rc != 0 and "lets group or others read it" in out, "a key file others can 
 r = subprocess.run([os.path.join(BIN, "topod"), "-f", "-l", "127.0.0.1:0", "--ingest-key", other],
                    capture_output=True, text=True, timeout=10)
 check(r.returncode != 0 and "lets group or others read it" in r.stderr, "topod refuses such a key file too")
+# A key file owned by another unprivileged user: that user can rewrite the
+# key (OpenSSH's StrictModes refuses such host keys).
+os.chmod(other, 0o600)
+os.chown(other, 65534, 65534)
+r = subprocess.run([os.path.join(BIN, "topod"), "-f", "-l", "127.0.0.1:0", "--ingest-key", other],
+                   capture_output=True, text=True, timeout=10)
+check(r.returncode != 0 and "owned by uid 65534" in r.stderr,
+      "topod refuses a key file another user owns: %s" % r.stderr.strip()[:120])
+rc, out = send(["key_file=" + other], p)
+check(rc != 0 and "owned by uid 65534" in out, "and so does the sender: %s" % out[-90:])
 # UNIX peers: root is allowed (all of the above); another user is not.
 os.chmod(d, 0o755)
 os.chmod(t.dir, 0o755)
