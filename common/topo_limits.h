@@ -27,6 +27,11 @@
 
 /* Ranks in one job request (several ranks may share a host). */
 #define TOPO_RANKS_MAX 16384
+/* Bytes of one message of a pattern (`load bytes=`, a triple's B, a
+ * schedule's block): 4 GiB, beyond any MPI count of MPI_BYTE (an int). All
+ * flows of the largest job then sum to at most 2^28 pairs x 2^32 = 2^60
+ * bytes: no total of a link, a level or a job can wrap a 64-bit counter. */
+#define TOPO_MSG_BYTES_MAX (1ull << 32)
 
 /* A hostname or HCA label: a NodeDescription is 64 bytes, so no token of
  * it is longer. */

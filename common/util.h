@@ -85,6 +85,27 @@ static inline int util_parse_guid(const char *p, const char *end, uint64_t *out)
 	return 0;
 }
 
+/* A decimal number filling s[0..end) (end NULL: to the NUL) exactly, at
+ * most max: digits only (no sign, no space, no "0x"), never wrapped (strtoull
+ * would take "-1" and clamp an overflow to ULLONG_MAX). 0, or -1. */
+static inline int util_parse_u64(const char *s, const char *end, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	const char *p = s;
+	for (; end ? p < end : *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		unsigned d = (unsigned)(*p - '0');
+		if (d > max || v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	if (p == s)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 /*
  * "HOST:PORT" or "[V6ADDR]:PORT" in s[0..n): the one address parser of topod's
  * listeners, the producers' sinks and libtii's server lists. host and hostlen

@@ -71,12 +71,7 @@ static int parse_gen(struct qctx *c, const char *arg, uint64_t *gen)
 		}
 		return 0;
 	}
-	if (arg[0] < '0' || arg[0] > '9') {
-		query_error(c->out, "USAGE", "bad generation '%.40s'", arg);
-		return -1;
-	}
-	*gen = strtoull(arg, &end, 10);
-	if (*end) {
+	if (util_parse_u64(arg, NULL, UINT64_MAX, gen)) {
 		query_error(c->out, "USAGE", "bad generation '%.40s'", arg);
 		return -1;
 	}
@@ -287,17 +282,16 @@ void answer_diff(struct qctx *c)
 
 int watch_args(const struct proto_req *req, uint64_t *gen, unsigned *ms, struct evbuffer *out)
 {
-	char *end;
 	const char *g = req->argv[0];
-	if (g[0] < '0' || g[0] > '9' || (*gen = strtoull(g, &end, 10), *end)) {
+	if (util_parse_u64(g, NULL, UINT64_MAX, gen)) {
 		query_error(out, "USAGE", "watch GEN [TIMEOUT_MS]: bad generation '%.40s'", g);
 		return -1;
 	}
 	*ms = TOPO_WATCH_DEFAULT_MS;
 	if (req->argc > 1) {
 		const char *t = req->argv[1];
-		unsigned long v = t[0] >= '0' && t[0] <= '9' ? strtoul(t, &end, 10) : 0;
-		if (t[0] < '0' || t[0] > '9' || *end || v > TOPO_WATCH_MAX_MS) {
+		uint64_t v;
+		if (util_parse_u64(t, NULL, TOPO_WATCH_MAX_MS, &v)) {
 			query_error(out, "USAGE", "watch GEN [TIMEOUT_MS]: timeout '%.40s' is not 0..%d milliseconds", t,
 				    TOPO_WATCH_MAX_MS);
 			return -1;

@@ -14,6 +14,8 @@
 #include "query.h"
 #include "load.h"
 #include "route.h"
+#include "topo_limits.h"
+#include "util.h"
 
 static uint64_t node_guid(const struct qctx *c, uint32_t node)
 {
@@ -28,20 +30,13 @@ static void lvl_name(uint8_t l, char *b)
 		snprintf(b, 4, "%u", l);
 }
 
-/* "S:D:B" with S, D < nranks. */
+/* "S:D:B" with S, D < nranks and B <= TOPO_MSG_BYTES_MAX. */
 static int parse_triple(const char *w, uint32_t nranks, struct pat_triple *t)
 {
-	char *e;
-	if (w[0] < '0' || w[0] > '9')
-		return -1;
-	unsigned long long s = strtoull(w, &e, 10);
-	if (*e != ':' || e[1] < '0' || e[1] > '9')
-		return -1;
-	unsigned long long d = strtoull(e + 1, &e, 10);
-	if (*e != ':' || e[1] < '0' || e[1] > '9')
-		return -1;
-	unsigned long long b = strtoull(e + 1, &e, 10);
-	if (*e || s >= nranks || d >= nranks)
+	const char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	uint64_t s, d, b;
+	if (!nranks || !c2 || util_parse_u64(w, c1, nranks - 1, &s) || util_parse_u64(c1 + 1, c2, nranks - 1, &d) ||
+	    util_parse_u64(c2 + 1, NULL, TOPO_MSG_BYTES_MAX, &b))
 		return -1;
 	*t = (struct pat_triple){ (uint32_t)s, (uint32_t)d, b };
 	return 0;
@@ -67,9 +62,9 @@ static int parse_opts(struct qctx *c, struct load_req *q, size_t *i)
 	for (; *i < r->argc; (*i)++) {
 		const char *a = r->argv[*i];
 		if (!strncmp(a, "bytes=", 6)) {
-			char *e;
-			if (a[6] < '0' || a[6] > '9' || (q->bytes = strtoull(a + 6, &e, 10), *e) || !q->bytes) {
-				query_error(c->out, "USAGE", "bytes=N needs a positive integer");
+			if (util_parse_u64(a + 6, NULL, TOPO_MSG_BYTES_MAX, &q->bytes) || !q->bytes) {
+				query_error(c->out, "USAGE", "bytes=N needs an integer from 1 to %llu",
+					    (unsigned long long)TOPO_MSG_BYTES_MAX);
 				return -1;
 			}
 		} else if (!strncmp(a, "links=", 6)) {
@@ -185,8 +180,9 @@ static int build_pattern(struct qctx *c, struct load_req *q)
 	}
 	for (size_t k = 0; k < nt; k++)
 		if (parse_triple(r->argv[q->r1 + 1 + k], q->job.nranks, &q->tri[k])) {
-			query_error(c->out, "USAGE", "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32,
-				    k + 1, r->argv[q->r1 + 1 + k], q->job.nranks);
+			query_error(c->out, "USAGE",
+				    "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32 " and BYTES <= %llu",
+				    k + 1, r->argv[q->r1 + 1 + k], q->job.nranks, (unsigned long long)TOPO_MSG_BYTES_MAX);
 			return -1;
 		}
 	if (pattern_set_matrix(&q->p, q->tri, nt, q->job.nranks, err)) {

@@ -158,6 +158,22 @@ head, _ = lines(r)
 check(head.get("from") == "100", "diff by time: @T is the generation taken at or before T (%s)" % r[:80])
 check(askall(t, "diff 5 200").startswith("ERR NOTFOUND"), "a generation not in the history: ERR NOTFOUND")
 check(askall(t, "diff x 200").startswith("ERR USAGE"), "a bad generation: ERR USAGE")
+# Numbers beyond 64 bits are refused, not clamped or wrapped (strtoull's
+# ERANGE was taken as valid).
+big = "18446744073709551616"
+check(askall(t, "diff %s 200" % big).startswith("ERR USAGE"), "diff: a generation beyond 2^64-1: ERR USAGE")
+check(askall(t, "watch %s" % big).startswith("ERR USAGE"), "watch: a generation beyond 2^64-1: ERR USAGE")
+check(askall(t, "watch 1 %s" % big).startswith("ERR USAGE"), "watch: a timeout beyond 2^64-1: ERR USAGE")
+h2 = " ".join(hosts[:2])
+check(askall(t, "load bytes=18446744073709551617 alltoall %s" % h2).startswith("ERR USAGE"),
+      "load: bytes= that would wrap to 1: ERR USAGE")
+r = askall(t, "load bytes=4294967297 alltoall %s" % h2)
+check(r.startswith("ERR USAGE") and "4294967296" in r, "load: bytes= above 4 GiB: ERR USAGE naming the limit: %s" % r)
+check(askall(t, "load bytes=4294967296 alltoall %s" % h2).startswith("OK "), "load: bytes=4 GiB is taken")
+r = askall(t, "load matrix %s -- 0:1:18446744073709551617" % h2)
+check(r.startswith("ERR USAGE"), "load: a flow's bytes that would wrap: ERR USAGE: %s" % r[:100])
+r = askall(t, "load matrix %s -- 0:4294967297:1" % h2)
+check(r.startswith("ERR USAGE"), "load: a rank that would wrap to 1 in 32 bits: ERR USAGE: %s" % r[:100])
 
 # topoquery and libtii: the same answers.
 import json  # noqa: E402
