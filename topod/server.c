@@ -115,6 +115,7 @@ struct server {
 	unsigned nadmin;
 	struct conn *conns;                   /* open connections, for shutdown */
 	unsigned ningest;
+	unsigned ningest_tcp;      /* of ningest: TCP producers, counted apart (see accept_cb) */
 	uint64_t ingest_denied, ingest_trailing, ingest_truncated, ingest_unsigned;
 	uint64_t cut_hard, cut_soft, cut_write, toobig, busy_heavy, half_closed;
 	struct evconnlistener *lq[SERVER_MAX_ADDRS], *li[SERVER_MAX_ADDRS], *la;
@@ -164,8 +165,10 @@ static void conn_close(struct conn *c)
 		c->srv->nconns--;
 	else if (c->kind == CONN_ADMIN)
 		c->srv->nadmin--;
-	else
+	else {
 		c->srv->ningest--;
+		c->srv->ningest_tcp -= (unsigned)c->tcp;
+	}
 	conn_unref(c);
 }
 
@@ -987,9 +990,13 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		      void *arg, enum conn_kind kind, int plane)
 {
 	struct server *srv = arg;
+	/* Local (UNIX) and TCP producers have a budget each: a flood of TCP
+	 * connections must not answer OpenSM's own delivery with BUSY. */
+	int tcp = sa->sa_family != AF_UNIX;
+	unsigned ingest_in_use = tcp ? srv->ningest_tcp : srv->ningest - srv->ningest_tcp;
 	if ((kind == CONN_QUERY && srv->nconns >= srv->cfg.max_conns) ||
 	    (kind == CONN_ADMIN && srv->nadmin >= srv->cfg.max_admin) ||
-	    (kind == CONN_INGEST && srv->ningest >= srv->cfg.max_ingest)) {
+	    (kind == CONN_INGEST && ingest_in_use >= srv->cfg.max_ingest)) {
 		/* Tell the client why instead of a silent reset. */
 		static const char msg[] = "ERR BUSY too many connections\n";
 		ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1029,7 +1036,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	struct timeval tv;
 	if (kind == CONN_INGEST) {
 		srv->ningest++;
-		c->tcp = sa->sa_family != AF_UNIX;
+		c->tcp = tcp;
+		srv->ningest_tcp += (unsigned)c->tcp;
 		bufferevent_setcb(bev, ingest_read_cb, conn_write_cb, conn_event_cb, c);
 		tv.tv_sec = srv->cfg.ingest_timeout_s;
 		tv.tv_usec = 0;

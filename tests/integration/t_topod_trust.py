@@ -276,4 +276,20 @@ r = subprocess.run([os.path.join(BIN, "topod"), "-f", "-l", "127.0.0.1:0", "-d",
                    capture_output=True, text=True, timeout=10)
 check(r.returncode != 0 and "writable by others" in r.stderr, "a state directory others can write to is refused: %s"
       % r.stderr.strip()[-80:])
+# ---- local ingest keeps its slots whatever TCP does (issue 21, item 3) -------------
+tq = Topod("-i", "tcp:127.0.0.1:0", "--ingest-key", key, "--max-ingest-conns", "2")
+out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout
+qport = [int(l.split()[3].rsplit(":", 1)[1]) for l in out.splitlines()
+         if "pid=%d," % tq.p.pid in l and ":%d " % tq.port not in l][0]
+flood = [socket.create_connection(("127.0.0.1", qport)) for _ in range(2)]
+time.sleep(0.3)
+extra = socket.create_connection(("127.0.0.1", qport))
+extra.settimeout(5)
+check(extra.recv(100).startswith(b"ERR BUSY"), "TCP ingest over --max-ingest-conns 2: the third is told BUSY")
+g = open(snapfile("local.snap"), "rb").read()
+r = deliver(tq.ingest, g)
+check(r == "OK %d" % gen_of(g), "while the TCP slots are taken, OpenSM's local delivery is accepted: %s" % r)
+for s_ in flood + [extra]:
+    s_.close()
+tq.stop()
 done()
