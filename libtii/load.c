@@ -11,9 +11,9 @@
 
 struct ld_ctx {
 	tii_load_t *l;
-	size_t caplinks, caphosts;
+	size_t caplinks, caphosts, caplevels, capmax;
 	size_t nranks;
-	size_t capmax;      /* max lines announced */
+	size_t maxmax;      /* max lines announced: no more are taken */
 	int nolinks;
 };
 
@@ -69,7 +69,7 @@ static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct ld_ctx *c = ctx;
 	tii_load_free(c->l);
-	c->caplinks = c->caphosts = 0;
+	c->caplinks = c->caphosts = c->caplevels = c->capmax = 0;
 	tii_load_t *l = c->l = calloc(1, sizeof(*l));
 	if (!l)
 		return TII_E_NOMEM;
@@ -89,12 +89,7 @@ static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	l->nranks = (size_t)ranks;
 	l->nhosts = (size_t)hosts;
 	l->max_hops = (int)hops;
-	c->capmax = (size_t)nmax;
-	/* levels and hop lines are few; size them by the line count's bound */
-	l->levels = calloc(nlines ? nlines : 1, sizeof(*l->levels));
-	l->max = calloc(nmax ? nmax : 1, sizeof(*l->max));
-	if (!l->levels || !l->max)
-		return TII_E_NOMEM;
+	c->maxmax = (size_t)nmax;
 	return 0;
 }
 
@@ -145,6 +140,8 @@ static int ld_line(void *ctx, size_t i, char *line, size_t len)
 	if (!kind)
 		return TII_E_PROTO;
 	if (!strcmp(kind, "level")) {
+		if (tii__grow((void **)&l->levels, &c->caplevels, l->nlevels + 1, sizeof(*l->levels)))
+			return TII_E_NOMEM;
 		struct tii_load_level *v = &l->levels[l->nlevels];
 		char *w = tii__word(&p), *gt = w ? strchr(w, '>') : NULL;
 		long a, b;
@@ -181,9 +178,12 @@ static int ld_line(void *ctx, size_t i, char *line, size_t len)
 		return 0;
 	}
 	if (!strcmp(kind, "max")) {
-		if (l->nmax == c->capmax)
+		if (l->nmax == c->maxmax)
 			return TII_E_PROTO;
+		if (tii__grow((void **)&l->max, &c->capmax, l->nmax + 1, sizeof(*l->max)))
+			return TII_E_NOMEM;
 		struct tii_load_max *m = &l->max[l->nmax];
+		memset(m, 0, sizeof(*m));
 		if (link_words(&p, &m->link))
 			return TII_E_PROTO;
 		char *wm = tii__word(&p), *wb = tii__word(&p), *wh = tii__word(&p);
@@ -213,14 +213,8 @@ static int ld_line(void *ctx, size_t i, char *line, size_t len)
 		    tii__parse_u64(tii__word(&p), 10, &k.bytes) || tii__parse_guid(tii__word(&p), &k.head) ||
 		    tii__word(&p))
 			return TII_E_PROTO;
-		if (l->nlinks == c->caplinks) {
-			size_t nc = c->caplinks ? c->caplinks * 2 : 256;
-			struct tii_load_link *nl = realloc(l->links, nc * sizeof(*nl));
-			if (!nl)
-				return TII_E_NOMEM;
-			l->links = nl;
-			c->caplinks = nc;
-		}
+		if (tii__grow((void **)&l->links, &c->caplinks, l->nlinks + 1, sizeof(*l->links)))
+			return TII_E_NOMEM;
 		l->links[l->nlinks++] = k;
 		return 0;
 	}
@@ -230,14 +224,8 @@ static int ld_line(void *ctx, size_t i, char *line, size_t len)
 		if (!w || strlen(w) > TII_NAME_MAX || tii__parse_guid(tii__word(&p), &hh.guid) || tii__word(&p))
 			return TII_E_PROTO;
 		strcpy(hh.name, w);
-		if (l->nhostnames == c->caphosts) {
-			size_t nc = c->caphosts ? c->caphosts * 2 : 64;
-			struct tii_load_host *nh = realloc(l->hostnames, nc * sizeof(*nh));
-			if (!nh)
-				return TII_E_NOMEM;
-			l->hostnames = nh;
-			c->caphosts = nc;
-		}
+		if (tii__grow((void **)&l->hostnames, &c->caphosts, l->nhostnames + 1, sizeof(*l->hostnames)))
+			return TII_E_NOMEM;
 		l->hostnames[l->nhostnames++] = hh;
 		return 0;
 	}

@@ -193,3 +193,21 @@ int tii__check_name(const char *s)
 	}
 	return 0;
 }
+
+int tii__grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap : 16;
+	while (nc < need) {
+		if (nc > SIZE_MAX / 2 / elem)
+			return TII_E_NOMEM;
+		nc *= 2;
+	}
+	void *q = realloc(*p, nc * elem);
+	if (!q)
+		return TII_E_NOMEM;
+	*p = q;
+	*cap = nc;
+	return 0;
+}

@@ -155,6 +155,11 @@ int tii__parse_us(const char *s, double *seconds);
 /* "0x" followed by 1..16 hex digits. */
 int tii__parse_guid(const char *s, uint64_t *v);
 
+/* Makes *p (an array of elem-byte items, *cap of them) hold at least need,
+ * doubling from 16: results grow by the lines actually received, never by a
+ * count a server announces. TII_E_NOMEM, or 0. */
+int tii__grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* The next space-separated word of *p, NUL-terminated in place, or NULL. */
 char *tii__word(char **p);
 

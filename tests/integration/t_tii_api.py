@@ -272,7 +272,7 @@ def main():
         run(name, b, "hostile", st, "shared", "TIMEOUT", "2000", str(4 << 20), "1500")
         run(name, b, "hostile", st, "tree", "TOOBIG", "5000", "8192", "64")
         run(name, b, "hostile", st, "shared", "TOOBIG", "5000", "8192", "64")
-        for call in ("tree", "shared", "pathmatrix"):
+        for call in ("tree", "shared", "pathmatrix", "load"):
             run(name, b, "hostile", bc, call, "TIMEOUT", "1000", "0", "16")
         for call in ("tree", "path", "clusters"):
             run(name, b, "hostile", ln, call, "PROTO", "2000", "0", "16")

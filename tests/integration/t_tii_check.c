@@ -857,6 +857,21 @@ static long peak_rss_kb(void)
 	return ru.ru_maxrss;
 }
 
+/* Address space, not only resident memory: a calloc sized by a hostile
+ * count reserves gigabytes that RSS never shows. */
+static long peak_vm_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmPeak:", 7))
+			kb = atol(line + 7);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 static void hostile(const char *servers, const char *call, const char *err, int ms, long maxreply_kb, long rss_mb)
 {
 	int want = code_of(err);
@@ -865,7 +880,7 @@ static void hostile(const char *servers, const char *call, const char *err, int 
 	if (maxreply_kb > 0)
 		check(tii_set_max_reply_bytes(t, (size_t)maxreply_kb * 1024) == 0 &&
 		      tii_get_max_reply_bytes(t) == (size_t)maxreply_kb * 1024, "reply limit %ld KiB", maxreply_kb);
-	long rss0 = peak_rss_kb();
+	long rss0 = peak_rss_kb(), vm0 = peak_vm_kb();
 	double t0 = now_ms();
 	int rc = TII_E_INVAL;
 	const char *const two[] = { "Hca1", "Hca2" };
@@ -888,14 +903,19 @@ static void hostile(const char *servers, const char *call, const char *err, int 
 	} else if (!strcmp(call, "clusters")) {
 		uint64_t ids[2];
 		rc = tii_connected_switch_clusters_at_depth(t, two, 2, 1, ids, NULL);
+	} else if (!strcmp(call, "load")) {
+		tii_load_t *l = NULL;
+		rc = tii_get_pattern_load(t, two, 2, "alltoall", 1, 0, &l);
+		tii_load_free(l);
 	}
 	double el = now_ms() - t0;
-	long grew = (peak_rss_kb() - rss0) / 1024;
+	long grew = (peak_rss_kb() - rss0) / 1024, vgrew = (peak_vm_kb() - vm0) / 1024;
 	printf("# %s %s: %s after %.0f ms (timeout %d ms), peak RSS +%ld MiB\n", servers, call, tii_strerror(rc), el, ms,
 	       grew);
 	check(rc == want, "%s -> %s (got %s; %s)", call, err, tii_strerror(rc), tii_last_message(t));
 	check(el < ms + 1000, "%s returned in %.0f ms (timeout %d ms)", call, el, ms);
 	check(grew < rss_mb, "%s: peak RSS grew %ld MiB (bound %ld)", call, grew, rss_mb);
+	check(vgrew < 4 * rss_mb + 64, "%s: peak address space grew %ld MiB (bound %ld)", call, vgrew, 4 * rss_mb + 64);
 	tii_close(t);
 }
 

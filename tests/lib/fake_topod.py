@@ -45,8 +45,8 @@ Modes (how each connection is treated):
             then answer normally: libtii's backoff and retry
   stream    "tree" and "shared" announce 2^25-1 lines and stream valid
             lines without end (until the client closes); others as normal
-  bigcount  "tree", "shared", "pathmatrix" announce counts near 2^25 and
-            then send nothing more (stall)
+  bigcount  "tree", "shared", "pathmatrix", "load" announce counts near
+            2^25 and then send nothing more (stall)
   longname  "tree" and "path" name a host / switch with 1 MB names, one
             line after another without end; "clusters" echoes 200-byte
             names (above TII_NAME_MAX)
@@ -587,7 +587,7 @@ class FakeTopod:
             return True
         raise ValueError(m)
 
-    ABUSE = {"stream": ("tree", "shared"), "bigcount": ("tree", "shared", "pathmatrix"),
+    ABUSE = {"stream": ("tree", "shared"), "bigcount": ("tree", "shared", "pathmatrix", "load"),
              "longname": ("tree", "path", "clusters")}
     BIG = (1 << 25) - 1
 
@@ -624,6 +624,10 @@ class FakeTopod:
             elif cmd == "shared":
                 s.sendall(b"OK gen=%d hosts=%d sharing=%d avg_hosts_per_leaf=1 leaves=1 pairs_ok=0 "
                           b"pairs_failed=0 lines=%d\n" % (G, len(w) - 1, len(w) - 1, B))
+            elif cmd == "load":
+                s.sendall(b"OK gen=%d pattern=alltoall ranks=2 hosts=2 flows=2 msgs=2 bytes=2 intra_msgs=0 "
+                          b"intra_bytes=0 failed_msgs=0 failed_bytes=0 max_msgs=1 max_bytes=1 max_links=%d "
+                          b"max_hops=2 time_us=- bottleneck=- bottleneck_bps=- links=%d lines=%d\n" % (G, B, B, B))
             else:
                 n = len(w) - 1
                 s.sendall(b"OK gen=%d n=%d groups=%d switches=%d lines=%d\n" % (G, n, n, B - n * n - n, B))
