@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tii.h"
 #include "tii_impl.h"
@@ -438,6 +439,22 @@ static int sx_tacs(struct sc_ctx *c, const int *off, const int *rk, int *st)
 	return rc;
 }
 
+/* An expanded flow array (64 MiB each at 4,096 ranks) on transparent huge
+ * pages where the kernel has them: first-touch faults of 4 KiB pages cost
+ * more than writing the flows. free() releases it. */
+static int *sx_alloc(size_t n)
+{
+	size_t bytes = (n + 1) * sizeof(int), huge = (size_t)2 << 20;
+	void *p = NULL;
+	if (bytes < 4 * huge)
+		return malloc(bytes);
+	bytes = (bytes + huge - 1) / huge * huge;
+	if (posix_memalign(&p, huge, bytes))
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
 /* The rank-level flows of a host-form reply: exactly P(P-1), in the steps
  * and counts the server announced, or TII_E_PROTO. */
 static int sc_expand(struct sc_ctx *c)
@@ -449,11 +466,11 @@ static int sc_expand(struct sc_ctx *c)
 	if (tacs ? c->nhf != H * (H - 1) : s->nhsteps != 0 || (s->algo != TII_SCHED_XOR && s->algo != TII_SCHED_ALLGATHER))
 		return TII_E_PROTO; /* every ordered host pair once (TACS), none otherwise */
 	c->cap = P * (P - 1);
-	s->src = malloc(c->cap * sizeof(int));
-	s->dst = malloc(c->cap * sizeof(int));
+	s->src = sx_alloc(c->cap);
+	s->dst = sx_alloc(c->cap);
 	s->step_off = calloc((size_t)s->nsteps + 1, sizeof(int));
 	if (s->algo == TII_SCHED_ALLGATHER)
-		s->blk = malloc(c->cap * sizeof(int));
+		s->blk = sx_alloc(c->cap);
 	int *off = calloc(H + 2, sizeof(int)), *rk = malloc(P * sizeof(int));
 	rc = !s->src || !s->dst || !s->step_off || (s->algo == TII_SCHED_ALLGATHER && !s->blk) || !off || !rk
 		     ? TII_E_NOMEM
