@@ -374,3 +374,10 @@ lab: deps
 lab-stop:
 	@bash tests/lab/keep.sh stop
 .PHONY: lab lab-stop
+
+# bench_sched_e2e: a `schedule` request end to end, topod's server in
+# process and libtii as the client (docs/performance.md).
+$(B)/bench/bench_sched_e2e: bench/bench_sched_e2e.c $(UNIT_OBJ) $(B)/lib/libtii.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ $< $(UNIT_OBJ) $(B)/lib/libtii.a \
+		-levent -levent_pthreads -lsodium $(PLACE_LIBS)

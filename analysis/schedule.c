@@ -1132,8 +1132,15 @@ void sched_free(struct sched *s)
 	free(s->blk);
 	free(s->fig);
 	free(s->level_max);
+	free(s->rank_jhost);
+	free(s->hstep_off);
+	free(s->hsrc);
+	free(s->hdst);
 	free(s);
 }
+
+static int build_compact(struct sched *s, const struct job *j, const struct sched_req *req, int threads,
+			 char err[AN_ERR_LEN]);
 
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req, int threads,
 		struct sched **out, char err[AN_ERR_LEN])
@@ -1163,7 +1170,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	s->nranks = j.P;
 	s->step_off = calloc(65, sizeof(*s->step_off));
 	b.scap = 64;
-	if (!s->step_off || sb_alloc(&b, (size_t)j.P * (j.P - 1)))
+	/* compact: no rank flows held (OPT has no compact form) */
+	int compact = req->compact && req->algo != SCHED_OPT;
+	if (!s->step_off || (!compact && sb_alloc(&b, (size_t)j.P * (j.P - 1))))
 		goto out;
 	if (s->algo == SCHED_TACS1 || s->algo == SCHED_TACS2) {
 		/* The printed guard: sparse jobs run the default. */
@@ -1185,6 +1194,12 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 				 avg, req->sparsity);
 			s->algo = SCHED_XOR;
 		}
+	}
+	if (compact) {
+		free(s->step_off);
+		s->step_off = NULL;
+		rc = build_compact(s, &j, req, threads, err);
+		goto built;
 	}
 	switch (s->algo) {
 	case SCHED_XOR:
@@ -1209,6 +1224,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	if (rc)
 		goto out;
 	rc = figures(s, &j, b.same, b.samecap, threads);
+built:
 	if (rc)
 		goto out;
 	*out = s;
@@ -1332,4 +1348,391 @@ double sched_time(const struct sched *s, uint64_t bytes)
 			t += fg->s_per_byte * (double)bytes + (fg->s_per_byte > 0 ? cost_route_latency(fg->max_hops) : 0);
 	}
 	return t;
+}
+
+/* ---- the compact (host-level) form ------------------------------------------------ */
+
+/* One run of a rank step: w flows from ranks of job host a to ranks of b. */
+struct crun {
+	uint32_t a, b, w;
+};
+
+/* Where a compact rank step comes from: TACS host step h (NONE: the
+ * intra-host step y) and its substep y; XOR and ALLGATHER need neither. */
+struct cplan {
+	uint32_t *hstep, *y;
+	uint8_t *same;  /* figures equal the previous step's (expand_hosts' rule) */
+};
+
+static inline uint32_t c_nr(const struct job *j, uint32_t a)
+{
+	return j->hrank_off[a + 1] - j->hrank_off[a];
+}
+
+/* The destination of rank r in rank step st of XOR or ALLGATHER. */
+static inline uint32_t c_dst(const struct sched *s, uint32_t st, uint32_t r)
+{
+	uint32_t P = s->nranks;
+	if (s->algo == SCHED_XOR) {
+		uint32_t i = st + 1;
+		if (!(P & (P - 1)))
+			return r ^ i;
+		return r + i < P ? r + i : r + i - P;
+	}
+	uint32_t k = s->k, i = st % k + 1; /* allgather: k-1 XOR steps, then a ring step */
+	return i < k ? r ^ i : (uint32_t)(((uint64_t)r + k) % P);
+}
+
+/* The runs of rank step st (run[] holds P and a host step's flows); *multi |= a rank sends or
+ * receives twice. Returns the number of runs. */
+static uint32_t c_runs(const struct sched *s, const struct job *j, const struct cplan *pl, uint32_t st,
+		       struct crun *run, uint32_t *outst, uint32_t *inst, int *multi)
+{
+	uint32_t n = 0;
+	if (s->algo == SCHED_XOR || s->algo == SCHED_ALLGATHER) {
+		for (uint32_t r = 0; r < s->nranks; r++) {
+			uint32_t a = j->jh[r], b = j->jh[c_dst(s, st, r)];
+			if (n && run[n - 1].a == a && run[n - 1].b == b)
+				run[n - 1].w++;
+			else
+				run[n++] = (struct crun){ a, b, 1 };
+		}
+		return n;
+	}
+	uint32_t h = pl->hstep[st], y = pl->y[st];
+	if (h == NONE) {
+		for (uint32_t a = 0; a < j->H; a++)
+			if (c_nr(j, a) > y)
+				run[n++] = (struct crun){ a, a, c_nr(j, a) };
+		return n;
+	}
+	for (uint32_t f = s->hstep_off[h]; f < s->hstep_off[h + 1]; f++) {
+		uint32_t a = s->hsrc[f], b = s->hdst[f], ra = c_nr(j, a), rb = c_nr(j, b);
+		uint32_t w = ra <= rb ? (y < rb ? ra : 0) : (y < ra ? rb : 0);
+		if (!w)
+			continue;
+		/* every sender set of a host in a substep contains a[y mod ra],
+		 * every receiver set b[y mod rb]: two flows of one host overlap */
+		*multi |= outst[a] == st + 1 || inst[b] == st + 1;
+		outst[a] = inst[b] = st + 1;
+		run[n++] = (struct crun){ a, b, w };
+	}
+	return n;
+}
+
+/* Per-thread scratch of c_figures. */
+struct cscratch {
+	uint32_t *load, *touched, *outst, *inst;
+	uint64_t *lastp;
+	uint8_t *shared;
+	struct crun *run;
+};
+
+/* figures() of one step from its runs. */
+static void c_fig(const struct job *j, const struct crun *run, uint32_t n, struct cscratch *w, struct sched_fig *fg)
+{
+	uint32_t nt = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t a = run[i].a, b = run[i].b;
+		fg->flows += run[i].w;
+		if (a == b)
+			continue;
+		uint32_t nl;
+		const uint32_t *l = job_route(j, a, b, &nl);
+		if (nl > fg->max_hops)
+			fg->max_hops = nl;
+		uint64_t pid = (uint64_t)a * j->H + b + 1;
+		for (uint32_t k = 0; k <= nl; k++) {
+			uint32_t id = k ? l[k - 1] : j->cable[a];
+			if (!w->load[id])
+				w->touched[nt++] = id;
+			else if (w->lastp[id] != pid)
+				w->shared[id] = 1;
+			w->lastp[id] = pid;
+			w->load[id] += run[i].w;
+		}
+	}
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t id = w->touched[i], v = w->load[id];
+		if (v > fg->maxload)
+			fg->maxload = v;
+		if (!j->bps[id])
+			fg->unrated = 1;
+		else if ((double)v * 8.0 / (double)j->bps[id] > fg->s_per_byte)
+			fg->s_per_byte = (double)v * 8.0 / (double)j->bps[id];
+		if (w->shared[id]) {
+			fg->conflicts++;
+			fg->fabric_conflicts += j->fabric[id];
+		}
+		w->load[id] = 0;
+		w->lastp[id] = 0;
+		w->shared[id] = 0;
+	}
+}
+
+static int c_figures(struct sched *s, const struct job *j, const struct cplan *pl, int threads)
+{
+	s->fig = calloc((size_t)s->nsteps + 1, sizeof(*s->fig));
+	if (!s->fig)
+		return AN_E_NOMEM;
+	int nt = threads > 0 ? threads : 1, rc = AN_OK, multi = 0;
+	uint32_t nlinks = j->nlinks, H = j->H, P = s->nranks, nrun = P;
+	for (uint32_t h = 0; h < s->nhsteps; h++) /* TACS2: a step may move more than P */
+		nrun = s->hstep_off[h + 1] - s->hstep_off[h] > nrun ? s->hstep_off[h + 1] - s->hstep_off[h] : nrun;
+#pragma omp parallel num_threads(nt) reduction(| : multi)
+	{
+		struct cscratch w = {
+			.load = calloc((size_t)nlinks + 1, sizeof(uint32_t)),
+			.touched = malloc(((size_t)nlinks + 1) * sizeof(uint32_t)),
+			.outst = calloc((size_t)H + 1, sizeof(uint32_t)),
+			.inst = calloc((size_t)H + 1, sizeof(uint32_t)),
+			.lastp = calloc((size_t)nlinks + 1, sizeof(uint64_t)),
+			.shared = calloc((size_t)nlinks + 1, 1),
+			.run = malloc(((size_t)nrun + 1) * sizeof(struct crun)),
+		};
+		int ok = w.load && w.touched && w.outst && w.inst && w.lastp && w.shared && w.run;
+		if (!ok) {
+#pragma omp atomic write
+			rc = AN_E_NOMEM;
+		}
+#pragma omp for schedule(dynamic, 8)
+		for (uint32_t st = 0; st < s->nsteps; st++) {
+			if (!ok || (pl->same && pl->same[st]))
+				continue;
+			uint32_t n = c_runs(s, j, pl, st, w.run, w.outst, w.inst, &multi);
+			c_fig(j, w.run, n, &w, &s->fig[st]);
+		}
+		free(w.load);
+		free(w.touched);
+		free(w.outst);
+		free(w.inst);
+		free(w.lastp);
+		free(w.shared);
+		free(w.run);
+	}
+	for (uint32_t st = 1; pl->same && st < s->nsteps; st++)
+		if (pl->same[st])
+			s->fig[st] = s->fig[st - 1];
+	s->multi = multi;
+	return rc;
+}
+
+/* TACS's host flows as host steps (empty ones dropped), and the plan of
+ * rank steps expand_hosts() would make of them. */
+static int c_tacs(struct sched *s, const struct job *j, const struct hflow *hf, size_t nhf, struct cplan *pl)
+{
+	uint32_t R = 0, nh = 0;
+	for (uint32_t a = 0; a < j->H; a++)
+		R = c_nr(j, a) > R ? c_nr(j, a) : R;
+	for (size_t i = 0; i < nhf; i++)
+		nh += !i || hf[i].step != hf[i - 1].step;
+	s->hstep_off = malloc(((size_t)nh + 1) * sizeof(uint32_t));
+	s->hsrc = malloc((nhf + 1) * sizeof(uint32_t));
+	s->hdst = malloc((nhf + 1) * sizeof(uint32_t));
+	if (!s->hstep_off || !s->hsrc || !s->hdst)
+		return AN_E_NOMEM;
+	/* rank steps: R-1 intra-host ones, then max(ra, rb) per host step */
+	size_t nsteps = R ? R - 1 : 0;
+	s->nhsteps = 0;
+	for (size_t i = 0; i < nhf; i++) {
+		if (!i || hf[i].step != hf[i - 1].step)
+			s->hstep_off[s->nhsteps++] = (uint32_t)i;
+		s->hsrc[i] = hf[i].a;
+		s->hdst[i] = hf[i].b;
+	}
+	s->hstep_off[s->nhsteps] = (uint32_t)nhf;
+	uint32_t *smax = calloc((size_t)nh + 1, sizeof(*smax));
+	uint8_t *eq = malloc((size_t)nh + 1);
+	if (!smax || !eq) {
+		free(smax);
+		free(eq);
+		return AN_E_NOMEM;
+	}
+	for (uint32_t h = 0; h < nh; h++) {
+		eq[h] = 1;
+		for (uint32_t f = s->hstep_off[h]; f < s->hstep_off[h + 1]; f++) {
+			uint32_t ra = c_nr(j, s->hsrc[f]), rb = c_nr(j, s->hdst[f]);
+			smax[h] = ra > smax[h] ? ra : smax[h];
+			smax[h] = rb > smax[h] ? rb : smax[h];
+			eq[h] &= ra == rb && ra == c_nr(j, s->hsrc[s->hstep_off[h]]);
+		}
+		nsteps += smax[h];
+	}
+	pl->hstep = malloc((nsteps + 1) * sizeof(uint32_t));
+	pl->y = malloc((nsteps + 1) * sizeof(uint32_t));
+	pl->same = calloc(nsteps + 1, 1);
+	int rc = AN_E_NOMEM;
+	if (pl->hstep && pl->y && pl->same) {
+		size_t st = 0;
+		for (uint32_t y = 1; y < R; y++, st++) {
+			pl->hstep[st] = NONE;
+			pl->y[st] = y;
+		}
+		for (uint32_t h = 0; h < nh; h++)
+			for (uint32_t y = 0; y < smax[h]; y++, st++) {
+				pl->hstep[st] = h;
+				pl->y[st] = y;
+				/* all flows with smax ranks at both ends: the same host
+				 * pairs in every substep (expand_hosts' same[]) */
+				pl->same[st] = eq[h] && y > 0 && c_nr(j, s->hsrc[s->hstep_off[h]]) == smax[h];
+			}
+		s->nsteps = (uint32_t)nsteps;
+		rc = AN_OK;
+	}
+	free(smax);
+	free(eq);
+	return rc;
+}
+
+/* sched_build's compact branch: s->algo is the one to run (not OPT). */
+static int build_compact(struct sched *s, const struct job *j, const struct sched_req *req, int threads,
+			 char err[AN_ERR_LEN])
+{
+	struct cplan pl = { 0 };
+	struct hflow *hf = NULL;
+	size_t nhf = 0;
+	uint32_t P = j->P;
+	int rc = AN_OK;
+	s->compact = 1;
+	s->nhosts = j->H;
+	s->rank_jhost = malloc((size_t)P * sizeof(uint32_t));
+	if (!s->rank_jhost)
+		return AN_E_NOMEM;
+	memcpy(s->rank_jhost, j->jh, (size_t)P * sizeof(uint32_t));
+	if (s->algo == SCHED_ALLGATHER) {
+		unsigned k = req->k;
+		if (!k) {
+			k = 8;
+			while (k > 1 && (P % k || k > P))
+				k /= 2;
+		}
+		if (!k || (k & (k - 1)) || P % k)
+			return fail(err, AN_E_NOTAPPLIC,
+				    "kPrefix needs a partition size k that is a power of two dividing the %u ranks (k=%u)",
+				    P, k);
+		s->k = k;
+	}
+	if (s->algo == SCHED_XOR || s->algo == SCHED_ALLGATHER) {
+		s->nsteps = P - 1;
+	} else {
+		rc = build_tacs(s, j, req, &hf, &nhf, err);
+		if (!rc)
+			rc = c_tacs(s, j, hf, nhf, &pl);
+	}
+	if (!rc)
+		rc = c_figures(s, j, &pl, threads);
+	free(hf);
+	free(pl.hstep);
+	free(pl.y);
+	free(pl.same);
+	return rc;
+}
+
+/* ---- expansion of the compact form (sched_expand) ---------------------------------- */
+
+/* The ranks of each job host, in rank order, from rank_jhost. */
+static int x_hosts(const struct sched *c, uint32_t **off, uint32_t **rk)
+{
+	uint32_t H = c->nhosts, P = c->nranks;
+	*off = calloc((size_t)H + 2, sizeof(uint32_t));
+	*rk = malloc(((size_t)P + 1) * sizeof(uint32_t));
+	if (!*off || !*rk)
+		return AN_E_NOMEM;
+	for (uint32_t r = 0; r < P; r++)
+		(*off)[c->rank_jhost[r] + 2]++;
+	for (uint32_t a = 0; a < H; a++)
+		(*off)[a + 2] += (*off)[a + 1];
+	for (uint32_t r = 0; r < P; r++)
+		(*rk)[(*off)[c->rank_jhost[r] + 1]++] = r;
+	return AN_OK; /* (*off)[a] .. (*off)[a+1]: ranks of a */
+}
+
+/* TACS's rank flows, expand_hosts' order. */
+static int x_tacs(struct sbuild *b, const struct sched *c, const uint32_t *off, const uint32_t *rk)
+{
+	uint32_t R = 0;
+	for (uint32_t a = 0; a < c->nhosts; a++)
+		R = off[a + 1] - off[a] > R ? off[a + 1] - off[a] : R;
+	for (uint32_t y = 1; y < R; y++) {
+		for (uint32_t a = 0; a < c->nhosts; a++) {
+			uint32_t r = off[a + 1] - off[a];
+			for (uint32_t x = 0; y < r && x < r; x++)
+				if (sb_flow(b, rk[off[a] + x], rk[off[a] + (x + y) % r], 0))
+					return AN_E_NOMEM;
+		}
+		if (sb_step(b))
+			return AN_E_NOMEM;
+	}
+	for (uint32_t h = 0; h < c->nhsteps; h++) {
+		uint32_t smax = 0;
+		for (uint32_t f = c->hstep_off[h]; f < c->hstep_off[h + 1]; f++) {
+			uint32_t ra = off[c->hsrc[f] + 1] - off[c->hsrc[f]], rb = off[c->hdst[f] + 1] - off[c->hdst[f]];
+			smax = ra > smax ? ra : smax;
+			smax = rb > smax ? rb : smax;
+		}
+		for (uint32_t y = 0; y < smax; y++) {
+			for (uint32_t f = c->hstep_off[h]; f < c->hstep_off[h + 1]; f++) {
+				const uint32_t *ka = rk + off[c->hsrc[f]], *kb = rk + off[c->hdst[f]];
+				uint32_t ra = off[c->hsrc[f] + 1] - off[c->hsrc[f]], rb = off[c->hdst[f] + 1] - off[c->hdst[f]];
+				for (uint32_t x = 0; ra <= rb && y < rb && x < ra; x++)
+					if (sb_flow(b, ka[x], kb[(x + y) % rb], 0))
+						return AN_E_NOMEM;
+				for (uint32_t z = 0; ra > rb && y < ra && z < rb; z++)
+					if (sb_flow(b, ka[(z + y) % ra], kb[z], 0))
+						return AN_E_NOMEM;
+			}
+			if (sb_step(b))
+				return AN_E_NOMEM;
+		}
+	}
+	return AN_OK;
+}
+
+int sched_expand(const struct sched *c, struct sched **out, char err[AN_ERR_LEN])
+{
+	if (!c || !out || !c->compact || c->nranks < 2)
+		return fail(err, AN_E_INVAL, "not a compact schedule");
+	uint32_t P = c->nranks, *off = NULL, *rk = NULL;
+	struct sched *s = calloc(1, sizeof(*s));
+	struct sbuild b = { .s = s, .scap = 64 };
+	int rc = AN_E_NOMEM;
+	if (!s || !(s->step_off = calloc(65, sizeof(uint32_t))))
+		goto out;
+	s->algo = c->algo;
+	s->nranks = P;
+	if (sb_alloc(&b, (size_t)P * (P - 1)))
+		goto out;
+	if (c->algo == SCHED_XOR) {
+		rc = build_xor(&b, P);
+	} else if (c->algo == SCHED_ALLGATHER) {
+		char e2[AN_ERR_LEN];
+		rc = build_allgather(&b, P, c->k, e2);
+	} else {
+		rc = x_hosts(c, &off, &rk);
+		if (!rc)
+			rc = x_tacs(&b, c, off, rk);
+	}
+	if (!rc && s->nsteps != c->nsteps)
+		rc = fail(err, AN_E_CHECK, "expansion has %u steps, the compact form %u", s->nsteps, c->nsteps);
+	if (rc)
+		goto out;
+	rc = AN_E_NOMEM;
+	s->fig = malloc(((size_t)c->nsteps + 1) * sizeof(*s->fig));
+	if (!s->fig)
+		goto out;
+	memcpy(s->fig, c->fig, (size_t)c->nsteps * sizeof(*s->fig));
+	s->multi = c->multi;
+	s->host_steps = c->host_steps;
+	s->extra_steps = c->extra_steps;
+	memcpy(s->note, c->note, sizeof(s->note));
+	*out = s;
+	s = NULL;
+	rc = AN_OK;
+out:
+	if (rc == AN_E_NOMEM)
+		fail(err, rc, "no memory for a %u-rank schedule", P);
+	sched_free(s);
+	free(off);
+	free(rk);
+	return rc;
 }

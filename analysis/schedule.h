@@ -89,6 +89,8 @@ struct sched_req {
 	unsigned conflicts;         /* TACS: allowed conflicts per link (seed: 1) */
 	double sparsity;            /* TACS: sparsity threshold, hosts per leaf (0: never) */
 	unsigned k;                 /* ALLGATHER: partition size (0: largest power of two <= 8 dividing P) */
+	/* 1: build the host-level (compact) form, below; OPT ignores it. */
+	int compact;
 };
 
 struct sched_fig {
@@ -125,6 +127,18 @@ struct sched {
 	uint32_t *level_max;        /* [nsteps * nlevels] or NULL */
 	int tree_routes;            /* 1 if every route climbed and descended the tree evenly */
 	char note[160];             /* "fallback=xor (...)" or "" */
+	/* The compact form (req->compact, any algorithm but OPT): no rank flows
+	 * (step_off, src, dst, blk are NULL), the same nsteps, fig[] and multi
+	 * as the rank-level schedule, and what sched_expand() needs to list its
+	 * flows: XOR from nranks alone, ALLGATHER from nranks and k, TACS from
+	 * the job's hosts and the host steps. Memory O(P + H^2), not O(P^2). */
+	int compact;
+	uint32_t k;                 /* ALLGATHER: the partition size used */
+	uint32_t nhosts;            /* job hosts, numbered by first appearance among the ranks */
+	uint32_t *rank_jhost;       /* [nranks] job host of each rank */
+	uint32_t nhsteps;           /* TACS: host steps that move something */
+	uint32_t *hstep_off;        /* [nhsteps + 1] host flows of host step i */
+	uint32_t *hsrc, *hdst;      /* [hstep_off[nhsteps]] job hosts, a -> b */
 };
 
 const char *sched_algo_name(enum sched_algo a);
@@ -147,6 +161,20 @@ double sched_time(const struct sched *s, uint64_t bytes);
  * receives at most once unless s->multi, and s->multi is set only if needed.
  * O(flows + nranks^2 / 8) memory. */
 int sched_check(const struct sched *s, char err[AN_ERR_LEN]);
+
+/*
+ * The rank-level schedule of a compact one (docs/protocol.md "schedule",
+ * form=hosts, states the same rule for clients): flows, steps, figures and
+ * multi equal to what sched_build() without compact gives for the same
+ * request. TACS: job host a's ranks are its ranks in rank order, ra of
+ * them; first the intra-host steps y = 1..R-1 (R the most ranks on a host):
+ * on every host with ra > y, a[x] -> a[(x+y) mod ra]; then each host step,
+ * in order, becomes max over its flows of max(ra, rb) rank steps y = 0..:
+ * each host flow a -> b, in order, adds ra <= rb: a[x] -> b[(x+y) mod rb]
+ * for x < ra if y < rb; ra > rb: a[(z+y) mod ra] -> b[z] for z < rb if
+ * y < ra. *out is new (sched_free).
+ */
+int sched_expand(const struct sched *c, struct sched **out, char err[AN_ERR_LEN]);
 
 
 #endif

@@ -62,4 +62,16 @@
 #define TOPO_SIMGRID_BYTES_MAX (64u * 1024 * 1024)
 #define TOPO_SIMGRID_HOPS_MAX 64
 
+/* `schedule`: a rank-level reply (form=ranks with its flows) lists every
+ * ordered rank pair: at most this many (2,048 ranks: 32 MiB of flows in
+ * topod and about 40 MiB of reply; 4,096 ranks were 128 MiB + 159 MB). Larger
+ * jobs ask form=hosts (libtii does): steps of host pairs that the client
+ * expands, with figures computed per host pair. */
+#define TOPO_SCHED_RANK_FLOWS_MAX (2048u * 2047u)
+
+/* `schedule` tacs1/tacs2: job hosts at most. The host-level algorithm holds
+ * H^2 pair states and candidates and (H-1) x links loads, and its reply
+ * lists H(H-1) host flows: about 30 MiB in all at 1,024 hosts. */
+#define TOPO_SCHED_HOSTS_MAX 1024
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tii.h"
 #include "tii_impl.h"
@@ -44,6 +45,16 @@ struct sc_ctx {
 	size_t nranks;
 	size_t cap, n;      /* flows */
 	size_t nhead;       /* TREE/LEVEL lines before the steps */
+	/* form=hosts: what was asked (ranks per RANK argument) and what came */
+	int asked_hosts;
+	const uint32_t *tokr;
+	size_t ntok;
+	int hosts;          /* the reply is in host form */
+	long k, nsteps;
+	int *jh;            /* [nranks] job host of each rank */
+	uint8_t *pair;      /* [H * H] host pair listed */
+	int *hoff, *hsrc, *hdst;
+	size_t hcap, nhf, stcap;
 };
 
 static void sc_reset(struct sc_ctx *c)
@@ -51,7 +62,18 @@ static void sc_reset(struct sc_ctx *c)
 	tii_schedule_free(c->s);
 	c->s = NULL;
 	c->cap = c->n = c->nhead = 0;
+	free(c->jh);
+	free(c->pair);
+	free(c->hoff);
+	free(c->hsrc);
+	free(c->hdst);
+	c->jh = c->hoff = c->hsrc = c->hdst = NULL;
+	c->pair = NULL;
+	c->hosts = 0;
+	c->hcap = c->nhf = c->stcap = 0;
 }
+
+static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlines);
 
 /* bytes, time_us, xor_time_us, bound_us and reason (1.2). */
 static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
@@ -104,6 +126,9 @@ static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		return TII_E_PROTO;
 	if (sc_times(kv, s))
 		return TII_E_PROTO;
+	const char *form = tii__kv_get(kv, "form");
+	if (form && !strcmp(form, "hosts"))
+		return sc_head_hosts(c, kv, nlines);
 	c->nhead = s->nlevels ? (size_t)s->nlevels + 1 : 0;
 	if (nlines != (size_t)s->nsteps + c->nhead)
 		return TII_E_PROTO;
@@ -143,6 +168,8 @@ static int num(char *w, long max, long *v)
 	return tii__parse_long(w, 0, max, v);
 }
 
+static int sc_line_hosts(struct sc_ctx *c, size_t i, char *p);
+
 static int sc_line(void *ctx, size_t i, char *line, size_t len)
 {
 	struct sc_ctx *c = ctx;
@@ -150,6 +177,8 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 	char *p = line, *w;
 	long v;
 	(void)len;
+	if (c->hosts)
+		return sc_line_hosts(c, i, line);
 	if (i < c->nhead) {
 		w = tii__word(&p);
 		if (i == 0)
@@ -220,14 +249,262 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 	return 0;
 }
 
-int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char *const *rank_hosts, size_t n,
-		     tii_schedule_t **out)
+/* ---- form=hosts (docs/protocol.md): host steps, expanded here ------------- */
+
+static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlines)
 {
-	if (!t || !par || !rank_hosts || n < 2 || !out || !tii_schedule_algo_name(par->algo) || par->conflicts < 0 ||
-	    par->k < 0 || !(par->sparsity >= 0 && par->sparsity <= 1e6))
+	tii_schedule_t *s = c->s;
+	long H, hs;
+	if (!c->asked_hosts || s->nlevels || tii__kv_int(kv, "hosts", 1, s->nranks, &H) ||
+	    tii__kv_int(kv, "hsteps", 0, (long)H * (H - 1), &hs) || tii__kv_int(kv, "k", 0, s->nranks, &c->k) ||
+	    nlines != 1 + (size_t)s->nsteps + (size_t)hs)
+		return TII_E_PROTO;
+	c->hosts = 1;
+	c->nsteps = s->nsteps;
+	s->form = TII_SCHED_FORM_HOSTS;
+	s->nhosts = (int)H;
+	s->nhsteps = (int)hs;
+	/* sized by what was asked (H <= ranks), not by announced counts */
+	c->jh = malloc(c->nranks * sizeof(*c->jh));
+	c->pair = calloc((size_t)H * (size_t)H, 1);
+	c->hoff = calloc((size_t)hs + 1, sizeof(*c->hoff));
+	if (!c->jh || !c->pair || !c->hoff)
+		return TII_E_NOMEM;
+	return 0;
+}
+
+/* JOB: the job host of each RANK argument, numbered by first appearance. */
+static int sc_job(struct sc_ctx *c, char *p)
+{
+	char *w = tii__word(&p);
+	long v, next = 0;
+	size_t r = 0;
+	if (!w || strcmp(w, "JOB"))
+		return TII_E_PROTO;
+	for (size_t a = 0; a < c->ntok; a++) {
+		if (!(w = tii__word(&p)) || tii__parse_long(w, 0, next < c->s->nhosts - 1 ? next : c->s->nhosts - 1, &v))
+			return TII_E_PROTO;
+		next += v == next;
+		for (uint32_t x = 0; x < c->tokr[a]; x++)
+			c->jh[r++] = (int)v;
+	}
+	return tii__word(&p) || next != c->s->nhosts ? TII_E_PROTO : 0;
+}
+
+/* STEP i FLOWS MAXLOAD CONFLICTS FABRIC: figures only. */
+static int sc_fig(struct sc_ctx *c, size_t st, char *p)
+{
+	tii_schedule_t *s = c->s;
+	char *w = tii__word(&p);
+	long f[5];
+	if (!w || strcmp(w, "STEP"))
+		return TII_E_PROTO;
+	for (int k = 0; k < 5; k++)
+		if (!(w = tii__word(&p)) || tii__parse_long(w, 0, 1 << 30, &f[k]))
+			return TII_E_PROTO;
+	if ((size_t)f[0] != st || tii__word(&p))
+		return TII_E_PROTO;
+	if (st == c->stcap) { /* grows by lines received */
+		size_t nc = c->stcap ? c->stcap * 2 : 1024;
+		struct tii_schedule_step *ns = realloc(s->steps, nc * sizeof(*ns));
+		if (!ns)
+			return TII_E_NOMEM;
+		s->steps = ns;
+		c->stcap = nc;
+	}
+	s->steps[st] = (struct tii_schedule_step){ (int)f[1], (int)f[2], (int)f[3], (int)f[4] };
+	return 0;
+}
+
+/* HSTEP h A:B ...: each ordered host pair at most once. */
+static int sc_hstep(struct sc_ctx *c, size_t h, char *p)
+{
+	long H = c->s->nhosts, v, a, b;
+	char *w = tii__word(&p);
+	if (!w || strcmp(w, "HSTEP") || !(w = tii__word(&p)) || tii__parse_long(w, 0, 1 << 30, &v) || (size_t)v != h)
+		return TII_E_PROTO;
+	c->hoff[h] = (int)c->nhf;
+	while ((w = tii__word(&p))) {
+		char *colon = strchr(w, ':');
+		if (!colon)
+			return TII_E_PROTO;
+		*colon = 0;
+		if (tii__parse_long(w, 0, H - 1, &a) || tii__parse_long(colon + 1, 0, H - 1, &b) || a == b ||
+		    c->pair[a * H + b]++)
+			return TII_E_PROTO;
+		if (c->nhf == c->hcap) {
+			size_t nc = c->hcap ? c->hcap * 2 : 4096;
+			int *ns = realloc(c->hsrc, nc * sizeof(*ns));
+			if (!ns)
+				return TII_E_NOMEM;
+			c->hsrc = ns;
+			ns = realloc(c->hdst, nc * sizeof(*ns));
+			if (!ns)
+				return TII_E_NOMEM;
+			c->hdst = ns;
+			c->hcap = nc;
+		}
+		c->hsrc[c->nhf] = (int)a;
+		c->hdst[c->nhf++] = (int)b;
+	}
+	c->hoff[h + 1] = (int)c->nhf;
+	return c->hoff[h + 1] > c->hoff[h] ? 0 : TII_E_PROTO;
+}
+
+static int sc_line_hosts(struct sc_ctx *c, size_t i, char *p)
+{
+	if (i == 0)
+		return sc_job(c, p);
+	if (i <= (size_t)c->nsteps)
+		return sc_fig(c, i - 1, p);
+	return sc_hstep(c, i - 1 - (size_t)c->nsteps, p);
+}
+
+/* Appends flow a -> b (block o) to the current step; TII_E_PROTO past a
+ * complete exchange (the server's host steps repeat or overlap). */
+static int sx_flow(struct sc_ctx *c, int a, int b, int o)
+{
+	tii_schedule_t *s = c->s;
+	if (c->n == c->cap)
+		return TII_E_PROTO;
+	s->src[c->n] = a;
+	s->dst[c->n] = b;
+	if (s->blk)
+		s->blk[c->n] = o;
+	c->n++;
+	return 0;
+}
+
+/* Closes rank step st: its flows must be the ones the server counted. */
+static int sx_step(struct sc_ctx *c, int *st)
+{
+	tii_schedule_t *s = c->s;
+	if (*st >= s->nsteps || (size_t)s->steps[*st].flows != c->n - (size_t)s->step_off[*st])
+		return TII_E_PROTO;
+	s->step_off[++*st] = (int)c->n;
+	return 0;
+}
+
+/* XOR and ALLGATHER: a function of the rank count (and k). */
+static int sx_generated(struct sc_ctx *c, int *st)
+{
+	tii_schedule_t *s = c->s;
+	int P = s->nranks, k = (int)c->k, rc = 0;
+	if (s->algo == TII_SCHED_ALLGATHER && (k < 1 || (k & (k - 1)) || P % k))
+		return TII_E_PROTO;
+	for (int i = 1; i < P && !rc; i++) {
+		int t = s->algo == TII_SCHED_ALLGATHER ? (i - 1) / k : 0, x = s->algo == TII_SCHED_ALLGATHER ? (i - 1) % k + 1 : i;
+		for (int r = 0; r < P && !rc; r++) {
+			int d = s->algo == TII_SCHED_ALLGATHER ? (x < k ? r ^ x : (r + k) % P)
+							       : !(P & (P - 1)) ? r ^ i : (r + i) % P;
+			rc = sx_flow(c, r, d, (int)(((long)r + (long)P * k - (long)t * k) % P));
+		}
+		rc = rc ? rc : sx_step(c, st);
+	}
+	return rc;
+}
+
+/* TACS: the rule of docs/protocol.md (analysis/schedule.h sched_expand). */
+static int sx_tacs(struct sc_ctx *c, const int *off, const int *rk, int *st)
+{
+	tii_schedule_t *s = c->s;
+	int R = 0, H = s->nhosts, rc = 0;
+	for (int a = 0; a < H; a++)
+		R = off[a + 1] - off[a] > R ? off[a + 1] - off[a] : R;
+	for (int y = 1; y < R && !rc; y++) {
+		for (int a = 0; a < H && !rc; a++)
+			for (int x = 0, r = off[a + 1] - off[a]; y < r && x < r && !rc; x++)
+				rc = sx_flow(c, rk[off[a] + x], rk[off[a] + (x + y) % r], 0);
+		rc = rc ? rc : sx_step(c, st);
+	}
+	for (int h = 0; h < s->nhsteps && !rc; h++) {
+		int smax = 0;
+		for (int f = c->hoff[h]; f < c->hoff[h + 1]; f++) {
+			int ra = off[c->hsrc[f] + 1] - off[c->hsrc[f]], rb = off[c->hdst[f] + 1] - off[c->hdst[f]];
+			smax = ra > smax ? ra : smax;
+			smax = rb > smax ? rb : smax;
+		}
+		for (int y = 0; y < smax && !rc; y++) {
+			for (int f = c->hoff[h]; f < c->hoff[h + 1] && !rc; f++) {
+				const int *ka = rk + off[c->hsrc[f]], *kb = rk + off[c->hdst[f]];
+				int ra = off[c->hsrc[f] + 1] - off[c->hsrc[f]], rb = off[c->hdst[f] + 1] - off[c->hdst[f]];
+				for (int x = 0; ra <= rb && y < rb && x < ra && !rc; x++)
+					rc = sx_flow(c, ka[x], kb[(x + y) % rb], 0);
+				for (int z = 0; ra > rb && y < ra && z < rb && !rc; z++)
+					rc = sx_flow(c, ka[(z + y) % ra], kb[z], 0);
+			}
+			rc = rc ? rc : sx_step(c, st);
+		}
+	}
+	return rc;
+}
+
+/* An expanded flow array (64 MiB each at 4,096 ranks) on transparent huge
+ * pages where the kernel has them: first-touch faults of 4 KiB pages cost
+ * more than writing the flows. free() releases it. */
+static int *sx_alloc(size_t n)
+{
+	size_t bytes = (n + 1) * sizeof(int), huge = (size_t)2 << 20;
+	void *p = NULL;
+	if (bytes < 4 * huge)
+		return malloc(bytes);
+	bytes = (bytes + huge - 1) / huge * huge;
+	if (posix_memalign(&p, huge, bytes))
+		return NULL;
+	madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
+/* The rank-level flows of a host-form reply: exactly P(P-1), in the steps
+ * and counts the server announced, or TII_E_PROTO. */
+static int sc_expand(struct sc_ctx *c)
+{
+	tii_schedule_t *s = c->s;
+	size_t P = (size_t)s->nranks, H = (size_t)s->nhosts;
+	int st = 0, rc;
+	int tacs = s->algo == TII_SCHED_TACS1 || s->algo == TII_SCHED_TACS2;
+	if (tacs ? c->nhf != H * (H - 1) : s->nhsteps != 0 || (s->algo != TII_SCHED_XOR && s->algo != TII_SCHED_ALLGATHER))
+		return TII_E_PROTO; /* every ordered host pair once (TACS), none otherwise */
+	c->cap = P * (P - 1);
+	s->src = sx_alloc(c->cap);
+	s->dst = sx_alloc(c->cap);
+	s->step_off = calloc((size_t)s->nsteps + 1, sizeof(int));
+	if (s->algo == TII_SCHED_ALLGATHER)
+		s->blk = sx_alloc(c->cap);
+	int *off = calloc(H + 2, sizeof(int)), *rk = malloc(P * sizeof(int));
+	rc = !s->src || !s->dst || !s->step_off || (s->algo == TII_SCHED_ALLGATHER && !s->blk) || !off || !rk
+		     ? TII_E_NOMEM
+		     : 0;
+	if (!rc && tacs) { /* each host's ranks in rank order */
+		for (size_t r = 0; r < P; r++)
+			off[c->jh[r] + 2]++;
+		for (size_t a = 0; a < H; a++)
+			off[a + 2] += off[a + 1];
+		for (size_t r = 0; r < P; r++)
+			rk[off[c->jh[r] + 1]++] = (int)r;
+		rc = sx_tacs(c, off, rk, &st);
+	} else if (!rc) {
+		rc = sx_generated(c, &st);
+	}
+	free(off);
+	free(rk);
+	if (!rc && (st != s->nsteps || c->n != c->cap))
+		rc = TII_E_PROTO;
+	return rc;
+}
+
+int tii_set_schedule_form(tii_t *t, int form)
+{
+	if (!t || (form != TII_SCHED_FORM_RANKS && form != TII_SCHED_FORM_HOSTS))
 		return TII_E_INVAL;
-	if (n > TII_SCHED_RANKS_MAX)
-		return TII_E_TOOMANY;
+	t->sched_ranks = form == TII_SCHED_FORM_RANKS;
+	return 0;
+}
+
+/* Sends the request; tokr[] gets the ranks of each RANK argument. */
+static int sc_send(tii_t *t, const struct tii_schedule_params *par, const char *const *rank_hosts, size_t n,
+		   int hosts, uint32_t *tokr, size_t *ntok)
+{
 	char opt[64];
 	int rc = tii__req_begin(t, "schedule");
 	rc = rc ? rc : tii__req_host(t, tii_schedule_algo_name(par->algo));
@@ -244,7 +521,10 @@ int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char
 	}
 	if (t->sched_asis)
 		rc = rc ? rc : tii__req_host(t, "fallback=0");
+	if (hosts)
+		rc = rc ? rc : tii__req_host(t, "form=hosts");
 	/* Consecutive ranks on one host travel as HOST*N. */
+	*ntok = 0;
 	for (size_t i = 0; i < n && !rc;) {
 		size_t e = i + 1;
 		if (!rank_hosts[i] || tii__check_name(rank_hosts[i]) || strpbrk(rank_hosts[i], "*=")) {
@@ -259,19 +539,46 @@ int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char
 		else
 			snprintf(tok, sizeof(tok), "%s", rank_hosts[i]);
 		rc = tii__req_host(t, tok);
+		tokr[(*ntok)++] = (uint32_t)(e - i);
 		i = e;
 	}
-	if (rc)
-		return rc;
-	struct sc_ctx c = { .nranks = n };
+	return rc;
+}
+
+int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char *const *rank_hosts, size_t n,
+		     tii_schedule_t **out)
+{
+	if (!t || !par || !rank_hosts || n < 2 || !out || !tii_schedule_algo_name(par->algo) || par->conflicts < 0 ||
+	    par->k < 0 || !(par->sparsity >= 0 && par->sparsity <= 1e6))
+		return TII_E_INVAL;
+	if (n > TII_SCHED_RANKS_MAX)
+		return TII_E_TOOMANY;
+	uint32_t *tokr = malloc(n * sizeof(*tokr));
+	if (!tokr)
+		return TII_E_NOMEM;
+	struct sc_ctx c = { .nranks = n, .tokr = tokr, .asked_hosts = !t->sched_ranks && par->algo != TII_SCHED_OPT };
 	static const struct tii__handler h = { sc_head, sc_line, 0 };
-	rc = tii__request(t, &h, &c);
+	int rc = sc_send(t, par, rank_hosts, n, c.asked_hosts, tokr, &c.ntok);
+	rc = rc ? rc : tii__request(t, &h, &c);
+	if (rc == TII_E_SERVER && c.asked_hosts && strstr(tii_last_message(t), "form=")) {
+		/* a topod before form=hosts: the rank form */
+		sc_reset(&c);
+		c.asked_hosts = 0;
+		rc = sc_send(t, par, rank_hosts, n, 0, tokr, &c.ntok);
+		rc = rc ? rc : tii__request(t, &h, &c);
+	}
+	if (!rc && c.hosts)
+		rc = sc_expand(&c);
+	c.tokr = NULL;
+	free(tokr);
 	if (rc) {
 		sc_reset(&c);
 		return rc;
 	}
 	c.s->generation = tii_last_generation(t);
 	*out = c.s;
+	c.s = NULL;
+	sc_reset(&c);
 	return 0;
 }
 

@@ -733,6 +733,10 @@ typedef struct tii_schedule {
 	uint64_t bytes;
 	double time_s, xor_time_s, bound_s;
 	int slower;
+	/* At the end: the form topod answered in (TII_SCHED_FORM_*); hosts form:
+	 * the job's hosts and host steps that libtii expanded into the flows above. */
+	int form;
+	int nhosts, nhsteps;
 } tii_schedule_t;
 
 /* What this handle's schedule requests ask (1.2): the block size the
@@ -756,6 +760,20 @@ TII_API void tii_schedule_free(tii_schedule_t *s);  /* NULL is a no-op */
 TII_API int tii_schedule_partners(const tii_schedule_t *s, int step, int *sendto, int *recvfrom);
 /* "xor", "tacs1", ... or NULL. */
 TII_API const char *tii_schedule_algo_name(int algo);
+
+/* How this handle's schedule replies travel. TII_SCHED_FORM_HOSTS (the
+ * default): topod sends the schedule over hosts once (steps of host pairs,
+ * per-step figures) and libtii expands it into the rank-level flows by the
+ * rule in docs/protocol.md: the same tii_schedule_t, flows, figures and
+ * times as the rank-level reply, in a reply ranks-per-host^2 times smaller
+ * (a 4,096-rank job on 256 hosts: about 600 KB instead of 159 MB). A topod
+ * that knows no form=hosts is asked again in rank form. OPT always travels
+ * in rank form. TII_SCHED_FORM_RANKS: every rank flow on the wire (topod
+ * refuses more than TOPO_SCHED_RANK_FLOWS_MAX with TOOBIG). TII_E_INVAL for
+ * another value or a NULL handle. */
+#define TII_SCHED_FORM_RANKS 0
+#define TII_SCHED_FORM_HOSTS 1
+TII_API int tii_set_schedule_form(tii_t *t, int form);
 
 /* ---- a SimGrid platform (what-if simulation) ----------------------------- */
 

@@ -63,6 +63,7 @@ struct tii {
 	int64_t w_deadline;
 	uint64_t sched_bytes;  /* tii_set_schedule_advice(): 0 = topod's default */
 	int sched_asis;        /* 1: fallback=0, the algorithm as asked */
+	int sched_ranks;       /* tii_set_schedule_form(): 1 = rank form */
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };

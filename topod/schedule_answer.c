@@ -2,12 +2,18 @@
  * schedule_answer.c - the `schedule` command (docs/protocol.md): parses the
  * request, runs sched_build() on the request's generation, writes the reply.
  *
- *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] RANK ...
+ *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] RANK ...
  *
  * RANK is HOST (one rank) or HOST*N (N consecutive ranks on HOST); ranks are
  * numbered in list order. At most SCHED_RANKS_MAX ranks (the schedule holds
  * all P(P-1) flows in memory, 128 MiB at 4,096); flows=0 leaves them out of
  * the reply.
+ *
+ * form=hosts: the schedule is built compact (schedule.h: no rank flows,
+ * figures per host pair) and sent as host steps that the client expands by
+ * the rule in docs/protocol.md, so memory and reply grow with hosts^2, not
+ * ranks^2 (TOPO_SCHED_HOSTS_MAX for TACS). form=ranks lists rank flows, at
+ * most TOPO_SCHED_RANK_FLOWS_MAX of them (ERR TOOBIG above).
  *
  * Advice (docs/cost-model.md): the reply carries the schedule's predicted
  * time for blocks of B bytes, XOR's and the all-at-once bound's. With
@@ -63,6 +69,7 @@ struct sched_args {
 	unsigned long flows;
 	unsigned long bytes;     /* per block, for the predictions */
 	unsigned long fallback;  /* 1: advice (never slower than XOR), 0: as asked */
+	int hosts;               /* form=hosts */
 	size_t first;
 	size_t P;
 };
@@ -95,6 +102,8 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 			sa->bytes = v;
 		} else if (kl == 8 && !strncmp(a, "fallback", 8) && !parse_uint(eq + 1, 1, &v)) {
 			sa->fallback = v;
+		} else if (kl == 4 && !strncmp(a, "form", 4) && (!strcmp(eq + 1, "hosts") || !strcmp(eq + 1, "ranks"))) {
+			sa->hosts = !strcmp(eq + 1, "hosts");
 		} else if (kl == 8 && !strncmp(a, "sparsity", 8)) {
 			char *end;
 			double d = strtod(eq + 1, &end);
@@ -105,7 +114,8 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 			sa->req.sparsity = d;
 		} else {
 			query_error(c->out, "USAGE",
-				    "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1, bytes=1..2^40, fallback=0|1)",
+				    "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1, bytes=1..2^40, fallback=0|1, "
+				    "form=ranks|hosts)",
 				    a, SCHED_CONFLICTS_MAX);
 			return -1;
 		}
@@ -186,6 +196,38 @@ static uint32_t *resolve_ranks(struct qctx *c, const struct sched_args *sa)
 	return rh;
 }
 
+/* The bounds on one request's memory (topo_limits.h), now that its hosts
+ * are known; sets the compact build where no rank flows are listed. 0, or
+ * -1 with the error written. */
+static int check_size(struct qctx *c, struct sched_args *sa, const uint32_t *rh)
+{
+	enum sched_algo al = sa->req.algo;
+	sa->req.compact = sa->hosts || !sa->flows;
+	uint64_t flows = (uint64_t)sa->P * (sa->P - 1);
+	if ((!sa->req.compact || al == SCHED_OPT) && flows > TOPO_SCHED_RANK_FLOWS_MAX) {
+		query_error(c->out, "TOOBIG", "a rank-level schedule of %zu ranks holds %" PRIu64 " flows (at most %u): ask form=hosts%s",
+			    sa->P, flows, TOPO_SCHED_RANK_FLOWS_MAX, al == SCHED_OPT ? " (opt has no host-level form)" : "");
+		return -1;
+	}
+	if (al != SCHED_TACS1 && al != SCHED_TACS2)
+		return 0;
+	uint8_t *seen = calloc(c->rt->nhosts + 1, 1);
+	size_t H = 0;
+	if (!seen) {
+		query_error(c->out, "NOMEM", "no memory");
+		return -1;
+	}
+	for (size_t r = 0; r < sa->P; r++)
+		H += !seen[rh[r]]++;
+	free(seen);
+	if (H > TOPO_SCHED_HOSTS_MAX) {
+		query_error(c->out, "TOOBIG", "%s on %zu hosts (at most %d): it holds and sends every host pair",
+			    sched_algo_name(al), H, TOPO_SCHED_HOSTS_MAX);
+		return -1;
+	}
+	return 0;
+}
+
 /* The schedule and its advice on the request's generation (advice.h); NULL
  * with the error written. */
 static struct sched *compute(struct qctx *c, const struct sched_args *sa, struct advice *v)
@@ -214,6 +256,47 @@ static void put_us(struct evbuffer *out, const char *key, double t)
 		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
 }
 
+/* form=hosts (docs/protocol.md): the job host of each RANK argument, the
+ * rank steps' figures, TACS's host steps. */
+static void reply_hosts(struct qctx *c, const struct sched *s, const struct sched_args *sa)
+{
+	const struct proto_req *r = c->req;
+	char buf[8192];
+	size_t o = 0, rank = 0;
+	evbuffer_add(c->out, "JOB", 3);
+	for (size_t a = sa->first; a < r->argc; a++) {
+		const char *star = strchr(r->argv[a], '*');
+		unsigned long n = 1;
+		if (star)
+			parse_uint(star + 1, TOPO_RANKS_MAX, &n);
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %u", s->rank_jhost[rank]);
+		rank += n;
+		if (o > sizeof(buf) - 16) {
+			evbuffer_add(c->out, buf, o);
+			o = 0;
+		}
+	}
+	evbuffer_add(c->out, buf, o);
+	evbuffer_add(c->out, "\n", 1);
+	for (uint32_t st = 0; st < s->nsteps; st++) {
+		const struct sched_fig *fg = &s->fig[st];
+		evbuffer_add_printf(c->out, "STEP %u %u %u %u %u\n", st, fg->flows, fg->maxload, fg->conflicts,
+				    fg->fabric_conflicts);
+	}
+	for (uint32_t h = 0; h < s->nhsteps; h++) {
+		o = (size_t)snprintf(buf, sizeof(buf), "HSTEP %u", h);
+		for (uint32_t f = s->hstep_off[h]; f < s->hstep_off[h + 1]; f++) {
+			if (o > sizeof(buf) - 32) {
+				evbuffer_add(c->out, buf, o);
+				o = 0;
+			}
+			o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %u:%u", s->hsrc[f], s->hdst[f]);
+		}
+		evbuffer_add(c->out, buf, o);
+		evbuffer_add(c->out, "\n", 1);
+	}
+}
+
 /* The OK line, the tree (OPT), one STEP line per step. */
 static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa, const struct advice *v)
 {
@@ -228,6 +311,14 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 	put_us(c->out, "time_us", v->time);
 	put_us(c->out, "xor_time_us", v->xor_time);
 	put_us(c->out, "bound_us", v->bound);
+	if (sa->hosts && s->compact) {
+		evbuffer_add_printf(c->out, " form=hosts hosts=%u hsteps=%u k=%u lines=%u\n", s->nhosts, s->nhsteps, s->k,
+				    1 + s->nsteps + s->nhsteps);
+		reply_hosts(c, s, sa);
+		return;
+	}
+	if (sa->hosts)
+		evbuffer_add(c->out, " form=ranks", 11);
 	evbuffer_add_printf(c->out, " lines=%u\n", s->nsteps + levels + (s->nlevels ? 1 : 0));
 	if (s->nlevels) {
 		evbuffer_add_printf(c->out, "TREE routes=%s M=", s->tree_routes ? "tree" : "other");
@@ -247,7 +338,7 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 			for (uint32_t l = 1; l < s->nlevels; l++)
 				evbuffer_add_printf(c->out, "%s%u", l > 1 ? "," : "", s->level_max[(size_t)st * s->nlevels + l]);
 		}
-		if (sa->flows)
+		if (sa->flows && s->src)
 			put_flows(c->out, s, st);
 		evbuffer_add(c->out, "\n", 1);
 	}
@@ -261,6 +352,10 @@ void answer_schedule(struct qctx *c)
 	uint32_t *rh = resolve_ranks(c, &sa);
 	if (!rh)
 		return;
+	if (check_size(c, &sa, rh)) {
+		free(rh);
+		return;
+	}
 	sa.req.nranks = (uint32_t)sa.P;
 	sa.req.rank_host = rh;
 	struct advice v;
