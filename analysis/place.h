@@ -9,9 +9,11 @@
  *          (8.2.2.1): no two chosen hosts share a link above the leaf
  *          (share.h's "sharing") when such a choice exists, else as few as
  *          possible; then compact: fewest leaves, then fewest pods.
- *   map    ranks of a weighted communication graph onto hosts with slots,
- *          minimising hop-bytes (seed 5.2.2-5.2.4, 8.2.3), by Scotch's
- *          SCOTCH_graphMap onto a target built from the hierarchy.
+ *   map    ranks of a weighted communication graph onto hosts with slots
+ *          (seed 5.2.2-5.2.4, 8.2.3): Scotch's SCOTCH_graphMap onto a
+ *          target built from the hierarchy (hop-bytes), refined by swaps
+ *          against the busiest cable, then judged against block and
+ *          round-robin by the predicted time of one phase (cost.h).
  *
  * Hosts are route_tab host indices (default rail). Lists must hold distinct
  * hosts: place_find_dup() finds the first repeat for the caller's message.
@@ -124,20 +126,67 @@ struct place_cost {
 int place_cost(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host,
 	       struct place_cost *out);
 
-enum place_method { PLACE_SCOTCH = 0, PLACE_BLOCK = 1 };
+enum place_method { PLACE_SCOTCH = 0, PLACE_BLOCK = 1, PLACE_RR = 2 };
+
+/*
+ * The predicted time of one communication phase of a mapping: every edge's
+ * traffic posted at once, the pair (v, u) of weight W sending W x bytes / 2
+ * each way (a stencil's neighbours send `bytes` to each other), on the real
+ * routes and cable rates: cost.h's model over a load.h load of the host
+ * pairs' flows; ranks on one host cost nothing. seconds -1 if unknown (a
+ * loaded cable without a known rate, or more host pairs than a load takes).
+ */
+#define PLACE_BYTES_DEFAULT (1u << 20)
+#define PLACE_BYTES_MAX (1ull << 30)
+struct place_time {
+	double seconds;       /* -1 unknown */
+	uint32_t node;        /* the busiest cable leaves node by port; ROUTE_NONE if no cable is loaded */
+	uint8_t port;
+	uint64_t bps;         /* its data rate */
+	uint64_t fail_bytes;  /* bytes of flows whose route fails (they load nothing) */
+};
+/* AN_E_NOMEM, or AN_OK with out->seconds -1 and err saying why when the
+ * time is unknown. bytes 1..PLACE_BYTES_MAX. */
+int place_time(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host, uint64_t bytes,
+	       struct place_time *out, char err[AN_ERR_LEN]);
+
+/* Why the answer is the one it is. */
+enum place_reason {
+	PLACE_FASTER = 0,   /* predicted faster than block (and than the other candidate) */
+	PLACE_SLOWER = 1,   /* block: Scotch's mapping was predicted slower */
+	PLACE_EQUAL = 2,    /* block: nothing predicted faster (ties go to block) */
+	PLACE_UNKNOWN = 3,  /* no time (no cable rates): Scotch vs block by hop-bytes */
+};
 
 struct place_map {
 	uint32_t *rank_host;        /* [g->n] fabric host index per rank */
-	enum place_method method;   /* PLACE_BLOCK: Scotch's result was worse and was dropped */
+	enum place_method method;   /* the mapping answered (PLACE_BLOCK: the alternatives were not faster) */
 	struct place_cost cost, block, rr;
 	uint32_t moved;             /* ranks moved off hosts Scotch filled beyond their slots */
+	/* appended with the predicted times (place_time) */
+	uint64_t bytes;             /* per unit of edge weight */
+	struct place_time time;     /* of the answer */
+	struct place_time block_time, rr_time;
+	struct place_time scotch_time;  /* of Scotch's mapping after the swaps; -1 if Scotch did not run */
+	uint32_t swaps;             /* moves and swaps of ranks that cut Scotch's predicted time */
+	enum place_reason reason;
 };
 /* Maps g onto hosts[0..nh) with slots[i] ranks at most each. AN_E_RANGE
  * if the slots do not add up to g->n. block: ranks in order fill hosts in
  * the order given; round-robin: rank r on the (r mod nh)-th host with room.
+ * Candidates: Scotch's mapping (repaired into the slots, then improved by
+ * swaps that lower the predicted time's busiest cable, bounded work),
+ * block and round-robin; the answer is the one predicted fastest for
+ * `bytes` per unit of weight, block unless another is faster by more than a
+ * millionth: never one predicted slower than block. Without times (no
+ * rates), Scotch's mapping unless it has more hop-bytes than block.
  * Scotch runs under ctx's lock. ctx NULL: no lock, the caller promises that
  * no other thread of the process uses Scotch meanwhile (a single-threaded
- * tool); concurrent calls must share one context. */
+ * tool); concurrent calls must share one context. place_map is
+ * place_map_bytes with PLACE_BYTES_DEFAULT. */
+int place_map_bytes(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		    const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh, uint64_t bytes,
+		    struct place_map *out, char why[AN_ERR_LEN]);
 int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 	      const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh,
 	      struct place_map *out, char why[AN_ERR_LEN]);

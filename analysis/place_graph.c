@@ -1,12 +1,18 @@
 /*
  * place_graph.c - the communication graph (CSR from a stencil or from
  * directed edges) and the cost of a rank -> host mapping on the fabric's
- * real routes (place.h).
+ * real routes (place.h): hop-bytes and link loads, and the predicted time
+ * of one phase by the one cost model (cost.h).
  */
 #include "place.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cost.h"
+#include "load.h"
+#include "pattern.h"
 
 void place_graph_free(struct place_graph *g)
 {
@@ -200,4 +206,101 @@ out:
 	free(epl);
 	free(hops);
 	return rc;
+}
+
+/* ---- predicted time ------------------------------------------------------- */
+
+static int tri_cmp(const void *x, const void *y)
+{
+	const struct pat_triple *p = x, *q = y;
+	if (p->src != q->src)
+		return p->src < q->src ? -1 : 1;
+	return p->dst < q->dst ? -1 : p->dst > q->dst;
+}
+
+/* The host-pair flows of a mapping: jhost[0..*k) the distinct hosts of
+ * ranks with traffic off their host, triples between their positions,
+ * merged. Each CSR entry (v, u) is the direction v -> u: W x bytes / 2. */
+static int host_flows(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host,
+		      uint64_t bytes, uint32_t *jhost, uint32_t *k, struct pat_triple **tri, size_t *nt)
+{
+	size_t m = g->xadj[g->n], n = 0;
+	uint32_t *pos = malloc((rt->nhosts ? rt->nhosts : 1) * sizeof(*pos));
+	struct pat_triple *t = malloc((m ? m : 1) * sizeof(*t));
+	if (!pos || !t) {
+		free(pos);
+		free(t);
+		return AN_E_NOMEM;
+	}
+	memset(pos, 0xff, rt->nhosts * sizeof(*pos));
+	*k = 0;
+	for (uint32_t v = 0; v < g->n; v++)
+		for (uint32_t e = g->xadj[v]; e < g->xadj[v + 1]; e++) {
+			uint32_t a = rank_host[v], b = rank_host[g->adj[e]];
+			if (a == b)
+				continue;
+			if (pos[a] == UINT32_MAX)
+				jhost[pos[a] = (*k)++] = a;
+			if (pos[b] == UINT32_MAX)
+				jhost[pos[b] = (*k)++] = b;
+			t[n++] = (struct pat_triple){ pos[a], pos[b], (uint64_t)g->w[e] * bytes / 2 };
+		}
+	qsort(t, n, sizeof(*t), tri_cmp);
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (j && t[j - 1].src == t[i].src && t[j - 1].dst == t[i].dst)
+			t[j - 1].bytes = t[j - 1].bytes > UINT64_MAX - t[i].bytes ? UINT64_MAX : t[j - 1].bytes + t[i].bytes;
+		else
+			t[j++] = t[i];
+	}
+	free(pos);
+	*tri = t;
+	*nt = j;
+	return AN_OK;
+}
+
+int place_time(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host, uint64_t bytes,
+	       struct place_time *out, char err[AN_ERR_LEN])
+{
+	*out = (struct place_time){ .seconds = -1, .node = ROUTE_NONE };
+	if (!bytes || bytes > PLACE_BYTES_MAX) {
+		snprintf(err, AN_ERR_LEN, "bytes per unit of weight must be 1..2^30");
+		return AN_OK;
+	}
+	uint32_t *jhost = malloc(((size_t)g->n + 1) * sizeof(*jhost)), k = 0;
+	struct pat_triple *tri = NULL;
+	size_t nt = 0;
+	int rc = jhost ? host_flows(rt, g, rank_host, bytes, jhost, &k, &tri, &nt) : AN_E_NOMEM;
+	if (rc) {
+		free(jhost);
+		return rc;
+	}
+	struct pattern p = { .kind = PAT_MATRIX };
+	struct pat_job job = { k, jhost };
+	struct load *L = NULL;
+	struct cost_time ct;
+	if (!nt) {
+		out->seconds = 0;   /* every rank talks to its own host only */
+	} else if (nt > PAT_TRIPLES_MAX || k > TOPO_MATRIX_MAX) {
+		snprintf(err, AN_ERR_LEN, "%zu host pairs on %u hosts: more than a load takes", nt, k);
+	} else if ((rc = pattern_set_matrix(&p, tri, nt, k, err)) == AN_OK &&
+		   (rc = load_build(rt, &job, &p, 1, &L)) == AN_OK) {
+		out->fail_bytes = L->fail_bytes;
+		/* a cable without a rate leaves the time unknown, err says which */
+		if (cost_load_time(rt, L, &ct, err) == AN_OK) {
+			out->seconds = ct.seconds;
+			if (ct.link != UINT32_MAX) {
+				out->node = L->links[ct.link].node;
+				out->port = L->links[ct.link].port;
+				out->bps = ct.link_bps;
+			}
+		}
+	}
+	if (rc && rc != AN_E_NOMEM)
+		snprintf(err, AN_ERR_LEN, "no load for the mapping: %s", an_strerror(rc));
+	load_free(L);
+	pattern_clear(&p);
+	free(tri);
+	free(jhost);
+	return rc == AN_E_NOMEM ? rc : AN_OK;
 }

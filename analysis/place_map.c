@@ -1,8 +1,9 @@
 /*
  * place_map.c - ranks of a communication graph onto hosts with slots
  * (place.h): the two reference mappings, Scotch's mapping onto a target
- * tree built from the hierarchy, the repair of over-filled hosts, and the
- * choice of whichever costs less on the real routes.
+ * tree built from the hierarchy, the repair of over-filled hosts, swaps
+ * against the busiest cable, and the choice of whichever is predicted
+ * fastest on the real routes and rates (never one slower than block).
  */
 #include "place_impl.h"
 
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include <scotch/scotch.h>
+
+#include "rate.h"
 
 void place_block(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host)
 {
@@ -352,11 +355,342 @@ static uint32_t repair(const struct hier *h, const struct place_graph *g, const 
 	return moved;
 }
 
-int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
-	      const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh,
-	      struct place_map *out, char why[AN_ERR_LEN])
+/* ---- swaps against the busiest cable ---------------------------------------
+ * Scotch sees the target tree, neither the routes nor the rates. This pass
+ * takes a rank with a flow over the cable that bounds the predicted time
+ * and tries it on the hosts of its neighbours (moved where a host has room,
+ * else swapped with each rank there); it keeps the first move that lowers
+ * (busiest cable's time, cables at that time, sum of every cable's time),
+ * in that order, and starts again. It reads each cable's bytes over its
+ * rate as cost.h does, kept up to date move by move; the figures answered
+ * are place_time's. Work is counted in cable visits and bounded, so the
+ * pass is deterministic and its time bounded (~0.1 s). */
+#define SWAP_WORK 100000000ull
+#define SWAP_RANKS 32   /* ranks over the busiest cable tried per round */
+#define SWAP_EPS 1e-9   /* relative: times closer than this are equal */
+
+struct swp {
+	const struct route_tab *rt;
+	const struct place_graph *g;
+	uint64_t bytes;
+	size_t nsw_slots, nslots;
+	int64_t *lb;             /* bytes per directed cable: switch out ports (pt_off + port), then end ports */
+	double *spb;             /* seconds per byte of each, 0 where the rate is unknown */
+	size_t *rs;              /* one route's cables */
+	struct route_hop *hops;
+	uint64_t work;
+};
+
+struct swp_obj {
+	double max, sum;
+	uint32_t cnt;
+	size_t at;               /* first cable at max, SIZE_MAX if none */
+};
+
+/* The cables of the route a -> b (hosts) into w->rs: the source's cable,
+ * then each switch's out port; 0 if a == b or the route fails. */
+static size_t swp_route(struct swp *w, uint32_t a, uint32_t b)
+{
+	const struct route_tab *rt = w->rt;
+	uint32_t s = route_host_ep(rt, a), d = route_host_ep(rt, b);
+	struct route_res res;
+	if (a == b || !rt->eps[d].lid || route_walk(rt, s, rt->eps[d].lid, w->hops, rt->nsw + 2, &res))
+		return 0;
+	size_t n = 0;
+	w->rs[n++] = w->nsw_slots + s;
+	for (uint32_t t = 0; t < res.hops && t < rt->nsw + 2; t++) {
+		uint32_t sw = rt->sw_of_node[w->hops[t].node];
+		if (sw != ROUTE_NONE && w->hops[t].out)
+			w->rs[n++] = rt->pt_off[sw] + w->hops[t].out;
+	}
+	w->work += n;
+	return n;
+}
+
+/* Adds (sign 1) or removes (-1) the traffic of a rank pair of weight wt
+ * between hosts a and b: wt x bytes / 2 each way, as place_time. */
+static void swp_pair(struct swp *w, uint32_t a, uint32_t b, uint32_t wt, int sign)
+{
+	int64_t x = (int64_t)((uint64_t)wt * w->bytes / 2) * sign;
+	for (int dir = 0; dir < 2; dir++) {
+		size_t n = swp_route(w, dir ? b : a, dir ? a : b);
+		for (size_t i = 0; i < n; i++)
+			w->lb[w->rs[i]] += x;
+	}
+}
+
+/* Rank r to host x and, unless s is NONE32, rank s to r's host. */
+static void swp_move(struct swp *w, uint32_t *rh, uint32_t r, uint32_t x, uint32_t s)
+{
+	const struct place_graph *g = w->g;
+	uint32_t a = rh[r];
+	for (uint32_t e = g->xadj[r]; e < g->xadj[r + 1]; e++)
+		if (g->adj[e] != s) {
+			swp_pair(w, a, rh[g->adj[e]], g->w[e], -1);
+			swp_pair(w, x, rh[g->adj[e]], g->w[e], 1);
+		}
+	if (s != NONE32)
+		for (uint32_t e = g->xadj[s]; e < g->xadj[s + 1]; e++)
+			if (g->adj[e] != r) {
+				swp_pair(w, x, rh[g->adj[e]], g->w[e], -1);
+				swp_pair(w, a, rh[g->adj[e]], g->w[e], 1);
+			}
+	rh[r] = x;
+	if (s != NONE32)
+		rh[s] = a;
+}
+
+static struct swp_obj swp_eval(struct swp *w)
+{
+	struct swp_obj o = { 0, 0, 0, SIZE_MAX };
+	for (size_t i = 0; i < w->nslots; i++) {
+		if (!w->lb[i])
+			continue;
+		double t = (double)w->lb[i] * w->spb[i];
+		o.sum += t;
+		if (t > o.max * (1 + SWAP_EPS)) {
+			o.max = t, o.cnt = 1, o.at = i;
+		} else if (t >= o.max * (1 - SWAP_EPS)) {
+			o.cnt++;
+		}
+	}
+	w->work += w->nslots;
+	return o;
+}
+
+static int swp_better(const struct swp_obj *n, const struct swp_obj *o)
+{
+	if (n->max < o->max * (1 - SWAP_EPS))
+		return 1;
+	if (n->max > o->max * (1 + SWAP_EPS))
+		return 0;
+	return n->cnt < o->cnt || (n->cnt == o->cnt && n->sum < o->sum * (1 - SWAP_EPS));
+}
+
+/* The state of the hosts during the pass. */
+struct swp_hosts {
+	const uint32_t *slots;
+	size_t nh;
+	uint32_t *pos;     /* [rt->nhosts] fabric host -> position in hosts[] */
+	uint32_t *cnt;     /* [nh] ranks on each */
+	uint32_t *start;   /* [nh + 1] ranks of each, in order[] (rebuilt per round) */
+	uint32_t *order;   /* [n] */
+	uint32_t *cand;    /* [SWAP_RANKS] */
+};
+
+/* Ranks with a flow over cable `at`, at most SWAP_RANKS, ascending. */
+static uint32_t swp_over(struct swp *w, const uint32_t *rh, size_t at, uint32_t *cand)
+{
+	const struct place_graph *g = w->g;
+	uint32_t nc = 0;
+	for (uint32_t v = 0; v < g->n && nc < SWAP_RANKS; v++) {
+		int hit = 0;
+		for (uint32_t e = g->xadj[v]; e < g->xadj[v + 1] && !hit; e++)
+			for (int dir = 0; dir < 2 && !hit; dir++) {
+				uint32_t a = rh[v], b = rh[g->adj[e]];
+				size_t n = swp_route(w, dir ? b : a, dir ? a : b);
+				for (size_t i = 0; i < n; i++)
+					hit |= w->rs[i] == at;
+			}
+		if (hit)
+			cand[nc++] = v;
+	}
+	return nc;
+}
+
+/* Tries rank r on host x: moved if x has room, else swapped with each of
+ * x's ranks; keeps the first that improves *o. 1 if kept. */
+static int swp_try(struct swp *w, struct swp_hosts *sh, uint32_t *rh, uint32_t r, uint32_t x, struct swp_obj *o)
+{
+	uint32_t a = rh[r], pa = sh->pos[a], px = sh->pos[x];
+	int room = sh->cnt[px] < sh->slots[px];
+	uint32_t lo = room ? 0 : sh->start[px], hi = room ? 1 : sh->start[px + 1];
+	for (uint32_t k = lo; k < hi && w->work < SWAP_WORK; k++) {
+		uint32_t s = room ? NONE32 : sh->order[k];
+		swp_move(w, rh, r, x, s);
+		struct swp_obj n = swp_eval(w);
+		if (swp_better(&n, o)) {
+			*o = n;
+			if (room)
+				sh->cnt[pa]--, sh->cnt[px]++;
+			return 1;
+		}
+		swp_move(w, rh, r, a, s);
+	}
+	return 0;
+}
+
+/* One round from the busiest cable; 1 if a move was kept. */
+static int swp_round(struct swp *w, struct swp_hosts *sh, uint32_t *rh, struct swp_obj *o)
+{
+	const struct place_graph *g = w->g;
+	if (o->at == SIZE_MAX)
+		return 0;
+	memset(sh->start, 0, (sh->nh + 1) * sizeof(*sh->start));
+	for (uint32_t r = 0; r < g->n; r++)
+		sh->start[sh->pos[rh[r]] + 1]++;
+	for (size_t i = 0; i < sh->nh; i++)
+		sh->start[i + 1] += sh->start[i];
+	for (uint32_t r = 0; r < g->n; r++)
+		sh->order[sh->start[sh->pos[rh[r]]]++] = r;
+	for (size_t i = sh->nh; i > 0; i--)
+		sh->start[i] = sh->start[i - 1];
+	sh->start[0] = 0;
+	uint32_t nc = swp_over(w, rh, o->at, sh->cand);
+	for (uint32_t c = 0; c < nc && w->work < SWAP_WORK; c++) {
+		uint32_t r = sh->cand[c];
+		for (uint32_t e = g->xadj[r]; e < g->xadj[r + 1] && w->work < SWAP_WORK; e++) {
+			uint32_t x = rh[g->adj[e]], seen = x == rh[r];
+			for (uint32_t f = g->xadj[r]; f < e && !seen; f++)
+				seen = rh[g->adj[f]] == x;
+			if (!seen && swp_try(w, sh, rh, r, x, o))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The cables' rates and the mapping's loads. */
+static int swp_init(struct swp *w, const struct route_tab *rt, const struct place_graph *g, uint64_t bytes,
+		    const uint32_t *rh)
+{
+	*w = (struct swp){ .rt = rt, .g = g, .bytes = bytes };
+	w->nsw_slots = rt->nsw ? rt->pt_off[rt->nsw - 1] + rt->snap->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 1;
+	w->nslots = w->nsw_slots + rt->neps;
+	w->lb = calloc(w->nslots, sizeof(*w->lb));
+	w->spb = calloc(w->nslots, sizeof(*w->spb));
+	w->rs = malloc((rt->nsw + 3) * sizeof(*w->rs));
+	w->hops = malloc((rt->nsw + 2) * sizeof(*w->hops));
+	if (!w->lb || !w->spb || !w->rs || !w->hops)
+		return AN_E_NOMEM;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++) {
+		uint32_t node = rt->sw_node[sw];
+		for (unsigned p = 1; p <= rt->snap->nodes[node].nports; p++) {
+			uint64_t bps = rate_cable_bps(rt->snap, node, p);
+			w->spb[rt->pt_off[sw] + p] = bps ? 8.0 / (double)bps : 0;
+		}
+	}
+	for (uint32_t i = 0; i < rt->neps; i++) {
+		uint64_t bps = rt->eps[i].host == ROUTE_NONE ? 0 : rate_cable_bps(rt->snap, rt->eps[i].node, rt->eps[i].port);
+		w->spb[w->nsw_slots + i] = bps ? 8.0 / (double)bps : 0;
+	}
+	for (uint32_t v = 0; v < g->n; v++)
+		for (uint32_t e = g->xadj[v]; e < g->xadj[v + 1]; e++)
+			if (g->adj[e] > v)
+				swp_pair(w, rh[v], rh[g->adj[e]], g->w[e], 1);
+	return AN_OK;
+}
+
+static void swp_free(struct swp *w)
+{
+	free(w->lb);
+	free(w->spb);
+	free(w->rs);
+	free(w->hops);
+}
+
+/* Improves rh (every rank on a host of hosts[] within its slots) in place;
+ * the number of moves kept, or a negative AN_E_NOMEM. */
+static long swap_pass(const struct route_tab *rt, const struct place_graph *g, const uint32_t *hosts,
+		      const uint32_t *slots, size_t nh, uint64_t bytes, uint32_t *rh)
+{
+	struct swp w;
+	struct swp_hosts sh = { slots, nh, malloc((rt->nhosts ? rt->nhosts : 1) * sizeof(*sh.pos)),
+				calloc(nh, sizeof(*sh.cnt)), malloc((nh + 1) * sizeof(*sh.start)),
+				malloc(((size_t)g->n + 1) * sizeof(*sh.order)), malloc(SWAP_RANKS * sizeof(*sh.cand)) };
+	long kept = AN_E_NOMEM;
+	if (swp_init(&w, rt, g, bytes, rh) == AN_OK && sh.pos && sh.cnt && sh.start && sh.order && sh.cand) {
+		for (size_t i = 0; i < nh; i++)
+			sh.pos[hosts[i]] = (uint32_t)i;
+		for (uint32_t r = 0; r < g->n; r++)
+			sh.cnt[sh.pos[rh[r]]]++;
+		struct swp_obj o = swp_eval(&w);
+		kept = 0;
+		while (w.work < SWAP_WORK && swp_round(&w, &sh, rh, &o))
+			kept++;
+	}
+	swp_free(&w);
+	free(sh.pos);
+	free(sh.cnt);
+	free(sh.start);
+	free(sh.order);
+	free(sh.cand);
+	return kept;
+}
+
+/* ---- the answer -------------------------------------------------------------- */
+
+/* Scotch's mapping, repaired into the slots and improved by swaps, into
+ * res with its cost and time in out (cost, scotch_time, moved, swaps).
+ * AN_E_RANGE (why) if Scotch did not run: block stands. */
+static int scotch_candidate(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+			    const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh,
+			    uint64_t bytes, uint32_t *res, struct place_map *out, char why[AN_ERR_LEN])
+{
+	SCOTCH_Num *part = malloc(g->n * sizeof(*part));
+	uint32_t *sw = malloc(g->n * sizeof(*sw));
+	int rc = part && sw ? (nh > 1 ? scotch_map(ctx, h, g, hosts, slots, nh, part, why) : AN_E_RANGE) : AN_E_NOMEM;
+	if (rc == AN_OK) {
+		out->moved = repair(h, g, hosts, slots, nh, part);
+		for (uint32_t r = 0; r < g->n; r++)
+			res[r] = hosts[part[r]];
+		rc = place_time(rt, g, res, bytes, &out->scotch_time, why);
+	}
+	if (rc == AN_OK && out->scotch_time.seconds > 0) {
+		memcpy(sw, res, g->n * sizeof(*sw));
+		long k = swap_pass(rt, g, hosts, slots, nh, bytes, sw);
+		struct place_time t;
+		rc = k < 0 ? (int)k : place_time(rt, g, sw, bytes, &t, why);
+		/* kept only when the one cost model agrees (it adds the latency) */
+		if (rc == AN_OK && k > 0 && t.seconds >= 0 && t.seconds < out->scotch_time.seconds) {
+			memcpy(res, sw, g->n * sizeof(*res));
+			out->scotch_time = t;
+			out->swaps = (uint32_t)k;
+		}
+	}
+	if (rc == AN_OK)
+		rc = place_cost(rt, g, res, &out->cost);
+	free(part);
+	free(sw);
+	return rc;
+}
+
+/* a predicted faster than b by more than a millionth (not rounding) */
+static int faster(const struct place_time *a, const struct place_time *b)
+{
+	return a->seconds >= 0 && b->seconds >= 0 && a->seconds < b->seconds * (1 - 1e-6);
+}
+
+/* Which of Scotch's (sc: it ran), block and round-robin is answered. */
+static void choose(struct place_map *out, int sc)
+{
+	int timed = out->block_time.seconds >= 0 && (!sc || out->scotch_time.seconds >= 0);
+	out->method = PLACE_BLOCK;
+	if (!timed) {
+		/* no rates: the hop-bytes rule of old */
+		out->reason = PLACE_UNKNOWN;
+		if (sc && (out->cost.hop_bytes < out->block.hop_bytes ||
+			   (out->cost.hop_bytes == out->block.hop_bytes && out->cost.max_load <= out->block.max_load)))
+			out->method = PLACE_SCOTCH;
+		return;
+	}
+	const struct place_time *best = &out->block_time;
+	if (sc && faster(&out->scotch_time, best))
+		out->method = PLACE_SCOTCH, best = &out->scotch_time;
+	if (faster(&out->rr_time, best))
+		out->method = PLACE_RR, best = &out->rr_time;
+	out->reason = out->method != PLACE_BLOCK ? PLACE_FASTER
+		      : sc && faster(&out->block_time, &out->scotch_time) ? PLACE_SLOWER
+									 : PLACE_EQUAL;
+}
+
+int place_map_bytes(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		    const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh, uint64_t bytes,
+		    struct place_map *out, char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
+	out->scotch_time = (struct place_time){ .seconds = -1, .node = ROUTE_NONE };
+	out->bytes = bytes;
 	uint64_t total = 0;
 	for (size_t i = 0; i < nh; i++)
 		total += slots[i];
@@ -368,53 +702,55 @@ int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hi
 		snprintf(why, AN_ERR_LEN, "the graph has no vertex");
 		return AN_E_RANGE;
 	}
+	if (!bytes || bytes > PLACE_BYTES_MAX) {
+		snprintf(why, AN_ERR_LEN, "bytes per unit of weight must be 1..2^30, got %" PRIu64, bytes);
+		return AN_E_RANGE;
+	}
 	uint32_t *blk = malloc(g->n * sizeof(*blk)), *rr = malloc(g->n * sizeof(*rr));
 	uint32_t *res = malloc(g->n * sizeof(*res));
-	SCOTCH_Num *part = malloc(g->n * sizeof(*part));
+	char twhy[AN_ERR_LEN] = "";
 	int rc = AN_E_NOMEM;
-	if (!blk || !rr || !res || !part)
+	if (!blk || !rr || !res)
 		goto fail;
 	place_block(hosts, slots, nh, g->n, blk);
 	place_rr(hosts, slots, nh, g->n, rr);
-	if ((rc = place_cost(rt, g, blk, &out->block)) || (rc = place_cost(rt, g, rr, &out->rr)))
+	if ((rc = place_cost(rt, g, blk, &out->block)) || (rc = place_cost(rt, g, rr, &out->rr)) ||
+	    (rc = place_time(rt, g, blk, bytes, &out->block_time, twhy)) ||
+	    (rc = place_time(rt, g, rr, bytes, &out->rr_time, twhy)))
 		goto fail;
 	char swhy[AN_ERR_LEN] = "";
-	int src = nh > 1 ? scotch_map(ctx, h, g, hosts, slots, nh, part, swhy) : AN_E_RANGE;
+	int src = scotch_candidate(ctx, rt, h, g, hosts, slots, nh, bytes, res, out, swhy);
 	if (src == AN_E_NOMEM) {
 		rc = src;
 		goto fail;
 	}
-	out->method = PLACE_BLOCK;
-	out->cost = out->block;
-	if (src == AN_OK) {
-		out->moved = repair(h, g, hosts, slots, nh, part);
-		for (uint32_t r = 0; r < g->n; r++)
-			res[r] = hosts[part[r]];
-		struct place_cost c;
-		if ((rc = place_cost(rt, g, res, &c)))
-			goto fail;
-		/* never worse than block: Scotch's view of distance is the tree's,
-		 * the truth is the LFTs' */
-		if (c.hop_bytes < out->block.hop_bytes ||
-		    (c.hop_bytes == out->block.hop_bytes && c.max_load <= out->block.max_load)) {
-			out->method = PLACE_SCOTCH;
-			out->cost = c;
-		}
-	}
-	if (out->method == PLACE_BLOCK)
+	choose(out, src == AN_OK);
+	if (out->method == PLACE_BLOCK) {
 		memcpy(res, blk, g->n * sizeof(*res));
+		out->cost = out->block, out->time = out->block_time;
+	} else if (out->method == PLACE_RR) {
+		memcpy(res, rr, g->n * sizeof(*res));
+		out->cost = out->rr, out->time = out->rr_time;
+	} else {
+		out->time = out->scotch_time;
+	}
 	out->rank_host = res;
 	free(blk);
 	free(rr);
-	free(part);
 	return AN_OK;
 fail:
 	free(blk);
 	free(rr);
 	free(res);
-	free(part);
 	snprintf(why, AN_ERR_LEN, "%s", an_strerror(rc));
 	return rc;
+}
+
+int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+	      const struct place_graph *g, const uint32_t *hosts, const uint32_t *slots, size_t nh,
+	      struct place_map *out, char why[AN_ERR_LEN])
+{
+	return place_map_bytes(ctx, rt, h, g, hosts, slots, nh, PLACE_BYTES_DEFAULT, out, why);
 }
 
 void place_map_free(struct place_map *m)

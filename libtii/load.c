@@ -33,8 +33,8 @@ void tii_load_free(tii_load_t *l)
 	free(l);
 }
 
-/* "0xGUID:PORT": a directed link as topod names it. */
-static int guid_port(const char *w, uint64_t *guid, int *port)
+/* tii_impl.h */
+int tii__guid_port(const char *w, uint64_t *guid, int *port)
 {
 	char buf[24];   /* "0x" and 16 hex digits */
 	const char *colon = w ? strchr(w, ':') : NULL;
@@ -62,7 +62,7 @@ static int ld_time(const struct tii__kv *kv, tii_load_t *l)
 		return TII_E_PROTO;
 	if (!strcmp(b, "-"))
 		return l->bottleneck_bps ? TII_E_PROTO : 0;
-	return guid_port(b, &l->bottleneck_guid, &l->bottleneck_port) || !l->bottleneck_bps ? TII_E_PROTO : 0;
+	return tii__guid_port(b, &l->bottleneck_guid, &l->bottleneck_port) || !l->bottleneck_bps ? TII_E_PROTO : 0;
 }
 
 static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
@@ -97,7 +97,7 @@ static int ld_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 static int link_words(char **p, struct tii_load_link *k)
 {
 	char *w = tii__word(p);
-	if (guid_port(w, &k->guid, &k->port))
+	if (tii__guid_port(w, &k->guid, &k->port))
 		return TII_E_PROTO;
 	w = tii__word(p);
 	char *gt = w ? strchr(w, '>') : NULL;

@@ -67,6 +67,49 @@ struct list_ctx {
 	int is_pick, is_map;
 };
 
+/* Index of w in names[0..n), -1 if none. */
+static int word_of(const char *w, const char *const *names, int n)
+{
+	for (int i = 0; w && i < n; i++)
+		if (!strcmp(w, names[i]))
+			return i;
+	return -1;
+}
+
+/* map's OK line: the figures, the predicted times, the bottleneck. */
+static int map_head(const struct tii__kv *kv, tii_map_info_t *i)
+{
+	static const char *const method[] = { "scotch", "block", "rr" };   /* TII_MAP_SCOTCH.. */
+	static const char *const reason[] = { "faster", "slower", "equal", "unknown" };
+	long moved, swaps;
+	memset(i, 0, sizeof(*i));
+	i->method = word_of(tii__kv_get(kv, "method"), method, 3);
+	i->reason = word_of(tii__kv_get(kv, "reason"), reason, 4);
+	if (i->method < 0 || i->reason < 0 || tii__kv_u64(kv, "hop_bytes", &i->hop_bytes) ||
+	    tii__kv_u64(kv, "max_load", &i->max_load) || tii__kv_u64(kv, "block_hop_bytes", &i->block_hop_bytes) ||
+	    tii__kv_u64(kv, "block_max_load", &i->block_max_load) || tii__kv_u64(kv, "rr_hop_bytes", &i->rr_hop_bytes) ||
+	    tii__kv_u64(kv, "rr_max_load", &i->rr_max_load) || tii__kv_int(kv, "moved", 0, 1 << 30, &moved) ||
+	    tii__kv_int(kv, "swaps", 0, 1 << 30, &swaps) || tii__kv_u64(kv, "bytes", &i->bytes) || !i->bytes ||
+	    tii__parse_us(tii__kv_get(kv, "time_us"), &i->time_s) ||
+	    tii__parse_us(tii__kv_get(kv, "block_time_us"), &i->block_time_s) ||
+	    tii__parse_us(tii__kv_get(kv, "rr_time_us"), &i->rr_time_s) ||
+	    tii__parse_us(tii__kv_get(kv, "scotch_time_us"), &i->scotch_time_s))
+		return TII_E_PROTO;
+	i->scotch = i->method == TII_MAP_SCOTCH;
+	i->moved = (int)moved;
+	i->swaps = (int)swaps;
+	/* "-": unknown (time -) or no loaded cable (rate 0) */
+	const char *b = tii__kv_get(kv, "bottleneck"), *r = tii__kv_get(kv, "bottleneck_bps");
+	if (!b || !r)
+		return TII_E_PROTO;
+	if (!strcmp(b, "-"))
+		return !strcmp(r, "-") ? (i->time_s < 0 ? 0 : TII_E_PROTO) : strcmp(r, "0") ? TII_E_PROTO : 0;
+	if (tii__guid_port(b, &i->bottleneck_guid, &i->bottleneck_port) || tii__parse_u64(r, 10, &i->bottleneck_bps) ||
+	    !i->bottleneck_bps)
+		return TII_E_PROTO;
+	return 0;
+}
+
 static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct list_ctx *c = ctx;
@@ -82,19 +125,8 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 			return TII_E_PROTO;
 		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml };
 	}
-	if (c->is_map) {
-		const char *m = tii__kv_get(kv, "method");
-		long moved;
-		tii_map_info_t *i = &c->minfo;
-		if (!m || (strcmp(m, "scotch") && strcmp(m, "block")) || tii__kv_u64(kv, "hop_bytes", &i->hop_bytes) ||
-		    tii__kv_u64(kv, "max_load", &i->max_load) || tii__kv_u64(kv, "block_hop_bytes", &i->block_hop_bytes) ||
-		    tii__kv_u64(kv, "block_max_load", &i->block_max_load) ||
-		    tii__kv_u64(kv, "rr_hop_bytes", &i->rr_hop_bytes) || tii__kv_u64(kv, "rr_max_load", &i->rr_max_load) ||
-		    tii__kv_int(kv, "moved", 0, 1 << 30, &moved))
-			return TII_E_PROTO;
-		i->scotch = !strcmp(m, "scotch");
-		i->moved = (int)moved;
-	}
+	if (c->is_map)
+		return map_head(kv, &c->minfo);
 	return 0;
 }
 

@@ -640,15 +640,37 @@ typedef struct tii_pick_info {
 TII_API int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
 			   tii_pick_info_t *info);
 
+/* tii_map_info_t.method and .reason (protocol `map`, docs/protocol.md) */
+#define TII_MAP_SCOTCH 0
+#define TII_MAP_BLOCK 1
+#define TII_MAP_RR 2
+#define TII_MAP_FASTER 0    /* the answer is predicted faster than block */
+#define TII_MAP_SLOWER 1    /* block: Scotch's mapping was predicted slower */
+#define TII_MAP_EQUAL 2     /* block: nothing was predicted faster (ties go to block) */
+#define TII_MAP_UNKNOWN 3   /* no cable rates: Scotch's mapping unless it has more hop-bytes */
 typedef struct tii_map_info {
-	int scotch;          /* 1: Scotch's mapping; 0: block mapping was better and is returned */
+	int scotch;          /* 1: Scotch's mapping; 0: block (or round-robin, see method) is returned */
 	int moved;           /* ranks moved off hosts Scotch filled beyond their slots */
 	uint64_t hop_bytes, max_load;              /* of the returned mapping */
 	uint64_t block_hop_bytes, block_max_load;  /* ranks in order fill hosts in order */
 	uint64_t rr_hop_bytes, rr_max_load;        /* round-robin */
+	/* Appended: the predicted time of one phase of the graph (every edge's
+	 * traffic at once, bytes per unit of weight, W x bytes / 2 each way) on
+	 * the real routes and cable rates (docs/cost-model.md); -1 unknown. The
+	 * answer is never predicted slower than block. */
+	int method;          /* TII_MAP_SCOTCH, TII_MAP_BLOCK or TII_MAP_RR */
+	int reason;          /* TII_MAP_FASTER, _SLOWER, _EQUAL or _UNKNOWN */
+	int swaps;           /* moves kept by the swap pass after Scotch */
+	uint64_t bytes;      /* per unit of edge weight the times are for (1 MiB) */
+	double time_s, block_time_s, rr_time_s, scotch_time_s;
+	uint64_t bottleneck_guid;   /* the answer's busiest cable: node GUID and port it leaves by, */
+	int bottleneck_port;        /* 0 and 0 if none */
+	uint64_t bottleneck_bps;    /* its data rate, 0 if none or unknown */
 } tii_map_info_t;
 /* Maps a communication graph of nranks vertices onto hosts[i] with slots[i]
- * ranks each (slots NULL: 1 each), minimising hop-bytes. The graph is in
+ * ranks each (slots NULL: 1 each): Scotch's mapping refined against the
+ * busiest cable, block or round-robin, whichever topod predicts fastest,
+ * never one predicted slower than block (ties go to block). The graph is in
  * CSR form as METIS and Scotch take it: the neighbours of rank r are
  * adjncy[xadj[r] .. xadj[r+1]), with weights adjwgt (NULL: 1), each edge
  * normally listed from both ends. rank_host[r] gets the position in hosts[]

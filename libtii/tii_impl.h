@@ -155,6 +155,8 @@ int tii__parse_long(const char *s, long min, long max, long *v);
 int tii__parse_us(const char *s, double *seconds);
 /* "0x" followed by 1..16 hex digits. */
 int tii__parse_guid(const char *s, uint64_t *v);
+/* "0xGUID:PORT": a directed link as topod names it (load.c; map's bottleneck too). */
+int tii__guid_port(const char *w, uint64_t *guid, int *port);
 
 /* Makes *p (an array of elem-byte items, *cap of them) hold at least need,
  * doubling from 16: results grow by the lines actually received, never by a

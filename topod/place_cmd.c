@@ -249,16 +249,76 @@ bad:
 	return 0;
 }
 
+/* map's bytes= option ahead of GRAPH; *i is GRAPH's word. -1 with ERR written. */
+static int map_opts(struct qctx *c, size_t *i, uint64_t *bytes)
+{
+	const struct proto_req *r = c->req;
+	*bytes = PLACE_BYTES_DEFAULT;
+	*i = 0;
+	for (; *i < r->argc && !strncmp(r->argv[*i], "bytes=", 6); (*i)++) {
+		unsigned long v;
+		if (parse_count(r->argv[*i] + 6, PLACE_BYTES_MAX, &v) || !v) {
+			query_error(c->out, "USAGE", "map: bytes=B per unit of edge weight, 1..%llu, got '%.40s'",
+				    (unsigned long long)PLACE_BYTES_MAX, r->argv[*i]);
+			return -1;
+		}
+		*bytes = v;
+	}
+	if (r->argc < *i + 2) {
+		query_error(c->out, "USAGE", "map [bytes=B] GRAPH HOST[*SLOTS] ... [-- ADJ ...]");
+		return -1;
+	}
+	return 0;
+}
+
+/* A predicted time as a reply word: microseconds, "-" if unknown. */
+static void put_time_us(struct qctx *c, const char *key, const struct place_time *t)
+{
+	if (t->seconds < 0)
+		evbuffer_add_printf(c->out, " %s=-", key);
+	else
+		evbuffer_add_printf(c->out, " %s=%.3f", key, t->seconds * 1e6);
+}
+
+static void map_reply(struct qctx *c, const struct place_graph *g, size_t nh, const struct place_map *m)
+{
+	static const char *const method[] = { "scotch", "block", "rr" };
+	static const char *const reason[] = { "faster", "slower", "equal", "unknown" };
+	evbuffer_add_printf(c->out,
+			    "OK gen=%" PRIu64 " ranks=%u hosts=%zu method=%s hop_bytes=%" PRIu64 " max_load=%" PRIu64
+			    " block_hop_bytes=%" PRIu64 " block_max_load=%" PRIu64 " rr_hop_bytes=%" PRIu64
+			    " rr_max_load=%" PRIu64 " moved=%u pairs_failed=%" PRIu64 " bytes=%" PRIu64,
+			    c->gen, g->n, nh, method[m->method], m->cost.hop_bytes, m->cost.max_load, m->block.hop_bytes,
+			    m->block.max_load, m->rr.hop_bytes, m->rr.max_load, m->moved, m->cost.pairs_failed, m->bytes);
+	put_time_us(c, "time_us", &m->time);
+	put_time_us(c, "block_time_us", &m->block_time);
+	put_time_us(c, "rr_time_us", &m->rr_time);
+	put_time_us(c, "scotch_time_us", &m->scotch_time);
+	evbuffer_add_printf(c->out, " swaps=%u reason=%s", m->swaps, reason[m->reason]);
+	if (m->time.seconds < 0 || m->time.node == ROUTE_NONE)
+		evbuffer_add_printf(c->out, " bottleneck=- bottleneck_bps=%s", m->time.seconds < 0 ? "-" : "0");
+	else
+		evbuffer_add_printf(c->out, " bottleneck=0x%016" PRIx64 ":%u bottleneck_bps=%" PRIu64,
+				    c->rt->snap->nodes[m->time.node].guid, m->time.port, m->time.bps);
+	evbuffer_add_printf(c->out, " lines=%u\n", g->n);
+	for (uint32_t k = 0; k < g->n; k++)
+		evbuffer_add_printf(c->out, "%u %s\n", k, c->rt->hosts[m->rank_host[k]].name);
+}
+
 void answer_map(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
+	size_t g0;
+	uint64_t bytes;
+	if (map_opts(c, &g0, &bytes))
+		return;
 	size_t sep = r->argc;
-	for (size_t i = 1; i < r->argc; i++)
+	for (size_t i = g0 + 1; i < r->argc; i++)
 		if (!strcmp(r->argv[i], "--")) {
 			sep = i;
 			break;
 		}
-	size_t nh = sep - 1;
+	size_t nh = sep - g0 - 1;
 	if (qctx_check_hosts(c, nh, 1))
 		return;
 	/* HOST[*SLOTS]: split the counts off before resolving */
@@ -271,7 +331,7 @@ void answer_map(struct qctx *c)
 		goto out;
 	}
 	for (size_t i = 0; i < nh; i++) {
-		const char *a = r->argv[1 + i], *star = strchr(a, '*');
+		const char *a = r->argv[g0 + 1 + i], *star = strchr(a, '*');
 		size_t len = star ? (size_t)(star - a) : strlen(a);
 		unsigned long s = 1;
 		if (len > TOPO_QUERY_NAME_MAX || (star && (parse_count(star + 1, TOPO_RANKS_MAX, &s) || !s))) {
@@ -285,7 +345,7 @@ void answer_map(struct qctx *c)
 	}
 	if (!(hosts = hosts_of(c, np, nh)))
 		goto out;
-	if (parse_graph(c, r->argv[0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
+	if (parse_graph(c, r->argv[g0], r->argv + sep + 1, sep < r->argc ? r->argc - sep - 1 : 0, sep < r->argc, &g))
 		goto out;
 	struct place_ctx *pc = proc_place_ctx();
 	if (!pc) {
@@ -294,21 +354,13 @@ void answer_map(struct qctx *c)
 	}
 	struct place_map m;
 	char why[AN_ERR_LEN];
-	int rc = place_map(pc, c->rt, c->h, &g, hosts, slots, nh, &m, why);
+	int rc = place_map_bytes(pc, c->rt, c->h, &g, hosts, slots, nh, bytes, &m, why);
 	if (rc) {
 		query_error(c->out, rc == AN_E_RANGE ? "SLOTS" : rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s",
 			    why);
 		goto out;
 	}
-	evbuffer_add_printf(c->out,
-			    "OK gen=%" PRIu64 " ranks=%u hosts=%zu method=%s hop_bytes=%" PRIu64 " max_load=%" PRIu64
-			    " block_hop_bytes=%" PRIu64 " block_max_load=%" PRIu64 " rr_hop_bytes=%" PRIu64
-			    " rr_max_load=%" PRIu64 " moved=%u pairs_failed=%" PRIu64 " lines=%u\n",
-			    c->gen, g.n, nh, m.method == PLACE_SCOTCH ? "scotch" : "block", m.cost.hop_bytes, m.cost.max_load,
-			    m.block.hop_bytes, m.block.max_load, m.rr.hop_bytes, m.rr.max_load, m.moved, m.cost.pairs_failed,
-			    g.n);
-	for (uint32_t k = 0; k < g.n; k++)
-		evbuffer_add_printf(c->out, "%u %s\n", k, c->rt->hosts[m.rank_host[k]].name);
+	map_reply(c, &g, nh, &m);
 	place_map_free(&m);
 out:
 	place_graph_free(&g);

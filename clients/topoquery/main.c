@@ -146,7 +146,7 @@ static const char usage_text[] =
 	"  order HOSTS...            the hosts in hierarchy order (hostfiles: --format)\n"
 	"  pick N FREEHOSTS...       choose N: no shared links above the leaf, then compact\n"
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
-	"                            hosts (Scotch), with hop-bytes beside block/round-robin\n"
+	"                            hosts (Scotch); never predicted slower than block\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
 	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...\n"
 	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"

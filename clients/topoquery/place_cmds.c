@@ -475,6 +475,64 @@ static int map_file(struct tq *q, const char *gspec, struct mapjob *j, int *rc)
 	return EXIT_OK;
 }
 
+static const char *map_method(const tii_map_info_t *in)
+{
+	return in->method == TII_MAP_SCOTCH ? "scotch" : in->method == TII_MAP_RR ? "rr" : "block";
+}
+
+static const char *map_reason(const tii_map_info_t *in)
+{
+	static const char *const r[] = { "faster", "slower", "equal", "unknown" };
+	return in->reason >= 0 && in->reason < 4 ? r[in->reason] : "unknown";
+}
+
+/* A time in seconds as JSON (null if unknown). */
+static void json_time(FILE *o, const char *key, double s)
+{
+	if (s < 0)
+		fprintf(o, ",\"%s\":null", key);
+	else
+		fprintf(o, ",\"%s\":%.9g", key, s);
+}
+
+/* The predicted times as JSON members (after the figures). */
+static void map_json_times(FILE *o, const tii_map_info_t *in)
+{
+	fprintf(o, ",\"reason\":\"%s\",\"swaps\":%d,\"bytes\":%" PRIu64, map_reason(in), in->swaps, in->bytes);
+	json_time(o, "time_s", in->time_s);
+	json_time(o, "block_time_s", in->block_time_s);
+	json_time(o, "rr_time_s", in->rr_time_s);
+	json_time(o, "scotch_time_s", in->scotch_time_s);
+	if (in->bottleneck_bps)
+		fprintf(o, ",\"bottleneck\":{\"node\":\"0x%016" PRIx64 "\",\"port\":%d,\"bps\":%" PRIu64 "}",
+			in->bottleneck_guid, in->bottleneck_port, in->bottleneck_bps);
+	else
+		fputs(",\"bottleneck\":null", o);
+}
+
+/* "time_us T" lines of the text format ("-" if unknown). */
+static void text_time(FILE *o, const char *key, double s)
+{
+	if (s < 0)
+		fprintf(o, "%s -\n", key);
+	else
+		fprintf(o, "%s %.3f\n", key, s * 1e6);
+}
+
+static void map_text_times(FILE *o, const tii_map_info_t *in)
+{
+	fprintf(o, "reason %s\nswaps %d\nbytes %" PRIu64 "\n", map_reason(in), in->swaps, in->bytes);
+	text_time(o, "time_us", in->time_s);
+	text_time(o, "block_time_us", in->block_time_s);
+	text_time(o, "rr_time_us", in->rr_time_s);
+	text_time(o, "scotch_time_us", in->scotch_time_s);
+	if (in->bottleneck_bps)
+		fprintf(o, "bottleneck 0x%016" PRIx64 ":%d at %.3g Gb/s\n", in->bottleneck_guid, in->bottleneck_port,
+			(double)in->bottleneck_bps / 1e9);
+	else
+		fputs("bottleneck -\n", o);
+}
+
 static void map_write(struct tq *q, const struct mapjob *j)
 {
 	FILE *o = q->out;
@@ -483,11 +541,11 @@ static void map_write(struct tq *q, const struct mapjob *j)
 	if (q->json) {
 		fprintf(o, "{\"generation\":%" PRIu64 ",\"ranks\":%zu,\"hosts\":%zu,\"method\":\"%s\",\"moved\":%d,"
 			"\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64 ",\"block\":{\"hop_bytes\":%" PRIu64
-			",\"max_load\":%" PRIu64 "},\"round_robin\":{\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64
-			"},\"rank_host\":[",
-			tii_last_generation(q->t), j->nranks, j->h.n, in->scotch ? "scotch" : "block", in->moved,
-			in->hop_bytes, in->max_load, in->block_hop_bytes, in->block_max_load, in->rr_hop_bytes,
-			in->rr_max_load);
+			",\"max_load\":%" PRIu64 "},\"round_robin\":{\"hop_bytes\":%" PRIu64 ",\"max_load\":%" PRIu64 "}",
+			tii_last_generation(q->t), j->nranks, j->h.n, map_method(in), in->moved, in->hop_bytes,
+			in->max_load, in->block_hop_bytes, in->block_max_load, in->rr_hop_bytes, in->rr_max_load);
+		map_json_times(o, in);
+		fputs(",\"rank_host\":[", o);
 		for (size_t r = 0; r < j->nranks; r++) {
 			if (r)
 				fputc(',', o);
@@ -498,8 +556,9 @@ static void map_write(struct tq *q, const struct mapjob *j)
 		fprintf(o, "ranks %zu\nhosts %zu\nmethod %s\nmoved %d\nhop_bytes %" PRIu64 "\nmax_load %" PRIu64
 			"\nblock_hop_bytes %" PRIu64 "\nblock_max_load %" PRIu64 "\nrr_hop_bytes %" PRIu64
 			"\nrr_max_load %" PRIu64 "\n",
-			j->nranks, j->h.n, in->scotch ? "scotch" : "block", in->moved, in->hop_bytes, in->max_load,
-			in->block_hop_bytes, in->block_max_load, in->rr_hop_bytes, in->rr_max_load);
+			j->nranks, j->h.n, map_method(in), in->moved, in->hop_bytes, in->max_load, in->block_hop_bytes,
+			in->block_max_load, in->rr_hop_bytes, in->rr_max_load);
+		map_text_times(o, in);
 		for (size_t r = 0; r < j->nranks; r++)
 			fprintf(o, "rank %zu %s\n", r, hv[j->rh[r]]);
 	} else if (!strcmp(q->format, "rankfile")) {

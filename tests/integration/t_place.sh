@@ -102,7 +102,7 @@ assert o["hosts"] == open(d + "/o.txt").read().split(), "order json != text"
 p = json.load(open(d + "/p.json"))
 assert p["hosts"] == open(d + "/p.txt").read().split() and p["picked"] == 5 and p["sharing_free"] is True
 m = json.load(open(d + "/m.json"))
-assert m["ranks"] == 8 and len(m["rank_host"]) == 8 and m["hop_bytes"] <= m["block"]["hop_bytes"]
+assert m["ranks"] == 8 and len(m["rank_host"]) == 8 and m["time_s"] <= m["block_time_s"] and m["bytes"] == 1 << 20
 rk = open(d + "/m.rank").read().split("\n")[:-1]
 assert all(re.fullmatch(r"rank \d+=\S+ slot=\d", l) for l in rk) and len(rk) == 8
 assert [l.split("=")[1].split()[0] for l in rk] == m["rank_host"]

@@ -155,8 +155,13 @@ def main():
                     if a2 != b2 and hm[(a2, b2)] != "-":
                         hb += int(hm[(a2, b2)])
         ok(int(m["hop_bytes"]) == hb, f"{L}: map's hop_bytes ({m['hop_bytes']}) is the neighbour traffic x hops from hopsmatrix ({hb})")
-        ok(int(m["hop_bytes"]) <= int(m["block_hop_bytes"]),
-           f"{L}: map is no worse than block (method={m['method']} {m['hop_bytes']} vs block {m['block_hop_bytes']}, rr {m['rr_hop_bytes']})")
+        # never predicted slower than block (by time where the cables have rates, else by hop-bytes)
+        if m["time_us"] != "-" and m["block_time_us"] != "-":
+            ok(float(m["time_us"]) <= float(m["block_time_us"]),
+               f"{L}: map is never predicted slower than block (method={m['method']} reason={m['reason']} {m['time_us']} us vs block {m['block_time_us']} us, rr {m['rr_time_us']} us)")
+        else:
+            ok(int(m["hop_bytes"]) <= int(m["block_hop_bytes"]),
+               f"{L}: map is no worse than block (method={m['method']} {m['hop_bytes']} vs block {m['block_hop_bytes']}, rr {m['rr_hop_bytes']})")
         ok(all(rh.count(h) <= 4 for h in mh_hosts), f"{L}: map keeps every host within its slots")
         again = t.ask(f"map stencil:{dims[0]}x{dims[1]}x{dims[2]} " + " ".join(h + "*4" for h in mh_hosts))
         ok(again == (first, ml), f"{L}: map gives the same answer twice")

@@ -225,9 +225,11 @@ static void test_map(void)
 		       "/%" PRIu64 "; method %d moved %u\n",
 		       m.cost.hop_bytes, m.block.hop_bytes, m.rr.hop_bytes, m.cost.max_load, m.block.max_load,
 		       m.rr.max_load, m.method, m.moved);
-		tf_check(m.cost.hop_bytes <= m.block.hop_bytes, "map: never worse than block");
-		tf_check(m.method == PLACE_SCOTCH && m.cost.hop_bytes < m.block.hop_bytes,
-			 "map: better than block on a stencil over 8 leaves");
+		printf("# map: predicted %.3f us, block %.3f us, round-robin %.3f us, %u swaps\n", m.time.seconds * 1e6,
+		       m.block_time.seconds * 1e6, m.rr_time.seconds * 1e6, m.swaps);
+		tf_check(m.time.seconds >= 0 && m.time.seconds <= m.block_time.seconds, "map: never predicted slower than block");
+		tf_check(m.method == PLACE_SCOTCH && m.time.seconds < m.block_time.seconds,
+			 "map: predicted faster than block on a stencil over 8 leaves");
 		uint32_t cnt[128] = { 0 };
 		int fits = 1;
 		for (uint32_t r = 0; r < g.n; r++)
@@ -252,7 +254,7 @@ static void test_map(void)
 	for (uint32_t i = 0; i < 32; i++)
 		sc[i] = i * 4;   /* one host per leaf */
 	rc = place_map(f.pc, f.rt, f.h, &g, sc, slots, 32, &m, why);
-	tf_check(!rc && m.cost.hop_bytes <= m.block.hop_bytes, "map: one host per leaf, never worse than block");
+	tf_check(!rc && m.time.seconds <= m.block_time.seconds, "map: one host per leaf, never predicted slower than block");
 	place_map_free(&m);
 	/* too few slots */
 	slots[0] = 1;
@@ -272,7 +274,7 @@ static void test_map(void)
 			cnt[m.rank_host[r]]++;
 		for (uint32_t i = 0; i < 8; i++)
 			fits &= cnt[i] <= slots[i];
-		fits &= m.cost.hop_bytes <= m.block.hop_bytes;
+		fits &= m.time.seconds <= m.block_time.seconds;
 	}
 	tf_check(fits, "map: 15 ranks, uneven slots: within slots, not worse than block");
 	place_map_free(&m);
@@ -290,8 +292,8 @@ static void test_map(void)
 	fab_down(&f);
 }
 
-/* Random weighted graphs on a random-graph fabric: never worse than block,
- * and where Scotch's mapping loses, block mapping itself is answered. */
+/* Random weighted graphs on a random-graph fabric: never predicted slower
+ * than block, and where block is answered, it is block mapping itself. */
 static void test_map_fallback(void)
 {
 	struct fab f = { .s = snap_new() };
@@ -325,7 +327,8 @@ static void test_map_fallback(void)
 			continue;
 		}
 		cases++;
-		worse += mm.cost.hop_bytes > mm.block.hop_bytes;
+		/* by the predicted time (test_place_time.c has the hand-computed figures) */
+		worse += mm.time.seconds < 0 || mm.time.seconds > mm.block_time.seconds * (1 + 1e-6);
 		if (mm.method == PLACE_BLOCK) {
 			uint32_t blk[64];
 			place_block(hosts, slots, nh, n, blk);
@@ -335,8 +338,8 @@ static void test_map_fallback(void)
 		place_map_free(&mm);
 		place_graph_free(&g);
 	}
-	tf_check(cases > 250 && !worse, "map: never worse than block on %u random weighted graphs", cases);
-	tf_check(fallbacks > 0 && !fb_bad, "map: where Scotch lost (%u cases), block mapping is answered as method=block",
+	tf_check(cases > 250 && !worse, "map: never predicted slower than block on %u random weighted graphs", cases);
+	tf_check(!fb_bad, "map: where nothing was predicted faster (%u cases), block mapping is answered as method=block",
 		 fallbacks);
 	fab_down(&f);
 }
