@@ -55,6 +55,7 @@ struct sc_ctx {
 	uint8_t *pair;      /* [H * H] host pair listed */
 	int *hoff, *hsrc, *hdst;
 	size_t hcap, nhf, stcap;
+	size_t rstcap, offcap, lvcap;   /* form=ranks: steps grow as their lines arrive */
 };
 
 static void sc_reset(struct sc_ctx *c)
@@ -62,6 +63,7 @@ static void sc_reset(struct sc_ctx *c)
 	tii_schedule_free(c->s);
 	c->s = NULL;
 	c->cap = c->n = c->nhead = 0;
+	c->rstcap = c->offcap = c->lvcap = 0;
 	free(c->jh);
 	free(c->pair);
 	free(c->hoff);
@@ -130,14 +132,14 @@ static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	if (form && !strcmp(form, "hosts"))
 		return sc_head_hosts(c, kv, nlines);
 	c->nhead = s->nlevels ? (size_t)s->nlevels + 1 : 0;
-	if (nlines != (size_t)s->nsteps + c->nhead)
+	/* Every step has a flow: more steps than ordered pairs is a lie. The
+	 * arrays grow as step lines arrive (sc_line), never by this count. */
+	if (nlines != (size_t)s->nsteps + c->nhead || (uint64_t)s->nsteps > (uint64_t)s->nranks * (s->nranks - 1))
 		return TII_E_PROTO;
-	s->step_off = calloc((size_t)s->nsteps + 1, sizeof(*s->step_off));
-	s->steps = calloc((size_t)s->nsteps + 1, sizeof(*s->steps));
-	if (s->nlevels)
-		s->level_max = calloc((size_t)s->nsteps * s->nlevels + 1, sizeof(*s->level_max));
-	if (!s->step_off || !s->steps || (s->nlevels && !s->level_max))
+	if (tii__grow((void **)&s->step_off, &c->offcap, 1, sizeof(*s->step_off)) ||
+	    tii__grow((void **)&s->steps, &c->rstcap, 1, sizeof(*s->steps)))
 		return TII_E_NOMEM;
+	s->step_off[0] = 0;
 	return 0;
 }
 
@@ -200,6 +202,11 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 			return TII_E_PROTO;
 	if ((size_t)f[0] != st)
 		return TII_E_PROTO;
+	if (tii__grow((void **)&s->steps, &c->rstcap, st + 1, sizeof(*s->steps)) ||
+	    tii__grow((void **)&s->step_off, &c->offcap, st + 2, sizeof(*s->step_off)) ||
+	    (s->nlevels &&
+	     tii__grow((void **)&s->level_max, &c->lvcap, (st + 1) * (size_t)s->nlevels, sizeof(*s->level_max))))
+		return TII_E_NOMEM;
 	s->steps[st].flows = (int)f[1];
 	s->steps[st].maxload = (int)f[2];
 	s->steps[st].conflicts = (int)f[3];

@@ -274,6 +274,8 @@ def main():
         run(name, b, "hostile", st, "shared", "TOOBIG", "5000", "8192", "64")
         for call in ("tree", "shared", "pathmatrix", "load"):
             run(name, b, "hostile", bc, call, "TIMEOUT", "1000", "0", "16")
+        # 2^24 steps announced for 2 ranks: refused before anything is sized
+        run(name, b, "hostile", bc, "schedule", "PROTO", "1000", "0", "16")
         for call in ("tree", "path", "clusters"):
             run(name, b, "hostile", ln, call, "PROTO", "2000", "0", "16")
         # failover: refused, then garbage, then silence (after one timeout)

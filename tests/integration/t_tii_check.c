@@ -907,6 +907,11 @@ static void hostile(const char *servers, const char *call, const char *err, int 
 		tii_load_t *l = NULL;
 		rc = tii_get_pattern_load(t, two, 2, "alltoall", 1, 0, &l);
 		tii_load_free(l);
+	} else if (!strcmp(call, "schedule")) {
+		tii_schedule_t *sc = NULL;
+		struct tii_schedule_params sp = { .algo = TII_SCHED_XOR };
+		rc = tii_get_schedule(t, &sp, two, 2, &sc);
+		tii_schedule_free(sc);
 	}
 	double el = now_ms() - t0;
 	long grew = (peak_rss_kb() - rss0) / 1024, vgrew = (peak_vm_kb() - vm0) / 1024;

@@ -45,8 +45,9 @@ Modes (how each connection is treated):
             then answer normally: libtii's backoff and retry
   stream    "tree" and "shared" announce 2^25-1 lines and stream valid
             lines without end (until the client closes); others as normal
-  bigcount  "tree", "shared", "pathmatrix", "load" announce counts near
-            2^25 and then send nothing more (stall)
+  bigcount  "tree", "shared", "pathmatrix", "load", "schedule" announce
+            counts near 2^25 (schedule: 2^24 steps of 16 levels) and then
+            send nothing more (stall)
   longname  "tree" and "path" name a host / switch with 1 MB names, one
             line after another without end; "clusters" echoes 200-byte
             names (above TII_NAME_MAX)
@@ -587,7 +588,7 @@ class FakeTopod:
             return True
         raise ValueError(m)
 
-    ABUSE = {"stream": ("tree", "shared"), "bigcount": ("tree", "shared", "pathmatrix", "load"),
+    ABUSE = {"stream": ("tree", "shared"), "bigcount": ("tree", "shared", "pathmatrix", "load", "schedule"),
              "longname": ("tree", "path", "clusters")}
     BIG = (1 << 25) - 1
 
@@ -624,6 +625,11 @@ class FakeTopod:
             elif cmd == "shared":
                 s.sendall(b"OK gen=%d hosts=%d sharing=%d avg_hosts_per_leaf=1 leaves=1 pairs_ok=0 "
                           b"pairs_failed=0 lines=%d\n" % (G, len(w) - 1, len(w) - 1, B))
+            elif cmd == "schedule":
+                S = (1 << 24) - 1
+                s.sendall(b"OK gen=%d algo=xor requested=xor fallback=none ranks=2 steps=%d multi=0 host_steps=0 "
+                          b"extra_steps=0 levels=16 flows=1 bytes=1 time_us=- xor_time_us=- bound_us=- reason=none "
+                          b"lines=%d\n" % (G, S, S + 17))
             elif cmd == "load":
                 s.sendall(b"OK gen=%d pattern=alltoall ranks=2 hosts=2 flows=2 msgs=2 bytes=2 intra_msgs=0 "
                           b"intra_bytes=0 failed_msgs=0 failed_bytes=0 max_msgs=1 max_bytes=1 max_links=%d "
