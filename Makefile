@@ -158,10 +158,19 @@ MPI_SRC  := $(wildcard tests/mpi/*.c)
 MPI_BINS := $(patsubst tests/mpi/%.c,$(B)/tests/mpi/%,$(MPI_SRC))
 $(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
+	$(MPICC_OMPI) -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
 		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
 
-tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(B)/bench/bench_build
+# The same programs for MPICH (mpicc.mpich): build/tests/mpich/X. MPICH
+# 4.0 defines MPI_STATUSES_IGNORE as (MPI_Status *)1 and annotates
+# MPI_Waitall's array size, which GCC 12 takes for an overflow.
+MPICH_BINS := $(patsubst tests/mpi/%.c,$(B)/tests/mpich/%,$(MPI_SRC))
+$(B)/tests/mpich/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-stringop-overflow -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
+		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
+
+tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build
 
 # The benchmarks of the analyses link the library, never topod/: each is
 # bench/bench_X.c + the snapshot codec + libtopoanalysis.a.
@@ -185,15 +194,29 @@ bench: $(B)/bench/bench_build $(B)/bench/bench_place $(B)/bench/bench_delta
 
 # ---- profiler ----------------------------------------------------------------
 # topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained
-# shared object, used with LD_PRELOAD or linked: Open MPI's mpicc, libtii's
+# shared object per MPI implementation, because a PMPI library is bound to
+# its MPI's ABI: build/lib/libtopoprof.so for Open MPI (also
+# build/lib/openmpi/), build/lib/mpich/libtopoprof.so for MPICH. libtii's
 # PIC objects inside, only MPI_* exported (profiler/exports.map).
+MPICC_OMPI  := mpicc.openmpi
+MPICC_MPICH := mpicc.mpich
 PROF_SRC := $(wildcard profiler/*.c)
 PROF_LIB := $(B)/lib/libtopoprof.so
+PROF_LIB_MPICH := $(B)/lib/mpich/libtopoprof.so
+# No -fvisibility=hidden: MPICH's mpi.h, unlike Open MPI's, does not mark
+# MPI_* visible, so the wrappers would vanish; the version script alone
+# exports MPI_* and keeps everything else local.
+PROF_BUILD = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
+	$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
 $(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@) $(B)/lib/openmpi
+	$(MPICC_OMPI) $(PROF_BUILD)
+	ln -sf ../libtopoprof.so $(B)/lib/openmpi/libtopoprof.so
+$(PROF_LIB_MPICH): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -fvisibility=hidden -shared \
-		-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
-		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+	$(MPICC_MPICH) $(PROF_BUILD)
+all: $(PROF_LIB_MPICH)
 # The report builder without MPI, for the offline benchmark (synthetic traffic).
 PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
 $(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a
@@ -204,10 +227,10 @@ $(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)
 # benchmark itself, so it can size the counters for 4,096 peers).
 $(B)/bench/prof_rate: bench/prof_rate.c
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
+	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ $<
 $(B)/bench/prof_mem: bench/prof_mem.c bench/pmpi_stub.c bench/pmpi_stub.h profiler/count.c profiler/prof.h
 	@mkdir -p $(dir $@)
-	mpicc -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c bench/pmpi_stub.c profiler/count.c -pthread
+	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -o $@ bench/prof_mem.c bench/pmpi_stub.c profiler/count.c -pthread
 # topoquery profile reads the report's JSON with Jansson (libjansson-dev).
 TOPOQUERY_LIBS := -ljansson
 # Unit test of the report builder (no MPI), plain and under ASan+UBSan;
@@ -222,9 +245,11 @@ $(B)/tests/asan/test_profreport: $(PROF_UNIT_SRC) profiler/prof.h
 tests: $(B)/tests/test_profreport $(B)/tests/asan/test_profreport
 all: $(PROF_LIB)
 install: install-profiler
-install-profiler: $(PROF_LIB)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+install-profiler: $(PROF_LIB) $(PROF_LIB_MPICH)
+	install -d $(DESTDIR)$(LIBDIR)/openmpi $(DESTDIR)$(LIBDIR)/mpich $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
 	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/libtopoprof.so
+	install -m 755 $(PROF_LIB) $(DESTDIR)$(LIBDIR)/openmpi/libtopoprof.so
+	install -m 755 $(PROF_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopoprof.so
 	install -m 644 man/topoprof.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 docs/profiler.md $(DESTDIR)$(DOCDIR)/
 .PHONY: install-profiler

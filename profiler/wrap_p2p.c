@@ -135,6 +135,15 @@ ISEND_WRAPPER(Ibsend)
 ISEND_WRAPPER(Issend)
 ISEND_WRAPPER(Irsend)
 
+/* A request handle as the persistent table's key: a pointer in Open MPI,
+ * an int in MPICH; both are never 0 for a live request. */
+static void *req_key(MPI_Request r)
+{
+	uintptr_t k = 0;
+	memcpy(&k, &r, sizeof(r) < sizeof(k) ? sizeof(r) : sizeof(k));
+	return (void *)k;
+}
+
 /* Persistent sends: nothing moves at *_init; each MPI_Start sends once. */
 #define PSEND_WRAPPER(NAME)                                                                         \
 	int MPI_##NAME(const void *buf, int count, MPI_Datatype t, int dest, int tag, MPI_Comm comm,  \
@@ -142,7 +151,7 @@ ISEND_WRAPPER(Irsend)
 	{                                                                                           \
 		int rc = PMPI_##NAME(buf, count, t, dest, tag, comm, req);                          \
 		if (rc == MPI_SUCCESS && prof.active && dest != MPI_PROC_NULL)                      \
-			prof_persist_add((void *)*req, prof_world_rank(&comm, dest), tbytes(count, t)); \
+			prof_persist_add(req_key(*req), prof_world_rank(&comm, dest), tbytes(count, t)); \
 		return rc;                                                                          \
 	}
 PSEND_WRAPPER(Send_init)
@@ -153,21 +162,21 @@ PSEND_WRAPPER(Rsend_init)
 int MPI_Start(MPI_Request *req)
 {
 	if (prof.active && !prof.paused)
-		prof_persist_start((void *)*req);
+		prof_persist_start(req_key(*req));
 	return PMPI_Start(req);
 }
 
 int MPI_Startall(int n, MPI_Request reqs[])
 {
 	for (int i = 0; prof.active && !prof.paused && i < n; i++)
-		prof_persist_start((void *)reqs[i]);
+		prof_persist_start(req_key(reqs[i]));
 	return PMPI_Startall(n, reqs);
 }
 
 int MPI_Request_free(MPI_Request *req)
 {
 	if (prof.active && req)
-		prof_persist_del((void *)*req);
+		prof_persist_del(req_key(*req));
 	return PMPI_Request_free(req);
 }
 

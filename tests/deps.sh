@@ -13,6 +13,7 @@ ibsim-utils
 python3
 netcat-openbsd iproute2
 libopenmpi-dev openmpi-bin
+mpich libmpich-dev
 slurmctld slurm-client munge
 graphviz
 libjansson-dev librsvg2-bin

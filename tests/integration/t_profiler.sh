@@ -266,6 +266,32 @@ sys.exit(0 if a["p2p"] == b["p2p"] and a["collective"]["bytes"] == 0 and b["coll
 		nok "alltoall: MPI_Pcontrol(2) report a2a.1.json = the point-to-point part"
 fi
 
+# MPICH (mpiexec.mpich, Hydra's fork launcher): the MPICH build of the
+# profiler gives the same report, checked the same way; the Open MPI build
+# preloaded into an MPICH program stops at once and says which to use
+# (before: every rank died with "Invalid communicator").
+if command -v mpiexec.mpich >/dev/null && [ -x "$ROOT/build/tests/mpich/prof_alltoall" ]; then
+	rc=0
+	mpiexec() { timeout 90 mpiexec.mpich -launcher fork "$@" </dev/null; }
+	mpiexec -n 8 -genv TII_SERVERS "$TII_SERVERS" -genv TII_HOSTMAP "$d/one.map" \
+		-genv LD_PRELOAD "$ROOT/build/lib/mpich/libtopoprof.so" -genv TOPOPROF_OUT "$d/mpich" \
+		"$ROOT/build/tests/mpich/prof_alltoall" >"$d/mpich.out" 2>"$d/mpich.err" || rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(grep -c '^truth ' "$d/mpich.out")" -eq 8 ] && [ -s "$d/mpich.json" ]; then
+		ok "MPICH: mpiexec.mpich with the MPICH build exits 0, 8 truth lines, a report"
+		python3 "$d/check.py" "MPICH alltoall" "$d/mpich" "$d/one.map" 1 "$TQ" "$d/f.json" || failed=$((failed + 1))
+	else
+		nok "MPICH: mpiexec.mpich with the MPICH build: exit $rc"
+		sed 's/^/# /' "$d/mpich.err" | head
+	fi
+	rc=0
+	mpiexec -n 2 -genv LD_PRELOAD "$LIB" "$ROOT/build/tests/mpich/prof_alltoall" >"$d/wrong.out" 2>"$d/wrong.err" || rc=$?
+	[ "$rc" -ne 0 ] && grep -q "built for Open MPI, but the program runs MPICH; preload the MPICH build" "$d/wrong.err" &&
+		ok "MPICH: the Open MPI build preloaded into an MPICH program stops with a message naming the MPICH build" ||
+		{ nok "MPICH: the Open MPI build under MPICH (exit $rc)"; sed 's/^/# /' "$d/wrong.err" | head -3; }
+else
+	nok "MPICH: mpiexec.mpich or build/tests/mpich missing (make deps installs mpich)"
+fi
+
 # A program that links libtii itself (tests/mpi/tii_split.c, which asks
 # topod too): the preloaded profiler's own libtii is local to it, so both
 # work; every rank calls MPI_Gather once and MPI_Allreduce twice.
