@@ -4,12 +4,8 @@
  * job's hosts, receives each rank's counters in turn (folding them as they
  * come, so rank 0 never holds the n x n matrix), and writes the report.
  *
- * Which host a rank is on (the same rules as tests/mpi/tii_split.c):
- *   1. $TII_HOST;
- *   2. $TII_HOSTMAP, a file with one host per line, line r for world rank r
- *      (blank lines and '#' lines do not count);
- *   3. gethostname(), cut at the first '.' (topod names hosts by their
- *      short NodeDescription name).
+ * Which host a rank is on: common/mpihost.h (TII_HOST, TII_HOSTMAP, the
+ * short hostname).
  *
  * Nothing here may make the job fail: a rank whose host cannot be named is
  * reported as "?", topod down or ignorant of the hosts leaves the report
@@ -26,61 +22,15 @@
 
 #include <mpi.h>
 
+#include "mpihost.h"
 #include "prof.h"
 
-#define MAP_LINE_MAX 1024
 
 static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* name[PROF_NAME_SLOT]: this rank's host; returns 0 or -1 with why. */
-static int my_host(int rank, char *name, char *why)
-{
-	const char *h = getenv("TII_HOST");
-	if (h && *h) {
-		if (strlen(h) >= PROF_NAME_SLOT) {
-			snprintf(why, PROF_WHY, "TII_HOST is longer than %d bytes", PROF_NAME_SLOT - 1);
-			return -1;
-		}
-		strcpy(name, h);
-		return 0;
-	}
-	const char *map = getenv("TII_HOSTMAP");
-	if (map && *map) {
-		FILE *f = fopen(map, "r");
-		if (!f) {
-			snprintf(why, PROF_WHY, "TII_HOSTMAP %s: %s", map, strerror(errno));
-			return -1;
-		}
-		char line[MAP_LINE_MAX];
-		int i = 0, found = 0;
-		while (!found && fgets(line, sizeof(line), f)) {
-			line[strcspn(line, " \t\r\n")] = '\0';
-			if (!line[0] || line[0] == '#')
-				continue;
-			if (i++ == rank && strlen(line) < PROF_NAME_SLOT) {
-				strcpy(name, line);
-				found = 1;
-			}
-		}
-		fclose(f);
-		if (!found) {
-			snprintf(why, PROF_WHY, "TII_HOSTMAP %s: no usable line for rank %d", map, rank);
-			return -1;
-		}
-		return 0;
-	}
-	if (gethostname(name, PROF_NAME_SLOT - 1) != 0) {
-		snprintf(why, PROF_WHY, "gethostname: %s", strerror(errno));
-		return -1;
-	}
-	name[PROF_NAME_SLOT - 1] = '\0';
-	name[strcspn(name, ".")] = '\0';
-	return 0;
 }
 
 static long env_long(const char *var, long def, long lo, long hi)
@@ -109,7 +59,7 @@ void prof_report(const char *tag)
 	int me = prof.me, n = prof.n;
 
 	char name[PROF_NAME_SLOT] = "", why[PROF_WHY] = "";
-	int bad = my_host(me, name, why) != 0;
+	int bad = mpihost_name(me, name, PROF_NAME_SLOT, why, PROF_WHY) != 0;
 	if (bad)
 		strcpy(name, "?");
 	/* rank 0's buffers first, and everyone told whether there are any: a

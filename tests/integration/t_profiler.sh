@@ -138,10 +138,10 @@ def check(c, what):
 hosts = [l.strip() for l in open(mapf) if l.strip() and not l.startswith("#")]
 rep = json.load(open(prefix + ".json"))
 truth = {"p2p": {}, "coll": {}}   # (src, dst) -> [bytes, msgs]
-for l in open(prefix + ".out"):
-    if not l.startswith("truth "):
-        continue
-    f = dict(kv.split("=", 1) for kv in l.split()[1:])
+# Records, not lines: MPICH's Hydra may glue two ranks' lines together.
+import re
+for rec in re.findall(r"truth (rank=\d+ p2p=\S* coll=\S*)", open(prefix + ".out").read()):
+    f = dict(kv.split("=", 1) for kv in rec.split())
     s = int(f["rank"])
     for k in ("p2p", "coll"):
         for e in filter(None, f.get(k, "").split(",")):
@@ -276,7 +276,8 @@ if command -v mpiexec.mpich >/dev/null && [ -x "$ROOT/build/tests/mpich/prof_all
 	mpiexec -n 8 -genv TII_SERVERS "$TII_SERVERS" -genv TII_HOSTMAP "$d/one.map" \
 		-genv LD_PRELOAD "$ROOT/build/lib/mpich/libtopoprof.so" -genv TOPOPROF_OUT "$d/mpich" \
 		"$ROOT/build/tests/mpich/prof_alltoall" >"$d/mpich.out" 2>"$d/mpich.err" || rc=$?
-	if [ "$rc" -eq 0 ] && [ "$(grep -c '^truth ' "$d/mpich.out")" -eq 8 ] && [ -s "$d/mpich.json" ]; then
+	# Hydra may glue two ranks' lines: count the records, not the lines.
+	if [ "$rc" -eq 0 ] && [ "$(grep -o 'truth rank=' "$d/mpich.out" | wc -l)" -eq 8 ] && [ -s "$d/mpich.json" ]; then
 		ok "MPICH: mpiexec.mpich with the MPICH build exits 0, 8 truth lines, a report"
 		python3 "$d/check.py" "MPICH alltoall" "$d/mpich" "$d/one.map" 1 "$TQ" "$d/f.json" || failed=$((failed + 1))
 	else
