@@ -140,7 +140,7 @@ rep = json.load(open(prefix + ".json"))
 truth = {"p2p": {}, "coll": {}}   # (src, dst) -> [bytes, msgs]
 # Records, not lines: MPICH's Hydra may glue two ranks' lines together.
 import re
-for rec in re.findall(r"truth (rank=\d+ p2p=\S* coll=\S*)", open(prefix + ".out").read()):
+for rec in re.findall(r"truth (rank=\d+ p2p=[0-9:,]* coll=[0-9:,]*)", open(prefix + ".out").read()):
     f = dict(kv.split("=", 1) for kv in rec.split())
     s = int(f["rank"])
     for k in ("p2p", "coll"):
