@@ -410,7 +410,9 @@ static int tr_line(void *ctx, size_t i, char *line, size_t len)
 			return TII_E_NOMEM;
 		tr->nhosts++;
 	} else if (kind && !strcmp(kind, "gone")) {
-		return tr_gone_line(c, p);
+		int rc = tr_gone_line(c, p);
+		if (rc)
+			return rc;
 	} else {
 		return TII_E_PROTO;
 	}
