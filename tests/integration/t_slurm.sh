@@ -210,7 +210,7 @@ fabric() {
 		return
 	fi
 
-	"$TQ" --json tree >"$d/tree.json" 2>/dev/null || nok "$label: topoquery --json tree"
+	"$TQ" -s "$S" --json tree >"$d/tree.json" 2>/dev/null || nok "$label: topoquery --json tree"
 	python3 - "$label" "$d/f.json" "$d/etc/topology.conf" "$d/scontrol.topology" "$depth" "$d/slurm.nodes" \
 		"$d/tree.json" <<'EOF' || failed=$((failed + 1))
 import json, re, subprocess, sys
