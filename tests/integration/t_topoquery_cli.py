@@ -379,11 +379,11 @@ def main():
     tree = js(out)
     rc, out, err = tq("slurm", server=isl.addr)
     sw = check_slurm(out, tree, "[islands] slurm")
-    check(sw.get("s1_00000000000000c3") == ("Nodes", "n[01-03,05]"), "[islands] zero-padded hostlist n[01-03,05]")
-    check(sw.get("s0_0000000000000f00_hosts") == ("Nodes", "gw1") and
-          sw.get("s0_0000000000000f00") == ("Switches", "s1_00000000000000a1,s1_00000000000000b2,s0_0000000000000f00_hosts"),
+    check(sw.get("leaf-c") == ("Nodes", "n[01-03,05]"), "[islands] zero-padded hostlist n[01-03,05]")
+    check(sw.get("spine-0_hosts") == ("Nodes", "gw1") and
+          sw.get("spine-0") == ("Switches", "leaf-a,leaf-b,spine-0_hosts"),
           "[islands] a cluster holding hosts and clusters gets a _hosts switch")
-    check(sw.get("s0_0000000000000f02") == ("Nodes", "solo"), "[islands] a lone host's root switch")
+    check(sw.get("cl_0000000000000f02_0") == ("Nodes", "solo"), "[islands] a lone host's root switch")
     rc, out, err = tq("tree", server=isl.addr)
     ls = out.splitlines()
     check(rc == 0 and sum(1 for l in ls if l.startswith("cluster ")) == 3 and "  host gw1" in ls
