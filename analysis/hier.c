@@ -24,6 +24,8 @@
  */
 #include "hier.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -50,6 +52,8 @@ void hier_free(struct hier *h)
 	free(h->clusters);
 	free(h->host_parent);
 	free(h->anc);
+	free(h->names);
+	free(h->swnames);
 	free(h);
 }
 
@@ -602,6 +606,314 @@ static int finish(struct hb *b, struct hier *h)
 	return AN_OK;
 }
 
+/* ---- names (hier.h, "Names") ---------------------------------------------- */
+
+static int name_char(unsigned char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+	       ch == '_' || ch == '-';
+}
+
+void hier_sanitize(const char *desc, char out[HIER_NAME_LEN])
+{
+	size_t n = 0;
+	int gap = 0;
+	for (const unsigned char *p = (const unsigned char *)desc; *p; p++) {
+		if (!name_char(*p)) {
+			gap = 1;
+			continue;
+		}
+		if (n + 1 + gap > ROUTE_NAME_MAX)
+			break;
+		if (gap && n)
+			out[n++] = '_';
+		out[n++] = (char)*p;
+		gap = 0;
+	}
+	out[n] = 0;
+}
+
+/* Names that would shadow a GUID or a fallback are not names. */
+static int name_usable(const char *s)
+{
+	if (!s[0] || !strncmp(s, "sw_", 3) || !strncmp(s, "cl_", 3))
+		return 0;
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2])
+		return 1;
+	for (const char *p = s + 2; *p; p++)
+		if (util_hexval((unsigned char)*p) < 0)
+			return 1;
+	return 0;
+}
+
+static int cmp_name_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int switch_names(const struct route_tab *rt, struct hier *h)
+{
+	uint32_t n = rt->nsw;
+	h->nsw = n;
+	h->swnames = malloc(((size_t)n + 1) * sizeof(*h->swnames));
+	const char **ord = malloc(((size_t)n + 1) * sizeof(*ord));
+	uint8_t *dup = calloc((size_t)n + 1, 1);
+	if (!h->swnames || !ord || !dup) {
+		free(ord);
+		free(dup);
+		return AN_E_NOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		hier_sanitize(rt->snap->nodes[rt->sw_node[i]].desc, h->swnames[i]);
+		if (!name_usable(h->swnames[i]))
+			h->swnames[i][0] = 0;
+		ord[i] = h->swnames[i];
+	}
+	qsort(ord, n, sizeof(*ord), cmp_name_ptr);
+	/* every member of a run of equal names loses it, not all but one */
+	for (uint32_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !strcmp(ord[i], ord[j]); j++)
+			;
+		for (uint32_t k = i; j - i > 1 && k < j; k++)
+			dup[(const char(*)[HIER_NAME_LEN])ord[k] - h->swnames] = 1;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!h->swnames[i][0] || dup[i])
+			snprintf(h->swnames[i], HIER_NAME_LEN, "sw_%016" PRIx64, rt->snap->nodes[rt->sw_node[i]].guid);
+	free(ord);
+	free(dup);
+	return AN_OK;
+}
+
+/* rank[] as in hier.h: BFS over up switch links from the switches hosts
+ * are cabled to. queue has room for nsw. */
+static void switch_ranks(const struct route_tab *rt, uint32_t *rank, uint32_t *queue)
+{
+	uint32_t head = 0, tail = 0;
+	for (uint32_t i = 0; i < rt->nsw; i++)
+		rank[i] = HIER_NONE;
+	for (uint32_t e = 0; e < rt->neps; e++) {
+		const struct route_ep *ep = &rt->eps[e];
+		if (ep->host == ROUTE_NONE || ep->leaf == ROUTE_NONE)
+			continue;
+		uint32_t sw = rt->sw_of_node[ep->leaf];
+		if (sw != ROUTE_NONE && rank[sw] == HIER_NONE) {
+			rank[sw] = 0;
+			queue[tail++] = sw;
+		}
+	}
+	while (head < tail) {
+		uint32_t sw = queue[head++], np = rt->snap->nodes[rt->sw_node[sw]].nports;
+		for (uint32_t p = 1; p <= np; p++) {
+			uint32_t u = rt->pt[rt->pt_off[sw] + p];
+			if (u < rt->nsw && rank[u] == HIER_NONE) {
+				rank[u] = rank[sw] + 1;
+				queue[tail++] = u;
+			}
+		}
+	}
+}
+
+struct namer {
+	const struct route_tab *rt;
+	struct hier *h;
+	uint32_t *rank, *queue, *stamp;
+	uint8_t *taken;
+	uint32_t *pair_sw;     /* leaves(C) of every cluster, by GUID: see leaf_pairs */
+	size_t npairs;
+	uint32_t *first;       /* [nclusters + 1] into pair[] */
+};
+
+static uint64_t sw_guid(const struct route_tab *rt, uint32_t sw)
+{
+	return rt->snap->nodes[rt->sw_node[sw]].guid;
+}
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+	const uint64_t *x = pa, *y = pb;   /* {cluster, guid}, then the switch index */
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* leaves(C) for every cluster: (cluster, leaf GUID, switch) triples, sorted
+ * and deduplicated, with first[] indexing each cluster's run. */
+static int leaf_pairs(struct namer *m)
+{
+	const struct route_tab *rt = m->rt;
+	struct hier *h = m->h;
+	size_t cap = (size_t)h->nhosts * (h->depth ? h->depth : 1) + 1, n = 0;
+	uint64_t (*t)[3] = malloc(cap * sizeof(*t));
+	m->first = calloc((size_t)h->nclusters + 2, sizeof(*m->first));
+	if (!t || !m->first) {
+		free(t);
+		return AN_E_NOMEM;
+	}
+	for (uint32_t x = 0; x < h->nhosts; x++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, x)];
+		uint32_t sw = e->leaf == ROUTE_NONE ? ROUTE_NONE : rt->sw_of_node[e->leaf];
+		if (sw == ROUTE_NONE)
+			continue;
+		for (uint32_t q = h->host_parent[x]; q != HIER_NONE && n < cap; q = h->clusters[q].parent)
+			t[n][0] = q, t[n][1] = sw_guid(rt, sw), t[n++][2] = sw;
+	}
+	qsort(t, n, sizeof(*t), cmp_pair);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || t[k - 1][0] != t[i][0] || t[k - 1][1] != t[i][1])
+			memcpy(t[k++], t[i], sizeof(*t));
+	for (size_t i = 0; i < k; i++)
+		m->first[t[i][0] + 1]++;
+	for (uint32_t c = 0; c < h->nclusters; c++)
+		m->first[c + 1] += m->first[c];
+	m->pair_sw = malloc((k + 1) * sizeof(*m->pair_sw));
+	if (!m->pair_sw) {
+		free(t);
+		return AN_E_NOMEM;
+	}
+	for (size_t i = 0; i < k; i++)
+		m->pair_sw[i] = (uint32_t)t[i][2];
+	m->npairs = k;
+	free(t);
+	return AN_OK;
+}
+
+/* The rank-t switch with the smallest GUID not yet taken that climbs one
+ * rank per hop from cluster c's leaves, or ROUTE_NONE. */
+static uint32_t climb(struct namer *m, uint32_t c, uint32_t t, uint32_t mark)
+{
+	const struct route_tab *rt = m->rt;
+	uint32_t head = 0, tail = 0, best = ROUTE_NONE;
+	for (uint32_t i = m->first[c]; i < m->first[c + 1]; i++) {
+		uint32_t sw = m->pair_sw[i];
+		if (m->rank[sw] == 0 && m->stamp[sw] != mark) {
+			m->stamp[sw] = mark;
+			m->queue[tail++] = sw;
+		}
+	}
+	while (head < tail) {
+		uint32_t sw = m->queue[head++];
+		if (m->rank[sw] == t) {
+			if (!m->taken[sw] && (best == ROUTE_NONE || sw_guid(rt, sw) < sw_guid(rt, best)))
+				best = sw;
+			continue;
+		}
+		uint32_t np = rt->snap->nodes[rt->sw_node[sw]].nports;
+		for (uint32_t p = 1; p <= np; p++) {
+			uint32_t u = rt->pt[rt->pt_off[sw] + p];
+			if (u < rt->nsw && m->rank[u] == m->rank[sw] + 1 && m->stamp[u] != mark) {
+				m->stamp[u] = mark;
+				m->queue[tail++] = u;
+			}
+		}
+	}
+	return best;
+}
+
+static uint32_t turn_rank(const struct hier_cluster *cl)
+{
+	return cl->dist == HIER_INF || cl->dist == 0 ? HIER_NONE : (uint32_t)(cl->dist - 1) / 2;
+}
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	const uint64_t *x = pa, *y = pb;   /* {t, smallest leaf GUID, level << 32 | cluster} */
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/* Each cluster takes its switch, in the order hier.h gives. */
+static int choose_names(struct namer *m)
+{
+	struct hier *h = m->h;
+	uint32_t n = h->nclusters;
+	uint64_t (*ord)[3] = malloc(((size_t)n + 1) * sizeof(*ord));
+	uint32_t *t = malloc(((size_t)n + 1) * sizeof(*t));
+	if (!ord || !t) {
+		free(ord);
+		free(t);
+		return AN_E_NOMEM;
+	}
+	for (uint32_t c = 0; c < n; c++)
+		t[c] = turn_rank(&h->clusters[c]);
+	/* a parent turns above its children (two leaves cabled to each other
+	 * have no switch above them): children come first in clusters[] */
+	for (uint32_t c = 0; c < n; c++) {
+		uint32_t p = h->clusters[c].parent;
+		if (p != HIER_NONE && t[c] != HIER_NONE && t[p] != HIER_NONE && t[p] <= t[c])
+			t[p] = t[c] + 1;
+	}
+	for (uint32_t c = 0; c < n; c++) {
+		const struct hier_cluster *cl = &h->clusters[c];
+		int has = m->first[c] < m->first[c + 1];
+		ord[c][0] = t[c];
+		ord[c][1] = has ? sw_guid(m->rt, m->pair_sw[m->first[c]]) : cl->key;
+		ord[c][2] = (uint64_t)cl->level << 32 | c;
+	}
+	qsort(ord, n, sizeof(*ord), cmp_order);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t c = (uint32_t)ord[i][2], tc = (uint32_t)ord[i][0];
+		uint32_t sw = tc == HIER_NONE ? ROUTE_NONE : climb(m, c, tc, i + 1);
+		if (sw != ROUTE_NONE) {
+			m->taken[sw] = 1;
+			memcpy(h->names[c], h->swnames[sw], HIER_NAME_LEN);
+		} else {
+			snprintf(h->names[c], HIER_NAME_LEN, "cl_%016" PRIx64 "_%u", ord[i][1],
+				 tc == HIER_NONE ? h->clusters[c].level : tc);
+		}
+	}
+	free(ord);
+	free(t);
+	return AN_OK;
+}
+
+/* Switch and cluster names; the clusters must be final (finish()). */
+static int name_all(const struct route_tab *rt, struct hier *h)
+{
+	struct namer m = { .rt = rt, .h = h };
+	int rc = switch_names(rt, h);
+	if (rc)
+		return rc;
+	size_t ns = (size_t)rt->nsw + 1;
+	h->names = calloc((size_t)h->nclusters + 1, sizeof(*h->names));
+	m.rank = malloc(ns * sizeof(*m.rank));
+	m.queue = malloc(ns * sizeof(*m.queue));
+	m.stamp = calloc(ns, sizeof(*m.stamp));
+	m.taken = calloc(ns, 1);
+	rc = AN_E_NOMEM;
+	if (h->names && m.rank && m.queue && m.stamp && m.taken) {
+		switch_ranks(rt, m.rank, m.queue);
+		rc = leaf_pairs(&m);
+		if (!rc)
+			rc = choose_names(&m);
+	}
+	/* a name still shared (two fallbacks alike) becomes the unique ID */
+	const char **ord = rc ? NULL : malloc(((size_t)h->nclusters + 1) * sizeof(*ord));
+	if (!rc && !ord)
+		rc = AN_E_NOMEM;
+	for (uint32_t c = 0; ord && c < h->nclusters; c++)
+		ord[c] = h->names[c];
+	if (ord)
+		qsort(ord, h->nclusters, sizeof(*ord), cmp_name_ptr);
+	for (uint32_t i = 1; ord && i < h->nclusters; i++)
+		if (!strcmp(ord[i], ord[i - 1])) {
+			uint32_t c = (uint32_t)((const char(*)[HIER_NAME_LEN])ord[i] - h->names);
+			snprintf(h->names[c], HIER_NAME_LEN, "cl_%016" PRIx64, h->clusters[c].id);
+		}
+	free(ord);
+	free(m.rank);
+	free(m.queue);
+	free(m.stamp);
+	free(m.taken);
+	free(m.first);
+	free(m.pair_sw);
+	return rc;
+}
+
 static uint64_t row_hash(const uint16_t *r, uint32_t n)
 {
 	uint64_t x = 0x243F6A8885A308D3ull;
@@ -687,6 +999,8 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 	}
 	h->nclasses = b.C;
 	rc = finish(&b, h);
+	if (!rc)
+		rc = name_all(rt, h);
 out:
 	free(leaf_of_node);
 	free(b.dep);

@@ -43,6 +43,34 @@
  * the later one in (level, key) order is rehashed with hier_guid_hash(id + 1)
  * until unique, which is just as deterministic.
  *
+ * Names (for people and Slurm; the IDs above stay what the protocol and
+ * libtii hand out). A switch's name is its NodeDescription with every run
+ * of bytes outside [A-Za-z0-9._-] turned into one '_' (trimmed at both
+ * ends, cut at 64 bytes): "MF0;sw-a:MQM8700/U1" is "MF0_sw-a_MQM8700_U1".
+ * A switch whose name comes out empty, GUID-shaped ("0x" and hex), starts
+ * with the reserved "sw_" or "cl_", or equals another switch's name (the
+ * vendor default "MF0;..." on every unnamed switch) is named
+ * "sw_<node GUID, 16 hex digits>" instead: never a guess between two.
+ * A cluster is named after one real switch, chosen from switches alone so
+ * that a host going away or a redundant link failing renames nothing:
+ *   - leaves(C): the switches C's hosts' default ports are cabled to;
+ *   - rank: 0 for a switch some host is cabled to, else 1 + the lowest
+ *     rank among its up-linked neighbours (BFS; leaf 0, spine 1, core 2);
+ *   - t = (dist - 1) / 2, the rank where C's routes turn (dist 1: hosts
+ *     on one leaf, t = 0; dist 3: through a spine, t = 1; ...), raised to
+ *     one above its child clusters' t where it is not already above;
+ *   - candidates: rank-t switches reached from leaves(C) by climbing one
+ *     rank per hop (the leaf itself for t = 0);
+ *   - C takes the candidate with the smallest node GUID that no other
+ *     cluster has taken; clusters choose in order of (t, smallest leaf
+ *     GUID, level), none of which depends on which hosts are up.
+ * So a leaf cluster is its leaf switch, a pod its smallest-GUID spine, a
+ * 3-level fabric's root its smallest-GUID core switch. A cluster without
+ * a candidate (dist inf, or no switch at rank t climbs from its leaves) is
+ * "cl_<smallest leaf GUID, else its key>_<t or level>"; a name still
+ * equal to another cluster's becomes "cl_<ID>". Names only change when
+ * switches, their descriptions, or a leaf's last host come or go.
+ *
  * Cost. Hosts with the same leaf switch and identical hop counts to and
  * from every leaf switch ("twins", normally all hosts of a leaf) are
  * clustered as one block, so the quadratic part of the work is in C, the
@@ -72,6 +100,9 @@
  * 1.5 GiB. Real IB fabrics have a few thousand leaves at most; a fabric of
  * 16k+ switches with one host each needs another algorithm. */
 #define HIER_MAX_CLASSES 16384u
+/* A switch or cluster name and its NUL: 64 bytes of name, or a fallback
+ * "cl_" + 16 hex digits + "_" + a number. */
+#define HIER_NAME_LEN 72
 
 struct hier_cluster {
 	uint64_t id;        /* stable ID, see the top */
@@ -94,10 +125,18 @@ struct hier {
 	uint32_t nroots;
 	uint32_t nclasses;           /* twin classes of the last run */
 	uint32_t nrestarts;          /* blocks split and reruns (0 on regular fabrics) */
+	char (*names)[HIER_NAME_LEN];   /* [nclusters] cluster names, see "Names" above */
+	uint32_t nsw;                   /* switches of the route_tab it was built from */
+	char (*swnames)[HIER_NAME_LEN]; /* [nsw] switch names, by route_tab switch index */
 };
 
 /* Stable 64-bit mix (splitmix64 finaliser of guid + golden ratio). */
 uint64_t hier_guid_hash(uint64_t guid);
+
+/* A NodeDescription as a name: runs of bytes outside [A-Za-z0-9._-]
+ * become one '_', trimmed, at most 64 bytes; out may come back empty. The
+ * fallbacks for empty, reserved and duplicate names are hier_build's. */
+void hier_sanitize(const char *desc, char out[HIER_NAME_LEN]);
 
 /* Builds the hierarchy for all hosts of rt, with OpenMP threads. On success
  * *out is new (free with hier_free); on error *out is untouched. */

@@ -133,6 +133,12 @@ void tii_tree_free(tii_tree_t *tr)
 		return;
 	for (size_t i = 0; i < tr->nhosts; i++)
 		free(tr->hosts[i].name);
+	for (size_t i = 0; tr->names && i < tr->nclusters; i++)
+		free(tr->names[i]);
+	for (size_t i = 0; i < tr->ngone; i++)
+		free(tr->gone[i].name);
+	free(tr->gone);
+	free(tr->names);
 	free(tr->hosts);
 	free(tr->clusters);
 	free(tr);
@@ -144,8 +150,9 @@ void tii_tree_free(tii_tree_t *tr)
  * the handle's reply-size limit. */
 struct tr_ctx {
 	tii_tree_t *tr;
-	size_t wantc, wanth, nlines;
-	size_t capc, caph;
+	size_t wantc, wanth, wantg, nlines;
+	size_t capc, caph, capg;
+	uint64_t *gparent;   /* [capg] parent ID per gone line, 0 for "-" */
 	uint64_t *cparent;   /* [capc] parent ID per cluster line (if has_parent) */
 	unsigned char *has_parent;
 	uint64_t *hparent;   /* [caph] */
@@ -157,20 +164,23 @@ static void tr_reset(struct tr_ctx *c)
 	free(c->cparent);
 	free(c->has_parent);
 	free(c->hparent);
+	free(c->gparent);
 	c->tr = NULL;
-	c->cparent = c->hparent = NULL;
+	c->cparent = c->hparent = c->gparent = NULL;
 	c->has_parent = NULL;
-	c->capc = c->caph = 0;
+	c->capc = c->caph = c->capg = 0;
 }
 
 static int tr_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct tr_ctx *c = ctx;
 	tr_reset(c);
-	uint64_t nc, nh;
+	uint64_t nc, nh, ng = 0;
 	long depth;
+	if (tii__kv_get(kv, "gone") && tii__kv_u64(kv, "gone", &ng))
+		return TII_E_PROTO;
 	if (tii__kv_int(kv, "depth", 0, 65535, &depth) || tii__kv_u64(kv, "clusters", &nc) ||
-	    tii__kv_u64(kv, "hosts", &nh) || nc > nlines || nh != nlines - nc)
+	    tii__kv_u64(kv, "hosts", &nh) || nc > nlines || nh > nlines - nc || ng != nlines - nc - nh)
 		return TII_E_PROTO;
 	tii_tree_t *tr = calloc(1, sizeof(*tr));
 	if (!tr)
@@ -179,6 +189,7 @@ static int tr_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	tr->depth = (int)depth;
 	c->wantc = nc;
 	c->wanth = nh;
+	c->wantg = ng;
 	c->nlines = nlines;
 	return 0;
 }
@@ -199,7 +210,10 @@ static int tr_grow_clusters(struct tr_ctx *c)
 	unsigned char *nhp = realloc(c->has_parent, cap);
 	if (nhp)
 		c->has_parent = nhp;
-	if (!ncl || !np || !nhp)
+	char **nn = realloc(tr->names, cap * sizeof(*nn));
+	if (nn)
+		tr->names = nn;
+	if (!ncl || !np || !nhp || !nn)
 		return TII_E_NOMEM;
 	c->capc = cap;
 	return 0;
@@ -220,6 +234,24 @@ static int tr_grow_hosts(struct tr_ctx *c)
 	if (!nh || !np)
 		return TII_E_NOMEM;
 	c->caph = cap;
+	return 0;
+}
+
+static int tr_grow_gone(struct tr_ctx *c)
+{
+	tii_tree_t *tr = c->tr;
+	if (tr->ngone < c->capg)
+		return 0;
+	size_t cap = c->capg ? c->capg * 2 : 64;
+	struct tii_tree_gone *ng = realloc(tr->gone, cap * sizeof(*ng));
+	if (ng)
+		tr->gone = ng;
+	uint64_t *np = realloc(c->gparent, cap * sizeof(*np));
+	if (np)
+		c->gparent = np;
+	if (!ng || !np)
+		return TII_E_NOMEM;
+	c->capg = cap;
 	return 0;
 }
 
@@ -244,7 +276,7 @@ static long find_id(const struct idx *ix, size_t n, uint64_t id)
 static int tr_resolve(struct tr_ctx *c)
 {
 	tii_tree_t *tr = c->tr;
-	if (tr->nclusters != c->wantc || tr->nhosts != c->wanth)
+	if (tr->nclusters != c->wantc || tr->nhosts != c->wanth || tr->ngone != c->wantg)
 		return TII_E_PROTO;
 	size_t nc = tr->nclusters;
 	struct idx *ix = malloc((nc ? nc : 1) * sizeof(*ix));
@@ -276,8 +308,41 @@ static int tr_resolve(struct tr_ctx *c)
 		if (tr->hosts[i].parent < 0)
 			rc = TII_E_PROTO;
 	}
+	for (size_t i = 0; i < tr->ngone && !rc; i++) {
+		tr->gone[i].parent = -1;
+		if (c->gparent[i] && (tr->gone[i].parent = find_id(ix, nc, c->gparent[i])) < 0)
+			rc = TII_E_PROTO;
+	}
 	free(ix);
 	return rc;
+}
+
+/* gone NAME parent=0xID|- leaf=0xGUID last=GEN, after every host line */
+static int tr_gone_line(struct tr_ctx *c, char *p)
+{
+	tii_tree_t *tr = c->tr;
+	if (tr->ngone == c->wantg || tr->nhosts != c->wanth)
+		return TII_E_PROTO;
+	int rc = tr_grow_gone(c);
+	if (rc)
+		return rc;
+	size_t k = tr->ngone;
+	struct tii_tree_gone *g = &tr->gone[k];
+	char *name = tii__word(&p);
+	struct tii__kv kv;
+	const char *par;
+	if (!name || strlen(name) > TII_HOSTNAME_MAX || tii__kv_parse(p, &kv) ||
+	    !(par = tii__kv_get(&kv, "parent")) || tii__parse_guid(tii__kv_get(&kv, "leaf"), &g->leaf) ||
+	    tii__kv_u64(&kv, "last", &g->last_gen))
+		return TII_E_PROTO;
+	c->gparent[k] = 0;
+	if (strcmp(par, "-") && (tii__parse_guid(par, &c->gparent[k]) || !c->gparent[k]))
+		return TII_E_PROTO;
+	g->name = strdup(name);
+	if (!g->name)
+		return TII_E_NOMEM;
+	tr->ngone++;
+	return 0;
 }
 
 static int tr_line(void *ctx, size_t i, char *line, size_t len)
@@ -317,6 +382,13 @@ static int tr_line(void *ctx, size_t i, char *line, size_t len)
 				return TII_E_PROTO;
 			c->has_parent[k] = 1;
 		}
+		/* name=: absent from an older topod; checked like a host name */
+		const char *nm = tii__kv_get(&kv, "name");
+		if (nm && (strlen(nm) > TII_NAME_MAX || tii__check_name(nm)))
+			return TII_E_PROTO;
+		tr->names[k] = strdup(nm ? nm : "");
+		if (!tr->names[k])
+			return TII_E_NOMEM;
 		cl->level = (int)level;
 		cl->dist = (int)dist;
 		cl->nhosts = (uint32_t)nh;
@@ -337,6 +409,10 @@ static int tr_line(void *ctx, size_t i, char *line, size_t len)
 		if (!tr->hosts[k].name)
 			return TII_E_NOMEM;
 		tr->nhosts++;
+	} else if (kind && !strcmp(kind, "gone")) {
+		int rc = tr_gone_line(c, p);
+		if (rc)
+			return rc;
 	} else {
 		return TII_E_PROTO;
 	}
@@ -350,7 +426,13 @@ int tii_get_tree(tii_t *t, tii_tree_t **out)
 	struct tr_ctx c = { 0 };
 	static const struct tii__handler h = { tr_head, tr_line, 0 };
 	int rc = tii__req_begin(t, "tree");
+	rc = rc ? rc : tii__req_word(t, "gone", 4);
 	rc = rc ? rc : tii__request(t, &h, &c);
+	if (rc == TII_E_SERVER) {
+		/* a topod before "tree gone" refuses the word: ask the old way */
+		rc = tii__req_begin(t, "tree");
+		rc = rc ? rc : tii__request(t, &h, &c);
+	}
 	if (!rc && c.nlines == 0)
 		rc = tr_resolve(&c);   /* an empty fabric: no line triggered it */
 	if (!rc) {
@@ -360,4 +442,92 @@ int tii_get_tree(tii_t *t, tii_tree_t **out)
 	}
 	tr_reset(&c);
 	return rc;
+}
+
+/* ---- switches ----------------------------------------------------------------- */
+
+struct sw_ctx {
+	struct tii_switch_name *v;
+	size_t n, cap;
+};
+
+static int sw_head(void *ctx, const struct tii__kv *kv, size_t nlines)
+{
+	struct sw_ctx *c = ctx;
+	uint64_t ns;
+	(void)c;
+	if (tii__kv_u64(kv, "switches", &ns) || ns != nlines)
+		return TII_E_PROTO;
+	return 0;
+}
+
+static int sw_line(void *ctx, size_t i, char *line, size_t len)
+{
+	struct sw_ctx *c = ctx;
+	char *p = line, *g = tii__word(&p), *name = tii__word(&p);
+	uint64_t guid;
+	(void)i;
+	(void)len;
+	if (tii__parse_guid(g, &guid) || !name || strlen(name) > TII_NAME_MAX || tii__check_name(name) ||
+	    tii__word(&p))
+		return TII_E_PROTO;
+	if (c->n == c->cap) {
+		/* grows as lines arrive, never by the announced count */
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct tii_switch_name *nv = realloc(c->v, cap * sizeof(*nv));
+		if (!nv)
+			return TII_E_NOMEM;
+		c->v = nv;
+		c->cap = cap;
+	}
+	c->v[c->n].guid = guid;
+	c->v[c->n].name = strdup(name);
+	if (!c->v[c->n].name)
+		return TII_E_NOMEM;
+	c->n++;
+	return 0;
+}
+
+static int cmp_swname(const void *a, const void *b)
+{
+	return cmp_u64(&((const struct tii_switch_name *)a)->guid, &((const struct tii_switch_name *)b)->guid);
+}
+
+void tii_switch_names_free(struct tii_switch_name *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+int tii_get_switch_names(tii_t *t, struct tii_switch_name **out, size_t *n)
+{
+	if (!t || !out || !n)
+		return TII_E_INVAL;
+	struct sw_ctx c = { 0 };
+	static const struct tii__handler h = { sw_head, sw_line, 0 };
+	int rc = tii__req_begin(t, "switches");
+	rc = rc ? rc : tii__request(t, &h, &c);
+	if (rc) {
+		tii_switch_names_free(c.v, c.n);
+		return rc;
+	}
+	qsort(c.v, c.n, sizeof(*c.v), cmp_swname);
+	for (size_t i = 1; i < c.n; i++)
+		if (c.v[i].guid == c.v[i - 1].guid) {
+			tii_switch_names_free(c.v, c.n);
+			return TII_E_PROTO;
+		}
+	*out = c.v;
+	*n = c.n;
+	return 0;
+}
+
+const char *tii_switch_name_of(const struct tii_switch_name *v, size_t n, uint64_t guid)
+{
+	if (!v || !n)
+		return NULL;
+	struct tii_switch_name key = { guid, NULL };
+	const struct tii_switch_name *f = bsearch(&key, v, n, sizeof(*v), cmp_swname);
+	return f ? f->name : NULL;
 }

@@ -293,6 +293,14 @@ struct tii_tree_host {
 	char *name;
 	long parent;         /* index into clusters[] */
 };
+/* After 1.2: a host an earlier generation had and this one lacks (topod keeps
+ * it while its history holds that generation; docs/protocol.md, tree). */
+struct tii_tree_gone {
+	char *name;
+	long parent;         /* the cluster its leaf switch hangs off now, -1 if none */
+	uint64_t leaf;       /* node GUID of that leaf switch, 0 if unknown */
+	uint64_t last_gen;   /* the last generation it was in */
+};
 typedef struct tii_tree {
 	uint64_t generation;
 	int depth;
@@ -300,10 +308,30 @@ typedef struct tii_tree {
 	struct tii_tree_cluster *clusters;
 	size_t nhosts;
 	struct tii_tree_host *hosts;   /* in topod's order */
+	/* After 1.2, at the end (libtii allocates this struct): */
+	char **names;                  /* [nclusters] the cluster's name, [A-Za-z0-9._-]: its
+	                                * switch's NodeDescription, else a sw_/cl_ fallback
+	                                * (docs/protocol.md, tree); "" from an older topod */
+	size_t ngone;
+	struct tii_tree_gone *gone;    /* sorted by name; none from an older topod */
 } tii_tree_t;
 /* On success *out is new: caller frees it with tii_tree_free(). */
 TII_API int tii_get_tree(tii_t *t, tii_tree_t **out);
 TII_API void tii_tree_free(tii_tree_t *tree);   /* NULL is a no-op */
+
+/* After 1.2: every switch's name, as cluster names use it (topod's `switches`),
+ * sorted by node GUID. On success *out is new (free with
+ * tii_switch_names_free) and *n its length. An older topod:
+ * TII_E_UNSUPPORTED. */
+struct tii_switch_name {
+	uint64_t guid;       /* node GUID */
+	char *name;          /* [A-Za-z0-9._-], at most TII_NAME_MAX bytes */
+};
+TII_API int tii_get_switch_names(tii_t *t, struct tii_switch_name **out, size_t *n);
+TII_API void tii_switch_names_free(struct tii_switch_name *v, size_t n);
+/* The name of the switch with node GUID guid in v (from
+ * tii_get_switch_names), or NULL. No I/O. */
+TII_API const char *tii_switch_name_of(const struct tii_switch_name *v, size_t n, uint64_t guid);
 
 /* ---- routes ---------------------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 
 #include "delta.h"
 #include "fabric.h"
+#include "gone.h"
 #include "history.h"
 #include "journal.h"
 #include "log.h"
@@ -330,6 +331,9 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->build_ms = r->build_ms;
 	f->hist = b->hist;
 	f->map = b->map;
+	struct fabric *prev = store_get(b->st);
+	f->gone = gone_next(prev, x->rt, b->hist);
+	fabric_put(prev);
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "

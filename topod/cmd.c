@@ -31,7 +31,8 @@ const struct cmd cmd_table[] = {
 	{ "depth", 0, 0, CMD_FABRIC, answer_depth, "depth", "levels of the switch-cluster hierarchy" },
 	{ "clusters", 2, -1, CMD_FABRIC, answer_clusters, "clusters LEVEL HOST [HOST ...]",
 	  "each host's switch cluster at LEVEL" },
-	{ "tree", 0, 0, CMD_FABRIC, answer_tree, "tree", "the whole hierarchy" },
+	{ "tree", 0, 1, CMD_FABRIC, answer_tree, "tree [gone]",
+	  "the whole hierarchy, cluster names; gone: hosts earlier generations had" },
 	{ "shared", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_shared, "shared HOST [HOST ...]",
 	  "link sharing inside an allocation" },
 	{ "order", 0, -1, CMD_FABRIC | CMD_HEAVY, answer_order, "order [HOST ...]",
@@ -59,6 +60,8 @@ const struct cmd cmd_table[] = {
 	  "an all-to-all schedule for a rank list, with per-step link loads and its predicted time against XOR" },
 	{ "simgrid", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_simgrid, "simgrid HOST [HOST ...]",
 	  "a SimGrid platform of the hosts: LFT routes, links at their rates (smpirun -platform)" },
+	{ "switches", 0, 0, CMD_FABRIC, answer_switches, "switches",
+	  "every switch: node GUID and name (the names clusters take)" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -11,11 +11,13 @@
 
 #include "cmd.h"
 #include "fabric.h"
+#include "gone.h"
 #include "hier.h"
 #include "log.h"
 #include "matrix.h"
 #include "route.h"
 #include "share.h"
+#include "store.h"
 #include "topo_limits.h"
 #include "util.h"
 
@@ -520,11 +522,68 @@ void answer_clusters(struct qctx *c)
 	free(hosts);
 }
 
+static int cmp_u64pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;   /* {leaf GUID, host}: the smallest host first */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* {leaf switch GUID, host} of every present host, sorted: where a
+ * remembered host's leaf hangs now. NULL when out of memory. */
+static uint64_t (*leaf_table(const struct qctx *c))[2]
+{
+	const struct route_tab *rt = c->rt;
+	uint64_t (*t)[2] = malloc(((size_t)rt->nhosts + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	for (uint32_t x = 0; x < rt->nhosts; x++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, x)];
+		t[x][0] = e->leaf == ROUTE_NONE ? 0 : node_guid(c, e->leaf);
+		t[x][1] = x;
+	}
+	qsort(t, rt->nhosts, sizeof(*t), cmp_u64pair);
+	return t;
+}
+
+/* The cluster a present host on that leaf hangs off (the smallest host
+ * index: deterministic), else HIER_NONE. */
+static uint32_t gone_parent(const struct qctx *c, uint64_t (*t)[2], uint64_t leaf)
+{
+	size_t lo = 0, hi = c->rt->nhosts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t[mid][0] < leaf)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!leaf || lo == c->rt->nhosts || t[lo][0] != leaf)
+		return HIER_NONE;
+	return c->h->host_parent[t[lo][1]];
+}
+
 void answer_tree(struct qctx *c)
 {
 	const struct hier *h = c->h;
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u clusters=%u hosts=%u lines=%u\n", c->gen, h->depth,
-			    h->nclusters, h->nhosts, h->nclusters + h->nhosts);
+	const struct gone *g = c->f->gone;
+	int with_gone = c->req->argc == 1;
+	if (with_gone && strcmp(c->req->argv[0], "gone")) {
+		query_error(c->out, "USAGE", "tree [gone]");
+		return;
+	}
+	uint32_t ngone = with_gone && g ? (uint32_t)g->n : 0;
+	uint64_t (*lt)[2] = ngone ? leaf_table(c) : NULL;
+	if (ngone && !lt) {
+		query_error(c->out, "NOMEM", "no memory");
+		return;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " depth=%u clusters=%u hosts=%u", c->gen, h->depth,
+			    h->nclusters, h->nhosts);
+	if (with_gone)
+		evbuffer_add_printf(c->out, " gone=%u", ngone);
+	evbuffer_add_printf(c->out, " lines=%u\n", h->nclusters + h->nhosts + ngone);
 	for (uint32_t i = 0; i < h->nclusters; i++) {
 		const struct hier_cluster *cl = &h->clusters[i];
 		char parent[24] = "-";
@@ -533,12 +592,22 @@ void answer_tree(struct qctx *c)
 		char dist[12] = "inf";   /* never joined at a finite distance, or a lone host */
 		if (cl->dist != HIER_INF)
 			snprintf(dist, sizeof(dist), "%u", (unsigned)cl->dist);
-		evbuffer_add_printf(c->out, "cluster 0x%016" PRIx64 " parent=%s level=%u dist=%s hosts=%u\n", cl->id,
-				    parent, cl->level, dist, cl->nhosts);
+		/* names are [A-Za-z0-9._-] (hier.h): safe unquoted */
+		evbuffer_add_printf(c->out, "cluster 0x%016" PRIx64 " parent=%s level=%u dist=%s hosts=%u name=%s\n",
+				    cl->id, parent, cl->level, dist, cl->nhosts, h->names[i]);
 	}
 	for (uint32_t i = 0; i < h->nhosts; i++)
 		evbuffer_add_printf(c->out, "host %s parent=0x%016" PRIx64 "\n", c->rt->hosts[i].name,
 				    h->clusters[h->host_parent[i]].id);
+	for (uint32_t i = 0; i < ngone; i++) {
+		uint32_t p = gone_parent(c, lt, g->v[i].leaf);
+		char parent[24] = "-";
+		if (p != HIER_NONE)
+			snprintf(parent, sizeof(parent), "0x%016" PRIx64, h->clusters[p].id);
+		evbuffer_add_printf(c->out, "gone %s parent=%s leaf=0x%016" PRIx64 " last=%" PRIu64 "\n",
+				    g->v[i].name, parent, g->v[i].leaf, g->v[i].last_gen);
+	}
+	free(lt);
 }
 
 void answer_shared(struct qctx *c)

@@ -41,5 +41,7 @@ cmd_answer_fn answer_ping, answer_quit, answer_help, answer_info, answer_hops, a
 	answer_clusters, answer_tree, answer_shared, answer_resolve, answer_hosts;
 /* The heavy analyses' commands: load_cmd.c and schedule_answer.c. */
 cmd_answer_fn answer_load, answer_schedule;
+/* Every switch's name (names_cmd.c). */
+cmd_answer_fn answer_switches;
 
 #endif

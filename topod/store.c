@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "fabric.h"
+#include "gone.h"
 
 struct fabric *fabric_new(struct snap *s, const char *source)
 {
@@ -31,6 +32,7 @@ void fabric_put(struct fabric *f)
 	if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	fabric_index_free(f->index);
+	gone_free(f->gone);
 	snap_free(f->snap);
 	free(f);
 }

@@ -19,6 +19,7 @@
 struct fabric_index; /* built query structures (fabric.c) */
 struct history;      /* the generations before this one (history.c) */
 struct route_namemap;
+struct gone;        /* remembered hosts (gone.c) */
 
 struct fabric {
 	atomic_uint refs;
@@ -29,6 +30,7 @@ struct fabric {
 	double decode_ms, build_ms; /* what ingesting it cost */
 	struct history *hist;       /* borrowed: the builder's, outlives every fabric */
 	const struct route_namemap *map; /* borrowed: the names the index was built with */
+	struct gone *gone;          /* hosts earlier generations had and this one lacks (gone.h); may be NULL */
 };
 
 struct store {

@@ -255,8 +255,13 @@ static void tree_text(FILE *o, const tii_tree_t *tr, const struct kids *k, size_
 	char dist[16] = "inf";   /* as topod spells it */
 	if (cl->dist != TII_DIST_INF)
 		snprintf(dist, sizeof(dist), "%d", cl->dist);
-	fprintf(o, "%*scluster 0x%016" PRIx64 " level=%d dist=%s hosts=%" PRIu32 "\n", indent * 2, "", cl->id,
-		cl->level, dist, cl->nhosts);
+	fprintf(o, "%*scluster ", indent * 2, "");
+	if (tr->names && tr->names[c][0]) {
+		text_str(o, tr->names[c]);
+		fputs(" (", o);
+	}
+	fprintf(o, "0x%016" PRIx64 "%s level=%d dist=%s hosts=%" PRIu32 "\n", cl->id,
+		tr->names && tr->names[c][0] ? ")" : "", cl->level, dist, cl->nhosts);
 	for (size_t i = k->cfirst[c]; i < k->cfirst[c + 1]; i++)
 		tree_text(o, tr, k, k->cidx[i], indent + 1);
 	for (size_t i = k->hfirst[c]; i < k->hfirst[c + 1]; i++) {
@@ -264,6 +269,13 @@ static void tree_text(FILE *o, const tii_tree_t *tr, const struct kids *k, size_
 		text_str(o, tr->hosts[k->hidx[i]].name);
 		fputc('\n', o);
 	}
+	/* hosts earlier generations had under this leaf: where they come back */
+	for (size_t i = 0; i < tr->ngone; i++)
+		if (tr->gone[i].parent == (long)c) {
+			fprintf(o, "%*shost ", (indent + 1) * 2, "");
+			text_str(o, tr->gone[i].name);
+			fprintf(o, " gone (last seen in generation %" PRIu64 ")\n", tr->gone[i].last_gen);
+		}
 }
 
 /* A graphviz ID: quoted, with '"' and '\' escaped. */
@@ -337,7 +349,12 @@ static void tree_json(FILE *o, const tii_tree_t *tr)
 			fputs("null", o);   /* JSON has no infinity */
 		else
 			fprintf(o, "%d", cl->dist);
-		fprintf(o, ",\"hosts\":%" PRIu32 "}", cl->nhosts);
+		fprintf(o, ",\"hosts\":%" PRIu32 ",\"name\":", cl->nhosts);
+		if (tr->names && tr->names[i][0])
+			json_str(o, tr->names[i]);
+		else
+			fputs("null", o);
+		fputc('}', o);
 	}
 	fputs("],\"hosts\":[", o);
 	for (size_t i = 0; i < tr->nhosts; i++) {
@@ -346,6 +363,20 @@ static void tree_json(FILE *o, const tii_tree_t *tr)
 		fputs(",\"parent\":", o);
 		json_guid(o, tr->clusters[tr->hosts[i].parent].id);
 		fputc('}', o);
+	}
+	fputs("],\"gone\":[", o);
+	for (size_t i = 0; i < tr->ngone; i++) {
+		const struct tii_tree_gone *g = &tr->gone[i];
+		fputs(i ? ",{\"name\":" : "{\"name\":", o);
+		json_str(o, g->name);
+		fputs(",\"parent\":", o);
+		if (g->parent >= 0)
+			json_guid(o, tr->clusters[g->parent].id);
+		else
+			fputs("null", o);
+		fputs(",\"leaf\":", o);
+		json_guid(o, g->leaf);
+		fprintf(o, ",\"last_generation\":%" PRIu64 "}", g->last_gen);
 	}
 	fputs("]}\n", o);
 }
@@ -375,6 +406,13 @@ int cmd_tree(struct tq *q, int argc, char **argv)
 			for (size_t i = 0; i < tr->nclusters; i++)
 				if (tr->clusters[i].parent < 0)
 					tree_text(q->out, tr, &k, i, 0);
+			for (size_t i = 0; i < tr->ngone; i++)
+				if (tr->gone[i].parent < 0) {
+					fputs("host ", q->out);
+					text_str(q->out, tr->gone[i].name);
+					fprintf(q->out, " gone (last seen in generation %" PRIu64 ", leaf 0x%016" PRIx64
+						" has no host now)\n", tr->gone[i].last_gen, tr->gone[i].leaf);
+				}
 			kids_free(&k);
 		}
 	}
@@ -392,6 +430,16 @@ static int is_number(const char *s)
 		if (*s < '0' || *s > '9')
 			return 0;
 	return 1;
+}
+
+/* The name topod's tree gives cluster id, or NULL: a linear scan, as the
+ * tree has a few clusters per leaf switch. */
+static const char *cluster_name(const tii_tree_t *tr, uint64_t id)
+{
+	for (size_t i = 0; tr && tr->names && i < tr->nclusters; i++)
+		if (tr->clusters[i].id == id)
+			return tr->names[i][0] ? tr->names[i] : NULL;
+	return NULL;
 }
 
 int cmd_clusters(struct tq *q, int argc, char **argv)
@@ -441,6 +489,12 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 		}
 		gen = tii_last_generation(q->t);
 	}
+	/* names come with the tree; one of another generation names nothing */
+	tii_tree_t *tr = NULL;
+	if (!status && (tii_get_tree(q->t, &tr) || tr->generation != gen)) {
+		tii_tree_free(tr);
+		tr = NULL;
+	}
 	FILE *o = q->out;
 	if (!status && q->json) {
 		fprintf(o, "{\"generation\":%" PRIu64 ",\"depth\":", gen);
@@ -456,6 +510,12 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 				json_str(o, hosts.v[i]);
 				fputs(",\"cluster\":", o);
 				json_guid(o, ids[k * n + i]);
+				fputs(",\"name\":", o);
+				const char *nm = cluster_name(tr, ids[k * n + i]);
+				if (nm)
+					json_str(o, nm);
+				else
+					fputs("null", o);
 				fprintf(o, ",\"color\":%d}", colors[k * n + i]);
 			}
 			fputs("]}", o);
@@ -464,10 +524,16 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 	} else if (!status) {
 		for (long k = 0; k < nl; k++) {
 			fprintf(o, "level %ld clusters %d\n", lo + k, counts[k]);
-			for (size_t i = 0; i < n; i++)
-				fprintf(o, "%s 0x%016" PRIx64 " %d\n", hosts.v[i], ids[k * n + i], colors[k * n + i]);
+			for (size_t i = 0; i < n; i++) {
+				/* the name last: the first three columns stay what they were */
+				const char *nm = cluster_name(tr, ids[k * n + i]);
+				fprintf(o, "%s 0x%016" PRIx64 " %d ", hosts.v[i], ids[k * n + i], colors[k * n + i]);
+				text_str(o, nm ? nm : "-");
+				fputc('\n', o);
+			}
 		}
 	}
+	tii_tree_free(tr);
 	free(ids);
 	free(colors);
 	free(counts);
@@ -563,6 +629,8 @@ int cmd_shared(struct tq *q, int argc, char **argv)
 	}
 	FILE *o = q->out;
 	char *const *h = hosts.v;
+	struct swnames sn;
+	swnames_get(q->t, &sn);
 	if (q->json) {
 		fprintf(o, "{\"generation\":%" PRIu64 ",\"hosts\":%zu,\"leaves\":%d,\"avg_hosts_per_leaf\":%.2f,"
 			"\"pairs_ok\":%" PRIu64 ",\"pairs_failed\":%" PRIu64 ",\"num_sharing\":%zu,\"sharing\":[",
@@ -577,6 +645,8 @@ int cmd_shared(struct tq *q, int argc, char **argv)
 		for (size_t g = 0; g < sh->ngroups; g++) {
 			fputs(g ? ",{\"switch\":" : "{\"switch\":", o);
 			json_guid(o, sh->groups[g].guid);
+			fputs(",\"name\":", o);
+			json_swname(o, &sn, sh->groups[g].guid);
 			fprintf(o, ",\"port\":%d,\"hosts\":[", sh->groups[g].port);
 			for (size_t i = 0; i < sh->groups[g].nhosts; i++) {
 				if (i)
@@ -591,6 +661,8 @@ int cmd_shared(struct tq *q, int argc, char **argv)
 			for (size_t i = 0; i < sh->nloads; i++) {
 				fputs(i ? ",{\"node\":" : "{\"node\":", o);
 				json_guid(o, sh->loads[i].guid);
+				fputs(",\"name\":", o);
+				json_swname(o, &sn, sh->loads[i].guid);
 				fprintf(o, ",\"port\":%d,\"count\":%" PRIu64 "}", sh->loads[i].port, sh->loads[i].count);
 			}
 			fputc(']', o);
@@ -604,16 +676,20 @@ int cmd_shared(struct tq *q, int argc, char **argv)
 			fprintf(o, " %s", h[sh->sharing[i]]);
 		fputc('\n', o);
 		for (size_t g = 0; g < sh->ngroups; g++) {
-			fprintf(o, "group 0x%016" PRIx64 ":%d", sh->groups[g].guid, sh->groups[g].port);
+			fputs("group ", o);
+			text_port(o, &sn, sh->groups[g].guid, sh->groups[g].port);
 			for (size_t i = 0; i < sh->groups[g].nhosts; i++)
 				fprintf(o, " %s", h[sh->groups[g].hosts[i]]);
 			fputc('\n', o);
 		}
 		if (q->loads)
-			for (size_t i = 0; i < sh->nloads; i++)
-				fprintf(o, "load 0x%016" PRIx64 ":%d %" PRIu64 "\n", sh->loads[i].guid, sh->loads[i].port,
-					sh->loads[i].count);
+			for (size_t i = 0; i < sh->nloads; i++) {
+				fputs("load ", o);
+				text_port(o, &sn, sh->loads[i].guid, sh->loads[i].port);
+				fprintf(o, " %" PRIu64 "\n", sh->loads[i].count);
+			}
 	}
+	swnames_free(&sn);
 	tii_sharing_free(sh);
 	strv_free(&hosts);
 	return EXIT_OK;
@@ -621,55 +697,123 @@ int cmd_shared(struct tq *q, int argc, char **argv)
 
 /* ---- slurm ------------------------------------------------------------------------ */
 
-static void switch_name(char *buf, size_t n, const struct tii_tree_cluster *cl)
+/* A cluster's SwitchName: topod's name for it (its switch, hier.h
+ * "Names"); an older topod gives none, then sLEVEL_ID as before. */
+static void switch_name(char *buf, size_t n, const tii_tree_t *tr, size_t c)
 {
-	snprintf(buf, n, "s%d_%016" PRIx64, cl->level, cl->id);
+	if (tr->names && tr->names[c][0])
+		snprintf(buf, n, "%s", tr->names[c]);
+	else
+		snprintf(buf, n, "s%d_%016" PRIx64, tr->clusters[c].level, tr->clusters[c].id);
 }
 
+struct slurm_sw {
+	const tii_tree_t *tr;
+	size_t c;
+	char name[80];
+};
+
+/* Children before parents (Slurm's Level counts from the leaves), then by
+ * name: nothing that depends on which hosts are up. */
+static int cmp_slurm_sw(const void *pa, const void *pb)
+{
+	const struct slurm_sw *a = pa, *b = pb;
+	int la = a->tr->clusters[a->c].level, lb = b->tr->clusters[b->c].level;
+	if (la != lb)
+		return la > lb ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One switch's lines; names[] has room for its hosts and the gone ones. */
+static int slurm_switch(FILE *o, const tii_tree_t *tr, const struct kids *k, const struct slurm_sw *sw,
+			const struct slurm_sw *all, size_t nall, char **names)
+{
+	size_t c = sw->c, nkc = k->cfirst[c + 1] - k->cfirst[c], nkh = 0;
+	for (size_t i = k->hfirst[c]; i < k->hfirst[c + 1]; i++)
+		names[nkh++] = tr->hosts[k->hidx[i]].name;
+	for (size_t i = 0; i < tr->ngone; i++)
+		if (tr->gone[i].parent == (long)c) {
+			/* kept where Slurm expects it, and said so */
+			fprintf(o, "# %s: not in the fabric now (last seen in generation %" PRIu64 "), kept under %s\n",
+				tr->gone[i].name, tr->gone[i].last_gen, sw->name);
+			names[nkh++] = tr->gone[i].name;
+		}
+	char *nodes = nkh ? hostlist_compress(names, nkh) : NULL;
+	if (nkh && !nodes)
+		return -1;
+	if (nkh && nkc)   /* Slurm takes Nodes= or Switches=, not both */
+		fprintf(o, "SwitchName=%s_hosts Nodes=%s\n", sw->name, nodes);
+	if (nkc || !nkh) {
+		const char **kn = malloc((nkc ? nkc : 1) * sizeof(*kn));
+		if (!kn) {
+			free(nodes);
+			return -1;
+		}
+		for (size_t i = 0; i < nkc; i++) {
+			size_t kc = k->cidx[k->cfirst[c] + i];
+			for (size_t j = 0; j < nall; j++)
+				if (all[j].c == kc)
+					kn[i] = all[j].name;
+		}
+		qsort(kn, nkc, sizeof(*kn), cmp_str);
+		fprintf(o, "SwitchName=%s Switches=", sw->name);
+		for (size_t i = 0; i < nkc; i++)
+			fprintf(o, "%s%s", i ? "," : "", kn[i]);
+		if (nkh)
+			fprintf(o, ",%s_hosts", sw->name);
+		fputc('\n', o);
+		free(kn);
+	} else {
+		fprintf(o, "SwitchName=%s Nodes=%s\n", sw->name, nodes);
+	}
+	free(nodes);
+	return 0;
+}
+
+/* topology.conf. Nothing in it depends on the generation or on which hosts
+ * are up at the moment, so a cron job rewrites the same bytes until the
+ * fabric's switches change: hosts topod remembers from earlier generations
+ * stay under their leaf (with a comment). */
 static int slurm_write(FILE *o, const tii_tree_t *tr, const struct kids *k, const char *server)
 {
-	char name[64];
-	size_t roots = 0;
-	for (size_t i = 0; i < tr->nclusters; i++)
+	size_t roots = 0, placed = 0, nc = tr->nclusters;
+	for (size_t i = 0; i < nc; i++)
 		roots += tr->clusters[i].parent < 0;
-	fprintf(o, "# topology.conf for Slurm's topology/tree plugin, written by topoquery\n"
-		"# from topod %s, fabric generation %" PRIu64 ": %zu switch clusters, %zu hosts, %zu tree%s.\n"
-		"# Switch names are sLEVEL_CLUSTERID (IDs are stable while the fabric is unchanged).\n",
-		server ? server : "-", tr->generation, tr->nclusters, tr->nhosts, roots, roots == 1 ? "" : "s");
-	for (size_t c = 0; c < tr->nclusters; c++) {
-		const struct tii_tree_cluster *cl = &tr->clusters[c];
-		size_t nkc = k->cfirst[c + 1] - k->cfirst[c], nkh = k->hfirst[c + 1] - k->hfirst[c];
-		char *nodes = NULL;
-		if (nkh) {
-			char **names = malloc(nkh * sizeof(*names));
-			if (!names)
-				return -1;
-			for (size_t i = 0; i < nkh; i++)
-				names[i] = tr->hosts[k->hidx[k->hfirst[c] + i]].name;
-			nodes = hostlist_compress(names, nkh);
-			free(names);
-			if (!nodes)
-				return -1;
-		}
-		switch_name(name, sizeof(name), cl);
-		if (nkh && nkc)   /* Slurm takes Nodes= or Switches=, not both */
-			fprintf(o, "SwitchName=%s_hosts Nodes=%s\n", name, nodes);
-		if (nkc || !nkh) {
-			fprintf(o, "SwitchName=%s Switches=", name);
-			for (size_t i = 0; i < nkc; i++) {
-				char cn[64];
-				switch_name(cn, sizeof(cn), &tr->clusters[k->cidx[k->cfirst[c] + i]]);
-				fprintf(o, "%s%s", i ? "," : "", cn);
-			}
-			if (nkh)
-				fprintf(o, ",%s_hosts", name);
-			fputc('\n', o);
-		} else {
-			fprintf(o, "SwitchName=%s Nodes=%s\n", name, nodes);
-		}
-		free(nodes);
+	for (size_t i = 0; i < tr->ngone; i++)
+		placed += tr->gone[i].parent >= 0;
+	struct slurm_sw *sw = malloc((nc ? nc : 1) * sizeof(*sw));
+	char **names = malloc((tr->nhosts + tr->ngone + 1) * sizeof(*names));
+	if (!sw || !names) {
+		free(sw);
+		free(names);
+		return -1;
 	}
-	return 0;
+	for (size_t i = 0; i < nc; i++) {
+		sw[i].tr = tr;
+		sw[i].c = i;
+		switch_name(sw[i].name, sizeof(sw[i].name), tr, i);
+	}
+	qsort(sw, nc, sizeof(*sw), cmp_slurm_sw);
+	fprintf(o, "# topology.conf for Slurm's topology/tree plugin, written by topoquery\n"
+		"# from topod %s: %zu switch clusters, %zu hosts, %zu tree%s.\n"
+		"# Switches are named after the fabric's switches (topoquery(1), slurm).\n",
+		server ? server : "-", nc, tr->nhosts + placed, roots, roots == 1 ? "" : "s");
+	for (size_t i = 0; i < tr->ngone; i++)
+		if (tr->gone[i].parent < 0)
+			fprintf(o, "# %s: not in the fabric now (last seen in generation %" PRIu64
+				"), its leaf switch 0x%016" PRIx64 " has no host now: left out\n",
+				tr->gone[i].name, tr->gone[i].last_gen, tr->gone[i].leaf);
+	int rc = 0;
+	for (size_t i = 0; i < nc && !rc; i++)
+		rc = slurm_switch(o, tr, k, &sw[i], sw, nc, names);
+	free(sw);
+	free(names);
+	return rc;
 }
 
 /* One plane's topology.conf to path (atomically), or to stdout. */

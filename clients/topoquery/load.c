@@ -255,16 +255,38 @@ static int fetch_load(struct tq *q, const char *pattern, int argc, char **argv, 
 	return EXIT_OK;
 }
 
-static void json_link(FILE *o, const struct tii_load_link *k, int first)
+/* A link end's name: the switch's (topod's `switches`), else the job
+ * host whose CA it is, else NULL. */
+static const char *load_name(const struct swnames *sn, const tii_load_t *l, uint64_t g)
+{
+	const char *nm = tii_switch_name_of(sn->v, sn->n, g);
+	for (size_t i = 0; !nm && g && i < l->nhostnames; i++)
+		if (l->hostnames[i].guid == g)
+			nm = l->hostnames[i].name;
+	return nm;
+}
+
+static void json_name(FILE *o, const char *nm)
+{
+	if (nm)
+		json_str(o, nm);
+	else
+		fputs("null", o);
+}
+
+static void json_link(FILE *o, const struct swnames *sn, const tii_load_t *l, const struct tii_load_link *k,
+		      int first)
 {
 	fputs(first ? "{\"node\":" : ",{\"node\":", o);
 	json_guid(o, k->guid);
+	fputs(",\"name\":", o);
+	json_name(o, load_name(sn, l, k->guid));
 	fprintf(o, ",\"port\":%d,\"from\":%d,\"to\":%d,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64, k->port, k->from,
 		k->to, k->msgs, k->bytes);
 }
 
 /* --json: one object on one line. */
-static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
+static void print_json(FILE *o, const struct swnames *sn, const tii_load_t *l, const char *pattern)
 {
 	fprintf(o, "{\"generation\":%" PRIu64 ",\"pattern\":", l->generation);
 	json_str(o, pattern);
@@ -278,9 +300,12 @@ static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
 		fputs("\"time_s\":null,\"bottleneck\":null,", o);
 	else if (!l->bottleneck_guid)
 		fprintf(o, "\"time_s\":%.9g,\"bottleneck\":null,", l->time_s);
-	else
-		fprintf(o, "\"time_s\":%.9g,\"bottleneck\":{\"node\":\"0x%016" PRIx64 "\",\"port\":%d,\"bps\":%" PRIu64 "},",
-			l->time_s, l->bottleneck_guid, l->bottleneck_port, l->bottleneck_bps);
+	else {
+		fprintf(o, "\"time_s\":%.9g,\"bottleneck\":{\"node\":\"0x%016" PRIx64 "\",\"name\":", l->time_s,
+			l->bottleneck_guid);
+		json_name(o, load_name(sn, l, l->bottleneck_guid));
+		fprintf(o, ",\"port\":%d,\"bps\":%" PRIu64 "},", l->bottleneck_port, l->bottleneck_bps);
+	}
 	fputs("\"levels\":[", o);
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
@@ -305,7 +330,7 @@ static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
 	fputs("],\"max\":[", o);
 	for (size_t i = 0; i < l->nmax; i++) {
 		const struct tii_load_max *m = &l->max[i];
-		json_link(o, &m->link, !i);
+		json_link(o, sn, l, &m->link, !i);
 		fputs(",\"behind\":[", o);
 		for (size_t k = 0; k < m->nbehind; k++) {
 			if (k)
@@ -316,25 +341,46 @@ static void print_json(FILE *o, const tii_load_t *l, const char *pattern)
 	}
 	fputs("],\"links\":[", o);
 	for (size_t i = 0; i < l->nlinks; i++) {
-		json_link(o, &l->links[i], !i);
+		json_link(o, sn, l, &l->links[i], !i);
 		fputs(",\"head\":", o);
 		json_guid(o, l->links[i].head);
+		fputs(",\"head_name\":", o);
+		json_name(o, load_name(sn, l, l->links[i].head));
 		fputc('}', o);
 	}
 	fputs("]}\n", o);
 }
 
-/* "GUID:PORT F>T" of a link, as the text output names it. */
-static void text_link(FILE *o, const char *what, const struct tii_load_link *k)
+/* "NAME (GUID)", or the GUID alone for an end without a name. */
+static void text_end(FILE *o, const char *nm, uint64_t g)
 {
-	fprintf(o, "%s 0x%016" PRIx64 ":%d ", what, k->guid, k->port);
+	if (nm) {
+		text_str(o, nm);
+		fprintf(o, " (0x%016" PRIx64 ")", g);
+	} else {
+		fprintf(o, "0x%016" PRIx64, g);
+	}
+}
+
+/* "NAME (GUID) port P F>T" of a link ("GUID:PORT F>T" without a name). */
+static void text_link(FILE *o, const struct swnames *sn, const tii_load_t *l, const char *what,
+		      const struct tii_load_link *k)
+{
+	const char *nm = load_name(sn, l, k->guid);
+	fprintf(o, "%s ", what);
+	text_end(o, nm, k->guid);
+	if (nm)
+		fprintf(o, " port %d ", k->port);
+	else
+		fprintf(o, ":%d ", k->port);
 	lvl(o, k->from);
 	fputc('>', o);
 	lvl(o, k->to);
 }
 
 /* Text: the totals one per line, then level, hops, max (and link) lines. */
-static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const char *pattern)
+static void print_text(const struct tq *q, const struct swnames *sn, FILE *o, const tii_load_t *l,
+		       const char *pattern)
 {
 	fprintf(o, "generation %" PRIu64 "\npattern %s\nranks %zu\nhosts %zu\nflows %" PRIu64 "\nmsgs %" PRIu64
 		"\nbytes %" PRIu64 "\nintra_msgs %" PRIu64 "\nintra_bytes %" PRIu64 "\nfailed_msgs %" PRIu64
@@ -346,9 +392,13 @@ static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const c
 		fputs("time - (a loaded cable has no known rate)\n", o);
 	else if (!l->bottleneck_guid)
 		fprintf(o, "time %.3f us\n", l->time_s * 1e6);
-	else
-		fprintf(o, "time %.3f us bottleneck 0x%016" PRIx64 ":%d at %.3g Gb/s\n", l->time_s * 1e6,
-			l->bottleneck_guid, l->bottleneck_port, (double)l->bottleneck_bps / 1e9);
+	else {
+		const char *nm = load_name(sn, l, l->bottleneck_guid);
+		fprintf(o, "time %.3f us bottleneck ", l->time_s * 1e6);
+		text_end(o, nm, l->bottleneck_guid);
+		fprintf(o, nm ? " port %d at %.3g Gb/s\n" : ":%d at %.3g Gb/s\n", l->bottleneck_port,
+			(double)l->bottleneck_bps / 1e9);
+	}
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
 		fputs("level ", o);
@@ -368,7 +418,7 @@ static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const c
 			fprintf(o, "hops %d msgs=%" PRIu64 " bytes=%" PRIu64 "\n", h, l->hop_msgs[h], l->hop_bytes[h]);
 	for (size_t i = 0; i < l->nmax; i++) {
 		const struct tii_load_max *m = &l->max[i];
-		text_link(o, "max", &m->link);
+		text_link(o, sn, l, "max", &m->link);
 		fprintf(o, " msgs=%" PRIu64 " bytes=%" PRIu64 " behind=", m->link.msgs, m->link.bytes);
 		for (size_t k = 0; k < m->nbehind; k++)
 			fprintf(o, "%s%s", k ? "," : "", m->behind[k]);
@@ -377,8 +427,10 @@ static void print_text(const struct tq *q, FILE *o, const tii_load_t *l, const c
 	if (q->load_links)
 		for (size_t i = 0; i < l->nlinks; i++) {
 			const struct tii_load_link *k = &l->links[i];
-			text_link(o, "link", k);
-			fprintf(o, " %" PRIu64 " %" PRIu64 " 0x%016" PRIx64 "\n", k->msgs, k->bytes, k->head);
+			text_link(o, sn, l, "link", k);
+			fprintf(o, " %" PRIu64 " %" PRIu64 " ", k->msgs, k->bytes);
+			text_end(o, load_name(sn, l, k->head), k->head);
+			fputc('\n', o);
 		}
 }
 
@@ -427,10 +479,13 @@ int cmd_load(struct tq *q, int argc, char **argv)
 	int status = fetch_load(q, pattern, argc - 1, argv + 1, &l);
 	if (status)
 		return status;
+	struct swnames sn = { 0 };
+	swnames_get(q->t, &sn);
 	if (q->json)
-		print_json(q->out, l, pattern);
+		print_json(q->out, &sn, l, pattern);
 	else
-		print_text(q, q->out, l, pattern);
+		print_text(q, &sn, q->out, l, pattern);
+	swnames_free(&sn);
 	char title[200];
 	snprintf(title, sizeof(title), "%s: %zu ranks on %zu hosts, generation %" PRIu64, pattern, l->nranks,
 		 l->nhosts, l->generation);

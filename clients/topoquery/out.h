@@ -8,8 +8,11 @@
 #ifndef TOPOQUERY_OUT_H
 #define TOPOQUERY_OUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "tii.h"
 
 /* s as a JSON string with its quotes. Control bytes, '"', '\' and bytes
  * >= 0x80 are escaped (\u00XX: bytes read as Latin-1, so the output is
@@ -21,5 +24,21 @@ void json_guid(FILE *f, uint64_t g);
  * (the protocol's own escaping), so a name is one word-safe field when
  * quoted. */
 void text_str(FILE *f, const char *s);
+
+/* Switch names next to GUIDs (issue 26): topod's `switches`, asked once.
+ * An older topod, or any failure, leaves the table empty and GUIDs are
+ * printed alone, as before. */
+struct swnames {
+	struct tii_switch_name *v;
+	size_t n;
+};
+void swnames_get(tii_t *t, struct swnames *s);
+void swnames_free(struct swnames *s);
+/* Text: "NAME (0xGUID)", or "0xGUID" for a node without a name. */
+void text_node(FILE *f, const struct swnames *s, uint64_t guid);
+/* Text: "NAME (0xGUID) port P", or "0xGUID:P" without a name. */
+void text_port(FILE *f, const struct swnames *s, uint64_t guid, int port);
+/* JSON: the name as a string, or null. */
+void json_swname(FILE *f, const struct swnames *s, uint64_t guid);
 
 #endif

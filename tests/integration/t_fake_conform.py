@@ -205,7 +205,7 @@ def main():
     for sh in real.values():
         for cmd, ss in sh.items():
             union.setdefault(cmd, set()).update(ss)
-    check("L cluster G parent=W level=N dist=inf hosts=N" in union["tree"],
+    check("L cluster G parent=W level=N dist=inf hosts=N name=W" in union["tree"],
           "the real topod's tree says dist=inf on the unreachable/disconnected fixtures")
 
     procs = []

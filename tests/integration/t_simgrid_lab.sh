@@ -127,7 +127,9 @@ near15 "${pc:-0}" "${tc:-0}" && ok "topod predicts (c) at ${pc} s, SMPI ${tc} s 
 	nok "(c) predicted ${pc:-none} s, SMPI ${tc:-none} s"
 # The same figure through libtii (topoquery load: tii_load_t.time_s and the
 # bottleneck), for a ring of two over the 1x cable: 4 MB each way, 4 ms.
-tq=$("$ROOT/build/bin/topoquery" load --bytes 4000000 shift:1 c401-101 c401-102 2>&1 | grep '^time ')
+# (topoquery names the cable's end, "c401-101 (0x...) port 1"; the protocol gives 0x...:1)
+tq=$("$ROOT/build/bin/topoquery" load --bytes 4000000 shift:1 c401-101 c401-102 2>&1 | grep '^time ' |
+	sed 's/ bottleneck [^ ]* (\(0x[0-9a-f]*\)) port \([0-9]*\)/ bottleneck \1:\2/')
 want=$(printf 'load bytes=4000000 links=max shift:1 c401-101 c401-102\n' | nc -q 2 127.0.0.1 "$LAB_TOPOD_PORT" |
 	sed -n '1s/.* time_us=\([0-9.]*\) bottleneck=\(0x[0-9a-f]*:[0-9]*\) .*/time \1 us bottleneck \2 at 8 Gb\/s/p')
 [ -n "$want" ] && [ "$tq" = "$want" ] && ok "topoquery load (libtii): $tq" || nok "topoquery load: '$tq', protocol: '$want'"

@@ -15,7 +15,8 @@
 #     each with the same child switches, its nodes (hostlists expanded by
 #     `scontrol show hostnames`, Slurm's own parser) = those of topology.conf
 #     for a leaf and the union below it for an upper switch, and Slurm's
-#     Level (0 = leaf) = height in the tree = depth-1 - topod's level (s<L>_);
+#     Level (0 = leaf) = height in the tree = depth-1 - topod's level (the
+#     cluster of that name in `topoquery --json tree`);
 #   - ground truth from fabgen's --meta: the leaf switches' node sets are the
 #     fabric's leaf switches' host sets, every host under one leaf; on the
 #     3-level tree the level-1 switches' node sets are the pods.
@@ -209,11 +210,12 @@ fabric() {
 		return
 	fi
 
+	"$TQ" -s "$S" --json tree >"$d/tree.json" 2>/dev/null || nok "$label: topoquery --json tree"
 	python3 - "$label" "$d/f.json" "$d/etc/topology.conf" "$d/scontrol.topology" "$depth" "$d/slurm.nodes" \
-		<<'EOF' || failed=$((failed + 1))
+		"$d/tree.json" <<'EOF' || failed=$((failed + 1))
 import json, re, subprocess, sys
 
-label, meta, confp, showp, depth, nodesp = sys.argv[1:]
+label, meta, confp, showp, depth, nodesp, treep = sys.argv[1:]
 depth = int(depth)
 m = json.load(open(meta))
 failed = 0
@@ -287,9 +289,14 @@ check(not bad, "each switch's nodes in scontrol = topology.conf's (the union bel
     " - differ: %s" % bad[:3] if bad else ""))
 bad = [s for s in common if show[s]["level"] != height(s)]
 check(not bad, "Slurm's Level = height in the tree (leaves 0)%s" % (" - differ: %s" % bad[:3] if bad else ""))
-lvl = {s: int(re.match(r"^s(\d+)_", s).group(1)) for s in conf if re.match(r"^s(\d+)_", s)}
+try:
+    tree = json.load(open(treep))
+except ValueError:
+    tree = {"clusters": []}
+lvl = {c["name"]: c["level"] for c in tree["clusters"] if c.get("name") in conf}
 check(len(lvl) == len(conf) and all(show[s]["level"] == depth - 1 - lvl[s] for s in common),
-      "Slurm's Level = %d - topod's level (s<L>_ in the name)" % (depth - 1))
+      "Slurm's Level = %d - topod's level (the cluster of that name in the tree)" % (depth - 1))
+check(all(re.match(r"^ibsw-", s) for s in conf), "every switch is named after a fabric switch (ibsw-*)")
 
 # the fabric itself
 hosts = set(m["hosts"])

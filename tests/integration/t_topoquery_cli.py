@@ -85,7 +85,7 @@ def check_slurm(text, tree, what):
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        m = re.match(r"^SwitchName=([A-Za-z0-9_]+) (Nodes|Switches)=(\S+)$", line)
+        m = re.match(r"^SwitchName=([A-Za-z0-9._-]+) (Nodes|Switches)=(\S+)$", line)
         if not m:
             note("bad line: " + line)
             ok = False
@@ -105,7 +105,8 @@ def check_slurm(text, tree, what):
     roots = [c for c in tree["clusters"] if c["parent"] is None]
     check(len(tops) == len(roots), what + ": one tree per root (%d)" % len(roots))
     for c in tree["clusters"]:
-        n = "s%d_%s" % (c["level"], c["id"][2:])
+        # topod's name for the cluster (its switch); sLEVEL_ID from a topod without names
+        n = c.get("name") or "s%d_%s" % (c["level"], c["id"][2:])
         if n not in switches:
             check(False, what + ": cluster %s has switch %s" % (c["id"], n))
             break
@@ -170,10 +171,13 @@ def fixture_suite(S, tag):
           and all(GUID.match(c["id"]) for c in tree["clusters"]), t + "tree --json")
     rc, out, err = tq("tree", server=S)
     ls = out.splitlines()
-    check(rc == 0 and len(ls) == 7 and ls[0].startswith("cluster 0x") and "level=0" in ls[0]
+    check(rc == 0 and len(ls) == 7 and ls[0].startswith("cluster cl_0000000000200000_1 (0x") and "level=0" in ls[0]
+          and "  cluster Switch1 (0x" in out and "  cluster Switch2 (0x" in out
           and sum(1 for l in ls if l.startswith("  cluster ")) == 2
           and sorted(l.strip() for l in ls if l.startswith("    host ")) ==
-          ["host Hca1", "host Hca2", "host Hca3", "host Hca4"], t + "tree text, indented by level")
+          ["host Hca1", "host Hca2", "host Hca3", "host Hca4"], t + "tree text, indented by level, clusters named after their switch (Switch1 (0x...))")
+    check([c["name"] for c in tree["clusters"]] == ["Switch1", "Switch2", "cl_0000000000200000_1"],
+          t + "tree --json: a name per cluster; two leaves cabled to each other have no switch above: cl_ fallback")
     rc, out, err = tq("tree", "--format", "dot", server=S)
     if check(rc == 0, t + "tree --format dot"):
         check_dot(out, tree, t + "tree dot")
@@ -375,11 +379,11 @@ def main():
     tree = js(out)
     rc, out, err = tq("slurm", server=isl.addr)
     sw = check_slurm(out, tree, "[islands] slurm")
-    check(sw.get("s1_00000000000000c3") == ("Nodes", "n[01-03,05]"), "[islands] zero-padded hostlist n[01-03,05]")
-    check(sw.get("s0_0000000000000f00_hosts") == ("Nodes", "gw1") and
-          sw.get("s0_0000000000000f00") == ("Switches", "s1_00000000000000a1,s1_00000000000000b2,s0_0000000000000f00_hosts"),
+    check(sw.get("leaf-c") == ("Nodes", "n[01-03,05]"), "[islands] zero-padded hostlist n[01-03,05]")
+    check(sw.get("spine-0_hosts") == ("Nodes", "gw1") and
+          sw.get("spine-0") == ("Switches", "leaf-a,leaf-b,spine-0_hosts"),
           "[islands] a cluster holding hosts and clusters gets a _hosts switch")
-    check(sw.get("s0_0000000000000f02") == ("Nodes", "solo"), "[islands] a lone host's root switch")
+    check(sw.get("cl_0000000000000f02_0") == ("Nodes", "solo"), "[islands] a lone host's root switch")
     rc, out, err = tq("tree", server=isl.addr)
     ls = out.splitlines()
     check(rc == 0 and sum(1 for l in ls if l.startswith("cluster ")) == 3 and "  host gw1" in ls

@@ -348,12 +348,12 @@ class Handler:
     # with zero-padded names, and a lone host; the other commands answer as
     # for 2sw4hca.
     ISLANDS = [
-        "cluster 0x00000000000000a1 parent=0x0000000000000f00 level=1 dist=1 hosts=2",
-        "cluster 0x00000000000000b2 parent=0x0000000000000f00 level=1 dist=1 hosts=2",
-        "cluster 0x00000000000000c3 parent=0x0000000000000f01 level=1 dist=1 hosts=4",
-        "cluster 0x0000000000000f00 parent=- level=0 dist=3 hosts=5",
-        "cluster 0x0000000000000f01 parent=- level=0 dist=1 hosts=4",
-        "cluster 0x0000000000000f02 parent=- level=0 dist=inf hosts=1",
+        "cluster 0x00000000000000a1 parent=0x0000000000000f00 level=1 dist=1 hosts=2 name=leaf-a",
+        "cluster 0x00000000000000b2 parent=0x0000000000000f00 level=1 dist=1 hosts=2 name=leaf-b",
+        "cluster 0x00000000000000c3 parent=0x0000000000000f01 level=1 dist=1 hosts=4 name=leaf-c",
+        "cluster 0x0000000000000f00 parent=- level=0 dist=3 hosts=5 name=spine-0",
+        "cluster 0x0000000000000f01 parent=- level=0 dist=1 hosts=4 name=cl_00000000000000c3_1",
+        "cluster 0x0000000000000f02 parent=- level=0 dist=inf hosts=1 name=cl_0000000000000f02_0",
         "host Hca1 parent=0x00000000000000a1",
         "host Hca2 parent=0x00000000000000b2",
         "host Hca3 parent=0x00000000000000a1",
@@ -384,12 +384,12 @@ class Handler:
                 podc[p] = f.cluster_id(members[0], 1)
         for li, m in leafc.items():
             parent = podc[f.leaves[li][2]] if podc else root
-            lines.append("cluster 0x%016x parent=0x%016x level=%d dist=1 hosts=%d" % (
-                f.cluster_id(m[0], f.depth - 1), parent, f.depth - 1, len(m)))
+            lines.append("cluster 0x%016x parent=0x%016x level=%d dist=1 hosts=%d name=leaf-%d" % (
+                f.cluster_id(m[0], f.depth - 1), parent, f.depth - 1, len(m), li))
         for p, i in podc.items():
             n = sum(1 for h in f.hosts if f.leaves[h[4]][2] == p)
-            lines.append("cluster 0x%016x parent=0x%016x level=1 dist=3 hosts=%d" % (i, root, n))
-        lines.append("cluster 0x%016x parent=- level=0 dist=%d hosts=%d" % (
+            lines.append("cluster 0x%016x parent=0x%016x level=1 dist=3 hosts=%d name=spine-%d" % (i, root, n, p))
+        lines.append("cluster 0x%016x parent=- level=0 dist=%d hosts=%d name=core-0" % (
             root, 5 if podc else 2, len(f.hosts)))
         nc = len(lines)
         for h in range(len(f.hosts)):
@@ -613,7 +613,7 @@ class FakeTopod:
         if m == "stream":
             if cmd == "tree":
                 s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
-                          b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
+                          b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n name=leaf-a" % (G, B - 1, B, B - 1))
                 line = b"host n%06d parent=0x00000000000000a1\n"
                 return self.endless(s, b"".join(line % k for k in range(20000)))
             s.sendall(b"OK gen=%d hosts=%d sharing=0 avg_hosts_per_leaf=1 leaves=%d pairs_ok=0 pairs_failed=0 "
@@ -641,7 +641,7 @@ class FakeTopod:
         big = b"x" * 1000000   # 1 MB: under the old 1 MiB line limit
         if cmd == "tree":
             s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
-                      b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n" % (G, B - 1, B, B - 1))
+                      b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n name=leaf-a" % (G, B - 1, B, B - 1))
             return self.endless(s, b"host " + big + b" parent=0x00000000000000a1\n")
         if cmd == "path":
             s.sendall(b"OK gen=%d src=Hca1/0x0000000000100000 dst=Hca2/0x0000000000100003 hops=64 "

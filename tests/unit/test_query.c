@@ -95,6 +95,8 @@ int main(void)
 		{ "depth", "OK gen=" },
 		{ "clusters 1 h0000 h0005", "OK gen=" },
 		{ "tree", "OK gen=" },
+		{ "tree gone", "OK gen=" },
+		{ "switches", "OK gen=" },
 		{ "shared h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "order h0015 h0000 h0005", "OK gen=" },
 		{ "pick 2 h0000 h0005 h0010 h0015", "OK gen=" },
