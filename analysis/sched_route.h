@@ -20,17 +20,23 @@
  * pending destination that is free to receive, keeps every cable of its
  * route within the budget (a cable may always take one block), and crosses
  * the most loaded cable (largest R), ties to the receiver with most blocks
- * pending. A rank left without a partner is offered one exchange with a
- * matched sender (it takes that sender's receiver, the sender takes another
- * free one), so that steps stay full. Steps beyond P-1, if any, are
- * leftovers with the budget of the whole remainder. Intra-host blocks load
- * no cable and fill the gaps.
+ * pending. A sender left without a partner tries an augmenting path
+ * through the step's matching (Kuhn's, each move checked against the
+ * cables, 1 or 3 moves deep) so that steps stay full. Steps beyond P-1, if
+ * any, are leftovers with the budget of the whole remainder. Intra-host
+ * blocks load no cable and fill the gaps. Greedy choices may strand ranks or
+ * let a cable fall behind, depending on the fabric, so four variants run
+ * (budget x1 or x1.25, paths of 1 or 3 moves) beside XOR's own steps, and
+ * the one the model predicts fastest is the answer: never predicted slower
+ * than XOR (on whole leaves of a 2:1 tree the greedy loses to XOR's order,
+ * and route is XOR's steps there).
  *
- * Cost: O(P^2 h) per step (every sender scans its pending list, h = cables of
- * the longest route), O(P^3 h) in all, plus the repair's bounded tries;
- * memory O(P^2) (the pending lists) + O(links). Measured 256 ranks in
- * about 0.1 s (tests/unit/test_sched_route.c). Jobs above SR_RANKS_MAX
- * ranks run XOR (schedule.c says so in note).
+ * Cost: per variant O(P^2 h) per step (every sender scans its pending list,
+ * h = cables of the longest route; augmenting paths visit at most 4P
+ * receivers per step), O(P^3 h) in all; memory O(P^2) (pending lists and
+ * one spare schedule) + O(links). Measured: 256 ranks in 0.3 s
+ * (tests/unit/test_sched_route.c, 2 cores). Jobs above SR_RANKS_MAX ranks
+ * run XOR (schedule.c says so in note).
  *
  * Pure: no I/O, no globals. Deterministic for the same job.
  */
