@@ -23,6 +23,34 @@ int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level)
 	return 0;
 }
 
+double advice_slow_factor(enum sched_algo a)
+{
+	/* bench/jobspeed, 49 jobs on 7 lab fabrics (docs/performance.md) */
+	switch (a) {
+	case SCHED_TACS1:
+		return 1.23; /* extra steps on the random regular graph */
+	case SCHED_TACS2:
+		return 1.04;
+	case SCHED_OPT:
+		return 1.06;
+	case SCHED_ROUTE:
+		return 1.10; /* measured 0.95-1.09 */
+	default:
+		return 1;
+	}
+}
+
+int advice_keeps(enum sched_algo a, double time, double xor_time, double bound)
+{
+	if (a == SCHED_XOR || time < 0 || xor_time < 0)
+		return 1;
+	double fast = xor_time * ADVICE_XOR_FAST;
+	if (bound > fast)
+		fast = bound;
+	/* a millionth for the rounding of sums over steps */
+	return time * advice_slow_factor(a) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
+}
+
 /* The all-to-all of the same ranks posted at once: the lower bound of any
  * schedule on these routes and rates. */
 static double bound_time(const struct route_tab *rt, const struct sched_req *req, uint64_t bytes, int threads)
@@ -55,8 +83,7 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	if (rc)
 		return rc;
 	a->xor_time = sched_time(x, bytes);
-	/* slower by more than a millionth: not the rounding of a sum over steps */
-	if (fallback && a->time >= 0 && a->xor_time >= 0 && a->time > a->xor_time * (1 + 1e-6)) {
+	if (fallback && !advice_keeps((*s)->algo, a->time, a->xor_time, a->bound)) {
 		sched_free(*s);
 		*s = x;
 		a->time = a->xor_time;

@@ -6,8 +6,9 @@
  * the one cost model (cost.h) on the job's real routes and cable rates:
  *   - its predicted time, XOR's on the same ranks, and the lower bound of
  *     any schedule (the all-to-all posted at once);
- *   - with fallback set, a schedule predicted slower than XOR (by more than
- *     a millionth, not rounding) is replaced by XOR, and OPT whose steps put
+ *   - with fallback set, a schedule is kept only if it is surely no slower
+ *     than 0.98x XOR despite the model's measured error (advice_keeps);
+ *     otherwise it is replaced by XOR. OPT whose steps put
  *     more blocks on a cable than its per-cable bound (Prisacari et al.
  *     assume their own routing, not the LFTs') is refused (AN_E_NOTAPPLIC,
  *     err names the step and level). Without fallback the schedule is
@@ -30,11 +31,34 @@
  * many ranks (8 MiB of flows), "unknown" above. */
 #define ADVICE_BASELINE_MAX 1024
 
+/* The model's measured error on the job-speed benchmark (bench/jobspeed,
+ * docs/performance.md "topod's predictions beside SMPI"): SMPI's time over
+ * the predicted one. XOR ran down to 0.81 of its prediction (its steps
+ * overlap where ranks run ahead); each schedule up to its factor below. */
+#define ADVICE_XOR_FAST 0.81
+/* What a recommended schedule must keep: at least this fraction of XOR's
+ * speed (issue 19's "never slower", with 2 % for rounding). */
+#define ADVICE_MIN_SPEED 0.98
+
+/* The worst SMPI time over predicted time measured for algorithm a (1 for
+ * XOR's own steps, judged by ADVICE_XOR_FAST). */
+double advice_slow_factor(enum sched_algo a);
+
+/*
+ * The rule: keep a schedule of algorithm a predicted at time seconds
+ * (XOR's xor_time, the bound bound) only if even at its slowest measured
+ * error it runs at ADVICE_MIN_SPEED of XOR at XOR's fastest:
+ *     time * slow(a) <= max(bound, xor_time * ADVICE_XOR_FAST) / 0.98
+ * (no schedule runs below the bound, XOR included). Unknown times (< 0)
+ * keep the schedule: no fallback on a guess. 1: keep, 0: answer XOR.
+ */
+int advice_keeps(enum sched_algo a, double time, double xor_time, double bound);
+
 struct advice {
 	double time;      /* the answer's predicted seconds, -1 if unknown (a cable without a rate) */
 	double xor_time;  /* XOR's, -1 if unknown or above ADVICE_BASELINE_MAX ranks */
 	double bound;     /* the all-to-all posted at once, -1 if unknown */
-	int slower;       /* the requested schedule was replaced by XOR */
+	int slower;       /* the requested schedule was replaced by XOR (advice_keeps said no) */
 };
 
 /* The first step and level (>= 1) where OPT's busiest cable exceeds its

@@ -5,6 +5,7 @@
 
 #include "cost.h"
 #include "rate.h"
+#include "sched_route.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ static int fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 	return code;
 }
 
-static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather" };
+static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather", "route" };
 
 const char *sched_algo_name(enum sched_algo a)
 {
@@ -1142,6 +1143,26 @@ void sched_free(struct sched *s)
 static int build_compact(struct sched *s, const struct job *j, const struct sched_req *req, int threads,
 			 char err[AN_ERR_LEN]);
 
+/* The route-aware schedule (sched_route.c) on this job's routes; XOR above
+ * its rank limit, as TACS falls back on sparse jobs. */
+static int build_route(struct sbuild *b, const struct job *j, char err[AN_ERR_LEN])
+{
+	if (j->P > SR_RANKS_MAX) {
+		snprintf(b->s->note, sizeof(b->s->note), "fallback=xor ranks=%u route_max=%d", j->P, SR_RANKS_MAX);
+		b->s->algo = SCHED_XOR;
+		return build_xor(b, j->P);
+	}
+	struct sr_job in = { j->P, j->H, j->nlinks, j->jh, j->group, j->cable, j->path_off, j->links, j->bps };
+	uint32_t *ends = NULL, n = 0;
+	int rc = sr_build(&in, b->s->src, b->s->dst, b->cap, &ends, &n, err);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		b->n = ends[i];
+		rc = sb_step(b);
+	}
+	free(ends);
+	return rc;
+}
+
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req, int threads,
 		struct sched **out, char err[AN_ERR_LEN])
 {
@@ -1149,7 +1170,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 		return fail(err, AN_E_INVAL, "empty rank list");
 	if (req->nranks > SCHED_RANKS_MAX)
 		return fail(err, AN_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
-	if ((unsigned)req->algo > SCHED_ALLGATHER)
+	if ((unsigned)req->algo > SCHED_ROUTE)
 		return fail(err, AN_E_INVAL, "unknown algorithm");
 	if (req->conflicts > SCHED_CONFLICTS_MAX)
 		return fail(err, AN_E_INVAL, "conflicts must be 0..%d", SCHED_CONFLICTS_MAX);
@@ -1170,8 +1191,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	s->nranks = j.P;
 	s->step_off = calloc(65, sizeof(*s->step_off));
 	b.scap = 64;
-	/* compact: no rank flows held (OPT has no compact form) */
-	int compact = req->compact && req->algo != SCHED_OPT;
+	/* compact: no rank flows held (OPT and route have no compact form:
+	 * their steps are chosen rank by rank) */
+	int compact = req->compact && req->algo != SCHED_OPT && req->algo != SCHED_ROUTE;
 	if (!s->step_off || (!compact && sb_alloc(&b, (size_t)j.P * (j.P - 1))))
 		goto out;
 	if (s->algo == SCHED_TACS1 || s->algo == SCHED_TACS2) {
@@ -1219,6 +1241,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	case SCHED_OPT:
 		task = malloc((size_t)j.P * sizeof(*task));
 		rc = task ? build_opt(&b, &j, h, task, err) : AN_E_NOMEM;
+		break;
+	case SCHED_ROUTE:
+		rc = build_route(&b, &j, err);
 		break;
 	}
 	if (rc)

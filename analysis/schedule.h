@@ -51,6 +51,11 @@
  *                 block (r - t*k) mod P, then (except the last) a ring step
  *                 r -> (r+k) mod P carrying the same block. P-1 steps. The
  *                 flows carry the block (origin rank) they forward.
+ *   SCHED_ROUTE   route-aware, aiming at the bound: P-1 steps (a few more at
+ *                 most) whose flows keep every cable near its fair share of
+ *                 what it carries in all, mixing on-leaf and off-leaf pairs;
+ *                 one block per rank each way per step. sched_route.h; above
+ *                 SR_RANKS_MAX ranks it is XOR and note says so.
  *
  * Figures per step, from the LFT routes of the generation: a flow between
  * ranks on different hosts loads the source host's cable and every (switch,
@@ -80,7 +85,7 @@
 #define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
 #define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
 
-enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER };
+enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER, SCHED_ROUTE };
 
 struct sched_req {
 	enum sched_algo algo;

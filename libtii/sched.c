@@ -12,7 +12,7 @@
 #include "tii.h"
 #include "tii_impl.h"
 
-static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather" };
+static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather", "route" };
 
 static int algo_of(const char *s)
 {
@@ -563,7 +563,7 @@ int tii_get_schedule(tii_t *t, const struct tii_schedule_params *par, const char
 	uint32_t *tokr = malloc(n * sizeof(*tokr));
 	if (!tokr)
 		return TII_E_NOMEM;
-	struct sc_ctx c = { .nranks = n, .tokr = tokr, .asked_hosts = !t->sched_ranks && par->algo != TII_SCHED_OPT };
+	struct sc_ctx c = { .nranks = n, .tokr = tokr, .asked_hosts = !t->sched_ranks && par->algo != TII_SCHED_OPT && par->algo != TII_SCHED_ROUTE };
 	static const struct tii__handler h = { sc_head, sc_line, 0 };
 	int rc = sc_send(t, par, rank_hosts, n, c.asked_hosts, tokr, &c.ntok);
 	rc = rc ? rc : tii__request(t, &h, &c);

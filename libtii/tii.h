@@ -737,6 +737,7 @@ TII_API int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nrank
 #define TII_SCHED_TACS2 2
 #define TII_SCHED_OPT 3
 #define TII_SCHED_ALLGATHER 4
+#define TII_SCHED_ROUTE 5     /* 1.3: route-aware, aiming at the link-load bound (docs/cost-model.md) */
 #define TII_SCHED_RANKS_MAX 4096  /* ranks of one schedule with its flows */
 #define TII_SCHED_LEVELS 8
 

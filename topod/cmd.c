@@ -56,7 +56,7 @@ const struct cmd cmd_table[] = {
 	  "load [bytes=N] [links=all|max|none] SPEC RANK [RANK ...] [-- S:D:B ...]",
 	  "link loads of a job's communication pattern" },
 	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,
-	  "schedule xor|tacs1|tacs2|opt|allgather [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] HOST[*N] ...",
+	  "schedule xor|tacs1|tacs2|opt|allgather|route [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] HOST[*N] ...",
 	  "an all-to-all schedule for a rank list, with per-step link loads and its predicted time against XOR" },
 	{ "simgrid", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_simgrid, "simgrid HOST [HOST ...]",
 	  "a SimGrid platform of the hosts: LFT routes, links at their rates (smpirun -platform)" },

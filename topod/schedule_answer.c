@@ -86,7 +86,7 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 	unsigned long v;
 	size_t i = 1;
 	if (sched_algo_parse(r->argv[0], &sa->req.algo)) {
-		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather)", r->argv[0]);
+		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather, route)", r->argv[0]);
 		return -1;
 	}
 	for (; i < r->argc && strchr(r->argv[i], '='); i++) {
@@ -204,9 +204,12 @@ static int check_size(struct qctx *c, struct sched_args *sa, const uint32_t *rh)
 	enum sched_algo al = sa->req.algo;
 	sa->req.compact = sa->hosts || !sa->flows;
 	uint64_t flows = (uint64_t)sa->P * (sa->P - 1);
-	if ((!sa->req.compact || al == SCHED_OPT) && flows > TOPO_SCHED_RANK_FLOWS_MAX) {
+	/* OPT and route choose rank by rank: they have no host-level form */
+	int ranks_only = al == SCHED_OPT || al == SCHED_ROUTE;
+	if ((!sa->req.compact || ranks_only) && flows > TOPO_SCHED_RANK_FLOWS_MAX) {
 		query_error(c->out, "TOOBIG", "a rank-level schedule of %zu ranks holds %" PRIu64 " flows (at most %u): ask form=hosts%s",
-			    sa->P, flows, TOPO_SCHED_RANK_FLOWS_MAX, al == SCHED_OPT ? " (opt has no host-level form)" : "");
+			    sa->P, flows, TOPO_SCHED_RANK_FLOWS_MAX,
+			    ranks_only ? (al == SCHED_OPT ? " (opt has no host-level form)" : " (route has no host-level form)") : "");
 		return -1;
 	}
 	if (al != SCHED_TACS1 && al != SCHED_TACS2)

@@ -12,8 +12,9 @@ ibsim + OpenSM (the fabric's engine) + the osmtopo plugin + topod
 (bench/jobspeed/lab_up.sh, i.e. tests/lab/lab.sh's lab_bring_up). For
 each job (shape x size, one rank per host, ranks in hostname order):
   * `topoquery simgrid HOSTS` -> the job's platform (LFT routes, cable rates);
-  * `schedule ALGO HOSTS` for xor, tacs1, tacs2, opt -> schedule files run by
-    a2a.c's `sched` mode; a2a's own `xor`, `alltoall` under the ompi and mpich
+  * `schedule ALGO fallback=0 HOSTS` for xor, tacs1, tacs2, opt, route ->
+    schedule files run by a2a.c's `sched` mode, and `schedule ALGO flows=0
+    HOSTS` -> what topod recommends for it (the algorithm, or XOR); a2a's own `xor`, `alltoall` under the ompi and mpich
     collective selectors, and `allatonce`;
   * `load bytes=B links=all alltoall HOSTS` -> the link-load lower bound:
     max over directed cables of (bytes through it / its rate in the platform).
@@ -43,7 +44,7 @@ FABGEN = os.path.join(ROOT, "tests", "lab", "fabgen.py")
 LAB_UP = os.path.join(ROOT, "bench", "jobspeed", "lab_up.sh")
 A2A_SRC = os.path.join(ROOT, "bench", "jobspeed", "a2a.c")
 
-SCHEDULES = ["xor", "tacs1", "tacs2", "opt"]
+SCHEDULES = ["xor", "tacs1", "tacs2", "opt", "route"]
 # Column order of the table: the baselines first, then topod's schedules.
 VARIANTS = ["xor", "ompi", "mpich", "allatonce"] + ["sched-" + a for a in SCHEDULES]
 
@@ -316,6 +317,14 @@ def get_schedule(topod, algo, hosts, path, nbytes):
     return len(steps), head
 
 
+def recommended(topod, algo, hosts, nbytes):
+    """What topod answers under its rule (fallback=1): the algorithm run, or
+    None if it refuses (OPT whose bound breaks: the job runs XOR)."""
+    head, _ = topod.ask("schedule %s flows=0 bytes=%d %s" % (algo, nbytes, " ".join(hosts)))
+    m = re.search(r"\balgo=(\S+)", head)
+    return m.group(1) if head.startswith("OK") and m else None
+
+
 def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     os.makedirs(work, exist_ok=True)
     n = len(hosts)
@@ -341,6 +350,8 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
             # Whatever prediction topod's reply carries (issue 19 item 5 adds
             # them), kept verbatim for the CSV beside SMPI's time.
             pred[a] = " ".join(re.findall(r"\b(?:time_us|xor_time_us|bound_us)=\S+", head or ""))
+            rec = recommended(topod, a, hosts, args.bytes)
+            pred[a] += " recommended=%s" % (rec or "xor")
     finally:
         topod.close()
     row = dict(fabric=fabric, shape=shape, hosts=n, bytes=args.bytes, bound=bound, bound_link=blink,
@@ -409,7 +420,7 @@ def write_outputs(rows, outdir, header):
                             "%.9f" % r["bound"], r["bound_link"], r["notes"].get(v, ""), r["pred"].get(v, "")])
     md = table(rows, markdown=True)
     with open(os.path.join(outdir, "jobspeed.md"), "w") as f:
-        f.write(header + "\n\n" + md + "\n")
+        f.write(header + "\n\n" + md + "\n\n```\n" + rule_summary(rows) + "\n```\n")
     return md
 
 
@@ -425,14 +436,15 @@ def cell(r, v):
 
 def table(rows, markdown):
     cols = ["fabric", "shape", "hosts", "bound ms", "XOR ms (/bound)", "ompi", "mpich", "all-at-once",
-            "TACS1", "TACS2", "OPT", "topod XOR"]
+            "TACS1", "TACS2", "OPT", "route", "topod XOR"]
     out = []
     for r in rows:
         x = r["times"].get("xor")
         out.append([r["fabric"], r["shape"], str(r["hosts"]), "%.2f" % (r["bound"] * 1e3),
                     "%s (%s)" % (fmt(x * 1e3 if x else None, ".2f"), fmt(ratio(x, r["bound"]), ".2f")),
                     cell(r, "ompi"), cell(r, "mpich"), cell(r, "allatonce"),
-                    cell(r, "sched-tacs1"), cell(r, "sched-tacs2"), cell(r, "sched-opt"), cell(r, "sched-xor")])
+                    cell(r, "sched-tacs1"), cell(r, "sched-tacs2"), cell(r, "sched-opt"), cell(r, "sched-route"),
+                    cell(r, "sched-xor")])
     if markdown:
         lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
         lines += ["| " + " | ".join(r) + " |" for r in out]
@@ -441,6 +453,32 @@ def table(rows, markdown):
     lines = ["  ".join(c.ljust(width[i]) for i, c in enumerate(cols))]
     lines += ["  ".join(c.ljust(width[i]) for i, c in enumerate(r)) for r in out]
     return "\n".join(lines)
+
+
+def rule_summary(rows):
+    """Per schedule: SMPI over predicted time, time over the bound, and how
+    the answers topod recommends (fallback=1) run against XOR in SMPI."""
+    out = []
+    for a in SCHEDULES[1:]:
+        v = "sched-" + a
+        err, over, rec, low = [], [], 0, []
+        for r in rows:
+            t, p = r["times"].get(v), r["pred"].get(v, "")
+            m = re.search(r"\btime_us=([0-9.]+)", p)
+            if t and m:
+                err.append(t / (float(m.group(1)) * 1e-6))
+            if t:
+                over.append(t / r["bound"])
+            m = re.search(r"\brecommended=(\S+)", p)
+            if m and m.group(1) == a and t and r["times"].get("xor"):
+                rec += 1
+                if r["times"]["xor"] / t < 0.98:
+                    low.append("%s %s %d: %.3f" % (r["fabric"], r["shape"], r["hosts"], r["times"]["xor"] / t))
+        out.append("%-6s SMPI/predicted %s, time/bound %s, recommended in %d jobs, below 0.98x XOR: %s"
+                   % (a, "%.2f-%.2f" % (min(err), max(err)) if err else "-",
+                      "%.2f-%.2f median %.2f" % (min(over), max(over), sorted(over)[len(over) // 2]) if over else "-",
+                      rec, ", ".join(low) if low else "none"))
+    return "\n".join(out)
 
 
 def main():
@@ -509,6 +547,8 @@ def main():
     write_outputs(rows, args.results, header)
     print(header)
     print(table(rows, markdown=False))
+    print()
+    print(rule_summary(rows))
     print("\n(%.0f s; %s)" % (time.monotonic() - t_start, os.path.join(args.results, "jobspeed.md")))
     failed = sum(1 for r in rows for v in ["xor", "ompi", "mpich", "allatonce"]
                  if r["times"].get(v) is None and v not in r["notes"])

@@ -9,6 +9,8 @@
 #     all-at-once and XOR within 1 %, and the others too;
 #   - topod's `schedule xor` run from its file takes what the program's own
 #     XOR exchange takes (the file path and the steps are faithful);
+#   - the route-aware schedule (route) completes and topod never predicts
+#     it below the bound; what topod recommends runs >= 0.98x XOR;
 #   - the table has one row per job, the CSV one per job and variant;
 #   - a TERM in the middle leaves no lab behind (run.py ends the lab by PID).
 set -u
@@ -87,14 +89,14 @@ def check(cond, msg):
     bad += not cond
 want = [("ft2-small", "contiguous", "16"), ("ft2-small", "fragmented", "16")]
 check(jobs == want, "jobs in the CSV: %s" % jobs)
-variants = ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt"]
+variants = ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route"]
 check(len(rows) == len(want) * len(variants), "%d CSV rows (%d jobs x %d variants)" % (len(rows), len(want), len(variants)))
 for job in want:
     v = {r["variant"]: r for r in rows if (r["fabric"], r["shape"], r["hosts"]) == job}
     name = "%s %s hosts" % (job[1], job[2])
     bound = float(v["xor"]["bound_seconds"])
     check(bound > 0, "%s: link-load bound %.6f s on %s" % (name, bound, v["xor"]["bound_link"]))
-    for k in ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2"]:
+    for k in ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-route"]:
         check(k in v and v[k]["seconds"] != "", "%s: %s completed in SMPI (%s s, %s steps)"
               % (name, k, v.get(k, {}).get("seconds"), v.get(k, {}).get("steps")))
     o = v.get("sched-opt", {})
@@ -108,7 +110,22 @@ for job in want:
     check(abs(sx - x) <= 0.01 * x, "%s: topod's xor schedule from its file %.6f s = a2a's own XOR %.6f s" % (name, sx, x))
     # topod's own prediction (schedule's time_us, docs/cost-model.md) beside
     # SMPI's time of the same schedule: within 15 %
-    for k in ("sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt"):
+    rp = v.get("sched-route", {}).get("topod_prediction", "")
+    if "time_us=" in rp and "bound_us=" in rp:
+        pt, pb = (float(rp.split(f + "=")[1].split()[0]) for f in ("time_us", "bound_us"))
+        check(pt >= pb * (1 - 1e-6), "%s: route predicted %.1f us, not below the bound %.1f us (ratio %.3f)"
+              % (name, pt, pb, pt / pb))
+    else:
+        check(False, "%s: route has no prediction (%s)" % (name, rp))
+    for k in ("sched-tacs1", "sched-tacs2", "sched-opt", "sched-route"):
+        p = v.get(k, {}).get("topod_prediction", "")
+        rec = p.split("recommended=")[1].split()[0] if "recommended=" in p else None
+        if rec and rec == k[6:] and v[k]["seconds"]:
+            sp = float(v["xor"]["seconds"]) / float(v[k]["seconds"])
+            check(sp >= 0.98, "%s: topod recommends %s, which runs %.3fx XOR (>= 0.98)" % (name, rec, sp))
+        else:
+            check(rec is not None, "%s: %s recommended as %s" % (name, k, rec))
+    for k in ("sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route"):
         r, p = v.get(k, {}), v.get(k, {}).get("topod_prediction", "")
         if r.get("seconds") and "time_us=" in p:
             pt = float(p.split("time_us=")[1].split()[0]) * 1e-6

@@ -166,7 +166,10 @@ for name, js in (("uneven", spec), ("opt job", opt_job)):
             bad.append("%s %s: bound %.1f <= time %.1f <= xor %.1f fails" % (name, algo, lb, tm, x))
         ka = tt.parse_kv(asis[3:]) if asis.startswith("OK ") else {}
         if kv["reason"] == "slower":
-            if kv["algo"] != "xor" or kv["fallback"] != "xor" or not ka or us(ka["time_us"]) < x:
+            # advice_keeps: replaced when even the most favourable measured
+            # error (worst factor 1.23, XOR down to 0.81) may leave it below 0.98x XOR
+            if kv["algo"] != "xor" or kv["fallback"] != "xor" or not ka or \
+                    us(ka["time_us"]) * 1.23 < max(lb, 0.81 * x) / 0.98 - 0.001:
                 bad.append("%s %s: fell back but %s" % (name, algo, asis.strip()[:80]))
         elif kv["algo"] == algo and ka and ka.get("time_us") != kv["time_us"]:
             bad.append("%s %s: advice and fallback=0 disagree" % (name, algo))
