@@ -613,7 +613,7 @@ class FakeTopod:
         if m == "stream":
             if cmd == "tree":
                 s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
-                          b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n name=leaf-a" % (G, B - 1, B, B - 1))
+                          b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d name=leaf-a\n" % (G, B - 1, B, B - 1))
                 line = b"host n%06d parent=0x00000000000000a1\n"
                 return self.endless(s, b"".join(line % k for k in range(20000)))
             s.sendall(b"OK gen=%d hosts=%d sharing=0 avg_hosts_per_leaf=1 leaves=%d pairs_ok=0 pairs_failed=0 "
@@ -641,7 +641,7 @@ class FakeTopod:
         big = b"x" * 1000000   # 1 MB: under the old 1 MiB line limit
         if cmd == "tree":
             s.sendall(b"OK gen=%d depth=2 clusters=1 hosts=%d lines=%d\n"
-                      b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d\n name=leaf-a" % (G, B - 1, B, B - 1))
+                      b"cluster 0x00000000000000a1 parent=- level=0 dist=1 hosts=%d name=leaf-a\n" % (G, B - 1, B, B - 1))
             return self.endless(s, b"host " + big + b" parent=0x00000000000000a1\n")
         if cmd == "path":
             s.sendall(b"OK gen=%d src=Hca1/0x0000000000100000 dst=Hca2/0x0000000000100003 hops=64 "
