@@ -217,6 +217,42 @@ $(PROF_LIB_MPICH): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,p
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(PROF_BUILD)
 all: $(PROF_LIB_MPICH)
+# ---- collectives --------------------------------------------------------------
+# topocoll: topology-aware collectives for unmodified MPI programs
+# (docs/collectives.md), one self-contained PMPI library per MPI like the
+# profiler: build/lib/libtopocoll.so (Open MPI; also openmpi/) and
+# build/lib/mpich/libtopocoll.so.
+COLL_SRC := $(wildcard coll/*.c)
+COLL_LIB := $(B)/lib/libtopocoll.so
+COLL_LIB_MPICH := $(B)/lib/mpich/libtopocoll.so
+COLL_BUILD = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	-Wl,--version-script=coll/exports.map -Wl,-z,defs -o $@ $(COLL_SRC) \
+	$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -pthread
+$(COLL_LIB): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@) $(B)/lib/openmpi
+	$(MPICC_OMPI) $(COLL_BUILD)
+	ln -sf ../libtopocoll.so $(B)/lib/openmpi/libtopocoll.so
+$(COLL_LIB_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) $(COLL_BUILD)
+all: $(COLL_LIB) $(COLL_LIB_MPICH)
+# Under AddressSanitizer and UBSan, for t_coll.sh (preloaded after libasan).
+COLL_LIB_ASAN := $(B)/lib/asan/libtopocoll.so
+$(COLL_LIB_ASAN): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
+	@mkdir -p $(dir $@)
+	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
+tests: $(COLL_LIB_ASAN)
+install: install-coll
+install-coll: $(COLL_LIB) $(COLL_LIB_MPICH)
+	install -d $(DESTDIR)$(LIBDIR)/openmpi $(DESTDIR)$(LIBDIR)/mpich $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 755 $(COLL_LIB) $(DESTDIR)$(LIBDIR)/libtopocoll.so
+	install -m 755 $(COLL_LIB) $(DESTDIR)$(LIBDIR)/openmpi/libtopocoll.so
+	install -m 755 $(COLL_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopocoll.so
+	install -m 644 man/topocoll.7 $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 docs/collectives.md $(DESTDIR)$(DOCDIR)/
+.PHONY: install-coll
+
 # The report builder without MPI, for the offline benchmark (synthetic traffic).
 PROF_REP_SRC := profiler/report.c profiler/svg.c profiler/fabric.c profiler/links.c
 $(B)/bench/prof_report: bench/prof_report.c $(PROF_REP_SRC) profiler/prof.h $(B)/lib/libtii.a

@@ -94,7 +94,7 @@ check $? "libtii.so -> libtii.so.1 -> libtii.so.$(cat VERSION)"
 
 # ---- man pages ------------------------------------------------------------------
 MANROOT=$D$PREFIX/share/man
-for page in topod.8 topod.conf.5 topoquery.1 tii.3 topo-collect.8 topo-snap.1 topoprof.7; do
+for page in topod.8 topod.conf.5 topoquery.1 tii.3 topo-collect.8 topo-snap.1 topoprof.7 topocoll.7; do
 	f=$MANROOT/man${page##*.}/$page
 	if [ ! -f "$f" ]; then
 		nok "man page $page installed"

@@ -1,0 +1,148 @@
+/*
+ * comm.c - what topocoll knows about a communicator, made on its first
+ * collective and kept as an MPI attribute (freed with the communicator).
+ *
+ * No question to topod here: every rank already knows its leaf from
+ * MPI_Init (init.c), so the ranks of any communicator, however it was made
+ * (split, dup, create, from a group), exchange their leaf IDs in one
+ * allgather and number the leaves alike.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+struct idrank {
+	uint64_t id;
+	int rank;
+};
+
+static int cmp_idrank(const void *a, const void *b)
+{
+	const struct idrank *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Leaves numbered by their lowest rank, so leaf L's leader is leader[L]
+ * and the leaders' communicator (split with key L) puts it at rank L. */
+static int number_leaves(struct tc_comm *c, const uint64_t *ids)
+{
+	int n = c->size;
+	struct idrank *v = malloc((size_t)n * sizeof(*v));
+	int *first = malloc((size_t)n * sizeof(*first)), *order = malloc((size_t)n * sizeof(*order));
+	c->leaf_of = malloc((size_t)n * sizeof(*c->leaf_of));
+	if (!v || !first || !order || !c->leaf_of) {
+		free(v);
+		free(first);
+		free(order);
+		return -1;
+	}
+	for (int r = 0; r < n; r++)
+		v[r] = (struct idrank){ ids[r], r };
+	qsort(v, (size_t)n, sizeof(*v), cmp_idrank);
+	/* group g (by ID) has lowest rank v[start].rank: first[rank] = group */
+	int ng = 0;
+	for (int i = 0; i < n; i++) {
+		if (i == 0 || v[i].id != v[i - 1].id)
+			order[ng++] = v[i].rank;      /* lowest rank of each group */
+		first[v[i].rank] = ng - 1;
+	}
+	/* renumber groups by their lowest rank */
+	int *rank_of_group = order, *leaf_of_group = malloc((size_t)ng * sizeof(int));
+	if (!leaf_of_group) {
+		free(v);
+		free(first);
+		free(order);
+		return -1;
+	}
+	int L = 0;
+	for (int r = 0; r < n; r++)
+		if (rank_of_group[first[r]] == r)
+			leaf_of_group[first[r]] = L++;
+	c->nleaves = ng;
+	c->leader = malloc((size_t)ng * sizeof(int));
+	c->leaf_size = calloc((size_t)ng, sizeof(int));
+	int ok = c->leader && c->leaf_size;
+	for (int r = 0; ok && r < n; r++) {
+		int l = leaf_of_group[first[r]];
+		c->leaf_of[r] = l;
+		if (!c->leaf_size[l]++)
+			c->leader[l] = r;
+		if (c->leaf_size[l] > c->maxleaf)
+			c->maxleaf = c->leaf_size[l];
+	}
+	free(v);
+	free(first);
+	free(order);
+	free(leaf_of_group);
+	return ok ? 0 : -1;
+}
+
+static struct tc_comm *make(MPI_Comm comm)
+{
+	struct tc_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pcomm = c->leafcomm = c->leadcomm = MPI_COMM_NULL;
+	PMPI_Comm_size(comm, &c->size);
+	PMPI_Comm_rank(comm, &c->rank);
+	if (PMPI_Comm_dup(comm, &c->pcomm) != MPI_SUCCESS) {
+		free(c);
+		return NULL;
+	}
+	uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
+	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
+	int nomem = !ids, any;
+	PMPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
+	if (any) {
+		snprintf(c->why, sizeof(c->why), "out of memory");
+		free(ids);
+		return c;
+	}
+	PMPI_Allgather(&mine, 1, MPI_UINT64_T, ids, 1, MPI_UINT64_T, c->pcomm);
+	int unknown = -1;
+	for (int r = 0; r < c->size && unknown < 0; r++)
+		if (!ids[r])
+			unknown = r;
+	if (unknown >= 0)
+		snprintf(c->why, sizeof(c->why), "no leaf for rank %d (%.120s)", unknown,
+			 tc_g.why[0] ? tc_g.why : "topod was not asked");
+	else if (number_leaves(c, ids))
+		snprintf(c->why, sizeof(c->why), "out of memory");
+	else if (c->nleaves < 2)
+		snprintf(c->why, sizeof(c->why), "all ranks on one leaf switch");
+	else if (c->maxleaf < 2)
+		snprintf(c->why, sizeof(c->why), "one rank per leaf switch: nothing to gather under a leader");
+	else
+		c->usable = 1;
+	free(ids);
+	/* Every test above is on data all ranks hold alike, but for memory:
+	 * the ranks must agree, or some would wait in a split forever. */
+	int all;
+	PMPI_Allreduce(&c->usable, &all, 1, MPI_INT, MPI_MIN, c->pcomm);
+	if (c->usable && !all)
+		snprintf(c->why, sizeof(c->why), "out of memory on another rank");
+	c->usable = all;
+	if (c->usable) {
+		PMPI_Comm_split(c->pcomm, c->leaf_of[c->rank], c->rank, &c->leafcomm);
+		c->myleaf = c->leaf_of[c->rank];
+		int lead = c->leader[c->myleaf] == c->rank;
+		PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, c->myleaf, &c->leadcomm);
+	}
+	return c;
+}
+
+struct tc_comm *tc_comm_get(MPI_Comm comm)
+{
+	struct tc_comm *c = NULL;
+	int flag = 0;
+	if (PMPI_Comm_get_attr(comm, tc_g.keyval, &c, &flag) == MPI_SUCCESS && flag)
+		return c;
+	c = make(comm);
+	if (c && PMPI_Comm_set_attr(comm, tc_g.keyval, c) != MPI_SUCCESS)
+		c->usable = 0;
+	return c;
+}

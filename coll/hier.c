@@ -1,0 +1,224 @@
+/*
+ * hier.c - the hierarchical algorithms over leaf switches (Subramoni et
+ * al. 2013, chapters 3 and 4): leaders are each leaf's lowest rank.
+ *
+ *   Bcast      root -> its leaf's leader; leaders among themselves; each
+ *              leader within its leaf.
+ *   Gather     each leaf gathers at its leader; leaders send their leaf's
+ *              blocks to the root, which places every block.
+ *   Scatter    the mirror image.
+ *   Allreduce  reduce within each leaf at its leader, allreduce among the
+ *              leaders, broadcast within each leaf.
+ *
+ * The point is where the bytes go: one message per leaf crosses the
+ * fabric above the leaves instead of one per rank (Gather, Scatter), and a
+ * broadcast tree whose upper edges are one per leaf (Bcast).
+ *
+ * Data moves in the user's own datatypes where every rank has one
+ * (Bcast, Allreduce); Gather and Scatter carry other ranks' data through
+ * the leaders, whose own types say nothing about it, so each rank's block
+ * travels packed (MPI_Pack: in a homogeneous job exactly its type
+ * signature's bytes, the same on every rank) and is unpacked at its
+ * destination with the destination's type. Every byte ends where the MPI's
+ * own algorithm puts it: results are byte-equal.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+#define TC_TAG 7717 /* on the private communicator: no user message can match */
+
+int tc_bcast(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root)
+{
+	int rl = c->leaf_of[root], lead = c->leader[rl], rc = MPI_SUCCESS;
+	if (root != lead) {
+		if (c->rank == root)
+			rc = PMPI_Send(buf, count, dt, lead, TC_TAG, c->pcomm);
+		else if (c->rank == lead)
+			rc = PMPI_Recv(buf, count, dt, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
+	}
+	if (rc == MPI_SUCCESS && c->leadcomm != MPI_COMM_NULL)
+		rc = PMPI_Bcast(buf, count, dt, rl, c->leadcomm);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Bcast(buf, count, dt, 0, c->leafcomm);
+	return rc;
+}
+
+/* bytes of count elements of dt, packed (0 on overflow: then the caller
+ * stays native, as every rank computes the same). */
+static int packed_bytes(int count, MPI_Datatype dt, MPI_Comm comm, int *bytes)
+{
+	int n;
+	if (PMPI_Pack_size(count, dt, comm, &n) != MPI_SUCCESS)
+		return -1;
+	*bytes = n;
+	return 0;
+}
+
+/* Leaf L's members' packed blocks, in rank order, at the leader: the
+ * leader's part of the root's buffer. The root places them. */
+static int root_gathers(struct tc_comm *c, char *all, int S, void *rbuf, int rcount, MPI_Datatype rt,
+			int in_place)
+{
+	MPI_Aint lb, ext;
+	PMPI_Type_get_extent(rt, &lb, &ext);
+	size_t off = 0;
+	int rc = MPI_SUCCESS;
+	/* blocks come leaf by leaf (leaf order), members in rank order */
+	for (int L = 0; L < c->nleaves && rc == MPI_SUCCESS; L++)
+		for (int r = 0; r < c->size && rc == MPI_SUCCESS; r++) {
+			if (c->leaf_of[r] != L)
+				continue;
+			if (!(in_place && r == c->rank)) {
+				int pos = 0;
+				rc = PMPI_Unpack(all + off, S, &pos, (char *)rbuf + (MPI_Aint)r * rcount * ext, rcount, rt,
+						 c->pcomm);
+			}
+			off += (size_t)S;
+		}
+	return rc;
+}
+
+/* Where leaf L's blocks start in the root's buffer (leaf order). */
+static size_t leaf_off(const struct tc_comm *c, int L, int S)
+{
+	size_t n = 0;
+	for (int l = 0; l < L; l++)
+		n += (size_t)c->leaf_size[l];
+	return n * (size_t)S;
+}
+
+int tc_gather(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+	      MPI_Datatype rt, int root)
+{
+	int in_place = c->rank == root && sbuf == MPI_IN_PLACE, S, rc;
+	MPI_Aint lb, ext;
+	if (in_place) {
+		PMPI_Type_get_extent(rt, &lb, &ext);
+		sbuf = (char *)rbuf + (MPI_Aint)c->rank * rcount * ext;
+		scount = rcount;
+		st = rt;
+	}
+	if (packed_bytes(scount, st, c->pcomm, &S))
+		return MPI_ERR_TYPE;
+	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
+	size_t all_n = c->rank == root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
+	char *mine = calloc(S ? (size_t)S : 1, 1), *all = malloc(all_n ? all_n : 1);
+	if (!mine || !all) {
+		free(mine);
+		free(all);
+		return MPI_ERR_NO_MEM;
+	}
+	int pos = 0;
+	rc = PMPI_Pack(sbuf, scount, st, mine, S, &pos, c->pcomm);
+	/* the root collects its own leaf's blocks in place, others apart */
+	char *leafbuf = c->rank == root ? all + leaf_off(c, c->myleaf, S) : all;
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Gather(mine, S, MPI_PACKED, leafbuf, S, MPI_PACKED, 0, c->leafcomm);
+	if (rc == MPI_SUCCESS && c->rank == root) {
+		MPI_Request *rq = malloc((size_t)c->nleaves * sizeof(*rq));
+		MPI_Status *sts = malloc((size_t)c->nleaves * sizeof(*sts));
+		int nr = 0;
+		for (int L = 0; rq && sts && L < c->nleaves && rc == MPI_SUCCESS; L++)
+			if (L != c->myleaf || !me_lead)
+				rc = PMPI_Irecv(all + leaf_off(c, L, S), c->leaf_size[L] * S, MPI_PACKED, c->leader[L],
+						TC_TAG, c->pcomm, &rq[nr++]);
+		if (!rq || !sts)
+			rc = MPI_ERR_NO_MEM;
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Waitall(nr, rq, sts);
+		free(rq);
+		free(sts);
+		if (rc == MPI_SUCCESS)
+			rc = root_gathers(c, all, S, rbuf, rcount, rt, in_place);
+	} else if (rc == MPI_SUCCESS && me_lead) {
+		rc = PMPI_Send(all, nl * S, MPI_PACKED, root, TC_TAG, c->pcomm);
+	}
+	free(mine);
+	free(all);
+	return rc;
+}
+
+/* The root packs every rank's block, leaf by leaf, members in rank order. */
+static int root_packs(struct tc_comm *c, char *all, int S, const void *sbuf, int scount, MPI_Datatype st)
+{
+	MPI_Aint lb, ext;
+	PMPI_Type_get_extent(st, &lb, &ext);
+	size_t off = 0;
+	int rc = MPI_SUCCESS;
+	for (int L = 0; L < c->nleaves && rc == MPI_SUCCESS; L++)
+		for (int r = 0; r < c->size && rc == MPI_SUCCESS; r++) {
+			if (c->leaf_of[r] != L)
+				continue;
+			int pos = 0;
+			rc = PMPI_Pack((const char *)sbuf + (MPI_Aint)r * scount * ext, scount, st, all + off, S, &pos,
+				       c->pcomm);
+			off += (size_t)S;
+		}
+	return rc;
+}
+
+int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+	       MPI_Datatype rt, int root)
+{
+	int is_root = c->rank == root, in_place = is_root && rbuf == MPI_IN_PLACE, S, rc = MPI_SUCCESS;
+	if (packed_bytes(is_root ? scount : rcount, is_root ? st : rt, c->pcomm, &S))
+		return MPI_ERR_TYPE;
+	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
+	size_t all_n = is_root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
+	char *mine = malloc(S ? (size_t)S : 1), *all = malloc(all_n ? all_n : 1);
+	if (!mine || !all) {
+		free(mine);
+		free(all);
+		return MPI_ERR_NO_MEM;
+	}
+	if (is_root) {
+		rc = root_packs(c, all, S, sbuf, scount, st);
+		MPI_Request *rq = malloc((size_t)c->nleaves * sizeof(*rq));
+		MPI_Status *sts = malloc((size_t)c->nleaves * sizeof(*sts));
+		int nr = 0;
+		for (int L = 0; rq && sts && L < c->nleaves && rc == MPI_SUCCESS; L++)
+			if (L != c->myleaf || !me_lead)
+				rc = PMPI_Isend(all + leaf_off(c, L, S), c->leaf_size[L] * S, MPI_PACKED, c->leader[L],
+						TC_TAG, c->pcomm, &rq[nr++]);
+		if (!rq || !sts)
+			rc = MPI_ERR_NO_MEM;
+		/* the root's own leaf: if the root leads it, scatter from here */
+		char *leafbuf = all + leaf_off(c, c->myleaf, S);
+		if (rc == MPI_SUCCESS && me_lead)
+			rc = PMPI_Scatter(leafbuf, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
+		else if (rc == MPI_SUCCESS)
+			rc = PMPI_Scatter(NULL, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Waitall(nr, rq, sts);
+		free(rq);
+		free(sts);
+	} else {
+		if (me_lead)
+			rc = PMPI_Recv(all, nl * S, MPI_PACKED, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Scatter(all, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
+	}
+	if (rc == MPI_SUCCESS && !in_place) {
+		int pos = 0;
+		rc = PMPI_Unpack(mine, S, &pos, rbuf, rcount, rt, c->pcomm);
+	}
+	free(mine);
+	free(all);
+	return rc;
+}
+
+int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
+{
+	int lead = c->leader[c->myleaf] == c->rank, rc;
+	/* In place, a rank's contribution is in rbuf: a leader reduces into
+	 * it, a member sends it. */
+	const void *in = sbuf == MPI_IN_PLACE ? (lead ? MPI_IN_PLACE : rbuf) : sbuf;
+	rc = PMPI_Reduce(in, lead ? rbuf : NULL, count, dt, op, 0, c->leafcomm);
+	if (rc == MPI_SUCCESS && lead)
+		rc = PMPI_Allreduce(MPI_IN_PLACE, rbuf, count, dt, op, c->leadcomm);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Bcast(rbuf, count, dt, 0, c->leafcomm);
+	return rc;
+}
