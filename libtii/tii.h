@@ -96,7 +96,8 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 2   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time */
+#define TII_VERSION_MINOR 3   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
+                                * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -293,7 +294,7 @@ struct tii_tree_host {
 	char *name;
 	long parent;         /* index into clusters[] */
 };
-/* After 1.2: a host an earlier generation had and this one lacks (topod keeps
+/* 1.3: a host an earlier generation had and this one lacks (topod keeps
  * it while its history holds that generation; docs/protocol.md, tree). */
 struct tii_tree_gone {
 	char *name;
@@ -308,7 +309,7 @@ typedef struct tii_tree {
 	struct tii_tree_cluster *clusters;
 	size_t nhosts;
 	struct tii_tree_host *hosts;   /* in topod's order */
-	/* After 1.2, at the end (libtii allocates this struct): */
+	/* 1.3, at the end (libtii allocates this struct): */
 	char **names;                  /* [nclusters] the cluster's name, [A-Za-z0-9._-]: its
 	                                * switch's NodeDescription, else a sw_/cl_ fallback
 	                                * (docs/protocol.md, tree); "" from an older topod */
@@ -319,7 +320,7 @@ typedef struct tii_tree {
 TII_API int tii_get_tree(tii_t *t, tii_tree_t **out);
 TII_API void tii_tree_free(tii_tree_t *tree);   /* NULL is a no-op */
 
-/* After 1.2: every switch's name, as cluster names use it (topod's `switches`),
+/* 1.3: every switch's name, as cluster names use it (topod's `switches`),
  * sorted by node GUID. On success *out is new (free with
  * tii_switch_names_free) and *n its length. An older topod:
  * TII_E_UNSUPPORTED. */
