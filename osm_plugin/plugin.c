@@ -597,9 +597,11 @@ static void *tp_create(struct osm_opensm *osm)
 	}
 	for (i = 0; i < so.nsinks; i++)
 		osm_log(tp->log, OSM_LOG_INFO, TP_NAME ": sink %s (timeout_ms=%u"
-			" backoff_max_ms=%u linger_ms=%u)\n",
+			" backoff_max_ms=%u linger_ms=%u%s%s%s)\n",
 			sink_describe(&so.sinks[i], name, sizeof name), so.timeout_ms,
-			so.backoff_max_ms, so.linger_ms);
+			so.backoff_max_ms, so.linger_ms,
+			so.sinks[i].has_key ? " key_file: challenge-response" : "",
+			so.sinks[i].plane[0] ? " plane=" : "", so.sinks[i].plane);
 	return tp;
 }
 

@@ -146,3 +146,130 @@ int snap_auth_verify(const struct snap_key *key, const uint8_t pre[SNAP_AUTH_LEN
 		return util_fail(err, SNAP_ERR_LEN, "the snapshot's HMAC does not match the ingest key");
 	return 0;
 }
+
+/* ---- version 2: challenge-response ---------------------------------------- */
+
+#define AUTH_VERSION_2 2
+/* Labels keep a head tag, a body tag and a version 1 tag apart although
+ * one key makes them all. */
+static const char LABEL_HEAD[] = "topod-ingest-v2 head";
+static const char LABEL_BODY[] = "topod-ingest-v2 body";
+
+static void v2_start(crypto_auth_hmacsha256_state *st, const struct snap_key *key, const char *label,
+		     const uint8_t chal[SNAP_AUTH_CHAL_LEN])
+{
+	crypto_auth_hmacsha256_init(st, key->k, key->len);
+	crypto_auth_hmacsha256_update(st, (const uint8_t *)label, strlen(label) + 1);
+	crypto_auth_hmacsha256_update(st, chal, SNAP_AUTH_CHAL_LEN);
+}
+
+void snap_auth_hello(uint8_t hello[SNAP_AUTH_HELLO_LEN])
+{
+	memcpy(hello, SNAP_AUTH_MAGIC, 8);
+	wr32(hello + 8, AUTH_VERSION_2);
+	wr32(hello + 12, AUTH_ALG_HMAC_SHA256);
+}
+
+uint32_t snap_auth_version(const uint8_t pre[SNAP_AUTH_HELLO_LEN])
+{
+	return rd32(pre + 8);
+}
+
+int snap_auth_challenge(const char *plane, uint8_t chal[SNAP_AUTH_CHAL_LEN], char err[SNAP_ERR_LEN])
+{
+	size_t pl = strlen(plane);
+	if (pl < 1 || pl > SNAP_AUTH_PLANE_MAX)
+		return util_fail(err, SNAP_ERR_LEN, "plane name of %zu bytes", pl);
+	if (sodium_ready(err))
+		return -1;
+	memset(chal, 0, SNAP_AUTH_CHAL_LEN);
+	memcpy(chal, SNAP_AUTH_CHAL_MAGIC, 8);
+	wr32(chal + 8, AUTH_VERSION_2);
+	wr32(chal + 12, AUTH_ALG_HMAC_SHA256);
+	randombytes_buf(chal + 16, SNAP_AUTH_NONCE_LEN);
+	chal[48] = (uint8_t)pl;
+	memcpy(chal + 49, plane, pl);
+	return 0;
+}
+
+int snap_auth_parse_challenge(const uint8_t chal[SNAP_AUTH_CHAL_LEN], char *plane, char err[SNAP_ERR_LEN])
+{
+	if (memcmp(chal, SNAP_AUTH_CHAL_MAGIC, 8))
+		return util_fail(err, SNAP_ERR_LEN, "the receiver sent no authentication challenge");
+	if (rd32(chal + 8) != AUTH_VERSION_2 || rd32(chal + 12) != AUTH_ALG_HMAC_SHA256)
+		return util_fail(err, SNAP_ERR_LEN, "unknown challenge (version %u, algorithm %u)", rd32(chal + 8),
+				 rd32(chal + 12));
+	size_t pl = chal[48];
+	if (pl < 1 || pl > SNAP_AUTH_PLANE_MAX)
+		return util_fail(err, SNAP_ERR_LEN, "the challenge names no valid plane");
+	memcpy(plane, chal + 49, pl);
+	plane[pl] = '\0';
+	/* The name ends up in OpenSM's log: only a plane name's characters. */
+	if (strspn(plane, TOPO_PLANE_NAME_CHARS) != pl) {
+		strcpy(plane, "?");
+		return util_fail(err, SNAP_ERR_LEN, "the challenge names no valid plane");
+	}
+	return 0;
+}
+
+int snap_auth_prove(const struct snap_key *key, const uint8_t chal[SNAP_AUTH_CHAL_LEN], const uint8_t *buf,
+		    size_t len, uint8_t proof[SNAP_AUTH_PROOF_LEN], char err[SNAP_ERR_LEN])
+{
+	if (sodium_ready(err))
+		return -1;
+	if (len < SNAP_HEADER_LEN)
+		return util_fail(err, SNAP_ERR_LEN, "%zu bytes: shorter than a snapshot header", len);
+	crypto_auth_hmacsha256_state st;
+	v2_start(&st, key, LABEL_HEAD, chal);
+	crypto_auth_hmacsha256_update(&st, buf, SNAP_HEADER_LEN);
+	crypto_auth_hmacsha256_final(&st, proof);
+	v2_start(&st, key, LABEL_BODY, chal);
+	crypto_auth_hmacsha256_update(&st, buf, len);
+	crypto_auth_hmacsha256_final(&st, proof + SNAP_AUTH_TAG_LEN);
+	sodium_memzero(&st, sizeof(st));
+	return 0;
+}
+
+int snap_auth_verify_head(const struct snap_key *key, const uint8_t chal[SNAP_AUTH_CHAL_LEN],
+			  const uint8_t proof[SNAP_AUTH_PROOF_LEN], const uint8_t *hdr, struct snap_auth_body *body,
+			  char err[SNAP_ERR_LEN])
+{
+	if (sodium_ready(err))
+		return -1;
+	uint8_t tag[SNAP_AUTH_TAG_LEN];
+	crypto_auth_hmacsha256_state st;
+	v2_start(&st, key, LABEL_HEAD, chal);
+	crypto_auth_hmacsha256_update(&st, hdr, SNAP_HEADER_LEN);
+	crypto_auth_hmacsha256_final(&st, tag);
+	sodium_memzero(&st, sizeof(st));
+	int bad = crypto_verify_32(tag, proof);
+	sodium_memzero(tag, sizeof(tag));
+	if (bad) {
+		char plane[SNAP_AUTH_PLANE_MAX + 1] = "?";
+		snap_auth_parse_challenge(chal, plane, err);
+		return util_fail(err, SNAP_ERR_LEN,
+				 "wrong proof for plane %s: another key, a replayed recording, or a snapshot meant for "
+				 "another plane",
+				 plane);
+	}
+	v2_start(&body->st, key, LABEL_BODY, chal);
+	memcpy(body->want, proof + SNAP_AUTH_TAG_LEN, SNAP_AUTH_TAG_LEN);
+	return 0;
+}
+
+void snap_auth_body_update(struct snap_auth_body *body, const uint8_t *p, size_t n)
+{
+	crypto_auth_hmacsha256_update(&body->st, p, n);
+}
+
+int snap_auth_body_verify(struct snap_auth_body *body, char err[SNAP_ERR_LEN])
+{
+	uint8_t tag[SNAP_AUTH_TAG_LEN];
+	crypto_auth_hmacsha256_final(&body->st, tag);
+	int bad = crypto_verify_32(tag, body->want);
+	sodium_memzero(tag, sizeof(tag));
+	sodium_memzero(body, sizeof(*body));
+	if (bad)
+		return util_fail(err, SNAP_ERR_LEN, "the snapshot's body does not match its proof");
+	return 0;
+}

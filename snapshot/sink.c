@@ -83,7 +83,7 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 	if (!opts)
 		return 0;
 	const char *p = opts;
-	char keyfile[OPT_TOKEN_MAX] = "";
+	char keyfile[OPT_TOKEN_MAX] = "", plane[SNAP_AUTH_PLANE_MAX + 1] = "";
 	for (;;) {
 		while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 			p++;
@@ -135,13 +135,24 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 			if (!*val)
 				return fail(err, "key_file", "expected a path");
 			snprintf(keyfile, sizeof(keyfile), "%s", val);
+		} else if (!strcmp(key, "plane")) {
+			size_t pl = strlen(val);
+			if (pl < 1 || pl > SNAP_AUTH_PLANE_MAX || strspn(val, TOPO_PLANE_NAME_CHARS) != pl) {
+				snprintf(err, SNAP_ERR_LEN, "plane: expected a plane name (1 to %d letters, digits, '_', '-')",
+					 SNAP_AUTH_PLANE_MAX);
+				return -1;
+			}
+			memcpy(plane, val, pl + 1);
 		} else {
 			snprintf(err, SNAP_ERR_LEN,
-				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms, key_file, delta)",
+				 "unknown option '%.64s' (known: sink, spool, timeout_ms, backoff_max_ms, linger_ms, key_file, plane, delta)",
 				 key);
 			return -1;
 		}
 	}
+	/* The plane is announced in the authenticated exchange only. */
+	if (plane[0] && !keyfile[0])
+		return fail(err, "plane", "needs key_file= (topod names its plane in the key's challenge)");
 	if (keyfile[0]) {
 		/* Loaded once, here (the plugin runs as root at OpenSM's
 		 * start), and copied into every socket sink. */
@@ -152,6 +163,7 @@ int sink_parse_options(const char *opts, struct sink_opts *o, char err[SNAP_ERR_
 			if (o->sinks[i].kind != SINK_SPOOL) {
 				o->sinks[i].has_key = 1;
 				o->sinks[i].key = k;
+				memcpy(o->sinks[i].plane, plane, sizeof(plane));
 			}
 		memset(&k, 0, sizeof(k));
 	}
@@ -169,23 +181,31 @@ const char *sink_describe(const struct sink *k, char *buf, size_t n)
 	return buf;
 }
 
-/* Waits for events on fd until the deadline; 0 when ready, -1 on timeout. */
-static int wait_fd(int fd, short events, int64_t deadline)
+/* Waits for events on fd until the deadline: the events that came, 0 on
+ * timeout or error. */
+static short wait_ev(int fd, short events, int64_t deadline)
 {
 	for (;;) {
 		int64_t left = deadline - util_now_ms();
 		if (left <= 0)
-			return -1;
+			return 0;
 		struct pollfd pfd = { .fd = fd, .events = events };
 		int r = poll(&pfd, 1, (int)left);
 		if (r > 0)
-			return 0;
+			return pfd.revents;
 		if (r < 0 && errno != EINTR)
-			return -1;
+			return 0;
 	}
 }
 
-/* Sends all of p before the deadline; 0, or -1 with err set. */
+/* 0 when ready, -1 on timeout. */
+static int wait_fd(int fd, short events, int64_t deadline)
+{
+	return wait_ev(fd, events, deadline) ? 0 : -1;
+}
+
+/* Sends all of p before the deadline; 0, or -1 with err set. Stops as soon
+ * as the receiver answers: that is a refusal, and the caller reads it. */
 static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline, char *err, const char *what,
 		    size_t done, size_t total)
 {
@@ -199,16 +219,84 @@ static int send_all(int fd, const uint8_t *p, size_t len, int64_t deadline, char
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (wait_fd(fd, POLLOUT, deadline)) {
+			short ev = wait_ev(fd, POLLOUT | POLLIN, deadline);
+			if (!ev) {
 				char d[96];
 				snprintf(d, sizeof(d), "receiver stopped reading after %zu of %zu bytes", done + off, total);
 				return fail(err, what, d);
 			}
+			if (ev & POLLIN)
+				return fail(err, what, "receiver answered before the end");
 			continue;
 		}
 		return fail(err, what, w < 0 ? strerror(errno) : "connection closed");
 	}
 	return 0;
+}
+
+/* A receiver's reply line, cleaned (it ends up in OpenSM's log: keep a
+ * hostile peer's bytes out), as the reason of a refusal. */
+static int rejected(char *err, const char *what, char *reply, size_t rl)
+{
+	reply[rl] = '\0';
+	reply[strcspn(reply, "\r\n")] = '\0';
+	for (char *c = reply; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	char d[REPLY_MAX + 32];
+	snprintf(d, sizeof(d), "rejected: %.200s", reply);
+	return fail(err, what, d);
+}
+
+/* Reads topod's challenge; if it sent a refusal line instead (ERR BUSY,
+ * ERR AUTH), that is the reason. */
+static int read_challenge(int fd, uint8_t chal[SNAP_AUTH_CHAL_LEN], int64_t deadline, char *err, const char *what)
+{
+	size_t got = 0;
+	while (got < SNAP_AUTH_CHAL_LEN) {
+		if (wait_fd(fd, POLLIN, deadline))
+			return fail(err, what, "no authentication challenge from receiver (timed out)");
+		ssize_t r = recv(fd, chal + got, SNAP_AUTH_CHAL_LEN - got, 0);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		if (memcmp(chal, SNAP_AUTH_CHAL_MAGIC, got < 8 ? got : 8) && memchr(chal, '\n', got))
+			break;
+	}
+	if (got && memcmp(chal, SNAP_AUTH_CHAL_MAGIC, got < 8 ? got : 8)) {
+		char reply[REPLY_MAX];
+		size_t n = got < sizeof(reply) - 1 ? got : sizeof(reply) - 1;
+		memcpy(reply, chal, n);
+		return rejected(err, what, reply, n);
+	}
+	if (got < SNAP_AUTH_CHAL_LEN)
+		return fail(err, what, "receiver closed before its authentication challenge (a topod that predates it?)");
+	return 0;
+}
+
+/* With a key: hello, challenge (its plane checked against plane=), proof. */
+static int authenticate(int fd, const struct sink *k, const uint8_t *buf, size_t len, int64_t deadline,
+			char *err, const char *what)
+{
+	uint8_t hello[SNAP_AUTH_HELLO_LEN], chal[SNAP_AUTH_CHAL_LEN], proof[SNAP_AUTH_PROOF_LEN];
+	char plane[SNAP_AUTH_PLANE_MAX + 1], why[SNAP_ERR_LEN];
+	snap_auth_hello(hello);
+	if (send_all(fd, hello, sizeof(hello), deadline, err, what, 0, sizeof(hello)) ||
+	    read_challenge(fd, chal, deadline, err, what))
+		return -1;
+	if (snap_auth_parse_challenge(chal, plane, why))
+		return fail(err, what, why);
+	if (k->plane[0] && strcmp(plane, k->plane)) {
+		snprintf(why, sizeof(why), "receiver serves plane %s, not plane %s (plane=): not sent", plane, k->plane);
+		return fail(err, what, why);
+	}
+	if (snap_auth_prove(&k->key, chal, buf, len, proof, why))
+		return fail(err, what, why);
+	int rc = send_all(fd, proof, sizeof(proof), deadline, err, what, 0, sizeof(proof) + len);
+	sodium_memzero(proof, sizeof(proof));
+	return rc;
 }
 
 static int connect_deadline(int fd, const struct sockaddr *sa, socklen_t sl, int64_t deadline,
@@ -281,31 +369,14 @@ int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned 
 	int fd = open_sink(k, deadline, err, what);
 	if (fd < 0)
 		return -1;
-	uint8_t pre[SNAP_AUTH_LEN];
-	size_t plen = 0;
-	if (k->has_key) {
-		if (snap_auth_sign(&k->key, buf, len, pre)) {
-			close(fd);
-			return fail(err, what, "cannot sign the snapshot (libsodium)");
-		}
-		plen = sizeof(pre);
-	}
-	if (send_all(fd, pre, plen, deadline, err, what, 0, plen + len) ||
-	    send_all(fd, buf, len, deadline, err, what, plen, plen + len)) {
+	if ((k->has_key && authenticate(fd, k, buf, len, deadline, err, what)) ||
+	    send_all(fd, buf, len, deadline, err, what, 0, len)) {
 		/* topod may have said why before it closed (ERR BUSY at accept,
 		 * a refusal): that beats "Broken pipe". */
 		char early[REPLY_MAX];
-		ssize_t r = recv(fd, early, sizeof(early) - 1, MSG_DONTWAIT);
-		if (r > 0) {
-			early[r] = '\0';
-			early[strcspn(early, "\r\n")] = '\0';
-			for (char *c = early; *c; c++)
-				if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-					*c = '?';
-			char d[REPLY_MAX + 32];
-			snprintf(d, sizeof(d), "rejected: %.200s", early);
-			fail(err, what, d);
-		}
+		ssize_t r = strstr(err, "rejected: ") ? 0 : recv(fd, early, sizeof(early) - 1, MSG_DONTWAIT);
+		if (r > 0)
+			rejected(err, what, early, (size_t)r);
 		close(fd);
 		return -1;
 	}
@@ -331,16 +402,9 @@ int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned 
 	}
 	close(fd);
 	reply[rl] = '\0';
-	reply[strcspn(reply, "\r\n")] = '\0';
-	/* The reply ends up in OpenSM's log: keep a hostile peer's bytes out. */
-	for (char *c = reply; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
 	if (!strncmp(reply, "OK", 2))
 		return 0;
 	if (!rl)
 		return fail(err, what, "receiver closed without a reply");
-	char d[REPLY_MAX + 32];
-	snprintf(d, sizeof(d), "rejected: %.200s", reply);
-	return fail(err, what, d);
+	return rejected(err, what, reply, rl);
 }

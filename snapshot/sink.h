@@ -10,13 +10,16 @@
  *   timeout_ms=N          bound on one delivery attempt (default 5000)
  *   backoff_max_ms=N      longest wait between retries (default 30000)
  *   linger_ms=N           at shutdown, how long to keep trying (default 5000)
- *   key_file=PATH         sign every snapshot sent to a socket with this
+ *   key_file=PATH         prove every snapshot sent to a socket with this
  *                         ingest key (auth.h); topod requires it on TCP
+ *   plane=NAME            with key_file: deliver only to a topod ingest that
+ *                         announces this plane
  * Every sink gets every snapshot.
  *
- * Wire: the producer connects, writes the authentication preamble (with a
- * key) and one encoded snapshot (header+payload), half-closes, and reads
- * one reply line: "OK <generation>..." or "ERR <reason>".
+ * Wire: the producer connects; with a key it sends the hello, reads topod's
+ * challenge (refusing a plane other than plane=) and sends the proof
+ * (auth.h); then one encoded snapshot (header+payload); half-closes, and
+ * reads one reply line: "OK <generation>..." or "ERR <reason>".
  *
  * Functions return 0, or -1 with a reason in err[SNAP_ERR_LEN]. No printing,
  * no signals (MSG_NOSIGNAL), no exit: this code runs inside OpenSM.
@@ -41,8 +44,9 @@ struct sink {
 	char path[SINK_ADDR_LEN]; /* UNIX socket path or spool directory */
 	char host[SINK_ADDR_LEN];
 	char port[16];
-	int has_key;              /* socket sinks: sign with key */
+	int has_key;              /* socket sinks: prove the key (challenge-response) */
 	struct snap_key key;      /* by value: sinks are copied into worker threads */
+	char plane[SNAP_AUTH_PLANE_MAX + 1]; /* with a key: the plane topod must announce, "" any */
 };
 
 struct sink_opts {

@@ -65,11 +65,37 @@ struct conn {
 	uint8_t *buf;
 	size_t have, want, cap; /* want = header + payload once the header is known */
 	int draining;      /* refused: the ERR is queued, read and drop the rest until EOF */
-	int signed_;       /* the authentication preamble came first (pre[]) */
-	int tcp;           /* ingest over TCP: a preamble is required unless insecure */
-	uint8_t pre[SNAP_AUTH_LEN];
+	int auth;          /* enum ingest_auth_state */
+	int tcp;           /* ingest over TCP: the key must be proved unless insecure */
+	struct ingest_auth *ia;    /* from the producer's hello on */
+	struct event *linger_ev;   /* TCP before the proof: the grace time, then the linger after ERR */
 	char peer[64];
 };
+
+/* Where an ingest connection is in authentication (auth.h). */
+enum ingest_auth_state {
+	IA_NONE,       /* a bare snapshot (UNIX, or TCP with --ingest-insecure) */
+	IA_V1,         /* the old 48-byte preamble (UNIX only), checked at the end */
+	IA_CHALLENGED, /* hello answered with a challenge: awaiting proof and header */
+	IA_PROVEN,     /* the head tag matched: the body tag is computed as bytes arrive */
+	IA_UNCHECKED   /* challenge-response without a key to check it (UNIX, insecure) */
+};
+
+struct ingest_auth {
+	uint8_t pre[SNAP_AUTH_LEN];       /* version 1 */
+	uint8_t chal[SNAP_AUTH_CHAL_LEN]; /* version 2: the challenge this connection was sent */
+	struct snap_auth_body body;
+};
+
+/* After refusing a peer that has not proved the key, topod reads and drops
+ * what it still sends for this long, so that an honest producer with the
+ * wrong key reads the ERR instead of a reset, then closes. */
+#define AUTH_LINGER_MS 1000
+/* A TCP peer must have proved the key this long after connecting, or it
+ * gives its ingest slot back (sshd's LoginGraceTime): the proof is 144
+ * bytes and one round trip, and the ingest timeout (minutes) is for
+ * snapshots that take long to send. */
+#define AUTH_GRACE_S 10
 
 struct done_item {
 	struct conn *c;
@@ -137,6 +163,10 @@ static void conn_unref(struct conn *c)
 	if (--c->refs > 0)
 		return;
 	free(c->buf);
+	if (c->ia) {
+		sodium_memzero(c->ia, sizeof(*c->ia));
+		free(c->ia);
+	}
 	free(c);
 }
 
@@ -150,6 +180,10 @@ static void conn_close(struct conn *c)
 	if (c->soft_ev) {
 		event_free(c->soft_ev);
 		c->soft_ev = NULL;
+	}
+	if (c->linger_ev) {
+		event_free(c->linger_ev);
+		c->linger_ev = NULL;
 	}
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -868,9 +902,36 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void ingest_refuse(struct conn *c, const char *code, const char *why);
+
+static void linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	(void)fd;
+	(void)what;
+	if (c->draining) {
+		conn_close(c);
+		return;
+	}
+	char why[64];
+	snprintf(why, sizeof(why), "no proof of the ingest key within %d s", AUTH_GRACE_S);
+	ingest_refuse(c, "AUTH", why);
+}
+
+/* Has this producer shown it may feed topod? A UNIX peer by its credentials
+ * at accept, a TCP one by proving the key (or the operator chose
+ * --ingest-insecure). Until then topod holds at most SNAP_AUTH_PREAUTH_MAX
+ * bytes of what it sends. */
+static int ingest_trusted(const struct conn *c)
+{
+	return !c->tcp || c->srv->cfg.ingest_insecure || c->auth == IA_PROVEN;
+}
+
 /* Refuses the snapshot with an ERR and keeps reading (and dropping) until
  * the producer half-closes, so that it can read the reason instead of
- * getting EPIPE in the middle of its write. The ingest timeout bounds it. */
+ * getting EPIPE in the middle of its write. The ingest timeout bounds it,
+ * and AUTH_LINGER_MS a peer that has not proved the key: it may stream
+ * for ever (as sshd disconnects after a failed authentication). */
 static void ingest_refuse(struct conn *c, const char *code, const char *why)
 {
 	tlog(TLOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
@@ -880,54 +941,163 @@ static void ingest_refuse(struct conn *c, const char *code, const char *why)
 	c->buf = NULL;
 	c->draining = 1;
 	evbuffer_drain(bufferevent_get_input(c->bev), evbuffer_get_length(bufferevent_get_input(c->bev)));
+	if (!ingest_trusted(c)) {
+		struct timeval tv = { AUTH_LINGER_MS / 1000, (AUTH_LINGER_MS % 1000) * 1000 };
+		if (!c->linger_ev)
+			c->linger_ev = evtimer_new(c->srv->base, linger_cb, c);
+		if (c->linger_ev)
+			evtimer_add(c->linger_ev, &tv); /* replaces the grace time */
+	}
+}
+
+/* The producer's "TOPOAUTH" hello (auth.h): version 2 is answered with a
+ * challenge; version 1, the old preamble, only on the UNIX socket. 0 when
+ * handled, 1 to wait for more bytes, -1 refused. */
+static int ingest_hello(struct conn *c, struct evbuffer *in, const uint8_t hello[SNAP_AUTH_HELLO_LEN])
+{
+	struct server *srv = c->srv;
+	uint32_t v = snap_auth_version(hello);
+	char err[SNAP_ERR_LEN];
+	if (v == 1 && c->tcp) {
+		srv->ingest_unsigned++;
+		ingest_refuse(c, "AUTH", "old-style signed snapshot (auth version 1): replayable and not bound to a "
+					 "plane; update the producer to version 2");
+		return -1;
+	}
+	if (v != 1 && v != 2) {
+		snprintf(err, sizeof(err), "unknown authentication version %u (this topod speaks 2)", v);
+		ingest_refuse(c, "AUTH", err);
+		return -1;
+	}
+	if (v == 2 && c->tcp && !srv->cfg.ingest_key && !srv->cfg.ingest_insecure) {
+		ingest_refuse(c, "AUTH", "topod has no ingest key to check producers with (--ingest-key)");
+		return -1;
+	}
+	if (v == 1 && evbuffer_get_length(in) < SNAP_AUTH_LEN)
+		return 1;
+	if (!c->ia && !(c->ia = calloc(1, sizeof(*c->ia)))) {
+		ingest_refuse(c, "NOMEM", "cannot start authentication");
+		return -1;
+	}
+	if (v == 1) {
+		evbuffer_remove(in, c->ia->pre, SNAP_AUTH_LEN);
+		c->auth = IA_V1;
+		return 0;
+	}
+	if (snap_auth_challenge(srv->plane[c->plane].name, c->ia->chal, err)) {
+		ingest_refuse(c, "AUTH", err);
+		return -1;
+	}
+	evbuffer_drain(in, SNAP_AUTH_HELLO_LEN);
+	bufferevent_write(c->bev, c->ia->chal, SNAP_AUTH_CHAL_LEN);
+	c->auth = IA_CHALLENGED;
+	return 0;
+}
+
+/* Everything before the payload: the hello and the proof (its head tag is
+ * checked here, before a byte of payload is accepted), the old preamble,
+ * or none; then the header. 0 once c->want is known, 1 to wait, -1 refused. */
+static int ingest_opening(struct conn *c, struct evbuffer *in)
+{
+	struct server *srv = c->srv;
+	uint8_t hdr[SNAP_HEADER_LEN];
+	char err[SNAP_ERR_LEN];
+	if (c->auth == IA_NONE) {
+		if (evbuffer_get_length(in) < 8)
+			return 1;
+		evbuffer_copyout(in, hdr, 8);
+		if (snap_auth_is_preamble(hdr, 8)) {
+			if (evbuffer_get_length(in) < SNAP_AUTH_HELLO_LEN)
+				return 1;
+			evbuffer_copyout(in, hdr, SNAP_AUTH_HELLO_LEN);
+			int r = ingest_hello(c, in, hdr);
+			if (r)
+				return r;
+		} else if (c->tcp && !srv->cfg.ingest_insecure) {
+			srv->ingest_unsigned++;
+			ingest_refuse(c, "AUTH", "this TCP ingest accepts only producers that prove the ingest key "
+						 "(key_file=)");
+			return -1;
+		}
+	}
+	if (c->auth == IA_CHALLENGED) {
+		if (evbuffer_get_length(in) < SNAP_AUTH_PROOF_LEN + SNAP_HEADER_LEN)
+			return 1;
+		uint8_t proof[SNAP_AUTH_PROOF_LEN];
+		evbuffer_remove(in, proof, sizeof(proof));
+		evbuffer_copyout(in, hdr, sizeof(hdr));
+		int bad = srv->cfg.ingest_key &&
+			  snap_auth_verify_head(srv->cfg.ingest_key, c->ia->chal, proof, hdr, &c->ia->body, err);
+		sodium_memzero(proof, sizeof(proof));
+		if (bad) {
+			ingest_refuse(c, "AUTH", err);
+			return -1;
+		}
+		c->auth = srv->cfg.ingest_key ? IA_PROVEN : IA_UNCHECKED;
+		if (c->linger_ev)
+			evtimer_del(c->linger_ev);
+	}
+	if (evbuffer_get_length(in) < SNAP_HEADER_LEN)
+		return 1;
+	evbuffer_copyout(in, hdr, sizeof(hdr));
+	uint64_t plen = 0;
+	int is_delta;
+	int bad = snap_peek_any(hdr, sizeof(hdr), &plen, &is_delta, err);
+	if (!bad && plen > srv->cfg.max_snapshot) {
+		snprintf(err, sizeof(err), "snapshot of %" PRIu64 " bytes exceeds max_snapshot %" PRIu64, plen,
+			 srv->cfg.max_snapshot);
+		bad = 1;
+	}
+	if (bad) {
+		ingest_refuse(c, "INVALID", err);
+		return -1;
+	}
+	c->want = SNAP_HEADER_LEN + (size_t)plen;
+	/* Only a producer topod trusts gets here: lift the pre-authentication
+	 * read bound (set at accept). */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+	return 0;
+}
+
+/* The snapshot is in: the end of its authentication, then the builder. */
+static void ingest_complete(struct conn *c)
+{
+	struct server *srv = c->srv;
+	const struct snap_key *key = srv->cfg.ingest_key;
+	char err[SNAP_ERR_LEN];
+	if ((c->auth == IA_PROVEN && snap_auth_body_verify(&c->ia->body, err)) ||
+	    (c->auth == IA_V1 && key && snap_auth_verify(key, c->ia->pre, c->buf, c->have, err))) {
+		ingest_refuse(c, "AUTH", err);
+		return;
+	}
+	bufferevent_disable(c->bev, EV_READ);
+	struct ingest_job *j = calloc(1, sizeof(*j));
+	if (!j) {
+		evbuffer_add_printf(bufferevent_get_output(c->bev), "ERR NOMEM\n");
+		conn_finish(c);
+		return;
+	}
+	j->buf = c->buf;
+	j->len = c->have;
+	c->buf = NULL;
+	j->persist = 1;
+	snprintf(j->source, sizeof(j->source), "ingest %s", c->peer);
+	j->done = ingest_done;
+	j->arg = c;
+	c->refs++;
+	builder_submit(srv->plane[c->plane].b, j);
 }
 
 static void ingest_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	struct server *srv = c->srv;
 	if (c->draining) {
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
-	if (!c->want) {
-		uint8_t hdr[SNAP_HEADER_LEN];
-		size_t avail = evbuffer_get_length(in);
-		if (!c->signed_ && avail >= 8) {
-			evbuffer_copyout(in, hdr, 8);
-			if (snap_auth_is_preamble(hdr, 8)) {
-				if (avail < SNAP_AUTH_LEN)
-					return;
-				evbuffer_remove(in, c->pre, SNAP_AUTH_LEN);
-				c->signed_ = 1;
-				avail -= SNAP_AUTH_LEN;
-			}
-		}
-		if (avail < SNAP_HEADER_LEN)
-			return;
-		if (c->tcp && !c->signed_ && !srv->cfg.ingest_insecure) {
-			srv->ingest_unsigned++;
-			ingest_refuse(c, "AUTH", "this TCP ingest accepts only snapshots signed with the ingest key "
-						 "(producer option key_file=)");
-			return;
-		}
-		evbuffer_copyout(in, hdr, sizeof(hdr));
-		uint64_t plen = 0;
-		char err[SNAP_ERR_LEN];
-		int is_delta;
-		int bad = snap_peek_any(hdr, sizeof(hdr), &plen, &is_delta, err);
-		if (!bad && plen > srv->cfg.max_snapshot) {
-			snprintf(err, sizeof(err), "snapshot of %" PRIu64 " bytes exceeds max_snapshot %" PRIu64, plen,
-				 srv->cfg.max_snapshot);
-			bad = 1;
-		}
-		if (bad) {
-			ingest_refuse(c, "INVALID", err);
-			return;
-		}
-		c->want = SNAP_HEADER_LEN + (size_t)plen;
-	}
+	if (!c->want && ingest_opening(c, in))
+		return;
 	/* Memory follows the bytes that arrived, never the header's claim: a
 	 * producer that announces 8 GiB and sends 64 bytes costs 64 bytes. */
 	size_t avail = evbuffer_get_length(in), take = avail < c->want - c->have ? avail : c->want - c->have;
@@ -945,43 +1115,21 @@ static void ingest_read_cb(struct bufferevent *bev, void *arg)
 		c->buf = nb;
 		c->cap = cap;
 	}
-	c->have += evbuffer_remove(in, c->buf + c->have, take);
+	size_t got = (size_t)evbuffer_remove(in, c->buf + c->have, take);
+	if (c->auth == IA_PROVEN)
+		snap_auth_body_update(&c->ia->body, c->buf + c->have, got);
+	c->have += got;
 	if (c->have < c->want)
 		return;
 	if (evbuffer_get_length(in)) {
-		srv->ingest_trailing++;
+		c->srv->ingest_trailing++;
 		char why[96];
 		snprintf(why, sizeof(why), "%zu bytes after the snapshot: one snapshot per connection",
 			 evbuffer_get_length(in));
 		ingest_refuse(c, "INVALID", why);
 		return;
 	}
-	if (c->signed_ && srv->cfg.ingest_key) {
-		char err[SNAP_ERR_LEN];
-		if (snap_auth_verify(srv->cfg.ingest_key, c->pre, c->buf, c->have, err)) {
-			ingest_refuse(c, "AUTH", err);
-			return;
-		}
-	} else if (c->signed_ && c->tcp && !srv->cfg.ingest_insecure) {
-		ingest_refuse(c, "AUTH", "topod has no ingest key to check the signature with (--ingest-key)");
-		return;
-	}
-	bufferevent_disable(bev, EV_READ);
-	struct ingest_job *j = calloc(1, sizeof(*j));
-	if (!j) {
-		evbuffer_add_printf(bufferevent_get_output(bev), "ERR NOMEM\n");
-		conn_finish(c);
-		return;
-	}
-	j->buf = c->buf;
-	j->len = c->have;
-	c->buf = NULL;
-	j->persist = 1;
-	snprintf(j->source, sizeof(j->source), "ingest %s", c->peer);
-	j->done = ingest_done;
-	j->arg = c;
-	c->refs++;
-	builder_submit(srv->plane[c->plane].b, j);
+	ingest_complete(c);
 }
 
 /* ---- listeners ----------------------------------------------------------- */
@@ -1039,6 +1187,15 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		c->tcp = tcp;
 		srv->ningest_tcp += (unsigned)c->tcp;
 		bufferevent_setcb(bev, ingest_read_cb, conn_write_cb, conn_event_cb, c);
+		/* Until the producer is trusted (ingest_opening), libevent reads
+		 * no more than this into its input buffer. */
+		bufferevent_setwatermark(bev, EV_READ, 0, SNAP_AUTH_PREAUTH_MAX);
+		if (!ingest_trusted(c)) {
+			struct timeval grace = { AUTH_GRACE_S, 0 };
+			c->linger_ev = evtimer_new(srv->base, linger_cb, c);
+			if (c->linger_ev)
+				evtimer_add(c->linger_ev, &grace);
+		}
 		tv.tv_sec = srv->cfg.ingest_timeout_s;
 		tv.tv_usec = 0;
 		bufferevent_set_timeouts(bev, &tv, NULL);

@@ -8,7 +8,8 @@
  *   topo-snap diff A B               compare nodes, links and LFTs; exit 1 if they differ
  *   topo-snap from-text TOPO LFTS OUT   ibnetdiscover + ibroute dumps -> snapshot file
  *   topo-snap send SINK... FILE      deliver FILE to sinks (the plugin's key=value options,
- *                                    key_file=PATH to sign it for a TCP ingest)
+ *                                    key_file=PATH to prove the key to a TCP ingest,
+ *                                    plane=NAME to deliver only to that plane)
  *   topo-snap keygen FILE            write a new random ingest key (mode 0600)
  *   topo-snap export SRC OUT         SRC (a snapshot or a state directory) as one snapshot file
  *   topo-snap delta BASE NEW OUT     NEW as a delta against BASE (exit 3: needs a full snapshot)
@@ -294,7 +295,7 @@ static int usage_to(FILE *out, int rc)
 	fprintf(out, "usage: %s info|nodes|links|lfts FILE\n"
 			"       %s diff A B\n"
 			"       %s from-text TOPOLOGY LFTS OUT\n"
-			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY] FILE\n"
+			"       %s send sink=unix:PATH|sink=tcp:HOST:PORT|spool=DIR... [key_file=KEY [plane=NAME]] FILE\n"
 			"       %s keygen FILE\n"
 			"       %s delta BASE NEW OUT | apply BASE DELTA OUT | export SRC OUT\n"
 			"       %s -h|--help | -V|--version\n"

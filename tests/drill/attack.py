@@ -238,4 +238,89 @@ elapsed = time.time() - t0
 stop.set()
 line(10, "libtii against a server that keeps streaming", "gave up after %.1f s, peak RSS %s (timeout 2 s)" %
      (elapsed, mib(peak)), elapsed < 4 and peak < 256 * 1024, "within the deadline and bounded memory")
+
+# ---- issue 21, items 2 and 4: authenticate before buffering ------------------------
+# (appended: another helper appends the journal's cases; `done()` runs last)
+import ingestauth as ia  # noqa: E402
+
+
+def line21(item, what, figure, ok, cond):
+    check(ok, "attack %s %-44s %s  [%s]" % (item, what, figure, cond))
+
+
+def rss_during(fn):
+    """Peak growth of topod's RssAnon (VmRSS also counts libsodium's code
+    pages, faulted in the first time a challenge is made)."""
+    base = ia.anon_kib(t.p.pid)
+    peak = [base]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], ia.anon_kib(t.p.pid))
+            time.sleep(0.005)
+
+    th = threading.Thread(target=sample)
+    th.start()
+    try:
+        r = fn()
+    finally:
+        stop.set()
+        th.join()
+    return r, peak[0] - base
+
+
+# i21.2: three peers without the key announce 512 MiB each and stream.
+K = ia.key_bytes(key)
+hdr512 = reseal(raw, plen=(512 << 20) - 64)[:64]
+openings = [(hdr512, None), (ia.v1_preamble(b"x" * 32, raw) + hdr512, None),
+            (ia.HELLO, lambda chal: os.urandom(64) + hdr512)]
+res = []
+
+
+def flood3():
+    ths = [threading.Thread(target=lambda o=o: res.append(ia.flood(("127.0.0.1", tcp_ingest), o[0], seconds=10,
+                                                                  after_challenge=o[1]))) for o in openings]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join()
+
+
+_, grow = rss_during(flood3)
+line21("i21.2", "3 unauthenticated TCP peers announce 512 MiB", "RssAnon +%d KiB while %d MiB arrived; %s; closed %s s after"
+       % (grow, sum(r[1] for r in res) >> 20, res[0][0][:8],
+          "/".join("%.1f" % r[2] if r[2] is not None else "never" for r in res)),
+       grow <= 3 * (4 + 4) and all(r[0].startswith("ERR AUTH") and r[2] is not None and r[2] < 3 for r in res),
+       "<= 4 KiB of input each, ERR AUTH, closed")
+
+# i21.4: a recording of a good session replayed; a snapshot for another plane.
+rec = ia.Recorder(("127.0.0.1", tcp_ingest))
+good = reseal(raw, generation=gen0 + 5000)
+gp = os.path.join(d, "good21.snap")
+open(gp, "wb").write(good)
+sp = subprocess.run([os.path.join(BIN, "topo-snap"), "send", "sink=tcp:127.0.0.1:%d" % rec.port, "key_file=" + key,
+                     gp], capture_output=True, text=True, timeout=60)
+recording = b"".join(rec.sessions[-1])
+rec.close()
+served_good = t.wait_generation(gen0 + 5000, timeout=10)
+s = socket.create_connection(("127.0.0.1", tcp_ingest))
+s.sendall(recording)
+s.shutdown(socket.SHUT_WR)
+ia.recv_exact(s, ia.CHAL_LEN)
+r = ia.recv_line(s)
+s.close()
+gen = int(t.info()["generation"])
+line21("i21.4a", "a recorded good session replayed", "%s; served %d" % (r[:36], gen - gen0),
+       sp.returncode == 0 and served_good and r.startswith("ERR AUTH") and gen == gen0 + 5000, "new nonce: refused")
+mitm = ia.Recorder(("127.0.0.1", tcp_ingest), rewrite=lambda c: ia.with_plane(c, "rail2"))
+open(gp, "wb").write(reseal(raw, generation=gen0 + 7000))
+sp = subprocess.run([os.path.join(BIN, "topo-snap"), "send", "sink=tcp:127.0.0.1:%d" % mitm.port, "key_file=" + key,
+                     "plane=rail2", gp], capture_output=True, text=True, timeout=60)
+mitm.close()
+gen = int(t.info()["generation"])
+out = (sp.stdout + sp.stderr).strip()
+line21("i21.4b", "a snapshot for plane rail2 relayed to default", "%s; served %d" % (out[out.find("ERR"):][:36],
+       gen - gen0), sp.returncode != 0 and "ERR AUTH wrong proof for plane default" in out and gen == gen0 + 5000,
+       "plane in the MAC: refused")
 done()

@@ -4,9 +4,11 @@ real topod (loopback and temporary UNIX sockets only):
 
   4. a header announcing 8 GiB makes topod allocate only what arrives; the
      default --max-snapshot refuses it; ingest connections are bounded;
-  5. TCP ingest refuses unsigned snapshots and wrong keys, accepts the
-     shared key's HMAC; the UNIX socket refuses users that are not root,
-     topod's user or the ingest group (SO_PEERCRED);
+  5. TCP ingest refuses unsigned snapshots, wrong keys and the old
+     (replayable) signature, accepts a producer that proves the shared key
+     (challenge-response, HMAC-SHA256; t_ingest_auth.py has the attacks);
+     the UNIX socket refuses users that are not root, topod's user or the
+     ingest group (SO_PEERCRED);
   6. generations never go backwards: an older one, or an equal one with
      other contents, is ERR STALE; the same one again is a no-op; a
      restarted SM (new SM GUID, later timestamp) is served; the operator can
@@ -158,10 +160,18 @@ def send(extra, path):
 rc, out = send([], snapfile("u.snap"))
 check(rc != 0 and "ERR AUTH" in out, "an unsigned snapshot on TCP is refused: %s" % out[-100:])
 rc, out = send(["key_file=" + other], snapfile("w.snap"))
-check(rc != 0 and "ERR AUTH" in out and "does not match" in out, "a wrong key is refused: %s" % out[-80:])
+check(rc != 0 and "ERR AUTH wrong proof" in out, "a wrong key is refused: %s" % out[-80:])
 p = snapfile("k.snap")
 rc, out = send(["key_file=" + key], p)
 check(rc == 0 and ta.wait_generation(gen_of(open(p, "rb").read())), "a snapshot signed with the key is served")
+# The old signature (version 1: an HMAC of the snapshot alone, checked after
+# buffering all of it, replayable, any plane) is refused on TCP at once.
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+import ingestauth  # noqa: E402
+v1 = open(snapfile("v1.snap"), "rb").read()
+r = deliver(("127.0.0.1", port), ingestauth.v1_preamble(ingestauth.key_bytes(key), v1) + v1, unix=False)
+check(r.startswith("ERR AUTH old-style signed snapshot") and int(ta.info()["generation"]) != gen_of(v1),
+      "an old-style signed snapshot, right key, on TCP: %s" % r)
 os.chmod(other, 0o644)
 rc, out = send(["key_file=" + other], p)
 check(rc != 0 and "lets group or others read it" in out, "a key file others can read is refused: %s" % out[-90:])
