@@ -159,7 +159,7 @@ MPI_BINS := $(patsubst tests/mpi/%.c,$(B)/tests/mpi/%,$(MPI_SRC))
 $(B)/tests/mpi/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 	@mkdir -p $(dir $@)
 	$(MPICC_OMPI) -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
-		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
+		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS) -pthread
 
 # The same programs for MPICH (mpicc.mpich): build/tests/mpich/X. MPICH
 # 4.0 defines MPI_STATUSES_IGNORE as (MPI_Status *)1 and annotates
@@ -168,7 +168,7 @@ MPICH_BINS := $(patsubst tests/mpi/%.c,$(B)/tests/mpich/%,$(MPI_SRC))
 $(B)/tests/mpich/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-stringop-overflow -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
-		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS)
+		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS) -pthread
 
 tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build
 

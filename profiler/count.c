@@ -43,6 +43,7 @@ static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
 #define XLATE_BUDGET (128 * 1024)
 static size_t xlate_used;
 static int xlate_key = MPI_KEYVAL_INVALID;
+static pthread_mutex_t xlate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int xlate_delete(MPI_Comm comm, int key, void *val, void *extra)
 {
@@ -152,14 +153,23 @@ int prof_world_rank(void *comm_p, int r)
 	int *t = NULL, flag = 0;
 	PMPI_Comm_get_attr(comm, xlate_key, &t, &flag);
 	if (!flag) {
-		t = xlate_build(comm, inter);
+		/* Under MPI_THREAD_MULTIPLE two threads may miss at once: one
+		 * builds and sets the table; setting it twice would free the
+		 * first (the delete callback) while the other thread reads it. */
+		pthread_mutex_lock(&xlate_lock);
+		PMPI_Comm_get_attr(comm, xlate_key, &t, &flag);
+		if (!flag) {
+			t = xlate_build(comm, inter);
+			if (t)
+				PMPI_Comm_set_attr(comm, xlate_key, t);
+		}
+		pthread_mutex_unlock(&xlate_lock);
 		if (!t) {
 			int w = xlate_one(comm, inter, r);
 			if (w < 0)
 				__atomic_fetch_add(&prof.untranslated, 1, __ATOMIC_RELAXED);
 			return w;
 		}
-		PMPI_Comm_set_attr(comm, xlate_key, t);
 	}
 	if (r >= t[0] || t[1 + r] == MPI_UNDEFINED || t[1 + r] < 0 || t[1 + r] >= prof.n) {
 		__atomic_fetch_add(&prof.untranslated, 1, __ATOMIC_RELAXED);

@@ -147,13 +147,18 @@ void prof_report(const char *tag)
 	char path[4096];
 	snprintf(path, sizeof(path), "%s%s", prefix && *prefix ? prefix : "topoprof", tag);
 	char werr[PROF_WHY] = "";
+	/* TOPOPROF_QUIET silences every "report in" line (the report itself
+	 * says what it lacks and why); a report not written is always said. */
+	int quiet = env_long("TOPOPROF_QUIET", 0, 0, 1) != 0;
 	if (rep_write(&R, path, werr))
 		fprintf(stderr, "topoprof: cannot write the report: %s\n", werr);
+	else if (quiet)
+		;
 	else if (!R.fab.ok)
 		fprintf(stderr, "topoprof: report in %s.txt WITHOUT its fabric part: %s\n", path, R.fab.why);
 	else if (!R.fab.links_ok)
 		fprintf(stderr, "topoprof: report in %s.txt (no link loads: %s)\n", path, R.fab.links_why);
-	else if (env_long("TOPOPROF_QUIET", 0, 0, 1) == 0)
+	else
 		fprintf(stderr, "topoprof: report in %s.txt, %s.json and %s-*.svg\n", path, path, path);
 	rep_free(&R);
 	prof.paused = was_paused;

@@ -266,6 +266,38 @@ sys.exit(0 if a["p2p"] == b["p2p"] and a["collective"]["bytes"] == 0 and b["coll
 		nok "alltoall: MPI_Pcontrol(2) report a2a.1.json = the point-to-point part"
 fi
 
+# MPI_THREAD_MULTIPLE: 4 threads per rank send at once, each the first
+# message on a fresh communicator (so they miss the profiler's translation
+# cache together); every message counted, TOPOPROF_QUIET honoured.
+if [ -x "$ROOT/build/tests/mpi/prof_threads" ]; then
+	rc=0
+	mpi "$d/thr.out" "$d/thr.err" --oversubscribe -np 4 -x LD_PRELOAD="$LIB" -x TOPOPROF_OUT="$d/thr" \
+		-x TOPOPROF_QUIET=1 -x TII_SERVERS=127.0.0.1:1 "$ROOT/build/tests/mpi/prof_threads" || rc=$?
+	if grep -q "^skip" "$d/thr.out"; then
+		echo "skip - MPI_THREAD_MULTIPLE: $(grep '^skip' "$d/thr.out")"
+	elif [ "$rc" -eq 0 ] && python3 - "$d/thr" <<'PY'
+import json, re, sys
+rep = json.load(open(sys.argv[1] + ".json"))
+tot = [0, 0]
+for rec in re.findall(r"truth (rank=\d+ p2p=[0-9:,]* coll=[0-9:,]*)", open(sys.argv[1] + ".out").read()):
+    f = dict(kv.split("=", 1) for kv in rec.split())
+    for e in filter(None, f["p2p"].split(",")):
+        w, b, m = map(int, e.split(":"))
+        tot[0] += b
+        tot[1] += m
+ok = [rep["p2p"]["bytes"], rep["p2p"]["messages"]] == tot and tot[1] == 640
+print("# report %s, truth %s" % ([rep["p2p"]["bytes"], rep["p2p"]["messages"]], tot))
+sys.exit(0 if ok else 1)
+PY
+	then
+		ok "MPI_THREAD_MULTIPLE: 640 messages from 4 threads per rank on fresh communicators, all counted"
+	else
+		nok "MPI_THREAD_MULTIPLE: exit $rc, totals differ"
+	fi
+	grep -q "topoprof: report in" "$d/thr.err" && nok "TOPOPROF_QUIET=1 still printed a report line" ||
+		ok "TOPOPROF_QUIET=1: no report line, also when the report has no fabric part"
+fi
+
 # MPICH (mpiexec.mpich, Hydra's fork launcher): the MPICH build of the
 # profiler gives the same report, checked the same way; the Open MPI build
 # preloaded into an MPICH program stops at once and says which to use
