@@ -144,8 +144,10 @@ int main(void)
 	rc = sched_build(f.rt, f.h, &req, 1, &s, err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	tf_check(rc == AN_OK && !sched_check(s, err) && sec < 1.0, "256 ranks in %.3f s (limit 1 s), %u steps", sec,
-		 rc ? 0 : s->nsteps);
+	/* The time is a figure, not a check (a loaded machine or a sanitizer
+	 * build is slower): bench_sched and docs/performance.md hold the target. */
+	tf_check(rc == AN_OK && !sched_check(s, err), "256 ranks: a valid schedule of %u steps (built in %.3f s)",
+		 rc ? 0 : s->nsteps, sec);
 	sched_free(s);
 	fab_down(&f);
 	return tf_failures != 0;
