@@ -23,17 +23,24 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from topodtest import BIN, ROOT, check, done, from_text, note, parse_kv, tmpdir  # noqa: E402
+from topodtest import BIN, ROOT, check, done, note, parse_kv, tmpdir  # noqa: E402
 from snapdecode import decode, reseal  # noqa: E402
 from journalfault import SM, TS0, Run, damage, mkdelta  # noqa: E402
 
-FIX = os.path.join(ROOT, "tests", "fixtures")
 
-def snapshot(gen, lfts="2sw4hca.lfts", d=None):
-    raw = os.path.join(d, "raw.snap")
-    from_text(os.path.join(FIX, "2sw4hca.topo"), os.path.join(FIX, lfts), raw)
-    with open(raw, "rb") as f:
-        return reseal(f.read(), generation=gen, timestamp=TS0 + gen, sm_guid=SM, sweep=gen)
+def k12(d):
+    """bench_build's k=12 fat tree (432 hosts, 183 KB): big enough that a
+    few deltas do not make topod fold the journal into fabric.snap."""
+    path = os.path.join(d, "k12.snap")
+    subprocess.run([os.path.join(ROOT, "build", "bench", "bench_build"), "12", "64", path], check=True,
+                   capture_output=True)
+    raw = open(path, "rb").read()
+    s = decode(raw, check_crc=False)
+    return raw, len(s.nodes), s.engine.encode()
+
+
+def full(raw, g):
+    return reseal(raw, generation=g, timestamp=TS0 + g, sm_guid=SM, sweep=g)
 
 
 def entries(state):
@@ -44,10 +51,10 @@ def corruption(mode):
     d = tmpdir()
     state = os.path.join(d, "state")
     os.mkdir(state, 0o700)
-    full = snapshot(100, d=d)
-    base = (100, len(decode(full).nodes), b"text")
+    raw, nn, eng = k12(d)
+    base = (100, nn, eng)
     run = Run(state, d)
-    r = [run.send(100, full)]
+    r = [run.send(100, full(raw, 100))]
     for g in (101, 102, 103):
         r.append(run.send(g, mkdelta(base, g, 0, b"h%d" % g)))
         base = (g, base[1], base[2])
@@ -104,28 +111,19 @@ def diskfull(d):
     """Runs in a private mount namespace (see main)."""
     state = os.path.join(d, "state")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", state], check=True)
-    # A fabric a few hundred KB big: bench_build's k=12 fat tree.
-    big = os.path.join(d, "k12.snap")
-    subprocess.run([os.path.join(ROOT, "build", "bench", "bench_build"), "12", "64", big], check=True,
-                   capture_output=True)
-    raw = open(big, "rb").read()
-    nn = len(decode(raw, check_crc=False).nodes)
-    eng = decode(raw, check_crc=False).engine.encode()
-
-    def full(g):
-        return reseal(raw, generation=g, timestamp=TS0 + g, sm_guid=SM, sweep=g)
+    raw, nn, eng = k12(d)
 
     def delta(b, g):
         return mkdelta((b, nn, eng), g, 0, b"h%d" % g)
 
     run = Run(state, d)
-    r = run.send(100, full(100))
+    r = run.send(100, full(raw, 100))
     check(r == "OK 100", "disk full: full snapshot 100 (%d KB) on a 1 MB tmpfs: %s" % (len(raw) // 1024, r))
     sv = os.statvfs(state)
     filler = os.path.join(state, "filler")
     with open(filler, "wb") as f:
         f.write(b"\0" * max(0, sv.f_bavail * sv.f_frsize - 64 * 1024))
-    r1 = run.send(101, full(101))
+    r1 = run.send(101, full(raw, 101))
     r2 = run.send(102, delta(101, 102))
     check(r1.startswith("OK 101 not-durable"), "disk full (64 KB left): full snapshot 101: %s" % r1[:60])
     served, lost = run.crash()
@@ -138,7 +136,7 @@ def diskfull(d):
           "disk still full: a delta on the durable %d is journalled: %s; kill -9: %d served, lost %d" %
           (100, r3, served, lost))
     os.unlink(filler)
-    r4, r5 = run.send(104, full(104)), run.send(105, delta(104, 105))
+    r4, r5 = run.send(104, full(raw, 104)), run.send(105, delta(104, 105))
     served, lost = run.crash()
     check(r4 == "OK 104" and r5 == "OK 105" and served == 105 and lost == 0,
           "space back: %s, %s; kill -9: %d served, lost %d" % (r4, r5, served, lost))
