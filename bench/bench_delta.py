@@ -97,6 +97,9 @@ def main():
     time.sleep(0.5)
     rss1 = rss_kib(t.p.pid)
     journal = [f for f in os.listdir(state) if f.startswith("fabric.delta.")]
+    jbytes = sum(os.path.getsize(os.path.join(state, f)) for f in journal)
+    folds = log.count("deltas folded into")
+    print("journal: %d entries, %d bytes on disk; folded into fabric.snap %d times" % (len(journal), jbytes, folds))
     hist = os.listdir(os.path.join(state, "history"))
     print("history: %s generations in %.2f MB; topod RSS %.1f -> %.1f MiB (+%.1f) over %d generations; "
           "state dir: %d journal entries, %d history files"

@@ -173,6 +173,25 @@ static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t
 	return size;
 }
 
+/* The header of a delta whose payload (plen bytes) follows it in buf. */
+static void seal(uint8_t *buf, uint64_t plen, uint64_t gen, uint64_t sm_guid, uint64_t sweep, uint64_t ts)
+{
+	uint8_t *h = buf;
+	memcpy(h, SNAP_DELTA_MAGIC, SNAP_MAGIC_LEN);
+	h += SNAP_MAGIC_LEN;
+	put32(&h, SNAP_DELTA_VERSION);
+	put32(&h, SNAP_HEADER_LEN);
+	put64(&h, gen);
+	put64(&h, plen);
+	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, plen));
+	put32(&h, 0);
+	put64(&h, sm_guid);
+	put64(&h, sweep);
+	put64(&h, ts);
+	uint8_t *hc = buf + 36;
+	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
+}
+
 int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
 		      char err[SNAP_ERR_LEN])
 {
@@ -207,21 +226,8 @@ int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_
 	p += elen;
 	p += encode_records(base, target, p, cnt);
 
-	uint64_t plen = (uint64_t)(p - buf) - SNAP_HEADER_LEN;
-	uint8_t *h = buf;
-	memcpy(h, SNAP_DELTA_MAGIC, SNAP_MAGIC_LEN);
-	h += SNAP_MAGIC_LEN;
-	put32(&h, SNAP_DELTA_VERSION);
-	put32(&h, SNAP_HEADER_LEN);
-	put64(&h, target->generation);
-	put64(&h, plen);
-	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, plen));
-	put32(&h, 0);
-	put64(&h, target->sm_guid);
-	put64(&h, target->sweep);
-	put64(&h, target->timestamp);
-	uint8_t *hc = buf + 36;
-	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
+	seal(buf, (uint64_t)(p - buf) - SNAP_HEADER_LEN, target->generation, target->sm_guid, target->sweep,
+	     target->timestamp);
 	*out = buf;
 	*outlen = (size_t)(p - buf);
 	return 0;
@@ -464,3 +470,208 @@ bad:
 	return -1;
 }
 
+
+/* ---- composition ---------------------------------------------------------- */
+
+/* One section of a delta (descriptions, ports or LFT blocks) read record by
+ * record and checked as apply_descs/ports/blocks check it, against the
+ * node table of shape (a snapshot of the fabric both deltas describe: only
+ * its node count, types, port counts and table lengths are used). */
+enum { SEC_DESC, SEC_PORT, SEC_BLOCK };
+static const char *const sec_name[] = { "description", "port", "LFT block" };
+static const size_t sec_min[] = { 5, 6, 7 };   /* smallest record, for read_count */
+static const size_t sec_fixed[] = { 5, 6, 6 }; /* the bytes before its variable part */
+
+struct sec {
+	struct rd *r;
+	int kind;
+	const char *who; /* "first" or "second", for errors */
+	uint32_t left, k;
+	int64_t last, key;
+	const uint8_t *rec; /* the current record, its key fields included */
+	size_t len;
+};
+
+static int sec_open(struct sec *s, struct rd *r, int kind, const char *who, char err[SNAP_ERR_LEN])
+{
+	char e[SNAP_ERR_LEN];
+	*s = (struct sec){ .r = r, .kind = kind, .who = who, .last = -1 };
+	if (read_count(r, sec_min[kind], sec_name[kind], &s->left, e))
+		return fail(err, "%s delta: %s", who, e);
+	return 0;
+}
+
+/* The length of the record at s->r->p with its key in *key; -1 when it is
+ * malformed. */
+static int64_t sec_record(const struct sec *s, const struct snap *shape, int64_t *key, char err[SNAP_ERR_LEN])
+{
+	const struct rd *r = s->r;
+	const uint8_t *p = r->p;
+	if (!need(r, sec_fixed[s->kind]))
+		return fail(err, "%s delta: %s record %u truncated", s->who, sec_name[s->kind], s->k);
+	uint32_t i = rd32(p);
+	if (i >= shape->nnodes)
+		return fail(err, "%s delta: %s record %u names node %u of %u", s->who, sec_name[s->kind], s->k, i,
+			    shape->nnodes);
+	const struct snap_node *nd = &shape->nodes[i];
+	size_t len;
+	if (s->kind == SEC_DESC) {
+		*key = i;
+		len = 5 + (size_t)p[4];
+		if (p[4] > SNAP_DESC_LEN || !need(r, len) || memchr(p + 5, 0, p[4]))
+			return fail(err, "%s delta: description of node %u: bad length %u or a NUL byte", s->who, i, p[4]);
+	} else if (s->kind == SEC_PORT) {
+		*key = (int64_t)i << 8 | p[4];
+		if (p[4] > nd->nports || p[5] > 1)
+			return fail(err, "%s delta: port record %u: node %u has no port %u, or presence byte %u", s->who,
+				    s->k, i, p[4], p[5]);
+		len = 6 + (p[5] ? PORT_REC : 0);
+		if (!need(r, len))
+			return fail(err, "%s delta: port record %u truncated", s->who, s->k);
+	} else {
+		uint32_t blk = rd16(p + 4);
+		*key = (int64_t)i << 16 | blk;
+		if (nd->type != SNAP_NODE_SWITCH || (uint64_t)blk * SNAP_DELTA_BLOCK >= nd->lft_len)
+			return fail(err, "%s delta: LFT block record %u names node %u block %u: not a switch, or past its table",
+				    s->who, s->k, i, blk);
+		uint32_t bl = block_len(nd->lft_len, blk);
+		len = 6 + bl;
+		if (!need(r, len))
+			return fail(err, "%s delta: LFT block %u of node %u truncated", s->who, blk, i);
+		for (uint32_t l = 0; l < bl; l++)
+			if (p[6 + l] != SNAP_LFT_NONE && p[6 + l] > nd->nports)
+				return fail(err, "%s delta: switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
+					    s->who, (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, p[6 + l],
+					    nd->nports);
+	}
+	if (*key <= s->last)
+		return fail(err, "%s delta: %s record %u out of order", s->who, sec_name[s->kind], s->k);
+	return (int64_t)len;
+}
+
+/* Steps to the next record: 1, 0 at the end of the section, -1 if bad. */
+static int sec_next(struct sec *s, const struct snap *shape, char err[SNAP_ERR_LEN])
+{
+	s->rec = NULL;
+	if (!s->left)
+		return 0;
+	int64_t len = sec_record(s, shape, &s->key, err);
+	if (len < 0)
+		return -1;
+	s->rec = s->r->p;
+	s->len = (size_t)len;
+	s->r->p += len;
+	s->last = s->key;
+	s->left--;
+	s->k++;
+	return 1;
+}
+
+/* Merges one section of both deltas into *p: every key of either, the
+ * second's record where both have one (each record replaces all of its
+ * description, port or block). */
+static int merge_section(struct rd *ra, struct rd *rb, int kind, const struct snap *shape, uint8_t **p,
+			 char err[SNAP_ERR_LEN])
+{
+	struct sec x, y;
+	if (sec_open(&x, ra, kind, "first", err) || sec_open(&y, rb, kind, "second", err))
+		return -1;
+	uint8_t *cntp = *p;
+	uint32_t n = 0;
+	*p += 4;
+	int hx = sec_next(&x, shape, err), hy = hx < 0 ? 0 : sec_next(&y, shape, err);
+	for (;;) {
+		if (hx < 0 || hy < 0)
+			return -1;
+		if (!hx && !hy)
+			break;
+		int use_x = hx && (!hy || x.key < y.key);
+		const struct sec *t = use_x ? &x : &y;
+		memcpy(*p, t->rec, t->len);
+		*p += t->len;
+		n++;
+		if (use_x) {
+			hx = sec_next(&x, shape, err);
+			continue;
+		}
+		if (hx && x.key == y.key)
+			hx = sec_next(&x, shape, err);
+		if (hx >= 0)
+			hy = sec_next(&y, shape, err);
+	}
+	put32(&cntp, n);
+	return 0;
+}
+
+static int read_engine(struct rd *r, const char *who, const uint8_t **name, uint8_t *len, char err[SNAP_ERR_LEN])
+{
+	*len = *r->p++;
+	*name = r->p;
+	if (*len > SNAP_ENGINE_LEN || !need(r, *len) || memchr(r->p, 0, *len))
+		return fail(err, "%s delta: bad engine name (length %u)", who, *len);
+	r->p += *len;
+	return 0;
+}
+
+int snap_delta_compose(const struct snap *shape, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+		       uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN])
+{
+	struct snap_delta_info ia = { 0 }, ib = { 0 };
+	struct rd ra, rb;
+	uint32_t na, nb;
+	char e[SNAP_ERR_LEN];
+	*out = NULL;
+	if (open_delta(a, alen, &ia, &ra, &na, e))
+		return fail(err, "first delta: %s", e);
+	if (open_delta(b, blen, &ib, &rb, &nb, e))
+		return fail(err, "second delta: %s", e);
+	if (ib.base_generation != ia.generation || ib.base_sm_guid != rd64(a + 40) ||
+	    ib.base_timestamp != rd64(a + 56)) {
+		snprintf(err, SNAP_ERR_LEN,
+			 "the second delta is against generation %llu (SM 0x%016llx, taken %llu), but the first "
+			 "makes generation %llu (SM 0x%016llx, taken %llu)",
+			 (unsigned long long)ib.base_generation, (unsigned long long)ib.base_sm_guid,
+			 (unsigned long long)ib.base_timestamp, (unsigned long long)ia.generation,
+			 (unsigned long long)rd64(a + 40), (unsigned long long)rd64(a + 56));
+		return SNAP_DELTA_NOBASE;
+	}
+	if (na != shape->nnodes || nb != shape->nnodes)
+		return fail(err, "deltas for %u and %u nodes composed on a fabric of %u", na, nb, shape->nnodes);
+	const uint8_t *ea, *eb;
+	uint8_t la, lb;
+	if (read_engine(&ra, "first", &ea, &la, err) || read_engine(&rb, "second", &eb, &lb, err))
+		return -1;
+	/* The result holds at most every record of both, and one header, base
+	 * and engine name fewer. */
+	uint8_t *buf = malloc(alen + blen), *p = buf + SNAP_HEADER_LEN;
+	if (!buf)
+		return fail(err, "out of memory composing deltas of %zu and %zu bytes", alen, blen);
+	put64(&p, ia.base_generation);
+	put64(&p, ia.base_sm_guid);
+	put64(&p, ia.base_timestamp);
+	put32(&p, na);
+	put32(&p, 0);
+	put8(&p, lb);
+	memcpy(p, eb, lb);
+	p += lb;
+	for (int kind = SEC_DESC; kind <= SEC_BLOCK; kind++)
+		if (merge_section(&ra, &rb, kind, shape, &p, err))
+			goto bad;
+	if (ra.p != ra.end || rb.p != rb.end) {
+		fail(err, "%zu bytes after the last record of the %s delta",
+		     (size_t)(ra.p != ra.end ? ra.end - ra.p : rb.end - rb.p), ra.p != ra.end ? "first" : "second");
+		goto bad;
+	}
+	uint64_t plen = (uint64_t)(p - buf) - SNAP_HEADER_LEN;
+	if (plen > SNAP_MAX_PAYLOAD) {
+		fail(err, "composed delta of %llu bytes exceeds the limit", (unsigned long long)plen);
+		goto bad;
+	}
+	seal(buf, plen, ib.generation, rd64(b + 40), rd64(b + 48), rd64(b + 56));
+	*out = buf;
+	*outlen = (size_t)(p - buf);
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}

@@ -71,4 +71,21 @@ int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info
 int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, struct snap **out,
 		     struct snap_delta_info *info, char err[SNAP_ERR_LEN]);
 
+/*
+ * Composes two deltas into one: a (base B -> X) then b (X -> Y) gives
+ * B -> Y, record by record (each record replaces a whole description, port
+ * or LFT block, so the second's wins where both have one), in time linear
+ * in their sizes; neither the base nor X is needed, only shape: any
+ * snapshot of the same node set (its node count, types, port counts and
+ * table lengths). Both are checked as snap_delta_apply checks a delta
+ * (checksums, every record in range and strictly increasing, payloads used
+ * exactly, LFT ports that exist); what only a whole fabric can show (links
+ * symmetric, LIDs unique) is checked when the result is applied. Applying
+ * the result to B gives what applying a then b gives. Returns 0 (*out
+ * malloc'd), SNAP_DELTA_NOBASE when b is not against a's result, -1 when
+ * either is malformed (err names which).
+ */
+int snap_delta_compose(const struct snap *shape, const uint8_t *a, size_t alen, const uint8_t *b, size_t blen,
+		       uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN]);
+
 #endif

@@ -25,9 +25,16 @@ struct builder {
 	int threads;
 	char state_file[4096];
 	char state_dir[4096];
-	/* The journal since fabric.snap was last written (journal.h). */
-	unsigned journal_n;
-	size_t journal_bytes, full_bytes;
+	/* What the state directory reproduces (journal.h): fabric.snap, or
+	 * fabric.snap and entry, the journal entry from it to generation
+	 * dur_gen. A delta is journalled only on top of that; anything else
+	 * is written whole. durable = 0: unknown (nothing written yet, or a
+	 * write failed): the next snapshot is written whole. */
+	int durable;
+	uint64_t dur_gen, dur_sm, dur_ts;
+	uint8_t *entry;
+	size_t entry_len, full_bytes;
+	unsigned journal_n; /* deltas composed into entry */
 
 	pthread_t thr;
 	int started;
@@ -64,6 +71,7 @@ static void job_free(struct ingest_job *j)
 	if (!j)
 		return;
 	free(j->buf);
+	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
 }
@@ -99,6 +107,17 @@ static int check_generation(const struct snap *cur, const struct snap *s, int fo
 	return -1;
 }
 
+static void set_durable(struct builder *b, const struct snap *s, uint8_t *entry, size_t len)
+{
+	free(b->entry);
+	b->entry = entry;
+	b->entry_len = len;
+	b->durable = 1;
+	b->dur_gen = s->generation;
+	b->dur_sm = s->sm_guid;
+	b->dur_ts = s->timestamp;
+}
+
 /* fabric.snap, and then the journal it replaces. buf may be NULL (then s
  * is encoded). */
 static int persist_full(struct builder *b, const struct snap *s, const uint8_t *buf, size_t len,
@@ -113,14 +132,62 @@ static int persist_full(struct builder *b, const struct snap *s, const uint8_t *
 	if (!rc)
 		rc = snap_write_atomic_mode(b->state_file, buf, len, 0600, err);
 	free(enc);
-	if (rc)
+	if (rc) {
+		/* The old files may or may not be what a restart reads (a
+		 * failed fsync after the rename): trust nothing until the next
+		 * whole write. */
+		b->durable = 0;
 		return rc;
+	}
 	/* Only after the rename: a crash in between leaves entries that
-	 * start-up skips, never a hole. */
+	 * start-up removes (fabric.snap holds them), never a hole. */
 	journal_clear(b->state_dir, UINT64_MAX);
 	b->journal_n = 0;
-	b->journal_bytes = 0;
 	b->full_bytes = len;
+	set_durable(b, s, NULL, 0);
+	return 0;
+}
+
+/* A delta durable as a journal entry from fabric.snap: the previous entry
+ * composed with it (linear in their sizes, not in the fabric's). Only on
+ * top of what the directory reproduces; otherwise, or when composing
+ * fails, the whole fabric. */
+static int persist_delta(struct builder *b, const struct snap *s, const struct snap_delta_info *in,
+			 const uint8_t *buf, size_t len, char err[SNAP_ERR_LEN])
+{
+	if (!b->durable || in->base_generation != b->dur_gen || in->base_sm_guid != b->dur_sm ||
+	    in->base_timestamp != b->dur_ts || s->generation <= b->dur_gen) {
+		tlog(TLOG_INFO, "delta to generation %" PRIu64 ": its base %" PRIu64 " is not what %s holds (%s): "
+				"writing the whole fabric",
+		     s->generation, in->base_generation, b->state_dir,
+		     b->durable ? "it holds another generation" : "unknown: nothing written yet, or a write failed");
+		pthread_mutex_lock(&b->lock);
+		b->stats.journal_full_writes++;
+		pthread_mutex_unlock(&b->lock);
+		return persist_full(b, s, NULL, 0, err);
+	}
+	uint8_t *e = NULL;
+	size_t el = len;
+	if (!b->entry) {
+		if ((e = malloc(len)))
+			memcpy(e, buf, len);
+	} else if (snap_delta_compose(s, b->entry, b->entry_len, buf, len, &e, &el, err)) {
+		tlog(TLOG_WARN, "journal: cannot compose generation %" PRIu64 " onto %" PRIu64 ": %s; writing the whole fabric",
+		     s->generation, b->dur_gen, err);
+		return persist_full(b, s, NULL, 0, err);
+	}
+	if (!e)
+		return persist_full(b, s, NULL, 0, err);
+	if (journal_append(b->state_dir, s->generation, e, el, err)) {
+		free(e);
+		return -1;
+	}
+	/* The previous entry stays, a fallback should this one be damaged;
+	 * the one before it goes. */
+	if (b->entry)
+		journal_clear(b->state_dir, b->dur_gen - 1);
+	b->journal_n++;
+	set_durable(b, s, e, el);
 	return 0;
 }
 
@@ -292,20 +359,29 @@ static void run_persist_and_reply(struct builder *b, struct run *r)
 	struct ingest_job *j = r->j;
 	struct snap *s = r->s;
 	snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64, s->generation);
+	if (j->from_state && b->state_file[0]) {
+		/* Read from the directory: it reproduces this (unless the
+		 * job also asks to write it whole, below). */
+		set_durable(b, s, j->journal_entry, j->journal_entry_len);
+		j->journal_entry = NULL;
+		pthread_mutex_lock(&b->lock);
+		b->stats.journal_quarantined += (uint64_t)j->journal_bad;
+		if (j->journal_bad)
+			snprintf(b->stats.journal_last, sizeof(b->stats.journal_last), "%s", j->journal_why);
+		pthread_mutex_unlock(&b->lock);
+	}
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (r->is_delta) {
-			rc = journal_append(b->state_dir, s->generation, j->buf, j->len, r->err);
-			if (!rc) {
-				b->journal_n++;
-				b->journal_bytes += j->len;
-			}
-		} else {
+		if (r->is_delta)
+			rc = persist_delta(b, s, &r->info, j->buf, j->len, r->err);
+		else
 			rc = persist_full(b, s, j->buf, j->len, r->err);
-		}
 		if (rc) {
 			tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", s->generation, r->err);
 			snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64 " not-durable: %.200s", s->generation, r->err);
+			pthread_mutex_lock(&b->lock);
+			b->stats.not_durable++;
+			pthread_mutex_unlock(&b->lock);
 		}
 	}
 	reply(j, 1, r->msg);
@@ -349,16 +425,17 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 static void run_after_publish(struct builder *b, struct run *r, struct fabric *f)
 {
 	struct ingest_job *j = r->j;
-	/* The journal is replayed at every start: past a few dozen entries, or
-	 * a quarter of the fabric's size, write the whole fabric once. Off the
-	 * acknowledgement path: the producer already has its OK. */
+	/* The entry grows with what changed since fabric.snap, and composing
+	 * costs its size: past a quarter of the fabric's size, or a few dozen
+	 * deltas, write the whole fabric once. Off the acknowledgement path:
+	 * the producer already has its OK. */
 	if (r->is_delta && j->persist && b->state_file[0] && !b->full_bytes) {
 		struct stat st;
 		if (!stat(b->state_file, &st))
 			b->full_bytes = (size_t)st.st_size;
 	}
-	if (r->is_delta && j->persist && b->state_file[0] &&
-	    (b->journal_n >= 32 || (b->full_bytes && b->journal_bytes * 4 >= b->full_bytes)))
+	if (r->is_delta && j->persist && b->state_file[0] && b->entry && b->dur_gen == f->snap->generation &&
+	    (b->journal_n >= 32 || (b->full_bytes && b->entry_len * 4 >= b->full_bytes)))
 		compact(b, f->snap);
 	/* After the answer and the publish: keeping the old generation as a
 	 * delta costs the next snapshot, never this one. */
@@ -494,6 +571,7 @@ void builder_free(struct builder *b)
 		return;
 	builder_stop(b);
 	job_free(b->pending);
+	free(b->entry);
 	history_free(b->hist);
 	pthread_mutex_destroy(&b->lock);
 	pthread_cond_destroy(&b->cond);

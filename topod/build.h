@@ -26,7 +26,10 @@
  * Acknowledgement: "OK G" is sent once the snapshot is decoded, built and
  * persisted (fsync of the file and of the directory), so an OK survives a
  * crash; if persisting fails the reply says so ("OK G not-durable: why")
- * and the fabric is served anyway.
+ * and the fabric is served anyway. A delta is persisted as a journal entry
+ * (journal.h) only when its base is what the state directory reproduces;
+ * otherwise (its base was not-durable, or a write failed) as the whole
+ * fabric, so a plain OK always means a restart serves G.
  */
 #ifndef TOPOD_BUILD_H
 #define TOPOD_BUILD_H
@@ -49,6 +52,13 @@ struct ingest_job {
 	int persist;        /* write it to the state directory once accepted */
 	int force;          /* operator's restore: skip the generation rule */
 	char source[96];    /* "ingest unix", "file /path", ... for logs and info */
+	/* Read from the state directory (startup_job): its fabric is what the
+	 * directory reproduces, so the next delta is journalled on top of it. */
+	int from_state;
+	uint8_t *journal_entry;  /* the journal entry it came through (owned), NULL: fabric.snap alone */
+	size_t journal_entry_len;
+	int journal_bad;         /* entries quarantined reading it, and the last reason */
+	char journal_why[SNAP_ERR_LEN];
 	ingest_done_fn done;
 	void *arg;
 };
@@ -58,6 +68,11 @@ struct builder_stats {
 	double last_decode_ms, last_build_ms;
 	char last_error[SNAP_ERR_LEN];
 	uint64_t last_error_us;
+	/* The state directory: journal entries quarantined (at start), deltas
+	 * written as the whole fabric because their base was not on disk, and
+	 * replies "not-durable"; the last quarantine's reason. */
+	uint64_t journal_quarantined, journal_full_writes, not_durable;
+	char journal_last[SNAP_ERR_LEN];
 };
 
 struct builder;

@@ -447,6 +447,12 @@ static int parse_config(struct options *o, const char *path)
 	return rc;
 }
 
+static void journal_report(void *arg, const char *msg)
+{
+	(void)arg;
+	tlog(TLOG_WARN, "%s", msg);
+}
+
 /* Loads the start-up fabric named by the options, or the state file. */
 /* What a plane serves at start (and on reload): --topology or --load for
  * the first plane, else its state file and journal. */
@@ -473,15 +479,28 @@ static struct ingest_job *startup_job(const struct options *o, int first, const 
 	} else if (state_file[0] && access(state_file, F_OK) == 0) {
 		if (snap_read_file(state_file, &s, err))
 			goto bad;
-		/* Deltas accepted since fabric.snap was written (journal.h). */
-		char why[SNAP_ERR_LEN] = "";
-		int nj = state_dir ? journal_replay(state_dir, &s, why) : 0;
-		if (why[0])
-			tlog(TLOG_ERR, "%s; serving the generation before it", why);
+		/* The newest intact journal entry (journal.h); damaged ones are
+		 * renamed aside and logged, never a reason to stop. */
+		struct journal_replay jr = { .quarantine = 1, .report = journal_report };
+		uint64_t g0 = s->generation;
+		int nj = state_dir ? journal_replay(state_dir, &s, &jr) : 0;
 		if (nj)
-			snprintf(j->source, sizeof(j->source), "state %.60s + %d deltas", state_file, nj);
+			snprintf(j->source, sizeof(j->source), "state %.60s + journal", state_file);
 		else
 			snprintf(j->source, sizeof(j->source), "state %.80s", state_file);
+		if (nj || jr.bad)
+			tlog(jr.bad ? TLOG_WARN : TLOG_INFO,
+			     "journal: serving generation %llu (fabric.snap holds %llu); %d entr%s quarantined",
+			     (unsigned long long)s->generation, (unsigned long long)g0, jr.bad, jr.bad == 1 ? "y" : "ies");
+		j->from_state = 1;
+		j->journal_entry = jr.entry;
+		j->journal_entry_len = jr.entry_len;
+		j->journal_bad = jr.bad;
+		snprintf(j->journal_why, sizeof(j->journal_why), "%s", jr.why);
+		/* Entries of an earlier version (each against the one before):
+		 * fold them into fabric.snap once, so that the journal from
+		 * here on is made of entries against it. */
+		j->persist = jr.chained;
 	} else {
 		*none = 1;
 		free(j);

@@ -236,13 +236,19 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 			bs.superseded += o.superseded;
 			bs.published += o.published;
 			bs.deltas += o.deltas;
+			bs.journal_quarantined += o.journal_quarantined;
+			bs.journal_full_writes += o.journal_full_writes;
+			bs.not_durable += o.not_durable;
+			if (o.journal_last[0])
+				memcpy(bs.journal_last, o.journal_last, sizeof(bs.journal_last));
 			if (o.last_error_us > bs.last_error_us) {
 				bs.last_error_us = o.last_error_us;
 				memcpy(bs.last_error, o.last_error, sizeof(bs.last_error));
 			}
 		}
-		char le[SNAP_ERR_LEN];
+		char le[SNAP_ERR_LEN], jl[SNAP_ERR_LEN];
 		log_clean(bs.last_error, strlen(bs.last_error), le, sizeof(le));
+		log_clean(bs.journal_last, strlen(bs.journal_last), jl, sizeof(jl));
 		struct pool_stats ps;
 		pool_get_stats(srv->pool, &ps);
 		evbuffer_add_printf(out,
@@ -255,13 +261,15 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " snapshots_received=%" PRIu64 " accepted=%" PRIu64 " rejected=%" PRIu64
 				    " superseded=%" PRIu64 " deltas=%" PRIu64 " planes=%d watching=%u watch_answered=%" PRIu64
 				    " watch_timeouts=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
-				    " last_error_us=%" PRIu64 " last_error=\"%s\"\n",
+				    " last_error_us=%" PRIu64 " last_error=\"%s\" journal_quarantined=%" PRIu64
+				    " journal_full_writes=%" PRIu64 " not_durable=%" PRIu64 " journal_last=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
 				    pool_threads(srv->pool), srv->ningest, srv->ingest_denied, srv->ingest_unsigned,
 				    srv->ingest_truncated, srv->ingest_trailing, bs.received, bs.accepted, bs.rejected, bs.superseded,
-				    bs.deltas, srv->nplanes, srv->nwatch, srv->watch_answered, srv->watch_timeouts, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le);
+				    bs.deltas, srv->nplanes, srv->nwatch, srv->watch_answered, srv->watch_timeouts, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le,
+				    bs.journal_quarantined, bs.journal_full_writes, bs.not_durable, jl);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(TLOG_INFO, "shutdown requested on the admin socket");
