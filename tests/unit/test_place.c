@@ -214,6 +214,63 @@ static void test_pick(void)
 	fab_down(&f);
 }
 
+/* place_pick_advise: the prediction and the judgment against first-fit. */
+static void test_pick_advise(void)
+{
+	tf_rng_state = 11;
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 4, 2, 1);   /* 2:1: 4 hosts per leaf over 2 uplinks */
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	unsigned rounds = 40, bad = 0, slower = 0, ffbad = 0, packed = 0;
+	uint32_t all[16];
+	for (unsigned r = 0; r < rounds; r++) {
+		for (uint32_t i = 0; i < f.rt->nhosts; i++)
+			all[i] = i;
+		shuffle(all, f.rt->nhosts);
+		size_t nf = 6 + tf_rand() % 10, want = 2 + tf_rand() % (nf - 2);
+		struct place_pick p, q;
+		char why[AN_ERR_LEN];
+		if (place_pick_advise(f.pc, f.rt, f.h, all, nf, want, 1u << 20, 1, &p, why) ||
+		    place_pick(f.pc, f.rt, f.h, all, nf, want, &q, why)) {
+			bad++;
+			continue;
+		}
+		double t;
+		uint32_t ff[16];
+		place_first_fit(all, nf, want, ff);
+		if (p.time <= 0 || p.ff_time <= 0 || p.pick_time <= 0 || p.time > p.ff_time * (1 + 1e-6) ||
+		    place_alltoall_time(f.rt, p.hosts, p.n, 1u << 20, 1, &t) || t != p.time)
+			bad++;
+		if (p.first_fit) {
+			slower++;
+			place_order(f.rt, f.h, ff, want);
+			if (p.pick_time <= p.ff_time || memcmp(ff, p.hosts, want * sizeof(*ff)))
+				ffbad++;
+		} else if (p.figs.leaves != q.figs.leaves || p.figs.pods != q.figs.pods) {
+			bad++;   /* the packed alternative keeps the leaves and pods */
+		} else {
+			packed += memcmp(p.hosts, q.hosts, want * sizeof(*p.hosts)) != 0;
+		}
+		place_pick_free(&p);
+		place_pick_free(&q);
+	}
+	tf_check(!bad, "pick advise: time, pick and first-fit times known, time = the answer's all-to-all, never above first-fit's (%u cases)",
+		 rounds);
+	tf_check(!ffbad, "pick advise: first-fit answered (%u cases) only when predicted faster, with first-fit's hosts", slower);
+	printf("# pick advise: %u of %u answers took the packed alternative\n", packed, rounds);
+	/* 1x host cables are four times slower: the same two hosts take 4x */
+	uint32_t two[2] = { 0, 1 };
+	double t4, t1;
+	int rc = place_alltoall_time(f.rt, two, 2, 1u << 20, 1, &t4);
+	tf_cable_width(f.s, snap_find_node(f.s, TF_CA_GUID + 16 * 1), 1, 1);
+	tf_cable_width(f.s, snap_find_node(f.s, TF_CA_GUID + 16 * 5), 1, 1);
+	rc |= place_alltoall_time(f.rt, two, 2, 1u << 20, 1, &t1);
+	tf_check(!rc && t4 > 0 && t1 > 3.5 * t4, "pick advise: the prediction follows cable rates (4x %.1f us, 1x %.1f us)", t4 * 1e6,
+		 t1 * 1e6);
+	fab_down(&f);
+}
+
 static void test_map(void)
 {
 	struct fab f = { .s = snap_new() };
@@ -357,6 +414,7 @@ int main(void)
 		tf_die("place_ctx_new");
 	test_order();
 	test_pick();
+	test_pick_advise();
 	test_map();
 	test_map_fallback();
 	place_ctx_free(test_ctx);
