@@ -1,13 +1,18 @@
 /*
- * place.c - host order and the figures of a host set (place.h). Pick is in
+ * place.c - host order, the figures of a host set, and a pick judged
+ * against first-fit by the cost model (place.h). Pick is in
  * place_pick.c (its entry-link table in place_entry.c), the communication
  * graph and its cost in place_graph.c, the mapping in place_map.c.
  */
 #include "place_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
+#include "load.h"
+#include "pattern.h"
 #include "share.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -125,4 +130,109 @@ int place_figures(const struct route_tab *rt, const struct hier *h, const uint32
 	out->pods = count_distinct(eps, n);
 	free(eps);
 	return AN_OK;
+}
+
+/* ---- judged against first-fit ------------------------------------------------ */
+
+int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint32_t *out)
+{
+	/* route_tab hosts are sorted by name: the want smallest indices */
+	uint32_t *v = malloc((nfree ? nfree : 1) * sizeof(*v));
+	if (!v)
+		return AN_E_NOMEM;
+	memcpy(v, free_hosts, nfree * sizeof(*v));
+	qsort(v, nfree, sizeof(*v), cmp_u32);
+	memcpy(out, v, want * sizeof(*out));
+	free(v);
+	return AN_OK;
+}
+
+int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
+			int threads, double *t)
+{
+	struct pattern p;
+	char err[AN_ERR_LEN];
+	struct load *L = NULL;
+	struct cost_time ct;
+	*t = -1;
+	if (n > UINT32_MAX)
+		return AN_E_RANGE;
+	int rc = pattern_parse("alltoall", &p, err);
+	if (rc)
+		return rc;
+	p.msg_bytes = bytes;
+	struct pat_job job = { (uint32_t)n, (uint32_t *)hosts };
+	rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
+	if (rc == AN_OK && cost_load_time(rt, L, &ct, err) == AN_OK)
+		*t = ct.seconds;   /* else a cable without a rate: unknown, not an error */
+	load_free(L);
+	pattern_clear(&p);
+	return rc;
+}
+
+/* Between the sharing-aware pick and the packed one on the same leaves
+ * (same leaves and pods: the promises hold either way), the one predicted
+ * faster; the sharing-aware one on a tie. Sets out->pick_time. */
+static int pick_packed_if_faster(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+				 const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
+				 struct place_pick *out, char why[AN_ERR_LEN])
+{
+	struct place_pick alt;
+	int rc = place_alltoall_time(rt, out->hosts, want, bytes, threads, &out->pick_time);
+	if (rc || out->min_leaves < 2)
+		goto done;
+	if ((rc = place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 1, &alt, why)))
+		goto done;
+	if ((rc = place_alltoall_time(rt, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
+	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6)) {
+		place_pick_free(out);
+		*out = alt;
+		return AN_OK;
+	}
+	place_pick_free(&alt);
+done:
+	if (rc) {
+		place_pick_free(out);
+		snprintf(why, AN_ERR_LEN, "predicting the pick: %s", an_strerror(rc));
+	}
+	return rc;
+}
+
+int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
+		      struct place_pick *out, char why[AN_ERR_LEN])
+{
+	int rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why);
+	if (rc)
+		return rc;
+	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, bytes, threads, out, why)))
+		return rc;
+	uint32_t *ff = malloc(want * sizeof(*ff));
+	if (!ff) {
+		rc = AN_E_NOMEM;
+		goto fail;
+	}
+	if ((rc = place_first_fit(free_hosts, nfree, want, ff)) ||
+	    (rc = place_alltoall_time(rt, ff, want, bytes, threads, &out->ff_time)))
+		goto fail;
+	out->time = out->pick_time;
+	/* slower by more than a millionth: not the rounding of a maximum */
+	if (out->pick_time >= 0 && out->ff_time >= 0 && out->pick_time > out->ff_time * (1 + 1e-6)) {
+		if ((rc = place_order(rt, h, ff, want)) || (rc = place_figures(rt, h, ff, want, &out->figs)))
+			goto fail;
+		free(out->hosts);
+		out->hosts = ff;
+		ff = NULL;
+		out->sharing_free = out->figs.sharing == 0;
+		out->sharing_free_wider = 0;
+		out->first_fit = 1;
+		out->time = out->ff_time;
+	}
+	free(ff);
+	return AN_OK;
+fail:
+	free(ff);
+	place_pick_free(out);
+	snprintf(why, AN_ERR_LEN, "predicting the pick: %s", an_strerror(rc));
+	return rc;
 }

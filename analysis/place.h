@@ -5,10 +5,16 @@
  *   order  hosts in hierarchy order: hosts of one leaf cluster together,
  *          leaf clusters of one pod together, pods together (seed 8.2.2:
  *          what TopologyParam=SwitchAsNodeRank and ompi issue 1293 ask for).
- *   pick   N hosts out of a free list by the seed's relaxed constraints
- *          (8.2.2.1): no two chosen hosts share a link above the leaf
- *          (share.h's "sharing") when such a choice exists, else as few as
- *          possible; then compact: fewest leaves, then fewest pods.
+ *   pick   N hosts out of a free list, compact first: one leaf switch if
+ *          one has N free (the fewest free that suffices), else the fewest
+ *          leaf switches, then among those the fewest pods; within them,
+ *          no two chosen hosts share a link above the leaf (share.h's
+ *          "sharing", the seed's relaxed constraint 8.2.2.1) when such a
+ *          choice exists, else as few as possible. Compactness wins over
+ *          sharing-freedom, which is what keeps the promises on every
+ *          routing engine; the answer says when a sharing-free set on more
+ *          leaves existed. place_pick_advise then judges the pick against
+ *          first-fit by the cost model (cost.h).
  *   map    ranks of a weighted communication graph onto hosts with slots
  *          (seed 5.2.2-5.2.4, 8.2.3): Scotch's SCOTCH_graphMap onto a
  *          target built from the hierarchy (hop-bytes), refined by swaps
@@ -81,6 +87,15 @@ struct place_pick {
 	struct place_figs figs;
 	int sharing_free;         /* 1 if the choice shares no link above the leaf */
 	int exhaustive;           /* the exact search ran to the end (proves "least" for sharing-free) */
+	uint32_t min_leaves;      /* the fewest leaf switches that hold want free hosts */
+	uint32_t min_pods;        /* the fewest pods among sets on min_leaves leaves */
+	int sharing_free_wider;   /* shares, though a sharing-free set on more leaves exists:
+				   * fewest leaves won (known by the capacity argument) */
+	/* place_pick_advise only (place_pick leaves them -1 / 0): */
+	double time;              /* the answer's predicted all-to-all, seconds; -1 unknown */
+	double pick_time;         /* the compact pick's, before the judgment */
+	double ff_time;           /* first-fit's (place_first_fit) */
+	int first_fit;            /* the answer is first-fit's: the pick was predicted slower */
 };
 
 /* Chooses want hosts out of free[0..nfree) (distinct). AN_E_RANGE if
@@ -91,6 +106,25 @@ int place_pick(struct place_ctx *ctx, const struct route_tab *rt, const struct h
 	       const uint32_t *free_hosts, size_t nfree, size_t want, struct place_pick *out,
 	       char why[AN_ERR_LEN]);
 void place_pick_free(struct place_pick *p);
+
+/* First-fit, the baseline of a scheduler without topod: the want free
+ * hosts first by name (route_tab order), as Slurm's linear allocation
+ * takes the lowest-numbered nodes: into out[want]. AN_E_NOMEM. */
+int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint32_t *out);
+
+/* The predicted time (cost.h) of an all-to-all of `bytes` per ordered pair
+ * among hosts[0..n), posted at once, on the real routes and rates: *t
+ * seconds, or -1 when a loaded cable has no known rate. */
+int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
+			int threads, double *t);
+
+/* place_pick, then judged (advice.h's rule): the pick's and first-fit's
+ * predicted all-to-all for `bytes` per pair; when the pick is predicted
+ * slower than first-fit (by more than a millionth), first-fit's hosts are
+ * the answer (first_fit = 1), with their figures. */
+int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
+		      struct place_pick *out, char why[AN_ERR_LEN]);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
  * the weight of entry (v, u), equal to that of (u, v), is the traffic of

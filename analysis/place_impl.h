@@ -49,4 +49,10 @@ int place_etab_fill(const struct route_tab *rt, const uint32_t *hosts, const uin
 struct etab *place_etab_get(struct place_ctx *ctx, const struct route_tab *rt, int *rc);
 void place_etab_unref(struct place_ctx *ctx, struct etab *t);
 
+/* place_pick, or with packed set its alternative on the same leaves (the
+ * fullest first, each filled whole): place_pick_advise predicts both. */
+int place_pick_mode(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		    const uint32_t *free_hosts, size_t nfree, size_t want, int packed, struct place_pick *out,
+		    char why[AN_ERR_LEN]);
+
 #endif

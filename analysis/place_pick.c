@@ -1,18 +1,30 @@
 /*
  * place_pick.c - pick: want hosts out of a free list (place.h).
  *
- * pick works on "entry links": for a destination host j on leaf A and a
+ * The rule, in order (docs/protocol.md, `pick`):
+ *   1. one leaf switch if one has want free hosts: the one with the fewest
+ *      that suffices (best fit keeps larger blocks free);
+ *   2. else the fewest leaf switches that can hold want (their free counts,
+ *      largest first), and among the sets of that many leaves the fewest
+ *      pods: exact, by dynamic programming over pods (pk_compact);
+ *   3. within those leaves, no two hosts sharing a link above the leaf when
+ *      such a choice exists (an exact search on small free lists, else the
+ *      leaves' sharing-free capacities against each other), else the
+ *      fewest sharing hosts (a greedy fill).
+ * Compactness comes first because it is a property of leaf switches alone,
+ * so it holds on every routing engine; sharing depends on the routes (under
+ * updn, minhop or dfsssp the entry link into a leaf varies with the source
+ * leaf, and a sharing-free set may need many more leaves). When sharing
+ * was traded for compactness, sharing_free_wider says so.
+ *
+ * Sharing works on "entry links": for a destination host j on leaf A and a
  * source leaf L != A, the last switch-to-switch link of the LFT walk from L
  * to j, i.e. the link by which L's traffic enters A. share.h's ingress(j)
  * for a set S is exactly { entry(j, L) : L a leaf of S, L != A }, so
- * sharing in S is decided by these codes alone. Sharing only grows with S
- * (ingress sets only grow), so a set found sharing-free against a larger
- * set of source leaves stays sharing-free for the leaves actually chosen:
- * that is why capacities are computed against every free leaf first.
- *
- * The steps, cheapest first, each answering when it can: one leaf holds
- * the job; leaves chosen by their sharing-free capacities; an exact search
- * on small free lists; a greedy fill with the least sharing.
+ * sharing in S is decided by these codes alone, and only between hosts of
+ * one leaf. Sharing only grows with S (ingress sets only grow), so a set
+ * found sharing-free against a larger set of source leaves stays
+ * sharing-free for the leaves actually chosen.
  */
 #include "place_impl.h"
 
@@ -44,9 +56,15 @@ struct pk {
 	uint32_t epoch;
 	uint32_t *sel;      /* [nf] the chosen positions, nsel of them */
 	size_t nsel;
-	uint32_t *src;      /* [nl] source leaves (also the exact search's scratch) */
+	uint32_t *src;      /* [nl] the chosen leaves, nsrc of them */
+	size_t nsrc;
+	uint32_t *scratch;  /* [nl] the exact search's source leaves */
 	uint32_t *tmp;      /* [nf] scratch positions */
 	struct leafcap *lc; /* [nl] capacities */
+	uint32_t *lpod;     /* [nl] pod of each leaf (place_pod) */
+	uint8_t *inset;     /* [nl] 1 for a chosen leaf */
+	uint32_t kmin, pmin;   /* fewest leaves, then fewest pods */
+	int packed;            /* fill the fullest chosen leaves first (place_pick_packed) */
 };
 
 static void pk_free(struct pk *p)
@@ -64,8 +82,11 @@ static void pk_free(struct pk *p)
 	free(p->stamp);
 	free(p->sel);
 	free(p->src);
+	free(p->scratch);
 	free(p->tmp);
 	free(p->lc);
+	free(p->lpod);
+	free(p->inset);
 }
 
 /* Entry codes for the request: rows and columns into the context's cached
@@ -147,18 +168,25 @@ static uint32_t pk_leaf(struct pk *p, uint32_t l, const uint32_t *src, size_t ns
 	return k;
 }
 
-/* The exact question for a small set: is S (positions) sharing-free? */
+/* The exact question for a small set: is S (positions) sharing-free, on
+ * at most kmin leaves and pmin pods? */
 static int pk_set_free(struct pk *p, const uint32_t *S, size_t n, uint32_t *srcbuf)
 {
-	size_t ns = 0;
+	size_t ns = 0, npods = 0;
 	for (size_t a = 0; a < n; a++) {
 		uint32_t l = p->lf[S[a]];
-		int dup = 0;
+		int dup = 0, podseen = 0;
 		for (size_t b = 0; b < ns && !dup; b++)
 			dup = srcbuf[b] == l;
-		if (l != NONE32 && !dup)
-			srcbuf[ns++] = l;
+		if (l == NONE32 || dup)
+			continue;
+		for (size_t b = 0; b < ns && !podseen; b++)
+			podseen = p->lpod[srcbuf[b]] == p->lpod[l];
+		srcbuf[ns++] = l;
+		npods += !podseen;
 	}
+	if (ns > p->kmin || npods > p->pmin)
+		return 0;
 	for (size_t b = 0; b < ns; b++) {
 		p->epoch++;
 		for (size_t a = 0; a < n; a++)
@@ -206,14 +234,6 @@ static void dfs_run(struct dfs *d, size_t from, size_t k)
 struct leafcap {
 	uint32_t l, cap, pod, first;   /* first: position of its first host, for ties */
 };
-
-static int cap_desc(const void *a, const void *b)
-{
-	const struct leafcap *x = a, *y = b;
-	if (x->cap != y->cap)
-		return x->cap > y->cap ? -1 : 1;
-	return x->first < y->first ? -1 : x->first > y->first;
-}
 
 /* Leaves in hierarchy order of their first host, and each leaf's hosts
  * (lhosts) in hierarchy order. lofsw: [nsw + 1] scratch. */
@@ -272,10 +292,15 @@ static int pk_setup(struct pk *p, const uint32_t *free_hosts)
 	p->stamp = calloc(p->ncodes, sizeof(*p->stamp));
 	p->sel = malloc(nfree * sizeof(*p->sel));
 	p->src = malloc((p->nl + 1) * sizeof(*p->src));
+	p->scratch = malloc((p->nl + 1) * sizeof(*p->scratch));
 	p->tmp = malloc(nfree * sizeof(*p->tmp));
 	p->lc = malloc((p->nl + 1) * sizeof(*p->lc));
-	if (p->stamp && p->sel && p->src && p->tmp && p->lc)
+	p->lpod = malloc((p->nl + 1) * sizeof(*p->lpod));
+	p->inset = calloc(p->nl + 1, 1);
+	if (p->stamp && p->sel && p->src && p->scratch && p->tmp && p->lc && p->lpod && p->inset)
 		rc = AN_OK;
+	for (uint32_t l = 0; rc == AN_OK && l < p->nl; l++)
+		p->lpod[l] = place_pod(p->h, p->f[p->lhosts[p->leaf_first[l]]]);
 out:
 	free(lofsw);
 	return rc;
@@ -294,123 +319,200 @@ static int pk_one_leaf(struct pk *p)
 		return 0;
 	for (size_t k = 0; k < p->want; k++)
 		p->sel[p->nsel++] = p->lhosts[p->leaf_first[best] + k];
+	p->kmin = p->pmin = 1;
 	return 1;
 }
 
-/* Each leaf's sharing-free capacity against every free leaf (conservative,
- * see the top) into lc; returns their sum. */
-static uint64_t pk_capacities(struct pk *p)
+/* The dynamic programme beyond this many cells (pods x (k + 1)^2, 2 bytes
+ * each) gives way to the leaves with the most free hosts: 16 MiB. */
+#define PICK_DP_CELLS (1u << 23)
+
+static int cmp_asc32(const void *a, const void *b)
 {
-	for (uint32_t l = 0; l < p->nl; l++)
-		p->src[l] = l;
-	uint64_t total = 0;
-	for (uint32_t l = 0; l < p->nl; l++) {
-		struct leafcap *c = &p->lc[l];
-		c->l = l;
-		c->cap = pk_leaf(p, l, p->src, p->nl, UINT32_MAX, p->tmp);
-		c->pod = place_pod(p->h, p->f[p->lhosts[p->leaf_first[l]]]);
-		c->first = p->lhosts[p->leaf_first[l]];
-		total += c->cap;
-	}
-	return total;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
-/* Among the pods that can hold the job alone (lc sorted by capacity), the
- * one needing fewest leaves (then the least capacity: keep big pods free);
- * -1 if none, else the pod with its leaf count in *bneed. */
-static long pk_best_pod(const struct pk *p, size_t *bneed)
+static int cmp_desc32(const void *a, const void *b)
 {
-	const struct leafcap *lc = p->lc;
-	long bpod = -1;
-	uint64_t bcap = 0;
-	*bneed = SIZE_MAX;
-	for (uint32_t a = 0; a < p->nl; a++) {
-		int seen = 0;
-		for (uint32_t b = 0; b < a && !seen; b++)
-			seen = lc[b].pod == lc[a].pod;
-		if (seen)
-			continue;
-		uint64_t acc = 0, podcap = 0;
-		size_t need = 0;
-		for (uint32_t b = a; b < p->nl; b++)
-			if (lc[b].pod == lc[a].pod) {
-				if (acc < p->want) {
-					acc += lc[b].cap;
-					need++;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x > y ? -1 : x < y;
+}
+
+/* Leaves grouped by pod (dense index pi), each pod's with the most free
+ * hosts first, then in hierarchy order. */
+struct ordctx {
+	const uint32_t *pi, *n;
+};
+
+static int ord_cmp(const void *a, const void *b, void *c)
+{
+	const struct ordctx *o = c;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (o->pi[x] != o->pi[y])
+		return o->pi[x] < o->pi[y] ? -1 : 1;
+	if (o->n[x] != o->n[y])
+		return o->n[x] > o->n[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The fewest pods among sets of exactly k leaves holding want: best[m][j]
+ * is the most free hosts on j leaves of m pods among the pods seen so far,
+ * ch[q][m][j] the leaves pod q gave to reach it (0: none; a pod gives its
+ * fullest leaves). The chosen leaves into src. AN_E_RANGE (no harm done)
+ * when the table would pass PICK_DP_CELLS. */
+static int pk_dp(struct pk *p, const uint32_t *ord, const uint32_t *pstart, uint32_t npods, uint32_t k)
+{
+	uint32_t M = npods < k ? npods : k;
+	size_t W = (size_t)(M + 1) * (k + 1);
+	if ((uint64_t)W * npods > PICK_DP_CELLS || k > UINT16_MAX)
+		return AN_E_RANGE;
+	int64_t *best = malloc(W * sizeof(*best)), *nb = malloc(W * sizeof(*nb));
+	uint16_t *ch = calloc(W * npods, sizeof(*ch));
+	if (!best || !nb || !ch) {
+		free(best), free(nb), free(ch);
+		return AN_E_NOMEM;
+	}
+	for (size_t x = 0; x < W; x++)
+		best[x] = -1;
+	best[0] = 0;
+	for (uint32_t q = 0; q < npods; q++) {
+		memcpy(nb, best, W * sizeof(*nb));
+		uint16_t *cq = ch + W * q;
+		uint32_t sz = pstart[q + 1] - pstart[q];
+		for (uint32_t m = 0; m < M; m++)
+			for (uint32_t j = 0; j < k; j++) {
+				int64_t acc = best[(size_t)m * (k + 1) + j];
+				if (acc < 0)
+					continue;
+				for (uint32_t t = 1; t <= sz && j + t <= k; t++) {
+					size_t x = (size_t)(m + 1) * (k + 1) + j + t;
+					acc += p->leaf_n[ord[pstart[q] + t - 1]];
+					if (acc > nb[x]) {
+						nb[x] = acc;
+						cq[x] = (uint16_t)t;
+					}
 				}
-				podcap += lc[b].cap;
 			}
-		if (acc >= p->want && (need < *bneed || (need == *bneed && podcap < bcap))) {
-			bpod = lc[a].pod;
-			*bneed = need;
-			bcap = podcap;
-		}
+		int64_t *sw = best;
+		best = nb, nb = sw;
 	}
-	return bpod;
-}
-
-/* Fewest leaves: largest capacities first; the best single pod wins if it
- * needs no more leaves than the global minimum. The leaves into src;
- * returns how many. */
-static size_t pk_choose_leaves(struct pk *p)
-{
-	const struct leafcap *lc = p->lc;
-	qsort(p->lc, p->nl, sizeof(*p->lc), cap_desc);
-	size_t gl = 0;
-	for (uint64_t acc = 0; acc < p->want; gl++)
-		acc += lc[gl].cap;
-	size_t bneed, nsrc = 0;
-	long bpod = pk_best_pod(p, &bneed);
-	uint64_t acc = 0;
-	if (bpod >= 0 && bneed <= gl) {
-		for (uint32_t b = 0; b < p->nl && acc < p->want; b++)
-			if (lc[b].pod == (uint32_t)bpod) {
-				p->src[nsrc++] = lc[b].l;
-				acc += lc[b].cap;
-			}
-	} else {
-		/* across pods: the global minimum of leaves, then take whole
-		 * pods' leaves before opening another pod where that costs
-		 * no extra leaf */
-		for (uint32_t b = 0; b < p->nl && acc < p->want; b++) {
-			p->src[nsrc++] = lc[b].l;
-			acc += lc[b].cap;
-		}
+	uint32_t m = 1;
+	while (m < M && best[(size_t)m * (k + 1) + k] < (int64_t)p->want)
+		m++;
+	p->pmin = m;
+	p->nsrc = 0;
+	for (uint32_t q = npods, j = k; q-- > 0 && j;) {
+		uint32_t t = ch[W * q + (size_t)m * (k + 1) + j];
+		for (uint32_t u = 0; u < t; u++)
+			p->src[p->nsrc++] = ord[pstart[q] + u];
+		if (t)
+			m--, j -= t;
 	}
-	return nsrc;
-}
-
-/* 2. Leaves by their sharing-free capacities: *done if the chosen leaves
- * gave want hosts. */
-static int pk_by_capacity(struct pk *p, int *done)
-{
-	int rc = pk_entries(p);
-	if (rc)
-		return rc;
-	if (pk_capacities(p) < p->want)
-		return AN_OK;
-	size_t nsrc = pk_choose_leaves(p);
-	/* hosts against the chosen leaves only (capacities can only grow) */
-	for (size_t k = 0; k < nsrc && p->nsel < p->want; k++)
-		p->nsel += pk_leaf(p, p->src[k], p->src, nsrc, (uint32_t)(p->want - p->nsel), p->sel + p->nsel);
-	if (p->nsel == p->want) {
-		*done = 1;
-		return AN_OK;
-	}
-	p->nsel = 0;   /* cannot happen (capacities only grow); fall through to be safe */
+	free(best), free(nb), free(ch);
 	return AN_OK;
 }
 
-/* 3. Small free lists: an exact search before giving up on sharing-free.
- * 1 if it found a set. */
+/* 2. The fewest leaves that hold want (their free counts, most first),
+ * then the fewest pods among such sets (pk_dp): into src, in hierarchy
+ * order, with kmin and pmin. With too few hosts on leaves, every leaf. */
+static int pk_compact(struct pk *p)
+{
+	uint32_t nl = p->nl, k = 0, npods = 0;
+	uint64_t acc = 0;
+	uint32_t *ord = malloc((nl + 1) * sizeof(*ord)), *pi = malloc((nl + 1) * sizeof(*pi));
+	uint32_t *pstart = malloc((nl + 2) * sizeof(*pstart)), *rep = malloc((nl + 1) * sizeof(*rep));
+	int rc = AN_E_NOMEM;
+	if (!ord || !pi || !pstart || !rep)
+		goto out;
+	memcpy(rep, p->leaf_n, nl * sizeof(*rep));
+	qsort(rep, nl, sizeof(*rep), cmp_desc32);
+	while (k < nl && acc < p->want)
+		acc += rep[k++];
+	for (uint32_t l = 0; l < nl; l++) {   /* dense pod index, pods in hierarchy order */
+		uint32_t q = 0;
+		while (q < npods && p->lpod[rep[q]] != p->lpod[l])
+			q++;
+		if (q == npods)
+			rep[npods++] = l;
+		pi[l] = q;
+		ord[l] = l;
+	}
+	struct ordctx oc = { pi, p->leaf_n };
+	qsort_r(ord, nl, sizeof(*ord), ord_cmp, &oc);
+	for (uint32_t q = 0, l = 0; q <= npods; q++) {
+		while (l < nl && pi[ord[l]] < q)
+			l++;
+		pstart[q] = l;
+	}
+	p->kmin = k;
+	rc = acc >= p->want ? pk_dp(p, ord, pstart, npods, k) : AN_E_RANGE;
+	if (rc == AN_E_RANGE) {
+		/* every leaf (too few hosts on leaves), or a table too large:
+		 * the fullest leaves, pods as they fall */
+		memset(rep, 0, nl * sizeof(*rep));
+		struct ordctx flat = { rep, p->leaf_n };
+		qsort_r(ord, nl, sizeof(*ord), ord_cmp, &flat);
+		p->nsrc = 0;
+		for (uint32_t l = 0; l < k; l++)
+			p->src[p->nsrc++] = ord[l];
+		p->pmin = 0;
+		for (uint32_t a = 0; a < k; a++) {
+			int seen = 0;
+			for (uint32_t b = 0; b < a && !seen; b++)
+				seen = p->lpod[p->src[b]] == p->lpod[p->src[a]];
+			p->pmin += !seen;
+		}
+		rc = AN_OK;
+	}
+	if (rc == AN_OK) {
+		qsort(p->src, p->nsrc, sizeof(*p->src), cmp_asc32);
+		for (size_t a = 0; a < p->nsrc; a++)
+			p->inset[p->src[a]] = 1;
+	}
+out:
+	free(ord), free(pi), free(pstart), free(rep);
+	return rc;
+}
+
+/* 3a. Sharing-free within the chosen leaves, by their capacities against
+ * each other (each leaf filled up to its capacity, in hierarchy order).
+ * 1 if they hold want. */
+static int pk_within(struct pk *p)
+{
+	uint64_t total = 0;
+	for (size_t a = 0; a < p->nsrc; a++)
+		total += pk_leaf(p, p->src[a], p->src, p->nsrc, UINT32_MAX, p->tmp);
+	if (total < p->want)
+		return 0;
+	p->nsel = 0;
+	for (size_t a = 0; a < p->nsrc && p->nsel < p->want; a++)
+		p->nsel += pk_leaf(p, p->src[a], p->src, p->nsrc, (uint32_t)(p->want - p->nsel), p->sel + p->nsel);
+	return p->nsel == p->want;
+}
+
+/* Each leaf's sharing-free capacity against every free leaf: their sum
+ * (conservative, see the top). At least want proves that a sharing-free
+ * set exists in the free list. */
+static uint64_t pk_capacities(struct pk *p)
+{
+	for (uint32_t l = 0; l < p->nl; l++)
+		p->scratch[l] = l;
+	uint64_t total = 0;
+	for (uint32_t l = 0; l < p->nl; l++)
+		total += pk_leaf(p, l, p->scratch, p->nl, UINT32_MAX, p->tmp);
+	return total;
+}
+
+/* 3b. Small free lists: an exact search, within kmin leaves and pmin pods.
+ * 1 if it found a sharing-free set. */
 static int pk_exact(struct pk *p, struct place_pick *out)
 {
-	struct dfs d = { p, p->want, p->tmp, p->src, PICK_SEARCH_BUDGET, 0 };
+	struct dfs d = { p, p->want, p->tmp, p->scratch, PICK_SEARCH_BUDGET, 0 };
 	dfs_run(&d, 0, 0);
 	if (d.found) {
 		memcpy(p->sel, d.S, p->want * sizeof(*p->sel));
 		p->nsel = p->want;
-		out->sharing_free = 1;
 		out->exhaustive = 1;
 		return 1;
 	}
@@ -421,10 +523,11 @@ static int pk_exact(struct pk *p, struct place_pick *out)
 /* The greedy fill's state: a code with users > 1 makes its holders
  * sharing. */
 struct fill {
-	uint32_t *cstart, *codes;   /* each free host's distinct entry codes (CSR) */
+	uint32_t *cstart, *codes;   /* each candidate's distinct entry codes (CSR) */
 	uint8_t *chosen, *shar;     /* [nf] */
 	uint32_t *users, *owner;    /* [ncodes] chosen hosts using a code, the first of them */
 	uint32_t *lused;            /* [nl] chosen hosts per leaf */
+	int noleaf;                 /* hosts without a leaf may be taken (too few on leaves) */
 };
 
 static void fill_free(struct fill *f)
@@ -432,8 +535,8 @@ static void fill_free(struct fill *f)
 	free(f->chosen), free(f->shar), free(f->users), free(f->owner), free(f->lused), free(f->cstart), free(f->codes);
 }
 
-/* Each host's distinct entry codes against every free leaf, once: the fill
- * looks at every candidate for every host added. */
+/* Each free host's distinct entry codes against the chosen leaves, once:
+ * the fill looks at every candidate for every host added. */
 static int fill_codes(struct pk *p, struct fill *f)
 {
 	size_t nfree = p->nf, ncode = 0;
@@ -444,8 +547,8 @@ static int fill_codes(struct pk *p, struct fill *f)
 		for (size_t i = 0; i < nfree; i++) {
 			f->cstart[i] = (uint32_t)ncode;
 			p->epoch++;
-			for (uint32_t l = 0; l < p->nl; l++) {
-				uint32_t c = pk_code(p, (uint32_t)i, l);
+			for (size_t a = 0; a < p->nsrc; a++) {
+				uint32_t c = pk_code(p, (uint32_t)i, p->src[a]);
 				if (c == NONE32 || p->stamp[c] == p->epoch)
 					continue;
 				p->stamp[c] = p->epoch;
@@ -461,14 +564,16 @@ static int fill_codes(struct pk *p, struct fill *f)
 	return AN_OK;
 }
 
-/* The candidate that makes the fewest hosts sharing, preferring leaves
- * already used, then new leaves, then hosts without a leaf. */
+/* The candidate on a chosen leaf that makes the fewest hosts sharing,
+ * preferring leaves already used; hosts without a leaf last, and only when
+ * the leaves hold too few. */
 static uint32_t fill_best(const struct pk *p, const struct fill *f)
 {
 	long bi = -1;
 	uint64_t bcost = UINT64_MAX;
 	for (size_t j = 0; j < p->nf; j++) {
-		if (f->chosen[j])
+		uint32_t l = p->lf[j];
+		if (f->chosen[j] || (l == NONE32 ? !f->noleaf : !p->inset[l]))
 			continue;
 		uint64_t cost = 0;
 		int clash = 0;
@@ -480,8 +585,7 @@ static uint32_t fill_best(const struct pk *p, const struct fill *f)
 			if (f->users[c] == 1 && !f->shar[f->owner[c]])
 				cost++;
 		}
-		/* hosts without a leaf route nowhere: last resort */
-		cost = (cost + (uint64_t)clash) * 4 + (p->lf[j] == NONE32 ? 3 : f->lused[p->lf[j]] ? 0 : 1);
+		cost = (l == NONE32 ? UINT32_MAX : cost + (uint64_t)clash) * 4 + (l == NONE32 ? 3 : f->lused[l] ? 0 : 1);
 		if (cost < bcost) {
 			bcost = cost;
 			bi = (long)j;
@@ -509,14 +613,11 @@ static void fill_add(struct pk *p, struct fill *f, uint32_t i)
 	}
 }
 
-/* 4. Sharing cannot be avoided: start from the largest sharing-free set
- * (every leaf's own), then add the host that makes the fewest hosts
- * sharing, preferring leaves and pods already used. Codes are against
- * every free leaf (conservative). */
+/* 3c. Sharing cannot be avoided on the chosen leaves: start from each
+ * one's sharing-free hosts against the others, then add the host that
+ * makes the fewest hosts sharing. */
 static int pk_fill(struct pk *p)
 {
-	for (uint32_t l = 0; l < p->nl; l++)
-		p->src[l] = l;
 	struct fill f = { 0 };
 	int rc = fill_codes(p, &f);
 	if (rc) {
@@ -530,9 +631,13 @@ static int pk_fill(struct pk *p)
 		fill_free(&f);
 		return AN_E_NOMEM;
 	}
+	uint64_t onleaves = 0;
+	for (uint32_t l = 0; l < p->nl; l++)
+		onleaves += p->leaf_n[l];
+	f.noleaf = onleaves < p->want;
 	size_t base = 0;
-	for (uint32_t l = 0; l < p->nl && base < p->want; l++)
-		base += pk_leaf(p, l, p->src, p->nl, (uint32_t)(p->want - base), p->sel + base);
+	for (size_t a = 0; a < p->nsrc && base < p->want; a++)
+		base += pk_leaf(p, p->src[a], p->src, p->nsrc, (uint32_t)(p->want - base), p->sel + base);
 	p->nsel = 0;
 	for (size_t k = 0; k < base; k++)
 		fill_add(p, &f, p->sel[k]);
@@ -542,18 +647,59 @@ static int pk_fill(struct pk *p)
 	return AN_OK;
 }
 
+static int leaf_fuller(const void *a, const void *b, void *ctx)
+{
+	const struct pk *p = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (p->leaf_n[x] != p->leaf_n[y])
+		return p->leaf_n[x] > p->leaf_n[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* 3'. The packed alternative on the same leaves: the fullest leaf first,
+ * each filled whole, its sharing-free hosts (against the chosen leaves)
+ * first. Less traffic leaves the leaves than a sharing-free spread. */
+static void pk_packed(struct pk *p)
+{
+	uint32_t *ord = p->scratch;
+	memcpy(ord, p->src, p->nsrc * sizeof(*ord));
+	qsort_r(ord, p->nsrc, sizeof(*ord), leaf_fuller, p);
+	p->nsel = 0;
+	for (size_t i = 0; i < p->nf; i++)
+		p->tmp[i] = 0;
+	for (size_t a = 0; a < p->nsrc && p->nsel < p->want; a++) {
+		uint32_t l = ord[a];
+		size_t from = p->nsel;
+		p->nsel += pk_leaf(p, l, p->src, p->nsrc, (uint32_t)(p->want - p->nsel), p->sel + p->nsel);
+		for (size_t k = from; k < p->nsel; k++)
+			p->tmp[p->sel[k]] = 1;
+		for (uint32_t t = 0; t < p->leaf_n[l] && p->nsel < p->want; t++) {
+			uint32_t i = p->lhosts[p->leaf_first[l] + t];
+			if (!p->tmp[i])
+				p->sel[p->nsel++] = i;
+		}
+	}
+}
+
 /* The steps in turn until one chooses want positions into sel. */
 static int pk_choose(struct pk *p, struct place_pick *out)
 {
-	int rc, done = 0;
-	if (pk_one_leaf(p)) {
-		out->sharing_free = 1;
+	int rc;
+	if (pk_one_leaf(p))
 		return AN_OK;
-	}
-	if ((rc = pk_by_capacity(p, &done)) || done) {
-		out->sharing_free = done;
+	if ((rc = pk_entries(p)) || (rc = pk_compact(p)))
 		return rc;
+	if (p->packed && p->nsrc && p->nsel == 0) {
+		uint64_t onleaves = 0;
+		for (size_t a = 0; a < p->nsrc; a++)
+			onleaves += p->leaf_n[p->src[a]];
+		if (onleaves >= p->want) {
+			pk_packed(p);
+			return AN_OK;
+		}
 	}
+	if (pk_within(p))
+		return AN_OK;
 	if (p->nf <= PICK_EXACT_HOSTS && pk_exact(p, out))
 		return AN_OK;
 	return pk_fill(p);
@@ -575,18 +721,25 @@ static int pk_finish(struct pk *p, struct place_pick *out)
 		return rc;
 	}
 	out->sharing_free = out->figs.sharing == 0;
+	out->min_leaves = p->kmin;
+	out->min_pods = p->pmin;
+	/* compactness won over sharing-freedom only if the free list held a
+	 * sharing-free set at all: the capacity argument proves one */
+	out->sharing_free_wider = !out->sharing_free && p->e && pk_capacities(p) >= p->want;
+	out->time = out->pick_time = out->ff_time = -1;
 	return AN_OK;
 }
 
-int place_pick(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-	       size_t nfree, size_t want, struct place_pick *out, char why[AN_ERR_LEN])
+int place_pick_mode(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		    const uint32_t *free_hosts, size_t nfree, size_t want, int packed, struct place_pick *out,
+		    char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
 	if (!want || want > nfree) {
 		snprintf(why, AN_ERR_LEN, "asked for %zu hosts out of %zu free", want, nfree);
 		return AN_E_RANGE;
 	}
-	struct pk p = { .ctx = ctx, .rt = rt, .h = h, .nf = nfree, .want = want };
+	struct pk p = { .ctx = ctx, .rt = rt, .h = h, .nf = nfree, .want = want, .packed = packed };
 	int rc = pk_setup(&p, free_hosts);
 	if (rc == AN_OK)
 		rc = pk_choose(&p, out);
@@ -596,6 +749,12 @@ int place_pick(struct place_ctx *ctx, const struct route_tab *rt, const struct h
 	if (rc && rc != AN_E_RANGE)
 		snprintf(why, AN_ERR_LEN, "%s", an_strerror(rc));
 	return rc;
+}
+
+int place_pick(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
+	       size_t nfree, size_t want, struct place_pick *out, char why[AN_ERR_LEN])
+{
+	return place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 0, out, why);
 }
 
 void place_pick_free(struct place_pick *p)

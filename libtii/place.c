@@ -110,6 +110,27 @@ static int map_head(const struct tii__kv *kv, tii_map_info_t *i)
 	return 0;
 }
 
+/* pick's compactness and prediction fields (issue 19); method and reason
+ * must agree. */
+static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
+{
+	long ml, mp, w;
+	const char *m = tii__kv_get(kv, "method"), *r = tii__kv_get(kv, "reason");
+	const char *t = tii__kv_get(kv, "time_us"), *pt = tii__kv_get(kv, "pick_time_us");
+	const char *ft = tii__kv_get(kv, "first_fit_time_us");
+	if (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || tii__kv_int(kv, "min_pods", 0, nfree, &mp) ||
+	    tii__kv_int(kv, "sharing_free_wider", 0, 1, &w) || !m || !r || !t || !pt || !ft ||
+	    tii__parse_us(t, &i->time_s) || tii__parse_us(pt, &i->pick_time_s) ||
+	    tii__parse_us(ft, &i->first_fit_time_s))
+		return -1;
+	if (!strcmp(m, "first_fit") && !strcmp(r, "slower"))
+		i->first_fit = 1;
+	else if (strcmp(m, "pick") || strcmp(r, "none"))
+		return -1;
+	i->min_leaves = (int)ml, i->min_pods = (int)mp, i->sharing_free_wider = (int)w;
+	return 0;
+}
+
 static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct list_ctx *c = ctx;
@@ -123,7 +144,9 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		    tii__kv_int(kv, "leaves", 0, (long)c->nm.n, &lv) || tii__kv_int(kv, "pods", 0, (long)c->nm.n, &pd) ||
 		    tii__kv_int(kv, "max_hops", 0, 65535, &mh) || tii__kv_u64(kv, "max_load", &ml))
 			return TII_E_PROTO;
-		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml };
+		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1 };
+		if (pick_advice(kv, (long)c->nm.n, &c->pinfo))
+			return TII_E_PROTO;
 	}
 	if (c->is_map)
 		return map_head(kv, &c->minfo);

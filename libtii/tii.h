@@ -661,11 +661,21 @@ typedef struct tii_pick_info {
 	int sharing;        /* hosts that share one (tii_get_num_hosts_sharing_links) */
 	int leaves, pods, max_hops;
 	uint64_t max_load;  /* all-to-all: most ordered pairs on one directed link */
+	/* appended (issue 19): compactness and the prediction, 1 MiB per pair */
+	int min_leaves, min_pods;   /* the fewest leaf switches holding want, the fewest pods then */
+	int sharing_free_wider;     /* shares, though a sharing-free set on more leaves exists */
+	int first_fit;              /* 1: the answer is first-fit's hosts (the pick was predicted slower) */
+	double time_s;              /* the answer's predicted all-to-all, seconds; -1 unknown */
+	double pick_time_s;         /* topod's compact pick's */
+	double first_fit_time_s;    /* first-fit's: the first want free hosts by name */
 } tii_pick_info_t;
-/* Chooses want of the nfree free hosts by the seed's relaxed constraints
- * (no link sharing above the leaf where possible, then fewest leaves and
- * pods); chosen[0..want) gets positions into free_hosts, in hierarchy
- * order. info may be NULL. TII_E_INVAL if want > nfree. Deterministic. */
+/* Chooses want of the nfree free hosts: one leaf if one holds want (of
+ * those, the one with the fewest free hosts), else
+ * the fewest leaves, then the fewest pods, then no link sharing above the
+ * leaf where those leaves allow; never what topod predicts slower than
+ * first-fit (then first-fit's hosts, first_fit = 1). chosen[0..want) gets
+ * positions into free_hosts, in hierarchy order. info may be NULL.
+ * TII_E_INVAL if want > nfree. Deterministic. */
 TII_API int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
 			   tii_pick_info_t *info);
 

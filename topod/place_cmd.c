@@ -110,18 +110,39 @@ static int parse_count(const char *s, unsigned long max, unsigned long *v)
 	return *end || *v > max ? -1 : 0;
 }
 
+/* Blocks of 1 MiB per pair unless asked, as `schedule` predicts. */
+#define PICK_BYTES_DEFAULT (1ul << 20)
+
+static void put_pick_us(struct evbuffer *out, const char *key, double t)
+{
+	if (t < 0)
+		evbuffer_add_printf(out, " %s=-", key);
+	else
+		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
+}
+
+/* pick [bytes=B] N HOST...: the compact pick, judged against first-fit. */
 void answer_pick(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
-	unsigned long want;
-	if (parse_count(r->argv[0], TOPO_MATRIX_MAX, &want) || !want) {
-		query_error(c->out, "USAGE", "pick N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX, r->argv[0]);
+	unsigned long want, bytes = PICK_BYTES_DEFAULT;
+	size_t a = 0;
+	if (r->argc && !strncmp(r->argv[0], "bytes=", 6)) {
+		if (parse_count(r->argv[0] + 6, 1ul << 40, &bytes) || !bytes) {
+			query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: B must be 1..2^40, got '%.40s'", r->argv[0]);
+			return;
+		}
+		a = 1;
+	}
+	if (r->argc < a + 2 || parse_count(r->argv[a], TOPO_MATRIX_MAX, &want) || !want) {
+		query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX,
+			    r->argc > a ? r->argv[a] : "");
 		return;
 	}
-	size_t n = r->argc - 1;
+	size_t n = r->argc - a - 1;
 	if (qctx_check_hosts(c, n, 1))
 		return;
-	uint32_t *v = hosts_of(c, r->argv + 1, n);
+	uint32_t *v = hosts_of(c, r->argv + a + 1, n);
 	if (!v)
 		return;
 	if (want > n) {
@@ -131,7 +152,7 @@ void answer_pick(struct qctx *c)
 	}
 	struct place_pick p;
 	char why[AN_ERR_LEN];
-	int rc = place_pick(proc_place_ctx(), c->rt, c->h, v, n, want, &p, why);
+	int rc = place_pick_advise(proc_place_ctx(), c->rt, c->h, v, n, want, bytes, c->threads, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -140,6 +161,12 @@ void answer_pick(struct qctx *c)
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " picked=%zu free=%zu sharing_free=%d", c->gen, p.n, n,
 			    p.sharing_free);
 	put_figs(c, &p.figs);
+	evbuffer_add_printf(c->out, " min_leaves=%u min_pods=%u sharing_free_wider=%d method=%s reason=%s bytes=%lu",
+			    p.min_leaves, p.min_pods, p.sharing_free_wider, p.first_fit ? "first_fit" : "pick",
+			    p.first_fit ? "slower" : "none", bytes);
+	put_pick_us(c->out, "time_us", p.time);
+	put_pick_us(c->out, "pick_time_us", p.pick_time);
+	put_pick_us(c->out, "first_fit_time_us", p.ff_time);
 	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
 	for (size_t i = 0; i < p.n; i++)
 		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);

@@ -107,6 +107,23 @@ int cmd_order(struct tq *q, int argc, char **argv)
 	return st;
 }
 
+/* Predicted microseconds, "-" (null in JSON) when unknown. */
+static void pick_json_us(FILE *o, const char *key, double s)
+{
+	if (s < 0)
+		fprintf(o, "\"%s\":null,", key);
+	else
+		fprintf(o, "\"%s\":%.3f,", key, s * 1e6);
+}
+
+static void pick_text_us(FILE *o, const char *key, double s)
+{
+	if (s < 0)
+		fprintf(o, "%s -\n", key);
+	else
+		fprintf(o, "%s %.3f\n", key, s * 1e6);
+}
+
 int cmd_pick(struct tq *q, int argc, char **argv)
 {
 	if (!known_format(q->format))
@@ -138,9 +155,16 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 		FILE *o = q->out;
 		if (q->json) {
 			fprintf(o, "{\"generation\":%" PRIu64 ",\"picked\":%ld,\"free\":%zu,\"sharing_free\":%s,"
-				"\"sharing\":%d,\"leaves\":%d,\"pods\":%d,\"max_hops\":%d,\"max_load\":%" PRIu64 ",\"hosts\":[",
+				"\"sharing\":%d,\"leaves\":%d,\"pods\":%d,\"max_hops\":%d,\"max_load\":%" PRIu64 ",",
 				tii_last_generation(q->t), want, h.n, in.sharing_free ? "true" : "false", in.sharing, in.leaves,
 				in.pods, in.max_hops, in.max_load);
+			fprintf(o, "\"min_leaves\":%d,\"min_pods\":%d,\"sharing_free_wider\":%s,\"method\":\"%s\",",
+				in.min_leaves, in.min_pods, in.sharing_free_wider ? "true" : "false",
+				in.first_fit ? "first_fit" : "pick");
+			pick_json_us(o, "time_us", in.time_s);
+			pick_json_us(o, "pick_time_us", in.pick_time_s);
+			pick_json_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fputs("\"hosts\":[", o);
 			for (long i = 0; i < want; i++) {
 				if (i)
 					fputc(',', o);
@@ -150,8 +174,13 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 		} else if (!strcmp(q->format, "text")) {
 			char *hl = hostlist_compress(names, (size_t)want);
 			fprintf(o, "picked %ld\nfree %zu\nsharing_free %d\nsharing %d\nleaves %d\npods %d\nmax_hops %d\n"
-				"max_load %" PRIu64 "\nnodelist %s\n", want, h.n, in.sharing_free, in.sharing, in.leaves, in.pods,
-				in.max_hops, in.max_load, hl ? hl : "");
+				"max_load %" PRIu64 "\nmin_leaves %d\nmin_pods %d\nsharing_free_wider %d\nmethod %s\n",
+				want, h.n, in.sharing_free, in.sharing, in.leaves, in.pods, in.max_hops, in.max_load, in.min_leaves,
+				in.min_pods, in.sharing_free_wider, in.first_fit ? "first_fit (pick predicted slower)" : "pick");
+			pick_text_us(o, "time_us", in.time_s);
+			pick_text_us(o, "pick_time_us", in.pick_time_s);
+			pick_text_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fprintf(o, "nodelist %s\n", hl ? hl : "");
 			free(hl);
 		} else {
 			write_hostfile(o, q->format, names, cnt, (size_t)want);

@@ -80,10 +80,17 @@ static void test_order(void)
 	fab_down(&f);
 }
 
-/* Smallest sharing over all subsets of size want of free[] (share.h). */
-static uint32_t brute_min_sharing(struct fab *f, const uint32_t *fr, size_t nf, size_t want)
+/* Brute force over every subset of size want of free[]: the fewest leaves,
+ * the fewest pods among those, and the least sharing among those (the
+ * order of pick's promises, place.h). */
+struct brute {
+	uint32_t leaves, pods, sharing;
+};
+
+static struct brute brute_pick(struct fab *f, const uint32_t *fr, size_t nf, size_t want)
 {
-	uint32_t best = UINT32_MAX, sub[16];
+	struct brute b = { UINT32_MAX, UINT32_MAX, UINT32_MAX };
+	uint32_t sub[16];
 	for (uint32_t mask = 0; mask < (1u << nf); mask++) {
 		if ((size_t)__builtin_popcount(mask) != want)
 			continue;
@@ -94,17 +101,16 @@ static uint32_t brute_min_sharing(struct fab *f, const uint32_t *fr, size_t nf, 
 		struct place_figs fg;
 		if (place_figures(f->rt, f->h, sub, k, &fg))
 			tf_die("figures");
-		if (fg.sharing < best)
-			best = fg.sharing;
-		if (!best)
-			break;
+		if (fg.leaves < b.leaves || (fg.leaves == b.leaves && fg.pods < b.pods) ||
+		    (fg.leaves == b.leaves && fg.pods == b.pods && fg.sharing < b.sharing))
+			b = (struct brute){ fg.leaves, fg.pods, fg.sharing };
 	}
-	return best;
+	return b;
 }
 
 static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 {
-	unsigned checked = 0, bad = 0, nondet = 0, hard = 0, worse = 0, noctx = 0;
+	unsigned checked = 0, bad = 0, compact = 0, nondet = 0, hard = 0, worse = 0, noctx = 0;
 	uint32_t all[256];
 	for (unsigned r = 0; r < rounds; r++) {
 		uint32_t n = f->rt->nhosts;
@@ -121,13 +127,15 @@ static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 			bad++;
 			continue;
 		}
-		uint32_t best = brute_min_sharing(f, all, nf, want);
+		struct brute b = brute_pick(f, all, nf, want);
 		checked++;
-		if (best == 0 && p.figs.sharing != 0)
+		if (p.figs.leaves != b.leaves || p.figs.pods != b.pods || p.min_leaves != b.leaves || p.min_pods != b.pods)
+			compact++;
+		if (b.sharing == 0 && p.figs.sharing != 0)
 			bad++;
-		if (best)
+		if (b.sharing)
 			hard++;
-		if (p.figs.sharing > best)
+		if (p.figs.sharing > b.sharing)
 			worse++;
 		shuffle(all, nf);
 		if (place_pick(f->pc, f->rt, f->h, all, nf, want, &q, why) || q.n != p.n ||
@@ -140,7 +148,9 @@ static void pick_vs_brute(struct fab *f, const char *name, unsigned rounds)
 		place_pick_free(&q);
 		place_pick_free(&p);
 	}
-	tf_check(checked == rounds && !bad, "pick %s: sharing-free whenever brute force finds a sharing-free set (%u cases, %u where none exists)",
+	tf_check(checked == rounds && !compact, "pick %s: leaves and pods are brute force's fewest (%u cases)", name, checked);
+	tf_check(checked == rounds && !bad,
+		 "pick %s: sharing-free whenever brute force finds a sharing-free set on the fewest leaves and pods (%u cases, %u where none exists)",
 		 name, checked, hard);
 	tf_check(!nondet, "pick %s: the same answer for the free list in any order", name);
 	tf_check(!noctx, "pick %s: the same answer without a context (a table per call)", name);
@@ -201,6 +211,63 @@ static void test_pick(void)
 	tf_bfs_lft(f.s);
 	fab_up(&f);
 	pick_vs_brute(&f, "tree with a failed link", 40);
+	fab_down(&f);
+}
+
+/* place_pick_advise: the prediction and the judgment against first-fit. */
+static void test_pick_advise(void)
+{
+	tf_rng_state = 11;
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 4, 2, 1);   /* 2:1: 4 hosts per leaf over 2 uplinks */
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	unsigned rounds = 40, bad = 0, slower = 0, ffbad = 0, packed = 0;
+	uint32_t all[16];
+	for (unsigned r = 0; r < rounds; r++) {
+		for (uint32_t i = 0; i < f.rt->nhosts; i++)
+			all[i] = i;
+		shuffle(all, f.rt->nhosts);
+		size_t nf = 6 + tf_rand() % 10, want = 2 + tf_rand() % (nf - 2);
+		struct place_pick p, q;
+		char why[AN_ERR_LEN];
+		if (place_pick_advise(f.pc, f.rt, f.h, all, nf, want, 1u << 20, 1, &p, why) ||
+		    place_pick(f.pc, f.rt, f.h, all, nf, want, &q, why)) {
+			bad++;
+			continue;
+		}
+		double t;
+		uint32_t ff[16];
+		place_first_fit(all, nf, want, ff);
+		if (p.time <= 0 || p.ff_time <= 0 || p.pick_time <= 0 || p.time > p.ff_time * (1 + 1e-6) ||
+		    place_alltoall_time(f.rt, p.hosts, p.n, 1u << 20, 1, &t) || t != p.time)
+			bad++;
+		if (p.first_fit) {
+			slower++;
+			place_order(f.rt, f.h, ff, want);
+			if (p.pick_time <= p.ff_time || memcmp(ff, p.hosts, want * sizeof(*ff)))
+				ffbad++;
+		} else if (p.figs.leaves != q.figs.leaves || p.figs.pods != q.figs.pods) {
+			bad++;   /* the packed alternative keeps the leaves and pods */
+		} else {
+			packed += memcmp(p.hosts, q.hosts, want * sizeof(*p.hosts)) != 0;
+		}
+		place_pick_free(&p);
+		place_pick_free(&q);
+	}
+	tf_check(!bad, "pick advise: time, pick and first-fit times known, time = the answer's all-to-all, never above first-fit's (%u cases)",
+		 rounds);
+	tf_check(!ffbad, "pick advise: first-fit answered (%u cases) only when predicted faster, with first-fit's hosts", slower);
+	printf("# pick advise: %u of %u answers took the packed alternative\n", packed, rounds);
+	/* 1x host cables are four times slower: the same two hosts take 4x */
+	uint32_t two[2] = { 0, 1 };
+	double t4, t1;
+	int rc = place_alltoall_time(f.rt, two, 2, 1u << 20, 1, &t4);
+	tf_cable_width(f.s, snap_find_node(f.s, TF_CA_GUID + 16 * 1), 1, 1);
+	tf_cable_width(f.s, snap_find_node(f.s, TF_CA_GUID + 16 * 5), 1, 1);
+	rc |= place_alltoall_time(f.rt, two, 2, 1u << 20, 1, &t1);
+	tf_check(!rc && t4 > 0 && t1 > 3.5 * t4, "pick advise: the prediction follows cable rates (4x %.1f us, 1x %.1f us)", t4 * 1e6,
+		 t1 * 1e6);
 	fab_down(&f);
 }
 
@@ -350,6 +417,7 @@ int main(void)
 		tf_die("place_ctx_new");
 	test_order();
 	test_pick();
+	test_pick_advise();
 	test_map();
 	test_map_fallback();
 	place_ctx_free(test_ctx);
