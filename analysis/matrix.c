@@ -19,7 +19,16 @@ int matrix_hops(const struct route_tab *rt, const uint32_t *eps, const uint16_t 
 		int16_t *row = out + i * n;
 		int shared = e->up == AN_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE;
 		if (shared && rep_of_leaf[e->leaf] != UINT32_MAX) {
+			uint32_t r = eps[rep_of_leaf[e->leaf]];
 			memcpy(row, out + (size_t)rep_of_leaf[e->leaf] * n, n * sizeof(*row));
+			/* The shared route ends where the two rows differ: to the
+			 * representative's port (0 in its row) and to this port
+			 * itself (0 here, a port to itself crossing nothing). */
+			for (size_t j = 0; j < n; j++)
+				if (eps[j] == r || eps[j] == eps[i]) {
+					int h = route_hops(rt, eps[i], dlids[j]);
+					row[j] = (int16_t)(h < 0 || h > INT16_MAX ? -1 : h);
+				}
 			continue;
 		}
 		if (shared)

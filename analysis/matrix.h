@@ -21,7 +21,8 @@
 
 /*
  * out[i * n + j] = route_hops(rt, eps[i], dlids[j]) for i != j, -1 where
- * that walk fails (or exceeds INT16_MAX switches), and 0 for i == j. Hosts
+ * that walk fails (or exceeds INT16_MAX switches), and 0 for i == j (so 0
+ * too where a host is listed twice: a port to itself, route.h). Hosts
  * (end ports with a host, an up cable and a leaf) on one leaf share one
  * walked row, so the cost is O(rows * n * hops) with rows = distinct leaves
  * plus the other ports. out holds n * n entries.

@@ -494,6 +494,11 @@ int route_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct r
 		sw = rt->sw_of_node[ep->node];
 		in = 0;
 	} else {
+		/* A port to its own LID: the HCA loops the packet back (and ranks
+		 * of one host use memory), so no cable and no switch carry it,
+		 * whatever the state of the cable. */
+		if (dst == src)
+			return AN_OK;
 		if (ep->up != AN_OK) {
 			res->fail_node = ep->node;
 			res->fail_port = ep->port;

@@ -25,6 +25,12 @@
  *     loop (AN_E_LOOP): a loop-free walk visits each switch at most once.
  *   - Hop count = switches traversed: 1 for two hosts on one leaf, 0 for two
  *     CAs cabled back to back.
+ *   - A CA or router port to its own LID (a host to itself: one name twice,
+ *     or two names of one port) is 0 hops and an empty path, whatever its
+ *     cable's state: the HCA loops the packet back and no cable carries it.
+ *     Two rails of one host are two end ports and are walked. A switch's
+ *     port 0 to its own LID stays 1 hop (the switch itself), as the
+ *     hierarchy's switch distances count it.
  *   - With LMC > 0 the caller names the destination LID; resolving a name
  *     gives the base LID.
  *

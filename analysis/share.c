@@ -53,6 +53,7 @@ void share_free(struct share *sh)
 	free(sh->grp_of);
 	free(sh->start);
 	free(sh->status);
+	free(sh->loopback);
 	free(sh);
 }
 
@@ -503,8 +504,11 @@ int share_build(const struct route_tab *rt, const uint32_t *eps, size_t n, unsig
 			sh->start = malloc(((size_t)n * sh->G + 1) * sizeof(*sh->start));
 			sh->status = malloc((size_t)n * sh->G + 1);
 			sh->cols = calloc(n + 1, sizeof(*sh->cols));
-			if (!sh->start || !sh->status || !sh->cols)
+			sh->loopback = malloc(n + 1);
+			if (!sh->start || !sh->status || !sh->cols || !sh->loopback)
 				rc = AN_E_NOMEM;
+			for (size_t i = 0; !rc && i < n; i++)
+				sh->loopback[i] = rt->snap->nodes[rt->eps[eps[i]].node].type != SNAP_NODE_SWITCH;
 		}
 	}
 	if (!rc)
@@ -528,6 +532,10 @@ int share_path(const struct share *sh, size_t i, size_t j, uint32_t *sw, size_t 
 	if (!sh->cols || i >= sh->n || j >= sh->n)
 		return AN_E_INVAL;
 	size_t cell = j * sh->G + sh->grp_of[i];
+	/* A CA port to itself crosses nothing (route.h); its group's route
+	 * would be the leaf's, and a switch's port 0 keeps its own walk. */
+	if (i == j && sh->loopback[i])
+		return AN_OK;
 	int st = sh->status[cell];
 	if (st == AN_E_LOOP)
 		return st;

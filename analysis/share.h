@@ -92,6 +92,7 @@ struct share {
 	uint32_t *start;            /* [n][G] first tree node of the route, or ROUTE_NONE */
 	int8_t *status;             /* [n][G] */
 	struct share_col *cols;     /* [n] per-destination route trees */
+	uint8_t *loopback;          /* [n] 1: a CA port, 0 switches to itself */
 };
 
 /* eps: n distinct end-port indices of rt. flags: 0 or SHARE_KEEP_PATHS.
@@ -106,7 +107,8 @@ void share_free(struct share *sh);  /* NULL is a no-op */
  * The route from H[i] to H[j] (built with SHARE_KEEP_PATHS): stores up to
  * cap switch node indices into sw, their total into *nsw, returns the walk's
  * status (AN_OK or the route_walk() error; on error the switches are
- * those walked, except after AN_E_LOOP, where *nsw is 0). O(hops).
+ * those walked, except after AN_E_LOOP, where *nsw is 0). O(hops). A CA
+ * port to itself (i == j) is AN_OK with no switch, as in route_walk().
  * AN_E_INVAL if i or j is out of range or paths were not kept.
  */
 int share_path(const struct share *sh, size_t i, size_t j, uint32_t *sw, size_t cap, size_t *nsw);

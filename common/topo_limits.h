@@ -74,4 +74,13 @@
  * lists H(H-1) host flows: about 30 MiB in all at 1,024 hosts. */
 #define TOPO_SCHED_HOSTS_MAX 1024
 
+/* `links`: cable lines one reply lists. The largest fabrics built have
+ * ~60k nodes of 36 to 64 ports: about 1M cables, each listed once; past it
+ * the request must filter (ERR TOOMANY), and libtii refuses more lines. */
+#define TOPO_LINKS_MAX (1u << 20)
+
+/* `show HOST`: HCAs (nodes) listed for one host; a host of more shows its
+ * first ones by rail order (real hosts have 1 to 8). */
+#define TOPO_SHOW_NODES_MAX 64
+
 #endif

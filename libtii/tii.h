@@ -854,6 +854,81 @@ TII_API int tii_set_schedule_form(tii_t *t, int form);
  * reply limit for large jobs. */
 TII_API int tii_get_simgrid_platform(tii_t *t, const char *const *hosts, size_t n, char **xml, size_t *len);
 
+/* ---- the inventory (protocol commands show and links) -------------------- */
+
+/* Longest node name in show/links replies: "host/HCA" or a switch's
+ * NodeDescription (64 bytes once unescaped). */
+#define TII_NODE_NAME_MAX (2 * TII_HOSTNAME_MAX + 1)
+/* HCAs show lists for one host, and cables one links reply lists. */
+#define TII_SHOW_NODES_MAX TOPO_SHOW_NODES_MAX
+#define TII_LINKS_MAX TOPO_LINKS_MAX
+
+/* One port and its neighbour, in iblinkinfo's words: state "Down" "Init"
+ * "Armed" "Active", width "1X" "2X" "4X" "8X" "12X", speed "SDR" .. "HDR";
+ * "?" where the fabric does not say. */
+struct tii_port_info {
+	int port;
+	uint64_t port_guid;
+	uint16_t lid;                 /* a switch's: its port 0's */
+	int lmc;
+	char state[8], width[4], speed[4];
+	uint64_t rate_bps;            /* data rate of the port, 0 if unknown */
+	int has_peer;                 /* 0: nothing cabled, the peer_* fields are empty */
+	uint64_t peer_node, peer_guid;
+	int peer_port;
+	char peer_type[8], peer_state[8];
+	char peer_name[TII_NODE_NAME_MAX + 1];
+};
+struct tii_node_info {
+	uint64_t guid, sysimg_guid;
+	char type[8];                 /* "CA", "Switch", "Router" */
+	char name[TII_NODE_NAME_MAX + 1];   /* "host/HCA" or the switch's description */
+	char desc[TII_HOSTNAME_MAX + 1];    /* the NodeDescription */
+	int nports;                   /* physical ports; ports[] lists the present ones */
+	size_t nlisted;
+	struct tii_port_info *ports;
+};
+typedef struct tii_show {
+	uint64_t generation;
+	char name[TII_NODE_NAME_MAX + 1];
+	char kind[8];                 /* "host", "ca", "switch", "router" */
+	char plane[TOPO_PLANE_NAME_MAX + 1];
+	char host[TII_HOSTNAME_MAX + 1];    /* "" for a switch */
+	uint64_t leaf;                /* the default rail's (or that HCA's) leaf switch, 0 if none */
+	char leaf_name[TII_NODE_NAME_MAX + 1];
+	uint64_t leaf_cluster, pod;   /* as tii_connected_switch_cluster_at_depth gives them, 0 if none */
+	size_t nnodes;
+	struct tii_node_info *nodes;
+} tii_show_t;
+/* A host (all of its HCAs), an HCA or a switch (a name of docs/protocol.md,
+ * or a switch's description or its first word). TII_E_NOTFOUND. On success
+ * *out is new: free it with tii_show_free(). */
+TII_API int tii_show(tii_t *t, const char *name, tii_show_t **out);
+TII_API void tii_show_free(tii_show_t *s);   /* NULL is a no-op */
+
+/* One cable, from its end with the lower node GUID (end 0). */
+struct tii_link {
+	uint64_t node[2];
+	int port[2];
+	char state[8];                /* the lesser of both ends' */
+	char width[4], speed[4];
+	uint64_t rate_bps;            /* the lesser of both ends, 0 if unknown */
+	char type[2][8], end_state[2][8];
+	char name[2][TII_NODE_NAME_MAX + 1];
+};
+typedef struct tii_links {
+	uint64_t generation;
+	size_t total;                 /* cables of the fabric */
+	size_t n;                     /* those the filters passed, listed */
+	struct tii_link *links;
+} tii_links_t;
+/* Every cable once (iblinkinfo lists it from both ends). name: NULL, or a
+ * substring of either end's name, description or 0x GUID; state: NULL, or
+ * "down" (an end below Init), "init", "armed", "active", "notactive", "up".
+ * On success *out is new: free it with tii_links_free(). */
+TII_API int tii_get_links(tii_t *t, const char *name, const char *state, tii_links_t **out);
+TII_API void tii_links_free(tii_links_t *l);   /* NULL is a no-op */
+
 #ifdef __cplusplus
 }
 #endif

@@ -173,7 +173,8 @@ void rep_free(struct prof_rep *R);
 /* The hop class of a host pair (PROF_HOP_UNKNOWN without the fabric). */
 int rep_class(const struct prof_rep *R, int ha, int hb);
 /* The row of bylevel[] for a host pair: the lowest switch level both hosts
- * hang under (0 .. PROF_LEVELS_MAX-1), LV_HOST, or LV_UNKNOWN. */
+ * hang under (0 .. PROF_LEVELS_MAX-1), LV_HOST (one host, or two names
+ * topod puts 0 hops apart), or LV_UNKNOWN. */
 #define LV_HOST PROF_LEVELS_MAX
 #define LV_UNKNOWN (PROF_LEVELS_MAX + 1)
 int rep_level(const struct prof_rep *R, int ha, int hb);

@@ -115,7 +115,9 @@ int rep_class(const struct prof_rep *R, int ha, int hb)
 
 int rep_level(const struct prof_rep *R, int ha, int hb)
 {
-	if (ha == hb)
+	/* Two names of one host (TII_HOSTMAP, host/HCA) are 0 hops apart:
+	 * their traffic turns at no switch, as one name's does. */
+	if (ha == hb || rep_class(R, ha, hb) == 0)
 		return LV_HOST;
 	if (!R->fab.anc)
 		return LV_UNKNOWN;

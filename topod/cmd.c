@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "history_cmd.h"
+#include "inventory_cmd.h"
 #include "place_cmd.h"
 #include "plane_cmd.h"
 #include "query.h"
@@ -62,6 +63,11 @@ const struct cmd cmd_table[] = {
 	  "a SimGrid platform of the hosts: LFT routes, links at their rates (smpirun -platform)" },
 	{ "switches", 0, 0, CMD_FABRIC, answer_switches, "switches",
 	  "every switch: node GUID and name (the names clusters take)" },
+	{ "show", 1, 1, CMD_FABRIC | CMD_PLANES, answer_show, "show HOST|HCA|SWITCH",
+	  "a host, HCA or switch: GUIDs, LIDs, leaf, pod, plane, each port's neighbour, width, speed, state" },
+	{ "links", 0, 2, CMD_FABRIC | CMD_HEAVY, answer_links,
+	  "links [name=SUBSTRING] [state=down|init|armed|active|notactive|up]",
+	  "every cable once, like iblinkinfo: both ends, width, speed, state" },
 };
 
 const size_t cmd_count = sizeof(cmd_table) / sizeof(cmd_table[0]);

@@ -101,5 +101,12 @@ struct route_res;
 void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res);
 /* ERR USAGE/TOOMANY unless min <= n <= TOPO_MATRIX_MAX; -1 when written. */
 int qctx_check_hosts(struct qctx *c, size_t n, size_t min);
+/* Duplicate hosts, one rule (docs/protocol.md, "Naming hosts"): a list
+ * whose answer is per host (a set) refuses a repeat with ERR DUPLICATE
+ * naming it and its two places; a rank list (hopsmatrix, clusters, load,
+ * schedule) takes repeats as more ranks on the host. -1 when written.
+ * By end port (two names of one port repeat it) or by name as written. */
+int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n);
+int qctx_dup_names(struct qctx *c, const char *const *names, size_t n);
 
 #endif

@@ -268,6 +268,8 @@ void answer_diff(struct qctx *c)
 		query_error(c->out, "TOOMANY", "diff takes at most %d hosts, got %zu", TOPO_MATRIX_MAX, c->req->argc - 2);
 		return;
 	}
+	if (c->req->argc > 2 && qctx_dup_names(c, c->req->argv + 2, c->req->argc - 2))
+		return;
 	struct snap *a = NULL, *b = NULL;
 	struct route_tab *ra = NULL, *rb = NULL;
 	if (!build_both(c, g1, g2, &a, &b, &ra, &rb))

@@ -263,6 +263,96 @@ int qctx_check_hosts(struct qctx *c, size_t n, size_t min)
 	return 0;
 }
 
+/* (key, position) pairs sorted by key, then position: a repeat sits next
+ * to its first occurrence, which keeps the error naming the first two. */
+struct dupkey {
+	uint64_t key;
+	size_t pos;
+};
+
+static int cmp_dupkey(const void *a, const void *b)
+{
+	const struct dupkey *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The first repeated key of k[0..n) as its two positions; 0 if none. */
+static int find_dup(struct dupkey *k, size_t n, size_t *first, size_t *second)
+{
+	qsort(k, n, sizeof(*k), cmp_dupkey);
+	size_t best = SIZE_MAX;
+	for (size_t i = 1; i < n; i++)
+		if (k[i].key == k[i - 1].key && k[i].pos < best) {
+			best = k[i].pos;
+			*first = k[i - 1].pos;
+		}
+	*second = best;
+	return best != SIZE_MAX;
+}
+
+int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n)
+{
+	struct dupkey *k = malloc((n ? n : 1) * sizeof(*k));
+	size_t a, b;
+	if (!k) {
+		query_error(c->out, "NOMEM", "no memory for %zu hosts", n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct dupkey){ eps[i], i };
+	int dup = find_dup(k, n, &a, &b);
+	free(k);
+	if (!dup)
+		return 0;
+	char nm[ROUTE_NAME_MAX * 2 + 4];
+	qctx_ep_name(c, eps[a], nm, sizeof(nm));
+	if (!strcmp(names[a], names[b]))
+		query_error(c->out, "DUPLICATE", "host %.100s is listed twice (hosts %zu and %zu of the list); %s answers per host",
+			    names[a], a + 1, b + 1, c->req->cmd);
+	else
+		query_error(c->out, "DUPLICATE", "%.100s and %.100s (hosts %zu and %zu of the list) are both %s; %s answers per host",
+			    names[a], names[b], a + 1, b + 1, nm, c->req->cmd);
+	return -1;
+}
+
+struct dupname {
+	const char *s;
+	size_t pos;
+};
+
+static int cmp_dupname(const void *a, const void *b)
+{
+	const struct dupname *x = a, *y = b;
+	int d = strcmp(x->s, y->s);
+	return d ? d : x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int qctx_dup_names(struct qctx *c, const char *const *names, size_t n)
+{
+	struct dupname *k = malloc((n ? n : 1) * sizeof(*k));
+	if (!k) {
+		query_error(c->out, "NOMEM", "no memory for %zu hosts", n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct dupname){ names[i], i };
+	qsort(k, n, sizeof(*k), cmp_dupname);
+	size_t a = 0, b = SIZE_MAX;
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(k[i].s, k[i - 1].s) && k[i].pos < b) {
+			b = k[i].pos;
+			a = k[i - 1].pos;
+		}
+	free(k);
+	if (b == SIZE_MAX)
+		return 0;
+	query_error(c->out, "DUPLICATE", "host %.100s is listed twice (hosts %zu and %zu of the list); %s answers per host",
+		    names[a], a + 1, b + 1, c->req->cmd);
+	return -1;
+}
+
 /* Decimal digits of v at p (no NUL); returns their count. */
 static size_t put_uint(char *p, size_t v)
 {
@@ -427,6 +517,11 @@ void answer_pathmatrix(struct qctx *c)
 	uint16_t *dl;
 	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
+	if (qctx_dup_eps(c, r->argv, eps, n)) {
+		free(eps);
+		free(dl);
+		return;
+	}
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, SHARE_KEEP_PATHS, &sh);
 	free(eps);
@@ -618,6 +713,11 @@ void answer_shared(struct qctx *c)
 	uint16_t *dl;
 	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv, n, &eps, &dl))
 		return;
+	if (qctx_dup_eps(c, r->argv, eps, n)) {
+		free(eps);
+		free(dl);
+		return;
+	}
 	struct share *sh;
 	int rc = share_build(c->rt, eps, n, 0, &sh);
 	free(eps);

@@ -110,6 +110,17 @@
  *           "hops":[..],"max":[..],"links":[..]} (bound null where undefined).
  *           --plot: the hierarchy with links by load (graphviz dot; .png or svg).
  *
+ * show NAME text: "key value" lines name, kind, plane, host, leaf NAME GUID,
+ *           leaf_cluster, pod; per node "node GUID TYPE "NAME" ports N", per
+ *           port "  port P guid GUID lid L ==( 4X QDR Active )==> PEERGUID
+ *           PEERPORT "NAME" TYPE" ("==( Down )==> -" with nothing cabled).
+ *           json: topoquery(1).
+ * links [--down|--state S] [NAME]
+ *           text: per cable "GUID PORT "NAME" ==( 4X QDR Active )==> GUID
+ *           PORT "NAME"" (iblinkinfo's words). json: topoquery(1).
+ * hosts     text: "HOST rails=K HCA PORTGUID lid=L ..." per host.
+ * resolve NAME  text: "key value" lines; json: one object.
+ *
  * Errors go to stderr as "topoquery: what: why"; exit 1 when a query
  * fails, 2 for a usage error.
  */
@@ -164,6 +175,14 @@ static const char usage_text[] =
 	"                            with HOSTS, every changed pair among them\n"
 	"  simgrid [-o FILE] HOSTS... a SimGrid platform of HOSTS: the LFT routes and the\n"
 	"                            cables' rates, for smpirun -platform\n"
+	"  show HOST|HCA|SWITCH      one host, HCA or switch like iblinkinfo: GUIDs, LIDs,\n"
+	"                            leaf, pod, plane, each port's neighbour, 4X QDR Active\n"
+	"  links [--down|--state S] [NAME]\n"
+	"                            every cable once, like iblinkinfo; NAME: a substring of\n"
+	"                            either end's name or GUID; S: down, init, armed, active,\n"
+	"                            notactive, up\n"
+	"  hosts                     every host and its rails (HCA, port GUID, LID)\n"
+	"  resolve NAME              what a name means: host, HCA, GUIDs, port, LID, leaf\n"
 	"\n"
 	"Options:\n"
 	"  -s, --server LIST   topod servers ADDR:PORT[,ADDR:PORT...], tried in order\n"
@@ -186,6 +205,8 @@ static const char usage_text[] =
 	"      --plot FILE     schedule: conflicts per step; load: the hierarchy with links\n"
 	"                      by load (.svg or .png; graphviz)\n"
 	"      --dot FILE      load: write that picture as graphviz DOT\n"
+	"      --down          links: only cables with an end below Init (--state down)\n"
+	"      --state S       links: down, init, armed, active, notactive or up\n"
 	"  -h, --help          this text\n"
 	"  -V, --version       the version\n"
 	"\n"
@@ -257,9 +278,10 @@ static const struct {
 	{ "schedule", cmd_schedule }, { "load", cmd_load },
 	{ "history", cmd_history }, { "diff", cmd_diff }, { "planes", cmd_planes },
 	{ "watch", cmd_watch }, { "simgrid", cmd_simgrid },
+	{ "show", cmd_show }, { "links", cmd_links }, { "hosts", cmd_hosts }, { "resolve", cmd_resolve },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT, OPT_DOWN, OPT_STATE };
 
 /* The options struct tq has no room for: they matter only until the
  * connection is open. */
@@ -343,6 +365,8 @@ static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
 		{ "after", required_argument, NULL, OPT_AFTER },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "wait", required_argument, NULL, OPT_WAIT },
+		{ "down", no_argument, NULL, OPT_DOWN },
+		{ "state", required_argument, NULL, OPT_STATE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -365,6 +389,8 @@ static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
 		case OPT_MATRIX: q->load_matrix = optarg; break;
 		case OPT_DOT: q->load_dot = optarg; break;
 		case OPT_PLANE: q->plane = strcmp(optarg, "auto") ? optarg : NULL; break;
+		case OPT_DOWN: q->link_state = "down"; break;
+		case OPT_STATE: q->link_state = optarg; break;
 		case 't': case 'L': case OPT_SLOTS: case OPT_BYTES: case OPT_AFTER: case OPT_COUNT: case OPT_WAIT:
 			if ((rc = number_option(q, cl, c, optarg)) != GO_ON)
 				return rc;
@@ -457,6 +483,8 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 		return tq_usage_error("-o is for slurm and simgrid only");
 	if ((q->load_bytes || q->load_links || q->load_matrix || q->load_dot) && strcmp(cmd, "load"))
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
+	if (q->link_state && strcmp(cmd, "links"))
+		return tq_usage_error("--down and --state are for links only");
 	return GO_ON;
 }
 

@@ -58,6 +58,8 @@ struct tq {
 	int watch_after_set;
 	long watch_count;         /* --count N (1; 0: forever) */
 	int watch_wait_s;         /* --wait SEC per generation (3600) */
+	/* links */
+	const char *link_state;   /* --down ("down") or --state STATE, NULL: any */
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
@@ -95,5 +97,10 @@ int cmd_watch(struct tq *q, int argc, char **argv);
 int cmd_simgrid(struct tq *q, int argc, char **argv);
 /* profile.c: reads topoprof reports, never asks topod */
 int cmd_profile(struct tq *q, int argc, char **argv);
+/* inventory.c: show, links, hosts, resolve */
+int cmd_show(struct tq *q, int argc, char **argv);
+int cmd_links(struct tq *q, int argc, char **argv);
+int cmd_hosts(struct tq *q, int argc, char **argv);
+int cmd_resolve(struct tq *q, int argc, char **argv);
 
 #endif

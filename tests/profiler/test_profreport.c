@@ -72,6 +72,14 @@ int main(void)
 	   "hop classes: same host 0, 1, 3, no route = unknown");
 	CHECK(rep_level(&R, 0, 0) == LV_HOST && rep_level(&R, 0, 1) == 1 && rep_level(&R, 0, 2) == 0,
 	   "levels: same host, leaf level 1, root level 0");
+	/* topod says 0 hops between two names of one host (a host to itself):
+	 * the pair is intra-host in both splits, not a leaf-level pair */
+	R.fab.hops[0 * 3 + 1] = R.fab.hops[1 * 3 + 0] = 0;
+	char cname[32];
+	CHECK(rep_class(&R, 0, 1) == 0 && rep_level(&R, 0, 1) == LV_HOST &&
+		      !strcmp(prof_class_name(rep_class(&R, 1, 0), cname, sizeof(cname)), "intra-host"),
+	      "two names topod puts 0 hops apart: class intra-host, level host (not leaf level 1)");
+	R.fab.hops[0 * 3 + 1] = R.fab.hops[1 * 3 + 0] = 1;
 
 	/* rank 0 sends 100 B p2p to rank 1 (1 hop), 7 B to rank 2 (same host),
 	 * 50 B of collective to rank 3 (3 hops); rank 1 sends 9 B to rank 3

@@ -36,9 +36,12 @@ static void test_hops(const struct route_tab *rt)
 	CHECK(bad == 0, "every entry is route_hops() (0 on the diagonal, -1 for no route): %zu differ", bad);
 	CHECK(failed > 0, "including %zu failed walks (h0005's cable is down)", failed);
 	CHECK(out[0 * n + 1] == 1 && out[1 * n + 0] == 1, "two hosts of one leaf are 1 hop apart, both ways");
-	CHECK(out[8 * n + 0] == 1,
-	      "lid:1, h0000's own port listed again, copies h0000's row yet reaches h0000 in 1 hop, not the 0 of "
-	      "that row's diagonal (%d)", out[8 * n + 0]);
+	CHECK(out[8 * n + 0] == 0 && out[0 * n + 8] == 0,
+	      "lid:1, h0000's own port listed again, is 0 hops from h0000 both ways, as on the diagonal (%d %d)",
+	      out[8 * n + 0], out[0 * n + 8]);
+	CHECK(out[8 * n + 1] == 1 && out[1 * n + 8] == 1,
+	      "h0001, whose row is copied from h0000's, reaches lid:1 (h0000's port) in 1 hop, and back (%d %d)",
+	      out[8 * n + 1], out[1 * n + 8]);
 	free(out);
 }
 

@@ -120,6 +120,8 @@ int main(void)
 		{ "history", "OK gen=" },
 		{ "diff 7 7", "OK gen=" },
 		{ "diff 7 @9999999999 h0000 h0001", "OK gen=" },
+		{ "show h0000", "OK gen=" },
+		{ "links state=up", "OK gen=" },
 		{ "quit", "OK bye" },
 	};
 	int covered[64] = { 0 };
