@@ -453,8 +453,8 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 		return tq_usage_error("--format: text or dot, not %s", q->format);
 	if (!strcmp(q->format, "dot") && strcmp(cmd, "tree"))
 		return tq_usage_error("--format dot is for tree only");
-	if (q->output && strcmp(cmd, "slurm") && strcmp(cmd, "simgrid"))
-		return tq_usage_error("-o is for slurm and simgrid only");
+	if (q->output && strcmp(cmd, "slurm") && strcmp(cmd, "simgrid") && strcmp(cmd, "tree"))
+		return tq_usage_error("-o is for slurm, simgrid and tree only");
 	if ((q->load_bytes || q->load_links || q->load_matrix || q->load_dot) && strcmp(cmd, "load"))
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
 	return GO_ON;
