@@ -870,3 +870,71 @@ out:
 	free(p.s);
 	return status;
 }
+
+/* ---- schedule --plot ---------------------------------------------------------------- */
+
+static double mean_conflicts(const tii_schedule_t *s)
+{
+	double t = 0;
+	for (int i = 0; i < s->nsteps; i++)
+		t += s->steps[i].fabric_conflicts;
+	return s->nsteps ? t / s->nsteps : 0;
+}
+
+int pic_schedule_plot(struct tq *q, tii_schedule_t *const *s, const char *const *label, int n)
+{
+	enum pic_fmt f = pic_format(q->plot);
+	if (f == PIC_BAD || f == PIC_DOT)
+		return tq_usage_error("schedule --plot %s: FILE.svg, .png or .pdf", q->plot);
+	int status = need_tool("schedule --plot", "gnuplot", "gnuplot");
+	if (status)
+		return status;
+	char tmp[4096];
+	FILE *g = tmp_open(tmp, sizeof(tmp));
+	if (!g)
+		return EXIT_ERROR;
+	int steps = 1, ymax = 1, nranks = 0;
+	for (int a = 0; a < n; a++)
+		for (int i = 0; s[a] && i < s[a]->nsteps; i++) {
+			steps = s[a]->nsteps > steps ? s[a]->nsteps : steps;
+			ymax = s[a]->steps[i].fabric_conflicts > ymax ? s[a]->steps[i].fabric_conflicts : ymax;
+			nranks = s[a]->nranks;
+		}
+	gp_head(g, f, 960, 520, q->plot);
+	fprintf(g, "set title 'All-to-all of %d ranks: switch-to-switch cables shared by two or more host pairs, "
+		   "per step' noenhanced\n"
+		   "set xlabel 'step'\nset ylabel 'cables shared (Subramoni 2013, Fig. 6.5)'\n"
+		   "set key outside top center horizontal noenhanced\nset grid\nset border 3\nset tics nomirror\n",
+		nranks);
+	/* the lines clear of the frame: half a step either side, 8% above the highest */
+	fprintf(g, "set xrange [-0.5:%.1f]\nset yrange [%.2f:%.2f]\n", steps - 0.5, -0.04 * ymax - 0.3,
+		ymax * 1.08 + 0.3);
+	for (int a = 0; a < n; a++) {
+		if (!s[a])
+			continue;
+		fprintf(g, "$d%d << EOD\n", a);
+		for (int i = 0; i < s[a]->nsteps; i++)
+			fprintf(g, "%d %d\n", i, s[a]->steps[i].fabric_conflicts);
+		fprintf(g, "EOD\n");
+	}
+	fputs("plot ", g);
+	for (int a = 0, first = 1; a < n; a++) {
+		if (!s[a])
+			continue;
+		/* dash and width differ: equal schedules draw over each other */
+		fprintf(g, "%s$d%d with steps lw %d dt %d title '", first ? "" : ", ", a, 4 - a % 3, a % 3 + 1);
+		gp_str(g, label[a]);
+		fprintf(g, ": %d steps, mean %.2f'", s[a]->nsteps, mean_conflicts(s[a]));
+		first = 0;
+	}
+	fputc('\n', g);
+	if (fclose(g)) {
+		fprintf(stderr, "topoquery: %s: %s\n", tmp, strerror(errno));
+		status = EXIT_ERROR;
+	} else {
+		char *argv[] = { "gnuplot", tmp, NULL };
+		status = run_tool("schedule --plot", argv);
+	}
+	unlink(tmp);
+	return status;
+}
