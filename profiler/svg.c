@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "prof.h"
 
@@ -78,8 +79,8 @@ int svg_hops(const struct prof_rep *R, const char *path)
 		}
 	int W = 160 + (nc ? nc : 1) * 110;
 	const int H = 420, X0 = 90, Y0 = 50, PH = 280;
-	if (W < 620)   /* room for the legend */
-		W = 620;
+	if (W < 700)   /* room for the legend */
+		W = 700;
 	FILE *f = open_svg(path, W, H,
 			   R->fab.ok ? "Bytes by switch hops" : "Bytes by switch hops (no fabric part: inter-host hops unknown)");
 	if (!f)
@@ -105,11 +106,13 @@ int svg_hops(const struct prof_rep *R, const char *path)
 		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x + 42, Y0 + PH + 18, lab);
 	}
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", X0, Y0 + PH, W - 20, Y0 + PH);
-	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#888\" stroke=\"#333\"/>"
-		   "<text x=\"%d\" y=\"%d\">point-to-point (measured)</text>\n"
-		   "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"#888\" fill-opacity=\"0.45\" stroke=\"#333\"/>"
-		   "<text x=\"%d\" y=\"%d\">collective (logical)</text>\n",
-		X0, H - 50, X0 + 20, H - 38, X0 + 220, H - 50, X0 + 240, H - 38);
+	/* the legend in the first bar's colour, full and faded as the bars are */
+	const char *lc = prof_class_colour(nc ? cls[0] : 0);
+	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" stroke=\"#333\"/>"
+		   "<text x=\"%d\" y=\"%d\">left bar: point-to-point (measured)</text>\n"
+		   "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\" fill-opacity=\"0.45\" stroke=\"#333\"/>"
+		   "<text x=\"%d\" y=\"%d\">right bar, faded: collective (logical)</text>\n",
+		X0, H - 50, lc, X0 + 20, H - 38, X0 + 260, H - 50, lc, X0 + 280, H - 38);
 	char a[32], b[32];
 	human(R->total[0], a, sizeof(a));
 	human(R->total[2], b, sizeof(b));
@@ -121,7 +124,8 @@ int svg_hops(const struct prof_rep *R, const char *path)
 int svg_heatmap(const struct prof_rep *R, const char *path)
 {
 	const int G = R->grid, cs = G >= 256 ? 2 : G >= 128 ? 4 : G >= 32 ? 16 : 32;
-	const int X0 = 70, Y0 = 50, S = G * cs, W = X0 + S + 170, H = Y0 + S + 60;
+	const int X0 = 70, Y0 = 50, S = G * cs, H = Y0 + S + 60;
+	int W = X0 + S + 200;
 	uint64_t max = 0;
 	for (size_t i = 0; i < (size_t)G * G; i++) {
 		uint64_t t = 0;
@@ -133,6 +137,9 @@ int svg_heatmap(const struct prof_rep *R, const char *path)
 	char title[160];
 	snprintf(title, sizeof(title), "Bytes from sender to receiver rank, coloured by hops%s",
 		 R->block > 1 ? " (blocks of ranks)" : "");
+	/* wide enough for the title (15 px sans: under 9 px a character) */
+	if (W < 40 + 9 * (int)strlen(title))
+		W = 40 + 9 * (int)strlen(title);
 	FILE *f = open_svg(path, W, H, title);
 	if (!f)
 		return -1;
@@ -163,15 +170,21 @@ int svg_heatmap(const struct prof_rep *R, const char *path)
 		X0 - 12, Y0 + S / 2, R->n - 1);
 	int ly = Y0;
 	char lab[32];
+	/* each class as the cells show it: its faintest, middle and darkest shade */
 	for (int c = 0; c < PROF_NCLASS; c++) {
 		if (!seen[c])
 			continue;
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"14\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n",
-			X0 + S + 16, ly, prof_class_colour(c), X0 + S + 36, ly + 12, prof_class_name(c, lab, sizeof(lab)));
+		for (int k = 0; k < 3; k++)
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"14\" fill=\"%s\" fill-opacity=\"%.2f\"/>",
+				X0 + S + 16 + 10 * k, ly, prof_class_colour(c), 0.35 + 0.325 * k);
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", X0 + S + 52, ly + 12,
+			prof_class_name(c, lab, sizeof(lab)));
 		ly += 20;
 	}
 	human(max, lab, sizeof(lab));
-	fprintf(f, "<text x=\"%d\" y=\"%d\">darkest: %s</text>\n", X0 + S + 16, ly + 14, lab);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">faint to dark: log bytes,</text>\n", X0 + S + 16, ly + 14);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">darkest: %s</text>\n", X0 + S + 16, ly + 30, lab);
+	ly += 16;
 	if (R->block > 1)
 		fprintf(f, "<text x=\"%d\" y=\"%d\">%d ranks per cell</text>\n", X0 + S + 16, ly + 32, R->block);
 	return close_svg(f);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "picture.h"
 #include "topoquery.h"
 
 int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int allow_none)
@@ -199,13 +200,7 @@ int cmd_depth(struct tq *q, int argc, char **argv)
 
 /* ---- tree ------------------------------------------------------------------ */
 
-/* Children of every cluster, CSR-style: clusters' child clusters and hosts. */
-struct kids {
-	size_t *cfirst, *cidx;   /* [nclusters + 1], [nclusters] */
-	size_t *hfirst, *hidx;   /* [nclusters + 1], [nhosts] */
-};
-
-static void kids_free(struct kids *k)
+void kids_free(struct kids *k)
 {
 	free(k->cfirst);
 	free(k->cidx);
@@ -213,7 +208,7 @@ static void kids_free(struct kids *k)
 	free(k->hidx);
 }
 
-static int kids_build(const tii_tree_t *tr, struct kids *k)
+int kids_build(const tii_tree_t *tr, struct kids *k)
 {
 	size_t nc = tr->nclusters, nh = tr->nhosts;
 	k->cfirst = calloc(nc + 1, sizeof(size_t));
@@ -276,60 +271,6 @@ static void tree_text(FILE *o, const tii_tree_t *tr, const struct kids *k, size_
 			text_str(o, tr->gone[i].name);
 			fprintf(o, " gone (last seen in generation %" PRIu64 ")\n", tr->gone[i].last_gen);
 		}
-}
-
-/* A graphviz ID: quoted, with '"' and '\' escaped. */
-static void dot_id(FILE *o, const char *prefix, const char *s)
-{
-	fprintf(o, "\"%s", prefix);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', o);
-		fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', o);
-	}
-	fputc('"', o);
-}
-
-static void tree_dot(FILE *o, const tii_tree_t *tr)
-{
-	char id[32];
-	fprintf(o, "graph topology {\n\tgraph [rankdir=TB, label=\"topod generation %" PRIu64 ", depth %d\"];\n"
-		"\tnode [shape=box];\n", tr->generation, tr->depth);
-	for (size_t i = 0; i < tr->nclusters; i++) {
-		const struct tii_tree_cluster *cl = &tr->clusters[i];
-		snprintf(id, sizeof(id), "0x%016" PRIx64, cl->id);
-		fputc('\t', o);
-		dot_id(o, "c_", id);
-		fprintf(o, " [label=\"level %d\\n%s\\n%" PRIu32 " hosts\"];\n", cl->level, id, cl->nhosts);
-	}
-	for (size_t i = 0; i < tr->nhosts; i++) {
-		fputc('\t', o);
-		dot_id(o, "h_", tr->hosts[i].name);
-		fputs(" [shape=ellipse, label=", o);
-		dot_id(o, "", tr->hosts[i].name);
-		fputs("];\n", o);
-	}
-	for (size_t i = 0; i < tr->nclusters; i++) {
-		long p = tr->clusters[i].parent;
-		if (p < 0)
-			continue;
-		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[p].id);
-		fputc('\t', o);
-		dot_id(o, "c_", id);
-		fputs(" -- ", o);
-		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[i].id);
-		dot_id(o, "c_", id);
-		fputs(";\n", o);
-	}
-	for (size_t i = 0; i < tr->nhosts; i++) {
-		snprintf(id, sizeof(id), "0x%016" PRIx64, tr->clusters[tr->hosts[i].parent].id);
-		fputc('\t', o);
-		dot_id(o, "c_", id);
-		fputs(" -- ", o);
-		dot_id(o, "h_", tr->hosts[i].name);
-		fputs(";\n", o);
-	}
-	fputs("}\n", o);
 }
 
 static void tree_json(FILE *o, const tii_tree_t *tr)
@@ -395,8 +336,14 @@ int cmd_tree(struct tq *q, int argc, char **argv)
 	int status = EXIT_OK;
 	if (q->json) {
 		tree_json(q->out, tr);
-	} else if (!strcmp(q->format, "dot")) {
-		tree_dot(q->out, tr);
+	} else if (!strcmp(q->format, "dot") || q->output) {
+		struct kids k;
+		if (kids_build(tr, &k)) {
+			status = tq_nomem();
+		} else {
+			status = pic_tree(q, tr, &k);
+			kids_free(&k);
+		}
 	} else {
 		struct kids k;
 		if (kids_build(tr, &k)) {

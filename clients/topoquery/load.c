@@ -14,10 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "out.h"
+#include "picture.h"
 #include "topoquery.h"
 
 /* ranks: expands each word, repeating each host N times for WORD*N */
@@ -113,108 +112,6 @@ static void lvl(FILE *o, int l)
 		fputc('x', o);
 	else
 		fprintf(o, "%d", l);
-}
-
-static const char *host_of(const tii_load_t *l, uint64_t guid)
-{
-	for (size_t i = 0; i < l->nhostnames; i++)
-		if (l->hostnames[i].guid == guid)
-			return l->hostnames[i].name;
-	return NULL;
-}
-
-/* The DOT picture: switches ranked by level (top level at the top), hosts
- * at the bottom grouped with their leaf switch, one edge per cabled pair
- * of nodes whose width and colour follow the heavier direction's bytes
- * (green = light, red = the maximum). Only loaded links are drawn. */
-static void write_dot(FILE *o, const tii_load_t *l, const char *title)
-{
-	int maxl = 0;
-	for (size_t i = 0; i < l->nlinks; i++) {
-		const struct tii_load_link *k = &l->links[i];
-		if (k->from != TII_LOAD_LEVEL_NONE && k->from > maxl)
-			maxl = k->from;
-		if (k->to != TII_LOAD_LEVEL_NONE && k->to > maxl)
-			maxl = k->to;
-	}
-	fprintf(o, "digraph load {\n  graph [rankdir=TB, splines=line, nodesep=0.08, ranksep=1.2, "
-		   "fontname=\"Helvetica\", labelloc=t, label=\"");
-	for (const char *p = title; *p; p++)
-		if (*p != '"' && *p != '\\')
-			fputc(*p, o);
-	fprintf(o, "\\nmax link %" PRIu64 " bytes (%" PRIu64 " msgs); width and colour: bytes / max\"];\n"
-		   "  node [fontname=\"Helvetica\", fontsize=9, style=filled, fillcolor=\"#eeeeee\"];\n"
-		   "  edge [dir=none, arrowhead=none];\n",
-		l->max_bytes, l->max_msgs);
-	/* nodes per level: level L switches in one rank; the top level first */
-	for (int L = maxl; L >= 0; L--) {
-		fprintf(o, "  { rank=same;");
-		for (size_t i = 0; i < l->nlinks; i++) {
-			const struct tii_load_link *k = &l->links[i];
-			if (k->from != L)
-				continue;
-			/* each node once: the first link leaving it */
-			size_t j = 0;
-			while (j < i && l->links[j].guid != k->guid)
-				j++;
-			if (j < i)
-				continue;
-			const char *h = host_of(l, k->guid);
-			if (h)
-				fprintf(o, " \"n%016" PRIx64 "\" [shape=box, label=\"%s\", fillcolor=\"#ddeeff\"];",
-					k->guid, h);
-			else
-				fprintf(o, " \"n%016" PRIx64 "\" [shape=ellipse, label=\"L%d\\n%04" PRIx64 "\"];",
-					k->guid, L, k->guid & 0xffff);
-		}
-		fprintf(o, " }\n");
-	}
-	/* one edge per node pair, drawn from the upper to the lower end */
-	for (size_t i = 0; i < l->nlinks; i++) {
-		const struct tii_load_link *k = &l->links[i];
-		if (!k->head)
-			continue;
-		uint64_t b = k->bytes;
-		size_t rev = l->nlinks;
-		for (size_t j = 0; j < l->nlinks; j++)
-			if (l->links[j].guid == k->head && l->links[j].head == k->guid) {
-				rev = j;
-				break;
-			}
-		if (rev < l->nlinks) {
-			/* draw the pair once, at the lower index */
-			if (rev < i)
-				continue;
-			if (l->links[rev].bytes > b)
-				b = l->links[rev].bytes;
-		}
-		double f = l->max_bytes ? (double)b / (double)l->max_bytes : 0;
-		uint64_t up = k->guid, down = k->head;
-		if (k->to > k->from && k->to != TII_LOAD_LEVEL_NONE) {
-			up = k->head;
-			down = k->guid;
-		}
-		fprintf(o, "  \"n%016" PRIx64 "\" -> \"n%016" PRIx64 "\" [penwidth=%.2f, color=\"%.3f 0.9 0.85\"%s];\n",
-			up, down, 0.6 + 7.0 * f, 0.33 * (1.0 - f), f >= 0.999 ? ", style=bold" : "");
-	}
-	fprintf(o, "}\n");
-}
-
-static int render(const char *dotfile, const char *out)
-{
-	const char *ext = strrchr(out, '.');
-	const char *fmt = ext && !strcmp(ext, ".png") ? "-Tpng" : "-Tsvg";
-	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		execlp("dot", "dot", fmt, "-o", out, dotfile, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-		return -1;
-	return 0;
 }
 
 /* The ranks, the matrix file if any, and the load from topod: a status;
@@ -442,7 +339,7 @@ static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
 		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
 		return EXIT_FAIL;
 	}
-	write_dot(d, l, title);
+	pic_load_dot(d, l, title);
 	if (d != stdout && fclose(d)) {
 		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
 		return EXIT_ERROR;
@@ -450,24 +347,10 @@ static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
 	return EXIT_OK;
 }
 
-/* --plot FILE: the DOT picture through a temporary file to graphviz. */
-static int plot(const struct tq *q, const tii_load_t *l, const char *title)
+/* --plot FILE: picture.c draws it. */
+static int plot(struct tq *q, const tii_load_t *l, const char *title)
 {
-	char tmp[] = "/tmp/topoquery-load-XXXXXX";
-	int fd = mkstemp(tmp);
-	FILE *d = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!d) {
-		fprintf(stderr, "topoquery: temporary file: %s\n", strerror(errno));
-		return EXIT_FAIL;
-	}
-	write_dot(d, l, title);
-	int bad = fclose(d) || render(tmp, q->plot);
-	unlink(tmp);
-	if (bad) {
-		fprintf(stderr, "topoquery: --plot %s: graphviz 'dot' failed (is graphviz installed?)\n", q->plot);
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
+	return pic_load_plot(q, l, title);
 }
 
 int cmd_load(struct tq *q, int argc, char **argv)

@@ -31,9 +31,8 @@
  * tree      text: one line per cluster and host, indented two spaces per
  *           level below its parent, roots first in topod's order:
  *           "cluster ID level=L dist=D hosts=K" / "host NAME".
- *           --format dot: an undirected graphviz graph "topology": cluster
- *           nodes "c_ID" (boxes labelled level, ID and host count), host
- *           nodes "h_NAME" (ellipses), an edge from each parent to each child.
+ *           --format dot (or -o FILE.svg|.png|.pdf): nested boxes for
+ *           graphviz, clusters in clusters, hosts in their leaf (picture.c).
  *           json: {"generation":G,"depth":D,"clusters":[{"id":ID,
  *           "parent":ID|null,"level":L,"dist":D,"hosts":K},...] (children
  *           first),"hosts":[{"name":NAME,"parent":ID},...]}
@@ -108,7 +107,7 @@
  *           with --links "link GUID:PORT F>T MSGS BYTES HEADGUID".
  *           json: {"generation":G,"pattern":S,"ranks":N,...,"levels":[..],
  *           "hops":[..],"max":[..],"links":[..]} (bound null where undefined).
- *           --plot: the hierarchy with links by load (graphviz dot; .png or svg).
+ *           --plot: the hierarchy with links by load (gnuplot; .svg, .png, .pdf).
  *
  * show NAME text: "key value" lines name, kind, plane, host, leaf NAME GUID,
  *           leaf_cluster, pod; per node "node GUID TYPE "NAME" ports N", per
@@ -198,12 +197,13 @@ static const char usage_text[] =
 	"                      slurm, openmpi, rankfile, mpich, hostlist\n"
 	"      --slots N       order, pick, map: ranks per host (default 1)\n"
 	"      --loads         shared: also list every link's load\n"
-	"  -o, --output FILE   slurm, simgrid: write FILE instead of stdout\n"
+	"  -o, --output FILE   slurm, simgrid: write FILE instead of stdout; tree: draw\n"
+	"                      the hierarchy to FILE.svg, .png or .pdf (graphviz)\n"
 	"      --bytes N       load: bytes per message (default 1)\n"
 	"      --links         load: list every loaded link\n"
 	"      --matrix FILE   load matrix: \"SRC DST BYTES\" per line\n"
 	"      --plot FILE     schedule: conflicts per step; load: the hierarchy with links\n"
-	"                      by load (.svg or .png; graphviz)\n"
+	"                      by load (.svg, .png or .pdf; gnuplot)\n"
 	"      --dot FILE      load: write that picture as graphviz DOT\n"
 	"      --down          links: only cables with an end below Init (--state down)\n"
 	"      --state S       links: down, init, armed, active, notactive or up\n"
@@ -479,8 +479,8 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 		return tq_usage_error("--format: text or dot, not %s", q->format);
 	if (!strcmp(q->format, "dot") && strcmp(cmd, "tree"))
 		return tq_usage_error("--format dot is for tree only");
-	if (q->output && strcmp(cmd, "slurm") && strcmp(cmd, "simgrid"))
-		return tq_usage_error("-o is for slurm and simgrid only");
+	if (q->output && strcmp(cmd, "slurm") && strcmp(cmd, "simgrid") && strcmp(cmd, "tree"))
+		return tq_usage_error("-o is for slurm, simgrid and tree only");
 	if ((q->load_bytes || q->load_links || q->load_matrix || q->load_dot) && strcmp(cmd, "load"))
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
 	if (q->link_state && strcmp(cmd, "links"))

@@ -16,6 +16,7 @@
 
 #include "hostlist.h"
 #include "out.h"
+#include "picture.h"
 #include "topoquery.h"
 
 static int rank_list(struct tq *q, int argc, char **argv, struct strv *out)
@@ -53,47 +54,10 @@ static double mean_fabric(const tii_schedule_t *s)
 	return s->nsteps ? t / s->nsteps : 0;
 }
 
-/* One data block per schedule, then the plot. */
+/* The picture: picture.c draws it. */
 static int plot(struct tq *q, tii_schedule_t *const *s, const char *const *label, int n)
 {
-	FILE *g = popen("gnuplot", "w");
-	if (!g) {
-		fprintf(stderr, "topoquery: schedule --plot: cannot run gnuplot (apt-get install gnuplot-nox)\n");
-		return EXIT_FAIL;
-	}
-	fprintf(g, "set terminal svg size 960,480 dynamic font 'sans,12' background rgb 'white'\n");
-	fprintf(g, "set output '");
-	for (const char *p = q->plot; *p; p++)
-		fputs(*p == '\'' ? "''" : (char[2]){ *p, 0 }, g);
-	fprintf(g, "'\n");
-	fprintf(g, "set title 'All-to-all of %d ranks: switch-to-switch links shared by two or more host pairs, per step' "
-		   "noenhanced\n",
-		s[0] ? s[0]->nranks : 0);
-	fprintf(g, "set xlabel 'step'\nset ylabel 'conflicting switch links (seed 004 Fig. 6.5)'\nset key below\nset grid\n");
-	for (int a = 0; a < n; a++) {
-		if (!s[a])
-			continue;
-		fprintf(g, "$d%d << EOD\n", a);
-		for (int i = 0; i < s[a]->nsteps; i++)
-			fprintf(g, "%d %d\n", i, s[a]->steps[i].fabric_conflicts);
-		fprintf(g, "EOD\n");
-	}
-	fprintf(g, "plot ");
-	int first = 1;
-	for (int a = 0; a < n; a++) {
-		if (!s[a])
-			continue;
-		fprintf(g, "%s$d%d with steps lw 2 title '%s: %d steps, mean %.2f' noenhanced", first ? "" : ", ", a,
-			label[a], s[a]->nsteps, mean_fabric(s[a]));
-		first = 0;
-	}
-	fprintf(g, "\n");
-	int rc = pclose(g);
-	if (rc) {
-		fprintf(stderr, "topoquery: schedule --plot: gnuplot failed (status %d)\n", rc);
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
+	return pic_schedule_plot(q, s, label, n);
 }
 
 static void json_seconds(FILE *o, const char *key, double t)

@@ -72,6 +72,15 @@ int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int 
 /* "topoquery: msg" plus a hint, returns EXIT_USAGE. */
 int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Children of every cluster of a tree, CSR-style: clusters' child
+ * clusters and hosts, in topod's order (cmds.c). */
+struct kids {
+	size_t *cfirst, *cidx;   /* [nclusters + 1], [nclusters] */
+	size_t *hfirst, *hidx;   /* [nclusters + 1], [nhosts] */
+};
+int kids_build(const tii_tree_t *tr, struct kids *k);   /* 0, or -1 out of memory */
+void kids_free(struct kids *k);
+
 /* Each command gets its arguments after the command word. */
 int cmd_info(struct tq *q, int argc, char **argv);
 int cmd_schedule(struct tq *q, int argc, char **argv); /* schedule.c */

@@ -116,10 +116,14 @@ def check_slurm(text, tree, what):
 def check_dot(text, tree, what):
     lines = text.strip().splitlines()
     ok = lines[0].startswith("graph topology {") and lines[-1] == "}"
-    edges = [l for l in lines if " -- " in l]
-    nedges = sum(1 for c in tree["clusters"] if c["parent"]) + len(tree["hosts"])
-    check(ok and len(edges) == nedges and all(l.count('"') % 2 == 0 for l in lines),
-          what + ": dot structure (graph topology { ... }, %d edges)" % nedges)
+    # nested boxes: each cluster once, as a subgraph "cluster_cN" or a node "cN";
+    # each host as its own node "hN" (small leaves) or inside a range node
+    boxes = set(re.findall(r'"(?:cluster_)?c([0-9]+)"', text))
+    hosts = re.findall(r'^\t"h[0-9]+" \[label="([^"]*)"', text, re.M)
+    ranged = re.search(r'^\t"[co][0-9]+" \[label=', text, re.M) is not None
+    check(ok and len(boxes) == len(tree["clusters"]) and all(l.count('"') % 2 == 0 for l in lines)
+          and (ranged or sorted(hosts) == sorted(h["name"] for h in tree["hosts"])),
+          what + ": dot structure (graph topology { ... }, %d boxes)" % len(tree["clusters"]))
     if shutil.which("dot"):
         r = subprocess.run(["dot", "-Tsvg"], input=text, capture_output=True, text=True)
         check(r.returncode == 0 and "<svg" in r.stdout, what + ": graphviz renders it")
