@@ -5,45 +5,6 @@
 
 #include <string.h>
 
-const char *inv_width_word(uint8_t width)
-{
-	switch (width) {
-	case 1: return "1X";
-	case 2: return "4X";
-	case 4: return "8X";
-	case 8: return "12X";
-	case 16: return "2X";
-	default: return "?";
-	}
-}
-
-const char *inv_speed_word(uint8_t speed, uint8_t espeed)
-{
-	switch (espeed) {
-	case 1: return "FDR";
-	case 2: return "EDR";
-	case 4: return "HDR";
-	default: break;
-	}
-	switch (speed) {
-	case 1: return "SDR";
-	case 2: return "DDR";
-	case 4: return "QDR";
-	default: return "?";
-	}
-}
-
-const char *inv_state_word(uint8_t state)
-{
-	switch (state) {
-	case SNAP_PORT_DOWN: return "Down";
-	case SNAP_PORT_INIT: return "Init";
-	case SNAP_PORT_ARMED: return "Armed";
-	case SNAP_PORT_ACTIVE: return "Active";
-	default: return "?";
-	}
-}
-
 const char *inv_type_word(uint8_t type)
 {
 	switch (type) {

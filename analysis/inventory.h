@@ -23,9 +23,6 @@
 #include "route.h"
 #include "snapshot.h"
 
-const char *inv_width_word(uint8_t width);
-const char *inv_speed_word(uint8_t speed, uint8_t espeed);
-const char *inv_state_word(uint8_t state);
 /* "CA", "Switch", "Router" or "?". */
 const char *inv_type_word(uint8_t type);
 

@@ -78,8 +78,8 @@ static void show_port(struct qctx *c, uint32_t node, unsigned p)
 	evbuffer_add_printf(c->out,
 			    "port 0x%016" PRIx64 ":%u guid=0x%016" PRIx64 " lid=%u lmc=%u state=%s width=%s speed=%s "
 			    "rate_bps=%" PRIu64,
-			    s->nodes[node].guid, p, pt->guid, lid, lmc, inv_state_word(pt->state),
-			    inv_width_word(pt->width), inv_speed_word(pt->speed, pt->espeed), rate_port_bps(pt));
+			    s->nodes[node].guid, p, pt->guid, lid, lmc, rate_state_name(pt->state),
+			    rate_width_name(pt->width), rate_speed_name(pt->speed, pt->espeed), rate_port_bps(pt));
 	if (pt->peer_node == SNAP_NONE) {
 		evbuffer_add_printf(c->out, " peer=- peer_guid=- peer_type=- peer_state=- peer_name=-\n");
 		return;
@@ -90,7 +90,7 @@ static void show_port(struct qctx *c, uint32_t node, unsigned p)
 	node_name(c, pt->peer_node, nm, sizeof(nm));
 	evbuffer_add_printf(c->out,
 			    " peer=0x%016" PRIx64 ":%u peer_guid=0x%016" PRIx64 " peer_type=%s peer_state=%s peer_name=\"%s\"\n",
-			    pn->guid, pt->peer_port, pp->guid, inv_type_word(pn->type), inv_state_word(pp->state), nm);
+			    pn->guid, pt->peer_port, pp->guid, inv_type_word(pn->type), rate_state_name(pp->state), nm);
 }
 
 static unsigned present_ports(const struct snap *s, uint32_t node)
@@ -252,9 +252,9 @@ static int link_line(struct qctx *c, struct evbuffer *body, const struct link_fi
 			    "link 0x%016" PRIx64 ":%u 0x%016" PRIx64 ":%u state=%s width=%s speed=%s rate_bps=%" PRIu64
 			    " a_type=%s a_state=%s a_name=\"%s\" b_type=%s b_state=%s b_name=\"%s\"\n",
 			    s->nodes[a].guid, pa, s->nodes[b].guid, p->peer_port,
-			    inv_state_word(inv_cable_state(s, a, pa)), inv_width_word(p->width),
-			    inv_speed_word(p->speed, p->espeed), rate_cable_bps(s, a, pa), inv_type_word(s->nodes[a].type),
-			    inv_state_word(p->state), na, inv_type_word(s->nodes[b].type), inv_state_word(q->state), nb);
+			    rate_state_name(inv_cable_state(s, a, pa)), rate_width_name(p->width),
+			    rate_speed_name(p->speed, p->espeed), rate_cable_bps(s, a, pa), inv_type_word(s->nodes[a].type),
+			    rate_state_name(p->state), na, inv_type_word(s->nodes[b].type), rate_state_name(q->state), nb);
 	return 1;
 }
 

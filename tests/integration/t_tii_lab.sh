@@ -183,7 +183,7 @@ if check(rc == 0, "slurm topology.conf"):
     names = [l.split()[0].split("=")[1] for l in conf.splitlines() if l.startswith("SwitchName=")]
     kids = [k for l in conf.splitlines() if " Switches=" in l for k in l.split("Switches=")[1].split(",")]
     check(len([n for n in names if n not in kids]) == 1 and all(k in names for k in kids)
-          and all(re.match(r"^[A-Za-z0-9_]+$", n) for n in names), "one tree, valid switch names")
+          and all(re.match(r"^[A-Za-z0-9._-]+$", n) for n in names), "one tree, valid switch names")
     check(max(len(l) for l in conf.splitlines()) < 1024, "lines under 1,024 bytes (old Slurm's limit)")
 rc, dot = run("tree", "--format", "dot")
 tree = J("tree")
