@@ -21,7 +21,8 @@ static int cl_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct cl_ctx *c = ctx;
 	long level;
-	if (tii__kv_int(kv, "level", 0, 65535, &level) || level != c->level ||
+	/* a level counted from the leaves (negative) comes back resolved */
+	if (tii__kv_int(kv, "level", 0, 65535, &level) || (c->level >= 0 && level != c->level) ||
 	    tii__kv_int(kv, "count", 0, (long)c->n, &c->count) || nlines != c->n || (c->n && !c->count))
 		return TII_E_PROTO;
 	return 0;
@@ -45,7 +46,7 @@ static int cl_line(void *ctx, size_t i, char *line, size_t len)
 
 static int clusters(tii_t *t, const char *const *hosts, size_t n, int depth, uint64_t *ids, int *count)
 {
-	if (!t || !hosts || !n || depth < 0)
+	if (!t || !hosts || !n || depth < -TII_LEVELS_MAX || depth >= TII_LEVELS_MAX)
 		return TII_E_INVAL;
 	struct cl_ctx c = { n, depth, 0, ids };
 	static const struct tii__handler h = { cl_head, cl_line, 0 };

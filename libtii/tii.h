@@ -243,6 +243,14 @@ TII_API int tii_get_generation(tii_t *t, uint64_t *gen);
 /* Levels 0 (the whole fabric, one root per connected part) .. depth-1 (leaf
  * switches). The hierarchy is per host: each is placed by its default rail,
  * and naming another rail ("host/HCA-2") in these calls is TII_E_INVAL. */
+/* Levels (1.3; docs/libtii.md, "Levels"): the *_at_depth calls take a
+ * level of the hierarchy, 0 = the top (the whole fabric) to depth-1 = the
+ * leaf switches; a negative level counts from the leaves, -1 being the
+ * leaf switches whatever the depth (a topod before 1.3 refuses it). "depth"
+ * in the names is the old word for level, kept for the ABI. */
+#define TII_LEVEL_TOP 0
+#define TII_LEVEL_LEAF (-1)
+#define TII_LEVELS_MAX 64
 TII_API int tii_get_network_depth(tii_t *t, int *depth);
 
 /* Distinct switch clusters the n hosts reach at level depth. */

@@ -583,9 +583,25 @@ void answer_clusters(struct qctx *c)
 		query_error(c->out, "USAGE", "clusters LEVEL HOST [HOST ...]");
 		return;
 	}
-	unsigned long level = strtoul(r->argv[0], &end, 10);
-	if (*end || end == r->argv[0] || level >= hier_depth(c->h)) {
-		query_error(c->out, "RANGE", "LEVEL must be 0..%d", (int)hier_depth(c->h) - 1);
+	/* One vocabulary (docs/protocol.md, "Levels"): 0 is the top, depth-1
+	 * the leaf switches; "top" and "leaf" name them, -k counts from the
+	 * leaves (-1 = leaf). */
+	long depth = (long)hier_depth(c->h), level;
+	const char *w = r->argv[0];
+	if (!strcmp(w, "top"))
+		level = 0;
+	else if (!strcmp(w, "leaf"))
+		level = depth - 1;
+	else {
+		level = strtol(w, &end, 10);
+		if (*end || end == w || level < -depth || level >= depth)
+			level = -1;   /* refused below */
+		else if (level < 0)
+			level += depth;
+	}
+	if (level < 0 || level >= depth) {
+		query_error(c->out, "RANGE", "LEVEL '%.20s' is not a level: 0..%ld, top, leaf, or -1..-%ld from the leaves",
+			    w, depth - 1, depth);
 		return;
 	}
 	size_t n = r->argc - 1;
@@ -608,7 +624,7 @@ void answer_clusters(struct qctx *c)
 	}
 	size_t count;
 	hier_count_at(c->h, hosts, n, (uint32_t)level, &count);
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " level=%lu count=%zu lines=%zu\n", c->gen, level, count, n);
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " level=%ld count=%zu lines=%zu\n", c->gen, level, count, n);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t id;
 		hier_cluster_at(c->h, hosts[i], (uint32_t)level, &id);

@@ -369,14 +369,25 @@ int cmd_tree(struct tq *q, int argc, char **argv)
 
 /* ---- clusters ---------------------------------------------------------------- */
 
-static int is_number(const char *s)
+/* A level word (docs/protocol.md, "Levels"): 0..65535 from the top, "top",
+ * "leaf", or -1..-64 from the leaves (-1 = the leaf switches). 0, or -1. */
+int tq_parse_level(const char *s, long *level)
 {
-	if (!*s || strlen(s) > 5)
+	char *end;
+	if (!strcmp(s, "top")) {
+		*level = TII_LEVEL_TOP;
 		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
+	}
+	if (!strcmp(s, "leaf")) {
+		*level = TII_LEVEL_LEAF;
+		return 0;
+	}
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < -TII_LEVELS_MAX || v > 65535)
+		return -1;
+	*level = v;
+	return 0;
 }
 
 /* The name topod's tree gives cluster id, or NULL: a linear scan, as the
@@ -392,8 +403,9 @@ static const char *cluster_name(const tii_tree_t *tr, uint64_t id)
 int cmd_clusters(struct tq *q, int argc, char **argv)
 {
 	long level = q->level;
-	if (level < 0 && argc >= 1 && is_number(argv[0]) && (argc >= 2 || q->have_file)) {
-		level = strtol(argv[0], NULL, 10);
+	int have_level = q->have_level;
+	if (!have_level && argc >= 1 && (argc >= 2 || q->have_file) && !tq_parse_level(argv[0], &level)) {
+		have_level = 1;
 		argc--;
 		argv++;
 	}
@@ -406,14 +418,21 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 	size_t n = hosts.n;
 	int depth = -1, rc = 0;
 	long lo = level, nl = 1;
-	if (level < 0) {
+	if (!have_level || level < 0) {
 		rc = tii_get_network_depth(q->t, &depth);
 		if (rc) {
 			strv_free(&hosts);
 			return tq_fail(q, "clusters: depth", rc);
 		}
-		lo = 0;
-		nl = depth;
+		/* every level, or one counted from the leaves, resolved here so
+		 * that the output names the level as topod numbers it */
+		lo = have_level ? depth + level : 0;
+		nl = have_level ? 1 : depth;
+		if (lo < 0) {
+			strv_free(&hosts);
+			return tq_usage_error("clusters: level %ld: the hierarchy has %d levels (-1..-%d from the leaves)",
+					      level, depth, depth);
+		}
 	}
 	/* Every level is asked before anything is printed, so a failure
 	 * leaves stdout empty rather than half a JSON object. */

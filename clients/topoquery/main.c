@@ -190,7 +190,7 @@ static const char usage_text[] =
 	"  -t, --timeout MS    per-server timeout (default: $TII_TIMEOUT_MS, else 10000)\n"
 	"  -f, --file FILE     read HOSTS from FILE too (\"-\": stdin); blank-separated\n"
 	"                      names or Slurm hostlists, \"#\" comments\n"
-	"  -L, --level N       clusters: the level\n"
+	"  -L, --level N       clusters: the level (0 = top, top, leaf, -1 = leaf, -2 = the level above)\n"
 	"      --plane NAME    ask of this fabric plane (default: the plane the hosts are on;\n"
 	"                      slurm: one file or section per plane)\n"
 	"      --format FMT    tree: text (default) or dot; order, pick, map: text, list,\n"
@@ -308,9 +308,10 @@ static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 					      TII_TIMEOUT_MAX_MS, arg);
 		break;
 	case 'L':
-		q->level = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || q->level < 0 || q->level > 65535)
-			return tq_usage_error("--level: not a level: %s", arg);
+		if (tq_parse_level(arg, &q->level))
+			return tq_usage_error("--level: not a level (0 = top .. depth-1, top, leaf, -1 = leaf .. -64): %s",
+					      arg);
+		q->have_level = 1;
 		break;
 	case OPT_SLOTS:
 		q->slots = (int)strtol(arg, &end, 10);
@@ -344,7 +345,38 @@ static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 
 /* All options, wherever they stand. Returns GO_ON, or the exit status of
  * --help, --version or a usage error. */
+/* A level counted from the leaves is a negative number (`clusters -1
+ * HOST`), which getopt would take for options: such words, where they are
+ * no option's value, are marked before getopt and restored after it (getopt
+ * only moves them about). */
+#define NEG_MARK '\x01'
+static int is_negative(const char *s)
+{
+	return s[0] == '-' && s[1] >= '0' && s[1] <= '9' && strspn(s + 1, "0123456789") == strlen(s + 1);
+}
+
+static void negatives(int argc, char **argv, int mark)
+{
+	for (int i = 1; i < argc; i++) {
+		if (mark && is_negative(argv[i]) && !(i > 1 && argv[i - 1][0] == '-' && strchr("stfLo", argv[i - 1][1]) &&
+						     !argv[i - 1][2]))
+			argv[i][0] = NEG_MARK;
+		else if (!mark && argv[i][0] == NEG_MARK)
+			argv[i][0] = '-';
+	}
+}
+
+static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl);
+
 static int parse_options(int argc, char **argv, struct tq *q, struct cli *cl)
+{
+	negatives(argc, argv, 1);
+	int rc = parse_options_raw(argc, argv, q, cl);
+	negatives(argc, argv, 0);
+	return rc;
+}
+
+static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl)
 {
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 's' },

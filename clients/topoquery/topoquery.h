@@ -43,7 +43,8 @@ struct tq {
 	int slots;            /* order/pick/map --slots: ranks per host (1) */
 	const char *plot;     /* schedule --plot FILE.svg; load --plot FILE.svg|.png */
 	const char *output;   /* slurm, simgrid: -o FILE, NULL for stdout */
-	long level;           /* clusters -L LEVEL, -1 if not given */
+	long level;           /* clusters -L LEVEL (negative: from the leaves) */
+	int have_level;       /* -L given */
 	struct strv hosts;    /* hosts from -f FILE, expanded */
 	int have_file;        /* -f was given */
 	FILE *out;
@@ -69,6 +70,8 @@ int tq_fail(struct tq *q, const char *what, int err);
  * Returns EXIT_OK, or EXIT_USAGE after a message (also for an empty list
  * unless allow_none). */
 int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int allow_none);
+/* A level: 0..65535 from the top, "top", "leaf", -1..-64 from the leaves. */
+int tq_parse_level(const char *s, long *level);
 /* "topoquery: msg" plus a hint, returns EXIT_USAGE. */
 int tq_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

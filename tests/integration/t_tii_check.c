@@ -186,6 +186,12 @@ static void fixture(const char *servers)
 	rc |= tii_connected_switch_cluster_at_depth(t, "Hca3", 1, &id3);
 	rc |= tii_connected_switch_cluster_at_depth(t, "Hca2", 1, &id2);
 	check(!rc && id1 == id3 && id1 != id2, "cluster IDs at level 1: Hca1 == Hca3 != Hca2");
+	uint64_t leaf1 = 0, up1 = 0;
+	rc = tii_connected_switch_cluster_at_depth(t, "Hca1", TII_LEVEL_LEAF, &leaf1);
+	rc |= tii_connected_switch_cluster_at_depth(t, "Hca1", -2, &up1);
+	check(!rc && leaf1 == id1 && up1 != id1, "TII_LEVEL_LEAF (-1) is the leaf level (1 here), -2 the one above");
+	rc = tii_connected_switch_cluster_at_depth(t, "Hca1", -3, &up1);
+	check(rc == TII_E_INVAL, "-3 on a 2-level hierarchy: TII_E_INVAL (ERR RANGE: %s)", tii_strerror(rc));
 	rc = tii_connected_switch_clusters_at_depth(t, H4, 4, 1, ids, &cnt);
 	check(!rc && cnt == 2 && ids[0] == id1 && ids[2] == id1 && ids[1] == id2 && ids[3] == id2,
 	      "list form gives the same IDs, count 2");
@@ -353,8 +359,8 @@ static void errors(const char *servers)
 	CHECK_RC(rc, TII_E_INVAL, "NULL output");
 	rc = tii_get_hop_matrix(t, hs, 0, m);
 	CHECK_RC(rc, TII_E_INVAL, "empty list");
-	rc = tii_num_switch_clusters_at_depth(t, hs, 2, -1, &v);
-	CHECK_RC(rc, TII_E_INVAL, "negative depth");
+	rc = tii_num_switch_clusters_at_depth(t, hs, 2, -TII_LEVELS_MAX - 1, &v);
+	CHECK_RC(rc, TII_E_INVAL, "a level below -TII_LEVELS_MAX");
 	rc = tii_num_switch_clusters_at_depth(t, hs, 2, 9, &v);
 	CHECK_RC(rc, TII_E_INVAL, "depth beyond the hierarchy (topod says RANGE)");
 	const char *const dup[] = { "Hca1", "Hca1" };

@@ -332,12 +332,15 @@ class Handler:
     def c_clusters(self, a):
         if len(a) < 2:
             return ["ERR USAGE clusters LEVEL H1 ... Hn"]
+        d = self.fab.depth
         try:
-            lv = int(a[0])
+            lv = {"top": 0, "leaf": d - 1}.get(a[0])
+            lv = int(a[0]) if lv is None else lv
         except ValueError:
-            return ["ERR USAGE bad level"]
-        if lv < 0 or lv >= self.fab.depth:
-            return ["ERR RANGE level out of range (depth %d)" % self.fab.depth]
+            return ["ERR RANGE LEVEL '%s' is not a level" % a[0]]
+        lv = d + lv if -d <= lv < 0 else lv
+        if lv < 0 or lv >= d:
+            return ["ERR RANGE LEVEL '%s' is not a level: 0..%d, top, leaf, or -1..-%d from the leaves" % (a[0], d - 1, d)]
         hs = [self.host(x) for x in a[1:]]
         ids = [self.fab.cluster_id(h, lv) for h in hs]
         return (["OK gen=%d level=%d count=%d lines=%d" % (self.gen, lv, len(set(ids)), len(hs))] +
