@@ -193,6 +193,14 @@ def fixture_suite(S, tag):
           and rows[1][1] == rows[3][1] and rows[0][1] != rows[1][1]
           and {rows[0][2], rows[1][2]} == {"0", "1"}
           and (rows[0][2] == "0") == (int(rows[0][1], 16) < int(rows[1][1], 16)), t + "clusters 1 text + colours")
+    # one vocabulary: leaf, -1 (from the leaves), top; the output names the level's number
+    for word in ("leaf", "-1"):
+        rc2, out2, _ = tq("clusters", word, "Hca1", "Hca2", "Hca3", "Hca4", server=S)
+        check(rc2 == 0 and out2 == out, t + "clusters %s = clusters 1 on a 2-level hierarchy" % word)
+    rc2, out2, _ = tq("clusters", "top", "Hca1", "Hca2", server=S)
+    check(rc2 == 0 and out2.splitlines()[0] == "level 0 clusters 1", t + "clusters top = level 0")
+    rc2, out2, err2 = tq("clusters", "-3", "Hca1", server=S)
+    check(rc2 == 2 and "2 levels" in err2, t + "clusters -3 on 2 levels: usage error naming the depth")
     rc, out, err = tq("clusters", "Hca[1-4]", server=S)
     check(rc == 0 and out.splitlines()[0] == "level 0 clusters 1" and "level 1 clusters 2" in out.splitlines(),
           t + "clusters without a level: every level")
