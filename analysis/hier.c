@@ -269,27 +269,7 @@ static int class_members(struct hb *b, uint32_t *first, uint32_t C)
 	return AN_OK;
 }
 
-/* rt[l * C + c] = H[rep(c)][l], hops from leaf l to class c's first
- * member: the columns of H that one row of D reads, made rows. Tiles keep
- * both the reads and the writes within a few cache lines. */
-static void rep_columns(const struct hb *b, uint16_t *rt)
-{
-	uint32_t C = b->C, nl = b->nleaf;
-#pragma omp parallel for schedule(dynamic, 1)
-	for (uint32_t c0 = 0; c0 < C; c0 += 64)
-		for (uint32_t l0 = 0; l0 < nl; l0 += 64)
-			for (uint32_t c = c0; c < C && c < c0 + 64; c++) {
-				const uint16_t *row = b->H + (size_t)b->cls_host[b->cls_first[c]] * nl;
-				for (uint32_t l = l0; l < nl && l < l0 + 64; l++)
-					rt[(size_t)l * C + c] = row[l];
-			}
-}
-
-/* The classes' self-distances and distance matrix, from one member each.
- * D[c][e] = host_dist(rep c, rep e) = max(H[rep e][leaf c], H[rep c][leaf e])
- * when both have a leaf: the first term is row leaf(c) of rep_columns(),
- * the second row rep(c) of H, both read in order, so every row of D is
- * computed whole (D is symmetric by that definition: no mirroring pass). */
+/* The classes' self-distances and distance matrix, from one member each. */
 static int class_distances(struct hb *b)
 {
 	uint32_t C = b->C;
@@ -298,39 +278,23 @@ static int class_distances(struct hb *b)
 	free(b->sd);
 	b->D = malloc((size_t)C * C * sizeof(*b->D) + 1);
 	b->sd = malloc(((size_t)C + 1) * sizeof(*b->sd));
-	uint16_t *rt = malloc((size_t)b->nleaf * C * sizeof(*rt) + 1);
-	uint32_t *rep = malloc(((size_t)C + 1) * sizeof(*rep)), *la = malloc(((size_t)C + 1) * sizeof(*la));
-	if (!b->D || !b->sd || !rt || !rep || !la) {
-		free(rt), free(rep), free(la);
+	if (!b->D || !b->sd)
 		return AN_E_NOMEM;
-	}
 	for (uint32_t c = 0; c < C; c++) {
 		uint32_t r = b->cls_host[first[c]];
-		rep[c] = r;
-		la[c] = b->aidx[r];
 		b->sd[c] = first[c + 1] - first[c] >= 2 ? host_hops(b, r, r) : HIER_INF;
 	}
-	rep_columns(b, rt);
+	/* Only the upper triangle is computed; pairs are symmetric. */
 #pragma omp parallel for schedule(dynamic, 16)
 	for (uint32_t c = 0; c < C; c++) {
-		uint16_t *d = b->D + (size_t)c * C;
-		const uint16_t *to_c = b->H + (size_t)rep[c] * b->nleaf; /* [leaf] hops to rep c */
-		const uint16_t *from_c = la[c] != HIER_NONE ? rt + (size_t)la[c] * C : NULL; /* [e] */
-		for (uint32_t e = 0; e < C; e++) {
-			if (e == c) {
-				d[e] = HIER_INF;
-			} else if (from_c && la[e] != HIER_NONE) {
-				uint16_t p = from_c[e], q = to_c[la[e]];
-				d[e] = p > q ? p : q;
-			} else {
-				/* max() is symmetric: the same value as host_dist(rep e, rep c) */
-				d[e] = host_dist(b, rep[c], rep[e]);
-			}
-		}
+		uint32_t r = b->cls_host[b->cls_first[c]];
+		b->D[(size_t)c * C + c] = HIER_INF;
+		for (uint32_t e = c + 1; e < C; e++)
+			b->D[(size_t)c * C + e] = host_dist(b, r, b->cls_host[b->cls_first[e]]);
 	}
-	free(rt);
-	free(rep);
-	free(la);
+	for (uint32_t c = 0; c < C; c++)
+		for (uint32_t e = c + 1; e < C; e++)
+			b->D[(size_t)e * C + c] = b->D[(size_t)c * C + e];
 	return AN_OK;
 }
 
