@@ -110,10 +110,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-# The tests link every topod source but main.c, the plugin's queue (which
-# knows nothing of OpenSM) and the analyses' library of their flavour; each
-# source is compiled once per flavour.
-UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c
+# The tests link every topod source but main.c, the plugin's queue and LFT
+# copy (which know nothing of OpenSM) and the analyses' library of their
+# flavour; each source is compiled once per flavour.
+UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c osm_plugin/lftcopy.c
 UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK)) $(ANALYSIS_LIB)
 SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK)) $(ANALYSIS_SAN)
 

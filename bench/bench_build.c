@@ -6,6 +6,8 @@
  *   bench_build K [JOB [SNAPFILE]]   K even; JOB hosts for the share step
  *                                    (1024); SNAPFILE: also save the fabric
  *                                    (for bench/bench_query.py)
+ *   HIER_REPS=N bench_build K        also N more hierarchy builds: min and
+ *                                    median, each checked equal to the first
  *
  * "received -> served" is what topod does with a snapshot that arrives:
  * decode + validate (snap_decode), route_build, hier_build.
@@ -19,6 +21,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -50,6 +53,105 @@ static double rss_mib(void)
 		fclose(f);
 	}
 	return rss * 4096.0 / (1 << 20);
+}
+
+/* FNV-1a over the hierarchy's arrays: equal before and after a change to
+ * hier.c means the same tree, ancestors and names. */
+static uint64_t fnv(uint64_t x, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ ((const unsigned char *)p)[i]) * 0x100000001B3ull;
+	return x;
+}
+
+static uint64_t hier_sum(const struct hier *h)
+{
+	uint64_t x = 0xCBF29CE484222325ull;
+	for (uint32_t c = 0; c < h->nclusters; c++) {
+		const struct hier_cluster *k = &h->clusters[c];
+		uint64_t f[] = { k->id, k->key, k->parent, k->level, k->dist, k->nhosts, k->nchildren };
+		x = fnv(x, f, sizeof(f));
+	}
+	x = fnv(x, h->anc, (size_t)h->nhosts * h->depth * sizeof(*h->anc));
+	x = fnv(x, h->host_parent, (size_t)h->nhosts * sizeof(*h->host_parent));
+	/* names as strings: the bytes after a name's NUL are not part of it */
+	for (uint32_t c = 0; c < h->nclusters; c++)
+		x = fnv(x, h->names[c], strnlen(h->names[c], HIER_NAME_LEN) + 1);
+	for (uint32_t i = 0; i < h->nsw; i++)
+		x = fnv(x, h->swnames[i], strnlen(h->swnames[i], HIER_NAME_LEN) + 1);
+	return x;
+}
+
+/* CPU time of the process (all threads), ms: on a shared machine the wall
+ * time of a 2-thread build doubles when another job takes a core; this
+ * does not. */
+static double cpu_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Where hier_build's time goes: its hop table (route_switch_hops from the
+ * hosts' leaf switches to every host, as hier.c asks for it) timed alone,
+ * and HIER_REPS more builds (env, default 0) checked equal to the first
+ * and timed, min and median. */
+static void hier_parts(const struct route_tab *rt, const struct hier *h0, double th)
+{
+	uint32_t nh = rt->nhosts, nleaf = 0;
+	uint32_t *dep = malloc(((size_t)nh + 1) * sizeof(*dep)), *leaves = malloc(((size_t)nh + 1) * sizeof(*leaves));
+	uint8_t *seen = calloc((size_t)rt->snap->nnodes + 1, 1);
+	for (uint32_t x = 0; x < nh; x++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, x)];
+		dep[x] = route_host_ep(rt, x);
+		if (e->up == AN_OK && e->leaf != ROUTE_NONE && !seen[e->leaf]) {
+			seen[e->leaf] = 1;
+			leaves[nleaf++] = e->leaf;
+		}
+	}
+	uint16_t *H = malloc(((size_t)nh * nleaf + 1) * sizeof(*H));
+	double t = now_ms(), c0 = cpu_ms();
+	int rc = route_switch_hops(rt, leaves, nleaf, dep, nh, H);
+	double tr = now_ms() - t;
+	printf("  of which hop table   %9.1f ms   (%.1f ms CPU; route_switch_hops, %u leaves x %u hosts%s); the rest"
+	       " %.1f ms\n", tr, cpu_ms() - c0, nleaf, nh, rc ? ", FAILED" : "", th - tr);
+	free(H);
+	free(dep);
+	free(leaves);
+	free(seen);
+
+	const char *env = getenv("HIER_REPS");
+	int reps = env ? atoi(env) : 0;
+	if (reps <= 0)
+		return;
+	double *ts = malloc((size_t)reps * sizeof(*ts)), *cs = malloc((size_t)reps * sizeof(*cs));
+	int same = 1;
+	for (int i = 0; i < reps; i++) {
+		struct hier *h;
+		double c = cpu_ms();
+		t = now_ms();
+		if (hier_build(rt, &h)) {
+			fprintf(stderr, "hier_build failed\n");
+			exit(1);
+		}
+		ts[i] = now_ms() - t;
+		cs[i] = cpu_ms() - c;
+		same = same && hier_sum(h) == hier_sum(h0);
+		hier_free(h);
+	}
+	qsort(ts, (size_t)reps, sizeof(*ts), cmp_dbl);
+	qsort(cs, (size_t)reps, sizeof(*cs), cmp_dbl);
+	printf("hier_build x %d        min %.1f ms, median %.1f ms, max %.1f ms wall; CPU min %.1f, median %.1f ms;"
+	       " %s\n", reps, ts[0], ts[reps / 2], ts[reps - 1], cs[0], cs[reps / 2],
+	       same ? "every build equal to the first" : "BUILDS DIFFER");
+	free(ts);
+	free(cs);
 }
 
 int main(int argc, char **argv)
@@ -119,8 +221,10 @@ int main(int argc, char **argv)
 	}
 	double th = now_ms() - t;
 	printf("hier_build             %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
-	       "%u clusters\n", th, peak_mib(), before, h->depth, h->nclasses, h->nclusters);
+	       "%u clusters, checksum %016llx\n", th, peak_mib(), before, h->depth, h->nclasses, h->nclusters,
+	       (unsigned long long)hier_sum(h));
 	printf("received -> served     %9.1f ms   (decode + routes + hierarchy)\n", now_ms() - t_recv);
+	hier_parts(rt, h, th);
 
 	uint32_t *H = malloc(job * sizeof(*H));
 	for (unsigned i = 0; i < job; i++)

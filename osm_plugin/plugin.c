@@ -7,7 +7,9 @@
  *   event_plugin_options sink=unix:/run/topod/ingest.sock spool=/var/lib/topod
  *
  * Threads: report() runs on OpenSM's state-manager thread. It copies the
- * subnet under OpenSM's lock, encodes outside it and hands the buffer to
+ * subnet under OpenSM's lock (in slices of about a millisecond, and of the
+ * LFTs only the blocks OpenSM stored since the last pass: struct hold,
+ * lftcopy.h), encodes outside it and hands the buffer to
  * queue.c, whose workers do all I/O. Nothing here may stall a sweep: a slow
  * or dead topod costs a sweep only the copy and the encode.
  *
@@ -15,8 +17,9 @@
  *  - options that do not parse: "osmtopo: bad event_plugin_options ...";
  *    create() returns NULL, OpenSM logs "ERR 1000: cannot load plugin" and
  *    goes on without the plugin (it does not exit);
- *  - one INFO line per routing pass, with the generation, the counts and how
- *    long OpenSM's lock was held;
+ *  - one INFO line per routing pass, with the generation, the counts, how
+ *    long OpenSM's lock was held in all and at most at once, and how many
+ *    LFTs were kept and blocks copied;
  *  - one ERROR line when a sink starts failing and one INFO line when it
  *    recovers, however many retries lie between;
  *  - at exit (including run-once, -o) up to linger_ms spent delivering the
@@ -41,6 +44,7 @@
 #include <opensm/osm_version.h>
 
 #include "delta.h"
+#include "lftcopy.h"
 #include "queue.h"
 #include "sink.h"
 #include "snapshot.h"
@@ -51,15 +55,10 @@
 
 #define TP_NAME "osmtopo"
 
-/* osm_node_t * -> snapshot node index. Open addressing on the pointer: the
- * copy runs under OpenSM's lock, and a map lookup per link must not be a
- * search. Reused across sweeps (SM thread only), so a steady fabric costs no
- * allocation while the lock is held. */
-struct nodemap {
-	const void **key;
-	uint32_t *val;
-	size_t cap; /* power of two, > 2 x entries */
-};
+/* The node map (osm_node_t * -> snapshot node index, a struct ptrmap from
+ * lftcopy.h): the copy runs under OpenSM's lock, and a map lookup per link
+ * must not be a search. Reused across sweeps (SM thread only), so a steady
+ * fabric costs no allocation while the lock is held. */
 
 /*
  * The copy under OpenSM's lock writes into plugin-owned arrays laid out like
@@ -88,9 +87,10 @@ struct tp {
 	/* SM thread only: UCAST_ROUTING_DONE is reported by the state manager. */
 	uint64_t sweeps;      /* routing passes seen by this process */
 	uint64_t last_gen;
-	uint64_t max_hold_ns; /* longest time we held OpenSM's lock */
+	uint64_t max_hold_ns; /* longest slice we held OpenSM's lock */
 	uint32_t max_hold_nodes;
-	struct nodemap map;
+	struct ptrmap map;
+	struct lfc lfc;     /* the LFTs: copy what changed (lftcopy.h) */
 	struct stage stage;
 	struct snap *prev; /* the last snapshot pushed: the base of the next delta */
 };
@@ -107,6 +107,77 @@ static uint64_t mono_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+/*
+ * OpenSM's lock, held for reading in slices of at most about TP_SLICE_NS:
+ * between slices it is released, so that a receiver waiting to write (a
+ * PortInfo or LFT response, a trap) waits one slice, not the whole copy.
+ * glibc's rwlock hands a lock its last reader releases to a waiting
+ * writer before a new reader may take it.
+ *
+ * Why a copy made in slices is still one routing pass, never a mix of two:
+ * report() runs on OpenSM's state-manager thread, after
+ * wait_for_pending_transactions(), so every SMP that thread sent has
+ * completed. Routing (new_lft and the LFT Sets), discovery (which adds
+ * nodes, ports and links, from responses to that thread's SMPs) and the
+ * drop manager (which removes and frees them) all run on that thread, and
+ * it is inside our callback: until we return, no routing pass starts, no
+ * node, switch or link appears or goes, and no LFT block is stored (OpenSM
+ * stores one only from the response to a Set or Get that thread sent). So
+ * the LFTs, the node set and the links read across slices are those of
+ * this pass, and walking OpenSM's node table across a release is safe.
+ * What another thread can change between slices is a port's PortInfo or a
+ * NodeDescription (from a trap's follow-up query); each port and node is
+ * copied within one slice, so each is whole, and it is as current as a
+ * single hold would have made it.
+ */
+#define TP_SLICE_NS 1000000u
+#define TP_NOTES_PER_SLICE 4096 /* 256 KiB of blocks: well under a slice */
+
+struct hold {
+	osm_opensm_t *osm;
+	uint64_t since;   /* this slice began */
+	uint64_t cpu;     /* ... in this thread's CPU time */
+	uint64_t longest; /* longest slice */
+	uint64_t longest_cpu; /* most CPU time of a slice: what preemption
+			       * cannot inflate */
+	uint64_t total;   /* all slices */
+	uint64_t waited;  /* waiting to take the lock */
+	unsigned slices;
+};
+
+static void hold_take(struct hold *h)
+{
+	uint64_t t = mono_ns();
+
+	cl_plock_acquire(&h->osm->lock);
+	h->since = mono_ns();
+	h->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	h->waited += h->since - t;
+	h->slices++;
+}
+
+static void hold_drop(struct hold *h)
+{
+	uint64_t c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - h->cpu, d = mono_ns() - h->since;
+
+	cl_plock_release(&h->osm->lock);
+	h->total += d;
+	if (d > h->longest)
+		h->longest = d;
+	if (c > h->longest_cpu)
+		h->longest_cpu = c;
+}
+
+/* Ends the slice if it is long enough; the caller holds no pointer into a
+ * port's or node's data across this call (see above for OpenSM's tables). */
+static void hold_slice(struct hold *h)
+{
+	if (mono_ns() - h->since >= TP_SLICE_NS) {
+		hold_drop(h);
+		hold_take(h);
+	}
+}
+
 static void queue_log(void *arg, enum tpq_level level, const char *msg)
 {
 	static const osm_log_level_t lv[] = {
@@ -119,68 +190,6 @@ static void queue_log(void *arg, enum tpq_level level, const char *msg)
 	/* osm_log() formats with vsprintf into a 4 KiB buffer: msg is bounded
 	 * by queue.c, and goes in as an argument, never as the format. */
 	osm_log(tp->log, lv[level], TP_NAME ": %s\n", msg);
-}
-
-/* ---- node map ---------------------------------------------------------- */
-
-static size_t map_slot(const struct nodemap *m, const void *k)
-{
-	/* Fibonacci hashing: node structs are malloc'd, so low bits are
-	 * alignment and carry no information. */
-	return (size_t)(((uint64_t)(uintptr_t)k * 0x9E3779B97F4A7C15ull) >> 32) & (m->cap - 1);
-}
-
-static int map_reset(struct nodemap *m, size_t n)
-{
-	size_t cap = 64;
-
-	while (cap < 2 * n + 1)
-		cap *= 2;
-	if (cap > m->cap) {
-		const void **k = malloc(cap * sizeof *k);
-		uint32_t *v = malloc(cap * sizeof *v);
-		if (!k || !v) {
-			free(k);
-			free(v);
-			return -1;
-		}
-		free(m->key);
-		free(m->val);
-		m->key = k;
-		m->val = v;
-		m->cap = cap;
-	}
-	memset(m->key, 0, m->cap * sizeof *m->key);
-	return 0;
-}
-
-static void map_put(struct nodemap *m, const void *k, uint32_t v)
-{
-	size_t i = map_slot(m, k);
-
-	while (m->key[i] && m->key[i] != k)
-		i = (i + 1) & (m->cap - 1);
-	m->key[i] = k;
-	m->val[i] = v;
-}
-
-static int64_t map_get(const struct nodemap *m, const void *k)
-{
-	size_t i = map_slot(m, k);
-
-	while (m->key[i]) {
-		if (m->key[i] == k)
-			return m->val[i];
-		i = (i + 1) & (m->cap - 1);
-	}
-	return -1;
-}
-
-static void map_free(struct nodemap *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof *m);
 }
 
 /* ---- the staging area ---------------------------------------------------- */
@@ -355,6 +364,37 @@ static void copy_port(struct snap_port *sp, const osm_node_t *node, const osm_ph
 	sp->espeed = (cap & IB_PORT_CAP_HAS_EXT_SPEEDS) ? ib_port_info_get_link_speed_ext_active(pi) : 0;
 }
 
+/* Node idx's LFT into the stage: the whole table, or (lftcopy.h) nothing
+ * now when the stage still holds it from the last pass at the same place;
+ * lfc_apply() then brings the blocks stored since. */
+static int copy_lft(struct tp *tp, uint32_t idx, const osm_node_t *node)
+{
+	struct stage *st = &tp->stage;
+	const osm_switch_t *sw = node->sw;
+	uint32_t len;
+
+	if (!sw || !sw->lft) {
+		lfc_switch(&tp->lfc, idx, NULL, NULL, 0, 0, 0);
+		return 0;
+	}
+	/* OpenSM's LFT is lft_size bytes; LIDs above max_lid_ho are stale or
+	 * unused. Entries are copied raw, so OSM_NO_PATH (0xFF) stays distinct
+	 * from port 0. */
+	len = (uint32_t)sw->max_lid_ho + 1;
+	if (len > sw->lft_size)
+		len = sw->lft_size;
+	if (len > SNAP_MAX_LID + 1)
+		len = SNAP_MAX_LID + 1;
+	if (lfc_switch(&tp->lfc, idx, sw, sw->lft, cl_ntoh64(node->node_info.node_guid), st->nlft, len) &&
+	    st->nlft + len <= st->lft_cap) {
+		st->nodes[idx].lft_off = st->nlft;
+		st->nodes[idx].lft_len = len;
+		st->nlft += len;
+		return 0;
+	}
+	return stage_set_lft(st, idx, sw->lft, len);
+}
+
 /* What the copy takes from OpenSM besides the stage. */
 struct copy_meta {
 	uint64_t sm_guid;
@@ -362,25 +402,38 @@ struct copy_meta {
 };
 
 /*
- * Copies the subnet into the stage. Caller holds osm->lock for reading. One
+ * Copies the subnet into the stage. Caller holds osm->lock for reading
+ * (h), which this releases and takes again between nodes (struct hold). One
  * pass over the node table: each link is recorded when its second end is
  * visited (the first end's index is then in the map), so exactly once.
  */
-static int copy_fabric(struct tp *tp, struct copy_meta *m, char err[SNAP_ERR_LEN])
+static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, char err[SNAP_ERR_LEN])
 {
 	osm_subn_t *subn = &tp->osm->subn;
 	cl_qmap_t *tbl = &subn->node_guid_tbl;
 	struct stage *st = &tp->stage;
 	cl_map_item_t *it;
 
+	/* OpenSM reports no stored block while first_time_master_sweep is
+	 * set, and a failed Set leaves a zeroed block unreported: then every
+	 * table is copied whole (lftcopy.h). A pass with a failed Set that is
+	 * not reported (a reroute is not) needs nothing more: the next pass
+	 * finds the zeroed block unlike its new one and sends it again, so it
+	 * is noted when stored, or fails again and is seen here. */
+	lfc_begin(&tp->lfc, subn->first_time_master_sweep ? "first master sweep"
+			    : subn->coming_out_of_standby ? "out of standby"
+			    : subn->subnet_initialization_error ? "a Set failed in this pass" : NULL);
+
 	/* Normally cleared and sized by on_routing_done() before the lock. */
-	if (2 * cl_qmap_count(tbl) + 1 > tp->map.cap && map_reset(&tp->map, cl_qmap_count(tbl))) {
+	if (2 * cl_qmap_count(tbl) + 1 > tp->map.cap && ptrmap_reset(&tp->map, cl_qmap_count(tbl))) {
 		snprintf(err, SNAP_ERR_LEN, "out of memory for the node map");
 		return -1;
 	}
 
 	for (it = cl_qmap_head(tbl); it != cl_qmap_end(tbl); it = cl_qmap_next(it)) {
 		osm_node_t *node = (osm_node_t *)it;
+		if ((st->nnodes & 15) == 15)
+			hold_slice(h);
 		unsigned nphysp = osm_node_get_num_physp(node); /* includes port 0 */
 		unsigned nports = node->node_info.num_ports, p;
 		int64_t idx = stage_add_node(st, node);
@@ -390,7 +443,7 @@ static int copy_fabric(struct tp *tp, struct copy_meta *m, char err[SNAP_ERR_LEN
 				 PRIx64, SNAP_MAX_NODES, cl_ntoh64(node->node_info.node_guid));
 			return -1;
 		}
-		map_put(&tp->map, node, (uint32_t)idx);
+		ptrmap_put(&tp->map, node, (uint32_t)idx);
 
 		for (p = 0; p <= nports && p < nphysp; p++) {
 			osm_physp_t *ph = osm_node_get_physp_ptr(node, p);
@@ -407,7 +460,7 @@ static int copy_fabric(struct tp *tp, struct copy_meta *m, char err[SNAP_ERR_LEN
 			if (p == 0 || !rem || !osm_physp_is_valid(rem) || !rem->p_node ||
 			    rem->port_num == 0)
 				continue;
-			ridx = map_get(&tp->map, rem->p_node);
+			ridx = ptrmap_get(&tp->map, rem->p_node);
 			if (ridx < 0)
 				continue; /* not visited yet: the far end records the link */
 			if (ridx == idx && rem->port_num <= p)
@@ -421,23 +474,15 @@ static int copy_fabric(struct tp *tp, struct copy_meta *m, char err[SNAP_ERR_LEN
 			rp->peer_port = (uint8_t)p;
 		}
 
-		if (node->sw && node->sw->lft) {
-			osm_switch_t *sw = node->sw;
-			/* OpenSM's LFT is lft_size bytes; LIDs above max_lid_ho are
-			 * stale or unused. Entries are copied raw, so OSM_NO_PATH
-			 * (0xFF) stays distinct from port 0. */
-			uint32_t len = (uint32_t)sw->max_lid_ho + 1;
-			if (len > sw->lft_size)
-				len = sw->lft_size;
-			if (len > SNAP_MAX_LID + 1)
-				len = SNAP_MAX_LID + 1;
-			if (stage_set_lft(st, (uint32_t)idx, sw->lft, len)) {
-				snprintf(err, SNAP_ERR_LEN, "out of memory copying the LFT of 0x%016"
-					 PRIx64, cl_ntoh64(node->node_info.node_guid));
-				return -1;
-			}
+		if (copy_lft(tp, (uint32_t)idx, node)) {
+			snprintf(err, SNAP_ERR_LEN, "out of memory copying the LFT of 0x%016"
+				 PRIx64, cl_ntoh64(node->node_info.node_guid));
+			return -1;
 		}
 	}
+	/* The blocks stored since the last pass, into the kept tables. */
+	while (lfc_apply(&tp->lfc, st->lft, TP_NOTES_PER_SLICE))
+		hold_slice(h);
 
 	m->sm_guid = cl_ntoh64(subn->sm_port_guid);
 	/* re->name is the module name that osm_routing_engine_type_str()
@@ -457,33 +502,36 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 	struct snap *s;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	uint64_t t0, t1, t2, t3, c1, c2, now_us;
+	uint64_t t0, t2, t3, c1, c2, now_us;
 	int rc;
 
 	tp->sweeps++;
 	stage_measure(tp->osm, &hint);
 	stage_prepare(&tp->stage, &hint);
-	if (map_reset(&tp->map, hint.nodes + hint.nodes / 8)) {
+	lfc_prepare(&tp->lfc, hint.nodes > tp->stage.nodes_cap ? hint.nodes : tp->stage.nodes_cap,
+		    hint.lft / LFC_BLOCK);
+	if (ptrmap_reset(&tp->map, hint.nodes + hint.nodes / 8)) {
 		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": out of memory; snapshot skipped\n");
 		return;
 	}
 
-	t0 = mono_ns();
 	/* Read lock: the SA and the receivers may keep reading while we copy;
-	 * only OpenSM's writers wait, and only for the copy. */
-	cl_plock_acquire(&tp->osm->lock);
-	t1 = mono_ns();
+	 * only OpenSM's writers wait, and only for one slice. */
+	struct hold h = { .osm = tp->osm };
+	t0 = mono_ns();
+	hold_take(&h);
 	/* CPU time as well as wall time: on a loaded host the thread can be
 	 * preempted while holding the lock, and the log should show which. */
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	now_us = snap_now_us();
-	rc = copy_fabric(tp, &meta, err);
+	rc = copy_fabric(tp, &h, &meta, err);
+	lfc_end(&tp->lfc, tp->stage.nnodes, rc == 0);
 	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	hold_drop(&h);
 	t2 = mono_ns();
-	cl_plock_release(&tp->osm->lock);
 
-	if (t2 - t1 > tp->max_hold_ns) {
-		tp->max_hold_ns = t2 - t1;
+	if (h.longest > tp->max_hold_ns) {
+		tp->max_hold_ns = h.longest;
 		tp->max_hold_nodes = tp->stage.nnodes;
 	}
 	if (rc) {
@@ -545,10 +593,14 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 
 	osm_log(tp->log, OSM_LOG_INFO, TP_NAME ": generation %" PRIu64 " (%s #%" PRIu64
 		", engine %s): %u nodes, %u ports, %" PRIu64 " LFT bytes; lock waited %.3f ms,"
-		" held %.3f ms (%.3f ms CPU); encode %.3f ms; %zu bytes; delta %zu bytes (%.3f ms)\n",
+		" held %.3f ms (%.3f ms CPU) in %u slices, longest %.3f ms (%.3f ms CPU); copy %.3f ms; encode %.3f ms; %zu bytes; delta %zu bytes (%.3f ms);"
+		" LFTs: %u whole, %u kept + %" PRIu64 " blocks of %" PRIu64 " noted%s%s\n",
 		s->generation, how == UCAST_ROUTING_REROUTE ? "reroute" : "heavy sweep",
 		tp->sweeps, s->engine[0] ? s->engine : "?", s->nnodes, s->nports, s->nlft,
-		(t1 - t0) / 1e6, (t2 - t1) / 1e6, (c2 - c1) / 1e6, (t3 - t2) / 1e6, len, dlen, (t4 - t3) / 1e6);
+		h.waited / 1e6, h.total / 1e6, (c2 - c1) / 1e6, h.slices, h.longest / 1e6, h.longest_cpu / 1e6, (t2 - t0) / 1e6,
+		(t3 - t2) / 1e6, len, dlen, (t4 - t3) / 1e6,
+		tp->lfc.st.whole, tp->lfc.st.kept, tp->lfc.st.blocks, tp->lfc.st.notes,
+		tp->lfc.st.full ? "; all whole: " : "", tp->lfc.st.full ? tp->lfc.st.why : "");
 	snap_free(tp->prev);
 	tp->prev = s;
 
@@ -583,6 +635,11 @@ static void *tp_create(struct osm_opensm *osm)
 	}
 	tp->osm = osm;
 	tp->log = &osm->log;
+	if (lfc_init(&tp->lfc)) {
+		osm_log(&osm->log, OSM_LOG_ERROR, TP_NAME ": cannot make a mutex; plugin not loaded\n");
+		free(tp);
+		return NULL;
+	}
 
 	if (so.nsinks == 0)
 		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": no sink= or spool= in"
@@ -591,6 +648,7 @@ static void *tp_create(struct osm_opensm *osm)
 		tp->q = tpq_start(&so, queue_log, tp, err);
 		if (!tp->q) {
 			osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": %s; plugin not loaded\n", err);
+			lfc_free(&tp->lfc);
 			free(tp);
 			return NULL;
 		}
@@ -623,7 +681,8 @@ static void tp_delete(void *ctx)
 		" delivered as deltas (%" PRIu64 " refused, sent whole);"
 		" longest lock hold %.3f ms with %u nodes\n", tp->sweeps, st.pushed,
 		st.superseded, st.deltas, st.delta_refused, tp->max_hold_ns / 1e6, tp->max_hold_nodes);
-	map_free(&tp->map);
+	ptrmap_free(&tp->map);
+	lfc_free(&tp->lfc);
 	stage_free(&tp->stage);
 	snap_free(tp->prev);
 	free(tp);
@@ -638,11 +697,15 @@ static void tp_report(void *ctx, osm_epi_event_id_t id, void *data)
 		/* data is the routing kind cast to a pointer, not a pointer. */
 		on_routing_done(tp, (osm_epi_ucast_routing_flags_t)(uintptr_t)data);
 		break;
-	case OSM_EVENT_ID_LFT_CHANGE:
-		/* Raised from MAD receivers, possibly with OpenSM's lock held:
-		 * taking it here could deadlock. The routing-done snapshot that
-		 * follows carries these LFTs anyway. */
+	case OSM_EVENT_ID_LFT_CHANGE: {
+		/* Raised from MAD receivers with OpenSM's lock held
+		 * exclusively: taking it here would deadlock. Noting the block
+		 * is all we do; the next routing pass copies it. */
+		const osm_epi_lft_change_event_t *ev = data;
+		if (ev && (ev->flags & LFT_CHANGED_BLOCK))
+			lfc_note(&tp->lfc, ev->p_sw, ev->block_num);
 		break;
+	}
 	default:
 		/* Counters, traps and sweep markers: not ours. */
 		break;
