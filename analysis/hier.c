@@ -655,7 +655,7 @@ static int switch_names(const struct route_tab *rt, struct hier *h)
 {
 	uint32_t n = rt->nsw;
 	h->nsw = n;
-	h->swnames = malloc(((size_t)n + 1) * sizeof(*h->swnames));
+	h->swnames = calloc((size_t)n + 1, sizeof(*h->swnames)); /* zeroed: names are copied whole */
 	const char **ord = malloc(((size_t)n + 1) * sizeof(*ord));
 	uint8_t *dup = calloc((size_t)n + 1, 1);
 	if (!h->swnames || !ord || !dup) {
