@@ -66,7 +66,7 @@ A=$(q "resolve c401-101" | sed -n 's/.* lid=\([0-9]*\) .*/\1/p')
 B=$(q "resolve c432-104" | sed -n 's/.* lid=\([0-9]*\) .*/\1/p')
 echo "\$ ibtracert $A $B      # ground truth, over SMPs"
 lab_umad ibtracert "$A" "$B" 2>/dev/null
-echo "\$ echo 'query c401-101:c432-104' | nc 127.0.0.1 $PORT      # the seed's form"
+echo "\$ echo 'query c401-101:c432-104' | nc 127.0.0.1 $PORT      # the form of Subramoni 2013's query server"
 q "query c401-101:c432-104"
 tq depth
 tq clusters c401-101 c401-102 c402-101 c405-101 c432-104

@@ -23,7 +23,7 @@ const struct cmd cmd_table[] = {
 	{ "info", 0, 0, 0, answer_info, "info", "generation, counts, SM, routing engine, source" },
 	{ "hops", 2, 2, CMD_FABRIC, answer_hops, "hops HOSTA HOSTB", "switches traversed from A to B" },
 	{ "path", 2, 2, CMD_FABRIC, answer_path, "path HOSTA HOSTB", "the route from A to B, switch by switch" },
-	{ "query", 1, 1, CMD_FABRIC, answer_seed_query, "query HOSTA:HOSTB", "the seed's route form: a 0xSW ... b" },
+	{ "query", 1, 1, CMD_FABRIC, answer_seed_query, "query HOSTA:HOSTB", "the route in the form of Subramoni 2013's query server: a 0xSW ... b" },
 	{ "hopsbatch", 0, -1, CMD_FABRIC, answer_hopsbatch, "hopsbatch A:B [A:B ...]", "hop counts of many pairs" },
 	{ "hopsmatrix", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_hopsmatrix, "hopsmatrix HOST [HOST ...]",
 	  "hop counts of every ordered pair of the hosts" },

@@ -184,7 +184,7 @@ int cmd_schedule(struct tq *q, int argc, char **argv)
 	if (q->plot) {
 		/* The picture compares the three on the same ranks. */
 		tii_schedule_t *cmp[3] = { NULL, NULL, NULL };
-		static const char *const label[3] = { "XOR (MPI default)", "TACS1", "OPT (seed 000)" };
+		static const char *const label[3] = { "XOR (MPI default)", "TACS1", "OPT (Prisacari et al. 2013)" };
 		int algos[3] = { TII_SCHED_XOR, TII_SCHED_TACS1, TII_SCHED_OPT };
 		tii_set_schedule_advice(q->t, bytes, 0);   /* the picture shows each as asked */
 		for (int a = 0; a < 3 && !status; a++) {
