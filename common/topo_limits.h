@@ -74,4 +74,11 @@
  * lists H(H-1) host flows: about 30 MiB in all at 1,024 hosts. */
 #define TOPO_SCHED_HOSTS_MAX 1024
 
+/* Heavy requests (those topod runs on its worker pool): the deadline by
+ * which each is answered, whether it waited or ran, unless the operator
+ * sets another (topod --request-timeout): past it the answer is
+ * ERR TIMEOUT and the work is cancelled. A client waiting for a heavy
+ * reply needs no longer timeout than this. */
+#define TOPO_HEAVY_TIMEOUT_DEFAULT_S 60
+
 #endif
