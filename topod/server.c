@@ -63,6 +63,8 @@ struct conn {
 	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	struct evbuffer_cb_entry *acct_in, *acct_out; /* query and admin: srv->in_bytes, out_bytes */
+	time_t out_progress;  /* when the client last read some of its replies (budget_cb spares it) */
+	size_t scanned;       /* input bytes already searched for the end of a line */
 	/* ingest only */
 	uint8_t *buf;
 	size_t have, want, cap; /* want = header + payload once the header is known */
@@ -175,7 +177,14 @@ static void acct_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info, 
 
 static void acct_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info, void *arg)
 {
-	struct server *srv = ((struct conn *)arg)->srv;
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	if (info->n_deleted || !info->orig_size) {
+		/* read some, or a fresh reply: its reader gets time to start */
+		struct timeval now;
+		event_base_gettimeofday_cached(srv->base, &now);
+		c->out_progress = now.tv_sec;
+	}
 	acct_note(srv, &srv->out_bytes, info);
 }
 
@@ -199,14 +208,19 @@ static void acct_stop(struct conn *c)
 	c->acct_in = c->acct_out = NULL;
 }
 
-static uint64_t conn_held(const struct conn *c)
+/* What a client holds as budget_cb ranks it: its input, and its unread
+ * replies unless it read some (or got a fresh reply) within the last two
+ * seconds: a client taking a large answer at speed is no offender. */
+static uint64_t conn_held(const struct conn *c, time_t now)
 {
-	return evbuffer_get_length(bufferevent_get_input(c->bev)) + evbuffer_get_length(bufferevent_get_output(c->bev));
+	uint64_t in = evbuffer_get_length(bufferevent_get_input(c->bev));
+	return in + (c->out_progress + 2 >= now ? 0 : evbuffer_get_length(bufferevent_get_output(c->bev)));
 }
 
-static int held_cmp(const void *a, const void *b)
+static int held_cmp(const void *a, const void *b, void *now)
 {
-	uint64_t x = conn_held(*(struct conn *const *)a), y = conn_held(*(struct conn *const *)b);
+	uint64_t x = conn_held(*(struct conn *const *)a, *(time_t *)now);
+	uint64_t y = conn_held(*(struct conn *const *)b, *(time_t *)now);
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -222,6 +236,9 @@ static void budget_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = arg;
 	srv->budget_pending = 0;
 	uint64_t low = srv->cfg.client_budget / 8 * 7;
+	struct timeval now;
+	event_base_gettimeofday_cached(srv->base, &now);
+	time_t sec = now.tv_sec;
 	if (srv->in_bytes + srv->out_bytes <= srv->cfg.client_budget)
 		return;
 	size_t n = 0;
@@ -234,13 +251,13 @@ static void budget_cb(evutil_socket_t fd, short what, void *arg)
 	for (struct conn *c = srv->conns; c; c = c->next)
 		if (c->bev && c->kind == CONN_QUERY && !c->closing)
 			v[n++] = c;
-	qsort(v, n, sizeof(*v), held_cmp);
+	qsort_r(v, n, sizeof(*v), held_cmp, &sec);
 	for (size_t i = 0; i < n && srv->in_bytes + srv->out_bytes > low; i++) {
 		char why[160];
 		srv->cut_budget++;
 		snprintf(why, sizeof(why), "all clients together hold %" PRIu64 " bytes, more than --client-budget %" PRIu64
 			 "; this one holds the most (%" PRIu64 ")", srv->in_bytes + srv->out_bytes, srv->cfg.client_budget,
-			 conn_held(v[i]));
+			 conn_held(v[i], sec));
 		cut_client(v[i], why);
 	}
 	free(v);
@@ -878,8 +895,20 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 			bufferevent_disable(bev, EV_READ);
 			return;
 		}
-		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
+		/* Search only what arrived since the last look: a slow client
+		 * sending a long line a few bytes at a time would otherwise
+		 * have the loop rescan up to 256 KiB per read. */
+		struct evbuffer_ptr from;
+		size_t have = evbuffer_get_length(in);
+		if (c->scanned > have)
+			c->scanned = 0;
+		if (evbuffer_ptr_set(in, &from, c->scanned, EVBUFFER_PTR_SET)) {
+			c->scanned = 0;
+			evbuffer_ptr_set(in, &from, 0, EVBUFFER_PTR_SET);
+		}
+		struct evbuffer_ptr eol = evbuffer_search_eol(in, &from, NULL, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
+			c->scanned = have;
 			if (evbuffer_get_length(in) > PROTO_LINE_MAX) {
 				c->srv->errors++;
 				query_error(out, "TOOLONG", "request line longer than %d bytes", PROTO_LINE_MAX);
@@ -900,6 +929,7 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		size_t len;
+		c->scanned = 0;
 		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF);
 		if (!line)
 			break;
