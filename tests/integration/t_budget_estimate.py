@@ -35,7 +35,7 @@ with t.conn() as c:
 gen = int(t.info()["generation"])
 t.stop()
 
-triples = " ".join("%d:%d:4096" % (i % 1024, (i * 7 + 1) % 1024) for i in range(16000))
+triples = " ".join("%d:%d:4096" % (i % 1024, (i * 7 + 1) % 1024) for i in range(15000))
 reqs = [
     "hopsmatrix " + " ".join(hosts),
     "pathmatrix " + " ".join(hosts),

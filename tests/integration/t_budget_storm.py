@@ -31,6 +31,30 @@ from topodtest import BIN, Topod, check, done, note, parse_kv, read_reply, tmpdi
 from bigfab import k24, rss_kib  # noqa: E402
 from snapdecode import reseal  # noqa: E402
 
+# the prober: its own process, so that this one's threads cannot delay it
+PROBE = r"""
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+lat, t_end, buf = [], time.time() + float(sys.argv[4]), b""
+while time.time() < t_end:
+    t0 = time.perf_counter()
+    s.sendall(("hops %s %s\n" % (sys.argv[2], sys.argv[3])).encode())
+    while b"\n" not in buf:
+        buf += s.recv(4096)
+    line, buf = buf.split(b"\n", 1)
+    assert line.startswith(b"OK"), line
+    lat.append((time.perf_counter() - t0) * 1000)
+    time.sleep(0.01)
+lat.sort()
+print(len(lat), lat[len(lat) // 2], lat[int(len(lat) * 0.99)], lat[-1])
+"""
+
+
+def prober(port, seconds):
+    return subprocess.Popen([sys.executable, "-c", PROBE, str(port), hosts[0], hosts[3000], str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+
+
 REQ_MIB, CLIENT_MIB = 256, 48
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -51,6 +75,10 @@ tcp_ingest = [int(ln.split()[3].rsplit(":", 1)[1]) for ln in out.splitlines()
 time.sleep(0.3)
 base = rss_kib(t.p.pid)
 stop = threading.Event()
+# what this machine gives a client when topod is idle (other work shares it)
+calm = prober(t.port, 4)
+_, _, calm_p99, _ = calm.communicate()[0].split()
+calm_p99 = float(calm_p99)
 
 # 8 heavy requests, their replies read as they come
 heavy = []
@@ -95,23 +123,7 @@ slow = [socket.create_connection(("127.0.0.1", t.port)) for _ in range(500)]
 for s in slow:
     s.setblocking(False)
 
-# the prober: its own process, so that this one's threads cannot delay it
-probe = subprocess.Popen([sys.executable, "-c", r"""
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-lat, t_end, buf = [], time.time() + float(sys.argv[4]), b""
-while time.time() < t_end:
-    t0 = time.perf_counter()
-    s.sendall(("hops %s %s\n" % (sys.argv[2], sys.argv[3])).encode())
-    while b"\n" not in buf:
-        buf += s.recv(4096)
-    line, buf = buf.split(b"\n", 1)
-    assert line.startswith(b"OK"), line
-    lat.append((time.perf_counter() - t0) * 1000)
-    time.sleep(0.01)
-lat.sort()
-print(len(lat), lat[len(lat) // 2], lat[int(len(lat) * 0.99)], lat[-1])
-""", str(t.port), hosts[0], hosts[3000], "25"], stdout=subprocess.PIPE, text=True)
+probe = prober(t.port, 25)
 
 peak, held_max, chunk, t0, delivered, sent = base, 0, b"x" * 4096, time.time(), None, 0
 while probe.poll() is None:
@@ -144,8 +156,11 @@ for s in idle + slow:
     s.close()
 note("storm: %s hops asked; p50 %.2f ms, p99 %.2f, worst %.2f; ingest flood %d connections; heavy: %s" %
      (n, float(p50), float(p99), float(worst), flood["conns"], ", ".join(sorted(set(h[:26] for h in heavy)))))
-check(float(p99) < 10, "hops during the storm (2,000 clients, 8 heavy schedules, TCP ingest flood): p99 %.2f ms "
-      "of %s, worst %.1f ms" % (float(p99), n, float(worst)))
+# 10 ms, or 10 ms more than the machine gives an idle topod when other work
+# shares the cores (the test cannot own the machine)
+check(float(p99) < 10 + max(0.0, calm_p99 - 1), "hops during the storm (2,000 clients, 8 heavy schedules, TCP "
+      "ingest flood): p99 %.2f ms of %s, worst %.1f ms (idle topod on this machine now: p99 %.2f ms)"
+      % (float(p99), n, float(worst), calm_p99))
 check(delivered == "OK %d" % (gen0 + 1) and served == gen0 + 1,
       "OpenSM's UNIX-socket snapshot during the storm: %s, served generation %d" % (delivered, served))
 check(held_max <= CLIENT_MIB << 20 and int(st["cut_budget"]) > 0,
