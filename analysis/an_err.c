@@ -21,6 +21,7 @@ const char *an_strerror(int err)
 	case AN_E_NOTAPPLIC: return "the algorithm does not apply to this job or fabric";
 	case AN_E_ROUTE: return "a route between two hosts of the job fails";
 	case AN_E_CHECK: return "the result failed its check";
+	case AN_E_CANCEL: return "cancelled (deadline passed)";
 	}
 	return "unknown error";
 }

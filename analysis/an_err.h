@@ -14,7 +14,16 @@
 #ifndef AN_ERR_H
 #define AN_ERR_H
 
+#include <stdatomic.h>
+
 #define AN_ERR_LEN 256
+
+/* Cooperative cancellation: an analysis whose argument struct has a
+ * `cancel` member (NULL: never) reads it between steps of its longest
+ * loops and returns AN_E_CANCEL once it is non-zero. Another thread raises
+ * it (topod, at a request's deadline); results are unchanged when it is
+ * never raised. */
+#define AN_CANCELLED(p) ((p) && atomic_load_explicit((p), memory_order_relaxed))
 
 enum an_err {
 	AN_OK = 0,
@@ -32,6 +41,7 @@ enum an_err {
 	AN_E_NOTAPPLIC = -12,  /* the algorithm does not apply to this job or fabric */
 	AN_E_ROUTE = -13,      /* a route between two hosts of the job fails (err names them) */
 	AN_E_CHECK = -14,      /* a checker found the result incomplete or wrong (err says where) */
+	AN_E_CANCEL = -15,     /* the caller's cancel flag was raised (a deadline): nothing is returned */
 };
 
 /* A static string, never NULL ("unknown error" for anything else). */

@@ -328,6 +328,11 @@ static int sr_run(struct sr *t, uint32_t *src, uint32_t *dst, uint32_t *ends, ui
 	*nsteps = 0;
 	while (n < total) {
 		size_t before = n;
+		/* a step is O(P^2 h): the flag costs nothing beside it */
+		if (AN_CANCELLED(t->j->cancel)) {
+			snprintf(err, AN_ERR_LEN, "route: cancelled at step %u", t->step);
+			return AN_E_CANCEL;
+		}
 		sr_step(t, src, dst, &n);
 		if (n == before) {
 			/* cannot happen: a lone block always fits an empty step */

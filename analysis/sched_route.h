@@ -62,12 +62,14 @@ struct sr_job {
 	const uint32_t *path_off; /* [ngroups * H + 1] */
 	const uint32_t *links;
 	const uint64_t *bps;      /* [nlinks] cable rates, 0 if unknown (taken as the slowest known) */
+	const atomic_int *cancel; /* NULL, or raised by another thread: AN_E_CANCEL between steps */
 };
 
 /*
  * Fills src/dst (room for cap >= P(P-1) flows) step by step, each step's
  * flows in source order; *step_end (malloc'ed, [*nsteps]) is the end of each
- * step in src/dst. AN_E_NOMEM, or AN_E_RANGE above SR_RANKS_MAX ranks.
+ * step in src/dst. AN_E_NOMEM, AN_E_RANGE above SR_RANKS_MAX ranks, or
+ * AN_E_CANCEL once j->cancel is raised.
  */
 int sr_build(const struct sr_job *j, uint32_t *src, uint32_t *dst, size_t cap, uint32_t **step_end,
 	     uint32_t *nsteps, char err[AN_ERR_LEN]);

@@ -635,19 +635,23 @@ static void tacs_candidates(struct tacs *t)
 
 /* The H-1 normal steps, filled distance by distance, the farthest first:
  * conflict-free pairs, then pairs within the conflict limit. */
-static void tacs_normal_steps(struct tacs *t, unsigned limit)
+static int tacs_normal_steps(struct tacs *t, unsigned limit, const atomic_int *cancel)
 {
 	uint32_t H = t->H, nlinks = t->j->nlinks;
 	for (uint32_t d = 65535; d >= 1; d--) {
 		if (!t->dset[d])
 			continue;
 		for (uint32_t st = 0; st < t->nsteps; st++) {
+			/* a step's two passes are O(H^2) at most: a cheap place to look */
+			if (AN_CANCELLED(cancel))
+				return AN_E_CANCEL;
 			uint32_t *p = t->partner + (size_t)st * H;
 			uint16_t *ld = t->load + (size_t)st * nlinks;
 			tacs_pass(t, p, ld, d, 1);
 			tacs_pass(t, p, ld, d, limit);
 		}
 	}
+	return AN_OK;
 }
 
 /* Host flows a -> b and b -> a in host step st. */
@@ -707,11 +711,14 @@ static int tacs_emit_steps(struct tacs *t, enum sched_algo algo)
 }
 
 /* TACS1: extra steps, bounded conflicts, any distance, until done. */
-static int tacs_extra_steps(struct tacs *t, struct sched *s, enum sched_algo algo, unsigned limit,
+static int tacs_extra_steps(struct tacs *t, struct sched *s, const struct sched_req *req, unsigned limit,
 			    char err[AN_ERR_LEN])
 {
 	uint32_t H = t->H, hstep = t->nsteps;
+	enum sched_algo algo = req->algo;
 	for (;;) {
+		if (AN_CANCELLED(req->cancel))
+			return AN_E_CANCEL;
 		int left = 0;
 		for (uint32_t a = 0; a < H && !left; a++)
 			left = t->pend[a] != 0;
@@ -745,11 +752,12 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 	int rc = tacs_alloc(&t);
 	if (!rc) {
 		tacs_candidates(&t);
-		tacs_normal_steps(&t, limit);
-		rc = tacs_emit_steps(&t, req->algo);
+		rc = tacs_normal_steps(&t, limit, req->cancel);
 	}
 	if (!rc)
-		rc = tacs_extra_steps(&t, s, req->algo, limit, err);
+		rc = tacs_emit_steps(&t, req->algo);
+	if (!rc)
+		rc = tacs_extra_steps(&t, s, req, limit, err);
 	if (!rc) {
 		*hf_out = t.hf;
 		*nhf_out = t.nhf;
@@ -757,6 +765,8 @@ static int build_tacs(struct sched *s, const struct job *j, const struct sched_r
 	}
 	if (rc == AN_E_NOMEM)
 		fail(err, rc, "no memory for TACS on %u hosts", H);
+	else if (rc == AN_E_CANCEL)
+		fail(err, rc, "TACS on %u hosts cancelled", H);
 	tacs_free(&t);
 	return rc;
 }
@@ -1145,14 +1155,14 @@ static int build_compact(struct sched *s, const struct job *j, const struct sche
 
 /* The route-aware schedule (sched_route.c) on this job's routes; XOR above
  * its rank limit, as TACS falls back on sparse jobs. */
-static int build_route(struct sbuild *b, const struct job *j, char err[AN_ERR_LEN])
+static int build_route(struct sbuild *b, const struct job *j, const atomic_int *cancel, char err[AN_ERR_LEN])
 {
 	if (j->P > SR_RANKS_MAX) {
 		snprintf(b->s->note, sizeof(b->s->note), "fallback=xor ranks=%u route_max=%d", j->P, SR_RANKS_MAX);
 		b->s->algo = SCHED_XOR;
 		return build_xor(b, j->P);
 	}
-	struct sr_job in = { j->P, j->H, j->nlinks, j->jh, j->group, j->cable, j->path_off, j->links, j->bps };
+	struct sr_job in = { j->P, j->H, j->nlinks, j->jh, j->group, j->cable, j->path_off, j->links, j->bps, cancel };
 	uint32_t *ends = NULL, n = 0;
 	int rc = sr_build(&in, b->s->src, b->s->dst, b->cap, &ends, &n, err);
 	for (uint32_t i = 0; !rc && i < n; i++) {
@@ -1243,7 +1253,7 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 		rc = task ? build_opt(&b, &j, h, task, err) : AN_E_NOMEM;
 		break;
 	case SCHED_ROUTE:
-		rc = build_route(&b, &j, err);
+		rc = build_route(&b, &j, req->cancel, err);
 		break;
 	}
 	if (rc)

@@ -96,6 +96,9 @@ struct sched_req {
 	unsigned k;                 /* ALLGATHER: partition size (0: largest power of two <= 8 dividing P) */
 	/* 1: build the host-level (compact) form, below; OPT ignores it. */
 	int compact;
+	/* NULL, or a flag another thread may raise: TACS and route then stop
+	 * between steps with AN_E_CANCEL (an_err.h). */
+	const atomic_int *cancel;
 };
 
 struct sched_fig {

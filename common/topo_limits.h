@@ -83,4 +83,11 @@
  * first ones by rail order (real hosts have 1 to 8). */
 #define TOPO_SHOW_NODES_MAX 64
 
+/* Heavy requests (those topod runs on its worker pool): the deadline by
+ * which each is answered, whether it waited or ran, unless the operator
+ * sets another (topod --request-timeout): past it the answer is
+ * ERR TIMEOUT and the work is cancelled. A client waiting for a heavy
+ * reply needs no longer timeout than this. */
+#define TOPO_HEAVY_TIMEOUT_DEFAULT_S 60
+
 #endif

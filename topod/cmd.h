@@ -18,6 +18,7 @@
 #ifndef TOPOD_CMD_H
 #define TOPOD_CMD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,9 @@ struct qctx {
 	int threads;                  /* OpenMP team size this request may use, >= 1 */
 	const struct qplanes *planes; /* CMD_PLANES rows only; may be NULL */
 	int close;                    /* set by a handler: close after the reply ("quit") */
+	/* CMD_HEAVY: raised by the server at the request's deadline; handlers
+	 * pass it to the analyses' cancel members (an_err.h). NULL elsewhere. */
+	const atomic_int *cancel;
 };
 
 typedef void cmd_answer_fn(struct qctx *c);

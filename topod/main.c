@@ -46,6 +46,7 @@ struct options {
 	struct snap_key key;
 	int threads;
 	int foreground;
+	int req_mem_set;          /* --max-request-memory given: no default from RAM */
 	unsigned history;
 	unsigned long long history_bytes;
 	/* Fabric planes, in the order their ingests were named ("default" for
@@ -90,6 +91,9 @@ static void usage(FILE *f)
 		"      --ingest-group NAME    members may feed the UNIX ingest socket (default: topod's group)\n"
 		"      --pidfile FILE         write the daemon's PID\n"
 		"      --node-name-map FILE   name hosts from this infiniband-diags node-name-map\n"
+		"      --max-request-memory BYTES  heavy requests in flight reserve at most this (default RAM/4)\n"
+		"      --request-timeout SEC  deadline of every heavy request, 0 none (default 60)\n"
+		"      --client-budget BYTES  all clients' buffered input and unread output (default 1G)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
@@ -119,6 +123,9 @@ enum {
 	OPT_INGEST_KEY,
 	OPT_INGEST_INSECURE,
 	OPT_INGEST_GROUP,
+	OPT_MAX_REQ_MEM,
+	OPT_REQ_TIMEOUT,
+	OPT_CLIENT_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -154,6 +161,9 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "commands", no_argument, NULL, OPT_COMMANDS },
 	{ "version", no_argument, NULL, 'V' },
+	{ "max-request-memory", required_argument, NULL, OPT_MAX_REQ_MEM },
+	{ "request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT },
+	{ "client-budget", required_argument, NULL, OPT_CLIENT_BUDGET },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -327,6 +337,28 @@ static int apply_ingest_group(struct options *o, const char *val)
 	return 0;
 }
 
+/* The bounded resources: heavy requests' memory and deadline, the clients'
+ * buffers (0 turns each off). */
+static int apply_budget(struct options *o, int c, const char *val)
+{
+	unsigned long long x;
+	if (c == OPT_REQ_TIMEOUT) {
+		if (parse_uint("request-timeout", val, 0, 86400, &x))
+			return -1;
+		o->srv.request_timeout_s = (unsigned)x;
+		return 0;
+	}
+	if (parse_size(c == OPT_MAX_REQ_MEM ? "max-request-memory" : "client-budget", val, &x))
+		return -1;
+	if (c == OPT_MAX_REQ_MEM) {
+		o->srv.max_request_mem = x;
+		o->req_mem_set = 1;
+	} else {
+		o->srv.client_budget = x;
+	}
+	return 0;
+}
+
 /* Applies one option; val is borrowed for the life of the process. */
 static int apply(struct options *o, int c, const char *val)
 {
@@ -359,6 +391,8 @@ static int apply(struct options *o, int c, const char *val)
 	case OPT_INGEST_KEY: o->ingest_key = val; return 0;
 	case OPT_INGEST_INSECURE: o->srv.ingest_insecure = 1; return 0;
 	case OPT_INGEST_GROUP: return apply_ingest_group(o, val);
+	case OPT_MAX_REQ_MEM: case OPT_REQ_TIMEOUT: case OPT_CLIENT_BUDGET:
+		return apply_budget(o, c, val);
 	case OPT_HISTORY:
 		if (parse_uint("history", val, 1, 100000, &x))
 			return -1;
@@ -673,6 +707,32 @@ static void set_defaults(struct options *o)
 	o->history_bytes = 128ull << 20;
 	o->srv.max_ingest = 8;
 	o->srv.ingest_timeout_s = 120;
+	/* A heavy request runs a minute at most: the longest within the
+	 * protocol's limits (a 1,024-rank route schedule) takes ~55 s on 2
+	 * cores, the others seconds. 1 GiB of client buffers is 4,000
+	 * clients each half-way through the longest request line, or two
+	 * at the per-client output limit. */
+	o->srv.request_timeout_s = TOPO_HEAVY_TIMEOUT_DEFAULT_S;
+	o->srv.client_budget = 1ull << 30;
+}
+
+/* --max-request-memory's default: a quarter of the machine's RAM (the rest
+ * is the fabric's generations, the clients' budget, ingest and everyone
+ * else's), between 256 MiB (the largest request, ~100 MiB, twice) and
+ * 16 GiB. */
+static void size_request_memory(struct options *o)
+{
+	if (o->req_mem_set)
+		return;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, m = ram / 4;
+	if (m < (256ull << 20))
+		m = 256ull << 20;
+	if (m > (16ull << 30))
+		m = 16ull << 30;
+	o->srv.max_request_mem = m;
+	tlog(TLOG_INFO, "max-request-memory %llu MiB: a quarter of %llu MiB of RAM", (unsigned long long)(m >> 20),
+	     (unsigned long long)(ram >> 20));
 }
 
 /* The table itself, for docs and tests: name, arity, heavy, usage, help. */
@@ -873,6 +933,7 @@ int main(int argc, char **argv)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	size_connections(&o, o.srv.max_conns != 0);
+	size_request_memory(&o);
 	o.srv.threads = o.threads > 0 ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.srv.threads < 1)
 		o.srv.threads = 1;

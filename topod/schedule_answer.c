@@ -244,6 +244,7 @@ static struct sched *compute(struct qctx *c, const struct sched_args *sa, struct
 			    : rc == AN_E_ROUTE   ? "NOROUTE"
 			    : rc == AN_E_NOMEM   ? "NOMEM"
 			    : rc == AN_E_INVAL   ? "USAGE"
+			    : rc == AN_E_CANCEL  ? "TIMEOUT"
 						    : "INTERNAL",
 			    "%s", err);
 		return NULL;
@@ -361,6 +362,7 @@ void answer_schedule(struct qctx *c)
 	}
 	sa.req.nranks = (uint32_t)sa.P;
 	sa.req.rank_host = rh;
+	sa.req.cancel = c->cancel;
 	struct advice v;
 	struct sched *s = compute(c, &sa, &v);
 	if (s)

@@ -25,6 +25,7 @@
 #include <event2/thread.h>
 
 #include "cmd.h"
+#include "estimate.h"
 #include "fabric.h"
 #include "log.h"
 #include "pool.h"
@@ -61,6 +62,9 @@ struct conn {
 	int eof;           /* the client half-closed: answer what it sent, flush, close */
 	struct conn *prev, *next;         /* srv->conns: every open connection */
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
+	struct evbuffer_cb_entry *acct_in, *acct_out; /* query and admin: srv->in_bytes, out_bytes */
+	time_t out_progress;  /* when the client last read some of its replies (budget_cb spares it) */
+	size_t scanned;       /* input bytes already searched for the end of a line */
 	/* ingest only */
 	uint8_t *buf;
 	size_t have, want, cap; /* want = header + payload once the header is known */
@@ -115,6 +119,7 @@ struct heavy_job {
 	struct evbuffer *out;
 	char *line;
 	struct heavy_job *next_done;
+	uint64_t submitted_ns;
 	struct proto_req req; /* last: large */
 };
 
@@ -156,6 +161,11 @@ struct server {
 	struct done_item *done_head;
 	server_reload_fn reload;
 	void *reload_arg;
+	/* bounded resources: heavy deadlines' tick, the clients' budget */
+	struct event *tick_ev, *budget_ev;
+	uint64_t in_bytes, out_bytes;       /* every query and admin client's input and output buffers */
+	int budget_pending;                 /* budget_ev is active */
+	uint64_t cut_budget, heavy_toobig, heavy_timeouts;
 };
 
 static void conn_unref(struct conn *c)
@@ -172,6 +182,117 @@ static void conn_unref(struct conn *c)
 
 static void watch_unpark(struct conn *c);
 
+/* ---- the clients' budget: what all their buffers hold -------------------- */
+
+/* Every change to a client's buffers, as it happens: O(1), so the total is
+ * always current and a crowd is noticed the moment it passes the budget. */
+static void acct_note(struct server *srv, uint64_t *total, const struct evbuffer_cb_info *info)
+{
+	*total += info->n_added;
+	*total -= info->n_deleted;
+	if (srv->cfg.client_budget && srv->in_bytes + srv->out_bytes > srv->cfg.client_budget &&
+	    !srv->budget_pending) {
+		/* Cut in budget_cb, never here: this may run inside the very
+		 * connection's read or write. */
+		srv->budget_pending = 1;
+		event_active(srv->budget_ev, EV_TIMEOUT, 0);
+	}
+}
+
+static void acct_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct server *srv = ((struct conn *)arg)->srv;
+	acct_note(srv, &srv->in_bytes, info);
+}
+
+static void acct_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info, void *arg)
+{
+	struct conn *c = arg;
+	struct server *srv = c->srv;
+	if (info->n_deleted || !info->orig_size) {
+		/* read some, or a fresh reply: its reader gets time to start */
+		struct timeval now;
+		event_base_gettimeofday_cached(srv->base, &now);
+		c->out_progress = now.tv_sec;
+	}
+	acct_note(srv, &srv->out_bytes, info);
+}
+
+static void acct_start(struct conn *c)
+{
+	c->acct_in = evbuffer_add_cb(bufferevent_get_input(c->bev), acct_in_cb, c);
+	c->acct_out = evbuffer_add_cb(bufferevent_get_output(c->bev), acct_out_cb, c);
+}
+
+/* What the connection still holds leaves the totals with it. */
+static void acct_stop(struct conn *c)
+{
+	if (c->acct_in) {
+		evbuffer_remove_cb_entry(bufferevent_get_input(c->bev), c->acct_in);
+		c->srv->in_bytes -= evbuffer_get_length(bufferevent_get_input(c->bev));
+	}
+	if (c->acct_out) {
+		evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->acct_out);
+		c->srv->out_bytes -= evbuffer_get_length(bufferevent_get_output(c->bev));
+	}
+	c->acct_in = c->acct_out = NULL;
+}
+
+/* What a client holds as budget_cb ranks it: its input, and its unread
+ * replies unless it read some (or got a fresh reply) within the last two
+ * seconds: a client taking a large answer at speed is no offender. */
+static uint64_t conn_held(const struct conn *c, time_t now)
+{
+	uint64_t in = evbuffer_get_length(bufferevent_get_input(c->bev));
+	return in + (c->out_progress + 2 >= now ? 0 : evbuffer_get_length(bufferevent_get_output(c->bev)));
+}
+
+static int held_cmp(const void *a, const void *b, void *now)
+{
+	uint64_t x = conn_held(*(struct conn *const *)a, *(time_t *)now);
+	uint64_t y = conn_held(*(struct conn *const *)b, *(time_t *)now);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void cut_client(struct conn *c, const char *why);
+
+/* Over the budget: cut the query clients holding the most until the total
+ * is back under seven eighths of it (so that one more byte does not start
+ * it again), as Redis's maxmemory-clients evicts the largest first. Admin
+ * connections are never cut. O(n log n) in the clients, and only when the
+ * budget is passed. */
+static void budget_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+	srv->budget_pending = 0;
+	uint64_t low = srv->cfg.client_budget / 8 * 7;
+	struct timeval now;
+	event_base_gettimeofday_cached(srv->base, &now);
+	time_t sec = now.tv_sec;
+	if (srv->in_bytes + srv->out_bytes <= srv->cfg.client_budget)
+		return;
+	size_t n = 0;
+	for (struct conn *c = srv->conns; c; c = c->next)
+		n += c->bev && c->kind == CONN_QUERY && !c->closing;
+	struct conn **v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return;
+	n = 0;
+	for (struct conn *c = srv->conns; c; c = c->next)
+		if (c->bev && c->kind == CONN_QUERY && !c->closing)
+			v[n++] = c;
+	qsort_r(v, n, sizeof(*v), held_cmp, &sec);
+	for (size_t i = 0; i < n && srv->in_bytes + srv->out_bytes > low; i++) {
+		char why[160];
+		srv->cut_budget++;
+		snprintf(why, sizeof(why), "all clients together hold %" PRIu64 " bytes, more than --client-budget %" PRIu64
+			 "; this one holds the most (%" PRIu64 ")", srv->in_bytes + srv->out_bytes, srv->cfg.client_budget,
+			 conn_held(v[i], sec));
+		cut_client(v[i], why);
+	}
+	free(v);
+}
+
 static void conn_close(struct conn *c)
 {
 	if (!c->bev)
@@ -185,6 +306,7 @@ static void conn_close(struct conn *c)
 		event_free(c->linger_ev);
 		c->linger_ev = NULL;
 	}
+	acct_stop(c);
 	bufferevent_free(c->bev);
 	c->bev = NULL;
 	if (c->prev)
@@ -262,14 +384,22 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " superseded=%" PRIu64 " deltas=%" PRIu64 " planes=%d watching=%u watch_answered=%" PRIu64
 				    " watch_timeouts=%" PRIu64 " last_decode_ms=%.1f last_build_ms=%.1f"
 				    " last_error_us=%" PRIu64 " last_error=\"%s\" journal_quarantined=%" PRIu64
-				    " journal_full_writes=%" PRIu64 " not_durable=%" PRIu64 " journal_last=\"%s\"\n",
+				    " journal_full_writes=%" PRIu64 " not_durable=%" PRIu64 " journal_last=\"%s\""
+				    " heavy_light_queued=%u heavy_light_done=%" PRIu64
+				    " heavy_reserved=%" PRIu64 " max_request_memory=%" PRIu64 " heavy_toobig=%" PRIu64
+				    " heavy_expired=%" PRIu64 " heavy_cancelled=%" PRIu64 " heavy_timeouts=%" PRIu64
+				    " client_input_bytes=%" PRIu64 " client_bytes=%" PRIu64 " client_budget=%" PRIu64
+				    " cut_budget=%" PRIu64 "\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
 				    pool_threads(srv->pool), srv->ningest, srv->ingest_denied, srv->ingest_unsigned,
 				    srv->ingest_truncated, srv->ingest_trailing, bs.received, bs.accepted, bs.rejected, bs.superseded,
 				    bs.deltas, srv->nplanes, srv->nwatch, srv->watch_answered, srv->watch_timeouts, bs.last_decode_ms, bs.last_build_ms, bs.last_error_us, le,
-				    bs.journal_quarantined, bs.journal_full_writes, bs.not_durable, jl);
+				    bs.journal_quarantined, bs.journal_full_writes, bs.not_durable, jl,
+				    ps.light_queued, ps.light_done, ps.reserved, ps.budget, srv->heavy_toobig, ps.expired, ps.stopped,
+				    srv->heavy_timeouts, srv->in_bytes, srv->in_bytes + srv->out_bytes, srv->cfg.client_budget,
+				    srv->cut_budget);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(TLOG_INFO, "shutdown requested on the admin socket");
@@ -308,6 +438,7 @@ static void heavy_run(struct pool_job *pj, int threads)
 {
 	struct heavy_job *j = (struct heavy_job *)pj;
 	j->qc.threads = threads;
+	j->qc.cancel = &pj->stop;
 	j->k->answer(&j->qc);
 }
 
@@ -337,17 +468,10 @@ static void heavy_free(struct heavy_job *j)
 static void line_read_cb(struct bufferevent *bev, void *arg);
 static void check_output(struct conn *c);
 
-/* Every client's unread reply bytes. Counted when asked (a heavy request
- * arrives or ends, `stats`) rather than kept current on every write: the
- * walk is O(connections) and heavy requests take milliseconds anyway,
- * while cheap requests then pay nothing for it. */
+/* Every client's unread reply bytes, kept current by acct_out_cb. */
 static uint64_t out_pending(const struct server *srv)
 {
-	uint64_t n = 0;
-	for (const struct conn *c = srv->conns; c; c = c->next)
-		if (c->bev && c->kind != CONN_INGEST)
-			n += evbuffer_get_length(bufferevent_get_output(c->bev));
-	return n;
+	return srv->out_bytes;
 }
 
 /* While a heavy request is in flight the connection's input is bounded by
@@ -357,6 +481,33 @@ static void set_busy(struct conn *c, int busy)
 {
 	c->busy = busy;
 	bufferevent_setwatermark(c->bev, EV_READ, 0, busy ? PROTO_LINE_MAX + 2 : 0);
+}
+
+/* ERR TIMEOUT for a request past its deadline: one that never ran, or one
+ * whose analysis stopped at the flag (its reply is an ERR). One that
+ * finished regardless (a loop without the check) is answered. */
+static int heavy_timed_out(struct heavy_job *j, struct evbuffer *out)
+{
+	unsigned limit = j->c->srv->cfg.request_timeout_s;
+	double waited = (double)(pool_now_ns() - j->submitted_ns) / 1e9;
+	if (j->pj.expired) {
+		query_error(out, "TIMEOUT", "waited %.1f s for a worker, past the %u s deadline (--request-timeout): not run",
+			    waited, limit);
+		return 1;
+	}
+	char head[4] = "";
+	if (!atomic_load(&j->pj.stop) || evbuffer_copyout(j->out, head, 4) != 4 || memcmp(head, "ERR ", 4))
+		return 0;
+	query_error(out, "TIMEOUT", "cancelled after %.1f s, past the %u s deadline (--request-timeout)", waited, limit);
+	return 1;
+}
+
+/* Deadlines of heavy requests: a tenth of a second late at most. */
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+	if (srv->pool && srv->cfg.request_timeout_s)
+		pool_expire(srv->pool, pool_now_ns());
 }
 
 static void jobs_cb(evutil_socket_t fd, short what, void *arg)
@@ -378,6 +529,9 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 			uint64_t pending;
 			if (j->pj.cancelled) {
 				query_error(out, "SHUTDOWN", "topod is stopping");
+			} else if (heavy_timed_out(j, out)) {
+				srv->heavy_timeouts++;
+				srv->errors++;
 			} else if (srv->cfg.out_hard && n > srv->cfg.out_hard) {
 				/* Refuse rather than buffer: the limit is what one
 				 * client may hold, and this reply alone passes it. */
@@ -409,18 +563,55 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* The job's estimate, lane and deadline, then the pool: 0 queued, -1 with
+ * the ERR written (TOOBIG: it could never fit the budget; BUSY: the queue
+ * is full). */
+static int heavy_admit(struct heavy_job *j, struct evbuffer *out)
+{
+	struct server *srv = j->c->srv;
+	struct estimate e;
+	if (estimate_request(j->k, &j->req, j->f, &e)) {
+		query_error(out, "INTERNAL", "%s has no cost estimate", j->k->name);
+		return -1;
+	}
+	j->pj.mem = e.mem;
+	j->pj.light = estimate_light(&e) && e.mem <= pool_job_max(srv->pool, 1);
+	tlog(TLOG_DEBUG, "%s: %s estimated %" PRIu64 " bytes, %" PRIu64 " us (%s lane)", j->c->peer, j->k->name, e.mem,
+	     e.work_us, j->pj.light ? "light" : "heavy");
+	j->submitted_ns = pool_now_ns();
+	j->pj.deadline_ns = srv->cfg.request_timeout_s ? j->submitted_ns + srv->cfg.request_timeout_s * 1000000000ull : 0;
+	int rc = pool_submit(srv->pool, &j->pj);
+	if (rc == POOL_TOOBIG) {
+		srv->heavy_toobig++;
+		srv->errors++;
+		query_error(out, "TOOBIG", "%s needs an estimated %" PRIu64 " MiB, more than one request may hold (%" PRIu64
+			    " MiB of --max-request-memory): ask for fewer hosts or ranks", j->k->name, e.mem >> 20,
+			    pool_job_max(srv->pool, 0) >> 20);
+		return -1;
+	}
+	if (rc) {
+		srv->busy_heavy++;
+		srv->errors++;
+		query_error(out, "BUSY", "%u heavy requests are waiting already; retry later", srv->cfg.heavy_queue);
+		return -1;
+	}
+	return 0;
+}
+
 /* Queues a heavy request; 0 if it went to the pool (the reply comes
  * later), -1 if the reply (an ERR) was written now. */
 static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_req *req, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
-	uint64_t pending = srv->cfg.out_budget ? out_pending(srv) : 0;
-	if (srv->cfg.out_budget && pending > srv->cfg.out_budget) {
+	uint64_t pending = out_pending(srv), held = srv->in_bytes + srv->out_bytes;
+	if ((srv->cfg.out_budget && pending > srv->cfg.out_budget) ||
+	    (srv->cfg.client_budget && held > srv->cfg.client_budget / 8 * 7)) {
 		/* Clients are not reading what they asked for: admit no more
 		 * large answers until they do (or are cut off). */
 		srv->busy_heavy++;
 		srv->errors++;
-		query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later", pending);
+		query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read (%" PRIu64
+			    " held by all clients); retry later", pending, held);
 		return -1;
 	}
 	struct heavy_job *j = calloc(1, sizeof(*j));
@@ -462,11 +653,8 @@ static int submit_heavy(struct conn *c, const struct cmd *k, const struct proto_
 	j->qc.out = j->out;
 	j->pj.run = heavy_run;
 	j->pj.done = heavy_done;
-	if (pool_submit(srv->pool, &j->pj)) {
+	if (heavy_admit(j, out)) {
 		heavy_free(j);
-		srv->busy_heavy++;
-		srv->errors++;
-		query_error(out, "BUSY", "%u heavy requests are waiting already; retry later", srv->cfg.heavy_queue);
 		return -1;
 	}
 	set_busy(c, 1);
@@ -750,8 +938,20 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 			bufferevent_disable(bev, EV_READ);
 			return;
 		}
-		struct evbuffer_ptr eol = evbuffer_search_eol(in, NULL, NULL, EVBUFFER_EOL_LF);
+		/* Search only what arrived since the last look: a slow client
+		 * sending a long line a few bytes at a time would otherwise
+		 * have the loop rescan up to 256 KiB per read. */
+		struct evbuffer_ptr from;
+		size_t have = evbuffer_get_length(in);
+		if (c->scanned > have)
+			c->scanned = 0;
+		if (evbuffer_ptr_set(in, &from, c->scanned, EVBUFFER_PTR_SET)) {
+			c->scanned = 0;
+			evbuffer_ptr_set(in, &from, 0, EVBUFFER_PTR_SET);
+		}
+		struct evbuffer_ptr eol = evbuffer_search_eol(in, &from, NULL, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
+			c->scanned = have;
 			if (evbuffer_get_length(in) > PROTO_LINE_MAX) {
 				c->srv->errors++;
 				query_error(out, "TOOLONG", "request line longer than %d bytes", PROTO_LINE_MAX);
@@ -772,6 +972,7 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		}
 		size_t len;
+		c->scanned = 0;
 		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF);
 		if (!line)
 			break;
@@ -1213,6 +1414,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		else
 			srv->nadmin++;
 		bufferevent_setcb(bev, line_read_cb, conn_write_cb, conn_event_cb, c);
+		acct_start(c);
 		tv.tv_sec = srv->cfg.idle_timeout_s;
 		tv.tv_usec = 0;
 		struct timeval wtv = { srv->cfg.write_timeout_s, 0 };
@@ -1417,7 +1619,10 @@ struct server *server_new(const struct server_config *cfg, const struct server_p
 		planes[i].st->on_publish = watch_publish_hook;
 	}
 	srv->jobs_ev = event_new(srv->base, -1, 0, jobs_cb, srv);
-	if (!srv->jobs_ev) {
+	srv->tick_ev = event_new(srv->base, -1, EV_PERSIST, tick_cb, srv);
+	srv->budget_ev = event_new(srv->base, -1, 0, budget_cb, srv);
+	struct timeval tick = { 0, 100000 };
+	if (!srv->jobs_ev || !srv->tick_ev || !srv->budget_ev || event_add(srv->tick_ev, &tick)) {
 		snprintf(err, SNAP_ERR_LEN, "cannot set up events");
 		goto bad;
 	}
@@ -1482,7 +1687,8 @@ int server_run(struct server *srv)
 		tlog(TLOG_ERR, "cannot renew the event loop after detaching");
 		return -1;
 	}
-	srv->pool = pool_new(srv->cfg.threads, srv->cfg.heavy_queue);
+	struct pool_config pc = { srv->cfg.threads, srv->cfg.heavy_queue, srv->cfg.max_request_mem, ESTIMATE_LIGHT_MEM };
+	srv->pool = pool_new(&pc);
 	if (!srv->pool) {
 		tlog(TLOG_ERR, "cannot start %d worker threads", srv->cfg.threads);
 		return -1;
@@ -1511,6 +1717,10 @@ void server_free(struct server *srv)
 	}
 	if (srv->jobs_ev)
 		event_free(srv->jobs_ev);
+	if (srv->tick_ev)
+		event_free(srv->tick_ev);
+	if (srv->budget_ev)
+		event_free(srv->budget_ev);
 	for (int i = 0; i < srv->nlq; i++)
 		evconnlistener_free(srv->lq[i]);
 	for (int i = 0; i < srv->nli; i++)

@@ -51,6 +51,15 @@ struct server_config {
 	int ingest_insecure;                  /* TCP ingest without a signature (explicit opt-out) */
 	int ingest_has_group;                 /* UNIX ingest: members of ingest_gid may feed too */
 	gid_t ingest_gid;
+	/* Bounded resources (docs/admin-guide.md, "Limits"): the memory all
+	 * heavy requests in flight may reserve together by their estimates
+	 * (estimate.h; 0: unbounded), the deadline of every heavy request
+	 * (0: none), and the bytes all clients' unanswered input and unread
+	 * output may hold together (0: unbounded): past it, heavy requests
+	 * are refused and the largest clients are cut first. */
+	uint64_t max_request_mem;
+	unsigned request_timeout_s;
+	uint64_t client_budget;
 };
 
 /* A fabric plane (subnet): its name, the generation served and the builder

@@ -382,4 +382,84 @@ if os.geteuid() == 0:
          "not-durable or kept; lost 0 (was 1)")
 else:
     print("ok - attack 12 disk full # SKIP needs root for unshare --mount")
+
+# 21.9 and 21.10 (issue 21): heavy requests' memory and time, clients' input.
+# Topods of their own: 8 workers and a 160 MiB budget; then a short
+# deadline and a small client budget, so that the drill stays within its 2
+# minutes.
+def line21(n, what, figure, ok, cond):
+    check(ok, "attack %-5s %-44s %s  [%s]" % (n, what, figure, cond))
+
+
+b = Topod("--load", snap, "-t", "8", "--max-request-memory", "160M")
+b_base = rss_kib(b.p.pid)
+sched = ("schedule tacs1 form=hosts " + " ".join(h + "*4" for h in hosts[:1024]) + "\n").encode()
+b_heads = []
+
+
+def b_ask(line):
+    s = socket.create_connection(("127.0.0.1", b.port))
+    s.settimeout(120)
+    s.sendall(line)
+    b_heads.append(read_reply(s)[0])
+    s.close()
+
+
+ths = [threading.Thread(target=b_ask, args=(sched,)) for _ in range(8)]
+for th in ths:
+    th.start()
+b_peak, b_res = b_base, 0
+while any(th.is_alive() for th in ths):
+    b_peak = max(b_peak, rss_kib(b.p.pid))
+    b_res = max(b_res, int(parse_kv(b.admin_ask("stats")[3:])["heavy_reserved"]))
+    time.sleep(0.05)
+line21("21.9", "8 x 4,096-rank schedule at once, 8 workers", "RSS +%s, reserved at most %d MiB of 160" %
+     (mib(b_peak - b_base), b_res >> 20), all(h.startswith("OK") for h in b_heads) and b_res <= 128 << 20 and
+     b_peak - b_base <= 160 * 1024, "within --max-request-memory (was 1.7 GiB, unbounded)")
+
+b.stop()
+b = Topod("--load", snap, "-t", "2", "--request-timeout", "3", "--client-budget", "32M")
+b_heads = []
+route = ("schedule route " + " ".join(hosts[:1024]) + "\n").encode()
+ths = [threading.Thread(target=b_ask, args=(route,)) for _ in range(4)]
+t0 = time.time()
+for th in ths:
+    th.start()
+time.sleep(0.5)
+worst = 0.0
+with b.conn() as c:
+    for _ in range(10):
+        s0 = time.perf_counter()
+        assert c.ask("hopsmatrix " + " ".join(hosts[:64])).startswith("OK")
+        for _ in range(64):
+            c.readline()
+        worst = max(worst, (time.perf_counter() - s0) * 1000)
+for th in ths:
+    th.join()
+el = time.time() - t0
+line21("21.10", "4 x 1,024-rank route schedule, then hopsmatrix", "hopsmatrix worst %.0f ms; schedules %s after %.1f s" %
+     (worst, b_heads[0][:11], el), worst < 100 and el < 6 and all(h.startswith("ERR TIMEOUT") for h in b_heads),
+     "light lane < 100 ms, deadline holds (was 30 s, 207 s)")
+
+slow = []
+for _ in range(300):
+    s = socket.create_connection(("127.0.0.1", b.port))
+    s.setblocking(False)
+    slow.append(s)
+held = 0
+for _ in range(50):
+    for s in slow:
+        try:
+            s.send(b"x" * 4096)
+        except OSError:
+            pass
+    time.sleep(0.05)
+    held = max(held, int(parse_kv(b.admin_ask("stats")[3:])["client_bytes"]))
+st = parse_kv(b.admin_ask("stats")[3:])
+for s in slow:
+    s.close()
+line21("21.10", "300 slow clients, 200 KiB of a line each", "clients hold at most %s; %s cut, the largest first" %
+     (mib(held // 1024), st["cut_budget"]), held <= 32 << 20 and int(st["cut_budget"]) > 0,
+     "within --client-budget (was 2.5 GB at 10,000)")
+b.stop()
 done()

@@ -1,0 +1,77 @@
+/*
+ * test_estimate.c - the heavy requests' cost estimates (topod/estimate.h):
+ * every CMD_HEAVY row of the command table has one, they grow with the
+ * request, and the light lane takes what is cheap and nothing else. (Their
+ * figures against real peak RSS: tests/integration/t_budget_estimate.py.)
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "estimate.h"
+#include "fabric.h"
+#include "testfab.h"
+
+static struct proto_req req; /* large: not on the stack */
+static char words[4096][24], pre_buf[256];
+
+static struct estimate est(const struct fabric *f, const char *cmd, const char *pre, size_t n, const char *suffix)
+{
+	memset(&req, 0, sizeof(req));
+	req.cmd = cmd;
+	if (pre)
+		for (char *w = strtok(strcpy(pre_buf, pre), " "); w; w = strtok(NULL, " "))
+			req.argv[req.argc++] = w;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(words[i], sizeof(words[i]), "h%04zu%s", i, suffix);
+		req.argv[req.argc++] = words[i];
+	}
+	struct estimate e = { 0, 0 };
+	if (estimate_request(cmd_find(cmd), &req, f, &e))
+		e.mem = e.work_us = 0;
+	return e;
+}
+
+int main(void)
+{
+	struct snap *s = snap_new();
+	tf_tree2(s, 8, 8, 4, 1);
+	tf_finish(s, 0);
+	struct fabric_index *x;
+	char err[AN_ERR_LEN];
+	if (fabric_index_build(s, NULL, 1, &x, err))
+		tf_die("index");
+	struct fabric f = { .snap = s, .index = x };
+	size_t missing = 0, heavy = 0;
+	for (size_t i = 0; i < cmd_count; i++) {
+		if (!(cmd_table[i].flags & CMD_HEAVY))
+			continue;
+		heavy++;
+		struct estimate e;
+		memset(&req, 0, sizeof(req));
+		req.cmd = cmd_table[i].name;
+		if (estimate_request(&cmd_table[i], &req, &f, &e) || !e.mem) {
+			printf("# %s has no estimator\n", cmd_table[i].name);
+			missing++;
+		}
+	}
+	tf_check(heavy >= 10 && !missing, "each of the %zu heavy commands has an estimate", heavy);
+	struct estimate a = est(&f, "hopsmatrix", NULL, 64, ""), b = est(&f, "hopsmatrix", NULL, 3456, "");
+	tf_check(a.mem < b.mem && a.work_us < b.work_us && estimate_light(&a) && !estimate_light(&b),
+		 "hopsmatrix: 64 hosts light (%llu KiB), 3,456 heavy (%llu MiB)", (unsigned long long)a.mem >> 10,
+		 (unsigned long long)b.mem >> 20);
+	a = est(&f, "schedule", "tacs1 form=hosts", 1024, "*4");
+	b = est(&f, "schedule", "xor form=hosts", 1024, "*4");
+	struct estimate c = est(&f, "schedule", "xor", 1024, "*2"), r = est(&f, "schedule", "route", 1024, "");
+	tf_check(a.mem > b.mem && c.mem > b.mem && !estimate_light(&r) && r.work_us > 10000000,
+		 "schedule: tacs1 (%llu MiB) and rank flows (%llu MiB) above xor form=hosts (%llu MiB); route 1,024 "
+		 "ranks ~%llu s of work", (unsigned long long)a.mem >> 20, (unsigned long long)c.mem >> 20,
+		 (unsigned long long)b.mem >> 20, (unsigned long long)r.work_us / 1000000);
+	a = est(&f, "map", "stencil:128x128", 3456, "*5");
+	b = est(&f, "map", "stencil:4x4", 4, "*4");
+	tf_check(a.mem > b.mem && !estimate_light(&b), "map: grows with the graph, never light (Scotch)");
+	a = est(&f, "order", NULL, 64, "");
+	tf_check(estimate_light(&a), "order of 64 hosts is light");
+	fabric_index_free(x);
+	snap_free(s);
+	return tf_failures ? 1 : 0;
+}

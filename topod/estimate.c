@@ -1,0 +1,230 @@
+/*
+ * estimate.c - see estimate.h. Coefficients are bytes or microseconds per
+ * unit, measured on the k=24 fat tree (3,456 hosts, 720 switches; 2 cores)
+ * with a fresh topod per request and rounded up by a third or more:
+ *
+ *   request (largest within the limits)      peak RSS   time
+ *   hopsmatrix 3,456 hosts                    45 MiB    0.2 s
+ *   pathmatrix 3,456 hosts                    60 MiB    0.4 s
+ *   schedule xor 2,048 ranks (rank flows)     67 MiB    0.5 s
+ *   schedule tacs1 form=hosts 1,024 x 4       42 MiB    4.2 s
+ *   schedule route 1,024 ranks                23 MiB   55 s
+ *   simgrid 256 hosts                         33 MiB    0.1 s
+ *   map stencil:128x128 on 3,456 x 5           7 MiB    0.7 s
+ *   load alltoall 16,380 ranks                 2 MiB    0.1 s
+ */
+#include "estimate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric.h"
+#include "route.h"
+
+#define MIB (1ull << 20)
+
+/* Ranks of the words argv[from..to): HOST is one, HOST*N is N. */
+static uint64_t rank_words(const struct proto_req *r, size_t from, size_t to)
+{
+	uint64_t P = 0;
+	for (size_t i = from; i < to; i++) {
+		const char *star = strchr(r->argv[i], '*');
+		unsigned long n = star ? strtoul(star + 1, NULL, 10) : 1;
+		P += n > TOPO_RANKS_MAX ? TOPO_RANKS_MAX : n;
+	}
+	return P;
+}
+
+/* The first word at or after i that is not OPTION=V. */
+static size_t skip_options(const struct proto_req *r, size_t i)
+{
+	while (i < r->argc && strchr(r->argv[i], '='))
+		i++;
+	return i;
+}
+
+/* Index of the word "--", or argc. */
+static size_t dashes(const struct proto_req *r, size_t from)
+{
+	for (size_t i = from; i < r->argc; i++)
+		if (!strcmp(r->argv[i], "--"))
+			return i;
+	return r->argc;
+}
+
+static int has_word(const struct proto_req *r, size_t to, const char *w)
+{
+	for (size_t i = 0; i < to && i < r->argc; i++)
+		if (!strcmp(r->argv[i], w))
+			return 1;
+	return 0;
+}
+
+static uint64_t sq(uint64_t n)
+{
+	return n * n;
+}
+
+static void est_hopsmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	/* int16 cells, then the reply's "N " per cell */
+	e->mem = 2 * MIB + sq(r->argc) * 5;
+	e->work_us = 200 + sq(r->argc) / 20;
+}
+
+static void est_pathmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	/* the sharing structure, then ~2.3 reply bytes per pair */
+	e->mem = 4 * MIB + sq(r->argc) * 7;
+	e->work_us = 500 + sq(r->argc) / 10;
+}
+
+static void est_shared(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	e->mem = 4 * MIB + sq(r->argc) * 2;
+	e->work_us = 200 + sq(r->argc) / 50;
+}
+
+static void est_order(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	uint64_t n = r->argc ? r->argc : f->index->rt->nhosts;
+	e->mem = 1 * MIB + n * 256;
+	e->work_us = 100 + n * 2;
+}
+
+static void est_pick(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	e->mem = 2 * MIB + (uint64_t)r->argc * 1024;
+	e->work_us = 500 + (uint64_t)r->argc * 40;
+}
+
+/* Ranks of a map GRAPH word: stencil:XxYxZ or csr:m. */
+static uint64_t graph_ranks(const char *g)
+{
+	uint64_t n = 1;
+	if (!strncmp(g, "csr:", 4))
+		return strtoull(g + 4, NULL, 10);
+	if (strncmp(g, "stencil:", 8))
+		return 0;
+	const char *p = g + 8;
+	for (int d = 0; d < 3 && *p >= '0' && *p <= '9'; d++) {
+		char *end;
+		unsigned long long x = strtoull(p, &end, 10);
+		n *= x > TOPO_RANKS_MAX ? TOPO_RANKS_MAX : x;
+		p = *end == 'x' ? end + 1 : end;
+	}
+	return n;
+}
+
+static void est_map(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	size_t g = skip_options(r, 0), dd = dashes(r, g);
+	uint64_t ranks = g < r->argc ? graph_ranks(r->argv[g]) : 0;
+	if (ranks > TOPO_RANKS_MAX)
+		ranks = TOPO_RANKS_MAX;
+	uint64_t hosts = dd > g ? dd - g - 1 : 0, adj = r->argc - dd;
+	/* Scotch's graphs and target, three candidates' figures, the swap pass */
+	e->mem = 8 * MIB + ranks * 1024 + hosts * 1024 + adj * 256;
+	e->work_us = 50000 + ranks * 50 + hosts * 20;
+}
+
+static void est_load(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	size_t s = skip_options(r, 0), dd = dashes(r, s);
+	uint64_t ranks = s + 1 < dd ? rank_words(r, s + 1, dd) : 0, triples = r->argc - dd;
+	/* per directed port: loads, levels; per rank and triple: the job */
+	e->mem = 4 * MIB + (uint64_t)f->snap->nports * 64 + ranks * 64 + triples * 96;
+	e->work_us = 5000 + ranks * 5 + triples * 4;
+}
+
+static int algo_is(const struct proto_req *r, const char *a)
+{
+	return r->argc && !strcmp(r->argv[0], a);
+}
+
+static void est_schedule(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	size_t first = skip_options(r, 1);
+	uint64_t P = rank_words(r, first, r->argc), H = r->argc - first;
+	if (H > f->index->rt->nhosts)
+		H = f->index->rt->nhosts;
+	int tacs = algo_is(r, "tacs1") || algo_is(r, "tacs2"), route = algo_is(r, "route");
+	int ranks_only = route || algo_is(r, "opt");
+	int compact = !ranks_only && (has_word(r, first, "form=hosts") || has_word(r, first, "flows=0"));
+	int flows = !has_word(r, first, "flows=0");
+	uint64_t pairs = P ? P * (P - 1) : 0;
+	e->mem = 4 * MIB + H * 4096 + (uint64_t)f->snap->nports * 16;
+	e->work_us = 1000 + sq(H);
+	if (tacs) {
+		/* pair states, candidates, per-step link loads, host flows */
+		e->mem += sq(H) * 48;
+		e->work_us += sq(H) * 5;
+	}
+	if (!compact) {
+		/* src, dst (and allgather's block) per flow; advice's XOR
+		 * baseline beside a non-XOR one; ~10 reply bytes per flow */
+		e->mem += pairs * (algo_is(r, "allgather") ? 12 : 8);
+		e->mem += algo_is(r, "xor") ? 0 : pairs * 8;
+		e->mem += flows ? pairs * 12 : 0;
+		e->work_us += pairs / 2;
+	}
+	if (route) {
+		/* four greedy variants' scratch copies and pending lists; O(P^3) */
+		e->mem += pairs * 20;
+		e->work_us += P * P * 55;
+	}
+}
+
+static void est_simgrid(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	/* every ordered pair's route in the XML, about 240 bytes each */
+	e->mem = 2 * MIB + sq(r->argc) * 700;
+	e->work_us = 1000 + sq(r->argc) * 3;
+}
+
+static void est_diff(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	/* both generations rebuilt from the history (LFTs, ports, route
+	 * tables), their comparison and the named hosts' pair walks */
+	const struct snap *s = f->snap;
+	uint64_t names = r->argc > 2 ? r->argc - 2 : 0;
+	e->mem = 8 * MIB + 3 * (s->nlft + (uint64_t)s->nports * 96 + (uint64_t)s->nnodes * 256) + sq(names) * 16;
+	e->work_us = 200000 + s->nlft / 10 + sq(names);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(const struct proto_req *r, const struct fabric *f, struct estimate *e);
+} est_table[] = {
+	{ "hopsmatrix", est_hopsmatrix },
+	{ "pathmatrix", est_pathmatrix },
+	{ "shared", est_shared },
+	{ "order", est_order },
+	{ "pick", est_pick },
+	{ "map", est_map },
+	{ "diff", est_diff },
+	{ "load", est_load },
+	{ "schedule", est_schedule },
+	{ "simgrid", est_simgrid },
+};
+
+int estimate_request(const struct cmd *k, const struct proto_req *req, const struct fabric *f, struct estimate *e)
+{
+	for (size_t i = 0; i < sizeof(est_table) / sizeof(est_table[0]); i++)
+		if (!strcmp(est_table[i].name, k->name)) {
+			est_table[i].fn(req, f, e);
+			return 0;
+		}
+	return -1;
+}
+
+int estimate_light(const struct estimate *e)
+{
+	return e->work_us <= ESTIMATE_LIGHT_US && e->mem <= ESTIMATE_LIGHT_MEM;
+}
