@@ -58,6 +58,10 @@ struct tq {
 	int watch_after_set;
 	long watch_count;         /* --count N (1; 0: forever) */
 	int watch_wait_s;         /* --wait SEC per generation (3600) */
+	/* matrix --delay[=BYTES], simgrid --all */
+	int delay;
+	uint64_t delay_bytes;
+	int sg_all;
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
