@@ -511,6 +511,10 @@ int cmd_matrix(struct tq *q, int argc, char **argv)
 		fprintf(stderr, "topoquery: matrix: out of memory\n");
 		return EXIT_ERROR;
 	}
+	/* Up to 15 bytes an entry: a large delay matrix passes the default
+	 * reply limit that a hop matrix fits in. */
+	if (m64 && tii_get_max_reply_bytes(q->t) < n * n * 15 + 4096)
+		tii_set_max_reply_bytes(q->t, n * n * 15 + 4096);
 	int rc = m64 ? tii_get_delay_matrix(q->t, cv(&hosts), n, q->delay_bytes, m64)
 		     : tii_get_hop_matrix(q->t, cv(&hosts), n, m16);
 	if (rc)
