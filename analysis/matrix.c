@@ -3,8 +3,13 @@
  */
 #include "matrix.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cost.h"
+#include "rate.h"
+#include "util.h"
 
 int matrix_hops(const struct route_tab *rt, const uint32_t *eps, const uint16_t *dlids, size_t n, int16_t *out)
 {
@@ -76,4 +81,110 @@ void matrix_groups_free(struct matrix_groups *mg)
 	free(mg->start);
 	free(mg->members);
 	memset(mg, 0, sizeof(*mg));
+}
+
+/* Leaf-mates first, each leaf's hosts together, so that one walked tail row
+ * serves them all; other end ports each stand alone. */
+static uint64_t delay_key(const struct route_tab *rt, uint32_t ep, size_t i)
+{
+	const struct route_ep *e = &rt->eps[ep];
+	if (e->up == AN_OK && e->leaf != ROUTE_NONE && e->host != ROUTE_NONE)
+		return e->leaf;
+	return ((uint64_t)1 << 32) + i;
+}
+
+struct delay_ord {
+	uint64_t key;
+	size_t i;
+};
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const struct delay_ord *x = a, *y = b;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* One source's walks to every destination: hops[j] (-1: no route) and the
+ * least cable rate after the source's own cable (UINT64_MAX: none crossed,
+ * 0: one of unknown rate). */
+static void delay_tail(const struct route_tab *rt, uint32_t src, const uint16_t *dlids, size_t n,
+		       struct route_hop *walk, size_t cap, int32_t *hops, uint64_t *tail)
+{
+	for (size_t j = 0; j < n; j++) {
+		struct route_res res;
+		if (route_walk(rt, src, dlids[j], walk, cap, &res) || res.hops > cap) {
+			hops[j] = -1;
+			continue;
+		}
+		uint64_t m = UINT64_MAX;
+		for (uint32_t k = 0; k < res.hops; k++) {
+			if (!walk[k].out)
+				continue; /* delivered to the switch itself: no cable */
+			uint64_t b = rate_cable_bps(rt->snap, walk[k].node, walk[k].out);
+			m = b < m ? b : m;
+		}
+		hops[j] = (int32_t)res.hops;
+		tail[j] = m;
+	}
+}
+
+/* Row i from a tail row and its own cable's rate. */
+static int delay_row(const struct route_tab *rt, uint32_t ep, const uint16_t *dlids, const int32_t *hops,
+		     const uint64_t *tail, size_t n, uint64_t bytes, int64_t *row, char err[AN_ERR_LEN])
+{
+	const struct route_ep *e = &rt->eps[ep];
+	const struct snap *s = rt->snap;
+	uint64_t own = s->nodes[e->node].type == SNAP_NODE_SWITCH ? UINT64_MAX : rate_cable_bps(s, e->node, e->port);
+	for (size_t j = 0; j < n; j++) {
+		if (hops[j] < 0) {
+			row[j] = -1;
+			continue;
+		}
+		uint64_t bps = tail[j] < own ? tail[j] : own;
+		double ns = cost_route_latency((uint32_t)hops[j]) * 1e9;
+		if (bytes && !bps) {
+			util_fail(err, AN_ERR_LEN, "the route from end port 0x%016" PRIx64 " to LID %u crosses a cable "
+				  "of unknown rate (width/speed)", e->guid, (unsigned)dlids[j]);
+			return AN_E_RANGE;
+		}
+		if (bytes && bps != UINT64_MAX)
+			ns += (double)bytes * 8e9 / (double)bps;
+		row[j] = (int64_t)(ns + 0.5);
+	}
+	return AN_OK;
+}
+
+int matrix_delay(const struct route_tab *rt, const uint32_t *eps, const uint16_t *dlids, size_t n, uint64_t bytes,
+		 int64_t *out, char err[AN_ERR_LEN])
+{
+	if (bytes > MATRIX_DELAY_BYTES_MAX) {
+		util_fail(err, AN_ERR_LEN, "%" PRIu64 " bytes: at most 2^40", bytes);
+		return AN_E_INVAL;
+	}
+	/* A loop-free walk crosses each switch at most once. */
+	size_t cap = (size_t)rt->nsw + 1;
+	struct delay_ord *ord = malloc((n ? n : 1) * sizeof(*ord));
+	struct route_hop *walk = malloc(cap * sizeof(*walk));
+	int32_t *hops = malloc((n ? n : 1) * sizeof(*hops));
+	uint64_t *tail = malloc((n ? n : 1) * sizeof(*tail));
+	int rc = ord && walk && hops && tail ? AN_OK : AN_E_NOMEM;
+	for (size_t i = 0; i < n && !rc; i++)
+		ord[i] = (struct delay_ord){ delay_key(rt, eps[i], i), i };
+	if (!rc)
+		qsort(ord, n, sizeof(*ord), cmp_ord);
+	for (size_t k = 0; k < n && !rc; k++) {
+		size_t i = ord[k].i;
+		/* The first of a leaf walks, from its own port (its own LID too:
+		 * a leaf-mate listed as lid:N needs that walk). */
+		if (k == 0 || ord[k].key != ord[k - 1].key)
+			delay_tail(rt, eps[i], dlids, n, walk, cap, hops, tail);
+		rc = delay_row(rt, eps[i], dlids, hops, tail, n, bytes, out + i * n, err);
+		if (!rc)
+			out[i * n + i] = 0;
+	}
+	free(ord);
+	free(walk);
+	free(hops);
+	free(tail);
+	return rc;
 }

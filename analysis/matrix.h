@@ -7,7 +7,12 @@
  * whose cable to the same leaf switch is up take the same route to any
  * destination after that cable.
  *
- * Errors: AN_E_NOMEM. Nothing here keeps a pointer to its inputs.
+ * The delay matrix (docs/protocol.md, "delaymatrix") is seed 004 chapter 4's
+ * Bcast closeness, hops and link rates in one figure: the predicted time of
+ * one message on the pair's real route, by the one cost model (cost.h).
+ *
+ * Errors: AN_E_NOMEM, and for the delay matrix AN_E_INVAL and AN_E_RANGE.
+ * Nothing here keeps a pointer to its inputs.
  */
 #ifndef AN_MATRIX_H
 #define AN_MATRIX_H
@@ -28,6 +33,28 @@
  * plus the other ports. out holds n * n entries.
  */
 int matrix_hops(const struct route_tab *rt, const uint32_t *eps, const uint16_t *dlids, size_t n, int16_t *out);
+
+/* Most bytes of one message in a delay matrix (as a schedule's bytes=B):
+ * 1 TiB over a 1x SDR cable is ~4,400 s, far inside an int64_t of ns. */
+#define MATRIX_DELAY_BYTES_MAX (1ull << 40)
+
+/*
+ * out[i * n + j] = the predicted time in nanoseconds of a message of bytes
+ * bytes from eps[i] to dlids[j] alone on its route (the route of
+ * matrix_hops):
+ *     cost_route_latency(hops) + bytes / (the slowest cable of the route),
+ * rounded to the nearest ns; the slowest cable is the least rate_cable_bps()
+ * of the source's cable (unless the source is a switch) and of every switch
+ * out port of the walk. 0 for i == j, -1 where the walk fails (as
+ * matrix_hops). One message, no contention: a phase of many flows is
+ * cost_load_time()'s. Leaf-mates share one walk per destination, as in
+ * matrix_hops, so the cost is O(rows * n * hops).
+ * AN_E_INVAL: bytes > MATRIX_DELAY_BYTES_MAX. AN_E_RANGE: bytes > 0 and a
+ * route crosses a cable of unknown rate (err names the pair). AN_E_NOMEM.
+ * On error out may have been partly written.
+ */
+int matrix_delay(const struct route_tab *rt, const uint32_t *eps, const uint16_t *dlids, size_t n, uint64_t bytes,
+		 int64_t *out, char err[AN_ERR_LEN]);
 
 /* The source groups of a share built with SHARE_KEEP_PATHS, as member
  * lists: group g's hosts are members[start[g] .. start[g + 1]), ascending

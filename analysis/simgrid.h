@@ -65,4 +65,44 @@ struct simgrid_stats {
 int simgrid_platform(const struct route_tab *rt, const uint32_t *hosts, size_t n, struct tbuf *out,
 		     struct simgrid_stats *st, char err[AN_ERR_LEN]);
 
+
+/*
+ * The whole fabric in one platform (`simgrid all`), every host of it whose
+ * default port is up and has a LID (the others cannot be routed to: they
+ * are left out and counted in st->omitted), within TOPO_SIMGRID_ALL_HOSTS_MAX
+ * hosts and TOPO_SIMGRID_ALL_BYTES_MAX bytes.
+ *
+ * One <route> per ordered pair (as simgrid_platform writes) is P^2 routes:
+ * 12M at 3,456 hosts, gigabytes. LFT routing is by destination, so hosts
+ * cabled to one leaf switch take the same route to any host after their
+ * own cable, and SimGrid's hierarchical routing can say exactly that: a
+ * route between zones is the route to the source zone's gateway, then the
+ * zone route, then the route from the destination zone's gateway. So:
+ *   - one zone (routing="Full") per leaf group: "leaf:0xLEAFGUID" (a host
+ *     not cabled to a switch is a group of its own, "port:0xPORTGUID");
+ *   - in it, its hosts, a router "out:ZONE" (route: each host's own cable)
+ *     and one router "in:ZONE<SRCZONE" per other group (route to each host
+ *     of the zone: the switch out ports of the LFT walk from the source
+ *     group's leaf, the last being the host's cable), and the routes
+ *     between its own hosts (their full walks);
+ *   - for every ordered pair of zones a zoneRoute from "out:SRC" to
+ *     "in:DST<SRC" through one link "glue" (SimGrid forbids an empty
+ *     route): FATPIPE, 1 Pbps, 0 ns, so it neither shares nor delays.
+ * A route is then the source's cable, the glue, and the walk after the
+ * cable: exactly the LFT route, with (leaves x hosts) route lists instead
+ * of hosts^2. The directed links (as simgrid_platform's) are declared first,
+ * in a zone "cables" with routing="None".
+ * Errors as simgrid_platform's; AN_E_RANGE also for no host at all.
+ */
+struct simgrid_fabric_stats {
+	uint32_t hosts, omitted;  /* in the platform; left out (port down, no LID) */
+	uint32_t zones;           /* leaf groups */
+	uint32_t links;           /* directed links declared, the glue link included */
+	uint32_t routes;          /* <route> and <zoneRoute> elements */
+	uint32_t lines;
+};
+
+int simgrid_fabric(const struct route_tab *rt, struct tbuf *out, struct simgrid_fabric_stats *st,
+		   char err[AN_ERR_LEN]);
+
 #endif

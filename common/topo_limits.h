@@ -90,4 +90,13 @@
  * reply needs no longer timeout than this. */
 #define TOPO_HEAVY_TIMEOUT_DEFAULT_S 60
 
+/* `simgrid all`: the whole fabric in one platform (analysis/simgrid.h:
+ * one zone per leaf, so routes grow as leaves x hosts, not hosts^2).
+ * Measured: a synthetic 3,456-host 3-level fat tree (k=24, 288 leaves of 12)
+ * is 1.12M route elements, 193 MB of XML, 2.4 s in topod; SimGrid 3.32 loads
+ * it in 7.6 s and 420 MB. The bytes bound the memory of one request in topod
+ * and of the reply in libtii; the hosts, a fabric of that size with room. */
+#define TOPO_SIMGRID_ALL_HOSTS_MAX 4096
+#define TOPO_SIMGRID_ALL_BYTES_MAX (256u * 1024 * 1024)
+
 #endif

@@ -67,3 +67,45 @@ int tii_get_simgrid_platform(tii_t *t, const char *const *hosts, size_t n, char 
 	*xml = tbuf_detach(&c.xml, len);
 	return 0;
 }
+
+/* ---- the whole fabric ----------------------------------------------------- */
+
+static int sgf_head(void *ctx, const struct tii__kv *kv, size_t nlines)
+{
+	struct sg_ctx *c = ctx;
+	uint64_t hosts, omitted, zones, links, routes;
+	tbuf_release(&c->xml);
+	/* Every count bounded by the limits before anything is kept; the lines
+	 * cannot outnumber the bytes. */
+	if (tii__kv_u64(kv, "hosts", &hosts) || !hosts || hosts > TOPO_SIMGRID_ALL_HOSTS_MAX ||
+	    tii__kv_u64(kv, "omitted", &omitted) || tii__kv_u64(kv, "zones", &zones) || !zones || zones > hosts ||
+	    tii__kv_u64(kv, "links", &links) || tii__kv_u64(kv, "routes", &routes) ||
+	    routes < zones * (zones - 1) + hosts || tii__kv_u64(kv, "bytes", &c->bytes) ||
+	    c->bytes > TOPO_SIMGRID_ALL_BYTES_MAX || c->bytes < nlines || nlines < SG_FIXED_LINES + hosts + links + routes)
+		return TII_E_PROTO;
+	c->xml = (struct tbuf)TBUF_INIT((size_t)c->bytes);
+	c->nlines = nlines;
+	c->nhosts = (size_t)hosts;
+	return 0;
+}
+
+int tii_get_simgrid_fabric(tii_t *t, char **xml, size_t *len, size_t *hosts)
+{
+	if (!t || !xml)
+		return TII_E_INVAL;
+	struct sg_ctx c = { .xml = TBUF_INIT(0) };
+	static const struct tii__handler h = { sgf_head, sg_line, 0 };
+	int rc = tii__req_begin(t, "simgrid");
+	rc = rc ? rc : tii__req_word(t, "all", 3);
+	rc = rc ? rc : tii__request(t, &h, &c);
+	if (!rc && c.xml.len != c.bytes)
+		rc = TII_E_PROTO;
+	if (rc) {
+		tbuf_release(&c.xml);
+		return rc;
+	}
+	if (hosts)
+		*hosts = c.nhosts;
+	*xml = tbuf_detach(&c.xml, len);
+	return 0;
+}

@@ -937,6 +937,50 @@ typedef struct tii_links {
 TII_API int tii_get_links(tii_t *t, const char *name, const char *state, tii_links_t **out);
 TII_API void tii_links_free(tii_links_t *l);   /* NULL is a no-op */
 
+/* ---- the delay matrix (seed 004 chapter 4: hops and link rates) ----------- */
+
+/* Largest message of a delay matrix, and the largest time an entry can
+ * take: 2^40 bytes over a 1x SDR cable (2 Gb/s) plus any route's latency
+ * is ~4.4e12 ns; a larger entry is TII_E_PROTO. */
+#define TII_DELAY_BYTES_MAX (1ull << 40)
+#define TII_DELAY_NS_MAX 10000000000000ll
+
+/*
+ * For every ordered pair of the n hosts, in one request: matrix[i * n + j] =
+ * the predicted time in nanoseconds of one message of bytes bytes from
+ * hosts[i] to hosts[j] alone on its LFT route: the latency of its cables and
+ * switches plus bytes over the slowest cable of the route (the one cost
+ * model, docs/cost-model.md); 0 on the diagonal, UINT64_MAX where the route
+ * fails. Order node leaders by it for a topology- and speed-aware Bcast.
+ * matrix must hold n * n entries; n <= TII_MATRIX_MAX; bytes <=
+ * TII_DELAY_BYTES_MAX (TII_E_INVAL). TII_E_NOROUTE (bytes > 0) when a route
+ * crosses a cable whose rate the fabric does not give (tii_last_message()
+ * names it); bytes = 0 gives latencies only. On error the matrix may have
+ * been partly written. A 4,096-host matrix is ~200 MB of text: raise the
+ * reply limit for it.
+ */
+TII_API int tii_get_delay_matrix(tii_t *t, const char *const *hosts, size_t n, uint64_t bytes, uint64_t *matrix);
+
+/* ---- the whole fabric as one SimGrid platform ------------------------------ */
+
+#define TII_SIMGRID_ALL_HOSTS_MAX TOPO_SIMGRID_ALL_HOSTS_MAX
+#define TII_SIMGRID_ALL_BYTES_MAX TOPO_SIMGRID_ALL_BYTES_MAX
+
+/*
+ * The SimGrid platform of every host of the fabric whose default port is up
+ * (`simgrid all`, docs/protocol.md): the same hosts, links, rates and LFT
+ * routes as tii_get_simgrid_platform() would give for all of them, written
+ * as one zone per leaf switch so that it grows as leaves x hosts, not
+ * hosts^2. TII_E_TOOMANY past TII_SIMGRID_ALL_HOSTS_MAX hosts or
+ * TII_SIMGRID_ALL_BYTES_MAX bytes (tii_last_message() says which),
+ * TII_E_NOROUTE as tii_get_simgrid_platform(). On success *xml is a new
+ * NUL-terminated document (free() it) of *len bytes and *hosts its host
+ * count (len, hosts may be NULL). Large fabrics give hundreds of MB: raise
+ * tii_set_max_reply_bytes() (to TII_SIMGRID_ALL_BYTES_MAX + 4096 for any
+ * answer) and the timeout.
+ */
+TII_API int tii_get_simgrid_fabric(tii_t *t, char **xml, size_t *len, size_t *hosts);
+
 #ifdef __cplusplus
 }
 #endif

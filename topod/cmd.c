@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "delay_cmd.h"
 #include "history_cmd.h"
 #include "inventory_cmd.h"
 #include "place_cmd.h"
@@ -29,6 +30,8 @@ const struct cmd cmd_table[] = {
 	  "hop counts of every ordered pair of the hosts" },
 	{ "pathmatrix", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_pathmatrix, "pathmatrix HOST [HOST ...]",
 	  "routes of every ordered pair of the hosts" },
+	{ "delaymatrix", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_delaymatrix, "delaymatrix [bytes=B] HOST [HOST ...]",
+	  "predicted ns of one B-byte message for every ordered pair: latency + B over the route's slowest cable" },
 	{ "depth", 0, 0, CMD_FABRIC, answer_depth, "depth", "levels of the switch-cluster hierarchy" },
 	{ "clusters", 2, -1, CMD_FABRIC, answer_clusters, "clusters LEVEL HOST [HOST ...]",
 	  "each host's switch cluster at LEVEL" },
@@ -59,8 +62,8 @@ const struct cmd cmd_table[] = {
 	{ "schedule", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_schedule,
 	  "schedule xor|tacs1|tacs2|opt|allgather|route [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] HOST[*N] ...",
 	  "an all-to-all schedule for a rank list, with per-step link loads and its predicted time against XOR" },
-	{ "simgrid", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_simgrid, "simgrid HOST [HOST ...]",
-	  "a SimGrid platform of the hosts: LFT routes, links at their rates (smpirun -platform)" },
+	{ "simgrid", 1, -1, CMD_FABRIC | CMD_HEAVY, answer_simgrid, "simgrid all | HOST [HOST ...]",
+	  "a SimGrid platform of the hosts (all: the whole fabric): LFT routes, links at their rates (smpirun -platform)" },
 	{ "switches", 0, 0, CMD_FABRIC, answer_switches, "switches",
 	  "every switch: node GUID and name (the names clusters take)" },
 	{ "show", 1, 1, CMD_FABRIC | CMD_PLANES, answer_show, "show HOST|HCA|SWITCH",

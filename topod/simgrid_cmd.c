@@ -6,18 +6,54 @@
  *   OK gen=G hosts=H links=L routes=R bytes=B lines=N
  *   <?xml version='1.0'?>
  *   ... N lines of XML in all
+ *
+ * `simgrid all`: every host of the fabric, routes by leaf zones
+ * (simgrid_fabric):
+ *
+ *   OK gen=G hosts=H omitted=K zones=Z links=L routes=R bytes=B lines=N
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "simgrid.h"
 #include "simgrid_cmd.h"
 #include "topo_limits.h"
 
+static const char *sg_code(int rc)
+{
+	return rc == AN_E_INVAL   ? "DUPLICATE"
+	       : rc == AN_E_ROUTE ? "NOROUTE"
+	       : rc == AN_E_RANGE ? "TOOMANY"
+	       : rc == AN_E_NOMEM ? "NOMEM"
+				  : "INTERNAL";
+}
+
+static void answer_fabric(struct qctx *c)
+{
+	struct tbuf xml = TBUF_INIT(TOPO_SIMGRID_ALL_BYTES_MAX);
+	char err[AN_ERR_LEN] = "";
+	struct simgrid_fabric_stats st;
+	int rc = simgrid_fabric(c->rt, &xml, &st, err);
+	if (rc) {
+		query_error(c->out, sg_code(rc), "%s", err[0] ? err : an_strerror(rc));
+	} else {
+		evbuffer_add_printf(c->out,
+				    "OK gen=%" PRIu64 " hosts=%u omitted=%u zones=%u links=%u routes=%u bytes=%zu lines=%u\n",
+				    c->gen, st.hosts, st.omitted, st.zones, st.links, st.routes, xml.len, st.lines);
+		evbuffer_add(c->out, xml.buf, xml.len);
+	}
+	tbuf_release(&xml);
+}
+
 void answer_simgrid(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
+	if (r->argc == 1 && !strcmp(r->argv[0], "all")) {
+		answer_fabric(c);
+		return;
+	}
 	if (r->argc > TOPO_SIMGRID_HOSTS_MAX) {
 		query_error(c->out, "TOOMANY", "a platform takes at most %d hosts", TOPO_SIMGRID_HOSTS_MAX);
 		return;
@@ -39,13 +75,7 @@ void answer_simgrid(struct qctx *c)
 	struct simgrid_stats st;
 	int rc = simgrid_platform(c->rt, hosts, r->argc, &xml, &st, err);
 	if (rc) {
-		query_error(c->out,
-			    rc == AN_E_INVAL   ? "DUPLICATE"
-			    : rc == AN_E_ROUTE ? "NOROUTE"
-			    : rc == AN_E_RANGE ? "TOOMANY"
-			    : rc == AN_E_NOMEM ? "NOMEM"
-						: "INTERNAL",
-			    "%s", err[0] ? err : an_strerror(rc));
+		query_error(c->out, sg_code(rc), "%s", err[0] ? err : an_strerror(rc));
 		goto out;
 	}
 	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " hosts=%u links=%u routes=%u bytes=%zu lines=%u\n", c->gen,

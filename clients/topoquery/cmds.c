@@ -509,6 +509,51 @@ int cmd_clusters(struct tq *q, int argc, char **argv)
 
 /* ---- matrix -------------------------------------------------------------------- */
 
+/* Entry (i, j) of a hop (m16) or delay (m64) matrix, or -1 where the route
+ * fails. */
+static long long matrix_at(const uint16_t *m16, const uint64_t *m64, size_t k)
+{
+	if (m16)
+		return m16[k] == UINT16_MAX ? -1 : (long long)m16[k];
+	return m64[k] == UINT64_MAX ? -1 : (long long)m64[k];
+}
+
+static void matrix_print(struct tq *q, const struct strv *hosts, const uint16_t *m16, const uint64_t *m64)
+{
+	size_t n = hosts->n;
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"hosts\":[", tii_last_generation(q->t));
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				fputc(',', o);
+			json_str(o, hosts->v[i]);
+		}
+		if (m64)
+			fprintf(o, "],\"bytes\":%" PRIu64 ",\"unit\":\"ns\",\"delay_ns\":[", q->delay_bytes);
+		else
+			fputs("],\"hops\":[", o);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (q->json)
+			fputs(i ? ",[" : "[", o);
+		else
+			fputs(hosts->v[i], o);
+		for (size_t j = 0; j < n; j++) {
+			long long v = matrix_at(m16, m64, i * n + j);
+			if (q->json)
+				fprintf(o, v < 0 ? "%snull" : "%s%lld", j ? "," : "", v);
+			else if (v < 0)
+				fputs(" -", o);
+			else
+				fprintf(o, " %lld", v);
+		}
+		fputs(q->json ? "]" : "\n", o);
+	}
+	if (q->json)
+		fputs("]}\n", o);
+}
+
 int cmd_matrix(struct tq *q, int argc, char **argv)
 {
 	struct strv hosts = { 0 };
@@ -522,52 +567,25 @@ int cmd_matrix(struct tq *q, int argc, char **argv)
 		strv_free(&hosts);
 		return tq_usage_error("matrix: %zu hosts, at most %d", n, TII_MATRIX_MAX);
 	}
-	uint16_t *m = malloc(n * n * sizeof(*m));
-	if (!m) {
+	uint16_t *m16 = q->delay ? NULL : malloc(n * n * sizeof(*m16));
+	uint64_t *m64 = q->delay ? malloc(n * n * sizeof(*m64)) : NULL;
+	if (!m16 && !m64) {
 		strv_free(&hosts);
 		fprintf(stderr, "topoquery: matrix: out of memory\n");
 		return EXIT_ERROR;
 	}
-	int rc = tii_get_hop_matrix(q->t, cv(&hosts), n, m);
-	if (rc) {
+	/* Up to 15 bytes an entry: a large delay matrix passes the default
+	 * reply limit that a hop matrix fits in. */
+	if (m64 && tii_get_max_reply_bytes(q->t) < n * n * 15 + 4096)
+		tii_set_max_reply_bytes(q->t, n * n * 15 + 4096);
+	int rc = m64 ? tii_get_delay_matrix(q->t, cv(&hosts), n, q->delay_bytes, m64)
+		     : tii_get_hop_matrix(q->t, cv(&hosts), n, m16);
+	if (rc)
 		status = tq_fail(q, "matrix", rc);
-	} else if (q->json) {
-		FILE *o = q->out;
-		fprintf(o, "{\"generation\":%" PRIu64 ",\"hosts\":[", tii_last_generation(q->t));
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				fputc(',', o);
-			json_str(o, hosts.v[i]);
-		}
-		fputs("],\"hops\":[", o);
-		for (size_t i = 0; i < n; i++) {
-			fputs(i ? ",[" : "[", o);
-			for (size_t j = 0; j < n; j++) {
-				uint16_t v = m[i * n + j];
-				if (j)
-					fputc(',', o);
-				if (v == UINT16_MAX)
-					fputs("null", o);
-				else
-					fprintf(o, "%u", v);
-			}
-			fputc(']', o);
-		}
-		fputs("]}\n", o);
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			fputs(hosts.v[i], q->out);
-			for (size_t j = 0; j < n; j++) {
-				uint16_t v = m[i * n + j];
-				if (v == UINT16_MAX)
-					fputs(" -", q->out);
-				else
-					fprintf(q->out, " %u", v);
-			}
-			fputc('\n', q->out);
-		}
-	}
-	free(m);
+	else
+		matrix_print(q, &hosts, m16, m64);
+	free(m16);
+	free(m64);
 	strv_free(&hosts);
 	return status;
 }

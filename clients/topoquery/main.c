@@ -145,7 +145,9 @@ static const char usage_text[] =
 	"  tree [--format dot]       the whole hierarchy (text, or graphviz)\n"
 	"  clusters [LEVEL] HOSTS... each host's cluster ID and colour at LEVEL (all levels\n"
 	"                            without one)\n"
-	"  matrix HOSTS...           hop counts between every pair of HOSTS\n"
+	"  matrix HOSTS...           hop counts between every pair of HOSTS;\n"
+	"                            --delay[=BYTES]: predicted ns of one BYTES message\n"
+	"                            (default 1 MiB): latency + BYTES / slowest cable\n"
 	"  shared [--loads] HOSTS... hosts sharing a link above the leaf level\n"
 	"  slurm [-o FILE]           a Slurm topology.conf (topology/tree)\n"
 	"  load PATTERN RANKS...     link loads of a job's pattern: alltoall, allgather,\n"
@@ -173,7 +175,8 @@ static const char usage_text[] =
 	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
 	"                            with HOSTS, every changed pair among them\n"
 	"  simgrid [-o FILE] HOSTS... a SimGrid platform of HOSTS: the LFT routes and the\n"
-	"                            cables' rates, for smpirun -platform\n"
+	"                            cables' rates, for smpirun -platform; --all: every\n"
+	"                            host of the fabric (at most 4,096 hosts, 256 MiB)\n"
 	"  show HOST|HCA|SWITCH      one host, HCA or switch like iblinkinfo: GUIDs, LIDs,\n"
 	"                            leaf, pod, plane, each port's neighbour, 4X QDR Active\n"
 	"  links [--down|--state S] [NAME]\n"
@@ -282,6 +285,7 @@ static const struct {
 };
 
 enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT, OPT_DOWN, OPT_STATE };
+enum { OPT_DELAY = 512, OPT_ALL };
 
 /* The options struct tq has no room for: they matter only until the
  * connection is open. */
@@ -343,6 +347,21 @@ static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 	return GO_ON;
 }
 
+/* matrix --delay[=BYTES]: the message size of the delay matrix (1 MiB). */
+static int delay_option(struct tq *q, const char *arg)
+{
+	q->delay = 1;
+	q->delay_bytes = 1048576;
+	if (!arg)
+		return GO_ON;
+	char *end;
+	errno = 0;
+	q->delay_bytes = strtoull(arg, &end, 10);
+	if (errno || *end || end == arg || arg[0] == '-' || q->delay_bytes > TII_DELAY_BYTES_MAX)
+		return tq_usage_error("--delay=BYTES: a number 0..2^40, not %s", arg);
+	return GO_ON;
+}
+
 /* All options, wherever they stand. Returns GO_ON, or the exit status of
  * --help, --version or a usage error. */
 /* A level counted from the leaves is a negative number (`clusters -1
@@ -399,6 +418,8 @@ static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl
 		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "down", no_argument, NULL, OPT_DOWN },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "delay", optional_argument, NULL, OPT_DELAY },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -427,6 +448,11 @@ static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl
 			if ((rc = number_option(q, cl, c, optarg)) != GO_ON)
 				return rc;
 			break;
+		case OPT_DELAY:
+			if ((rc = delay_option(q, optarg)) != GO_ON)
+				return rc;
+			break;
+		case OPT_ALL: q->sg_all = 1; break;
 		case 'h': cl->help = 1; break;
 		case 'V': printf("topoquery %s (libtii %d.%d)\n", TOPO_VERSION, TII_VERSION_MAJOR, TII_VERSION_MINOR); return EXIT_OK;
 		default:
@@ -517,6 +543,10 @@ static int find_command(int argc, char **argv, const struct tq *q, command_fn *f
 		return tq_usage_error("--bytes, --links, --matrix and --dot are for load only");
 	if (q->link_state && strcmp(cmd, "links"))
 		return tq_usage_error("--down and --state are for links only");
+	if (q->delay && strcmp(cmd, "matrix"))
+		return tq_usage_error("--delay is for matrix only");
+	if (q->sg_all && strcmp(cmd, "simgrid"))
+		return tq_usage_error("--all is for simgrid only");
 	return GO_ON;
 }
 

@@ -61,6 +61,10 @@ struct tq {
 	int watch_wait_s;         /* --wait SEC per generation (3600) */
 	/* links */
 	const char *link_state;   /* --down ("down") or --state STATE, NULL: any */
+	/* matrix --delay[=BYTES], simgrid --all */
+	int delay;
+	uint64_t delay_bytes;
+	int sg_all;
 };
 
 /* "topoquery: what: why" on stderr for a failed libtii call; returns

@@ -91,6 +91,7 @@ int main(void)
 		{ "query h0000:h0015", "h0000 0x" },
 		{ "hopsbatch h0000:h0001 h0002:h0014", "OK gen=" },
 		{ "hopsmatrix h0000 h0005 h0010 h0015", "OK gen=" },
+		{ "delaymatrix bytes=4096 h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "pathmatrix h0000 h0005 h0010 h0015", "OK gen=" },
 		{ "depth", "OK gen=" },
 		{ "clusters 1 h0000 h0005", "OK gen=" },
