@@ -12,6 +12,8 @@
  *   simgrid 256 hosts                         33 MiB    0.1 s
  *   map stencil:128x128 on 3,456 x 5           7 MiB    0.7 s
  *   load alltoall 16,380 ranks                 2 MiB    0.1 s
+ *   delaymatrix 3,456 hosts                  (84 MB of reply)  0.7 s
+ *   simgrid all, 3,456 hosts                 (193 MB of XML)   2.4 s
  */
 #include "estimate.h"
 
@@ -182,10 +184,33 @@ static void est_schedule(const struct proto_req *r, const struct fabric *f, stru
 
 static void est_simgrid(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
-	(void)f;
-	/* every ordered pair's route in the XML, about 240 bytes each */
+	/* `simgrid all`: one zone per leaf, routes grow as leaves x hosts
+	 * (193 MB of XML, 2.4 s at 3,456 hosts and 288 leaves): switches x
+	 * hosts bounds it. Else every ordered pair's route, ~240 bytes each. */
+	if (r->argc == 1 && !strcmp(r->argv[0], "all")) {
+		uint64_t hs = (uint64_t)f->index->rt->nhosts * f->index->switches;
+		e->mem = 2 * MIB + hs * 100;
+		e->work_us = 1000 + hs;
+		return;
+	}
 	e->mem = 2 * MIB + sq(r->argc) * 700;
 	e->work_us = 1000 + sq(r->argc) * 3;
+}
+
+static void est_delaymatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)f;
+	/* uint64 cells, then ~7 reply bytes per cell (84 MB at 3,456 hosts, 0.7 s) */
+	e->mem = 2 * MIB + sq(r->argc) * 16;
+	e->work_us = 200 + sq(r->argc) / 16;
+}
+
+/* `links`: every cable once, ~90 reply bytes each. */
+static void est_links(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+{
+	(void)r;
+	e->mem = 2 * MIB + (uint64_t)f->snap->nports * 100;
+	e->work_us = 1000 + f->snap->nports;
 }
 
 static void est_diff(const struct proto_req *r, const struct fabric *f, struct estimate *e)
@@ -212,6 +237,8 @@ static const struct {
 	{ "load", est_load },
 	{ "schedule", est_schedule },
 	{ "simgrid", est_simgrid },
+	{ "delaymatrix", est_delaymatrix },
+	{ "links", est_links },
 };
 
 int estimate_request(const struct cmd *k, const struct proto_req *req, const struct fabric *f, struct estimate *e)
