@@ -16,7 +16,7 @@ from topodtest import BIN, ROOT, check, done  # noqa: E402
 JARGON = re.compile(r"\bseed(?:'s|s)?\b", re.I)
 # a random-number seed, or a placeholder for one
 ALLOWED = re.compile(r"((?i:random[^.\n]{0,40}\bseed|--seed|\bseed=|\bseeded\b|seed \(default|\bseed of\b|"
-                     r"random:seed)|\bSEED\b)")
+                     r"random:seed|fixed seed)|\bSEED\b)")
 
 
 def offending(text):
