@@ -104,28 +104,33 @@ static int cmp_ord(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* One source's walks to every destination: hops[j] (-1: no route) and the
- * least cable rate after the source's own cable (UINT64_MAX: none crossed,
- * 0: one of unknown rate). */
+/* One walk: *hops (-1: no route) and the least cable rate after the
+ * source's own cable (UINT64_MAX: none crossed, 0: one of unknown rate). */
+static void delay_walk(const struct route_tab *rt, uint32_t src, uint16_t dlid, struct route_hop *walk, size_t cap,
+		       int32_t *hops, uint64_t *tail)
+{
+	struct route_res res;
+	if (route_walk(rt, src, dlid, walk, cap, &res) || res.hops > cap) {
+		*hops = -1;
+		return;
+	}
+	uint64_t m = UINT64_MAX;
+	for (uint32_t k = 0; k < res.hops; k++) {
+		if (!walk[k].out)
+			continue; /* delivered to the switch itself: no cable */
+		uint64_t b = rate_cable_bps(rt->snap, walk[k].node, walk[k].out);
+		m = b < m ? b : m;
+	}
+	*hops = (int32_t)res.hops;
+	*tail = m;
+}
+
+/* One source's walks to every destination. */
 static void delay_tail(const struct route_tab *rt, uint32_t src, const uint16_t *dlids, size_t n,
 		       struct route_hop *walk, size_t cap, int32_t *hops, uint64_t *tail)
 {
-	for (size_t j = 0; j < n; j++) {
-		struct route_res res;
-		if (route_walk(rt, src, dlids[j], walk, cap, &res) || res.hops > cap) {
-			hops[j] = -1;
-			continue;
-		}
-		uint64_t m = UINT64_MAX;
-		for (uint32_t k = 0; k < res.hops; k++) {
-			if (!walk[k].out)
-				continue; /* delivered to the switch itself: no cable */
-			uint64_t b = rate_cable_bps(rt->snap, walk[k].node, walk[k].out);
-			m = b < m ? b : m;
-		}
-		hops[j] = (int32_t)res.hops;
-		tail[j] = m;
-	}
+	for (size_t j = 0; j < n; j++)
+		delay_walk(rt, src, dlids[j], walk, cap, &hops[j], &tail[j]);
 }
 
 /* Row i from a tail row and its own cable's rate. */
@@ -140,6 +145,10 @@ static int delay_row(const struct route_tab *rt, uint32_t ep, const uint16_t *dl
 			row[j] = -1;
 			continue;
 		}
+		if (hops[j] == 0 && dlids[j] >= e->lid && dlids[j] <= e->lid + ((1u << e->lmc) - 1)) {
+			row[j] = 0; /* its own port (a host listed twice): no network at all */
+			continue;
+		}
 		uint64_t bps = tail[j] < own ? tail[j] : own;
 		double ns = cost_route_latency((uint32_t)hops[j]) * 1e9;
 		if (bytes && !bps) {
@@ -151,6 +160,21 @@ static int delay_row(const struct route_tab *rt, uint32_t ep, const uint16_t *dl
 			ns += (double)bytes * 8e9 / (double)bps;
 		row[j] = (int64_t)(ns + 0.5);
 	}
+	return AN_OK;
+}
+
+/* For a leaf-mate src of the walker first: the columns naming first's
+ * port or src's own are walked from src (on), then walked from first
+ * again (off) so that the next mate starts from the walker's row. */
+static int patch_mates(const struct route_tab *rt, uint32_t first, uint32_t src, const uint32_t *eps,
+		       const uint16_t *dlids, size_t n, struct route_hop *walk, size_t cap, int32_t *hops, uint64_t *tail,
+		       int on)
+{
+	if (src == first)
+		return AN_OK;
+	for (size_t j = 0; j < n; j++)
+		if (eps[j] == first || eps[j] == src)
+			delay_walk(rt, on ? src : first, dlids[j], walk, cap, &hops[j], &tail[j]);
 	return AN_OK;
 }
 
@@ -172,13 +196,22 @@ int matrix_delay(const struct route_tab *rt, const uint32_t *eps, const uint16_t
 		ord[i] = (struct delay_ord){ delay_key(rt, eps[i], i), i };
 	if (!rc)
 		qsort(ord, n, sizeof(*ord), cmp_ord);
+	uint32_t first = 0;
 	for (size_t k = 0; k < n && !rc; k++) {
 		size_t i = ord[k].i;
-		/* The first of a leaf walks, from its own port (its own LID too:
-		 * a leaf-mate listed as lid:N needs that walk). */
-		if (k == 0 || ord[k].key != ord[k - 1].key)
-			delay_tail(rt, eps[i], dlids, n, walk, cap, hops, tail);
-		rc = delay_row(rt, eps[i], dlids, hops, tail, n, bytes, out + i * n, err);
+		/* The first of a leaf walks for all its leaf-mates: their routes
+		 * after their own cables are its routes, but for the columns of
+		 * the first's own port (0 hops for it, the leaf for them) and of
+		 * their own port (0 hops for them), walked again from theirs. */
+		if (k == 0 || ord[k].key != ord[k - 1].key) {
+			first = eps[i];
+			delay_tail(rt, first, dlids, n, walk, cap, hops, tail);
+		}
+		rc = patch_mates(rt, first, eps[i], eps, dlids, n, walk, cap, hops, tail, 1);
+		if (!rc)
+			rc = delay_row(rt, eps[i], dlids, hops, tail, n, bytes, out + i * n, err);
+		if (!rc)
+			rc = patch_mates(rt, first, eps[i], eps, dlids, n, walk, cap, hops, tail, 0);
 		if (!rc)
 			out[i * n + i] = 0;
 	}

@@ -89,7 +89,9 @@ static struct tc_comm *make(MPI_Comm comm)
 	c->pcomm = c->leafcomm = c->leadcomm = MPI_COMM_NULL;
 	PMPI_Comm_size(comm, &c->size);
 	PMPI_Comm_rank(comm, &c->rank);
-	if (PMPI_Comm_dup(comm, &c->pcomm) != MPI_SUCCESS) {
+	/* A split, not a dup: a dup would run every keyval's copy callback
+	 * and hand other libraries' attributes to our private communicator. */
+	if (PMPI_Comm_split(comm, 0, c->rank, &c->pcomm) != MPI_SUCCESS) {
 		free(c);
 		return NULL;
 	}

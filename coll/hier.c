@@ -45,15 +45,24 @@ int tc_bcast(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root)
 	return rc;
 }
 
-/* bytes of count elements of dt, packed (0 on overflow: then the caller
- * stays native, as every rank computes the same). */
-static int packed_bytes(int count, MPI_Datatype dt, MPI_Comm comm, int *bytes)
+/* A rank's block: its type signature's bytes, the same on every rank by
+ * MPI's matching rule (MPI_Pack_size is only an upper bound); wrap.c keeps
+ * size x this within an int. MPI_Pack must then write exactly this much. */
+static int block_bytes(int count, MPI_Datatype dt)
 {
-	int n;
-	if (PMPI_Pack_size(count, dt, comm, &n) != MPI_SUCCESS)
-		return -1;
-	*bytes = n;
-	return 0;
+	int sz = 0;
+	PMPI_Type_size(dt, &sz);
+	return count * sz;
+}
+
+/* Every rank says whether it can go on (buffers allocated, its blocks
+ * packed to the expected size): all go on, or all hand the call to the
+ * MPI, so that no rank waits for one that gave up. */
+static int all_ok(const struct tc_comm *c, int ok)
+{
+	int all = 0;
+	PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->pcomm);
+	return all;
 }
 
 /* Leaf L's members' packed blocks, in rank order, at the leader: the
@@ -100,18 +109,17 @@ int tc_gather(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, 
 		scount = rcount;
 		st = rt;
 	}
-	if (packed_bytes(scount, st, c->pcomm, &S))
-		return MPI_ERR_TYPE;
+	S = block_bytes(scount, st);
 	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
 	size_t all_n = c->rank == root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
 	char *mine = calloc(S ? (size_t)S : 1, 1), *all = malloc(all_n ? all_n : 1);
-	if (!mine || !all) {
+	int pos = 0;
+	rc = mine && all ? PMPI_Pack(sbuf, scount, st, mine, S, &pos, c->pcomm) : MPI_ERR_NO_MEM;
+	if (!all_ok(c, rc == MPI_SUCCESS && pos == S)) {
 		free(mine);
 		free(all);
-		return MPI_ERR_NO_MEM;
+		return PMPI_Gather(in_place ? MPI_IN_PLACE : sbuf, scount, st, rbuf, rcount, rt, root, c->pcomm);
 	}
-	int pos = 0;
-	rc = PMPI_Pack(sbuf, scount, st, mine, S, &pos, c->pcomm);
 	/* the root collects its own leaf's blocks in place, others apart */
 	char *leafbuf = c->rank == root ? all + leaf_off(c, c->myleaf, S) : all;
 	if (rc == MPI_SUCCESS)
@@ -154,6 +162,8 @@ static int root_packs(struct tc_comm *c, char *all, int S, const void *sbuf, int
 			int pos = 0;
 			rc = PMPI_Pack((const char *)sbuf + (MPI_Aint)r * scount * ext, scount, st, all + off, S, &pos,
 				       c->pcomm);
+			if (rc == MPI_SUCCESS && pos != S)
+				rc = MPI_ERR_TRUNCATE;
 			off += (size_t)S;
 		}
 	return rc;
@@ -163,27 +173,29 @@ int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st,
 	       MPI_Datatype rt, int root)
 {
 	int is_root = c->rank == root, in_place = is_root && rbuf == MPI_IN_PLACE, S, rc = MPI_SUCCESS;
-	if (packed_bytes(is_root ? scount : rcount, is_root ? st : rt, c->pcomm, &S))
-		return MPI_ERR_TYPE;
+	S = is_root ? block_bytes(scount, st) : block_bytes(rcount, rt);
 	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
 	size_t all_n = is_root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
 	char *mine = malloc(S ? (size_t)S : 1), *all = malloc(all_n ? all_n : 1);
-	if (!mine || !all) {
+	MPI_Request *rq = is_root ? malloc((size_t)c->nleaves * sizeof(*rq)) : NULL;
+	MPI_Status *sts = is_root ? malloc((size_t)c->nleaves * sizeof(*sts)) : NULL;
+	if (!mine || !all || (is_root && (!rq || !sts)))
+		rc = MPI_ERR_NO_MEM;
+	else if (is_root)
+		rc = root_packs(c, all, S, sbuf, scount, st);
+	if (!all_ok(c, rc == MPI_SUCCESS)) {
 		free(mine);
 		free(all);
-		return MPI_ERR_NO_MEM;
+		free(rq);
+		free(sts);
+		return PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, c->pcomm);
 	}
 	if (is_root) {
-		rc = root_packs(c, all, S, sbuf, scount, st);
-		MPI_Request *rq = malloc((size_t)c->nleaves * sizeof(*rq));
-		MPI_Status *sts = malloc((size_t)c->nleaves * sizeof(*sts));
 		int nr = 0;
 		for (int L = 0; rq && sts && L < c->nleaves && rc == MPI_SUCCESS; L++)
 			if (L != c->myleaf || !me_lead)
 				rc = PMPI_Isend(all + leaf_off(c, L, S), c->leaf_size[L] * S, MPI_PACKED, c->leader[L],
 						TC_TAG, c->pcomm, &rq[nr++]);
-		if (!rq || !sts)
-			rc = MPI_ERR_NO_MEM;
 		/* the root's own leaf: if the root leads it, scatter from here */
 		char *leafbuf = all + leaf_off(c, c->myleaf, S);
 		if (rc == MPI_SUCCESS && me_lead)
@@ -192,8 +204,6 @@ int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st,
 			rc = PMPI_Scatter(NULL, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
 		if (rc == MPI_SUCCESS)
 			rc = PMPI_Waitall(nr, rq, sts);
-		free(rq);
-		free(sts);
 	} else {
 		if (me_lead)
 			rc = PMPI_Recv(all, nl * S, MPI_PACKED, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
@@ -206,6 +216,8 @@ int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st,
 	}
 	free(mine);
 	free(all);
+	free(rq);
+	free(sts);
 	return rc;
 }
 

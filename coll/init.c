@@ -180,9 +180,12 @@ void tc_finalize(void)
 {
 	if (!tc_g.stats || tc_g.world_rank != 0)
 		return;
-	struct tc_comm *c = tc_comm_get(MPI_COMM_WORLD);
-	if (!c)
-		return;
+	/* Only what exists: building the state here would be a collective
+	 * that rank 0 runs alone while the others are in MPI_Finalize. */
+	struct tc_comm *c = NULL, none = { 0 };
+	int flag = 0;
+	if (PMPI_Comm_get_attr(MPI_COMM_WORLD, tc_g.keyval, &c, &flag) != MPI_SUCCESS || !flag || !c)
+		c = &none;
 	fprintf(stderr, "topocoll: rank 0 of MPI_COMM_WORLD:");
 	for (int op = 0; op < TC_NOPS; op++)
 		fprintf(stderr, " %s %llu hierarchical %llu native%s", tc_op_name[op], c->hier[op], c->native[op],

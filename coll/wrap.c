@@ -11,6 +11,7 @@
  * order of additions: TOPOCOLL_ALLREDUCE_FLOAT=1 allows it), messages below
  * the per-collective threshold.
  */
+#include <limits.h>
 #include <stdio.h>
 
 #include "coll.h"
@@ -52,9 +53,16 @@ static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 	return c;
 }
 
-/* Large enough to pay for a second level of messages? */
+/* Large enough to pay for a second level of messages, and, for Gather
+ * and Scatter, small enough that the whole communicator's blocks (the
+ * root's buffer, a leaf's message) are an int count of bytes? */
 static int big_enough(struct tc_comm *c, enum tc_op op, long long bytes)
 {
+	if ((op == TC_GATHER || op == TC_SCATTER) && bytes * c->size > INT_MAX) {
+		c->native[op]++;
+		tc_tell(c, op, 0, "the communicator's blocks together exceed an int count");
+		return 0;
+	}
 	if (bytes >= (long long)tc_g.min_bytes[op]) {
 		c->hier[op]++;
 		tc_tell(c, op, 1, NULL);

@@ -456,7 +456,10 @@ static int sw_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct sw_ctx *c = ctx;
 	uint64_t ns;
-	(void)c;
+	/* a reply retried after a cut starts over */
+	tii_switch_names_free(c->v, c->n);
+	c->v = NULL;
+	c->n = c->cap = 0;
 	if (tii__kv_u64(kv, "switches", &ns) || ns != nlines)
 		return TII_E_PROTO;
 	return 0;

@@ -72,6 +72,20 @@ struct show_ctx {
 	size_t want;   /* nodes the head announced */
 };
 
+/* A cluster name: absent (an older topod) or "-" is "", else it must fit. */
+static int opt_name(char *dst, size_t n, const char *v)
+{
+	if (!v || !strcmp(v, "-")) {
+		dst[0] = '\0';
+		return 0;
+	}
+	/* cluster names are one word of [A-Za-z0-9._-] (docs/protocol.md, tree) */
+	if (strlen(v) >= n || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(v))
+		return TII_E_PROTO;
+	strcpy(dst, v);
+	return 0;
+}
+
 static int show_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct show_ctx *c = ctx;
@@ -84,7 +98,9 @@ static int show_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	if (PUT(s->name, kv, "name") || PUT(s->kind, kv, "kind") || PUT(s->plane, kv, "plane") ||
 	    PUT(s->host, kv, "host") || PUT(s->leaf_name, kv, "leaf_name") || guid_or_none(kv, "leaf", &s->leaf) ||
 	    guid_or_none(kv, "leaf_cluster", &s->leaf_cluster) || guid_or_none(kv, "pod", &s->pod) ||
-	    tii__kv_int(kv, "nodes", 1, TII_SHOW_NODES_MAX, &nodes) || nlines < (size_t)nodes)
+	    tii__kv_int(kv, "nodes", 1, TII_SHOW_NODES_MAX, &nodes) || nlines < (size_t)nodes ||
+	    opt_name(s->leaf_cluster_name, sizeof(s->leaf_cluster_name), tii__kv_get(kv, "leaf_cluster_name")) ||
+	    opt_name(s->pod_name, sizeof(s->pod_name), tii__kv_get(kv, "pod_name")))
 		return TII_E_PROTO;
 	c->want = (size_t)nodes;
 	s->nodes = calloc((size_t)nodes, sizeof(*s->nodes));

@@ -9,9 +9,19 @@
  */
 #include "tii_impl.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The names tii.h sends new programs to: both forms are defined here (see
+ * "ABI" in tii.h); the old ones fill only what 1.2's structs held. */
+#undef tii_pick_hosts
+#undef tii_map_graph
+#undef tii_map_stencil
+#undef tii_reorder_ranks
+#define PICK_INFO_12 offsetof(tii_pick_info_t, min_leaves)
+#define MAP_INFO_12 offsetof(tii_map_info_t, method)
 
 struct names {
 	const char *const *v;
@@ -76,6 +86,24 @@ static int word_of(const char *w, const char *const *names, int n)
 	return -1;
 }
 
+/* A topod before 1.3: hop-bytes and loads only, method scotch or block. */
+static int map_head_12(const struct tii__kv *kv, tii_map_info_t *i)
+{
+	const char *m = tii__kv_get(kv, "method");
+	long moved;
+	if (!m || (strcmp(m, "scotch") && strcmp(m, "block")) || tii__kv_u64(kv, "hop_bytes", &i->hop_bytes) ||
+	    tii__kv_u64(kv, "max_load", &i->max_load) || tii__kv_u64(kv, "block_hop_bytes", &i->block_hop_bytes) ||
+	    tii__kv_u64(kv, "block_max_load", &i->block_max_load) || tii__kv_u64(kv, "rr_hop_bytes", &i->rr_hop_bytes) ||
+	    tii__kv_u64(kv, "rr_max_load", &i->rr_max_load) || tii__kv_int(kv, "moved", 0, 1 << 30, &moved))
+		return TII_E_PROTO;
+	i->scotch = !strcmp(m, "scotch");
+	i->method = i->scotch ? TII_MAP_SCOTCH : TII_MAP_BLOCK;
+	i->reason = TII_MAP_UNKNOWN;
+	i->moved = (int)moved;
+	i->time_s = i->block_time_s = i->rr_time_s = i->scotch_time_s = -1;
+	return 0;
+}
+
 /* map's OK line: the figures, the predicted times, the bottleneck. */
 static int map_head(const struct tii__kv *kv, tii_map_info_t *i)
 {
@@ -83,6 +111,8 @@ static int map_head(const struct tii__kv *kv, tii_map_info_t *i)
 	static const char *const reason[] = { "faster", "slower", "equal", "unknown" };
 	long moved, swaps;
 	memset(i, 0, sizeof(*i));
+	if (!tii__kv_get(kv, "swaps") && !tii__kv_get(kv, "time_us"))
+		return map_head_12(kv, i);
 	i->method = word_of(tii__kv_get(kv, "method"), method, 3);
 	i->reason = word_of(tii__kv_get(kv, "reason"), reason, 4);
 	if (i->method < 0 || i->reason < 0 || tii__kv_u64(kv, "hop_bytes", &i->hop_bytes) ||
@@ -118,6 +148,11 @@ static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
 	const char *m = tii__kv_get(kv, "method"), *r = tii__kv_get(kv, "reason");
 	const char *t = tii__kv_get(kv, "time_us"), *pt = tii__kv_get(kv, "pick_time_us");
 	const char *ft = tii__kv_get(kv, "first_fit_time_us");
+	if (!m && !tii__kv_get(kv, "min_leaves")) {
+		/* a topod before 1.3: its pick, without advice */
+		i->time_s = i->pick_time_s = i->first_fit_time_s = -1;
+		return 0;
+	}
 	if (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || tii__kv_int(kv, "min_pods", 0, nfree, &mp) ||
 	    tii__kv_int(kv, "sharing_free_wider", 0, 1, &w) || !m || !r || !t || !pt || !ft ||
 	    tii__parse_us(t, &i->time_s) || tii__parse_us(pt, &i->pick_time_s) ||
@@ -210,8 +245,8 @@ int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
 	return rc ? rc : run_list(t, &c, hosts, n, order);
 }
 
-int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
-		   tii_pick_info_t *info)
+static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info, size_t infolen)
 {
 	if (!t || !free_hosts || !nfree || !want || !chosen || want > nfree)
 		return TII_E_INVAL;
@@ -223,8 +258,20 @@ int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t
 	rc = rc ? rc : tii__req_hosts(t, free_hosts, nfree);
 	rc = rc ? rc : run_list(t, &c, free_hosts, nfree, chosen);
 	if (!rc && info)
-		*info = c.pinfo;
+		memcpy(info, &c.pinfo, infolen);
 	return rc;
+}
+
+int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		   tii_pick_info_t *info)
+{
+	return pick_hosts(t, free_hosts, nfree, want, chosen, info, PICK_INFO_12);
+}
+
+int tii_pick_hosts_13(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info)
+{
+	return pick_hosts(t, free_hosts, nfree, want, chosen, info, sizeof(*info));
 }
 
 /* ---- map -------------------------------------------------------------------- */
@@ -247,17 +294,17 @@ static int map_begin(tii_t *t, const char *graph, const char *const *hosts, cons
 }
 
 static int map_run(tii_t *t, const char *const *hosts, size_t nh, size_t nranks, size_t *rank_host,
-		   tii_map_info_t *info)
+		   tii_map_info_t *info, size_t infolen)
 {
 	struct list_ctx c = { .want = nranks, .rank_lines = 1, .is_map = 1 };
 	int rc = run_list(t, &c, hosts, nh, rank_host);
 	if (!rc && info)
-		*info = c.minfo;
+		memcpy(info, &c.minfo, infolen);
 	return rc;
 }
 
-int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
-		    int periodic, size_t *rank_host, tii_map_info_t *info)
+static int map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+		       int periodic, size_t *rank_host, tii_map_info_t *info, size_t infolen)
 {
 	if (!t || !hosts || !nhosts || !dims || !rank_host || dims[0] < 1 || dims[1] < 1 || dims[2] < 1)
 		return TII_E_INVAL;
@@ -267,11 +314,24 @@ int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t
 	char g[96];
 	snprintf(g, sizeof(g), "stencil:%dx%dx%d%s", dims[0], dims[1], dims[2], periodic ? ":periodic" : "");
 	int rc = map_begin(t, g, hosts, slots, nhosts);
-	return rc ? rc : map_run(t, hosts, nhosts, (size_t)n, rank_host, info);
+	return rc ? rc : map_run(t, hosts, nhosts, (size_t)n, rank_host, info, infolen);
 }
 
-int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
-		  const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info)
+int tii_map_stencil(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+		    int periodic, size_t *rank_host, tii_map_info_t *info)
+{
+	return map_stencil(t, hosts, slots, nhosts, dims, periodic, rank_host, info, MAP_INFO_12);
+}
+
+int tii_map_stencil_13(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+		       int periodic, size_t *rank_host, tii_map_info_t *info)
+{
+	return map_stencil(t, hosts, slots, nhosts, dims, periodic, rank_host, info, sizeof(*info));
+}
+
+static int map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+		     const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info,
+		     size_t infolen)
 {
 	if (!t || !hosts || !nhosts || !nranks || !xadj || !rank_host || (xadj[nranks] > 0 && !adjncy))
 		return TII_E_INVAL;
@@ -312,14 +372,26 @@ int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t n
 			rc = tii__req_word(t, w, len);
 	}
 	free(w);
-	return rc ? rc : map_run(t, hosts, nhosts, nranks, rank_host, info);
+	return rc ? rc : map_run(t, hosts, nhosts, nranks, rank_host, info, infolen);
+}
+
+int tii_map_graph(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+		  const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info)
+{
+	return map_graph(t, hosts, slots, nhosts, nranks, xadj, adjncy, adjwgt, rank_host, info, MAP_INFO_12);
+}
+
+int tii_map_graph_13(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+		     const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host, tii_map_info_t *info)
+{
+	return map_graph(t, hosts, slots, nhosts, nranks, xadj, adjncy, adjwgt, rank_host, info, sizeof(*info));
 }
 
 /* ---- MPI reorder -------------------------------------------------------------- */
 
-int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
-		      const int *degrees, const int *destinations, const int *weights, int *newrank,
-		      tii_map_info_t *info)
+static int reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+			 const int *degrees, const int *destinations, const int *weights, int *newrank,
+			 tii_map_info_t *info, size_t infolen)
 {
 	if (!t || !rank_hosts || nranks < 1 || n < 0 || (n && (!sources || !degrees)) || !newrank)
 		return TII_E_INVAL;
@@ -382,7 +454,7 @@ int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n
 				wt[at] = weights[e];
 		}
 	free(pos);
-	rc = tii_map_graph(t, hosts, slots, nh, N, xadj, adj, wt, rank_host, info);
+	rc = map_graph(t, hosts, slots, nh, N, xadj, adj, wt, rank_host, info, infolen);
 	if (rc)
 		goto out;
 	/* vertices mapped to a host go, ascending, to its processes, ascending */
@@ -422,4 +494,20 @@ out:
 	free(rank_host);
 	free(fill);
 	return rc;
+}
+
+int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+		      const int *degrees, const int *destinations, const int *weights, int *newrank,
+		      tii_map_info_t *info)
+{
+	return reorder_ranks(t, rank_hosts, nranks, n, sources, degrees, destinations, weights, newrank, info,
+			     MAP_INFO_12);
+}
+
+int tii_reorder_ranks_13(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+			 const int *degrees, const int *destinations, const int *weights, int *newrank,
+			 tii_map_info_t *info)
+{
+	return reorder_ranks(t, rank_hosts, nranks, n, sources, degrees, destinations, weights, newrank, info,
+			     sizeof(*info));
 }

@@ -79,8 +79,8 @@ static int sgf_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	 * cannot outnumber the bytes. */
 	if (tii__kv_u64(kv, "hosts", &hosts) || !hosts || hosts > TOPO_SIMGRID_ALL_HOSTS_MAX ||
 	    tii__kv_u64(kv, "omitted", &omitted) || tii__kv_u64(kv, "zones", &zones) || !zones || zones > hosts ||
-	    tii__kv_u64(kv, "links", &links) || tii__kv_u64(kv, "routes", &routes) ||
-	    routes < zones * (zones - 1) + hosts || tii__kv_u64(kv, "bytes", &c->bytes) ||
+	    tii__kv_u64(kv, "links", &links) || tii__kv_u64(kv, "routes", &routes) || links > nlines ||
+	    routes > nlines || routes < zones * (zones - 1) + hosts || tii__kv_u64(kv, "bytes", &c->bytes) ||
 	    c->bytes > TOPO_SIMGRID_ALL_BYTES_MAX || c->bytes < nlines || nlines < SG_FIXED_LINES + hosts + links + routes)
 		return TII_E_PROTO;
 	c->xml = (struct tbuf)TBUF_INIT((size_t)c->bytes);

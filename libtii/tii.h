@@ -746,6 +746,28 @@ TII_API int tii_reorder_ranks(tii_t *t, const char *const *rank_hosts, int nrank
 			      const int *degrees, const int *destinations, const int *weights, int *newrank,
 			      tii_map_info_t *info);
 
+/*
+ * ABI: tii_pick_info_t and tii_map_info_t grew in 1.3, and the caller owns
+ * them. A program built against 1.2 passes the 1.2 size to the four calls
+ * above, which fill only the 1.2 fields; this header sends programs built
+ * against it to the *_13 entry points, which fill the whole structs. Call
+ * the names above as always.
+ */
+TII_API int tii_pick_hosts_13(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+			      tii_pick_info_t *info);
+TII_API int tii_map_graph_13(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, size_t nranks,
+			     const int *xadj, const int *adjncy, const int *adjwgt, size_t *rank_host,
+			     tii_map_info_t *info);
+TII_API int tii_map_stencil_13(tii_t *t, const char *const *hosts, const int *slots, size_t nhosts, const int dims[3],
+			       int periodic, size_t *rank_host, tii_map_info_t *info);
+TII_API int tii_reorder_ranks_13(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
+				 const int *degrees, const int *destinations, const int *weights, int *newrank,
+				 tii_map_info_t *info);
+#define tii_pick_hosts tii_pick_hosts_13
+#define tii_map_graph tii_map_graph_13
+#define tii_map_stencil tii_map_stencil_13
+#define tii_reorder_ranks tii_reorder_ranks_13
+
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 
 /* Algorithms: the MPI libraries' default (XOR for powers of two, else
@@ -907,6 +929,7 @@ typedef struct tii_show {
 	uint64_t leaf_cluster, pod;   /* as tii_connected_switch_cluster_at_depth gives them, 0 if none */
 	size_t nnodes;
 	struct tii_node_info *nodes;
+	char leaf_cluster_name[TII_NODE_NAME_MAX + 1], pod_name[TII_NODE_NAME_MAX + 1];  /* as tree names them, "" if none */
 } tii_show_t;
 /* A host (all of its HCAs), an HCA or a switch (a name of docs/protocol.md,
  * or a switch's description or its first word). TII_E_NOTFOUND. On success

@@ -148,12 +148,14 @@ static void show_place(struct qctx *c, uint32_t ep, uint32_t host)
 		evbuffer_add_printf(c->out, " leaf=0x%016" PRIx64 " leaf_name=\"%s\"", c->s->nodes[e->leaf].guid, nm);
 	}
 	if (host == ROUTE_NONE || !c->h || host >= c->h->nhosts) {
-		evbuffer_add_printf(c->out, " leaf_cluster=- pod=-");
+		evbuffer_add_printf(c->out, " leaf_cluster=- pod=- leaf_cluster_name=- pod_name=-");
 		return;
 	}
+	/* names are hier.h's: [A-Za-z0-9._-] only, one word */
 	uint32_t lc = place_leaf_cluster(c->h, host), pod = place_pod(c->h, host);
-	evbuffer_add_printf(c->out, " leaf_cluster=0x%016" PRIx64 " pod=0x%016" PRIx64, c->h->clusters[lc].id,
-			    c->h->clusters[pod].id);
+	evbuffer_add_printf(c->out, " leaf_cluster=0x%016" PRIx64 " pod=0x%016" PRIx64 " leaf_cluster_name=%s pod_name=%s",
+			    c->h->clusters[lc].id, c->h->clusters[pod].id, c->h->names ? c->h->names[lc] : "-",
+			    c->h->names ? c->h->names[pod] : "-");
 }
 
 void answer_show(struct qctx *c)
@@ -191,7 +193,7 @@ void answer_show(struct qctx *c)
 	if (host != ROUTE_NONE)
 		show_place(c, strcmp(kind, "host") ? ep : route_host_ep(c->rt, host), host);
 	else
-		evbuffer_add_printf(c->out, " leaf=- leaf_name=- leaf_cluster=- pod=-");
+		evbuffer_add_printf(c->out, " leaf=- leaf_name=- leaf_cluster=- pod=- leaf_cluster_name=- pod_name=-");
 	evbuffer_add_printf(c->out, " lines=%zu\n", lines);
 	for (size_t i = 0; i < n; i++)
 		show_node(c, nodes[i]);

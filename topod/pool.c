@@ -147,6 +147,12 @@ static void *worker(void *arg)
 		j->run(j, nt);
 		uint64_t mem = j->mem;
 		int light = j->light, stopped = atomic_load(&j->stop);
+		/* Unlisted before the hand-off: once done() has passed j to the
+		 * loop it may be freed there, and pool_expire (on the loop)
+		 * must never find it in w->job again. */
+		pthread_mutex_lock(&p->lock);
+		w->job = NULL;
+		pthread_mutex_unlock(&p->lock);
 		j->done(j); /* j may be gone from here on */
 #ifdef __GLIBC__
 		if (mem >= TRIM_AFTER)
@@ -159,7 +165,6 @@ static void *worker(void *arg)
 			p->light_reserved -= mem;
 		else
 			p->reserved -= mem;
-		w->job = NULL;
 		p->running--;
 		p->st.completed++;
 		p->st.light_done += (uint64_t)light;

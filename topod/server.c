@@ -283,6 +283,9 @@ static void budget_cb(evutil_socket_t fd, short what, void *arg)
 			v[n++] = c;
 	qsort_r(v, n, sizeof(*v), held_cmp, &sec);
 	for (size_t i = 0; i < n && srv->in_bytes + srv->out_bytes > low; i++) {
+		/* sorted largest first: from here on nobody holds what is over */
+		if (!conn_held(v[i], sec))
+			break;
 		char why[160];
 		srv->cut_budget++;
 		snprintf(why, sizeof(why), "all clients together hold %" PRIu64 " bytes, more than --client-budget %" PRIu64
@@ -692,7 +695,9 @@ static void soft_cb(evutil_socket_t fd, short what, void *arg)
 static void check_output(struct conn *c)
 {
 	struct server *srv = c->srv;
-	if (!c->bev || c->kind == CONN_INGEST)
+	/* The admin socket is the operator's (root, topod's user): its
+	 * replies (stats grows with every counter) are never cut. */
+	if (!c->bev || c->kind != CONN_QUERY)
 		return;
 	size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
 	if (srv->cfg.out_hard && n > srv->cfg.out_hard) {

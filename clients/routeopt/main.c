@@ -329,6 +329,14 @@ static int check_cmd(const struct run *r)
 	return EX_OK;
 }
 
+/* The running routing's tables are read for eval and --compare, and for a
+ * solve whose tables would be written over a fabric that has tables (a
+ * state directory or snapshot; --xgft has none): never worse than them. */
+static int need_current(const struct run *r)
+{
+	return r->eval || r->o->compare || (r->o->out && r->s->engine[0] && strcmp(r->s->engine, "none"));
+}
+
 /* hosts, pattern and phase choice, and the fabric's own tables when asked for */
 static int run_prepare(struct run *r)
 {
@@ -349,7 +357,7 @@ static int run_prepare(struct run *r)
 			"pick --phase K or --joint (all phases at once)\n", prog, o->pattern, r->pat.nphases);
 		return EX_USAGE;
 	}
-	if ((r->eval || o->compare) && lft_from_snap(r->s, &r->cur, r->err)) {
+	if (need_current(r) && lft_from_snap(r->s, &r->cur, r->err)) {
 		fprintf(stderr, "%s: %s\n", prog, r->err);
 		return EX_ERR;
 	}
@@ -378,9 +386,20 @@ static int phase_solve(struct run *r, int last, const struct flow *f, size_t nf,
 	printf("phase %s flows %zu maxload %llu proven %s solve_ms %.1f ilps %u rows %llu cols %llu",
 	       label, nf, (unsigned long long)res.maxload, res.proven ? "yes" : "no", res.solve_ms,
 	       res.ilps, (unsigned long long)res.rows, (unsigned long long)res.cols);
-	if (o->compare)
+	if (need_current(r))
 		printf(" current %llu", (unsigned long long)curload);
 	printf("\n");
+	/* Without proof (failed links, weighted pairs: the soft formulation)
+	 * the solve can lose to the running engine: then it is not written. */
+	if (o->out && last && need_current(r) && res.maxload > curload) {
+		fprintf(stderr, "%s: phase %s: the solved routes load a link with %llu, the running routing (%s) "
+			"with %llu%s: nothing written, the running routing is kept\n", prog, label,
+			(unsigned long long)res.maxload, r->s->engine, (unsigned long long)curload,
+			res.proven ? "" : " (not proven optimal: failed links or weighted pairs)");
+		lft_free(&t);
+		opt_result_free(&res);
+		return EX_SOLVE;
+	}
 	r->total_ms += res.solve_ms;
 	if (res.maxload > r->worst)
 		r->worst = res.maxload;
@@ -406,7 +425,7 @@ static int run_phase(struct run *r, long ph, int last, const struct flow *f, siz
 	else
 		snprintf(label, sizeof(label), "%ld", ph + 1);
 	uint64_t curload = 0;
-	if (r->eval || o->compare) {
+	if (need_current(r)) {
 		if (lft_load(r->s, &r->cur, r->host_node, f, nf, &curload, r->err)) {
 			fprintf(stderr, "%s: the fabric's own tables: %s\n", prog, r->err);
 			return EX_ERR;

@@ -307,6 +307,16 @@ static int layer_read(struct layer *L)
 	return 0;
 }
 
+/* GLPK keeps tm_lim for its branch and bound, but its heuristics (the
+ * feasibility pump, rounding) between them can run on: every callback
+ * checks the clock itself and ends the search at the deadline. */
+static void deadline_cb(glp_tree *tree, void *info)
+{
+	const double *deadline = info;
+	if (*deadline > 0 && now_ms() >= *deadline)
+		glp_ios_terminate(tree);
+}
+
 static int layer_solve(struct layer *L, double deadline, struct opt_result *res)
 {
 	glp_load_matrix(L->P, (int)L->R.ne, L->R.ia, L->R.ja, L->R.ar);
@@ -324,8 +334,12 @@ static int layer_solve(struct layer *L, double deadline, struct opt_result *res)
 		if (left < 1)
 			return oerr(L->err, "solver time limit reached before layer %d", L->l);
 		iocp.tm_lim = left > 2e9 ? 2000000000 : (int)left;
+		iocp.cb_func = deadline_cb;
+		iocp.cb_info = &deadline;
 	}
 	int r = glp_intopt(L->P, &iocp);
+	if (r == GLP_ESTOP)   /* our deadline_cb: the time limit, as GLPK's own */
+		r = GLP_ETMLIM;
 	int st = glp_mip_status(L->P);
 	if (st == GLP_OPT || st == GLP_FEAS) {
 		/* a feasible point of the hard formulation is optimal; a soft one stopped

@@ -49,7 +49,9 @@ static void show_text(FILE *f, const tii_show_t *s)
 		fprintf(f, " 0x%016" PRIx64 "\n", s->leaf);
 	}
 	if (s->leaf_cluster)
-		fprintf(f, "leaf_cluster 0x%016" PRIx64 "\npod 0x%016" PRIx64 "\n", s->leaf_cluster, s->pod);
+		fprintf(f, "leaf_cluster %s 0x%016" PRIx64 "\npod %s 0x%016" PRIx64 "\n",
+			*s->leaf_cluster_name ? s->leaf_cluster_name : "-", s->leaf_cluster, *s->pod_name ? s->pod_name : "-",
+			s->pod);
 	for (size_t i = 0; i < s->nnodes; i++) {
 		const struct tii_node_info *n = &s->nodes[i];
 		fprintf(f, "node 0x%016" PRIx64 " %s \"", n->guid, n->type);
@@ -122,6 +124,16 @@ static void show_json(FILE *f, const tii_show_t *s)
 	json_guid_or_null(f, s->leaf_cluster);
 	fputs(",\"pod\":", f);
 	json_guid_or_null(f, s->pod);
+	fputs(",\"leaf_cluster_name\":", f);
+	if (*s->leaf_cluster_name)
+		json_str(f, s->leaf_cluster_name);
+	else
+		fputs("null", f);
+	fputs(",\"pod_name\":", f);
+	if (*s->pod_name)
+		json_str(f, s->pod_name);
+	else
+		fputs("null", f);
 	fputs(",\"nodes\":[", f);
 	for (size_t i = 0; i < s->nnodes; i++) {
 		const struct tii_node_info *n = &s->nodes[i];

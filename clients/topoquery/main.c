@@ -120,8 +120,9 @@
  * hosts     text: "HOST rails=K HCA PORTGUID lid=L ..." per host.
  * resolve NAME  text: "key value" lines; json: one object.
  *
- * Errors go to stderr as "topoquery: what: why"; exit 1 when a query
- * fails, 2 for a usage error.
+ * Errors go to stderr as "topoquery: what: why"; the exit status says
+ * which kind (topoquery.h: 1 not found, 2 usage, 3 timeout, 4 no server,
+ * 5 other).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -365,23 +366,35 @@ static int delay_option(struct tq *q, const char *arg)
 /* All options, wherever they stand. Returns GO_ON, or the exit status of
  * --help, --version or a usage error. */
 /* A level counted from the leaves is a negative number (`clusters -1
- * HOST`), which getopt would take for options: such words, where they are
- * no option's value, are marked before getopt and restored after it (getopt
- * only moves them about). */
-#define NEG_MARK '\x01'
+ * HOST`), which getopt would take for options. Such a word after a word
+ * that is no option (the command, a host) is swapped for a copy marked
+ * with a leading \x01 before getopt, and the original pointer put back
+ * after it (getopt only moves pointers about). After an option (`-L -1`,
+ * `--level -1`) it is that option's value and left alone. */
+#define NEG_MAX 16
+static struct {
+	char *orig[NEG_MAX], copy[NEG_MAX][24];
+	int n;
+} neg;
+
 static int is_negative(const char *s)
 {
-	return s[0] == '-' && s[1] >= '0' && s[1] <= '9' && strspn(s + 1, "0123456789") == strlen(s + 1);
+	return s[0] == '-' && s[1] >= '0' && s[1] <= '9' && strspn(s + 1, "0123456789") == strlen(s + 1) &&
+	       strlen(s) < sizeof(neg.copy[0]) - 1;
 }
 
 static void negatives(int argc, char **argv, int mark)
 {
 	for (int i = 1; i < argc; i++) {
-		if (mark && is_negative(argv[i]) && !(i > 1 && argv[i - 1][0] == '-' && strchr("stfLo", argv[i - 1][1]) &&
-						     !argv[i - 1][2]))
-			argv[i][0] = NEG_MARK;
-		else if (!mark && argv[i][0] == NEG_MARK)
-			argv[i][0] = '-';
+		if (mark && neg.n < NEG_MAX && is_negative(argv[i]) && argv[i - 1][0] != '-') {
+			neg.orig[neg.n] = argv[i];
+			snprintf(neg.copy[neg.n], sizeof(neg.copy[0]), "\x01%s", argv[i] + 1);
+			argv[i] = neg.copy[neg.n++];
+		} else if (!mark) {
+			for (int k = 0; k < neg.n; k++)
+				if (argv[i] == neg.copy[k])
+					argv[i] = neg.orig[k];
+		}
 	}
 }
 

@@ -45,11 +45,11 @@ trap 'exit 130' INT
 build/bench/bench_build 24 1024 "$d/k24.snap" >/dev/null 2>&1 || { nok "the k=24 snapshot"; exit 1; }
 build/bin/topod -f -l 127.0.0.1:0 --load "$d/k24.snap" >"$d/topod.out" 2>"$d/topod.log" &
 TOPOD_PID=$!
-for _ in $(seq 100); do grep -q '^ready port=' "$d/topod.out" && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q '^ready port=' "$d/topod.out" && break; sleep 0.1; done
 PORT=$(sed -n 's/^ready port=//p' "$d/topod.out")
 [ -n "$PORT" ] || { nok "topod started"; exit 1; }
 export TII_SERVERS=127.0.0.1:$PORT
-printf 'hosts\n' | nc -q 2 127.0.0.1 "$PORT" | tail -n +2 | awk '{print $1}' >"$d/hosts"
+build/bin/topoquery -s "127.0.0.1:$PORT" hosts | awk '{print $1}' >"$d/hosts"
 [ "$(wc -l <"$d/hosts")" -eq 3456 ] || { nok "topod serves the k=24 hosts"; exit 1; }
 # host h of leaf l (12 hosts per leaf, in topod's order: hosts sorted by name = by leaf)
 H() { sed -n "$(($1 * 12 + $2 + 1))p" "$d/hosts"; }

@@ -41,10 +41,10 @@ for lfts, broken in (("2sw4hca.lfts", False), ("2sw4hca-unreach.lfts", True)):
                  "without bytes=: 1 MiB (%s, %s)" % (head, rows[:1]))
         head, rows = table(c, "delaymatrix bytes=0 Hca1 Hca1 Hca2")
         _, hops = table(c, "hopsmatrix Hca1 Hca1 Hca2")
-        tt.check(rows and rows[0] == ["0", "300", "500"] and rows[1] == ["300", "0", "500"] and
-                 hops and hops[0] == ["0", "1", "2"],
-                 "bytes=0: latencies alone; a repeated host takes its route to its own LID, as hopsmatrix's "
-                 "1 hop: %s, hops %s" % (rows, hops))
+        tt.check(rows and rows[0] == ["0", "0", "500"] and rows[1] == ["0", "0", "500"] and
+                 hops and hops[0] == ["0", "0", "2"],
+                 "bytes=0: latencies alone; a repeated host is the same host: 0 ns, as hopsmatrix's "
+                 "0 hops: %s, hops %s" % (rows, hops))
         for bad in ("bytes=", "bytes=x1", "bytes=-1", "bytes=1099511627777", "bytes=1e6"):
             r = c.ask("delaymatrix %s Hca1 Hca2" % bad)
             tt.check(r.startswith("ERR USAGE"), "%s refused: %s" % (bad, r))

@@ -49,14 +49,16 @@ printf '127.0.0.1 topod1\n127.0.0.2 topod2\n' >>/etc/hosts
 	-d /var/lib/topod >"$L/topod.out" 2>"$L/topod.log" &
 TOPOD=$!
 trap 'kill $TOPOD 2>/dev/null; wait $TOPOD 2>/dev/null' EXIT
-for _ in $(seq 100); do grep -q "^ready" "$L/topod.out" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "^ready" "$L/topod.out" && break; sleep 0.1; done
+grep -q "^ready" "$L/topod.out" || { echo "not ok - topod did not start in the namespaces"; exit 1; }
 touch "$L/ready"
 for _ in $(seq 3000); do [ -e "$L/go" ] && break; sleep 0.1; done
 export PATH="$ROOT/build/bin:$PATH"
-for _ in $(seq 100); do
+for _ in $(seq 600); do
 	topoquery info 2>/dev/null | grep -q '^generation [1-9]' && break
 	sleep 0.1
 done
+topoquery info 2>/dev/null | grep -q '^generation [1-9]' || { echo "not ok - no fabric served within 60 s"; exit 1; }
 # The profiler's reports the examples read: an 8-rank all-to-all under
 # topoprof (man topoprof.7), ranks on c401-101.. in order (default) and
 # spread over the leaves (mapped).
@@ -66,9 +68,10 @@ for r in default:default mapped:mapped run1:default run2:mapped topoprof:default
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 90 mpirun --oversubscribe -np 8 \
 		-x TII_HOSTMAP="$L/${r#*:}.map" -x LD_PRELOAD="$ROOT/build/lib/libtopoprof.so" \
 		-x TOPOPROF_OUT="$L/work/${r%%:*}" "$ROOT/build/tests/mpi/prof_alltoall" >"$L/mpi.out" 2>&1 </dev/null ||
-		{ echo "not ok - the profiler's report ${r%%:*}.json: mpirun failed"; sed 's/^/# /' "$L/mpi.out" | tail -5; }
+		{ echo "not ok - the profiler's report ${r%%:*}.json: mpirun failed"; sed 's/^/# /' "$L/mpi.out" | tail -5; fail=1; }
 done
-python3 "$ROOT/tests/lib/docexamples.py" run "$ROOT" "$L/work"
+python3 "$ROOT/tests/lib/docexamples.py" run "$ROOT" "$L/work" || fail=1
+exit ${fail:-0}
 EOF
 
 unshare --mount --net --propagation private bash "$LAB_DIR/inner.sh" "$LAB_DIR" "$ROOT" >"$LAB_DIR/inner.out" 2>&1 &
@@ -78,10 +81,11 @@ for _ in $(seq 100); do [ -e "$LAB_DIR/ready" ] && break; sleep 0.1; done
 [ -e "$LAB_DIR/ready" ] || { echo "not ok - topod in the namespaces did not start"; cat "$LAB_DIR/inner.out"; exit 1; }
 LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 	lab_run_opensm ftree "root_guid_file $LAB_DIR/roots" "event_plugin_name osmtopo" \
-	"event_plugin_options sink=unix:$LAB_DIR/ingest.sock" || echo "not ok - OpenSM did not route the fabric"
+	"event_plugin_options sink=unix:$LAB_DIR/ingest.sock" || { echo "not ok - OpenSM did not route the fabric"; osm_failed=1; }
 touch "$LAB_DIR/go"
 rc=0
 wait "$INNER" || rc=$?
 cat "$LAB_DIR/inner.out"
 [ "$rc" -eq 0 ] || { echo "# topod's log:"; tail -5 "$LAB_DIR/topod.log" | sed 's/^/# /'; }
+[ -z "${osm_failed:-}" ] || rc=1
 exit "$rc"

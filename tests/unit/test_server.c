@@ -116,7 +116,7 @@ int main(void)
 	snprintf(admin, sizeof(admin), "%s/admin.sock", dir);
 	struct server_config cfg = {
 		.listen = { "127.0.0.1:0" }, .nlisten = 1, .admin = admin, .max_conns = 3, .max_admin = 2,
-		.idle_timeout_s = 30, .max_snapshot = 1 << 20, .ingest_timeout_s = 5, .out_hard = 512,
+		.idle_timeout_s = 30, .max_snapshot = 1 << 20, .ingest_timeout_s = 5, .out_hard = 1024,
 		.out_soft = 1 << 20, .out_soft_s = 5, .write_timeout_s = 5, .out_budget = 1 << 20, .threads = 2,
 		.heavy_queue = 8,
 	};
@@ -151,10 +151,13 @@ int main(void)
 	CHECK(hp && sh && inf && hp < sh && sh < inf, "hops before shared before info: replies in request order");
 	free(all);
 
-	/* A reply over the 512-byte output limit: refused, connection usable. */
+	/* A reply over the 1,024-byte output limit: refused, connection
+	 * usable. (hopsmatrix takes repeated hosts: 48 ranks, ~4.6 KB.) */
 	fd = dial();
-	const char *big = "pathmatrix h0000 h0001 h0002 h0003 h0004 h0005 h0006 h0007 h0008 h0009 h0010 h0011 "
-			  "h0012 h0013 h0014 h0015\nping\n";
+	const char *big = "hopsmatrix h0000 h0001 h0002 h0003 h0004 h0005 h0006 h0007 h0008 h0009 h0010 h0011 "
+			  "h0012 h0013 h0014 h0015 h0000 h0001 h0002 h0003 h0004 h0005 h0006 h0007 h0008 h0009 "
+			  "h0010 h0011 h0012 h0013 h0014 h0015 h0000 h0001 h0002 h0003 h0004 h0005 h0006 h0007 "
+			  "h0008 h0009 h0010 h0011 h0012 h0013 h0014 h0015\nping\n";
 	write(fd, big, strlen(big));
 	shutdown(fd, SHUT_WR);
 	all = slurp(fd, &len);
