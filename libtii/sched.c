@@ -56,6 +56,7 @@ struct sc_ctx {
 	int *hoff, *hsrc, *hdst;
 	size_t hcap, nhf, stcap;
 	size_t rstcap, offcap, lvcap;   /* form=ranks: steps grow as their lines arrive */
+	size_t hoffcap;                 /* form=hosts: hoff grows with the HSTEP lines */
 };
 
 static void sc_reset(struct sc_ctx *c)
@@ -72,7 +73,7 @@ static void sc_reset(struct sc_ctx *c)
 	c->jh = c->hoff = c->hsrc = c->hdst = NULL;
 	c->pair = NULL;
 	c->hosts = 0;
-	c->hcap = c->nhf = c->stcap = 0;
+	c->hcap = c->nhf = c->stcap = c->hoffcap = 0;
 }
 
 static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlines);
@@ -274,8 +275,8 @@ static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlin
 	/* sized by what was asked (H <= ranks), not by announced counts */
 	c->jh = malloc(c->nranks * sizeof(*c->jh));
 	c->pair = calloc((size_t)H * (size_t)H, 1);
-	c->hoff = calloc((size_t)hs + 1, sizeof(*c->hoff));
-	if (!c->jh || !c->pair || !c->hoff)
+	/* hoff grows as HSTEP lines arrive (sc_hstep), not by hsteps= */
+	if (!c->jh || !c->pair)
 		return TII_E_NOMEM;
 	return 0;
 }
@@ -330,6 +331,8 @@ static int sc_hstep(struct sc_ctx *c, size_t h, char *p)
 	char *w = tii__word(&p);
 	if (!w || strcmp(w, "HSTEP") || !(w = tii__word(&p)) || tii__parse_long(w, 0, 1 << 30, &v) || (size_t)v != h)
 		return TII_E_PROTO;
+	if (tii__grow((void **)&c->hoff, &c->hoffcap, h + 2, sizeof(*c->hoff)))
+		return TII_E_NOMEM;
 	c->hoff[h] = (int)c->nhf;
 	while ((w = tii__word(&p))) {
 		char *colon = strchr(w, ':');

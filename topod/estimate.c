@@ -34,7 +34,15 @@ static uint64_t rank_words(const struct proto_req *r, size_t from, size_t to)
 		unsigned long n = star ? strtoul(star + 1, NULL, 10) : 1;
 		P += n > TOPO_RANKS_MAX ? TOPO_RANKS_MAX : n;
 	}
-	return P;
+	/* beyond the protocol's limit the handler answers TOOMANY: the
+	 * estimate must not refuse first with TOOBIG */
+	return P > TOPO_RANKS_MAX ? TOPO_RANKS_MAX : P;
+}
+
+/* Host words, at most the protocol's TOPO_MATRIX_MAX (same reason). */
+static uint64_t nhosts_arg(const struct proto_req *r)
+{
+	return r->argc > TOPO_MATRIX_MAX ? TOPO_MATRIX_MAX : r->argc;
 }
 
 /* The first word at or after i that is not OPTION=V. */
@@ -71,23 +79,23 @@ static void est_hopsmatrix(const struct proto_req *r, const struct fabric *f, st
 {
 	(void)f;
 	/* int16 cells, then the reply's "N " per cell */
-	e->mem = 2 * MIB + sq(r->argc) * 5;
-	e->work_us = 200 + sq(r->argc) / 20;
+	e->mem = 2 * MIB + sq(nhosts_arg(r)) * 5;
+	e->work_us = 200 + sq(nhosts_arg(r)) / 20;
 }
 
 static void est_pathmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* the sharing structure, then ~2.3 reply bytes per pair */
-	e->mem = 4 * MIB + sq(r->argc) * 7;
-	e->work_us = 500 + sq(r->argc) / 10;
+	e->mem = 4 * MIB + sq(nhosts_arg(r)) * 7;
+	e->work_us = 500 + sq(nhosts_arg(r)) / 10;
 }
 
 static void est_shared(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
-	e->mem = 4 * MIB + sq(r->argc) * 2;
-	e->work_us = 200 + sq(r->argc) / 50;
+	e->mem = 4 * MIB + sq(nhosts_arg(r)) * 2;
+	e->work_us = 200 + sq(nhosts_arg(r)) / 50;
 }
 
 static void est_order(const struct proto_req *r, const struct fabric *f, struct estimate *e)
@@ -193,16 +201,16 @@ static void est_simgrid(const struct proto_req *r, const struct fabric *f, struc
 		e->work_us = 1000 + hs;
 		return;
 	}
-	e->mem = 2 * MIB + sq(r->argc) * 700;
-	e->work_us = 1000 + sq(r->argc) * 3;
+	e->mem = 2 * MIB + sq(nhosts_arg(r)) * 700;
+	e->work_us = 1000 + sq(nhosts_arg(r)) * 3;
 }
 
 static void est_delaymatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* uint64 cells, then ~7 reply bytes per cell (84 MB at 3,456 hosts, 0.7 s) */
-	e->mem = 2 * MIB + sq(r->argc) * 16;
-	e->work_us = 200 + sq(r->argc) / 16;
+	e->mem = 2 * MIB + sq(nhosts_arg(r)) * 16;
+	e->work_us = 200 + sq(nhosts_arg(r)) / 16;
 }
 
 /* `links`: every cable once, ~90 reply bytes each. */
