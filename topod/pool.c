@@ -98,11 +98,15 @@ static struct pool_job *pick(struct pool *p, struct worker *w)
 	} else {
 		if (p->tokens == 0)
 			return NULL;
-		if (p->light.head && fits(p, p->light.head)) {
+		/* The heavy queue first: the light lane has its own worker, and
+		 * a stream of light requests must not keep a heavy one waiting
+		 * until its deadline. A heavy worker helps with light ones only
+		 * when no heavy job can start. */
+		if (p->heavy.head && fits(p, p->heavy.head)) {
+			j = q_pop(&p->heavy);
+		} else if (p->light.head && fits(p, p->light.head)) {
 			j = q_pop(&p->light);
 			p->light_queued--;
-		} else if (p->heavy.head && fits(p, p->heavy.head)) {
-			j = q_pop(&p->heavy);
 		} else {
 			return NULL;
 		}
@@ -152,6 +156,9 @@ static void *worker(void *arg)
 		 * must never find it in w->job again. */
 		pthread_mutex_lock(&p->lock);
 		w->job = NULL;
+		p->st.completed++;   /* counted before the reply can reach anyone */
+		p->st.light_done += (uint64_t)light;
+		p->st.stopped += (uint64_t)!!stopped;
 		pthread_mutex_unlock(&p->lock);
 		j->done(j); /* j may be gone from here on */
 #ifdef __GLIBC__
@@ -166,9 +173,6 @@ static void *worker(void *arg)
 		else
 			p->reserved -= mem;
 		p->running--;
-		p->st.completed++;
-		p->st.light_done += (uint64_t)light;
-		p->st.stopped += (uint64_t)!!stopped;
 		pthread_cond_broadcast(&p->work);
 	}
 	pthread_mutex_unlock(&p->lock);

@@ -103,8 +103,8 @@ with t.conn() as c:
 st = parse_kv(t.admin_ask("stats")[3:])
 check(max(lat) < 100 and int(st["heavy_running"]) >= 1 and int(st["heavy_queued"]) >= 2 and
       int(st["heavy_light_done"]) >= 20,
-      "a 64-host hopsmatrix while 1,024-rank route schedules hold the workers (%s running, %s waiting): worst of 20 "
-      "%.1f ms on the light lane (was over 30 s)" % (st["heavy_running"], st["heavy_queued"], max(lat)))
+      "a 64-host hopsmatrix while 1,024-rank route schedules hold the workers (%s running, %s waiting, %s light done): worst of 20 "
+      "%.1f ms on the light lane (was over 30 s)" % (st["heavy_running"], st["heavy_queued"], st["heavy_light_done"], max(lat)))
 for th in ths:
     th.join()
 el = time.time() - t0
