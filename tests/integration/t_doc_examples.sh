@@ -77,8 +77,13 @@ EOF
 unshare --mount --net --propagation private bash "$LAB_DIR/inner.sh" "$LAB_DIR" "$ROOT" >"$LAB_DIR/inner.out" 2>&1 &
 INNER=$!
 lab_own "$INNER"
-for _ in $(seq 100); do [ -e "$LAB_DIR/ready" ] && break; sleep 0.1; done
-[ -e "$LAB_DIR/ready" ] || { echo "not ok - topod in the namespaces did not start"; cat "$LAB_DIR/inner.out"; exit 1; }
+# A loaded machine may take a while for the namespaces and topod.
+for _ in $(seq 600); do [ -e "$LAB_DIR/ready" ] && break; kill -0 "$INNER" 2>/dev/null || break; sleep 0.1; done
+[ -e "$LAB_DIR/ready" ] || {
+	echo "not ok - topod in the namespaces did not start"
+	sed 's/^/# /' "$LAB_DIR/inner.out" "$LAB_DIR/topod.out" "$LAB_DIR/topod.log" 2>/dev/null | tail -20
+	exit 1
+}
 LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 	lab_run_opensm ftree "root_guid_file $LAB_DIR/roots" "event_plugin_name osmtopo" \
 	"event_plugin_options sink=unix:$LAB_DIR/ingest.sock" || { echo "not ok - OpenSM did not route the fabric"; osm_failed=1; }
