@@ -42,7 +42,11 @@ L=$1 ROOT=$2
 ip link set lo up || exit 1
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$L/ov/etc.u,workdir=$L/ov/etc.w" /etc || exit 1
 mount -t overlay overlay -o "lowerdir=/var/lib,upperdir=$L/ov/lib.u,workdir=$L/ov/lib.w" /var/lib || exit 1
+# The source tree may itself be under /tmp or /run (a CI clone): bind it
+# back in place through the fresh tmpfs.
+mkdir -p "$L/src" && mount --bind "$ROOT" "$L/src" || exit 1
 mount -t tmpfs none /run && mount -t tmpfs none /tmp || exit 1
+case $ROOT in /tmp/*|/run/*) mkdir -p "$ROOT" && mount --bind "$L/src" "$ROOT" || exit 1 ;; esac
 mkdir -p /run/topod /var/lib/topod /etc/topod /etc/slurm && chmod 700 /var/lib/topod
 printf '127.0.0.1 topod1\n127.0.0.2 topod2\n' >>/etc/hosts
 "$ROOT/build/bin/topod" -f -l 127.0.0.1:7878 -i "unix:$L/ingest.sock" -i unix:/run/topod/ingest.sock -a /run/topod/admin.sock \
