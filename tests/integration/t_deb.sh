@@ -147,6 +147,7 @@ stop_topod() {
 	return $rc
 }
 trap 'stop_topod' EXIT
+trap 'exit 143' TERM INT
 unit() { sed -n "s/^$1=//p" /lib/systemd/system/topod.service | tail -1; }
 # topod as the installed unit starts it: its directories (modes), user,
 # umask and command line (systemd is not running here).
