@@ -169,6 +169,17 @@ served() { /usr/bin/topoquery info 2>/dev/null | sed -n 's/^generation //p'; }
 pkgstate() { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null; }
 
 # ---- install ------------------------------------------------------------------
+# The plugin and the preload libraries first, alone: OpenSM and LD_PRELOAD
+# find them by bare name with nothing else of ours installed (no ldconfig
+# run for them: /usr/lib/MULTIARCH is on the loader's built-in path).
+dpkg -i "$T"/v1/opensm-osmtopo_*.deb "$T"/v1/topod-mpi-common_*.deb "$T"/v1/topod-mpi-openmpi_*.deb \
+	>"$T/dpkg0.log" 2>&1
+check $? "dpkg -i opensm-osmtopo topod-mpi-openmpi (alone)"
+python3 -c 'import ctypes; ctypes.CDLL("libosmtopo.so").osm_event_plugin' 2>"$T/dl.err"
+check $? "dlopen(\"libosmtopo.so\") by bare name, as OpenSM does, finds the plugin and osm_event_plugin$(head -c 200 "$T/dl.err")"
+err=$(LD_PRELOAD=libtopoprof.so:libtopocoll.so /bin/true 2>&1)
+[ -z "$err" ]
+check $? "LD_PRELOAD=libtopoprof.so:libtopocoll.so loads both by bare name${err:+ ($err)}"
 dpkg -i "$T"/v1/*.deb >"$T/dpkg1.log" 2>&1
 rc=$?
 check $rc "dpkg -i of the $(ls "$T"/v1/*.deb | wc -l) packages"
@@ -230,12 +241,6 @@ check $? "system user and group topod (${pw:-none})"
 check $? "state directory /var/lib/topod, mode 0700, owned by topod"
 dpkg-query -W -f='${Conffiles}' topod | grep -q '^ /etc/topod/topod.conf '
 check $? "/etc/topod/topod.conf is a conffile"
-python3 -c 'import ctypes; ctypes.CDLL("libosmtopo.so").osm_event_plugin' 2>"$T/dl.err"
-check $? "dlopen(\"libosmtopo.so\") by bare name, as OpenSM does, finds the plugin and osm_event_plugin$(head -c 200 "$T/dl.err")"
-err=$(LD_PRELOAD=libtopoprof.so:libtopocoll.so /bin/true 2>&1)
-[ -z "$err" ]
-check $? "LD_PRELOAD=libtopoprof.so:libtopocoll.so loads both by bare name${err:+ ($err)}"
-
 # ---- the service from the unit ---------------------------------------------------
 start_topod
 check $? "topod starts as the unit starts it ($(unit ExecStart), user $(unit User))"
