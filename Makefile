@@ -442,3 +442,21 @@ $(B)/bench/bench_sched_e2e: bench/bench_sched_e2e.c $(UNIT_OBJ) $(B)/lib/libtii.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itopod -Itests/unit -fopenmp -o $@ $< $(UNIT_OBJ) $(B)/lib/libtii.a \
 		-levent -levent_pthreads -lsodium $(PLACE_LIBS)
+
+# ---- deb ----
+# make deb: the Debian packages of debian/ into build/deb/ (admin guide,
+# "Installing from the Debian packages"). dpkg-buildpackage runs in a copy of
+# the tree, build/deb/topod/, so its clean never touches this tree's build/;
+# the copy keeps its own build/ between runs: a second make deb compiles only
+# what changed. DEB_JOBS=N limits the parallel jobs (default: all cores).
+DEB_DIR  := $(B)/deb
+DEB_SRC  := $(DEB_DIR)/topod
+DEB_JOBS ?= auto
+deb:
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "make deb: debian/changelog is at $$v but VERSION is $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
+	@mkdir -p $(DEB_SRC)
+	find $(DEB_SRC) -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+	tar -cf - --exclude=./build --exclude=./.git . | tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -b -nc -us -uc -j$(DEB_JOBS)
+.PHONY: deb

@@ -24,6 +24,7 @@ gnuplot-nox
 libglpk-dev
 man-db
 libsimgrid-dev
+debhelper dpkg-dev lintian
 "
 missing=""
 for p in $PKGS; do
