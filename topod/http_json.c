@@ -87,18 +87,21 @@ static int next_word(const char **p, const char *end, const char **key, size_t *
 	return 1;
 }
 
-/* One line as an object; skip words (the "OK") are left out. With kind,
- * the first word is "kind". */
+/* One line as an object. With kind, a first word that is not KEY=VALUE
+ * is "kind". */
 static void json_line(struct evbuffer *out, const char *s, size_t n, int kind)
 {
 	const char *p = s, *end = s + n, *key, *val;
 	size_t klen, vlen;
 	int quoted, first = 1, nargs = 0;
 	evbuffer_add(out, "{", 1);
-	if (kind && next_word(&p, end, &key, &klen, &val, &vlen, &quoted)) {
+	/* A line that opens with KEY=VALUE (history's) has no kind word. */
+	const char *k0 = p;
+	if (kind && next_word(&k0, end, &key, &klen, &val, &vlen, &quoted) && !key) {
 		evbuffer_add_printf(out, "\"kind\":");
-		json_str(out, key ? key : val, key ? (size_t)(val + vlen - key) : vlen);
+		json_str(out, val, vlen);
 		first = 0;
+		p = k0;
 	}
 	/* Positional words first, as one array. */
 	const char *q = p;
