@@ -24,6 +24,7 @@ gnuplot-nox
 libglpk-dev
 man-db
 libsimgrid-dev
+prometheus chromium chromium-driver python3-selenium
 "
 missing=""
 for p in $PKGS; do

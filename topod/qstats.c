@@ -25,10 +25,21 @@ void qstats_observe(struct qstats_hist *h, double seconds)
 enum qstats_outcome qstats_outcome(struct evbuffer *out, size_t from)
 {
 	static const char *const limits[] = { "BUSY ", "TOOBIG ", "TIMEOUT ", "NOMEM ", "SHUTDOWN " };
+	/* evbuffer_peek, not copyout: a bufferevent's output is frozen at its
+	 * start, and copyout refuses a frozen buffer. */
 	char head[16] = "";
 	struct evbuffer_ptr p;
-	if (evbuffer_ptr_set(out, &p, from, EVBUFFER_PTR_SET) ||
-	    evbuffer_copyout_from(out, &p, head, sizeof(head) - 1) < 2)
+	struct evbuffer_iovec v[4];
+	if (evbuffer_ptr_set(out, &p, from, EVBUFFER_PTR_SET))
+		return QS_ERROR;
+	int nv = evbuffer_peek(out, sizeof(head) - 1, &p, v, 4);
+	size_t have = 0;
+	for (int i = 0; i < nv && i < 4 && have < sizeof(head) - 1; i++) {
+		size_t n = v[i].iov_len < sizeof(head) - 1 - have ? v[i].iov_len : sizeof(head) - 1 - have;
+		memcpy(head + have, v[i].iov_base, n);
+		have += n;
+	}
+	if (have < 2)
 		return QS_ERROR;
 	if (!strncmp(head, "OK", 2))
 		return QS_OK;
