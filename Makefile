@@ -350,7 +350,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
 	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
-	docs/scheduling.md docs/reliability.md docs/cost-model.md
+	docs/scheduling.md docs/reliability.md docs/cost-model.md docs/metrics.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)
