@@ -160,11 +160,12 @@ int http_reply_json(struct evbuffer *in, struct evbuffer *out)
 		http_json_error(out, "INTERNAL", "empty reply");
 		return 500;
 	}
-	if (!strncmp(head, "ERR ", 4)) {
+	if (!strncmp(head, "ERR", 3) && (head[3] == ' ' || !head[3])) {
 		char code[32];
-		size_t cl = strcspn(head + 4, " ");
-		snprintf(code, sizeof(code), "%.*s", (int)(cl < 31 ? cl : 31), head + 4);
-		const char *text = head + 4 + cl;
+		const char *c0 = head + 3 + (head[3] == ' ');
+		size_t cl = strcspn(c0, " ");
+		snprintf(code, sizeof(code), "%.*s", (int)(cl < 31 ? cl : 31), c0);
+		const char *text = c0 + cl;
 		http_json_error(out, code, *text ? text + 1 : "");
 		free(head);
 		return err_status(code);
