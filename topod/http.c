@@ -17,7 +17,9 @@
 #include <netinet/in.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/listener.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 
@@ -78,6 +80,18 @@ struct http {
 	struct event *done_ev;
 	struct hconn *conns;
 	unsigned nconns;
+	/* Every connection evhttp accepted, by its bufferevent, on which we
+	 * hold a reference: evhttp says nothing of a connection before its
+	 * first request, but when it frees one it clears the callbacks, which
+	 * we see (sweep). So the sockets open are known exactly: at twice
+	 * max_conns the listener stops accepting until one closes (gate_cb);
+	 * below that, a request past max_conns clients gets a 503 and its
+	 * connection is closed (conn_of). */
+	struct bufferevent **bevs;
+	unsigned nbevs;
+	struct evconnlistener *listener;
+	struct event *gate_ev;
+	int gated;
 	uint64_t refused, codes[HS_CODES];
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
@@ -130,6 +144,60 @@ static void send_error(struct http *h, struct evhttp_request *req, int status, c
 
 /* ---- clients ------------------------------------------------------------- */
 
+#define BEVS_MAX(h) (2 * (h)->cfg.max_conns)
+
+/* Drops the connections evhttp has freed (their callbacks cleared). */
+static void sweep(struct http *h)
+{
+	for (unsigned i = 0; i < h->nbevs;) {
+		bufferevent_data_cb r, w;
+		bufferevent_event_cb e;
+		void *arg;
+		bufferevent_getcb(h->bevs[i], &r, &w, &e, &arg);
+		if (r || w || e) {
+			i++;
+			continue;
+		}
+		bufferevent_decref(h->bevs[i]); /* the last reference: closes the socket */
+		h->bevs[i] = h->bevs[--h->nbevs];
+	}
+}
+
+/* Accepts again once fewer than twice max_conns sockets are open. While
+ * any is tracked, looks again in a second (a tenth while not accepting),
+ * so that the socket of a client that left is closed soon. */
+static void gate(struct http *h)
+{
+	int full = h->nbevs >= BEVS_MAX(h);
+	if (full != h->gated)
+		(full ? evconnlistener_disable : evconnlistener_enable)(h->listener);
+	h->gated = full;
+	struct timeval tv = { full ? 0 : 1, full ? 100000 : 0 };
+	if (h->nbevs && !evtimer_pending(h->gate_ev, NULL))
+		evtimer_add(h->gate_ev, &tv);
+}
+
+static void gate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	sweep(h);
+	gate(h);
+}
+
+/* evhttp's hook for every accepted connection. */
+static struct bufferevent *accept_bev(struct event_base *base, void *arg)
+{
+	struct http *h = arg;
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	sweep(h);
+	if (bev && h->nbevs < BEVS_MAX(h)) {
+		bufferevent_incref(bev);
+		h->bevs[h->nbevs++] = bev;
+	}
+	gate(h); /* no sweep: evhttp sets this one's callbacks once we return */
+	return bev;
+}
+
 static void conn_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct hconn *hc = arg;
@@ -146,6 +214,10 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		hc->next->prev = hc->prev;
 	h->nconns--;
 	free(hc);
+	if (h->evh) { /* evhttp frees the connection after this: look then */
+		struct timeval now = { 0, 0 };
+		evtimer_add(h->gate_ev, &now);
+	}
 }
 
 /* The request's connection, counted; NULL (and the 503 sent) past the
@@ -330,7 +402,8 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 		sc->plane_name[p] = h->plane[p].name;
 		sc->f[p] = store_get(h->plane[p].st);
 	}
-	sc->http_conns = h->nconns;
+	sweep(h);
+	sc->http_conns = h->nbevs;
 	sc->http_max_conns = h->cfg.max_conns;
 	sc->http_refused = h->refused;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
@@ -526,8 +599,10 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	struct event_base *base = server_base(srv);
 	h->evh = evhttp_new(base);
 	h->done_ev = event_new(base, -1, 0, done_cb, h);
+	h->gate_ev = evtimer_new(base, gate_cb, h);
+	h->bevs = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->bevs));
 	struct evhttp_bound_socket *bs = h->evh ? evhttp_bind_socket_with_handle(h->evh, host, (ev_uint16_t)port) : NULL;
-	if (!h->evh || !h->done_ev || !bs) {
+	if (!h->evh || !h->done_ev || !h->gate_ev || !h->bevs || !bs || !cfg->max_conns) {
 		snprintf(err, SNAP_ERR_LEN, "--http %.100s: cannot listen: %s", cfg->addr, strerror(errno));
 		http_free(h);
 		return NULL;
@@ -543,6 +618,8 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	evhttp_set_max_body_size(h->evh, 4096);
 	evhttp_set_timeout(h->evh, (int)cfg->timeout_s);
 	evhttp_set_gencb(h->evh, request_cb, h);
+	h->listener = evhttp_bound_socket_get_listener(bs);
+	evhttp_set_bevcb(h->evh, accept_bev, h);
 	tlog(TLOG_INFO, "HTTP: metrics and the web view on %s (port %d)", cfg->addr, h->port);
 	return h;
 }
@@ -556,10 +633,18 @@ void http_free(struct http *h)
 {
 	if (!h)
 		return;
-	if (h->evh)
-		evhttp_free(h->evh); /* closes every client: conn_closed frees its hconn */
+	struct evhttp *evh = h->evh;
+	h->evh = NULL; /* conn_closed must not reopen the gate */
+	if (evh)
+		evhttp_free(evh); /* closes every client: conn_closed frees its hconn */
 	if (h->done_ev)
 		event_free(h->done_ev);
+	if (h->gate_ev)
+		event_free(h->gate_ev);
+	if (h->bevs)
+		for (unsigned i = 0; i < h->nbevs; i++)
+			bufferevent_decref(h->bevs[i]);
+	free(h->bevs);
 	pthread_mutex_lock(&h->lock);
 	h->closed = 1;
 	struct hjob *j = h->done;

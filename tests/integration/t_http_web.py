@@ -56,7 +56,7 @@ check(rc == 0 and t.wait_generation(2), "a second generation is served (%s)" % o
 def get(path, method="GET"):
     req = urllib.request.Request(BASE + path, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r:
+        with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, r.headers, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.headers, e.read()
@@ -194,4 +194,32 @@ try:
     note("screenshots: %s/web-load.png, web-route.png" % SHOTS)
 finally:
     drv.quit()
+
+
+# ---- silent clients: sockets stay bounded ----
+def fds():
+    return len(os.listdir("/proc/%d/fd" % t.p.pid))
+
+
+base_fds = fds()
+silent = []
+for _ in range(40):
+    try:
+        silent.append(socket.create_connection(("127.0.0.1", HP), timeout=2))
+    except OSError:
+        break
+time.sleep(0.5)
+grown = fds() - base_fds
+check(len(silent) == 40 and grown <= 16, "40 silent connections hold %d sockets (at most 2 x --http-max-conns)" % grown)
+for s in silent:
+    s.close()
+t0 = time.time()
+st = None
+while time.time() - t0 < 20:
+    try:
+        st, _, _ = get("/api/ping")
+        break
+    except OSError:
+        time.sleep(1)
+check(st == 200, "served again %.1f s after they close" % (time.time() - t0))
 done()
