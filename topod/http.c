@@ -58,6 +58,8 @@ struct hjob {
 	struct proto_req preq;
 	/* /metrics */
 	struct http_scrape *sc;
+	/* /api/job: a Slurm job ID */
+	char jobid[32];
 	struct hjob *next;
 };
 
@@ -273,6 +275,10 @@ static void job_run(struct pool_job *pj, int threads)
 	if (j->sc) {
 		http_render_metrics(j->sc, j->out);
 		j->status = 200;
+		return;
+	}
+	if (j->jobid[0]) {
+		j->status = http_job_nodes(j->jobid, j->out);
 		return;
 	}
 	struct evbuffer *text = evbuffer_new();
@@ -509,6 +515,37 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 	job_free(j);
 }
 
+/* /api/job?id=N: the job's nodes, from squeue on a worker. */
+static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *req, const char *query)
+{
+	if (!h->cfg.slurm) {
+		send_error(h, req, 404, "NOSLURM", "job IDs are not looked up: topod runs without --http-slurm");
+		return;
+	}
+	struct evkeyvalq q;
+	TAILQ_INIT(&q);
+	const char *id = NULL;
+	if (!query || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
+	    q.tqh_first->next.tqe_next) {
+		evhttp_clear_headers(&q);
+		send_error(h, req, 400, "QUERY", "expected ?id=JOBID (digits, or digits_digits for an array task)");
+		return;
+	}
+	struct hjob *j = calloc(1, sizeof(*j));
+	if (!j || !(j->out = evbuffer_new())) {
+		if (j)
+			job_free(j);
+		evhttp_clear_headers(&q);
+		send_error(h, req, 503, "NOMEM", "no memory for the request");
+		return;
+	}
+	snprintf(j->jobid, sizeof(j->jobid), "%s", id);
+	evhttp_clear_headers(&q);
+	j->req = req;
+	j->ctype = "application/json";
+	job_submit(h, hc, j, 1u << 20, 1);
+}
+
 static void serve_page(struct http *h, struct evhttp_request *req)
 {
 	struct evbuffer *b = evbuffer_new();
@@ -546,6 +583,8 @@ static void request_cb(struct evhttp_request *req, void *arg)
 		serve_page(h, req);
 	} else if (!strcmp(path, "/metrics")) {
 		serve_metrics(h, hc, req);
+	} else if (!strcmp(path, "/api/job")) {
+		serve_job(h, hc, req, evhttp_uri_get_query(u));
 	} else if (!strncmp(path, "/api/", 5) && strlen(path + 5) < 32) {
 		serve_api(h, hc, req, path + 5, evhttp_uri_get_query(u));
 	} else {

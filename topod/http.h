@@ -27,6 +27,7 @@ struct http_config {
 	unsigned timeout_s;         /* idle or slow client */
 	unsigned request_timeout_s; /* deadline of a worker job, 0: none */
 	uint64_t max_reply;         /* largest body sent; more is 413 */
+	int slurm;                  /* /api/job?id=N runs squeue (--http-slurm) */
 };
 
 #define HTTP_DEFAULT_CONNS 64

@@ -33,5 +33,13 @@ void http_render_metrics(const struct http_scrape *sc, struct evbuffer *out);
 int http_reply_json(struct evbuffer *in, struct evbuffer *out);
 /* {"ok":false,"code":CODE,"error":TEXT} */
 void http_json_error(struct evbuffer *out, const char *code, const char *text);
+/* s as a JSON string, escaped. */
+void http_json_string(struct evbuffer *out, const char *s, size_t n);
+
+/* Whether id is a Slurm job ID (digits, or digits_digits). */
+int http_job_id_ok(const char *id);
+/* {"ok":true,"job":ID,"nodelist":LIST} from squeue, or the error; the
+ * HTTP status. Blocks up to 10 s: on a worker only. */
+int http_job_nodes(const char *id, struct evbuffer *out);
 
 #endif

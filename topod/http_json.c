@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void json_str(struct evbuffer *out, const char *s, size_t n)
+void http_json_string(struct evbuffer *out, const char *s, size_t n)
 {
 	evbuffer_add(out, "\"", 1);
 	size_t run = 0;
@@ -99,7 +99,7 @@ static void json_line(struct evbuffer *out, const char *s, size_t n, int kind)
 	const char *k0 = p;
 	if (kind && next_word(&k0, end, &key, &klen, &val, &vlen, &quoted) && !key) {
 		evbuffer_add_printf(out, "\"kind\":");
-		json_str(out, val, vlen);
+		http_json_string(out, val, vlen);
 		first = 0;
 		p = k0;
 	}
@@ -108,7 +108,7 @@ static void json_line(struct evbuffer *out, const char *s, size_t n, int kind)
 	while (next_word(&q, end, &key, &klen, &val, &vlen, &quoted))
 		if (!key) {
 			evbuffer_add_printf(out, nargs++ ? "," : (first ? "\"args\":[" : ",\"args\":["));
-			json_str(out, val, vlen);
+			http_json_string(out, val, vlen);
 		}
 	if (nargs) {
 		evbuffer_add(out, "]", 1);
@@ -119,12 +119,12 @@ static void json_line(struct evbuffer *out, const char *s, size_t n, int kind)
 			continue;
 		evbuffer_add(out, first ? "" : ",", first ? 0 : 1);
 		first = 0;
-		json_str(out, key, klen);
+		http_json_string(out, key, klen);
 		evbuffer_add(out, ":", 1);
 		if (!quoted && is_number(val, vlen))
 			evbuffer_add(out, val, vlen);
 		else
-			json_str(out, val, vlen);
+			http_json_string(out, val, vlen);
 	}
 	evbuffer_add(out, "}", 1);
 }
@@ -132,9 +132,9 @@ static void json_line(struct evbuffer *out, const char *s, size_t n, int kind)
 void http_json_error(struct evbuffer *out, const char *code, const char *text)
 {
 	evbuffer_add_printf(out, "{\"ok\":false,\"code\":");
-	json_str(out, code, strlen(code));
+	http_json_string(out, code, strlen(code));
 	evbuffer_add_printf(out, ",\"error\":");
-	json_str(out, text, strlen(text));
+	http_json_string(out, text, strlen(text));
 	evbuffer_add_printf(out, "}\n");
 }
 

@@ -98,6 +98,7 @@ static void usage(FILE *f)
 		"      --client-budget BYTES  all clients' buffered input and unread output (default 1G)\n"
 		"      --http ADDR:PORT       serve /metrics (Prometheus) and the web view here (default: off)\n"
 		"      --http-max-conns N     HTTP clients at once (default 64)\n"
+		"      --http-slurm           the web view may look up Slurm job IDs (runs squeue)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
@@ -132,6 +133,7 @@ enum {
 	OPT_CLIENT_BUDGET,
 	OPT_HTTP,
 	OPT_HTTP_MAX_CONNS,
+	OPT_HTTP_SLURM,
 };
 
 static const struct option longopts[] = {
@@ -172,6 +174,7 @@ static const struct option longopts[] = {
 	{ "client-budget", required_argument, NULL, OPT_CLIENT_BUDGET },
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
+	{ "http-slurm", no_argument, NULL, OPT_HTTP_SLURM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -413,6 +416,7 @@ static int apply(struct options *o, int c, const char *val)
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
 	case OPT_HTTP: o->http.addr = val; return 0;
+	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
 	case OPT_HTTP_MAX_CONNS:
 		if (parse_uint("http-max-conns", val, 1, 4096, &x))
 			return -1;

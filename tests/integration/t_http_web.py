@@ -44,7 +44,16 @@ snap2 = os.path.join(d, "k4-2.snap")
 with open(snap2, "wb") as f:
     f.write(reseal(raw, generation=2, timestamp=1700000000000002, sm_guid=0x77))
 
-t = Topod("-L", snap1, "--http", "127.0.0.1:0", "--http-max-conns", "8")
+# A stand-in for Slurm's squeue (t_slurm.sh runs the real one): job 4242
+# runs on HOSTS; any other ID is unknown, as squeue says it.
+fake = os.path.join(d, "bin")
+os.mkdir(fake)
+with open(os.path.join(fake, "squeue"), "w") as f:
+    f.write('#!/bin/sh\n[ "$3" = 4242 ] && [ "$5" = %N ] && { echo "h[0000-0003],h0012,h0015"; exit 0; }\n'
+            'echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1\n')
+os.chmod(os.path.join(fake, "squeue"), 0o755)
+os.environ["PATH"] = fake + ":" + os.environ["PATH"]
+t = Topod("-L", snap1, "--http", "127.0.0.1:0", "--http-max-conns", "8", "--http-slurm")
 line = t.p.stdout.readline().decode()
 check(line.startswith("http port="), "topod prints the HTTP port after ready (%r)" % line.strip())
 HP = int(line.split("=")[1])
@@ -97,6 +106,12 @@ st, _, body = get("/api/hops?args=" + "x" * 70000)
 check(st in (400, 413, 414, 431) or st >= 400, "a 70 kB URI is refused (%d)" % st)
 st, _, body = get("/api/path?args=a%0Ab")
 check(st == 400 and b"control" in body, "a control character in args: 400")
+st, _, body = get("/api/job?id=4242")
+check(st == 200 and json.loads(body)["nodelist"] == "h[0000-0003],h0012,h0015", "/api/job?id=4242: squeue's node list")
+st, _, body = get("/api/job?id=77")
+check(st == 404 and b"Invalid job id" in body, "an unknown job: 404 with squeue's words")
+st, _, body = get("/api/job?id=1;reboot")
+check(st == 400, "a job ID that is not digits: 400")
 st, _, body = get("/nowhere")
 check(st == 404, "an unknown page: 404")
 st, hd, body = get("/")
@@ -182,6 +197,15 @@ try:
     pre = drv.find_elements(By.CSS_SELECTOR, "#diffres pre")
     check(pre and pre[0].text.startswith("generation 1 \u2192 2"), "a generation's diff is shown")
     drv.save_screenshot(os.path.join(SHOTS, "web-route.png"))
+    drv.find_element(By.ID, "hosts").clear()
+    drv.find_element(By.ID, "hosts").send_keys("4242")
+    drv.find_element(By.ID, "loadbtn").click()
+    wait.until(lambda x: "job 4242" in x.find_element(By.ID, "loadres").text
+               or x.find_elements(By.CSS_SELECTOR, "#loadres .err"))
+    col2 = drv.find_elements(By.CSS_SELECTOR, "#fabric line.loaded")
+    summary = drv.find_element(By.ID, "loadres").text
+    check(summary.startswith("job 4242: alltoall over 6 hosts") and len(col2) == len(want),
+          "a Slurm job ID gives the same loads as its hosts (%d cables): %s" % (len(col2), summary))
     drv.find_element(By.ID, "hosts").clear()
     drv.find_element(By.ID, "hosts").send_keys("h0000 nosuch")
     drv.find_element(By.ID, "loadbtn").click()
