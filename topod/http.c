@@ -122,6 +122,14 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
 			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* libevent 2.1 would send the body after a HEAD's headers. */
+		char len[24];
+		snprintf(len, sizeof(len), "%zu", body ? evbuffer_get_length(body) : 0);
+		evhttp_add_header(hd, "Content-Length", len);
+		evhttp_send_reply(req, status, reason, NULL);
+		return;
+	}
 	evhttp_send_reply(req, status, reason, body);
 }
 
@@ -166,7 +174,7 @@ static void sweep(struct http *h)
 }
 
 /* Accepts again once fewer than twice max_conns sockets are open. While
- * any is tracked, looks again in a second (a tenth while not accepting),
+ * any is tracked, looks again in a second (in 20 ms while not accepting),
  * so that the socket of a client that left is closed soon. */
 static void gate(struct http *h)
 {
@@ -174,7 +182,7 @@ static void gate(struct http *h)
 	if (full != h->gated)
 		(full ? evconnlistener_disable : evconnlistener_enable)(h->listener);
 	h->gated = full;
-	struct timeval tv = { full ? 0 : 1, full ? 100000 : 0 };
+	struct timeval tv = { full ? 0 : 1, full ? 20000 : 0 };
 	if (h->nbevs && !evtimer_pending(h->gate_ev, NULL))
 		evtimer_add(h->gate_ev, &tv);
 }

@@ -94,6 +94,9 @@ check(st == 200 and load["head"]["hosts"] == 6 and loaded, "/api/load: %d direct
 # ---- the endpoint's rules ----
 st, _, body = get("/metrics", "POST")
 check(st == 405 and b"read-only" in body, "POST is refused: 405 read-only")
+st, hd, body = get("/metrics", "HEAD")
+check(st == 200 and body == b"" and int(hd.get("Content-Length", 0)) > 1000,
+      "HEAD: the headers and the body's length, no body")
 st, _, body = get("/api/stats")
 check(st == 404 and b"UNKNOWN" in body, "no admin verb over HTTP (stats: 404)")
 st, _, body = get("/api/watch?args=1")
