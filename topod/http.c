@@ -69,6 +69,7 @@ struct hconn {
 	struct http *h;
 	struct evhttp_connection *evcon;
 	struct hjob *job; /* in flight: evhttp answers one request at a time */
+	size_t unsent;    /* its reply, handed to evhttp and not yet written */
 	struct hconn *prev, *next;
 };
 
@@ -95,6 +96,7 @@ struct http {
 	struct event *gate_ev;
 	int gated;
 	uint64_t refused, codes[HS_CODES];
+	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -111,9 +113,34 @@ static void count_status(struct http *h, int status)
 	h->codes[HS_500]++;
 }
 
+static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	for (struct hconn *hc = h->conns; hc; hc = hc->next)
+		if (hc->evcon == evcon)
+			return hc;
+	return NULL;
+}
+
+/* evhttp wrote the whole reply. */
+static void sent_cb(struct evhttp_request *req, void *arg)
+{
+	struct hconn *hc = arg;
+	hc->h->unsent -= hc->unsent;
+	hc->unsent = 0;
+}
+
 static void send_body(struct http *h, struct evhttp_request *req, int status, const char *ctype,
 		      struct evbuffer *body)
 {
+	/* Replies still being written count against --output-budget, as the
+	 * query port's do: a client that does not read holds them. */
+	struct hconn *hc = find_conn(h, req);
+	if (hc && body && evbuffer_get_length(body) && evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		hc->unsent = evbuffer_get_length(body);
+		h->unsent += hc->unsent;
+		evhttp_request_set_on_complete_cb(req, sent_cb, hc);
+	}
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 	evhttp_add_header(hd, "Content-Type", ctype);
 	evhttp_add_header(hd, "Cache-Control", "no-store");
@@ -216,6 +243,7 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		hc->job->req = NULL; /* evhttp frees it with the connection */
 		hc->job->hc = NULL;
 	}
+	h->unsent -= hc->unsent;
 	if (hc->prev)
 		hc->prev->next = hc->next;
 	else
@@ -365,6 +393,13 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_t mem, int light)
 {
 	struct pool *pool = server_pool(h->srv);
+	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
+	if (!j->sc && h->cfg.out_budget && h->unsent > h->cfg.out_budget) {
+		send_error(h, j->req, 503, "BUSY", "%llu bytes of HTTP replies are waiting to be read (--output-budget); "
+			   "retry later", (unsigned long long)h->unsent);
+		job_free(j);
+		return;
+	}
 	j->h = h;
 	j->hc = hc;
 	j->pj.run = job_run;
@@ -420,6 +455,7 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->http_conns = h->nbevs;
 	sc->http_max_conns = h->cfg.max_conns;
 	sc->http_refused = h->refused;
+	sc->http_unsent = h->unsent;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
 	job_submit(h, hc, j, 1u << 20, 1);

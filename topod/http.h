@@ -28,6 +28,7 @@ struct http_config {
 	unsigned request_timeout_s; /* deadline of a worker job, 0: none */
 	uint64_t max_reply;         /* largest body sent; more is 413 */
 	int slurm;                  /* /api/job?id=N runs squeue (--http-slurm) */
+	uint64_t out_budget;        /* replies not yet written, all clients; past it 503 (0: none) */
 };
 
 #define HTTP_DEFAULT_CONNS 64

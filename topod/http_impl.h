@@ -22,7 +22,7 @@ struct http_scrape {
 	struct fabric *f[TOPO_PLANES_MAX]; /* references, dropped with the job */
 	uint64_t now_us;
 	unsigned http_conns, http_max_conns;
-	uint64_t http_refused, http_codes[HS_CODES];
+	uint64_t http_refused, http_codes[HS_CODES], http_unsent;
 };
 
 /* Prometheus text exposition format 0.0.4 of sc into out. */

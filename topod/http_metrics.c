@@ -177,6 +177,8 @@ static void clients(const struct http_scrape *sc, struct evbuffer *out)
 	one(out, "topod_http_clients_max", "gauge", "HTTP connections allowed (--http-max-conns)", sc->http_max_conns);
 	one(out, "topod_http_clients_refused_total", "counter", "HTTP connections refused: --http-max-conns reached",
 	    (double)sc->http_refused);
+	one(out, "topod_http_reply_bytes_unread", "gauge", "HTTP reply bytes not yet written to their clients",
+	    (double)sc->http_unsent);
 	family(out, "topod_http_requests_total", "counter", "HTTP requests answered, by status code");
 	for (int i = 0; i < HS_CODES; i++)
 		evbuffer_add_printf(out, "topod_http_requests_total{code=\"%d\"} %" PRIu64 "\n", http_codes[i],

@@ -982,6 +982,7 @@ int main(int argc, char **argv)
 	}
 	struct http *http = NULL;
 	o.http.request_timeout_s = o.srv.request_timeout_s;
+	o.http.out_budget = o.srv.out_budget;
 	if (o.http.addr && !(http = http_new(&o.http, srv, planes, o.nplanes, err))) {
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 1;

@@ -249,4 +249,7 @@ while time.time() - t0 < 20:
     except OSError:
         time.sleep(1)
 check(st == 200, "served again %.1f s after they close" % (time.time() - t0))
+st, _, body = get("/metrics")
+unread = [l for l in body.decode().splitlines() if l.startswith("topod_http_reply_bytes_unread ")]
+check(unread == ["topod_http_reply_bytes_unread 0"], "every reply written is accounted back: %s" % unread)
 done()
