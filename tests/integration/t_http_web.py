@@ -9,7 +9,8 @@ The page must draw every cable and switch of `links`, the hierarchy of
 route `path` gives, list the generations of `history` and show a `diff`,
 with no console error. Screenshots go to build/test-logs/web-*.png for a
 person to look at. The endpoint's own rules are checked over plain HTTP:
-read-only, a clear 4xx for each bad request, bounded clients.
+read-only, a clear 4xx for each bad request, bounded clients and sockets,
+and (on the k=24 fat tree) replies nobody reads bounded by --output-budget.
 """
 import json
 import os
@@ -252,4 +253,29 @@ check(st == 200, "served again %.1f s after they close" % (time.time() - t0))
 st, _, body = get("/metrics")
 unread = [l for l in body.decode().splitlines() if l.startswith("topod_http_reply_bytes_unread ")]
 check(unread == ["topod_http_reply_bytes_unread 0"], "every reply written is accounted back: %s" % unread)
+t.stop()
+
+# ---- replies nobody reads: bounded by --output-budget ----
+from bigfab import k24  # noqa: E402
+big = Topod("-L", k24(d), "--http", "127.0.0.1:0", "--output-budget", "1M")
+BASE = "http://127.0.0.1:%d" % int(big.p.stdout.readline().decode().split("=")[1])
+hog = socket.socket()
+hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+hog.connect(("127.0.0.1", int(BASE.rsplit(":", 1)[1])))
+hog.sendall(("GET /api/hopsmatrix?args=%s HTTP/1.1\r\nHost: x\r\n\r\n"
+             % "+".join("h%04d" % i for i in range(1200))).encode())
+t0 = time.time()
+st = 200
+while time.time() - t0 < 60 and st == 200:
+    time.sleep(0.5)
+    st, _, body = get("/api/ping")
+check(st == 503 and b"output-budget" in body, "a client not reading a 1,200-host matrix: the next /api gets 503 naming "
+      "--output-budget (%s)" % body[:120])
+st, _, body = get("/metrics")
+held = [float(l.split()[1]) for l in body.decode().splitlines() if l.startswith("topod_http_reply_bytes_unread ")]
+check(st == 200 and held and held[0] > 1 << 20, "a scrape is still answered and shows the %s unread bytes" % held)
+hog.close()
+time.sleep(1)
+st, _, body = get("/api/ping")
+check(st == 200, "once it leaves, /api answers again")
 done()
