@@ -262,11 +262,10 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
  * bound. A linear search: max_conns is small. */
 static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	for (struct hconn *hc = h->conns; hc; hc = hc->next)
-		if (hc->evcon == evcon)
-			return hc;
-	struct hconn *hc = h->nconns < h->cfg.max_conns ? calloc(1, sizeof(*hc)) : NULL;
+	struct hconn *hc = find_conn(h, req);
+	if (hc)
+		return hc;
+	hc = h->nconns < h->cfg.max_conns ? calloc(1, sizeof(*hc)) : NULL;
 	if (!hc) {
 		h->refused++;
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
@@ -274,13 +273,13 @@ static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
 		return NULL;
 	}
 	hc->h = h;
-	hc->evcon = evcon;
+	hc->evcon = evhttp_request_get_connection(req);
 	hc->next = h->conns;
 	if (hc->next)
 		hc->next->prev = hc;
 	h->conns = hc;
 	h->nconns++;
-	evhttp_connection_set_closecb(evcon, conn_closed, hc);
+	evhttp_connection_set_closecb(hc->evcon, conn_closed, hc);
 	return hc;
 }
 
@@ -327,7 +326,10 @@ static void job_run(struct pool_job *pj, int threads)
 	j->qc.cancel = &pj->stop;
 	j->qc.out = text;
 	j->k->answer(&j->qc);
-	if (atomic_load(&pj->stop)) {
+	/* Stopped at the deadline, the analysis answers an ERR: say why. One
+	 * that finished regardless is answered (as the query port does). */
+	char head[4] = "";
+	if (atomic_load(&pj->stop) && evbuffer_copyout(text, head, 4) == 4 && !memcmp(head, "ERR ", 4)) {
 		evbuffer_drain(text, evbuffer_get_length(text));
 		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
 			    j->h->cfg.request_timeout_s);
