@@ -99,6 +99,17 @@ $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
+# ---- web view ----
+# topod/web/index.html is compiled into topod as one C string (http.c):
+# one static page, no file to install or to find at run time.
+WEB_PAGE := $(B)/gen/web_page.h
+$(WEB_PAGE): topod/web/index.html
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+HTTP_OBJS := $(call obj,std,topod/http.c) $(call obj,unit,topod/http.c) $(call obj,unitsan,topod/http.c)
+$(HTTP_OBJS): $(WEB_PAGE)
+$(HTTP_OBJS): XCFLAGS += -I$(B)/gen
+
 # ---- place ----
 # topod's map command glues onto Scotch (Debian libscotch-dev); scotcherr is
 # Scotch's required error handler (it logs to stderr, topod's log).
@@ -339,7 +350,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 MAN_PAGES := man/topoquery.1 man/topo-snap.1 man/tii.3 man/topod.conf.5 man/topod.8 man/topo-collect.8
 DOCS := docs/admin-guide.md docs/libtii.md docs/protocol.md docs/architecture.md \
 	docs/snapshot-format.md docs/performance.md docs/ingest.md clients/topoquery/README-format.md \
-	docs/scheduling.md docs/reliability.md docs/cost-model.md
+	docs/scheduling.md docs/reliability.md docs/cost-model.md docs/metrics.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PLUGINDIR)

@@ -25,6 +25,7 @@ libglpk-dev
 man-db
 libsimgrid-dev
 debhelper dpkg-dev lintian
+prometheus chromium chromium-driver python3-selenium
 "
 missing=""
 for p in $PKGS; do

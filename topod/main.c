@@ -28,6 +28,7 @@
 #include "log.h"
 #include "namemap_file.h"
 #include "server.h"
+#include "http.h"
 #include "store.h"
 #include "textdump.h"
 #include "util.h"
@@ -47,6 +48,7 @@ struct options {
 	int threads;
 	int foreground;
 	int req_mem_set;          /* --max-request-memory given: no default from RAM */
+	struct http_config http;  /* --http: addr NULL when off */
 	unsigned history;
 	unsigned long long history_bytes;
 	/* Fabric planes, in the order their ingests were named ("default" for
@@ -94,6 +96,9 @@ static void usage(FILE *f)
 		"      --max-request-memory BYTES  heavy requests in flight reserve at most this (default RAM/4)\n"
 		"      --request-timeout SEC  deadline of every heavy request, 0 none (default 60)\n"
 		"      --client-budget BYTES  all clients' buffered input and unread output (default 1G)\n"
+		"      --http ADDR:PORT       serve /metrics (Prometheus) and the web view here (default: off)\n"
+		"      --http-max-conns N     HTTP clients at once (default 64)\n"
+		"      --http-slurm           the web view may look up Slurm job IDs (runs squeue)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
@@ -126,6 +131,9 @@ enum {
 	OPT_MAX_REQ_MEM,
 	OPT_REQ_TIMEOUT,
 	OPT_CLIENT_BUDGET,
+	OPT_HTTP,
+	OPT_HTTP_MAX_CONNS,
+	OPT_HTTP_SLURM,
 };
 
 static const struct option longopts[] = {
@@ -164,6 +172,9 @@ static const struct option longopts[] = {
 	{ "max-request-memory", required_argument, NULL, OPT_MAX_REQ_MEM },
 	{ "request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT },
 	{ "client-budget", required_argument, NULL, OPT_CLIENT_BUDGET },
+	{ "http", required_argument, NULL, OPT_HTTP },
+	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
+	{ "http-slurm", no_argument, NULL, OPT_HTTP_SLURM },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -404,6 +415,13 @@ static int apply(struct options *o, int c, const char *val)
 		o->history_bytes = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
+	case OPT_HTTP: o->http.addr = val; return 0;
+	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
+	case OPT_HTTP_MAX_CONNS:
+		if (parse_uint("http-max-conns", val, 1, 4096, &x))
+			return -1;
+		o->http.max_conns = (unsigned)x;
+		return 0;
 	case OPT_NAMEMAP: o->namemap = val; return 0;
 	case 'v': log_verbosity = TLOG_DEBUG; return 0;
 	case 'q': log_verbosity = TLOG_WARN; return 0;
@@ -683,6 +701,9 @@ static void set_defaults(struct options *o)
 {
 	o->srv.max_conns = 0; /* size_connections() */
 	o->srv.max_admin = 16;
+	o->http.max_conns = HTTP_DEFAULT_CONNS;
+	o->http.timeout_s = HTTP_DEFAULT_TIMEOUT;
+	o->http.max_reply = HTTP_DEFAULT_MAX_REPLY;
 	o->srv.idle_timeout_s = 300;
 	/* A 3,456-host pathmatrix is ~27 MB and the largest answer within the
 	 * protocol's limits a few hundred MB: the hard limit refuses only what
@@ -905,10 +926,12 @@ static int go_live(const struct options *o, const struct server_plane *planes)
 	return 0;
 }
 
-static void teardown(struct options *o, struct server *srv, struct server_plane *planes, struct route_namemap *map)
+static void teardown(struct options *o, struct server *srv, struct http *http, struct server_plane *planes,
+		     struct route_namemap *map)
 {
 	for (int p = 0; p < o->nplanes; p++)
 		builder_stop(planes[p].b);
+	http_free(http);
 	server_free(srv);
 	for (int p = 0; p < o->nplanes; p++) {
 		builder_free(planes[p].b);
@@ -957,17 +980,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", prog, err);
 		return 1;
 	}
+	struct http *http = NULL;
+	o.http.request_timeout_s = o.srv.request_timeout_s;
+	o.http.out_budget = o.srv.out_budget;
+	if (o.http.addr && !(http = http_new(&o.http, srv, planes, o.nplanes, err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
 	struct reload_ctx rctx = { &o, planes[0].b, o.state_dir };
 	server_set_reload(srv, do_reload, &rctx);
 	if (go_live(&o, planes))
 		return 1;
 	/* Tests and scripts wait for this line; with port 0 it says which. */
 	printf("ready port=%d\n", server_query_port(srv, 0));
+	if (http)
+		printf("http port=%d\n", http_port(http));
 	fflush(stdout);
 	tlog(TLOG_INFO, "ready: queries on %s (port %d)", o.srv.listen[0], server_query_port(srv, 0));
 	notify_systemd("READY=1");
 	rc = server_run(srv);
 	notify_systemd("STOPPING=1");
-	teardown(&o, srv, planes, map);
+	teardown(&o, srv, http, planes, map);
 	return rc ? 1 : 0;
 }

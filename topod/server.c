@@ -166,6 +166,7 @@ struct server {
 	uint64_t in_bytes, out_bytes;       /* every query and admin client's input and output buffers */
 	int budget_pending;                 /* budget_ev is active */
 	uint64_t cut_budget, heavy_toobig, heavy_timeouts;
+	struct qstats qs;                   /* by command, for the metrics endpoint */
 };
 
 static void conn_unref(struct conn *c)
@@ -528,7 +529,7 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 			set_busy(c, 0);
 		if (c->bev && !c->closing) {
 			struct evbuffer *out = bufferevent_get_output(c->bev);
-			size_t n = evbuffer_get_length(j->out);
+			size_t n = evbuffer_get_length(j->out), from = evbuffer_get_length(out);
 			uint64_t pending;
 			if (j->pj.cancelled) {
 				query_error(out, "SHUTDOWN", "topod is stopping");
@@ -554,6 +555,8 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 			} else {
 				evbuffer_add_buffer(out, j->out);
 			}
+			qstats_note(&srv->qs, j->k, qstats_outcome(out, from), QS_LANE_POOL,
+				    pool_now_ns() - j->submitted_ns);
 			check_output(c);
 			/* Resume the pipelined requests it sent meanwhile, and
 			 * finish a half-closed connection. */
@@ -785,6 +788,7 @@ static void watch_wake_cb(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = w->srv;
 	struct fabric *f = store_get(srv->plane[w->plane].st);
 	uint64_t g = f->snap->generation;
+	qstats_note_gen(&srv->qs, w->plane, f);
 	fabric_put(f);
 	for (struct conn *c = srv->watchers[w->plane], *next; c; c = next) {
 		next = c->wnext;
@@ -875,7 +879,9 @@ static int pick_plane(const struct conn *c, const struct proto_req *req)
 	return 0;
 }
 
-static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer *out)
+/* Answers one line; 1 if the reply comes later (a heavy request on the
+ * pool, a parked watch), else 0 with it written and *k its command. */
+static int answer_line(struct conn *c, char *line, size_t len, struct evbuffer *out, const struct cmd **kp)
 {
 	struct server *srv = c->srv;
 	/* proto_req is large (PROTO_ARGS_MAX pointers): one per thread, not
@@ -886,21 +892,21 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 	if (proto_split(line, len, &req, &why)) {
 		srv->errors++;
 		query_error(out, "PROTO", "%s", why);
-		return;
+		return 0;
 	}
 	const struct cmd *k = cmd_find(req.cmd);
+	*kp = k;
 	if (k && (k->flags & CMD_WATCH)) {
 		size_t max = k->max_args < 0 ? PROTO_ARGS_MAX : (size_t)k->max_args;
-		if (req.argc < (size_t)k->min_args || req.argc > max)
+		if (req.argc < (size_t)k->min_args || req.argc > max) {
 			query_error(out, "USAGE", "%s", k->usage);
-		else
-			handle_watch(c, &req, out);
-		return;
+			return 0;
+		}
+		handle_watch(c, &req, out);
+		return 1;
 	}
-	if (k && (k->flags & CMD_HEAVY)) {
-		submit_heavy(c, k, &req, out);
-		return;
-	}
+	if (k && (k->flags & CMD_HEAVY))
+		return submit_heavy(c, k, &req, out) == 0;
 	if (k) {
 		struct qplanes qp = { .n = srv->nplanes, .selected = &c->plane };
 		int p = pick_plane(c, &req);
@@ -919,7 +925,7 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 				fabric_put((struct fabric *)qp.f[i]);
 		if (r == QUERY_CLOSE)
 			conn_finish(c);
-		return;
+		return 0;
 	}
 	if (c->kind == CONN_ADMIN) {
 		answer_admin(c, &req, out);
@@ -931,6 +937,17 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		srv->errors++;
 		query_error(out, "UNKNOWN", "unknown command; try help");
 	}
+	return 0;
+}
+
+/* answer_line, counted by command, outcome and time for the metrics. */
+static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer *out)
+{
+	const struct cmd *k = NULL;
+	size_t from = evbuffer_get_length(out);
+	uint64_t t0 = pool_now_ns();
+	if (!answer_line(c, line, len, out, &k))
+		qstats_note(&c->srv->qs, k, qstats_outcome(out, from), QS_LANE_LOOP, pool_now_ns() - t0);
 }
 
 static void line_read_cb(struct bufferevent *bev, void *arg)
@@ -1698,6 +1715,11 @@ int server_run(struct server *srv)
 		tlog(TLOG_ERR, "cannot start %d worker threads", srv->cfg.threads);
 		return -1;
 	}
+	for (int i = 0; i < srv->nplanes; i++) { /* the generations served from the start */
+		struct fabric *f = store_get(srv->plane[i].st);
+		qstats_note_gen(&srv->qs, i, f);
+		fabric_put(f);
+	}
 	return event_base_dispatch(srv->base) < 0 ? -1 : 0;
 }
 
@@ -1755,4 +1777,51 @@ void server_free(struct server *srv)
 	pthread_mutex_destroy(&srv->done_lock);
 	pthread_mutex_destroy(&srv->jobs_lock);
 	free(srv);
+}
+
+/* ---- for the HTTP endpoint ------------------------------------------------- */
+
+void server_get_metrics(const struct server *srv, struct server_metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->conns = srv->nconns;
+	m->max_conns = srv->cfg.max_conns;
+	m->admin_conns = srv->nadmin;
+	m->ingest_conns = srv->ningest;
+	m->watching = srv->nwatch;
+	m->requests = srv->requests;
+	m->errors = srv->errors;
+	m->refused = srv->refused;
+	m->cut_hard = srv->cut_hard;
+	m->cut_soft = srv->cut_soft;
+	m->cut_write = srv->cut_write;
+	m->cut_budget = srv->cut_budget;
+	m->toobig = srv->toobig;
+	m->busy_heavy = srv->busy_heavy;
+	m->heavy_toobig = srv->heavy_toobig;
+	m->heavy_timeouts = srv->heavy_timeouts;
+	m->ingest_denied = srv->ingest_denied;
+	m->ingest_unsigned = srv->ingest_unsigned;
+	m->ingest_truncated = srv->ingest_truncated;
+	m->ingest_trailing = srv->ingest_trailing;
+	m->out_pending = out_pending(srv);
+	m->out_budget = srv->cfg.out_budget;
+	m->client_bytes = srv->in_bytes + srv->out_bytes;
+	m->client_budget = srv->cfg.client_budget;
+	m->nplanes = srv->nplanes;
+	for (int i = 0; i < srv->nplanes; i++)
+		builder_get_stats(srv->plane[i].b, &m->plane[i]);
+	if (srv->pool)
+		pool_get_stats(srv->pool, &m->pool);
+	m->qs = srv->qs;
+}
+
+struct event_base *server_base(struct server *srv)
+{
+	return srv->base;
+}
+
+struct pool *server_pool(struct server *srv)
+{
+	return srv->pool;
 }

@@ -16,6 +16,8 @@
 
 #include "auth.h"
 #include "build.h"
+#include "pool.h"
+#include "qstats.h"
 #include "store.h"
 #include "topo_limits.h"
 
@@ -87,5 +89,24 @@ void server_free(struct server *srv);
  * source) and "restore PATH [force]" do. */
 typedef int (*server_reload_fn)(void *arg, const char *path, int force, char err[SNAP_ERR_LEN]);
 void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
+
+/* ---- for the HTTP endpoint (http.h), on the loop thread ---------------- */
+
+/* The server's counters at one instant (the `stats` verb's, and qstats.h's). */
+struct server_metrics {
+	unsigned conns, max_conns, admin_conns, ingest_conns, watching;
+	uint64_t requests, errors, refused;
+	uint64_t cut_hard, cut_soft, cut_write, cut_budget, toobig, busy_heavy, heavy_toobig, heavy_timeouts;
+	uint64_t ingest_denied, ingest_unsigned, ingest_truncated, ingest_trailing;
+	uint64_t out_pending, out_budget, client_bytes, client_budget;
+	int nplanes;
+	struct builder_stats plane[TOPO_PLANES_MAX];
+	struct pool_stats pool;
+	struct qstats qs;
+};
+void server_get_metrics(const struct server *srv, struct server_metrics *m);
+struct event_base *server_base(struct server *srv);
+/* The worker pool; NULL until server_run() has started it. */
+struct pool *server_pool(struct server *srv);
 
 #endif

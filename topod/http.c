@@ -1,0 +1,748 @@
+/*
+ * http.c - see http.h. The loop's side: evhttp, the routes, the clients'
+ * bound, and the worker jobs' hand-back (the same pattern as the server's
+ * heavy requests: done() queues under a lock and wakes the loop).
+ */
+#include "http.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <netinet/in.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "cmd.h"
+#include "estimate.h"
+#include "http_impl.h"
+#include "log.h"
+#include "pool.h"
+#include "query.h"
+
+/* The page, compiled in from topod/web/index.html (Makefile). */
+static const char web_page[] =
+#include "web_page.h"
+	;
+
+/* A request's URI (path and query) may be at most this long: the longest
+ * protocol line, percent-encoded, and some room. */
+#define HTTP_URI_MAX (TOPO_LINE_MAX * 3 + 256)
+
+struct hconn;
+
+/* One answer being computed on the pool. */
+struct hjob {
+	struct pool_job pj;
+	struct http *h;
+	struct evhttp_request *req; /* NULL once the client is gone */
+	struct hconn *hc;
+	struct evbuffer *out;       /* the body */
+	int status;
+	const char *ctype;
+	/* /api: the command, its generation and its words */
+	const struct cmd *k;
+	struct fabric *f;
+	struct qctx qc;
+	char *line;
+	struct proto_req preq;
+	/* /metrics */
+	struct http_scrape *sc;
+	/* /api/job: a Slurm job ID */
+	char jobid[32];
+	struct hjob *next;
+};
+
+/* A client connection, known from its first request on (evhttp tells us of
+ * none before): counted against max_conns until it closes. */
+struct hconn {
+	struct http *h;
+	struct evhttp_connection *evcon;
+	struct hjob *job; /* in flight: evhttp answers one request at a time */
+	size_t unsent;    /* its reply, handed to evhttp and not yet written */
+	struct hconn *prev, *next;
+};
+
+struct http {
+	struct http_config cfg;
+	struct server *srv;
+	struct server_plane plane[TOPO_PLANES_MAX];
+	int nplanes;
+	struct evhttp *evh;
+	int port;
+	struct event *done_ev;
+	struct hconn *conns;
+	unsigned nconns;
+	/* Every connection evhttp accepted, by its bufferevent, on which we
+	 * hold a reference: evhttp says nothing of a connection before its
+	 * first request, but when it frees one it clears the callbacks, which
+	 * we see (sweep). So the sockets open are known exactly: at twice
+	 * max_conns the listener stops accepting until one closes (gate_cb);
+	 * below that, a request past max_conns clients gets a 503 and its
+	 * connection is closed (conn_of). */
+	struct bufferevent **bevs;
+	unsigned nbevs;
+	struct evconnlistener *listener;
+	struct event *gate_ev;
+	int gated;
+	uint64_t refused, codes[HS_CODES];
+	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
+	pthread_mutex_t lock; /* covers done, closed and njobs */
+	struct hjob *done;
+	int closed;
+	unsigned njobs;       /* on the pool */
+};
+
+static void count_status(struct http *h, int status)
+{
+	for (int i = 0; i < HS_CODES; i++)
+		if (http_codes[i] == status) {
+			h->codes[i]++;
+			return;
+		}
+	h->codes[HS_500]++;
+}
+
+static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	for (struct hconn *hc = h->conns; hc; hc = hc->next)
+		if (hc->evcon == evcon)
+			return hc;
+	return NULL;
+}
+
+/* evhttp wrote the whole reply. */
+static void sent_cb(struct evhttp_request *req, void *arg)
+{
+	struct hconn *hc = arg;
+	hc->h->unsent -= hc->unsent;
+	hc->unsent = 0;
+}
+
+static void send_body(struct http *h, struct evhttp_request *req, int status, const char *ctype,
+		      struct evbuffer *body)
+{
+	/* Replies still being written count against --output-budget, as the
+	 * query port's do: a client that does not read holds them. */
+	struct hconn *hc = find_conn(h, req);
+	if (hc && body && evbuffer_get_length(body) && evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
+		hc->unsent = evbuffer_get_length(body);
+		h->unsent += hc->unsent;
+		evhttp_request_set_on_complete_cb(req, sent_cb, hc);
+	}
+	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
+	evhttp_add_header(hd, "Content-Type", ctype);
+	evhttp_add_header(hd, "Cache-Control", "no-store");
+	evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
+	count_status(h, status);
+	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
+			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
+			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
+		/* libevent 2.1 would send the body after a HEAD's headers. */
+		char len[24];
+		snprintf(len, sizeof(len), "%zu", body ? evbuffer_get_length(body) : 0);
+		evhttp_add_header(hd, "Content-Length", len);
+		evhttp_send_reply(req, status, reason, NULL);
+		return;
+	}
+	evhttp_send_reply(req, status, reason, body);
+}
+
+static void send_error(struct http *h, struct evhttp_request *req, int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void send_error(struct http *h, struct evhttp_request *req, int status, const char *code, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	struct evbuffer *b = evbuffer_new();
+	if (!b) {
+		evhttp_send_error(req, 503, NULL);
+		return;
+	}
+	http_json_error(b, code, text);
+	send_body(h, req, status, "application/json", b);
+	evbuffer_free(b);
+}
+
+/* ---- clients ------------------------------------------------------------- */
+
+#define BEVS_MAX(h) (2 * (h)->cfg.max_conns)
+
+/* Drops the connections evhttp has freed (their callbacks cleared). */
+static void sweep(struct http *h)
+{
+	for (unsigned i = 0; i < h->nbevs;) {
+		bufferevent_data_cb r, w;
+		bufferevent_event_cb e;
+		void *arg;
+		bufferevent_getcb(h->bevs[i], &r, &w, &e, &arg);
+		if (r || w || e) {
+			i++;
+			continue;
+		}
+		bufferevent_decref(h->bevs[i]); /* the last reference: closes the socket */
+		h->bevs[i] = h->bevs[--h->nbevs];
+	}
+}
+
+/* Accepts again once fewer than twice max_conns sockets are open. While
+ * any is tracked, looks again in a second (in 20 ms while not accepting),
+ * so that the socket of a client that left is closed soon. */
+static void gate(struct http *h)
+{
+	int full = h->nbevs >= BEVS_MAX(h);
+	if (full != h->gated)
+		(full ? evconnlistener_disable : evconnlistener_enable)(h->listener);
+	h->gated = full;
+	struct timeval tv = { full ? 0 : 1, full ? 20000 : 0 };
+	if (h->nbevs && !evtimer_pending(h->gate_ev, NULL))
+		evtimer_add(h->gate_ev, &tv);
+}
+
+static void gate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	sweep(h);
+	gate(h);
+}
+
+/* evhttp's hook for every accepted connection. */
+static struct bufferevent *accept_bev(struct event_base *base, void *arg)
+{
+	struct http *h = arg;
+	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+	sweep(h);
+	if (bev && h->nbevs < BEVS_MAX(h)) {
+		bufferevent_incref(bev);
+		h->bevs[h->nbevs++] = bev;
+	}
+	gate(h); /* no sweep: evhttp sets this one's callbacks once we return */
+	return bev;
+}
+
+static void conn_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct hconn *hc = arg;
+	struct http *h = hc->h;
+	if (hc->job) {
+		hc->job->req = NULL; /* evhttp frees it with the connection */
+		hc->job->hc = NULL;
+	}
+	h->unsent -= hc->unsent;
+	if (hc->prev)
+		hc->prev->next = hc->next;
+	else
+		h->conns = hc->next;
+	if (hc->next)
+		hc->next->prev = hc->prev;
+	h->nconns--;
+	free(hc);
+	if (h->evh) { /* evhttp frees the connection after this: look then */
+		struct timeval now = { 0, 0 };
+		evtimer_add(h->gate_ev, &now);
+	}
+}
+
+/* The request's connection, counted; NULL (and the 503 sent) past the
+ * bound. A linear search: max_conns is small. */
+static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
+{
+	struct hconn *hc = find_conn(h, req);
+	if (hc)
+		return hc;
+	hc = h->nconns < h->cfg.max_conns ? calloc(1, sizeof(*hc)) : NULL;
+	if (!hc) {
+		h->refused++;
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		send_error(h, req, 503, "BUSY", "%u HTTP clients are connected already (--http-max-conns)", h->nconns);
+		return NULL;
+	}
+	hc->h = h;
+	hc->evcon = evhttp_request_get_connection(req);
+	hc->next = h->conns;
+	if (hc->next)
+		hc->next->prev = hc;
+	h->conns = hc;
+	h->nconns++;
+	evhttp_connection_set_closecb(hc->evcon, conn_closed, hc);
+	return hc;
+}
+
+/* ---- worker jobs ------------------------------------------------------------ */
+
+static void job_free(struct hjob *j)
+{
+	fabric_put(j->f);
+	if (j->sc)
+		for (int p = 0; p < j->sc->m.nplanes; p++)
+			fabric_put(j->sc->f[p]);
+	free(j->sc);
+	if (j->out)
+		evbuffer_free(j->out);
+	free(j->line);
+	free(j);
+}
+
+static void http_destroy(struct http *h)
+{
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+static void job_run(struct pool_job *pj, int threads)
+{
+	struct hjob *j = (struct hjob *)pj;
+	if (j->sc) {
+		http_render_metrics(j->sc, j->out);
+		j->status = 200;
+		return;
+	}
+	if (j->jobid[0]) {
+		j->status = http_job_nodes(j->jobid, j->out);
+		return;
+	}
+	struct evbuffer *text = evbuffer_new();
+	if (!text) {
+		http_json_error(j->out, "NOMEM", "no memory for the reply");
+		j->status = 503;
+		return;
+	}
+	j->qc.threads = threads;
+	j->qc.cancel = &pj->stop;
+	j->qc.out = text;
+	j->k->answer(&j->qc);
+	/* Stopped at the deadline, the analysis answers an ERR: say why. One
+	 * that finished regardless is answered (as the query port does). */
+	char head[4] = "";
+	if (atomic_load(&pj->stop) && evbuffer_copyout(text, head, 4) == 4 && !memcmp(head, "ERR ", 4)) {
+		evbuffer_drain(text, evbuffer_get_length(text));
+		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
+			    j->h->cfg.request_timeout_s);
+	}
+	j->status = http_reply_json(text, j->out);
+	evbuffer_free(text);
+}
+
+/* Worker thread (or pool_free at shutdown): back to the loop, or, if the
+ * endpoint is gone, free the job (and the endpoint after its last job). */
+static void job_done(struct pool_job *pj)
+{
+	struct hjob *j = (struct hjob *)pj;
+	struct http *h = j->h;
+	pthread_mutex_lock(&h->lock);
+	if (h->closed) {
+		int last = --h->njobs == 0;
+		pthread_mutex_unlock(&h->lock);
+		job_free(j);
+		if (last)
+			http_destroy(h);
+		return;
+	}
+	j->next = h->done;
+	h->done = j;
+	event_active(h->done_ev, EV_READ, 0);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http *h = arg;
+	pthread_mutex_lock(&h->lock);
+	struct hjob *j = h->done;
+	h->done = NULL;
+	pthread_mutex_unlock(&h->lock);
+	while (j) {
+		struct hjob *next = j->next;
+		pthread_mutex_lock(&h->lock);
+		h->njobs--;
+		pthread_mutex_unlock(&h->lock);
+		if (j->hc)
+			j->hc->job = NULL;
+		if (!j->req) {
+			/* the client left */
+		} else if (j->pj.cancelled) {
+			send_error(h, j->req, 503, "SHUTDOWN", "topod is stopping");
+		} else if (j->pj.expired) {
+			send_error(h, j->req, 504, "TIMEOUT", "waited for a worker past the %u s deadline (--request-timeout)",
+				   h->cfg.request_timeout_s);
+		} else if (evbuffer_get_length(j->out) > h->cfg.max_reply) {
+			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
+				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
+		} else {
+			send_body(h, j->req, j->status, j->ctype, j->out);
+		}
+		job_free(j);
+		j = next;
+	}
+}
+
+/* Queues j with its estimate; on refusal answers and frees it. */
+static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_t mem, int light)
+{
+	struct pool *pool = server_pool(h->srv);
+	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
+	if (!j->sc && h->cfg.out_budget && h->unsent > h->cfg.out_budget) {
+		send_error(h, j->req, 503, "BUSY", "%llu bytes of HTTP replies are waiting to be read (--output-budget); "
+			   "retry later", (unsigned long long)h->unsent);
+		job_free(j);
+		return;
+	}
+	j->h = h;
+	j->hc = hc;
+	j->pj.run = job_run;
+	j->pj.done = job_done;
+	j->pj.mem = mem;
+	j->pj.light = light && pool && mem <= pool_job_max(pool, 1);
+	uint64_t now = pool_now_ns();
+	j->pj.deadline_ns = h->cfg.request_timeout_s ? now + h->cfg.request_timeout_s * 1000000000ull : 0;
+	pthread_mutex_lock(&h->lock);
+	h->njobs++;
+	pthread_mutex_unlock(&h->lock);
+	int rc = pool ? pool_submit(pool, &j->pj) : POOL_FULL;
+	if (!rc) {
+		hc->job = j;
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->njobs--;
+	pthread_mutex_unlock(&h->lock);
+	if (rc == POOL_TOOBIG)
+		send_error(h, j->req, 413, "TOOBIG", "needs an estimated %llu MiB, more than one request may hold "
+			   "(--max-request-memory): ask for fewer hosts", (unsigned long long)(mem >> 20));
+	else
+		send_error(h, j->req, 503, "BUSY", "the worker queue is full; retry later");
+	job_free(j);
+}
+
+/* ---- routes ------------------------------------------------------------------ */
+
+static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_request *req)
+{
+	struct hjob *j = calloc(1, sizeof(*j));
+	struct http_scrape *sc = calloc(1, sizeof(*sc));
+	if (!j || !sc || !(j->out = evbuffer_new())) {
+		free(sc);
+		if (j)
+			job_free(j);
+		send_error(h, req, 503, "NOMEM", "no memory for the scrape");
+		return;
+	}
+	j->req = req;
+	j->sc = sc;
+	j->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	server_get_metrics(h->srv, &sc->m);
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	sc->now_us = (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+	for (int p = 0; p < sc->m.nplanes; p++) {
+		sc->plane_name[p] = h->plane[p].name;
+		sc->f[p] = store_get(h->plane[p].st);
+	}
+	sweep(h);
+	sc->http_conns = h->nbevs;
+	sc->http_max_conns = h->cfg.max_conns;
+	sc->http_refused = h->refused;
+	sc->http_unsent = h->unsent;
+	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
+	/* Counting down cables walks every port: a few ms on the largest fabrics. */
+	job_submit(h, hc, j, 1u << 20, 1);
+}
+
+/* The query's parameters: args= (the command's words, space-separated)
+ * and plane= (default: the first plane). 0, or -1 with the 400 sent. */
+static int api_params(struct http *h, struct evhttp_request *req, const char *query, char *args, size_t nargs,
+		      int *plane)
+{
+	struct evkeyvalq q;
+	TAILQ_INIT(&q);
+	*plane = 0;
+	args[0] = '\0';
+	if (query && evhttp_parse_query_str(query, &q)) {
+		send_error(h, req, 400, "QUERY", "the query string is not KEY=VALUE&...");
+		return -1;
+	}
+	int rc = 0;
+	for (struct evkeyval *kv = q.tqh_first; kv && !rc; kv = kv->next.tqe_next) {
+		if (!strcmp(kv->key, "args") && strlen(kv->value) < nargs) {
+			snprintf(args, nargs, "%s", kv->value);
+		} else if (!strcmp(kv->key, "args")) {
+			send_error(h, req, 413, "TOOLONG", "args= is longer than %zu bytes", nargs - 1);
+			rc = -1;
+		} else if (!strcmp(kv->key, "plane")) {
+			*plane = -1;
+			for (int p = 0; p < h->nplanes; p++)
+				if (!strcmp(h->plane[p].name, kv->value))
+					*plane = p;
+			if (*plane < 0) {
+				send_error(h, req, 400, "NOPLANE", "no plane named '%.64s'", kv->value);
+				rc = -1;
+			}
+		} else {
+			send_error(h, req, 400, "QUERY", "unknown parameter '%.32s' (args=, plane=)", kv->key);
+			rc = -1;
+		}
+	}
+	evhttp_clear_headers(&q);
+	for (const char *s = args; !rc && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f) {
+			send_error(h, req, 400, "QUERY", "args= holds a control character");
+			rc = -1;
+		}
+	return rc;
+}
+
+/* /api/COMMAND?args=WORDS: the protocol's answer as JSON (http_json.c). */
+static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *req, const char *verb,
+		      const char *query)
+{
+	const struct cmd *k = cmd_find(verb);
+	if (!k || (k->flags & (CMD_WATCH | CMD_PLANES)) || !strcmp(verb, "quit")) {
+		send_error(h, req, 404, "UNKNOWN", "no command '%.32s' over HTTP (the query commands but quit, watch, "
+			   "plane, planes and show)", verb);
+		return;
+	}
+	char args[TOPO_LINE_MAX];
+	int plane;
+	if (api_params(h, req, query, args, sizeof(args) - strlen(verb) - 2, &plane))
+		return;
+	struct hjob *j = calloc(1, sizeof(*j));
+	struct evbuffer *err = evbuffer_new();
+	size_t len = strlen(verb) + 1 + strlen(args);
+	if (!j || !err || !(j->out = evbuffer_new()) || !(j->line = malloc(len + 1))) {
+		if (j)
+			job_free(j);
+		if (err)
+			evbuffer_free(err);
+		send_error(h, req, 503, "NOMEM", "no memory for the request");
+		return;
+	}
+	snprintf(j->line, len + 1, "%s %s", verb, args);
+	j->req = req;
+	j->k = k;
+	j->ctype = "application/json";
+	const char *why;
+	j->f = store_get(h->plane[plane].st);
+	if (proto_split(j->line, len, &j->preq, &why)) {
+		query_error(err, "PROTO", "%s", why);
+	} else if (!query_prepare(&j->qc, k, j->f, &j->preq, err)) {
+		struct estimate e = { ESTIMATE_LIGHT_MEM / 8, 0 };
+		int light = 1;
+		if ((k->flags & CMD_HEAVY) && !estimate_request(k, &j->preq, j->f, &e))
+			light = estimate_light(&e);
+		evbuffer_free(err);
+		/* The JSON is built beside the protocol's reply: twice the memory. */
+		job_submit(h, hc, j, e.mem * 2, light);
+		return;
+	}
+	struct evbuffer *body = evbuffer_new();
+	if (body) {
+		int status = http_reply_json(err, body);
+		send_body(h, req, status, "application/json", body);
+		evbuffer_free(body);
+	} else {
+		evhttp_send_error(req, 503, NULL);
+	}
+	evbuffer_free(err);
+	job_free(j);
+}
+
+/* /api/job?id=N: the job's nodes, from squeue on a worker. */
+static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *req, const char *query)
+{
+	if (!h->cfg.slurm) {
+		send_error(h, req, 404, "NOSLURM", "job IDs are not looked up: topod runs without --http-slurm");
+		return;
+	}
+	struct evkeyvalq q;
+	TAILQ_INIT(&q);
+	const char *id = NULL;
+	if (!query || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
+	    q.tqh_first->next.tqe_next) {
+		evhttp_clear_headers(&q);
+		send_error(h, req, 400, "QUERY", "expected ?id=JOBID (digits, or digits_digits for an array task)");
+		return;
+	}
+	struct hjob *j = calloc(1, sizeof(*j));
+	if (!j || !(j->out = evbuffer_new())) {
+		if (j)
+			job_free(j);
+		evhttp_clear_headers(&q);
+		send_error(h, req, 503, "NOMEM", "no memory for the request");
+		return;
+	}
+	snprintf(j->jobid, sizeof(j->jobid), "%s", id);
+	evhttp_clear_headers(&q);
+	j->req = req;
+	j->ctype = "application/json";
+	job_submit(h, hc, j, 1u << 20, 1);
+}
+
+static void serve_page(struct http *h, struct evhttp_request *req)
+{
+	struct evbuffer *b = evbuffer_new();
+	if (!b) {
+		evhttp_send_error(req, 503, NULL);
+		return;
+	}
+	evbuffer_add_reference(b, web_page, sizeof(web_page) - 1, NULL, NULL);
+	/* Everything is inline; nothing may come from elsewhere. */
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Security-Policy",
+			  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+			  "img-src data:; connect-src 'self'; frame-ancestors 'none'");
+	send_body(h, req, 200, "text/html; charset=utf-8", b);
+	evbuffer_free(b);
+}
+
+static void request_cb(struct evhttp_request *req, void *arg)
+{
+	struct http *h = arg;
+	struct hconn *hc = conn_of(h, req);
+	if (!hc)
+		return;
+	enum evhttp_cmd_type m = evhttp_request_get_command(req);
+	const char *uri = evhttp_request_get_uri(req);
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
+		send_error(h, req, 405, "METHOD", "read-only: GET and HEAD only");
+	} else if (!uri || strlen(uri) > HTTP_URI_MAX) {
+		send_error(h, req, 413, "TOOLONG", "the URI is longer than %d bytes", HTTP_URI_MAX);
+	} else if (!path) {
+		send_error(h, req, 400, "URI", "cannot parse the URI");
+	} else if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
+		serve_page(h, req);
+	} else if (!strcmp(path, "/metrics")) {
+		serve_metrics(h, hc, req);
+	} else if (!strcmp(path, "/api/job")) {
+		serve_job(h, hc, req, evhttp_uri_get_query(u));
+	} else if (!strncmp(path, "/api/", 5) && strlen(path + 5) < 32) {
+		serve_api(h, hc, req, path + 5, evhttp_uri_get_query(u));
+	} else {
+		send_error(h, req, 404, "NOTFOUND", "no such page; there are /, /metrics and /api/COMMAND?args=...");
+	}
+}
+
+/* ---- life ------------------------------------------------------------------------ */
+
+/* "ADDR:PORT" or "[V6]:PORT" into host and port; -1 if malformed. */
+static int split_addr(const char *spec, char *host, size_t n, int *port)
+{
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon == spec)
+		return -1;
+	size_t hl = (size_t)(colon - spec);
+	if (spec[0] == '[' && spec[hl - 1] == ']') {
+		spec++;
+		hl -= 2;
+	}
+	char *end;
+	long p = strtol(colon + 1, &end, 10);
+	if (!hl || hl >= n || *end || end == colon + 1 || p < 0 || p > 65535)
+		return -1;
+	memcpy(host, spec, hl);
+	host[hl] = '\0';
+	*port = (int)p;
+	return 0;
+}
+
+struct http *http_new(const struct http_config *cfg, struct server *srv, const struct server_plane *planes,
+		      int nplanes, char err[SNAP_ERR_LEN])
+{
+	char host[128];
+	int port;
+	if (split_addr(cfg->addr, host, sizeof(host), &port)) {
+		snprintf(err, SNAP_ERR_LEN, "--http %.100s: not ADDR:PORT", cfg->addr);
+		return NULL;
+	}
+	struct http *h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, SNAP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	h->cfg = *cfg;
+	h->srv = srv;
+	h->nplanes = nplanes;
+	for (int i = 0; i < nplanes; i++)
+		h->plane[i] = planes[i];
+	pthread_mutex_init(&h->lock, NULL);
+	struct event_base *base = server_base(srv);
+	h->evh = evhttp_new(base);
+	h->done_ev = event_new(base, -1, 0, done_cb, h);
+	h->gate_ev = evtimer_new(base, gate_cb, h);
+	h->bevs = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->bevs));
+	struct evhttp_bound_socket *bs = h->evh ? evhttp_bind_socket_with_handle(h->evh, host, (ev_uint16_t)port) : NULL;
+	if (!h->evh || !h->done_ev || !h->gate_ev || !h->bevs || !bs || !cfg->max_conns) {
+		snprintf(err, SNAP_ERR_LEN, "--http %.100s: cannot listen: %s", cfg->addr, strerror(errno));
+		http_free(h);
+		return NULL;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (!getsockname(evhttp_bound_socket_get_fd(bs), (struct sockaddr *)&ss, &sl))
+		h->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+							 : ((struct sockaddr_in *)&ss)->sin_port);
+	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+						   EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_max_headers_size(h->evh, HTTP_URI_MAX + 8192);
+	evhttp_set_max_body_size(h->evh, 4096);
+	evhttp_set_timeout(h->evh, (int)cfg->timeout_s);
+	evhttp_set_gencb(h->evh, request_cb, h);
+	h->listener = evhttp_bound_socket_get_listener(bs);
+	evhttp_set_bevcb(h->evh, accept_bev, h);
+	tlog(TLOG_INFO, "HTTP: metrics and the web view on %s (port %d)", cfg->addr, h->port);
+	return h;
+}
+
+int http_port(const struct http *h)
+{
+	return h->port;
+}
+
+void http_free(struct http *h)
+{
+	if (!h)
+		return;
+	struct evhttp *evh = h->evh;
+	h->evh = NULL; /* conn_closed must not reopen the gate */
+	if (evh)
+		evhttp_free(evh); /* closes every client: conn_closed frees its hconn */
+	if (h->done_ev)
+		event_free(h->done_ev);
+	if (h->gate_ev)
+		event_free(h->gate_ev);
+	if (h->bevs)
+		for (unsigned i = 0; i < h->nbevs; i++)
+			bufferevent_decref(h->bevs[i]);
+	free(h->bevs);
+	pthread_mutex_lock(&h->lock);
+	h->closed = 1;
+	struct hjob *j = h->done;
+	h->done = NULL;
+	for (struct hjob *x = j; x; x = x->next)
+		h->njobs--;
+	int last = h->njobs == 0;
+	pthread_mutex_unlock(&h->lock);
+	while (j) {
+		struct hjob *next = j->next;
+		job_free(j);
+		j = next;
+	}
+	if (last)
+		http_destroy(h);
+}

@@ -1,0 +1,214 @@
+/*
+ * http_metrics.c - the Prometheus text exposition (format 0.0.4) of one
+ * scrape, rendered on a worker thread from the copy http.c took on the
+ * loop. Every name is documented in docs/metrics.md; the per-plane
+ * figures carry plane="NAME".
+ */
+#include "http_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "fabric.h"
+#include "route.h"
+#include "inventory.h"
+
+const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 500, 503, 504 };
+
+static void family(struct evbuffer *out, const char *name, const char *type, const char *help)
+{
+	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void one(struct evbuffer *out, const char *name, const char *type, const char *help, double v)
+{
+	family(out, name, type, help);
+	evbuffer_add_printf(out, "%s %.17g\n", name, v);
+}
+
+static void hist(struct evbuffer *out, const char *name, const char *labels, const struct qstats_hist *h)
+{
+	uint64_t cum = 0;
+	const char *sep = labels[0] ? "," : "";
+	for (int i = 0; i < QSTATS_BUCKETS; i++) {
+		cum += h->bucket[i];
+		evbuffer_add_printf(out, "%s_bucket{%s%sle=\"%g\"} %" PRIu64 "\n", name, labels, sep, qstats_le[i], cum);
+	}
+	cum += h->bucket[QSTATS_BUCKETS];
+	evbuffer_add_printf(out, "%s_bucket{%s%sle=\"+Inf\"} %" PRIu64 "\n", name, labels, sep, cum);
+	evbuffer_add_printf(out, "%s_sum%s%s%s %.17g\n", name, labels[0] ? "{" : "", labels, labels[0] ? "}" : "",
+			    h->sum);
+	evbuffer_add_printf(out, "%s_count%s%s%s %" PRIu64 "\n", name, labels[0] ? "{" : "", labels,
+			    labels[0] ? "}" : "", h->count);
+}
+
+/* Cables whose either end is below Init: cabled but not passing packets. */
+static unsigned links_down(const struct snap *s)
+{
+	unsigned n = 0;
+	for (uint32_t a = 0; a < s->nnodes; a++)
+		for (unsigned pa = 1; pa <= s->nodes[a].nports; pa++) {
+			const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa];
+			if (!p->present || p->peer_node == SNAP_NONE ||
+			    (p->peer_node < a || (p->peer_node == a && p->peer_port < pa)))
+				continue;
+			n += inv_cable_state(s, a, pa) < SNAP_PORT_INIT;
+		}
+	return n;
+}
+
+static void planes(const struct http_scrape *sc, struct evbuffer *out)
+{
+	static const struct { const char *name, *help; } g[] = {
+		{ "topod_generation", "generation served (0: none yet)" },
+		{ "topod_generation_age_seconds", "seconds since topod received the generation served" },
+		{ "topod_generation_build_seconds", "seconds building the generation served took" },
+		{ "topod_hosts", "hosts in the generation served" },
+		{ "topod_switches", "switches in the generation served" },
+		{ "topod_links", "cables in the generation served" },
+		{ "topod_links_down", "cables whose either end is below Init (Down or Polling)" },
+	};
+	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
+		family(out, g[k].name, "gauge", g[k].help);
+		for (int p = 0; p < sc->m.nplanes; p++) {
+			const struct fabric *f = sc->f[p];
+			const struct fabric_index *x = f->index;
+			double v = 0;
+			switch (k) {
+			case 0: v = (double)f->snap->generation; break;
+			case 1: v = x ? (double)(sc->now_us - f->received_us) / 1e6 : 0; break;
+			case 2: v = x ? f->build_ms / 1e3 : 0; break;
+			case 3: v = x ? x->rt->nhosts : 0; break;
+			case 4: v = x ? x->switches : 0; break;
+			case 5: v = x ? x->links : 0; break;
+			default: v = x ? links_down(f->snap) : 0; break;
+			}
+			evbuffer_add_printf(out, "%s{plane=\"%s\"} %.17g\n", g[k].name, sc->plane_name[p], v);
+		}
+	}
+	family(out, "topod_snapshots_accepted_total", "counter", "snapshots accepted and published");
+	for (int p = 0; p < sc->m.nplanes; p++)
+		evbuffer_add_printf(out, "topod_snapshots_accepted_total{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
+				    sc->m.plane[p].accepted);
+	family(out, "topod_snapshots_superseded_total", "counter", "snapshots a newer one replaced before they were built");
+	for (int p = 0; p < sc->m.nplanes; p++)
+		evbuffer_add_printf(out, "topod_snapshots_superseded_total{plane=\"%s\"} %" PRIu64 "\n",
+				    sc->plane_name[p], sc->m.plane[p].superseded);
+}
+
+static void snapshots(const struct server_metrics *m, struct evbuffer *out)
+{
+	uint64_t rejected = 0, deltas = 0;
+	for (int p = 0; p < m->nplanes; p++) {
+		rejected += m->plane[p].rejected;
+		deltas += m->plane[p].deltas;
+	}
+	family(out, "topod_snapshots_refused_total", "counter",
+	       "snapshots refused, by reason: invalid (failed to decode, verify or build), denied (peer not allowed), "
+	       "unsigned (no valid signature), truncated, trailing (bytes after the snapshot)");
+	const struct { const char *r; uint64_t v; } r[] = {
+		{ "invalid", rejected },	  { "denied", m->ingest_denied }, { "unsigned", m->ingest_unsigned },
+		{ "truncated", m->ingest_truncated }, { "trailing", m->ingest_trailing },
+	};
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		evbuffer_add_printf(out, "topod_snapshots_refused_total{reason=\"%s\"} %" PRIu64 "\n", r[i].r, r[i].v);
+	one(out, "topod_deltas_applied_total", "counter", "snapshots received as deltas and applied", (double)deltas);
+	family(out, "topod_ingest_decode_seconds", "histogram", "decoding a snapshot, per generation served");
+	hist(out, "topod_ingest_decode_seconds", "", &m->qs.decode);
+	family(out, "topod_build_seconds", "histogram", "building routes and hierarchy, per generation served");
+	hist(out, "topod_build_seconds", "", &m->qs.build);
+}
+
+static void queries(const struct server_metrics *m, struct evbuffer *out)
+{
+	static const char *const oc[QS_OUTCOMES] = { "ok", "error", "refused" };
+	family(out, "topod_queries_total", "counter",
+	       "requests answered, by command and outcome (refused: topod's limits, e.g. BUSY or TIMEOUT)");
+	for (size_t k = 0; k <= QSTATS_CMDS; k++) {
+		if (k < QSTATS_CMDS && k >= cmd_count)
+			continue;
+		for (int o = 0; o < QS_OUTCOMES; o++)
+			evbuffer_add_printf(out, "topod_queries_total{command=\"%s\",outcome=\"%s\"} %" PRIu64 "\n",
+					    k < QSTATS_CMDS ? cmd_table[k].name : "other", oc[o], m->qs.n[k][o]);
+	}
+	family(out, "topod_query_duration_seconds", "histogram",
+		"request to reply, by where it was answered (loop: lookups; pool: the worker pool, queueing included)");
+	hist(out, "topod_query_duration_seconds", "lane=\"loop\"", &m->qs.latency[QS_LANE_LOOP]);
+	hist(out, "topod_query_duration_seconds", "lane=\"pool\"", &m->qs.latency[QS_LANE_POOL]);
+	one(out, "topod_heavy_queued", "gauge", "requests waiting for a worker", m->pool.queued);
+	one(out, "topod_heavy_running", "gauge", "requests on a worker", m->pool.running);
+	family(out, "topod_heavy_refused_total", "counter", "heavy requests refused, by reason");
+	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"busy\"} %" PRIu64 "\n", m->busy_heavy);
+	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"toobig\"} %" PRIu64 "\n", m->heavy_toobig + m->toobig);
+	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"timeout\"} %" PRIu64 "\n", m->heavy_timeouts);
+}
+
+static uint64_t resident_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long size = 0, rss = 0;
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return (uint64_t)rss * 4096u;
+}
+
+static void clients(const struct http_scrape *sc, struct evbuffer *out)
+{
+	const struct server_metrics *m = &sc->m;
+	one(out, "topod_clients_connected", "gauge", "query connections open", m->conns);
+	one(out, "topod_clients_max", "gauge", "query connections allowed (--max-conns)", m->max_conns);
+	one(out, "topod_clients_refused_total", "counter", "query connections refused: --max-conns reached",
+	    (double)m->refused);
+	family(out, "topod_clients_cut_total", "counter", "query clients disconnected by the output limits, by limit");
+	const struct { const char *r; uint64_t v; } c[] = {
+		{ "hard", m->cut_hard }, { "soft", m->cut_soft }, { "write_timeout", m->cut_write }, { "budget", m->cut_budget },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		evbuffer_add_printf(out, "topod_clients_cut_total{limit=\"%s\"} %" PRIu64 "\n", c[i].r, c[i].v);
+	one(out, "topod_admin_clients_connected", "gauge", "admin socket connections open", m->admin_conns);
+	one(out, "topod_ingest_clients_connected", "gauge", "snapshot producers connected", m->ingest_conns);
+	one(out, "topod_watchers", "gauge", "clients parked in watch", m->watching);
+	one(out, "topod_http_clients_connected", "gauge", "HTTP connections open", sc->http_conns);
+	one(out, "topod_http_clients_max", "gauge", "HTTP connections allowed (--http-max-conns)", sc->http_max_conns);
+	one(out, "topod_http_clients_refused_total", "counter", "HTTP connections refused: --http-max-conns reached",
+	    (double)sc->http_refused);
+	one(out, "topod_http_reply_bytes_unread", "gauge", "HTTP reply bytes not yet written to their clients",
+	    (double)sc->http_unsent);
+	family(out, "topod_http_requests_total", "counter", "HTTP requests answered, by status code");
+	for (int i = 0; i < HS_CODES; i++)
+		evbuffer_add_printf(out, "topod_http_requests_total{code=\"%d\"} %" PRIu64 "\n", http_codes[i],
+				    sc->http_codes[i]);
+}
+
+static void memory(const struct server_metrics *m, struct evbuffer *out)
+{
+	one(out, "topod_resident_memory_bytes", "gauge", "resident set size of the process", (double)resident_bytes());
+	one(out, "topod_request_memory_reserved_bytes", "gauge",
+	    "memory the requests on workers reserved by their estimates", (double)m->pool.reserved);
+	one(out, "topod_request_memory_budget_bytes", "gauge", "what they may reserve together (--max-request-memory; 0: unbounded)",
+	    (double)m->pool.budget);
+	one(out, "topod_client_buffer_bytes", "gauge", "bytes all clients' unanswered input and unread replies hold",
+	    (double)m->client_bytes);
+	one(out, "topod_client_buffer_budget_bytes", "gauge", "what they may hold together (--client-budget; 0: unbounded)",
+	    (double)m->client_budget);
+	one(out, "topod_reply_bytes_unread", "gauge", "reply bytes clients have not read yet", (double)m->out_pending);
+	one(out, "topod_reply_budget_bytes", "gauge", "heavy requests are admitted below this (--output-budget)",
+	    (double)m->out_budget);
+}
+
+void http_render_metrics(const struct http_scrape *sc, struct evbuffer *out)
+{
+	family(out, "topod_build_info", "gauge", "always 1; the version in a label");
+	evbuffer_add_printf(out, "topod_build_info{version=\"%s\"} 1\n", TOPO_VERSION);
+	one(out, "topod_planes", "gauge", "fabric planes (subnets) served", sc->m.nplanes);
+	planes(sc, out);
+	snapshots(&sc->m, out);
+	queries(&sc->m, out);
+	clients(sc, out);
+	memory(&sc->m, out);
+}

@@ -1,0 +1,112 @@
+/*
+ * http_slurm.c - a Slurm job's nodes for the web view (/api/job?id=N, with
+ * --http-slurm): `squeue -h -j N -o %N` run on a worker, its output (a
+ * Slurm host list, expanded by the page) bounded in size and time. The job
+ * ID is digits (and an array task, _digits) and goes to squeue as one
+ * argument, never through a shell.
+ */
+#include "http_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pool.h"
+
+extern char **environ;
+
+#define SQUEUE_OUT_MAX 65536
+#define SQUEUE_TIMEOUT_MS 10000
+
+int http_job_id_ok(const char *id)
+{
+	size_t n = strlen(id), digits = strspn(id, "0123456789");
+	if (!digits || n > 24)
+		return 0;
+	if (digits == n)
+		return 1;
+	return id[digits] == '_' && n > digits + 1 && strspn(id + digits + 1, "0123456789") == n - digits - 1;
+}
+
+/* Reads fd until EOF, the cap or the deadline; the bytes read, -1 on timeout. */
+static ssize_t read_bounded(int fd, char *buf, size_t cap, uint64_t deadline_ns)
+{
+	size_t have = 0;
+	for (;;) {
+		uint64_t now = pool_now_ns();
+		if (now >= deadline_ns)
+			return -1;
+		struct pollfd p = { fd, POLLIN, 0 };
+		int r = poll(&p, 1, (int)((deadline_ns - now) / 1000000u) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? (ssize_t)have : -1;
+		ssize_t n = read(fd, buf + have, cap - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return (ssize_t)have;
+		have += (size_t)n;
+		if (have == cap)
+			return (ssize_t)have;
+	}
+}
+
+int http_job_nodes(const char *id, struct evbuffer *out)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC)) {
+		http_json_error(out, "INTERNAL", "pipe failed");
+		return 500;
+	}
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+	char idbuf[32];
+	snprintf(idbuf, sizeof(idbuf), "%s", id);
+	char *argv[] = { "squeue", "-h", "-j", idbuf, "-o", "%N", NULL };
+	pid_t pid;
+	int rc = posix_spawnp(&pid, "squeue", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	if (rc) {
+		close(pfd[0]);
+		http_json_error(out, "NOSLURM", "cannot run squeue on topod's host (is Slurm's client installed?)");
+		return 503;
+	}
+	char buf[SQUEUE_OUT_MAX + 1];
+	ssize_t n = read_bounded(pfd[0], buf, SQUEUE_OUT_MAX, pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull);
+	close(pfd[0]);
+	if (n < 0)
+		kill(pid, SIGKILL);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (n < 0) {
+		http_json_error(out, "TIMEOUT", "squeue did not answer within 10 s");
+		return 504;
+	}
+	buf[n] = '\0';
+	size_t len = strcspn(buf, "\n");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || !len) {
+		char why[200];
+		snprintf(why, sizeof(why), "squeue knows no running job %s%s%.120s", id, len ? ": " : "", buf);
+		http_json_error(out, "NOJOB", why);
+		return 404;
+	}
+	buf[len] = '\0';
+	evbuffer_add_printf(out, "{\"ok\":true,\"job\":\"%s\",\"nodelist\":", id);
+	http_json_string(out, buf, len);
+	evbuffer_add_printf(out, "}\n");
+	return 200;
+}
