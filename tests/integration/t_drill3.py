@@ -110,9 +110,15 @@ with t.conn() as c:
     nums = {"delaymatrix bytes=99999999999999999999999 dup1": "ERR USAGE", "delaymatrix bytes=-1 dup1": "ERR USAGE",
             "delaymatrix bytes=1099511627777 dup1": "ERR USAGE", "pick 99999999999999999999 dup1": "ERR",
             "pick -1 dup1": "ERR", "simgrid " + " ".join([A64] * 257): "ERR TOOMANY",
-            "schedule tacs1 form=hosts bytes=18446744073709551616 dup1 " + A64: "ERR"}
+            "schedule tacs1 form=hosts bytes=18446744073709551616 dup1 " + A64: "ERR",
+            "pick 4097 dup1 " + A64: "ERR USAGE", "pick bytes=2199023255552 1 dup1": "ERR USAGE",
+            "map stencil:99999999999 dup1 " + A64: "ERR USAGE", "map csr:2 dup1 %s -- 1 99" % A64: "ERR USAGE",
+            "map bytes=2199023255552 stencil:2 dup1 " + A64: "ERR USAGE", "delaymatrix " + " ".join(["dup1"] * 4097): "ERR TOOMANY",
+            "show lid:-1": "ERR NOTFOUND", "show 0xffffffffffffffffffff": "ERR NOTFOUND",
+            "resolve lid:99999999999": "ERR NOTFOUND", "links name=a name=b": "ERR USAGE", "hosts extra": "ERR USAGE"}
     wrong = [(k[:50], h) for k, want in nums.items() for h in [c.ask(k)] if not h.startswith(want)]
-    check(not wrong, "numbers out of range and a 257-host platform refused: %s" % (wrong or "%d cases" % len(nums)))
+    check(not wrong, "numbers and names out of range, a 257-host platform, 4,097 hosts refused: %s"
+          % (wrong or "%d cases" % len(nums)))
     c.send("show " + "x" * 300000 + "\n")
     h = c.readline()
     check(h.startswith("ERR TOOLONG") and c.closed_by_peer(), "a 300 KB line: %s, closed" % h[:50])
