@@ -136,10 +136,13 @@ static void *worker(void *arg)
 		if (p->stop)
 			break;
 		/* One token to run at all; a job started while others wait
-		 * takes only that, so the queue drains fairly. */
+		 * takes only that, so the queue drains fairly. One started
+		 * alone takes the free tokens but one: an OpenMP team cannot
+		 * shrink, and a heavy job that came a moment later would
+		 * otherwise wait for the whole of the first. */
 		int take = 0;
 		if (!w->light) {
-			take = p->light.head || p->heavy.head || j->light ? 1 : p->tokens;
+			take = p->light.head || p->heavy.head || j->light ? 1 : p->tokens - (p->tokens > 1);
 			p->tokens -= take;
 		}
 		pthread_mutex_unlock(&p->lock);

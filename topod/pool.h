@@ -4,7 +4,8 @@
  *
  * Sizing: `threads` workers, and `threads` thread tokens shared by every
  * job's OpenMP team: a job runs with one token plus whatever tokens are free
- * when it starts and no other job is waiting, so workers and their OpenMP
+ * when it starts and no other job is waiting, less one kept back for the
+ * next heavy job (it starts at once, not after this one), so workers and their OpenMP
  * threads together never exceed `threads` (the --threads bound). Workers run
  * at a lower scheduling priority (nice +10) than the event loop, so a matrix
  * being computed never delays a cheap answer by a full time slice.

@@ -64,6 +64,7 @@ struct conn {
 	struct event *soft_ev;            /* armed while the output is above the soft limit */
 	struct evbuffer_cb_entry *acct_in, *acct_out; /* query and admin: srv->in_bytes, out_bytes */
 	time_t out_progress;  /* when the client last read some of its replies (budget_cb spares it) */
+	uint64_t line_since;  /* ms when the partial request line waiting in the input began, 0: none */
 	size_t scanned;       /* input bytes already searched for the end of a line */
 	/* ingest only */
 	uint8_t *buf;
@@ -950,6 +951,22 @@ static void handle_line(struct conn *c, char *line, size_t len, struct evbuffer 
 		qstats_note(&c->srv->qs, k, qstats_outcome(out, from), QS_LANE_LOOP, pool_now_ns() - t0);
 }
 
+/* The idle timeout restarts with every byte, so a client trickling one
+ * byte a second would hold its connection for ever (slowloris): a request
+ * line must also be complete within the idle timeout of its first byte,
+ * as Apache's mod_reqtimeout and nginx's client_header_timeout ask. */
+static int line_overdue(struct conn *c)
+{
+	struct timeval now;
+	event_base_gettimeofday_cached(c->srv->base, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_usec / 1000;
+	if (!c->line_since) {
+		c->line_since = ms;
+		return 0;
+	}
+	return c->srv->cfg.idle_timeout_s && ms - c->line_since >= (uint64_t)c->srv->cfg.idle_timeout_s * 1000;
+}
+
 static void line_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
@@ -974,6 +991,15 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 		struct evbuffer_ptr eol = evbuffer_search_eol(in, &from, NULL, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
 			c->scanned = have;
+			if (have && line_overdue(c)) {
+				c->srv->errors++;
+				evbuffer_add_printf(out, "ERR IDLE request line not completed within %u s\n",
+						    c->srv->cfg.idle_timeout_s);
+				tlog(TLOG_INFO, "%s: a request line trickled in for over %u s, closing", c->peer,
+				     c->srv->cfg.idle_timeout_s);
+				conn_finish(c);
+				return;
+			}
 			if (evbuffer_get_length(in) > PROTO_LINE_MAX) {
 				c->srv->errors++;
 				query_error(out, "TOOLONG", "request line longer than %d bytes", PROTO_LINE_MAX);
@@ -995,6 +1021,7 @@ static void line_read_cb(struct bufferevent *bev, void *arg)
 		}
 		size_t len;
 		c->scanned = 0;
+		c->line_since = 0;
 		char *line = evbuffer_readln(in, &len, EVBUFFER_EOL_LF);
 		if (!line)
 			break;

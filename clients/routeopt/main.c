@@ -16,9 +16,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "lft.h"
@@ -364,6 +366,38 @@ static int run_prepare(struct run *r)
 	return EX_OK;
 }
 
+/* GLPK checks the clock only between its own steps: the root LP's simplex
+ * and the MIP preprocessor run on past any tm_lim (seen: 5.1 s with a 2 s
+ * limit). The solver's own deadline stops it cleanly where it can; this
+ * alarm, a little later, ends the process wherever GLPK is. Nothing has
+ * been written then (the LFT file is replaced only after every phase). */
+#define OVERRUN_GRACE_S 0.25
+
+static void solve_overrun(int sig)
+{
+	static const char msg[] = "topo-routeopt: solver time limit reached (GLPK ran past it and was stopped); "
+				  "nothing written, the running routing is untouched\n";
+	(void)sig;
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)w;
+	_exit(EX_SOLVE);
+}
+
+static void overrun_alarm(double seconds)
+{
+	struct itimerval it = { 0 };
+	if (seconds > 0) {
+		double t = seconds + OVERRUN_GRACE_S;
+		it.it_value.tv_sec = (time_t)t;
+		it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+		struct sigaction sa = { .sa_handler = solve_overrun };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGALRM, &sa, NULL);
+		fflush(stdout);   /* the phases printed so far survive _exit */
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
 /* solve one phase's flows, build and check its tables, keep the last for --out */
 static int phase_solve(struct run *r, int last, const struct flow *f, size_t nf, const char *label,
 		       uint64_t curload)
@@ -371,7 +405,10 @@ static int phase_solve(struct run *r, int last, const struct flow *f, size_t nf,
 	const struct opts *o = r->o;
 	struct opt_params par = { .strong = o->strong, .time_limit = o->time_limit, .verbose = o->verbose };
 	struct opt_result res;
-	if (opt_solve(&r->x, f, nf, &par, &res, r->err)) {
+	overrun_alarm(o->time_limit);
+	int failed = opt_solve(&r->x, f, nf, &par, &res, r->err);
+	overrun_alarm(0);
+	if (failed) {
 		fprintf(stderr, "%s: phase %s: %s; nothing written, the running routing is "
 			"untouched\n", prog, label, r->err);
 		return EX_SOLVE;

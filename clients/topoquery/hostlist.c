@@ -169,7 +169,8 @@ struct ent {
 	const char *name;
 	size_t plen;     /* prefix length: up to the numeric suffix */
 	int hasnum;
-	int width;       /* digits when zero-padded, else 0 (free width) */
+	int width;       /* digits when zero-padded, or when a padded name of that
+			  * prefix has as many (h0996 and h1000: 4); else 0, free */
 	uint64_t num;
 };
 
@@ -193,6 +194,36 @@ static int same_group(const struct ent *x, const struct ent *y)
 {
 	return x->plen == y->plen && !memcmp(x->name, y->name, x->plen) && x->hasnum == y->hasnum &&
 	       x->width == y->width && x->hasnum;
+}
+
+/* A name without leading zero folds with the padded ones of its prefix
+ * that have as many digits: "h[0996-1000]" reads back as h0996..h1000
+ * (the width follows lo), as Slurm folds them. Sorted by cmp_ent, the
+ * padded widths of a prefix follow its free-width names; afterwards e is
+ * sorted again. */
+static void join_widths(struct ent *e, size_t n)
+{
+	int moved = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && e[j].hasnum == e[i].hasnum && e[j].plen == e[i].plen &&
+		       !memcmp(e[j].name, e[i].name, e[i].plen))
+			j++;
+		uint32_t padded = 0;   /* widths 2..18 held by padded names */
+		for (size_t k = i; k < j; k++)
+			if (e[k].width)
+				padded |= 1u << e[k].width;
+		for (size_t k = i; k < j && padded; k++) {
+			int d = (int)(strlen(e[k].name) - e[k].plen);
+			if (e[k].hasnum && !e[k].width && d > 1 && (padded >> d & 1)) {
+				e[k].width = d;
+				moved = 1;
+			}
+		}
+		i = j;
+	}
+	if (moved)
+		qsort(e, n, sizeof(*e), cmp_ent);
 }
 
 struct sbuf {
@@ -253,6 +284,7 @@ char *hostlist_compress(char *const *names, size_t n)
 		}
 	}
 	qsort(e, n, sizeof(*e), cmp_ent);
+	join_widths(e, n);
 	size_t u = 0;   /* duplicates sort next to each other */
 	for (size_t i = 0; i < n; i++)
 		if (!u || strcmp(e[u - 1].name, e[i].name))

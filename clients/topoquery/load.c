@@ -339,7 +339,16 @@ static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
 		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
 		return EXIT_FAIL;
 	}
-	pic_load_dot(d, l, title);
+	size_t dropped = 0;
+	if (pic_load_dot(d, l, title, &dropped)) {
+		fprintf(stderr, "topoquery: %s: out of memory\n", q->load_dot);
+		if (d != stdout)
+			fclose(d);
+		return EXIT_ERROR;
+	}
+	if (dropped)
+		fprintf(stderr, "topoquery: %s: the %d heaviest of %zu loaded links drawn (at most %d)\n",
+			q->load_dot, PIC_DOT_LINKS_MAX, l->nlinks, PIC_DOT_LINKS_MAX);
 	if (d != stdout && fclose(d)) {
 		fprintf(stderr, "topoquery: %s: %s\n", q->load_dot, strerror(errno));
 		return EXIT_ERROR;

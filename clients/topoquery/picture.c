@@ -379,7 +379,7 @@ int pic_tree(struct tq *q, const tii_tree_t *tr, const struct kids *k)
 	return status;
 }
 
-/* ---- load --dot: the graph of loaded cables, as before (unbounded) ---------------- */
+/* ---- load --dot: the graph of the loaded cables, the heaviest PIC_DOT_LINKS_MAX ---- */
 
 static const char *load_host(const tii_load_t *l, uint64_t guid)
 {
@@ -393,7 +393,7 @@ static const char *load_host(const tii_load_t *l, uint64_t guid)
  * at the bottom grouped with their leaf switch, one edge per cabled pair
  * of nodes whose width and colour follow the heavier direction's bytes
  * (green = light, red = the maximum). Only loaded links are drawn. */
-void pic_load_dot(FILE *o, const tii_load_t *l, const char *title)
+static void load_dot_draw(FILE *o, const tii_load_t *l, const char *title, size_t all)
 {
 	int maxl = 0;
 	for (size_t i = 0; i < l->nlinks; i++) {
@@ -408,6 +408,8 @@ void pic_load_dot(FILE *o, const tii_load_t *l, const char *title)
 	for (const char *p = title; *p; p++)
 		if (*p != '"' && *p != '\\')
 			fputc(*p, o);
+	if (all > l->nlinks)
+		fprintf(o, "\\nthe %zu heaviest of %zu loaded links drawn", l->nlinks, all);
 	fprintf(o, "\\nmax link %" PRIu64 " bytes (%" PRIu64 " msgs); width and colour: bytes / max\"];\n"
 		   "  node [fontname=\"Helvetica\", fontsize=9, style=filled, fillcolor=\"#eeeeee\"];\n"
 		   "  edge [dir=none, arrowhead=none];\n",
@@ -426,10 +428,11 @@ void pic_load_dot(FILE *o, const tii_load_t *l, const char *title)
 			if (j < i)
 				continue;
 			const char *h = load_host(l, k->guid);
-			if (h)
-				fprintf(o, " \"n%016" PRIx64 "\" [shape=box, label=\"%s\", fillcolor=\"#ddeeff\"];",
-					k->guid, h);
-			else
+			if (h) {
+				fprintf(o, " \"n%016" PRIx64 "\" [shape=box, label=\"", k->guid);
+				dot_str(o, h);   /* the server's word: untrusted */
+				fprintf(o, "\", fillcolor=\"#ddeeff\"];");
+			} else
 				fprintf(o, " \"n%016" PRIx64 "\" [shape=ellipse, label=\"L%d\\n%04" PRIx64 "\"];",
 					k->guid, L, k->guid & 0xffff);
 		}
@@ -466,6 +469,57 @@ void pic_load_dot(FILE *o, const tii_load_t *l, const char *title)
 	fprintf(o, "}\n");
 }
 
+
+struct heavy {
+	uint64_t bytes;
+	size_t i;
+};
+
+static int cmp_heavier(const void *a, const void *b)
+{
+	const struct heavy *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	const struct heavy *x = a, *y = b;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Drawn in the server's order: every link when they are few, else the
+ * heaviest PIC_DOT_LINKS_MAX (the drawing pairs links, so it is quadratic
+ * in them, and graphviz cannot lay out more anyway). */
+int pic_load_dot(FILE *o, const tii_load_t *l, const char *title, size_t *dropped)
+{
+	*dropped = 0;
+	if (l->nlinks <= PIC_DOT_LINKS_MAX) {
+		load_dot_draw(o, l, title, l->nlinks);
+		return 0;
+	}
+	struct heavy *h = malloc(l->nlinks * sizeof(*h));
+	tii_load_t sub = *l;
+	sub.links = malloc(PIC_DOT_LINKS_MAX * sizeof(*sub.links));
+	if (!h || !sub.links) {
+		free(h);
+		free(sub.links);
+		return -1;
+	}
+	for (size_t i = 0; i < l->nlinks; i++)
+		h[i] = (struct heavy){ l->links[i].bytes, i };
+	qsort(h, l->nlinks, sizeof(*h), cmp_heavier);
+	qsort(h, PIC_DOT_LINKS_MAX, sizeof(*h), cmp_index);
+	for (size_t i = 0; i < PIC_DOT_LINKS_MAX; i++)
+		sub.links[i] = l->links[h[i].i];
+	sub.nlinks = PIC_DOT_LINKS_MAX;
+	load_dot_draw(o, &sub, title, l->nlinks);
+	*dropped = l->nlinks - PIC_DOT_LINKS_MAX;
+	free(h);
+	free(sub.links);
+	return 0;
+}
 
 /* ---- load --plot ------------------------------------------------------------------ */
 

@@ -24,8 +24,11 @@
 /* tree --format dot (DOT on q->out or q->output FILE.dot|.gv), or the
  * picture itself with -o FILE.svg|.png|.pdf. An exit status. */
 int pic_tree(struct tq *q, const tii_tree_t *tr, const struct kids *k);
-/* load --dot: every loaded cable as a graphviz graph (no bound: for other tools). */
-void pic_load_dot(FILE *o, const tii_load_t *l, const char *title);
+/* load --dot: the loaded cables as a graphviz graph; beyond PIC_DOT_LINKS_MAX
+ * directed links only the heaviest that many, said in the graph's label
+ * and in *dropped (the others). -1: out of memory, nothing written. */
+#define PIC_DOT_LINKS_MAX 4096
+int pic_load_dot(FILE *o, const tii_load_t *l, const char *title, size_t *dropped);
 /* load --plot FILE.svg|.png|.pdf: the hierarchy's cables coloured by bytes. */
 int pic_load_plot(struct tq *q, const tii_load_t *l, const char *title);
 /* schedule --plot FILE.svg|.png|.pdf: conflicts per step of n schedules

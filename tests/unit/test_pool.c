@@ -17,13 +17,15 @@
 struct tj {
 	struct pool_job pj;
 	atomic_int ran, done, *gate;   /* gate: run() waits until it is set, or stop */
+	atomic_int started, threads;   /* run() entered, with this many threads */
 	atomic_int *in_flight, *peak;  /* reserved bytes of running test jobs */
 };
 
 static void tj_run(struct pool_job *pj, int threads)
 {
 	struct tj *j = (struct tj *)pj;
-	(void)threads;
+	atomic_store(&j->threads, threads);
+	atomic_store(&j->started, 1);
 	int now = atomic_fetch_add(j->in_flight, (int)pj->mem) + (int)pj->mem;
 	for (int p = atomic_load(j->peak); now > p && !atomic_compare_exchange_weak(j->peak, &p, now);)
 		;
@@ -137,8 +139,39 @@ static void deadlines(void)
 	pool_free(p);
 }
 
+/* A heavy job that starts alone must not take every token: a second heavy
+ * job that comes while it runs starts at once on a free worker. */
+static void tokens_kept(void)
+{
+	atomic_int gate = 0;
+	struct pool_config pc = { 4, 64, 0, 0 };
+	struct pool *p = pool_new(&pc);
+	struct tj a, b;
+	tj_init(&a, 1, 0, &gate);
+	tj_init(&b, 1, 0, &gate);
+	pool_submit(p, &a.pj);
+	int a_on = wait_for(&a.started, 2000);
+	pool_submit(p, &b.pj);
+	int b_on = wait_for(&b.started, 2000);
+	CHECK(a_on && b_on && !atomic_load(&a.done),
+	      "a second heavy job starts while the first (started alone) still runs");
+	CHECK(atomic_load(&a.threads) == 3 && atomic_load(&b.threads) == 1,
+	      "the first took 3 of 4 thread tokens (one kept back), the second 1: %d, %d",
+	      atomic_load(&a.threads), atomic_load(&b.threads));
+	atomic_store(&gate, 1);
+	CHECK(wait_for(&a.done, 2000) && wait_for(&b.done, 2000), "both finish once released");
+	pool_free(p);
+	struct pool_config one = { 1, 64, 0, 0 };
+	p = pool_new(&one);
+	tj_init(&a, 1, 0, NULL);
+	pool_submit(p, &a.pj);
+	CHECK(wait_for(&a.done, 2000) && atomic_load(&a.threads) == 1, "with one thread a job still runs, on 1");
+	pool_free(p);
+}
+
 int main(void)
 {
+	tokens_kept();
 	budget();
 	light_lane();
 	deadlines();
