@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 #include "picture.h"
@@ -342,8 +343,11 @@ static int save_dot(const struct tq *q, const tii_load_t *l, const char *title)
 	size_t dropped = 0;
 	if (pic_load_dot(d, l, title, &dropped)) {
 		fprintf(stderr, "topoquery: %s: out of memory\n", q->load_dot);
-		if (d != stdout)
+		/* picture.h promises nothing written: not an empty file */
+		if (d != stdout) {
 			fclose(d);
+			unlink(q->load_dot);
+		}
 		return EXIT_ERROR;
 	}
 	if (dropped)
