@@ -17,6 +17,7 @@ defects 3a and 3b; docs/reliability.md rows d5.names and d5.simgrid).
 import os
 import socket
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from topodtest import ROOT, Topod, check, done, from_text, parse_kv, tmpdir  # noqa: E402
@@ -49,6 +50,17 @@ def deliver(t, buf):
     return r
 
 
+def stats_when(t, key, want, timeout=10):
+    """The admin stats once key has its value: `OK G` comes before the
+    generation is published, and the counters after it."""
+    t_end = time.time() + timeout
+    while True:
+        st = parse_kv(t.admin_ask("stats")[3:])
+        if st.get(key) == want or time.time() > t_end:
+            return st
+        time.sleep(0.05)
+
+
 def hosts(c):
     h = c.ask("hosts")
     return sorted(c.readline().split()[0] for _ in range(int(parse_kv(h[3:])["lines"])))
@@ -73,7 +85,7 @@ with t.conn() as c:
     rm = [c.ask("resolve multi/HCA-1"), c.ask("resolve multi/HCA-2")]
     check(all(x.startswith("OK") and "host=multi" in x for x in rm),
           "a real multi-rail host (HCA-1, HCA-2) is still one host with two rails: %s" % rm)
-st = parse_kv(t.admin_ask("stats")[3:])
+st = stats_when(t, "ambiguous_names", "2")
 check(st.get("ambiguous_names") == "2" and st.get("ambiguous_example") == "dup1 HCA-1",
       "stats: ambiguous_names=%s ambiguous_example=%r" % (st.get("ambiguous_names"), st.get("ambiguous_example")))
 log = t.logtext()
@@ -82,14 +94,18 @@ check(log.count("share a hostname and HCA label") == 1 and "dup1 HCA-1" in log,
 # the same again (OpenSM's next sweep): not said again
 r = deliver(t, snapshot({"Hca1": "multi HCA-1", "Hca4": "multi HCA-2", "Hca2": "dup1 HCA-1", "Hca3": "dup1 HCA-1"},
                         11))
-check(r == "OK 11" and t.logtext().count("share a hostname and HCA label") == 1,
+served = t.wait_generation(11)
+stats_when(t, "accepted", "2")
+time.sleep(0.3)  # the log line, if any, follows the counters
+check(r == "OK 11" and served and t.logtext().count("share a hostname and HCA label") == 1,
       "the next sweep with the same clash: %s, not logged again" % r)
 # the administrator fixes the image: both names served, the count cleared
 r = deliver(t, snapshot({"Hca1": "multi HCA-1", "Hca4": "multi HCA-2", "Hca2": "dup1 HCA-1", "Hca3": "dup2 HCA-1"},
                         12))
+t.wait_generation(12)
 with t.conn() as c:
     hs = hosts(c)
-st = parse_kv(t.admin_ask("stats")[3:])
+st = stats_when(t, "ambiguous_names", "0")
 check(r == "OK 12" and hs == ["dup1", "dup2", "multi"] and st.get("ambiguous_names") == "0",
       "renamed in the next generation: %s, hosts %s, ambiguous_names=%s" % (r, hs, st.get("ambiguous_names")))
 
