@@ -97,7 +97,10 @@ $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ $(TOPOQUERY_LIBS)
 
--include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+# Test and benchmark binaries are compiled straight from their .c, so their
+# .d files sit beside them: a unit test that #includes a .c is rebuilt when
+# that .c changes.
+-include $(shell find $(B)/obj $(B)/tests $(B)/bench -name '*.d' 2>/dev/null)
 
 # ---- web view ----
 # topod/web/index.html is compiled into topod as one C string (http.c):

@@ -15,6 +15,7 @@
 #include "gone.h"
 #include "history.h"
 #include "journal.h"
+#include "namemap.h"
 #include "log.h"
 #include "topo_limits.h"
 #include "util.h"
@@ -253,6 +254,11 @@ struct run {
 	int reused;
 	double decode_ms, build_ms;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
+	/* b->map plus the CAs that share a hostname and HCA label named by
+	 * GUID (namemap.h); NULL when none do. Owned until published. */
+	struct route_namemap *map;
+	uint32_t ambiguous;
+	char amb_example[AN_ERR_LEN];
 };
 
 /* The job's snapshot: given, decoded, or a delta applied to the served
@@ -328,10 +334,13 @@ static int run_index(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
 	uint64_t t1 = util_now_us();
-	if (r->is_delta)
-		fabric_index_update(r->s, r->base->index, &r->info, b->map, b->threads, &r->reused, &r->x, r->err);
-	else
-		fabric_index_build(r->s, b->map, b->threads, &r->x, r->err);
+	if (!route_namemap_disambiguate(r->s, b->map, &r->map, &r->ambiguous, r->amb_example, r->err)) {
+		const struct route_namemap *m = r->map ? r->map : b->map;
+		if (r->is_delta)
+			fabric_index_update(r->s, r->base->index, &r->info, m, b->threads, &r->reused, &r->x, r->err);
+		else
+			fabric_index_build(r->s, m, b->threads, &r->x, r->err);
+	}
 	fabric_put(r->base);
 	r->base = NULL;
 	free(r->info.block);
@@ -343,6 +352,7 @@ static int run_index(struct builder *b, struct run *r)
 		snprintf(r->msg, sizeof(r->msg), "ERR BUILD %s", r->err);
 		reply(j, 0, r->msg);
 		snap_free(r->s);
+		route_namemap_free(r->map);
 		job_free(j);
 		return -1;
 	}
@@ -398,6 +408,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	struct fabric *f = fabric_new(r->s, j->source);
 	if (!f) {
 		fabric_index_free(x);
+		route_namemap_free(r->map);
 		record_error(b, "out of memory");
 		job_free(j);
 		return NULL;
@@ -406,7 +417,9 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->decode_ms = r->decode_ms;
 	f->build_ms = r->build_ms;
 	f->hist = b->hist;
-	f->map = b->map;
+	f->map = r->map ? r->map : b->map;
+	f->own_map = r->map;
+	r->map = NULL;
 	struct fabric *prev = store_get(b->st);
 	f->gone = gone_next(prev, x->rt, b->hist);
 	fabric_put(prev);
@@ -446,7 +459,18 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 	b->stats.deltas += r->is_delta;
 	b->stats.last_decode_ms = r->decode_ms;
 	b->stats.last_build_ms = r->build_ms;
+	int amb_changed = b->stats.ambiguous_names != r->ambiguous;
+	b->stats.ambiguous_names = r->ambiguous;
+	snprintf(b->stats.ambiguous_example, sizeof(b->stats.ambiguous_example), "%s", r->amb_example);
 	pthread_mutex_unlock(&b->lock);
+	/* Once per change, not once per sweep: OpenSM delivers every few seconds. */
+	if (amb_changed && r->ambiguous)
+		tlog(TLOG_WARN, "generation %" PRIu64 ": %u CAs share a hostname and HCA label with another (e.g. \"%s\"): "
+		     "each is named by its node GUID; give them their names in the node-name-map",
+		     f->snap->generation, r->ambiguous, r->amb_example);
+	else if (amb_changed)
+		tlog(TLOG_INFO, "generation %" PRIu64 ": no two CAs share a hostname and HCA label any more",
+		     f->snap->generation);
 }
 
 int builder_run(struct builder *b, struct ingest_job *j)

@@ -73,6 +73,10 @@ struct builder_stats {
 	 * replies "not-durable"; the last quarantine's reason. */
 	uint64_t journal_quarantined, journal_full_writes, not_durable;
 	char journal_last[SNAP_ERR_LEN];
+	/* CAs of the served generation named by GUID because another CA has
+	 * their hostname and HCA label too (namemap.h), and one such name. */
+	uint32_t ambiguous_names;
+	char ambiguous_example[SNAP_ERR_LEN];
 };
 
 struct builder;

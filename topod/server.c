@@ -366,6 +366,9 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 			bs.journal_quarantined += o.journal_quarantined;
 			bs.journal_full_writes += o.journal_full_writes;
 			bs.not_durable += o.not_durable;
+			bs.ambiguous_names += o.ambiguous_names;
+			if (o.ambiguous_example[0])
+				memcpy(bs.ambiguous_example, o.ambiguous_example, sizeof(bs.ambiguous_example));
 			if (o.journal_last[0])
 				memcpy(bs.journal_last, o.journal_last, sizeof(bs.journal_last));
 			if (o.last_error_us > bs.last_error_us) {
@@ -373,8 +376,9 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				memcpy(bs.last_error, o.last_error, sizeof(bs.last_error));
 			}
 		}
-		char le[SNAP_ERR_LEN], jl[SNAP_ERR_LEN];
+		char le[SNAP_ERR_LEN], jl[SNAP_ERR_LEN], ae[SNAP_ERR_LEN];
 		log_clean(bs.last_error, strlen(bs.last_error), le, sizeof(le));
+		log_clean(bs.ambiguous_example, strlen(bs.ambiguous_example), ae, sizeof(ae));
 		log_clean(bs.journal_last, strlen(bs.journal_last), jl, sizeof(jl));
 		struct pool_stats ps;
 		pool_get_stats(srv->pool, &ps);
@@ -394,7 +398,7 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    " heavy_reserved=%" PRIu64 " max_request_memory=%" PRIu64 " heavy_toobig=%" PRIu64
 				    " heavy_expired=%" PRIu64 " heavy_cancelled=%" PRIu64 " heavy_timeouts=%" PRIu64
 				    " client_input_bytes=%" PRIu64 " client_bytes=%" PRIu64 " client_budget=%" PRIu64
-				    " cut_budget=%" PRIu64 "\n",
+				    " cut_budget=%" PRIu64 " ambiguous_names=%u ambiguous_example=\"%s\"\n",
 				    srv->nconns, srv->nadmin, srv->cfg.max_conns, srv->requests, srv->errors, srv->refused,
 				    out_pending(srv), srv->cut_hard, srv->cut_soft, srv->cut_write, srv->toobig,
 				    srv->busy_heavy, srv->half_closed, ps.queued, ps.running, ps.completed,
@@ -404,7 +408,7 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 				    bs.journal_quarantined, bs.journal_full_writes, bs.not_durable, jl,
 				    ps.light_queued, ps.light_done, ps.reserved, ps.budget, srv->heavy_toobig, ps.expired, ps.stopped,
 				    srv->heavy_timeouts, srv->in_bytes, srv->in_bytes + srv->out_bytes, srv->cfg.client_budget,
-				    srv->cut_budget);
+				    srv->cut_budget, bs.ambiguous_names, ae);
 	} else if (!strcmp(req->cmd, "shutdown")) {
 		evbuffer_add_printf(out, "OK shutting down\n");
 		tlog(TLOG_INFO, "shutdown requested on the admin socket");

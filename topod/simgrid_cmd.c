@@ -47,11 +47,30 @@ static void answer_fabric(struct qctx *c)
 	tbuf_release(&xml);
 }
 
+/* A word and '=' is an option of another verb (bytes=, k=...), never a
+ * hostname (RFC 1123): said as such rather than as an unknown host. */
+static int is_option(const char *a)
+{
+	size_t n = strspn(a, "abcdefghijklmnopqrstuvwxyz");
+	return n > 0 && a[n] == '=';
+}
+
 void answer_simgrid(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
-	if (r->argc == 1 && !strcmp(r->argv[0], "all")) {
-		answer_fabric(c);
+	for (size_t i = 0; i < r->argc; i++) {
+		if (is_option(r->argv[i])) {
+			query_error(c->out, "USAGE", "simgrid takes no options ('%.40s'): a platform is the links' "
+				    "rates and latencies, the job's messages give their own sizes", r->argv[i]);
+			return;
+		}
+	}
+	if (!strcmp(r->argv[0], "all")) {
+		if (r->argc == 1)
+			answer_fabric(c);
+		else
+			query_error(c->out, "USAGE", "'all' stands alone (simgrid all); a host named all is asked for "
+				    "by its host/HCA or GUID name");
 		return;
 	}
 	if (r->argc > TOPO_SIMGRID_HOSTS_MAX) {

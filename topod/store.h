@@ -30,6 +30,7 @@ struct fabric {
 	double decode_ms, build_ms; /* what ingesting it cost */
 	struct history *hist;       /* borrowed: the builder's, outlives every fabric */
 	const struct route_namemap *map; /* borrowed: the names the index was built with */
+	struct route_namemap *own_map;   /* owned: map when it is this generation's own (namemap.h), or NULL */
 	struct gone *gone;          /* hosts earlier generations had and this one lacks (gone.h); may be NULL */
 };
 

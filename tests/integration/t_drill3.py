@@ -6,9 +6,10 @@ table is in docs/reliability.md ("Issue 21, round two").
 
  d3.1 hostile NodeDescriptions: control bytes and 0xff, 100 bytes long, an
       ANSI escape with printf directives, two machines with one description
-      ("dup1 HCA-1"): every verb's reply keeps its framing, no control byte
-      reaches a reply line, topoquery --json parses, the duplicates stay
-      reachable by GUID.
+      ("dup1 HCA-1", "dup1 HCA-2": two rails of host dup1): every verb's
+      reply keeps its framing, no control byte reaches a reply line,
+      topoquery --json parses, both rails reachable by GUID. (Two CAs with
+      the same host AND label are two machines: t_drill_names.py.)
  d3.2 oversized arguments: a 200 KB name in each verb is refused with a
       reply of at most 200 bytes; numbers beyond their ranges; a 300 KB line.
  d3.3 many concurrent heavy simgrid/delaymatrix requests (24 clients, none
@@ -51,7 +52,7 @@ def clean(lines):
 
 # ---- d3.1 hostile descriptions --------------------------------------------
 src = open(os.path.join(FIX, "2sw4hca.topo"), "rb").read()
-for a, b in {b'"Hca1"': b'"' + b"a" * 100 + b' x"', b'"Hca2"': b'"dup1 HCA-1"', b'"Hca3"': b'"dup1 HCA-1"',
+for a, b in {b'"Hca1"': b'"' + b"a" * 100 + b' x"', b'"Hca2"': b'"dup1 HCA-1"', b'"Hca3"': b'"dup1 HCA-2"',
              b'"Hca4"': b'"c\x01\x7f\tq\xff"', b'"Switch1"': b'"S\x1b[31m%s%n"'}.items():
     src = src.replace(a, b)
 topo = os.path.join(d, "evil.topo")
@@ -82,7 +83,7 @@ check(names == sorted([CTRL, A64, "dup1"]),
       % [n[:12] for n in names])
 check(any('\\x1b[31m%s%n' in ln for ln in sw), "the switch's escape and printf directives are shown escaped, as data")
 check(all(h.startswith("OK") and "host=dup1" in h for h in dup) and dup[0] != dup[1],
-      "two machines with one description: one host name, both reachable by their GUIDs")
+      "two rails of one host name (dup1 HCA-1, HCA-2), both reachable by their GUIDs")
 for args in (["show", "0x0000000000200000"], ["links"], ["hosts"], ["show", "dup1"]):
     r = subprocess.run([TQ, "-s", "127.0.0.1:%d" % t.port, "--json"] + args, capture_output=True, text=True,
                        timeout=30)
