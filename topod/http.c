@@ -60,6 +60,7 @@ struct hjob {
 	struct http_scrape *sc;
 	/* /api/job: a Slurm job ID */
 	char jobid[32];
+	enum qstats_outcome outcome; /* of the protocol's reply */
 	struct hjob *next;
 };
 
@@ -70,6 +71,12 @@ struct hconn {
 	struct evhttp_connection *evcon;
 	struct hjob *job; /* in flight: evhttp answers one request at a time */
 	size_t unsent;    /* its reply, handed to evhttp and not yet written */
+	/* The /api request being answered, counted in topod_queries_total
+	 * when its reply is sent (api_note). */
+	int api;
+	const struct cmd *api_k; /* NULL: not a command (counted as other) */
+	uint64_t api_t0;
+	int api_lane;
 	struct hconn *prev, *next;
 };
 
@@ -97,6 +104,7 @@ struct http {
 	int gated;
 	uint64_t refused, codes[HS_CODES];
 	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
+	struct qstats qs; /* the /api requests, added to the server's at a scrape */
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -120,6 +128,27 @@ static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
 		if (hc->evcon == evcon)
 			return hc;
 	return NULL;
+}
+
+/* The /api request on req's connection is answered with outcome o: counted
+ * as the query port counts its requests (docs/metrics.md). */
+static void api_note(struct http *h, struct evhttp_request *req, enum qstats_outcome o)
+{
+	struct hconn *hc = find_conn(h, req);
+	if (!hc || !hc->api)
+		return;
+	hc->api = 0;
+	qstats_note(&h->qs, hc->api_k, o, hc->api_lane, pool_now_ns() - hc->api_t0);
+}
+
+/* An error code of topod's limits, not of the request (qstats_outcome). */
+static enum qstats_outcome code_outcome(const char *code)
+{
+	static const char *const limits[] = { "BUSY", "TOOBIG", "TIMEOUT", "NOMEM", "SHUTDOWN" };
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		if (!strcmp(code, limits[i]))
+			return QS_REFUSED;
+	return QS_ERROR;
 }
 
 /* evhttp wrote the whole reply. */
@@ -169,6 +198,7 @@ static void send_error(struct http *h, struct evhttp_request *req, int status, c
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	api_note(h, req, code_outcome(code));
 	struct evbuffer *b = evbuffer_new();
 	if (!b) {
 		evhttp_send_error(req, 503, NULL);
@@ -334,6 +364,7 @@ static void job_run(struct pool_job *pj, int threads)
 		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
 			    j->h->cfg.request_timeout_s);
 	}
+	j->outcome = qstats_outcome(text, 0);
 	j->status = http_reply_json(text, j->out);
 	evbuffer_free(text);
 }
@@ -384,6 +415,7 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
 				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
 		} else {
+			api_note(h, j->req, j->outcome);
 			send_body(h, j->req, j->status, j->ctype, j->out);
 		}
 		job_free(j);
@@ -416,6 +448,7 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	int rc = pool ? pool_submit(pool, &j->pj) : POOL_FULL;
 	if (!rc) {
 		hc->job = j;
+		hc->api_lane = QS_LANE_POOL;
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
@@ -430,6 +463,24 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 }
 
 /* ---- routes ------------------------------------------------------------------ */
+
+static void add_hist(struct qstats_hist *to, const struct qstats_hist *from)
+{
+	for (int i = 0; i <= QSTATS_BUCKETS; i++)
+		to->bucket[i] += from->bucket[i];
+	to->count += from->count;
+	to->sum += from->sum;
+}
+
+/* The /api requests join the query port's in the scrape's copy. */
+static void add_api_counts(struct qstats *to, const struct qstats *from)
+{
+	for (int c = 0; c <= QSTATS_CMDS; c++)
+		for (int o = 0; o < QS_OUTCOMES; o++)
+			to->n[c][o] += from->n[c][o];
+	for (int l = 0; l < QS_LANES; l++)
+		add_hist(&to->latency[l], &from->latency[l]);
+}
 
 static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_request *req)
 {
@@ -459,6 +510,7 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->http_refused = h->refused;
 	sc->http_unsent = h->unsent;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
+	add_api_counts(&sc->m.qs, &h->qs);
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
 	job_submit(h, hc, j, 1u << 20, 1);
 }
@@ -511,6 +563,10 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 		      const char *query)
 {
 	const struct cmd *k = cmd_find(verb);
+	hc->api = 1;
+	hc->api_k = k && !(k->flags & (CMD_WATCH | CMD_PLANES)) && strcmp(verb, "quit") ? k : NULL;
+	hc->api_t0 = pool_now_ns();
+	hc->api_lane = QS_LANE_LOOP;
 	if (!k || (k->flags & (CMD_WATCH | CMD_PLANES)) || !strcmp(verb, "quit")) {
 		send_error(h, req, 404, "UNKNOWN", "no command '%.32s' over HTTP (the query commands but quit, watch, "
 			   "plane, planes and show)", verb);
@@ -549,6 +605,7 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 		job_submit(h, hc, j, e.mem * 2, light);
 		return;
 	}
+	api_note(h, req, qstats_outcome(err, 0));
 	struct evbuffer *body = evbuffer_new();
 	if (body) {
 		int status = http_reply_json(err, body);

@@ -8,10 +8,12 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "fabric.h"
+#include "history.h"
 #include "route.h"
 #include "inventory.h"
 
@@ -59,6 +61,23 @@ static unsigned links_down(const struct snap *s)
 	return n;
 }
 
+/* Cables fewer than the most any generation in the history had. A cable
+ * pulled or failed at both ends is gone from OpenSM's subnet, not Down
+ * (links_down cannot see it): this is how its loss shows. */
+static unsigned links_lost(const struct fabric *f)
+{
+	struct history_meta *m;
+	size_t n;
+	uint32_t most = f->index->links;
+	if (!f->hist || history_list(f->hist, &m, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].links > most)
+			most = m[i].links;
+	free(m);
+	return most - f->index->links;
+}
+
 static void planes(const struct http_scrape *sc, struct evbuffer *out)
 {
 	static const struct { const char *name, *help; } g[] = {
@@ -69,6 +88,7 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 		{ "topod_switches", "switches in the generation served" },
 		{ "topod_links", "cables in the generation served" },
 		{ "topod_links_down", "cables whose either end is below Init (Down or Polling)" },
+		{ "topod_links_lost", "cables fewer than the most a generation in the history had" },
 	};
 	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
 		family(out, g[k].name, "gauge", g[k].help);
@@ -83,7 +103,8 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 			case 3: v = x ? x->rt->nhosts : 0; break;
 			case 4: v = x ? x->switches : 0; break;
 			case 5: v = x ? x->links : 0; break;
-			default: v = x ? links_down(f->snap) : 0; break;
+			case 6: v = x ? links_down(f->snap) : 0; break;
+			default: v = x ? links_lost(f) : 0; break;
 			}
 			evbuffer_add_printf(out, "%s{plane=\"%s\"} %.17g\n", g[k].name, sc->plane_name[p], v);
 		}
