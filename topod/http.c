@@ -80,6 +80,17 @@ struct hconn {
 	struct hconn *prev, *next;
 };
 
+/* A socket evhttp accepted, held by a reference of ours. */
+struct hsock {
+	struct bufferevent *bev;
+	/* Since when it owes us a request: accepted, or its last reply sent.
+	 * A client must send each whole request within timeout_s of that;
+	 * evhttp's own timeout is one of inactivity, which a byte now and
+	 * then (slowloris) keeps from ever firing. */
+	uint64_t since_ns;
+	int serving; /* a request is being answered: the pool's deadline holds */
+};
+
 struct http {
 	struct http_config cfg;
 	struct server *srv;
@@ -97,7 +108,7 @@ struct http {
 	 * max_conns the listener stops accepting until one closes (gate_cb);
 	 * below that, a request past max_conns clients gets a 503 and its
 	 * connection is closed (conn_of). */
-	struct bufferevent **bevs;
+	struct hsock *socks;
 	unsigned nbevs;
 	struct evconnlistener *listener;
 	struct event *gate_ev;
@@ -127,6 +138,16 @@ static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
 	for (struct hconn *hc = h->conns; hc; hc = hc->next)
 		if (hc->evcon == evcon)
 			return hc;
+	return NULL;
+}
+
+static struct hsock *sock_of(struct http *h, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	for (unsigned i = 0; bev && i < h->nbevs; i++)
+		if (h->socks[i].bev == bev)
+			return &h->socks[i];
 	return NULL;
 }
 
@@ -175,7 +196,13 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	evhttp_add_header(hd, "Cache-Control", "no-store");
 	evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
 	count_status(h, status);
+	struct hsock *k = sock_of(h, req);
+	if (k) {
+		k->serving = 0;
+		k->since_ns = pool_now_ns();
+	}
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
+			   : status == 431 ? "Request Header Fields Too Large"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
 			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
@@ -220,13 +247,13 @@ static void sweep(struct http *h)
 		bufferevent_data_cb r, w;
 		bufferevent_event_cb e;
 		void *arg;
-		bufferevent_getcb(h->bevs[i], &r, &w, &e, &arg);
+		bufferevent_getcb(h->socks[i].bev, &r, &w, &e, &arg);
 		if (r || w || e) {
 			i++;
 			continue;
 		}
-		bufferevent_decref(h->bevs[i]); /* the last reference: closes the socket */
-		h->bevs[i] = h->bevs[--h->nbevs];
+		bufferevent_decref(h->socks[i].bev); /* the last reference: closes the socket */
+		h->socks[i] = h->socks[--h->nbevs];
 	}
 }
 
@@ -244,10 +271,32 @@ static void gate(struct http *h)
 		evtimer_add(h->gate_ev, &tv);
 }
 
+/* Shuts the sockets whose request has taken more than timeout_s (evhttp
+ * reads the end of file and frees the connection); a reply still being
+ * written restarts the clock (the write timeout covers a non-reader). */
+static void expire(struct http *h)
+{
+	uint64_t now = pool_now_ns(), limit = (uint64_t)h->cfg.timeout_s * 1000000000u;
+	for (unsigned i = 0; i < h->nbevs; i++) {
+		struct hsock *k = &h->socks[i];
+		if (k->serving)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_output(k->bev))) {
+			k->since_ns = now;
+		} else if (now - k->since_ns > limit) {
+			evutil_socket_t fd = bufferevent_getfd(k->bev);
+			if (fd >= 0)
+				shutdown(fd, SHUT_RDWR);
+			k->serving = 1; /* once; the sweep drops it when evhttp lets go */
+		}
+	}
+}
+
 static void gate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
 	sweep(h);
+	expire(h);
 	gate(h);
 }
 
@@ -259,7 +308,7 @@ static struct bufferevent *accept_bev(struct event_base *base, void *arg)
 	sweep(h);
 	if (bev && h->nbevs < BEVS_MAX(h)) {
 		bufferevent_incref(bev);
-		h->bevs[h->nbevs++] = bev;
+		h->socks[h->nbevs++] = (struct hsock){ bev, pool_now_ns(), 0 };
 	}
 	gate(h); /* no sweep: evhttp sets this one's callbacks once we return */
 	return bev;
@@ -528,9 +577,12 @@ static int api_params(struct http *h, struct evhttp_request *req, const char *qu
 		send_error(h, req, 400, "QUERY", "the query string is not KEY=VALUE&...");
 		return -1;
 	}
-	int rc = 0;
+	int rc = 0, seen_args = 0, seen_plane = 0;
 	for (struct evkeyval *kv = q.tqh_first; kv && !rc; kv = kv->next.tqe_next) {
-		if (!strcmp(kv->key, "args") && strlen(kv->value) < nargs) {
+		if ((!strcmp(kv->key, "args") && seen_args++) || (!strcmp(kv->key, "plane") && seen_plane++)) {
+			send_error(h, req, 400, "QUERY", "%s= is given twice", kv->key);
+			rc = -1;
+		} else if (!strcmp(kv->key, "args") && strlen(kv->value) < nargs) {
 			snprintf(args, nargs, "%s", kv->value);
 		} else if (!strcmp(kv->key, "args")) {
 			send_error(h, req, 413, "TOOLONG", "args= is longer than %zu bytes", nargs - 1);
@@ -665,9 +717,28 @@ static void serve_page(struct http *h, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* What a browser or Prometheus sends is a dozen lines and under 2 kB;
+ * evhttp's own bound (max_headers_size) must leave room for the URI. */
+#define HTTP_HEADERS_MAX 64
+#define HTTP_HEADER_BYTES_MAX 16384
+
+static int headers_too_large(struct evhttp_request *req)
+{
+	size_t n = 0, bytes = 0;
+	struct evkeyvalq *hd = evhttp_request_get_input_headers(req);
+	for (struct evkeyval *kv = hd->tqh_first; kv; kv = kv->next.tqe_next) {
+		n++;
+		bytes += strlen(kv->key) + strlen(kv->value) + 4;
+	}
+	return n > HTTP_HEADERS_MAX || bytes > HTTP_HEADER_BYTES_MAX;
+}
+
 static void request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
+	struct hsock *k = sock_of(h, req);
+	if (k)
+		k->serving = 1;
 	struct hconn *hc = conn_of(h, req);
 	if (!hc)
 		return;
@@ -678,6 +749,9 @@ static void request_cb(struct evhttp_request *req, void *arg)
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
 		send_error(h, req, 405, "METHOD", "read-only: GET and HEAD only");
+	} else if (headers_too_large(req)) {
+		send_error(h, req, 431, "HEADERS", "more than %d header lines or %d bytes of headers", HTTP_HEADERS_MAX,
+			   HTTP_HEADER_BYTES_MAX);
 	} else if (!uri || strlen(uri) > HTTP_URI_MAX) {
 		send_error(h, req, 413, "TOOLONG", "the URI is longer than %d bytes", HTTP_URI_MAX);
 	} else if (!path) {
@@ -742,9 +816,9 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	h->evh = evhttp_new(base);
 	h->done_ev = event_new(base, -1, 0, done_cb, h);
 	h->gate_ev = evtimer_new(base, gate_cb, h);
-	h->bevs = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->bevs));
+	h->socks = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->socks));
 	struct evhttp_bound_socket *bs = h->evh ? evhttp_bind_socket_with_handle(h->evh, host, (ev_uint16_t)port) : NULL;
-	if (!h->evh || !h->done_ev || !h->gate_ev || !h->bevs || !bs || !cfg->max_conns) {
+	if (!h->evh || !h->done_ev || !h->gate_ev || !h->socks || !bs || !cfg->max_conns) {
 		snprintf(err, SNAP_ERR_LEN, "--http %.100s: cannot listen: %s", cfg->addr, strerror(errno));
 		http_free(h);
 		return NULL;
@@ -783,10 +857,10 @@ void http_free(struct http *h)
 		event_free(h->done_ev);
 	if (h->gate_ev)
 		event_free(h->gate_ev);
-	if (h->bevs)
+	if (h->socks)
 		for (unsigned i = 0; i < h->nbevs; i++)
-			bufferevent_decref(h->bevs[i]);
-	free(h->bevs);
+			bufferevent_decref(h->socks[i].bev);
+	free(h->socks);
 	pthread_mutex_lock(&h->lock);
 	h->closed = 1;
 	struct hjob *j = h->done;

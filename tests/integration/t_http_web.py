@@ -116,7 +116,7 @@ check(st == 400 and json.loads(body)["code"] == "NOTFOUND", "an unknown host: 40
 st, _, body = get("/api/path?args=h0000&zz=1")
 check(st == 400 and b"zz" in body, "an unknown parameter: 400 naming it")
 st, _, body = get("/api/hops?args=" + "x" * 70000)
-check(st in (400, 413, 414, 431) or st >= 400, "a 70 kB URI is refused (%d)" % st)
+check(400 <= st < 500, "a 70 kB URI of one word: a 4xx, not a 5xx (%d)" % st)
 st, _, body = get("/api/path?args=a%0Ab")
 check(st == 400 and b"control" in body, "a control character in args: 400")
 st, _, body = get("/api/job?id=4242")
