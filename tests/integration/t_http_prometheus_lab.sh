@@ -7,7 +7,8 @@
 #   - hosts, switches and cables equal what ibnetdiscover finds;
 #   - after a leaf uplink is unlinked in ibsim and OpenSM reroutes, the
 #     generation went up to the one topod serves, topod_links is one less
-#     (ibnetdiscover's count again) and topod_links_lost is 1; the query
+#     (ibnetdiscover's count again), topod_links_lost is 1 and
+#     topod_link_lost names that cable by both ends; the query
 #     counter moved with the queries asked;
 #   - after ReLink the cable is back and topod_links_lost is 0 again.
 # Prometheus is the lab's (lab_own): torn down by PID on every exit path.
@@ -116,13 +117,13 @@ until_q 'topod_queries_total{command="path",outcome="error"}' == 1
 check "topod_queries_total{command=path,outcome=error} == 1 ($V)" [ "$V" = 1 ]
 
 # The first leaf uplink in fabgen's meta.
-read -r leaf port < <(python3 - "$d/f.json" <<'PY'
+read -r leaf port peer pport < <(python3 - "$d/f.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 sw = {s["node"] for s in m["switches"]}
 for a, pa, b, pb in m["links"]:
     if a.startswith("ibsw-L1") and b in sw:
-        print(a, pa)
+        print(a, pa, b, pb)
         break
 PY
 )
@@ -140,6 +141,14 @@ check "topod_links == ibnetdiscover's $cables2 cables now (one less: $((cables -
 	[ "$V" = "$cables2" ] && [ "$cables2" -eq $((cables - 1)) ]
 until_q "topod_links_lost{$P}" == 1
 check "topod_links_lost == 1: the pulled cable ($V)" [ "$V" = 1 ]
+until_q "count(topod_link_lost{$P})" == 1
+check "one topod_link_lost series ($V)" [ "$V" = 1 ]
+named() { # A PA B PB: the series names the cable A[PA] - B[PB], either way round
+	echo "topod_link_lost{$P,a=\"$1\",a_port=\"$2\",b=\"$3\",b_port=\"$4\"} or" \
+		"topod_link_lost{$P,a=\"$3\",a_port=\"$4\",b=\"$1\",b_port=\"$2\"}"
+}
+until_q "$(named "$leaf" "$port" "$peer" "$pport")" == 1
+check "topod_link_lost names the pulled cable: $leaf[$port] - $peer[$pport] ($V)" [ "$V" = 1 ]
 until_q "topod_hosts{$P}" == "$cas2"
 check "the hosts are all still there ($V == $cas2)" [ "$V" = "$cas2" ] && [ "$cas2" = "$cas" ]
 until_q "topod_snapshots_accepted_total{$P}" ">" 1
@@ -155,6 +164,8 @@ until_q "topod_generation{$P}" == "$g3"
 check "after ReLink: topod_generation == $g3 ($V)" [ "$V" = "$g3" ]
 until_q "topod_links_lost{$P}" == 0
 check "topod_links_lost is 0 again ($V)" [ "$V" = 0 ]
+until_q "count(topod_link_lost{$P}) or vector(0)" == 0
+check "and no topod_link_lost series is left ($V)" [ "$V" = 0 ]
 until_q "topod_links{$P}" == "$cables"
 check "topod_links is back to $cables ($V)" [ "$V" = "$cables" ]
 [ "$failed" -eq 0 ]
