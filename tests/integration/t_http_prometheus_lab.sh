@@ -10,6 +10,8 @@
 #     (ibnetdiscover's count again), topod_links_lost is 1 and
 #     topod_link_lost names that cable by both ends; the query
 #     counter moved with the queries asked;
+#   - the alert rules printed in docs/admin-guide.md pass promtool, are
+#     loaded, and their TopodLinksDown and TopodLinkLost go pending;
 #   - after ReLink the cable is back and topod_links_lost is 0 again.
 # Prometheus is the lab's (lab_own): torn down by PID on every exit path.
 set -u
@@ -55,10 +57,21 @@ read -r cas sws cables < <(ibnd_counts) || { nok "ibnetdiscover"; exit 1; }
 echo "# ibnetdiscover: $cas CAs, $sws switches, $cables cables"
 
 PP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The alert rules of docs/admin-guide.md, as printed there.
+python3 - docs/admin-guide.md "$d/rules.yml" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+blocks = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("groups:")]
+open(sys.argv[2], "w").write(blocks[0] if blocks else "")
+PY
+n=$(promtool check rules "$d/rules.yml" 2>&1 | sed -n 's/^ *SUCCESS: \([0-9]*\) rules found/\1/p')
+check "the admin guide's alert rules pass promtool check rules (${n:-0} rules)" [ "${n:-0}" -ge 4 ]
 cat >"$d/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files: ['$d/rules.yml']
 scrape_configs:
   - job_name: topod
     static_configs:
@@ -149,6 +162,10 @@ named() { # A PA B PB: the series names the cable A[PA] - B[PB], either way roun
 }
 until_q "$(named "$leaf" "$port" "$peer" "$pport")" == 1
 check "topod_link_lost names the pulled cable: $leaf[$port] - $peer[$pport] ($V)" [ "$V" = 1 ]
+for a in TopodLinksDown TopodLinkLost; do
+	until_q "count(ALERTS{alertname=\"$a\",alertstate=\"pending\"})" == 1
+	check "the admin guide's $a alert is pending ($V)" [ "$V" = 1 ]
+done
 until_q "topod_hosts{$P}" == "$cas2"
 check "the hosts are all still there ($V == $cas2)" [ "$V" = "$cas2" ] && [ "$cas2" = "$cas" ]
 until_q "topod_snapshots_accepted_total{$P}" ">" 1
