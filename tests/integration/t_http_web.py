@@ -239,6 +239,16 @@ try:
     summary = drv.find_element(By.ID, "loadsummary").text
     check("busiest direction carries %s messages;" % lh["max_msgs"] in summary and "bytes" not in summary,
           "without a message size the summary counts messages, not 1-byte 'bytes': %s" % summary)
+    # With a message size the summary gives bytes too, in binary units.
+    drv.find_element(By.ID, "bytes").send_keys("1M")
+    drv.find_element(By.ID, "loadbtn").click()
+    wait.until(lambda x: "MiB" in x.find_element(By.ID, "loadres").text or x.find_elements(By.CSS_SELECTOR, "#loadres .err"))
+    mh, _ = tcp("load bytes=1048576 links=all alltoall h0000 h0001 h0002 h0003 h0012 h0015")
+    want_sz = "%s messages, %.1f MiB" % (mh["max_msgs"], int(mh["max_bytes"]) / 1048576)
+    summary = drv.find_element(By.ID, "loadres").text
+    check(want_sz in summary, "with 1M messages the busiest direction carries tcp `load bytes=1048576`'s %s: %s"
+          % (want_sz, summary))
+    drv.find_element(By.ID, "bytes").clear()
     drv.save_screenshot(os.path.join(SHOTS, "web-load.png"))
     drv.find_element(By.ID, "ra").send_keys("h0000")
     drv.find_element(By.ID, "rb").send_keys("h0015")
