@@ -60,6 +60,7 @@ struct hjob {
 	struct http_scrape *sc;
 	/* /api/job: a Slurm job ID */
 	char jobid[32];
+	enum qstats_outcome outcome; /* of the protocol's reply */
 	struct hjob *next;
 };
 
@@ -70,7 +71,24 @@ struct hconn {
 	struct evhttp_connection *evcon;
 	struct hjob *job; /* in flight: evhttp answers one request at a time */
 	size_t unsent;    /* its reply, handed to evhttp and not yet written */
+	/* The /api request being answered, counted in topod_queries_total
+	 * when its reply is sent (api_note). */
+	int api;
+	const struct cmd *api_k; /* NULL: not a command (counted as other) */
+	uint64_t api_t0;
+	int api_lane;
 	struct hconn *prev, *next;
+};
+
+/* A socket evhttp accepted, held by a reference of ours. */
+struct hsock {
+	struct bufferevent *bev;
+	/* Since when it owes us a request: accepted, or its last reply sent.
+	 * A client must send each whole request within timeout_s of that;
+	 * evhttp's own timeout is one of inactivity, which a byte now and
+	 * then (slowloris) keeps from ever firing. */
+	uint64_t since_ns;
+	int serving; /* a request is being answered: the pool's deadline holds */
 };
 
 struct http {
@@ -90,13 +108,14 @@ struct http {
 	 * max_conns the listener stops accepting until one closes (gate_cb);
 	 * below that, a request past max_conns clients gets a 503 and its
 	 * connection is closed (conn_of). */
-	struct bufferevent **bevs;
+	struct hsock *socks;
 	unsigned nbevs;
 	struct evconnlistener *listener;
 	struct event *gate_ev;
 	int gated;
 	uint64_t refused, codes[HS_CODES];
 	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
+	struct qstats qs; /* the /api requests, added to the server's at a scrape */
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -120,6 +139,37 @@ static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
 		if (hc->evcon == evcon)
 			return hc;
 	return NULL;
+}
+
+static struct hsock *sock_of(struct http *h, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
+	for (unsigned i = 0; bev && i < h->nbevs; i++)
+		if (h->socks[i].bev == bev)
+			return &h->socks[i];
+	return NULL;
+}
+
+/* The /api request on req's connection is answered with outcome o: counted
+ * as the query port counts its requests (docs/metrics.md). */
+static void api_note(struct http *h, struct evhttp_request *req, enum qstats_outcome o)
+{
+	struct hconn *hc = find_conn(h, req);
+	if (!hc || !hc->api)
+		return;
+	hc->api = 0;
+	qstats_note(&h->qs, hc->api_k, o, hc->api_lane, pool_now_ns() - hc->api_t0);
+}
+
+/* An error code of topod's limits, not of the request (qstats_outcome). */
+static enum qstats_outcome code_outcome(const char *code)
+{
+	static const char *const limits[] = { "BUSY", "TOOBIG", "TIMEOUT", "NOMEM", "SHUTDOWN" };
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+		if (!strcmp(code, limits[i]))
+			return QS_REFUSED;
+	return QS_ERROR;
 }
 
 /* evhttp wrote the whole reply. */
@@ -146,7 +196,13 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	evhttp_add_header(hd, "Cache-Control", "no-store");
 	evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
 	count_status(h, status);
+	struct hsock *k = sock_of(h, req);
+	if (k) {
+		k->serving = 0;
+		k->since_ns = pool_now_ns();
+	}
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
+			   : status == 431 ? "Request Header Fields Too Large"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
 			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
@@ -169,6 +225,7 @@ static void send_error(struct http *h, struct evhttp_request *req, int status, c
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	api_note(h, req, code_outcome(code));
 	struct evbuffer *b = evbuffer_new();
 	if (!b) {
 		evhttp_send_error(req, 503, NULL);
@@ -190,13 +247,13 @@ static void sweep(struct http *h)
 		bufferevent_data_cb r, w;
 		bufferevent_event_cb e;
 		void *arg;
-		bufferevent_getcb(h->bevs[i], &r, &w, &e, &arg);
+		bufferevent_getcb(h->socks[i].bev, &r, &w, &e, &arg);
 		if (r || w || e) {
 			i++;
 			continue;
 		}
-		bufferevent_decref(h->bevs[i]); /* the last reference: closes the socket */
-		h->bevs[i] = h->bevs[--h->nbevs];
+		bufferevent_decref(h->socks[i].bev); /* the last reference: closes the socket */
+		h->socks[i] = h->socks[--h->nbevs];
 	}
 }
 
@@ -214,10 +271,32 @@ static void gate(struct http *h)
 		evtimer_add(h->gate_ev, &tv);
 }
 
+/* Shuts the sockets whose request has taken more than timeout_s (evhttp
+ * reads the end of file and frees the connection); a reply still being
+ * written restarts the clock (the write timeout covers a non-reader). */
+static void expire(struct http *h)
+{
+	uint64_t now = pool_now_ns(), limit = (uint64_t)h->cfg.timeout_s * 1000000000u;
+	for (unsigned i = 0; i < h->nbevs; i++) {
+		struct hsock *k = &h->socks[i];
+		if (k->serving)
+			continue;
+		if (evbuffer_get_length(bufferevent_get_output(k->bev))) {
+			k->since_ns = now;
+		} else if (now - k->since_ns > limit) {
+			evutil_socket_t fd = bufferevent_getfd(k->bev);
+			if (fd >= 0)
+				shutdown(fd, SHUT_RDWR);
+			k->serving = 1; /* once; the sweep drops it when evhttp lets go */
+		}
+	}
+}
+
 static void gate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
 	sweep(h);
+	expire(h);
 	gate(h);
 }
 
@@ -229,7 +308,7 @@ static struct bufferevent *accept_bev(struct event_base *base, void *arg)
 	sweep(h);
 	if (bev && h->nbevs < BEVS_MAX(h)) {
 		bufferevent_incref(bev);
-		h->bevs[h->nbevs++] = bev;
+		h->socks[h->nbevs++] = (struct hsock){ bev, pool_now_ns(), 0 };
 	}
 	gate(h); /* no sweep: evhttp sets this one's callbacks once we return */
 	return bev;
@@ -334,6 +413,7 @@ static void job_run(struct pool_job *pj, int threads)
 		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
 			    j->h->cfg.request_timeout_s);
 	}
+	j->outcome = qstats_outcome(text, 0);
 	j->status = http_reply_json(text, j->out);
 	evbuffer_free(text);
 }
@@ -384,6 +464,7 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
 				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
 		} else {
+			api_note(h, j->req, j->outcome);
 			send_body(h, j->req, j->status, j->ctype, j->out);
 		}
 		job_free(j);
@@ -416,6 +497,7 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	int rc = pool ? pool_submit(pool, &j->pj) : POOL_FULL;
 	if (!rc) {
 		hc->job = j;
+		hc->api_lane = QS_LANE_POOL;
 		return;
 	}
 	pthread_mutex_lock(&h->lock);
@@ -430,6 +512,24 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 }
 
 /* ---- routes ------------------------------------------------------------------ */
+
+static void add_hist(struct qstats_hist *to, const struct qstats_hist *from)
+{
+	for (int i = 0; i <= QSTATS_BUCKETS; i++)
+		to->bucket[i] += from->bucket[i];
+	to->count += from->count;
+	to->sum += from->sum;
+}
+
+/* The /api requests join the query port's in the scrape's copy. */
+static void add_api_counts(struct qstats *to, const struct qstats *from)
+{
+	for (int c = 0; c <= QSTATS_CMDS; c++)
+		for (int o = 0; o < QS_OUTCOMES; o++)
+			to->n[c][o] += from->n[c][o];
+	for (int l = 0; l < QS_LANES; l++)
+		add_hist(&to->latency[l], &from->latency[l]);
+}
 
 static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_request *req)
 {
@@ -459,6 +559,7 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->http_refused = h->refused;
 	sc->http_unsent = h->unsent;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
+	add_api_counts(&sc->m.qs, &h->qs);
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
 	job_submit(h, hc, j, 1u << 20, 1);
 }
@@ -476,9 +577,12 @@ static int api_params(struct http *h, struct evhttp_request *req, const char *qu
 		send_error(h, req, 400, "QUERY", "the query string is not KEY=VALUE&...");
 		return -1;
 	}
-	int rc = 0;
+	int rc = 0, seen_args = 0, seen_plane = 0;
 	for (struct evkeyval *kv = q.tqh_first; kv && !rc; kv = kv->next.tqe_next) {
-		if (!strcmp(kv->key, "args") && strlen(kv->value) < nargs) {
+		if ((!strcmp(kv->key, "args") && seen_args++) || (!strcmp(kv->key, "plane") && seen_plane++)) {
+			send_error(h, req, 400, "QUERY", "%s= is given twice", kv->key);
+			rc = -1;
+		} else if (!strcmp(kv->key, "args") && strlen(kv->value) < nargs) {
 			snprintf(args, nargs, "%s", kv->value);
 		} else if (!strcmp(kv->key, "args")) {
 			send_error(h, req, 413, "TOOLONG", "args= is longer than %zu bytes", nargs - 1);
@@ -511,6 +615,10 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 		      const char *query)
 {
 	const struct cmd *k = cmd_find(verb);
+	hc->api = 1;
+	hc->api_k = k && !(k->flags & (CMD_WATCH | CMD_PLANES)) && strcmp(verb, "quit") ? k : NULL;
+	hc->api_t0 = pool_now_ns();
+	hc->api_lane = QS_LANE_LOOP;
 	if (!k || (k->flags & (CMD_WATCH | CMD_PLANES)) || !strcmp(verb, "quit")) {
 		send_error(h, req, 404, "UNKNOWN", "no command '%.32s' over HTTP (the query commands but quit, watch, "
 			   "plane, planes and show)", verb);
@@ -549,6 +657,7 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 		job_submit(h, hc, j, e.mem * 2, light);
 		return;
 	}
+	api_note(h, req, qstats_outcome(err, 0));
 	struct evbuffer *body = evbuffer_new();
 	if (body) {
 		int status = http_reply_json(err, body);
@@ -608,9 +717,28 @@ static void serve_page(struct http *h, struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
+/* What a browser or Prometheus sends is a dozen lines and under 2 kB;
+ * evhttp's own bound (max_headers_size) must leave room for the URI. */
+#define HTTP_HEADERS_MAX 64
+#define HTTP_HEADER_BYTES_MAX 16384
+
+static int headers_too_large(struct evhttp_request *req)
+{
+	size_t n = 0, bytes = 0;
+	struct evkeyvalq *hd = evhttp_request_get_input_headers(req);
+	for (struct evkeyval *kv = hd->tqh_first; kv; kv = kv->next.tqe_next) {
+		n++;
+		bytes += strlen(kv->key) + strlen(kv->value) + 4;
+	}
+	return n > HTTP_HEADERS_MAX || bytes > HTTP_HEADER_BYTES_MAX;
+}
+
 static void request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
+	struct hsock *k = sock_of(h, req);
+	if (k)
+		k->serving = 1;
 	struct hconn *hc = conn_of(h, req);
 	if (!hc)
 		return;
@@ -621,6 +749,9 @@ static void request_cb(struct evhttp_request *req, void *arg)
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
 		send_error(h, req, 405, "METHOD", "read-only: GET and HEAD only");
+	} else if (headers_too_large(req)) {
+		send_error(h, req, 431, "HEADERS", "more than %d header lines or %d bytes of headers", HTTP_HEADERS_MAX,
+			   HTTP_HEADER_BYTES_MAX);
 	} else if (!uri || strlen(uri) > HTTP_URI_MAX) {
 		send_error(h, req, 413, "TOOLONG", "the URI is longer than %d bytes", HTTP_URI_MAX);
 	} else if (!path) {
@@ -685,9 +816,9 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	h->evh = evhttp_new(base);
 	h->done_ev = event_new(base, -1, 0, done_cb, h);
 	h->gate_ev = evtimer_new(base, gate_cb, h);
-	h->bevs = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->bevs));
+	h->socks = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->socks));
 	struct evhttp_bound_socket *bs = h->evh ? evhttp_bind_socket_with_handle(h->evh, host, (ev_uint16_t)port) : NULL;
-	if (!h->evh || !h->done_ev || !h->gate_ev || !h->bevs || !bs || !cfg->max_conns) {
+	if (!h->evh || !h->done_ev || !h->gate_ev || !h->socks || !bs || !cfg->max_conns) {
 		snprintf(err, SNAP_ERR_LEN, "--http %.100s: cannot listen: %s", cfg->addr, strerror(errno));
 		http_free(h);
 		return NULL;
@@ -726,10 +857,10 @@ void http_free(struct http *h)
 		event_free(h->done_ev);
 	if (h->gate_ev)
 		event_free(h->gate_ev);
-	if (h->bevs)
+	if (h->socks)
 		for (unsigned i = 0; i < h->nbevs; i++)
-			bufferevent_decref(h->bevs[i]);
-	free(h->bevs);
+			bufferevent_decref(h->socks[i].bev);
+	free(h->socks);
 	pthread_mutex_lock(&h->lock);
 	h->closed = 1;
 	struct hjob *j = h->done;

@@ -8,14 +8,16 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "fabric.h"
+#include "history.h"
 #include "route.h"
 #include "inventory.h"
 
-const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 500, 503, 504 };
+const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504 };
 
 static void family(struct evbuffer *out, const char *name, const char *type, const char *help)
 {
@@ -59,6 +61,130 @@ static unsigned links_down(const struct snap *s)
 	return n;
 }
 
+/* A cable by both ends, the lower (GUID, port) first. */
+struct cable_key {
+	uint64_t ga, gb;
+	unsigned pa, pb;
+};
+
+static int key_cmp(const void *x, const void *y)
+{
+	const struct cable_key *a = x, *b = y;
+	if (a->ga != b->ga)
+		return a->ga < b->ga ? -1 : 1;
+	if (a->pa != b->pa)
+		return a->pa < b->pa ? -1 : 1;
+	if (a->gb != b->gb)
+		return a->gb < b->gb ? -1 : 1;
+	return a->pb < b->pb ? -1 : a->pb > b->pb;
+}
+
+/* The cables of s, each once (from its lower end): how many, and their keys
+ * into keys unless it is NULL. */
+static size_t cables(const struct snap *s, struct cable_key *keys)
+{
+	size_t n = 0;
+	for (uint32_t a = 0; a < s->nnodes; a++)
+		for (unsigned pa = 1; pa <= s->nodes[a].nports; pa++) {
+			const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa];
+			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node >= s->nnodes)
+				continue;
+			struct cable_key k = { s->nodes[a].guid, s->nodes[p->peer_node].guid, pa, p->peer_port };
+			if (k.ga > k.gb || (k.ga == k.gb && k.pa > k.pb))
+				continue; /* counted from the other end */
+			if (keys)
+				keys[n] = k;
+			n++;
+		}
+	return n;
+}
+
+/* A label value: Prometheus wants UTF-8 with \\, \" and \n escaped; a
+ * NodeDescription may hold any byte, so the rest become '?'. */
+static void label(struct evbuffer *out, const char *v)
+{
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+		if (c == '\\' || c == '"')
+			evbuffer_add_printf(out, "\\%c", c);
+		else
+			evbuffer_add_printf(out, "%c", c < 0x20 || c >= 0x7f ? '?' : c);
+	}
+}
+
+static const char *desc_of(const struct snap *s, uint64_t guid)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].guid == guid)
+			return s->nodes[i].desc;
+	return "";
+}
+
+/* The newest generation in the history with the most cables, and that
+ * count (at least the served one's). */
+static uint32_t most_cables(const struct fabric *f, uint64_t *gen)
+{
+	struct history_meta *m;
+	size_t n;
+	uint32_t most = f->index->links;
+	*gen = f->snap->generation;
+	if (!f->hist || history_list(f->hist, &m, &n))
+		return most;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].links > most) {
+			most = m[i].links;
+			*gen = m[i].generation;
+		}
+	free(m);
+	return most;
+}
+
+/* Cables fewer than the most any generation in the history had. A cable
+ * pulled or failed at both ends is gone from OpenSM's subnet, not Down
+ * (links_down cannot see it): this is how its loss shows. */
+static unsigned links_lost(const struct fabric *f)
+{
+	uint64_t gen;
+	return most_cables(f, &gen) - f->index->links;
+}
+
+#define LOST_NAMED_MAX 32
+
+/* topod_link_lost{...} 1 for each cable (at most LOST_NAMED_MAX) of the
+ * generation with the most cables that the served one lacks, named by
+ * both ends, so that an alert can say which. Rebuilds that generation
+ * from the history: only while something is lost. */
+static void lost_named(const struct fabric *f, const char *plane, struct evbuffer *out)
+{
+	uint64_t gen;
+	char err[SNAP_ERR_LEN];
+	struct snap *old = NULL;
+	if (!f->index || most_cables(f, &gen) <= f->index->links || history_get(f->hist, gen, &old, NULL, err))
+		return;
+	size_t n = cables(f->snap, NULL), shown = 0;
+	struct cable_key *now = malloc((n ? n : 1) * sizeof(*now));
+	size_t nold = cables(old, NULL);
+	struct cable_key *was = malloc((nold ? nold : 1) * sizeof(*was));
+	if (now && was) {
+		cables(f->snap, now);
+		cables(old, was);
+		qsort(now, n, sizeof(*now), key_cmp);
+		for (size_t i = 0; i < nold && shown < LOST_NAMED_MAX; i++) {
+			if (bsearch(&was[i], now, n, sizeof(*now), key_cmp))
+				continue;
+			evbuffer_add_printf(out, "topod_link_lost{plane=\"%s\",a=\"", plane);
+			label(out, desc_of(old, was[i].ga));
+			evbuffer_add_printf(out, "\",a_guid=\"0x%016" PRIx64 "\",a_port=\"%u\",b=\"", was[i].ga, was[i].pa);
+			label(out, desc_of(old, was[i].gb));
+			evbuffer_add_printf(out, "\",b_guid=\"0x%016" PRIx64 "\",b_port=\"%u\"} 1\n", was[i].gb, was[i].pb);
+			shown++;
+		}
+	}
+	free(now);
+	free(was);
+	snap_free(old);
+}
+
 static void planes(const struct http_scrape *sc, struct evbuffer *out)
 {
 	static const struct { const char *name, *help; } g[] = {
@@ -69,6 +195,7 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 		{ "topod_switches", "switches in the generation served" },
 		{ "topod_links", "cables in the generation served" },
 		{ "topod_links_down", "cables whose either end is below Init (Down or Polling)" },
+		{ "topod_links_lost", "cables fewer than the most a generation in the history had" },
 	};
 	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
 		family(out, g[k].name, "gauge", g[k].help);
@@ -83,11 +210,15 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 			case 3: v = x ? x->rt->nhosts : 0; break;
 			case 4: v = x ? x->switches : 0; break;
 			case 5: v = x ? x->links : 0; break;
-			default: v = x ? links_down(f->snap) : 0; break;
+			case 6: v = x ? links_down(f->snap) : 0; break;
+			default: v = x ? links_lost(f) : 0; break;
 			}
 			evbuffer_add_printf(out, "%s{plane=\"%s\"} %.17g\n", g[k].name, sc->plane_name[p], v);
 		}
 	}
+	family(out, "topod_link_lost", "gauge", "1 for each cable counted in topod_links_lost (at most 32), by both ends");
+	for (int p = 0; p < sc->m.nplanes; p++)
+		lost_named(sc->f[p], sc->plane_name[p], out);
 	family(out, "topod_snapshots_accepted_total", "counter", "snapshots accepted and published");
 	for (int p = 0; p < sc->m.nplanes; p++)
 		evbuffer_add_printf(out, "topod_snapshots_accepted_total{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
