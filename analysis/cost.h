@@ -55,4 +55,46 @@ struct cost_time {
 int cost_load_time(const struct route_tab *rt, const struct load *l, struct cost_time *out,
 		   char err[AN_ERR_LEN]);
 
+/*
+ * Steps that overlap (docs/cost-model.md "Steps that overlap"). An MPI rank
+ * runs a schedule step after step with no barrier: it posts step s+1 as soon
+ * as its own step-s sends and receives are done, and a transfer moves once
+ * both its sender and its receiver have posted it. This is a fluid
+ * simulation of exactly that: flows that move share each cable max-min
+ * fairly (each flow gets an equal share of its bottleneck cable, what
+ * cables it cannot use go to the others: what SMPI computes with the
+ * settings of tests/lib/smpi.sh), every flow carries one byte, and latency
+ * is left out, so the result is seconds per byte of one block (time scales
+ * with the block size in a fluid model without latency).
+ *
+ * It is bounded by work, not by size: each flow's start and end re-solves
+ * the shares of the flows moving then (O(moving x route) each), and above
+ * COST_SIM_WORK_MAX cable visits it stops with AN_E_RANGE so the caller
+ * keeps the sum of step maxima (cost_load_time per step). Measured
+ * (tests/unit/test_cost_sim.c, XOR on every third host of a 2:1 tree):
+ * 64 ranks 0.3-5 ms, 128 ranks 45 ms, 256 ranks 120-180 ms.
+ */
+#define COST_SIM_WORK_MAX 400000000ull
+#define COST_ROUTE_MAX 64 /* cables of one route the simulation holds */
+/* Schedules of more flows than this are not simulated: 128 ranks take
+ * about 45 ms, 256 ranks 120-180 ms (a reply's budget; every flow's end
+ * re-solves the shares), and a 4,096-rank compact reply has 40 ms in all. */
+#define COST_SIM_FLOWS_MAX (128u * 127u)
+
+struct cost_sim {
+	uint32_t nranks, nsteps, ncables;
+	const uint32_t *step_off;   /* [nsteps + 1] flows of step s: [step_off[s], step_off[s+1]) */
+	const uint32_t *src, *dst;  /* ranks, < nranks */
+	const uint64_t *bps;        /* [ncables] data rate of each directed cable, bits per second */
+	/* The directed cables of src's route to dst, at most COST_ROUTE_MAX ids
+	 * (< ncables) into out; 0 for ranks on one host (a local copy, no time). */
+	uint32_t (*route)(const void *ctx, uint32_t src, uint32_t dst, uint32_t *out);
+	const void *ctx;
+};
+
+/* The time the schedule takes per byte of a block when steps overlap. AN_OK,
+ * AN_E_RANGE past the work bound or for a cable without a rate (err says
+ * which), AN_E_INVAL for a rank or cable out of range, AN_E_NOMEM. */
+int cost_sim_time(const struct cost_sim *in, double *s_per_byte, char err[AN_ERR_LEN]);
+
 #endif
