@@ -55,7 +55,11 @@
  *                 most) whose flows keep every cable near its fair share of
  *                 what it carries in all, mixing on-leaf and off-leaf pairs;
  *                 one block per rank each way per step. sched_route.h; above
- *                 SR_RANKS_MAX ranks it is XOR and note says so.
+ *                 SR_RANKS_MAX ranks it is XOR and note says so. Where OPT
+ *                 applies (h given) and keeps its per-cable bound on the
+ *                 routes, OPT's steps are a candidate too (two whole leaves
+ *                 of a 2:1 tree, where they beat the greedy): the answer is
+ *                 the candidate sched_time predicts fastest for 1 MiB.
  *
  * Figures per step, from the LFT routes of the generation: a flow between
  * ranks on different hosts loads the source host's cable and every (switch,
