@@ -9,8 +9,9 @@
  * cable's data rate in bytes per second (rate.h: width x speed after the
  * line code, the lesser of both ends), and latency(h) that of the longest
  * route of the phase, h switches: (h + 1) cables and h switches, each
- * COST_CABLE_LAT_NS and COST_SWITCH_LAT_NS. A schedule's time is the sum of
- * its steps' times.
+ * COST_CABLE_LAT_NS and COST_SWITCH_LAT_NS. A schedule's steps overlap as
+ * MPI runs them (cost_sim_time below); where that is not simulated, its
+ * time is the sum of its steps' times.
  *
  * This is the fluid model SimGrid's SMPI computes with the settings of
  * tests/lib/smpi.sh (equal shares of a cable per flow): the busiest cable
