@@ -72,8 +72,10 @@ int cost_load_time(const struct route_tab *rt, const struct load *l, struct cost
  * the shares of the flows moving then (O(moving x route) each), and above
  * COST_SIM_WORK_MAX cable visits it stops with AN_E_RANGE so the caller
  * keeps the sum of step maxima (cost_load_time per step). Measured
- * (tests/unit/test_cost_sim.c, XOR on every third host of a 2:1 tree):
- * 64 ranks 0.3-5 ms, 128 ranks 45 ms, 256 ranks 120-180 ms.
+ * (tests/unit/test_cost_sim.c, XOR on every third host of a 2:1 tree, 2
+ * cores shared, load average 5-14): 64 ranks 0.3-5 ms, 128 ranks 45-90 ms,
+ * 256 ranks 120-180 ms. route simulates each of its candidates: 128 ranks
+ * 0.75 s at load 14 (0.1 s without the simulations at load 5).
  */
 #define COST_SIM_WORK_MAX 400000000ull
 #define COST_ROUTE_MAX 64 /* cables of one route the simulation holds */
