@@ -112,8 +112,11 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	if (rc)
 		return rc;
 	a->xor_time = sched_time(x, bytes);
-	/* the tighter margins only where both times are the overlap's */
-	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0;
+	/* the tighter margins only where both times are the exact overlap's
+	 * (measured against SMPI; above it the cheaper simulation's 2 %
+	 * keeps the sums' wider margins) */
+	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0 &&
+		  (uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX;
 	int keep = sim ? advice_keeps_sim((*s)->algo, a->time, a->xor_time, a->bound)
 		       : advice_keeps((*s)->algo, a->time, a->xor_time, a->bound);
 	if (fallback && !keep) {

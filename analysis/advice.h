@@ -58,8 +58,8 @@ int advice_keeps(enum sched_algo a, double time, double xor_time, double bound);
 
 /*
  * The same rule where both the answer's and XOR's times come from steps
- * simulated overlapping (cost.h cost_sim_time: up to COST_SIM_FLOWS_MAX
- * flows), whose measured error is small: SMPI/predicted 0.97-1.02 over 215
+ * simulated overlapping, exactly (cost.h cost_sim_time: up to
+ * COST_SIM_EXACT_FLOWS_MAX flows), whose measured error is small: SMPI/predicted 0.97-1.02 over 215
  * schedules of bench/jobspeed (XOR 1.00, TACS1 0.97-1.02, TACS2 0.99-1.02,
  * OPT and route 1.00). With a point of margin each way:
  *     time * slow_sim(a) <= max(bound, xor_time * ADVICE_SIM_XOR_FAST) / 0.98

@@ -47,6 +47,8 @@ int cost_load_time(const struct route_tab *rt, const struct load *l, struct cost
 
 enum { SIM_WAIT, SIM_MOVE, SIM_DONE };
 
+#define SIM_NONE UINT32_MAX
+
 struct sim {
 	const struct cost_sim *in;
 	uint32_t F;
@@ -54,42 +56,38 @@ struct sim {
 	uint32_t *roff, *rlist;   /* a rank's flows (sent or received) in step order */
 	uint32_t *pos;            /* [P] first flow of the rank's list not done */
 	uint8_t *state;           /* [F] */
-	/* the moving flows: flow id, bytes left, share, route */
-	uint32_t nmv, mcap, *mv, *mnc, *mcab;
+	/* the moving flows by slot: flow id, route, bytes left, share; act
+	 * lists the slots in use, free the others */
+	uint32_t nact, scap, nfree, *act, *freel, *sflow, *snc, *scab;
 	double *rem, *share;
+	uint8_t *inset;           /* [scap] slot is in the set being solved */
+	/* per cable: its moving flows as a list of memberships (slot x
+	 * COST_ROUTE_MAX + k), the sum of their shares, changed since solved */
+	uint32_t *head, *mnext, *mprev;
+	double *used;
+	uint8_t *dirty;
+	uint32_t *dlist, ndirty;
+	uint32_t *set, nset;      /* the slots being solved */
 	/* per cable, while shares are solved */
 	uint32_t *cnt, *touched, ntouched, *cpos;
 	double *capl;
-	uint32_t *coff, coffcap, *clist, clistcap; /* moving flows of each touched cable */
+	uint32_t *coff, coffcap, *clist, clistcap; /* the set's flows of each touched cable */
 	double *hkey;                               /* min-heap of shares per flow, by cable */
 	uint32_t *hcab, hcap, hcabcap, nheap;
 	uint32_t *queue, nq;      /* ranks whose next flows may start */
 	uint8_t *queued;
+	uint32_t since_full;      /* local solves since the last full one */
 	unsigned long long work;
 };
 
 static void sim_free(struct sim *m)
 {
-	free(m->fstep);
-	free(m->roff);
-	free(m->rlist);
-	free(m->pos);
-	free(m->state);
-	free(m->mv);
-	free(m->mnc);
-	free(m->mcab);
-	free(m->rem);
-	free(m->share);
-	free(m->cnt);
-	free(m->touched);
-	free(m->capl);
-	free(m->cpos);
-	free(m->coff);
-	free(m->clist);
-	free(m->hkey);
-	free(m->hcab);
-	free(m->queue);
-	free(m->queued);
+	void *p[] = { m->fstep, m->roff, m->rlist, m->pos, m->state, m->act, m->freel, m->sflow, m->snc,
+		      m->scab, m->rem, m->share, m->inset, m->head, m->mnext, m->mprev, m->used, m->dirty,
+		      m->dlist, m->set, m->cnt, m->touched, m->capl, m->cpos, m->coff, m->clist, m->hkey,
+		      m->hcab, m->queue, m->queued };
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		free(p[i]);
 }
 
 static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_LEN])
@@ -106,11 +104,17 @@ static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_L
 	m->touched = malloc(((size_t)C + 1) * sizeof(uint32_t));
 	m->capl = malloc(((size_t)C + 1) * sizeof(double));
 	m->cpos = malloc(((size_t)C + 1) * sizeof(uint32_t));
+	m->head = malloc(((size_t)C + 1) * sizeof(uint32_t));
+	m->used = calloc((size_t)C + 1, sizeof(double));
+	m->dirty = calloc((size_t)C + 1, 1);
+	m->dlist = malloc(((size_t)C + 1) * sizeof(uint32_t));
 	m->queue = malloc(((size_t)P + 1) * sizeof(uint32_t));
 	m->queued = calloc((size_t)P + 1, 1);
 	if (!m->fstep || !m->roff || !m->rlist || !m->pos || !m->state || !m->cnt || !m->touched || !m->capl ||
-	    !m->cpos || !m->queue || !m->queued)
+	    !m->cpos || !m->head || !m->used || !m->dirty || !m->dlist || !m->queue || !m->queued)
 		return AN_E_NOMEM;
+	for (uint32_t c = 0; c <= C; c++)
+		m->head[c] = SIM_NONE;
 	for (uint32_t s = 0; s < in->nsteps; s++)
 		for (uint32_t f = in->step_off[s]; f < in->step_off[s + 1]; f++) {
 			if (in->src[f] >= P || in->dst[f] >= P) {
@@ -153,31 +157,49 @@ static void sim_done(struct sim *m, uint32_t f)
 	sim_enqueue(m, m->in->dst[f]);
 }
 
-/* Room for one more moving flow: a rank moves the flows of one step at a
- * time, so the slots stay near P (TACS2's several flows per step: a few P). */
-static int sim_room(struct sim *m)
+static void sim_dirty(struct sim *m, uint32_t c)
 {
-	if (m->nmv < m->mcap)
-		return AN_OK;
-	uint32_t n = m->mcap ? 2 * m->mcap : 64;
-	uint32_t *mv = realloc(m->mv, (size_t)n * sizeof(*mv));
-	if (mv)
-		m->mv = mv;
-	uint32_t *mnc = realloc(m->mnc, (size_t)n * sizeof(*mnc));
-	if (mnc)
-		m->mnc = mnc;
-	double *rem = realloc(m->rem, (size_t)n * sizeof(*rem));
-	if (rem)
-		m->rem = rem;
-	double *share = realloc(m->share, (size_t)n * sizeof(*share));
-	if (share)
-		m->share = share;
-	uint32_t *mcab = realloc(m->mcab, (size_t)n * COST_ROUTE_MAX * sizeof(*mcab));
-	if (mcab)
-		m->mcab = mcab;
-	if (!mv || !mnc || !rem || !share || !mcab)
+	if (!m->dirty[c]) {
+		m->dirty[c] = 1;
+		m->dlist[m->ndirty++] = c;
+	}
+}
+
+/* Grows *p from cap to n elements of size sz (n > cap). */
+static int sim_regrow(void **p, size_t n, size_t sz)
+{
+	void *q = realloc(*p, n * sz);
+	if (!q)
 		return AN_E_NOMEM;
-	m->mcap = n;
+	*p = q;
+	return AN_OK;
+}
+
+/* A free slot for one more moving flow: a rank moves the flows of one step
+ * at a time, so the slots stay near P (TACS2's several flows per step: a
+ * few P). */
+static int sim_slot(struct sim *m, uint32_t *slot)
+{
+	if (!m->nfree) {
+		size_t n = m->scap ? 2 * (size_t)m->scap : 64, R = COST_ROUTE_MAX;
+		if (n * R > UINT32_MAX || sim_regrow((void **)&m->act, n, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->freel, n, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->sflow, n, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->snc, n, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->set, n, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->inset, n, 1) || sim_regrow((void **)&m->rem, n, sizeof(double)) ||
+		    sim_regrow((void **)&m->share, n, sizeof(double)) ||
+		    sim_regrow((void **)&m->scab, n * R, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->mnext, n * R, sizeof(uint32_t)) ||
+		    sim_regrow((void **)&m->mprev, n * R, sizeof(uint32_t)))
+			return AN_E_NOMEM;
+		for (size_t i = n; i > m->scap; i--) {
+			m->freel[m->nfree++] = (uint32_t)i - 1;
+			m->inset[i - 1] = 0;
+		}
+		m->scap = (uint32_t)n;
+	}
+	*slot = m->freel[--m->nfree];
 	return AN_OK;
 }
 
@@ -185,12 +207,9 @@ static int sim_room(struct sim *m)
 static int sim_try(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
 {
 	const struct cost_sim *in = m->in;
-	uint32_t s = m->fstep[f];
+	uint32_t s = m->fstep[f], i, cab[COST_ROUTE_MAX];
 	if (m->state[f] != SIM_WAIT || !sim_ready(m, in->src[f], s) || !sim_ready(m, in->dst[f], s))
 		return AN_OK;
-	if (sim_room(m))
-		return AN_E_NOMEM;
-	uint32_t i = m->nmv, *cab = m->mcab + (size_t)i * COST_ROUTE_MAX;
 	uint32_t nc = in->route(in->ctx, in->src[f], in->dst[f], cab);
 	if (!nc) {
 		sim_done(m, f); /* a local copy */
@@ -202,12 +221,46 @@ static int sim_try(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
 				 in->dst[f], cab[k]);
 			return AN_E_RANGE;
 		}
+	if (sim_slot(m, &i))
+		return AN_E_NOMEM;
 	m->state[f] = SIM_MOVE;
-	m->mv[i] = f;
-	m->mnc[i] = nc;
+	m->sflow[i] = f;
+	m->snc[i] = nc;
 	m->rem[i] = 1;
-	m->nmv++;
+	m->share[i] = 0;
+	for (uint32_t k = 0; k < nc; k++) {
+		uint32_t node = i * COST_ROUTE_MAX + k, c = cab[k];
+		m->scab[node] = c;
+		m->mprev[node] = SIM_NONE;
+		m->mnext[node] = m->head[c];
+		if (m->head[c] != SIM_NONE)
+			m->mprev[m->head[c]] = node;
+		m->head[c] = node;
+		sim_dirty(m, c);
+	}
+	m->act[m->nact++] = i;
 	return AN_OK;
+}
+
+/* Flow of slot i (at act[a]) has ended: its cables are freed. */
+static void sim_end(struct sim *m, uint32_t a)
+{
+	uint32_t i = m->act[a];
+	for (uint32_t k = 0; k < m->snc[i]; k++) {
+		uint32_t node = i * COST_ROUTE_MAX + k, c = m->scab[node];
+		if (m->mprev[node] != SIM_NONE)
+			m->mnext[m->mprev[node]] = m->mnext[node];
+		else
+			m->head[c] = m->mnext[node];
+		if (m->mnext[node] != SIM_NONE)
+			m->mprev[m->mnext[node]] = m->mprev[node];
+		/* an empty cable starts again from nothing: no rounding left over */
+		m->used[c] = m->head[c] == SIM_NONE ? 0 : m->used[c] - m->share[i];
+		sim_dirty(m, c);
+	}
+	m->act[a] = m->act[--m->nact];
+	m->freel[m->nfree++] = i;
+	sim_done(m, m->sflow[i]);
 }
 
 /* Ranks whose flows ended: skip their done flows, start what is now ready. */
@@ -280,23 +333,57 @@ static void heap_pop(struct sim *m)
 	m->hcab[i] = c;
 }
 
-/* The moving flows of each touched cable (m->coff/clist by touched rank). */
+/* The set to solve: every moving flow (full), or those on the cables
+ * changed since the last solve. Their shares leave their cables' sums. */
+static void sim_set(struct sim *m, int full)
+{
+	m->nset = 0;
+	if (full) {
+		memcpy(m->set, m->act, (size_t)m->nact * sizeof(uint32_t));
+		m->nset = m->nact;
+	} else {
+		for (uint32_t d = 0; d < m->ndirty; d++)
+			for (uint32_t n = m->head[m->dlist[d]]; n != SIM_NONE; n = m->mnext[n]) {
+				uint32_t i = n / COST_ROUTE_MAX;
+				if (!m->inset[i]) {
+					m->inset[i] = 1;
+					m->set[m->nset++] = i;
+				}
+			}
+		m->work += m->ndirty;
+	}
+	for (uint32_t d = 0; d < m->ndirty; d++)
+		m->dirty[m->dlist[d]] = 0;
+	m->ndirty = 0;
+	for (uint32_t j = 0; j < m->nset; j++) {
+		uint32_t i = m->set[j];
+		m->inset[i] = 0;
+		for (uint32_t k = 0; k < m->snc[i]; k++) {
+			uint32_t c = m->scab[i * COST_ROUTE_MAX + k];
+			m->used[c] = full ? 0 : m->used[c] - m->share[i];
+		}
+	}
+}
+
+/* The set's flows of each cable they touch (m->coff/clist by touched rank),
+ * and what those cables have left beside the flows outside the set. */
 static int sim_csr(struct sim *m)
 {
 	size_t total = 0;
 	m->ntouched = 0;
-	for (uint32_t i = 0; i < m->nmv; i++) {
+	for (uint32_t j = 0; j < m->nset; j++) {
+		uint32_t i = m->set[j];
 		m->share[i] = -1;
-		const uint32_t *cab = m->mcab + (size_t)i * COST_ROUTE_MAX;
-		for (uint32_t k = 0; k < m->mnc[i]; k++) {
-			uint32_t c = cab[k];
+		for (uint32_t k = 0; k < m->snc[i]; k++) {
+			uint32_t c = m->scab[i * COST_ROUTE_MAX + k];
 			if (!m->cnt[c]++) {
 				m->cpos[c] = m->ntouched;
 				m->touched[m->ntouched++] = c;
-				m->capl[c] = (double)m->in->bps[c] / 8.0;
+				double left = (double)m->in->bps[c] / 8.0 - m->used[c];
+				m->capl[c] = left > 0 ? left : 0;
 			}
 		}
-		total += m->mnc[i];
+		total += m->snc[i];
 	}
 	if (sim_grow((void **)&m->coff, &m->coffcap, (size_t)m->ntouched + 1, sizeof(uint32_t)) ||
 	    sim_grow((void **)&m->clist, &m->clistcap, total + 1, sizeof(uint32_t)) ||
@@ -309,10 +396,10 @@ static int sim_csr(struct sim *m)
 		o += m->cnt[m->touched[t]];
 	}
 	m->coff[m->ntouched] = o;
-	for (uint32_t i = 0; i < m->nmv; i++) {
-		const uint32_t *cab = m->mcab + (size_t)i * COST_ROUTE_MAX;
-		for (uint32_t k = 0; k < m->mnc[i]; k++)
-			m->clist[m->coff[m->cpos[cab[k]]]++] = i;
+	for (uint32_t j = 0; j < m->nset; j++) {
+		uint32_t i = m->set[j];
+		for (uint32_t k = 0; k < m->snc[i]; k++)
+			m->clist[m->coff[m->cpos[m->scab[i * COST_ROUTE_MAX + k]]]++] = j;
 	}
 	for (uint32_t t = m->ntouched; t > 0; t--)
 		m->coff[t] = m->coff[t - 1];
@@ -321,12 +408,12 @@ static int sim_csr(struct sim *m)
 	return AN_OK;
 }
 
-/* Max-min fair shares of the moving flows (progressive filling): the cable
- * with the least share per unfixed flow fixes its flows at that share, which
- * leaves every other cable's share per flow no smaller, so a heap of shares
- * updated lazily (a popped share below the cable's current one goes back in)
- * finds the next. */
-static int sim_shares(struct sim *m)
+/* Max-min fair shares of the set's flows in what their cables have left
+ * (progressive filling): the cable with the least share per unfixed flow
+ * fixes its flows at that share, which leaves every other cable's share
+ * per flow no smaller, so a heap of shares updated lazily (a popped share
+ * below the cable's current one goes back in) finds the next. */
+static int sim_fill(struct sim *m)
 {
 	if (sim_csr(m))
 		return AN_E_NOMEM;
@@ -348,18 +435,44 @@ static int sim_shares(struct sim *m)
 		}
 		uint32_t t = m->cpos[c];
 		for (uint32_t k = m->coff[t]; k < m->coff[t + 1]; k++) {
-			uint32_t i = m->clist[k];
+			uint32_t i = m->set[m->clist[k]];
 			if (m->share[i] >= 0)
 				continue;
 			m->share[i] = low;
-			const uint32_t *cab = m->mcab + (size_t)i * COST_ROUTE_MAX;
-			for (uint32_t q = 0; q < m->mnc[i]; q++) {
-				m->capl[cab[q]] -= low;
-				m->cnt[cab[q]]--;
+			for (uint32_t q = 0; q < m->snc[i]; q++) {
+				uint32_t cq = m->scab[i * COST_ROUTE_MAX + q];
+				m->capl[cq] -= low;
+				m->cnt[cq]--;
 			}
-			m->work += m->mnc[i];
+			m->work += m->snc[i];
 		}
 	}
+	return AN_OK;
+}
+
+/* The shares after flows started or ended. Exact: every moving flow's
+ * share solved again (full). Cheaper (cost.h): only the flows on the
+ * cables that changed, the others' shares kept, and a full solve every
+ * COST_SIM_FULL_EVERY events or when a local one starves a flow. */
+static int sim_shares(struct sim *m, int exact)
+{
+	int full = exact || m->since_full + 1 >= COST_SIM_FULL_EVERY;
+	for (;;) {
+		sim_set(m, full);
+		if (sim_fill(m))
+			return AN_E_NOMEM;
+		int starved = 0;
+		for (uint32_t j = 0; j < m->nset; j++) {
+			uint32_t i = m->set[j];
+			starved |= !(m->share[i] > 1e-9 * (double)m->in->bps[m->scab[i * COST_ROUTE_MAX]]);
+			for (uint32_t k = 0; k < m->snc[i]; k++)
+				m->used[m->scab[i * COST_ROUTE_MAX + k]] += m->share[i];
+		}
+		if (!starved || full)
+			break;
+		full = 1;
+	}
+	m->since_full = full ? 0 : m->since_full + 1;
 	return AN_OK;
 }
 
@@ -367,27 +480,18 @@ static int sim_shares(struct sim *m)
 static double sim_advance(struct sim *m)
 {
 	double dt = -1;
-	for (uint32_t i = 0; i < m->nmv; i++)
+	for (uint32_t a = 0; a < m->nact; a++) {
+		uint32_t i = m->act[a];
 		if (dt < 0 || m->rem[i] / m->share[i] < dt)
 			dt = m->rem[i] / m->share[i];
-	uint32_t keep = 0;
-	for (uint32_t i = 0; i < m->nmv; i++) {
+	}
+	for (uint32_t a = m->nact; a-- > 0;) {
+		uint32_t i = m->act[a];
 		m->rem[i] -= m->share[i] * dt;
 		/* flows that end together (to a billionth of the block) end at once */
-		if (m->rem[i] <= 1e-9) {
-			sim_done(m, m->mv[i]);
-			continue;
-		}
-		if (keep != i) {
-			m->mv[keep] = m->mv[i];
-			m->mnc[keep] = m->mnc[i];
-			m->rem[keep] = m->rem[i];
-			memcpy(m->mcab + (size_t)keep * COST_ROUTE_MAX, m->mcab + (size_t)i * COST_ROUTE_MAX,
-			       m->mnc[i] * sizeof(uint32_t));
-		}
-		keep++;
+		if (m->rem[i] <= 1e-9)
+			sim_end(m, a);
 	}
-	m->nmv = keep;
 	return dt;
 }
 
@@ -401,8 +505,8 @@ int cost_sim_time(const struct cost_sim *in, double *s_per_byte, char err[AN_ERR
 		sim_enqueue(&m, r);
 	if (!rc)
 		rc = sim_drain(&m, err);
-	while (!rc && m.nmv) {
-		rc = sim_shares(&m);
+	while (!rc && m.nact) {
+		rc = sim_shares(&m, in->exact);
 		if (!rc) {
 			t += sim_advance(&m);
 			rc = sim_drain(&m, err);

@@ -69,20 +69,25 @@ int cost_load_time(const struct route_tab *rt, const struct load *l, struct cost
  * with the block size in a fluid model without latency).
  *
  * It is bounded by work, not by size: each flow's start and end re-solves
- * the shares of the flows moving then (O(moving x route) each), and above
- * COST_SIM_WORK_MAX cable visits it stops with AN_E_RANGE so the caller
- * keeps the sum of step maxima (cost_load_time per step). Measured
- * (tests/unit/test_cost_sim.c, XOR on every third host of a 2:1 tree, 2
- * cores shared, load average 5-14): 64 ranks 0.3-5 ms, 128 ranks 45-90 ms,
- * 256 ranks 120-180 ms. route simulates each of its candidates: 128 ranks
- * 0.75 s at load 14 (0.1 s without the simulations at load 5).
+ * the shares (O(moving x route) each; in the cheaper mode only those on the
+ * cables that changed), and above COST_SIM_WORK_MAX cable visits it stops
+ * with AN_E_RANGE so the caller keeps the sum of step maxima
+ * (cost_load_time per step). Measured in CPU time (XOR, TACS1, TACS2 on
+ * three shapes of a 2:1 tree of 256 hosts): 128 ranks exact 1.5-45 ms;
+ * 256 ranks exact 6-550 ms, cheaper 7-140 ms. route simulates each of its
+ * candidates.
  */
 #define COST_SIM_WORK_MAX 400000000ull
+#define COST_SIM_FULL_EVERY 16
 #define COST_ROUTE_MAX 64 /* cables of one route the simulation holds */
-/* Schedules of more flows than this are not simulated: 128 ranks take
- * about 45 ms, 256 ranks 120-180 ms (a reply's budget; every flow's end
- * re-solves the shares), and a 4,096-rank compact reply has 40 ms in all. */
-#define COST_SIM_FLOWS_MAX (128u * 127u)
+/* Schedules of more flows than this are not simulated (a 4,096-rank
+ * compact reply has 40 ms in all); up to COST_SIM_EXACT_FLOWS_MAX every
+ * event re-solves every share (128 ranks: 20-45 ms of CPU), above it only
+ * the changed cables' flows, with a full solve every COST_SIM_FULL_EVERY
+ * events: 256 ranks 30-140 ms instead of 180-550, within 2 % of the exact
+ * simulation (docs/cost-model.md). */
+#define COST_SIM_FLOWS_MAX (256u * 255u)
+#define COST_SIM_EXACT_FLOWS_MAX (128u * 127u)
 
 struct cost_sim {
 	uint32_t nranks, nsteps, ncables;
@@ -93,6 +98,10 @@ struct cost_sim {
 	 * (< ncables) into out; 0 for ranks on one host (a local copy, no time). */
 	uint32_t (*route)(const void *ctx, uint32_t src, uint32_t dst, uint32_t *out);
 	const void *ctx;
+	/* 1: every flow's start and end re-solves every moving flow's share;
+	 * 0: only those on the cables that changed, with a full solve every
+	 * COST_SIM_FULL_EVERY events */
+	int exact;
 };
 
 /* The time the schedule takes per byte of a block when steps overlap. AN_OK,

@@ -1187,7 +1187,8 @@ static void overlap(struct sched *s, const struct job *j)
 			return;
 		x = e;
 	}
-	struct cost_sim in = { x->nranks, x->nsteps, j->nlinks, x->step_off, x->src, x->dst, j->bps, sim_route, j };
+	struct cost_sim in = { x->nranks, x->nsteps, j->nlinks, x->step_off, x->src, x->dst, j->bps, sim_route, j,
+				(uint64_t)x->nranks * (x->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX };
 	double t;
 	if (!cost_sim_time(&in, &t, err))
 		s->sim_s_per_byte = t;
