@@ -66,7 +66,8 @@ double advice_slow_factor_sim(enum sched_algo a)
 	}
 }
 
-int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bound)
+/* advice_keeps_sim with extra points of margin each way. */
+static int keeps_sim(enum sched_algo a, double time, double xor_time, double bound, double extra)
 {
 	if (a == SCHED_XOR || time < 0 || xor_time < 0)
 		return 1;
@@ -74,10 +75,20 @@ int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bou
 	 * near the bound */
 	if (time > xor_time * (1 + 1e-9))
 		return 0;
-	double fast = xor_time * ADVICE_SIM_XOR_FAST;
+	double fast = xor_time * (ADVICE_SIM_XOR_FAST - extra);
 	if (bound > fast)
 		fast = bound;
-	return time * advice_slow_factor_sim(a) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
+	return time * (advice_slow_factor_sim(a) + extra) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
+}
+
+int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bound)
+{
+	return keeps_sim(a, time, xor_time, bound, 0);
+}
+
+int advice_keeps_sim_cheap(enum sched_algo a, double time, double xor_time, double bound)
+{
+	return keeps_sim(a, time, xor_time, bound, ADVICE_SIM_CHEAP_EXTRA);
 }
 
 /* The all-to-all of the same ranks posted at once: the lower bound of any
@@ -112,13 +123,13 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	if (rc)
 		return rc;
 	a->xor_time = sched_time(x, bytes);
-	/* the tighter margins only where both times are the exact overlap's
-	 * (measured against SMPI; above it the cheaper simulation's 2 %
-	 * keeps the sums' wider margins) */
-	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0 &&
-		  (uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX;
-	int keep = sim ? advice_keeps_sim((*s)->algo, a->time, a->xor_time, a->bound)
-		       : advice_keeps((*s)->algo, a->time, a->xor_time, a->bound);
+	/* the tighter margins only where both times are the overlap's, the
+	 * tightest where it is exact */
+	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0;
+	int exact = (uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX;
+	int keep = !sim ? advice_keeps((*s)->algo, a->time, a->xor_time, a->bound)
+		   : exact ? advice_keeps_sim((*s)->algo, a->time, a->xor_time, a->bound)
+			   : advice_keeps_sim_cheap((*s)->algo, a->time, a->xor_time, a->bound);
 	if (fallback && !keep) {
 		sched_free(*s);
 		*s = x;

@@ -97,6 +97,16 @@ int main(void)
 			 advice_keeps_sim(SCHED_TACS1, 95.0, 100.0, 60.0) &&
 			 !advice_keeps_sim(SCHED_TACS1, 95.2, 100.0, 60.0) && advice_keeps_sim(SCHED_XOR, 200.0, 100.0, 60.0),
 		 "rule, steps simulated: route kept at 96.9 (XOR 100), not at 97.1; TACS1 at 95.0, not at 95.2");
+	/* Simulated the cheaper way (above 128 ranks): XOR may run at 92;
+	 * route (1.05x) kept up to 92 / 0.98 / 1.05 = 89.4, TACS1 (1.07x) up
+	 * to 87.7 */
+	tf_check(advice_keeps_sim_cheap(SCHED_ROUTE, 89.0, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_ROUTE, 90.0, 100.0, 60.0) &&
+			 advice_keeps_sim_cheap(SCHED_TACS1, 87.5, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_TACS1, 88.0, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_ROUTE, 100.5, 100.0, 100.0),
+		 "rule, cheaper simulation: route kept at 89.0 (XOR 100), not at 90.0; TACS1 at 87.5, not at 88.0; "
+		 "never one predicted slower than XOR, even at the bound");
 	tf_check(advice_keeps(SCHED_XOR, 200.0, 100.0, 60.0) && advice_keeps(SCHED_TACS2, -1, 100.0, 60.0) &&
 			 advice_keeps(SCHED_TACS2, 50.0, -1, 60.0),
 		 "rule: XOR itself and unknown times are kept (no fallback on a guess)");
