@@ -165,7 +165,7 @@ static void sim_dirty(struct sim *m, uint32_t c)
 	}
 }
 
-/* Grows *p from cap to n elements of size sz (n > cap). */
+/* Resizes *p to n elements of size sz; *p is kept if that fails. */
 static int sim_regrow(void **p, size_t n, size_t sz)
 {
 	void *q = realloc(*p, n * sz);
