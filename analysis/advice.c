@@ -51,6 +51,46 @@ int advice_keeps(enum sched_algo a, double time, double xor_time, double bound)
 	return time * advice_slow_factor(a) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
 }
 
+double advice_slow_factor_sim(enum sched_algo a)
+{
+	/* bench/jobspeed, 49 jobs on 7 lab fabrics (docs/cost-model.md), + 0.01 */
+	switch (a) {
+	case SCHED_TACS1:
+	case SCHED_TACS2:
+		return 1.03; /* measured up to 1.02 */
+	case SCHED_OPT:
+	case SCHED_ROUTE:
+		return 1.01; /* measured 1.00 */
+	default:
+		return 1;
+	}
+}
+
+/* advice_keeps_sim with extra points of margin each way. */
+static int keeps_sim(enum sched_algo a, double time, double xor_time, double bound, double extra)
+{
+	if (a == SCHED_XOR || time < 0 || xor_time < 0)
+		return 1;
+	/* never what the model predicts slower, whatever the margins allow
+	 * near the bound */
+	if (time > xor_time * (1 + 1e-9))
+		return 0;
+	double fast = xor_time * (ADVICE_SIM_XOR_FAST - extra);
+	if (bound > fast)
+		fast = bound;
+	return time * (advice_slow_factor_sim(a) + extra) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
+}
+
+int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bound)
+{
+	return keeps_sim(a, time, xor_time, bound, 0);
+}
+
+int advice_keeps_sim_cheap(enum sched_algo a, double time, double xor_time, double bound)
+{
+	return keeps_sim(a, time, xor_time, bound, ADVICE_SIM_CHEAP_EXTRA);
+}
+
 /* The all-to-all of the same ranks posted at once: the lower bound of any
  * schedule on these routes and rates. */
 static double bound_time(const struct route_tab *rt, const struct sched_req *req, uint64_t bytes, int threads)
@@ -83,7 +123,14 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	if (rc)
 		return rc;
 	a->xor_time = sched_time(x, bytes);
-	if (fallback && !advice_keeps((*s)->algo, a->time, a->xor_time, a->bound)) {
+	/* the tighter margins only where both times are the overlap's, the
+	 * tightest where it is exact */
+	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0;
+	int exact = (uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX;
+	int keep = !sim ? advice_keeps((*s)->algo, a->time, a->xor_time, a->bound)
+		   : exact ? advice_keeps_sim((*s)->algo, a->time, a->xor_time, a->bound)
+			   : advice_keeps_sim_cheap((*s)->algo, a->time, a->xor_time, a->bound);
+	if (fallback && !keep) {
 		sched_free(*s);
 		*s = x;
 		a->time = a->xor_time;

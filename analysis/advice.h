@@ -7,7 +7,9 @@
  *   - its predicted time, XOR's on the same ranks, and the lower bound of
  *     any schedule (the all-to-all posted at once);
  *   - with fallback set, a schedule is kept only if it is surely no slower
- *     than 0.98x XOR despite the model's measured error (advice_keeps);
+ *     than 0.98x XOR despite the model's measured error (advice_keeps_sim
+ *     where both times were simulated with steps overlapping, else
+ *     advice_keeps, the wider margins of the steps' sums);
  *     otherwise it is replaced by XOR. OPT whose steps put
  *     more blocks on a cable than its per-cable bound (Prisacari et al.
  *     assume their own routing, not the LFTs') is refused (AN_E_NOTAPPLIC,
@@ -53,6 +55,32 @@ double advice_slow_factor(enum sched_algo a);
  * keep the schedule: no fallback on a guess. 1: keep, 0: answer XOR.
  */
 int advice_keeps(enum sched_algo a, double time, double xor_time, double bound);
+
+/*
+ * The same rule where both the answer's and XOR's times come from steps
+ * simulated overlapping, exactly (cost.h cost_sim_time: up to
+ * COST_SIM_EXACT_FLOWS_MAX flows), whose measured error is small:
+ * SMPI/predicted 0.97-1.02 over 215 schedules of bench/jobspeed (XOR 1.00, TACS1 0.97-1.02, TACS2 0.99-1.02,
+ * OPT and route 1.00). With a point of margin each way:
+ *     time * slow_sim(a) <= max(bound, xor_time * ADVICE_SIM_XOR_FAST) / 0.98
+ * slow_sim: TACS1 and TACS2 1.03, OPT and route 1.01; and never a time
+ * above XOR's (near the bound the margins alone would allow it). Route is
+ * then kept where it is predicted at least 3 % faster than XOR.
+ */
+#define ADVICE_SIM_XOR_FAST 0.96
+double advice_slow_factor_sim(enum sched_algo a);
+int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bound);
+
+/*
+ * Above COST_SIM_EXACT_FLOWS_MAX the simulation re-solves only the flows
+ * on the cables that changed (within 2 % of the exact one, cost.h);
+ * measured SMPI/predicted 1.00-1.04 over the 18 schedules of bench/jobspeed's
+ * 256-host jobs. The same rule with ADVICE_SIM_CHEAP_EXTRA more each way:
+ * slow_sim(a) + 0.04, XOR's 0.96 - 0.04. Route is then kept where it is
+ * predicted at least 11 % faster than XOR.
+ */
+#define ADVICE_SIM_CHEAP_EXTRA 0.04
+int advice_keeps_sim_cheap(enum sched_algo a, double time, double xor_time, double bound);
 
 struct advice {
 	double time;      /* the answer's predicted seconds, -1 if unknown (a cable without a rate) */

@@ -407,11 +407,18 @@ static size_t swp_route(struct swp *w, uint32_t a, uint32_t b)
 	return n;
 }
 
+/* A cable's load is a sum over the graph's edges: with each pair capped at
+ * 2^62 / (2 x PLACE_GRAPH_EDGES_MAX) bytes each way (128 GiB, more than a
+ * phase of any job moves) it cannot wrap int64, where W near 2^32 times
+ * bytes = 2^30 (2^61 per pair) wrapped at four pairs on one cable. */
+#define SWP_PAIR_MAX ((uint64_t)1 << 62) / (2 * (uint64_t)PLACE_GRAPH_EDGES_MAX)
+
 /* Adds (sign 1) or removes (-1) the traffic of a rank pair of weight wt
  * between hosts a and b: wt x bytes / 2 each way, as place_time. */
 static void swp_pair(struct swp *w, uint32_t a, uint32_t b, uint32_t wt, int sign)
 {
-	int64_t x = (int64_t)((uint64_t)wt * w->bytes / 2) * sign;
+	uint64_t v = (uint64_t)wt * w->bytes / 2;
+	int64_t x = (int64_t)(v > SWP_PAIR_MAX ? SWP_PAIR_MAX : v) * sign;
 	for (int dir = 0; dir < 2; dir++) {
 		size_t n = swp_route(w, dir ? b : a, dir ? a : b);
 		for (size_t i = 0; i < n; i++)

@@ -3,6 +3,8 @@
  */
 #include "sched_route.h"
 
+#include "cost.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,9 @@
 #define NONE UINT32_MAX
 /* Budgets are sums of a few block times: a relative slack absorbs rounding. */
 #define SR_EPS 1e-9
+/* Variants are compared at the protocol's default block (docs/protocol.md
+ * "schedule", bytes=): the latency's share depends on it. */
+#define SR_SCORE_BYTES 1048576.0
 
 struct sr {
 	const struct sr_job *j;
@@ -344,6 +349,59 @@ static int sr_run(struct sr *t, uint32_t *src, uint32_t *dst, uint32_t *ends, ui
 	return AN_OK;
 }
 
+/* cost_sim_time's view of the routes (sr_path with the own cable first). */
+static uint32_t sr_route(const void *ctx, uint32_t a, uint32_t b, uint32_t *out)
+{
+	const uint32_t *l = NULL;
+	uint32_t own, n = sr_path(ctx, a, b, &l, &own);
+	if (own == NONE)
+		return 0;
+	if (n > COST_ROUTE_MAX - 1)
+		n = COST_ROUTE_MAX - 1;
+	out[0] = own;
+	memcpy(out + 1, l, (size_t)n * sizeof(*l));
+	return n + 1;
+}
+
+/* A variant's predicted time for blocks of SR_SCORE_BYTES by the model that
+ * sched_time applies to the answer (cost.h): its steps overlapping where
+ * cost_sim_time runs, else the sum of the steps' busiest cables; plus each
+ * step's longest route's latency (a variant of more steps pays more). off
+ * has room for nsteps + 1. */
+static double sr_score(const struct sr *t, const uint32_t *src, const uint32_t *dst, const uint32_t *ends,
+		       uint32_t nsteps, uint32_t *off)
+{
+	const struct sr_job *j = t->j;
+	double lat = 0, bw = t->cost * 8e-9 * SR_SCORE_BYTES; /* w is ns per bit */
+	size_t f = 0;
+	int rated = 1;
+	off[0] = 0;
+	for (uint32_t st = 0; st < nsteps; st++) {
+		uint32_t hmax = 0, moves = 0;
+		for (; f < ends[st]; f++) {
+			const uint32_t *l = NULL;
+			uint32_t own, n = sr_path(t, src[f], dst[f], &l, &own);
+			if (own != NONE) {
+				moves = 1;
+				hmax = n > hmax ? n : hmax;
+			}
+		}
+		lat += moves ? cost_route_latency(hmax) : 0;
+		off[st + 1] = ends[st];
+	}
+	for (uint32_t c = 0; c < j->nlinks; c++)
+		rated &= j->bps[c] != 0;
+	if (rated && (uint64_t)t->P * (t->P - 1) <= COST_SIM_FLOWS_MAX) {
+		struct cost_sim in = { t->P, nsteps, j->nlinks, off, src, dst, j->bps, sr_route, t,
+				       (uint64_t)t->P * (t->P - 1) <= COST_SIM_EXACT_FLOWS_MAX };
+		double spb;
+		char e[AN_ERR_LEN];
+		if (!cost_sim_time(&in, &spb, e))
+			bw = spb * SR_SCORE_BYTES;
+	}
+	return bw + lat;
+}
+
 /* Greedy choices can strand ranks (partial steps) or let a cable fall
  * behind (a costly tail); which hurts more depends on the fabric, so a few
  * variants run and the model keeps the fastest. */
@@ -368,7 +426,8 @@ int sr_build(const struct sr_job *j, uint32_t *src, uint32_t *dst, size_t cap, u
 	}
 	uint32_t *sx = malloc((total + 1) * sizeof(*sx)), *dx = malloc((total + 1) * sizeof(*dx));
 	uint32_t *ends = malloc((total + 1) * sizeof(*ends)), *ex = malloc((total + 1) * sizeof(*ex)), nx = 0;
-	int rc = sx && dx && ends && ex ? AN_OK : AN_E_NOMEM;
+	uint32_t *ox = malloc((total + 2) * sizeof(*ox));
+	int rc = sx && dx && ends && ex && ox ? AN_OK : AN_E_NOMEM;
 	double best = -1;
 	for (size_t v = 0; !rc && v < sizeof(sr_variants) / sizeof(*sr_variants); v++) {
 		struct sr t;
@@ -379,8 +438,9 @@ int sr_build(const struct sr_job *j, uint32_t *src, uint32_t *dst, size_t cap, u
 			sr_xor(&t, sx, dx, ex, &nx);
 		else if (!rc)
 			rc = sr_run(&t, sx, dx, ex, &nx, err);
-		if (!rc && (best < 0 || t.cost < best * (1 - 1e-12))) {
-			best = t.cost;
+		double score = rc ? 0 : sr_score(&t, sx, dx, ex, nx, ox);
+		if (!rc && (best < 0 || score < best * (1 - 1e-12))) {
+			best = score;
 			memcpy(src, sx, total * sizeof(*src));
 			memcpy(dst, dx, total * sizeof(*dst));
 			uint32_t *e = ends;
@@ -393,6 +453,7 @@ int sr_build(const struct sr_job *j, uint32_t *src, uint32_t *dst, size_t cap, u
 	free(sx);
 	free(dx);
 	free(ex);
+	free(ox);
 	if (rc) {
 		free(ends);
 		*nsteps = 0;

@@ -27,9 +27,11 @@
  * blocks load no cable and fill the gaps. Greedy choices may strand ranks or
  * let a cable fall behind, depending on the fabric, so four variants run
  * (budget x1 or x1.25, paths of 1 or 3 moves) beside XOR's own steps, and
- * the one the model predicts fastest is the answer: never predicted slower
- * than XOR (on whole leaves of a 2:1 tree the greedy loses to XOR's order,
- * and route is XOR's steps there).
+ * the one the model predicts fastest for 1 MiB blocks is the answer, by the
+ * model sched_time applies (steps overlapping as MPI runs them, cost.h
+ * cost_sim_time, up to COST_SIM_FLOWS_MAX flows; each step's latency
+ * included): never predicted slower than XOR (on whole leaves of a 2:1
+ * tree the greedy loses to XOR's order, and route is XOR's steps there).
  *
  * Cost: per variant O(P^2 h) per step (every sender scans its pending list,
  * h = cables of the longest route; augmenting paths visit at most 4P

@@ -1153,6 +1153,81 @@ void sched_free(struct sched *s)
 static int build_compact(struct sched *s, const struct job *j, const struct sched_req *req, int threads,
 			 char err[AN_ERR_LEN]);
 
+/* cost_sim_time's view of the job's routes: a's cable, then the links of
+ * route_walk to b (job_route). */
+static uint32_t sim_route(const void *ctx, uint32_t a, uint32_t b, uint32_t *out)
+{
+	const struct job *j = ctx;
+	uint32_t ja = j->jh[a], jb = j->jh[b], n;
+	if (ja == jb)
+		return 0;
+	const uint32_t *l = job_route(j, ja, jb, &n);
+	if (n > COST_ROUTE_MAX - 1)
+		n = COST_ROUTE_MAX - 1; /* never on a real fabric: routes have < 64 hops */
+	out[0] = j->cable[ja];
+	memcpy(out + 1, l, (size_t)n * sizeof(*l));
+	return n + 1;
+}
+
+/* The schedule's time with steps overlapping (cost.h), where it is cheap
+ * enough: a compact schedule is listed rank by rank for it. */
+static void overlap(struct sched *s, const struct job *j)
+{
+	char err[AN_ERR_LEN];
+	struct sched *e = NULL;
+	const struct sched *x = s;
+	s->sim_s_per_byte = 0;
+	if ((uint64_t)s->nranks * (s->nranks - 1) > COST_SIM_FLOWS_MAX)
+		return;
+	for (uint32_t st = 0; st < s->nsteps; st++)
+		if (s->fig[st].unrated)
+			return;
+	if (s->compact) {
+		if (sched_expand(s, &e, err))
+			return;
+		x = e;
+	}
+	struct cost_sim in = { x->nranks, x->nsteps, j->nlinks, x->step_off, x->src, x->dst, j->bps, sim_route, j,
+				(uint64_t)x->nranks * (x->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX };
+	double t;
+	if (!cost_sim_time(&in, &t, err))
+		s->sim_s_per_byte = t;
+	sched_free(e);
+}
+
+/* On whole leaves of a 2:1 tree the greedy loses to regular orders
+ * (docs/performance.md "The route-aware schedule"): where seed 000's OPT
+ * applies and keeps its per-cable bound on these routes, its steps are one
+ * more candidate beside route's own, answered if the model predicts them
+ * faster for 1 MiB blocks (the block sched_route.c scores at). */
+static void route_or_opt(struct sched *s, const struct route_tab *rt, const struct hier *h,
+			 const struct sched_req *req, int threads)
+{
+	char err[AN_ERR_LEN];
+	struct sched_req o = *req;
+	struct sched *x = NULL;
+	o.algo = SCHED_OPT;
+	o.compact = 0;
+	if (!h || sched_build(rt, h, &o, threads, &x, err))
+		return;
+	int broken = x->multi || !x->level_max;
+	for (uint32_t st = 0; !broken && st < x->nsteps; st++)
+		for (uint32_t l = 1; l < x->nlevels; l++)
+			broken |= x->level_max[(size_t)st * x->nlevels + l] > x->cable_bound[l];
+	double to = sched_time(x, 1 << 20), tr = sched_time(s, 1 << 20);
+	if (!broken && to >= 0 && tr >= 0 && to < tr * (1 - 1e-9)) {
+		struct sched t = *s;
+		s->step_off = x->step_off, x->step_off = t.step_off;
+		s->src = x->src, x->src = t.src;
+		s->dst = x->dst, x->dst = t.dst;
+		s->fig = x->fig, x->fig = t.fig;
+		s->nsteps = x->nsteps;
+		s->multi = x->multi;
+		s->sim_s_per_byte = x->sim_s_per_byte;
+	}
+	sched_free(x);
+}
+
 /* The route-aware schedule (sched_route.c) on this job's routes; XOR above
  * its rank limit, as TACS falls back on sparse jobs. */
 static int build_route(struct sbuild *b, const struct job *j, const atomic_int *cancel, char err[AN_ERR_LEN])
@@ -1262,6 +1337,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 built:
 	if (rc)
 		goto out;
+	overlap(s, &j);
+	if (s->algo == SCHED_ROUTE)
+		route_or_opt(s, rt, h, req, threads);
 	*out = s;
 	s = NULL;
 out:
@@ -1374,15 +1452,19 @@ out:
 
 double sched_time(const struct sched *s, uint64_t bytes)
 {
-	double t = 0;
+	double t = 0, bw = 0;
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		const struct sched_fig *fg = &s->fig[st];
 		if (fg->unrated)
 			return -1;
-		if (fg->flows)
-			t += fg->s_per_byte * (double)bytes + (fg->s_per_byte > 0 ? cost_route_latency(fg->max_hops) : 0);
+		if (fg->flows) {
+			bw += fg->s_per_byte * (double)bytes;
+			t += fg->s_per_byte > 0 ? cost_route_latency(fg->max_hops) : 0;
+		}
 	}
-	return t;
+	if (s->sim_s_per_byte > 0)
+		bw = s->sim_s_per_byte * (double)bytes;
+	return t + bw;
 }
 
 /* ---- the compact (host-level) form ------------------------------------------------ */

@@ -55,7 +55,11 @@
  *                 most) whose flows keep every cable near its fair share of
  *                 what it carries in all, mixing on-leaf and off-leaf pairs;
  *                 one block per rank each way per step. sched_route.h; above
- *                 SR_RANKS_MAX ranks it is XOR and note says so.
+ *                 SR_RANKS_MAX ranks it is XOR and note says so. Where OPT
+ *                 applies (h given) and keeps its per-cable bound on the
+ *                 routes, OPT's steps are a candidate too (two whole leaves
+ *                 of a 2:1 tree, where they beat the greedy): the answer is
+ *                 the candidate sched_time predicts fastest for 1 MiB.
  *
  * Figures per step, from the LFT routes of the generation: a flow between
  * ranks on different hosts loads the source host's cable and every (switch,
@@ -135,6 +139,11 @@ struct sched {
 	uint32_t *level_max;        /* [nsteps * nlevels] or NULL */
 	int tree_routes;            /* 1 if every route climbed and descended the tree evenly */
 	char note[160];             /* "fallback=xor (...)" or "" */
+	/* The bandwidth part of the schedule's time when steps overlap as MPI
+	 * runs them (cost_sim_time, seconds per byte of a block); 0 where not
+	 * simulated (above COST_SIM_FLOWS_MAX flows, unrated cables), and
+	 * sched_time then sums the steps' maxima. */
+	double sim_s_per_byte;
 	/* The compact form (req->compact, any algorithm but OPT): no rank flows
 	 * (step_off, src, dst, blk are NULL), the same nsteps, fig[] and multi
 	 * as the rank-level schedule, and what sched_expand() needs to list its
@@ -159,8 +168,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 void sched_free(struct sched *s);  /* NULL is a no-op */
 
 /* The schedule's predicted time for blocks of `bytes` (docs/cost-model.md):
- * the sum over steps of the busiest cable's bytes over its rate plus the
- * step's longest route's latency. -1 if a loaded cable has no known rate. */
+ * sim_s_per_byte x bytes where steps were simulated overlapping, else the
+ * sum over steps of the busiest cable's bytes over its rate; plus, per step,
+ * its longest route's latency. -1 if a loaded cable has no known rate. */
 double sched_time(const struct sched *s, uint64_t bytes);
 
 /* Independent check: every ordered pair of distinct ranks exactly once

@@ -325,6 +325,40 @@ def recommended(topod, algo, hosts, nbytes):
     return m.group(1) if head.startswith("OK") and m else None
 
 
+REUSE = {}
+
+
+def same_file(a, b, skip_first=False):
+    try:
+        with open(a) as fa, open(b) as fb:
+            la, lb = fa.readlines(), fb.readlines()
+    except OSError:
+        return False
+    return la[skip_first:] == lb[skip_first:]
+
+
+def reused(args, fabric, shape, n, v, work):
+    """(seconds, steps) of the same run in --reuse's results, or None: SMPI
+    is deterministic, so a run on the same hosts and platform (and, for a
+    schedule, the same steps; the first line, topod's reply with its
+    predictions, aside) has the same time."""
+    if not args.reuse:
+        return None
+    if not REUSE:
+        with open(os.path.join(args.reuse, "jobspeed.csv")) as f:
+            for r in csv.DictReader(f):
+                REUSE[(r["fabric"], r["shape"], int(r["hosts"]), int(r["bytes"]), r["variant"])] = r
+        REUSE[None] = True
+    r = REUSE.get((fabric, shape, n, args.bytes, v))
+    old = os.path.join(args.reuse, "runs", fabric, "%s-%d" % (shape, n))
+    if not r or not r["seconds"] or not same_file(os.path.join(old, "hosts"), os.path.join(work, "hosts")) \
+            or not same_file(os.path.join(old, "platform.xml"), os.path.join(work, "platform.xml")):
+        return None
+    if v.startswith("sched-") and not same_file(os.path.join(old, v + ".txt"), os.path.join(work, v + ".txt"), True):
+        return None
+    return float(r["seconds"]), int(r["steps"]) if r["steps"] else None
+
+
 def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     os.makedirs(work, exist_ok=True)
     n = len(hosts)
@@ -389,12 +423,17 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
                 row["notes"]["sched-" + a] = note.split(" ", 2)[1] if note.startswith("ERR") else note
         for v, extra, prog in runs:
             t0 = time.monotonic()
-            row["times"][v], steps = smpirun(cfg + extra, platform, hostfile, n, prog, logf, args.timeout)
+            old = reused(args, fabric, shape, n, v, work)
+            if old:
+                row["times"][v], steps = old
+                row["reused"] = row.get("reused", 0) + 1
+            else:
+                row["times"][v], steps = smpirun(cfg + extra, platform, hostfile, n, prog, logf, args.timeout)
             if v in ("xor", "allatonce"):
                 # MPI_Alltoall's steps are the library's business: left blank.
                 row["steps"][v] = steps
-            log("    %-12s %s  (%.1f s)" % (v, "%.3f ms" % (row["times"][v] * 1e3) if row["times"][v] else "FAILED",
-                                          time.monotonic() - t0))
+            log("    %-12s %s  (%.1f s%s)" % (v, "%.3f ms" % (row["times"][v] * 1e3) if row["times"][v] else "FAILED",
+                                            time.monotonic() - t0, ", reused" if old else ""))
     return row
 
 
@@ -459,7 +498,8 @@ def rule_summary(rows):
     """Per schedule: SMPI over predicted time, time over the bound, and how
     the answers topod recommends (fallback=1) run against XOR in SMPI."""
     out = []
-    for a in SCHEDULES[1:]:
+    allerr = []
+    for a in SCHEDULES:
         v = "sched-" + a
         err, over, rec, low = [], [], 0, []
         for r in rows:
@@ -467,6 +507,7 @@ def rule_summary(rows):
             m = re.search(r"\btime_us=([0-9.]+)", p)
             if t and m:
                 err.append(t / (float(m.group(1)) * 1e-6))
+                allerr.append((err[-1], "%s %s %d %s" % (r["fabric"], r["shape"], r["hosts"], a)))
             if t:
                 over.append(t / r["bound"])
             m = re.search(r"\brecommended=(\S+)", p)
@@ -478,6 +519,9 @@ def rule_summary(rows):
                    % (a, "%.2f-%.2f" % (min(err), max(err)) if err else "-",
                       "%.2f-%.2f median %.2f" % (min(over), max(over), sorted(over)[len(over) // 2]) if over else "-",
                       rec, ", ".join(low) if low else "none"))
+    off = [(e, w) for e, w in allerr if abs(e - 1) > 0.15]
+    out.append("predictions within 15 %% of SMPI: %d of %d%s" % (len(allerr) - len(off), len(allerr),
+               "" if not off else " (off: %s)" % ", ".join("%s %.3f" % (w, e) for e, w in off)))
     return "\n".join(out)
 
 
@@ -495,6 +539,8 @@ def main():
     ap.add_argument("--allatonce-max", type=int, default=128,
                     help="largest job run all-at-once (default 128; SMPI time grows ~quadratically in flows)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun (default 1800)")
+    ap.add_argument("--reuse", help="an earlier RESULTS_DIR: SMPI times of runs whose hosts, platform and "
+                    "schedule are unchanged are taken from it (the predictions are always asked anew)")
     args = ap.parse_args()
     fabrics = args.fabrics.split(",") if args.fabrics else DEFAULT_FABRICS + (BIG_FABRICS if args.big else [])
     sizes = [int(s) for s in (args.sizes or ("16,64,256" if args.big else "16,64")).split(",")]

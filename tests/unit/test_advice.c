@@ -2,7 +2,9 @@
  * test_advice.c - answers that never make a job slower (analysis/advice.h):
  * with fallback, every answer is predicted no slower than XOR and no faster
  * than the bound; a schedule is replaced exactly when the rule with the
- * model's measured error (advice_keeps) says it may run below 0.98x XOR,
+ * model's measured error (advice_keeps_sim for steps simulated
+ * overlapping, advice_keeps for the steps' sums) says it may run below
+ * 0.98x XOR,
  * and the rule decides crafted cases as docs/cost-model.md states; OPT is
  * refused exactly when its steps break their bound; without fallback the
  * schedule comes back as built.
@@ -39,12 +41,14 @@ static void judge(const struct fab *f, const uint32_t *rh, uint32_t P, const cha
 		} else {
 			int ok = a.time >= 0 && a.xor_time >= 0 && a.bound >= 0 && a.time <= a.xor_time * (1 + 1e-6) &&
 				 a.bound <= a.time * (1 + 1e-9) && b.time >= 0 && !broken;
+			/* at most 20 ranks: every schedule here, XOR's too, is simulated */
+			ok &= asis->sim_s_per_byte > 0;
 			if (a.slower)
 				ok &= s->algo == SCHED_XOR && asis->algo == req.algo &&
-				      !advice_keeps(asis->algo, b.time, a.xor_time, a.bound);
+				      !advice_keeps_sim(asis->algo, b.time, a.xor_time, a.bound);
 			else if (s->algo == req.algo)
 				ok &= fabs(a.time - b.time) <= 1e-12 * b.time &&
-				      advice_keeps(s->algo, a.time, a.xor_time, a.bound);
+				      advice_keeps_sim(s->algo, a.time, a.xor_time, a.bound);
 			*fell += a.slower;
 			if (!ok) {
 				(*bad)++;
@@ -87,6 +91,22 @@ int main(void)
 	/* near the bound XOR cannot overlap below it: 61.5 * 1.10 <= 70 / 0.98 */
 	tf_check(advice_keeps(SCHED_ROUTE, 61.5, 71.0, 70.0) && !advice_keeps(SCHED_TACS1, 61.5, 71.0, 70.0),
 		 "rule: near the bound (70, XOR 71) route at 61.5 is kept, TACS1 (worst 1.23x) is not");
+	/* Simulated overlapping: XOR may run at 96; route (1.01x) kept up to
+	 * 96 / 0.98 / 1.01 = 96.99, TACS1 (1.03x) up to 95.1 */
+	tf_check(advice_keeps_sim(SCHED_ROUTE, 96.9, 100.0, 60.0) && !advice_keeps_sim(SCHED_ROUTE, 97.1, 100.0, 60.0) &&
+			 advice_keeps_sim(SCHED_TACS1, 95.0, 100.0, 60.0) &&
+			 !advice_keeps_sim(SCHED_TACS1, 95.2, 100.0, 60.0) && advice_keeps_sim(SCHED_XOR, 200.0, 100.0, 60.0),
+		 "rule, steps simulated: route kept at 96.9 (XOR 100), not at 97.1; TACS1 at 95.0, not at 95.2");
+	/* Simulated the cheaper way (above 128 ranks): XOR may run at 92;
+	 * route (1.05x) kept up to 92 / 0.98 / 1.05 = 89.4, TACS1 (1.07x) up
+	 * to 87.7 */
+	tf_check(advice_keeps_sim_cheap(SCHED_ROUTE, 89.0, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_ROUTE, 90.0, 100.0, 60.0) &&
+			 advice_keeps_sim_cheap(SCHED_TACS1, 87.5, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_TACS1, 88.0, 100.0, 60.0) &&
+			 !advice_keeps_sim_cheap(SCHED_ROUTE, 100.5, 100.0, 100.0),
+		 "rule, cheaper simulation: route kept at 89.0 (XOR 100), not at 90.0; TACS1 at 87.5, not at 88.0; "
+		 "never one predicted slower than XOR, even at the bound");
 	tf_check(advice_keeps(SCHED_XOR, 200.0, 100.0, 60.0) && advice_keeps(SCHED_TACS2, -1, 100.0, 60.0) &&
 			 advice_keeps(SCHED_TACS2, 50.0, -1, 60.0),
 		 "rule: XOR itself and unknown times are kept (no fallback on a guess)");

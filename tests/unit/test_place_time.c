@@ -216,9 +216,63 @@ static void test_never_slower(void)
 	snap_free(s);
 }
 
+/* Edge weights near 2^32 at bytes = 2^30 (2^61 bytes per pair each way,
+ * 2^63 for four pairs on one uplink): the answer is as fast, relative to
+ * block, as the one for weight 1, and its time is that one's scaled by
+ * (2^32 - 1) x 2^10. (The swap pass's own loads are capped per pair,
+ * place_map.c SWP_PAIR_MAX; on this small job Scotch's answer needs no
+ * swap, so the cap is not what this checks.) */
+static void test_huge_weights(void)
+{
+	struct snap *s = snap_new();
+	struct route_tab *rt = NULL;
+	struct hier *h = NULL;
+	tf_tree2(s, 2, 4, 1, 1); /* 2 leaves of 4 hosts, one spine */
+	tf_finish(s, 0);
+	if (route_build(s, NULL, &rt) || hier_build(rt, &h))
+		tf_die("route/hier");
+	/* hosts listed two by two from alternate leaves: block crosses the
+	 * uplinks with 4 of the ring's 8 edges */
+	uint32_t hosts[8], slots[8], src[8], dst[8], big[8], one[8];
+	const char *name[8] = { "h0000", "h0001", "h0004", "h0005", "h0002", "h0003", "h0006", "h0007" };
+	for (int i = 0; i < 8; i++) {
+		if (route_find_host(rt, name[i], &hosts[i]))
+			tf_die(name[i]);
+		slots[i] = 1;
+		src[i] = (uint32_t)i;
+		dst[i] = (uint32_t)(i + 1) % 8;
+		big[i] = UINT32_MAX;
+		one[i] = 1;
+	}
+	struct place_graph gb, g1;
+	if (place_graph_from_edges(&gb, 8, src, dst, big, 8) || place_graph_from_edges(&g1, 8, src, dst, one, 8))
+		tf_die("graph");
+	struct place_map mb, m1;
+	char err[AN_ERR_LEN];
+	int rb = place_map_bytes(NULL, rt, h, &gb, hosts, slots, 8, 1ull << 30, &mb, err);
+	int r1 = place_map_bytes(NULL, rt, h, &g1, hosts, slots, 8, 1 << 20, &m1, err);
+	double scale = (double)UINT32_MAX * 1024;
+	tf_check(!rb && !r1 && mb.method == m1.method && mb.time.seconds < mb.block_time.seconds &&
+			 fabs(mb.time.seconds / (m1.time.seconds * scale) - 1) < 1e-2 && /* latency */
+			 fabs(mb.block_time.seconds / (m1.block_time.seconds * scale) - 1) < 1e-2,
+		 "map: weights 2^32-1 at bytes 2^30 as weight 1, times scaled (method %d/%d, swaps %u/%u, %.3f s vs block %.3f s)",
+		 rb ? -1 : (int)mb.method, r1 ? -1 : (int)m1.method, rb ? 0 : mb.swaps, r1 ? 0 : m1.swaps,
+		 rb ? 0 : mb.time.seconds, rb ? 0 : mb.block_time.seconds);
+	if (!rb)
+		place_map_free(&mb);
+	if (!r1)
+		place_map_free(&m1);
+	place_graph_free(&gb);
+	place_graph_free(&g1);
+	hier_free(h);
+	route_free(rt);
+	snap_free(s);
+}
+
 int main(void)
 {
 	test_hand();
 	test_never_slower();
+	test_huge_weights();
 	return tf_failures != 0;
 }

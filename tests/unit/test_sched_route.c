@@ -8,6 +8,8 @@
  *   - predicted no faster than the bound and no slower than XOR;
  *   - on a random regular graph, where XOR runs at 1.5-1.9x the bound, it
  *     comes within 5 % of it and the rule recommends it;
+ *   - on two whole leaves of a 2:1 tree it answers OPT's steps, which beat
+ *     its greedy variants there;
  *   - 256 ranks in well under a second.
  */
 #include <math.h>
@@ -98,6 +100,26 @@ int main(void)
 	fab_up(&f, "tree2 8x8/4");
 	good &= shapes(&f, 32, &worst, &gain_min);
 	good &= shapes(&f, 64, &worst, &gain_min);
+	{
+		/* two whole leaves: OPT's regular steps are a candidate (schedule.c
+		 * route_or_opt) and beat the greedy's; route answers them */
+		uint32_t rh2[16];
+		for (uint32_t i = 0; i < 16; i++)
+			rh2[i] = i;
+		struct sched_req rq = { .algo = SCHED_ROUTE, .nranks = 16, .rank_host = rh2 };
+		struct sched *r = NULL, *o = NULL;
+		struct advice ar, ao;
+		char err[AN_ERR_LEN];
+		int rc1 = advice_schedule(f.rt, f.h, &rq, 1 << 20, 0, 2, &r, &ar, err);
+		rq.algo = SCHED_OPT;
+		int rc2 = advice_schedule(f.rt, f.h, &rq, 1 << 20, 0, 2, &o, &ao, err);
+		tf_check(!rc1 && !rc2 && r->algo == SCHED_ROUTE && !sched_check(r, err) &&
+				 fabs(ar.time - ao.time) <= 1e-9 * ao.time && ar.time < ar.xor_time,
+			 "2 whole leaves of a 2:1 tree: route answers OPT's steps (%.4f x the bound; OPT %.4f, XOR %.4f)",
+			 rc1 ? -1 : ar.time / ar.bound, rc2 ? -1 : ao.time / ao.bound, rc1 ? -1 : ar.xor_time / ar.bound);
+		sched_free(r);
+		sched_free(o);
+	}
 
 	fab_down(&f);
 
