@@ -350,11 +350,12 @@ static int run_index(struct builder *b, struct run *r)
 	return 0;
 }
 
-/* Persist before acknowledging and publishing: an OK the producer saw, and
+/* Persist before publishing and acknowledging: an OK the producer saw, and
  * what we serve, are what a restart would serve again. A failed write is
- * said in the reply, not fatal: serving the new fabric matters more than
+ * said in the reply (sent by builder_run() once the generation is
+ * published), not fatal: serving the new fabric matters more than
  * remembering it. */
-static void run_persist_and_reply(struct builder *b, struct run *r)
+static void run_persist(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
 	struct snap *s = r->s;
@@ -384,7 +385,6 @@ static void run_persist_and_reply(struct builder *b, struct run *r)
 			pthread_mutex_unlock(&b->lock);
 		}
 	}
-	reply(j, 1, r->msg);
 }
 
 /* The new fabric goes live. Returns it, or NULL (job freed) when out of
@@ -399,6 +399,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	if (!f) {
 		fabric_index_free(x);
 		record_error(b, "out of memory");
+		reply(j, 0, "ERR BUILD out of memory");
 		job_free(j);
 		return NULL;
 	}
@@ -459,10 +460,13 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		return rule > 0 ? 0 : -1;
 	if (run_index(b, &r))
 		return -1;
-	run_persist_and_reply(b, &r);
+	run_persist(b, &r);
 	struct fabric *f = run_publish(b, &r);
 	if (!f)
 		return -1;
+	/* Only now: a client that queries right after its producer's OK must
+	 * see this generation, not the one before. */
+	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
 	job_free(j);
 	return 0;
