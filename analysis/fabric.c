@@ -224,7 +224,9 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	x->links = old->links;
 	x->map = map;
 	uint64_t t0 = snap_now_us();
-	int rc = route_build(s, map, &x->rt);
+	/* Names come from descriptions and the map, end ports and links from
+	 * the ports: with none of them changed, the index is old's. */
+	int rc = map == old->map ? route_repoint(old->rt, s, &x->rt) : route_build(s, map, &x->rt);
 	if (rc) {
 		snprintf(err, AN_ERR_LEN, "route index: %s", an_strerror(rc));
 		fabric_index_free(x);

@@ -40,7 +40,9 @@ struct snap_delta_info;
  * shared with old; otherwise, or when it cannot tell, everything is built
  * as fabric_index_build() does. *reused says which. The check costs what
  * changed: the walks of the changed entries' LIDs only, memoised per LID
- * (fabric.c, entry_holds, has the proof; it is exact).
+ * (fabric.c, entry_holds, has the proof; it is exact). With no port or
+ * description changed and the same map, the route index shares old's
+ * tables (route_repoint) instead of being rebuilt.
  */
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,

@@ -132,6 +132,11 @@ void route_free(struct route_tab *rt)
 {
 	if (!rt)
 		return;
+	if (rt->shared && atomic_fetch_sub(rt->shared, 1) != 1) {
+		free(rt);
+		return;
+	}
+	free(rt->shared);
 	free(rt->eps);
 	free(rt->hosts);
 	free(rt->rails);
@@ -338,8 +343,12 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
 	rt->pt_off = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->pt_off));
 	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
+	rt->shared = malloc(sizeof(*rt->shared));
+	if (rt->shared)
+		atomic_init(rt->shared, 1);
 	int rc = AN_E_NOMEM;
-	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt) {
+	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt &&
+	    rt->shared) {
 		rc = build_lid_index(rt, build_eps(rt, map, ep_of_slot, hostname));
 		if (!rc) {
 			build_port_codes(rt, ep_of_slot);
@@ -355,6 +364,20 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		return rc;
 	}
 	*out = rt;
+	return AN_OK;
+}
+
+int route_repoint(const struct route_tab *rt, const struct snap *s, struct route_tab **out)
+{
+	struct route_tab *x = malloc(sizeof(*x));
+	if (!x)
+		return AN_E_NOMEM;
+	/* The tables are read-only once built: sharing them needs only the
+	 * count route_build() made. */
+	atomic_fetch_add(rt->shared, 1);
+	*x = *rt;
+	x->snap = s;
+	*out = x;
 	return AN_OK;
 }
 

@@ -114,6 +114,7 @@ int main(void)
 	struct snap *b = snap_dup(a), *bb = NULL;
 	b->generation = 2;
 	int moved = 0;
+	uint32_t mnode = 0, mlid = 0;
 	for (uint32_t i = 0; i < b->nnodes; i++) {
 		struct snap_node *n = &b->nodes[i];
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 200000)
@@ -122,7 +123,10 @@ int main(void)
 			uint8_t *e = &b->lft[n->lft_off + l];
 			if (*e != SNAP_LFT_NONE && *e > h) {
 				*e = (uint8_t)(h + 1 + (*e - h) % h);
-				moved++;
+				if (!moved++) {
+					mnode = i;
+					mlid = l;
+				}
 			}
 		}
 	}
@@ -134,6 +138,27 @@ int main(void)
 	      "and the shared hierarchy equals one built from scratch");
 	CHECK(xb && xb->hier == xa->hier && atomic_load(&xa->hier->refs) == 2, "it is the same object, referenced twice");
 	hier_free(fresh);
+	CHECK(xb && xb->rt != xa->rt && xb->rt->eps == xa->rt->eps && xb->rt->snap == bb &&
+	      atomic_load(xa->rt->shared) == 2, "the route index is the base's, re-pointed at the new snapshot");
+	/* It walks the new tables, and outlives the base's index. */
+	struct fabric_index *xa2 = NULL, *xb2 = NULL;
+	fabric_index_build(a, NULL, 2, &xa2, err);
+	struct snap *bb2 = NULL;
+	if (xa2)
+		xb2 = update(a, xa2, b, &reused, &bb2);
+	fabric_index_free(xa2);
+	uint32_t sep = ROUTE_NONE;
+	for (uint32_t e2 = 0; xb2 && e2 < xb2->rt->neps; e2++)
+		if (xb2->rt->eps[e2].node == mnode)
+			sep = e2;
+	struct route_hop hop[8];
+	struct route_res res;
+	CHECK(xb2 && sep != ROUTE_NONE && route_walk(xb2->rt, sep, (uint16_t)mlid, hop, 8, &res) == AN_OK &&
+	      hop[0].out == bb2->lft[bb2->nodes[mnode].lft_off + mlid] &&
+	      hop[0].out != a->lft[a->nodes[mnode].lft_off + mlid],
+	      "a re-pointed index walks the new LFTs (switch %u, LID %u), after the base's index is freed", mnode, mlid);
+	fabric_index_free(xb2);
+	snap_free(bb2);
 
 	/* 2. A leaf sends one of its own hosts up: routes to it from elsewhere
 	 *    now come down to the leaf and go up again, a loop. */
