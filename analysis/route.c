@@ -688,10 +688,20 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			if (!ok)
 				continue;
 			size_t first = b * DP_BLOCK, cnt = ndst - first < DP_BLOCK ? ndst - first : DP_BLOCK;
+			/* Consecutive LIDs, as OpenSM hands them out: each row is one
+			 * copy of adjacent LFT bytes, not cnt lookups. */
+			uint32_t l0 = lids[order[first]];
+			int dense = l0 != 0;
+			for (size_t k = 1; k < cnt && dense; k++)
+				dense = lids[order[first + k]] == l0 + k;
 			for (uint32_t x = 0; x < nsw; x++) {
 				const struct snap_node *n = &s->nodes[rt->sw_node[x]];
 				const uint8_t *lft = s->lft + n->lft_off;
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
+				if (dense && l0 + cnt <= n->lft_len) {
+					memcpy(row, lft + l0, cnt);
+					continue;
+				}
 				for (size_t k = 0; k < cnt; k++) {
 					uint32_t l = lids[order[first + k]];
 					row[k] = l < n->lft_len ? lft[l] : SNAP_LFT_NONE;
