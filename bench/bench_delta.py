@@ -9,7 +9,7 @@ with a state directory and --history CHAIN gets the full snapshot, then
 every delta over its UNIX ingest socket (sent here directly, no client
 process in the timing). Prints, per delta, the time from the first byte
 sent to topod's OK (decoded, applied, index updated, journal entry
-fsynced: OK comes before the swap, which follows at once), topod's own
+fsynced and the generation published: OK follows the swap), topod's own
 apply and build times from its log, and at the end topod's RSS and what its
 history holds; then the same change as a full snapshot for comparison.
 """
@@ -71,7 +71,7 @@ def main():
             return 1
         lat.append(ms)
         sizes.append(len(data))
-    # OK precedes the swap, the log line and the history entry: wait for them.
+    # OK follows the swap, but precedes the history entry: wait for it.
     t.wait_generation(10 + chain - 1)
     time.sleep(0.3)
     log = t.logtext()

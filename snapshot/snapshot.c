@@ -36,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -105,13 +106,63 @@ struct snap *snap_new(void)
 	return calloc(1, sizeof(struct snap));
 }
 
+/*
+ * One spare LFT buffer of a freed snapshot, for the next snap_dup(): a
+ * delta is applied to a copy of the served generation, and at k=56 copying
+ * its 187 MB into fresh pages costs ~70 ms of CPU, mostly page faults,
+ * against ~10 ms into pages already mapped. Only large tables are kept, and
+ * only one: the generation a delta replaces is usually freed before the
+ * next one arrives, so the copy reuses its pages. Process-wide, as the
+ * allocator it stands in for, and locked: any thread may free a snapshot.
+ */
+#define SPARE_MIN ((size_t)16 << 20)
+
+static struct {
+	pthread_mutex_t lock;
+	uint8_t *buf;
+	size_t cap;
+} spare = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+static void spare_put(uint8_t *buf)
+{
+	size_t cap = malloc_usable_size(buf);
+	pthread_mutex_lock(&spare.lock);
+	if (!spare.buf || spare.cap < cap) {
+		uint8_t *old = spare.buf;
+		spare.buf = buf;
+		spare.cap = cap;
+		buf = old;
+	}
+	pthread_mutex_unlock(&spare.lock);
+	free(buf);
+}
+
+/* The spare if it holds want bytes without wasting more than as much
+ * again, else a new buffer. */
+static uint8_t *spare_get(size_t want)
+{
+	uint8_t *buf = NULL;
+	if (want >= SPARE_MIN) {
+		pthread_mutex_lock(&spare.lock);
+		if (spare.buf && spare.cap >= want && spare.cap / 2 <= want) {
+			buf = spare.buf;
+			spare.buf = NULL;
+		}
+		pthread_mutex_unlock(&spare.lock);
+	}
+	return buf ? buf : malloc(want);
+}
+
 void snap_free(struct snap *s)
 {
 	if (!s)
 		return;
 	free(s->nodes);
 	free(s->ports);
-	free(s->lft);
+	if (s->lft && s->nlft >= SPARE_MIN)
+		spare_put(s->lft);
+	else
+		free(s->lft);
 	free(s);
 }
 
@@ -151,7 +202,7 @@ struct snap *snap_dup(const struct snap *s)
 	/* Capacities follow cap_for(), as if built, so a copy can grow. */
 	d->nodes = malloc(cap_for(s->nnodes) * sizeof(*d->nodes));
 	d->ports = malloc(cap_for(s->nports) * sizeof(*d->ports));
-	d->lft = malloc(cap_for(s->nlft));
+	d->lft = spare_get(cap_for(s->nlft));
 	if (!d->nodes || !d->ports || !d->lft) {
 		snap_free(d);
 		return NULL;

@@ -495,8 +495,42 @@ static void test_diff(void)
 	snap_free(b);
 }
 
+/* A large table's buffer outlives its snapshot as the next copy's (issue
+ * 22): the copy must still be exact and able to grow. */
+static void test_lft_spare(void)
+{
+	enum { NSW = 360, LEN = 49152 }; /* 17.7 MB of LFTs: above the spare's threshold */
+	struct snap *a = snap_new();
+	uint8_t *row = malloc(LEN);
+	int ok = a && row;
+	for (uint32_t i = 0; ok && i < NSW; i++) {
+		int64_t n = snap_add_node(a, SNAP_NODE_SWITCH, 0x100 + i, 0x100 + i, 4, "sw", 2);
+		for (uint32_t l = 0; l < LEN; l++)
+			row[l] = (uint8_t)((l + i) % 5);
+		ok = n >= 0 && !snap_set_lft(a, (uint32_t)n, row, LEN);
+	}
+	CHECK(ok && a->nlft == (size_t)NSW * LEN, "a fabric with %u MB of LFTs", (unsigned)(a->nlft >> 20));
+	struct snap *b = snap_dup(a);
+	CHECK(b && !memcmp(b->lft, a->lft, a->nlft), "a copy has the same tables");
+	const uint8_t *was = b ? b->lft : NULL;
+	if (b)
+		memset(b->lft, 0xAB, b->nlft);
+	snap_free(b);
+	struct snap *c = snap_dup(a);
+	CHECK(c && c->lft == was && !memcmp(c->lft, a->lft, a->nlft),
+	      "the next copy reuses the freed copy's table buffer, overwritten exactly");
+	int64_t n = c ? snap_add_node(c, SNAP_NODE_SWITCH, 0x99999, 0x99999, 4, "sw", 2) : -1;
+	CHECK(n >= 0 && !snap_set_lft(c, (uint32_t)n, row, LEN) && c->nlft == (size_t)(NSW + 1) * LEN &&
+	      !memcmp(c->lft + (size_t)NSW * LEN, row, LEN) && !memcmp(c->lft, a->lft, a->nlft),
+	      "and the copy grows like any other");
+	snap_free(c);
+	snap_free(a);
+	free(row);
+}
+
 int main(void)
 {
+	test_lft_spare();
 	test_diff();
 	test_roundtrip();
 	test_truncated();
