@@ -298,6 +298,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_delta: K even 4..56, PERMILLE 0..1000\n");
 		return 2;
 	}
+	snap_spare_enable(); /* as topod does (builder_new) */
 	make_fabrics(&x, permille);
 	time_from_scratch(&x);
 	time_incremental(&x);

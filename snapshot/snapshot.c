@@ -114,14 +114,21 @@ struct snap *snap_new(void)
  * only one: the generation a delta replaces is usually freed before the
  * next one arrives, so the copy reuses its pages. Process-wide, as the
  * allocator it stands in for, and locked: any thread may free a snapshot.
+ * Off until snap_spare_enable(): the plugin and the tools only free.
  */
 #define SPARE_MIN ((size_t)16 << 20)
 
 static struct {
 	pthread_mutex_t lock;
+	atomic_int on;
 	uint8_t *buf;
 	size_t cap;
-} spare = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+} spare = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0 };
+
+void snap_spare_enable(void)
+{
+	atomic_store(&spare.on, 1);
+}
 
 static void spare_put(uint8_t *buf)
 {
@@ -159,7 +166,7 @@ void snap_free(struct snap *s)
 		return;
 	free(s->nodes);
 	free(s->ports);
-	if (s->lft && s->nlft >= SPARE_MIN)
+	if (s->lft && s->nlft >= SPARE_MIN && atomic_load(&spare.on))
 		spare_put(s->lft);
 	else
 		free(s->lft);

@@ -56,6 +56,9 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	b->st = st;
 	b->map = map;
 	b->threads = threads;
+	/* Each delta copies the served generation: reuse the pages of the
+	 * one it replaced (snapshot.h). */
+	snap_spare_enable();
 	if (state_dir && *state_dir) {
 		snprintf(b->state_file, sizeof(b->state_file), "%s/fabric.snap", state_dir);
 		snprintf(b->state_dir, sizeof(b->state_dir), "%s", state_dir);
