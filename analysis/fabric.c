@@ -168,7 +168,10 @@ static int hops_differ(const struct route_tab *ra, const struct route_tab *rb, c
 	grp[ngrp] = n;
 	const uint32_t nsw = rb->nsw ? rb->nsw : 1;
 	int differ = 0;
-#pragma omp parallel reduction(| : differ)
+	/* Below ~1,000 blocks (a few ms of walks; a real link fault rewrites
+	 * far fewer) one thread is quicker than waking a team, whose barrier
+	 * waits for its slowest thread on a loaded machine. */
+#pragma omp parallel if (n >= 1024) reduction(| : differ)
 	{
 		struct hop_memo m[2];
 		for (int i = 0; i < 2; i++)
