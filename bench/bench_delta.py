@@ -81,6 +81,7 @@ def main():
     applied = [float(x) for x in re.findall(r"delta applied in ([0-9.]+) ms", log)]
     built = [float(x) for x in re.findall(r"delta applied in [0-9.]+ ms, build ([0-9.]+) ms", log)]
     reused = log.count("reused: no hop count changed")
+    persisted = [float(x) for x in re.findall(r"delta applied in .*persisted in ([0-9.]+) ms", log)]
     lat.sort()
     print("%d deltas of %d bytes (%.3f %% of the snapshot): first byte -> OK median %.1f ms, p90 %.1f, max %.1f"
           % (chain, statistics.median(sizes), 100.0 * statistics.median(sizes) / len(base), statistics.median(lat),
@@ -88,6 +89,9 @@ def main():
     if applied:
         print("  topod: apply median %.1f ms, index median %.1f ms (max %.1f); hierarchy shared %d of %d times"
               % (statistics.median(applied), statistics.median(built), max(built), reused, chain))
+    if persisted:
+        print("  topod: journal entry written and fsynced (before OK) median %.1f ms (max %.1f)"
+              % (statistics.median(persisted), max(persisted)))
     with t.conn() as c:
         head = c.ask("history")
         n = int(parse_kv(head[3:])["lines"])

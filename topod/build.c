@@ -254,7 +254,7 @@ struct run {
 	struct snap_delta_info info;
 	struct fabric_index *x;
 	int reused;
-	double decode_ms, build_ms;
+	double decode_ms, build_ms, persist_ms;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
 };
 
@@ -362,6 +362,7 @@ static void run_persist(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
 	struct snap *s = r->s;
+	uint64_t t0 = util_now_us();
 	snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64, s->generation);
 	if (j->from_state && b->state_file[0]) {
 		/* Read from the directory: it reproduces this (unless the
@@ -388,6 +389,7 @@ static void run_persist(struct builder *b, struct run *r)
 			pthread_mutex_unlock(&b->lock);
 		}
 	}
+	r->persist_ms = util_ms_since(t0);
 }
 
 /* The new fabric goes live. Returns it, or NULL (job freed) when out of
@@ -417,10 +419,10 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s",
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s; persisted in %.1f ms",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
 	     r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms, x->hier_ms,
-	     r->reused ? ", reused: no hop count changed" : "", b->plane);
+	     r->reused ? ", reused: no hop count changed" : "", b->plane, r->persist_ms);
 	return f;
 }
 
