@@ -60,9 +60,13 @@ static int fail(char *err, const char *fmt, ...)
 	return -1;
 }
 
-/* ---- CRC-32C (Castagnoli), slicing-by-8 -------------------------------- */
+/* ---- CRC-32C (Castagnoli) ---------------------------------------------- */
 
+/* Slicing-by-8 everywhere, the SSE 4.2 instruction where the CPU has it:
+ * every snapshot is checked whole on decode and summed on encode, and at
+ * k=56 (185 MB) the tables take ~100 ms where the instruction takes ~25. */
 static uint32_t crc_tab[8][256];
+static int crc_hw_ok;
 
 static void crc_init(void)
 {
@@ -75,16 +79,14 @@ static void crc_init(void)
 	for (uint32_t i = 0; i < 256; i++)
 		for (int t = 1; t < 8; t++)
 			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xFF];
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SNAP_CRC_NO_HW)
+	__builtin_cpu_init();
+	crc_hw_ok = __builtin_cpu_supports("sse4.2");
+#endif
 }
 
-uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len)
+static uint32_t crc_soft(uint32_t crc, const uint8_t *p, size_t len)
 {
-	/* The table is filled once; a racing second fill writes the same values,
-	 * but pthread_once keeps the sanitizers and reviewers calm. */
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, crc_init);
-	const uint8_t *p = buf;
-	crc = ~crc;
 	while (len >= 8) {
 		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 				     (uint32_t)p[3] << 24);
@@ -96,7 +98,41 @@ uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len)
 	}
 	while (len--)
 		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xFF];
-	return ~crc;
+	return crc;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(SNAP_CRC_NO_HW)
+/* x86 is little-endian: a loaded word's low byte is the first one, the
+ * order in which the instruction (like the tables) consumes them. */
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c = crc;
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		c = __builtin_ia32_crc32di(c, w);
+		p += 8;
+		len -= 8;
+	}
+	crc = (uint32_t)c;
+	while (len--)
+		crc = __builtin_ia32_crc32qi(crc, *p++);
+	return crc;
+}
+#else
+static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	return crc_soft(crc, p, len);
+}
+#endif
+
+uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	/* The table is filled once; a racing second fill writes the same values,
+	 * but pthread_once keeps the sanitizers and reviewers calm. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, crc_init);
+	return ~(crc_hw_ok ? crc_hw(~crc, buf, len) : crc_soft(~crc, buf, len));
 }
 
 /* ---- model -------------------------------------------------------------- */
