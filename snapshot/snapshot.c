@@ -656,13 +656,34 @@ static int validate_port(const struct snap *s, uint32_t i, unsigned p, struct en
 	return validate_link(s, i, p, err);
 }
 
-/* Every LFT entry names a port the switch has (or none). */
+/* Every LFT entry names a port the switch has (or none). With e + 1 taken
+ * modulo 256, SNAP_LFT_NONE becomes 0 and port p becomes p + 1, so 64
+ * entries are checked with four 16-byte vector compares (GCC's vector
+ * extension, any target) before a bad one is looked for byte by byte:
+ * 187 MB at k=56, once per full snapshot. */
+typedef uint8_t lft_vec __attribute__((vector_size(16)));
+typedef int8_t lft_mask __attribute__((vector_size(16)));
+
 static int validate_lft(const struct snap *s, const struct snap_node *nd, char err[SNAP_ERR_LEN])
 {
-	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len)
+	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len || nd->nports >= SNAP_LFT_NONE)
 		return 0;
 	const uint8_t *lft = s->lft + nd->lft_off;
-	for (uint32_t l = 0; l < nd->lft_len; l++)
+	const uint8_t lim = (uint8_t)(nd->nports + 1);
+	uint32_t l = 0;
+	for (; l + 64 <= nd->lft_len; l += 64) {
+		lft_mask bad = { 0 };
+		for (uint32_t j = 0; j < 64; j += 16) {
+			lft_vec v;
+			memcpy(&v, lft + l + j, sizeof(v));
+			bad |= (v + 1) > lim;
+		}
+		uint64_t w[2];
+		memcpy(w, &bad, sizeof(w));
+		if (w[0] | w[1])
+			break;
+	}
+	for (; l < nd->lft_len; l++)
 		if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports)
 			return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
 				    (unsigned long long)nd->guid, l, lft[l], nd->nports);

@@ -566,8 +566,51 @@ static void test_crc32c(void)
 	      bad);
 }
 
+/* LFT entries are checked 64 at a time (issue 22): a bad entry anywhere,
+ * in a whole chunk or the tail, is still found and named exactly. */
+static void test_lft_check(void)
+{
+	enum { LEN = 1000 };
+	uint8_t row[LEN];
+	int bad = 0;
+	const uint32_t at[] = { 0, 1, 63, 64, 500, 959, 960, 999 };
+	for (unsigned nports = 1; nports < 255; nports += 36) {
+		for (uint32_t l = 0; l < LEN; l++)
+			row[l] = l % 3 ? (uint8_t)(l % (nports + 1)) : SNAP_LFT_NONE;
+		struct snap *s = snap_new();
+		int64_t n = s ? snap_add_node(s, SNAP_NODE_SWITCH, 0x100, 0x100, (uint8_t)nports, "sw", 2) : -1;
+		char err[SNAP_ERR_LEN];
+		struct snap_port *p0 = n < 0 ? NULL : snap_port_of(s, (uint32_t)n, 0);
+		if (p0) {
+			p0->present = 1;
+			p0->lid = 1;
+			p0->guid = 0x100;
+			p0->state = SNAP_PORT_ACTIVE;
+		}
+		if (!p0 || snap_set_lft(s, (uint32_t)n, row, LEN) || snap_validate(s, err)) {
+			bad++;
+			snap_free(s);
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+			uint8_t *e = s->lft + s->nodes[n].lft_off + at[k];
+			uint8_t was = *e;
+			char want[64];
+			*e = (uint8_t)(nports + 1 + k % 2 * (253 - nports)); /* the first bad port, or 254 */
+			snprintf(want, sizeof(want), "LID %u to port %u,", at[k], *e);
+			bad += !snap_validate(s, err) || !strstr(err, want);
+			*e = was;
+		}
+		bad += snap_validate(s, err) != 0;
+		snap_free(s);
+	}
+	CHECK(!bad, "an LFT entry beyond the switch's ports is refused at every position, every port count (%d wrong)",
+	      bad);
+}
+
 int main(void)
 {
+	test_lft_check();
 	test_crc32c();
 	test_lft_spare();
 	test_diff();
