@@ -580,8 +580,10 @@ int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid)
  * whole block when their LIDs are dense, which they are under OpenSM. */
 #define DP_BLOCK 64
 #define DP_PENDING 0xFFFEu
+#define DP_AHEAD 16 /* LFT rows prefetched ahead of the one copied */
 
 struct dp_ws {
+	const uint8_t *np; /* [nsw] the switch's port count, shared: nodes[] is 100 bytes a node */
 	uint8_t *nxt;    /* [nsw][DP_BLOCK] LFT out port per switch and block slot */
 	uint16_t *val;   /* [nsw] hops from the switch, or DP_PENDING / ROUTE_HOPS_INF */
 	uint32_t *stamp; /* [nsw] which destination val[] belongs to (saves a memset per LID) */
@@ -613,7 +615,7 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
 		ws->val[x] = DP_PENDING;
 		ws->stack[top++] = x;
 		uint32_t next = 0;
-		int st = route_step_port(rt, x, ws->nxt[(size_t)x * DP_BLOCK + k], dst, &next);
+		int st = route_step_code(rt->pt + rt->pt_off[x], ws->np[x], ws->nxt[(size_t)x * DP_BLOCK + k], dst, &next);
 		if (st == ROUTE_STEP_NEXT) {
 			x = next;
 			continue;
@@ -643,8 +645,13 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
 	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
 	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
+	/* Per switch, dense: where its LFT is, how long, its port count, so
+	 * that the inner loops never touch the 100-byte node records. */
+	const uint8_t **sw_lft = malloc(((size_t)rt->nsw + 1) * sizeof(*sw_lft));
+	uint32_t *sw_len = malloc(((size_t)rt->nsw + 1) * sizeof(*sw_len));
+	uint8_t *sw_np = malloc((size_t)rt->nsw + 1);
 	int rc = AN_OK;
-	if (!src || !order || !lids) {
+	if (!src || !order || !lids || !sw_lft || !sw_len || !sw_np) {
 		rc = AN_E_NOMEM;
 		goto out;
 	}
@@ -663,6 +670,12 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 		order[i] = (uint32_t)i;
 		lids[i] = rt->eps[dst[i]].lid;
 	}
+	for (uint32_t x = 0; x < rt->nsw; x++) {
+		const struct snap_node *n = &s->nodes[rt->sw_node[x]];
+		sw_lft[x] = s->lft + n->lft_off;
+		sw_len[x] = n->lft_len;
+		sw_np[x] = n->nports;
+	}
 	/* LID order makes each block's LFT bytes adjacent. */
 	qsort_r(order, ndst, sizeof(*order), cmp_by_lid, (void *)lids);
 
@@ -672,6 +685,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 #pragma omp parallel
 	{
 		struct dp_ws ws;
+		ws.np = sw_np;
 		ws.nxt = malloc((size_t)(nsw ? nsw : 1) * DP_BLOCK);
 		ws.val = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.val));
 		ws.stamp = calloc(nsw ? nsw : 1, sizeof(*ws.stamp));
@@ -695,16 +709,19 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			for (size_t k = 1; k < cnt && dense; k++)
 				dense = lids[order[first + k]] == l0 + k;
 			for (uint32_t x = 0; x < nsw; x++) {
-				const struct snap_node *n = &s->nodes[rt->sw_node[x]];
-				const uint8_t *lft = s->lft + n->lft_off;
+				/* Each row is a cache miss in the LFTs (one line per
+				 * switch, a table apart): ask for later ones early. */
+				if (x + DP_AHEAD < nsw && dense)
+					__builtin_prefetch(sw_lft[x + DP_AHEAD] + l0);
+				const uint8_t *lft = sw_lft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
-				if (dense && l0 + cnt <= n->lft_len) {
+				if (dense && l0 + cnt <= sw_len[x]) {
 					memcpy(row, lft + l0, cnt);
 					continue;
 				}
 				for (size_t k = 0; k < cnt; k++) {
 					uint32_t l = lids[order[first + k]];
-					row[k] = l < n->lft_len ? lft[l] : SNAP_LFT_NONE;
+					row[k] = l < sw_len[x] ? lft[l] : SNAP_LFT_NONE;
 				}
 			}
 			for (size_t k = 0; k < cnt; k++) {
@@ -738,5 +755,8 @@ out:
 	free(src);
 	free(order);
 	free(lids);
+	free(sw_lft);
+	free(sw_len);
+	free(sw_np);
 	return rc;
 }
