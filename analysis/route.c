@@ -638,6 +638,33 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
 	return ws->val[ws->stack[0]];
 }
 
+/* Per switch, dense: where its LFT is, how long, its port count, so that
+ * the DP's inner loops never touch the 100-byte node records (a cache
+ * miss each at k=56). np is NULL when out of memory. */
+struct dp_sw {
+	const uint8_t **lft;
+	uint32_t *len;
+	uint8_t *np;
+};
+
+static struct dp_sw dp_sw_new(const struct route_tab *rt)
+{
+	struct dp_sw d = { malloc(((size_t)rt->nsw + 1) * sizeof(*d.lft)),
+			   malloc(((size_t)rt->nsw + 1) * sizeof(*d.len)), malloc((size_t)rt->nsw + 1) };
+	if (!d.lft || !d.len || !d.np) {
+		free(d.np);
+		d.np = NULL;
+		return d;
+	}
+	for (uint32_t x = 0; x < rt->nsw; x++) {
+		const struct snap_node *n = &rt->snap->nodes[rt->sw_node[x]];
+		d.lft[x] = rt->snap->lft + n->lft_off;
+		d.len[x] = n->lft_len;
+		d.np[x] = n->nports;
+	}
+	return d;
+}
+
 int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
 		      const uint32_t *dst, size_t ndst, uint16_t *out)
 {
@@ -645,13 +672,9 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
 	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
 	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
-	/* Per switch, dense: where its LFT is, how long, its port count, so
-	 * that the inner loops never touch the 100-byte node records. */
-	const uint8_t **sw_lft = malloc(((size_t)rt->nsw + 1) * sizeof(*sw_lft));
-	uint32_t *sw_len = malloc(((size_t)rt->nsw + 1) * sizeof(*sw_len));
-	uint8_t *sw_np = malloc((size_t)rt->nsw + 1);
+	struct dp_sw sw = dp_sw_new(rt);
 	int rc = AN_OK;
-	if (!src || !order || !lids || !sw_lft || !sw_len || !sw_np) {
+	if (!src || !order || !lids || !sw.np) {
 		rc = AN_E_NOMEM;
 		goto out;
 	}
@@ -670,12 +693,6 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 		order[i] = (uint32_t)i;
 		lids[i] = rt->eps[dst[i]].lid;
 	}
-	for (uint32_t x = 0; x < rt->nsw; x++) {
-		const struct snap_node *n = &s->nodes[rt->sw_node[x]];
-		sw_lft[x] = s->lft + n->lft_off;
-		sw_len[x] = n->lft_len;
-		sw_np[x] = n->nports;
-	}
 	/* LID order makes each block's LFT bytes adjacent. */
 	qsort_r(order, ndst, sizeof(*order), cmp_by_lid, (void *)lids);
 
@@ -685,7 +702,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 #pragma omp parallel
 	{
 		struct dp_ws ws;
-		ws.np = sw_np;
+		ws.np = sw.np;
 		ws.nxt = malloc((size_t)(nsw ? nsw : 1) * DP_BLOCK);
 		ws.val = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.val));
 		ws.stamp = calloc(nsw ? nsw : 1, sizeof(*ws.stamp));
@@ -712,16 +729,16 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 				/* Each row is a cache miss in the LFTs (one line per
 				 * switch, a table apart): ask for later ones early. */
 				if (x + DP_AHEAD < nsw && dense)
-					__builtin_prefetch(sw_lft[x + DP_AHEAD] + l0);
-				const uint8_t *lft = sw_lft[x];
+					__builtin_prefetch(sw.lft[x + DP_AHEAD] + l0);
+				const uint8_t *lft = sw.lft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
-				if (dense && l0 + cnt <= sw_len[x]) {
+				if (dense && l0 + cnt <= sw.len[x]) {
 					memcpy(row, lft + l0, cnt);
 					continue;
 				}
 				for (size_t k = 0; k < cnt; k++) {
 					uint32_t l = lids[order[first + k]];
-					row[k] = l < sw_len[x] ? lft[l] : SNAP_LFT_NONE;
+					row[k] = l < sw.len[x] ? lft[l] : SNAP_LFT_NONE;
 				}
 			}
 			for (size_t k = 0; k < cnt; k++) {
@@ -755,8 +772,8 @@ out:
 	free(src);
 	free(order);
 	free(lids);
-	free(sw_lft);
-	free(sw_len);
-	free(sw_np);
+	free(sw.lft);
+	free(sw.len);
+	free(sw.np);
 	return rc;
 }
