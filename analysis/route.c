@@ -132,6 +132,11 @@ void route_free(struct route_tab *rt)
 {
 	if (!rt)
 		return;
+	if (rt->shared && atomic_fetch_sub(rt->shared, 1) != 1) {
+		free(rt);
+		return;
+	}
+	free(rt->shared);
 	free(rt->eps);
 	free(rt->hosts);
 	free(rt->rails);
@@ -338,8 +343,12 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
 	rt->pt_off = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->pt_off));
 	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
+	rt->shared = malloc(sizeof(*rt->shared));
+	if (rt->shared)
+		atomic_init(rt->shared, 1);
 	int rc = AN_E_NOMEM;
-	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt) {
+	if (ep_of_slot && hostname && rt->eps && rt->sw_node && rt->sw_of_node && rt->pt_off && rt->pt &&
+	    rt->shared) {
 		rc = build_lid_index(rt, build_eps(rt, map, ep_of_slot, hostname));
 		if (!rc) {
 			build_port_codes(rt, ep_of_slot);
@@ -355,6 +364,20 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		return rc;
 	}
 	*out = rt;
+	return AN_OK;
+}
+
+int route_repoint(const struct route_tab *rt, const struct snap *s, struct route_tab **out)
+{
+	struct route_tab *x = malloc(sizeof(*x));
+	if (!x)
+		return AN_E_NOMEM;
+	/* The tables are read-only once built: sharing them needs only the
+	 * count route_build() made. */
+	atomic_fetch_add(rt->shared, 1);
+	*x = *rt;
+	x->snap = s;
+	*out = x;
 	return AN_OK;
 }
 
@@ -557,8 +580,10 @@ int route_hops(const struct route_tab *rt, uint32_t src, uint16_t dlid)
  * whole block when their LIDs are dense, which they are under OpenSM. */
 #define DP_BLOCK 64
 #define DP_PENDING 0xFFFEu
+#define DP_AHEAD 16 /* LFT rows prefetched ahead of the one copied */
 
 struct dp_ws {
+	const uint8_t *np; /* [nsw] the switch's port count, shared: nodes[] is 100 bytes a node */
 	uint8_t *nxt;    /* [nsw][DP_BLOCK] LFT out port per switch and block slot */
 	uint16_t *val;   /* [nsw] hops from the switch, or DP_PENDING / ROUTE_HOPS_INF */
 	uint32_t *stamp; /* [nsw] which destination val[] belongs to (saves a memset per LID) */
@@ -590,7 +615,7 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
 		ws->val[x] = DP_PENDING;
 		ws->stack[top++] = x;
 		uint32_t next = 0;
-		int st = route_step_port(rt, x, ws->nxt[(size_t)x * DP_BLOCK + k], dst, &next);
+		int st = route_step_code(rt->pt + rt->pt_off[x], ws->np[x], ws->nxt[(size_t)x * DP_BLOCK + k], dst, &next);
 		if (st == ROUTE_STEP_NEXT) {
 			x = next;
 			continue;
@@ -613,6 +638,33 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
 	return ws->val[ws->stack[0]];
 }
 
+/* Per switch, dense: where its LFT is, how long, its port count, so that
+ * the DP's inner loops never touch the 100-byte node records (a cache
+ * miss each at k=56). np is NULL when out of memory. */
+struct dp_sw {
+	const uint8_t **lft;
+	uint32_t *len;
+	uint8_t *np;
+};
+
+static struct dp_sw dp_sw_new(const struct route_tab *rt)
+{
+	struct dp_sw d = { malloc(((size_t)rt->nsw + 1) * sizeof(*d.lft)),
+			   malloc(((size_t)rt->nsw + 1) * sizeof(*d.len)), malloc((size_t)rt->nsw + 1) };
+	if (!d.lft || !d.len || !d.np) {
+		free(d.np);
+		d.np = NULL;
+		return d;
+	}
+	for (uint32_t x = 0; x < rt->nsw; x++) {
+		const struct snap_node *n = &rt->snap->nodes[rt->sw_node[x]];
+		d.lft[x] = rt->snap->lft + n->lft_off;
+		d.len[x] = n->lft_len;
+		d.np[x] = n->nports;
+	}
+	return d;
+}
+
 int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
 		      const uint32_t *dst, size_t ndst, uint16_t *out)
 {
@@ -620,8 +672,9 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
 	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
 	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
+	struct dp_sw sw = dp_sw_new(rt);
 	int rc = AN_OK;
-	if (!src || !order || !lids) {
+	if (!src || !order || !lids || !sw.np) {
 		rc = AN_E_NOMEM;
 		goto out;
 	}
@@ -649,6 +702,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 #pragma omp parallel
 	{
 		struct dp_ws ws;
+		ws.np = sw.np;
 		ws.nxt = malloc((size_t)(nsw ? nsw : 1) * DP_BLOCK);
 		ws.val = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.val));
 		ws.stamp = calloc(nsw ? nsw : 1, sizeof(*ws.stamp));
@@ -665,13 +719,26 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			if (!ok)
 				continue;
 			size_t first = b * DP_BLOCK, cnt = ndst - first < DP_BLOCK ? ndst - first : DP_BLOCK;
+			/* Consecutive LIDs, as OpenSM hands them out: each row is one
+			 * copy of adjacent LFT bytes, not cnt lookups. */
+			uint32_t l0 = lids[order[first]];
+			int dense = l0 != 0;
+			for (size_t k = 1; k < cnt && dense; k++)
+				dense = lids[order[first + k]] == l0 + k;
 			for (uint32_t x = 0; x < nsw; x++) {
-				const struct snap_node *n = &s->nodes[rt->sw_node[x]];
-				const uint8_t *lft = s->lft + n->lft_off;
+				/* Each row is a cache miss in the LFTs (one line per
+				 * switch, a table apart): ask for later ones early. */
+				if (x + DP_AHEAD < nsw && dense)
+					__builtin_prefetch(sw.lft[x + DP_AHEAD] + l0);
+				const uint8_t *lft = sw.lft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
+				if (dense && l0 + cnt <= sw.len[x]) {
+					memcpy(row, lft + l0, cnt);
+					continue;
+				}
 				for (size_t k = 0; k < cnt; k++) {
 					uint32_t l = lids[order[first + k]];
-					row[k] = l < n->lft_len ? lft[l] : SNAP_LFT_NONE;
+					row[k] = l < sw.len[x] ? lft[l] : SNAP_LFT_NONE;
 				}
 			}
 			for (size_t k = 0; k < cnt; k++) {
@@ -705,5 +772,8 @@ out:
 	free(src);
 	free(order);
 	free(lids);
+	free(sw.lft);
+	free(sw.len);
+	free(sw.np);
 	return rc;
 }

@@ -70,6 +70,7 @@
 #ifndef AN_ROUTE_H
 #define AN_ROUTE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -141,6 +142,8 @@ struct route_tab {
 	uint32_t *sw_of_node;     /* [nnodes] switch index or ROUTE_NONE */
 	uint32_t *pt_off;         /* [nsw] offset of the switch's ports in pt[] */
 	uint32_t *pt;             /* port code, see ROUTE_PT_*; port 0 = the switch's own ep */
+
+	atomic_uint *shared;      /* indexes sharing the tables above (route_repoint) */
 };
 
 /* Port codes: a value below ROUTE_PT_EP is the switch index the port leads
@@ -154,6 +157,14 @@ struct route_tab {
  * the snapshot. O(nodes + ports + CAs log CAs). */
 int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out);
 void route_free(struct route_tab *rt);  /* NULL is a no-op */
+/*
+ * The index of s, a snapshot whose nodes, ports and descriptions equal
+ * those rt was built from (only LFT entries differ, as after an LFT-only
+ * delta), built with the same map: everything in it but the snapshot is
+ * rt's, so *out shares rt's tables (counted; route_free() of the last one
+ * frees them) instead of rebuilding them. O(1). AN_E_NOMEM.
+ */
+int route_repoint(const struct route_tab *rt, const struct snap *s, struct route_tab **out);
 
 /* ---- names ----------------------------------------------------------------- */
 

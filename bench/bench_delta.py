@@ -9,7 +9,7 @@ with a state directory and --history CHAIN gets the full snapshot, then
 every delta over its UNIX ingest socket (sent here directly, no client
 process in the timing). Prints, per delta, the time from the first byte
 sent to topod's OK (decoded, applied, index updated, journal entry
-fsynced: OK comes before the swap, which follows at once), topod's own
+fsynced and the generation published: OK follows the swap), topod's own
 apply and build times from its log, and at the end topod's RSS and what its
 history holds; then the same change as a full snapshot for comparison.
 """
@@ -71,7 +71,7 @@ def main():
             return 1
         lat.append(ms)
         sizes.append(len(data))
-    # OK precedes the swap, the log line and the history entry: wait for them.
+    # OK follows the swap, but precedes the history entry: wait for it.
     t.wait_generation(10 + chain - 1)
     time.sleep(0.3)
     log = t.logtext()
@@ -81,6 +81,7 @@ def main():
     applied = [float(x) for x in re.findall(r"delta applied in ([0-9.]+) ms", log)]
     built = [float(x) for x in re.findall(r"delta applied in [0-9.]+ ms, build ([0-9.]+) ms", log)]
     reused = log.count("reused: no hop count changed")
+    persisted = [float(x) for x in re.findall(r"delta applied in .*persisted in ([0-9.]+) ms", log)]
     lat.sort()
     print("%d deltas of %d bytes (%.3f %% of the snapshot): first byte -> OK median %.1f ms, p90 %.1f, max %.1f"
           % (chain, statistics.median(sizes), 100.0 * statistics.median(sizes) / len(base), statistics.median(lat),
@@ -88,6 +89,9 @@ def main():
     if applied:
         print("  topod: apply median %.1f ms, index median %.1f ms (max %.1f); hierarchy shared %d of %d times"
               % (statistics.median(applied), statistics.median(built), max(built), reused, chain))
+    if persisted:
+        print("  topod: journal entry written and fsynced (before OK) median %.1f ms (max %.1f)"
+              % (statistics.median(persisted), max(persisted)))
     with t.conn() as c:
         head = c.ask("history")
         n = int(parse_kv(head[3:])["lines"])

@@ -110,6 +110,11 @@ struct snap *snap_new(void);
 void snap_free(struct snap *s);
 /* A deep copy, for changing a snapshot others still read. NULL on ENOMEM. */
 struct snap *snap_dup(const struct snap *s);
+/* From now on the process keeps the LFT buffer of the last large snapshot
+ * (16 MB and up) freed, for the next snap_dup(): for a process that copies
+ * generation after generation (topod applying deltas), not for one that
+ * only frees (it would hold a table's worth of memory for nothing). */
+void snap_spare_enable(void);
 
 /*
  * Builder: add nodes first (snap_add_node reserves the port slots), then fill

@@ -57,6 +57,9 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	b->st = st;
 	b->map = map;
 	b->threads = threads;
+	/* Each delta copies the served generation: reuse the pages of the
+	 * one it replaced (snapshot.h). */
+	snap_spare_enable();
 	if (state_dir && *state_dir) {
 		snprintf(b->state_file, sizeof(b->state_file), "%s/fabric.snap", state_dir);
 		snprintf(b->state_dir, sizeof(b->state_dir), "%s", state_dir);
@@ -252,7 +255,7 @@ struct run {
 	struct snap_delta_info info;
 	struct fabric_index *x;
 	int reused;
-	double decode_ms, build_ms;
+	double decode_ms, build_ms, persist_ms;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
 	/* b->map plus the CAs that share a hostname and HCA label named by
 	 * GUID (namemap.h); NULL when none do. Owned until published. */
@@ -360,14 +363,16 @@ static int run_index(struct builder *b, struct run *r)
 	return 0;
 }
 
-/* Persist before acknowledging and publishing: an OK the producer saw, and
+/* Persist before publishing and acknowledging: an OK the producer saw, and
  * what we serve, are what a restart would serve again. A failed write is
- * said in the reply, not fatal: serving the new fabric matters more than
+ * said in the reply (sent by builder_run() once the generation is
+ * published), not fatal: serving the new fabric matters more than
  * remembering it. */
-static void run_persist_and_reply(struct builder *b, struct run *r)
+static void run_persist(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
 	struct snap *s = r->s;
+	uint64_t t0 = util_now_us();
 	snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64, s->generation);
 	if (j->from_state && b->state_file[0]) {
 		/* Read from the directory: it reproduces this (unless the
@@ -394,7 +399,7 @@ static void run_persist_and_reply(struct builder *b, struct run *r)
 			pthread_mutex_unlock(&b->lock);
 		}
 	}
-	reply(j, 1, r->msg);
+	r->persist_ms = util_ms_since(t0);
 }
 
 /* The new fabric goes live. Returns it, or NULL (job freed) when out of
@@ -410,6 +415,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 		fabric_index_free(x);
 		route_namemap_free(r->map);
 		record_error(b, "out of memory");
+		reply(j, 0, "ERR BUILD out of memory");
 		job_free(j);
 		return NULL;
 	}
@@ -426,10 +432,10 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	store_publish(b->st, f);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s",
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s; persisted in %.1f ms",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
 	     r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms, x->hier_ms,
-	     r->reused ? ", reused: no hop count changed" : "", b->plane);
+	     r->reused ? ", reused: no hop count changed" : "", b->plane, r->persist_ms);
 	return f;
 }
 
@@ -483,10 +489,13 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		return rule > 0 ? 0 : -1;
 	if (run_index(b, &r))
 		return -1;
-	run_persist_and_reply(b, &r);
+	run_persist(b, &r);
 	struct fabric *f = run_publish(b, &r);
 	if (!f)
 		return -1;
+	/* Only now: a client that queries right after its producer's OK must
+	 * see this generation, not the one before. */
+	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
 	job_free(j);
 	return 0;

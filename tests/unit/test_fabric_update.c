@@ -37,6 +37,66 @@ static struct fabric_index *update(const struct snap *a, const struct fabric_ind
 	return x;
 }
 
+/* Hop counts from every switch to every end port: what the hierarchy and
+ * every route's length are made of. */
+static uint16_t *all_hops(const struct route_tab *rt)
+{
+	uint32_t *dst = malloc(rt->neps * sizeof(*dst));
+	uint16_t *out = malloc((size_t)rt->neps * rt->nsw * sizeof(*out));
+	if (!dst || !out)
+		tf_die("out of memory");
+	for (uint32_t e = 0; e < rt->neps; e++)
+		dst[e] = e;
+	if (route_switch_hops(rt, rt->sw_node, rt->nsw, dst, rt->neps, out))
+		tf_die("route_switch_hops");
+	free(dst);
+	return out;
+}
+
+/* Random reroutes of the base: a few up-port moves and now and then one
+ * entry sent anywhere (some of them entries that led nowhere). The
+ * hierarchy must be shared exactly when no hop count changed: the proof
+ * in fabric.c is exact, not only sound. */
+static void random_rounds(const struct snap *a, const struct fabric_index *xa, unsigned h, unsigned rounds)
+{
+	uint16_t *ha = all_hops(xa->rt);
+	size_t cells = (size_t)xa->rt->neps * xa->rt->nsw;
+	unsigned shared = 0, rebuilt = 0, wrong = 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		struct snap *b = snap_dup(a), *bb = NULL;
+		b->generation = 100 + r;
+		unsigned changes = 1 + (unsigned)(tf_rand() % 40);
+		for (unsigned c = 0; c < changes; c++) {
+			uint32_t i = (uint32_t)(tf_rand() % b->nnodes);
+			struct snap_node *n = &b->nodes[i];
+			if (n->type != SNAP_NODE_SWITCH)
+				continue;
+			uint8_t *e = &b->lft[n->lft_off + 1 + tf_rand() % (n->lft_len - 1)];
+			if (r % 3 == 2 && c == 0)
+				*e = (uint8_t)(tf_rand() % (2 * h + 1));
+			else if (*e != SNAP_LFT_NONE && *e > h && n->guid - TF_SW_GUID < 200000)
+				*e = (uint8_t)(h + 1 + (*e - h) % h);
+		}
+		int reused = -1;
+		struct fabric_index *xb = update(a, xa, b, &reused, &bb);
+		if (!xb)
+			tf_die("update");
+		uint16_t *hb = all_hops(xb->rt);
+		int equal = !memcmp(ha, hb, cells * sizeof(*ha));
+		shared += reused == 1;
+		rebuilt += reused == 0;
+		wrong += reused != equal;
+		free(hb);
+		fabric_index_free(xb);
+		snap_free(b);
+		snap_free(bb);
+	}
+	CHECK(!wrong && shared && rebuilt,
+	      "%u random reroutes: hierarchy shared exactly when no hop count changed (%u shared, %u rebuilt, %u wrong)",
+	      rounds, shared, rebuilt, wrong);
+	free(ha);
+}
+
 int main(void)
 {
 	char err[SNAP_ERR_LEN];
@@ -54,6 +114,7 @@ int main(void)
 	struct snap *b = snap_dup(a), *bb = NULL;
 	b->generation = 2;
 	int moved = 0;
+	uint32_t mnode = 0, mlid = 0;
 	for (uint32_t i = 0; i < b->nnodes; i++) {
 		struct snap_node *n = &b->nodes[i];
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 200000)
@@ -62,7 +123,10 @@ int main(void)
 			uint8_t *e = &b->lft[n->lft_off + l];
 			if (*e != SNAP_LFT_NONE && *e > h) {
 				*e = (uint8_t)(h + 1 + (*e - h) % h);
-				moved++;
+				if (!moved++) {
+					mnode = i;
+					mlid = l;
+				}
 			}
 		}
 	}
@@ -74,6 +138,27 @@ int main(void)
 	      "and the shared hierarchy equals one built from scratch");
 	CHECK(xb && xb->hier == xa->hier && atomic_load(&xa->hier->refs) == 2, "it is the same object, referenced twice");
 	hier_free(fresh);
+	CHECK(xb && xb->rt != xa->rt && xb->rt->eps == xa->rt->eps && xb->rt->snap == bb &&
+	      atomic_load(xa->rt->shared) == 2, "the route index is the base's, re-pointed at the new snapshot");
+	/* It walks the new tables, and outlives the base's index. */
+	struct fabric_index *xa2 = NULL, *xb2 = NULL;
+	fabric_index_build(a, NULL, 2, &xa2, err);
+	struct snap *bb2 = NULL;
+	if (xa2)
+		xb2 = update(a, xa2, b, &reused, &bb2);
+	fabric_index_free(xa2);
+	uint32_t sep = ROUTE_NONE;
+	for (uint32_t e2 = 0; xb2 && e2 < xb2->rt->neps; e2++)
+		if (xb2->rt->eps[e2].node == mnode)
+			sep = e2;
+	struct route_hop hop[8];
+	struct route_res res;
+	CHECK(xb2 && sep != ROUTE_NONE && route_walk(xb2->rt, sep, (uint16_t)mlid, hop, 8, &res) == AN_OK &&
+	      hop[0].out == bb2->lft[bb2->nodes[mnode].lft_off + mlid] &&
+	      hop[0].out != a->lft[a->nodes[mnode].lft_off + mlid],
+	      "a re-pointed index walks the new LFTs (switch %u, LID %u), after the base's index is freed", mnode, mlid);
+	fabric_index_free(xb2);
+	snap_free(bb2);
 
 	/* 2. A leaf sends one of its own hosts up: routes to it from elsewhere
 	 *    now come down to the leaf and go up again, a loop. */
@@ -93,6 +178,9 @@ int main(void)
 	tf_link_down(e, agg, h + 1);
 	struct fabric_index *xe = update(a, xa, e, &reused, &ee);
 	CHECK(xe && reused == 0, "a link going down rebuilds everything");
+
+	/* 4. Many random reroutes, each checked against every hop count. */
+	random_rounds(a, xa, h, 150);
 
 	fabric_index_free(xb);
 	fabric_index_free(xc);

@@ -495,8 +495,124 @@ static void test_diff(void)
 	snap_free(b);
 }
 
+/* A large table's buffer outlives its snapshot as the next copy's (issue
+ * 22): the copy must still be exact and able to grow. */
+static void test_lft_spare(void)
+{
+	enum { NSW = 360, LEN = 49152 }; /* 17.7 MB of LFTs: above the spare's threshold */
+	struct snap *a = snap_new();
+	uint8_t *row = malloc(LEN);
+	int ok = a && row;
+	for (uint32_t i = 0; ok && i < NSW; i++) {
+		int64_t n = snap_add_node(a, SNAP_NODE_SWITCH, 0x100 + i, 0x100 + i, 4, "sw", 2);
+		for (uint32_t l = 0; l < LEN; l++)
+			row[l] = (uint8_t)((l + i) % 5);
+		ok = n >= 0 && !snap_set_lft(a, (uint32_t)n, row, LEN);
+	}
+	CHECK(ok && a->nlft == (size_t)NSW * LEN, "a fabric with %u MB of LFTs", (unsigned)(a->nlft >> 20));
+	struct snap *b = snap_dup(a);
+	CHECK(b && !memcmp(b->lft, a->lft, a->nlft), "a copy has the same tables");
+	/* Off by default: a freed table is not kept. */
+	const uint8_t *was = b ? b->lft : NULL;
+	snap_free(b);
+	struct snap *b2 = snap_dup(a);
+	CHECK(b2 && !memcmp(b2->lft, a->lft, a->nlft), "a second copy has the same tables");
+	snap_spare_enable();
+	was = b2 ? b2->lft : NULL;
+	if (b2)
+		memset(b2->lft, 0xAB, b2->nlft);
+	snap_free(b2);
+	struct snap *c = snap_dup(a);
+	CHECK(c && c->lft == was && !memcmp(c->lft, a->lft, a->nlft),
+	      "the next copy reuses the freed copy's table buffer, overwritten exactly");
+	int64_t n = c ? snap_add_node(c, SNAP_NODE_SWITCH, 0x99999, 0x99999, 4, "sw", 2) : -1;
+	CHECK(n >= 0 && !snap_set_lft(c, (uint32_t)n, row, LEN) && c->nlft == (size_t)(NSW + 1) * LEN &&
+	      !memcmp(c->lft + (size_t)NSW * LEN, row, LEN) && !memcmp(c->lft, a->lft, a->nlft),
+	      "and the copy grows like any other");
+	snap_free(c);
+	snap_free(a);
+	free(row);
+}
+
+/* CRC-32C one bit at a time, the definition the fast paths must match. */
+static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t len)
+{
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+/* The checksum is computed by the CPU's instruction where it has one
+ * (issue 22): every length, alignment and chaining must equal the
+ * definition, or every snapshot written before would be refused. */
+static void test_crc32c(void)
+{
+	CHECK(snap_crc32c(0, "123456789", 9) == 0xE3069283u, "CRC-32C of \"123456789\" is e3069283");
+	uint8_t buf[300];
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 131 + 7);
+	int bad = 0;
+	for (size_t off = 0; off < 9; off++)
+		for (size_t len = 0; off + len <= sizeof(buf); len++)
+			bad += snap_crc32c(0, buf + off, len) != crc_bitwise(0, buf + off, len);
+	for (size_t cut = 0; cut <= sizeof(buf); cut++)
+		bad += snap_crc32c(snap_crc32c(0, buf, cut), buf + cut, sizeof(buf) - cut) !=
+		       crc_bitwise(0, buf, sizeof(buf));
+	CHECK(!bad, "CRC-32C equals the bitwise definition at 9 alignments, 0-300 bytes, and chained (%d differ)",
+	      bad);
+}
+
+/* LFT entries are checked 64 at a time (issue 22): a bad entry anywhere,
+ * in a whole chunk or the tail, is still found and named exactly. */
+static void test_lft_check(void)
+{
+	enum { LEN = 1000 };
+	uint8_t row[LEN];
+	int bad = 0;
+	const uint32_t at[] = { 0, 1, 63, 64, 500, 959, 960, 999 };
+	for (unsigned nports = 1; nports < 255; nports += 36) {
+		for (uint32_t l = 0; l < LEN; l++)
+			row[l] = l % 3 ? (uint8_t)(l % (nports + 1)) : SNAP_LFT_NONE;
+		struct snap *s = snap_new();
+		int64_t n = s ? snap_add_node(s, SNAP_NODE_SWITCH, 0x100, 0x100, (uint8_t)nports, "sw", 2) : -1;
+		char err[SNAP_ERR_LEN];
+		struct snap_port *p0 = n < 0 ? NULL : snap_port_of(s, (uint32_t)n, 0);
+		if (p0) {
+			p0->present = 1;
+			p0->lid = 1;
+			p0->guid = 0x100;
+			p0->state = SNAP_PORT_ACTIVE;
+		}
+		if (!p0 || snap_set_lft(s, (uint32_t)n, row, LEN) || snap_validate(s, err)) {
+			bad++;
+			snap_free(s);
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+			uint8_t *e = s->lft + s->nodes[n].lft_off + at[k];
+			uint8_t was = *e;
+			char want[64];
+			*e = (uint8_t)(nports + 1 + k % 2 * (253 - nports)); /* the first bad port, or 254 */
+			snprintf(want, sizeof(want), "LID %u to port %u,", at[k], *e);
+			bad += !snap_validate(s, err) || !strstr(err, want);
+			*e = was;
+		}
+		bad += snap_validate(s, err) != 0;
+		snap_free(s);
+	}
+	CHECK(!bad, "an LFT entry beyond the switch's ports is refused at every position, every port count (%d wrong)",
+	      bad);
+}
+
 int main(void)
 {
+	test_lft_check();
+	test_crc32c();
+	test_lft_spare();
 	test_diff();
 	test_roundtrip();
 	test_truncated();
