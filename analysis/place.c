@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "load.h"
 #include "pattern.h"
+#include "rate.h"
 #include "share.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -147,14 +148,16 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 	return AN_OK;
 }
 
-int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
-			int threads, double *t)
+/* The all-to-all's predicted time and its busiest cable (cost.h): ct->seconds
+ * -1 when a loaded cable has no known rate. */
+static int a2a_cost(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes, int threads,
+		    struct cost_time *ct, uint32_t *node, uint8_t *port)
 {
 	struct pattern p;
 	char err[AN_ERR_LEN];
 	struct load *L = NULL;
-	struct cost_time ct;
-	*t = -1;
+	ct->seconds = ct->bw_seconds = -1;
+	*node = ROUTE_NONE, *port = 0;
 	if (n > UINT32_MAX)
 		return AN_E_RANGE;
 	int rc = pattern_parse("alltoall", &p, err);
@@ -163,10 +166,25 @@ int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_
 	p.msg_bytes = bytes;
 	struct pat_job job = { (uint32_t)n, (uint32_t *)hosts };
 	rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
-	if (rc == AN_OK && cost_load_time(rt, L, &ct, err) == AN_OK)
-		*t = ct.seconds;   /* else a cable without a rate: unknown, not an error */
+	if (rc == AN_OK && cost_load_time(rt, L, ct, err) == AN_OK) {
+		if (ct->link != UINT32_MAX)
+			*node = L->links[ct->link].node, *port = L->links[ct->link].port;
+	} else {
+		ct->seconds = ct->bw_seconds = -1;   /* a cable without a rate: unknown, not an error */
+	}
 	load_free(L);
 	pattern_clear(&p);
+	return rc;
+}
+
+int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
+			int threads, double *t)
+{
+	struct cost_time ct;
+	uint32_t node;
+	uint8_t port;
+	int rc = a2a_cost(rt, hosts, n, bytes, threads, &ct, &node, &port);
+	*t = ct.seconds;
 	return rc;
 }
 
@@ -198,6 +216,117 @@ done:
 	return rc;
 }
 
+/* Data rate of the cables of a leaf switch that lead to other switches. */
+static uint64_t leaf_up_bps(const struct route_tab *rt, uint32_t sw)
+{
+	uint32_t node = rt->sw_node[sw];
+	uint64_t sum = 0;
+	for (unsigned p = 1; p <= rt->snap->nodes[node].nports; p++)
+		if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP)
+			sum += rate_cable_bps(rt->snap, node, p);
+	return sum;
+}
+
+/* The injection limit of the answer, and why its busiest cable sits above
+ * it: a leaf whose uplinks cannot carry its hosts' traffic to the others at
+ * the limit (c (n - c) blocks over their summed rate), else the routes. */
+static void pick_limit(const struct route_tab *rt, const struct place_pick *out, uint64_t bytes, double *limit,
+		       enum place_limit_why *why)
+{
+	uint32_t slow = UINT32_MAX;
+	uint64_t slowest = UINT64_MAX;
+	*limit = -1;
+	*why = PLACE_NOLIMIT;
+	for (size_t i = 0; i < out->n; i++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, out->hosts[i])];
+		uint64_t bps = rate_cable_bps(rt->snap, e->node, e->port);
+		if (!bps)
+			return;
+		if (bps < slowest)
+			slowest = bps, slow = (uint32_t)i;
+	}
+	if (slow == UINT32_MAX || out->bw_time < 0)
+		return;
+	*limit = (double)(out->n - 1) * (double)bytes * 8 / (double)slowest;
+	if (out->bw_time <= *limit * PLACE_LIMIT_SLACK) {
+		*why = PLACE_AT_LIMIT;
+		return;
+	}
+	*why = PLACE_ROUTES;
+	for (size_t i = 0; i < out->n;) {   /* hierarchy order: a leaf's hosts are a run */
+		uint32_t sw = place_host_leaf_sw(rt, out->hosts[i]);
+		size_t j = i + 1;
+		while (j < out->n && place_host_leaf_sw(rt, out->hosts[j]) == sw)
+			j++;
+		uint64_t up = sw == ROUTE_NONE ? 0 : leaf_up_bps(rt, sw);
+		double need = up ? (double)(j - i) * (double)(out->n - (j - i)) * (double)bytes * 8 / (double)up : 0;
+		if (need > *limit * PLACE_LIMIT_SLACK)
+			*why = PLACE_UPLINKS;
+		i = j;
+	}
+}
+
+/* The pick's hosts traded within their leaves (place_pick_balance) when
+ * that is predicted faster: same leaves, same counts, so the promises
+ * hold. Sets out->swaps, out->balanced and, when taken, out->pick_time. */
+static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
+				   size_t nfree, uint64_t bytes, int threads, struct place_pick *out)
+{
+	if (out->figs.leaves < 2 || out->pick_time < 0)
+		return AN_OK;
+	/* already at the injection limit: no choice of hosts does better */
+	struct cost_time ct;
+	double limit;
+	enum place_limit_why lw;
+	int rc = a2a_cost(rt, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	if (rc)
+		return rc;
+	out->bw_time = ct.bw_seconds;
+	pick_limit(rt, out, bytes, &limit, &lw);
+	if (lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
+		return AN_OK;
+	uint32_t *bh = malloc(out->n * sizeof(*bh));
+	if (!bh)
+		return AN_E_NOMEM;
+	memcpy(bh, out->hosts, out->n * sizeof(*bh));
+	double t = -1;
+	rc = place_pick_balance(rt, free_hosts, nfree, bh, out->n, &out->swaps);
+	if (rc == AN_E_RANGE) {   /* a host off the leaves: the pick stays */
+		free(bh);
+		return AN_OK;
+	}
+	if (rc || (rc = place_alltoall_time(rt, bh, out->n, bytes, threads, &t)))
+		goto out;
+	if (t >= 0 && t < out->pick_time * (1 - 1e-6)) {
+		struct place_figs figs;
+		if ((rc = place_order(rt, h, bh, out->n)) || (rc = place_figures(rt, h, bh, out->n, &figs)))
+			goto out;
+		free(out->hosts);
+		out->hosts = bh;
+		bh = NULL;
+		out->figs = figs;
+		out->sharing_free = figs.sharing == 0;
+		out->sharing_free_wider = out->sharing_free ? 0 : out->sharing_free_wider;
+		out->balanced = 1;
+		out->pick_time = t;
+	}
+out:
+	free(bh);
+	return rc;
+}
+
+/* The answer's bandwidth term, busiest cable, limit and why. */
+static int pick_figures_of_answer(const struct route_tab *rt, uint64_t bytes, int threads, struct place_pick *out)
+{
+	struct cost_time ct;
+	int rc = a2a_cost(rt, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	if (rc)
+		return rc;
+	out->bw_time = ct.bw_seconds;
+	pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
+	return AN_OK;
+}
+
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN])
@@ -207,14 +336,20 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		return rc;
 	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, bytes, threads, out, why)))
 		return rc;
+	struct cost_time ffc;
+	uint32_t ffn;
+	uint8_t ffp;
 	uint32_t *ff = malloc(want * sizeof(*ff));
 	if (!ff) {
 		rc = AN_E_NOMEM;
 		goto fail;
 	}
-	if ((rc = place_first_fit(free_hosts, nfree, want, ff)) ||
-	    (rc = place_alltoall_time(rt, ff, want, bytes, threads, &out->ff_time)))
+	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, bytes, threads, out)) ||
+	    (rc = place_first_fit(free_hosts, nfree, want, ff)) ||
+	    (rc = a2a_cost(rt, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
 		goto fail;
+	out->ff_time = ffc.seconds;
+	out->ff_bw_time = ffc.bw_seconds;
 	out->time = out->pick_time;
 	/* slower by more than a millionth: not the rounding of a maximum */
 	if (out->pick_time >= 0 && out->ff_time >= 0 && out->pick_time > out->ff_time * (1 + 1e-6)) {
@@ -226,8 +361,11 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		out->sharing_free = out->figs.sharing == 0;
 		out->sharing_free_wider = 0;
 		out->first_fit = 1;
+		out->balanced = 0;
 		out->time = out->ff_time;
 	}
+	if ((rc = pick_figures_of_answer(rt, bytes, threads, out)))
+		goto fail;
 	free(ff);
 	return AN_OK;
 fail:

@@ -96,7 +96,25 @@ struct place_pick {
 	double pick_time;         /* the compact pick's, before the judgment */
 	double ff_time;           /* first-fit's (place_first_fit) */
 	int first_fit;            /* the answer is first-fit's: the pick was predicted slower */
+	/* appended (issue 27), place_pick_advise only: the bandwidth terms of
+	 * the predictions (cost.h's bw_seconds) and why the answer's busiest
+	 * cable sits above the injection limit */
+	uint32_t swaps;           /* hosts traded within their leaves by place_pick_balance */
+	int balanced;             /* 1: the balanced hosts were taken (predicted faster) */
+	double bw_time;           /* the answer's busiest cable: its bytes over its rate; -1 unknown */
+	double ff_bw_time;        /* first-fit's */
+	double limit_time;        /* the injection limit: (n - 1) blocks over the slowest chosen
+				   * host's own cable, the floor of bw_time; -1 unknown */
+	uint32_t bott_node;       /* the answer's busiest cable leaves bott_node by bott_port; */
+	uint8_t bott_port;        /* ROUTE_NONE / 0 if none */
+	enum place_limit_why {
+		PLACE_AT_LIMIT = 0,   /* bw_time within PLACE_LIMIT_SLACK of the limit */
+		PLACE_UPLINKS = 1,    /* a leaf's uplinks cannot carry its hosts' share at the limit */
+		PLACE_ROUTES = 2,     /* the free hosts' routes share cables (no choice of them avoids it) */
+		PLACE_NOLIMIT = 3,    /* no rates, or a single leaf: no figure */
+	} limit_why;
 };
+#define PLACE_LIMIT_SLACK 1.1
 
 /* Chooses want hosts out of free[0..nfree) (distinct). AN_E_RANGE if
  * want > nfree or want == 0. Deterministic: the same free set in any order
@@ -125,6 +143,16 @@ int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN]);
+
+/* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
+ * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a
+ * superset of hosts) whose all-to-all routes spread most evenly over the
+ * cables above the leaves, judged by the busiest cable's load over its rate
+ * (place_balance.c): a greedy fill, then swaps against the busiest cable.
+ * hosts[] is overwritten (by host index); *swaps gets the swaps made after
+ * the fill. AN_E_RANGE if a host is on no leaf switch, AN_E_NOMEM. */
+int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
+		       size_t n, uint32_t *swaps);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
  * the weight of entry (v, u), equal to that of (u, v), is the traffic of

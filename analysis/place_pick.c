@@ -727,6 +727,9 @@ static int pk_finish(struct pk *p, struct place_pick *out)
 	 * sharing-free set at all: the capacity argument proves one */
 	out->sharing_free_wider = !out->sharing_free && p->e && pk_capacities(p) >= p->want;
 	out->time = out->pick_time = out->ff_time = -1;
+	out->bw_time = out->ff_bw_time = out->limit_time = -1;
+	out->bott_node = ROUTE_NONE;
+	out->limit_why = PLACE_NOLIMIT;
 	return AN_OK;
 }
 

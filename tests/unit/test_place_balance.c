@@ -1,0 +1,263 @@
+/*
+ * test_place_balance.c - pick's hosts within their leaves (issue 27):
+ * place_pick_balance and place_pick_advise on a 2:1 two-level tree whose
+ * LFTs send each host's traffic down through one spine (BFS LFTs: LID mod
+ * the spines). What the tests assert is read from the LFTs here, not from
+ * the code under test: the spine a leaf's traffic to a host goes up to is
+ * the source leaf's LFT entry for that host's LID.
+ */
+#include <stdlib.h>
+
+#include "cost.h"
+#include "place.h"
+#include "testfab.h"
+
+#define HPL 8
+#define NSPINE 4
+
+struct fab {
+	struct snap *s;
+	struct route_tab *rt;
+	struct hier *h;
+};
+
+/* tree2 4 leaves x 8 hosts, 4 spines; slow0: leaf 0's cable to spine 0 at 1x. */
+static void fab_up(struct fab *f, int slow0)
+{
+	f->s = snap_new();
+	tf_tree2(f->s, 4, HPL, NSPINE, 1);
+	tf_finish(f->s, 0);
+	if (slow0) {
+		int64_t l0 = snap_find_node(f->s, TF_SW_GUID + 0);
+		if (l0 < 0)
+			tf_die("leaf 0");
+		tf_cable_width(f->s, (uint32_t)l0, HPL + 1, 1);
+	}
+	if (route_build(f->s, NULL, &f->rt) || hier_build(f->rt, &f->h))
+		tf_die("route/hier");
+}
+
+static void fab_down(struct fab *f)
+{
+	hier_free(f->h);
+	route_free(f->rt);
+	snap_free(f->s);
+}
+
+static uint32_t leaf_sw(const struct route_tab *rt, uint32_t host)
+{
+	return rt->sw_of_node[rt->eps[route_host_ep(rt, host)].leaf];
+}
+
+/* The port by which leaf switch `from` sends to host: its spine. */
+static unsigned up_port(const struct route_tab *rt, uint32_t from, uint32_t host)
+{
+	return route_lft(rt, from, rt->eps[route_host_ep(rt, host)].lid);
+}
+
+/* Host numbers are names h0000..: route_tab index = number; leaf = n / HPL. */
+static uint32_t other_leaf_sw(const struct route_tab *rt, uint32_t host)
+{
+	uint32_t other = (host / HPL + 1) % 4 * HPL;
+	return leaf_sw(rt, other);
+}
+
+/* Two of hosts[] on leaf l come down through one spine from leaf `from`. */
+static int collide(const struct route_tab *rt, const uint32_t *hosts, size_t n)
+{
+	for (size_t a = 0; a < n; a++)
+		for (size_t b = a + 1; b < n; b++)
+			if (hosts[a] / HPL == hosts[b] / HPL &&
+			    up_port(rt, other_leaf_sw(rt, hosts[a]), hosts[a]) ==
+				    up_port(rt, other_leaf_sw(rt, hosts[b]), hosts[b]))
+				return 1;
+	return 0;
+}
+
+/* Leaf 0 and 1 fully free; start from 4 hosts per leaf in colliding pairs. */
+static void test_collisions(void)
+{
+	struct fab f;
+	fab_up(&f, 0);
+	uint32_t fr[16], hosts[8], k = 0;
+	for (uint32_t i = 0; i < 16; i++)
+		fr[i] = i;
+	for (uint32_t l = 0; l < 2; l++) {
+		/* by spine: the pairs of hosts that share one */
+		uint32_t taken = 0;
+		for (uint32_t a = l * HPL; a < (l + 1) * HPL && taken < 4; a++)
+			for (uint32_t b = a + 1; b < (l + 1) * HPL && taken < 4; b++) {
+				int used = 0;
+				for (uint32_t q = 0; q < k; q++)
+					used |= hosts[q] == a || hosts[q] == b;
+				if (!used && up_port(f.rt, other_leaf_sw(f.rt, a), a) == up_port(f.rt, other_leaf_sw(f.rt, b), b))
+					hosts[k++] = a, hosts[k++] = b, taken += 2;
+			}
+	}
+	tf_check(k == 8 && collide(f.rt, hosts, 8), "balance: the start has hosts sharing a spine down (BFS LFTs)");
+	double before, after;
+	place_alltoall_time(f.rt, hosts, 8, 1u << 20, 1, &before);
+	uint32_t swaps;
+	int rc = place_pick_balance(f.rt, fr, 16, hosts, 8, &swaps);
+	int perleaf = 1;
+	for (uint32_t i = 0; i < 8; i++)
+		perleaf &= hosts[i] / HPL == i / 4;
+	tf_check(rc == AN_OK && perleaf, "balance: 4 hosts on each of the same two leaves (rc %d)", rc);
+	tf_check(!collide(f.rt, hosts, 8), "balance: no two hosts of a leaf come down through one spine");
+	place_alltoall_time(f.rt, hosts, 8, 1u << 20, 1, &after);
+	/* at the injection limit: 7 MiB over the host's 4x QDR cable (32 Gb/s),
+	 * plus the latency of 3 switches */
+	double limit = 7.0 * (1u << 20) * 8 / 32e9 + cost_route_latency(3);
+	tf_check(after < before && after < limit * (1 + 1e-9) && after > limit * (1 - 1e-9),
+		 "balance: predicted %.1f us, the injection limit %.1f us (was %.1f us)", after * 1e6, limit * 1e6,
+		 before * 1e6);
+	fab_down(&f);
+}
+
+/* Leaf 0's cable to spine 0 at 1x: three hosts per leaf stay off it. */
+static void test_rates(void)
+{
+	struct fab f;
+	fab_up(&f, 1);
+	uint32_t fr[16], hosts[6], k = 0;
+	for (uint32_t i = 0; i < 16; i++)
+		fr[i] = i;
+	uint32_t l0 = leaf_sw(f.rt, 0), l1 = leaf_sw(f.rt, HPL);
+	/* the start: hosts whose routes cross the slow cable first */
+	for (uint32_t i = 0; i < HPL && k < 3; i++)
+		if (up_port(f.rt, l1, i) == HPL + 1)
+			hosts[k++] = i;
+	for (uint32_t i = 0; i < HPL && k < 3; i++)
+		if (up_port(f.rt, l1, i) != HPL + 1)
+			hosts[k++] = i;
+	for (uint32_t i = HPL; i < 2 * HPL && k < 6; i++)
+		if (up_port(f.rt, l0, i) == HPL + 1)
+			hosts[k++] = i;
+	for (uint32_t i = HPL; i < 2 * HPL && k < 6; i++)
+		if (up_port(f.rt, l0, i) != HPL + 1)
+			hosts[k++] = i;
+	double before, after;
+	place_alltoall_time(f.rt, hosts, 6, 1u << 20, 1, &before);
+	uint32_t swaps;
+	int rc = place_pick_balance(f.rt, fr, 16, hosts, 6, &swaps);
+	int slow = 0;
+	for (uint32_t i = 0; i < 6; i++)
+		slow += hosts[i] < HPL ? up_port(f.rt, l1, hosts[i]) == HPL + 1 : up_port(f.rt, l0, hosts[i]) == HPL + 1;
+	place_alltoall_time(f.rt, hosts, 6, 1u << 20, 1, &after);
+	tf_check(rc == AN_OK && slow == 0, "balance: no route crosses the 1x cable (%d do)", slow);
+	double limit = 5.0 * (1u << 20) * 8 / 32e9 + cost_route_latency(3);
+	tf_check(after < before && after < limit * (1 + 1e-9), "balance: 1x cable avoided: %.1f us, limit %.1f us (was %.1f us)",
+		 after * 1e6, limit * 1e6, before * 1e6);
+	fab_down(&f);
+}
+
+/* The whole answer: 6 free on each of two leaves, 8 wanted. */
+static void test_advise(void)
+{
+	struct fab f;
+	fab_up(&f, 0);
+	struct place_ctx *pc = place_ctx_new();
+	uint32_t fr[12], k = 0;
+	for (uint32_t i = 0; i < 6; i++)
+		fr[k++] = i, fr[k++] = HPL + i;
+	struct place_pick p;
+	char why[AN_ERR_LEN];
+	int rc = place_pick_advise(pc, f.rt, f.h, fr, 12, 8, 1u << 20, 1, &p, why);
+	tf_check(rc == AN_OK && p.n == 8 && p.figs.leaves == 2 && p.min_leaves == 2 && p.figs.pods == p.min_pods,
+		 "advise: 8 of 12 on two leaves, the fewest (rc %d)", rc);
+	/* on each leaf as many distinct spines down as its free hosts offer */
+	int spread = 1;
+	for (uint32_t l = 0; l < 2 && rc == AN_OK; l++) {
+		unsigned seenfree[64] = { 0 }, seenpick[64] = { 0 }, dfree = 0, dpick = 0, c = 0;
+		for (uint32_t i = 0; i < 12; i++)
+			if (fr[i] / HPL == l) {
+				unsigned pt = up_port(f.rt, other_leaf_sw(f.rt, fr[i]), fr[i]);
+				dfree += !seenfree[pt]++;
+			}
+		for (size_t i = 0; i < p.n; i++)
+			if (p.hosts[i] / HPL == l) {
+				unsigned pt = up_port(f.rt, other_leaf_sw(f.rt, p.hosts[i]), p.hosts[i]);
+				dpick += !seenpick[pt]++;
+				c++;
+			}
+		spread &= dpick == (c < dfree ? c : dfree);
+	}
+	tf_check(spread, "advise: each leaf's hosts come down through as many spines as its free hosts allow");
+	tf_check(p.time >= 0 && p.ff_time >= 0 && p.time <= p.ff_time * (1 + 1e-6),
+		 "advise: never predicted slower than first-fit (%.1f vs %.1f us)", p.time * 1e6, p.ff_time * 1e6);
+	tf_check(p.limit_time > 0 && p.bw_time >= p.limit_time * (1 - 1e-9) && p.ff_bw_time >= p.limit_time * (1 - 1e-9),
+		 "advise: busiest cable %.1f us, first-fit %.1f us, never below the injection limit %.1f us",
+		 p.bw_time * 1e6, p.ff_bw_time * 1e6, p.limit_time * 1e6);
+	tf_check((p.limit_why == PLACE_AT_LIMIT) == (p.bw_time <= p.limit_time * PLACE_LIMIT_SLACK) &&
+			 p.bott_node != ROUTE_NONE,
+		 "advise: why %d matches busiest/limit %.2f; the busiest cable is named", (int)p.limit_why,
+		 p.bw_time / p.limit_time);
+	/* the free list's order does not matter */
+	struct place_pick q;
+	uint32_t rev[12];
+	for (uint32_t i = 0; i < 12; i++)
+		rev[i] = fr[11 - i];
+	int same = place_pick_advise(pc, f.rt, f.h, rev, 12, 8, 1u << 20, 1, &q, why) == AN_OK && q.n == p.n;
+	for (size_t i = 0; same && i < p.n; i++)
+		same = p.hosts[i] == q.hosts[i];
+	tf_check(same, "advise: the same answer for the free list in any order");
+	place_pick_free(&q);
+	place_pick_free(&p);
+	place_ctx_free(pc);
+	fab_down(&f);
+}
+
+/* A 3-level fat tree (k = 8, d-mod-k): whole answers from random free
+ * lists keep fewest leaves and pods and are never predicted slower than
+ * first-fit or than the compact pick before balancing. */
+static void test_fattree(void)
+{
+	struct snap *s = snap_new();
+	tf_fattree3(s, 8);
+	tf_fattree3_finish(s, 8);
+	struct route_tab *rt;
+	struct hier *h;
+	if (route_build(s, NULL, &rt) || hier_build(rt, &h))
+		tf_die("route/hier");
+	struct place_ctx *pc = place_ctx_new();
+	uint32_t n = rt->nhosts, *fr = malloc(n * sizeof(*fr));
+	int ok = 1, cases = 0;
+	for (int r = 0; r < 20; r++) {
+		uint32_t nf = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (tf_rand() % 2)
+				fr[nf++] = i;
+		size_t want = 8 + tf_rand() % 40;
+		struct place_pick p, q;
+		char why[AN_ERR_LEN];
+		if (place_pick_advise(pc, rt, h, fr, nf, want, 1u << 20, 1, &p, why) ||
+		    place_pick(pc, rt, h, fr, nf, want, &q, why)) {
+			ok = 0;
+			break;
+		}
+		double tq;
+		place_alltoall_time(rt, q.hosts, want, 1u << 20, 1, &tq);
+		if (!p.first_fit && (p.figs.leaves != q.min_leaves || p.figs.pods != q.min_pods))
+			ok = 0;
+		if (p.time > p.ff_time * (1 + 1e-6) || p.time > tq * (1 + 1e-6))
+			ok = 0;
+		cases++;
+		place_pick_free(&p);
+		place_pick_free(&q);
+	}
+	tf_check(ok && cases == 20, "advise fat tree k=8: fewest leaves and pods, never slower than first-fit or the unbalanced pick (%d cases)", cases);
+	free(fr);
+	place_ctx_free(pc);
+	hier_free(h);
+	route_free(rt);
+	snap_free(s);
+}
+
+int main(void)
+{
+	test_collisions();
+	test_rates();
+	test_advise();
+	test_fattree();
+	return tf_failures ? 1 : 0;
+}
