@@ -21,6 +21,7 @@
 #undef tii_map_stencil
 #undef tii_reorder_ranks
 #define PICK_INFO_12 offsetof(tii_pick_info_t, min_leaves)
+#define PICK_INFO_13 offsetof(tii_pick_info_t, balanced)
 #define MAP_INFO_12 offsetof(tii_map_info_t, method)
 
 struct names {
@@ -166,6 +167,26 @@ static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
 	return 0;
 }
 
+/* pick's balance fields (1.4, issue 27); absent from an older topod. */
+static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
+{
+	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* TII_PICK_AT_LIMIT.. */
+	long bal, sw;
+	const char *b = tii__kv_get(kv, "bottleneck");
+	if (!tii__kv_get(kv, "balanced"))
+		return 0;
+	if (tii__kv_int(kv, "balanced", 0, 1, &bal) || tii__kv_int(kv, "swaps", 0, 1L << 30, &sw) || !b ||
+	    tii__parse_us(tii__kv_get(kv, "bottleneck_us"), &i->bottleneck_s) ||
+	    tii__parse_us(tii__kv_get(kv, "limit_us"), &i->limit_s) ||
+	    tii__parse_us(tii__kv_get(kv, "first_fit_bottleneck_us"), &i->first_fit_bottleneck_s) ||
+	    (i->limit_why = word_of(tii__kv_get(kv, "limit"), why, 4)) < 0)
+		return -1;
+	i->balanced = (int)bal, i->swaps = (int)sw;
+	if (strcmp(b, "-"))
+		return tii__guid_port(b, &i->bottleneck_guid, &i->bottleneck_port) ? -1 : 0;
+	return 0;
+}
+
 static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct list_ctx *c = ctx;
@@ -179,8 +200,9 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		    tii__kv_int(kv, "leaves", 0, (long)c->nm.n, &lv) || tii__kv_int(kv, "pods", 0, (long)c->nm.n, &pd) ||
 		    tii__kv_int(kv, "max_hops", 0, 65535, &mh) || tii__kv_u64(kv, "max_load", &ml))
 			return TII_E_PROTO;
-		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1 };
-		if (pick_advice(kv, (long)c->nm.n, &c->pinfo))
+		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
+					      0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
+		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo))
 			return TII_E_PROTO;
 	}
 	if (c->is_map)
@@ -269,6 +291,12 @@ int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t
 }
 
 int tii_pick_hosts_13(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info)
+{
+	return pick_hosts(t, free_hosts, nfree, want, chosen, info, PICK_INFO_13);
+}
+
+int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
 		      tii_pick_info_t *info)
 {
 	return pick_hosts(t, free_hosts, nfree, want, chosen, info, sizeof(*info));

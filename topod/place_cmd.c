@@ -121,6 +121,23 @@ static void put_pick_us(struct evbuffer *out, const char *key, double t)
 		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
 }
 
+/* Issue 27's fields: the hosts balanced within their leaves, the answer's
+ * busiest cable against the injection limit, and why it sits above. */
+static void put_pick_balance(struct qctx *c, const struct place_pick *p)
+{
+	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* enum place_limit_why */
+	evbuffer_add_printf(c->out, " balanced=%d swaps=%u", p->balanced, p->swaps);
+	put_pick_us(c->out, "bottleneck_us", p->bw_time);
+	put_pick_us(c->out, "limit_us", p->limit_time);
+	put_pick_us(c->out, "first_fit_bottleneck_us", p->ff_bw_time);
+	evbuffer_add_printf(c->out, " limit=%s", why[p->limit_why]);
+	if (p->bw_time < 0 || p->bott_node == ROUTE_NONE)
+		evbuffer_add_printf(c->out, " bottleneck=-");
+	else
+		evbuffer_add_printf(c->out, " bottleneck=0x%016" PRIx64 ":%u", c->rt->snap->nodes[p->bott_node].guid,
+				    p->bott_port);
+}
+
 /* pick [bytes=B] N HOST...: the compact pick, judged against first-fit. */
 void answer_pick(struct qctx *c)
 {
@@ -167,6 +184,7 @@ void answer_pick(struct qctx *c)
 	put_pick_us(c->out, "time_us", p.time);
 	put_pick_us(c->out, "pick_time_us", p.pick_time);
 	put_pick_us(c->out, "first_fit_time_us", p.ff_time);
+	put_pick_balance(c, &p);
 	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
 	for (size_t i = 0; i < p.n; i++)
 		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);

@@ -124,6 +124,9 @@ static void pick_text_us(FILE *o, const char *key, double s)
 		fprintf(o, "%s %.3f\n", key, s * 1e6);
 }
 
+/* tii_pick_info_t.limit_why, as topod's reply words it */
+static const char *const pick_why[] = { "at", "uplinks", "routes", "-" };
+
 int cmd_pick(struct tq *q, int argc, char **argv)
 {
 	if (!known_format(q->format))
@@ -164,6 +167,11 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_json_us(o, "time_us", in.time_s);
 			pick_json_us(o, "pick_time_us", in.pick_time_s);
 			pick_json_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fprintf(o, "\"balanced\":%s,\"swaps\":%d,", in.balanced ? "true" : "false", in.swaps);
+			pick_json_us(o, "bottleneck_us", in.bottleneck_s);
+			pick_json_us(o, "limit_us", in.limit_s);
+			pick_json_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
+			fprintf(o, "\"limit\":\"%s\",", pick_why[in.limit_why & 3]);
 			fputs("\"hosts\":[", o);
 			for (long i = 0; i < want; i++) {
 				if (i)
@@ -180,6 +188,11 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_text_us(o, "time_us", in.time_s);
 			pick_text_us(o, "pick_time_us", in.pick_time_s);
 			pick_text_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fprintf(o, "balanced %d\nswaps %d\n", in.balanced, in.swaps);
+			pick_text_us(o, "bottleneck_us", in.bottleneck_s);
+			pick_text_us(o, "limit_us", in.limit_s);
+			pick_text_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
+			fprintf(o, "limit %s\n", pick_why[in.limit_why & 3]);
 			fprintf(o, "nodelist %s\n", hl ? hl : "");
 			free(hl);
 		} else {
