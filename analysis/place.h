@@ -13,8 +13,10 @@
  *          choice exists, else as few as possible. Compactness wins over
  *          sharing-freedom, which is what keeps the promises on every
  *          routing engine; the answer says when a sharing-free set on more
- *          leaves existed. place_pick_advise then judges the pick against
- *          first-fit by the cost model (cost.h).
+ *          leaves existed. place_pick_advise then balances the hosts within
+ *          those leaves over the cables above them (place_pick_balance)
+ *          and judges the pick against first-fit by the cost model
+ *          (cost.h).
  *   map    ranks of a weighted communication graph onto hosts with slots
  *          (seed 5.2.2-5.2.4, 8.2.3): Scotch's SCOTCH_graphMap onto a
  *          target built from the hierarchy (hop-bytes), refined by swaps
@@ -29,7 +31,8 @@
  * Nothing here prints, exits or keeps global state: what outlives a call
  * is in a caller's struct place_ctx (see place_ctx_new).
  *
- * Sources: place.c (order, figures), place_pick.c (pick), place_entry.c
+ * Sources: place.c (order, figures, advice), place_pick.c (pick),
+ * place_balance.c (the hosts within the leaves), place_entry.c
  * (pick's entry-link table and the context), place_graph.c (graphs, cost),
  * place_map.c (map); place_impl.h is what they share.
  */

@@ -87,10 +87,36 @@ static int bal_walk(struct bal *b, uint32_t sw, uint32_t host, uint32_t w, size_
 	return -1;
 }
 
-/* Every candidate's profile, in two passes (count, then fill). */
+/* Candidate c's entries from k0 to *k with one entry per cable, weights
+ * summed: walks from several leaves often end on the same cables (the
+ * spine's cable down to the leaf), and a cable counted apart would look
+ * less loaded than it will be. seen/at: [ncodes] scratch. */
+static void bal_merge(struct bal *b, uint32_t c, size_t k0, size_t *k, uint32_t *seen, uint32_t *at)
+{
+	size_t w = k0;
+	for (size_t q = k0; q < *k; q++) {
+		uint32_t code = b->pcode[q];
+		if (seen[code] == c + 1) {
+			b->pw[at[code]] += b->pw[q];
+			continue;
+		}
+		seen[code] = c + 1;
+		at[code] = (uint32_t)w;
+		b->pcode[w] = code;
+		b->pw[w++] = b->pw[q];
+	}
+	*k = w;
+}
+
+/* Every candidate's profile, in two passes (count, then fill and merge). */
 static int bal_profiles(struct bal *b)
 {
 	size_t cap = 0, k = 0;
+	uint32_t *seen = calloc(b->ncodes, sizeof(*seen)), *at = malloc(b->ncodes * sizeof(*at));
+	if (!seen || !at) {
+		free(seen), free(at);
+		return AN_E_NOMEM;
+	}
 	for (int pass = 0; pass < 2; pass++) {
 		k = 0;
 		for (size_t c = 0; c < b->nc; c++) {
@@ -105,18 +131,21 @@ static int bal_profiles(struct bal *b)
 					k = k0;
 				}
 			}
+			if (pass == 1)
+				bal_merge(b, (uint32_t)c, b->pstart[c], &k, seen, at);
 		}
 		b->pstart[b->nc] = (uint32_t)k;
 		if (pass == 0) {
-			if (k > UINT32_MAX)
-				return AN_E_RANGE;
 			cap = k;
 			b->pcode = malloc((k + 1) * sizeof(*b->pcode));
 			b->pw = malloc((k + 1) * sizeof(*b->pw));
-			if (!b->pcode || !b->pw)
-				return AN_E_NOMEM;
+			if (k > UINT32_MAX || !b->pcode || !b->pw) {
+				free(seen), free(at);
+				return k > UINT32_MAX ? AN_E_RANGE : AN_E_NOMEM;
+			}
 		}
 	}
+	free(seen), free(at);
 	return AN_OK;
 }
 
