@@ -216,24 +216,30 @@ done:
 	return rc;
 }
 
-/* Data rate of the cables of a leaf switch that lead to other switches. */
-static uint64_t leaf_up_bps(const struct route_tab *rt, uint32_t sw)
+/* The cables of a leaf switch that lead to other switches: how many, their
+ * summed rate and the fastest. */
+static void leaf_up(const struct route_tab *rt, uint32_t sw, uint32_t *count, uint64_t *sum, uint64_t *top)
 {
 	uint32_t node = rt->sw_node[sw];
-	uint64_t sum = 0;
+	*count = 0, *sum = 0, *top = 0;
 	for (unsigned p = 1; p <= rt->snap->nodes[node].nports; p++)
-		if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP)
-			sum += rate_cable_bps(rt->snap, node, p);
-	return sum;
+		if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP) {
+			uint64_t bps = rate_cable_bps(rt->snap, node, p);
+			(*count)++, *sum += bps;
+			if (bps > *top)
+				*top = bps;
+		}
 }
 
 /* The injection limit of the answer, and why its busiest cable sits above
- * it: a leaf whose uplinks cannot carry its hosts' traffic to the others at
- * the limit (c (n - c) blocks over their summed rate), else the routes. */
+ * it. A leaf with c of the n hosts and u uplinks: its uplinks carry
+ * c (n - c) blocks each way, and, routes being by destination, each of its
+ * hosts receives its n - c blocks from other leaves over one cable down,
+ * so some cable down carries ceil(c / u) (n - c) blocks: either above the
+ * limit is the leaves' (uplinks), else the routes'. */
 static void pick_limit(const struct route_tab *rt, const struct place_pick *out, uint64_t bytes, double *limit,
 		       enum place_limit_why *why)
 {
-	uint32_t slow = UINT32_MAX;
 	uint64_t slowest = UINT64_MAX;
 	*limit = -1;
 	*why = PLACE_NOLIMIT;
@@ -243,9 +249,9 @@ static void pick_limit(const struct route_tab *rt, const struct place_pick *out,
 		if (!bps)
 			return;
 		if (bps < slowest)
-			slowest = bps, slow = (uint32_t)i;
+			slowest = bps;
 	}
-	if (slow == UINT32_MAX || out->bw_time < 0)
+	if (slowest == UINT64_MAX || out->bw_time < 0)
 		return;
 	*limit = (double)(out->n - 1) * (double)bytes * 8 / (double)slowest;
 	if (out->bw_time <= *limit * PLACE_LIMIT_SLACK) {
@@ -254,21 +260,26 @@ static void pick_limit(const struct route_tab *rt, const struct place_pick *out,
 	}
 	*why = PLACE_ROUTES;
 	for (size_t i = 0; i < out->n;) {   /* hierarchy order: a leaf's hosts are a run */
-		uint32_t sw = place_host_leaf_sw(rt, out->hosts[i]);
+		uint32_t sw = place_host_leaf_sw(rt, out->hosts[i]), u = 0;
 		size_t j = i + 1;
 		while (j < out->n && place_host_leaf_sw(rt, out->hosts[j]) == sw)
 			j++;
-		uint64_t up = sw == ROUTE_NONE ? 0 : leaf_up_bps(rt, sw);
-		double need = up ? (double)(j - i) * (double)(out->n - (j - i)) * (double)bytes * 8 / (double)up : 0;
-		if (need > *limit * PLACE_LIMIT_SLACK)
+		uint64_t sum = 0, top = 0;
+		if (sw != ROUTE_NONE)
+			leaf_up(rt, sw, &u, &sum, &top);
+		double c = (double)(j - i), rest = (double)(out->n - (j - i)) * (double)bytes * 8;
+		double need = sum ? c * rest / (double)sum : 0;
+		double down = top ? (double)((j - i + u - 1) / u) * rest / (double)top : 0;
+		if (need > *limit * PLACE_LIMIT_SLACK || down > *limit * PLACE_LIMIT_SLACK)
 			*why = PLACE_UPLINKS;
 		i = j;
 	}
 }
 
-/* The pick's hosts traded within their leaves (place_pick_balance) when
- * that is predicted faster: same leaves, same counts, so the promises
- * hold. Sets out->swaps, out->balanced and, when taken, out->pick_time. */
+/* The pick's hosts traded within their leaves (place_pick_balance), from
+ * the pick's counts per leaf and from counts as even as the free hosts
+ * allow, when predicted faster: same leaves, so the promises hold. Sets
+ * out->swaps, out->balanced and, when taken, out->pick_time. */
 static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
 				   size_t nfree, uint64_t bytes, int threads, struct place_pick *out)
 {
@@ -276,7 +287,7 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 		return AN_OK;
 	/* already at the injection limit: no choice of hosts does better */
 	struct cost_time ct;
-	double limit;
+	double limit, best = out->pick_time * (1 - 1e-6);
 	enum place_limit_why lw;
 	int rc = a2a_cost(rt, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
@@ -285,33 +296,49 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 	pick_limit(rt, out, bytes, &limit, &lw);
 	if (lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
 		return AN_OK;
-	uint32_t *bh = malloc(out->n * sizeof(*bh));
+	uint32_t *bh = malloc(out->n * sizeof(*bh)), *win = NULL, swaps;
 	if (!bh)
 		return AN_E_NOMEM;
-	memcpy(bh, out->hosts, out->n * sizeof(*bh));
-	double t = -1;
-	rc = place_pick_balance(rt, free_hosts, nfree, bh, out->n, &out->swaps);
-	if (rc == AN_E_RANGE) {   /* a host off the leaves: the pick stays */
-		free(bh);
-		return AN_OK;
+	for (int even = 0; even < 2 && rc == AN_OK; even++) {
+		double t = -1;
+		memcpy(bh, out->hosts, out->n * sizeof(*bh));
+		rc = even ? place_pick_even(rt, free_hosts, nfree, bh, out->n) : AN_OK;
+		if (rc == AN_OK)
+			rc = place_pick_balance(rt, free_hosts, nfree, bh, out->n, &swaps);
+		if (rc == AN_E_RANGE) {   /* a host off the leaves: the pick stays */
+			rc = AN_OK;
+			break;
+		}
+		if (rc || (rc = place_alltoall_time(rt, bh, out->n, bytes, threads, &t)))
+			break;
+		if (!even)
+			out->swaps = swaps;
+		if (t >= 0 && t < best) {
+			uint32_t *sw = win ? win : malloc(out->n * sizeof(*sw));
+			if (!sw) {
+				rc = AN_E_NOMEM;
+				break;
+			}
+			memcpy(sw, bh, out->n * sizeof(*sw));
+			win = sw, best = t, out->swaps = swaps;
+		}
 	}
-	if (rc || (rc = place_alltoall_time(rt, bh, out->n, bytes, threads, &t)))
-		goto out;
-	if (t >= 0 && t < out->pick_time * (1 - 1e-6)) {
+	if (rc == AN_OK && win) {
 		struct place_figs figs;
-		if ((rc = place_order(rt, h, bh, out->n)) || (rc = place_figures(rt, h, bh, out->n, &figs)))
+		if ((rc = place_order(rt, h, win, out->n)) || (rc = place_figures(rt, h, win, out->n, &figs)))
 			goto out;
 		free(out->hosts);
-		out->hosts = bh;
-		bh = NULL;
+		out->hosts = win;
+		win = NULL;
 		out->figs = figs;
 		out->sharing_free = figs.sharing == 0;
 		out->sharing_free_wider = out->sharing_free ? 0 : out->sharing_free_wider;
 		out->balanced = 1;
-		out->pick_time = t;
+		out->pick_time = best;
 	}
 out:
 	free(bh);
+	free(win);
 	return rc;
 }
 

@@ -398,3 +398,31 @@ int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, s
 	bal_free(&b);
 	return rc;
 }
+
+int place_pick_even(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts, size_t n)
+{
+	struct bal b = { .rt = rt };
+	int rc = bal_setup(&b, free_hosts, nfree, hosts, n);
+	if (rc == AN_OK) {
+		/* water-filling: one more host to every leaf with room, round by
+		 * round, until n; the leaves' candidates are sorted by host index */
+		for (uint32_t l = 0; l < b.nl; l++)
+			b.lcount[l] = 0;
+		size_t k = 0;
+		while (k < n) {
+			size_t before = k;
+			for (uint32_t l = 0; l < b.nl && k < n; l++)
+				if (b.lfirst[l] + b.lcount[l] < b.lfirst[l + 1])
+					b.lcount[l]++, k++;
+			if (k == before)
+				break;
+		}
+		k = 0;
+		for (uint32_t l = 0; l < b.nl; l++)
+			for (uint32_t t = 0; t < b.lcount[l]; t++)
+				hosts[k++] = b.cand[b.lfirst[l] + t];
+		rc = k == n ? AN_OK : AN_E_RANGE;
+	}
+	bal_free(&b);
+	return rc;
+}
