@@ -40,6 +40,18 @@ import run as js  # noqa: E402  (the lab, topod, SMPI helpers of the schedule be
 
 PATTERNS = ["halo", "ring", "alltoall"]
 
+# Issue 27's fabrics, beside run.py's: leaves with more uplinks than the
+# default trees, where which hosts of a leaf are taken decides the upper
+# switches the job's traffic comes down through.
+js.FABRICS.setdefault("ft2-wide", dict(
+    desc="2-level fat tree XGFT(2;20,8;1,16), 160 hosts, 1.25:1 (issue 27's tree)", routing="ftree",
+    gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
+js.FABRICS.setdefault("ft2-wide-updn", dict(
+    desc="ft2-wide under updn", routing="updn", roots=True, gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
+js.FABRICS.setdefault("ft3-wide", dict(
+    desc="3-level fat tree XGFT(3;8,6,4;1,4,6), 192 hosts, 2:1 at level 1 (issue 27's 3-level tree)",
+    routing="ftree", gen=["xgft", "--h", "3", "--m", "8,6,4", "--w", "1,4,6"]))
+
 
 def grid(n):
     """X x Y with X*Y = n, as square as possible."""
