@@ -5,7 +5,8 @@
 # OpenSM's ftree. tests/lib/pickbalance.py reads the LFTs the switches hold
 # (ibroute) and the CA LIDs (ibnetdiscover), not topod, and checks that no
 # two hosts of a leaf routed down through one spine are picked where the
-# free list offers another (at most ceil(c/d) per spine beyond that).
+# free list offers another (at most ceil(c/d) per spine beyond that), and
+# that topoquery --json (libtii) carries the reply's new fields.
 # Skips (exit 0) without ibsim/opensm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -37,6 +38,7 @@ while read -r lid _; do
 	lab_umad ibroute -n "$lid" >>"$LAB_DIR/ibroute.out" 2>/dev/null
 done <"$LAB_DIR/drpaths"
 python3 tests/lib/pickbalance.py --port "$LAB_TOPOD_PORT" --meta "$LAB_DIR/f.json" --ibnd "$LAB_DIR/ibnd.out" \
-	--ibroute "$LAB_DIR/ibroute.out" --label ftree --seed 5 || failed=$((failed + 1))
+	--ibroute "$LAB_DIR/ibroute.out" --label ftree --seed 5 --topoquery "$LAB_ROOT/build/bin/topoquery" ||
+	failed=$((failed + 1))
 lab_teardown
 exit $((failed != 0))

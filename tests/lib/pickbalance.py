@@ -21,6 +21,7 @@ import os
 import random
 import re
 import socket
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--label", default="ftree")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--lists", type=int, default=12)
+    ap.add_argument("--topoquery", help="also check that libtii (topoquery --json) carries the same fields")
     a = ap.parse_args()
     meta = json.load(open(a.meta))
     topo = parse_ibnetdiscover(open(a.ibnd).read())
@@ -144,6 +146,21 @@ def main():
        % (a.label, picked, "" if not bad else ": " + "; ".join(bad[:3])))
     ok(collide_po >= 1, "%s: %d of those, taken in port order on the same leaves, would collide (the check bites)"
        % (a.label, collide_po))
+    if a.topoquery:
+        free, want = lists[0]
+        head, _ = ask(s, f, "pick %d %s" % (want, " ".join(free)))
+        k = kv(head)
+        r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", str(want)] + free,
+                           capture_output=True, text=True)
+        try:
+            j = json.loads(r.stdout)
+            same = (j["balanced"] == (k["balanced"] == "1") and j["swaps"] == int(k["swaps"]) and
+                    j["limit"] == k["limit"] and
+                    all(abs(j[x] - float(k[x])) < 1e-3 for x in ("bottleneck_us", "limit_us", "first_fit_bottleneck_us")))
+        except (ValueError, KeyError, TypeError) as e:
+            same, j = False, "%s: %s %s" % (e, r.stdout[:200], r.stderr[:200])
+        ok(same, "%s: topoquery --json pick (libtii 1.4) carries balanced, swaps, bottleneck_us, limit_us, "
+           "first_fit_bottleneck_us and limit as topod sent them%s" % (a.label, "" if same else ": %s / %s" % (j, head)))
     return 1 if failed else 0
 
 
