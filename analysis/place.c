@@ -401,3 +401,47 @@ fail:
 	snprintf(why, AN_ERR_LEN, "predicting the pick: %s", an_strerror(rc));
 	return rc;
 }
+
+int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uint32_t *alloc, size_t n,
+		     const uint32_t *free_hosts, size_t nfree, uint64_t bytes, int threads, struct place_pick *out,
+		     size_t *trades, char why[AN_ERR_LEN])
+{
+	memset(out, 0, sizeof(*out));
+	*trades = 0;
+	struct cost_time ct;
+	uint32_t *all = malloc((n + nfree + 1) * sizeof(*all));
+	out->hosts = malloc((n + 1) * sizeof(*out->hosts));
+	int rc = AN_E_NOMEM;
+	if (!all || !out->hosts)
+		goto fail;
+	memcpy(all, alloc, n * sizeof(*all));
+	memcpy(all + n, free_hosts, nfree * sizeof(*all));
+	memcpy(out->hosts, alloc, n * sizeof(*out->hosts));
+	out->n = n;
+	if ((rc = place_order(rt, h, out->hosts, n)) ||
+	    (rc = a2a_cost(rt, out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
+		goto fail;
+	out->ff_time = out->pick_time = ct.seconds;
+	out->ff_bw_time = ct.bw_seconds;
+	if ((rc = place_figures(rt, h, out->hosts, n, &out->figs)))
+		goto fail;
+	out->min_leaves = out->figs.leaves, out->min_pods = out->figs.pods;
+	/* the pick's balancing, with the allocation as the pick and the union
+	 * as the free list */
+	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, bytes, threads, out)) ||
+	    (rc = pick_figures_of_answer(rt, bytes, threads, out)))
+		goto fail;
+	out->time = out->pick_time;
+	out->sharing_free = out->figs.sharing == 0;
+	memcpy(all, alloc, n * sizeof(*all));   /* sorted: who stays */
+	qsort(all, n, sizeof(*all), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		*trades += !bsearch(&out->hosts[i], all, n, sizeof(*all), cmp_u32);
+	free(all);
+	return AN_OK;
+fail:
+	free(all);
+	place_pick_free(out);
+	snprintf(why, AN_ERR_LEN, "predicting the trade: %s", an_strerror(rc));
+	return rc;
+}

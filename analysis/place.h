@@ -157,6 +157,20 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
 		       size_t n, uint32_t *swaps);
 
+/* For an allocation that exists (issue 27, item 2): alloc[0..n) and the
+ * free hosts free_hosts[0..nfree) (disjoint from it). The hosts of alloc's
+ * leaves, on those leaves only (leaves and pods stay), balanced as
+ * place_pick_balance does, from alloc's counts per leaf and from even
+ * counts; the trade is proposed only when predicted faster by more than a
+ * millionth. out->hosts: the allocation after the trade (alloc's hosts
+ * when none is proposed), in hierarchy order; out->ff_time and
+ * out->ff_bw_time are alloc's own figures (the baseline), out->time,
+ * out->bw_time, out->limit_time, out->limit_why, out->bott_* the answer's;
+ * out->balanced 1 if hosts are traded; *trades how many. */
+int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uint32_t *alloc, size_t n,
+		     const uint32_t *free_hosts, size_t nfree, uint64_t bytes, int threads, struct place_pick *out,
+		     size_t *trades, char why[AN_ERR_LEN]);
+
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
  * the weight of entry (v, u), equal to that of (u, v), is the traffic of
  * both directions together (bytes or messages: any unit, hop-bytes are in

@@ -138,12 +138,41 @@ static void put_pick_balance(struct qctx *c, const struct place_pick *p)
 				    p->bott_port);
 }
 
-/* pick [bytes=B] N HOST...: the compact pick, judged against first-fit. */
+/* pick [bytes=B] trade N ALLOC1..ALLOCN FREE...: the allocation's hosts
+ * traded within its leaves for free ones when predicted faster (issue 27,
+ * item 2). v holds the allocation then the free hosts, distinct. */
+static void answer_trade(struct qctx *c, uint32_t *v, size_t want, size_t n, unsigned long bytes)
+{
+	struct place_pick p;
+	char why[AN_ERR_LEN];
+	size_t trades;
+	int rc = place_pick_trade(c->rt, c->h, v, want, v + want, n - want, bytes, c->threads, &p, &trades, why);
+	free(v);
+	if (rc) {
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
+		return;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " alloc=%zu free=%zu trades=%zu", c->gen, want, n - want, trades);
+	put_figs(c, &p.figs);
+	evbuffer_add_printf(c->out, " bytes=%lu", bytes);
+	put_pick_us(c->out, "time_us", p.time);
+	put_pick_us(c->out, "alloc_time_us", p.ff_time);
+	put_pick_us(c->out, "alloc_bottleneck_us", p.ff_bw_time);
+	put_pick_balance(c, &p);
+	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
+	for (size_t i = 0; i < p.n; i++)
+		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
+	place_pick_free(&p);
+}
+
+/* pick [bytes=B] [trade] N HOST...: the compact pick, judged against
+ * first-fit; with trade, the first N hosts are an allocation to improve. */
 void answer_pick(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
 	unsigned long want, bytes = PICK_BYTES_DEFAULT;
 	size_t a = 0;
+	int trade = 0;
 	if (r->argc && !strncmp(r->argv[0], "bytes=", 6)) {
 		if (parse_count(r->argv[0] + 6, 1ul << 40, &bytes) || !bytes) {
 			query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: B must be 1..2^40, got '%.40s'", r->argv[0]);
@@ -151,6 +180,8 @@ void answer_pick(struct qctx *c)
 		}
 		a = 1;
 	}
+	if (r->argc > a && !strcmp(r->argv[a], "trade"))
+		trade = 1, a++;
 	if (r->argc < a + 2 || parse_count(r->argv[a], TOPO_MATRIX_MAX, &want) || !want) {
 		query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX,
 			    r->argc > a ? r->argv[a] : "");
@@ -165,6 +196,10 @@ void answer_pick(struct qctx *c)
 	if (want > n) {
 		query_error(c->out, "TOOFEW", "asked for %lu hosts, %zu are free", want, n);
 		free(v);
+		return;
+	}
+	if (trade) {
+		answer_trade(c, v, want, n, bytes);
 		return;
 	}
 	struct place_pick p;

@@ -146,6 +146,27 @@ def main():
        % (a.label, picked, "" if not bad else ": " + "; ".join(bad[:3])))
     ok(collide_po >= 1, "%s: %d of those, taken in port order on the same leaves, would collide (the check bites)"
        % (a.label, collide_po))
+    # trade: an allocation of two hosts per spine on two leaves, the rest
+    # of those leaves free
+    alloc = []
+    for l in leaves[:2]:
+        src = leaves[2]
+        mine = sorted((h for h in hosts if leaf[h] == l), key=lambda h: port_of[h])
+        by = {}
+        for h in mine:
+            by.setdefault(up(src, h), []).append(h)
+        pairs = [v[:2] for v in by.values() if len(v) >= 2][:2]
+        alloc += [h for p in pairs for h in p]
+    rest = [h for h in hosts if leaf[h] in leaves[:2] and h not in alloc]
+    head, lines = ask(s, f, "pick trade %d %s %s" % (len(alloc), " ".join(alloc), " ".join(rest)))
+    k = kv(head)
+    good, why = spread_ok(lines, alloc + rest, leaf, up) if head.startswith("OK") else (False, head)
+    traded = len(set(lines) - set(alloc))
+    ok(good and len(alloc) == 8 and int(k.get("trades", -1)) == traded > 0 and
+       {leaf[h] for h in lines} == set(leaves[:2]) and float(k["time_us"]) < float(k["alloc_time_us"]),
+       "%s: pick trade: an allocation with two hosts per spine on 2 leaves trades %d hosts on the same leaves, "
+       "none then share a spine down, predicted %s us from %s us%s" % (
+           a.label, traded, k.get("time_us"), k.get("alloc_time_us"), "" if good else ": " + why))
     if a.topoquery:
         free, want = lists[0]
         head, _ = ask(s, f, "pick %d %s" % (want, " ".join(free)))

@@ -114,6 +114,65 @@ static void test_collisions(void)
 	fab_down(&f);
 }
 
+/* An allocation that exists: its colliding hosts traded for free ones on
+ * the same leaves; a balanced one left alone. */
+static void test_trade(void)
+{
+	struct fab f;
+	fab_up(&f, 0);
+	uint32_t alloc[8], fr[8], k = 0, nf = 0;
+	/* per leaf: two pairs that share a spine down */
+	for (uint32_t l = 0; l < 2; l++)
+		for (uint32_t a = l * HPL; a < (l + 1) * HPL; a++)
+			for (uint32_t b = a + 1; b < (l + 1) * HPL; b++) {
+				int used = 0;
+				for (uint32_t q = 0; q < k; q++)
+					used |= alloc[q] == a || alloc[q] == b;
+				if (!used && k < 4 * (l + 1) &&
+				    up_port(f.rt, other_leaf_sw(f.rt, a), a) == up_port(f.rt, other_leaf_sw(f.rt, b), b))
+					alloc[k++] = a, alloc[k++] = b;
+			}
+	for (uint32_t i = 0; i < 2 * HPL; i++) {
+		int in = 0;
+		for (uint32_t q = 0; q < k; q++)
+			in |= alloc[q] == i;
+		if (!in)
+			fr[nf++] = i;
+	}
+	struct place_pick p;
+	size_t trades;
+	char why[AN_ERR_LEN];
+	int rc = place_pick_trade(f.rt, f.h, alloc, 8, fr, nf, 1u << 20, 1, &p, &trades, why);
+	size_t moved = 0;
+	for (size_t i = 0; rc == AN_OK && i < p.n; i++) {
+		int kept = 0;
+		for (uint32_t q = 0; q < 8; q++)
+			kept |= p.hosts[i] == alloc[q];
+		moved += !kept;
+	}
+	tf_check(rc == AN_OK && k == 8 && trades > 0 && trades == moved && p.balanced && !collide(f.rt, p.hosts, 8) &&
+			 p.time < p.ff_time && p.figs.leaves == 2,
+		 "trade: %zu of 8 hosts traded on the same 2 leaves, no spine shared down, %.1f us from %.1f us", trades,
+		 p.time * 1e6, p.ff_time * 1e6);
+	uint32_t again[8];
+	for (uint32_t i = 0; i < 8 && rc == AN_OK; i++)
+		again[i] = p.hosts[i];
+	uint32_t fr2[8], nf2 = 0;
+	for (uint32_t i = 0; i < 2 * HPL; i++) {
+		int in = 0;
+		for (uint32_t q = 0; q < 8; q++)
+			in |= again[q] == i;
+		if (!in)
+			fr2[nf2++] = i;
+	}
+	place_pick_free(&p);
+	rc = place_pick_trade(f.rt, f.h, again, 8, fr2, nf2, 1u << 20, 1, &p, &trades, why);
+	tf_check(rc == AN_OK && trades == 0 && !p.balanced && p.time == p.ff_time,
+		 "trade: a balanced allocation is left as it is (%zu trades)", trades);
+	place_pick_free(&p);
+	fab_down(&f);
+}
+
 /* Leaf 0's cable to spine 0 at 1x: three hosts per leaf stay off it. */
 static void test_rates(void)
 {
@@ -257,6 +316,7 @@ int main(void)
 {
 	test_collisions();
 	test_rates();
+	test_trade();
 	test_advise();
 	test_fattree();
 	return tf_failures ? 1 : 0;
