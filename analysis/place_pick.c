@@ -64,7 +64,7 @@ struct pk {
 	uint32_t *tmp;      /* [nf] scratch positions */
 	struct leafcap *lc; /* [nl] capacities */
 	uint32_t *lpod;     /* [nl] pod of each leaf (place_pod) */
-	uint64_t *lup;      /* [nl] summed rate of each leaf's cables to switches */
+	uint64_t *lup;      /* [nl] uplink capacity: cables to switches x the slowest's rate */
 	uint8_t *inset;     /* [nl] 1 for a chosen leaf */
 	uint32_t kmin, pmin;   /* fewest leaves, then fewest pods */
 	int packed;            /* fill the fullest chosen leaves first (place_pick_packed) */
@@ -307,9 +307,17 @@ static int pk_setup(struct pk *p, const uint32_t *free_hosts)
 	for (uint32_t l = 0; rc == AN_OK && l < p->nl; l++) {
 		uint32_t sw = p->leaf_sw[l], node = rt->sw_node[sw];
 		p->lpod[l] = place_pod(p->h, p->f[p->lhosts[p->leaf_first[l]]]);
+		/* routes by destination spread a leaf's traffic over its uplinks
+		 * one host at a time, so the slowest one paces them all: u x the
+		 * slowest rate, not the sum */
+		uint64_t slow = UINT64_MAX, u = 0;
 		for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
-			if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP)
-				p->lup[l] += rate_cable_bps(rt->snap, node, q);
+			if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
+				uint64_t bps = rate_cable_bps(rt->snap, node, q);
+				slow = bps < slow ? bps : slow;
+				u++;
+			}
+		p->lup[l] = u ? u * slow : 0;
 	}
 out:
 	free(lofsw);
