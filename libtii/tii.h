@@ -98,7 +98,7 @@ extern "C" {
 #define TII_VERSION_MAJOR 1
 #define TII_VERSION_MINOR 4   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
-                                * 1.4: pick's balanced hosts, bottleneck and injection limit */
+                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -788,6 +788,18 @@ TII_API int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nf
 #define tii_map_graph tii_map_graph_13
 #define tii_map_stencil tii_map_stencil_13
 #define tii_reorder_ranks tii_reorder_ranks_13
+/* For an allocation that exists (protocol `pick trade`, 1.4, issue 27):
+ * its hosts balanced on its own leaves, some traded for free hosts of those
+ * leaves when topod predicts its all-to-all faster. out[0..nalloc) gets the
+ * allocation after the trade in hierarchy order: i < nalloc is alloc[i],
+ * else free_hosts[i - nalloc]; *trades (may be NULL) how many were traded.
+ * info (may be NULL): the answer's figures; time_s and bottleneck_s are the
+ * answer's, first_fit_time_s and first_fit_bottleneck_s the allocation's own
+ * (first_fit_time_s / time_s is the predicted gain), pick_time_s = time_s,
+ * min_leaves, min_pods, sharing_free_wider and first_fit 0. nfree may be 0.
+ * A host in both lists: TII_E_INVAL from topod (ERR DUPLICATE). */
+TII_API int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char *const *free_hosts,
+			   size_t nfree, size_t *out, size_t *trades, tii_pick_info_t *info);
 
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 

@@ -168,6 +168,18 @@ def main():
        "none then share a spine down, predicted %s us from %s us%s" % (
            a.label, traded, k.get("time_us"), k.get("alloc_time_us"), "" if good else ": " + why))
     if a.topoquery:
+        # the same trade through libtii (tii_pick_trade): same hosts, same gain
+        r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", "trade", str(len(alloc))] +
+                           alloc + rest, capture_output=True, text=True)
+        try:
+            j = json.loads(r.stdout)
+            same = (sorted(j["hosts"]) == sorted(lines) and j["trades"] == int(k["trades"]) and
+                    all(abs(j[x] - float(k[x])) < 1e-3 for x in ("time_us", "alloc_time_us", "bottleneck_us",
+                                                                  "alloc_bottleneck_us", "limit_us")))
+        except (ValueError, KeyError, TypeError) as e:
+            same, j = False, "%s: %s %s" % (e, r.stdout[:200], r.stderr[:200])
+        ok(same, "%s: topoquery --json pick trade (tii_pick_trade) answers the hosts, trades and predicted gain "
+           "topod sent%s" % (a.label, "" if same else ": %s / %s" % (j, head)))
         free, want = lists[0]
         head, _ = ask(s, f, "pick %d %s" % (want, " ".join(free)))
         k = kv(head)
