@@ -114,7 +114,10 @@ def us(v):
 
 def platform_for(port, hosts, path):
     with open(path, "w") as f:
-        r = subprocess.run([js.TOPOQUERY, "-s", "127.0.0.1:%d" % port, "simgrid"] + sorted(set(hosts)), stdout=f,
+        # a job's export takes at most 256 hosts; a larger free list takes
+        # the whole fabric's (the same routes and rates)
+        sel = ["--all"] if len(set(hosts)) > 256 else sorted(set(hosts))
+        r = subprocess.run([js.TOPOQUERY, "-s", "127.0.0.1:%d" % port, "simgrid"] + sel, stdout=f,
                            stderr=subprocess.PIPE, text=True)
     if r.returncode:
         raise RuntimeError("topoquery simgrid: " + r.stderr.strip())
