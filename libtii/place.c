@@ -351,8 +351,10 @@ int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char
 	size_t k = 0;
 	for (size_t i = 0; !rc && i < nalloc; i++)
 		k += out[i] >= nalloc;
-	if (!rc && k != (size_t)c.trades)
+	if (!rc && k != (size_t)c.trades) {
+		tii__set_msg(t, "pick trade: trades=%ld, but %zu free hosts answered", c.trades, k);
 		rc = TII_E_PROTO;
+	}
 	if (!rc && trades)
 		*trades = k;
 	if (!rc && info)
