@@ -148,10 +148,11 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 	return AN_OK;
 }
 
-/* The all-to-all's predicted time and its busiest cable (cost.h): ct->seconds
- * -1 when a loaded cable has no known rate. */
-static int a2a_cost(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes, int threads,
-		    struct cost_time *ct, uint32_t *node, uint8_t *port)
+/* The predicted time of the pattern `spec` (pattern.h; rank i on hosts[i])
+ * and its busiest cable (cost.h): ct->seconds -1 when a loaded cable has no
+ * known rate. AN_E_INVAL for a pattern that does not fit n ranks. */
+static int a2a_cost(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
+		    int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
 {
 	struct pattern p;
 	char err[AN_ERR_LEN];
@@ -160,10 +161,14 @@ static int a2a_cost(const struct route_tab *rt, const uint32_t *hosts, size_t n,
 	*node = ROUTE_NONE, *port = 0;
 	if (n > UINT32_MAX)
 		return AN_E_RANGE;
-	int rc = pattern_parse("alltoall", &p, err);
+	int rc = pattern_parse(spec, &p, err);
 	if (rc)
 		return rc;
 	p.msg_bytes = bytes;
+	if (pattern_check(&p, (uint32_t)n, err)) {
+		pattern_clear(&p);
+		return AN_E_INVAL;
+	}
 	struct pat_job job = { (uint32_t)n, (uint32_t *)hosts };
 	rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
 	if (rc == AN_OK && cost_load_time(rt, L, ct, err) == AN_OK) {
@@ -177,31 +182,37 @@ static int a2a_cost(const struct route_tab *rt, const uint32_t *hosts, size_t n,
 	return rc;
 }
 
-int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
-			int threads, double *t)
+static int pat_time(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
+		    int threads, double *t)
 {
 	struct cost_time ct;
 	uint32_t node;
 	uint8_t port;
-	int rc = a2a_cost(rt, hosts, n, bytes, threads, &ct, &node, &port);
+	int rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port);
 	*t = ct.seconds;
 	return rc;
+}
+
+int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
+			int threads, double *t)
+{
+	return pat_time(rt, "alltoall", hosts, n, bytes, threads, t);
 }
 
 /* Between the sharing-aware pick and the packed one on the same leaves
  * (same leaves and pods: the promises hold either way), the one predicted
  * faster; the sharing-aware one on a tie. Sets out->pick_time. */
 static int pick_packed_if_faster(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
-				 const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
-				 struct place_pick *out, char why[AN_ERR_LEN])
+				 const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+				 int threads, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct place_pick alt;
-	int rc = place_alltoall_time(rt, out->hosts, want, bytes, threads, &out->pick_time);
+	int rc = pat_time(rt, spec, out->hosts, want, bytes, threads, &out->pick_time);
 	if (rc || out->min_leaves < 2)
 		goto done;
 	if ((rc = place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 1, &alt, why)))
 		goto done;
-	if ((rc = place_alltoall_time(rt, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
+	if ((rc = pat_time(rt, spec, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
 	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6)) {
 		place_pick_free(out);
 		*out = alt;
@@ -281,7 +292,7 @@ static void pick_limit(const struct route_tab *rt, const struct place_pick *out,
  * allow, when predicted faster: same leaves, so the promises hold. Sets
  * out->swaps, out->balanced and, when taken, out->pick_time. */
 static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-				   size_t nfree, uint64_t bytes, int threads, struct place_pick *out)
+				   size_t nfree, const char *spec, uint64_t bytes, int threads, struct place_pick *out)
 {
 	if (out->figs.leaves < 2 || out->pick_time < 0)
 		return AN_OK;
@@ -289,12 +300,12 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 	struct cost_time ct;
 	double limit, best = out->pick_time * (1 - 1e-6);
 	enum place_limit_why lw;
-	int rc = a2a_cost(rt, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
 	pick_limit(rt, out, bytes, &limit, &lw);
-	if (lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
+	if (!strcmp(spec, "alltoall") && lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
 		return AN_OK;
 	uint32_t *bh = malloc(out->n * sizeof(*bh)), *win = NULL, swaps;
 	if (!bh)
@@ -309,7 +320,9 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 			rc = AN_OK;
 			break;
 		}
-		if (rc || (rc = place_alltoall_time(rt, bh, out->n, bytes, threads, &t)))
+		/* the pattern's rank order: hierarchy order, as answered */
+		if (rc || (rc = place_order(rt, h, bh, out->n)) ||
+		    (rc = pat_time(rt, spec, bh, out->n, bytes, threads, &t)))
 			break;
 		if (!even)
 			out->swaps = swaps;
@@ -343,14 +356,19 @@ out:
 }
 
 /* The answer's bandwidth term, busiest cable, limit and why. */
-static int pick_figures_of_answer(const struct route_tab *rt, uint64_t bytes, int threads, struct place_pick *out)
+static int pick_figures_of_answer(const struct route_tab *rt, const char *spec, uint64_t bytes, int threads,
+				  struct place_pick *out)
 {
 	struct cost_time ct;
-	int rc = a2a_cost(rt, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
-	pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
+	/* the injection limit as stated is the all-to-all's */
+	if (strcmp(spec, "alltoall"))
+		out->limit_time = -1, out->limit_why = PLACE_NOLIMIT;
+	else
+		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
 	return AN_OK;
 }
 
@@ -358,10 +376,23 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN])
 {
-	int rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why);
+	return place_pick_pattern(ctx, rt, h, free_hosts, nfree, want, "alltoall", bytes, threads, out, why);
+}
+
+int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		       int threads, struct place_pick *out, char why[AN_ERR_LEN])
+{
+	struct pattern pc;
+	int rc = pattern_parse(spec, &pc, why);
 	if (rc)
 		return rc;
-	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, bytes, threads, out, why)))
+	if (want > UINT32_MAX || pattern_check(&pc, (uint32_t)want, why))
+		rc = AN_E_INVAL;
+	pattern_clear(&pc);
+	if (rc || (rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why)))
+		return rc;
+	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, out, why)))
 		return rc;
 	struct cost_time ffc;
 	uint32_t ffn;
@@ -371,9 +402,9 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		rc = AN_E_NOMEM;
 		goto fail;
 	}
-	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, bytes, threads, out)) ||
+	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, spec, bytes, threads, out)) ||
 	    (rc = place_first_fit(free_hosts, nfree, want, ff)) ||
-	    (rc = a2a_cost(rt, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
+	    (rc = a2a_cost(rt, spec, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
 		goto fail;
 	out->ff_time = ffc.seconds;
 	out->ff_bw_time = ffc.bw_seconds;
@@ -391,7 +422,7 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		out->balanced = 0;
 		out->time = out->ff_time;
 	}
-	if ((rc = pick_figures_of_answer(rt, bytes, threads, out)))
+	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)))
 		goto fail;
 	free(ff);
 	return AN_OK;
@@ -419,7 +450,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	memcpy(out->hosts, alloc, n * sizeof(*out->hosts));
 	out->n = n;
 	if ((rc = place_order(rt, h, out->hosts, n)) ||
-	    (rc = a2a_cost(rt, out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
+	    (rc = a2a_cost(rt, "alltoall", out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
 		goto fail;
 	out->ff_time = out->pick_time = ct.seconds;
 	out->ff_bw_time = ct.bw_seconds;
@@ -428,8 +459,8 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	out->min_leaves = out->figs.leaves, out->min_pods = out->figs.pods;
 	/* the pick's balancing, with the allocation as the pick and the union
 	 * as the free list */
-	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, bytes, threads, out)) ||
-	    (rc = pick_figures_of_answer(rt, bytes, threads, out)))
+	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, "alltoall", bytes, threads, out)) ||
+	    (rc = pick_figures_of_answer(rt, "alltoall", bytes, threads, out)))
 		goto fail;
 	out->time = out->pick_time;
 	out->sharing_free = out->figs.sharing == 0;

@@ -147,6 +147,18 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN]);
 
+/* place_pick_advise for the pattern `spec` (pattern.h: alltoall,
+ * allgather, shift:K, xor:K, bitrev, random:S, ring, stencil2d:X,Y,
+ * stencil3d:X,Y,Z, `bytes` per flow; rank i on the i-th answered host, in
+ * hierarchy order): the balancing still spreads the hosts' all-to-all
+ * routes, but every judgment (packed or not, balanced or not, first-fit)
+ * and every figure is the pattern's predicted time; the injection limit is
+ * stated for alltoall only (limit_time -1, PLACE_NOLIMIT otherwise).
+ * AN_E_INVAL with a reason for a spec that is not a pattern of want ranks. */
+int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		       int threads, struct place_pick *out, char why[AN_ERR_LEN]);
+
 /* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
  * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a
  * superset of hosts) whose all-to-all routes spread most evenly over the

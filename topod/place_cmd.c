@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
 #include "place.h"
 #include "topo_limits.h"
 
@@ -180,8 +181,15 @@ void answer_pick(struct qctx *c)
 		}
 		a = 1;
 	}
+	const char *pat = "alltoall";
+	if (r->argc > a && !strncmp(r->argv[a], "pattern=", 8))
+		pat = r->argv[a++] + 8;
 	if (r->argc > a && !strcmp(r->argv[a], "trade"))
 		trade = 1, a++;
+	if (trade && strcmp(pat, "alltoall")) {
+		query_error(c->out, "USAGE", "pick trade judges an all-to-all; pattern=%.40s is for pick", pat);
+		return;
+	}
 	if (r->argc < a + 2 || parse_count(r->argv[a], TOPO_MATRIX_MAX, &want) || !want) {
 		query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX,
 			    r->argc > a ? r->argv[a] : "");
@@ -202,9 +210,20 @@ void answer_pick(struct qctx *c)
 		answer_trade(c, v, want, n, bytes);
 		return;
 	}
-	struct place_pick p;
+	struct pattern pp;
 	char why[AN_ERR_LEN];
-	int rc = place_pick_advise(proc_place_ctx(), c->rt, c->h, v, n, want, bytes, c->threads, &p, why);
+	int bad = pattern_parse(pat, &pp, why);
+	if (!bad) {
+		bad = pattern_check(&pp, (uint32_t)want, why);
+		pattern_clear(&pp);
+	}
+	if (bad) {
+		query_error(c->out, "USAGE", "pick pattern=%.40s for %lu hosts: %s", pat, want, why);
+		free(v);
+		return;
+	}
+	struct place_pick p;
+	int rc = place_pick_pattern(proc_place_ctx(), c->rt, c->h, v, n, want, pat, bytes, c->threads, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -220,7 +239,7 @@ void answer_pick(struct qctx *c)
 	put_pick_us(c->out, "pick_time_us", p.pick_time);
 	put_pick_us(c->out, "first_fit_time_us", p.ff_time);
 	put_pick_balance(c, &p);
-	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
+	evbuffer_add_printf(c->out, " pattern=%s lines=%zu\n", pat, p.n);
 	for (size_t i = 0; i < p.n; i++)
 		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
 	place_pick_free(&p);
