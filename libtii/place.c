@@ -292,21 +292,41 @@ int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
 	return rc ? rc : run_list(t, &c, hosts, n, order);
 }
 
-static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
-		      tii_pick_info_t *info, size_t infolen)
+static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
+			  size_t *chosen, tii_pick_info_t *info, size_t infolen)
 {
 	if (!t || !free_hosts || !nfree || !want || !chosen || want > nfree)
 		return TII_E_INVAL;
 	if (nfree > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
+	/* one word of a pattern spec (load's, at most 64 bytes): no blanks */
+	char word[8 + 64 + 1];
+	if (pattern && (strlen(pattern) > 64 || !*pattern || strpbrk(pattern, " \t\r\n")))
+		return TII_E_INVAL;
 	struct list_ctx c = { .want = want, .is_pick = 1 };
 	int rc = tii__req_begin(t, "pick");
+	if (!rc && pattern) {
+		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);
+		rc = tii__req_word(t, word, (size_t)len);
+	}
 	rc = rc ? rc : tii__req_int(t, (long)want);
 	rc = rc ? rc : tii__req_hosts(t, free_hosts, nfree);
 	rc = rc ? rc : run_list(t, &c, free_hosts, nfree, chosen);
 	if (!rc && info)
 		memcpy(info, &c.pinfo, infolen);
 	return rc;
+}
+
+static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info, size_t infolen)
+{
+	return pick_hosts_pat(t, NULL, free_hosts, nfree, want, chosen, info, infolen);
+}
+
+int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
+			   size_t *chosen, tii_pick_info_t *info)
+{
+	return pick_hosts_pat(t, pattern, free_hosts, nfree, want, chosen, info, sizeof(*info));
 }
 
 int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,

@@ -98,7 +98,7 @@ extern "C" {
 #define TII_VERSION_MAJOR 1
 #define TII_VERSION_MINOR 4   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
-                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade */
+                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -800,6 +800,15 @@ TII_API int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nf
  * A host in both lists: TII_E_INVAL from topod (ERR DUPLICATE). */
 TII_API int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char *const *free_hosts,
 			   size_t nfree, size_t *out, size_t *trades, tii_pick_info_t *info);
+/* tii_pick_hosts judged by the pattern `pattern` (1.4, protocol `pick
+ * pattern=P`: a spec `load` takes, e.g. "ring", "stencil2d:8,8", "shift:1";
+ * NULL: "alltoall"): rank i on chosen[i]'s host. info's times are the
+ * pattern's; limit_s -1 and limit_why TII_PICK_NOLIMIT for another pattern
+ * than the all-to-all. A spec with blanks or over 64 bytes: TII_E_INVAL
+ * before anything is sent; one topod refuses (unknown, or not a pattern of
+ * want ranks): TII_E_SERVER, tii_last_message says why. */
+TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree,
+				   size_t want, size_t *chosen, tii_pick_info_t *info);
 
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 

@@ -169,12 +169,16 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 {
 	if (!known_format(q->format))
 		return tq_usage_error("pick --format: text, list, slurm, openmpi, rankfile, mpich or hostlist");
+	const char *pattern = argc && !strncmp(argv[0], "pattern=", 8) ? argv[0] + 8 : NULL;
+	argc -= pattern != NULL, argv += pattern != NULL;
 	int trade = argc && !strcmp(argv[0], "trade");
 	argc -= trade, argv += trade;
+	if (trade && pattern)
+		return tq_usage_error("pick trade judges an all-to-all: no pattern=");
 	char *end;
 	long want = argc ? strtol(argv[0], &end, 10) : 0;
 	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
-		return tq_usage_error("pick [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+		return tq_usage_error("pick [pattern=P] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
 	struct strv h = { 0 };
 	int st = collect(q, argc - 1, argv + 1, &h);
 	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));
@@ -191,7 +195,7 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 	if (!st) {
 		const char *const *v = (const char *const *)h.v;
 		int rc = trade ? tii_pick_trade(q->t, v, (size_t)want, v + want, h.n - (size_t)want, ch, &trades, &in)
-			       : tii_pick_hosts(q->t, v, h.n, (size_t)want, ch, &in);
+			       : tii_pick_hosts_pattern(q->t, pattern, v, h.n, (size_t)want, ch, &in);
 		if (rc)
 			st = tq_fail(q, "pick", rc);
 	}

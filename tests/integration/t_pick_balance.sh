@@ -6,7 +6,8 @@
 # (ibroute) and the CA LIDs (ibnetdiscover), not topod, and checks that no
 # two hosts of a leaf routed down through one spine are picked where the
 # free list offers another (at most ceil(c/d) per spine beyond that), and
-# that topoquery --json (libtii) carries the reply's new fields and pick trade.
+# that topoquery --json (libtii) carries the reply's new fields, pick trade and
+# pick pattern=ring.
 # Skips (exit 0) without ibsim/opensm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1

@@ -180,7 +180,24 @@ def main():
             same, j = False, "%s: %s %s" % (e, r.stdout[:200], r.stderr[:200])
         ok(same, "%s: topoquery --json pick trade (tii_pick_trade) answers the hosts, trades and predicted gain "
            "topod sent%s" % (a.label, "" if same else ": %s / %s" % (j, head)))
+        # pick pattern=ring through libtii (tii_pick_hosts_pattern): the
+        # ring's figures as topod sent them, no limit stated
         free, want = lists[0]
+        hp, lp = ask(s, f, "pick pattern=ring %d %s" % (want, " ".join(free)))
+        kp = kv(hp)
+        r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", "pattern=ring", str(want)] +
+                           free, capture_output=True, text=True)
+        try:
+            j = json.loads(r.stdout)
+            same = (hp.startswith("OK") and kp["pattern"] == "ring" and j["hosts"] == lp and j["limit"] == "-" and
+                    j["limit_us"] is None and kp["limit_us"] == "-" and
+                    all(abs(j[x] - float(kp[x])) < 1e-3 for x in ("time_us", "first_fit_time_us", "bottleneck_us")) and
+                    float(kp["time_us"]) <= float(kp["first_fit_time_us"]) * (1 + 1e-6))
+        except (ValueError, KeyError, TypeError) as e:
+            same, j = False, "%s: %s %s" % (e, r.stdout[:200], r.stderr[:200])
+        ok(same, "%s: pick pattern=ring: topod's ring figures (%s us, first-fit %s us), no limit stated, and "
+           "topoquery --json pick pattern=ring carries them%s" % (a.label, kp.get("time_us"), kp.get("first_fit_time_us"),
+                                                                  "" if same else ": %s / %s" % (j, hp)))
         head, _ = ask(s, f, "pick %d %s" % (want, " ".join(free)))
         k = kv(head)
         r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", str(want)] + free,
