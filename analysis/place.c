@@ -13,6 +13,7 @@
 #include "cost.h"
 #include "load.h"
 #include "pattern.h"
+#include "rate.h"
 #include "share.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -147,43 +148,71 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 	return AN_OK;
 }
 
-int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
-			int threads, double *t)
+/* The predicted time of the pattern `spec` (pattern.h; rank i on hosts[i])
+ * and its busiest cable (cost.h): ct->seconds -1 when a loaded cable has no
+ * known rate. AN_E_INVAL for a pattern that does not fit n ranks. */
+static int a2a_cost(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
+		    int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
 {
 	struct pattern p;
 	char err[AN_ERR_LEN];
 	struct load *L = NULL;
-	struct cost_time ct;
-	*t = -1;
+	ct->seconds = ct->bw_seconds = -1;
+	*node = ROUTE_NONE, *port = 0;
 	if (n > UINT32_MAX)
 		return AN_E_RANGE;
-	int rc = pattern_parse("alltoall", &p, err);
+	int rc = pattern_parse(spec, &p, err);
 	if (rc)
 		return rc;
 	p.msg_bytes = bytes;
+	if (pattern_check(&p, (uint32_t)n, err)) {
+		pattern_clear(&p);
+		return AN_E_INVAL;
+	}
 	struct pat_job job = { (uint32_t)n, (uint32_t *)hosts };
 	rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
-	if (rc == AN_OK && cost_load_time(rt, L, &ct, err) == AN_OK)
-		*t = ct.seconds;   /* else a cable without a rate: unknown, not an error */
+	if (rc == AN_OK && cost_load_time(rt, L, ct, err) == AN_OK) {
+		if (ct->link != UINT32_MAX)
+			*node = L->links[ct->link].node, *port = L->links[ct->link].port;
+	} else {
+		ct->seconds = ct->bw_seconds = -1;   /* a cable without a rate: unknown, not an error */
+	}
 	load_free(L);
 	pattern_clear(&p);
 	return rc;
+}
+
+static int pat_time(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
+		    int threads, double *t)
+{
+	struct cost_time ct;
+	uint32_t node;
+	uint8_t port;
+	int rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port);
+	*t = ct.seconds;
+	return rc;
+}
+
+int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
+			int threads, double *t)
+{
+	return pat_time(rt, "alltoall", hosts, n, bytes, threads, t);
 }
 
 /* Between the sharing-aware pick and the packed one on the same leaves
  * (same leaves and pods: the promises hold either way), the one predicted
  * faster; the sharing-aware one on a tie. Sets out->pick_time. */
 static int pick_packed_if_faster(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
-				 const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
-				 struct place_pick *out, char why[AN_ERR_LEN])
+				 const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+				 int threads, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct place_pick alt;
-	int rc = place_alltoall_time(rt, out->hosts, want, bytes, threads, &out->pick_time);
+	int rc = pat_time(rt, spec, out->hosts, want, bytes, threads, &out->pick_time);
 	if (rc || out->min_leaves < 2)
 		goto done;
 	if ((rc = place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 1, &alt, why)))
 		goto done;
-	if ((rc = place_alltoall_time(rt, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
+	if ((rc = pat_time(rt, spec, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
 	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6)) {
 		place_pick_free(out);
 		*out = alt;
@@ -198,23 +227,187 @@ done:
 	return rc;
 }
 
+/* The cables of a leaf switch that lead to other switches: how many, their
+ * summed rate and the fastest. */
+static void leaf_up(const struct route_tab *rt, uint32_t sw, uint32_t *count, uint64_t *sum, uint64_t *top)
+{
+	uint32_t node = rt->sw_node[sw];
+	*count = 0, *sum = 0, *top = 0;
+	for (unsigned p = 1; p <= rt->snap->nodes[node].nports; p++)
+		if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP) {
+			uint64_t bps = rate_cable_bps(rt->snap, node, p);
+			(*count)++, *sum += bps;
+			if (bps > *top)
+				*top = bps;
+		}
+}
+
+/* The injection limit of the answer, and why its busiest cable sits above
+ * it. A leaf with c of the n hosts and u uplinks: its uplinks carry
+ * c (n - c) blocks each way, and, routes being by destination, each of its
+ * hosts receives its n - c blocks from other leaves over one cable down,
+ * so some cable down carries ceil(c / u) (n - c) blocks: either above the
+ * limit is the leaves' (uplinks), else the routes'. */
+static void pick_limit(const struct route_tab *rt, const struct place_pick *out, uint64_t bytes, double *limit,
+		       enum place_limit_why *why)
+{
+	uint64_t slowest = UINT64_MAX;
+	*limit = -1;
+	*why = PLACE_NOLIMIT;
+	for (size_t i = 0; i < out->n; i++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, out->hosts[i])];
+		uint64_t bps = rate_cable_bps(rt->snap, e->node, e->port);
+		if (!bps)
+			return;
+		if (bps < slowest)
+			slowest = bps;
+	}
+	if (slowest == UINT64_MAX || out->bw_time < 0)
+		return;
+	*limit = (double)(out->n - 1) * (double)bytes * 8 / (double)slowest;
+	if (out->bw_time <= *limit * PLACE_LIMIT_SLACK) {
+		*why = PLACE_AT_LIMIT;
+		return;
+	}
+	*why = PLACE_ROUTES;
+	for (size_t i = 0; i < out->n;) {   /* hierarchy order: a leaf's hosts are a run */
+		uint32_t sw = place_host_leaf_sw(rt, out->hosts[i]), u = 0;
+		size_t j = i + 1;
+		while (j < out->n && place_host_leaf_sw(rt, out->hosts[j]) == sw)
+			j++;
+		uint64_t sum = 0, top = 0;
+		if (sw != ROUTE_NONE)
+			leaf_up(rt, sw, &u, &sum, &top);
+		double c = (double)(j - i), rest = (double)(out->n - (j - i)) * (double)bytes * 8;
+		double need = sum ? c * rest / (double)sum : 0;
+		double down = top ? (double)((j - i + u - 1) / u) * rest / (double)top : 0;
+		if (need > *limit * PLACE_LIMIT_SLACK || down > *limit * PLACE_LIMIT_SLACK)
+			*why = PLACE_UPLINKS;
+		i = j;
+	}
+}
+
+/* The pick's hosts traded within their leaves (place_pick_balance), from
+ * the pick's counts per leaf and from counts as even as the free hosts
+ * allow, when predicted faster: same leaves, so the promises hold. Sets
+ * out->swaps, out->balanced and, when taken, out->pick_time. */
+static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
+				   size_t nfree, const char *spec, uint64_t bytes, int threads, struct place_pick *out)
+{
+	if (out->figs.leaves < 2 || out->pick_time < 0)
+		return AN_OK;
+	/* already at the injection limit: no choice of hosts does better */
+	struct cost_time ct;
+	double limit, best = out->pick_time * (1 - 1e-6);
+	enum place_limit_why lw;
+	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	if (rc)
+		return rc;
+	out->bw_time = ct.bw_seconds;
+	pick_limit(rt, out, bytes, &limit, &lw);
+	if (!strcmp(spec, "alltoall") && lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
+		return AN_OK;
+	uint32_t *bh = malloc(out->n * sizeof(*bh)), *win = NULL, swaps;
+	if (!bh)
+		return AN_E_NOMEM;
+	for (int even = 0; even < 2 && rc == AN_OK; even++) {
+		double t = -1;
+		memcpy(bh, out->hosts, out->n * sizeof(*bh));
+		rc = even ? place_pick_even(rt, free_hosts, nfree, bh, out->n) : AN_OK;
+		if (rc == AN_OK)
+			rc = place_pick_balance(rt, free_hosts, nfree, bh, out->n, &swaps);
+		if (rc == AN_E_RANGE) {   /* a host off the leaves: the pick stays */
+			rc = AN_OK;
+			break;
+		}
+		/* the pattern's rank order: hierarchy order, as answered */
+		if (rc || (rc = place_order(rt, h, bh, out->n)) ||
+		    (rc = pat_time(rt, spec, bh, out->n, bytes, threads, &t)))
+			break;
+		if (!even)
+			out->swaps = swaps;
+		if (t >= 0 && t < best) {
+			uint32_t *sw = win ? win : malloc(out->n * sizeof(*sw));
+			if (!sw) {
+				rc = AN_E_NOMEM;
+				break;
+			}
+			memcpy(sw, bh, out->n * sizeof(*sw));
+			win = sw, best = t, out->swaps = swaps;
+		}
+	}
+	if (rc == AN_OK && win) {
+		struct place_figs figs;
+		if ((rc = place_order(rt, h, win, out->n)) || (rc = place_figures(rt, h, win, out->n, &figs)))
+			goto out;
+		free(out->hosts);
+		out->hosts = win;
+		win = NULL;
+		out->figs = figs;
+		out->sharing_free = figs.sharing == 0;
+		out->sharing_free_wider = out->sharing_free ? 0 : out->sharing_free_wider;
+		out->balanced = 1;
+		out->pick_time = best;
+	}
+out:
+	free(bh);
+	free(win);
+	return rc;
+}
+
+/* The answer's bandwidth term, busiest cable, limit and why. */
+static int pick_figures_of_answer(const struct route_tab *rt, const char *spec, uint64_t bytes, int threads,
+				  struct place_pick *out)
+{
+	struct cost_time ct;
+	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	if (rc)
+		return rc;
+	out->bw_time = ct.bw_seconds;
+	/* the injection limit as stated is the all-to-all's */
+	if (strcmp(spec, "alltoall"))
+		out->limit_time = -1, out->limit_why = PLACE_NOLIMIT;
+	else
+		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
+	return AN_OK;
+}
+
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN])
 {
-	int rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why);
+	return place_pick_pattern(ctx, rt, h, free_hosts, nfree, want, "alltoall", bytes, threads, out, why);
+}
+
+int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		       int threads, struct place_pick *out, char why[AN_ERR_LEN])
+{
+	struct pattern pc;
+	int rc = pattern_parse(spec, &pc, why);
 	if (rc)
 		return rc;
-	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, bytes, threads, out, why)))
+	if (want > UINT32_MAX || pattern_check(&pc, (uint32_t)want, why))
+		rc = AN_E_INVAL;
+	pattern_clear(&pc);
+	if (rc || (rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why)))
 		return rc;
+	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, out, why)))
+		return rc;
+	struct cost_time ffc;
+	uint32_t ffn;
+	uint8_t ffp;
 	uint32_t *ff = malloc(want * sizeof(*ff));
 	if (!ff) {
 		rc = AN_E_NOMEM;
 		goto fail;
 	}
-	if ((rc = place_first_fit(free_hosts, nfree, want, ff)) ||
-	    (rc = place_alltoall_time(rt, ff, want, bytes, threads, &out->ff_time)))
+	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, spec, bytes, threads, out)) ||
+	    (rc = place_first_fit(free_hosts, nfree, want, ff)) ||
+	    (rc = a2a_cost(rt, spec, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
 		goto fail;
+	out->ff_time = ffc.seconds;
+	out->ff_bw_time = ffc.bw_seconds;
 	out->time = out->pick_time;
 	/* slower by more than a millionth: not the rounding of a maximum */
 	if (out->pick_time >= 0 && out->ff_time >= 0 && out->pick_time > out->ff_time * (1 + 1e-6)) {
@@ -226,13 +419,60 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		out->sharing_free = out->figs.sharing == 0;
 		out->sharing_free_wider = 0;
 		out->first_fit = 1;
+		out->balanced = 0;
 		out->time = out->ff_time;
 	}
+	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)))
+		goto fail;
 	free(ff);
 	return AN_OK;
 fail:
 	free(ff);
 	place_pick_free(out);
 	snprintf(why, AN_ERR_LEN, "predicting the pick: %s", an_strerror(rc));
+	return rc;
+}
+
+int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uint32_t *alloc, size_t n,
+		     const uint32_t *free_hosts, size_t nfree, uint64_t bytes, int threads, struct place_pick *out,
+		     size_t *trades, char why[AN_ERR_LEN])
+{
+	memset(out, 0, sizeof(*out));
+	*trades = 0;
+	struct cost_time ct;
+	uint32_t *all = malloc((n + nfree + 1) * sizeof(*all));
+	out->hosts = malloc((n + 1) * sizeof(*out->hosts));
+	int rc = AN_E_NOMEM;
+	if (!all || !out->hosts)
+		goto fail;
+	memcpy(all, alloc, n * sizeof(*all));
+	memcpy(all + n, free_hosts, nfree * sizeof(*all));
+	memcpy(out->hosts, alloc, n * sizeof(*out->hosts));
+	out->n = n;
+	if ((rc = place_order(rt, h, out->hosts, n)) ||
+	    (rc = a2a_cost(rt, "alltoall", out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
+		goto fail;
+	out->ff_time = out->pick_time = ct.seconds;
+	out->ff_bw_time = ct.bw_seconds;
+	if ((rc = place_figures(rt, h, out->hosts, n, &out->figs)))
+		goto fail;
+	out->min_leaves = out->figs.leaves, out->min_pods = out->figs.pods;
+	/* the pick's balancing, with the allocation as the pick and the union
+	 * as the free list */
+	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, "alltoall", bytes, threads, out)) ||
+	    (rc = pick_figures_of_answer(rt, "alltoall", bytes, threads, out)))
+		goto fail;
+	out->time = out->pick_time;
+	out->sharing_free = out->figs.sharing == 0;
+	memcpy(all, alloc, n * sizeof(*all));   /* sorted: who stays */
+	qsort(all, n, sizeof(*all), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		*trades += !bsearch(&out->hosts[i], all, n, sizeof(*all), cmp_u32);
+	free(all);
+	return AN_OK;
+fail:
+	free(all);
+	place_pick_free(out);
+	snprintf(why, AN_ERR_LEN, "predicting the trade: %s", an_strerror(rc));
 	return rc;
 }

@@ -13,8 +13,10 @@
  *          choice exists, else as few as possible. Compactness wins over
  *          sharing-freedom, which is what keeps the promises on every
  *          routing engine; the answer says when a sharing-free set on more
- *          leaves existed. place_pick_advise then judges the pick against
- *          first-fit by the cost model (cost.h).
+ *          leaves existed. place_pick_advise then balances the hosts within
+ *          those leaves over the cables above them (place_pick_balance)
+ *          and judges the pick against first-fit by the cost model
+ *          (cost.h).
  *   map    ranks of a weighted communication graph onto hosts with slots
  *          (seed 5.2.2-5.2.4, 8.2.3): Scotch's SCOTCH_graphMap onto a
  *          target built from the hierarchy (hop-bytes), refined by swaps
@@ -29,7 +31,8 @@
  * Nothing here prints, exits or keeps global state: what outlives a call
  * is in a caller's struct place_ctx (see place_ctx_new).
  *
- * Sources: place.c (order, figures), place_pick.c (pick), place_entry.c
+ * Sources: place.c (order, figures, advice), place_pick.c (pick),
+ * place_balance.c (the hosts within the leaves), place_entry.c
  * (pick's entry-link table and the context), place_graph.c (graphs, cost),
  * place_map.c (map); place_impl.h is what they share.
  */
@@ -96,7 +99,25 @@ struct place_pick {
 	double pick_time;         /* the compact pick's, before the judgment */
 	double ff_time;           /* first-fit's (place_first_fit) */
 	int first_fit;            /* the answer is first-fit's: the pick was predicted slower */
+	/* appended (issue 27), place_pick_advise only: the bandwidth terms of
+	 * the predictions (cost.h's bw_seconds) and why the answer's busiest
+	 * cable sits above the injection limit */
+	uint32_t swaps;           /* hosts traded within their leaves by place_pick_balance */
+	int balanced;             /* 1: the balanced hosts were taken (predicted faster) */
+	double bw_time;           /* the answer's busiest cable: its bytes over its rate; -1 unknown */
+	double ff_bw_time;        /* first-fit's */
+	double limit_time;        /* the injection limit: (n - 1) blocks over the slowest chosen
+				   * host's own cable, the floor of bw_time; -1 unknown */
+	uint32_t bott_node;       /* the answer's busiest cable leaves bott_node by bott_port; */
+	uint8_t bott_port;        /* ROUTE_NONE / 0 if none */
+	enum place_limit_why {
+		PLACE_AT_LIMIT = 0,   /* bw_time within PLACE_LIMIT_SLACK of the limit */
+		PLACE_UPLINKS = 1,    /* a leaf's uplinks cannot carry its hosts' share at the limit */
+		PLACE_ROUTES = 2,     /* the free hosts' routes share cables (no choice of them avoids it) */
+		PLACE_NOLIMIT = 3,    /* no rates, or a single leaf: no figure */
+	} limit_why;
 };
+#define PLACE_LIMIT_SLACK 1.1
 
 /* Chooses want hosts out of free[0..nfree) (distinct). AN_E_RANGE if
  * want > nfree or want == 0. Deterministic: the same free set in any order
@@ -125,6 +146,42 @@ int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN]);
+
+/* place_pick_advise for the pattern `spec` (pattern.h: alltoall,
+ * allgather, shift:K, xor:K, bitrev, random:S, ring, stencil2d:X,Y,
+ * stencil3d:X,Y,Z, `bytes` per flow; rank i on the i-th answered host, in
+ * hierarchy order): the balancing still spreads the hosts' all-to-all
+ * routes, but every judgment (packed or not, balanced or not, first-fit)
+ * and every figure is the pattern's predicted time; the injection limit is
+ * stated for alltoall only (limit_time -1, PLACE_NOLIMIT otherwise).
+ * AN_E_INVAL with a reason for a spec that is not a pattern of want ranks. */
+int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		       int threads, struct place_pick *out, char why[AN_ERR_LEN]);
+
+/* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
+ * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a
+ * superset of hosts) whose all-to-all routes spread most evenly over the
+ * cables above the leaves, judged by the busiest cable's load over its rate
+ * (place_balance.c): a greedy fill, then swaps against the busiest cable.
+ * hosts[] is overwritten (by host index); *swaps gets the swaps made after
+ * the fill. AN_E_RANGE if a host is on no leaf switch, AN_E_NOMEM. */
+int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
+		       size_t n, uint32_t *swaps);
+
+/* For an allocation that exists (issue 27, item 2): alloc[0..n) and the
+ * free hosts free_hosts[0..nfree) (disjoint from it). The hosts of alloc's
+ * leaves, on those leaves only (leaves and pods stay), balanced as
+ * place_pick_balance does, from alloc's counts per leaf and from even
+ * counts; the trade is proposed only when predicted faster by more than a
+ * millionth. out->hosts: the allocation after the trade (alloc's hosts
+ * when none is proposed), in hierarchy order; out->ff_time and
+ * out->ff_bw_time are alloc's own figures (the baseline), out->time,
+ * out->bw_time, out->limit_time, out->limit_why, out->bott_* the answer's;
+ * out->balanced 1 if hosts are traded; *trades how many. */
+int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uint32_t *alloc, size_t n,
+		     const uint32_t *free_hosts, size_t nfree, uint64_t bytes, int threads, struct place_pick *out,
+		     size_t *trades, char why[AN_ERR_LEN]);
 
 /* A communication graph: n vertices (ranks), symmetric CSR, no self loops;
  * the weight of entry (v, u), equal to that of (u, v), is the traffic of

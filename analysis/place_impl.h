@@ -55,4 +55,10 @@ int place_pick_mode(struct place_ctx *ctx, const struct route_tab *rt, const str
 		    const uint32_t *free_hosts, size_t nfree, size_t want, int packed, struct place_pick *out,
 		    char why[AN_ERR_LEN]);
 
+/* Rewrites hosts[0..n) to as even a count per leaf as the free hosts on
+ * the same leaves allow (every leaf keeps at least one when it had one),
+ * the lowest-indexed free hosts of each: a start for place_pick_balance
+ * when the pick's counts pile traffic on a few leaves' uplinks. */
+int place_pick_even(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts, size_t n);
+
 #endif

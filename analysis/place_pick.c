@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rate.h"
+
 struct leafcap;
 
 /* One request's state. Host positions index f, leaves index leaf_sw. */
@@ -62,6 +64,7 @@ struct pk {
 	uint32_t *tmp;      /* [nf] scratch positions */
 	struct leafcap *lc; /* [nl] capacities */
 	uint32_t *lpod;     /* [nl] pod of each leaf (place_pod) */
+	uint64_t *lup;      /* [nl] uplink capacity: cables to switches x the slowest's rate */
 	uint8_t *inset;     /* [nl] 1 for a chosen leaf */
 	uint32_t kmin, pmin;   /* fewest leaves, then fewest pods */
 	int packed;            /* fill the fullest chosen leaves first (place_pick_packed) */
@@ -86,6 +89,7 @@ static void pk_free(struct pk *p)
 	free(p->tmp);
 	free(p->lc);
 	free(p->lpod);
+	free(p->lup);
 	free(p->inset);
 }
 
@@ -296,11 +300,25 @@ static int pk_setup(struct pk *p, const uint32_t *free_hosts)
 	p->tmp = malloc(nfree * sizeof(*p->tmp));
 	p->lc = malloc((p->nl + 1) * sizeof(*p->lc));
 	p->lpod = malloc((p->nl + 1) * sizeof(*p->lpod));
+	p->lup = calloc(p->nl + 1, sizeof(*p->lup));
 	p->inset = calloc(p->nl + 1, 1);
-	if (p->stamp && p->sel && p->src && p->scratch && p->tmp && p->lc && p->lpod && p->inset)
+	if (p->stamp && p->sel && p->src && p->scratch && p->tmp && p->lc && p->lpod && p->inset && p->lup)
 		rc = AN_OK;
-	for (uint32_t l = 0; rc == AN_OK && l < p->nl; l++)
+	for (uint32_t l = 0; rc == AN_OK && l < p->nl; l++) {
+		uint32_t sw = p->leaf_sw[l], node = rt->sw_node[sw];
 		p->lpod[l] = place_pod(p->h, p->f[p->lhosts[p->leaf_first[l]]]);
+		/* routes by destination spread a leaf's traffic over its uplinks
+		 * one host at a time, so the slowest one paces them all: u x the
+		 * slowest rate, not the sum */
+		uint64_t slow = UINT64_MAX, u = 0;
+		for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
+			if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
+				uint64_t bps = rate_cable_bps(rt->snap, node, q);
+				slow = bps < slow ? bps : slow;
+				u++;
+			}
+		p->lup[l] = u ? u * slow : 0;
+	}
 out:
 	free(lofsw);
 	return rc;
@@ -340,9 +358,12 @@ static int cmp_desc32(const void *a, const void *b)
 }
 
 /* Leaves grouped by pod (dense index pi), each pod's with the most free
- * hosts first, then in hierarchy order. */
+ * hosts first, then the most uplink capacity (issue 27: among leaves that
+ * serve the promises equally, the ones whose cables up are not failed or
+ * slow), then in hierarchy order. */
 struct ordctx {
 	const uint32_t *pi, *n;
+	const uint64_t *up;
 };
 
 static int ord_cmp(const void *a, const void *b, void *c)
@@ -353,6 +374,8 @@ static int ord_cmp(const void *a, const void *b, void *c)
 		return o->pi[x] < o->pi[y] ? -1 : 1;
 	if (o->n[x] != o->n[y])
 		return o->n[x] > o->n[y] ? -1 : 1;
+	if (o->up[x] != o->up[y])
+		return o->up[x] > o->up[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -438,7 +461,7 @@ static int pk_compact(struct pk *p)
 		pi[l] = q;
 		ord[l] = l;
 	}
-	struct ordctx oc = { pi, p->leaf_n };
+	struct ordctx oc = { pi, p->leaf_n, p->lup };
 	qsort_r(ord, nl, sizeof(*ord), ord_cmp, &oc);
 	for (uint32_t q = 0, l = 0; q <= npods; q++) {
 		while (l < nl && pi[ord[l]] < q)
@@ -451,7 +474,7 @@ static int pk_compact(struct pk *p)
 		/* every leaf (too few hosts on leaves), or a table too large:
 		 * the fullest leaves, pods as they fall */
 		memset(rep, 0, nl * sizeof(*rep));
-		struct ordctx flat = { rep, p->leaf_n };
+		struct ordctx flat = { rep, p->leaf_n, p->lup };
 		qsort_r(ord, nl, sizeof(*ord), ord_cmp, &flat);
 		p->nsrc = 0;
 		for (uint32_t l = 0; l < k; l++)
@@ -727,6 +750,9 @@ static int pk_finish(struct pk *p, struct place_pick *out)
 	 * sharing-free set at all: the capacity argument proves one */
 	out->sharing_free_wider = !out->sharing_free && p->e && pk_capacities(p) >= p->want;
 	out->time = out->pick_time = out->ff_time = -1;
+	out->bw_time = out->ff_bw_time = out->limit_time = -1;
+	out->bott_node = ROUTE_NONE;
+	out->limit_why = PLACE_NOLIMIT;
 	return AN_OK;
 }
 

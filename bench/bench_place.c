@@ -86,6 +86,27 @@ int main(int argc, char **argv)
 		       wants[w], n, ms, p.figs.sharing, p.figs.leaves, p.figs.pods, p.figs.max_hops, p.figs.max_load);
 		place_pick_free(&p);
 	}
+	/* issue 27: the whole answer topod gives (compact pick, hosts balanced
+	 * within their leaves, judged against first-fit), all free and a
+	 * scrambled half free */
+	for (unsigned half = 0; half < 2; half++) {
+		uint32_t nh = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (!half || (i * 2654435761u) % 7 < 4)
+				v[nh++] = i;
+		unsigned want = half ? 512 : 1024;
+		struct place_pick p;
+		TIME(5, ms, {
+			if (place_pick_advise(pc, rt, h, v, nh, want, 1u << 20, 1, &p, why))
+				return 1;
+			if (r_ + 1 < 5)
+				place_pick_free(&p);
+		});
+		printf("pick+balance %4u of %u free  %8.2f ms   leaves=%u pods=%u swaps=%u balanced=%d busiest %.1f us"
+		       " limit %.1f us first-fit %.1f us\n", want, nh, ms, p.figs.leaves, p.figs.pods, p.swaps, p.balanced,
+		       p.bw_time * 1e6, p.limit_time * 1e6, p.ff_bw_time * 1e6);
+		place_pick_free(&p);
+	}
 	/* a fragmented free list: every third host */
 	uint32_t nf = 0;
 	for (uint32_t i = 0; i < n; i += 3)

@@ -21,6 +21,7 @@
 #undef tii_map_stencil
 #undef tii_reorder_ranks
 #define PICK_INFO_12 offsetof(tii_pick_info_t, min_leaves)
+#define PICK_INFO_13 offsetof(tii_pick_info_t, balanced)
 #define MAP_INFO_12 offsetof(tii_map_info_t, method)
 
 struct names {
@@ -75,6 +76,8 @@ struct list_ctx {
 	tii_pick_info_t pinfo;
 	tii_map_info_t minfo;
 	int is_pick, is_map;
+	int is_trade;      /* pick trade: want = the allocation's hosts */
+	long trades;       /* pick trade: hosts the reply says it swaps out */
 };
 
 /* Index of w in names[0..n), -1 if none. */
@@ -166,12 +169,55 @@ static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
 	return 0;
 }
 
+/* pick's balance fields (1.4, issue 27); absent from an older topod. */
+static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
+{
+	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* TII_PICK_AT_LIMIT.. */
+	long bal, sw;
+	const char *b = tii__kv_get(kv, "bottleneck");
+	if (!tii__kv_get(kv, "balanced"))
+		return 0;
+	if (tii__kv_int(kv, "balanced", 0, 1, &bal) || tii__kv_int(kv, "swaps", 0, 1L << 30, &sw) || !b ||
+	    tii__parse_us(tii__kv_get(kv, "bottleneck_us"), &i->bottleneck_s) ||
+	    tii__parse_us(tii__kv_get(kv, "limit_us"), &i->limit_s) ||
+	    tii__parse_us(tii__kv_get(kv, "first_fit_bottleneck_us"), &i->first_fit_bottleneck_s) ||
+	    (i->limit_why = word_of(tii__kv_get(kv, "limit"), why, 4)) < 0)
+		return -1;
+	i->balanced = (int)bal, i->swaps = (int)sw;
+	if (strcmp(b, "-"))
+		return tii__guid_port(b, &i->bottleneck_guid, &i->bottleneck_port) ? -1 : 0;
+	return 0;
+}
+
+/* pick trade's OK line (1.4, issue 27): the answer's figures, its and the
+ * allocation's predictions (alloc_*), the balance fields. */
+static int trade_head(const struct tii__kv *kv, struct list_ctx *c)
+{
+	long a, sh, lv, pd, mh, n = (long)c->want;
+	uint64_t ml;
+	tii_pick_info_t *i = &c->pinfo;
+	if (tii__kv_int(kv, "alloc", n, n, &a) || tii__kv_int(kv, "trades", 0, n, &c->trades) ||
+	    tii__kv_int(kv, "sharing", 0, n, &sh) || tii__kv_int(kv, "leaves", 0, n, &lv) ||
+	    tii__kv_int(kv, "pods", 0, n, &pd) || tii__kv_int(kv, "max_hops", 0, 65535, &mh) ||
+	    tii__kv_u64(kv, "max_load", &ml) || !tii__kv_get(kv, "balanced"))
+		return TII_E_PROTO;
+	*i = (tii_pick_info_t){ !sh, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
+				0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
+	if (tii__parse_us(tii__kv_get(kv, "time_us"), &i->time_s) ||
+	    tii__parse_us(tii__kv_get(kv, "alloc_time_us"), &i->first_fit_time_s) || pick_balance(kv, i))
+		return TII_E_PROTO;
+	i->pick_time_s = i->time_s;
+	return 0;
+}
+
 static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 {
 	struct list_ctx *c = ctx;
 	if (nlines != c->want)
 		return TII_E_PROTO;
 	memset(c->seen, 0, c->nm.n);
+	if (c->is_trade)
+		return trade_head(kv, c);
 	if (c->is_pick) {
 		long sf, sh, lv, pd, mh;
 		uint64_t ml;
@@ -179,8 +225,9 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		    tii__kv_int(kv, "leaves", 0, (long)c->nm.n, &lv) || tii__kv_int(kv, "pods", 0, (long)c->nm.n, &pd) ||
 		    tii__kv_int(kv, "max_hops", 0, 65535, &mh) || tii__kv_u64(kv, "max_load", &ml))
 			return TII_E_PROTO;
-		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1 };
-		if (pick_advice(kv, (long)c->nm.n, &c->pinfo))
+		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
+					      0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
+		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo))
 			return TII_E_PROTO;
 	}
 	if (c->is_map)
@@ -245,21 +292,41 @@ int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
 	return rc ? rc : run_list(t, &c, hosts, n, order);
 }
 
-static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
-		      tii_pick_info_t *info, size_t infolen)
+static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
+			  size_t *chosen, tii_pick_info_t *info, size_t infolen)
 {
 	if (!t || !free_hosts || !nfree || !want || !chosen || want > nfree)
 		return TII_E_INVAL;
 	if (nfree > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
+	/* one word of a pattern spec (load's, at most 64 bytes): no blanks */
+	char word[8 + 64 + 1];
+	if (pattern && (strlen(pattern) > 64 || !*pattern || strpbrk(pattern, " \t\r\n")))
+		return TII_E_INVAL;
 	struct list_ctx c = { .want = want, .is_pick = 1 };
 	int rc = tii__req_begin(t, "pick");
+	if (!rc && pattern) {
+		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);
+		rc = tii__req_word(t, word, (size_t)len);
+	}
 	rc = rc ? rc : tii__req_int(t, (long)want);
 	rc = rc ? rc : tii__req_hosts(t, free_hosts, nfree);
 	rc = rc ? rc : run_list(t, &c, free_hosts, nfree, chosen);
 	if (!rc && info)
 		memcpy(info, &c.pinfo, infolen);
 	return rc;
+}
+
+static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info, size_t infolen)
+{
+	return pick_hosts_pat(t, NULL, free_hosts, nfree, want, chosen, info, infolen);
+}
+
+int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
+			   size_t *chosen, tii_pick_info_t *info)
+{
+	return pick_hosts_pat(t, pattern, free_hosts, nfree, want, chosen, info, sizeof(*info));
 }
 
 int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
@@ -271,7 +338,48 @@ int tii_pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t
 int tii_pick_hosts_13(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
 		      tii_pick_info_t *info)
 {
+	return pick_hosts(t, free_hosts, nfree, want, chosen, info, PICK_INFO_13);
+}
+
+int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+		      tii_pick_info_t *info)
+{
 	return pick_hosts(t, free_hosts, nfree, want, chosen, info, sizeof(*info));
+}
+
+int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char *const *free_hosts, size_t nfree,
+		   size_t *out, size_t *trades, tii_pick_info_t *info)
+{
+	if (!t || !alloc || !nalloc || (nfree && !free_hosts) || !out)
+		return TII_E_INVAL;
+	if (nalloc > TII_MATRIX_MAX || nfree > TII_MATRIX_MAX - nalloc)
+		return TII_E_TOOMANY;
+	const char **all = malloc((nalloc + nfree) * sizeof(*all));
+	if (!all)
+		return TII_E_NOMEM;
+	memcpy(all, alloc, nalloc * sizeof(*all));
+	if (nfree)
+		memcpy(all + nalloc, free_hosts, nfree * sizeof(*all));
+	struct list_ctx c = { .want = nalloc, .is_trade = 1 };
+	int rc = tii__req_begin(t, "pick");
+	rc = rc ? rc : tii__req_word(t, "trade", 5);
+	rc = rc ? rc : tii__req_int(t, (long)nalloc);
+	rc = rc ? rc : tii__req_hosts(t, all, nalloc + nfree);
+	rc = rc ? rc : run_list(t, &c, all, nalloc + nfree, out);
+	free(all);
+	/* the count topod states must be the free hosts it answered */
+	size_t k = 0;
+	for (size_t i = 0; !rc && i < nalloc; i++)
+		k += out[i] >= nalloc;
+	if (!rc && k != (size_t)c.trades) {
+		tii__set_msg(t, "pick trade: trades=%ld, but %zu free hosts answered", c.trades, k);
+		rc = TII_E_PROTO;
+	}
+	if (!rc && trades)
+		*trades = k;
+	if (!rc && info)
+		*info = c.pinfo;
+	return rc;
 }
 
 /* ---- map -------------------------------------------------------------------- */

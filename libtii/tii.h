@@ -96,8 +96,9 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 3   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
-                                * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times */
+#define TII_VERSION_MINOR 4   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
+                                * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
+                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -676,7 +677,24 @@ typedef struct tii_pick_info {
 	double time_s;              /* the answer's predicted all-to-all, seconds; -1 unknown */
 	double pick_time_s;         /* topod's compact pick's */
 	double first_fit_time_s;    /* first-fit's: the first want free hosts by name */
+	/* appended in 1.4 (issue 27): the hosts within the chosen leaves
+	 * balanced over the cables above them, and the answer's busiest cable
+	 * (its bytes over its rate, the bandwidth term of time_s) against the
+	 * injection limit; -1 unknown (or a topod before 1.4) */
+	int balanced;               /* 1: hosts traded within their leaves (predicted faster) */
+	int swaps;                  /* swaps the balancing made after its fill */
+	double bottleneck_s;        /* the answer's busiest cable */
+	double limit_s;             /* the injection limit: want - 1 blocks over the slowest host cable */
+	double first_fit_bottleneck_s;
+	int limit_why;              /* TII_PICK_AT_LIMIT, _UPLINKS, _ROUTES or _NOLIMIT */
+	uint64_t bottleneck_guid;   /* the busiest cable: node GUID and the port it leaves by; 0 if none */
+	int bottleneck_port;
 } tii_pick_info_t;
+/* tii_pick_info_t.limit_why: why bottleneck_s is above limit_s */
+#define TII_PICK_AT_LIMIT 0  /* within 1.1x of it */
+#define TII_PICK_UPLINKS 1   /* a chosen leaf's uplinks cannot carry its hosts' share at the limit */
+#define TII_PICK_ROUTES 2    /* the free hosts' routes share cables above the leaves */
+#define TII_PICK_NOLIMIT 3   /* unknown: no cable rates, or a topod before 1.4 */
 /* Chooses want of the nfree free hosts: one leaf if one holds want (of
  * those, the one with the fewest free hosts), else
  * the fewest leaves, then the fewest pods, then no link sharing above the
@@ -763,10 +781,34 @@ TII_API int tii_map_stencil_13(tii_t *t, const char *const *hosts, const int *sl
 TII_API int tii_reorder_ranks_13(tii_t *t, const char *const *rank_hosts, int nranks, int n, const int *sources,
 				 const int *degrees, const int *destinations, const int *weights, int *newrank,
 				 tii_map_info_t *info);
-#define tii_pick_hosts tii_pick_hosts_13
+/* 1.4: tii_pick_info_t grew again; tii_pick_hosts_13 fills its 1.3 fields. */
+TII_API int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,
+			      tii_pick_info_t *info);
+#define tii_pick_hosts tii_pick_hosts_14
 #define tii_map_graph tii_map_graph_13
 #define tii_map_stencil tii_map_stencil_13
 #define tii_reorder_ranks tii_reorder_ranks_13
+/* For an allocation that exists (protocol `pick trade`, 1.4, issue 27):
+ * its hosts balanced on its own leaves, some traded for free hosts of those
+ * leaves when topod predicts its all-to-all faster. out[0..nalloc) gets the
+ * allocation after the trade in hierarchy order: i < nalloc is alloc[i],
+ * else free_hosts[i - nalloc]; *trades (may be NULL) how many were traded.
+ * info (may be NULL): the answer's figures; time_s and bottleneck_s are the
+ * answer's, first_fit_time_s and first_fit_bottleneck_s the allocation's own
+ * (first_fit_time_s / time_s is the predicted gain), pick_time_s = time_s,
+ * min_leaves, min_pods, sharing_free_wider and first_fit 0. nfree may be 0.
+ * A host in both lists: TII_E_INVAL from topod (ERR DUPLICATE). */
+TII_API int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char *const *free_hosts,
+			   size_t nfree, size_t *out, size_t *trades, tii_pick_info_t *info);
+/* tii_pick_hosts judged by the pattern `pattern` (1.4, protocol `pick
+ * pattern=P`: a spec `load` takes, e.g. "ring", "stencil2d:8,8", "shift:1";
+ * NULL: "alltoall"): rank i on chosen[i]'s host. info's times are the
+ * pattern's; limit_s -1 and limit_why TII_PICK_NOLIMIT for another pattern
+ * than the all-to-all. A spec with blanks or over 64 bytes: TII_E_INVAL
+ * before anything is sent; one topod refuses (unknown, or not a pattern of
+ * want ranks): TII_E_SERVER, tii_last_message says why. */
+TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree,
+				   size_t want, size_t *chosen, tii_pick_info_t *info);
 
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 

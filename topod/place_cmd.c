@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pattern.h"
 #include "place.h"
 #include "topo_limits.h"
 
@@ -121,18 +122,73 @@ static void put_pick_us(struct evbuffer *out, const char *key, double t)
 		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
 }
 
-/* pick [bytes=B] N HOST...: the compact pick, judged against first-fit. */
+/* Issue 27's fields: the hosts balanced within their leaves, the answer's
+ * busiest cable against the injection limit, and why it sits above. */
+static void put_pick_balance(struct qctx *c, const struct place_pick *p)
+{
+	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* enum place_limit_why */
+	evbuffer_add_printf(c->out, " balanced=%d swaps=%u", p->balanced, p->swaps);
+	put_pick_us(c->out, "bottleneck_us", p->bw_time);
+	put_pick_us(c->out, "limit_us", p->limit_time);
+	put_pick_us(c->out, "first_fit_bottleneck_us", p->ff_bw_time);
+	evbuffer_add_printf(c->out, " limit=%s", why[p->limit_why]);
+	if (p->bw_time < 0 || p->bott_node == ROUTE_NONE)
+		evbuffer_add_printf(c->out, " bottleneck=-");
+	else
+		evbuffer_add_printf(c->out, " bottleneck=0x%016" PRIx64 ":%u", c->rt->snap->nodes[p->bott_node].guid,
+				    p->bott_port);
+}
+
+/* pick [bytes=B] trade N ALLOC1..ALLOCN FREE...: the allocation's hosts
+ * traded within its leaves for free ones when predicted faster (issue 27,
+ * item 2). v holds the allocation then the free hosts, distinct. */
+static void answer_trade(struct qctx *c, uint32_t *v, size_t want, size_t n, unsigned long bytes)
+{
+	struct place_pick p;
+	char why[AN_ERR_LEN];
+	size_t trades;
+	int rc = place_pick_trade(c->rt, c->h, v, want, v + want, n - want, bytes, c->threads, &p, &trades, why);
+	free(v);
+	if (rc) {
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
+		return;
+	}
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " alloc=%zu free=%zu trades=%zu", c->gen, want, n - want, trades);
+	put_figs(c, &p.figs);
+	evbuffer_add_printf(c->out, " bytes=%lu", bytes);
+	put_pick_us(c->out, "time_us", p.time);
+	put_pick_us(c->out, "alloc_time_us", p.ff_time);
+	put_pick_us(c->out, "alloc_bottleneck_us", p.ff_bw_time);
+	put_pick_balance(c, &p);
+	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
+	for (size_t i = 0; i < p.n; i++)
+		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
+	place_pick_free(&p);
+}
+
+/* pick [bytes=B] [trade] N HOST...: the compact pick, judged against
+ * first-fit; with trade, the first N hosts are an allocation to improve. */
 void answer_pick(struct qctx *c)
 {
 	const struct proto_req *r = c->req;
 	unsigned long want, bytes = PICK_BYTES_DEFAULT;
 	size_t a = 0;
+	int trade = 0;
 	if (r->argc && !strncmp(r->argv[0], "bytes=", 6)) {
 		if (parse_count(r->argv[0] + 6, 1ul << 40, &bytes) || !bytes) {
 			query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: B must be 1..2^40, got '%.40s'", r->argv[0]);
 			return;
 		}
 		a = 1;
+	}
+	const char *pat = "alltoall";
+	if (r->argc > a && !strncmp(r->argv[a], "pattern=", 8))
+		pat = r->argv[a++] + 8;
+	if (r->argc > a && !strcmp(r->argv[a], "trade"))
+		trade = 1, a++;
+	if (trade && strcmp(pat, "alltoall")) {
+		query_error(c->out, "USAGE", "pick trade judges an all-to-all; pattern=%.40s is for pick", pat);
+		return;
 	}
 	if (r->argc < a + 2 || parse_count(r->argv[a], TOPO_MATRIX_MAX, &want) || !want) {
 		query_error(c->out, "USAGE", "pick [bytes=B] N HOST...: N must be 1..%d, got '%.40s'", TOPO_MATRIX_MAX,
@@ -150,9 +206,24 @@ void answer_pick(struct qctx *c)
 		free(v);
 		return;
 	}
-	struct place_pick p;
+	if (trade) {
+		answer_trade(c, v, want, n, bytes);
+		return;
+	}
+	struct pattern pp;
 	char why[AN_ERR_LEN];
-	int rc = place_pick_advise(proc_place_ctx(), c->rt, c->h, v, n, want, bytes, c->threads, &p, why);
+	int bad = pattern_parse(pat, &pp, why);
+	if (!bad) {
+		bad = pattern_check(&pp, (uint32_t)want, why);
+		pattern_clear(&pp);
+	}
+	if (bad) {
+		query_error(c->out, "USAGE", "pick pattern=%.40s for %lu hosts: %s", pat, want, why);
+		free(v);
+		return;
+	}
+	struct place_pick p;
+	int rc = place_pick_pattern(proc_place_ctx(), c->rt, c->h, v, n, want, pat, bytes, c->threads, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -167,7 +238,8 @@ void answer_pick(struct qctx *c)
 	put_pick_us(c->out, "time_us", p.time);
 	put_pick_us(c->out, "pick_time_us", p.pick_time);
 	put_pick_us(c->out, "first_fit_time_us", p.ff_time);
-	evbuffer_add_printf(c->out, " lines=%zu\n", p.n);
+	put_pick_balance(c, &p);
+	evbuffer_add_printf(c->out, " pattern=%s lines=%zu\n", pat, p.n);
 	for (size_t i = 0; i < p.n; i++)
 		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
 	place_pick_free(&p);

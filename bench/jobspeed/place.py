@@ -14,11 +14,13 @@ a ring, an all-to-all, each phase posted at once, BYTES each way per pair):
 placement and with block placement (rank r on the r-th listed host), and
 compare SMPI's times with topod's predictions (time_us, block_time_us).
 
-pick: a free list of FREE x N hosts drawn at random (seeded), N wanted:
+pick: a free list of FREE x N hosts (or, with --free-frac, a fraction of
+all hosts) drawn at random (seeded), N wanted:
 `pick N FREE...` against the first N free hosts (first-fit, hostname order)
 and RANDOMS random N-subsets; for each pick the all-to-all posted at once
 and the pairwise XOR exchange, SMPI's times beside topod's prediction
-(`load alltoall` time_us).
+(`load alltoall` time_us); the pick's predicted busiest cable against the
+injection limit (bottleneck_us / limit_us, issue 27) in the answer column.
 
 Output: a table on stdout, RESULTS_DIR/place.csv and place.md. Ratios are
 speed-ups, T(baseline) / T(topod's answer): > 1 means topod's is faster.
@@ -37,6 +39,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as js  # noqa: E402  (the lab, topod, SMPI helpers of the schedule benchmark)
 
 PATTERNS = ["halo", "ring", "alltoall"]
+
+# Issue 27's fabrics, beside run.py's: leaves with more uplinks than the
+# default trees, where which hosts of a leaf are taken decides the upper
+# switches the job's traffic comes down through.
+js.FABRICS.setdefault("ft2-wide", dict(
+    desc="2-level fat tree XGFT(2;20,8;1,16), 160 hosts, 1.25:1 (issue 27's tree)", routing="ftree",
+    gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
+js.FABRICS.setdefault("ft2-wide-updn", dict(
+    desc="ft2-wide under updn", routing="updn", roots=True, gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
+js.FABRICS.setdefault("ft3-wide", dict(
+    desc="3-level fat tree XGFT(3;8,6,4;1,4,6), 192 hosts, 2:1 at level 1 (issue 27's 3-level tree)",
+    routing="ftree", gen=["xgft", "--h", "3", "--m", "8,6,4", "--w", "1,4,6"]))
 
 
 def grid(n):
@@ -100,7 +114,10 @@ def us(v):
 
 def platform_for(port, hosts, path):
     with open(path, "w") as f:
-        r = subprocess.run([js.TOPOQUERY, "-s", "127.0.0.1:%d" % port, "simgrid"] + sorted(set(hosts)), stdout=f,
+        # a job's export takes at most 256 hosts; a larger free list takes
+        # the whole fabric's (the same routes and rates)
+        sel = ["--all"] if len(set(hosts)) > 256 else sorted(set(hosts))
+        r = subprocess.run([js.TOPOQUERY, "-s", "127.0.0.1:%d" % port, "simgrid"] + sel, stdout=f,
                            stderr=subprocess.PIPE, text=True)
     if r.returncode:
         raise RuntimeError("topoquery simgrid: " + r.stderr.strip())
@@ -140,10 +157,10 @@ def predicted(t, hosts, nbytes):
     return us(kv(head, "time_us")) if head.startswith("OK") else None
 
 
-def pick_job(args, cfg, exe, lab, fab, n, allh, work):
+def pick_job(args, cfg, exe, lab, fab, n, allh, work, frac=None):
     os.makedirs(work, exist_ok=True)
-    rnd = random.Random(args.seed * 1000 + n)
-    nfree = min(len(allh), args.free * n)
+    rnd = random.Random(args.seed * 1000 + n + (int(frac * 100) if frac else 0))
+    nfree = min(len(allh), int(round(frac * len(allh))) if frac else args.free * n)
     free = sorted(rnd.sample(allh, nfree))
     platform = os.path.join(work, "platform.xml")
     platform_for(lab.port, free, platform)
@@ -165,12 +182,21 @@ def pick_job(args, cfg, exe, lab, fab, n, allh, work):
         js.log("    pick %-10s %s (predicted %s)" % (k, fmt_ms(times[k]), fmt_ms(pred[k])))
     rows = []
     rand = [times[k] for k in picks if k.startswith("random") and times[k]]
+    # issue 27: the answer's busiest cable against the injection limit
+    bott, lim, ffb = us(kv(head, "bottleneck_us")), us(kv(head, "limit_us")), us(kv(head, "first_fit_bottleneck_us"))
+    note = kv(head, "reason") or ""
+    if bott and lim:
+        note = "%s; busiest %.2fx limit (%s)%s" % (note, bott / lim, kv(head, "limit"),
+                                                 ", first-fit %.2fx" % (ffb / lim) if ffb else "")
+    if kv(head, "balanced") == "1":
+        note += ", balanced"
     for base in ["first-fit"] + (["random-mean"] if rand else []):
         tb = times[base] if base == "first-fit" else sum(rand) / len(rand)
         pb = pred[base] if base == "first-fit" else None
         rows.append(dict(kind="pick", fabric=fab, shape="free%d" % nfree, hosts=n, pattern="alltoall vs " + base,
-                         method=kv(head, "method") or "pick", reason=kv(head, "reason") or "",
-                         t_answer=times["pick"], t_base=tb, p_answer=pred["pick"], p_base=pb))
+                         method=kv(head, "method") or "pick", reason=note,
+                         t_answer=times["pick"], t_base=tb, p_answer=pred["pick"], p_base=pb,
+                         bottleneck=bott, limit=lim))
     return rows
 
 
@@ -213,6 +239,27 @@ def summary(rows):
                 sum(1 for p in pe if abs(p - 1) <= 0.15), len(pe))) if done and pe else "no answers"
 
 
+def pick_summary(rows):
+    """Issue 27's figures: geometric mean speed-up of pick per baseline, the
+    fewest, and how close the predicted busiest cable sits to the limit."""
+    out = []
+    for base in ("first-fit", "random-mean"):
+        sp = [r["t_base"] / r["t_answer"] for r in rows if r["kind"] == "pick" and not r.get("note") and
+              r["t_answer"] and r["t_base"] and r["pattern"].endswith(base)]
+        if sp:
+            gm = 1.0
+            for x in sp:
+                gm *= x
+            out.append("pick vs %s: %d jobs, geometric mean %.2fx, %.2f-%.2fx, %d below 0.98x" % (
+                base, len(sp), gm ** (1 / len(sp)), min(sp), max(sp), sum(1 for x in sp if x < 0.98)))
+    bl = [r["bottleneck"] / r["limit"] for r in rows if r["kind"] == "pick" and r.get("bottleneck") and
+          r.get("limit") and r["pattern"].endswith("first-fit")]
+    if bl:
+        out.append("pick's predicted busiest cable / injection limit: %.2f-%.2f, %d of %d within 1.1x" % (
+            min(bl), max(bl), sum(1 for x in bl if x <= 1.1), len(bl)))
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -223,6 +270,9 @@ def main():
     ap.add_argument("--bytes", type=int, default=1 << 20)
     ap.add_argument("--free", type=int, default=2, help="free list = FREE x N hosts (default 2)")
     ap.add_argument("--randoms", type=int, default=3, help="random picks per job (default 3)")
+    ap.add_argument("--free-frac", default="",
+                    help="free lists as fractions of all hosts, e.g. 0.25,0.5,1 (issue 27; replaces --free)")
+    ap.add_argument("--kinds", default="map,pick", help="map, pick or both (default map,pick)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()
@@ -247,23 +297,29 @@ def main():
             leaves = js.leaves_of(lab.meta)
             allh = [h for lf in leaves for h in lf]
             for n in [int(s) for s in args.sizes.split(",")]:
-                for shape in args.shapes.split(","):
+                for shape in args.shapes.split(",") if "map" in args.kinds else []:
                     hosts = js.shape_hosts(shape, n, leaves, args.seed)
                     if hosts:
                         js.log("  map %s %d" % (shape, n))
                         rows += map_job(args, cfg, exe, lab, fab, shape, hosts,
                                         os.path.join(args.results, "runs", fab, "map-%s-%d" % (shape, n)))
-                if n * args.free <= len(allh):
-                    js.log("  pick %d of %d" % (n, n * args.free))
+                if "pick" not in args.kinds:
+                    continue
+                for frac in [float(x) for x in args.free_frac.split(",") if x] or [None]:
+                    nfree = int(round(frac * len(allh))) if frac else n * args.free
+                    if n >= nfree or nfree > len(allh):
+                        continue
+                    js.log("  pick %d of %d" % (n, nfree))
                     rows += pick_job(args, cfg, exe, lab, fab, n, allh,
-                                     os.path.join(args.results, "runs", fab, "pick-%d" % n))
+                                     os.path.join(args.results, "runs", fab, "pick-%d-%d" % (n, nfree)), frac)
     with open(os.path.join(args.results, "place.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["kind", "fabric", "shape", "hosts", "pattern", "method", "reason",
-                                          "t_answer", "t_base", "p_answer", "p_base", "note"])
+                                          "t_answer", "t_base", "p_answer", "p_base", "note", "bottleneck",
+                                          "limit"])
         w.writeheader()
         for r in rows:
             w.writerow(r)
-    md = table(rows) + "\n\n" + summary(rows) + "\n"
+    md = table(rows) + "\n\n" + summary(rows) + "\n\n" + pick_summary(rows) + "\n"
     open(os.path.join(args.results, "place.md"), "w").write(md)
     print(md)
     print("(%.0f s)" % (time.monotonic() - t0))

@@ -84,6 +84,11 @@
  *           as order. json: {"generation":G,"picked":N,"free":F,
  *           "sharing_free":B,"sharing":S,"leaves":L,"pods":P,"max_hops":H,
  *           "max_load":M,"hosts":[H,...]}
+ * pick trade N [--format F] ALLOCATION... FREEHOSTS...
+ *           the first N hosts are an allocation; those to trade within its
+ *           leaves for free ones, and the predicted gain (man topoquery).
+ * pick pattern=P N [--format F] FREEHOSTS...
+ *           pick judged by a pattern load takes (man topoquery).
  * map GRAPH [--format F] [--slots S] HOSTS[*SLOTS]...
  *           ranks of GRAPH (stencil:X[xY[xZ]][:periodic], or a METIS or
  *           Scotch graph file) onto the hosts. text: "key value" lines
@@ -158,6 +163,8 @@ static const char usage_text[] =
 	"                            RANKS: HOST (one rank) or HOST*N (N ranks)\n"
 	"  order HOSTS...            the hosts in hierarchy order (hostfiles: --format)\n"
 	"  pick N FREEHOSTS...       choose N: no shared links above the leaf, then compact\n"
+	"  pick trade N ALLOC... FREEHOSTS...  an allocation's hosts to trade, and the gain\n"
+	"  pick pattern=P N FREEHOSTS...  pick judged by a load pattern (ring, stencil2d:X,Y)\n"
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch); never predicted slower than block\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"

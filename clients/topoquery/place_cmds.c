@@ -124,14 +124,61 @@ static void pick_text_us(FILE *o, const char *key, double s)
 		fprintf(o, "%s %.3f\n", key, s * 1e6);
 }
 
+/* tii_pick_info_t.limit_why, as topod's reply words it */
+static const char *const pick_why[] = { "at", "uplinks", "routes", "-" };
+
+/* pick trade's answer: the allocation after the trade and the predicted
+ * gain (issue 27 item 2: what a reservation costs). */
+static void trade_out(struct tq *q, const tii_pick_info_t *in, char **names, const int *cnt, long n, size_t nfree,
+		      size_t trades)
+{
+	FILE *o = q->out;
+	if (q->json) {
+		fprintf(o, "{\"generation\":%" PRIu64 ",\"alloc\":%ld,\"free\":%zu,\"trades\":%zu,\"sharing\":%d,"
+			"\"leaves\":%d,\"pods\":%d,\"max_hops\":%d,\"max_load\":%" PRIu64 ",", tii_last_generation(q->t), n,
+			nfree, trades, in->sharing, in->leaves, in->pods, in->max_hops, in->max_load);
+		pick_json_us(o, "time_us", in->time_s);
+		pick_json_us(o, "alloc_time_us", in->first_fit_time_s);
+		pick_json_us(o, "bottleneck_us", in->bottleneck_s);
+		pick_json_us(o, "alloc_bottleneck_us", in->first_fit_bottleneck_s);
+		pick_json_us(o, "limit_us", in->limit_s);
+		fprintf(o, "\"limit\":\"%s\",\"hosts\":[", pick_why[in->limit_why & 3]);
+		for (long i = 0; i < n; i++) {
+			if (i)
+				fputc(',', o);
+			json_str(o, names[i]);
+		}
+		fputs("]}\n", o);
+	} else if (!strcmp(q->format, "text")) {
+		char *hl = hostlist_compress(names, (size_t)n);
+		fprintf(o, "alloc %ld\nfree %zu\ntrades %zu\nsharing %d\nleaves %d\npods %d\nmax_hops %d\nmax_load %" PRIu64
+			"\n", n, nfree, trades, in->sharing, in->leaves, in->pods, in->max_hops, in->max_load);
+		pick_text_us(o, "time_us", in->time_s);
+		pick_text_us(o, "alloc_time_us", in->first_fit_time_s);
+		pick_text_us(o, "bottleneck_us", in->bottleneck_s);
+		pick_text_us(o, "alloc_bottleneck_us", in->first_fit_bottleneck_s);
+		pick_text_us(o, "limit_us", in->limit_s);
+		fprintf(o, "limit %s\nnodelist %s\n", pick_why[in->limit_why & 3], hl ? hl : "");
+		free(hl);
+	} else {
+		write_hostfile(o, q->format, names, cnt, (size_t)n);
+	}
+}
+
 int cmd_pick(struct tq *q, int argc, char **argv)
 {
 	if (!known_format(q->format))
 		return tq_usage_error("pick --format: text, list, slurm, openmpi, rankfile, mpich or hostlist");
+	const char *pattern = argc && !strncmp(argv[0], "pattern=", 8) ? argv[0] + 8 : NULL;
+	argc -= pattern != NULL, argv += pattern != NULL;
+	int trade = argc && !strcmp(argv[0], "trade");
+	argc -= trade, argv += trade;
+	if (trade && pattern)
+		return tq_usage_error("pick trade judges an all-to-all: no pattern=");
 	char *end;
 	long want = argc ? strtol(argv[0], &end, 10) : 0;
 	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
-		return tq_usage_error("pick N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+		return tq_usage_error("pick [pattern=P] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
 	struct strv h = { 0 };
 	int st = collect(q, argc - 1, argv + 1, &h);
 	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));
@@ -144,12 +191,19 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 		st = EXIT_FAIL;
 	}
 	tii_pick_info_t in;
+	size_t trades = 0;
 	if (!st) {
-		int rc = tii_pick_hosts(q->t, (const char *const *)h.v, h.n, (size_t)want, ch, &in);
+		const char *const *v = (const char *const *)h.v;
+		int rc = trade ? tii_pick_trade(q->t, v, (size_t)want, v + want, h.n - (size_t)want, ch, &trades, &in)
+			       : tii_pick_hosts_pattern(q->t, pattern, v, h.n, (size_t)want, ch, &in);
 		if (rc)
 			st = tq_fail(q, "pick", rc);
 	}
-	if (!st) {
+	if (!st && trade) {
+		for (long i = 0; i < want; i++)
+			names[i] = h.v[ch[i]], cnt[i] = q->slots;
+		trade_out(q, &in, names, cnt, want, h.n - (size_t)want, trades);
+	} else if (!st) {
 		for (long i = 0; i < want; i++)
 			names[i] = h.v[ch[i]], cnt[i] = q->slots;
 		FILE *o = q->out;
@@ -164,6 +218,11 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_json_us(o, "time_us", in.time_s);
 			pick_json_us(o, "pick_time_us", in.pick_time_s);
 			pick_json_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fprintf(o, "\"balanced\":%s,\"swaps\":%d,", in.balanced ? "true" : "false", in.swaps);
+			pick_json_us(o, "bottleneck_us", in.bottleneck_s);
+			pick_json_us(o, "limit_us", in.limit_s);
+			pick_json_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
+			fprintf(o, "\"limit\":\"%s\",", pick_why[in.limit_why & 3]);
 			fputs("\"hosts\":[", o);
 			for (long i = 0; i < want; i++) {
 				if (i)
@@ -180,6 +239,11 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_text_us(o, "time_us", in.time_s);
 			pick_text_us(o, "pick_time_us", in.pick_time_s);
 			pick_text_us(o, "first_fit_time_us", in.first_fit_time_s);
+			fprintf(o, "balanced %d\nswaps %d\n", in.balanced, in.swaps);
+			pick_text_us(o, "bottleneck_us", in.bottleneck_s);
+			pick_text_us(o, "limit_us", in.limit_s);
+			pick_text_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
+			fprintf(o, "limit %s\n", pick_why[in.limit_why & 3]);
 			fprintf(o, "nodelist %s\n", hl ? hl : "");
 			free(hl);
 		} else {
