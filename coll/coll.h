@@ -126,10 +126,12 @@ struct tc_global {
 	int force_bcast;       /* with 1: the Bcast variant (hier, dfs, bfs, pipe) */
 	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
 	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
-	int model_mpich;       /* model MPICH's algorithms (else Open MPI's); TOPOCOLL_MODEL */
+	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
 	char sched_file[256];  /* TOPOCOLL_SCHEDULE: a schedule file instead of asking topod */
+	int last_variant;      /* the last call's choice, for the SMPI benchmark */
+	double last_native, last_best;
 	double init_ms[4];     /* MPI_Init's own time: names, leaves, delays, sharing (TOPOCOLL_VERBOSE=2) */
 };
 extern struct tc_global tc_g;

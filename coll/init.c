@@ -11,8 +11,9 @@
  *                                (default), always topocoll's where it can
  *                                run (Bcast: that variant), never
  *   TOPOCOLL_MARGIN=X            predicted speed-up a variant needs (1.10)
- *   TOPOCOLL_MODEL=ompi|mpich    whose algorithms the prediction models
- *                                (default: the MPI this library is built for)
+ *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich  whose algorithms the prediction
+ *                                models (default: the MPI this library is
+ *                                built for; smpi-mpich: SMPI's MPICH selector)
  *   TOPOCOLL_TOPOLOGY=FILE       leaves and delays from a SimGrid platform
  *                                (topoquery simgrid), topod not asked
  *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
@@ -80,10 +81,10 @@ static void options(void)
 			tc_g.force_bcast = fv[i];
 		}
 #if defined(MPICH_VERSION) || defined(MPICH_NAME)
-	tc_g.model_mpich = 1;
+	tc_g.model_mpich = 2;
 #endif
 	if (mo && *mo)
-		tc_g.model_mpich = !strcmp(mo, "mpich");
+		tc_g.model_mpich = !strcmp(mo, "mpich") ? 2 : !strcmp(mo, "smpi-mpich") ? 1 : 0;
 	tc_g.margin = mg && *mg ? strtod(mg, NULL) : 1.10;
 	if (!(tc_g.margin >= 1.0 && tc_g.margin <= 100.0))
 		tc_g.margin = 1.10;

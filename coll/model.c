@@ -143,12 +143,14 @@ static void binomial_scatter(struct sim *S, const int *m, int k, int ri, double 
 			}
 }
 
+/* Subtrees by size, smallest first: the order their data reaches a parent. */
 static void binomial_gather(struct sim *S, const int *m, int k, int ri, double per)
 {
-	for (int v = k - 1; v >= 1; v--) {
-		int sub = lowbit(v) < k - v ? lowbit(v) : k - v;
-		send(S, M(v), M(v - lowbit(v)), per * sub);
-	}
+	for (int mask = 1; mask < k; mask *= 2)
+		for (int v = mask; v < k; v += 2 * mask) {
+			int sub = mask < k - v ? mask : k - v;
+			send(S, M(v), M(v - mask), per * sub);
+		}
 }
 
 static void linear_gather(struct sim *S, const int *m, int k, int ri, double per)
@@ -217,43 +219,102 @@ static void allreduce_rab(struct sim *S, const int *m, int k, double B)
 
 static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri, double B);
 
+/* A k-nomial tree (radix r), whole message on every edge. */
+static void knomial_bcast(struct sim *S, const int *m, int k, int ri, double B, int radix)
+{
+	int top = 1;
+	while (top < k)
+		top *= radix;
+	for (int v = 0; v < k; v++) {
+		int mask = top;
+		if (v)
+			for (mask = 1; (v / mask) % radix == 0; mask *= radix)
+				;
+		for (int mk = mask / radix; mk >= 1; mk /= radix)
+			for (int j = 1; j < radix; j++)
+				if (v + j * mk < k)
+					send(S, M(v), M(v + j * mk), B);
+	}
+}
+
+/* Open MPI 4.1's coll/tuned fixed Bcast decision (its table by
+ * communicator size and bytes, as SMPI's ompi selector carries it):
+ * 1 linear pipeline, 2-3 pipeline, 4 split binary tree, 5 binary tree,
+ * 6 binomial, 7 k-nomial, 8 scatter + recursive-doubling allgather. */
+static int ompi_bcast_alg(int k, double B)
+{
+	if (k < 4)
+		return B < 32768 ? 1 : B < 131072 ? 5 : B < 262144 ? 2 : B < 524288 ? 1 : B < 1048576 ? 6 : 5;
+	if (k < 8)
+		return B < 2048 ? 5 : B < 8192 ? 6 : B < 1048576 ? 1 : 2;
+	if (k < 16)
+		return B < 4096 ? 7 : B < 16384 ? 5 : B < 32768 ? 6 : 1;
+	if (k < 32)
+		return B < 4096 ? 7 : B < 1048576 ? 6 : 8;
+	if (k < 64)
+		return B < 2048 ? 6 : 7;
+	if (k < 128)
+		return 7;
+	if (k < 256)
+		return B < 16384 ? 5 : B < 32768 ? 1 : B < 65536 ? 5 : 7;
+	return B < 16384 ? 7 : B < 32768 ? 4 : 7;
+}
+
+static void scatter_allgather(struct sim *S, const int *m, int k, int ri, double B, int use_ring)
+{
+	binomial_scatter(S, m, k, ri, B / k);
+	int *r = malloc((size_t)k * sizeof(int));
+	if (!r)
+		return;
+	for (int v = 0; v < k; v++)
+		r[v] = M(v);
+	if (!use_ring && pof2_below(k) == k)
+		rdb(S, r, k, B / k, 2.0);
+	else
+		ring(S, r, k, B / k);
+	free(r);
+}
+
 static void bcast_native(struct sim *S, const int *m, int k, int ri, double B)
 {
 	if (k < 2)
 		return;
 	if (tc_g.model_mpich) {
-		if (B < 12288 || k < 8) {
+		/* SMPI's MPICH selector: an SMP-aware binomial tree on jobs with
+		 * the same ranks on every host (one per host in the benchmark);
+		 * else binomial for small messages or <= 8 ranks, scatter then
+		 * allgather above */
+		if (B < 12288 || k <= 8 || tc_g.model_mpich == 1)
 			binomial_bcast(S, m, k, ri, B);
-			return;
-		}
-		binomial_scatter(S, m, k, ri, B / k);
-		int *r = malloc((size_t)k * sizeof(int));
-		if (!r)
-			return;
-		for (int v = 0; v < k; v++)
-			r[v] = M(v);
-		if (B < 524288 && pof2_below(k) == k)
-			rdb(S, r, k, B / k, 2.0);
 		else
-			ring(S, r, k, B / k);
-		free(r);
+			scatter_allgather(S, m, k, ri, B, !(B < 524288 && k % 2 == 0));
 		return;
 	}
-	/* Open MPI's fixed decision (coll/tuned) */
-	if (B < 2048)
+	/* The linear and binary pipelines post every segment at once: the
+	 * segments share each cable and arrive together, so each hop carries
+	 * the whole message before the next starts (measured in SMPI). */
+	switch (ompi_bcast_alg(k, B)) {
+	case 1:
+		seg_tree(S, m, k, ri, B, B, 1);
+		break;
+	case 2:
+	case 3:
+		seg_tree(S, m, k, ri, B, B >= 1048576 ? 131072 : 16384, 1);
+		break;
+	case 4:
+	case 5:
+		seg_tree(S, m, k, ri, B, B, 2);
+		break;
+	case 6:
 		binomial_bcast(S, m, k, ri, B);
-	else if (B < 370728)
-		seg_tree(S, m, k, ri, B, 1024, 2);
-	else if (k < 1.6134e-6 * B + 2.1102)
-		seg_tree(S, m, k, ri, B, 131072, 1);
-	else if (k < 13)
-		seg_tree(S, m, k, ri, B, 8192, 2);
-	else if (k < 2.3679e-6 * B + 1.1787)
-		seg_tree(S, m, k, ri, B, 65536, 1);
-	else if (k < 3.2118e-6 * B + 8.7936)
-		seg_tree(S, m, k, ri, B, 16384, 1);
-	else
-		seg_tree(S, m, k, ri, B, 8192, 0);
+		break;
+	case 7:
+		knomial_bcast(S, m, k, ri, B, 4);
+		break;
+	default:
+		scatter_allgather(S, m, k, ri, B, 0);
+		break;
+	}
 }
 
 static void reduce_native(struct sim *S, const int *m, int k, int ri, double B)
@@ -262,8 +323,9 @@ static void reduce_native(struct sim *S, const int *m, int k, int ri, double B)
 		return;
 	if (tc_g.model_mpich ? B <= 2048 : (B < 2048 || (k < 8 && B < 20480) || k > 0.6016 / 1024 * B + 1.3496)) {
 		/* binomial: every message whole, towards the root */
-		for (int v = k - 1; v >= 1; v--)
-			send(S, M(v), M(v - lowbit(v)), B);
+		for (int mask = 1; mask < k; mask *= 2)
+			for (int v = mask; v < k; v += 2 * mask)
+				send(S, M(v), M(v - mask), B);
 		return;
 	}
 	if (tc_g.model_mpich) {
@@ -291,20 +353,12 @@ static void allreduce_native(struct sim *S, const int *m, int k, double B)
 {
 	if (k < 2)
 		return;
-	if (tc_g.model_mpich) {
-		if (B > 2048)
-			allreduce_rab(S, m, k, B);
-		else
-			allreduce_rdb(S, m, k, B);
-		return;
-	}
-	if (B < 10000) {
+	/* MPICH: Rabenseifner above 2 KiB; Open MPI 4.1: recursive doubling
+	 * below about 8 KiB, Rabenseifner above (commutative operations) */
+	if (B > (tc_g.model_mpich ? 2048 : 8192) && k >= 4)
+		allreduce_rab(S, m, k, B);
+	else
 		allreduce_rdb(S, m, k, B);
-		return;
-	}
-	/* ring: reduce-scatter then allgather, B / k per step */
-	ring(S, m, k, B / k);
-	ring(S, m, k, B / k);
 }
 
 static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri, double B)
@@ -314,13 +368,14 @@ static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri,
 		bcast_native(S, m, k, ri, B);
 		break;
 	case TC_GATHER:
-		if (tc_g.model_mpich || (B <= 6000 && (k > 60 || (k > 10 && B < 1024))))
+		/* Open MPI 4.1: binomial from 8 ranks; below, by total bytes */
+		if (tc_g.model_mpich || k >= 8 || B * k < 1024 || (B * k >= 8192 && B * k < 32768))
 			binomial_gather(S, m, k, ri, B);
 		else
 			linear_gather(S, m, k, ri, B);
 		break;
 	case TC_SCATTER:
-		if (tc_g.model_mpich || (k > 10 && B < 300))
+		if (tc_g.model_mpich || (k >= 4 && B * k < (k < 8 ? 2048 : k < 64 ? 16384 : 512)))
 			binomial_scatter(S, m, k, ri, B);
 		else
 			linear_scatter(S, m, k, ri, B);

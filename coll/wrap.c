@@ -49,6 +49,8 @@ int TC_ENTRY(MPI_Finalize)(void)
 static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 {
 	int inter = 0;
+	tc_g.last_variant = TC_V_NATIVE;
+	tc_g.last_native = tc_g.last_best = -1;
 	if (!tc_g.enabled[op] || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return NULL;
 	struct tc_comm *c = tc_comm_get(comm);
@@ -85,6 +87,9 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 		c->native[op]++;
 	else
 		c->hier[op]++;
+	tc_g.last_variant = v;
+	tc_g.last_native = ch ? ch->t_native : -1;
+	tc_g.last_best = ch ? ch->t_best : -1;
 	tc_tell(c, op, v != TC_V_NATIVE, tc_variant_name[v], why, ch);
 	return v;
 }
@@ -214,6 +219,9 @@ static int a2a_decide(struct tc_comm *c, long long b)
 		c->hier[TC_ALLTOALL]++;
 	else
 		c->native[TC_ALLTOALL]++;
+	tc_g.last_variant = run ? TC_V_SCHED : TC_V_NATIVE;
+	tc_g.last_native = s ? s->native_s : -1;
+	tc_g.last_best = s ? s->time_s : -1;
 	tc_tell(c, TC_ALLTOALL, run, run ? "topod's schedule" : NULL, why, &c->choice[TC_ALLTOALL][tc_size_class(b)]);
 	return run;
 }
@@ -226,3 +234,14 @@ int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *
 		return tc_alltoall(c, sbuf, scount, st, rbuf, rcount, rt);
 	return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
 }
+
+#ifdef TOPOCOLL_SMPI
+/* The benchmark's view of the last call: what ran, and the predictions. */
+int topocoll_last(double *t_native, double *t_best);
+int topocoll_last(double *t_native, double *t_best)
+{
+	*t_native = tc_g.last_native;
+	*t_best = tc_g.last_best;
+	return tc_g.last_variant;
+}
+#endif
