@@ -126,6 +126,7 @@ struct tc_global {
 	int force_bcast;       /* with 1: the Bcast variant (hier, dfs, bfs, pipe) */
 	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
 	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
+	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
 	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
@@ -144,6 +145,10 @@ struct tc_comm *tc_comm_get(MPI_Comm comm);
 /* At MPI_Init: options, and the one question to topod. */
 void tc_init(void);
 void tc_finalize(void);
+/* Rank 0's part of MPI_Init: n ranks' host names (TC_NAME apart) -> their
+ * leaf IDs in ids[n] and tc_g.topo; ms[1] and ms[2] get the time spent on
+ * the leaves and on the delays. 0, or -1 with tc_g.why. */
+int tc_learn(const char *names, int n, uint64_t *ids, double *ms);
 /* Says what runs and why (TOPOCOLL_VERBOSE), once per communicator, op
  * and way (hier: 0 the MPI's own, 1 topocoll's), or with a choice by
  * prediction once per its size class. */
@@ -178,6 +183,7 @@ struct tc_platform {
 };
 int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t whyn);
 int tc_platform_find(const struct tc_platform *p, const char *name);  /* index or -1 */
+int tc_platform_sort(struct tc_platform *p);  /* for find; -1 if a name repeats */
 void tc_platform_free(struct tc_platform *p);
 /* Every world rank's host named in names[nworld] (TC_NAME apart): the
  * topology over the distinct hosts, each looked up in p under its own name,

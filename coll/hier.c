@@ -299,20 +299,29 @@ static int pipe_run(struct tc_comm *c, char *bytes, int S, int root, long long s
 	for (int i = 0; i < n; i++)
 		if (order[i] == c->myleaf)
 			me = i;
-	MPI_Request *rq = malloc((size_t)nseg * sizeof(*rq));
-	MPI_Status *sts = malloc((size_t)nseg * sizeof(*sts));
+	/* every segment's receive posted first: a segment moves on as soon as
+	 * it is sent, whatever the leaf broadcast of the one before still does */
+	MPI_Request *rq = malloc(2 * (size_t)nseg * sizeof(*rq));
+	MPI_Status *sts = malloc(2 * (size_t)nseg * sizeof(*sts));
 	if (!rq || !sts) {
 		free(rq);
 		free(sts);
 		return MPI_ERR_NO_MEM;
 	}
-	int nr = 0;
+	MPI_Request *rr = rq + nseg;
+	int recv = is_lead && me > 0, nr = 0;
+	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
+		long long off = (long long)s * seg;
+		rr[s] = MPI_REQUEST_NULL;
+		if (recv)
+			rc = PMPI_Irecv(bytes + off, (int)(off + seg <= S ? seg : S - off), MPI_BYTE,
+					c->leader[order[me - 1]], TC_TAG, c->pcomm, &rr[s]);
+	}
 	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
 		long long off = (long long)s * seg;
 		int len = (int)(off + seg <= S ? seg : S - off);
-		if (is_lead && me > 0)
-			rc = PMPI_Recv(bytes + off, len, MPI_BYTE, c->leader[order[me - 1]], TC_TAG, c->pcomm,
-				       MPI_STATUS_IGNORE);
+		if (recv)
+			rc = PMPI_Wait(&rr[s], &sts[s]);
 		if (rc == MPI_SUCCESS && is_lead && me + 1 < n)
 			rc = PMPI_Isend(bytes + off, len, MPI_BYTE, c->leader[order[me + 1]], TC_TAG, c->pcomm, &rq[nr++]);
 		if (rc == MPI_SUCCESS)

@@ -17,6 +17,7 @@
  *   TOPOCOLL_TOPOLOGY=FILE       leaves and delays from a SimGrid platform
  *                                (topoquery simgrid), topod not asked
  *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
+ *   TOPOCOLL_ALLTOALL_MIN=N      smallest block for a schedule (262144)
  *   TOPOCOLL_RATE=BYTES_PER_S    the rate assumed where topod knows hops but
  *                                not the cables' rates (4e9)
  *   TOPOCOLL_MATRIX_HOSTS=N      above N distinct hosts, delays per leaf (128)
@@ -89,6 +90,7 @@ static void options(void)
 	if (!(tc_g.margin >= 1.0 && tc_g.margin <= 100.0))
 		tc_g.margin = 1.10;
 	snprintf(tc_g.sched_file, sizeof(tc_g.sched_file), "%s", sf ? sf : "");
+	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 262144, 0, 1L << 40);
 	tc_g.verbose = (int)env_long("TOPOCOLL_VERBOSE", 0, 0, 9);
 	tc_g.stats = env_long("TOPOCOLL_STATS", 0, 0, 9) > 0;
 	tc_g.float_reduce = env_long("TOPOCOLL_ALLREDUCE_FLOAT", 0, 0, 1) > 0;
@@ -191,6 +193,45 @@ out:
 	return rc;
 }
 
+/* Without rates: the hop matrix, (h + 1) cables and h switches of 100 ns
+ * each (the cost model's latencies), every cable at TOPOCOLL_RATE. */
+static int hops_platform(tii_t *t, const char **ask, int na, struct tc_platform *p, char *why, size_t whyn)
+{
+	size_t nn = (size_t)na * na;
+	uint16_t *h = malloc(nn * sizeof(*h));
+	double rate = (double)env_long("TOPOCOLL_RATE", 4000000000L, 1000000L, 1000000000000L);
+	p->n = na;
+	p->names = calloc((size_t)na, TC_NAME);
+	p->sorted = malloc((size_t)na * sizeof(int));
+	p->leaf = calloc((size_t)na, sizeof(uint64_t));
+	p->lat = malloc(nn * sizeof(float));
+	p->rate = malloc(nn * sizeof(float));
+	p->host_rate = malloc((size_t)na * sizeof(float));
+	int e = !h || !p->names || !p->sorted || !p->leaf || !p->lat || !p->rate || !p->host_rate ? TII_E_NOMEM
+		: tii_get_hop_matrix(t, ask, (size_t)na, h);
+	for (size_t i = 0; !e && i < nn; i++) {
+		if (h[i] == UINT16_MAX && i % (size_t)(na + 1)) {
+			e = TII_E_NOROUTE;
+			break;
+		}
+		p->lat[i] = (float)((2.0 * h[i] + 1) * 100e-9);
+		p->rate[i] = (float)rate;
+	}
+	for (int i = 0; !e && i < na; i++) {
+		snprintf(p->names + (size_t)i * TC_NAME, TC_NAME, "%s", ask[i]);
+		p->host_rate[i] = (float)rate;
+		p->sorted[i] = i;
+	}
+	free(h);
+	if (e) {
+		snprintf(why, whyn, "topod hopsmatrix: %s (%.80s)", tii_strerror(e), tii_last_message(t));
+		tc_platform_free(p);
+		return -1;
+	}
+	tc_platform_sort(p);
+	return 0;
+}
+
 /* Rank 0: the delays between the job's hosts, from topod's SimGrid
  * platform of them (routes and rates); on a big job (more distinct hosts
  * than TOPOCOLL_MATRIX_HOSTS) of one host per leaf, each host standing in
@@ -230,17 +271,22 @@ static int ask_delays(tii_t *t, const char *names, int n, const uint64_t *ids, c
 	tii_set_max_reply_bytes(t, (size_t)1 << 30);
 	int e = na > 1 ? tii_get_simgrid_platform(t, ask, (size_t)na, &xml, NULL) : TII_E_INVAL;
 	struct tc_platform p = { 0 };
-	if (e) {
+	if (e == TII_E_NOROUTE) {
+		/* a cable of unknown rate: hops, and an assumed rate */
+		rc = hops_platform(t, ask, na, &p, why, whyn);
+	} else if (e) {
 		snprintf(why, whyn, "topod simgrid: %s (%.80s)", tii_strerror(e), tii_last_message(t));
 		goto out;
+	} else {
+		rc = tc_platform_parse(&p, xml, why, whyn);
+		free(xml);
 	}
-	rc = tc_platform_parse(&p, xml, why, whyn);
-	free(xml);
 	if (!rc)
 		rc = tc_topo_build(&tc_g.topo, &p, names, alias, n, why, whyn);
 	if (!rc)
-		snprintf(tc_g.topo.source, sizeof(tc_g.topo.source), "topod's routes and rates (%d %s)", na,
-			 na < tc_g.topo.nhosts ? "leaves" : "hosts");
+		snprintf(tc_g.topo.source, sizeof(tc_g.topo.source), "topod's %s (%d %s)",
+			 e ? "hops, TOPOCOLL_RATE" : "routes and rates", na, na < tc_g.topo.nhosts ? "leaves" : "hosts");
+	tc_g.topo.rates_known = !e;
 	tc_platform_free(&p);
 out:
 	free(alias);
@@ -250,7 +296,7 @@ out:
 #endif
 
 /* Rank 0: leaves and delays from TOPOCOLL_TOPOLOGY or topod. */
-static int learn(const char *names, int n, uint64_t *ids, double *ms)
+int tc_learn(const char *names, int n, uint64_t *ids, double *ms)
 {
 	const char *file = getenv("TOPOCOLL_TOPOLOGY");
 	if (file && *file) {
@@ -331,7 +377,7 @@ static void world_leaves(void)
 	PMPI_Allgather(name, TC_NAME, MPI_CHAR, tc_g.hostnames, TC_NAME, MPI_CHAR, w);
 	tc_g.init_ms[0] = (PMPI_Wtime() - t0) * 1e3;
 	if (!rank)
-		learn(tc_g.hostnames, size, ids, tc_g.init_ms);
+		tc_learn(tc_g.hostnames, size, ids, tc_g.init_ms);
 	t0 = PMPI_Wtime();
 	PMPI_Bcast(tc_g.why, (int)sizeof(tc_g.why), MPI_CHAR, 0, w);
 	PMPI_Scatter(ids, 1, MPI_UINT64_T, &tc_g.leaf_id, 1, MPI_UINT64_T, 0, w);

@@ -592,7 +592,9 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 {
 	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
 	*chp = ch;
-	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE };
+	/* TC_V_PIPE is not among them: in SMPI it ran 1.5 to 10 times its
+	 * prediction (docs/performance.md), so it runs only when forced */
+	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS };
 	if (ch->variant < 0) {
 		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root);
 		ch->best = TC_V_NATIVE;

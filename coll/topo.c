@@ -133,14 +133,21 @@ static int hosts_links(struct tc_platform *p, const char *xml, struct plink **lk
 			(*nlk)++;
 		}
 	}
+	if (tc_platform_sort(p)) {
+		snprintf(why, whyn, "platform: a host twice");
+		return -1;
+	}
+	qsort(*lk, (size_t)*nlk, sizeof(**lk), cmp_link);
+	return 0;
+}
+
+int tc_platform_sort(struct tc_platform *p)
+{
 	sort_ctx = p;
 	qsort(p->sorted, (size_t)p->n, sizeof(int), cmp_name);
 	for (int i = 1; i < p->n; i++)
-		if (!strcmp(p->names + (size_t)p->sorted[i] * TC_NAME, p->names + (size_t)p->sorted[i - 1] * TC_NAME)) {
-			snprintf(why, whyn, "platform: host %.100s twice", p->names + (size_t)p->sorted[i] * TC_NAME);
+		if (!strcmp(p->names + (size_t)p->sorted[i] * TC_NAME, p->names + (size_t)p->sorted[i - 1] * TC_NAME))
 			return -1;
-		}
-	qsort(*lk, (size_t)*nlk, sizeof(**lk), cmp_link);
 	return 0;
 }
 

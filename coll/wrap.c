@@ -19,9 +19,10 @@
 
 #include "coll.h"
 
-/* Below this block size MPI_Alltoall is the MPIs' Bruck or all-at-once
- * algorithms, which topod's predictions (XOR's steps) do not describe. */
-#define TC_A2A_MIN 32768
+/* TOPOCOLL_ALLTOALL_MIN (tc_g.a2a_min, 256 KiB): below this block size the steps' latencies and the MPIs' own small-block
+ * algorithms (Bruck, all at once), which topod's predictions for 1 MiB
+ * blocks do not describe, decide: in SMPI a schedule predicted 1.34x at
+ * 1 MiB ran 0.96x at 64 KiB (docs/performance.md). */
 
 int TC_ENTRY(MPI_Init)(int *argc, char ***argv)
 {
@@ -196,19 +197,19 @@ static int a2a_decide(struct tc_comm *c, long long b)
 	char why[224];
 	int forced = tc_g.min_set ? b >= (long long)tc_g.min_bytes[TC_ALLTOALL] : tc_g.choice_mode == 1;
 	int run = 0;
-	if (!c->sched_asked && (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= TC_A2A_MIN)))
+	if (!c->sched_asked && (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.a2a_min)))
 		tc_sched_get(c);
 	const struct tc_sched *s = c->sched;
 	if (tc_g.choice_mode == 2 && !tc_g.min_set)
 		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=native");
 	else if (!s)
-		snprintf(why, sizeof(why), "%s", c->sched_asked ? c->sched_why : "below 32 KiB per block");
+		snprintf(why, sizeof(why), "%s", c->sched_asked ? c->sched_why : "blocks below TOPOCOLL_ALLTOALL_MIN");
 	else if (forced || tc_g.choice_mode == 1) {
 		run = 1;
 		snprintf(why, sizeof(why), "%s, forced", s->algo);
-	} else if (tc_g.min_set || b < TC_A2A_MIN) {
+	} else if (tc_g.min_set || b < tc_g.a2a_min) {
 		snprintf(why, sizeof(why), "%lld bytes per block: below %s", b,
-			 tc_g.min_set ? "TOPOCOLL_MIN_BYTES" : "32 KiB, where the MPIs run Bruck or all at once");
+			 tc_g.min_set ? "TOPOCOLL_MIN_BYTES" : "TOPOCOLL_ALLTOALL_MIN");
 	} else {
 		run = s->time_s > 0 && s->native_s >= s->time_s * tc_g.margin;
 		snprintf(why, sizeof(why), "topod predicts %.1f us %s, %.1f us XOR's steps for 1 MiB blocks (%.2fx%s)",
