@@ -43,7 +43,7 @@ enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_NOPS
 enum tc_variant {
 	TC_V_NATIVE,     /* the MPI's own, untouched */
 	TC_V_HIER,       /* leaders in leaf order */
-	TC_V_DFS,        /* Bcast: leaders ordered depth-first from the root's leader (seed 004 ch. 4) */
+	TC_V_DFS,        /* Bcast: leaders ordered depth-first from the root's leader (Subramoni 2013, ch. 4) */
 	TC_V_BFS,        /* Bcast: breadth-first */
 	TC_V_PIPE,       /* Bcast: a pipelined chain of segments over the DFS order, each leaf fed per segment */
 	TC_V_SCHED,      /* Alltoall: topod's schedule */

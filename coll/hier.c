@@ -223,7 +223,7 @@ int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI
 	return rc;
 }
 
-/* The leaders' communicator ordered from leaf rl's leader (seed 004 ch. 4:
+/* The leaders' communicator ordered from leaf rl's leader (Subramoni 2013, ch. 4:
  * made on demand, the first time a root on that leaf broadcasts; kept). */
 static MPI_Comm ordered_comm(struct tc_comm *c, int rl, int bfs)
 {

@@ -548,7 +548,7 @@ static double close_to(struct tc_comm *c, int a, int b)
 	return lat + 65536.0 / rate;
 }
 
-/* Seed 004, ch. 4: from the root's leader, depth-first (each next leader
+/* Subramoni 2013, ch. 4: from the root's leader, depth-first (each next leader
  * the closest to the last one placed) or breadth-first (by closeness to
  * the root's leader); ties by leaf index, so every rank orders alike. */
 void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order)

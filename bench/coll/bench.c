@@ -79,7 +79,8 @@ int main(int argc, char **argv)
 	}
 	/* Gather, Scatter, Alltoall: size blocks; the contents do not matter
 	 * for time, so SMPI may fold them onto one backing block. */
-	size_t cap = (size_t)maxb * (size_t)size + 64;
+	int blocks = strstr(argv[1], "gather") || strstr(argv[1], "scatter") || strstr(argv[1], "alltoall");
+	size_t cap = (size_t)maxb * (size_t)(blocks ? size : 1) + 64;
 	sbuf = SMPI_SHARED_MALLOC(cap);
 	rbuf = SMPI_SHARED_MALLOC(cap);
 	char ops[256], *save = NULL;

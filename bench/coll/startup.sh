@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/coll/startup.sh [N ...] - what topocoll adds to MPI_Init (issue 20
-# item 3, beside seed 004's Table 4.2), on this machine: a real topod
+# item 3, beside Subramoni 2013's Table 4.2), on this machine: a real topod
 # serving the k=24 fat tree (3,456 hosts, 12 per leaf), job hosts the
 # first N (default 64 256 1024), one rank per host, named by TII_HOSTMAP.
 #   rank 0's questions (every host's leaf; the delays: topod's SimGrid
@@ -25,7 +25,7 @@ trap 'exit 130' INT
 build/bench/bench_build 24 1024 "$d/k24.snap" >/dev/null 2>&1 || { echo "bench_build failed"; exit 1; }
 build/bin/topod -f -l 127.0.0.1:0 --load "$d/k24.snap" >"$d/topod.out" 2>"$d/topod.log" &
 TOPOD_PID=$!
-for _ in $(seq 100); do grep -q '^ready port=' "$d/topod.out" && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q '^ready port=' "$d/topod.out" 2>/dev/null && break; sleep 0.1; done
 PORT=$(sed -n 's/^ready port=//p' "$d/topod.out")
 [ -n "$PORT" ] || { echo "topod did not start"; exit 1; }
 export TII_SERVERS=127.0.0.1:$PORT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -44,6 +44,8 @@ for n in "$@"; do
 done
 head -64 "$d/hosts" >"$d/64.map"
 for lib in "" "$PWD/build/lib/mpich/libtopocoll.so"; do
+	label="without topocoll:"
+	[ -n "$lib" ] && label="with topocoll:"
 	timeout 300 mpiexec.mpich -launcher fork -n 64 -genv TII_HOSTMAP "$d/64.map" -genv TOPOCOLL_VERBOSE 2 \
-		-genv LD_PRELOAD "$lib" "$d/startup" 2>&1 | grep '^startup\|MPI_Init:' | sed "s|^|${lib:+with topocoll: }${lib:-without: }|"
+		-genv LD_PRELOAD "$lib" "$d/startup" 2>&1 | grep '^startup\|MPI_Init:' | sed "s|^|$label |"
 done

@@ -123,7 +123,7 @@ done
 # The Bcast variants, each forced: leaders depth-first and breadth-first
 # from the root's leaf (communicators made on demand), pipelined segments.
 for v in dfs bfs pipe; do
-	run "bcast-$v" ompi 16 "$d/16.map" LD_PRELOAD="$LIB" TOPOCOLL_CHOICE=$v TOPOCOLL_VERBOSE=1 >/dev/null &&
+	run "bcast-$v" ompi 16 "$d/16.map" LD_PRELOAD="$LIB" TOPOCOLL_CHOICE=$v TOPOCOLL_VERBOSE=1 &&
 		read -r h n < <(stat "bcast-$v" bcast) &&
 		{ [ "${h:-0}" -eq 10 ] && grep -q "bcast on a communicator of 16 ranks (5 leaves): hierarchical, .*TOPOCOLL_CHOICE=$v" "$d/bcast-$v.err" &&
 			ok "TOPOCOLL_CHOICE=$v: every bcast ran that variant, results equal" || nok "bcast $v: $h/$n"; }
@@ -134,7 +134,7 @@ run mpich-pipe mpich 7 "$d/7.map" LD_PRELOAD="$MLIB" TOPOCOLL_CHOICE=pipe
 # predicted and what runs; Alltoall (every block size, by
 # TOPOCOLL_ALLTOALL_MIN=0) asks topod, which answers XOR for this job (no
 # gain), so the MPI's own runs.
-run predict ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_VERBOSE=1 TOPOCOLL_ALLTOALL_MIN=0 >/dev/null
+run predict ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_VERBOSE=1 TOPOCOLL_ALLTOALL_MIN=0
 P="on a communicator of 12 ranks (3 leaves)"
 nh=$(grep -c "^topocoll: [a-z]* $P: hierarchical[a-z ,-]*: [0-9]* bytes: predicted [0-9.]* us the MPI's own, [0-9.]* us hierarchical" "$d/predict.err")
 nn=$(grep -c "^topocoll: [a-z]* $P: the MPI's own: [0-9]* bytes: predicted [0-9.]* us the MPI's own" "$d/predict.err")
@@ -147,7 +147,7 @@ else
 	grep '^topocoll' "$d/predict.err" | head -8 | sed 's/^/# /'
 fi
 # A margin no variant can meet: every call falls back to the MPI's own.
-run margin ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MARGIN=100 TOPOCOLL_VERBOSE=1 >/dev/null
+run margin ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MARGIN=100 TOPOCOLL_VERBOSE=1
 grep -q "bcast 0 hierarchical .* gather 0 hierarchical .* scatter 0 hierarchical .* allreduce 0 hierarchical" "$d/margin.err" &&
 	grep -q "^topocoll: [a-z]* $P: the MPI's own: [0-9]* bytes: .* us hierarchical.* (.*x, below the margin)" "$d/margin.err" &&
 	ok "TOPOCOLL_MARGIN=100: predicted faster but not by the margin, so the MPI's own" ||
@@ -156,13 +156,13 @@ grep -q "bcast 0 hierarchical .* gather 0 hierarchical .* scatter 0 hierarchical
 # TOPOCOLL_TOPOLOGY: leaves and delays from a platform file, topod down.
 build/bin/topoquery -s "127.0.0.1:$PORT" simgrid $(sort -u "$d/12.map") >"$d/12.xml" 2>"$d/12.xml.err" ||
 	nok "topoquery simgrid: $(cat "$d/12.xml.err")"
-run topofile ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TII_SERVERS=127.0.0.1:1 TOPOCOLL_TOPOLOGY="$d/12.xml" TOPOCOLL_VERBOSE=1 >/dev/null
+run topofile ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TII_SERVERS=127.0.0.1:1 TOPOCOLL_TOPOLOGY="$d/12.xml" TOPOCOLL_VERBOSE=1
 grep -q "^topocoll: leaf switches known from TOPOCOLL_TOPOLOGY; delays: TOPOCOLL_TOPOLOGY (6 hosts)" "$d/topofile.err" &&
 	grep -q "^topocoll: bcast $P: .*: 80012 bytes: predicted" "$d/topofile.err" &&
 	ok "TOPOCOLL_TOPOLOGY with topod down: leaves and delays from the file, choices by prediction" ||
 	{ nok "TOPOCOLL_TOPOLOGY"; grep '^topocoll' "$d/topofile.err" | head -3 | sed 's/^/# /'; }
 printf '<platform><host id="x"/><route src="x" dst="y"><link_ctn id="nope"/></route></platform>\n' >"$d/bad.xml"
-run badfile ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_TOPOLOGY="$d/bad.xml" TOPOCOLL_VERBOSE=1 >/dev/null
+run badfile ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_TOPOLOGY="$d/bad.xml" TOPOCOLL_VERBOSE=1
 grep -q "^topocoll: platform: route x -> y between unknown hosts" "$d/badfile.err" && grep -q "gather 0 hierarchical" "$d/badfile.err" &&
 	ok "a broken TOPOCOLL_TOPOLOGY is refused and named; every call the MPI's" ||
 	{ nok "broken platform"; grep '^topocoll' "$d/badfile.err" | head -3 | sed 's/^/# /'; }
@@ -192,32 +192,32 @@ else
 fi
 
 # Reassociated double sums only when asked: then 25 hierarchical.
-run float ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_ALLREDUCE_FLOAT=1 >/dev/null
+run float ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_ALLREDUCE_FLOAT=1
 read -r h n < <(stat float allreduce)
 [ "${h:-0}" -eq 25 ] && ok "TOPOCOLL_ALLREDUCE_FLOAT=1: double sums go hierarchical too" ||
 	nok "TOPOCOLL_ALLREDUCE_FLOAT=1: $h hierarchical, $n native (want 25, 0)"
 # Off switches
-run disable ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_DISABLE=gather,bcast >/dev/null
+run disable ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_DISABLE=gather,bcast
 read -r h n < <(stat disable gather)
 read -r h2 n2 < <(stat disable scatter)
 [ "${h:-1}" -eq 0 ] && [ "${h2:-0}" -gt 0 ] && ok "TOPOCOLL_DISABLE=gather,bcast: gather the MPI's, scatter still hierarchical" ||
 	nok "TOPOCOLL_DISABLE: gather $h hierarchical, scatter $h2"
-run off ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL=off >/dev/null
+run off ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL=off
 grep -q "bcast 0 hierarchical .* allreduce 0 hierarchical" "$d/off.err" && ok "TOPOCOLL=off: nothing hierarchical" ||
 	nok "TOPOCOLL=off: $(tail -1 "$d/off.err")"
 # topod down; a host it does not know: the MPI's algorithms, results equal, said why.
-TII_SERVERS=127.0.0.1:1 run down ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VERBOSE=1 TII_SERVERS=127.0.0.1:1 >/dev/null
+TII_SERVERS=127.0.0.1:1 run down ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VERBOSE=1 TII_SERVERS=127.0.0.1:1
 grep -q "bcast 0 hierarchical" "$d/down.err" && grep -q "^topocoll: topod: cannot connect" "$d/down.err" &&
 	ok "topod down: every call the MPI's, and rank 0 says topod could not be reached" ||
 	{ nok "topod down"; head -3 "$d/down.err" | sed 's/^/# /'; }
 sed '5s/.*/nosuch-host-9/' "$d/12.map" >"$d/bad.map"
-run unknown ompi 12 "$d/bad.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VERBOSE=1 >/dev/null
+run unknown ompi 12 "$d/bad.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VERBOSE=1
 grep -q "gather 0 hierarchical" "$d/unknown.err" && grep -q "^topocoll: topod: no such host .*nosuch-host-9" "$d/unknown.err" &&
 	ok "a host topod does not know: every call the MPI's, the host named" ||
 	{ nok "unknown host"; grep topocoll "$d/unknown.err" | head -3 | sed 's/^/# /'; }
 
 # Without the library, the same program (both sides the MPI's), and the wrong build.
-run baseline ompi 12 "$d/12.map" >/dev/null
+run baseline ompi 12 "$d/12.map"
 rc=0
 timeout 60 mpirun --oversubscribe -np 2 -x LD_PRELOAD="$MLIB" build/tests/mpi/coll_check >"$d/wrong.out" 2>"$d/wrong.err" </dev/null || rc=$?
 [ "$rc" -ne 0 ] && ! grep -q '^ok' "$d/wrong.out" && ok "MPICH's build preloaded under Open MPI does not run (exit $rc)" ||
