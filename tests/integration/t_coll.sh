@@ -83,7 +83,13 @@ run() {
 	MPI_PID=
 	local good bad
 	good=$(grep -c '^ok - ' "$d/$tag.out")
-	bad=$(grep -c '^not ok - ' "$d/$tag.out")
+	# FLOAT_SUMS=1: reassociated double sums may differ in their last bits
+	# (what TOPOCOLL_ALLREDUCE_FLOAT=1 accepts), so Allreduce is not compared
+	if [ -n "${FLOAT_SUMS:-}" ]; then
+		bad=$(grep '^not ok - ' "$d/$tag.out" | grep -vc 'allreduce equal')
+	else
+		bad=$(grep -c '^not ok - ' "$d/$tag.out")
+	fi
 	if [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$good" -ge 24 ]; then
 		ok "$tag: $good cases equal to the MPI's own results"
 	else
@@ -192,7 +198,7 @@ else
 fi
 
 # Reassociated double sums only when asked: then 25 hierarchical.
-run float ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_ALLREDUCE_FLOAT=1
+FLOAT_SUMS=1 run float ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_ALLREDUCE_FLOAT=1
 read -r h n < <(stat float allreduce)
 [ "${h:-0}" -eq 25 ] && ok "TOPOCOLL_ALLREDUCE_FLOAT=1: double sums go hierarchical too" ||
 	nok "TOPOCOLL_ALLREDUCE_FLOAT=1: $h hierarchical, $n native (want 25, 0)"
