@@ -234,3 +234,175 @@ int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI
 		rc = PMPI_Bcast(rbuf, count, dt, 0, c->leafcomm);
 	return rc;
 }
+
+/* The leaders' communicator ordered from leaf rl's leader (Subramoni 2013, ch. 4:
+ * made on demand, the first time a root on that leaf broadcasts; kept). */
+static MPI_Comm ordered_comm(struct tc_comm *c, int rl, int bfs)
+{
+	int n = c->nleaves, slot = bfs * n + rl;
+	if (!c->ordered) {
+		c->ordered = malloc(2 * (size_t)n * sizeof(MPI_Comm));
+		if (!c->ordered)
+			return MPI_COMM_NULL;
+		for (int i = 0; i < 2 * n; i++)
+			c->ordered[i] = MPI_COMM_NULL;
+	}
+	if (c->ordered[slot] != MPI_COMM_NULL)
+		return c->ordered[slot];
+	int *order = malloc((size_t)n * sizeof(int)), key = 0;
+	if (!order)
+		return MPI_COMM_NULL;
+	tc_leader_order(c, rl, bfs, order);
+	for (int i = 0; i < n; i++)
+		if (order[i] == c->myleaf)
+			key = i;
+	free(order);
+	int lead = c->leader[c->myleaf] == c->rank;
+	MPI_Comm nc = MPI_COMM_NULL;
+	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, key, &nc);
+	/* non-leaders keep MPI_COMM_NULL; the slot says "made" by a flag */
+	c->ordered[slot] = lead ? nc : MPI_COMM_SELF;
+	return c->ordered[slot];
+}
+
+int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, int bfs)
+{
+	int rl = c->leaf_of[root], lead = c->leader[rl], rc = MPI_SUCCESS;
+	MPI_Comm oc = ordered_comm(c, rl, bfs);
+	if (oc == MPI_COMM_NULL)
+		return MPI_ERR_NO_MEM;
+	if (root != lead) {
+		if (c->rank == root)
+			rc = PMPI_Send(buf, count, dt, lead, TC_TAG, c->pcomm);
+		else if (c->rank == lead)
+			rc = PMPI_Recv(buf, count, dt, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
+	}
+	if (rc == MPI_SUCCESS && c->leader[c->myleaf] == c->rank)
+		rc = PMPI_Bcast(buf, count, dt, 0, oc);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Bcast(buf, count, dt, 0, c->leafcomm);
+	return rc;
+}
+
+/* A type whose data is one contiguous run of its size from the buffer:
+ * no holes, and for several elements an extent equal to the data's (a
+ * resized type's elements lie apart however dense each is). */
+static int contiguous(int count, MPI_Datatype dt, int bytes)
+{
+	MPI_Aint lb, ext, tlb, text;
+	if (PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
+	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
+		return 0;
+	return count <= 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;
+}
+
+/* The leaders' chain in DFS order from the root's leaf: leader i takes
+ * each segment from leader i-1, passes it on and broadcasts it in its leaf.
+ * The bytes travel packed (a contiguous buffer is used as it is). */
+static int pipe_run(struct tc_comm *c, char *bytes, int S, int root, long long seg, int *order)
+{
+	int n = c->nleaves, rl = c->leaf_of[root], me = -1, rc = MPI_SUCCESS;
+	int is_lead = c->leader[c->myleaf] == c->rank, nseg = (int)((S + seg - 1) / seg);
+	if (nseg < 1)
+		nseg = 1;
+	if (root != c->leader[rl]) {
+		if (c->rank == root)
+			rc = PMPI_Send(bytes, S, MPI_BYTE, c->leader[rl], TC_TAG, c->pcomm);
+		else if (c->rank == c->leader[rl])
+			rc = PMPI_Recv(bytes, S, MPI_BYTE, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
+	}
+	tc_leader_order(c, rl, 0, order);
+	for (int i = 0; i < n; i++)
+		if (order[i] == c->myleaf)
+			me = i;
+	/* every segment's receive posted first: a segment moves on as soon as
+	 * it is sent, whatever the leaf broadcast of the one before still does */
+	MPI_Request *rq = malloc(2 * (size_t)nseg * sizeof(*rq));
+	MPI_Status *sts = malloc(2 * (size_t)nseg * sizeof(*sts));
+	if (!rq || !sts) {
+		free(rq);
+		free(sts);
+		return MPI_ERR_NO_MEM;
+	}
+	MPI_Request *rr = rq + nseg;
+	int recv = is_lead && me > 0, nr = 0;
+	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
+		long long off = (long long)s * seg;
+		rr[s] = MPI_REQUEST_NULL;
+		if (recv)
+			rc = PMPI_Irecv(bytes + off, (int)(off + seg <= S ? seg : S - off), MPI_BYTE,
+					c->leader[order[me - 1]], TC_TAG, c->pcomm, &rr[s]);
+	}
+	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
+		long long off = (long long)s * seg;
+		int len = (int)(off + seg <= S ? seg : S - off);
+		if (recv)
+			rc = PMPI_Wait(&rr[s], &sts[s]);
+		if (rc == MPI_SUCCESS && is_lead && me + 1 < n)
+			rc = PMPI_Isend(bytes + off, len, MPI_BYTE, c->leader[order[me + 1]], TC_TAG, c->pcomm, &rq[nr++]);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Bcast(bytes + off, len, MPI_BYTE, 0, c->leafcomm);
+	}
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Waitall(nr, rq, sts);
+	free(rq);
+	free(sts);
+	return rc;
+}
+
+int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, long long seg)
+{
+	/* Every rank's signature bytes are alike (wrap.c keeps them within an
+	 * int); the type may differ from rank to rank, so each packs its own. */
+	int S = block_bytes(count, dt), rc = MPI_SUCCESS;
+	int direct = contiguous(count, dt, S);
+	char *tmp = direct ? buf : malloc(S ? (size_t)S : 1);
+	int *order = malloc((size_t)c->nleaves * sizeof(int));
+	int pos = 0;
+	if (!tmp || !order)
+		rc = MPI_ERR_NO_MEM;
+	else if (!direct && c->rank == root)
+		rc = PMPI_Pack(buf, count, dt, tmp, S, &pos, c->pcomm);
+	if (!all_ok(c, rc == MPI_SUCCESS && (direct || c->rank != root || pos == S))) {
+		if (!direct)
+			free(tmp);
+		free(order);
+		return PMPI_Bcast(buf, count, dt, root, c->pcomm);
+	}
+	rc = pipe_run(c, tmp, S, root, seg, order);
+	pos = 0;
+	if (rc == MPI_SUCCESS && !direct && c->rank != root)
+		rc = PMPI_Unpack(tmp, S, &pos, buf, count, dt, c->pcomm);
+	if (!direct)
+		free(tmp);
+	free(order);
+	return rc;
+}
+
+/* topod's schedule, step by step: this rank's sends and receives of a step
+ * posted at once (a TACS2 step may give it two of each). */
+int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		MPI_Datatype rt)
+{
+	const struct tc_sched *s = c->sched;
+	MPI_Aint lb, sext, rext;
+	PMPI_Type_get_extent(st, &lb, &sext);
+	PMPI_Type_get_extent(rt, &lb, &rext);
+	int rc = PMPI_Sendrecv((const char *)sbuf + (MPI_Aint)c->rank * scount * sext, scount, st, c->rank, TC_TAG,
+			       (char *)rbuf + (MPI_Aint)c->rank * rcount * rext, rcount, rt, c->rank, TC_TAG, c->pcomm,
+			       MPI_STATUS_IGNORE);
+	MPI_Request rq[2 * TC_SCHED_MULTI];
+	MPI_Status sts[2 * TC_SCHED_MULTI];
+	for (int i = 0; i < s->nsteps && rc == MPI_SUCCESS; i++) {
+		int nr = 0;
+		for (int f = s->roff[i]; f < s->roff[i + 1] && rc == MPI_SUCCESS; f++)
+			rc = PMPI_Irecv((char *)rbuf + (MPI_Aint)s->from[f] * rcount * rext, rcount, rt, s->from[f], TC_TAG,
+					c->pcomm, &rq[nr++]);
+		for (int f = s->soff[i]; f < s->soff[i + 1] && rc == MPI_SUCCESS; f++)
+			rc = PMPI_Isend((const char *)sbuf + (MPI_Aint)s->to[f] * scount * sext, scount, st, s->to[f],
+					TC_TAG, c->pcomm, &rq[nr++]);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Waitall(nr, rq, sts);
+	}
+	return rc;
+}

@@ -9,7 +9,8 @@
  * roots first, last and middle; MPI_IN_PLACE; a strided (vector) datatype
  * on one side of Gather and Scatter; Allreduce with int SUM, long MAX,
  * unsigned BXOR, in place, and double SUM (which topocoll must leave to
- * the MPI unless told otherwise).
+ * the MPI unless told otherwise); Alltoall with every count and a strided
+ * receive type (topod's schedule where the library runs it).
  *
  * Output: one "ok - " or "not ok - " line per communicator and collective,
  * from rank 0 (tests/integration/t_coll.sh runs it under Open MPI and
@@ -188,12 +189,50 @@ static int check_allreduce(MPI_Comm comm)
 	return agree(bad, comm);
 }
 
+/* Alltoall: contiguous on both sides, and a strided (vector) receive type. */
+static int check_alltoall(MPI_Comm comm)
+{
+	int size, rank, bad = 0;
+	MPI_Comm_size(comm, &size);
+	MPI_Comm_rank(comm, &rank);
+	MPI_Datatype strided;
+	MPI_Type_vector(1000, 1, 2, MPI_INT, &strided);
+	MPI_Type_create_resized(strided, 0, 2000 * sizeof(int), &strided);
+	MPI_Type_commit(&strided);
+	size_t cap = (size_t)size * 20003;
+	int *s = malloc(cap * sizeof(int)), *ra = malloc(2 * cap * sizeof(int)), *rb = malloc(2 * cap * sizeof(int));
+	for (int k = 0; k < NCOUNTS; k++)
+		for (int mode = 0; mode < 2; mode++) {
+			int n = counts[k];
+			if (mode == 1 && n != 1000)
+				continue;
+			for (size_t i = 0; i < (size_t)size * n; i++)
+				s[i] = fill(rank * 31 + n, (int)i);
+			for (size_t i = 0; i < 2 * (size_t)size * n; i++)
+				ra[i] = rb[i] = -3;
+			if (mode == 1) {
+				MPI_Alltoall(s, n, MPI_INT, ra, 1, strided, comm);
+				PMPI_Alltoall(s, n, MPI_INT, rb, 1, strided, comm);
+			} else {
+				MPI_Alltoall(s, n, MPI_INT, ra, n, MPI_INT, comm);
+				PMPI_Alltoall(s, n, MPI_INT, rb, n, MPI_INT, comm);
+			}
+			bad += memcmp(ra, rb, 2 * (size_t)size * n * sizeof(int)) != 0;
+		}
+	MPI_Type_free(&strided);
+	free(s);
+	free(ra);
+	free(rb);
+	return agree(bad, comm);
+}
+
 static void check_all(MPI_Comm comm, const char *what, int world_rank)
 {
 	int size, rank;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
 	int b = check_bcast(comm), g = check_gather(comm), s = check_scatter(comm), a = check_allreduce(comm);
+	int x = check_alltoall(comm);
 	/* one line per communicator, from its lowest world rank; singletons
 	 * all alike: world rank 0 speaks for them */
 	int first = world_rank, min;
@@ -204,6 +243,7 @@ static void check_all(MPI_Comm comm, const char *what, int world_rank)
 	printf("%s - %s (%d ranks): gather equal to the MPI's\n", g ? "not ok" : "ok", what, size);
 	printf("%s - %s (%d ranks): scatter equal to the MPI's\n", s ? "not ok" : "ok", what, size);
 	printf("%s - %s (%d ranks): allreduce equal to the MPI's\n", a ? "not ok" : "ok", what, size);
+	printf("%s - %s (%d ranks): alltoall equal to the MPI's\n", x ? "not ok" : "ok", what, size);
 	fflush(stdout);
 }
 
