@@ -45,7 +45,7 @@ enum tc_variant {
 	TC_V_HIER,       /* leaders in leaf order */
 	TC_V_DFS,        /* Bcast: leaders ordered depth-first from the root's leader (Subramoni 2013, ch. 4) */
 	TC_V_BFS,        /* Bcast: breadth-first */
-	TC_V_PIPE,       /* Bcast: a pipelined chain of segments over the DFS order, each leaf fed per segment */
+	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank, leaf by leaf in DFS order */
 	TC_V_SCHED,      /* Alltoall: topod's schedule */
 	TC_NVARIANTS
 };
@@ -93,6 +93,7 @@ struct tc_comm {
 	int *world;            /* [size] world rank of each rank (delays) */
 	struct tc_choice choice[TC_NOPS][TC_CLASSES];
 	MPI_Comm *ordered;     /* [2 * nleaves] Bcast leaders ordered DFS / BFS from leaf L's leader, on demand */
+	char *ordered_made;    /* [2 * nleaves] that slot split (a non-leader's stays MPI_COMM_NULL) */
 	int *order;            /* [2 * nleaves * nleaves] those orders (leaf indices), -1 = not made */
 	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
 	int sched_asked;
@@ -198,7 +199,7 @@ int tc_topo_bcast(struct tc_topo *t, MPI_Comm w);
 void tc_delay(const struct tc_comm *c, int a, int b, double *lat, double *rate);
 
 /* Predictions (model.c), seconds; all ranks compute the same. */
-double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root);
+double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg);
 /* The variant to run for op with `bytes` per rank at root, cached per size
  * class; why gets the reason for TOPOCOLL_VERBOSE. */
 enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int root, char *why, size_t whyn,
@@ -208,6 +209,8 @@ int tc_size_class(long long bytes);
 /* Bcast leaders' order from leaf `from`'s leader (0 DFS, 1 BFS): n leaf indices. */
 void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order);
 /* The pipelined Bcast's segment for a message of `bytes`. */
-long long tc_pipe_segment(long long bytes);
+long long tc_pipe_segment(long long bytes, int ranks);
+/* Every rank of c in the pipelined Bcast's chain from root (order: [nleaves] scratch). */
+void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain);
 
 #endif

@@ -105,7 +105,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	if (!c)
 		return MPI_SUCCESS;
 	for (int i = 0; c->ordered && i < 2 * c->nleaves; i++)
-		if (c->ordered[i] != MPI_COMM_NULL && c->ordered[i] != MPI_COMM_SELF)
+		if (c->ordered[i] != MPI_COMM_NULL)
 			PMPI_Comm_free(&c->ordered[i]);
 	if (c->leafcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->leafcomm);
@@ -115,6 +115,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 		PMPI_Comm_free(&c->pcomm);
 	tc_sched_free(c->sched);
 	free(c->ordered);
+	free(c->ordered_made);
 	free(c->world);
 	free(c->leaf_of);
 	free(c->leader);

@@ -418,32 +418,16 @@ static void hier_bcast(struct sim *S, int *m, int *lead, const int *order, int r
 	}
 }
 
-/* Segments along the leaders in order (root's leaf first), each leader
- * broadcasting each segment in its leaf as it comes. */
-static void pipe_bcast(struct sim *S, int *m, const int *order, int root, double B, double seg)
+/* The agreement (a 4-byte allreduce), then the chain of segments
+ * (hier.c's tc_chain_order): each rank forwards a segment once it has it. */
+static void pipe_bcast(struct sim *S, int *m, int *order, int root, double B, double seg)
 {
 	const struct tc_comm *c = S->c;
-	int n = c->nleaves, rl = c->leaf_of[root], nseg = B > seg ? (int)ceil(B / seg) : 1;
-	if (root != c->leader[rl])
-		send(S, root, c->leader[rl], B);
-	double *a = malloc((size_t)n * sizeof(double));
-	if (!a)
-		return;
-	for (int s = 0; s < nseg; s++) {
-		double sb = s + 1 < nseg ? seg : B - seg * (nseg - 1);
-		a[0] = S->t[c->leader[rl]];
-		for (int i = 1; i < n; i++)
-			a[i] = send_at(S, c->leader[order[i - 1]], c->leader[order[i]], sb, a[i - 1]);
-		for (int i = 0; i < n; i++) {
-			int L = order[i], k = leaf_members(c, L, m);
-			double keep = S->t[m[0]];
-			S->t[m[0]] = maxd(S->t[m[0]], a[i]);
-			bcast_native(S, m, k, 0, sb);
-			if (s + 1 < nseg)
-				S->t[m[0]] = maxd(keep, a[i]);
-		}
-	}
-	free(a);
+	for (int r = 0; r < c->size; r++)
+		m[r] = r;
+	allreduce_native(S, m, c->size, 4);
+	tc_chain_order((struct tc_comm *)c, root, order, m);
+	seg_tree(S, m, c->size, 0, B, seg, 1);
 }
 
 static void hier_gather(struct sim *S, int *m, int root, double B, int scatter)
@@ -487,15 +471,29 @@ static void hier_allreduce(struct sim *S, int *m, int *lead, double B)
 	}
 }
 
-long long tc_pipe_segment(long long bytes)
+long long tc_pipe_segment(long long bytes, int ranks)
 {
-	/* about 16 segments, in [64 KiB, 1 MiB]: fewer pay the pipeline's fill,
-	 * more pay a latency each */
-	long long s = bytes / 16;
-	return s < 65536 ? 65536 : s > 1048576 ? 1048576 : s;
+	/* (bytes/seg + ranks - 2) steps of seg/rate + latency are shortest at
+	 * seg = sqrt(bytes x latency x rate / (ranks - 2)); latency x rate
+	 * taken as 4 KiB (about 1 us of software and switches at 4 GB/s); the
+	 * power of two at or above, in [64 KiB, 1 MiB], at most 4,096 segments.
+	 * Not below 64 KiB: smaller sends are eager (SMPI's detached sends,
+	 * the MPIs' eager protocols), complete at once at the sender and so
+	 * stop pacing the chain: in SMPI 8 KiB segments shared the cable and
+	 * ran 10 times slower. */
+	long long seg = 65536, k = ranks > 3 ? ranks - 2 : 1;
+#ifdef TOPOCOLL_SEG_EXPERIMENT
+	if (getenv("TOPOCOLL_SEG"))
+		return atoll(getenv("TOPOCOLL_SEG"));
+#endif
+	while (seg < 1048576 && (double)seg * seg * k < (double)bytes * 4096)
+		seg *= 2;
+	while (seg < 1048576 && seg * 4096 < bytes)
+		seg *= 2;
+	return seg;
 }
 
-double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root)
+double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg)
 {
 	struct sim S = { .c = c };
 	size_t n = (size_t)c->size;
@@ -519,8 +517,7 @@ double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long
 		tc_leader_order(c, c->leaf_of[root], v == TC_V_BFS, order);
 		hier_bcast(&S, m, lead, order, root, B);
 	} else if (op == TC_BCAST && v == TC_V_PIPE) {
-		tc_leader_order(c, c->leaf_of[root], 0, order);
-		pipe_bcast(&S, m, order, root, B, (double)tc_pipe_segment(bytes));
+		pipe_bcast(&S, m, order, root, B, (double)seg);
 	} else if ((op == TC_GATHER || op == TC_SCATTER) && v == TC_V_HIER)
 		hier_gather(&S, m, root, B, op == TC_SCATTER);
 	else if (op == TC_ALLREDUCE && v == TC_V_HIER)
@@ -587,30 +584,49 @@ int tc_size_class(long long bytes)
 	return k;
 }
 
+/* The Bcast trees over leaders (hier, dfs, bfs) run the leaders' and the
+ * leaves' broadcasts at once over shared uplinks, which the model does not
+ * count: in SMPI they ran up to 1.26 times their prediction (ft3, 128
+ * hosts; docs/performance.md), so they must be predicted faster by 1.3
+ * times the margin. The chain loads each cable once each way and is
+ * predicted to within 1-2 %. */
+static double tree_penalty(enum tc_op op, int v)
+{
+	return op == TC_BCAST && (v == TC_V_HIER || v == TC_V_DFS || v == TC_V_BFS) ? 1.3 : 1.0;
+}
+
 enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int root, char *why, size_t whyn,
 			  struct tc_choice **chp)
 {
 	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
 	*chp = ch;
-	/* TC_V_PIPE is not among them: in SMPI it ran 1.5 to 10 times its
-	 * prediction (docs/performance.md), so it runs only when forced */
-	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS };
+	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE };
+	double best_pen = 1.0;
 	if (ch->variant < 0) {
-		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root);
+		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root, 0);
 		ch->best = TC_V_NATIVE;
 		ch->t_best = ch->t_native;
-		ch->seg = tc_pipe_segment(bytes);
+		ch->seg = tc_pipe_segment(bytes, c->size);
 		for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && ch->t_native > 0; i++) {
-			if ((op != TC_BCAST && cand[i] != TC_V_HIER) || (cand[i] == TC_V_PIPE && bytes < 2 * 65536))
+			if ((op != TC_BCAST && cand[i] != TC_V_HIER) || (cand[i] == TC_V_PIPE && bytes < 65536))
 				continue;
-			double t = tc_predict(c, op, cand[i], bytes, root);
-			if (t > 0 && t < ch->t_best) {
-				ch->t_best = t;
-				ch->best = (signed char)cand[i];
+			/* the chain: the formula's segment, and half and twice it */
+			for (int f = cand[i] == TC_V_PIPE ? -1 : 0; f <= (cand[i] == TC_V_PIPE ? 1 : 0); f++) {
+				long long seg = f < 0 ? ch->seg / 2 : f > 0 ? ch->seg * 2 : ch->seg;
+				if (seg < 65536 || seg > bytes)
+					continue;
+				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i]);
+				if (t > 0 && t * pen < ch->t_best * best_pen) {
+					ch->t_best = t;
+					best_pen = pen;
+					ch->best = (signed char)cand[i];
+					if (cand[i] == TC_V_PIPE)
+						ch->seg = seg;
+				}
 			}
 		}
 		/* faster by the margin, or the MPI's own, untouched */
-		ch->variant = ch->t_best * tc_g.margin <= ch->t_native ? ch->best : TC_V_NATIVE;
+		ch->variant = ch->t_best * best_pen * tc_g.margin <= ch->t_native ? ch->best : TC_V_NATIVE;
 	}
 	if (why)
 		snprintf(why, whyn, "%lld bytes: predicted %.1f us the MPI's own, %.1f us %s (%.2fx%s)", bytes,

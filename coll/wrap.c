@@ -65,8 +65,9 @@ static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 }
 
 /* What runs: the size rule (TOPOCOLL_MIN_BYTES), a forced way
- * (TOPOCOLL_CHOICE), or the prediction. */
-static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes, int root)
+ * (TOPOCOLL_CHOICE), or the prediction; *seg the pipelined Bcast's
+ * segment. */
+static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes, int root, long long *seg)
 {
 	char why[224];
 	struct tc_choice *ch = NULL;
@@ -98,6 +99,8 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 		c->native[op]++;
 	else
 		c->hier[op]++;
+	if (seg)
+		*seg = ch ? ch->seg : tc_pipe_segment(bytes, c->size);
 	tc_g.last_variant = v;
 	tc_g.last_native = ch ? ch->t_native : -1;
 	tc_g.last_best = ch ? ch->t_best : -1;
@@ -118,7 +121,8 @@ int TC_ENTRY(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Com
 	struct tc_comm *c = candidate(comm, TC_BCAST);
 	if (c && root >= 0 && root < c->size) {
 		long long b = sig_bytes(count, dt);
-		enum tc_variant v = decide(c, TC_BCAST, b, root);
+		long long seg = 0;
+		enum tc_variant v = decide(c, TC_BCAST, b, root, &seg);
 		switch (v) {
 		case TC_V_HIER:
 			return tc_bcast(c, buf, count, dt, root);
@@ -126,7 +130,7 @@ int TC_ENTRY(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Com
 		case TC_V_BFS:
 			return tc_bcast_ordered(c, buf, count, dt, root, v == TC_V_BFS);
 		case TC_V_PIPE:
-			return tc_bcast_pipe(c, buf, count, dt, root, tc_pipe_segment(b));
+			return tc_bcast_pipe(c, buf, count, dt, root, seg);
 		default:
 			break;
 		}
@@ -142,7 +146,7 @@ int TC_ENTRY(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rb
 		/* per-rank bytes, from the side that has them (the root in place) */
 		int in_place = c->rank == root && sbuf == MPI_IN_PLACE;
 		long long b = in_place ? sig_bytes(rcount, rt) : sig_bytes(scount, st);
-		if (decide(c, TC_GATHER, b, root) != TC_V_NATIVE)
+		if (decide(c, TC_GATHER, b, root, NULL) != TC_V_NATIVE)
 			return tc_gather(c, sbuf, scount, st, rbuf, rcount, rt, root);
 	}
 	return PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm);
@@ -154,7 +158,7 @@ int TC_ENTRY(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *r
 	struct tc_comm *c = candidate(comm, TC_SCATTER);
 	if (c && root >= 0 && root < c->size) {
 		long long b = c->rank == root ? sig_bytes(scount, st) : sig_bytes(rcount, rt);
-		if (decide(c, TC_SCATTER, b, root) != TC_V_NATIVE)
+		if (decide(c, TC_SCATTER, b, root, NULL) != TC_V_NATIVE)
 			return tc_scatter(c, sbuf, scount, st, rbuf, rcount, rt, root);
 	}
 	return PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm);
@@ -195,7 +199,7 @@ int TC_ENTRY(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatyp
 		tc_tell(c, TC_ALLREDUCE, 0, NULL, "an operation or type whose result could depend on the order", NULL);
 		c = NULL;
 	}
-	if (c && decide(c, TC_ALLREDUCE, sig_bytes(count, dt), 0) != TC_V_NATIVE)
+	if (c && decide(c, TC_ALLREDUCE, sig_bytes(count, dt), 0, NULL) != TC_V_NATIVE)
 		return tc_allreduce(c, sbuf, rbuf, count, dt, op);
 	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }

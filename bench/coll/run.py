@@ -5,6 +5,7 @@ programmed.
 
   python3 bench/coll/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64,128]
           [--shapes contiguous,fragmented] [--ops bcast,...] [--bytes 8,...] [--big]
+  python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops bcast
 
 For each lab fabric (bench/jobspeed/run.py's: ibsim + OpenSM + the osmtopo
 plugin + topod, brought up by its Lab) and each job (shape x hosts, one
@@ -120,6 +121,12 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     finally:
         topod.close()
     leaves = len({lf for lf in (leaf_of(args.leaves, h) for h in hosts)})
+    return time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work)
+
+
+def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work):
+    """bench's rows for one job's exported platform (and schedule)."""
+    os.makedirs(work, exist_ok=True)
     rows = []
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         for sel in args.selectors:
@@ -210,6 +217,37 @@ def summary(rows):
     return "\n".join(out)
 
 
+def replay(args, cfg, exe, header):
+    """--replay OLD: the same jobs re-timed on OLD's exported platforms and
+    schedules (no lab brought up); OLD's rows of the ops not asked for are
+    carried over as they were."""
+    with open(os.path.join(args.replay, "coll.csv")) as f:
+        old = list(csv.DictReader(f))
+    for r in old:
+        for k in ("hosts", "leaves", "bytes"):
+            r[k] = int(r[k])
+        for k in ("native", "topo", "pred_native", "pred"):
+            r[k] = float(r[k])
+    jobs = []
+    for r in old:
+        j = (r["fabric"], r["shape"], r["hosts"], r["leaves"], r["a2a_algo"])
+        if j not in jobs:
+            jobs.append(j)
+    rows = []
+    for fab, shape, n, leaves, algo in jobs:
+        src = os.path.join(args.replay, "runs", fab, "%s-%d" % (shape, n))
+        sched = os.path.join(src, "schedule.txt")
+        log("  %s %s %d hosts (replayed from %s)" % (fab, shape, n, src))
+        job = [r for r in old if (r["fabric"], r["shape"], r["hosts"]) == (fab, shape, n)
+               and r["op"] not in args.ops and r["selector"] in args.selectors]
+        job += time_job(args, cfg, exe, fab, shape, n, leaves, os.path.join(src, "platform.xml"),
+                        os.path.join(src, "hosts"), sched if os.path.exists(sched) else None, algo,
+                        os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))
+        rows += sorted(job, key=lambda r: (args.selectors.index(r["selector"]), OPS.index(r["op"]), r["bytes"]))
+        write_outputs(rows, args.results, header)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -223,6 +261,8 @@ def main():
     ap.add_argument("--selectors", default="ompi,mpich")
     ap.add_argument("--big", action="store_true", help="256-host jobs on the 512-host fabric")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--replay", metavar="OLD", help="re-time OLD's jobs on its exported platforms and schedules "
+                    "(no lab); OLD's rows of the ops not in --ops are kept")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun")
     ap.add_argument("--alltoall-max", type=int, default=64,
                     help="largest job timed in Alltoall (default 64: 128 ranks' 127 steps take SMPI minutes per size)")
@@ -254,6 +294,11 @@ def main():
               "(> 1 faster); a name after it is the algorithm topocoll ran, none: it left the call to the MPI."
               % (sg, rev, time.strftime("%Y-%m-%d")))
     rows, t_start = [], time.monotonic()
+    if args.replay:
+        header += (" Replayed on %s's platforms; %s re-timed, the other ops' rows are %s's."
+                   % (args.replay, ",".join(args.ops), args.replay))
+        fabrics = []
+        rows = replay(args, cfg, exe, header)
     for fab in fabrics:
         spec = jobspeed.FABRICS[fab]
         log("%s: %s" % (fab, spec["desc"]))
