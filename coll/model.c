@@ -587,9 +587,10 @@ int tc_size_class(long long bytes)
 /* The Bcast trees over leaders (hier, dfs, bfs) run the leaders' and the
  * leaves' broadcasts at once over shared uplinks, which the model does not
  * count: in SMPI they ran up to 1.26 times their prediction (ft3, 128
- * hosts; docs/performance.md), so they must be predicted faster by 1.3
- * times the margin. The chain loads each cable once each way and is
- * predicted to within 1-2 %. */
+ * hosts), and at 1 KiB an extra level's message cost more than the
+ * model's latencies (0.89x on ft2-mixed; docs/performance.md), so they
+ * must be predicted faster by 1.3 times the margin. The chain loads each
+ * cable once each way and is predicted to within 1-6 %. */
 static double tree_penalty(enum tc_op op, int v)
 {
 	return op == TC_BCAST && (v == TC_V_HIER || v == TC_V_DFS || v == TC_V_BFS) ? 1.3 : 1.0;
@@ -613,7 +614,7 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 			/* the chain: the formula's segment, and half and twice it */
 			for (int f = cand[i] == TC_V_PIPE ? -1 : 0; f <= (cand[i] == TC_V_PIPE ? 1 : 0); f++) {
 				long long seg = f < 0 ? ch->seg / 2 : f > 0 ? ch->seg * 2 : ch->seg;
-				if (seg < 65536 || seg > bytes)
+				if (cand[i] == TC_V_PIPE && (seg < 65536 || seg > bytes))
 					continue;
 				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i]);
 				if (t > 0 && t * pen < ch->t_best * best_pen) {
