@@ -434,6 +434,10 @@ static void hier_gather(struct sim *S, int *m, int root, double B, int scatter)
 {
 	const struct tc_comm *c = S->c;
 	int rl = c->leaf_of[root];
+	/* hier.c's agreement first: a 4-byte allreduce over every rank */
+	for (int r = 0; r < c->size; r++)
+		m[r] = r;
+	allreduce_native(S, m, c->size, 4);
 	if (scatter) {
 		/* the root's Isends to every other leader, then each leaf's scatter */
 		for (int L = 0; L < c->nleaves; L++)
