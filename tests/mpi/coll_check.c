@@ -43,16 +43,46 @@ static int check_bcast(MPI_Comm comm)
 	int size, rank, bad = 0;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
-	int *a = malloc(20003 * sizeof(int)), *b = malloc(20003 * sizeof(int));
+	/* derived types (n = 1000 only): every other int; an int resized to
+	 * two ints' extent (dense elements lying apart: not one contiguous
+	 * run); at the root n ints, elsewhere one contiguous type of n ints
+	 * (the same signature, different types on different ranks) */
+	MPI_Datatype strided, spaced, spaced1, block;
+	MPI_Type_vector(1000, 1, 2, MPI_INT, &strided);
+	MPI_Type_commit(&strided);
+	MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced1);
+	MPI_Type_contiguous(1, spaced1, &spaced);
+	MPI_Type_commit(&spaced);
+	MPI_Type_contiguous(1000, MPI_INT, &block);
+	MPI_Type_commit(&block);
+	int *a = malloc(2 * 20003 * sizeof(int)), *b = malloc(2 * 20003 * sizeof(int));
 	for (int k = 0; k < NCOUNTS; k++)
-		for (int root = 0; root < size; root += size > 2 ? size / 2 : 1) {
-			int n = counts[k];
-			for (int i = 0; i < n; i++)
-				a[i] = b[i] = rank == root ? fill(root + n, i) : -1;
-			MPI_Bcast(a, n, MPI_INT, root, comm);
-			PMPI_Bcast(b, n, MPI_INT, root, comm);
-			bad += memcmp(a, b, (size_t)n * sizeof(int)) != 0;
-		}
+		for (int root = 0; root < size; root += size > 2 ? size / 2 : 1)
+			for (int mode = 0; mode < 4; mode++) {
+				int n = counts[k];
+				if (mode > 0 && n != 1000)
+					continue;
+				for (int i = 0; i < 2 * n; i++)
+					a[i] = b[i] = rank == root ? fill(root + n, i) : -1;
+				if (mode == 1) {
+					MPI_Bcast(a, 1, strided, root, comm);
+					PMPI_Bcast(b, 1, strided, root, comm);
+				} else if (mode == 2) {
+					MPI_Bcast(a, n, spaced, root, comm);
+					PMPI_Bcast(b, n, spaced, root, comm);
+				} else if (mode == 3) {
+					MPI_Bcast(a, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
+					PMPI_Bcast(b, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
+				} else {
+					MPI_Bcast(a, n, MPI_INT, root, comm);
+					PMPI_Bcast(b, n, MPI_INT, root, comm);
+				}
+				bad += memcmp(a, b, (size_t)n * (mode == 1 || mode == 2 ? 2 : 1) * sizeof(int)) != 0;
+			}
+	MPI_Type_free(&strided);
+	MPI_Type_free(&spaced);
+	MPI_Type_free(&spaced1);
+	MPI_Type_free(&block);
 	free(a);
 	free(b);
 	return agree(bad, comm);
