@@ -29,8 +29,10 @@ enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_NOPS
 
 /* Entry points: the MPI names in the PMPI library; under SimGrid's SMPI,
  * where the MPI itself defines them, topocoll_MPI_* called by the benchmark
- * (bench/coll/bench.c) beside the MPI's own. */
-#ifdef TOPOCOLL_SMPI
+ * (bench/coll/bench.c) beside the MPI's own; built with the profiler
+ * (libtopocollprof.so), topocoll_MPI_* called by its wrappers
+ * (behind_prof.h). */
+#if defined(TOPOCOLL_SMPI) || defined(TOPOCOLL_BEHIND_PROF)
 #define TC_ENTRY(name) topocoll_##name
 #else
 #define TC_ENTRY(name) name

@@ -21,6 +21,8 @@
 #   - topod down, and a host topod does not know: every call the MPI's,
 #     results equal, and TOPOCOLL_VERBOSE says why;
 #   - the wrong build preloaded (MPICH's under Open MPI) is refused;
+#   - with the profiler: libtopocollprof.so (both in one library) runs
+#     topocoll's algorithms and writes the profiler's report unchanged;
 #   - the same program without the library (the baseline is sane);
 #   - the library under AddressSanitizer and UBSan (Open MPI).
 set -u
@@ -31,6 +33,7 @@ ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so build/lib/asan/libtopocoll.so \
+	build/lib/libtopocollprof.so build/lib/mpich/libtopocollprof.so \
 	build/tests/mpi/coll_check build/tests/mpich/coll_check build/bench/bench_build; do
 	[ -e "$f" ] || { nok "$f built (make all tests)"; exit 1; }
 done
@@ -221,6 +224,29 @@ run unknown ompi 12 "$d/bad.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL
 grep -q "gather 0 hierarchical" "$d/unknown.err" && grep -q "^topocoll: topod: no such host .*nosuch-host-9" "$d/unknown.err" &&
 	ok "a host topod does not know: every call the MPI's, the host named" ||
 	{ nok "unknown host"; grep topocoll "$d/unknown.err" | head -3 | sed 's/^/# /'; }
+
+# With the profiler: one library holding both (two PMPI libraries preloaded
+# together do not stack). topocoll still runs its algorithms, and the
+# profiler's report is the one it writes alone (it counts the program's
+# calls, not topocoll's messages).
+if run collprof ompi 12 "$d/12.map" LD_PRELOAD="$ROOT/build/lib/libtopocollprof.so" TOPOCOLL_MIN_BYTES=0 TOPOPROF_OUT="$d/cp" &&
+	run profonly ompi 12 "$d/12.map" LD_PRELOAD="$ROOT/build/lib/libtopoprof.so" TOPOPROF_OUT="$d/po"; then
+	read -r h n < <(stat collprof gather)
+	read -r h2 n2 < <(stat collprof bcast)
+	calls=$(sed -n 's/^  calls (summed over ranks): //p' "$d/cp.txt")
+	if [ "${h:-0}" -gt 0 ] && [ "${h2:-0}" -gt 0 ] && [ -n "$calls" ] &&
+		diff <(grep -v '^report time' "$d/cp.txt") <(grep -v '^report time' "$d/po.txt") >"$d/prof.diff"; then
+		ok "libtopocollprof.so: gather ($h) and bcast ($h2) hierarchical, the profiler's report the same as alone ($calls)"
+	else
+		nok "libtopocollprof.so: gather $h, bcast $h2 hierarchical; report: ${calls:-none}"
+		head -5 "$d/prof.diff" | sed 's/^/# /'
+	fi
+fi
+run collprof-mpich mpich 7 "$d/7.map" LD_PRELOAD="$ROOT/build/lib/mpich/libtopocollprof.so" TOPOCOLL_MIN_BYTES=0 TOPOPROF_OUT="$d/cpm" &&
+	read -r h n < <(stat collprof-mpich gather) &&
+	{ [ "${h:-0}" -gt 0 ] && grep -q '^  calls (summed over ranks): bcast [1-9]' "$d/cpm.txt" &&
+		ok "mpich/libtopocollprof.so: gather hierarchical ($h calls) and the profiler's report" ||
+		nok "mpich/libtopocollprof.so: gather $h hierarchical, report $(grep -c calls "$d/cpm.txt" 2>/dev/null)"; }
 
 # Without the library, the same program (both sides the MPI's), and the wrong build.
 run baseline ompi 12 "$d/12.map"
