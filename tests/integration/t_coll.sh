@@ -18,8 +18,8 @@
 #   - the same source built with smpicc runs in SMPI on topod's platform;
 #   - double sums stay the MPI's unless TOPOCOLL_ALLREDUCE_FLOAT=1;
 #   - TOPOCOLL_DISABLE and TOPOCOLL=off leave those calls to the MPI;
-#   - topod down, and a host topod does not know: every call the MPI's,
-#     results equal, and TOPOCOLL_VERBOSE says why;
+#   - topod down, slow (never answers), and a host topod does not know:
+#     every call the MPI's, results equal, and TOPOCOLL_VERBOSE says why;
 #   - the wrong build preloaded (MPICH's under Open MPI) is refused;
 #   - with the profiler: libtopocollprof.so (both in one library) runs
 #     topocoll's algorithms and writes the profiler's report unchanged;
@@ -39,10 +39,10 @@ for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 d=$(mktemp -d "${TMPDIR:-/tmp}/t_coll.XXXXXX") || exit 1
-TOPOD_PID= MPI_PID=
+TOPOD_PID= MPI_PID= MUTE_PID=
 cleanup() {
 	local p
-	for p in $MPI_PID $TOPOD_PID; do
+	for p in $MPI_PID $TOPOD_PID $MUTE_PID; do
 		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	rm -rf "$d"
@@ -224,6 +224,24 @@ run unknown ompi 12 "$d/bad.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL
 grep -q "gather 0 hierarchical" "$d/unknown.err" && grep -q "^topocoll: topod: no such host .*nosuch-host-9" "$d/unknown.err" &&
 	ok "a host topod does not know: every call the MPI's, the host named" ||
 	{ nok "unknown host"; grep topocoll "$d/unknown.err" | head -3 | sed 's/^/# /'; }
+
+# topod slow: a server that accepts and never answers; rank 0 gives up
+# after TOPOCOLL_TIMEOUT_MS and every call is the MPI's.
+python3 -c 'import socket,sys,time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True)
+held = []
+while True: held.append(s.accept()[0])' >"$d/mute.port" &
+MUTE_PID=$!
+for _ in $(seq 100); do [ -s "$d/mute.port" ] && break; sleep 0.1; done
+MPORT=$(cat "$d/mute.port")
+run slow ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VERBOSE=1 TOPOCOLL_TIMEOUT_MS=500 TII_SERVERS=127.0.0.1:${MPORT:-1}
+grep -q "bcast 0 hierarchical .* allreduce 0 hierarchical .* alltoall 0 hierarchical" "$d/slow.err" &&
+	grep -q "^topocoll: topod: topod did not answer in time" "$d/slow.err" &&
+	ok "topod slow (never answers): after TOPOCOLL_TIMEOUT_MS every call the MPI's, rank 0 says why" ||
+	{ nok "slow topod"; grep topocoll "$d/slow.err" | head -3 | sed 's/^/# /'; }
+kill "$MUTE_PID" 2>/dev/null && wait "$MUTE_PID" 2>/dev/null
+MUTE_PID=
 
 # With the profiler: one library holding both (two PMPI libraries preloaded
 # together do not stack). topocoll still runs its algorithms, and the
