@@ -594,9 +594,16 @@ int tc_size_class(long long bytes)
  * hosts), and at 1 KiB an extra level's message cost more than the
  * model's latencies (0.89x on ft2-mixed; docs/performance.md), so they
  * must be predicted faster by 1.3 times the margin. The chain loads each
- * cable once each way and is predicted to within 1-6 %. */
+ * cable once each way and is predicted to within 1-6 %. The hierarchical
+ * Allreduce too: its three phases take more steps than the MPI's one
+ * (8 B on 256 hosts in 32 leaves: 11 against recursive doubling's 8), and
+ * each message costs more than its route's latency (in SMPI about 0.5 us:
+ * recursive doubling ran 1.6-2 times its prediction there), so the hops
+ * it saves were predicted 1.12x and ran 0.77x (1.29x and 0.98x on ft3). */
 static double tree_penalty(enum tc_op op, int v)
 {
+	if (op == TC_ALLREDUCE)
+		return v == TC_V_HIER ? 1.3 : 1.0;
 	return op == TC_BCAST && (v == TC_V_HIER || v == TC_V_DFS || v == TC_V_BFS) ? 1.3 : 1.0;
 }
 
