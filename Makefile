@@ -265,7 +265,12 @@ $(COLL_LIB_ASAN): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LI
 	@mkdir -p $(dir $@)
 	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
 		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
-tests: $(COLL_LIB_ASAN)
+COLL_LIB_ASAN_MPICH := $(B)/lib/asan/mpich/libtopocoll.so
+$(COLL_LIB_ASAN_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
+tests: $(COLL_LIB_ASAN) $(COLL_LIB_ASAN_MPICH)
 install: install-coll
 install-coll: $(COLL_LIB) $(COLL_LIB_MPICH) $(COLLPROF_LIB) $(COLLPROF_LIB_MPICH)
 	install -d $(DESTDIR)$(LIBDIR)/openmpi $(DESTDIR)$(LIBDIR)/mpich $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)

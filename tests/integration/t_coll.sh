@@ -24,7 +24,7 @@
 #   - with the profiler: libtopocollprof.so (both in one library) runs
 #     topocoll's algorithms and writes the profiler's report unchanged;
 #   - the same program without the library (the baseline is sane);
-#   - the library under AddressSanitizer and UBSan (Open MPI).
+#   - the library under AddressSanitizer and UBSan (Open MPI and MPICH).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -33,6 +33,7 @@ ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so build/lib/asan/libtopocoll.so \
+	build/lib/asan/mpich/libtopocoll.so \
 	build/lib/libtopocollprof.so build/lib/mpich/libtopocollprof.so \
 	build/tests/mpi/coll_check build/tests/mpich/coll_check build/bench/bench_build; do
 	[ -e "$f" ] || { nok "$f built (make all tests)"; exit 1; }
@@ -280,5 +281,12 @@ run asan ompi 12 "$d/12.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 >/dev/null &&
 	! grep -q "ERROR: AddressSanitizer\|runtime error:" "$d/asan.err" &&
 	ok "under AddressSanitizer and UBSan: no error" || { nok "AddressSanitizer/UBSan"; grep -m3 "ERROR\|runtime error" "$d/asan.err" | sed 's/^/# /'; }
+# MPICH's build too, on the prime shape (uneven leaves)
+run asan-mpich mpich 7 "$d/7.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan/mpich/libtopocoll.so" TOPOCOLL_MIN_BYTES=0 \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 >/dev/null &&
+	read -r h n < <(stat asan-mpich gather) && [ "${h:-0}" -gt 0 ] &&
+	! grep -q "ERROR: AddressSanitizer\|runtime error:" "$d/asan-mpich.err" &&
+	ok "MPICH under AddressSanitizer and UBSan: no error ($h gathers hierarchical)" ||
+	{ nok "MPICH AddressSanitizer/UBSan"; grep -m3 "ERROR\|runtime error" "$d/asan-mpich.err" | sed 's/^/# /'; }
 
 [ "$failed" -eq 0 ]
