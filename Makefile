@@ -250,19 +250,49 @@ $(COLL_LIB_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(c
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(COLL_BUILD)
 all: $(COLL_LIB) $(COLL_LIB_MPICH)
+# topocoll and the profiler as one library, build/lib/libtopocollprof.so
+# (and mpich/): two PMPI libraries preloaded together do not stack (the
+# first takes every call, the other never runs), so here the profiler's
+# wrappers, compiled with coll/behind_prof.h, call topocoll's entry points.
+COLLPROF_LIB := $(B)/lib/libtopocollprof.so
+COLLPROF_LIB_MPICH := $(B)/lib/mpich/libtopocollprof.so
+COLLPROF_DEPS := $(PROF_SRC) profiler/prof.h $(COLL_SRC) coll/coll.h coll/behind_prof.h coll/exports.map \
+	common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
+# $(call collprof,MPICC,OBJDIR)
+collprof = mkdir -p $(dir $@) $2 && rm -f $2/*.o && \
+	for f in $(PROF_SRC); do \
+		case $$f in */wrap_*.c) inc="-include coll/behind_prof.h" ;; *) inc= ;; esac; \
+		$1 -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC $$inc \
+			-c $$f -o $2/$$(basename $$f .c).o || exit 1; \
+	done && \
+	$1 -std=c11 -D_GNU_SOURCE -DTOPOCOLL_BEHIND_PROF $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+		-Wl,--version-script=coll/exports.map -Wl,-z,defs -o $@ $2/*.o $(COLL_SRC) \
+		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
+$(COLLPROF_LIB): $(COLLPROF_DEPS)
+	$(call collprof,$(MPICC_OMPI),$(B)/collprof/openmpi)
+$(COLLPROF_LIB_MPICH): $(COLLPROF_DEPS)
+	$(call collprof,$(MPICC_MPICH),$(B)/collprof/mpich)
+all: $(COLLPROF_LIB) $(COLLPROF_LIB_MPICH)
 # Under AddressSanitizer and UBSan, for t_coll.sh (preloaded after libasan).
 COLL_LIB_ASAN := $(B)/lib/asan/libtopocoll.so
 $(COLL_LIB_ASAN): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
 	@mkdir -p $(dir $@)
 	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
 		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
-tests: $(COLL_LIB_ASAN)
+COLL_LIB_ASAN_MPICH := $(B)/lib/asan/mpich/libtopocoll.so
+$(COLL_LIB_ASAN_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
+	@mkdir -p $(dir $@)
+	$(MPICC_MPICH) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
+tests: $(COLL_LIB_ASAN) $(COLL_LIB_ASAN_MPICH)
 install: install-coll
-install-coll: $(COLL_LIB) $(COLL_LIB_MPICH)
+install-coll: $(COLL_LIB) $(COLL_LIB_MPICH) $(COLLPROF_LIB) $(COLLPROF_LIB_MPICH)
 	install -d $(DESTDIR)$(LIBDIR)/openmpi $(DESTDIR)$(LIBDIR)/mpich $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
 	install -m 755 $(COLL_LIB) $(DESTDIR)$(LIBDIR)/libtopocoll.so
 	install -m 755 $(COLL_LIB) $(DESTDIR)$(LIBDIR)/openmpi/libtopocoll.so
 	install -m 755 $(COLL_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopocoll.so
+	install -m 755 $(COLLPROF_LIB) $(DESTDIR)$(LIBDIR)/libtopocollprof.so
+	install -m 755 $(COLLPROF_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopocollprof.so
 	install -m 644 man/topocoll.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 docs/collectives.md $(DESTDIR)$(DOCDIR)/
 .PHONY: install-coll

@@ -25,7 +25,57 @@
 
 #include <mpi.h>
 
-enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_NOPS };
+enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_NOPS };
+
+/* Entry points: the MPI names in the PMPI library; under SimGrid's SMPI,
+ * where the MPI itself defines them, topocoll_MPI_* called by the benchmark
+ * (bench/coll/bench.c) beside the MPI's own; built with the profiler
+ * (libtopocollprof.so), topocoll_MPI_* called by its wrappers
+ * (behind_prof.h). */
+#if defined(TOPOCOLL_SMPI) || defined(TOPOCOLL_BEHIND_PROF)
+#define TC_ENTRY(name) topocoll_##name
+#else
+#define TC_ENTRY(name) name
+#endif
+
+/* A host name's room (TII_NAME_MAX + 1; init.c checks). */
+#define TC_NAME 161
+
+/* What a call runs (model.c predicts each, wrap.c runs the fastest). */
+enum tc_variant {
+	TC_V_NATIVE,     /* the MPI's own, untouched */
+	TC_V_HIER,       /* leaders in leaf order */
+	TC_V_DFS,        /* Bcast: leaders ordered depth-first from the root's leader (Subramoni 2013, ch. 4) */
+	TC_V_BFS,        /* Bcast: breadth-first */
+	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank, leaf by leaf in DFS order */
+	TC_V_SCHED,      /* Alltoall: topod's schedule */
+	TC_NVARIANTS
+};
+extern const char *const tc_variant_name[TC_NVARIANTS];
+
+/* The job's delays (topo.c), the same on every rank: world rank -> host,
+ * host -> node (a host, or on big jobs its leaf switch), and per ordered
+ * pair of nodes the route's latency and slowest cable rate. A node's
+ * diagonal entry is the route between two hosts of it (leaf nodes). */
+struct tc_topo {
+	int nworld, nhosts, nnodes;
+	int *host_of;          /* [nworld] */
+	int *node_of_host;     /* [nhosts] */
+	uint64_t *leaf_of_host;/* [nhosts] leaf switch GUID or cluster ID (0 unknown) */
+	float *lat, *rate;     /* [nnodes * nnodes] seconds, bytes per second */
+	int rates_known;       /* 0: hops from topod and an assumed rate (TOPOCOLL_RATE) */
+	char source[96];       /* where it came from, for TOPOCOLL_VERBOSE */
+};
+
+/* A choice made once per communicator, collective and size class. */
+#define TC_CLASSES 48
+struct tc_choice {
+	signed char variant;   /* enum tc_variant run; -1 not yet chosen */
+	signed char best;      /* the fastest predicted (may be below the margin) */
+	long long seg;         /* TC_V_PIPE's segment */
+	int told;              /* TOPOCOLL_VERBOSE said it */
+	double t_native, t_best;
+};
 
 /* What topocoll knows about one communicator (an MPI attribute on it). */
 struct tc_comm {
@@ -42,6 +92,26 @@ struct tc_comm {
 	MPI_Comm leadcomm;     /* the leaders, leaf L at rank L; MPI_COMM_NULL elsewhere */
 	unsigned long long hier[TC_NOPS], native[TC_NOPS];  /* calls, for TOPOCOLL_STATS */
 	int told[TC_NOPS];     /* verbose: said once each way (bit 0 native, bit 1 hierarchical) */
+	int *world;            /* [size] world rank of each rank (delays) */
+	struct tc_choice choice[TC_NOPS][TC_CLASSES];
+	MPI_Comm *ordered;     /* [2 * nleaves] Bcast leaders ordered DFS / BFS from leaf L's leader, on demand */
+	char *ordered_made;    /* [2 * nleaves] that slot split (a non-leader's stays MPI_COMM_NULL) */
+	int *order;            /* [2 * nleaves * nleaves] those orders (leaf indices), -1 = not made */
+	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
+	int sched_asked;
+	char sched_why[160];   /* why there is none */
+};
+
+/* An all-to-all schedule as this rank runs it: per step, whom it sends to
+ * and receives from (-1 idle). */
+#define TC_SCHED_MULTI 4      /* most sends (and receives) of one rank in one step */
+struct tc_sched {
+	int nsteps;
+	int *soff, *to;           /* step i: send to to[soff[i] .. soff[i+1]) */
+	int *roff, *from;         /* and receive from from[roff[i] .. roff[i+1]) */
+	double time_s, native_s;  /* topod's prediction for blocks of `bytes`, and XOR's (the MPI's pairwise) */
+	unsigned long long bytes;
+	char algo[16];
 };
 
 /* Process-wide state, set at MPI_Init (init.c). */
@@ -55,6 +125,18 @@ struct tc_global {
 	char why[160];         /* why there is no leaf */
 	int keyval;
 	int world_rank;
+	int choice_mode;       /* TOPOCOLL_CHOICE: 0 model, 1 topocoll's always, 2 native always */
+	int force_bcast;       /* with 1: the Bcast variant (hier, dfs, bfs, pipe) */
+	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
+	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
+	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
+	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
+	struct tc_topo topo;   /* nworld 0: no delays known */
+	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
+	char sched_file[256];  /* TOPOCOLL_SCHEDULE: a schedule file instead of asking topod */
+	int last_variant;      /* the last call's choice, for the SMPI benchmark */
+	double last_native, last_best;
+	double init_ms[4];     /* MPI_Init's own time: names, leaves, delays, sharing (TOPOCOLL_VERBOSE=2) */
 };
 extern struct tc_global tc_g;
 
@@ -66,8 +148,14 @@ struct tc_comm *tc_comm_get(MPI_Comm comm);
 /* At MPI_Init: options, and the one question to topod. */
 void tc_init(void);
 void tc_finalize(void);
-/* Says once per communicator and op what runs (TOPOCOLL_VERBOSE). */
-void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *why);
+/* Rank 0's part of MPI_Init: n ranks' host names (TC_NAME apart) -> their
+ * leaf IDs in ids[n] and tc_g.topo; ms[1] and ms[2] get the time spent on
+ * the leaves and on the delays. 0, or -1 with tc_g.why. */
+int tc_learn(const char *names, int n, uint64_t *ids, double *ms);
+/* Says what runs and why (TOPOCOLL_VERBOSE), once per communicator, op
+ * and way (hier: 0 the MPI's own, 1 topocoll's), or with a choice by
+ * prediction once per its size class. */
+void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *what, const char *why, struct tc_choice *ch);
 
 /* The hierarchical algorithms (hier.c); each returns an MPI error code. */
 int tc_bcast(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root);
@@ -76,5 +164,55 @@ int tc_gather(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, 
 int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 	       MPI_Datatype rt, int root);
 int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op);
+int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, int bfs);
+int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, long long seg);
+int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		MPI_Datatype rt);
+
+/* Alltoall's schedule for c (sched.c): collective, on the first call. */
+void tc_sched_get(struct tc_comm *c);
+void tc_sched_free(struct tc_sched *s);
+
+/* The job's delays (topo.c): from the SimGrid platform XML text (topod's
+ * `simgrid` answer, or TOPOCOLL_TOPOLOGY's file). Hosts named in names[n]
+ * (TC_NAME apart) must all be in it. 0, or -1 and why. */
+struct tc_platform {
+	int n;
+	char *names;           /* [n * TC_NAME] in the platform's order */
+	int *sorted;           /* [n] indices by name, for lookup */
+	uint64_t *leaf;        /* [n] GUID of the switch a host hangs off */
+	float *lat, *rate;     /* [n * n] */
+	float *host_rate;      /* [n] the host's own cable */
+};
+int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t whyn);
+int tc_platform_find(const struct tc_platform *p, const char *name);  /* index or -1 */
+int tc_platform_sort(struct tc_platform *p);  /* for find; -1 if a name repeats */
+void tc_platform_free(struct tc_platform *p);
+/* Every world rank's host named in names[nworld] (TC_NAME apart): the
+ * topology over the distinct hosts, each looked up in p under its own name,
+ * or (alias, when not NULL) under the name alias gives it (big jobs: one
+ * host per leaf). 0, or -1 and why. */
+int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *names, const char *alias,
+		  int nworld, char *why, size_t whyn);
+void tc_topo_free(struct tc_topo *t);
+/* Broadcast rank 0's topology to every rank of w (collective). */
+int tc_topo_bcast(struct tc_topo *t, MPI_Comm w);
+/* The delay of a message between ranks a and b of c. */
+void tc_delay(const struct tc_comm *c, int a, int b, double *lat, double *rate);
+
+/* Predictions (model.c), seconds; all ranks compute the same. */
+double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg);
+/* The variant to run for op with `bytes` per rank at root, cached per size
+ * class; why gets the reason for TOPOCOLL_VERBOSE. */
+enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int root, char *why, size_t whyn,
+			  struct tc_choice **chp);
+/* The size class of a message: 0 for none, else 1 + floor(log2(bytes)). */
+int tc_size_class(long long bytes);
+/* Bcast leaders' order from leaf `from`'s leader (0 DFS, 1 BFS): n leaf indices. */
+void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order);
+/* The pipelined Bcast's segment for a message of `bytes`. */
+long long tc_pipe_segment(long long bytes, int ranks);
+/* Every rank of c in the pipelined Bcast's chain from root (order: [nleaves] scratch). */
+void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain);
 
 #endif

@@ -81,6 +81,31 @@ static int number_leaves(struct tc_comm *c, const uint64_t *ids)
 	return ok ? 0 : -1;
 }
 
+/* Each rank's MPI_COMM_WORLD rank, for the delays between them and its
+ * host's name (NULL when memory is short: no prediction, no schedule). */
+static void world_ranks(struct tc_comm *c)
+{
+	MPI_Group g, wg;
+	int *mine = malloc((size_t)c->size * sizeof(int)), nw = 0;
+	PMPI_Comm_size(MPI_COMM_WORLD, &nw);
+	c->world = malloc((size_t)c->size * sizeof(int));
+	if (mine && c->world && PMPI_Comm_group(c->pcomm, &g) == MPI_SUCCESS) {
+		if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+			for (int r = 0; r < c->size; r++)
+				mine[r] = r;
+			PMPI_Group_translate_ranks(g, c->size, mine, wg, c->world);
+			PMPI_Group_free(&wg);
+		}
+		PMPI_Group_free(&g);
+	}
+	for (int r = 0; c->world && r < c->size; r++)
+		if (c->world[r] < 0 || c->world[r] >= nw) {
+			free(c->world);
+			c->world = NULL;
+		}
+	free(mine);
+}
+
 static struct tc_comm *make(MPI_Comm comm)
 {
 	struct tc_comm *c = calloc(1, sizeof(*c));
@@ -89,11 +114,21 @@ static struct tc_comm *make(MPI_Comm comm)
 	c->pcomm = c->leafcomm = c->leadcomm = MPI_COMM_NULL;
 	PMPI_Comm_size(comm, &c->size);
 	PMPI_Comm_rank(comm, &c->rank);
+	for (int op = 0; op < TC_NOPS; op++)
+		for (int k = 0; k < TC_CLASSES; k++)
+			c->choice[op][k].variant = -1;
 	/* A split, not a dup: a dup would run every keyval's copy callback
 	 * and hand other libraries' attributes to our private communicator. */
 	if (PMPI_Comm_split(comm, 0, c->rank, &c->pcomm) != MPI_SUCCESS) {
 		free(c);
 		return NULL;
+	}
+	world_ranks(c);
+	int have = c->world != NULL, all_have;
+	PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, c->pcomm);
+	if (!all_have) {
+		free(c->world);
+		c->world = NULL;
 	}
 	uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
 	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));

@@ -234,3 +234,197 @@ int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI
 		rc = PMPI_Bcast(rbuf, count, dt, 0, c->leafcomm);
 	return rc;
 }
+
+/* The leaders' communicator ordered from leaf rl's leader (Subramoni 2013, ch. 4:
+ * made on demand, the first time a root on that leaf broadcasts; kept). */
+static MPI_Comm ordered_comm(struct tc_comm *c, int rl, int bfs)
+{
+	int n = c->nleaves, slot = bfs * n + rl;
+	if (!c->ordered) {
+		c->ordered = malloc(2 * (size_t)n * sizeof(MPI_Comm));
+		c->ordered_made = calloc(2 * (size_t)n, 1);
+		if (!c->ordered || !c->ordered_made) {
+			free(c->ordered);
+			free(c->ordered_made);
+			c->ordered = NULL;
+			c->ordered_made = NULL;
+			return MPI_COMM_NULL;
+		}
+		for (int i = 0; i < 2 * n; i++)
+			c->ordered[i] = MPI_COMM_NULL;
+	}
+	if (c->ordered_made[slot])
+		return c->ordered[slot];
+	int *order = malloc((size_t)n * sizeof(int)), key = 0;
+	if (!order)
+		return MPI_COMM_NULL;
+	tc_leader_order(c, rl, bfs, order);
+	for (int i = 0; i < n; i++)
+		if (order[i] == c->myleaf)
+			key = i;
+	free(order);
+	int lead = c->leader[c->myleaf] == c->rank;
+	MPI_Comm nc = MPI_COMM_NULL;
+	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, key, &nc);
+	/* non-leaders keep MPI_COMM_NULL (no stand-in handle: MPI_COMM_SELF
+	 * need not compare equal at MPI_Finalize, SMPI's does not) */
+	c->ordered[slot] = nc;
+	c->ordered_made[slot] = 1;
+	return nc;
+}
+
+int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, int bfs)
+{
+	int rl = c->leaf_of[root], lead = c->leader[rl], rc = MPI_SUCCESS;
+	MPI_Comm oc = ordered_comm(c, rl, bfs);
+	if (oc == MPI_COMM_NULL && c->leader[c->myleaf] == c->rank)
+		return MPI_ERR_NO_MEM;
+	if (root != lead) {
+		if (c->rank == root)
+			rc = PMPI_Send(buf, count, dt, lead, TC_TAG, c->pcomm);
+		else if (c->rank == lead)
+			rc = PMPI_Recv(buf, count, dt, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
+	}
+	if (rc == MPI_SUCCESS && c->leader[c->myleaf] == c->rank)
+		rc = PMPI_Bcast(buf, count, dt, 0, oc);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Bcast(buf, count, dt, 0, c->leafcomm);
+	return rc;
+}
+
+/* A type whose data is one contiguous run of its size from the buffer:
+ * no holes, and for several elements an extent equal to the data's (a
+ * resized type's elements lie apart however dense each is). */
+static int contiguous(int count, MPI_Datatype dt, int bytes)
+{
+	MPI_Aint lb, ext, tlb, text;
+	if (PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
+	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
+		return 0;
+	return count <= 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;
+}
+
+/* Every rank in one chain, the root first, then its leaf's other ranks,
+ * then each leaf's ranks (in rank order) with the leaves in DFS order over
+ * the delays from the root's leaf (Subramoni 2013, ch. 4): consecutive
+ * ranks share a leaf wherever they can, so each leaf's uplinks carry the
+ * message once in and once out, and every host's cable once each way.
+ * Rank i takes each segment from rank i-1 and passes it on; with short
+ * segments the message costs about its bytes once over the slowest hop
+ * plus a segment per rank (van de Geijn's bound for large broadcasts is
+ * twice the bytes; a binomial tree's, log2(P) times). */
+void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain)
+{
+	int k = 0, rl = c->leaf_of[root];
+	tc_leader_order(c, rl, 0, order);
+	chain[k++] = root;
+	for (int i = 0; i < c->nleaves; i++)
+		for (int r = 0; r < c->size; r++)
+			if (c->leaf_of[r] == order[i] && r != root)
+				chain[k++] = r;
+}
+
+static int pipe_run(struct tc_comm *c, char *bytes, int S, long long seg, const int *chain)
+{
+	int n = c->size, me = 0, rc = MPI_SUCCESS, nseg = (int)((S + seg - 1) / seg);
+	if (nseg < 1)
+		nseg = 1;
+	while (chain[me] != c->rank)
+		me++;
+	int prev = me > 0 ? chain[me - 1] : -1, next = me + 1 < n ? chain[me + 1] : -1;
+	/* every segment's receive posted first: a segment moves on as soon as
+	 * its predecessor hands it over, whatever this rank still sends */
+	MPI_Request *rq = malloc(2 * (size_t)nseg * sizeof(*rq));
+	MPI_Status *sts = malloc((size_t)nseg * sizeof(*sts));
+	if (!rq || !sts) {
+		free(rq);
+		free(sts);
+		return MPI_ERR_NO_MEM;
+	}
+	MPI_Request *rr = rq + nseg;
+	int nr = 0;
+	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
+		long long off = (long long)s * seg;
+		rr[s] = MPI_REQUEST_NULL;
+		if (prev >= 0)
+			rc = PMPI_Irecv(bytes + off, (int)(off + seg <= S ? seg : S - off), MPI_BYTE, prev, TC_TAG,
+					c->pcomm, &rr[s]);
+	}
+	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
+		long long off = (long long)s * seg;
+		int len = (int)(off + seg <= S ? seg : S - off);
+		if (prev >= 0)
+			rc = PMPI_Wait(&rr[s], &sts[s]);
+		/* one segment in flight per rank: segments posted together share
+		 * the cable and arrive together, which is no pipeline at all */
+		if (rc == MPI_SUCCESS && next >= 0 && nr > 0)
+			rc = PMPI_Wait(&rq[nr - 1], MPI_STATUS_IGNORE);
+		if (rc == MPI_SUCCESS && next >= 0)
+			rc = PMPI_Isend(bytes + off, len, MPI_BYTE, next, TC_TAG, c->pcomm, &rq[nr++]);
+	}
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Waitall(nr, rq, sts);
+	free(rq);
+	free(sts);
+	return rc;
+}
+
+int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, long long seg)
+{
+	/* Every rank's signature bytes are alike (wrap.c keeps them within an
+	 * int); the type may differ from rank to rank, so each packs its own. */
+	int S = block_bytes(count, dt), rc = MPI_SUCCESS;
+	int direct = contiguous(count, dt, S);
+	char *tmp = direct ? buf : malloc(S ? (size_t)S : 1);
+	int *order = malloc((size_t)c->nleaves * sizeof(int)), *chain = malloc((size_t)c->size * sizeof(int));
+	int pos = 0;
+	if (!tmp || !order || !chain)
+		rc = MPI_ERR_NO_MEM;
+	else if (!direct && c->rank == root)
+		rc = PMPI_Pack(buf, count, dt, tmp, S, &pos, c->pcomm);
+	if (!all_ok(c, rc == MPI_SUCCESS && (direct || c->rank != root || pos == S))) {
+		if (!direct)
+			free(tmp);
+		free(order);
+		free(chain);
+		return PMPI_Bcast(buf, count, dt, root, c->pcomm);
+	}
+	tc_chain_order(c, root, order, chain);
+	rc = pipe_run(c, tmp, S, seg, chain);
+	pos = 0;
+	if (rc == MPI_SUCCESS && !direct && c->rank != root)
+		rc = PMPI_Unpack(tmp, S, &pos, buf, count, dt, c->pcomm);
+	if (!direct)
+		free(tmp);
+	free(order);
+	free(chain);
+	return rc;
+}
+
+/* topod's schedule, step by step: this rank's sends and receives of a step
+ * posted at once (a TACS2 step may give it two of each). */
+int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+		MPI_Datatype rt)
+{
+	const struct tc_sched *s = c->sched;
+	MPI_Aint lb, sext, rext;
+	PMPI_Type_get_extent(st, &lb, &sext);
+	PMPI_Type_get_extent(rt, &lb, &rext);
+	int rc = PMPI_Sendrecv((const char *)sbuf + (MPI_Aint)c->rank * scount * sext, scount, st, c->rank, TC_TAG,
+			       (char *)rbuf + (MPI_Aint)c->rank * rcount * rext, rcount, rt, c->rank, TC_TAG, c->pcomm,
+			       MPI_STATUS_IGNORE);
+	MPI_Request rq[2 * TC_SCHED_MULTI];
+	MPI_Status sts[2 * TC_SCHED_MULTI];
+	for (int i = 0; i < s->nsteps && rc == MPI_SUCCESS; i++) {
+		int nr = 0;
+		for (int f = s->roff[i]; f < s->roff[i + 1] && rc == MPI_SUCCESS; f++)
+			rc = PMPI_Irecv((char *)rbuf + (MPI_Aint)s->from[f] * rcount * rext, rcount, rt, s->from[f], TC_TAG,
+					c->pcomm, &rq[nr++]);
+		for (int f = s->soff[i]; f < s->soff[i + 1] && rc == MPI_SUCCESS; f++)
+			rc = PMPI_Isend((const char *)sbuf + (MPI_Aint)s->to[f] * scount * sext, scount, st, s->to[f],
+					TC_TAG, c->pcomm, &rq[nr++]);
+		if (rc == MPI_SUCCESS)
+			rc = PMPI_Waitall(nr, rq, sts);
+	}
+	return rc;
+}

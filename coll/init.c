@@ -5,13 +5,28 @@
  * the same values, which the ranks' agreement relies on):
  *   TOPOCOLL=off                 nothing hierarchical; every call is the MPI's
  *   TOPOCOLL_DISABLE=bcast,...   these collectives stay the MPI's
- *   TOPOCOLL_MIN_BYTES=N         the smallest message (per rank, bytes) that
- *                                goes hierarchical (default per collective)
+ *   TOPOCOLL_MIN_BYTES=N         no prediction: hierarchical from N bytes
+ *                                per rank up (the old size rule, for tests)
+ *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|native  by prediction
+ *                                (default), always topocoll's where it can
+ *                                run (Bcast: that variant), never
+ *   TOPOCOLL_MARGIN=X            predicted speed-up a variant needs (1.10)
+ *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich  whose algorithms the prediction
+ *                                models (default: the MPI this library is
+ *                                built for; smpi-mpich: SMPI's MPICH selector)
+ *   TOPOCOLL_TOPOLOGY=FILE       leaves and delays from a SimGrid platform
+ *                                (topoquery simgrid), topod not asked
+ *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
+ *   TOPOCOLL_ALLTOALL_MIN=N      smallest block for a schedule (262144)
+ *   TOPOCOLL_RATE=BYTES_PER_S    the rate assumed where topod knows hops but
+ *                                not the cables' rates (4e9)
+ *   TOPOCOLL_MATRIX_HOSTS=N      above N distinct hosts, delays per leaf (128)
  *   TOPOCOLL_ALLREDUCE_FLOAT=1   also reassociate floating-point sums and
  *                                products (their last bits may then differ
  *                                from the MPI's own order)
  *   TOPOCOLL_VERBOSE=1           rank 0 says, once per communicator and
- *                                collective, what runs and why
+ *                                collective, what runs and why; 2 also
+ *                                MPI_Init's own time, phase by phase
  *   TOPOCOLL_STATS=1             rank 0 prints its call counts at MPI_Finalize
  *   TOPOCOLL_TIMEOUT_MS=N        how long rank 0 waits for topod (3000)
  *   TII_SERVERS, TII_HOST, TII_HOSTMAP as for every libtii user.
@@ -21,17 +36,15 @@
 #include <string.h>
 
 #include "coll.h"
+#ifndef TOPOCOLL_SMPI
 #include "mpihost.h"
 #include "tii.h"
 
-#define TC_NAME (TII_NAME_MAX + 1)
+_Static_assert(TC_NAME == TII_NAME_MAX + 1, "TC_NAME is libtii's name room");
+#endif
 
 struct tc_global tc_g;
-const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce" };
-
-/* Below these, a flat algorithm's few messages cost less than two levels
- * of them: the leaf step adds a latency the bytes saved must pay for. */
-static const size_t tc_min_default[TC_NOPS] = { 65536, 16384, 16384, 65536 };
+const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce", "alltoall" };
 
 static long env_long(const char *var, long def, long lo, long hi)
 {
@@ -49,7 +62,7 @@ static void options(void)
 	int on = !(all && (!strcmp(all, "off") || !strcmp(all, "0")));
 	for (int op = 0; op < TC_NOPS; op++) {
 		tc_g.enabled[op] = on;
-		tc_g.min_bytes[op] = (size_t)env_long("TOPOCOLL_MIN_BYTES", (long)tc_min_default[op], 0, 1L << 40);
+		tc_g.min_bytes[op] = (size_t)env_long("TOPOCOLL_MIN_BYTES", 0, 0, 1L << 40);
 		if (dis) {
 			const char *p = strstr(dis, tc_op_name[op]);
 			size_t l = strlen(tc_op_name[op]);
@@ -57,7 +70,28 @@ static void options(void)
 				tc_g.enabled[op] = 0;
 		}
 	}
-	tc_g.verbose = env_long("TOPOCOLL_VERBOSE", 0, 0, 9) > 0;
+	const char *mb = getenv("TOPOCOLL_MIN_BYTES"), *ch = getenv("TOPOCOLL_CHOICE");
+	const char *mo = getenv("TOPOCOLL_MODEL"), *mg = getenv("TOPOCOLL_MARGIN"), *sf = getenv("TOPOCOLL_SCHEDULE");
+	tc_g.min_set = mb && *mb;
+	static const char *const force[] = { "hier", "dfs", "bfs", "pipe" };
+	static const enum tc_variant fv[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE };
+	tc_g.choice_mode = ch && !strcmp(ch, "native") ? 2 : 0;
+	for (size_t i = 0; ch && i < sizeof(force) / sizeof(force[0]); i++)
+		if (!strcmp(ch, force[i])) {
+			tc_g.choice_mode = 1;
+			tc_g.force_bcast = fv[i];
+		}
+#if defined(MPICH_VERSION) || defined(MPICH_NAME)
+	tc_g.model_mpich = 2;
+#endif
+	if (mo && *mo)
+		tc_g.model_mpich = !strcmp(mo, "mpich") ? 2 : !strcmp(mo, "smpi-mpich") ? 1 : 0;
+	tc_g.margin = mg && *mg ? strtod(mg, NULL) : 1.10;
+	if (!(tc_g.margin >= 1.0 && tc_g.margin <= 100.0))
+		tc_g.margin = 1.10;
+	snprintf(tc_g.sched_file, sizeof(tc_g.sched_file), "%s", sf ? sf : "");
+	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 262144, 0, 1L << 40);
+	tc_g.verbose = (int)env_long("TOPOCOLL_VERBOSE", 0, 0, 9);
 	tc_g.stats = env_long("TOPOCOLL_STATS", 0, 0, 9) > 0;
 	tc_g.float_reduce = env_long("TOPOCOLL_ALLREDUCE_FLOAT", 0, 0, 1) > 0;
 }
@@ -70,12 +104,19 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	struct tc_comm *c = attr;
 	if (!c)
 		return MPI_SUCCESS;
+	for (int i = 0; c->ordered && i < 2 * c->nleaves; i++)
+		if (c->ordered[i] != MPI_COMM_NULL)
+			PMPI_Comm_free(&c->ordered[i]);
 	if (c->leafcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->leafcomm);
 	if (c->leadcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->leadcomm);
 	if (c->pcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->pcomm);
+	tc_sched_free(c->sched);
+	free(c->ordered);
+	free(c->ordered_made);
+	free(c->world);
 	free(c->leaf_of);
 	free(c->leader);
 	free(c->leaf_size);
@@ -83,14 +124,44 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	return MPI_SUCCESS;
 }
 
+/* Rank 0: TOPOCOLL_TOPOLOGY's platform; every rank's leaf from it. */
+static int from_file(const char *path, const char *names, int n, uint64_t *ids, char *why, size_t whyn)
+{
+	FILE *f = fopen(path, "r");
+	long len = -1;
+	char *xml = NULL;
+	if (f && !fseek(f, 0, SEEK_END) && (len = ftell(f)) >= 0 && len < (1L << 31) && !fseek(f, 0, SEEK_SET))
+		xml = malloc((size_t)len + 1);
+	if (!xml || fread(xml, 1, (size_t)len, f) != (size_t)len) {
+		snprintf(why, whyn, "TOPOCOLL_TOPOLOGY %.100s: cannot read it", path);
+		free(xml);
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	xml[len] = '\0';
+	struct tc_platform p = { 0 };
+	int rc = tc_platform_parse(&p, xml, why, whyn);
+	free(xml);
+	if (!rc)
+		rc = tc_topo_build(&tc_g.topo, &p, names, NULL, n, why, whyn);
+	for (int r = 0; !rc && r < n; r++)
+		ids[r] = tc_g.topo.leaf_of_host[tc_g.topo.host_of[r]];
+	if (!rc)
+		snprintf(tc_g.topo.source, sizeof(tc_g.topo.source), "TOPOCOLL_TOPOLOGY (%d hosts)", tc_g.topo.nhosts);
+	tc_platform_free(&p);
+	return rc;
+}
+
+#ifndef TOPOCOLL_SMPI
 /* Rank 0: the leaf cluster ID of each of n ranks' hosts (0 for a rank
  * without a name), one request for the distinct hosts. 0, or -1 and why. */
-static int ask_topod(const char *names, int n, uint64_t *ids, char *why, size_t whyn)
+static int ask_topod(tii_t *t, const char *names, int n, uint64_t *ids, char *why, size_t whyn)
 {
 	const char **uniq = malloc((size_t)n * sizeof(*uniq));
 	int *slot = malloc((size_t)n * sizeof(*slot)), nu = 0, rc = -1, depth = 0;
 	uint64_t *uid = malloc((size_t)n * sizeof(*uid));
-	tii_t *t = NULL;
 	if (!uniq || !slot || !uid) {
 		snprintf(why, whyn, "out of memory");
 		goto out;
@@ -106,57 +177,218 @@ static int ask_topod(const char *names, int n, uint64_t *ids, char *why, size_t 
 			slot[r] = nu++;
 		}
 	}
-	int e = tii_open(&t, NULL);
-	if (!e)
-		e = tii_set_timeout(t, (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000));
-	if (!e)
-		e = tii_get_network_depth(t, &depth);
+	int e = tii_get_network_depth(t, &depth);
 	if (!e)
 		e = tii_connected_switch_clusters_at_depth(t, uniq, (size_t)nu, depth > 0 ? depth - 1 : 0, uid, NULL);
 	if (e) {
-		snprintf(why, whyn, "topod: %s (%s)", tii_strerror(e), t ? tii_last_message(t) : "");
+		snprintf(why, whyn, "topod: %s (%s)", tii_strerror(e), tii_last_message(t));
 		goto out;
 	}
 	for (int r = 0; r < n; r++)
 		ids[r] = slot[r] >= 0 ? uid[slot[r]] : 0;
 	rc = 0;
 out:
-	tii_close(t);
 	free(uniq);
 	free(slot);
 	free(uid);
 	return rc;
 }
 
-/* Collective over MPI_COMM_WORLD, inside MPI_Init: every rank's leaf. */
+/* Without rates: the hop matrix, (h + 1) cables and h switches of 100 ns
+ * each (the cost model's latencies), every cable at TOPOCOLL_RATE. */
+static int hops_platform(tii_t *t, const char **ask, int na, struct tc_platform *p, char *why, size_t whyn)
+{
+	size_t nn = (size_t)na * na;
+	uint16_t *h = malloc(nn * sizeof(*h));
+	double rate = (double)env_long("TOPOCOLL_RATE", 4000000000L, 1000000L, 1000000000000L);
+	p->n = na;
+	p->names = calloc((size_t)na, TC_NAME);
+	p->sorted = malloc((size_t)na * sizeof(int));
+	p->leaf = calloc((size_t)na, sizeof(uint64_t));
+	p->lat = malloc(nn * sizeof(float));
+	p->rate = malloc(nn * sizeof(float));
+	p->host_rate = malloc((size_t)na * sizeof(float));
+	int e = !h || !p->names || !p->sorted || !p->leaf || !p->lat || !p->rate || !p->host_rate ? TII_E_NOMEM
+		: tii_get_hop_matrix(t, ask, (size_t)na, h);
+	for (size_t i = 0; !e && i < nn; i++) {
+		if (h[i] == UINT16_MAX && i % (size_t)(na + 1)) {
+			e = TII_E_NOROUTE;
+			break;
+		}
+		p->lat[i] = (float)((2.0 * h[i] + 1) * 100e-9);
+		p->rate[i] = (float)rate;
+	}
+	for (int i = 0; !e && i < na; i++) {
+		snprintf(p->names + (size_t)i * TC_NAME, TC_NAME, "%s", ask[i]);
+		p->host_rate[i] = (float)rate;
+		p->sorted[i] = i;
+	}
+	free(h);
+	if (e) {
+		snprintf(why, whyn, "topod hopsmatrix: %s (%.80s)", tii_strerror(e), tii_last_message(t));
+		tc_platform_free(p);
+		return -1;
+	}
+	tc_platform_sort(p);
+	return 0;
+}
+
+/* Rank 0: the delays between the job's hosts, from topod's SimGrid
+ * platform of them (routes and rates); on a big job (more distinct hosts
+ * than TOPOCOLL_MATRIX_HOSTS) of one host per leaf, each host standing in
+ * for its leaf. Without rates (a fabric read from text dumps) the hop
+ * matrix and TOPOCOLL_RATE. */
+static int ask_delays(tii_t *t, const char *names, int n, const uint64_t *ids, char *why, size_t whyn)
+{
+	char *alias = malloc((size_t)n * TC_NAME);
+	const char **ask = malloc((size_t)n * sizeof(*ask));
+	int na = 0, cap = (int)env_long("TOPOCOLL_MATRIX_HOSTS", 128, 2, TII_SIMGRID_HOSTS_MAX), rc = -1;
+	if (!alias || !ask) {
+		snprintf(why, whyn, "out of memory");
+		goto out;
+	}
+	/* the distinct hosts, or the first host seen of each leaf */
+	for (int pass = 0; pass < 2; pass++) {
+		na = 0;
+		for (int r = 0; r < n; r++) {
+			const char *nm = names + (size_t)r * TC_NAME, *stand = NULL;
+			for (int k = 0; k < r && !stand; k++)
+				if (pass ? ids[k] == ids[r] : !strcmp(names + (size_t)k * TC_NAME, nm))
+					stand = alias + (size_t)k * TC_NAME;
+			if (!stand) {
+				stand = nm;
+				ask[na++] = nm;
+			}
+			memmove(alias + (size_t)r * TC_NAME, stand, TC_NAME);
+		}
+		if (na <= cap)
+			break;
+	}
+	if (na > TII_SIMGRID_HOSTS_MAX) {
+		snprintf(why, whyn, "%d leaves: more than %d", na, TII_SIMGRID_HOSTS_MAX);
+		goto out;
+	}
+	char *xml = NULL;
+	tii_set_max_reply_bytes(t, (size_t)1 << 30);
+	int e = na > 1 ? tii_get_simgrid_platform(t, ask, (size_t)na, &xml, NULL) : TII_E_INVAL;
+	struct tc_platform p = { 0 };
+	if (e == TII_E_NOROUTE) {
+		/* a cable of unknown rate: hops, and an assumed rate */
+		rc = hops_platform(t, ask, na, &p, why, whyn);
+	} else if (e) {
+		snprintf(why, whyn, "topod simgrid: %s (%.80s)", tii_strerror(e), tii_last_message(t));
+		goto out;
+	} else {
+		rc = tc_platform_parse(&p, xml, why, whyn);
+		free(xml);
+	}
+	if (!rc)
+		rc = tc_topo_build(&tc_g.topo, &p, names, alias, n, why, whyn);
+	if (!rc)
+		snprintf(tc_g.topo.source, sizeof(tc_g.topo.source), "topod's %s (%d %s)",
+			 e ? "hops, TOPOCOLL_RATE" : "routes and rates", na, na < tc_g.topo.nhosts ? "leaves" : "hosts");
+	tc_g.topo.rates_known = !e;
+	tc_platform_free(&p);
+out:
+	free(alias);
+	free(ask);
+	return rc;
+}
+#endif
+
+/* Rank 0: leaves and delays from TOPOCOLL_TOPOLOGY or topod. */
+int tc_learn(const char *names, int n, uint64_t *ids, double *ms)
+{
+	const char *file = getenv("TOPOCOLL_TOPOLOGY");
+	if (file && *file) {
+		double t0 = PMPI_Wtime();
+		int rc = from_file(file, names, n, ids, tc_g.why, sizeof(tc_g.why));
+		ms[1] = (PMPI_Wtime() - t0) * 1e3;
+		return rc;
+	}
+#ifdef TOPOCOLL_SMPI
+	(void)ids;
+	snprintf(tc_g.why, sizeof(tc_g.why), "no TOPOCOLL_TOPOLOGY (topod is out of reach in a simulation)");
+	return -1;
+#else
+	tii_t *t = NULL;
+	double t0 = PMPI_Wtime();
+	int e = tii_open(&t, NULL);
+	if (!e)
+		e = tii_set_timeout(t, (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000));
+	if (e) {
+		snprintf(tc_g.why, sizeof(tc_g.why), "topod: %s", tii_strerror(e));
+		tii_close(t);
+		return -1;
+	}
+	int rc = ask_topod(t, names, n, ids, tc_g.why, sizeof(tc_g.why));
+	ms[1] = (PMPI_Wtime() - t0) * 1e3;
+	t0 = PMPI_Wtime();
+	char why[160] = "";
+	if (!rc && tc_g.choice_mode != 2 && ask_delays(t, names, n, ids, why, sizeof(why)))
+		snprintf(tc_g.topo.source, sizeof(tc_g.topo.source), "no delays: %.80s", why);
+	ms[2] = (PMPI_Wtime() - t0) * 1e3;
+	tii_close(t);
+	return rc;
+#endif
+}
+
+static void my_name(int rank, char *name, char *why, size_t whyn)
+{
+#ifdef TOPOCOLL_SMPI
+	/* a simulated rank's host is the platform's, not this machine's */
+	int len = 0;
+	(void)rank;
+	(void)why;
+	(void)whyn;
+	PMPI_Get_processor_name(name, &len);
+	name[len < TC_NAME ? len : TC_NAME - 1] = '\0';
+#else
+	if (mpihost_name(rank, name, TC_NAME, why, whyn))
+		name[0] = '\0';
+#endif
+}
+
+/* Collective over MPI_COMM_WORLD, inside MPI_Init: every rank's leaf, the
+ * job's delays, the ranks' host names (for topod's schedules). */
 static void world_leaves(void)
 {
 	int rank, size;
 	MPI_Comm w;
+	double t0 = PMPI_Wtime();
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
 	tc_g.world_rank = rank;
 	if (PMPI_Comm_dup(MPI_COMM_WORLD, &w) != MPI_SUCCESS)
 		return;
 	char name[TC_NAME] = "", why[160] = "";
-	if (mpihost_name(rank, name, sizeof(name), why, sizeof(why)))
-		name[0] = '\0';
-	char *names = rank ? NULL : malloc((size_t)size * TC_NAME);
+	my_name(rank, name, why, sizeof(why));
+	tc_g.hostnames = malloc((size_t)size * TC_NAME);
 	uint64_t *ids = rank ? NULL : calloc((size_t)size, sizeof(*ids));
-	int fail = !rank && (!names || !ids);
-	PMPI_Gather(name, TC_NAME, MPI_CHAR, names, TC_NAME, MPI_CHAR, 0, w);
-	if (!rank && !fail)
-		fail = ask_topod(names, size, ids, tc_g.why, sizeof(tc_g.why));
-	else if (!rank)
+	int fail = !tc_g.hostnames || (!rank && !ids), any;
+	PMPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_MAX, w);
+	if (any) {
 		snprintf(tc_g.why, sizeof(tc_g.why), "out of memory");
+		free(tc_g.hostnames);
+		tc_g.hostnames = NULL;
+		free(ids);
+		PMPI_Comm_free(&w);
+		return;
+	}
+	PMPI_Allgather(name, TC_NAME, MPI_CHAR, tc_g.hostnames, TC_NAME, MPI_CHAR, w);
+	tc_g.init_ms[0] = (PMPI_Wtime() - t0) * 1e3;
+	if (!rank)
+		tc_learn(tc_g.hostnames, size, ids, tc_g.init_ms);
+	t0 = PMPI_Wtime();
 	PMPI_Bcast(tc_g.why, (int)sizeof(tc_g.why), MPI_CHAR, 0, w);
 	PMPI_Scatter(ids, 1, MPI_UINT64_T, &tc_g.leaf_id, 1, MPI_UINT64_T, 0, w);
+	tc_topo_bcast(&tc_g.topo, w);
+	tc_g.init_ms[3] = (PMPI_Wtime() - t0) * 1e3;
 	if (!name[0])
 		snprintf(tc_g.why, sizeof(tc_g.why), "rank %d's host: %.120s", rank, why);
 	tc_g.have_leaf = tc_g.leaf_id != 0;
 	if (!tc_g.have_leaf && !tc_g.why[0])
 		snprintf(tc_g.why, sizeof(tc_g.why), "topod does not know rank %d's host %.100s", rank, name);
-	free(names);
 	free(ids);
 	PMPI_Comm_free(&w);
 }
@@ -172,8 +404,17 @@ void tc_init(void)
 		world_leaves();
 	else
 		snprintf(tc_g.why, sizeof(tc_g.why), "TOPOCOLL=off");
-	if (tc_g.verbose && tc_g.world_rank == 0)
-		fprintf(stderr, "topocoll: %s\n", tc_g.have_leaf ? "leaf switches known from topod" : tc_g.why);
+	if (!tc_g.verbose || tc_g.world_rank != 0)
+		return;
+	if (!tc_g.have_leaf)
+		fprintf(stderr, "topocoll: %s\n", tc_g.why);
+	else
+		fprintf(stderr, "topocoll: leaf switches known from %s; delays: %s\n",
+			getenv("TOPOCOLL_TOPOLOGY") && *getenv("TOPOCOLL_TOPOLOGY") ? "TOPOCOLL_TOPOLOGY" : "topod",
+			tc_g.topo.nworld ? tc_g.topo.source : tc_g.topo.source[0] ? tc_g.topo.source : "not asked");
+	if (tc_g.verbose >= 2)
+		fprintf(stderr, "topocoll: MPI_Init: names %.2f ms, leaves %.2f ms, delays %.2f ms, sharing %.2f ms\n",
+			tc_g.init_ms[0], tc_g.init_ms[1], tc_g.init_ms[2], tc_g.init_ms[3]);
 }
 
 void tc_finalize(void)
@@ -192,12 +433,14 @@ void tc_finalize(void)
 			op + 1 < TC_NOPS ? "," : "\n");
 }
 
-void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *why)
+void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *what, const char *why, struct tc_choice *ch)
 {
-	if (!tc_g.verbose || c->rank != 0 || (c->told[op] & (1 << hier)))
+	if (!tc_g.verbose || c->rank != 0)
+		return;
+	if (ch ? ch->told++ : (c->told[op] & (1 << hier)))
 		return;
 	c->told[op] |= 1 << hier;
 	fprintf(stderr, "topocoll: %s on a communicator of %d ranks (%d leaves): %s%s%s\n", tc_op_name[op], c->size,
-		c->nleaves, hier ? "hierarchical over leaf switches" : "the MPI's own", why && *why ? ": " : "",
-		why ? why : "");
+		c->nleaves, what ? what : hier ? "hierarchical over leaf switches" : "the MPI's own",
+		why && *why ? ": " : "", why ? why : "");
 }

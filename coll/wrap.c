@@ -1,22 +1,31 @@
 /*
  * wrap.c - the MPI entry points topocoll takes (PMPI interposition), and
- * the choice each call makes: hierarchical, or the MPI's own (PMPI_*)
- * untouched.
+ * the choice each call makes: one of topocoll's algorithms, or the MPI's
+ * own (PMPI_*) untouched.
  *
  * The choice uses only what every rank of the communicator holds alike
- * (its leaf table, the root, the message's type signature size, the
- * operation), so all ranks choose the same. Unsupported cases stay the
- * MPI's: intercommunicators, a user-defined reduction or datatype in
- * Allreduce, floating-point sums and products (their result depends on the
- * order of additions: TOPOCOLL_ALLREDUCE_FLOAT=1 allows it), messages below
- * the per-collective threshold.
+ * (its leaf table and delays, the root, the message's type signature size,
+ * the operation), so all ranks choose the same. By default it is the
+ * prediction of model.c, made once per communicator, collective and size
+ * class: topocoll's algorithm runs only where it is predicted faster than
+ * the MPI's own by TOPOCOLL_MARGIN. Unsupported cases stay the MPI's:
+ * intercommunicators, a user-defined reduction or datatype in Allreduce,
+ * floating-point sums and products (their result depends on the order of
+ * additions: TOPOCOLL_ALLREDUCE_FLOAT=1 allows it), MPI_IN_PLACE in
+ * Alltoall.
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "coll.h"
 
-int MPI_Init(int *argc, char ***argv)
+/* TOPOCOLL_ALLTOALL_MIN (tc_g.a2a_min, 256 KiB): below this block size the steps' latencies and the MPIs' own small-block
+ * algorithms (Bruck, all at once), which topod's predictions for 1 MiB
+ * blocks do not describe, decide: in SMPI a schedule predicted 1.34x at
+ * 1 MiB ran 0.96x at 64 KiB (docs/performance.md). */
+
+int TC_ENTRY(MPI_Init)(int *argc, char ***argv)
 {
 	int rc = PMPI_Init(argc, argv);
 	if (rc == MPI_SUCCESS)
@@ -24,7 +33,7 @@ int MPI_Init(int *argc, char ***argv)
 	return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+int TC_ENTRY(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
 {
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
 	if (rc == MPI_SUCCESS)
@@ -32,47 +41,71 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	return rc;
 }
 
-int MPI_Finalize(void)
+int TC_ENTRY(MPI_Finalize)(void)
 {
 	tc_finalize();
 	return PMPI_Finalize();
 }
 
-/* The communicator's state if op may go hierarchical on it, else NULL. */
+/* The communicator's state if op may run topocoll's way on it, else NULL. */
 static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 {
 	int inter = 0;
+	tc_g.last_variant = TC_V_NATIVE;
+	tc_g.last_native = tc_g.last_best = -1;
 	if (!tc_g.enabled[op] || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return NULL;
 	struct tc_comm *c = tc_comm_get(comm);
 	if (c && !c->usable) {
 		c->native[op]++;
-		tc_tell(c, op, 0, c->why);
+		tc_tell(c, op, 0, NULL, c->why, NULL);
 		return NULL;
 	}
 	return c;
 }
 
-/* Large enough to pay for a second level of messages, and, for Gather
- * and Scatter, small enough that the whole communicator's blocks (the
- * root's buffer, a leaf's message) are an int count of bytes? */
-static int big_enough(struct tc_comm *c, enum tc_op op, long long bytes)
+/* What runs: the size rule (TOPOCOLL_MIN_BYTES), a forced way
+ * (TOPOCOLL_CHOICE), or the prediction; *seg the pipelined Bcast's
+ * segment. */
+static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes, int root, long long *seg)
 {
+	char why[224];
+	struct tc_choice *ch = NULL;
+	enum tc_variant v;
+	/* Gather and Scatter move the whole communicator's blocks (the root's
+	 * buffer, a leaf's message), the pipelined Bcast the message, as one
+	 * int count of bytes: beyond that, whatever is asked, the MPI's own. */
 	if ((op == TC_GATHER || op == TC_SCATTER) && bytes * c->size > INT_MAX) {
+		v = TC_V_NATIVE;
+		snprintf(why, sizeof(why), "the communicator's blocks together exceed an int count");
+	} else if (op == TC_BCAST && bytes > INT_MAX) {
+		v = TC_V_NATIVE;
+		snprintf(why, sizeof(why), "the message exceeds an int count of bytes");
+	} else if (tc_g.min_set) {
+		v = bytes >= (long long)tc_g.min_bytes[op] ? TC_V_HIER : TC_V_NATIVE;
+		snprintf(why, sizeof(why), "%s TOPOCOLL_MIN_BYTES (%zu bytes per rank)", v ? "at or above" : "below",
+			 tc_g.min_bytes[op]);
+	} else if (tc_g.choice_mode) {
+		v = tc_g.choice_mode == 2 ? TC_V_NATIVE : op == TC_BCAST ? (enum tc_variant)tc_g.force_bcast : TC_V_HIER;
+		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=%s", getenv("TOPOCOLL_CHOICE"));
+	} else if (!c->world || !tc_g.topo.nworld) {
+		v = TC_V_NATIVE;
+		snprintf(why, sizeof(why), "no delays to predict with (%.150s)",
+			 tc_g.topo.source[0] ? tc_g.topo.source : "not known");
+	} else {
+		v = tc_choose(c, op, bytes, root, why, sizeof(why), &ch);
+	}
+	if (v == TC_V_NATIVE)
 		c->native[op]++;
-		tc_tell(c, op, 0, "the communicator's blocks together exceed an int count");
-		return 0;
-	}
-	if (bytes >= (long long)tc_g.min_bytes[op]) {
+	else
 		c->hier[op]++;
-		tc_tell(c, op, 1, NULL);
-		return 1;
-	}
-	c->native[op]++;
-	char why[96];
-	snprintf(why, sizeof(why), "below TOPOCOLL_MIN_BYTES (%zu bytes per rank)", tc_g.min_bytes[op]);
-	tc_tell(c, op, 0, why);
-	return 0;
+	if (seg)
+		*seg = ch ? ch->seg : tc_pipe_segment(bytes, c->size);
+	tc_g.last_variant = v;
+	tc_g.last_native = ch ? ch->t_native : -1;
+	tc_g.last_best = ch ? ch->t_best : -1;
+	tc_tell(c, op, v != TC_V_NATIVE, tc_variant_name[v], why, ch);
+	return v;
 }
 
 static long long sig_bytes(int count, MPI_Datatype dt)
@@ -83,35 +116,49 @@ static long long sig_bytes(int count, MPI_Datatype dt)
 	return (long long)count * sz;
 }
 
-int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+int TC_ENTRY(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_BCAST);
-	if (c && root >= 0 && root < c->size && big_enough(c, TC_BCAST, sig_bytes(count, dt)))
-		return tc_bcast(c, buf, count, dt, root);
+	if (c && root >= 0 && root < c->size) {
+		long long b = sig_bytes(count, dt);
+		long long seg = 0;
+		enum tc_variant v = decide(c, TC_BCAST, b, root, &seg);
+		switch (v) {
+		case TC_V_HIER:
+			return tc_bcast(c, buf, count, dt, root);
+		case TC_V_DFS:
+		case TC_V_BFS:
+			return tc_bcast_ordered(c, buf, count, dt, root, v == TC_V_BFS);
+		case TC_V_PIPE:
+			return tc_bcast_pipe(c, buf, count, dt, root, seg);
+		default:
+			break;
+		}
+	}
 	return PMPI_Bcast(buf, count, dt, root, comm);
 }
 
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-	       MPI_Comm comm)
+int TC_ENTRY(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			 int root, MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_GATHER);
 	if (c && root >= 0 && root < c->size) {
 		/* per-rank bytes, from the side that has them (the root in place) */
 		int in_place = c->rank == root && sbuf == MPI_IN_PLACE;
 		long long b = in_place ? sig_bytes(rcount, rt) : sig_bytes(scount, st);
-		if (big_enough(c, TC_GATHER, b))
+		if (decide(c, TC_GATHER, b, root, NULL) != TC_V_NATIVE)
 			return tc_gather(c, sbuf, scount, st, rbuf, rcount, rt, root);
 	}
 	return PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm);
 }
 
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-		MPI_Comm comm)
+int TC_ENTRY(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			  int root, MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_SCATTER);
 	if (c && root >= 0 && root < c->size) {
 		long long b = c->rank == root ? sig_bytes(scount, st) : sig_bytes(rcount, rt);
-		if (big_enough(c, TC_SCATTER, b))
+		if (decide(c, TC_SCATTER, b, root, NULL) != TC_V_NATIVE)
 			return tc_scatter(c, sbuf, scount, st, rbuf, rcount, rt, root);
 	}
 	return PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm);
@@ -144,15 +191,72 @@ static int exact(MPI_Datatype dt, MPI_Op op)
 	return 0;
 }
 
-int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int TC_ENTRY(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_ALLREDUCE);
 	if (c && !exact(dt, op)) {
 		c->native[TC_ALLREDUCE]++;
-		tc_tell(c, TC_ALLREDUCE, 0, "an operation or type whose result could depend on the order");
+		tc_tell(c, TC_ALLREDUCE, 0, NULL, "an operation or type whose result could depend on the order", NULL);
 		c = NULL;
 	}
-	if (c && big_enough(c, TC_ALLREDUCE, sig_bytes(count, dt)))
+	if (c && decide(c, TC_ALLREDUCE, sig_bytes(count, dt), 0, NULL) != TC_V_NATIVE)
 		return tc_allreduce(c, sbuf, rbuf, count, dt, op);
 	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }
+
+/* The schedule runs where topod (or the schedule file) predicts it faster
+ * than XOR's steps, the MPIs' own large-block algorithm, by the margin. */
+static int a2a_decide(struct tc_comm *c, long long b)
+{
+	char why[224];
+	int forced = tc_g.min_set ? b >= (long long)tc_g.min_bytes[TC_ALLTOALL] : tc_g.choice_mode == 1;
+	int run = 0;
+	if (!c->sched_asked && (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.a2a_min)))
+		tc_sched_get(c);
+	const struct tc_sched *s = c->sched;
+	if (tc_g.choice_mode == 2 && !tc_g.min_set)
+		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=native");
+	else if (!s)
+		snprintf(why, sizeof(why), "%s", c->sched_asked ? c->sched_why : "blocks below TOPOCOLL_ALLTOALL_MIN");
+	else if (forced || tc_g.choice_mode == 1) {
+		run = 1;
+		snprintf(why, sizeof(why), "%s, forced", s->algo);
+	} else if (tc_g.min_set || b < tc_g.a2a_min) {
+		snprintf(why, sizeof(why), "%lld bytes per block: below %s", b,
+			 tc_g.min_set ? "TOPOCOLL_MIN_BYTES" : "TOPOCOLL_ALLTOALL_MIN");
+	} else {
+		run = s->time_s > 0 && s->native_s >= s->time_s * tc_g.margin;
+		snprintf(why, sizeof(why), "topod predicts %.1f us %s, %.1f us XOR's steps for 1 MiB blocks (%.2fx%s)",
+			 s->time_s * 1e6, s->algo, s->native_s * 1e6, s->time_s > 0 ? s->native_s / s->time_s : 0.0,
+			 run ? "" : ", below the margin");
+	}
+	if (run)
+		c->hier[TC_ALLTOALL]++;
+	else
+		c->native[TC_ALLTOALL]++;
+	tc_g.last_variant = run ? TC_V_SCHED : TC_V_NATIVE;
+	tc_g.last_native = s ? s->native_s : -1;
+	tc_g.last_best = s ? s->time_s : -1;
+	tc_tell(c, TC_ALLTOALL, run, run ? "topod's schedule" : NULL, why, &c->choice[TC_ALLTOALL][tc_size_class(b)]);
+	return run;
+}
+
+int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			   MPI_Comm comm)
+{
+	struct tc_comm *c = sbuf == MPI_IN_PLACE ? NULL : candidate(comm, TC_ALLTOALL);
+	if (c && a2a_decide(c, sig_bytes(scount, st)))
+		return tc_alltoall(c, sbuf, scount, st, rbuf, rcount, rt);
+	return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+#ifdef TOPOCOLL_SMPI
+/* The benchmark's view of the last call: what ran, and the predictions. */
+int topocoll_last(double *t_native, double *t_best);
+int topocoll_last(double *t_native, double *t_best)
+{
+	*t_native = tc_g.last_native;
+	*t_best = tc_g.last_best;
+	return tc_g.last_variant;
+}
+#endif

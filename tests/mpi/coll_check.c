@@ -9,7 +9,8 @@
  * roots first, last and middle; MPI_IN_PLACE; a strided (vector) datatype
  * on one side of Gather and Scatter; Allreduce with int SUM, long MAX,
  * unsigned BXOR, in place, and double SUM (which topocoll must leave to
- * the MPI unless told otherwise).
+ * the MPI unless told otherwise); Alltoall with every count and a strided
+ * receive type (topod's schedule where the library runs it).
  *
  * Output: one "ok - " or "not ok - " line per communicator and collective,
  * from rank 0 (tests/integration/t_coll.sh runs it under Open MPI and
@@ -42,16 +43,46 @@ static int check_bcast(MPI_Comm comm)
 	int size, rank, bad = 0;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
-	int *a = malloc(20003 * sizeof(int)), *b = malloc(20003 * sizeof(int));
+	/* derived types (n = 1000 only): every other int; an int resized to
+	 * two ints' extent (dense elements lying apart: not one contiguous
+	 * run); at the root n ints, elsewhere one contiguous type of n ints
+	 * (the same signature, different types on different ranks) */
+	MPI_Datatype strided, spaced, spaced1, block;
+	MPI_Type_vector(1000, 1, 2, MPI_INT, &strided);
+	MPI_Type_commit(&strided);
+	MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced1);
+	MPI_Type_contiguous(1, spaced1, &spaced);
+	MPI_Type_commit(&spaced);
+	MPI_Type_contiguous(1000, MPI_INT, &block);
+	MPI_Type_commit(&block);
+	int *a = malloc(2 * 20003 * sizeof(int)), *b = malloc(2 * 20003 * sizeof(int));
 	for (int k = 0; k < NCOUNTS; k++)
-		for (int root = 0; root < size; root += size > 2 ? size / 2 : 1) {
-			int n = counts[k];
-			for (int i = 0; i < n; i++)
-				a[i] = b[i] = rank == root ? fill(root + n, i) : -1;
-			MPI_Bcast(a, n, MPI_INT, root, comm);
-			PMPI_Bcast(b, n, MPI_INT, root, comm);
-			bad += memcmp(a, b, (size_t)n * sizeof(int)) != 0;
-		}
+		for (int root = 0; root < size; root += size > 2 ? size / 2 : 1)
+			for (int mode = 0; mode < 4; mode++) {
+				int n = counts[k];
+				if (mode > 0 && n != 1000)
+					continue;
+				for (int i = 0; i < 2 * n; i++)
+					a[i] = b[i] = rank == root ? fill(root + n, i) : -1;
+				if (mode == 1) {
+					MPI_Bcast(a, 1, strided, root, comm);
+					PMPI_Bcast(b, 1, strided, root, comm);
+				} else if (mode == 2) {
+					MPI_Bcast(a, n, spaced, root, comm);
+					PMPI_Bcast(b, n, spaced, root, comm);
+				} else if (mode == 3) {
+					MPI_Bcast(a, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
+					PMPI_Bcast(b, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
+				} else {
+					MPI_Bcast(a, n, MPI_INT, root, comm);
+					PMPI_Bcast(b, n, MPI_INT, root, comm);
+				}
+				bad += memcmp(a, b, (size_t)n * (mode == 1 || mode == 2 ? 2 : 1) * sizeof(int)) != 0;
+			}
+	MPI_Type_free(&strided);
+	MPI_Type_free(&spaced);
+	MPI_Type_free(&spaced1);
+	MPI_Type_free(&block);
 	free(a);
 	free(b);
 	return agree(bad, comm);
@@ -188,12 +219,50 @@ static int check_allreduce(MPI_Comm comm)
 	return agree(bad, comm);
 }
 
+/* Alltoall: contiguous on both sides, and a strided (vector) receive type. */
+static int check_alltoall(MPI_Comm comm)
+{
+	int size, rank, bad = 0;
+	MPI_Comm_size(comm, &size);
+	MPI_Comm_rank(comm, &rank);
+	MPI_Datatype strided;
+	MPI_Type_vector(1000, 1, 2, MPI_INT, &strided);
+	MPI_Type_create_resized(strided, 0, 2000 * sizeof(int), &strided);
+	MPI_Type_commit(&strided);
+	size_t cap = (size_t)size * 20003;
+	int *s = malloc(cap * sizeof(int)), *ra = malloc(2 * cap * sizeof(int)), *rb = malloc(2 * cap * sizeof(int));
+	for (int k = 0; k < NCOUNTS; k++)
+		for (int mode = 0; mode < 2; mode++) {
+			int n = counts[k];
+			if (mode == 1 && n != 1000)
+				continue;
+			for (size_t i = 0; i < (size_t)size * n; i++)
+				s[i] = fill(rank * 31 + n, (int)i);
+			for (size_t i = 0; i < 2 * (size_t)size * n; i++)
+				ra[i] = rb[i] = -3;
+			if (mode == 1) {
+				MPI_Alltoall(s, n, MPI_INT, ra, 1, strided, comm);
+				PMPI_Alltoall(s, n, MPI_INT, rb, 1, strided, comm);
+			} else {
+				MPI_Alltoall(s, n, MPI_INT, ra, n, MPI_INT, comm);
+				PMPI_Alltoall(s, n, MPI_INT, rb, n, MPI_INT, comm);
+			}
+			bad += memcmp(ra, rb, 2 * (size_t)size * n * sizeof(int)) != 0;
+		}
+	MPI_Type_free(&strided);
+	free(s);
+	free(ra);
+	free(rb);
+	return agree(bad, comm);
+}
+
 static void check_all(MPI_Comm comm, const char *what, int world_rank)
 {
 	int size, rank;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
 	int b = check_bcast(comm), g = check_gather(comm), s = check_scatter(comm), a = check_allreduce(comm);
+	int x = check_alltoall(comm);
 	/* one line per communicator, from its lowest world rank; singletons
 	 * all alike: world rank 0 speaks for them */
 	int first = world_rank, min;
@@ -204,6 +273,7 @@ static void check_all(MPI_Comm comm, const char *what, int world_rank)
 	printf("%s - %s (%d ranks): gather equal to the MPI's\n", g ? "not ok" : "ok", what, size);
 	printf("%s - %s (%d ranks): scatter equal to the MPI's\n", s ? "not ok" : "ok", what, size);
 	printf("%s - %s (%d ranks): allreduce equal to the MPI's\n", a ? "not ok" : "ok", what, size);
+	printf("%s - %s (%d ranks): alltoall equal to the MPI's\n", x ? "not ok" : "ok", what, size);
 	fflush(stdout);
 }
 

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""run.py - topocoll's collectives against SMPI's Open MPI and MPICH
+selectors (issue 20 items 2-3), simulated on the LFT routes OpenSM really
+programmed.
+
+  python3 bench/coll/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64,128]
+          [--shapes contiguous,fragmented] [--ops bcast,...] [--bytes 8,...] [--big]
+  python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops bcast
+
+For each lab fabric (bench/jobspeed/run.py's: ibsim + OpenSM + the osmtopo
+plugin + topod, brought up by its Lab) and each job (shape x hosts, one
+rank per host, ranks in hostname order):
+  * `topoquery simgrid HOSTS` -> the job's platform, which is also
+    topocoll's TOPOCOLL_TOPOLOGY (topod is out of reach inside SMPI);
+  * `schedule route bytes=1048576 HOSTS` -> topod's recommended Alltoall
+    schedule (XOR where it predicts route no faster), TOPOCOLL_SCHEDULE;
+  * bench/coll/bench.c, built with smpicc together with coll/*.c
+    (-DTOPOCOLL_SMPI), times every op and size through the MPI's own call
+    and through topocoll's, under --cfg=smpi/coll-selector:ompi and :mpich
+    (topocoll's prediction modelling the same selector: TOPOCOLL_MODEL).
+Everything runs under smpirun with tests/lib/smpi.sh's SMPI_CFG.
+
+Output: RESULTS_DIR/coll.csv (one row per job, selector, op, size),
+RESULTS_DIR/coll.md (the tables), RESULTS_DIR/runs/... (platforms, logs).
+Speed-up = T(MPI's own) / T(topocoll), > 1 faster; topocoll's choice is
+printed beside it ("own" where it left the call to the MPI).
+"""
+import argparse
+import csv
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench", "jobspeed"))
+import run as jobspeed  # noqa: E402  (the lab fabrics, Lab, shapes, SMPI settings)
+
+OPS = ["bcast", "gather", "scatter", "allreduce", "alltoall"]
+SIZES = [8, 1024, 65536, 1048576, 4194304]
+VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched"}
+# Gather, Scatter and Alltoall move hosts x bytes through one rank: above
+# this many bytes in all, the job's larger sizes are left out (memory).
+TOTAL_MAX = 256 << 20
+CHILD = None
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def build(outdir):
+    exe = os.path.join(outdir, "bench")
+    srcs = sorted(os.path.join(ROOT, "coll", f) for f in os.listdir(os.path.join(ROOT, "coll")) if f.endswith(".c"))
+    subprocess.run(["smpicc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DTOPOCOLL_SMPI",
+                    "-I" + os.path.join(ROOT, "coll"), "-I" + os.path.join(ROOT, "common"), "-o", exe,
+                    os.path.join(HERE, "bench.c")] + srcs + ["-lm"], check=True, stdout=subprocess.DEVNULL)
+    return exe
+
+
+def smpirun(cfg, env, platform, hostfile, n, args, logf, timeout):
+    """bench's result lines, or [] (the log says why)."""
+    global CHILD
+    cmd = ["smpirun"] + cfg + ["-platform", platform, "-hostfile", hostfile, "-np", str(n)] + args
+    logf.write("# %s %s\n" % (" ".join("%s=%s" % kv for kv in env.items()), " ".join(cmd)))
+    logf.flush()
+    CHILD = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=logf, text=True, start_new_session=True,
+                             env=dict(os.environ, **env))
+    try:
+        out, _ = CHILD.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(CHILD.pid, signal.SIGKILL)
+        CHILD.wait()
+        logf.write("# timed out after %d s\n" % timeout)
+        return []
+    finally:
+        CHILD = None
+    logf.write(out)
+    rows = []
+    for m in re.finditer(r"^coll (\S+) (\d+) native=(\S+) topo=(\S+) variant=(\d+) pred_native=(\S+) pred=(\S+)$",
+                         out, re.M):
+        rows.append(dict(op=m.group(1), bytes=int(m.group(2)), native=float(m.group(3)), topo=float(m.group(4)),
+                         variant=VARIANTS.get(int(m.group(5)), m.group(5)), pred_native=float(m.group(6)),
+                         pred=float(m.group(7))))
+    return rows
+
+
+def schedule_file(topod, hosts, path):
+    """topod's recommended all-to-all (route, or XOR where it predicts no
+    gain) in bench/jobspeed's form, its predictions in the header."""
+    head, lines = topod.ask("schedule route bytes=1048576 %s" % " ".join(hosts))
+    if not head.startswith("OK"):
+        return None
+    with open(path, "w") as f:
+        f.write("# %s\n" % head)
+        for l in lines:
+            if l.startswith("STEP "):
+                f.write(" ".join(w for w in l.split()[6:] if ":" in w) + "\n")
+    return path
+
+
+def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
+    os.makedirs(work, exist_ok=True)
+    n = len(hosts)
+    platform, hostfile = os.path.join(work, "platform.xml"), os.path.join(work, "hosts")
+    with open(hostfile, "w") as f:
+        f.write("\n".join(hosts) + "\n")
+    with open(platform, "w") as f:
+        r = subprocess.run([jobspeed.TOPOQUERY, "-s", "127.0.0.1:%d" % lab.port, "simgrid"] + hosts, stdout=f,
+                           stderr=subprocess.PIPE, text=True)
+    if r.returncode:
+        raise RuntimeError("topoquery simgrid: " + r.stderr.strip())
+    topod = jobspeed.Topod(lab.port)
+    try:
+        sched = schedule_file(topod, hosts, os.path.join(work, "schedule.txt"))
+        m = re.search(r"\balgo=(\S+)", open(sched).readline()) if sched else None
+        algo = m.group(1) if m else "-"
+    finally:
+        topod.close()
+    leaves = len({lf for lf in (leaf_of(args.leaves, h) for h in hosts)})
+    return time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work)
+
+
+def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work):
+    """bench's rows for one job's exported platform (and schedule)."""
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    with open(os.path.join(work, "smpi.log"), "w") as logf:
+        for sel in args.selectors:
+            env = dict(TOPOCOLL_TOPOLOGY=platform, TOPOCOLL_MODEL="ompi" if sel == "ompi" else "smpi-mpich")
+            if sched:
+                env["TOPOCOLL_SCHEDULE"] = sched
+            for op in args.ops:
+                if op == "alltoall" and n > args.alltoall_max:
+                    continue
+                per = 1 if op in ("bcast", "allreduce") else n
+                sizes = [b for b in args.bytes if b * per <= TOTAL_MAX]
+                t0 = time.monotonic()
+                # one shared-malloc block as big as a whole buffer (bench/jobspeed
+                # /run.py: smaller blocks exceed vm.max_map_count at 128 ranks)
+                block = 1 << 20
+                while block < max(sizes) * per + 64:
+                    block <<= 1
+                got = smpirun(cfg + ["--cfg=smpi/coll-selector:" + sel, "--cfg=smpi/shared-malloc-blocksize:%d" % block],
+                              env, platform, hostfile, n,
+                              [exe, op, ",".join(str(b) for b in sizes), "1"], logf, args.timeout)
+                for g in got:
+                    g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo)
+                    rows.append(g)
+                log("    %-5s %-9s %s  (%.1f s)" % (sel, op, " ".join(
+                    "%s:%.2f%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*")
+                    for g in got) or "FAILED", time.monotonic() - t0))
+    return rows
+
+
+def leaf_of(leaves, host):
+    for i, lf in enumerate(leaves):
+        if host in lf:
+            return i
+    return -1
+
+
+def write_outputs(rows, outdir, header):
+    keys = ["fabric", "shape", "hosts", "leaves", "selector", "op", "bytes", "native", "topo", "variant",
+            "pred_native", "pred", "a2a_algo"]
+    with open(os.path.join(outdir, "coll.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(keys + ["speedup"])
+        for r in rows:
+            w.writerow([r[k] for k in keys] + ["%.4f" % (r["native"] / r["topo"]) if r["topo"] else ""])
+    with open(os.path.join(outdir, "coll.md"), "w") as f:
+        f.write(header + "\n\n" + table(rows) + "\n\n```\n" + summary(rows) + "\n```\n")
+
+
+def table(rows):
+    """One line per job, selector and op: speed-up per size (* topocoll's
+    algorithm ran, else the MPI's own)."""
+    sizes = sorted({r["bytes"] for r in rows})
+    out = ["| fabric | shape | hosts (leaves) | MPI | op | " + " | ".join(fmt_bytes(b) for b in sizes) + " |",
+           "|" + " --- |" * (5 + len(sizes))]
+    seen = {}
+    for r in rows:
+        seen.setdefault((r["fabric"], r["shape"], r["hosts"], r["leaves"], r["selector"], r["op"]), {})[r["bytes"]] = r
+    for (fab, shape, n, lv, sel, op), by in seen.items():
+        cells = []
+        for b in sizes:
+            r = by.get(b)
+            cells.append("-" if not r else "%.2f%s" % (r["native"] / r["topo"], "" if r["variant"] == "own"
+                                                       else " " + r["variant"]))
+        out.append("| %s | %s | %d (%d) | %s | %s | %s |" % (fab, shape, n, lv, sel, op, " | ".join(cells)))
+    return "\n".join(out)
+
+
+def fmt_bytes(b):
+    return "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d KiB" % (b >> 10) if b >= 1024 else "%d B" % b
+
+
+def summary(rows):
+    out = []
+    for op in OPS:
+        rs = [r for r in rows if r["op"] == op and r["topo"]]
+        if not rs:
+            continue
+        ran = [r for r in rs if r["variant"] != "own"]
+        sp = [r["native"] / r["topo"] for r in rs]
+        big = [r["native"] / r["topo"] for r in rs if r["bytes"] >= 1 << 20 and r["leaves"] >= 2]
+        low = ["%s %s %d %s %s: %.3f" % (r["fabric"], r["shape"], r["hosts"], r["selector"], fmt_bytes(r["bytes"]),
+                                         r["native"] / r["topo"]) for r in rs if r["native"] / r["topo"] < 0.98]
+        err = [r["topo"] / r["pred"] for r in ran if r["pred"] > 0]
+        out.append("%-9s cases %d, topocoll ran %d, speed-up %.2f-%.2f, >= 1 MiB on >= 2 leaves: best %s, "
+                   "SMPI/predicted where it ran %s, below 0.98x: %s"
+                   % (op, len(rs), len(ran), min(sp), max(sp), "%.2f" % max(big) if big else "-",
+                      "%.2f-%.2f" % (min(err), max(err)) if err else "-", "; ".join(low) if low else "none"))
+    return "\n".join(out)
+
+
+def replay(args, cfg, exe, header):
+    """--replay OLD: the same jobs re-timed on OLD's exported platforms and
+    schedules (no lab brought up); OLD's rows of the ops not asked for are
+    carried over as they were."""
+    with open(os.path.join(args.replay, "coll.csv")) as f:
+        old = list(csv.DictReader(f))
+    for r in old:
+        for k in ("hosts", "leaves", "bytes"):
+            r[k] = int(r[k])
+        for k in ("native", "topo", "pred_native", "pred"):
+            r[k] = float(r[k])
+    jobs = []
+    for r in old:
+        j = (r["fabric"], r["shape"], r["hosts"], r["leaves"], r["a2a_algo"])
+        if j not in jobs:
+            jobs.append(j)
+    rows = []
+    for fab, shape, n, leaves, algo in jobs:
+        src = os.path.join(args.replay, "runs", fab, "%s-%d" % (shape, n))
+        sched = os.path.join(src, "schedule.txt")
+        log("  %s %s %d hosts (replayed from %s)" % (fab, shape, n, src))
+        job = [r for r in old if (r["fabric"], r["shape"], r["hosts"]) == (fab, shape, n)
+               and r["op"] not in args.ops and r["selector"] in args.selectors]
+        job += time_job(args, cfg, exe, fab, shape, n, leaves, os.path.join(src, "platform.xml"),
+                        os.path.join(src, "hosts"), sched if os.path.exists(sched) else None, algo,
+                        os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))
+        rows += sorted(job, key=lambda r: (args.selectors.index(r["selector"]), OPS.index(r["op"]), r["bytes"]))
+        write_outputs(rows, args.results, header)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("results", help="directory for coll.csv, coll.md and runs/")
+    ap.add_argument("--fabrics", default="ft2,ft2-mixed,ft3", help="comma list of bench/jobspeed/run.py's fabrics "
+                    "(default ft2,ft2-mixed,ft3; --big adds ft2-big)")
+    ap.add_argument("--sizes", help="hosts per job (default 16,64,128; --big adds 256)")
+    ap.add_argument("--shapes", default="contiguous,fragmented", help="comma list of " + ",".join(jobspeed.SHAPES))
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--bytes", default=",".join(str(b) for b in SIZES), help="message sizes (per rank or block)")
+    ap.add_argument("--selectors", default="ompi,mpich")
+    ap.add_argument("--big", action="store_true", help="256-host jobs on the 512-host fabric")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--replay", metavar="OLD", help="re-time OLD's jobs on its exported platforms and schedules "
+                    "(no lab); OLD's rows of the ops not in --ops are kept")
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun")
+    ap.add_argument("--alltoall-max", type=int, default=64,
+                    help="largest job timed in Alltoall (default 64: 128 ranks' 127 steps take SMPI minutes per size)")
+    args = ap.parse_args()
+    fabrics = args.fabrics.split(",") + (["ft2-big"] if args.big else [])
+    sizes = [int(s) for s in (args.sizes or ("16,64,128,256" if args.big else "16,64,128")).split(",")]
+    args.ops, args.selectors = args.ops.split(","), args.selectors.split(",")
+    args.bytes = [int(b) for b in args.bytes.split(",")]
+    for f in fabrics:
+        if f not in jobspeed.FABRICS:
+            ap.error("unknown fabric %s" % f)
+
+    def on_term(sig, frame):
+        if CHILD:
+            try:
+                os.killpg(CHILD.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        raise SystemExit(128 + sig)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    os.makedirs(args.results, exist_ok=True)
+    exe = build(args.results)
+    cfg = jobspeed.smpi_cfg()
+    sg = subprocess.run(["smpirun", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    header = ("Collectives in SMPI: %s, git %s, one rank per host, %s. Cells: T(MPI's own) / T(topocoll) "
+              "(> 1 faster); a name after it is the algorithm topocoll ran, none: it left the call to the MPI."
+              % (sg, rev, time.strftime("%Y-%m-%d")))
+    rows, t_start = [], time.monotonic()
+    if args.replay:
+        header += (" Replayed on %s's platforms; %s re-timed, the other ops' rows are %s's."
+                   % (args.replay, ",".join(args.ops), args.replay))
+        fabrics = []
+        rows = replay(args, cfg, exe, header)
+    for fab in fabrics:
+        spec = jobspeed.FABRICS[fab]
+        log("%s: %s" % (fab, spec["desc"]))
+        with jobspeed.Lab(fab, spec, os.path.join(args.results, "runs", fab)) as lab:
+            args.leaves = jobspeed.leaves_of(lab.meta)
+            for n in sizes:
+                for shape in args.shapes.split(","):
+                    hosts = jobspeed.shape_hosts(shape, n, args.leaves, args.seed)
+                    if hosts is None:
+                        continue
+                    log("  %s %d hosts" % (shape, n))
+                    rows += run_job(args, cfg, exe, lab, fab, shape, hosts,
+                                    os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))
+                    write_outputs(rows, args.results, header)
+    write_outputs(rows, args.results, header)
+    print(header + "\n\n" + table(rows) + "\n\n" + summary(rows))
+    print("\n(%.0f s; %s)" % (time.monotonic() - t_start, os.path.join(args.results, "coll.md")))
+    return 0 if rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
