@@ -44,7 +44,7 @@ _Static_assert(TC_NAME == TII_NAME_MAX + 1, "TC_NAME is libtii's name room");
 #endif
 
 struct tc_global tc_g;
-const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce", "alltoall" };
+const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce", "alltoall", "allgather" };
 
 static long env_long(const char *var, long def, long lo, long hi)
 {
