@@ -375,6 +375,14 @@ struct agsh {
 	int *host;             /* [size] each rank's host */
 };
 
+/* What a round costs in SMPI beyond the route's latency (1 KiB rings' steps
+ * took 1.0 us on routes of 0.6 us), and SMPI's Open MPI neighbour exchange,
+ * whose messages of two blocks above 64 KiB took 1.9 times their time on
+ * one cable whatever the placement (ft2, 64 hosts, 64 KiB-4 MiB blocks;
+ * at 16 KiB none: docs/performance.md, Allgather). */
+#define TC_AG_STEP 0.4e-6
+#define TC_AG_NEIGHBOUR 1.9
+
 static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
 {
 	int ls = S->c->leaf_of[s], ld = S->c->leaf_of[d];
@@ -386,7 +394,7 @@ static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
 		x = maxd(x, a->fu[ls] / a->lup[ls]);
 	if (ls != ld && a->ldown[ld] > 0)
 		x = maxd(x, a->fd[ld] / a->ldown[ld]);
-	return lat + x;
+	return lat + x + TC_AG_STEP;
 }
 
 static void ag_round(struct sim *S, const struct agsh *a, const int *m, int k, const int *dst, double b)
@@ -425,9 +433,10 @@ static void ag_round(struct sim *S, const struct agsh *a, const int *m, int k, c
  * bytes in all recursive doubling on powers of two, else Bruck; above, the
  * ring on odd sizes, neighbour exchange on even), MPICH's (recursive
  * doubling on powers of two under 512 KiB in all, Bruck up to 80 KiB,
- * else the ring). alg: 0 the MPI's choice, 1 the ring in m's order. */
+ * else the ring). alg: 0 the MPI's choice, 1 topocoll's ring in m's order. */
 static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, int k, double B, int alg)
 {
+	int ring = alg == 1;
 	int *dst = malloc((size_t)k * sizeof(int)), pof2 = pof2_below(k) == k;
 	double tot = B * k;
 	if (!dst || k < 2) {
@@ -437,10 +446,13 @@ static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, 
 	if (!alg)
 		alg = k == 2 ? 2 : tc_g.model_mpich ? (pof2 && tot < 524288 ? 2 : tot <= 81920 ? 3 : 1)
 						   : tot < 50000 ? (pof2 ? 2 : 3) : k % 2 ? 1 : 4;
+	/* SMPI's MPICH ring (allgather__ring) sends its own block to v + r + 1
+	 * in round r: a shift by ever more ranks, not a ring */
+	int shift = alg == 1 && ring == 0 && tc_g.model_mpich == 1;
 	if (alg == 1)
 		for (int r = 0; r + 1 < k; r++) {
 			for (int v = 0; v < k; v++)
-				dst[v] = (v + 1) % k;
+				dst[v] = (v + (shift ? r + 1 : 1)) % k;
 			ag_round(S, a, m, k, dst, B);
 		}
 	else if (alg == 2)   /* recursive doubling (k a power of two, or 2) */
@@ -459,7 +471,7 @@ static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, 
 		for (int i = 0; i < k / 2; i++) {
 			for (int v = 0; v < k; v++)
 				dst[v] = i % 2 == 0 ? v ^ 1 : v % 2 ? (v + 1) % k : (v - 1 + k) % k;
-			ag_round(S, a, m, k, dst, i ? 2 * B : B);
+			ag_round(S, a, m, k, dst, (i ? 2 * B : B) * (2 * B > 65536 ? TC_AG_NEIGHBOUR : 1.0));
 		}
 	free(dst);
 }

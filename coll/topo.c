@@ -173,6 +173,38 @@ static void note_link(int *set, int *n, int link)
 		set[(*n)++] = link;
 }
 
+/* A leaf's cables are the union over its hosts (under destination routing
+ * each host is reached by one downlink; the leaf by all of them): every
+ * host gets its leaf's total, worked out at its leaf's first host. */
+static void leaf_bw(struct tc_platform *p, const struct leaf_links *ll, const struct plink *lk)
+{
+	int set[2][TC_LEAF_LINKS];
+	for (int i = 0; i < p->n; i++) {
+		int first = i;
+		for (int j = 0; j < i && first == i; j++)
+			if (p->leaf[j] == p->leaf[i])
+				first = j;
+		if (first != i) {
+			p->up_bw[i] = p->up_bw[first];
+			p->down_bw[i] = p->down_bw[first];
+			continue;
+		}
+		int n[2] = { 0, 0 };
+		for (int j = i; j < p->n; j++) {
+			if (p->leaf[j] != p->leaf[i])
+				continue;
+			for (int u = 0; u < ll->nup[j]; u++)
+				note_link(set[0], &n[0], ll->up[(size_t)j * TC_LEAF_LINKS + u]);
+			for (int u = 0; u < ll->ndown[j]; u++)
+				note_link(set[1], &n[1], ll->down[(size_t)j * TC_LEAF_LINKS + u]);
+		}
+		for (int u = 0; u < n[0]; u++)
+			p->up_bw[i] += (float)(lk[set[0][u]].bps / 8);
+		for (int u = 0; u < n[1]; u++)
+			p->down_bw[i] += (float)(lk[set[1][u]].bps / 8);
+	}
+}
+
 /* One <route>: its latency, slowest rate, and the switch after the source. */
 static int one_route(struct tc_platform *p, const char *s, const struct plink *lk, int nlk, struct leaf_links *ll,
 		     char *why, size_t whyn)
@@ -244,12 +276,8 @@ int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t 
 	}
 	for (const char *s = xml; !rc && (s = strstr(s, "<route ")); s++)
 		rc = one_route(p, s, lk, nlk, &ll, why, whyn);
-	for (int i = 0; !rc && i < p->n; i++) {
-		for (int u = 0; u < ll.nup[i]; u++)
-			p->up_bw[i] += (float)(lk[ll.up[(size_t)i * TC_LEAF_LINKS + u]].bps / 8);
-		for (int u = 0; u < ll.ndown[i]; u++)
-			p->down_bw[i] += (float)(lk[ll.down[(size_t)i * TC_LEAF_LINKS + u]].bps / 8);
-	}
+	if (!rc)
+		leaf_bw(p, &ll, lk);
 	free(ll.up);
 	free(ll.down);
 	free(ll.nup);
