@@ -376,12 +376,11 @@ struct agsh {
 };
 
 /* What a round costs in SMPI beyond the route's latency (1 KiB rings' steps
- * took 1.0 us on routes of 0.6 us), and SMPI's Open MPI neighbour exchange,
- * whose messages of two blocks above 64 KiB took 1.9 times their time on
- * one cable whatever the placement (ft2, 64 hosts, 64 KiB-4 MiB blocks;
- * at 16 KiB none: docs/performance.md, Allgather). */
+ * took 1.0 us on routes of 0.6 us). SMPI's Open MPI neighbour exchange
+ * often runs up to 1.9 times this model (ft2, 64 hosts, 64 KiB-4 MiB), but
+ * not always (128 hosts at 64 KiB; ft2-mixed, cyclic): unmodelled, so the
+ * ring is not chosen on it there (docs/performance.md, Allgather). */
 #define TC_AG_STEP 0.4e-6
-#define TC_AG_NEIGHBOUR 1.9
 
 static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
 {
@@ -471,7 +470,7 @@ static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, 
 		for (int i = 0; i < k / 2; i++) {
 			for (int v = 0; v < k; v++)
 				dst[v] = i % 2 == 0 ? v ^ 1 : v % 2 ? (v + 1) % k : (v - 1 + k) % k;
-			ag_round(S, a, m, k, dst, (i ? 2 * B : B) * (2 * B > 65536 ? TC_AG_NEIGHBOUR : 1.0));
+			ag_round(S, a, m, k, dst, i ? 2 * B : B);
 		}
 	free(dst);
 }
