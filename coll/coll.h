@@ -3,7 +3,7 @@
  * programs (docs/collectives.md), shared by its files.
  *
  * A PMPI layer: MPI_Bcast, MPI_Gather, MPI_Scatter and MPI_Allreduce are
- * wrapped; each call either runs a hierarchical algorithm over the job's
+ * wrapped (and MPI_Alltoall, MPI_Allgather, MPI_Allgatherv); each call either runs a hierarchical algorithm over the job's
  * leaf switches or hands the call, untouched, to the MPI (PMPI_*).
  *
  * Where a rank's leaf comes from: at MPI_Init every rank names its host
@@ -25,7 +25,7 @@
 
 #include <mpi.h>
 
-enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_NOPS };
+enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_ALLGATHER, TC_NOPS };
 
 /* Entry points: the MPI names in the PMPI library; under SimGrid's SMPI,
  * where the MPI itself defines them, topocoll_MPI_* called by the benchmark
@@ -49,6 +49,7 @@ enum tc_variant {
 	TC_V_BFS,        /* Bcast: breadth-first */
 	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank, leaf by leaf in DFS order */
 	TC_V_SCHED,      /* Alltoall: topod's schedule */
+	TC_V_RING,       /* Allgather(v): a ring in the fabric's host order (allgather.c) */
 	TC_NVARIANTS
 };
 extern const char *const tc_variant_name[TC_NVARIANTS];
@@ -64,6 +65,8 @@ struct tc_topo {
 	uint64_t *leaf_of_host;/* [nhosts] leaf switch GUID or cluster ID (0 unknown) */
 	float *lat, *rate;     /* [nnodes * nnodes] seconds, bytes per second */
 	int rates_known;       /* 0: hops from topod and an assumed rate (TOPOCOLL_RATE) */
+	int *pos_of_host;      /* [nhosts] the host's index in the platform: the routing's host order */
+	float *up_bw, *down_bw;/* [nhosts] its leaf's uplinks (downlinks) the job's routes use, bytes/s (0 none) */
 	char source[96];       /* where it came from, for TOPOCOLL_VERBOSE */
 };
 
@@ -169,6 +172,16 @@ int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int 
 int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		MPI_Datatype rt);
 
+/* Allgather(v) as a ring in the fabric's order (allgather.c): rcounts and
+ * displs per rank (Allgather: all alike); sbuf may be MPI_IN_PLACE.
+ * *give_up set: some rank could not run it (memory, a block not of its
+ * announced size), none did, and the caller hands the call to the MPI. */
+int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+		      const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up);
+/* Every rank of c in the ring's order: leaves in the routing's host order,
+ * hosts in it, a host's ranks together (order[size]). */
+void tc_ring_order(const struct tc_comm *c, int *order);
+
 /* Alltoall's schedule for c (sched.c): collective, on the first call. */
 void tc_sched_get(struct tc_comm *c);
 void tc_sched_free(struct tc_sched *s);
@@ -183,6 +196,7 @@ struct tc_platform {
 	uint64_t *leaf;        /* [n] GUID of the switch a host hangs off */
 	float *lat, *rate;     /* [n * n] */
 	float *host_rate;      /* [n] the host's own cable */
+	float *up_bw, *down_bw;/* [n] distinct leaf uplinks the host's routes leave by (arrive by) x their rate */
 };
 int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t whyn);
 int tc_platform_find(const struct tc_platform *p, const char *name);  /* index or -1 */

@@ -4,7 +4,8 @@
  * Environment (read by every rank; mpirun -x / srun --export give all ranks
  * the same values, which the ranks' agreement relies on):
  *   TOPOCOLL=off                 nothing hierarchical; every call is the MPI's
- *   TOPOCOLL_DISABLE=bcast,...   these collectives stay the MPI's
+ *   TOPOCOLL_DISABLE=bcast,...   these collectives stay the MPI's (also
+ *                                allgather: Allgather and Allgatherv)
  *   TOPOCOLL_MIN_BYTES=N         no prediction: hierarchical from N bytes
  *                                per rank up (the old size rule, for tests)
  *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|native  by prediction
@@ -44,7 +45,7 @@ _Static_assert(TC_NAME == TII_NAME_MAX + 1, "TC_NAME is libtii's name room");
 #endif
 
 struct tc_global tc_g;
-const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce", "alltoall" };
+const char *const tc_op_name[TC_NOPS] = { "bcast", "gather", "scatter", "allreduce", "alltoall", "allgather" };
 
 static long env_long(const char *var, long def, long lo, long hi)
 {
@@ -63,12 +64,11 @@ static void options(void)
 	for (int op = 0; op < TC_NOPS; op++) {
 		tc_g.enabled[op] = on;
 		tc_g.min_bytes[op] = (size_t)env_long("TOPOCOLL_MIN_BYTES", 0, 0, 1L << 40);
-		if (dis) {
-			const char *p = strstr(dis, tc_op_name[op]);
-			size_t l = strlen(tc_op_name[op]);
-			if (p && (p == dis || p[-1] == ',') && (p[l] == '\0' || p[l] == ','))
+		/* every occurrence: "gather" is inside "allgather" */
+		size_t l = strlen(tc_op_name[op]);
+		for (const char *p = dis; p && (p = strstr(p, tc_op_name[op])); p++)
+			if ((p == dis || p[-1] == ',') && (p[l] == '\0' || p[l] == ','))
 				tc_g.enabled[op] = 0;
-		}
 	}
 	const char *mb = getenv("TOPOCOLL_MIN_BYTES"), *ch = getenv("TOPOCOLL_CHOICE");
 	const char *mo = getenv("TOPOCOLL_MODEL"), *mg = getenv("TOPOCOLL_MARGIN"), *sf = getenv("TOPOCOLL_SCHEDULE");

@@ -35,7 +35,7 @@
 const char *const tc_variant_name[TC_NVARIANTS] = { "the MPI's own", "hierarchical", "hierarchical, leaders depth-first",
 						    "hierarchical, leaders breadth-first",
 						    "hierarchical, pipelined over the leaders",
-						    "topod's schedule" };
+						    "topod's schedule", "ring in the fabric's order" };
 
 struct sim {
 	const struct tc_comm *c;
@@ -361,6 +361,159 @@ static void allreduce_native(struct sim *S, const int *m, int k, double B)
 		allreduce_rdb(S, m, k, B);
 }
 
+/* Allgather's rounds: every rank of m[k] sends b bytes to m[dst[v]] (-1:
+ * none). Besides each rank's own cable (send()), a round's flows share the
+ * host cables of hosts with several ranks, and the uplinks (downlinks) the
+ * job's routes use off (into) each leaf (topo.c): no flow arrives before
+ * its host's and its leaf's share of the round is through. Here, and only
+ * here, the model counts cables inside the fabric: they are all a ring's
+ * order changes (seed 002). */
+struct agsh {
+	double *lup, *ldown;   /* [nleaves] a leaf's uplinks' (downlinks') bytes/s, 0 unknown */
+	double *fu, *fd;       /* [nleaves] this round's bytes up, down */
+	double *ho, *hi;       /* [nhosts] this round's bytes out of, into a host */
+	int *host;             /* [size] each rank's host */
+};
+
+/* What a round costs in SMPI beyond the route's latency (1 KiB rings' steps
+ * took 1.0 us on routes of 0.6 us). SMPI's Open MPI neighbour exchange
+ * often runs up to 1.9 times this model (ft2, 64 hosts, 64 KiB-4 MiB), but
+ * not always (128 hosts at 64 KiB; ft2-mixed, cyclic): unmodelled, so the
+ * ring is not chosen on it there (docs/performance.md, Allgather). */
+#define TC_AG_STEP 0.4e-6
+
+static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
+{
+	int ls = S->c->leaf_of[s], ld = S->c->leaf_of[d];
+	double lat, rate, x = 0;
+	tc_delay(S->c, s, d, &lat, &rate);
+	if (a->host[s] != a->host[d])
+		x = maxd(a->ho[a->host[s]], a->hi[a->host[d]]) / rate;
+	if (ls != ld && a->lup[ls] > 0)
+		x = maxd(x, a->fu[ls] / a->lup[ls]);
+	if (ls != ld && a->ldown[ld] > 0)
+		x = maxd(x, a->fd[ld] / a->ldown[ld]);
+	return lat + x + TC_AG_STEP;
+}
+
+static void ag_round(struct sim *S, const struct agsh *a, const int *m, int k, const int *dst, double b)
+{
+	const struct tc_comm *c = S->c;
+	memset(a->fu, 0, (size_t)c->nleaves * sizeof(double));
+	memset(a->fd, 0, (size_t)c->nleaves * sizeof(double));
+	memset(a->ho, 0, (size_t)tc_g.topo.nhosts * sizeof(double));
+	memset(a->hi, 0, (size_t)tc_g.topo.nhosts * sizeof(double));
+	for (int v = 0; v < k; v++) {
+		if (dst[v] < 0)
+			continue;
+		int s = m[v], d = m[dst[v]];
+		if (a->host[s] != a->host[d]) {
+			a->ho[a->host[s]] += b;
+			a->hi[a->host[d]] += b;
+		}
+		if (c->leaf_of[s] != c->leaf_of[d]) {
+			a->fu[c->leaf_of[s]] += b;
+			a->fd[c->leaf_of[d]] += b;
+		}
+	}
+	round_begin(S);
+	for (int v = 0; v < k; v++) {
+		if (dst[v] < 0)
+			continue;
+		int s = m[v], d = m[dst[v]];
+		send(S, s, d, b);
+		S->t[d] = maxd(S->t[d], S->snap[s] + ag_share(S, a, s, d));
+	}
+	round_end(S);
+}
+
+/* The MPIs' allgathers on m[k], B bytes per rank, as SMPI's selectors
+ * choose them: Open MPI's fixed rule (2 ranks: one exchange; under 50,000
+ * bytes in all recursive doubling on powers of two, else Bruck; above, the
+ * ring on odd sizes, neighbour exchange on even), MPICH's (recursive
+ * doubling on powers of two under 512 KiB in all, Bruck up to 80 KiB,
+ * else the ring). alg: 0 the MPI's choice, 1 topocoll's ring in m's order. */
+static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, int k, double B, int alg)
+{
+	int ring = alg == 1;
+	int *dst = malloc((size_t)k * sizeof(int)), pof2 = pof2_below(k) == k;
+	double tot = B * k;
+	if (!dst || k < 2) {
+		free(dst);
+		return;
+	}
+	if (!alg)
+		alg = k == 2 ? 2 : tc_g.model_mpich ? (pof2 && tot < 524288 ? 2 : tot <= 81920 ? 3 : 1)
+						   : tot < 50000 ? (pof2 ? 2 : 3) : k % 2 ? 1 : 4;
+	/* SMPI's MPICH ring (allgather__ring) sends its own block to v + r + 1
+	 * in round r: a shift by ever more ranks, not a ring */
+	int shift = alg == 1 && ring == 0 && tc_g.model_mpich == 1;
+	if (alg == 1)
+		for (int r = 0; r + 1 < k; r++) {
+			for (int v = 0; v < k; v++)
+				dst[v] = (v + (shift ? r + 1 : 1)) % k;
+			ag_round(S, a, m, k, dst, B);
+		}
+	else if (alg == 2)   /* recursive doubling (k a power of two, or 2) */
+		for (int mask = 1; mask < k; mask *= 2) {
+			for (int v = 0; v < k; v++)
+				dst[v] = v ^ mask;
+			ag_round(S, a, m, k, dst, B * mask);
+		}
+	else if (alg == 3)   /* Bruck: to v - 2^j */
+		for (int dist = 1; dist < k; dist *= 2) {
+			for (int v = 0; v < k; v++)
+				dst[v] = (v - dist + k) % k;
+			ag_round(S, a, m, k, dst, B * (dist < k - dist ? dist : k - dist));
+		}
+	else                 /* neighbour exchange: pairs alternate, two blocks a step after the first */
+		for (int i = 0; i < k / 2; i++) {
+			for (int v = 0; v < k; v++)
+				dst[v] = i % 2 == 0 ? v ^ 1 : v % 2 ? (v + 1) % k : (v - 1 + k) % k;
+			ag_round(S, a, m, k, dst, i ? 2 * B : B);
+		}
+	free(dst);
+}
+
+/* The MPI's allgather (ring 0) or topocoll's ring (1) on the whole communicator. */
+static void allgather_sim(struct sim *S, int *m, double B, int ring)
+{
+	const struct tc_comm *c = S->c;
+	const struct tc_topo *t = &tc_g.topo;
+	size_t nl = (size_t)c->nleaves, nh = (size_t)t->nhosts;
+	double *mem = calloc(4 * nl + 2 * nh, sizeof(double));
+	struct agsh a = { .host = malloc((size_t)c->size * sizeof(int)) };
+	if (!mem || !a.host || !t->up_bw) {
+		free(mem);
+		free(a.host);
+		return;
+	}
+	a.lup = mem;
+	a.ldown = mem + nl;
+	a.fu = mem + 2 * nl;
+	a.fd = mem + 3 * nl;
+	a.ho = mem + 4 * nl;
+	a.hi = mem + 4 * nl + nh;
+	for (int r = 0; r < c->size; r++) {
+		int h = t->host_of[c->world[r]], L = c->leaf_of[r];
+		a.host[r] = h;
+		a.lup[L] = maxd(a.lup[L], t->up_bw[h]);
+		a.ldown[L] = maxd(a.ldown[L], t->down_bw[h]);
+	}
+	if (ring) {
+		/* the ranks' agreement (allgather.c), then the ring */
+		for (int r = 0; r < c->size; r++)
+			m[r] = r;
+		allreduce_native(S, m, c->size, 4);
+		tc_ring_order(c, m);
+		allgather_rounds(S, &a, m, c->size, B, 1);
+	} else {
+		allgather_rounds(S, &a, m, c->size, B, 0);
+	}
+	free(mem);
+	free(a.host);
+}
+
 static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri, double B)
 {
 	switch (op) {
@@ -513,7 +666,9 @@ double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long
 	S.snap = mem + 3 * n;
 	for (int r = 0; r < c->size; r++)
 		m[r] = r;
-	if (v == TC_V_NATIVE)
+	if (v == TC_V_NATIVE && op == TC_ALLGATHER)
+		allgather_sim(&S, m, B, 0);
+	else if (v == TC_V_NATIVE)
 		tc_native(&S, op, m, c->size, op == TC_ALLREDUCE ? 0 : root, B);
 	else if (op == TC_BCAST && v == TC_V_HIER)
 		hier_bcast(&S, m, lead, NULL, root, B);
@@ -526,6 +681,8 @@ double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long
 		hier_gather(&S, m, root, B, op == TC_SCATTER);
 	else if (op == TC_ALLREDUCE && v == TC_V_HIER)
 		hier_allreduce(&S, m, lead, B);
+	else if (op == TC_ALLGATHER && v == TC_V_RING)
+		allgather_sim(&S, m, B, 1);
 	else
 		goto out;
 	t = 0;
@@ -612,7 +769,7 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 {
 	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
 	*chp = ch;
-	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE };
+	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING };
 	double best_pen = 1.0;
 	if (ch->variant < 0) {
 		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root, 0);
@@ -620,7 +777,9 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 		ch->t_best = ch->t_native;
 		ch->seg = tc_pipe_segment(bytes, c->size);
 		for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && ch->t_native > 0; i++) {
-			if ((op != TC_BCAST && cand[i] != TC_V_HIER) || (cand[i] == TC_V_PIPE && bytes < 65536))
+			if (op == TC_ALLGATHER ? cand[i] != TC_V_RING
+					       : (op != TC_BCAST && cand[i] != TC_V_HIER) || cand[i] == TC_V_RING ||
+							 (cand[i] == TC_V_PIPE && bytes < 65536))
 				continue;
 			/* the chain: the formula's segment, and half and twice it */
 			for (int f = cand[i] == TC_V_PIPE ? -1 : 0; f <= (cand[i] == TC_V_PIPE ? 1 : 0); f++) {

@@ -83,6 +83,8 @@ void tc_platform_free(struct tc_platform *p)
 	free(p->lat);
 	free(p->rate);
 	free(p->host_rate);
+	free(p->up_bw);
+	free(p->down_bw);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -151,8 +153,61 @@ int tc_platform_sort(struct tc_platform *p)
 	return 0;
 }
 
+/* The leaf cables the job's routes cross, per host: the distinct uplinks
+ * its routes leave its leaf by (a route's second link, when it goes beyond
+ * the leaf) and the downlinks they enter the destination's leaf by (its
+ * last link but one). Their number x rate bounds what a leaf's hosts send
+ * off it (receive) at once: what Allgather's rings pile up (model.c). */
+#define TC_LEAF_LINKS 64
+struct leaf_links {
+	int *up, *down;        /* [n * TC_LEAF_LINKS] link indices */
+	int *nup, *ndown;      /* [n] */
+};
+
+static void note_link(int *set, int *n, int link)
+{
+	for (int i = 0; i < *n; i++)
+		if (set[i] == link)
+			return;
+	if (*n < TC_LEAF_LINKS)
+		set[(*n)++] = link;
+}
+
+/* A leaf's cables are the union over its hosts (under destination routing
+ * each host is reached by one downlink; the leaf by all of them): every
+ * host gets its leaf's total, worked out at its leaf's first host. */
+static void leaf_bw(struct tc_platform *p, const struct leaf_links *ll, const struct plink *lk)
+{
+	int set[2][TC_LEAF_LINKS];
+	for (int i = 0; i < p->n; i++) {
+		int first = i;
+		for (int j = 0; j < i && first == i; j++)
+			if (p->leaf[j] == p->leaf[i])
+				first = j;
+		if (first != i) {
+			p->up_bw[i] = p->up_bw[first];
+			p->down_bw[i] = p->down_bw[first];
+			continue;
+		}
+		int n[2] = { 0, 0 };
+		for (int j = i; j < p->n; j++) {
+			if (p->leaf[j] != p->leaf[i])
+				continue;
+			for (int u = 0; u < ll->nup[j]; u++)
+				note_link(set[0], &n[0], ll->up[(size_t)j * TC_LEAF_LINKS + u]);
+			for (int u = 0; u < ll->ndown[j]; u++)
+				note_link(set[1], &n[1], ll->down[(size_t)j * TC_LEAF_LINKS + u]);
+		}
+		for (int u = 0; u < n[0]; u++)
+			p->up_bw[i] += (float)(lk[set[0][u]].bps / 8);
+		for (int u = 0; u < n[1]; u++)
+			p->down_bw[i] += (float)(lk[set[1][u]].bps / 8);
+	}
+}
+
 /* One <route>: its latency, slowest rate, and the switch after the source. */
-static int one_route(struct tc_platform *p, const char *s, const struct plink *lk, int nlk, char *why, size_t whyn)
+static int one_route(struct tc_platform *p, const char *s, const struct plink *lk, int nlk, struct leaf_links *ll,
+		     char *why, size_t whyn)
 {
 	char a[TC_NAME], b[TC_NAME];
 	if (attr_of(s, "src", a, sizeof(a)) || attr_of(s, "dst", b, sizeof(b))) {
@@ -166,7 +221,7 @@ static int one_route(struct tc_platform *p, const char *s, const struct plink *l
 	}
 	const char *end = strstr(s, "</route>");
 	double lat = 0, bps = 0;
-	int k = 0;
+	int k = 0, l1 = -1, prev = -1, last = -1;
 	struct plink key;
 	for (const char *q = s; end && (q = strstr(q, "<link_ctn ")) && q < end; q++, k++) {
 		const struct plink *l = NULL;
@@ -181,8 +236,16 @@ static int one_route(struct tc_platform *p, const char *s, const struct plink *l
 		if (k == 0)
 			p->host_rate[i] = (float)(l->bps / 8);
 		/* the link after the host's own is its leaf switch's port */
-		if (k == 1)
+		if (k == 1) {
 			p->leaf[i] = strtoull(key.id, NULL, 16);
+			l1 = (int)(l - lk);
+		}
+		prev = last;
+		last = (int)(l - lk);
+	}
+	if (ll && k >= 4) {
+		note_link(ll->up + (size_t)i * TC_LEAF_LINKS, &ll->nup[i], l1);
+		note_link(ll->down + (size_t)j * TC_LEAF_LINKS, &ll->ndown[j], prev);
 	}
 	if (!end || k == 0) {
 		snprintf(why, whyn, "platform: route %.60s -> %.60s is empty or unterminated", a, b);
@@ -197,8 +260,28 @@ int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t 
 {
 	struct plink *lk = NULL;
 	int nlk = 0, rc = hosts_links(p, xml, &lk, &nlk, why, whyn);
+	struct leaf_links ll = { 0 };
+	if (!rc) {
+		size_t n = (size_t)p->n;
+		ll.up = malloc(n * TC_LEAF_LINKS * sizeof(int));
+		ll.down = malloc(n * TC_LEAF_LINKS * sizeof(int));
+		ll.nup = calloc(n, sizeof(int));
+		ll.ndown = calloc(n, sizeof(int));
+		p->up_bw = calloc(n, sizeof(float));
+		p->down_bw = calloc(n, sizeof(float));
+		if (!ll.up || !ll.down || !ll.nup || !ll.ndown || !p->up_bw || !p->down_bw) {
+			snprintf(why, whyn, "out of memory for a platform of %d hosts", p->n);
+			rc = -1;
+		}
+	}
 	for (const char *s = xml; !rc && (s = strstr(s, "<route ")); s++)
-		rc = one_route(p, s, lk, nlk, why, whyn);
+		rc = one_route(p, s, lk, nlk, &ll, why, whyn);
+	if (!rc)
+		leaf_bw(p, &ll, lk);
+	free(ll.up);
+	free(ll.down);
+	free(ll.nup);
+	free(ll.ndown);
 	for (int i = 0; !rc && i < p->n; i++)
 		for (int j = 0; j < p->n && !rc; j++)
 			if (i != j && p->rate[(size_t)i * p->n + j] <= 0) {
@@ -217,6 +300,9 @@ void tc_topo_free(struct tc_topo *t)
 	free(t->host_of);
 	free(t->node_of_host);
 	free(t->leaf_of_host);
+	free(t->pos_of_host);
+	free(t->up_bw);
+	free(t->down_bw);
 	free(t->lat);
 	free(t->rate);
 	memset(t, 0, sizeof(*t));
@@ -254,7 +340,10 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 	t->nhosts = distinct(names, nworld, t->host_of, first);
 	t->node_of_host = malloc((size_t)t->nhosts * sizeof(int));
 	t->leaf_of_host = calloc((size_t)t->nhosts, sizeof(uint64_t));
-	int rc = !t->node_of_host || !t->leaf_of_host ? -1 : 0;
+	t->pos_of_host = calloc((size_t)t->nhosts, sizeof(int));
+	t->up_bw = calloc((size_t)t->nhosts, sizeof(float));
+	t->down_bw = calloc((size_t)t->nhosts, sizeof(float));
+	int rc = !t->node_of_host || !t->leaf_of_host || !t->pos_of_host || !t->up_bw || !t->down_bw ? -1 : 0;
 	if (rc)
 		snprintf(why, whyn, "out of memory");
 	/* nodes: the platform's hosts this job uses, numbered in host order */
@@ -277,6 +366,9 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 		}
 		t->node_of_host[h] = node;
 		t->leaf_of_host[h] = p->leaf[i];
+		t->pos_of_host[h] = i;
+		t->up_bw[h] = p->up_bw ? p->up_bw[i] : 0;
+		t->down_bw[h] = p->down_bw ? p->down_bw[i] : 0;
 	}
 	t->nnodes = nn;
 	t->lat = rc ? NULL : malloc((size_t)nn * nn * sizeof(float));
@@ -317,9 +409,13 @@ int tc_topo_bcast(struct tc_topo *t, MPI_Comm w)
 		t->host_of = malloc((size_t)hdr[0] * sizeof(int));
 		t->node_of_host = malloc((size_t)hdr[1] * sizeof(int));
 		t->leaf_of_host = malloc((size_t)hdr[1] * sizeof(uint64_t));
+		t->pos_of_host = malloc((size_t)hdr[1] * sizeof(int));
+		t->up_bw = malloc((size_t)hdr[1] * sizeof(float));
+		t->down_bw = malloc((size_t)hdr[1] * sizeof(float));
 		t->lat = malloc(nn * sizeof(float));
 		t->rate = malloc(nn * sizeof(float));
-		bad = !t->host_of || !t->node_of_host || !t->leaf_of_host || !t->lat || !t->rate;
+		bad = !t->host_of || !t->node_of_host || !t->leaf_of_host || !t->pos_of_host || !t->up_bw || !t->down_bw ||
+		      !t->lat || !t->rate;
 	}
 	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, w);
 	if (any) {
@@ -332,6 +428,9 @@ int tc_topo_bcast(struct tc_topo *t, MPI_Comm w)
 	PMPI_Bcast(t->host_of, t->nworld, MPI_INT, 0, w);
 	PMPI_Bcast(t->node_of_host, t->nhosts, MPI_INT, 0, w);
 	PMPI_Bcast(t->leaf_of_host, t->nhosts, MPI_UINT64_T, 0, w);
+	PMPI_Bcast(t->pos_of_host, t->nhosts, MPI_INT, 0, w);
+	PMPI_Bcast(t->up_bw, t->nhosts, MPI_FLOAT, 0, w);
+	PMPI_Bcast(t->down_bw, t->nhosts, MPI_FLOAT, 0, w);
 	PMPI_Bcast(t->lat, t->nnodes * t->nnodes, MPI_FLOAT, 0, w);
 	PMPI_Bcast(t->rate, t->nnodes * t->nnodes, MPI_FLOAT, 0, w);
 	return 0;

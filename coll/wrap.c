@@ -12,7 +12,7 @@
  * intercommunicators, a user-defined reduction or datatype in Allreduce,
  * floating-point sums and products (their result depends on the order of
  * additions: TOPOCOLL_ALLREDUCE_FLOAT=1 allows it), MPI_IN_PLACE in
- * Alltoall.
+ * Alltoall, Allgather(v) blocks beyond an int count of bytes.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -95,6 +95,8 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 	} else {
 		v = tc_choose(c, op, bytes, root, why, sizeof(why), &ch);
 	}
+	if (op == TC_ALLGATHER && v != TC_V_NATIVE)
+		v = TC_V_RING;   /* forced or by the size rule: its one algorithm */
 	if (v == TC_V_NATIVE)
 		c->native[op]++;
 	else
@@ -248,6 +250,71 @@ int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *
 	if (c && a2a_decide(c, sig_bytes(scount, st)))
 		return tc_alltoall(c, sbuf, scount, st, rbuf, rcount, rt);
 	return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+/* Allgather(v) by the ring (allgather.c) where decide() says so: -1 when
+ * the call stays the MPI's. Every block's bytes must fit an int (and, for
+ * Allgather, the whole buffer's elements: its displacements are ints). */
+static int ag_run(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int *rcounts,
+		  const int *displs, MPI_Datatype rt)
+{
+	int tsz = 0, give_up = 0;
+	long long sum = 0, max = 0;
+	const char *bad = NULL;
+	if (PMPI_Type_size(rt, &tsz) != MPI_SUCCESS)
+		bad = "a receive type the MPI does not know";
+	for (int r = 0; !bad && r < c->size; r++) {
+		long long b = (long long)rcounts[r] * tsz;
+		if (rcounts[r] < 0)
+			bad = "a negative count";
+		sum += b;
+		max = b > max ? b : max;
+	}
+	if (!bad && max > INT_MAX)
+		bad = "a block exceeds an int count of bytes";
+	if (bad) {
+		c->native[TC_ALLGATHER]++;
+		tc_tell(c, TC_ALLGATHER, 0, NULL, bad, NULL);
+		return -1;
+	}
+	if (decide(c, TC_ALLGATHER, sum / c->size, 0, NULL) == TC_V_NATIVE)
+		return -1;
+	int rc = tc_allgather_ring(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
+	if (give_up) {
+		c->hier[TC_ALLGATHER]--;
+		c->native[TC_ALLGATHER]++;
+		return -1;
+	}
+	return rc;
+}
+
+int TC_ENTRY(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			    MPI_Comm comm)
+{
+	struct tc_comm *c = candidate(comm, TC_ALLGATHER);
+	if (c && (long long)rcount * c->size > INT_MAX) {
+		c->native[TC_ALLGATHER]++;
+		tc_tell(c, TC_ALLGATHER, 0, NULL, "the receive buffer's elements exceed an int count", NULL);
+		c = NULL;
+	}
+	int *cd = c ? malloc(2 * (size_t)c->size * sizeof(int)) : NULL, rc = -1;
+	if (cd) {
+		for (int r = 0; r < c->size; r++) {
+			cd[r] = rcount;
+			cd[c->size + r] = r * rcount;
+		}
+		rc = ag_run(c, sbuf, scount, st, rbuf, cd, cd + c->size, rt);
+		free(cd);
+	}
+	return rc >= 0 ? rc : PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
+}
+
+int TC_ENTRY(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int *rcounts,
+			     const int *displs, MPI_Datatype rt, MPI_Comm comm)
+{
+	struct tc_comm *c = candidate(comm, TC_ALLGATHER);
+	int rc = c && rcounts && displs ? ag_run(c, sbuf, scount, st, rbuf, rcounts, displs, rt) : -1;
+	return rc >= 0 ? rc : PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, comm);
 }
 
 #ifdef TOPOCOLL_SMPI

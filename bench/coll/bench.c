@@ -5,7 +5,7 @@
  * points are then topocoll_MPI_*, beside SMPI's own MPI_*.
  *
  *   bench OPS SIZES [REPS]
- *     OPS    comma list of bcast, gather, scatter, allreduce, alltoall
+ *     OPS    comma list of bcast, gather, scatter, allreduce, alltoall, allgather
  *     SIZES  comma list of bytes (per rank; Alltoall: per block)
  *
  * Each case runs the MPI's own call, then topocoll's, REPS times (default
@@ -30,6 +30,8 @@ int topocoll_MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rb
 int topocoll_MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
 int topocoll_MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
 			  MPI_Comm comm);
+int topocoll_MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
+			   MPI_Comm comm);
 int topocoll_last(double *t_native, double *t_best);
 
 static char *sbuf, *rbuf;
@@ -47,6 +49,8 @@ static void run(const char *op, int count, int topo, int size)
 		(topo ? topocoll_MPI_Allreduce : MPI_Allreduce)(sbuf, rbuf, count / 4, MPI_INT, MPI_BOR, MPI_COMM_WORLD);
 	else if (!strcmp(op, "alltoall"))
 		(topo ? topocoll_MPI_Alltoall : MPI_Alltoall)(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, MPI_COMM_WORLD);
+	else if (!strcmp(op, "allgather"))
+		(topo ? topocoll_MPI_Allgather : MPI_Allgather)(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, MPI_COMM_WORLD);
 	(void)size;
 }
 
@@ -77,7 +81,7 @@ int main(int argc, char **argv)
 		maxb = b > maxb ? b : maxb;
 		p += *p == ',';
 	}
-	/* Gather, Scatter, Alltoall: size blocks; the contents do not matter
+	/* Gather, Scatter, Alltoall, Allgather ("gather"): size blocks; the contents do not matter
 	 * for time, so SMPI may fold them onto one backing block. */
 	int blocks = strstr(argv[1], "gather") || strstr(argv[1], "scatter") || strstr(argv[1], "alltoall");
 	size_t cap = (size_t)maxb * (size_t)(blocks ? size : 1) + 64;

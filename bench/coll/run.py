@@ -6,6 +6,7 @@ programmed.
   python3 bench/coll/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64,128]
           [--shapes contiguous,fragmented] [--ops bcast,...] [--bytes 8,...] [--big]
   python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops bcast
+  python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops allgather --cyclic
 
 For each lab fabric (bench/jobspeed/run.py's: ibsim + OpenSM + the osmtopo
 plugin + topod, brought up by its Lab) and each job (shape x hosts, one
@@ -39,9 +40,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "jobspeed"))
 import run as jobspeed  # noqa: E402  (the lab fabrics, Lab, shapes, SMPI settings)
 
-OPS = ["bcast", "gather", "scatter", "allreduce", "alltoall"]
+OPS = ["bcast", "gather", "scatter", "allreduce", "alltoall", "allgather"]
 SIZES = [8, 1024, 65536, 1048576, 4194304]
-VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched"}
+VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched", 6: "ring"}
 # Gather, Scatter and Alltoall move hosts x bytes through one rank: above
 # this many bytes in all, the job's larger sizes are left out (memory).
 TOTAL_MAX = 256 << 20
@@ -244,8 +245,30 @@ def replay(args, cfg, exe, header):
                         os.path.join(src, "hosts"), sched if os.path.exists(sched) else None, algo,
                         os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))
         rows += sorted(job, key=lambda r: (args.selectors.index(r["selector"]), OPS.index(r["op"]), r["bytes"]))
+        if args.cyclic and shape == "contiguous":
+            rows += cyclic_job(args, cfg, exe, fab, n, leaves, src, algo)
         write_outputs(rows, args.results, header)
     return rows
+
+
+def cyclic_job(args, cfg, exe, fab, n, leaves, src, algo):
+    """--cyclic: the contiguous job's hosts with ranks dealt round-robin over
+    the leaves (Slurm's cyclic distribution), on the same platform; a
+    host's leaf is its name's part before '-' (fabgen's cRRR-PPP)."""
+    hosts = open(os.path.join(src, "hosts")).read().split()
+    by = {}
+    for h in hosts:
+        by.setdefault(h.split("-")[0], []).append(h)
+    cols = [by[k] for k in sorted(by)]
+    dealt = [c[i] for i in range(max(len(c) for c in cols)) for c in cols if i < len(c)]
+    work = os.path.join(args.results, "runs", fab, "cyclic-%d" % n)
+    os.makedirs(work, exist_ok=True)
+    hostfile = os.path.join(work, "hosts")
+    with open(hostfile, "w") as f:
+        f.write("\n".join(dealt) + "\n")
+    log("  %s cyclic %d hosts (the contiguous job's, dealt over its leaves)" % (fab, n))
+    return time_job(args, cfg, exe, fab, "cyclic", n, leaves, os.path.join(src, "platform.xml"), hostfile, None,
+                    algo, work)
 
 
 def main():
@@ -263,6 +286,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--replay", metavar="OLD", help="re-time OLD's jobs on its exported platforms and schedules "
                     "(no lab); OLD's rows of the ops not in --ops are kept")
+    ap.add_argument("--cyclic", action="store_true", help="with --replay: each contiguous job also with its ranks "
+                    "dealt round-robin over its leaves")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun")
     ap.add_argument("--alltoall-max", type=int, default=64,
                     help="largest job timed in Alltoall (default 64: 128 ranks' 127 steps take SMPI minutes per size)")
