@@ -23,4 +23,6 @@
 #define PMPI_Scatter topocoll_MPI_Scatter
 #define PMPI_Allreduce topocoll_MPI_Allreduce
 #define PMPI_Alltoall topocoll_MPI_Alltoall
+#define PMPI_Allgather topocoll_MPI_Allgather
+#define PMPI_Allgatherv topocoll_MPI_Allgatherv
 #endif

@@ -16,7 +16,8 @@
 #     and said so with both predictions, the MPI's own for small ones;
 #   - a margin no prediction meets: every call the MPI's;
 #   - TOPOCOLL_DISABLE=allgather; topod down (every call the MPI's);
-#   - the same program without the library; the library under
+#   - the same program without the library; topocoll and the profiler as
+#     one library (libtopocollprof.so); the library under
 #     AddressSanitizer and UBSan, and under it with topod down.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -26,7 +27,7 @@ ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so build/lib/asan/libtopocoll.so \
-	build/tests/mpi/allgather_check build/tests/mpich/allgather_check build/bench/bench_build; do
+	build/lib/libtopocollprof.so build/tests/mpi/allgather_check build/tests/mpich/allgather_check build/bench/bench_build; do
 	[ -e "$f" ] || { nok "$f built (make all tests)"; exit 1; }
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -143,6 +144,14 @@ run down ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VER
 		ok "topod down: every Allgather(v) the MPI's, and rank 0 says why" ||
 		{ nok "topod down: $h ring calls"; grep '^topocoll' "$d/down.err" | head -3 | sed 's/^/# /'; }; }
 run mpich-down mpich 7 "$d/7.map" LD_PRELOAD="$MLIB" TOPOCOLL_MIN_BYTES=0 TII_SERVERS=127.0.0.1:1
+
+# topocoll and the profiler as one library: the profiler's Allgather(v)
+# wrappers hand the call to topocoll, which runs the ring
+run collprof ompi 7 "$d/7.map" LD_PRELOAD="$ROOT/build/lib/libtopocollprof.so" TOPOCOLL_MIN_BYTES=0 TOPOPROF_OUT="$d/cp" &&
+	read -r h n < <(stat collprof) &&
+	{ [ "${h:-0}" -eq "$WORLD_CALLS" ] && grep -q calls "$d/cp.txt" &&
+		ok "libtopocollprof.so: every Allgather(v) on MPI_COMM_WORLD ran the ring ($h calls), the profiler reported" ||
+		nok "libtopocollprof.so: ring ran ${h:-0} times, report $(grep -c calls "$d/cp.txt" 2>/dev/null)"; }
 
 run baseline ompi 12 "$d/12.map"
 run mpich-baseline mpich 12 "$d/12.map"

@@ -26,6 +26,8 @@ PROGRAMS = re.compile(r"^(topoquery|topo-snap|topo-routeopt|echo [^|]*\|\s*nc)\b
 # substring of the command -> why it is not run here
 NOT_RUN = {
     "$(scontrol show hostnames $SLURM_NODELIST)": "needs a Slurm job's environment (t_slurm.sh runs Slurm)",
+    'pick trade $(echo "$alloc" | wc -w) $alloc $idle': "needs a Slurm job's allocation and sinfo (t_pick_balance.sh "
+                                                        "runs pick trade on a lab fabric)",
     'diff "2026-11-22 02:00" "2026-11-22 03:00"': "times of the guide's cluster, not of a lab started now",
     "profile topoprof.json [other.json]": "a synopsis, not an example",
     "topo-snap info|nodes|links|lfts FILE": "a synopsis, not an example",
