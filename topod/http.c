@@ -38,6 +38,11 @@ static const char web_page[] =
 /* A request's URI (path and query) may be at most this long: the longest
  * protocol line, percent-encoded, and some room. */
 #define HTTP_URI_MAX (TOPO_LINE_MAX * 3 + 256)
+/* evhttp's bounds: the request head (URI and headers) and a body. */
+#define HTTP_HEAD_MAX (HTTP_URI_MAX + 8192)
+#define HTTP_BODY_MAX 4096
+/* What a socket may have read and not yet parsed. */
+#define HTTP_READ_MAX (HTTP_HEAD_MAX + HTTP_BODY_MAX + 4096)
 
 struct hconn;
 
@@ -172,11 +177,19 @@ static enum qstats_outcome code_outcome(const char *code)
 	return QS_ERROR;
 }
 
+/* The replies handed to evhttp and not yet written, here and in the
+ * server's count: --output-budget is one budget for both ports. */
+static void unsent_move(struct http *h, size_t add, size_t sub)
+{
+	h->unsent = h->unsent + add - sub;
+	server_http_unsent(h->srv, add, sub);
+}
+
 /* evhttp wrote the whole reply. */
 static void sent_cb(struct evhttp_request *req, void *arg)
 {
 	struct hconn *hc = arg;
-	hc->h->unsent -= hc->unsent;
+	unsent_move(hc->h, 0, hc->unsent);
 	hc->unsent = 0;
 }
 
@@ -188,7 +201,7 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	struct hconn *hc = find_conn(h, req);
 	if (hc && body && evbuffer_get_length(body) && evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
 		hc->unsent = evbuffer_get_length(body);
-		h->unsent += hc->unsent;
+		unsent_move(h, hc->unsent, 0);
 		evhttp_request_set_on_complete_cb(req, sent_cb, hc);
 	}
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
@@ -307,6 +320,10 @@ static struct bufferevent *accept_bev(struct event_base *base, void *arg)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	sweep(h);
 	if (bev && h->nbevs < BEVS_MAX(h)) {
+		/* Our reference keeps the socket reading after evhttp lets go of
+		 * it (a 503, a bad request) until the sweep: bound what it reads
+		 * to what evhttp may need for one request. */
+		bufferevent_setwatermark(bev, EV_READ, 0, HTTP_READ_MAX);
 		bufferevent_incref(bev);
 		h->socks[h->nbevs++] = (struct hsock){ bev, pool_now_ns(), 0 };
 	}
@@ -322,7 +339,7 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		hc->job->req = NULL; /* evhttp frees it with the connection */
 		hc->job->hc = NULL;
 	}
-	h->unsent -= hc->unsent;
+	unsent_move(h, 0, hc->unsent);
 	if (hc->prev)
 		hc->prev->next = hc->next;
 	else
@@ -349,6 +366,9 @@ static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
 		h->refused++;
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 		send_error(h, req, 503, "BUSY", "%u HTTP clients are connected already (--http-max-conns)", h->nconns);
+		/* evhttp closes it once the 503 is written: drop our reference soon. */
+		struct timeval soon = { 0, 20000 };
+		evtimer_add(h->gate_ev, &soon);
 		return NULL;
 	}
 	hc->h = h;
@@ -446,6 +466,7 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	struct hjob *j = h->done;
 	h->done = NULL;
 	pthread_mutex_unlock(&h->lock);
+	uint64_t pending;
 	while (j) {
 		struct hjob *next = j->next;
 		pthread_mutex_lock(&h->lock);
@@ -463,6 +484,11 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		} else if (evbuffer_get_length(j->out) > h->cfg.max_reply) {
 			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
 				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
+		} else if (!j->sc && !server_reply_fits(h->srv, evbuffer_get_length(j->out), &pending)) {
+			/* Checked again here, as the query port does: requests
+			 * admitted together would otherwise all land in memory. */
+			send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
+				   "retry later", (unsigned long long)pending);
 		} else {
 			api_note(h, j->req, j->outcome);
 			send_body(h, j->req, j->status, j->ctype, j->out);
@@ -477,9 +503,10 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 {
 	struct pool *pool = server_pool(h->srv);
 	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
-	if (!j->sc && h->cfg.out_budget && h->unsent > h->cfg.out_budget) {
-		send_error(h, j->req, 503, "BUSY", "%llu bytes of HTTP replies are waiting to be read (--output-budget); "
-			   "retry later", (unsigned long long)h->unsent);
+	uint64_t pending;
+	if (!j->sc && !server_reply_fits(h->srv, 0, &pending)) {
+		send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
+			   "retry later", (unsigned long long)pending);
 		job_free(j);
 		return;
 	}
@@ -830,8 +857,8 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 							 : ((struct sockaddr_in *)&ss)->sin_port);
 	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
 						   EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_max_headers_size(h->evh, HTTP_URI_MAX + 8192);
-	evhttp_set_max_body_size(h->evh, 4096);
+	evhttp_set_max_headers_size(h->evh, HTTP_HEAD_MAX);
+	evhttp_set_max_body_size(h->evh, HTTP_BODY_MAX);
 	evhttp_set_timeout(h->evh, (int)cfg->timeout_s);
 	evhttp_set_gencb(h->evh, request_cb, h);
 	h->listener = evhttp_bound_socket_get_listener(bs);
@@ -849,6 +876,12 @@ void http_free(struct http *h)
 {
 	if (!h)
 		return;
+	/* Workers finishing from now on free their jobs themselves and never
+	 * touch done_ev; our own reference (njobs + 1) keeps h until the end. */
+	pthread_mutex_lock(&h->lock);
+	h->closed = 1;
+	h->njobs++;
+	pthread_mutex_unlock(&h->lock);
 	struct evhttp *evh = h->evh;
 	h->evh = NULL; /* conn_closed must not reopen the gate */
 	if (evh)
@@ -862,12 +895,11 @@ void http_free(struct http *h)
 			bufferevent_decref(h->socks[i].bev);
 	free(h->socks);
 	pthread_mutex_lock(&h->lock);
-	h->closed = 1;
 	struct hjob *j = h->done;
 	h->done = NULL;
 	for (struct hjob *x = j; x; x = x->next)
 		h->njobs--;
-	int last = h->njobs == 0;
+	int last = --h->njobs == 0;
 	pthread_mutex_unlock(&h->lock);
 	while (j) {
 		struct hjob *next = j->next;

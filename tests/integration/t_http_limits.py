@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The HTTP endpoint's bounds with short settings (the review of issue 23):
+
+- --http-timeout: sockets trickling a byte every 2 s are closed once their
+  request has taken longer than it, even when they hold every socket slot
+  (2 x --http-max-conns), and /metrics is answered by then;
+- a client refused with 503 that goes on writing: topod reads at most one
+  request's worth of it (its resident set grows < 8 MiB for 200 MB sent);
+- --output-budget holds when the replies are sent, not only when the
+  requests are admitted: 16 clients that do not read, each asking a
+  1,200-host hopsmatrix on the k=24 fat tree at once, leave at most the
+  budget and one reply unread, the others answered 503.
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from topodtest import ROOT, Topod, check, done, note, tmpdir  # noqa: E402
+
+d = tmpdir()
+BENCH = os.path.join(ROOT, "build", "bench", "bench_build")
+
+
+def start(k, *args):
+    snap = os.path.join(d, "k%d.snap" % k)
+    if not os.path.exists(snap):
+        subprocess.run([BENCH, str(k), "1", snap], check=True, capture_output=True)
+    t = Topod("-L", snap, "--http", "127.0.0.1:0", *args)
+    return t, int(t.p.stdout.readline().decode().split("=")[1])
+
+
+def get(port, path, timeout=10):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path))
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def rss_kb(t):
+    with open("/proc/%d/status" % t.p.pid) as f:
+        return int([l for l in f if l.startswith("VmRSS:")][0].split()[1])
+
+
+def metric(port, name):
+    _, body = get(port, "/metrics")
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+# ---- 1. --http-timeout against a trickle on every socket slot ----
+TIMEOUT = 4
+t, hp = start(4, "--http-max-conns", "2", "--http-timeout", str(TIMEOUT))
+req = b"GET /api/ping HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"z" * 200 + b"\r\n\r\n"
+socks = [socket.create_connection(("127.0.0.1", hp), timeout=5) for _ in range(4)]
+closed = [None] * 4
+scrape = {}
+
+
+def scraper():
+    t1 = time.time()
+    try:
+        scrape["st"] = get(hp, "/metrics", timeout=TIMEOUT + 10)[0]
+    except OSError as e:
+        scrape["st"] = str(e)
+    scrape["at"] = time.time() - t1
+
+
+t0 = time.time()
+th = None
+i = 0
+while time.time() - t0 < TIMEOUT + 10 and None in closed:
+    for n, s in enumerate(socks):
+        if closed[n] is not None:
+            continue
+        try:
+            s.sendall(req[i:i + 1])
+            s.settimeout(0.01)
+            if s.recv(1) == b"":
+                closed[n] = time.time() - t0
+        except socket.timeout:
+            pass
+        except OSError:
+            closed[n] = time.time() - t0
+    if th is None:
+        th = threading.Thread(target=scraper)
+        th.start()
+    i += 1
+    time.sleep(2)
+th.join()
+check(None not in closed and max(closed) <= TIMEOUT + 3,
+      "4 sockets trickling a byte every 2 s with --http-max-conns 2 --http-timeout %d: closed after %s s"
+      % (TIMEOUT, [c and round(c, 1) for c in closed]))
+check(scrape.get("st") == 200 and scrape["at"] <= TIMEOUT + 3,
+      "/metrics asked meanwhile: %s after %.1f s" % (scrape.get("st"), scrape.get("at", -1)))
+for s in socks:
+    s.close()
+
+# ---- 2. a refused client that goes on writing ----
+held = []
+for _ in range(2):
+    s = socket.create_connection(("127.0.0.1", hp), timeout=5)
+    s.sendall(b"GET /api/ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    s.recv(4096)
+    held.append(s)
+base = rss_kb(t)
+s = socket.create_connection(("127.0.0.1", hp), timeout=5)
+s.sendall(b"GET /api/ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+head = s.recv(4096)
+sent = 0
+chunk = b"x" * (1 << 20)
+s.settimeout(3)
+try:
+    while sent < 200 << 20:
+        sent += s.send(chunk)
+except OSError:
+    pass
+s.close()
+grown = (rss_kb(t) - base) / 1024
+check(head.startswith(b"HTTP/1.1 503") and grown < 8,
+      "the third client: %r, then wrote %.1f MB: topod's resident set grew %.1f MiB (< 8)"
+      % (head.split(b"\r\n")[0], sent / 1e6, grown))
+for s in held:
+    s.close()
+t.stop()
+
+# ---- 3. --output-budget when the replies are sent ----
+t, hp = start(24, "--http-max-conns", "20", "--output-budget", "1M")
+hosts = "+".join("h%04d" % i for i in range(1200))
+path = "/api/hopsmatrix?args=" + hosts
+st, body = get(hp, path, timeout=120)
+one = len(body)
+check(st == 200 and one > 1 << 20, "a 1,200-host hopsmatrix alone: %s, %d bytes" % (st, one))
+clients = []
+for _ in range(16):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", hp))
+    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % path).encode())
+    clients.append(s)
+worst = 0
+t0 = time.time()
+answered = 0
+while time.time() - t0 < 60:
+    worst = max(worst, metric(hp, "topod_http_reply_bytes_unread") or 0)
+    # the first request and the 16 answered, served or refused
+    answered = sum(metric(hp, 'topod_queries_total{command="hopsmatrix",outcome="%s"}' % o) or 0
+                   for o in ("ok", "refused"))
+    if answered >= 17:
+        break
+    time.sleep(0.2)
+codes = []
+for s in clients:
+    s.settimeout(30)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    try:
+        first = s.recv(64)
+        m = re.match(rb"HTTP/1\.1 (\d+)", first)
+        codes.append(int(m.group(1)) if m else 0)
+    except OSError:
+        codes.append(-1)
+    s.close()
+check(answered >= 17, "all 16 answered within 60 s (%d)" % (answered - 1))
+check(worst <= (1 << 20) + one,
+      "16 clients that do not read, --output-budget 1M: at most %d bytes unread (budget + one reply of %d)"
+      % (worst, one))
+check(codes.count(503) >= 1 and codes.count(200) >= 1,
+      "at least one served and one 503 BUSY (%d x 200, %d x 503)" % (codes.count(200), codes.count(503)))
+note("log: %s" % t.log)
+t.stop()
+done()
