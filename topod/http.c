@@ -15,6 +15,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -121,6 +124,9 @@ struct http {
 	uint64_t refused, codes[HS_CODES];
 	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
 	struct qstats qs; /* the /api requests, added to the server's at a scrape */
+	/* The names a request's Host header may give (host_ok). */
+	char host[HTTP_HOSTS_MAX + 2][256];
+	int nhosts;
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -215,7 +221,7 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 		k->since_ns = pool_now_ns();
 	}
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
-			   : status == 431 ? "Request Header Fields Too Large"
+			   : status == 431 ? "Request Header Fields Too Large" : status == 421 ? "Misdirected Request"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
 			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
@@ -591,6 +597,16 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	job_submit(h, hc, j, 1u << 20, 1);
 }
 
+/* evhttp decodes a query into C strings: a %00 would cut a value short
+ * unseen (and every other control character is refused once decoded). */
+static int query_has_nul(const char *query)
+{
+	for (const char *s = query; s && (s = strchr(s, '%')); s++)
+		if (s[1] == '0' && s[2] == '0')
+			return 1;
+	return 0;
+}
+
 /* The query's parameters: args= (the command's words, space-separated)
  * and plane= (default: the first plane). 0, or -1 with the 400 sent. */
 static int api_params(struct http *h, struct evhttp_request *req, const char *query, char *args, size_t nargs,
@@ -600,6 +616,10 @@ static int api_params(struct http *h, struct evhttp_request *req, const char *qu
 	TAILQ_INIT(&q);
 	*plane = 0;
 	args[0] = '\0';
+	if (query_has_nul(query)) {
+		send_error(h, req, 400, "QUERY", "the query string holds a control character (%%00)");
+		return -1;
+	}
 	if (query && evhttp_parse_query_str(query, &q)) {
 		send_error(h, req, 400, "QUERY", "the query string is not KEY=VALUE&...");
 		return -1;
@@ -707,7 +727,7 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 	struct evkeyvalq q;
 	TAILQ_INIT(&q);
 	const char *id = NULL;
-	if (!query || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
+	if (!query || query_has_nul(query) || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
 	    q.tqh_first->next.tqe_next) {
 		evhttp_clear_headers(&q);
 		send_error(h, req, 400, "QUERY", "expected ?id=JOBID (digits, or digits_digits for an array task)");
@@ -760,6 +780,40 @@ static int headers_too_large(struct evhttp_request *req)
 	return n > HTTP_HEADERS_MAX || bytes > HTTP_HEADER_BYTES_MAX;
 }
 
+/* Against DNS rebinding: a page from elsewhere that has its own name
+ * resolve to topod's address gets its requests sent with that name as the
+ * Host, and could then read the answers as its own origin. So a Host must
+ * be an address (a browser sends one only for a page loaded from topod
+ * itself) or one of the names configured; no Host (HTTP/1.0, scripts)
+ * comes from no browser. */
+static int host_ok(const struct http *h, struct evhttp_request *req)
+{
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+	if (!v)
+		return 1;
+	const char *e;
+	if (*v == '[') {
+		e = strchr(++v, ']');
+		if (!e || (e[1] && e[1] != ':'))
+			return 0;
+	} else if (!(e = strchr(v, ':'))) {
+		e = v + strlen(v);
+	}
+	char name[256];
+	size_t n = (size_t)(e - v);
+	if (!n || n >= sizeof(name))
+		return 0;
+	memcpy(name, v, n);
+	name[n] = '\0';
+	unsigned char a[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1)
+		return 1;
+	for (int i = 0; i < h->nhosts; i++)
+		if (!strcasecmp(name, h->host[i]))
+			return 1;
+	return 0;
+}
+
 static void request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
@@ -781,6 +835,9 @@ static void request_cb(struct evhttp_request *req, void *arg)
 			   HTTP_HEADER_BYTES_MAX);
 	} else if (!uri || strlen(uri) > HTTP_URI_MAX) {
 		send_error(h, req, 413, "TOOLONG", "the URI is longer than %d bytes", HTTP_URI_MAX);
+	} else if (!host_ok(h, req)) {
+		send_error(h, req, 421, "HOST", "this server is not known by the name in the Host header "
+			   "(an address, or a name of --http-host)");
 	} else if (!path) {
 		send_error(h, req, 400, "URI", "cannot parse the URI");
 	} else if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
@@ -819,6 +876,34 @@ static int split_addr(const char *spec, char *host, size_t n, int *port)
 	return 0;
 }
 
+/* The names a Host header may give: --http-host's, or by default the
+ * bound name (when it is no address), this machine's name and localhost. */
+static int host_names(struct http *h, const char *list, const char *bound, char err[SNAP_ERR_LEN])
+{
+	if (!list) {
+		char me[256] = "";
+		gethostname(me, sizeof(me) - 1);
+		snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "localhost");
+		if (me[0])
+			snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "%s", me);
+		if (strlen(bound) < sizeof(h->host[0]))
+			snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "%s", bound);
+		return 0;
+	}
+	for (const char *s = list; *s;) {
+		size_t n = strcspn(s, ",");
+		if (!n || n >= sizeof(h->host[0]) || h->nhosts == HTTP_HOSTS_MAX || strcspn(s, " \t/@[]") < n) {
+			snprintf(err, SNAP_ERR_LEN, "--http-host: expected at most %d names (DNS names, comma-separated), "
+				 "got '%.64s'", HTTP_HOSTS_MAX, list);
+			return -1;
+		}
+		memcpy(h->host[h->nhosts], s, n);
+		h->host[h->nhosts++][n] = '\0';
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
 struct http *http_new(const struct http_config *cfg, struct server *srv, const struct server_plane *planes,
 		      int nplanes, char err[SNAP_ERR_LEN])
 {
@@ -831,6 +916,10 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	struct http *h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, SNAP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (host_names(h, cfg->hosts, host, err)) {
+		free(h);
 		return NULL;
 	}
 	h->cfg = *cfg;

@@ -12,7 +12,7 @@
 #include "store.h"
 
 /* The HTTP statuses counted (topod_http_requests_total{code}). */
-enum { HS_200, HS_400, HS_404, HS_405, HS_413, HS_431, HS_500, HS_503, HS_504, HS_CODES };
+enum { HS_200, HS_400, HS_404, HS_405, HS_413, HS_431, HS_500, HS_503, HS_504, HS_421, HS_CODES };
 extern const int http_codes[HS_CODES];
 
 /* Everything a scrape reports, copied on the loop. */

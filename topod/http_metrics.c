@@ -17,7 +17,7 @@
 #include "route.h"
 #include "inventory.h"
 
-const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504 };
+const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504, 421 };
 
 static void family(struct evbuffer *out, const char *name, const char *type, const char *help)
 {

@@ -100,6 +100,7 @@ static void usage(FILE *f)
 		"      --http-max-conns N     HTTP clients at once (default 64)\n"
 		"      --http-slurm           the web view may look up Slurm job IDs (runs squeue)\n"
 		"      --http-timeout SEC     an HTTP request must arrive within SEC (default 30)\n"
+		"      --http-host NAME,...   names an HTTP Host header may give (default: this host's, localhost)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
@@ -136,6 +137,7 @@ enum {
 	OPT_HTTP_MAX_CONNS,
 	OPT_HTTP_SLURM,
 	OPT_HTTP_TIMEOUT,
+	OPT_HTTP_HOST,
 };
 
 static const struct option longopts[] = {
@@ -178,6 +180,7 @@ static const struct option longopts[] = {
 	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
 	{ "http-slurm", no_argument, NULL, OPT_HTTP_SLURM },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -419,6 +422,7 @@ static int apply(struct options *o, int c, const char *val)
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
 	case OPT_HTTP: o->http.addr = val; return 0;
+	case OPT_HTTP_HOST: o->http.hosts = val; return 0;
 	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
 	case OPT_HTTP_MAX_CONNS:
 		if (parse_uint("http-max-conns", val, 1, 4096, &x))

@@ -132,6 +132,42 @@ check(head.startswith(b"HTTP/1.1 503") and grown < 8,
       % (head.split(b"\r\n")[0], sent / 1e6, grown))
 for s in held:
     s.close()
+
+
+# ---- 5. the Host header (DNS rebinding) and 6. %00 ----
+def host_get(port, host, path="/api/ping"):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path, host)).encode())
+        out = b""
+        while True:
+            b = c.recv(65536)
+            if not b:
+                break
+            out += b
+    return int(out.split(b" ", 2)[1]) if out.startswith(b"HTTP/1.1 ") else 0, out
+
+
+time.sleep(TIMEOUT + 2)  # the sockets above gone
+me = socket.gethostname()
+for host, want in (("evil.example", 421), ("evil.example:%d" % hp, 421), ("127.0.0.1.evil.example", 421),
+                   ("127.0.0.1:%d" % hp, 200), ("[::1]:%d" % hp, 200), ("localhost:%d" % hp, 200),
+                   ("LOCALHOST", 200), ("%s:%d" % (me, hp), 200), ("[evil.example]", 421)):
+    st, out = host_get(hp, host)
+    check(st == want and (want == 200 or b"Host" in out), "Host: %s -> %d (%d)" % (host, want, st))
+st, _ = host_get(hp, "evil.example", "/metrics")
+check(st == 421, "/metrics for Host: evil.example -> 421 (%d)" % st)
+st, body = get(hp, "/api/path?args=h0000%00+h0015")
+check(st == 400 and b"control character" in body, "%%00 in args=: 400 naming a control character (%d %s)" % (st, body))
+st, body = get(hp, "/api/path?args=h0000+h0015%00x")
+check(st == 400 and b"control character" in body, "%%00 at the end of args=: 400 (%d)" % st)
+st, body = get(hp, "/api/path?args=h0000+h0015")
+check(st == 200, "the same without it: 200 (%d)" % st)
+t.stop()
+t, hp = start(4, "--http-host", "topod.example,web.example")
+for host, want in (("topod.example:%d" % hp, 200), ("WEB.example", 200), ("localhost", 421),
+                   ("evil.example", 421), ("127.0.0.1:%d" % hp, 200)):
+    st, _ = host_get(hp, host)
+    check(st == want, "--http-host topod.example,web.example: Host: %s -> %d (%d)" % (host, want, st))
 t.stop()
 
 # ---- 3. --output-budget when the replies are sent ----
