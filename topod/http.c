@@ -127,6 +127,7 @@ struct http {
 	/* The names a request's Host header may give (host_ok). */
 	char host[HTTP_HOSTS_MAX + 2][256];
 	int nhosts;
+	unsigned slurm_jobs; /* /api/job lookups on the pool */
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -480,6 +481,8 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		pthread_mutex_unlock(&h->lock);
 		if (j->hc)
 			j->hc->job = NULL;
+		if (j->jobid[0])
+			h->slurm_jobs--;
 		if (!j->req) {
 			/* the client left */
 		} else if (j->pj.cancelled) {
@@ -724,6 +727,10 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 		send_error(h, req, 404, "NOSLURM", "job IDs are not looked up: topod runs without --http-slurm");
 		return;
 	}
+	if (h->slurm_jobs >= HTTP_SLURM_MAX) {
+		send_error(h, req, 503, "BUSY", "%u job lookups are running already; retry later", h->slurm_jobs);
+		return;
+	}
 	struct evkeyvalq q;
 	TAILQ_INIT(&q);
 	const char *id = NULL;
@@ -746,6 +753,8 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 	j->req = req;
 	j->ctype = "application/json";
 	job_submit(h, hc, j, 1u << 20, 1);
+	if (hc->job) /* queued: counted until done_cb */
+		h->slurm_jobs++;
 }
 
 static void serve_page(struct http *h, struct evhttp_request *req)

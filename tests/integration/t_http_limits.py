@@ -163,6 +163,42 @@ check(st == 400 and b"control character" in body, "%%00 at the end of args=: 400
 st, body = get(hp, "/api/path?args=h0000+h0015")
 check(st == 200, "the same without it: 200 (%d)" % st)
 t.stop()
+# ---- 8. squeue (--http-slurm): its output bounded, at most 4 at once ----
+fake = os.path.join(d, "bin")
+os.mkdir(fake)
+with open(os.path.join(fake, "squeue"), "w") as f:
+    f.write('#!/bin/sh\ncase "$3" in\n'
+            '1) yes h | head -c 140000 | tr -d "[:space:]"; echo ;;\n'
+            '2) sleep 3; echo "h[0000-0003]" ;;\n'
+            '*) echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1 ;;\nesac\n')
+os.chmod(os.path.join(fake, "squeue"), 0o755)
+os.environ["PATH"] = fake + ":" + os.environ["PATH"]
+t, hp = start(4, "--http-slurm", "--http-max-conns", "16")
+st, body = get(hp, "/api/job?id=1")
+check(st == 413 and b"64 KiB" in body, "squeue answering 70 kB: 413 naming the 64 KiB cap, not a cut list (%d %s)"
+      % (st, body[:80]))
+res = []
+
+
+def lookup():
+    try:
+        res.append(get(hp, "/api/job?id=2", timeout=30))
+    except OSError as e:
+        res.append((str(e), b""))
+
+
+ths = [threading.Thread(target=lookup) for _ in range(6)]
+for th in ths:
+    th.start()
+    time.sleep(0.05)
+for th in ths:
+    th.join()
+codes = sorted(r[0] for r in res if isinstance(r[0], int))
+check(codes == [200] * 4 + [503] * 2 and all(b"retry" in r[1] for r in res if r[0] == 503),
+      "6 lookups at once of a squeue taking 3 s: 4 served, 2 x 503 BUSY (%s)" % codes)
+st, body = get(hp, "/api/job?id=2", timeout=30)
+check(st == 200 and b"h[0000-0003]" in body, "and one more once they are done: 200 (%d)" % st)
+t.stop()
 t, hp = start(4, "--http-host", "topod.example,web.example")
 for host, want in (("topod.example:%d" % hp, 200), ("WEB.example", 200), ("localhost", 421),
                    ("evil.example", 421), ("127.0.0.1:%d" % hp, 200)):
