@@ -69,6 +69,7 @@ struct hjob {
 	/* /api/job: a Slurm job ID */
 	char jobid[32];
 	enum qstats_outcome outcome; /* of the protocol's reply */
+	int stopped;                 /* cancelled at the deadline (job_run) */
 	struct hjob *next;
 };
 
@@ -128,6 +129,9 @@ struct http {
 	char host[HTTP_HOSTS_MAX + 2][256];
 	int nhosts;
 	unsigned slurm_jobs; /* /api/job lookups on the pool */
+	/* Heavy /api commands refused, added to topod_heavy_refused_total's
+	 * reasons at a scrape. */
+	uint64_t heavy_busy, heavy_toobig, heavy_timeouts;
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -439,10 +443,18 @@ static void job_run(struct pool_job *pj, int threads)
 		evbuffer_drain(text, evbuffer_get_length(text));
 		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
 			    j->h->cfg.request_timeout_s);
+		j->stopped = 1;
 	}
 	j->outcome = qstats_outcome(text, 0);
 	j->status = http_reply_json(text, j->out);
 	evbuffer_free(text);
+}
+
+/* A heavy command's refusal, counted as the query port counts its own. */
+static void heavy_refused(struct http *h, const struct hjob *j, uint64_t *reason)
+{
+	if (j->k && (j->k->flags & CMD_HEAVY))
+		(*reason)++;
 }
 
 /* Worker thread (or pool_free at shutdown): back to the loop, or, if the
@@ -488,17 +500,22 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		} else if (j->pj.cancelled) {
 			send_error(h, j->req, 503, "SHUTDOWN", "topod is stopping");
 		} else if (j->pj.expired) {
+			heavy_refused(h, j, &h->heavy_timeouts);
 			send_error(h, j->req, 504, "TIMEOUT", "waited for a worker past the %u s deadline (--request-timeout)",
 				   h->cfg.request_timeout_s);
 		} else if (evbuffer_get_length(j->out) > h->cfg.max_reply) {
+			heavy_refused(h, j, &h->heavy_toobig);
 			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
 				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
 		} else if (!j->sc && !server_reply_fits(h->srv, evbuffer_get_length(j->out), &pending)) {
 			/* Checked again here, as the query port does: requests
 			 * admitted together would otherwise all land in memory. */
+			heavy_refused(h, j, &h->heavy_busy);
 			send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
 				   "retry later", (unsigned long long)pending);
 		} else {
+			if (j->stopped)
+				heavy_refused(h, j, &h->heavy_timeouts);
 			api_note(h, j->req, j->outcome);
 			send_body(h, j->req, j->status, j->ctype, j->out);
 		}
@@ -514,6 +531,7 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
 	uint64_t pending;
 	if (!j->sc && !server_reply_fits(h->srv, 0, &pending)) {
+		heavy_refused(h, j, &h->heavy_busy);
 		send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
 			   "retry later", (unsigned long long)pending);
 		job_free(j);
@@ -539,6 +557,7 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	pthread_mutex_lock(&h->lock);
 	h->njobs--;
 	pthread_mutex_unlock(&h->lock);
+	heavy_refused(h, j, rc == POOL_TOOBIG ? &h->heavy_toobig : &h->heavy_busy);
 	if (rc == POOL_TOOBIG)
 		send_error(h, j->req, 413, "TOOBIG", "needs an estimated %llu MiB, more than one request may hold "
 			   "(--max-request-memory): ask for fewer hosts", (unsigned long long)(mem >> 20));
@@ -596,6 +615,9 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->http_unsent = h->unsent;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
 	add_api_counts(&sc->m.qs, &h->qs);
+	sc->m.busy_heavy += h->heavy_busy;
+	sc->m.heavy_toobig += h->heavy_toobig;
+	sc->m.heavy_timeouts += h->heavy_timeouts;
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
 	job_submit(h, hc, j, 1u << 20, 1);
 }
@@ -700,13 +722,19 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 	} else if (!query_prepare(&j->qc, k, j->f, &j->preq, err)) {
 		struct estimate e = { ESTIMATE_LIGHT_MEM / 8, 0 };
 		int light = 1;
-		if ((k->flags & CMD_HEAVY) && !estimate_request(k, &j->preq, j->f, &e))
+		if ((k->flags & CMD_HEAVY) && estimate_request(k, &j->preq, j->f, &e)) {
+			/* As the query port: a heavy command is never run unbounded. */
+			query_error(err, "INTERNAL", "%s has no cost estimate", k->name);
+			goto refuse;
+		}
+		if (k->flags & CMD_HEAVY)
 			light = estimate_light(&e);
 		evbuffer_free(err);
 		/* The JSON is built beside the protocol's reply: twice the memory. */
 		job_submit(h, hc, j, e.mem * 2, light);
 		return;
 	}
+refuse:
 	api_note(h, req, qstats_outcome(err, 0));
 	struct evbuffer *body = evbuffer_new();
 	if (body) {

@@ -207,12 +207,14 @@ for host, want in (("topod.example:%d" % hp, 200), ("WEB.example", 200), ("local
 t.stop()
 
 # ---- 3. --output-budget when the replies are sent ----
-t, hp = start(24, "--http-max-conns", "20", "--output-budget", "1M")
+t, hp = start(24, "--http-max-conns", "20", "--output-budget", "1M", "--max-request-memory", "128M")
+REFUSED = 'topod_heavy_refused_total{reason="%s"}'
 hosts = "+".join("h%04d" % i for i in range(1200))
 path = "/api/hopsmatrix?args=" + hosts
 st, body = get(hp, path, timeout=120)
 one = len(body)
 check(st == 200 and one > 1 << 20, "a 1,200-host hopsmatrix alone: %s, %d bytes" % (st, one))
+busy0 = metric(hp, REFUSED % "busy")
 clients = []
 for _ in range(16):
     s = socket.socket()
@@ -248,6 +250,13 @@ check(worst <= (1 << 20) + one,
       % (worst, one))
 check(codes.count(503) >= 1 and codes.count(200) >= 1,
       "at least one served and one 503 BUSY (%d x 200, %d x 503)" % (codes.count(200), codes.count(503)))
+busy = metric(hp, REFUSED % "busy") - busy0
+check(busy == codes.count(503), "each 503 counted in topod_heavy_refused_total{reason=\"busy\"} (+%d)" % busy)
+toobig0 = metric(hp, REFUSED % "toobig")
+st, body = get(hp, "/api/hopsmatrix?args=" + "+".join("h%04d" % i for i in range(3456)), timeout=60)
+toobig = metric(hp, REFUSED % "toobig") - toobig0
+check(st == 413 and toobig == 1, "a 3,456-host hopsmatrix past --max-request-memory 128M: 413, counted as toobig (%d, +%d)"
+      % (st, toobig))
 note("log: %s" % t.log)
 t.stop()
 done()
