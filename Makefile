@@ -108,7 +108,7 @@ $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 WEB_PAGE := $(B)/gen/web_page.h
 $(WEB_PAGE): topod/web/index.html
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 HTTP_OBJS := $(call obj,std,topod/http.c) $(call obj,unit,topod/http.c) $(call obj,unitsan,topod/http.c)
 $(HTTP_OBJS): $(WEB_PAGE)
 $(HTTP_OBJS): XCFLAGS += -I$(B)/gen

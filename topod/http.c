@@ -15,6 +15,9 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -38,6 +41,11 @@ static const char web_page[] =
 /* A request's URI (path and query) may be at most this long: the longest
  * protocol line, percent-encoded, and some room. */
 #define HTTP_URI_MAX (TOPO_LINE_MAX * 3 + 256)
+/* evhttp's bounds: the request head (URI and headers) and a body. */
+#define HTTP_HEAD_MAX (HTTP_URI_MAX + 8192)
+#define HTTP_BODY_MAX 4096
+/* What a socket may have read and not yet parsed. */
+#define HTTP_READ_MAX (HTTP_HEAD_MAX + HTTP_BODY_MAX + 4096)
 
 struct hconn;
 
@@ -61,6 +69,7 @@ struct hjob {
 	/* /api/job: a Slurm job ID */
 	char jobid[32];
 	enum qstats_outcome outcome; /* of the protocol's reply */
+	int stopped;                 /* cancelled at the deadline (job_run) */
 	struct hjob *next;
 };
 
@@ -116,6 +125,13 @@ struct http {
 	uint64_t refused, codes[HS_CODES];
 	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
 	struct qstats qs; /* the /api requests, added to the server's at a scrape */
+	/* The names a request's Host header may give (host_ok). */
+	char host[HTTP_HOSTS_MAX + 2][256];
+	int nhosts;
+	unsigned slurm_jobs; /* /api/job lookups on the pool */
+	/* Heavy /api commands refused, added to topod_heavy_refused_total's
+	 * reasons at a scrape. */
+	uint64_t heavy_busy, heavy_toobig, heavy_timeouts;
 	pthread_mutex_t lock; /* covers done, closed and njobs */
 	struct hjob *done;
 	int closed;
@@ -172,11 +188,19 @@ static enum qstats_outcome code_outcome(const char *code)
 	return QS_ERROR;
 }
 
+/* The replies handed to evhttp and not yet written, here and in the
+ * server's count: --output-budget is one budget for both ports. */
+static void unsent_move(struct http *h, size_t add, size_t sub)
+{
+	h->unsent = h->unsent + add - sub;
+	server_http_unsent(h->srv, add, sub);
+}
+
 /* evhttp wrote the whole reply. */
 static void sent_cb(struct evhttp_request *req, void *arg)
 {
 	struct hconn *hc = arg;
-	hc->h->unsent -= hc->unsent;
+	unsent_move(hc->h, 0, hc->unsent);
 	hc->unsent = 0;
 }
 
@@ -188,7 +212,7 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	struct hconn *hc = find_conn(h, req);
 	if (hc && body && evbuffer_get_length(body) && evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
 		hc->unsent = evbuffer_get_length(body);
-		h->unsent += hc->unsent;
+		unsent_move(h, hc->unsent, 0);
 		evhttp_request_set_on_complete_cb(req, sent_cb, hc);
 	}
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
@@ -202,7 +226,7 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 		k->since_ns = pool_now_ns();
 	}
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
-			   : status == 431 ? "Request Header Fields Too Large"
+			   : status == 431 ? "Request Header Fields Too Large" : status == 421 ? "Misdirected Request"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
 			   : status == 500 ? "Internal Server Error" : status == 405 ? "Method Not Allowed" : "Bad Request";
 	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD) {
@@ -307,6 +331,10 @@ static struct bufferevent *accept_bev(struct event_base *base, void *arg)
 	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	sweep(h);
 	if (bev && h->nbevs < BEVS_MAX(h)) {
+		/* Our reference keeps the socket reading after evhttp lets go of
+		 * it (a 503, a bad request) until the sweep: bound what it reads
+		 * to what evhttp may need for one request. */
+		bufferevent_setwatermark(bev, EV_READ, 0, HTTP_READ_MAX);
 		bufferevent_incref(bev);
 		h->socks[h->nbevs++] = (struct hsock){ bev, pool_now_ns(), 0 };
 	}
@@ -322,7 +350,7 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		hc->job->req = NULL; /* evhttp frees it with the connection */
 		hc->job->hc = NULL;
 	}
-	h->unsent -= hc->unsent;
+	unsent_move(h, 0, hc->unsent);
 	if (hc->prev)
 		hc->prev->next = hc->next;
 	else
@@ -349,6 +377,9 @@ static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
 		h->refused++;
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 		send_error(h, req, 503, "BUSY", "%u HTTP clients are connected already (--http-max-conns)", h->nconns);
+		/* evhttp closes it once the 503 is written: drop our reference soon. */
+		struct timeval soon = { 0, 20000 };
+		evtimer_add(h->gate_ev, &soon);
 		return NULL;
 	}
 	hc->h = h;
@@ -412,10 +443,18 @@ static void job_run(struct pool_job *pj, int threads)
 		evbuffer_drain(text, evbuffer_get_length(text));
 		query_error(text, "TIMEOUT", "cancelled past the %u s deadline (--request-timeout)",
 			    j->h->cfg.request_timeout_s);
+		j->stopped = 1;
 	}
 	j->outcome = qstats_outcome(text, 0);
 	j->status = http_reply_json(text, j->out);
 	evbuffer_free(text);
+}
+
+/* A heavy command's refusal, counted as the query port counts its own. */
+static void heavy_refused(struct http *h, const struct hjob *j, uint64_t *reason)
+{
+	if (j->k && (j->k->flags & CMD_HEAVY))
+		(*reason)++;
 }
 
 /* Worker thread (or pool_free at shutdown): back to the loop, or, if the
@@ -446,6 +485,7 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	struct hjob *j = h->done;
 	h->done = NULL;
 	pthread_mutex_unlock(&h->lock);
+	uint64_t pending;
 	while (j) {
 		struct hjob *next = j->next;
 		pthread_mutex_lock(&h->lock);
@@ -453,17 +493,29 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		pthread_mutex_unlock(&h->lock);
 		if (j->hc)
 			j->hc->job = NULL;
+		if (j->jobid[0])
+			h->slurm_jobs--;
 		if (!j->req) {
 			/* the client left */
 		} else if (j->pj.cancelled) {
 			send_error(h, j->req, 503, "SHUTDOWN", "topod is stopping");
 		} else if (j->pj.expired) {
+			heavy_refused(h, j, &h->heavy_timeouts);
 			send_error(h, j->req, 504, "TIMEOUT", "waited for a worker past the %u s deadline (--request-timeout)",
 				   h->cfg.request_timeout_s);
 		} else if (evbuffer_get_length(j->out) > h->cfg.max_reply) {
+			heavy_refused(h, j, &h->heavy_toobig);
 			send_error(h, j->req, 413, "TOOBIG", "the reply is %zu bytes, more than --http-max-reply %llu",
 				   evbuffer_get_length(j->out), (unsigned long long)h->cfg.max_reply);
+		} else if (!j->sc && !server_reply_fits(h->srv, evbuffer_get_length(j->out), &pending)) {
+			/* Checked again here, as the query port does: requests
+			 * admitted together would otherwise all land in memory. */
+			heavy_refused(h, j, &h->heavy_busy);
+			send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
+				   "retry later", (unsigned long long)pending);
 		} else {
+			if (j->stopped)
+				heavy_refused(h, j, &h->heavy_timeouts);
 			api_note(h, j->req, j->outcome);
 			send_body(h, j->req, j->status, j->ctype, j->out);
 		}
@@ -477,9 +529,11 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 {
 	struct pool *pool = server_pool(h->srv);
 	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
-	if (!j->sc && h->cfg.out_budget && h->unsent > h->cfg.out_budget) {
-		send_error(h, j->req, 503, "BUSY", "%llu bytes of HTTP replies are waiting to be read (--output-budget); "
-			   "retry later", (unsigned long long)h->unsent);
+	uint64_t pending;
+	if (!j->sc && !server_reply_fits(h->srv, 0, &pending)) {
+		heavy_refused(h, j, &h->heavy_busy);
+		send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
+			   "retry later", (unsigned long long)pending);
 		job_free(j);
 		return;
 	}
@@ -503,6 +557,7 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	pthread_mutex_lock(&h->lock);
 	h->njobs--;
 	pthread_mutex_unlock(&h->lock);
+	heavy_refused(h, j, rc == POOL_TOOBIG ? &h->heavy_toobig : &h->heavy_busy);
 	if (rc == POOL_TOOBIG)
 		send_error(h, j->req, 413, "TOOBIG", "needs an estimated %llu MiB, more than one request may hold "
 			   "(--max-request-memory): ask for fewer hosts", (unsigned long long)(mem >> 20));
@@ -560,8 +615,21 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->http_unsent = h->unsent;
 	memcpy(sc->http_codes, h->codes, sizeof(sc->http_codes));
 	add_api_counts(&sc->m.qs, &h->qs);
+	sc->m.busy_heavy += h->heavy_busy;
+	sc->m.heavy_toobig += h->heavy_toobig;
+	sc->m.heavy_timeouts += h->heavy_timeouts;
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
 	job_submit(h, hc, j, 1u << 20, 1);
+}
+
+/* evhttp decodes a query into C strings: a %00 would cut a value short
+ * unseen (and every other control character is refused once decoded). */
+static int query_has_nul(const char *query)
+{
+	for (const char *s = query; s && (s = strchr(s, '%')); s++)
+		if (s[1] == '0' && s[2] == '0')
+			return 1;
+	return 0;
 }
 
 /* The query's parameters: args= (the command's words, space-separated)
@@ -573,6 +641,10 @@ static int api_params(struct http *h, struct evhttp_request *req, const char *qu
 	TAILQ_INIT(&q);
 	*plane = 0;
 	args[0] = '\0';
+	if (query_has_nul(query)) {
+		send_error(h, req, 400, "QUERY", "the query string holds a control character (%%00)");
+		return -1;
+	}
 	if (query && evhttp_parse_query_str(query, &q)) {
 		send_error(h, req, 400, "QUERY", "the query string is not KEY=VALUE&...");
 		return -1;
@@ -650,13 +722,19 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 	} else if (!query_prepare(&j->qc, k, j->f, &j->preq, err)) {
 		struct estimate e = { ESTIMATE_LIGHT_MEM / 8, 0 };
 		int light = 1;
-		if ((k->flags & CMD_HEAVY) && !estimate_request(k, &j->preq, j->f, &e))
+		if ((k->flags & CMD_HEAVY) && estimate_request(k, &j->preq, j->f, &e)) {
+			/* As the query port: a heavy command is never run unbounded. */
+			query_error(err, "INTERNAL", "%s has no cost estimate", k->name);
+			goto refuse;
+		}
+		if (k->flags & CMD_HEAVY)
 			light = estimate_light(&e);
 		evbuffer_free(err);
 		/* The JSON is built beside the protocol's reply: twice the memory. */
 		job_submit(h, hc, j, e.mem * 2, light);
 		return;
 	}
+refuse:
 	api_note(h, req, qstats_outcome(err, 0));
 	struct evbuffer *body = evbuffer_new();
 	if (body) {
@@ -677,10 +755,14 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 		send_error(h, req, 404, "NOSLURM", "job IDs are not looked up: topod runs without --http-slurm");
 		return;
 	}
+	if (h->slurm_jobs >= HTTP_SLURM_MAX) {
+		send_error(h, req, 503, "BUSY", "%u job lookups are running already; retry later", h->slurm_jobs);
+		return;
+	}
 	struct evkeyvalq q;
 	TAILQ_INIT(&q);
 	const char *id = NULL;
-	if (!query || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
+	if (!query || query_has_nul(query) || evhttp_parse_query_str(query, &q) || !(id = evhttp_find_header(&q, "id")) || !http_job_id_ok(id) ||
 	    q.tqh_first->next.tqe_next) {
 		evhttp_clear_headers(&q);
 		send_error(h, req, 400, "QUERY", "expected ?id=JOBID (digits, or digits_digits for an array task)");
@@ -699,6 +781,8 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 	j->req = req;
 	j->ctype = "application/json";
 	job_submit(h, hc, j, 1u << 20, 1);
+	if (hc->job) /* queued: counted until done_cb */
+		h->slurm_jobs++;
 }
 
 static void serve_page(struct http *h, struct evhttp_request *req)
@@ -733,6 +817,40 @@ static int headers_too_large(struct evhttp_request *req)
 	return n > HTTP_HEADERS_MAX || bytes > HTTP_HEADER_BYTES_MAX;
 }
 
+/* Against DNS rebinding: a page from elsewhere that has its own name
+ * resolve to topod's address gets its requests sent with that name as the
+ * Host, and could then read the answers as its own origin. So a Host must
+ * be an address (a browser sends one only for a page loaded from topod
+ * itself) or one of the names configured; no Host (HTTP/1.0, scripts)
+ * comes from no browser. */
+static int host_ok(const struct http *h, struct evhttp_request *req)
+{
+	const char *v = evhttp_find_header(evhttp_request_get_input_headers(req), "Host");
+	if (!v)
+		return 1;
+	const char *e;
+	if (*v == '[') {
+		e = strchr(++v, ']');
+		if (!e || (e[1] && e[1] != ':'))
+			return 0;
+	} else if (!(e = strchr(v, ':'))) {
+		e = v + strlen(v);
+	}
+	char name[256];
+	size_t n = (size_t)(e - v);
+	if (!n || n >= sizeof(name))
+		return 0;
+	memcpy(name, v, n);
+	name[n] = '\0';
+	unsigned char a[sizeof(struct in6_addr)];
+	if (inet_pton(AF_INET, name, a) == 1 || inet_pton(AF_INET6, name, a) == 1)
+		return 1;
+	for (int i = 0; i < h->nhosts; i++)
+		if (!strcasecmp(name, h->host[i]))
+			return 1;
+	return 0;
+}
+
 static void request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
@@ -754,6 +872,9 @@ static void request_cb(struct evhttp_request *req, void *arg)
 			   HTTP_HEADER_BYTES_MAX);
 	} else if (!uri || strlen(uri) > HTTP_URI_MAX) {
 		send_error(h, req, 413, "TOOLONG", "the URI is longer than %d bytes", HTTP_URI_MAX);
+	} else if (!host_ok(h, req)) {
+		send_error(h, req, 421, "HOST", "this server is not known by the name in the Host header "
+			   "(an address, or a name of --http-host)");
 	} else if (!path) {
 		send_error(h, req, 400, "URI", "cannot parse the URI");
 	} else if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
@@ -792,6 +913,34 @@ static int split_addr(const char *spec, char *host, size_t n, int *port)
 	return 0;
 }
 
+/* The names a Host header may give: --http-host's, or by default the
+ * bound name (when it is no address), this machine's name and localhost. */
+static int host_names(struct http *h, const char *list, const char *bound, char err[SNAP_ERR_LEN])
+{
+	if (!list) {
+		char me[256] = "";
+		gethostname(me, sizeof(me) - 1);
+		snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "localhost");
+		if (me[0])
+			snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "%s", me);
+		if (strlen(bound) < sizeof(h->host[0]))
+			snprintf(h->host[h->nhosts++], sizeof(h->host[0]), "%s", bound);
+		return 0;
+	}
+	for (const char *s = list; *s;) {
+		size_t n = strcspn(s, ",");
+		if (!n || n >= sizeof(h->host[0]) || h->nhosts == HTTP_HOSTS_MAX || strcspn(s, " \t/@[]") < n) {
+			snprintf(err, SNAP_ERR_LEN, "--http-host: expected at most %d names (DNS names, comma-separated), "
+				 "got '%.64s'", HTTP_HOSTS_MAX, list);
+			return -1;
+		}
+		memcpy(h->host[h->nhosts], s, n);
+		h->host[h->nhosts++][n] = '\0';
+		s += n + (s[n] == ',');
+	}
+	return 0;
+}
+
 struct http *http_new(const struct http_config *cfg, struct server *srv, const struct server_plane *planes,
 		      int nplanes, char err[SNAP_ERR_LEN])
 {
@@ -804,6 +953,10 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	struct http *h = calloc(1, sizeof(*h));
 	if (!h) {
 		snprintf(err, SNAP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (host_names(h, cfg->hosts, host, err)) {
+		free(h);
 		return NULL;
 	}
 	h->cfg = *cfg;
@@ -830,8 +983,8 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 							 : ((struct sockaddr_in *)&ss)->sin_port);
 	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
 						   EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-	evhttp_set_max_headers_size(h->evh, HTTP_URI_MAX + 8192);
-	evhttp_set_max_body_size(h->evh, 4096);
+	evhttp_set_max_headers_size(h->evh, HTTP_HEAD_MAX);
+	evhttp_set_max_body_size(h->evh, HTTP_BODY_MAX);
 	evhttp_set_timeout(h->evh, (int)cfg->timeout_s);
 	evhttp_set_gencb(h->evh, request_cb, h);
 	h->listener = evhttp_bound_socket_get_listener(bs);
@@ -849,6 +1002,12 @@ void http_free(struct http *h)
 {
 	if (!h)
 		return;
+	/* Workers finishing from now on free their jobs themselves and never
+	 * touch done_ev; our own reference (njobs + 1) keeps h until the end. */
+	pthread_mutex_lock(&h->lock);
+	h->closed = 1;
+	h->njobs++;
+	pthread_mutex_unlock(&h->lock);
 	struct evhttp *evh = h->evh;
 	h->evh = NULL; /* conn_closed must not reopen the gate */
 	if (evh)
@@ -862,12 +1021,11 @@ void http_free(struct http *h)
 			bufferevent_decref(h->socks[i].bev);
 	free(h->socks);
 	pthread_mutex_lock(&h->lock);
-	h->closed = 1;
 	struct hjob *j = h->done;
 	h->done = NULL;
 	for (struct hjob *x = j; x; x = x->next)
 		h->njobs--;
-	int last = h->njobs == 0;
+	int last = --h->njobs == 0;
 	pthread_mutex_unlock(&h->lock);
 	while (j) {
 		struct hjob *next = j->next;

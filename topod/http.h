@@ -29,11 +29,13 @@ struct http_config {
 	uint64_t max_reply;         /* largest body sent; more is 413 */
 	int slurm;                  /* /api/job?id=N runs squeue (--http-slurm) */
 	uint64_t out_budget;        /* replies not yet written, all clients; past it 503 (0: none) */
+	const char *hosts;          /* --http-host: names a Host header may give, comma-separated; NULL: the defaults */
 };
 
 #define HTTP_DEFAULT_CONNS 64
 #define HTTP_DEFAULT_TIMEOUT 30
 #define HTTP_DEFAULT_MAX_REPLY (64u << 20)
+#define HTTP_HOSTS_MAX 16
 
 struct http;
 

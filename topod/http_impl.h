@@ -12,7 +12,7 @@
 #include "store.h"
 
 /* The HTTP statuses counted (topod_http_requests_total{code}). */
-enum { HS_200, HS_400, HS_404, HS_405, HS_413, HS_431, HS_500, HS_503, HS_504, HS_CODES };
+enum { HS_200, HS_400, HS_404, HS_405, HS_413, HS_431, HS_500, HS_503, HS_504, HS_421, HS_CODES };
 extern const int http_codes[HS_CODES];
 
 /* Everything a scrape reports, copied on the loop. */
@@ -36,6 +36,8 @@ void http_json_error(struct evbuffer *out, const char *code, const char *text);
 /* s as a JSON string, escaped. */
 void http_json_string(struct evbuffer *out, const char *s, size_t n);
 
+/* squeue lookups at once (each may hold a worker 10 s); more get 503. */
+#define HTTP_SLURM_MAX 4
 /* Whether id is a Slurm job ID (digits, or digits_digits). */
 int http_job_id_ok(const char *id);
 /* {"ok":true,"job":ID,"nodelist":LIST} from squeue, or the error; the

@@ -17,7 +17,7 @@
 #include "route.h"
 #include "inventory.h"
 
-const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504 };
+const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504, 421 };
 
 static void family(struct evbuffer *out, const char *name, const char *type, const char *help)
 {
@@ -205,7 +205,8 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 			double v = 0;
 			switch (k) {
 			case 0: v = (double)f->snap->generation; break;
-			case 1: v = x ? (double)(sc->now_us - f->received_us) / 1e6 : 0; break;
+			/* A clock stepped back: 0, not 2^64 us. */
+			case 1: v = x && sc->now_us > f->received_us ? (double)(sc->now_us - f->received_us) / 1e6 : 0; break;
 			case 2: v = x ? f->build_ms / 1e3 : 0; break;
 			case 3: v = x ? x->rt->nhosts : 0; break;
 			case 4: v = x ? x->switches : 0; break;

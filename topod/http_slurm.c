@@ -35,38 +35,46 @@ int http_job_id_ok(const char *id)
 	return id[digits] == '_' && n > digits + 1 && strspn(id + digits + 1, "0123456789") == n - digits - 1;
 }
 
-/* Reads fd until EOF, the cap or the deadline; the bytes read, -1 on timeout. */
-static ssize_t read_bounded(int fd, char *buf, size_t cap, uint64_t deadline_ns)
+enum { RB_EOF, RB_FULL, RB_TIMEOUT, RB_ERROR };
+
+/* Reads fd into buf until EOF (RB_EOF), the cap (RB_FULL), the deadline
+ * (RB_TIMEOUT) or an error (RB_ERROR); *have: the bytes read. */
+static int read_bounded(int fd, char *buf, size_t cap, uint64_t deadline_ns, size_t *have)
 {
-	size_t have = 0;
+	*have = 0;
 	for (;;) {
 		uint64_t now = pool_now_ns();
 		if (now >= deadline_ns)
-			return -1;
+			return RB_TIMEOUT;
 		struct pollfd p = { fd, POLLIN, 0 };
 		int r = poll(&p, 1, (int)((deadline_ns - now) / 1000000u) + 1);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			return r < 0 ? (ssize_t)have : -1;
-		ssize_t n = read(fd, buf + have, cap - have);
+		if (r < 0)
+			return RB_ERROR;
+		if (r == 0)
+			return RB_TIMEOUT;
+		ssize_t n = read(fd, buf + *have, cap - *have);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return (ssize_t)have;
-		have += (size_t)n;
-		if (have == cap)
-			return (ssize_t)have;
+		if (n < 0)
+			return RB_ERROR;
+		if (n == 0)
+			return RB_EOF;
+		*have += (size_t)n;
+		if (*have == cap)
+			return RB_FULL;
 	}
 }
 
-int http_job_nodes(const char *id, struct evbuffer *out)
+/* Runs squeue for id; its status into *st, its output into buf (NUL
+ * ended). An RB_ code (RB_ERROR too if it could not be reaped), or -1
+ * when it could not be run. */
+static int run_squeue(const char *id, char *buf, size_t cap, int *st)
 {
 	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC)) {
-		http_json_error(out, "INTERNAL", "pipe failed");
-		return 500;
-	}
+	if (pipe2(pfd, O_CLOEXEC))
+		return -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -81,22 +89,41 @@ int http_job_nodes(const char *id, struct evbuffer *out)
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);
+		return -1;
+	}
+	size_t n;
+	int how = read_bounded(pfd[0], buf, cap, pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull, &n);
+	close(pfd[0]);
+	buf[n] = '\0';
+	/* Whatever cut the reading short, squeue is not left running. */
+	if (how != RB_EOF)
+		kill(pid, SIGKILL);
+	pid_t w;
+	while ((w = waitpid(pid, st, 0)) < 0 && errno == EINTR)
+		;
+	return w == pid ? how : RB_ERROR;
+}
+
+int http_job_nodes(const char *id, struct evbuffer *out)
+{
+	char buf[SQUEUE_OUT_MAX + 1];
+	int st = 0, how = run_squeue(id, buf, SQUEUE_OUT_MAX, &st);
+	if (how < 0) {
 		http_json_error(out, "NOSLURM", "cannot run squeue on topod's host (is Slurm's client installed?)");
 		return 503;
 	}
-	char buf[SQUEUE_OUT_MAX + 1];
-	ssize_t n = read_bounded(pfd[0], buf, SQUEUE_OUT_MAX, pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull);
-	close(pfd[0]);
-	if (n < 0)
-		kill(pid, SIGKILL);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (n < 0) {
+	if (how == RB_ERROR) {
+		http_json_error(out, "INTERNAL", "squeue's output or exit status could not be read");
+		return 500;
+	}
+	if (how == RB_TIMEOUT) {
 		http_json_error(out, "TIMEOUT", "squeue did not answer within 10 s");
 		return 504;
 	}
-	buf[n] = '\0';
+	if (how == RB_FULL) {
+		http_json_error(out, "TOOBIG", "squeue's answer is longer than 64 KiB");
+		return 413;
+	}
 	size_t len = strcspn(buf, "\n");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) || !len) {
 		char why[200];

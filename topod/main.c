@@ -99,6 +99,8 @@ static void usage(FILE *f)
 		"      --http ADDR:PORT       serve /metrics (Prometheus) and the web view here (default: off)\n"
 		"      --http-max-conns N     HTTP clients at once (default 64)\n"
 		"      --http-slurm           the web view may look up Slurm job IDs (runs squeue)\n"
+		"      --http-timeout SEC     an HTTP request must arrive within SEC (default 30)\n"
+		"      --http-host NAME,...   names an HTTP Host header may give (default: this host's, localhost)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
@@ -134,6 +136,8 @@ enum {
 	OPT_HTTP,
 	OPT_HTTP_MAX_CONNS,
 	OPT_HTTP_SLURM,
+	OPT_HTTP_TIMEOUT,
+	OPT_HTTP_HOST,
 };
 
 static const struct option longopts[] = {
@@ -175,6 +179,8 @@ static const struct option longopts[] = {
 	{ "http", required_argument, NULL, OPT_HTTP },
 	{ "http-max-conns", required_argument, NULL, OPT_HTTP_MAX_CONNS },
 	{ "http-slurm", no_argument, NULL, OPT_HTTP_SLURM },
+	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -416,11 +422,17 @@ static int apply(struct options *o, int c, const char *val)
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
 	case OPT_HTTP: o->http.addr = val; return 0;
+	case OPT_HTTP_HOST: o->http.hosts = val; return 0;
 	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
 	case OPT_HTTP_MAX_CONNS:
 		if (parse_uint("http-max-conns", val, 1, 4096, &x))
 			return -1;
 		o->http.max_conns = (unsigned)x;
+		return 0;
+	case OPT_HTTP_TIMEOUT:
+		if (parse_uint("http-timeout", val, 1, 3600, &x))
+			return -1;
+		o->http.timeout_s = (unsigned)x;
 		return 0;
 	case OPT_NAMEMAP: o->namemap = val; return 0;
 	case 'v': log_verbosity = TLOG_DEBUG; return 0;

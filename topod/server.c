@@ -165,6 +165,7 @@ struct server {
 	/* bounded resources: heavy deadlines' tick, the clients' budget */
 	struct event *tick_ev, *budget_ev;
 	uint64_t in_bytes, out_bytes;       /* every query and admin client's input and output buffers */
+	uint64_t http_unsent;               /* the HTTP endpoint's replies not yet written (server_http_unsent) */
 	int budget_pending;                 /* budget_ev is active */
 	uint64_t cut_budget, heavy_toobig, heavy_timeouts;
 	struct qstats qs;                   /* by command, for the metrics endpoint */
@@ -477,10 +478,23 @@ static void heavy_free(struct heavy_job *j)
 static void line_read_cb(struct bufferevent *bev, void *arg);
 static void check_output(struct conn *c);
 
-/* Every client's unread reply bytes, kept current by acct_out_cb. */
+/* Every client's unread reply bytes, kept current by acct_out_cb, and
+ * the HTTP endpoint's: --output-budget is one budget for both ports. */
 static uint64_t out_pending(const struct server *srv)
 {
-	return srv->out_bytes;
+	return srv->out_bytes + srv->http_unsent;
+}
+
+void server_http_unsent(struct server *srv, uint64_t add, uint64_t sub)
+{
+	srv->http_unsent = srv->http_unsent + add - sub;
+}
+
+int server_reply_fits(const struct server *srv, uint64_t n, uint64_t *pending)
+{
+	/* A reply is always delivered when nothing else is waiting. */
+	*pending = out_pending(srv);
+	return !srv->cfg.out_budget || !*pending || *pending + n <= srv->cfg.out_budget;
 }
 
 /* While a heavy request is in flight the connection's input is bounded by
@@ -548,11 +562,10 @@ static void jobs_cb(evutil_socket_t fd, short what, void *arg)
 				srv->errors++;
 				query_error(out, "TOOBIG", "the reply is %zu bytes, more than the per-client output limit of %" PRIu64
 					    " (--output-limit): ask for fewer hosts", n, srv->cfg.out_hard);
-			} else if (srv->cfg.out_budget && (pending = out_pending(srv)) && pending + n > srv->cfg.out_budget) {
+			} else if (!server_reply_fits(srv, n, &pending)) {
 				/* Checked again here, not only at admission: many
 				 * requests admitted at once would otherwise all land
-				 * in memory together. A reply is always delivered when
-				 * nothing else is waiting. */
+				 * in memory together. */
 				srv->busy_heavy++;
 				srv->errors++;
 				query_error(out, "BUSY", "%" PRIu64 " bytes of replies are waiting to be read; retry later",

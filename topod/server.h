@@ -108,5 +108,12 @@ void server_get_metrics(const struct server *srv, struct server_metrics *m);
 struct event_base *server_base(struct server *srv);
 /* The worker pool; NULL until server_run() has started it. */
 struct pool *server_pool(struct server *srv);
+/* --output-budget covers both ports: the HTTP endpoint reports the bytes
+ * of its replies handed over (add) and written or dropped (sub). */
+void server_http_unsent(struct server *srv, uint64_t add, uint64_t sub);
+/* Whether a finished reply of n bytes may be queued: every unread reply
+ * of both ports (into *pending) and n within --output-budget, or nothing
+ * else waiting. */
+int server_reply_fits(const struct server *srv, uint64_t n, uint64_t *pending);
 
 #endif
