@@ -13,6 +13,7 @@ fat tree (3,456 hosts):
   - the admin socket answers while the query connections are exhausted.
 """
 import os
+import select
 import socket
 import sys
 import time
@@ -142,7 +143,11 @@ with t.conn() as c:
         lat.append((time.perf_counter() - t0) * 1000)
         peak = max(peak, rss_kib(t.p.pid))
         st = parse_kv(t.admin_ask("stats")[3:])
-        if settled is None and st["heavy_queued"] == "0" and st["heavy_running"] == "0":
+        # every one of the 40 has something to read (a reply's first bytes,
+        # ERR BUSY, or its close): a queue that is empty for a moment while
+        # some requests are still unread is not yet settled
+        answered = len(select.select(lazy, [], [], 0)[0])
+        if settled is None and answered == len(lazy) and st["heavy_queued"] == "0" and st["heavy_running"] == "0":
             settled = time.time()
         if settled and time.time() - settled > 5:
             break
