@@ -77,13 +77,14 @@ void tc_ring_order(const struct tc_comm *c, int *order)
 	free(first);
 }
 
-/* A type whose count elements are one dense run of `bytes` from the buffer. */
+/* A type whose count elements are one dense run of `bytes` from the
+ * buffer, in MPI_Pack's order (tc_type_in_order). */
 static int dense(int count, MPI_Datatype dt, long long bytes)
 {
 	MPI_Aint lb, ext, tlb, text;
 	if (count == 0)
 		return 1;
-	if (PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
+	if (!tc_type_in_order(dt) || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
 	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
 		return 0;
 	return count == 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;

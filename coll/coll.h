@@ -133,6 +133,7 @@ struct tc_global {
 	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
 	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
 	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
+	int timeout_ms;        /* TOPOCOLL_TIMEOUT_MS: every question to topod (3000) */
 	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
@@ -228,5 +229,7 @@ void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order);
 long long tc_pipe_segment(long long bytes, int ranks);
 /* Every rank of c in the pipelined Bcast's chain from root (order: [nleaves] scratch). */
 void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain);
+/* A named type, or contiguous/dup of one: its bytes in MPI_Pack's order. */
+int tc_type_in_order(MPI_Datatype dt);
 
 #endif

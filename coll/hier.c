@@ -292,13 +292,36 @@ int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, i
 	return rc;
 }
 
-/* A type whose data is one contiguous run of its size from the buffer:
- * no holes, and for several elements an extent equal to the data's (a
- * resized type's elements lie apart however dense each is). */
+/* Whether a type's bytes lie in the buffer in the order MPI_Pack gives
+ * them: a named type, or contiguous/dup of one. Extents alone cannot tell:
+ * MPI_Type_indexed(2, {1,1}, {1,0}, MPI_INT) has no holes and its extent
+ * is its size, but its first element lies second. */
+int tc_type_in_order(MPI_Datatype dt)
+{
+	int ni, na, nd, comb;
+	if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+		return 0;
+	if (comb == MPI_COMBINER_NAMED)
+		return 1;
+	if ((comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP) || nd != 1 || ni > 1 || na > 0)
+		return 0;
+	int count;
+	MPI_Datatype inner;
+	if (PMPI_Type_get_contents(dt, ni, 0, 1, &count, NULL, &inner) != MPI_SUCCESS)
+		return 0;
+	int in_order = tc_type_in_order(inner);
+	if (PMPI_Type_get_envelope(inner, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+		PMPI_Type_free(&inner);
+	return in_order;
+}
+
+/* A type whose data is one contiguous run of its size from the buffer, in
+ * order: no holes, and for several elements an extent equal to the data's
+ * (a resized type's elements lie apart however dense each is). */
 static int contiguous(int count, MPI_Datatype dt, int bytes)
 {
 	MPI_Aint lb, ext, tlb, text;
-	if (PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
+	if (!tc_type_in_order(dt) || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
 	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
 		return 0;
 	return count <= 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;

@@ -91,6 +91,7 @@ static void options(void)
 		tc_g.margin = 1.10;
 	snprintf(tc_g.sched_file, sizeof(tc_g.sched_file), "%s", sf ? sf : "");
 	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 262144, 0, 1L << 40);
+	tc_g.timeout_ms = (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000);
 	tc_g.verbose = (int)env_long("TOPOCOLL_VERBOSE", 0, 0, 9);
 	tc_g.stats = env_long("TOPOCOLL_STATS", 0, 0, 9) > 0;
 	tc_g.float_reduce = env_long("TOPOCOLL_ALLREDUCE_FLOAT", 0, 0, 1) > 0;
@@ -315,7 +316,7 @@ int tc_learn(const char *names, int n, uint64_t *ids, double *ms)
 	double t0 = PMPI_Wtime();
 	int e = tii_open(&t, NULL);
 	if (!e)
-		e = tii_set_timeout(t, (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000));
+		e = tii_set_timeout(t, tc_g.timeout_ms);
 	if (e) {
 		snprintf(tc_g.why, sizeof(tc_g.why), "topod: %s", tii_strerror(e));
 		tii_close(t);

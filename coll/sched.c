@@ -129,6 +129,9 @@ static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t
 	struct tii_schedule_params p = { .algo = TII_SCHED_ROUTE };
 	if (!e)
 		e = tii_open(&t, NULL);
+	/* the same bound as MPI_Init's question: every rank waits for it */
+	if (!e)
+		e = tii_set_timeout(t, tc_g.timeout_ms);
 	if (!e)
 		e = tii_set_schedule_advice(t, 1 << 20, 1);
 	if (!e)

@@ -292,9 +292,16 @@ int TC_ENTRY(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void 
 			    MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_ALLGATHER);
-	if (c && (long long)rcount * c->size > INT_MAX) {
+	int tsz = 0;
+	if (c)
+		PMPI_Type_size(rt, &tsz);
+	/* In signature bytes, which every rank has alike (rcount and rt may
+	 * differ from rank to rank): an element count would send some ranks
+	 * to the MPI and others into the ring. Bytes bound elements (an
+	 * element has at least one byte; an empty type has none to place). */
+	if (c && (long long)rcount * (tsz ? tsz : 1) * c->size > INT_MAX) {
 		c->native[TC_ALLGATHER]++;
-		tc_tell(c, TC_ALLGATHER, 0, NULL, "the receive buffer's elements exceed an int count", NULL);
+		tc_tell(c, TC_ALLGATHER, 0, NULL, "the receive buffer's bytes exceed an int count", NULL);
 		c = NULL;
 	}
 	int *cd = c ? malloc(2 * (size_t)c->size * sizeof(int)) : NULL, rc = -1;

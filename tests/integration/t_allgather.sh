@@ -4,7 +4,7 @@
 # under Open MPI and MPICH: a real topod serving the k=24 fat tree;
 # tests/mpi/allgather_check.c runs every case through MPI_X (taken by the
 # library) and PMPI_X and compares the whole receive buffers byte for byte
-# (counts 0 to 20,003, in place, strided and resized types, uneven
+# (counts 0 to 20,003, in place, strided, resized and reordered types, uneven
 # Allgatherv counts and displacements; world, dup, split, reversed,
 # singleton communicators).
 # Shapes: 12 ranks on 3 leaves (2 hosts per leaf, 2 ranks per host), 7
@@ -93,8 +93,8 @@ run() {
 }
 # stat TAG: "H N" ring and native Allgather(v) calls of rank 0 on MPI_COMM_WORLD
 stat() { sed -n "s/.* allgather \([0-9]*\) hierarchical \([0-9]*\) native.*/\1 \2/p" "$d/$1.err"; }
-# 2 reports on MPI_COMM_WORLD x (5 counts x 5 Allgather modes + 5 x 3 Allgatherv modes)
-WORLD_CALLS=80
+# 2 reports on MPI_COMM_WORLD x (5 counts x 6 Allgather modes + 5 x 3 Allgatherv modes)
+WORLD_CALLS=90
 
 LIB=$ROOT/build/lib/libtopocoll.so
 MLIB=$ROOT/build/lib/mpich/libtopocoll.so

@@ -44,13 +44,18 @@ static void prefill(int *a, int *b, size_t n, int rank)
 }
 
 /* mode 0 ints, 1 in place, 2 strided send type, 3 strided receive type,
- * 4 resized type (an int every 3 ints' extent) on both sides. */
+ * 4 resized type (an int every 3 ints' extent) on both sides, 5 n/2 pairs
+ * of ints stored swapped (no holes, extent = size, yet not in memory
+ * order) on both sides. */
 static int allgather_case(MPI_Comm comm, int n, int mode, int *s, int *ra, int *rb, size_t room)
 {
 	int size, rank;
 	MPI_Comm_size(comm, &size);
 	MPI_Comm_rank(comm, &rank);
-	MPI_Datatype vec, res;
+	MPI_Datatype vec, res, swp;
+	int one[2] = { 1, 1 }, at[2] = { 1, 0 };
+	MPI_Type_indexed(2, one, at, MPI_INT, &swp);
+	MPI_Type_commit(&swp);
 	MPI_Type_vector(n > 0 ? n : 1, 1, 2, MPI_INT, &vec);
 	MPI_Type_commit(&vec);
 	MPI_Type_create_resized(MPI_INT, 0, 3 * sizeof(int), &res);
@@ -78,14 +83,19 @@ static int allgather_case(MPI_Comm comm, int n, int mode, int *s, int *ra, int *
 		MPI_Allgather(s, n, MPI_INT, ra, n ? 1 : 0, vec, comm);
 		PMPI_Allgather(s, n, MPI_INT, rb, n ? 1 : 0, vec, comm);
 		break;
-	default:
+	case 4:
 		MPI_Allgather(s, n, res, ra, n, res, comm);
 		PMPI_Allgather(s, n, res, rb, n, res, comm);
+		break;
+	default:
+		MPI_Allgather(s, n / 2, swp, ra, n / 2, swp, comm);
+		PMPI_Allgather(s, n / 2, swp, rb, n / 2, swp, comm);
 		break;
 	}
 	bad = memcmp(ra, rb, room * sizeof(int)) != 0;
 	MPI_Type_free(&vec);
 	MPI_Type_free(&res);
+	MPI_Type_free(&swp);
 	return bad;
 }
 
@@ -96,7 +106,7 @@ static int check_allgather(MPI_Comm comm)
 	size_t room = (size_t)size * 3 * 20004;
 	int *s = malloc(3 * 20004 * sizeof(int)), *ra = malloc(room * sizeof(int)), *rb = malloc(room * sizeof(int));
 	for (int k = 0; k < NCOUNTS; k++)
-		for (int mode = 0; mode < 5; mode++) {
+		for (int mode = 0; mode < 6; mode++) {
 			int n = counts[k];
 			/* a strided block of n ints spans 2n ints, a resized one 3n */
 			size_t used = (size_t)size * (mode == 4 ? 3 * (size_t)n : mode == 3 ? 2 * (size_t)n : (size_t)n) + 1;

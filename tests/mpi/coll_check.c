@@ -46,8 +46,13 @@ static int check_bcast(MPI_Comm comm)
 	/* derived types (n = 1000 only): every other int; an int resized to
 	 * two ints' extent (dense elements lying apart: not one contiguous
 	 * run); at the root n ints, elsewhere one contiguous type of n ints
-	 * (the same signature, different types on different ranks) */
-	MPI_Datatype strided, spaced, spaced1, block;
+	 * (the same signature, different types on different ranks); at the
+	 * root n/2 pairs of ints stored swapped (no holes, extent = size, not
+	 * in memory order), elsewhere n ints */
+	MPI_Datatype strided, spaced, spaced1, block, swp;
+	int one[2] = { 1, 1 }, at[2] = { 1, 0 };
+	MPI_Type_indexed(2, one, at, MPI_INT, &swp);
+	MPI_Type_commit(&swp);
 	MPI_Type_vector(1000, 1, 2, MPI_INT, &strided);
 	MPI_Type_commit(&strided);
 	MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced1);
@@ -58,7 +63,7 @@ static int check_bcast(MPI_Comm comm)
 	int *a = malloc(2 * 20003 * sizeof(int)), *b = malloc(2 * 20003 * sizeof(int));
 	for (int k = 0; k < NCOUNTS; k++)
 		for (int root = 0; root < size; root += size > 2 ? size / 2 : 1)
-			for (int mode = 0; mode < 4; mode++) {
+			for (int mode = 0; mode < 5; mode++) {
 				int n = counts[k];
 				if (mode > 0 && n != 1000)
 					continue;
@@ -73,6 +78,9 @@ static int check_bcast(MPI_Comm comm)
 				} else if (mode == 3) {
 					MPI_Bcast(a, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
 					PMPI_Bcast(b, rank == root ? n : 1, rank == root ? MPI_INT : block, root, comm);
+				} else if (mode == 4) {
+					MPI_Bcast(a, rank == root ? n / 2 : n, rank == root ? swp : MPI_INT, root, comm);
+					PMPI_Bcast(b, rank == root ? n / 2 : n, rank == root ? swp : MPI_INT, root, comm);
 				} else {
 					MPI_Bcast(a, n, MPI_INT, root, comm);
 					PMPI_Bcast(b, n, MPI_INT, root, comm);
@@ -83,6 +91,7 @@ static int check_bcast(MPI_Comm comm)
 	MPI_Type_free(&spaced);
 	MPI_Type_free(&spaced1);
 	MPI_Type_free(&block);
+	MPI_Type_free(&swp);
 	free(a);
 	free(b);
 	return agree(bad, comm);
