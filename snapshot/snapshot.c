@@ -166,33 +166,38 @@ void snap_spare_enable(void)
 	atomic_store(&spare.on, 1);
 }
 
+/* The newest freed table is kept, the older one freed: keeping the
+ * largest ever seen would hold a table's worth for good once the fabric
+ * shrank. */
 static void spare_put(uint8_t *buf)
 {
 	size_t cap = malloc_usable_size(buf);
 	pthread_mutex_lock(&spare.lock);
-	if (!spare.buf || spare.cap < cap) {
-		uint8_t *old = spare.buf;
-		spare.buf = buf;
-		spare.cap = cap;
-		buf = old;
-	}
+	uint8_t *old = spare.buf;
+	spare.buf = buf;
+	spare.cap = cap;
 	pthread_mutex_unlock(&spare.lock);
-	free(buf);
+	free(old);
 }
 
 /* The spare if it holds want bytes without wasting more than as much
- * again, else a new buffer. */
+ * again, else a new buffer; a spare more than twice too large is freed
+ * (the fabric shrank). */
 static uint8_t *spare_get(size_t want)
 {
-	uint8_t *buf = NULL;
+	uint8_t *buf = NULL, *drop = NULL;
 	if (want >= SPARE_MIN) {
 		pthread_mutex_lock(&spare.lock);
 		if (spare.buf && spare.cap >= want && spare.cap / 2 <= want) {
 			buf = spare.buf;
 			spare.buf = NULL;
+		} else if (spare.buf && spare.cap / 2 > want) {
+			drop = spare.buf;
+			spare.buf = NULL;
 		}
 		pthread_mutex_unlock(&spare.lock);
 	}
+	free(drop);
 	return buf ? buf : malloc(want);
 }
 
