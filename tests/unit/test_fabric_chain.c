@@ -19,6 +19,34 @@
 #define NSAVED 8
 #define HOP_CAP 128
 
+/* With TF_CHAIN_OUT=DIR the chain is also written for
+ * tests/integration/t_topod_chain.py to feed a real topod: every
+ * generation NNN whole (gen.NNN.snap) and, from 2 on, as delta.NNN
+ * against NNN - 1. */
+static void out_file(const char *dir, const char *fmt, unsigned n, const uint8_t *buf, size_t len)
+{
+	char p[4096], name[64], err[SNAP_ERR_LEN];
+	if (!dir)
+		return;
+	snprintf(name, sizeof(name), fmt, n);
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (snap_write_atomic(p, buf, len, err))
+		tf_die(err);
+}
+
+static void out_snap(const char *dir, const struct snap *s)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *b;
+	size_t n;
+	if (!dir)
+		return;
+	if (snap_encode(s, &b, &n, err))
+		tf_die(err);
+	out_file(dir, "gen.%03u.snap", (unsigned)s->generation, b, n);
+	free(b);
+}
+
 /* Every host's cluster ID at every level, as a fingerprint. */
 static int same_hier(const struct hier *a, const struct hier *b)
 {
@@ -146,6 +174,7 @@ int main(void)
 	/* As topod: each generation is a copy of the one before. */
 	snap_spare_enable();
 	tf_rng_state = 22;
+	const char *outdir = getenv("TF_CHAIN_OUT");
 
 	/* Generation 1 arrives whole: decoded, indexed from scratch. */
 	struct snap *want = snap_new(), *cur = NULL;
@@ -158,6 +187,7 @@ int main(void)
 	size_t enc_len;
 	if (snap_encode(want, &enc, &enc_len, err) || snap_decode(enc, enc_len, &cur, err))
 		tf_die(err);
+	out_snap(outdir, want);
 	free(enc);
 	struct fabric_index *x = NULL;
 	if (fabric_index_build(cur, NULL, 2, &x, err))
@@ -187,6 +217,8 @@ int main(void)
 		struct snap_delta_info info = { .want_blocks = 1 };
 		if (snap_delta_encode(cur, next, &d, &dl, err) || snap_delta_apply(cur, d, dl, &applied, &info, err))
 			tf_die(err);
+		out_file(outdir, "delta.%03u", i + 1, d, dl);
+		out_snap(outdir, next);
 		free(d);
 		blocks += info.blocks;
 		struct fabric_index *nx = NULL;
