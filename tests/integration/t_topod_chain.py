@@ -3,6 +3,7 @@ tests/unit/test_fabric_chain.c (a k=8 fat tree; up-port moves, entries sent
 anywhere or nowhere, restores of earlier tables) goes to topod A as a full
 snapshot and 100 deltas through `topo-snap send`, each applied on top of the
 generation before; topod B gets generations 1, 51 and 101 whole.
+- a watch parked on each generation wakes with the next;
 - A's state directory holds the intended LFTs after 50 and 100 deltas;
 - A's `diff G-1 G` (from its history: reverse deltas) names exactly the LFT
   entries the two whole snapshots differ in, for every step;
@@ -12,8 +13,10 @@ generation before; topod B gets generations 1, 51 and 101 whole.
   are the same in A and B."""
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from topodtest import BIN, ROOT, Topod, check, done, parse_kv, send_snapshot, tmpdir  # noqa: E402
@@ -59,14 +62,29 @@ tb = Topod("--history", "101", state_dir=sb)
 
 rc, out = send_snapshot("sink=unix:" + ta.ingest, snap(1))
 check(rc == 0 and ta.wait_generation(1), "topod A serves generation 1 from the full snapshot (%s)" % out)
-bad = []
+bad, woke, parked = [], 0, 0
 for g in range(2, 102):
+    # A watcher parked on the served generation hears of each new one.
+    w = ta.conn()
+    w.send("watch %d 20000\n" % (g - 1))
+    time.sleep(0.02)
+    w.s.setblocking(False)
+    try:
+        parked += not w.s.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        parked += 1
+    w.s.settimeout(30)
     rc, out = send_snapshot("sink=unix:" + ta.ingest, os.path.join(chain, "delta.%03d" % g))
     if rc != 0:
         bad.append("%d: %s" % (g, out[-120:]))
+    kv = parse_kv(w.readline()[3:])
+    woke += kv.get("gen") == str(g) and kv.get("changed") == "1"
+    w.s.close()
     if g == 51:
         # The state directory (fabric.snap and its journal) reproduces what is served.
         check(lfts(sa) == lfts(51), "after 50 deltas topod A's state directory holds generation 51's LFTs exactly")
+check(parked == 100 and woke == 100, "a watch parked on each generation (%d of 100) wakes with the next (%d of 100)"
+      % (parked, woke))
 check(not bad and ta.wait_generation(101), "topod A applies the 100 chained deltas, each on the one before (%s)"
       % (bad[:3] or "all OK"))
 check(lfts(sa) == lfts(101), "after 100 deltas, generation 101's LFTs exactly")
