@@ -37,7 +37,7 @@ void http_json_error(struct evbuffer *out, const char *code, const char *text);
 void http_json_string(struct evbuffer *out, const char *s, size_t n);
 
 /* squeue lookups at once (each may hold a worker 10 s); more get 503. */
-#define HTTP_SLURM_MAX 4
+#define HTTP_SLURM_MAX 1
 /* Whether id is a Slurm job ID (digits, or digits_digits). */
 int http_job_id_ok(const char *id);
 /* {"ok":true,"job":ID,"nodelist":LIST} from squeue, or the error; the

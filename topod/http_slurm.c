@@ -83,9 +83,15 @@ static int run_squeue(const char *id, char *buf, size_t cap, int *st)
 	char idbuf[32];
 	snprintf(idbuf, sizeof(idbuf), "%s", id);
 	char *argv[] = { "squeue", "-h", "-j", idbuf, "-o", "%N", NULL };
+	/* its own process group: whatever it starts goes with it */
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&at, 0);
 	pid_t pid;
-	int rc = posix_spawnp(&pid, "squeue", &fa, NULL, argv, environ);
+	int rc = posix_spawnp(&pid, "squeue", &fa, &at, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);
@@ -95,12 +101,22 @@ static int run_squeue(const char *id, char *buf, size_t cap, int *st)
 	int how = read_bounded(pfd[0], buf, cap, pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull, &n);
 	close(pfd[0]);
 	buf[n] = '\0';
-	/* Whatever cut the reading short, squeue is not left running. */
+	/* Whatever cut the reading short, squeue is not left running; after
+	 * its output ended it gets until the same deadline to exit. */
 	if (how != RB_EOF)
-		kill(pid, SIGKILL);
+		kill(-pid, SIGKILL);
+	uint64_t end = pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull;
 	pid_t w;
-	while ((w = waitpid(pid, st, 0)) < 0 && errno == EINTR)
-		;
+	while ((w = waitpid(pid, st, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
+		if (pool_now_ns() > end) {
+			kill(-pid, SIGKILL);
+			while ((w = waitpid(pid, st, 0)) < 0 && errno == EINTR)
+				;
+			break;
+		}
+		usleep(2000);
+	}
+	kill(-pid, SIGKILL);   /* anything it left behind in its group */
 	return w == pid ? how : RB_ERROR;
 }
 
