@@ -292,6 +292,7 @@ install-coll: $(COLL_LIB) $(COLL_LIB_MPICH) $(COLLPROF_LIB) $(COLLPROF_LIB_MPICH
 	install -m 755 $(COLL_LIB) $(DESTDIR)$(LIBDIR)/openmpi/libtopocoll.so
 	install -m 755 $(COLL_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopocoll.so
 	install -m 755 $(COLLPROF_LIB) $(DESTDIR)$(LIBDIR)/libtopocollprof.so
+	install -m 755 $(COLLPROF_LIB) $(DESTDIR)$(LIBDIR)/openmpi/libtopocollprof.so
 	install -m 755 $(COLLPROF_LIB_MPICH) $(DESTDIR)$(LIBDIR)/mpich/libtopocollprof.so
 	install -m 644 man/topocoll.7 $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 docs/collectives.md $(DESTDIR)$(DOCDIR)/
