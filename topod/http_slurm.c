@@ -105,18 +105,24 @@ static int run_squeue(const char *id, char *buf, size_t cap, int *st)
 	 * its output ended it gets until the same deadline to exit. */
 	if (how != RB_EOF)
 		kill(-pid, SIGKILL);
+	/* Waited for without reaping (WNOWAIT): while squeue is a zombie its
+	 * group ID cannot be reused, so killing what it left behind in its
+	 * group hits nothing else. */
 	uint64_t end = pool_now_ns() + SQUEUE_TIMEOUT_MS * 1000000ull;
-	pid_t w;
-	while ((w = waitpid(pid, st, WNOHANG)) == 0 || (w < 0 && errno == EINTR)) {
-		if (pool_now_ns() > end) {
-			kill(-pid, SIGKILL);
-			while ((w = waitpid(pid, st, 0)) < 0 && errno == EINTR)
-				;
+	siginfo_t si;
+	int r;
+	for (;;) {
+		si.si_pid = 0;
+		r = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+		if ((r == 0 && si.si_pid == pid) || (r < 0 && errno != EINTR) || pool_now_ns() > end)
 			break;
-		}
 		usleep(2000);
 	}
-	kill(-pid, SIGKILL);   /* anything it left behind in its group */
+	if (r == 0 || errno == EINTR)
+		kill(-pid, SIGKILL);
+	pid_t w;
+	while ((w = waitpid(pid, st, 0)) < 0 && errno == EINTR)
+		;
 	return w == pid ? how : RB_ERROR;
 }
 
