@@ -41,6 +41,22 @@ static int cmp_map_ent(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* Sorted by GUID (then line); of the entries for one GUID the first stays. */
+static void map_sort_unique(struct route_namemap *m)
+{
+	if (m->n)
+		qsort(m->e, m->n, sizeof(*m->e), cmp_map_ent);
+	size_t w = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (w && m->e[w - 1].guid == m->e[i].guid) {
+			free(m->e[i].name);
+			continue;
+		}
+		m->e[w++] = m->e[i];
+	}
+	m->n = w;
+}
+
 int route_namemap_parse(const char *text, size_t len, struct route_namemap **out,
 			char err[AN_ERR_LEN])
 {
@@ -98,17 +114,7 @@ int route_namemap_parse(const char *text, size_t len, struct route_namemap **out
 			goto nomem;
 		m->e[m->n++] = (struct map_ent){ guid, name, line };
 	}
-	if (m->n)
-		qsort(m->e, m->n, sizeof(*m->e), cmp_map_ent);
-	size_t w = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (w && m->e[w - 1].guid == m->e[i].guid) {
-			free(m->e[i].name);
-			continue;
-		}
-		m->e[w++] = m->e[i];
-	}
-	m->n = w;
+	map_sort_unique(m);
 	*out = m;
 	return AN_OK;
 nomem:
@@ -209,16 +215,7 @@ static int map_with(const struct route_namemap *base, const struct ca_key *k, co
 		if (!m->e[m->n++].name)
 			goto nomem;
 	}
-	qsort(m->e, m->n, sizeof(*m->e), cmp_map_ent);
-	size_t w = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		if (w && m->e[w - 1].guid == m->e[i].guid) {
-			free(m->e[i].name);
-			continue;
-		}
-		m->e[w++] = m->e[i];
-	}
-	m->n = w;
+	map_sort_unique(m);
 	*out = m;
 	return AN_OK;
 nomem:
