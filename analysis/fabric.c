@@ -121,7 +121,8 @@ static uint16_t memo_hops(const struct route_tab *rt, struct hop_memo *m, uint32
  * switch before it on the way would be a changed entry with d infinite
  * and d' finite); so no hop count to any LID changed. Conversely, if none
  * changed, every changed entry passes: the check is exact. Both tables'
- * switch and port codes are equal: no port changed.
+ * switch and port codes are equal: no port changed (leaf_hops_differ is
+ * the check when cables changed).
  */
 static int entry_holds(const struct route_tab *ra, const struct route_tab *rb, struct hop_memo *ma,
 		       struct hop_memo *mb, uint32_t sw, uint16_t lid)
@@ -211,12 +212,194 @@ static int hops_differ(const struct route_tab *ra, const struct route_tab *rb, c
 	return differ;
 }
 
+/* Do ra and rb number switches and end ports alike, with the same hosts,
+ * LIDs, leaves and port states at the end ports? Then a step's switch and
+ * end-port indices mean the same in both, and what the hierarchy reads
+ * besides hop counts and links (hosts, their leaves) is the same. */
+static int same_ends(const struct route_tab *ra, const struct route_tab *rb)
+{
+	if (ra->nsw != rb->nsw || ra->neps != rb->neps || ra->nhosts != rb->nhosts || ra->max_lid != rb->max_lid ||
+	    memcmp(ra->sw_node, rb->sw_node, ra->nsw * sizeof(*ra->sw_node)) ||
+	    memcmp(ra->pt_off, rb->pt_off, ra->nsw * sizeof(*ra->pt_off)) ||
+	    memcmp(ra->lid_ep, rb->lid_ep, ((size_t)ra->max_lid + 1) * sizeof(*ra->lid_ep)))
+		return 0;
+	for (uint32_t e = 0; e < ra->neps; e++) {
+		const struct route_ep *x = &ra->eps[e], *y = &rb->eps[e];
+		if (x->guid != y->guid || x->node != y->node || x->host != y->host || x->leaf != y->leaf ||
+		    x->lid != y->lid || x->port != y->port || x->lmc != y->lmc || x->up != y->up)
+			return 0;
+	}
+	for (uint32_t h = 0; h < ra->nhosts; h++)
+		if (ra->hosts[h].rail0 != rb->hosts[h].rail0 || ra->hosts[h].nrails != rb->hosts[h].nrails ||
+		    strcmp(ra->hosts[h].name, rb->hosts[h].name) ||
+		    memcmp(ra->rails + ra->hosts[h].rail0, rb->rails + rb->hosts[h].rail0,
+			   ra->hosts[h].nrails * sizeof(*ra->rails)))
+			return 0;
+	return 1;
+}
+/*
+ * After a delta that changed ports (a cable down or up): marks in *chg
+ * (by rb->pt_off) every switch port whose code differs between ra and rb,
+ * and returns in *out the blocks to check: the delta's changed blocks and
+ * every block of a switch with a marked port, sorted, each once. -1: out
+ * of memory.
+ */
+static int links_changed(const struct route_tab *ra, const struct route_tab *rb, const uint64_t *block,
+			 uint32_t nblock, uint8_t **chg, uint64_t **out, uint32_t *nout)
+{
+	const struct snap *s = rb->snap;
+	size_t npt = 0, extra = 0;
+	for (uint32_t sw = 0; sw < rb->nsw; sw++)
+		npt += s->nodes[rb->sw_node[sw]].nports + 1u;
+	uint8_t *c = calloc(npt + 1, 1);
+	if (!c)
+		return -1;
+	for (uint32_t sw = 0; sw < rb->nsw; sw++) {
+		const struct snap_node *n = &s->nodes[rb->sw_node[sw]];
+		int any = 0;
+		for (uint32_t p = rb->pt_off[sw], e = p + n->nports; p <= e; p++)
+			any |= c[p] = ra->pt[p] != rb->pt[p];
+		if (any)
+			extra += (n->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+	}
+	uint64_t *b = malloc((nblock + extra + 1) * sizeof(*b));
+	if (!b) {
+		free(c);
+		return -1;
+	}
+	memcpy(b, block, (size_t)nblock * sizeof(*b));
+	size_t n = nblock;
+	for (uint32_t sw = 0; sw < rb->nsw; sw++) {
+		const struct snap_node *nd = &s->nodes[rb->sw_node[sw]];
+		if (!memchr(c + rb->pt_off[sw], 1, nd->nports + 1u))
+			continue;
+		for (uint32_t k = 0; k * SNAP_DELTA_BLOCK < nd->lft_len; k++)
+			b[n++] = (uint64_t)rb->sw_node[sw] << 16 | k;
+	}
+	qsort(b, n, sizeof(*b), cmp_u64);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || b[i] != b[u - 1])
+			b[u++] = b[i];
+	*chg = c;
+	*out = b;
+	*nout = (uint32_t)u;
+	return 0;
+}
+
+/* Does the step at switch node `node` (rb's switch sw) to lid differ
+ * between ra's tables and rb's? Its LFT byte, or the code of the port it
+ * names when chg marks it. */
+static int step_changed(const struct route_tab *ra, const struct route_tab *rb, const uint8_t *chg, uint32_t node,
+			uint32_t l)
+{
+	const struct snap_node *na = &ra->snap->nodes[node], *nb = &rb->snap->nodes[node];
+	if (l >= nb->lft_len)
+		return l < na->lft_len;
+	uint8_t e = rb->snap->lft[nb->lft_off + l];
+	if (l >= na->lft_len || ra->snap->lft[na->lft_off + l] != e)
+		return 1;
+	uint32_t sw = rb->sw_of_node[node];
+	return sw != ROUTE_NONE && e <= nb->nports && chg[rb->pt_off[sw] + e];
+}
+
+/*
+ * Does any hop count the hierarchy reads differ, from a leaf (a switch a
+ * host's default port is cabled to, up) to a host's default port? Only
+ * the LIDs of a changed step in blk can differ; for each, every leaf's
+ * walk is compared, memoised over the switches in both tables. Exact for
+ * that table, unlike hops_differ's all-switch proof: a cable down between
+ * an upper switch and a leaf changes the upper switch's hop counts to the
+ * leaf's hosts (it must go round), but not the leaves' (they go up another
+ * way), and only the leaves' are the hierarchy's. ra and rb have
+ * same_ends(). -1: out of memory.
+ */
+static int leaf_hops_differ(const struct route_tab *ra, const struct route_tab *rb, const uint8_t *chg,
+			    const uint64_t *blk, uint32_t nblk)
+{
+	uint32_t *lids = malloc(((size_t)rb->max_lid + 1) * sizeof(*lids)), nl = 0, nleaf = 0;
+	uint32_t *leaf = malloc(((size_t)rb->nsw + 1) * sizeof(*leaf));
+	uint8_t *want = calloc((size_t)rb->max_lid + 1, 1), *isleaf = calloc((size_t)rb->nsw + 1, 1);
+	int differ = !lids || !leaf || !want || !isleaf ? -1 : 0;
+	for (uint32_t x = 0; !differ && x < rb->nhosts; x++) {
+		const struct route_ep *e = &rb->eps[route_host_ep(rb, x)];
+		if (!e->lid || e->lid > rb->max_lid) {
+			differ = 1; /* a host without a LID: not worth proving */
+			break;
+		}
+		want[e->lid] = 1;
+		uint32_t sw = e->up == AN_OK && e->leaf != ROUTE_NONE ? rb->sw_of_node[e->leaf] : ROUTE_NONE;
+		if (sw != ROUTE_NONE && !isleaf[sw]) {
+			isleaf[sw] = 1;
+			leaf[nleaf++] = sw;
+		}
+	}
+	for (uint32_t k = 0; !differ && k < nblk; k++) {
+		uint32_t node = (uint32_t)(blk[k] >> 16), l0 = (uint32_t)(blk[k] & 0xFFFF) * SNAP_DELTA_BLOCK;
+		for (uint32_t l = l0; l < l0 + SNAP_DELTA_BLOCK && l <= rb->max_lid; l++)
+			if (want[l] == 1 && step_changed(ra, rb, chg, node, l)) {
+				want[l] = 2;
+				lids[nl++] = l;
+			}
+	}
+	const uint32_t nsw = rb->nsw ? rb->nsw : 1;
+#pragma omp parallel if (nl >= 256) reduction(| : differ)
+	{
+		struct hop_memo m[2];
+		for (int i = 0; i < 2; i++)
+			m[i] = (struct hop_memo){ malloc(nsw * sizeof(*m[i].val)), calloc(nsw, sizeof(*m[i].stamp)),
+						  malloc(nsw * sizeof(*m[i].stack)), 0 };
+		if (!m[0].val || !m[0].stamp || !m[0].stack || !m[1].val || !m[1].stamp || !m[1].stack)
+			differ = 1;
+#pragma omp for schedule(dynamic, 16)
+		for (uint32_t i = 0; i < nl; i++) {
+			uint16_t l = (uint16_t)lids[i];
+			uint32_t dst = rb->lid_ep[l];
+			m[0].cur++;
+			m[1].cur++;
+			for (uint32_t j = 0; j < nleaf && !differ; j++)
+				differ = memo_hops(ra, &m[0], leaf[j], l, dst) != memo_hops(rb, &m[1], leaf[j], l, dst);
+		}
+		for (int i = 0; i < 2; i++) {
+			free(m[i].val);
+			free(m[i].stamp);
+			free(m[i].stack);
+		}
+	}
+	free(lids);
+	free(leaf);
+	free(want);
+	free(isleaf);
+	return differ;
+}
+
+/* The hierarchy of x (its route index built anew) after a delta that
+ * changed ports, or with another name map: old's clusters, renamed, when
+ * the hosts are the same and no hop count changed, else built. */
+static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
+			    const struct snap_delta_info *info, int *reused)
+{
+	uint8_t *chg = NULL;
+	uint64_t *blk = NULL;
+	uint32_t nblk = 0;
+	int differ = 1;
+	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, info->block, info->blocks, &chg, &blk, &nblk) == 0)
+		differ = leaf_hops_differ(old->rt, x->rt, chg, blk, nblk);
+	free(chg);
+	free(blk);
+	if (differ == 0 && hier_rename(old->hier, x->rt, &x->hier) == AN_OK) {
+		*reused = 2;
+		return AN_OK;
+	}
+	return hier_build(x->rt, &x->hier);
+}
+
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,
 			int *reused, struct fabric_index **out, char err[AN_ERR_LEN])
 {
 	*reused = 0;
-	if (!old || !info || info->ports || info->descs || (info->blocks && !info->block))
+	if (!old || !info || info->descs || (info->blocks && !info->block) || (info->ports && map != old->map))
 		return fabric_index_build(s, map, threads, out, err);
 	struct fabric_index *x = index_new(threads, err);
 	if (!x)
@@ -224,28 +407,30 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	x->switches = old->switches;
 	x->cas = old->cas;
 	x->routers = old->routers;
-	x->links = old->links;
+	x->links = info->ports ? snap_count_links(s) : old->links;
 	x->map = map;
 	uint64_t t0 = snap_now_us();
 	/* Names come from descriptions and the map, end ports and links from
 	 * the ports: with none of them changed, the index is old's. */
-	int rc = map == old->map ? route_repoint(old->rt, s, &x->rt) : route_build(s, map, &x->rt);
+	int rc = map == old->map && !info->ports ? route_repoint(old->rt, s, &x->rt) : route_build(s, map, &x->rt);
 	if (rc) {
 		snprintf(err, AN_ERR_LEN, "route index: %s", an_strerror(rc));
 		fabric_index_free(x);
 		return rc;
 	}
 	uint64_t t1 = snap_now_us();
-	if (!hops_differ(old->rt, x->rt, info->block, info->blocks)) {
+	if (info->ports || map != old->map) {
+		rc = hier_renamed(old, x, info, reused);
+	} else if (!hops_differ(old->rt, x->rt, info->block, info->blocks)) {
 		x->hier = hier_ref(old->hier);
 		*reused = 1;
 	} else {
 		rc = hier_build(x->rt, &x->hier);
-		if (rc) {
-			snprintf(err, AN_ERR_LEN, "hierarchy: %s", an_strerror(rc));
-			fabric_index_free(x);
-			return rc;
-		}
+	}
+	if (rc) {
+		snprintf(err, AN_ERR_LEN, "hierarchy: %s", an_strerror(rc));
+		fabric_index_free(x);
+		return rc;
 	}
 	x->route_ms = (double)(t1 - t0) / 1000.0;
 	x->hier_ms = (double)(snap_now_us() - t1) / 1000.0;

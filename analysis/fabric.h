@@ -32,17 +32,22 @@ void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
 struct snap_delta_info;
 /*
  * The index of s, which a delta (info, with its changed blocks) made from
- * the snapshot old was built from. When the delta changed only LFT blocks
- * and every changed entry still leads to the same end in the same number
- * of hops (then no route between any two end ports changed its hop count:
- * a route that meets a changed entry keeps its prefix and the rest has the
- * same length), the hierarchy, which depends on hop counts alone, is
- * shared with old; otherwise, or when it cannot tell, everything is built
- * as fabric_index_build() does. *reused says which. The check costs what
- * changed: the walks of the changed entries' LIDs only, memoised per LID
- * (fabric.c, entry_holds, has the proof; it is exact). With no port or
- * description changed and the same map, the route index shares old's
- * tables (route_repoint) instead of being rebuilt.
+ * the snapshot old was built from. When no description changed and every
+ * changed step still leads to the same end in the same number of hops
+ * (then no route between any two end ports changed its hop count: a route
+ * that meets a changed step keeps its prefix and the rest has the same
+ * length), the hierarchy's clusters, which depend on hop counts alone, are
+ * old's: shared when only LFT blocks changed, copied and renamed
+ * (hier_rename) when cables went down or up or the map is another, since
+ * names climb the links; otherwise, or when it cannot tell, everything is
+ * built as fabric_index_build() does. *reused says which: 1 shared, 2
+ * kept and renamed, 0 built. A changed step is a changed LFT entry or one naming a port
+ * whose link changed (a real fault: OpenSM rewrites the entries that used
+ * the dead cable). The check costs what changed: the walks of those
+ * entries' LIDs only, memoised per LID (fabric.c, entry_holds, has the
+ * proof; it is exact). With no port or description changed and the same
+ * map, the route index shares old's tables (route_repoint) instead of
+ * being rebuilt.
  */
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,

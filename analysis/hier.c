@@ -931,6 +931,44 @@ static uint64_t row_hash(const uint16_t *r, uint32_t n)
 	return x[0] ^ (x[1] * 0x9E3779B97F4A7C15ull) ^ (x[2] >> 17 | x[2] << 47) ^ (x[3] * 0xC2B2AE3D27D4EB4Full);
 }
 
+/* The clusters are a function of the hop table alone, so a generation
+ * whose hop counts fabric.c proved equal copies them; only the names climb
+ * the links, which may have changed (a cable down: the smallest GUID a
+ * cluster's leaves reach one rank up can be another switch). */
+int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier **out)
+{
+	if (old->nhosts != rt->nhosts)
+		return AN_E_INVAL;
+	struct hier *h = calloc(1, sizeof(*h));
+	if (!h)
+		return AN_E_NOMEM;
+	atomic_init(&h->refs, 1);
+	h->nhosts = old->nhosts;
+	h->depth = old->depth;
+	h->nclusters = old->nclusters;
+	h->nroots = old->nroots;
+	h->nclasses = old->nclasses;
+	h->nrestarts = old->nrestarts;
+	size_t nc = (size_t)old->nclusters * sizeof(*h->clusters), nh = (size_t)old->nhosts * sizeof(*h->host_parent),
+	       na = (size_t)old->nhosts * old->depth * sizeof(*h->anc);
+	h->clusters = malloc(nc + 1);
+	h->host_parent = malloc(nh + 1);
+	h->anc = malloc(na + 1);
+	int rc = AN_E_NOMEM;
+	if (h->clusters && h->host_parent && h->anc) {
+		memcpy(h->clusters, old->clusters, nc);
+		memcpy(h->host_parent, old->host_parent, nh);
+		memcpy(h->anc, old->anc, na);
+		rc = name_all(rt, h);
+	}
+	if (rc) {
+		hier_free(h);
+		return rc;
+	}
+	*out = h;
+	return AN_OK;
+}
+
 int hier_build(const struct route_tab *rt, struct hier **out)
 {
 	struct hb b;

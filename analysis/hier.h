@@ -146,6 +146,13 @@ void hier_free(struct hier *h);  /* drops a reference; NULL is a no-op */
  * (fabric.c decides); returns h. */
 struct hier *hier_ref(struct hier *h);
 
+/* A hierarchy for rt with old's clusters and names made anew from rt's
+ * links: for a generation whose hop counts between every switch and every
+ * end port equal those old was built from, with the same hosts (fabric.c
+ * proves it), it equals hier_build(rt). AN_E_INVAL if the host counts
+ * differ, AN_E_NOMEM. */
+int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier **out);
+
 /* tii_get_network_depth. */
 static inline uint32_t hier_depth(const struct hier *h) { return h->depth; }
 

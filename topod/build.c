@@ -435,7 +435,10 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s; persisted in %.1f ms",
 	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
 	     r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms, x->hier_ms,
-	     r->reused ? ", reused: no hop count changed" : "", b->plane, r->persist_ms);
+	     r->reused == 1   ? ", reused: no hop count changed"
+	     : r->reused == 2 ? ", reused: no hop count from a leaf changed, renamed over the new links"
+			      : "",
+	     b->plane, r->persist_ms);
 	return f;
 }
 

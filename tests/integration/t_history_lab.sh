@@ -117,6 +117,7 @@ reroute() {
 	ok "the reroute after $cmd is served (generation $after)"
 	check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $after from $before" "$d/topod.log"
 	trace "$d/t.$after.json" || nok "ibtracert of every pair after $cmd"
+	ask tree | tail -n +2 >"$d/tree.$after"
 	ask "diff $before $after $hosts" >"$d/diff.$after"
 	head -1 "$d/diff.$after" | sed 's/^/# /'
 	python3 "$d/check.py" "$d/f.json" "$d/diff.$after" "$d/t.$before.json" "$d/t.$after.json" "$leaf" "$port" \
@@ -125,6 +126,11 @@ reroute() {
 }
 reroute "Unlink \"$leaf\"[$port]" "$g1" a down
 g2=$NEW
+# No leaf's hop count to a host changed (the leaf goes up its other
+# uplink): the delta keeps the clusters and only renames them (issue 22);
+# the end of this test compares them with a hierarchy built from scratch.
+check "generation $g2 kept the clusters, renamed over the new links (topod's log)" \
+	grep -q "serving generation $g2 .*renamed over the new links" "$d/topod.log"
 reroute "ReLink \"$leaf\"[$port]" "$g2" b up
 ask history >"$d/history.txt"
 n=$(head -1 "$d/history.txt" | sed -n 's/.* lines=\([0-9]*\).*/\1/p')
@@ -142,5 +148,8 @@ check "the new topod refused the delta: ERR NOBASE" grep -q "rejected delta .*no
 check "the plugin logged the refusal and sent the full snapshot" \
 	grep -q "delta of generation $g4 refused" "$LAB_OSM_LOG"
 ok "and generation $g4 is served"
+ask tree | tail -n +2 >"$d/tree.full.$g4"
+check "its hierarchy, built from the full snapshot of the same fault, equals the one generation $g2 kept and renamed" \
+	cmp -s "$d/tree.full.$g4" "$d/tree.$g2"
 
 [ "$failed" -eq 0 ]

@@ -53,6 +53,112 @@ static uint16_t *all_hops(const struct route_tab *rt)
 	return out;
 }
 
+/* Hop counts from every leaf (a switch some host is cabled to) to every
+ * host's default port: the table the hierarchy is made of. */
+static uint16_t *leaf_hops(const struct route_tab *rt, size_t *cells)
+{
+	uint32_t *leaf = malloc(rt->nsw * sizeof(*leaf)), *dst = malloc((rt->nhosts + 1) * sizeof(*dst)), nl = 0;
+	uint8_t *seen = calloc(rt->snap->nnodes, 1);
+	if (!leaf || !dst || !seen)
+		tf_die("out of memory");
+	for (uint32_t x = 0; x < rt->nhosts; x++) {
+		const struct route_ep *e = &rt->eps[route_host_ep(rt, x)];
+		dst[x] = route_host_ep(rt, x);
+		if (e->up == AN_OK && e->leaf != ROUTE_NONE && !seen[e->leaf]++)
+			leaf[nl++] = e->leaf;
+	}
+	*cells = (size_t)nl * rt->nhosts;
+	uint16_t *out = malloc(*cells * sizeof(*out) + 1);
+	if (!out || route_switch_hops(rt, leaf, nl, dst, rt->nhosts, out))
+		tf_die("route_switch_hops");
+	free(leaf);
+	free(dst);
+	free(seen);
+	return out;
+}
+
+/* Every cluster's ID and name and every switch's name alike. */
+static int same_names(const struct hier *a, const struct hier *b)
+{
+	if (!same_hier(a, b) || a->nsw != b->nsw)
+		return 0;
+	for (uint32_t c = 0; c < a->nclusters; c++)
+		if (a->clusters[c].id != b->clusters[c].id || strcmp(a->names[c], b->names[c]))
+			return 0;
+	for (uint32_t w = 0; w < a->nsw; w++)
+		if (strcmp(a->swnames[w], b->swnames[w]))
+			return 0;
+	return 1;
+}
+
+/* Random cable faults rerouted by shortest paths, as a subnet manager
+ * would: one to three links between switches go down (now and then a
+ * host's cable), the LFTs are recomputed. The clusters are kept exactly
+ * when the hosts and the leaf-to-host hop table are unchanged, and then
+ * the renamed hierarchy equals one built from scratch, names included. */
+static void fault_rounds(unsigned k, unsigned rounds)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = snap_new();
+	tf_fattree3(a, k);
+	tf_finish(a, 0);
+	a->generation = 1;
+	struct fabric_index *xa = NULL;
+	fabric_index_build(a, NULL, 2, &xa, err);
+	if (!xa)
+		tf_die(err);
+	size_t cells, cb;
+	uint16_t *ha = leaf_hops(xa->rt, &cells);
+	unsigned kept = 0, rebuilt = 0, wrong = 0, named = 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		struct snap *b = snap_dup(a), *bb = NULL;
+		b->generation = 100 + r;
+		unsigned downs = 1 + (unsigned)(tf_rand() % 3);
+		for (unsigned d = 0; d < downs;) {
+			uint32_t i = (uint32_t)(tf_rand() % b->nnodes);
+			unsigned q = 1 + (unsigned)(tf_rand() % b->nodes[i].nports);
+			struct snap_port *p = snap_port_of(b, i, q);
+			if (!p->present || p->peer_node == SNAP_NONE || p->state != SNAP_PORT_ACTIVE)
+				continue;
+			int to_switch = b->nodes[p->peer_node].type == SNAP_NODE_SWITCH && b->nodes[i].type == SNAP_NODE_SWITCH;
+			if (to_switch || (r % 7 == 6 && d == 0)) {
+				tf_link_down(b, i, q);
+				d++;
+			}
+		}
+		tf_bfs_lft(b);
+		if (snap_canonicalize(b) || snap_validate(b, err))
+			tf_die(err);
+		int reused = -1;
+		struct fabric_index *xb = update(a, xa, b, &reused, &bb);
+		if (!xb)
+			tf_die("update");
+		uint16_t *hb = leaf_hops(xb->rt, &cb);
+		int equal = cb == cells && !memcmp(ha, hb, cells * sizeof(*ha)) && xb->rt->nhosts == xa->rt->nhosts;
+		for (uint32_t e = 0; equal && e < xa->rt->neps; e++)
+			equal = xa->rt->eps[e].up == xb->rt->eps[e].up;
+		kept += reused != 0;
+		rebuilt += reused == 0;
+		wrong += !!reused != equal;
+		struct hier *fresh = NULL;
+		if (reused && hier_build(xb->rt, &fresh) == 0 && same_names(xb->hier, fresh) && xb->hier != xa->hier)
+			named++;
+		hier_free(fresh);
+		free(hb);
+		fabric_index_free(xb);
+		snap_free(b);
+		snap_free(bb);
+	}
+	CHECK(!wrong && kept && rebuilt,
+	      "%u random cable faults rerouted: clusters kept exactly when no leaf-to-host hop count changed "
+	      "(%u kept, %u rebuilt, %u wrong)", rounds, kept, rebuilt, wrong);
+	CHECK(named == kept, "each kept hierarchy, renamed over the new links, equals one built from scratch "
+	      "(%u of %u)", named, kept);
+	free(ha);
+	fabric_index_free(xa);
+	snap_free(a);
+}
+
 /* Random reroutes of the base: a few up-port moves and now and then one
  * entry sent anywhere (some of them entries that led nowhere). The
  * hierarchy must be shared exactly when no hop count changed: the proof
@@ -171,16 +277,64 @@ int main(void)
 	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
 	CHECK(xc && xc->hier != xa->hier, "with a hierarchy of its own");
 
-	/* 3. A port change (a link down) always rebuilds. */
+	/* 3. A link down with the LFTs left as they were: walks die on it. */
 	struct snap *e = snap_dup(a), *ee = NULL;
 	e->generation = 4;
 	uint32_t agg = (uint32_t)snap_find_node(e, TF_SW_GUID + 100000);
 	tf_link_down(e, agg, h + 1);
 	struct fabric_index *xe = update(a, xa, e, &reused, &ee);
-	CHECK(xe && reused == 0, "a link going down rebuilds everything");
+	CHECK(xe && reused == 0, "a link going down with no reroute rebuilds the hierarchy");
+
+	/* 3b. A real fault (issue 22): pod 0's leaves lose their cables to
+	 *     aggregation switch 0 and the subnet manager routes round them.
+	 *     Those leaves send everything up their other uplinks, every other
+	 *     leaf sends pod 0's hosts up a way that comes down through another
+	 *     aggregation switch, and agg 0 no longer reaches pod 0's hosts: its
+	 *     hop counts (and those of the cores above it) change, the leaves' do
+	 *     not. The clusters are kept; the pod's name, which climbs the links
+	 *     from its leaves to the smallest GUID one rank up, moves to agg 1. */
+	struct snap *f = snap_dup(a), *ff = NULL;
+	f->generation = 5;
+	uint32_t a0 = (uint32_t)snap_find_node(f, TF_SW_GUID + 100000);
+	for (unsigned j = 0; j < h; j++)
+		tf_link_down(f, (uint32_t)snap_find_node(f, TF_SW_GUID + j), h + 1);
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		const struct snap_node *n = &f->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
+			continue;
+		for (uint32_t l = 1; l < n->lft_len; l++) {
+			uint8_t *en = &f->lft[n->lft_off + l];
+			if (*en == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
+				*en = (uint8_t)(h + 2);
+		}
+	}
+	for (uint32_t l = 1; l <= h * h; l++)
+		f->lft[f->nodes[a0].lft_off + l] = SNAP_LFT_NONE;
+	struct fabric_index *xf = update(a, xa, f, &reused, &ff);
+	size_t nall = xa->rt->neps * (size_t)xa->rt->nsw;
+	uint16_t *h0 = all_hops(xa->rt), *h1 = xf ? all_hops(xf->rt) : NULL;
+	CHECK(h1 && memcmp(h0, h1, nall * sizeof(*h0)), "the fault changes hop counts above the leaves");
+	free(h0);
+	free(h1);
+	struct hier *fresh_f = NULL;
+	CHECK(xf && reused == 2 && xf->hier != xa->hier, "a rerouted cable fault keeps the clusters, in a hierarchy of its own");
+	CHECK(xf && hier_build(xf->rt, &fresh_f) == 0 && same_names(xf->hier, fresh_f),
+	      "which equals one built from scratch, every cluster's and switch's name included");
+	CHECK(xf && same_hier(xf->hier, xa->hier) && !same_names(xf->hier, xa->hier),
+	      "with the base's clusters under other names: sharing the base's would be wrong");
+	hier_free(fresh_f);
+	struct fabric_index *xf2 = NULL;
+	fabric_index_build(ff, NULL, 2, &xf2, err);
+	CHECK(xf && xf2 && xf->links == xf2->links && xf->switches == xf2->switches && xf->cas == xf2->cas,
+	      "its counts are those of a fresh index (%u links)", xf ? xf->links : 0);
+	fabric_index_free(xf2);
+	fabric_index_free(xf);
+	snap_free(f);
+	snap_free(ff);
 
 	/* 4. Many random reroutes, each checked against every hop count. */
 	random_rounds(a, xa, h, 150);
+	fault_rounds(k, 60);
 
 	fabric_index_free(xb);
 	fabric_index_free(xc);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# real_fault.sh - a real fault, end to end (issue 22): ibsim simulates a
+# 3-level fat tree, OpenSM (ftree) routes it with the osmtopo plugin
+# delivering to topod (with a state directory, so every OK is journalled
+# and fsynced first), and a leaf uplink is taken down and brought back
+# through ibsim's console REROUTES times.  Unlike bench_delta's synthetic
+# 0.5 % of whole blocks, the delta is what OpenSM really rewrote.
+#
+#   bash bench/real_fault.sh [K] [REROUTES]      (defaults 24, 4; needs make)
+#
+# Prints one line per routing pass: the plugin's side (lock held, encode,
+# bytes sent), topod's side (LFT blocks the delta carries, delta applied,
+# route index, hierarchy ("kept": its clusters proven unchanged and kept),
+# journal entry, and their sum: what topod spends before OK) and the wall
+# time from the plugin's log line (snapshot encoded, handed to its sender)
+# to topod's "serving" line.
+# K=32 needs ~3 GB and minutes per pass; K=56 see bench/lock_hold.sh.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+K=${1:-24}
+N=${2:-4}
+for tool in ibsim opensm python3; do
+	command -v "$tool" >/dev/null || { echo "skip - $tool not installed"; exit 0; }
+done
+[ -x build/bin/topod ] && [ -f build/lib/libosmtopo.so ] || { echo "build first (make)"; exit 1; }
+export LAB_QUIET=1 LAB_OSM_TIMEOUT=1200 LAB_IBSIM_TIMEOUT=600
+# shellcheck source=tests/lab/lab.sh
+. tests/lab/lab.sh
+lab_init || exit 1
+D=$LAB_DIR
+lab_fabgen fattree --k "$K" --levels 3 || { echo "fabgen failed"; exit 1; }
+lab_start_ibsim "$D/f.net" || { echo "ibsim did not load k=$K"; exit 1; }
+lab_start_topod || exit 1
+export LD_LIBRARY_PATH=$PWD/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+t0=$(date +%s)
+LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $D/roots" "event_plugin_name osmtopo" \
+	"event_plugin_options sink=unix:$D/ingest.sock" || { echo "OpenSM did not come up"; exit 1; }
+served() { grep -c 'serving generation' "$D/topod.log"; }
+wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT generations
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(served)" -gt "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_served 0 1200 || { echo "topod served nothing (see $D/topod.log)"; exit 1; }
+echo "# k=$K: first generation served $(( $(date +%s) - t0 )) s after OpenSM started"
+read -r leaf port < <(python3 - "$D/f.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+sw = {s["node"] for s in m["switches"]}
+for a, pa, b, pb in m["links"]:
+    if a.startswith("ibsw-L1") and b in sw:
+        print(a, pa)
+        break
+PY
+)
+for ((i = 1; i <= N; i++)); do
+	before=$(served)
+	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi
+	lab_ibsim_cmd "$cmd" >/dev/null || echo "# ibsim: $cmd failed"
+	wait_served "$before" 1200 || echo "# no generation served after: $cmd"
+done
+python3 - "$LAB_OSM_LOG" "$D/topod.log" "$K" <<'PY'
+import re, sys, datetime
+osm, tlog, k = sys.argv[1], sys.argv[2], sys.argv[3]
+year = datetime.date.today().year
+plug = {}
+for l in open(osm, errors="replace"):
+    m = re.search(r"osmtopo: generation (\d+) \((\S+ ?\S*) #\d+.*held ([\d.]+) ms.*longest ([\d.]+) ms.*encode ([\d.]+) ms; (\d+) bytes; delta (\d+) bytes.*LFTs: (\d+) whole, (\d+) kept \+ (\d+) blocks", l)
+    if not m:
+        continue
+    ts = datetime.datetime.strptime(f"{year} " + l[:22], "%Y %b %d %H:%M:%S %f")
+    plug[int(m[1])] = dict(t=ts, how=m[2], held=float(m[3]), longest=float(m[4]), enc=float(m[5]),
+                           full=int(m[6]), delta=int(m[7]), blocks=int(m[10]))
+top = {}
+blocks = {}
+for l in open(tlog, errors="replace"):
+    m = re.search(r"delta from .*: generation (\d+) from \d+, (\d+) bytes, (\d+) ports, (\d+) LFT blocks", l)
+    if m:
+        blocks[int(m[1])] = int(m[4])
+    m = re.search(r"serving generation (\d+) .*?(delta applied in|decode) ([\d.]+) ms, build ([\d.]+) ms \(routes ([\d.]+), hierarchy ([\d.]+)(, reused[^)]*)?\).*persisted in ([\d.]+) ms", l)
+    if not m:
+        continue
+    ts = datetime.datetime.strptime(l[:23], "%Y-%m-%dT%H:%M:%S.%f")
+    top[int(m[1])] = dict(t=ts, delta=m[2] != "decode", apply=float(m[3]), build=float(m[4]),
+                          routes=float(m[5]), hier=float(m[6]), reused=bool(m[7]), persist=float(m[8]))
+print(f"# k={k}: per routing pass (times in ms; 'topod' = apply/decode + index + journal, before OK)")
+print("gen  kind   plugin: held longest encode sent(bytes)  | topod: blocks  apply  routes  hierarchy   journal  topod  | plugin line -> served")
+for g in sorted(top):
+    t, p = top[g], plug.get(g)
+    tot = t["apply"] + t["build"] + t["persist"]
+    e2e = f"{(t['t'] - p['t']).total_seconds() * 1000:8.1f}" if p else "       -"
+    pl = (f"{p['held']:7.1f} {p['longest']:6.1f} {p['enc']:7.1f} {p['delta'] or p['full']:12d}" if p else " " * 36)
+    hier = f"{t['hier']:6.1f}" + (" kept" if t["reused"] else "     ")
+    print(f"{g:<4} {'delta' if t['delta'] else 'full ':5} {pl}  | {blocks.get(g, 0):7d} {t['apply']:6.1f} {t['routes']:7.1f}  {hier:>9} {t['persist']:8.1f} {tot:7.1f}  | {e2e}")
+PY
+cp "$D/topod.log" "${REAL_FAULT_LOG:-/dev/null}" 2>/dev/null
+lab_teardown
