@@ -120,9 +120,9 @@ static uint16_t memo_hops(const struct route_tab *rt, struct hop_memo *m, uint32
  * switch with an infinite d cannot reach one with a finite d' (the last
  * switch before it on the way would be a changed entry with d infinite
  * and d' finite); so no hop count to any LID changed. Conversely, if none
- * changed, every changed entry passes: the check is exact. Both tables'
- * switch and port codes are equal: no port changed (leaf_hops_differ is
- * the check when cables changed).
+ * changed, every changed entry passes: the check is exact. Both tables
+ * number switches and end ports alike (same_ends); a changed entry is any
+ * step that differs, its LFT byte or its port's link (step_changed).
  */
 static int entry_holds(const struct route_tab *ra, const struct route_tab *rb, struct hop_memo *ma,
 		       struct hop_memo *mb, uint32_t sw, uint16_t lid)
@@ -143,73 +143,6 @@ static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
-}
-
-/* Is any hop count different in rb than in ra, which differ only in the
- * LFT blocks listed? Blocks are taken by LID block, so that the walks of
- * one LID block share their 64-byte LFT lines, and each LID's old walks
- * are memoised over all switches. -1: out of memory. */
-static int hops_differ(const struct route_tab *ra, const struct route_tab *rb, const uint64_t *block, uint32_t n)
-{
-	const struct snap *a = ra->snap, *s = rb->snap;
-	uint64_t *by_lid = malloc(((size_t)n + 1) * sizeof(*by_lid));
-	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp));
-	if (!by_lid || !grp) {
-		free(by_lid);
-		free(grp);
-		return -1;
-	}
-	for (uint32_t k = 0; k < n; k++)
-		by_lid[k] = (block[k] & 0xFFFF) << 32 | block[k] >> 16;
-	qsort(by_lid, n, sizeof(*by_lid), cmp_u64);
-	uint32_t ngrp = 0;
-	for (uint32_t k = 0; k < n; k++)
-		if (!k || by_lid[k] >> 32 != by_lid[k - 1] >> 32)
-			grp[ngrp++] = k;
-	grp[ngrp] = n;
-	const uint32_t nsw = rb->nsw ? rb->nsw : 1;
-	int differ = 0;
-	/* Below ~1,000 blocks (a few ms of walks; a real link fault rewrites
-	 * far fewer) one thread is quicker than waking a team, whose barrier
-	 * waits for its slowest thread on a loaded machine. */
-#pragma omp parallel if (n >= 1024) reduction(| : differ)
-	{
-		struct hop_memo m[2];
-		for (int i = 0; i < 2; i++)
-			m[i] = (struct hop_memo){ malloc(nsw * sizeof(*m[i].val)), calloc(nsw, sizeof(*m[i].stamp)),
-						  malloc(nsw * sizeof(*m[i].stack)), 0 };
-		if (!m[0].val || !m[0].stamp || !m[0].stack || !m[1].val || !m[1].stamp || !m[1].stack)
-			differ = 1;
-#pragma omp for schedule(dynamic, 1)
-		for (uint32_t g = 0; g < ngrp; g++) {
-			uint32_t blk = (uint32_t)(by_lid[grp[g]] >> 32);
-			uint32_t l0 = blk * SNAP_DELTA_BLOCK;
-			for (uint32_t l = l0; l < l0 + SNAP_DELTA_BLOCK && !differ; l++) {
-				/* A LID nobody owns is no host's or switch's destination. */
-				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE)
-					continue;
-				m[0].cur++;
-				m[1].cur++;
-				for (uint32_t k = grp[g]; k < grp[g + 1] && !differ; k++) {
-					uint32_t node = (uint32_t)by_lid[k];
-					const struct snap_node *na = &a->nodes[node], *nb = &s->nodes[node];
-					if (l >= nb->lft_len || a->lft[na->lft_off + l] == s->lft[nb->lft_off + l])
-						continue;
-					uint32_t sw = rb->sw_of_node[node];
-					if (sw == ROUTE_NONE || !entry_holds(ra, rb, &m[0], &m[1], sw, (uint16_t)l))
-						differ = 1;
-				}
-			}
-		}
-		for (int i = 0; i < 2; i++) {
-			free(m[i].val);
-			free(m[i].stamp);
-			free(m[i].stack);
-		}
-	}
-	free(by_lid);
-	free(grp);
-	return differ;
 }
 
 /* Do ra and rb number switches and end ports alike, with the same hosts,
@@ -287,63 +220,91 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 	return 0;
 }
 
-/* Does the step at switch node `node` (rb's switch sw) to lid differ
- * between ra's tables and rb's? Its LFT byte, or the code of the port it
- * names when chg marks it. */
-static int step_changed(const struct route_tab *ra, const struct route_tab *rb, const uint8_t *chg, uint32_t node,
-			uint32_t l)
+/* What hops_differ proves. With leaf NULL: that no hop count from any
+ * switch to any LID changed (exact for that table). With leaf[nleaf] (the
+ * switches hosts' default ports are cabled to, up) and want[] (the LIDs of
+ * those ports): that none from a leaf to a host changed, exact for the
+ * table the hierarchy reads; a cable down between an upper switch and a
+ * leaf changes the upper switch's counts to the leaf's hosts (it must go
+ * round), not the leaves' (they go up another way). chg (may be NULL)
+ * marks the switch ports whose codes changed, by rb->pt_off; ra and rb
+ * then have same_ends(). */
+struct proof {
+	const struct route_tab *ra, *rb;
+	const uint8_t *chg, *want;
+	const uint32_t *leaf;
+	uint32_t nleaf;
+};
+
+/* Does the step at switch node `node` to lid differ between the tables?
+ * Its LFT byte, or the code of the port it names when chg marks it. */
+static int step_changed(const struct proof *p, uint32_t node, uint32_t l)
 {
-	const struct snap_node *na = &ra->snap->nodes[node], *nb = &rb->snap->nodes[node];
+	const struct snap_node *na = &p->ra->snap->nodes[node], *nb = &p->rb->snap->nodes[node];
 	if (l >= nb->lft_len)
 		return l < na->lft_len;
-	uint8_t e = rb->snap->lft[nb->lft_off + l];
-	if (l >= na->lft_len || ra->snap->lft[na->lft_off + l] != e)
+	uint8_t e = p->rb->snap->lft[nb->lft_off + l];
+	if (l >= na->lft_len || p->ra->snap->lft[na->lft_off + l] != e)
 		return 1;
-	uint32_t sw = rb->sw_of_node[node];
-	return sw != ROUTE_NONE && e <= nb->nports && chg[rb->pt_off[sw] + e];
+	uint32_t sw = p->rb->sw_of_node[node];
+	return p->chg && sw != ROUTE_NONE && e <= nb->nports && p->chg[p->rb->pt_off[sw] + e];
 }
 
-/*
- * Does any hop count the hierarchy reads differ, from a leaf (a switch a
- * host's default port is cabled to, up) to a host's default port? Only
- * the LIDs of a changed step in blk can differ; for each, every leaf's
- * walk is compared, memoised over the switches in both tables. Exact for
- * that table, unlike hops_differ's all-switch proof: a cable down between
- * an upper switch and a leaf changes the upper switch's hop counts to the
- * leaf's hosts (it must go round), but not the leaves' (they go up another
- * way), and only the leaves' are the hierarchy's. ra and rb have
- * same_ends(). -1: out of memory.
- */
-static int leaf_hops_differ(const struct route_tab *ra, const struct route_tab *rb, const uint8_t *chg,
-			    const uint64_t *blk, uint32_t nblk)
+/* Does a hop count p covers to LID l differ? The changed steps of nodes
+ * by_lid[k0..k1) are checked locally first (entry_holds: when all hold,
+ * no switch's count to l changed); where one fails, the leaf-to-host proof
+ * compares every leaf's walk. m[] are l's memos, old tables then new. */
+static int lid_differs(const struct proof *p, struct hop_memo m[2], const uint64_t *by_lid, uint32_t k0,
+		       uint32_t k1, uint32_t l)
 {
-	uint32_t *lids = malloc(((size_t)rb->max_lid + 1) * sizeof(*lids)), nl = 0, nleaf = 0;
-	uint32_t *leaf = malloc(((size_t)rb->nsw + 1) * sizeof(*leaf));
-	uint8_t *want = calloc((size_t)rb->max_lid + 1, 1), *isleaf = calloc((size_t)rb->nsw + 1, 1);
-	int differ = !lids || !leaf || !want || !isleaf ? -1 : 0;
-	for (uint32_t x = 0; !differ && x < rb->nhosts; x++) {
-		const struct route_ep *e = &rb->eps[route_host_ep(rb, x)];
-		if (!e->lid || e->lid > rb->max_lid) {
-			differ = 1; /* a host without a LID: not worth proving */
-			break;
-		}
-		want[e->lid] = 1;
-		uint32_t sw = e->up == AN_OK && e->leaf != ROUTE_NONE ? rb->sw_of_node[e->leaf] : ROUTE_NONE;
-		if (sw != ROUTE_NONE && !isleaf[sw]) {
-			isleaf[sw] = 1;
-			leaf[nleaf++] = sw;
-		}
+	for (uint32_t k = k0; k < k1; k++) {
+		uint32_t node = (uint32_t)by_lid[k], sw = p->rb->sw_of_node[node];
+		if (!step_changed(p, node, l) ||
+		    (sw != ROUTE_NONE && entry_holds(p->ra, p->rb, &m[0], &m[1], sw, (uint16_t)l)))
+			continue;
+		if (!p->leaf)
+			return 1;
+		if (!p->want[l])
+			return 0;
+		uint32_t dst = p->rb->lid_ep[l];
+		for (uint32_t j = 0; j < p->nleaf; j++)
+			if (memo_hops(p->ra, &m[0], p->leaf[j], (uint16_t)l, dst) !=
+			    memo_hops(p->rb, &m[1], p->leaf[j], (uint16_t)l, dst))
+				return 1;
+		return 0;
 	}
-	for (uint32_t k = 0; !differ && k < nblk; k++) {
-		uint32_t node = (uint32_t)(blk[k] >> 16), l0 = (uint32_t)(blk[k] & 0xFFFF) * SNAP_DELTA_BLOCK;
-		for (uint32_t l = l0; l < l0 + SNAP_DELTA_BLOCK && l <= rb->max_lid; l++)
-			if (want[l] == 1 && step_changed(ra, rb, chg, node, l)) {
-				want[l] = 2;
-				lids[nl++] = l;
-			}
+	return 0;
+}
+
+/* Is a hop count p covers different, the steps differing only in the LFT
+ * blocks listed (with chg: also every block of a switch with a marked
+ * port)? Blocks are taken by LID block, so that the walks of one LID
+ * block share their 64-byte LFT lines, and each LID's walks are memoised
+ * over all switches. -1: out of memory. */
+static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
+{
+	const struct route_tab *rb = p->rb;
+	uint64_t *by_lid = malloc(((size_t)n + 1) * sizeof(*by_lid));
+	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp));
+	if (!by_lid || !grp) {
+		free(by_lid);
+		free(grp);
+		return -1;
 	}
+	for (uint32_t k = 0; k < n; k++)
+		by_lid[k] = (block[k] & 0xFFFF) << 32 | block[k] >> 16;
+	qsort(by_lid, n, sizeof(*by_lid), cmp_u64);
+	uint32_t ngrp = 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!k || by_lid[k] >> 32 != by_lid[k - 1] >> 32)
+			grp[ngrp++] = k;
+	grp[ngrp] = n;
 	const uint32_t nsw = rb->nsw ? rb->nsw : 1;
-#pragma omp parallel if (nl >= 256) reduction(| : differ)
+	int differ = 0;
+	/* Below ~1,000 blocks (a few ms of walks) one thread is quicker than
+	 * waking a team, whose barrier waits for its slowest thread on a
+	 * loaded machine. */
+#pragma omp parallel if (n >= 1024) reduction(| : differ)
 	{
 		struct hop_memo m[2];
 		for (int i = 0; i < 2; i++)
@@ -351,14 +312,17 @@ static int leaf_hops_differ(const struct route_tab *ra, const struct route_tab *
 						  malloc(nsw * sizeof(*m[i].stack)), 0 };
 		if (!m[0].val || !m[0].stamp || !m[0].stack || !m[1].val || !m[1].stamp || !m[1].stack)
 			differ = 1;
-#pragma omp for schedule(dynamic, 16)
-		for (uint32_t i = 0; i < nl; i++) {
-			uint16_t l = (uint16_t)lids[i];
-			uint32_t dst = rb->lid_ep[l];
-			m[0].cur++;
-			m[1].cur++;
-			for (uint32_t j = 0; j < nleaf && !differ; j++)
-				differ = memo_hops(ra, &m[0], leaf[j], l, dst) != memo_hops(rb, &m[1], leaf[j], l, dst);
+#pragma omp for schedule(dynamic, 1)
+		for (uint32_t g = 0; g < ngrp; g++) {
+			uint32_t l0 = (uint32_t)(by_lid[grp[g]] >> 32) * SNAP_DELTA_BLOCK;
+			for (uint32_t l = l0; l < l0 + SNAP_DELTA_BLOCK && !differ; l++) {
+				/* A LID nobody owns is no host's or switch's destination. */
+				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE)
+					continue;
+				m[0].cur++;
+				m[1].cur++;
+				differ = lid_differs(p, m, by_lid, grp[g], grp[g + 1], l);
+			}
 		}
 		for (int i = 0; i < 2; i++) {
 			free(m[i].val);
@@ -366,11 +330,38 @@ static int leaf_hops_differ(const struct route_tab *ra, const struct route_tab *
 			free(m[i].stack);
 		}
 	}
-	free(lids);
-	free(leaf);
-	free(want);
-	free(isleaf);
+	free(by_lid);
+	free(grp);
 	return differ;
+}
+
+/* The leaves and host LIDs of p's leaf-to-host proof, from rb. -1: out of
+ * memory or a host without a LID (not worth proving: rebuild). */
+static int leaf_proof(struct proof *p, uint32_t **leaf, uint8_t **want)
+{
+	const struct route_tab *rb = p->rb;
+	uint8_t *isleaf = calloc((size_t)rb->nsw + 1, 1);
+	*leaf = malloc(((size_t)rb->nsw + 1) * sizeof(**leaf));
+	*want = calloc((size_t)rb->max_lid + 1, 1);
+	int rc = isleaf && *leaf && *want ? 0 : -1;
+	p->nleaf = 0;
+	for (uint32_t x = 0; !rc && x < rb->nhosts; x++) {
+		const struct route_ep *e = &rb->eps[route_host_ep(rb, x)];
+		if (!e->lid || e->lid > rb->max_lid) {
+			rc = -1;
+			break;
+		}
+		(*want)[e->lid] = 1;
+		uint32_t sw = e->up == AN_OK && e->leaf != ROUTE_NONE ? rb->sw_of_node[e->leaf] : ROUTE_NONE;
+		if (sw != ROUTE_NONE && !isleaf[sw]) {
+			isleaf[sw] = 1;
+			(*leaf)[p->nleaf++] = sw;
+		}
+	}
+	free(isleaf);
+	p->leaf = *leaf;
+	p->want = *want;
+	return rc;
 }
 
 /* The hierarchy of x (its route index built anew) after a delta that
@@ -379,14 +370,20 @@ static int leaf_hops_differ(const struct route_tab *ra, const struct route_tab *
 static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 			    const struct snap_delta_info *info, int *reused)
 {
-	uint8_t *chg = NULL;
+	uint8_t *chg = NULL, *want = NULL;
 	uint64_t *blk = NULL;
-	uint32_t nblk = 0;
+	uint32_t nblk = 0, *leaf = NULL;
+	struct proof p = { .ra = old->rt, .rb = x->rt };
 	int differ = 1;
-	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, info->block, info->blocks, &chg, &blk, &nblk) == 0)
-		differ = leaf_hops_differ(old->rt, x->rt, chg, blk, nblk);
+	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, info->block, info->blocks, &chg, &blk, &nblk) == 0 &&
+	    leaf_proof(&p, &leaf, &want) == 0) {
+		p.chg = chg;
+		differ = hops_differ(&p, blk, nblk);
+	}
 	free(chg);
 	free(blk);
+	free(leaf);
+	free(want);
 	if (differ == 0 && hier_rename(old->hier, x->rt, &x->hier) == AN_OK) {
 		*reused = 2;
 		return AN_OK;
@@ -421,7 +418,7 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	uint64_t t1 = snap_now_us();
 	if (info->ports || map != old->map) {
 		rc = hier_renamed(old, x, info, reused);
-	} else if (!hops_differ(old->rt, x->rt, info->block, info->blocks)) {
+	} else if (!hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt }, info->block, info->blocks)) {
 		x->hier = hier_ref(old->hier);
 		*reused = 1;
 	} else {

@@ -289,16 +289,18 @@ def flood3():
         th.join()
 
 
-# The tight per-peer bound is t_ingest_auth's, on a topod that does nothing
-# else; here RssAnon is a long-lived process's, and a page-granular
-# allocation elsewhere in it (a malloc arena, the loop's bookkeeping) added
-# 792 KiB once on a loaded machine. The fault held +1,535 MiB.
+# The tight per-peer bound (4 KiB held, 1 MiB of RssAnon) is
+# t_ingest_auth's, on a topod that does nothing else. Here RssAnon is a
+# long-lived process's, whose other allocations (a malloc arena, the loop's
+# bookkeeping) added 792 KiB once and 4,840 KiB once on a loaded machine;
+# the bound is the process's growth, 16 MiB, a hundredth of what the
+# fault held (+1,535 MiB).
 _, grow = rss_during(flood3)
 line21("i21.2", "3 unauthenticated TCP peers announce 512 MiB", "RssAnon +%d KiB while %d MiB arrived; %s; closed %s s after"
        % (grow, sum(r[1] for r in res) >> 20, res[0][0][:8],
           "/".join("%.1f" % r[2] if r[2] is not None else "never" for r in res)),
-       grow <= 3 * 1024 and all(r[0].startswith("ERR AUTH") and r[2] is not None and r[2] < 3 for r in res),
-       "<= 1 MiB each, ERR AUTH, closed")
+       grow <= 16 * 1024 and all(r[0].startswith("ERR AUTH") and r[2] is not None and r[2] < 3 for r in res),
+       "process <= 16 MiB (1 MiB a peer: t_ingest_auth), ERR AUTH, closed")
 
 # i21.4: a recording of a good session replayed; a snapshot for another plane.
 rec = ia.Recorder(("127.0.0.1", tcp_ingest))
