@@ -110,6 +110,9 @@ static int sc_ag(const struct tii__kv *kv, tii_schedule_t *s)
 	s->ring_time_s = -1;
 	if (!is_ag(s->requested))
 		return v || tii__kv_get(kv, "ring_time_us") ? TII_E_PROTO : 0;
+	/* a topod before 1.5 answers kPrefix without them */
+	if (!v && !tii__kv_get(kv, "ring_time_us") && s->requested == TII_SCHED_ALLGATHER)
+		return 0;
 	if (!is_ag(s->algo) || !v || strlen(v) >= sizeof(buf) || tii__parse_us(tii__kv_get(kv, "ring_time_us"), &s->ring_time_s))
 		return TII_E_PROTO;
 	if (!strcmp(v, "none"))

@@ -889,7 +889,8 @@ typedef struct tii_schedule {
 	 * route-ordered ring; else the one asked for): algo, state
 	 * (TII_SCHED_OFFERED: predicted no slower than the ring;
 	 * TII_SCHED_SLOWER; TII_SCHED_NOTAPPLICABLE, e.g. kPrefix's k does not
-	 * divide the ranks) and predicted time (-1 unknown). */
+	 * divide the ranks) and predicted time (-1 unknown). A topod before
+	 * 1.5 answering kPrefix sends neither: -1 and no variants. */
 	double ring_time_s;
 	int nvariants;
 	struct tii_schedule_variant {
