@@ -141,6 +141,82 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	return AN_OK;
 }
 
+int advice_keeps_ring(double time, double ring_time)
+{
+	return time < 0 || ring_time < 0 || time <= ring_time * (1 + 1e-9);
+}
+
+/* One variant built and timed; *s stays NULL where it does not apply. */
+static int ag_variant(const struct route_tab *rt, const struct hier *h, const struct sched_req *req, enum sched_algo al,
+		      uint64_t bytes, int threads, struct sched **s, struct advice *a, char err[AN_ERR_LEN])
+{
+	struct sched_req r = *req;
+	struct advice_variant *v = &a->var[a->nvar++];
+	r.algo = al;
+	*v = (struct advice_variant){ al, ADVICE_NOTAPPLIC, -1 };
+	int rc = sched_build(rt, h, &r, threads, s, err);
+	if (rc)
+		return rc;
+	v->time = sched_time(*s, bytes);
+	v->state = advice_keeps_ring(v->time, a->ring_time) ? ADVICE_OFFERED : ADVICE_SLOWER;
+	return AN_OK;
+}
+
+/* The allgathers against RING (advice.h). */
+static int advice_allgather(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+			    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
+			    char err[AN_ERR_LEN])
+{
+	static const enum sched_algo best[] = { SCHED_AGRING, SCHED_KSHIFT, SCHED_ALLGATHER };
+	struct sched_req r = *req;
+	struct sched *base = NULL, *ans = NULL;
+	r.algo = SCHED_RING;
+	int rc = sched_build(rt, h, &r, threads, &base, err);
+	if (rc)
+		return rc;
+	a->ring_time = sched_time(base, bytes);
+	a->bound = base->bound_s_per_byte < 0 ? -1 : base->bound_s_per_byte * (double)bytes;
+	if (req->algo == SCHED_RING) {
+		a->time = a->ring_time;
+		*out = base;
+		return AN_OK;
+	}
+	int many = req->algo == SCHED_AGBEST;
+	uint32_t n = many ? 3 : 1, pick = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sched *s = NULL;
+		char e2[AN_ERR_LEN];
+		rc = ag_variant(rt, h, req, many ? best[i] : req->algo, bytes, threads, &s, a, e2);
+		if (rc && (!many || rc != AN_E_NOTAPPLIC)) {
+			snprintf(err, AN_ERR_LEN, "%s", e2);
+			sched_free(base);
+			sched_free(ans);
+			return rc;
+		}
+		const struct advice_variant *v = &a->var[i];
+		int usable = s && (v->state == ADVICE_OFFERED || !fallback);
+		/* strictly faster replaces: ties keep the earlier in best[] */
+		if (usable && (!ans || (v->time >= 0 && a->var[pick].time >= 0 && v->time < a->var[pick].time))) {
+			sched_free(ans);
+			ans = s;
+			pick = i;
+		} else {
+			sched_free(s);
+		}
+	}
+	if (!ans) {
+		/* everything predicted slower: the MPI's own ring */
+		a->time = a->ring_time;
+		a->slower = 1;
+		*out = base;
+		return AN_OK;
+	}
+	a->time = a->var[pick].time;
+	sched_free(base);
+	*out = ans;
+	return AN_OK;
+}
+
 int advice_schedule(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
 		    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
 		    char err[AN_ERR_LEN])
@@ -148,7 +224,9 @@ int advice_schedule(const struct route_tab *rt, const struct hier *h, const stru
 	struct sched *s = NULL;
 	uint32_t st, l;
 	*out = NULL;
-	*a = (struct advice){ .time = -1, .xor_time = -1, .bound = -1 };
+	*a = (struct advice){ .time = -1, .xor_time = -1, .bound = -1, .ring_time = -1 };
+	if (sched_is_allgather(req->algo))
+		return advice_allgather(rt, h, req, bytes, fallback, threads, out, a, err);
 	int rc = sched_build(rt, h, req, threads, &s, err);
 	if (rc)
 		return rc;
@@ -163,7 +241,7 @@ int advice_schedule(const struct route_tab *rt, const struct hier *h, const stru
 	a->bound = bound_time(rt, req, bytes, threads);
 	if (s->algo == SCHED_XOR)
 		a->xor_time = a->time;
-	else if (s->algo != SCHED_ALLGATHER && req->nranks <= ADVICE_BASELINE_MAX)
+	else if (req->nranks <= ADVICE_BASELINE_MAX)
 		rc = against_xor(rt, h, req, bytes, fallback, threads, &s, a, err);
 	if (rc) {
 		sched_free(s);

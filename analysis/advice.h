@@ -82,16 +82,45 @@ int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bou
 #define ADVICE_SIM_CHEAP_EXTRA 0.04
 int advice_keeps_sim_cheap(enum sched_algo a, double time, double xor_time, double bound);
 
+/* What became of an allgather schedule considered (struct advice var[]). */
+enum advice_state { ADVICE_OFFERED, ADVICE_SLOWER, ADVICE_NOTAPPLIC };
+
+struct advice_variant {
+	enum sched_algo algo;
+	enum advice_state state;
+	double time;      /* predicted seconds, -1 if unknown or not applicable */
+};
+
 struct advice {
 	double time;      /* the answer's predicted seconds, -1 if unknown (a cable without a rate) */
 	double xor_time;  /* XOR's, -1 if unknown or above ADVICE_BASELINE_MAX ranks */
-	double bound;     /* the all-to-all posted at once, -1 if unknown */
-	int slower;       /* the requested schedule was replaced by XOR (advice_keeps said no) */
+	double bound;     /* the all-to-all posted at once (allgathers: the host-cable bound), -1 if unknown */
+	int slower;       /* the requested schedule was replaced by the baseline (XOR; allgathers: RING) */
+	/* allgathers: the baseline RING's time (-1 if unknown), and the
+	 * variants considered (AGBEST: ALLGATHER, KSHIFT, AGRING; else the one
+	 * asked for) */
+	double ring_time;
+	uint32_t nvar;
+	struct advice_variant var[3];
 };
 
 /* The first step and level (>= 1) where OPT's busiest cable exceeds its
  * per-cable bound; 0 if it keeps it everywhere (or s is not OPT). */
 int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level);
+
+/*
+ * The allgathers (sched_is_allgather) are judged against RING, the MPIs'
+ * own large-message allgather (a ring in rank order), by predicted time
+ * alone: no SMPI measurement of their error exists yet, so a variant is
+ * offered iff it is predicted no slower than RING (or a time is unknown).
+ * With fallback, one predicted slower is answered by RING (slower = 1);
+ * AGBEST answers the fastest offered variant (ties: AGRING, KSHIFT,
+ * ALLGATHER in that order), RING if none is offered; without fallback the
+ * fastest applicable one. KSHIFT's k and ALLGATHER's k are req->k; a single
+ * variant that does not apply is AN_E_NOTAPPLIC as before, under AGBEST it
+ * is listed ADVICE_NOTAPPLIC.
+ */
+int advice_keeps_ring(double time, double ring_time);
 
 /*
  * Builds the schedule req asks for and judges it for blocks of `bytes`. On

@@ -28,7 +28,20 @@ static int fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 	return code;
 }
 
-static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather", "route" };
+static const char *const algo_names[] = { "xor",   "tacs1",  "tacs2", "opt",  "allgather",
+					   "route", "kshift", "agring", "ring", "agbest" };
+
+int sched_is_allgather(enum sched_algo a)
+{
+	return a == SCHED_ALLGATHER || a == SCHED_KSHIFT || a == SCHED_AGRING || a == SCHED_RING || a == SCHED_AGBEST;
+}
+
+uint32_t sched_kshift_k(unsigned k, uint32_t P)
+{
+	if (!k)
+		k = 8; /* Kumar and Kalé 2004 ran k = 8 throughout */
+	return k > P ? (P ? P : 1) : k;
+}
 
 const char *sched_algo_name(enum sched_algo a)
 {
@@ -346,9 +359,10 @@ static int sb_alloc(struct sbuild *b, size_t n)
 {
 	b->s->src = big_alloc(n);
 	b->s->dst = big_alloc(n);
-	if (b->s->algo == SCHED_ALLGATHER)
+	int ag = sched_is_allgather(b->s->algo);
+	if (ag)
 		b->s->blk = big_alloc(n);
-	if (!b->s->src || !b->s->dst || (b->s->algo == SCHED_ALLGATHER && !b->s->blk))
+	if (!b->s->src || !b->s->dst || (ag && !b->s->blk))
 		return AN_E_NOMEM;
 	b->cap = n;
 	return AN_OK;
@@ -423,6 +437,7 @@ static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[AN
 	if (!k || (k & (k - 1)) || P % k)
 		return fail(err, AN_E_NOTAPPLIC,
 			    "kPrefix needs a partition size k that is a power of two dividing the %u ranks (k=%u)", P, k);
+	b->s->k = k;
 	for (uint32_t t = 0; t < P / k; t++) {
 		for (uint32_t i = 1; i < k; i++) {
 			for (uint32_t r = 0; r < P; r++)
@@ -440,6 +455,129 @@ static int build_allgather(struct sbuild *b, uint32_t P, unsigned k, char err[AN
 			return AN_E_NOMEM;
 	}
 	return AN_OK;
+}
+
+/* ---- rings and kShift (Kumar and Kalé 2004) ------------------------------------- */
+
+/*
+ * The steps of RING, AGRING and KSHIFT over ring positions (schedule.h): in
+ * step s position p sends to p + d[s] the block that started at p - h[s]
+ * (mod P). d and h have P entries (P - 1 are used).
+ */
+static void shift_plan(uint32_t P, uint32_t k, uint32_t *d, uint32_t *h)
+{
+	uint32_t a = k / 2, b = k - 1 - a, q = P / k, rem = P % k, H = 0, n = 0;
+	for (uint32_t t = 0; t < q; t++) {
+		for (uint32_t j = a; j >= 1; j--, n++)
+			d[n] = P - j, h[n] = H;
+		for (uint32_t j = 1; j <= b; j++, n++)
+			d[n] = j, h[n] = H;
+		if (t + 1 < q) {
+			d[n] = k, h[n++] = H;
+			H += k;
+		}
+	}
+	if (rem) {
+		/* the window of the rem positions no block has reached yet; the
+		 * ring step lands a' into it (a' <= a: it is never past P) */
+		uint32_t a2 = rem / 2, b2 = rem - 1 - a2, sh = b + 1 + a2;
+		d[n] = sh, h[n++] = H;
+		H += sh;
+		for (uint32_t j = a2; j >= 1; j--, n++)
+			d[n] = P - j, h[n] = H;
+		for (uint32_t j = 1; j <= b2; j++, n++)
+			d[n] = j, h[n] = H;
+	}
+}
+
+/* ord_cmp's context: the leaf key of each job host's group. */
+struct ord_ctx {
+	const struct job *j;
+	const uint32_t *lk;
+};
+
+static int ord_cmp(const void *x, const void *y, void *arg)
+{
+	const struct ord_ctx *c = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	uint32_t la = c->lk[c->j->group[a]], lb = c->lk[c->j->group[b]];
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return c->j->host[a] < c->j->host[b] ? -1 : c->j->host[a] > c->j->host[b];
+}
+
+/* The fabric's order (coll/allgather.c's): leaves by their first job host
+ * in route_tab order (by name), hosts by name, a host's ranks together in
+ * rank order. */
+static int job_order(const struct job *j, uint32_t *ord)
+{
+	uint32_t *lk = malloc(((size_t)j->ngroups + 1) * sizeof(*lk)), *ha = malloc(((size_t)j->H + 1) * sizeof(*ha));
+	if (!lk || !ha) {
+		free(lk);
+		free(ha);
+		return AN_E_NOMEM;
+	}
+	memset(lk, 0xff, ((size_t)j->ngroups + 1) * sizeof(*lk));
+	for (uint32_t a = 0; a < j->H; a++) {
+		ha[a] = a;
+		if (j->host[a] < lk[j->group[a]])
+			lk[j->group[a]] = j->host[a];
+	}
+	struct ord_ctx c = { j, lk };
+	qsort_r(ha, j->H, sizeof(*ha), ord_cmp, &c);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < j->H; i++)
+		for (uint32_t x = j->hrank_off[ha[i]]; x < j->hrank_off[ha[i] + 1]; x++)
+			ord[n++] = j->hrank[x];
+	free(lk);
+	free(ha);
+	return AN_OK;
+}
+
+/* s->k and s->ord of RING, AGRING and KSHIFT. */
+static int shift_setup(struct sched *s, const struct job *j, unsigned k)
+{
+	s->k = s->algo == SCHED_KSHIFT ? sched_kshift_k(k, j->P) : 1;
+	s->ord = malloc(((size_t)j->P + 1) * sizeof(*s->ord));
+	if (!s->ord)
+		return AN_E_NOMEM;
+	if (s->algo != SCHED_RING)
+		return job_order(j, s->ord);
+	for (uint32_t r = 0; r < j->P; r++)
+		s->ord[r] = r;
+	return AN_OK;
+}
+
+static int build_shifts(struct sbuild *b, uint32_t P, const uint32_t *ord, uint32_t k)
+{
+	uint32_t *d = malloc(((size_t)P + 1) * sizeof(*d)), *h = malloc(((size_t)P + 1) * sizeof(*h));
+	int rc = d && h ? AN_OK : AN_E_NOMEM;
+	if (!rc)
+		shift_plan(P, k, d, h);
+	for (uint32_t st = 0; !rc && st + 1 < P; st++) {
+		for (uint32_t p = 0; !rc && p < P; p++)
+			rc = sb_flow(b, ord[p], ord[(uint32_t)(((uint64_t)p + d[st]) % P)],
+				     ord[(uint32_t)(((uint64_t)p + P - h[st]) % P)]);
+		rc = rc ? rc : sb_step(b);
+	}
+	free(d);
+	free(h);
+	return rc;
+}
+
+/* The host-cable bound of an allgather (schedule.h bound_s_per_byte). */
+static double job_ag_bound(const struct job *j)
+{
+	double w = 0;
+	for (uint32_t a = 0; a < j->H; a++) {
+		uint64_t bps = j->bps[j->cable[a]];
+		uint32_t blocks = j->P - (j->hrank_off[a + 1] - j->hrank_off[a]);
+		if (!bps)
+			return -1;
+		if ((double)blocks * 8.0 / (double)bps > w)
+			w = (double)blocks * 8.0 / (double)bps;
+	}
+	return w;
 }
 
 /* ---- TACS (seed 004, Algorithm 2) ----------------------------------------------- */
@@ -1141,6 +1279,7 @@ void sched_free(struct sched *s)
 	free(s->src);
 	free(s->dst);
 	free(s->blk);
+	free(s->ord);
 	free(s->fig);
 	free(s->level_max);
 	free(s->rank_jhost);
@@ -1255,8 +1394,9 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 		return fail(err, AN_E_INVAL, "empty rank list");
 	if (req->nranks > SCHED_RANKS_MAX)
 		return fail(err, AN_E_INVAL, "more than %d ranks", SCHED_RANKS_MAX);
-	if ((unsigned)req->algo > SCHED_ROUTE)
-		return fail(err, AN_E_INVAL, "unknown algorithm");
+	if ((unsigned)req->algo > SCHED_RING)
+		return fail(err, AN_E_INVAL, req->algo == SCHED_AGBEST ? "agbest is a choice among schedules (advice.h)"
+									 : "unknown algorithm");
 	if (req->conflicts > SCHED_CONFLICTS_MAX)
 		return fail(err, AN_E_INVAL, "conflicts must be 0..%d", SCHED_CONFLICTS_MAX);
 	if (!(req->sparsity >= 0 && req->sparsity <= 1e6))
@@ -1330,6 +1470,15 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 	case SCHED_ROUTE:
 		rc = build_route(&b, &j, req->cancel, err);
 		break;
+	case SCHED_KSHIFT:
+	case SCHED_AGRING:
+	case SCHED_RING:
+		rc = shift_setup(s, &j, req->k);
+		rc = rc ? rc : build_shifts(&b, j.P, s->ord, s->k);
+		break;
+	default:
+		rc = fail(err, AN_E_INVAL, "unknown algorithm");
+		break;
 	}
 	if (rc)
 		goto out;
@@ -1337,6 +1486,8 @@ int sched_build(const struct route_tab *rt, const struct hier *h, const struct s
 built:
 	if (rc)
 		goto out;
+	if (sched_is_allgather(s->algo))
+		s->bound_s_per_byte = job_ag_bound(&j);
 	overlap(s, &j);
 	if (s->algo == SCHED_ROUTE)
 		route_or_opt(s, rt, h, req, threads);
@@ -1478,6 +1629,7 @@ struct crun {
  * intra-host step y) and its substep y; XOR and ALLGATHER need neither. */
 struct cplan {
 	uint32_t *hstep, *y;
+	uint32_t *shift;  /* RING, AGRING, KSHIFT: each step's shift of positions (shift_plan's d) */
 	uint8_t *same;  /* figures equal the previous step's (expand_hosts' rule) */
 };
 
@@ -1506,6 +1658,17 @@ static uint32_t c_runs(const struct sched *s, const struct job *j, const struct 
 		       struct crun *run, uint32_t *outst, uint32_t *inst, int *multi)
 {
 	uint32_t n = 0;
+	if (pl->shift) {
+		uint32_t P = s->nranks, d = pl->shift[st];
+		for (uint32_t p = 0; p < P; p++) {
+			uint32_t a = j->jh[s->ord[p]], b = j->jh[s->ord[p + d < P ? p + d : p + d - P]];
+			if (n && run[n - 1].a == a && run[n - 1].b == b)
+				run[n - 1].w++;
+			else
+				run[n++] = (struct crun){ a, b, 1 };
+		}
+		return n;
+	}
 	if (s->algo == SCHED_XOR || s->algo == SCHED_ALLGATHER) {
 		for (uint32_t r = 0; r < s->nranks; r++) {
 			uint32_t a = j->jh[r], b = j->jh[c_dst(s, st, r)];
@@ -1729,7 +1892,15 @@ static int build_compact(struct sched *s, const struct job *j, const struct sche
 				    P, k);
 		s->k = k;
 	}
-	if (s->algo == SCHED_XOR || s->algo == SCHED_ALLGATHER) {
+	if (s->algo == SCHED_KSHIFT || s->algo == SCHED_AGRING || s->algo == SCHED_RING) {
+		uint32_t *h = malloc(((size_t)P + 1) * sizeof(*h));
+		pl.shift = malloc(((size_t)P + 1) * sizeof(*pl.shift));
+		rc = h && pl.shift ? shift_setup(s, j, req->k) : AN_E_NOMEM;
+		if (!rc)
+			shift_plan(P, s->k, pl.shift, h);
+		s->nsteps = P - 1;
+		free(h);
+	} else if (s->algo == SCHED_XOR || s->algo == SCHED_ALLGATHER) {
 		s->nsteps = P - 1;
 	} else {
 		rc = build_tacs(s, j, req, &hf, &nhf, err);
@@ -1742,6 +1913,7 @@ static int build_compact(struct sched *s, const struct job *j, const struct sche
 	free(pl.hstep);
 	free(pl.y);
 	free(pl.same);
+	free(pl.shift);
 	return rc;
 }
 
@@ -1824,6 +1996,14 @@ int sched_expand(const struct sched *c, struct sched **out, char err[AN_ERR_LEN]
 	} else if (c->algo == SCHED_ALLGATHER) {
 		char e2[AN_ERR_LEN];
 		rc = build_allgather(&b, P, c->k, e2);
+	} else if (c->ord) {
+		s->k = c->k;
+		s->ord = malloc((size_t)P * sizeof(*s->ord));
+		rc = s->ord ? AN_OK : AN_E_NOMEM;
+		if (!rc) {
+			memcpy(s->ord, c->ord, (size_t)P * sizeof(*s->ord));
+			rc = build_shifts(&b, P, s->ord, s->k);
+		}
 	} else {
 		rc = x_hosts(c, &off, &rk);
 		if (!rc)
@@ -1839,6 +2019,7 @@ int sched_expand(const struct sched *c, struct sched **out, char err[AN_ERR_LEN]
 		goto out;
 	memcpy(s->fig, c->fig, (size_t)c->nsteps * sizeof(*s->fig));
 	s->multi = c->multi;
+	s->bound_s_per_byte = c->bound_s_per_byte;
 	s->host_steps = c->host_steps;
 	s->extra_steps = c->extra_steps;
 	memcpy(s->note, c->note, sizeof(s->note));

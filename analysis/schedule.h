@@ -51,6 +51,32 @@
  *                 block (r - t*k) mod P, then (except the last) a ring step
  *                 r -> (r+k) mod P carrying the same block. P-1 steps. The
  *                 flows carry the block (origin rank) they forward.
+ *   SCHED_RING    the MPIs' own large-message allgather, the baseline of the
+ *                 allgather schedules: a ring in rank order; step s (0..P-2):
+ *                 r -> r+1 carrying block r-s (mod P). P-1 steps.
+ *   SCHED_AGRING  the same ring in the fabric's order (coll/allgather.c's):
+ *                 the job's leaves by their first job host (route_tab order,
+ *                 i.e. by name), a leaf's hosts by name, a host's ranks
+ *                 together in rank order. A shift by one in that order sends
+ *                 one flow out of and into each host and each leaf per step:
+ *                 contention-free on any up*-down* route set of a tree.
+ *   SCHED_KSHIFT  Kumar and Kalé 2004's kShift, in the fabric's order
+ *                 (positions 0..P-1 as for AGRING): with a = ceil((k-1)/2),
+ *                 b = k-1-a, iteration t has the steps p -> p+j for j = -a..-1,
+ *                 1..b, then p -> p+k, each forwarding the block p got in the
+ *                 previous iteration's last step. P not a multiple of k (the
+ *                 paper leaves it open): after q = P div k iterations the last
+ *                 ring step shifts by b+1+a' (a' = ceil((rem-1)/2), rem = P
+ *                 mod k) and a last window of rem positions (-a'..rem-1-a')
+ *                 ends the exchange, so always P-1 steps. k = 1 is AGRING.
+ *                 The paper's contention-free k (1, 2, 3, 4, 8: Lemma 6,
+ *                 shifts by a*4^j) hold on QsNet's quaternary trees; under
+ *                 destination routing a job's shift by s sends min(s, its
+ *                 hosts on the leaf) flows up a leaf, so only the model
+ *                 says where kShift pays (docs/performance.md).
+ *   SCHED_AGBEST  not a schedule: advice.h answers the fastest predicted of
+ *                 ALLGATHER, KSHIFT and AGRING, never one predicted slower
+ *                 than RING; sched_build() refuses it.
  *   SCHED_ROUTE   route-aware, aiming at the bound: P-1 steps (a few more at
  *                 most) whose flows keep every cable near its fair share of
  *                 what it carries in all, mixing on-leaf and off-leaf pairs;
@@ -89,7 +115,17 @@
 #define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
 #define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
 
-enum sched_algo { SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER, SCHED_ROUTE };
+enum sched_algo {
+	SCHED_XOR, SCHED_TACS1, SCHED_TACS2, SCHED_OPT, SCHED_ALLGATHER, SCHED_ROUTE,
+	SCHED_KSHIFT, SCHED_AGRING, SCHED_RING, SCHED_AGBEST
+};
+
+/* 1 for the allgather schedules (flows carry blocks): ALLGATHER, KSHIFT,
+ * AGRING, RING and AGBEST. */
+int sched_is_allgather(enum sched_algo a);
+
+/* KSHIFT's partition size for k asked (0: the paper's 8) on P ranks: at most P. */
+uint32_t sched_kshift_k(unsigned k, uint32_t P);
 
 struct sched_req {
 	enum sched_algo algo;
@@ -97,7 +133,8 @@ struct sched_req {
 	const uint32_t *rank_host;  /* [nranks] route_tab host index of each rank */
 	unsigned conflicts;         /* TACS: allowed conflicts per link (seed: 1) */
 	double sparsity;            /* TACS: sparsity threshold, hosts per leaf (0: never) */
-	unsigned k;                 /* ALLGATHER: partition size (0: largest power of two <= 8 dividing P) */
+	unsigned k;                 /* ALLGATHER: partition size (0: largest power of two <= 8 dividing P);
+	                             * KSHIFT: 1..P (0: 8; above P: P) */
 	/* 1: build the host-level (compact) form, below; OPT ignores it. */
 	int compact;
 	/* NULL, or a flag another thread may raise: TACS and route then stop
@@ -122,7 +159,14 @@ struct sched {
 	uint32_t nranks, nsteps;
 	uint32_t *step_off;         /* [nsteps + 1] flows of step i: [step_off[i], step_off[i+1]) */
 	uint32_t *src, *dst;        /* [step_off[nsteps]] */
-	uint32_t *blk;              /* ALLGATHER: origin rank of the block forwarded; else NULL */
+	uint32_t *blk;              /* allgathers: origin rank of the block forwarded; else NULL */
+	/* RING, AGRING, KSHIFT: ord[p] = the rank at ring position p (RING:
+	 * p itself); else NULL. Compact schedules keep it too. */
+	uint32_t *ord;
+	/* allgathers: the host-cable bound's seconds per byte of a block, the
+	 * busiest host cable's (P - ranks on it) blocks over its rate: no
+	 * allgather delivers a host fewer blocks; -1 if a cable has no rate. */
+	double bound_s_per_byte;
 	int multi;                  /* some rank sends or receives more than once in a step */
 	uint32_t host_steps;        /* TACS: host-level steps (normal H-1 + extra) */
 	uint32_t extra_steps;       /* TACS1: host steps beyond H-1 */
@@ -147,10 +191,11 @@ struct sched {
 	/* The compact form (req->compact, any algorithm but OPT): no rank flows
 	 * (step_off, src, dst, blk are NULL), the same nsteps, fig[] and multi
 	 * as the rank-level schedule, and what sched_expand() needs to list its
-	 * flows: XOR from nranks alone, ALLGATHER from nranks and k, TACS from
+	 * flows: XOR from nranks alone, ALLGATHER from nranks and k, RING, AGRING and
+	 * KSHIFT from nranks, k and ord, TACS from
 	 * the job's hosts and the host steps. Memory O(P + H^2), not O(P^2). */
 	int compact;
-	uint32_t k;                 /* ALLGATHER: the partition size used */
+	uint32_t k;                 /* ALLGATHER, KSHIFT: the partition size used; RING, AGRING: 1 */
 	uint32_t nhosts;            /* job hosts, numbered by first appearance among the ranks */
 	uint32_t *rank_jhost;       /* [nranks] job host of each rank */
 	uint32_t nhsteps;           /* TACS: host steps that move something */

@@ -12,7 +12,13 @@
 #include "tii.h"
 #include "tii_impl.h"
 
-static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather", "route" };
+static const char *const algo_names[] = { "xor", "tacs1", "tacs2", "opt", "allgather", "route", "kshift", "agring", "ring", "agbest" };
+
+/* Flows carry blocks: kPrefix, kShift and the rings (AGBEST asks, never answers). */
+static int is_ag(int algo)
+{
+	return algo >= TII_SCHED_ALLGATHER && algo != TII_SCHED_ROUTE;
+}
 
 static int algo_of(const char *s)
 {
@@ -50,6 +56,8 @@ struct sc_ctx {
 	const uint32_t *tokr;
 	size_t ntok;
 	int hosts;          /* the reply is in host form */
+	int order;          /* host form of KSHIFT/AGRING: an ORDER line after JOB */
+	int *ord;           /* [nranks] the rank at each ring position */
 	long k, nsteps;
 	int *jh;            /* [nranks] job host of each rank */
 	uint8_t *pair;      /* [H * H] host pair listed */
@@ -70,9 +78,10 @@ static void sc_reset(struct sc_ctx *c)
 	free(c->hoff);
 	free(c->hsrc);
 	free(c->hdst);
-	c->jh = c->hoff = c->hsrc = c->hdst = NULL;
+	free(c->ord);
+	c->jh = c->hoff = c->hsrc = c->hdst = c->ord = NULL;
 	c->pair = NULL;
-	c->hosts = 0;
+	c->hosts = c->order = 0;
 	c->hcap = c->nhf = c->stcap = c->hoffcap = 0;
 }
 
@@ -89,6 +98,41 @@ static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
 	s->slower = !strcmp(reason, "slower");
 	if (s->slower != (s->fallback && strcmp(reason, "sparse")))
 		return TII_E_PROTO;   /* a fallback always says why */
+	return 0;
+}
+
+/* ring_time_us= and variants=NAME:STATE:TIME,... of the allgathers (1.5). */
+static int sc_ag(const struct tii__kv *kv, tii_schedule_t *s)
+{
+	static const char *const state[] = { "offered", "slower", "notapplicable" };
+	const char *v = tii__kv_get(kv, "variants");
+	char buf[256];
+	s->ring_time_s = -1;
+	if (!is_ag(s->requested))
+		return v || tii__kv_get(kv, "ring_time_us") ? TII_E_PROTO : 0;
+	/* a topod before 1.5 answers kPrefix without them */
+	if (!v && !tii__kv_get(kv, "ring_time_us") && s->requested == TII_SCHED_ALLGATHER)
+		return 0;
+	if (!is_ag(s->algo) || !v || strlen(v) >= sizeof(buf) || tii__parse_us(tii__kv_get(kv, "ring_time_us"), &s->ring_time_s))
+		return TII_E_PROTO;
+	if (!strcmp(v, "none"))
+		return s->requested == TII_SCHED_RING ? 0 : TII_E_PROTO;
+	strcpy(buf, v);
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2 || s->nvariants == 3)
+			return TII_E_PROTO;
+		*c1++ = 0;
+		*c2++ = 0;
+		struct tii_schedule_variant *x = &s->variants[s->nvariants++];
+		x->algo = algo_of(w);
+		x->state = -1;
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(c1, state[i]))
+				x->state = i;
+		if (!is_ag(x->algo) || x->algo == TII_SCHED_AGBEST || x->state < 0 || tii__parse_us(c2, &x->time_s))
+			return TII_E_PROTO;
+	}
 	return 0;
 }
 
@@ -127,7 +171,7 @@ static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	s->nlevels = (int)v;
 	if (tii__kv_int(kv, "flows", 1, 1, &v))
 		return TII_E_PROTO;
-	if (sc_times(kv, s))
+	if (sc_times(kv, s) || sc_ag(kv, s))
 		return TII_E_PROTO;
 	const char *form = tii__kv_get(kv, "form");
 	if (form && !strcmp(form, "hosts"))
@@ -156,7 +200,7 @@ static int grow(struct sc_ctx *c)
 	if (!a)
 		return TII_E_NOMEM;
 	s->dst = a;
-	if (s->algo == TII_SCHED_ALLGATHER) {
+	if (is_ag(s->algo)) {
 		a = realloc(s->blk, nc * sizeof(*a));
 		if (!a)
 			return TII_E_NOMEM;
@@ -239,7 +283,7 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 		c2 = strchr(c1, ':');
 		if (c2)
 			*c2++ = 0;
-		if ((c2 != NULL) != (s->algo == TII_SCHED_ALLGATHER) || num(w, s->nranks - 1, &a) ||
+		if ((c2 != NULL) != is_ag(s->algo) || num(w, s->nranks - 1, &a) ||
 		    num(c1, s->nranks - 1, &b) || a == b || (c2 && num(c2, s->nranks - 1, &o)))
 			return TII_E_PROTO;
 		if (c->n == c->cap && grow(c))
@@ -263,9 +307,10 @@ static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlin
 {
 	tii_schedule_t *s = c->s;
 	long H, hs;
+	c->order = s->algo == TII_SCHED_KSHIFT || s->algo == TII_SCHED_AGRING;
 	if (!c->asked_hosts || s->nlevels || tii__kv_int(kv, "hosts", 1, s->nranks, &H) ||
 	    tii__kv_int(kv, "hsteps", 0, (long)H * (H - 1), &hs) || tii__kv_int(kv, "k", 0, s->nranks, &c->k) ||
-	    nlines != 1 + (size_t)s->nsteps + (size_t)hs)
+	    nlines != 1 + (size_t)c->order + (size_t)s->nsteps + (size_t)hs)
 		return TII_E_PROTO;
 	c->hosts = 1;
 	c->nsteps = s->nsteps;
@@ -361,10 +406,47 @@ static int sc_hstep(struct sc_ctx *c, size_t h, char *p)
 	return c->hoff[h + 1] > c->hoff[h] ? 0 : TII_E_PROTO;
 }
 
+/* ORDER A B ...: every job host once, in ring order; their ranks follow
+ * each other in rank order (c->ord). */
+static int sc_order(struct sc_ctx *c, char *p)
+{
+	size_t H = (size_t)c->s->nhosts, P = c->nranks, n = 0;
+	int *off = calloc(H + 2, sizeof(int)), *rk = malloc(P * sizeof(int));
+	uint8_t *seen = calloc(H + 1, 1);
+	char *w = tii__word(&p);
+	long a;
+	int rc = !off || !rk || !seen || !(c->ord = malloc(P * sizeof(int))) ? TII_E_NOMEM : 0;
+	if (!rc && (!w || strcmp(w, "ORDER")))
+		rc = TII_E_PROTO;
+	if (!rc) { /* each host's ranks in rank order */
+		for (size_t r = 0; r < P; r++)
+			off[c->jh[r] + 2]++;
+		for (size_t x = 0; x < H; x++)
+			off[x + 2] += off[x + 1];
+		for (size_t r = 0; r < P; r++)
+			rk[off[c->jh[r] + 1]++] = (int)r;
+	}
+	for (size_t i = 0; !rc && i < H; i++) {
+		if (!(w = tii__word(&p)) || tii__parse_long(w, 0, (long)H - 1, &a) || seen[a]++)
+			rc = TII_E_PROTO;
+		for (int x = rc ? 0 : off[a]; !rc && x < off[a + 1]; x++)
+			c->ord[n++] = rk[x];
+	}
+	if (!rc && tii__word(&p))
+		rc = TII_E_PROTO;
+	free(off);
+	free(rk);
+	free(seen);
+	return rc;
+}
+
 static int sc_line_hosts(struct sc_ctx *c, size_t i, char *p)
 {
 	if (i == 0)
 		return sc_job(c, p);
+	if (c->order && i == 1)
+		return sc_order(c, p);
+	i -= (size_t)c->order;
 	if (i <= (size_t)c->nsteps)
 		return sc_fig(c, i - 1, p);
 	return sc_hstep(c, i - 1 - (size_t)c->nsteps, p);
@@ -410,6 +492,45 @@ static int sx_generated(struct sc_ctx *c, int *st)
 			rc = sx_flow(c, r, d, (int)(((long)r + (long)P * k - (long)t * k) % P));
 		}
 		rc = rc ? rc : sx_step(c, st);
+	}
+	return rc;
+}
+
+/* RING, AGRING, KSHIFT (docs/protocol.md): Kumar and Kalé 2004's kShift
+ * over ring positions, k = 1 for the rings; in step s position p sends to
+ * p + d the block that started at p - h. */
+static int sx_shifts(struct sc_ctx *c, int *st)
+{
+	tii_schedule_t *s = c->s;
+	long P = s->nranks, k = c->k, a = k / 2, b = k - 1 - a, q, rem, H = 0;
+	int rc = 0;
+	if (k < 1 || k > P || (s->algo != TII_SCHED_KSHIFT && k != 1) || (s->algo != TII_SCHED_RING && !c->ord))
+		return TII_E_PROTO;
+	q = P / k;
+	rem = P % k;
+	for (long t = 0; t <= q && !rc; t++) {
+		/* t == q: the last window of rem positions, after a shift by b+1+a' */
+		long lo = t < q ? a : rem / 2, hi = t < q ? b : rem - 1 - lo;
+		if (t == q && !rem)
+			break;
+		for (long j = -lo; j <= hi + 1 && !rc; j++) {
+			long d = j, h = H;
+			if (j == 0)
+				continue;
+			if (j == hi + 1) { /* the ring step, not after the last window */
+				if (t == q || (t + 1 == q && !rem))
+					break;
+				d = t + 1 < q ? k : b + 1 + rem / 2;
+			}
+			for (long p = 0; p < P && !rc; p++) {
+				long to = ((p + d) % P + P) % P, from = ((p - h) % P + P) % P;
+				int r = c->ord ? c->ord[p] : (int)p;
+				rc = sx_flow(c, r, c->ord ? c->ord[to] : (int)to, c->ord ? c->ord[from] : (int)from);
+			}
+			rc = rc ? rc : sx_step(c, st);
+			if (j == hi + 1)
+				H += d;
+		}
 	}
 	return rc;
 }
@@ -473,16 +594,16 @@ static int sc_expand(struct sc_ctx *c)
 	size_t P = (size_t)s->nranks, H = (size_t)s->nhosts;
 	int st = 0, rc;
 	int tacs = s->algo == TII_SCHED_TACS1 || s->algo == TII_SCHED_TACS2;
-	if (tacs ? c->nhf != H * (H - 1) : s->nhsteps != 0 || (s->algo != TII_SCHED_XOR && s->algo != TII_SCHED_ALLGATHER))
+	if (tacs ? c->nhf != H * (H - 1) : s->nhsteps != 0 || (s->algo != TII_SCHED_XOR && !is_ag(s->algo)))
 		return TII_E_PROTO; /* every ordered host pair once (TACS), none otherwise */
 	c->cap = P * (P - 1);
 	s->src = sx_alloc(c->cap);
 	s->dst = sx_alloc(c->cap);
 	s->step_off = calloc((size_t)s->nsteps + 1, sizeof(int));
-	if (s->algo == TII_SCHED_ALLGATHER)
+	if (is_ag(s->algo))
 		s->blk = sx_alloc(c->cap);
 	int *off = calloc(H + 2, sizeof(int)), *rk = malloc(P * sizeof(int));
-	rc = !s->src || !s->dst || !s->step_off || (s->algo == TII_SCHED_ALLGATHER && !s->blk) || !off || !rk
+	rc = !s->src || !s->dst || !s->step_off || (is_ag(s->algo) && !s->blk) || !off || !rk
 		     ? TII_E_NOMEM
 		     : 0;
 	if (!rc && tacs) { /* each host's ranks in rank order */
@@ -493,6 +614,8 @@ static int sc_expand(struct sc_ctx *c)
 		for (size_t r = 0; r < P; r++)
 			rk[off[c->jh[r] + 1]++] = (int)r;
 		rc = sx_tacs(c, off, rk, &st);
+	} else if (!rc && s->algo != TII_SCHED_XOR && s->algo != TII_SCHED_ALLGATHER) {
+		rc = sx_shifts(c, &st);
 	} else if (!rc) {
 		rc = sx_generated(c, &st);
 	}

@@ -96,9 +96,10 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 4   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
+#define TII_VERSION_MINOR 5   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
-                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern */
+                                * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern;
+                                * 1.5: allgather schedules kShift, route-ordered ring, ring, best */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -821,6 +822,14 @@ TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *co
 #define TII_SCHED_OPT 3
 #define TII_SCHED_ALLGATHER 4
 #define TII_SCHED_ROUTE 5     /* 1.3: route-aware, aiming at the link-load bound (docs/cost-model.md) */
+/* 1.5: allgathers beside kPrefix (TII_SCHED_ALLGATHER), docs/protocol.md:
+ * Kumar and Kalé 2004's kShift and a ring, both in the fabric's order, the
+ * MPIs' own ring in rank order (their baseline), and the fastest predicted
+ * of the three beside kPrefix (the answer's algo says which). */
+#define TII_SCHED_KSHIFT 6
+#define TII_SCHED_AGRING 7
+#define TII_SCHED_RING 8
+#define TII_SCHED_AGBEST 9      /* a request only: algo is the one chosen */
 #define TII_SCHED_RANKS_MAX 4096  /* ranks of one schedule with its flows */
 #define TII_SCHED_LEVELS 8
 
@@ -828,7 +837,8 @@ struct tii_schedule_params {
 	int algo;         /* TII_SCHED_* */
 	int conflicts;    /* TACS: flows a link may carry beyond the first (seed: 1) */
 	double sparsity;  /* TACS: below this many job hosts per leaf, use XOR (0: never) */
-	int k;            /* ALLGATHER: partition size, a power of two dividing the ranks (0: auto) */
+	int k;            /* ALLGATHER: partition size, a power of two dividing the ranks (0: auto);
+	                   * KSHIFT: 1..ranks (0: 8); AGBEST: both */
 };
 
 struct tii_schedule_step {
@@ -871,7 +881,26 @@ typedef struct tii_schedule {
 	 * the job's hosts and host steps that libtii expanded into the flows above. */
 	int form;
 	int nhosts, nhsteps;
+	/* 1.5, allgathers (algo TII_SCHED_ALLGATHER .. TII_SCHED_RING): the
+	 * baseline ring's predicted time (-1 unknown; bound_s is then the
+	 * host-cable bound, (ranks - ranks on the host) blocks through the
+	 * busiest host cable; slower: topod answered the ring), and the
+	 * variants topod considered (AGBEST: kPrefix, kShift and the
+	 * route-ordered ring; else the one asked for): algo, state
+	 * (TII_SCHED_OFFERED: predicted no slower than the ring;
+	 * TII_SCHED_SLOWER; TII_SCHED_NOTAPPLICABLE, e.g. kPrefix's k does not
+	 * divide the ranks) and predicted time (-1 unknown). A topod before
+	 * 1.5 answering kPrefix sends neither: -1 and no variants. */
+	double ring_time_s;
+	int nvariants;
+	struct tii_schedule_variant {
+		int algo, state;
+		double time_s;
+	} variants[3];
 } tii_schedule_t;
+#define TII_SCHED_OFFERED 0
+#define TII_SCHED_SLOWER 1
+#define TII_SCHED_NOTAPPLICABLE 2
 
 /* What this handle's schedule requests ask (1.2): the block size the
  * times are predicted for (0: topod's default, 1 MiB), and whether topod

@@ -177,11 +177,16 @@ static void est_schedule(const struct proto_req *r, const struct fabric *f, stru
 		e->mem += sq(H) * 48;
 		e->work_us += sq(H) * 5;
 	}
+	int ag = algo_is(r, "allgather") || algo_is(r, "kshift") || algo_is(r, "agring") || algo_is(r, "ring") ||
+		 algo_is(r, "agbest");
 	if (!compact) {
-		/* src, dst (and allgather's block) per flow; advice's XOR
-		 * baseline beside a non-XOR one; ~10 reply bytes per flow */
-		e->mem += pairs * (algo_is(r, "allgather") ? 12 : 8);
-		e->mem += algo_is(r, "xor") ? 0 : pairs * 8;
+		/* src, dst (and an allgather's block) per flow; advice's
+		 * baseline (XOR, an allgather's ring) beside another; agbest
+		 * holds the ring, its best so far and the one it builds; ~10
+		 * reply bytes per flow */
+		e->mem += pairs * (ag ? 12 : 8);
+		e->mem += algo_is(r, "xor") || algo_is(r, "ring") ? 0 : pairs * (ag ? 12 : 8);
+		e->mem += algo_is(r, "agbest") ? pairs * 12 : 0;
 		e->mem += flows ? pairs * 12 : 0;
 		e->work_us += pairs / 2;
 	}

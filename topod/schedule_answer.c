@@ -4,6 +4,9 @@
  *
  *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] RANK ...
  *
+ * ALGO: the all-to-all schedules (xor tacs1 tacs2 opt route) or the
+ * allgathers (allgather = kPrefix, kshift, agring, ring, agbest).
+ *
  * RANK is HOST (one rank) or HOST*N (N consecutive ranks on HOST); ranks are
  * numbered in list order. At most SCHED_RANKS_MAX ranks (the schedule holds
  * all P(P-1) flows in memory, 128 MiB at 4,096); flows=0 leaves them out of
@@ -20,7 +23,9 @@
  * fallback=1 (the default) topod never answers an algorithm its model
  * predicts slower than XOR (it answers XOR, reason=slower), nor OPT whose
  * steps break their per-cable bound on the real routes (NOTAPPLICABLE);
- * fallback=0 answers what was asked, for inspection.
+ * fallback=0 answers what was asked, for inspection. The allgathers are
+ * judged against RING, the MPIs' own ring in rank order (ring_time_us,
+ * fallback=ring), and list the variants considered (variants=).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -86,7 +91,8 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 	unsigned long v;
 	size_t i = 1;
 	if (sched_algo_parse(r->argv[0], &sa->req.algo)) {
-		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather, route)", r->argv[0]);
+		query_error(c->out, "USAGE", "unknown algorithm '%.40s' (xor, tacs1, tacs2, opt, allgather, route, kshift, agring, ring, agbest)",
+			    r->argv[0]);
 		return -1;
 	}
 	for (; i < r->argc && strchr(r->argv[i], '='); i++) {
@@ -260,8 +266,35 @@ static void put_us(struct evbuffer *out, const char *key, double t)
 		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
 }
 
+/* KSHIFT and AGRING: the job hosts in ring order (their ranks follow each
+ * other in it, in rank order), for the client's expansion. */
+static void put_order(struct evbuffer *out, const struct sched *s)
+{
+	uint8_t *seen = calloc((size_t)s->nhosts + 1, 1);
+	char buf[8192];
+	size_t o = (size_t)snprintf(buf, sizeof(buf), "ORDER");
+	for (uint32_t p = 0; seen && p < s->nranks; p++) {
+		uint32_t a = s->rank_jhost[s->ord[p]];
+		if (seen[a]++)
+			continue;
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, " %u", a);
+		if (o > sizeof(buf) - 16) {
+			evbuffer_add(out, buf, o);
+			o = 0;
+		}
+	}
+	free(seen);
+	evbuffer_add(out, buf, o);
+	evbuffer_add(out, "\n", 1);
+}
+
+static int has_order(const struct sched *s)
+{
+	return s->algo == SCHED_KSHIFT || s->algo == SCHED_AGRING;
+}
+
 /* form=hosts (docs/protocol.md): the job host of each RANK argument, the
- * rank steps' figures, TACS's host steps. */
+ * ring order (KSHIFT, AGRING), the rank steps' figures, TACS's host steps. */
 static void reply_hosts(struct qctx *c, const struct sched *s, const struct sched_args *sa)
 {
 	const struct proto_req *r = c->req;
@@ -282,6 +315,8 @@ static void reply_hosts(struct qctx *c, const struct sched *s, const struct sche
 	}
 	evbuffer_add(c->out, buf, o);
 	evbuffer_add(c->out, "\n", 1);
+	if (has_order(s))
+		put_order(c->out, s);
 	for (uint32_t st = 0; st < s->nsteps; st++) {
 		const struct sched_fig *fg = &s->fig[st];
 		evbuffer_add_printf(c->out, "STEP %u %u %u %u %u\n", st, fg->flows, fg->maxload, fg->conflicts,
@@ -301,23 +336,43 @@ static void reply_hosts(struct qctx *c, const struct sched *s, const struct sche
 	}
 }
 
+/* variants=NAME:STATE:TIME_US,... (the allgathers considered), or none. */
+static void put_variants(struct evbuffer *out, const struct advice *v)
+{
+	static const char *const state[] = { "offered", "slower", "notapplicable" };
+	evbuffer_add_printf(out, " variants=%s", v->nvar ? "" : "none");
+	for (uint32_t i = 0; i < v->nvar; i++) {
+		const struct advice_variant *x = &v->var[i];
+		evbuffer_add_printf(out, "%s%s:%s:", i ? "," : "", sched_algo_name(x->algo), state[x->state]);
+		if (x->time < 0)
+			evbuffer_add(out, "-", 1);
+		else
+			evbuffer_add_printf(out, "%.3f", x->time * 1e6);
+	}
+}
+
 /* The OK line, the tree (OPT), one STEP line per step. */
 static void reply(struct qctx *c, const struct sched *s, const struct sched_args *sa, const struct advice *v)
 {
 	uint32_t levels = s->nlevels ? s->nlevels - 1 : 0;
+	int ag = sched_is_allgather(sa->req.algo);
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " algo=%s requested=%s ranks=%u steps=%u multi=%d host_steps=%u "
 			    "extra_steps=%u levels=%u flows=%lu fallback=%s reason=%s bytes=%lu",
 			    c->gen, sched_algo_name(s->algo), sched_algo_name(sa->req.algo), s->nranks, s->nsteps,
 			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows,
-			    s->note[0] || v->slower ? "xor" : "none",
+			    s->note[0] || v->slower ? (ag ? "ring" : "xor") : "none",
 			    v->slower ? "slower" : s->note[0] ? "sparse" : "none", sa->bytes);
 	put_us(c->out, "time_us", v->time);
 	put_us(c->out, "xor_time_us", v->xor_time);
+	if (ag)
+		put_us(c->out, "ring_time_us", v->ring_time);
 	put_us(c->out, "bound_us", v->bound);
+	if (ag)
+		put_variants(c->out, v);
 	if (sa->hosts && s->compact) {
 		evbuffer_add_printf(c->out, " form=hosts hosts=%u hsteps=%u k=%u lines=%u\n", s->nhosts, s->nhsteps, s->k,
-				    1 + s->nsteps + s->nhsteps);
+				    1 + has_order(s) + s->nsteps + s->nhsteps);
 		reply_hosts(c, s, sa);
 		return;
 	}

@@ -76,9 +76,41 @@ static void text_us(FILE *o, const char *key, double t)
 		fprintf(o, "%s %.3f\n", key, t * 1e6);
 }
 
+static const char *const ag_state[] = { "offered", "slower", "notapplicable" };
+
+static int is_allgather(const tii_schedule_t *s)
+{
+	return s->requested >= TII_SCHED_ALLGATHER && s->requested != TII_SCHED_ROUTE;
+}
+
+/* The allgathers: the baseline ring's time and the variants considered. */
+static void print_ag(FILE *o, const tii_schedule_t *s, int json)
+{
+	if (json) {
+		json_seconds(o, "ring_time_s", s->ring_time_s);
+		fputs("\"variants\":[", o);
+		for (int i = 0; i < s->nvariants; i++) {
+			fprintf(o, "%s{\"algo\":\"%s\",\"state\":\"%s\",", i ? "," : "",
+				tii_schedule_algo_name(s->variants[i].algo), ag_state[s->variants[i].state]);
+			if (s->variants[i].time_s < 0)
+				fputs("\"time_s\":null}", o);
+			else
+				fprintf(o, "\"time_s\":%.9g}", s->variants[i].time_s);
+		}
+		fputs("],", o);
+		return;
+	}
+	text_us(o, "ring_time_us", s->ring_time_s);
+	for (int i = 0; i < s->nvariants; i++) {
+		fprintf(o, "variant %s %s ", tii_schedule_algo_name(s->variants[i].algo), ag_state[s->variants[i].state]);
+		text_us(o, "time_us", s->variants[i].time_s);
+	}
+}
+
 static void print_one(struct tq *q, const tii_schedule_t *s)
 {
 	FILE *o = q->out;
+	int ag = is_allgather(s);
 	if (q->json) {
 		fprintf(o, "{\"generation\":%" PRIu64 ",\"algo\":\"%s\",\"requested\":\"%s\",\"fallback\":%s,"
 			   "\"slower\":%s,\"ranks\":%d,\"steps\":%d,\"multi\":%s,\"host_steps\":%d,\"extra_steps\":%d,",
@@ -89,6 +121,8 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 		json_seconds(o, "time_s", s->time_s);
 		json_seconds(o, "xor_time_s", s->xor_time_s);
 		json_seconds(o, "bound_s", s->bound_s);
+		if (ag)
+			print_ag(o, s, 1);
 		if (s->time_s >= 0 && s->bound_s > 0)
 			fprintf(o, "\"ratio\":%.4f,", s->time_s / s->bound_s);
 		else
@@ -102,19 +136,26 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 	}
 	fprintf(o, "algo %s\nrequested %s\nfallback %s\nranks %d\nsteps %d\nmulti %d\nhost_steps %d\nextra_steps %d\n"
 		   "mean_switch_link_conflicts %.2f\n",
-		tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested), s->fallback ? "xor" : "none",
+		tii_schedule_algo_name(s->algo), tii_schedule_algo_name(s->requested),
+		s->fallback ? (ag ? "ring" : "xor") : "none",
 		s->nranks, s->nsteps, s->multi, s->host_steps, s->extra_steps, mean_fabric(s));
 	/* the model's prediction on the real routes and rates (docs/cost-model.md) */
 	fprintf(o, "bytes %" PRIu64 "\n", s->bytes);
 	text_us(o, "time_us", s->time_s);
 	text_us(o, "xor_time_us", s->xor_time_s);
 	text_us(o, "bound_us", s->bound_s);
+	if (ag)
+		print_ag(o, s, 0);
 	/* how far from the lower bound of any schedule on these routes (1 = at it) */
 	if (s->time_s >= 0 && s->bound_s > 0)
 		fprintf(o, "ratio %.4f\n", s->time_s / s->bound_s);
 	else
 		fputs("ratio -\n", o);
-	if (s->slower)
+	if (s->slower && ag)
+		fputs("# every variant asked for is predicted slower than the MPI's own ring in rank order: the ring is "
+		      "the answer (fallback=0 to see it)\n",
+		      o);
+	else if (s->slower)
 		fputs("# the requested algorithm may run below 0.98x XOR (the model's measured error): XOR is the answer "
 		      "(fallback=0 to see it)\n",
 		      o);
@@ -145,7 +186,8 @@ int cmd_schedule(struct tq *q, int argc, char **argv)
 		if (!strcmp(argv[0], tii_schedule_algo_name(a)))
 			p.algo = a;
 	if (p.algo < 0)
-		return tq_usage_error("schedule: unknown algorithm '%s' (xor, tacs1, tacs2, opt, allgather, route)", argv[0]);
+		return tq_usage_error("schedule: unknown algorithm '%s' (xor, tacs1, tacs2, opt, route, allgather, kshift, agring, ring, agbest)",
+				      argv[0]);
 	int i = 1, advice = 1;
 	unsigned long long bytes = 0;
 	for (; i < argc && strchr(argv[i], '='); i++) {

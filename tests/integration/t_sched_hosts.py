@@ -13,7 +13,10 @@ with libtii's sources under ASan/UBSan for the smaller cases):
   smaller uneven jobs for every algorithm but OPT: the host-level reply
   expands to exactly the rank-level reply (steps, flows in order, figures,
   predicted times);
-- topod refuses TACS on more than 1,024 hosts with TOOBIG.
+- topod refuses TACS on more than 1,024 hosts with TOOBIG;
+- the allgathers (kPrefix, kShift, both rings, agbest's answer): the same,
+  their ring_time and variants included; kShift and the ring in the
+  fabric's order (their ORDER line) at 256 x 16 expand to valid allgathers.
 """
 import os
 import subprocess
@@ -88,8 +91,16 @@ check(head.startswith("ERR TOOBIG") and "1030 hosts" in head,
 
 # Host-level == rank-level where the rank form is allowed.
 run(plain, 128, 16, "tacs1", "equal")
-for algo in ("xor", "tacs1", "tacs2", "allgather"):
+for algo in ("xor", "tacs1", "tacs2", "allgather", "kshift", "agring", "ring", "agbest"):
     for hosts, rph in ((7, 3), (24, 5), (16, 4)):
         run(asan, hosts, rph, algo, "equal")
+# The allgathers as asked (fallback=0: kShift is often predicted slower than
+# the ring and answered by it), and at 256 x 16: the host-level reply (with
+# its ORDER line) expands to a valid allgather.
+for algo in ("allgather", "kshift", "agring"):
+    for hosts, rph in ((7, 3), (24, 5), (16, 4)):
+        run(asan, hosts, rph, algo, "equal0")
+for algo in ("agring", "kshift"):
+    run(plain, 256, 16, algo, "valid0")
 t.stop()
 done()

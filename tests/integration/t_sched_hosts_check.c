@@ -9,7 +9,8 @@
  * in a step unless multi (and multi only if some rank does).
  * MODE "equal": the host-level form and the rank-level form give the same
  * tii_schedule_t: steps, flows in order, figures, times.
- * MODE "ranks": the rank-level form; prints its error. Hosts "h%04u" get
+ * MODE "ranks": the rank-level form; prints its error. A MODE ending in 0
+ * ("valid0", "equal0") asks fallback=0: the algorithm as asked. Hosts "h%04u" get
  * RANKS_PER_HOST consecutive ranks each, but host 1's block is split around
  * host 2's when there are 3 or more hosts (ranks need not be contiguous).
  */
@@ -65,7 +66,11 @@ static int equal(const tii_schedule_t *a, const tii_schedule_t *b)
 {
 	int d = a->nsteps != b->nsteps || a->nranks != b->nranks || a->algo != b->algo || a->multi != b->multi ||
 		a->host_steps != b->host_steps || a->extra_steps != b->extra_steps || a->time_s != b->time_s ||
-		a->xor_time_s != b->xor_time_s || a->bound_s != b->bound_s || a->fallback != b->fallback;
+		a->xor_time_s != b->xor_time_s || a->bound_s != b->bound_s || a->fallback != b->fallback ||
+		a->ring_time_s != b->ring_time_s || a->nvariants != b->nvariants || a->requested != b->requested;
+	for (int i = 0; !d && i < a->nvariants; i++)
+		d = a->variants[i].algo != b->variants[i].algo || a->variants[i].state != b->variants[i].state ||
+		    a->variants[i].time_s != b->variants[i].time_s;
 	for (int st = 0; !d && st <= a->nsteps; st++)
 		d = a->step_off[st] != b->step_off[st] ||
 		    (st < a->nsteps && memcmp(&a->steps[st], &b->steps[st], sizeof(a->steps[st])));
@@ -103,6 +108,14 @@ int main(int argc, char **argv)
 	tii_t *t = NULL;
 	if (tii_open(&t, argv[1]) || tii_set_timeout(t, 60000) || tii_set_max_reply_bytes(t, (size_t)1 << 30))
 		return 3;
+	/* MODE "valid0" / "equal0": fallback=0, the algorithm as asked */
+	char mode[16];
+	snprintf(mode, sizeof(mode), "%s", argv[5]);
+	if (mode[0] && mode[strlen(mode) - 1] == '0') {
+		mode[strlen(mode) - 1] = 0;
+		tii_set_schedule_advice(t, 0, 0);
+	}
+	argv[5] = mode;
 	tii_schedule_t *a = NULL, *b = NULL;
 	int rc = tii_get_schedule(t, &par, rh, (size_t)P, &a), bad = 1;
 	if (!strcmp(argv[5], "ranks")) {

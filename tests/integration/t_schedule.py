@@ -7,6 +7,9 @@ analytic d-mod-k LFTs, 128 hosts) delivered with topo-snap, then
   checker), one send and one receive per rank per step unless multi=1;
 - the per-step figures equal a brute-force count over `path` routes;
 - OPT: TREE/LEVEL lines, NOTAPPLICABLE on an uneven job; kPrefix needs k | P;
+- the allgathers: correct, judged against the ring in rank order (never an
+  answer predicted slower), agbest's choice, the ring in the fabric's order
+  and kShift on the whole tree contention-free;
 - bad requests: unknown algorithm, bad option, too many ranks, unknown host;
 - topoquery schedule (libtii): the same figures as the protocol, and
   --plot FILE.svg renders (rsvg-convert to PNG, non-trivial picture).
@@ -133,11 +136,101 @@ head, lines = ask_all("schedule allgather k=4 " + " ".join(hosts[:8]))
 check(head.startswith("OK ") and all(len(w.split(":")) == 3 for l in lines for w in l.split()[6:]),
       "allgather k=4 on 8 ranks: flows carry their block")
 
+# The allgathers (kPrefix, kShift, the ring in the fabric's order, the MPIs'
+# ring in rank order, agbest) on contiguous, holed, cyclic, prime and uneven
+# jobs: correct allgathers (checked here: every rank gets every other rank's
+# block exactly once, from a rank that held it before the step); with
+# fallback=1 never an answer predicted slower than the ring in rank order
+# (ring_time_us), a variant predicted slower answered by the ring with
+# fallback=ring reason=slower; agbest the fastest offered; the ring in the
+# fabric's order at most one flow per cable per step (d-mod-k).
+def ag_complete(steps, P):
+    has = [{r} for r in range(P)]
+    for st in steps:
+        nxt = [set(h) for h in has]
+        snd, rcv = set(), set()
+        for f in (w for w in st[6:] if ":" in w):
+            a, b, o = map(int, f.split(":"))
+            if a in snd or b in rcv or o not in has[a] or o in nxt[b] or a == b:
+                return False
+            snd.add(a)
+            rcv.add(b)
+            nxt[b].add(o)
+        has = nxt
+    return len(steps) == P - 1 and all(len(h) == P for h in has)
+
+
+def variants(kv):
+    if kv["variants"] == "none":
+        return {}
+    return {n: (st, us(t)) for n, st, t in (v.split(":") for v in kv["variants"].split(","))}
+
+
+def us(v):
+    return None if v == "-" else float(v)
+
+
+ag_jobs = {"contiguous 16": hosts[0:16], "holes": hosts[0:48:3], "prime 13": hosts[0:13],
+           "cyclic 32": [hosts[l * 4 + j] for j in range(4) for l in range(8)],
+           "cyclic 12 (3 pods)": [hosts[l * 16 + j] for j in range(4) for l in range(3)],
+           "uneven": job, "3 ranks": hosts[0:3], "2 ranks": hosts[5:7]}
+bad, ring_over, answers, ag_runs = [], [], set(), 0
+for name, jb in ag_jobs.items():
+    P = len(jb)
+    for algo in ("allgather", "kshift", "agring", "ring", "agbest"):
+        for fb in (1, 0):
+            head, lines = ask_all("schedule %s fallback=%d %s" % (algo, fb, " ".join(jb)))
+            if head.startswith("ERR NOTAPPLICABLE") and algo == "allgather" and P % 2:
+                continue
+            if not head.startswith("OK "):
+                bad.append("%s %s: %s" % (name, algo, head.strip()[:80]))
+                continue
+            ag_runs += 1
+            kv, steps = parse(head, lines)
+            var = variants(kv)
+            tm, ring = us(kv["time_us"]), us(kv["ring_time_us"])
+            answers.add(kv["algo"])
+            if not ag_complete(steps, P):
+                bad.append("%s %s fallback=%d: not a correct allgather" % (name, algo, fb))
+            if kv["xor_time_us"] != "-" or us(kv["bound_us"]) > tm + 0.001:
+                bad.append("%s %s: xor_time_us %s, bound %s > time %s" % (name, algo, kv["xor_time_us"],
+                                                                     kv["bound_us"], tm))
+            if kv["algo"] == "agring" and max(int(st[3]) for st in steps) > 1:
+                ring_over.append(name)
+            if fb:
+                if tm > ring + 0.001:
+                    bad.append("%s %s: answer %s predicted %.1f us > ring %.1f" % (name, algo, kv["algo"], tm, ring))
+                slower = [n for n, (st, t) in var.items() if st == "slower"]
+                if any(t is not None and t <= ring for n, (st, t) in var.items() if st == "slower") or \
+                        any(t is not None and t > ring + 0.001 for n, (st, t) in var.items() if st == "offered"):
+                    bad.append("%s %s: variants judged wrong %s (ring %.1f)" % (name, algo, kv["variants"], ring))
+                if kv["reason"] == "slower" and (kv["algo"] != "ring" or kv["fallback"] != "ring" or
+                                                 (algo != "agbest" and slower != [algo])):
+                    bad.append("%s %s: fell back without cause %s" % (name, algo, head.strip()[:120]))
+                if algo == "agbest":
+                    offered = {n: t for n, (st, t) in var.items() if st == "offered"}
+                    if (offered and (kv["algo"] not in offered or tm > min(offered.values()) + 0.001)) or \
+                            (not offered and kv["algo"] != "ring") or len(var) != 3:
+                        bad.append("%s agbest: answered %s of %s" % (name, kv["algo"], kv["variants"]))
+            elif algo not in ("agbest", "ring") and (kv["algo"] != algo or var[algo][1] != tm):
+                bad.append("%s %s fallback=0: answered %s" % (name, algo, kv["algo"]))
+check(not bad, "allgathers (%d replies): correct allgathers, never answered slower than the ring in rank order, "
+      "fallbacks and agbest's choice as their variants say: %s" % (ag_runs, bad[:3]))
+check(not ring_over, "the ring in the fabric's order: at most 1 flow per cable per step: %s" % ring_over)
+check("ring" in answers and answers & {"agring", "kshift"},
+      "some jobs answered by the ring, some by a variant (%s)" % sorted(answers))
+head, lines = ask_all("schedule kshift fallback=0 " + " ".join(hosts))
+kv, steps = parse(head, lines) if head.startswith("OK ") else ({}, [])
+check(steps and max(int(st[3]) for st in steps) == 1 and ag_complete(steps, 128),
+      "kShift k=8 on all 128 hosts of the d-mod-k tree: contention-free, every step at most 1 flow per cable")
+head, lines = ask_all("schedule agring fallback=0 " + " ".join(reversed(hosts)))
+kv, steps = parse(head, lines) if head.startswith("OK ") else ({}, [])
+check(steps and steps[0][6].split(":")[0] == "127" and max(int(st[3]) for st in steps) == 1,
+      "agring: ranks given in reverse, the ring still follows the fabric (rank 127 = the first host first)")
+
 # Advice (docs/cost-model.md): every answer carries its predicted time,
 # XOR's and the bound; never an answer predicted slower than XOR; the
 # fallback says why, and fallback=0 shows the algorithm it replaced.
-def us(v):
-    return None if v == "-" else float(v)
 bad = []
 for name, js in (("uneven", spec), ("opt job", opt_job)):
     for algo in ("xor", "tacs1", "tacs2", "opt"):

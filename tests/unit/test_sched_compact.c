@@ -1,6 +1,6 @@
 /* test_sched_compact.c - the host-level (compact) schedule and its rank
- * expansion (schedule.h: req.compact, sched_expand): for XOR, TACS1, TACS2
- * and the kPrefix allgather on an over-subscribed tree, even and uneven rank
+ * expansion (schedule.h: req.compact, sched_expand): for XOR, TACS1, TACS2,
+ * the kPrefix and kShift allgathers and both rings on an over-subscribed tree, even and uneven rank
  * counts, interleaved hosts and non-powers of two, the compact build's steps,
  * per-step figures, multi flag and predicted time equal the rank-level
  * build's, its expansion lists exactly the rank-level flows step by step,
@@ -29,6 +29,8 @@ static int same_flows(const struct sched *a, const struct sched *b)
 		return 3;
 	if ((a->blk != NULL) != (b->blk != NULL) || (a->blk && memcmp(a->blk, b->blk, n * sizeof(*a->blk))))
 		return 4;
+	if ((a->ord != NULL) != (b->ord != NULL) || (a->ord && memcmp(a->ord, b->ord, a->nranks * sizeof(*a->ord))))
+		return 5;
 	return 0;
 }
 
@@ -44,6 +46,8 @@ static int same_figs(const struct sched *a, const struct sched *b)
 		    x->unrated != y->unrated || x->s_per_byte != y->s_per_byte)
 			return 2;
 	}
+	if (a->bound_s_per_byte != b->bound_s_per_byte || a->k != b->k)
+		return 4;
 	return sched_time(a, 1 << 20) != sched_time(b, 1 << 20) ? 3 : 0;
 }
 
@@ -116,18 +120,20 @@ int main(void)
 					rh[1] = rh[P - 1];
 					rh[P - 1] = t;
 				}
-				for (int a = SCHED_XOR; a <= SCHED_ALLGATHER; a++) {
-					if (a == SCHED_OPT)
+				for (int a = SCHED_XOR; a <= SCHED_RING; a++) {
+					if (a == SCHED_OPT || a == SCHED_ROUTE)
 						continue;
+					/* kShift: the paper's k = 8, and 3 (P often no multiple) */
 					struct sched_req req = { .algo = (enum sched_algo)a, .nranks = P, .rank_host = rh,
-								 .conflicts = (unsigned)(rph & 1) };
+								 .conflicts = (unsigned)(rph & 1),
+								 .k = a == SCHED_KSHIFT && uneven ? 3 : 0 };
 					bad += compare(rt, &req, uneven ? "uneven" : "even", &multi);
 					runs++;
 				}
 			}
 		}
 	}
-	tf_check(!bad, "%d compact schedules (xor/tacs1/tacs2/allgather, 2..24 hosts, 1..5 ranks per host, even and "
+	tf_check(!bad, "%d compact schedules (xor/tacs1/tacs2/allgather/kshift/agring/ring, 2..24 hosts, 1..5 ranks per host, even and "
 		       "uneven): steps, figures, multi and time equal the rank-level build; the expansion equals its "
 		       "flows and is a complete exchange (%d differences)",
 		 runs, bad);
