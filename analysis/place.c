@@ -386,12 +386,15 @@ struct wide {
 	uint32_t *fh;
 	uint32_t *ord;           /* [nl] leaves, the first taken first */
 	uint64_t *up;            /* [nl] uplinks x the slowest one's rate */
+	uint64_t *usum, *utop;   /* [nl] their summed rate, the fastest's (pick_limit's terms) */
+	uint32_t *ucnt;          /* [nl] how many */
 	uint8_t *key;            /* [nl] 2: a leaf of the answer, 1: of its pods, 0 */
 };
 
 static void wide_free(struct wide *w)
 {
 	free(w->first), free(w->cnt), free(w->fh), free(w->ord), free(w->up), free(w->key);
+	free(w->usum), free(w->utop), free(w->ucnt);
 }
 
 /* Leaves with the most uplink capacity first (a leaf whose cables up are
@@ -434,8 +437,11 @@ static int wide_setup(const struct route_tab *rt, const struct hier *h, const ui
 	w->first = calloc(nfree + 1, sizeof(*w->first)), w->cnt = calloc(nfree + 1, sizeof(*w->cnt));
 	w->fh = malloc((nfree + 1) * sizeof(*w->fh)), w->ord = malloc((nfree + 1) * sizeof(*w->ord));
 	w->up = calloc(nfree + 1, sizeof(*w->up)), w->key = calloc(nfree + 1, 1);
+	w->usum = calloc(nfree + 1, sizeof(*w->usum)), w->utop = calloc(nfree + 1, sizeof(*w->utop));
+	w->ucnt = calloc(nfree + 1, sizeof(*w->ucnt));
 	int rc = AN_E_NOMEM;
-	if (!lof || !lsw || !f || !w->first || !w->cnt || !w->fh || !w->ord || !w->up || !w->key)
+	if (!lof || !lsw || !f || !w->first || !w->cnt || !w->fh || !w->ord || !w->up || !w->key || !w->usum ||
+	    !w->utop || !w->ucnt)
 		goto out;
 	memcpy(f, free_hosts, nfree * sizeof(*f));
 	if ((rc = place_order(rt, h, f, nfree)))
@@ -461,6 +467,7 @@ static int wide_setup(const struct route_tab *rt, const struct hier *h, const ui
 	for (uint32_t l = 0; l < w->nl; l++) {
 		w->ord[l] = l;
 		w->up[l] = wide_uplinks(rt, lsw[l]);
+		leaf_up(rt, lsw[l], &w->ucnt[l], &w->usum[l], &w->utop[l]);
 		uint32_t pod = place_pod(h, w->fh[w->first[l]]);
 		for (size_t i = 0; i < ans->n && w->key[l] < 2; i++) {
 			uint32_t sw = place_host_leaf_sw(rt, ans->hosts[i]);
@@ -499,57 +506,110 @@ static int wide_fill(const struct wide *w, uint32_t nl, size_t want, uint32_t *h
 	return 1;
 }
 
+/* The fewest leaves (more than from) over which wide_fill's counts pass
+ * pick_limit's test on every leaf: c hosts of n on a leaf send c (n - c)
+ * blocks up its uplinks and ceil(c / u) (n - c) down one of its cables,
+ * both within the injection limit. 0 if none does (or no rates). Cheap
+ * (fills, no routes): where to start trying. */
+static uint32_t wide_cap(const struct wide *w, uint32_t from, uint32_t nmax, size_t n, uint64_t bytes, double limit,
+			 uint32_t *hosts, uint32_t *take)
+{
+	for (uint32_t L = from + 1; limit > 0 && L <= nmax; L++) {
+		if (!wide_fill(w, L, n, hosts, take))
+			return 0;
+		int fits = 1;
+		for (uint32_t a = 0; a < L && fits; a++) {
+			uint32_t l = w->ord[a], u = w->ucnt[l];
+			double c = take[a], rest = (double)(n - take[a]) * (double)bytes * 8;
+			fits = u && w->usum[l] && w->utop[l] && c * rest / (double)w->usum[l] <= limit * (1 + 1e-9) &&
+			       (double)((take[a] + u - 1) / u) * rest / (double)w->utop[l] <= limit * (1 + 1e-9);
+		}
+		if (fits)
+			return L;
+	}
+	return 0;
+}
+
+/* The best wider pick found: its hosts (malloc'ed, hierarchy order) and
+ * the figures of its prediction. */
+struct wbest {
+	uint32_t *hosts;
+	double t, bw;
+	uint32_t leaves, node;
+	uint8_t port;
+	int balanced;
+};
+
+/* One try on the first L leaves of w->ord: the even fill in hierarchy
+ * order predicted first (ftree numbers ports so that it often spreads over
+ * the upper switches already: at the limit, no balancing does better),
+ * then balanced (place_pick_balance) when above it. Keeps it in *b when
+ * faster than *target. *at: the try reached the limit. */
+static int wide_try(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		    const char *spec, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
+		    double *target, struct wbest *b, int *at)
+{
+	int rc = AN_OK;
+	*at = 0;
+	for (int bal = 0; bal < 2 && rc == AN_OK && !*at; bal++) {
+		struct cost_time ct;
+		uint32_t node, swaps;
+		uint8_t port;
+		if (bal && (rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps)))
+			break;
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
+			break;
+		*at = limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9);
+		if (ct.seconds < 0 || ct.seconds >= *target)
+			continue;
+		uint32_t *keep = b->hosts ? b->hosts : malloc(n * sizeof(*keep));
+		if (!keep)
+			return AN_E_NOMEM;
+		memcpy(keep, hosts, n * sizeof(*keep));
+		*b = (struct wbest){ keep, ct.seconds, ct.bw_seconds, L, node, port, bal };
+		*target = ct.seconds * (1 - 1e-6);
+	}
+	return rc;
+}
+
 /* The fastest pick on more leaves than the answer's: for growing leaf
- * counts, the leaves wide_cmp ranks first, hosts as even over them as
- * their free hosts allow and balanced within them (place_pick_balance),
- * judged by the pattern's predicted time; stops once the all-to-all's
- * busiest cable is at the injection limit (more leaves cannot beat it).
- * *best (malloc'ed, hierarchy order) when
- * one is predicted faster than the answer by more than a millionth, with
- * *bt and *bl; else NULL. */
+ * counts (from wide_cap's), the leaves wide_cmp ranks first, hosts as even
+ * over them as their free hosts allow, balanced within them when that
+ * helps (wide_try), judged by the pattern's predicted time; stops once the
+ * all-to-all's busiest cable is at the injection limit (more leaves cannot
+ * beat it). b->hosts when one is predicted faster than the answer by more
+ * than a millionth, else NULL. */
 static int pick_wider(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const char *spec, uint64_t bytes, int threads, const struct place_pick *ans, uint32_t **best,
-		      double *bt, uint32_t *bl)
+		      const char *spec, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
 {
 	struct wide w = { 0 };
 	size_t n = ans->n;
-	uint32_t *hosts = malloc((n + 1) * sizeof(*hosts)), *take = malloc((nfree + 1) * sizeof(*take)), swaps;
+	uint32_t *hosts = malloc((n + 1) * sizeof(*hosts)), *take = malloc((nfree + 1) * sizeof(*take));
 	double limit = -1, target = ans->time * (1 - 1e-6);
-	int rc = hosts && take ? wide_setup(rt, h, free_hosts, nfree, ans, &w) : AN_E_NOMEM;
-	*best = NULL;
+	int rc = hosts && take ? wide_setup(rt, h, free_hosts, nfree, ans, &w) : AN_E_NOMEM, at = 0;
+	*b = (struct wbest){ 0 };
 	if (!strcmp(spec, "alltoall") && ans->limit_time > 0)
 		limit = ans->limit_time;
-	uint32_t nmax = w.nl < n ? w.nl : (uint32_t)n;
-	for (uint32_t L = ans->figs.leaves + 1, tries = 0; rc == AN_OK && L <= nmax && tries < PICK_WIDE_TRIES; tries++) {
-		struct cost_time ct;
-		uint32_t node;
-		uint8_t port;
+	uint32_t nmax = w.nl < n ? w.nl : (uint32_t)n, L = ans->figs.leaves + 1;
+	/* fewer leaves than wide_cap's cannot reach the limit: start there */
+	uint32_t cap = rc == AN_OK ? wide_cap(&w, ans->figs.leaves, nmax, n, bytes, limit, hosts, take) : 0;
+	L = cap > L ? cap : L;
+	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < PICK_WIDE_TRIES; tries++) {
 		if (!wide_fill(&w, L, n, hosts, take))
 			break;
-		rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps);
-		if (rc == AN_OK && !(rc = place_order(rt, h, hosts, n)))
-			rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port);
-		if (rc)
-			break;
-		if (ct.seconds >= 0 && ct.seconds < target) {
-			uint32_t *keep = *best ? *best : malloc(n * sizeof(*keep));
-			if (!(rc = keep ? AN_OK : AN_E_NOMEM)) {
-				memcpy(keep, hosts, n * sizeof(*keep));
-				*best = keep, *bt = ct.seconds, *bl = L, target = ct.seconds * (1 - 1e-6);
-			}
-		}
-		if (limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9))
-			break;
+		rc = wide_try(rt, h, free_hosts, nfree, spec, bytes, threads, limit, L, hosts, n, &target, b, &at);
 		/* not monotone: a leaf of c hosts and u uplinks sends ceil(c / u)
 		 * hosts' traffic down one cable, so a count between two that
-		 * help can hurt; the growth stays geometric, the tries few */
-		L = L + 1 > L * 3 / 2 ? L + 1 : L * 3 / 2;
+		 * help can hurt; the growth stays geometric, the tries few, and
+		 * the widest (fewest hosts on each leaf) is always among them */
+		uint32_t next = L + 1 > L * 3 / 2 ? L + 1 : L * 3 / 2;
+		L = L < nmax && next > nmax ? nmax : next;
 	}
 	free(hosts), free(take);
 	wide_free(&w);
 	if (rc) {
-		free(*best);
-		*best = NULL;
+		free(b->hosts);
+		b->hosts = NULL;
 	}
 	return rc;
 }
@@ -569,32 +629,31 @@ static int pick_widen(const struct route_tab *rt, const struct hier *h, const ui
 	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)) ||
 	    (!any && (!a2a || out->limit_why != PLACE_UPLINKS)))
 		return AN_OK;
-	uint32_t *best, bl = 0;
-	double bt = -1;
-	int rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &best, &bt, &bl);
-	if (rc || !best)
+	struct wbest b;
+	int rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &b);
+	if (rc || !b.hosts)
 		return rc;
-	out->wider_time = bt, out->wider_leaves = bl;
-	if (!any) {
-		free(best);
-		return AN_OK;
-	}
+	out->wider_time = b.t, out->wider_leaves = b.leaves;
 	struct place_figs figs;
-	if ((rc = place_figures(rt, h, best, out->n, &figs))) {
-		free(best);
+	if (!any || (rc = place_figures(rt, h, b.hosts, out->n, &figs))) {
+		free(b.hosts);
 		return rc;
 	}
 	free(out->hosts);
-	out->hosts = best;
+	out->hosts = b.hosts;
 	out->figs = figs;
 	out->wider_leaves = figs.leaves;
 	out->sharing_free = figs.sharing == 0;
 	out->sharing_free_wider = 0;
 	out->first_fit = 0;
-	out->balanced = 1;
+	out->balanced = b.balanced;
 	out->widened = 1;
-	out->time = bt;
-	return pick_figures_of_answer(rt, spec, bytes, threads, out);
+	out->time = b.t;
+	/* the try's prediction is the answer's: its busiest cable, the limit */
+	out->bw_time = b.bw, out->bott_node = b.node, out->bott_port = b.port;
+	if (a2a)
+		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
+	return AN_OK;
 }
 
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,

@@ -170,7 +170,8 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
  * limit (PLACE_UPLINKS), the fastest pick on more leaves that is predicted
  * faster is stated in wider_time and wider_leaves, not answered.
  * any_leaves 1: unless the answer is at the injection limit, picks on
- * growing numbers of leaves (those with the most uplink capacity first,
+ * growing numbers of leaves (from the fewest whose even counts pass
+ * pick_limit's uplink test; those with the most uplink capacity first,
  * hosts as even over them as the free hosts allow, balanced within them)
  * are predicted, at most 8 of them, and the fastest is the answer
  * (widened = 1, wider_* its figures) when predicted faster than the
