@@ -372,6 +372,290 @@ static int pick_figures_of_answer(const struct route_tab *rt, const char *spec, 
 	return AN_OK;
 }
 
+/* ---- wider picks (issue 27: what the promise of fewest leaves costs) -------- */
+
+/* Tries of a wider pick at most, each a balancing and a prediction: the
+ * leaf counts grow geometrically, so few tries span min_leaves to want. */
+#define PICK_WIDE_TRIES 8
+
+/* The free hosts on leaves, grouped by leaf switch, and the order in which
+ * a wider pick takes the leaves. */
+struct wide {
+	uint32_t nl;
+	uint32_t *first, *cnt;   /* [nl] leaf l's free hosts: fh[first[l] .. + cnt[l]), hierarchy order */
+	uint32_t *fh;
+	uint32_t *ord;           /* [nl] leaves, the first taken first */
+	uint64_t *up;            /* [nl] uplinks x the slowest one's rate */
+	uint64_t *usum, *utop;   /* [nl] their summed rate, the fastest's (pick_limit's terms) */
+	uint32_t *ucnt;          /* [nl] how many */
+	uint8_t *key;            /* [nl] 2: a leaf of the answer, 1: of its pods, 0 */
+};
+
+static void wide_free(struct wide *w)
+{
+	free(w->first), free(w->cnt), free(w->fh), free(w->ord), free(w->up), free(w->key);
+	free(w->usum), free(w->utop), free(w->ucnt);
+}
+
+/* Leaves with the most uplink capacity first (a leaf whose cables up are
+ * few or slow is what the all-to-all waits on), then the answer's own
+ * leaves, then those of its pods (traffic between pods crosses one more
+ * level), then the most free hosts, then hierarchy order. */
+static int wide_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct wide *w = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (w->up[x] != w->up[y])
+		return w->up[x] > w->up[y] ? -1 : 1;
+	if (w->key[x] != w->key[y])
+		return w->key[x] > w->key[y] ? -1 : 1;
+	if (w->cnt[x] != w->cnt[y])
+		return w->cnt[x] > w->cnt[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t wide_uplinks(const struct route_tab *rt, uint32_t sw)
+{
+	/* routes by destination spread a leaf's traffic over its uplinks one
+	 * host at a time, so the slowest paces them all (as place_pick.c) */
+	uint32_t node = rt->sw_node[sw];
+	uint64_t slow = UINT64_MAX, u = 0;
+	for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
+		if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
+			uint64_t bps = rate_cable_bps(rt->snap, node, q);
+			slow = bps < slow ? bps : slow;
+			u++;
+		}
+	return u ? u * slow : 0;
+}
+
+static int wide_setup(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		      const struct place_pick *ans, struct wide *w)
+{
+	uint32_t *lof = malloc((rt->nsw + 1) * sizeof(*lof)), *lsw = malloc((nfree + 1) * sizeof(*lsw));
+	uint32_t *f = malloc((nfree + 1) * sizeof(*f));
+	w->first = calloc(nfree + 1, sizeof(*w->first)), w->cnt = calloc(nfree + 1, sizeof(*w->cnt));
+	w->fh = malloc((nfree + 1) * sizeof(*w->fh)), w->ord = malloc((nfree + 1) * sizeof(*w->ord));
+	w->up = calloc(nfree + 1, sizeof(*w->up)), w->key = calloc(nfree + 1, 1);
+	w->usum = calloc(nfree + 1, sizeof(*w->usum)), w->utop = calloc(nfree + 1, sizeof(*w->utop));
+	w->ucnt = calloc(nfree + 1, sizeof(*w->ucnt));
+	int rc = AN_E_NOMEM;
+	if (!lof || !lsw || !f || !w->first || !w->cnt || !w->fh || !w->ord || !w->up || !w->key || !w->usum ||
+	    !w->utop || !w->ucnt)
+		goto out;
+	memcpy(f, free_hosts, nfree * sizeof(*f));
+	if ((rc = place_order(rt, h, f, nfree)))
+		goto out;
+	for (uint32_t s = 0; s < rt->nsw; s++)
+		lof[s] = NONE32;
+	for (size_t i = 0; i < nfree; i++) {
+		uint32_t sw = place_host_leaf_sw(rt, f[i]);
+		if (sw == ROUTE_NONE)
+			continue;
+		if (lof[sw] == NONE32)
+			lsw[w->nl] = sw, lof[sw] = w->nl++;
+		w->cnt[lof[sw]]++;
+	}
+	for (uint32_t l = 1; l < w->nl; l++)
+		w->first[l] = w->first[l - 1] + w->cnt[l - 1];
+	memset(w->cnt, 0, w->nl * sizeof(*w->cnt));
+	for (size_t i = 0; i < nfree; i++) {
+		uint32_t sw = place_host_leaf_sw(rt, f[i]);
+		if (sw != ROUTE_NONE)
+			w->fh[w->first[lof[sw]] + w->cnt[lof[sw]]++] = f[i];
+	}
+	for (uint32_t l = 0; l < w->nl; l++) {
+		w->ord[l] = l;
+		w->up[l] = wide_uplinks(rt, lsw[l]);
+		leaf_up(rt, lsw[l], &w->ucnt[l], &w->usum[l], &w->utop[l]);
+		uint32_t pod = place_pod(h, w->fh[w->first[l]]);
+		for (size_t i = 0; i < ans->n && w->key[l] < 2; i++) {
+			uint32_t sw = place_host_leaf_sw(rt, ans->hosts[i]);
+			if (sw == lsw[l])
+				w->key[l] = 2;
+			else if (place_pod(h, ans->hosts[i]) == pod)
+				w->key[l] = 1;
+		}
+	}
+	qsort_r(w->ord, w->nl, sizeof(*w->ord), wide_cmp, w);
+	rc = AN_OK;
+out:
+	free(lof), free(lsw), free(f);
+	return rc;
+}
+
+/* want hosts over the first nl leaves of w->ord, as evenly as their free
+ * hosts allow (one more to every leaf with room, round by round), each
+ * leaf's first in hierarchy order: into hosts. 0 if they hold too few. */
+static int wide_fill(const struct wide *w, uint32_t nl, size_t want, uint32_t *hosts, uint32_t *take)
+{
+	size_t k = 0;
+	memset(take, 0, nl * sizeof(*take));
+	while (k < want) {
+		size_t before = k;
+		for (uint32_t a = 0; a < nl && k < want; a++)
+			if (take[a] < w->cnt[w->ord[a]])
+				take[a]++, k++;
+		if (k == before)
+			return 0;
+	}
+	k = 0;
+	for (uint32_t a = 0; a < nl; a++)
+		for (uint32_t t = 0; t < take[a]; t++)
+			hosts[k++] = w->fh[w->first[w->ord[a]] + t];
+	return 1;
+}
+
+/* The fewest leaves (more than from) over which wide_fill's counts pass
+ * pick_limit's test on every leaf: c hosts of n on a leaf send c (n - c)
+ * blocks up its uplinks and ceil(c / u) (n - c) down one of its cables,
+ * both within the injection limit. 0 if none does (or no rates). Cheap
+ * (fills, no routes): where to start trying. */
+static uint32_t wide_cap(const struct wide *w, uint32_t from, uint32_t nmax, size_t n, uint64_t bytes, double limit,
+			 uint32_t *hosts, uint32_t *take)
+{
+	for (uint32_t L = from + 1; limit > 0 && L <= nmax; L++) {
+		if (!wide_fill(w, L, n, hosts, take))
+			return 0;
+		int fits = 1;
+		for (uint32_t a = 0; a < L && fits; a++) {
+			uint32_t l = w->ord[a], u = w->ucnt[l];
+			double c = take[a], rest = (double)(n - take[a]) * (double)bytes * 8;
+			fits = u && w->usum[l] && w->utop[l] && c * rest / (double)w->usum[l] <= limit * (1 + 1e-9) &&
+			       (double)((take[a] + u - 1) / u) * rest / (double)w->utop[l] <= limit * (1 + 1e-9);
+		}
+		if (fits)
+			return L;
+	}
+	return 0;
+}
+
+/* The best wider pick found: its hosts (malloc'ed, hierarchy order) and
+ * the figures of its prediction. */
+struct wbest {
+	uint32_t *hosts;
+	double t, bw;
+	uint32_t leaves, node;
+	uint8_t port;
+	int balanced;
+};
+
+/* One try on the first L leaves of w->ord: the even fill in hierarchy
+ * order predicted first (ftree numbers ports so that it often spreads over
+ * the upper switches already: at the limit, no balancing does better),
+ * then balanced (place_pick_balance) when above it. Keeps it in *b when
+ * faster than *target. *at: the try reached the limit. */
+static int wide_try(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		    const char *spec, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
+		    double *target, struct wbest *b, int *at)
+{
+	int rc = AN_OK;
+	*at = 0;
+	for (int bal = 0; bal < 2 && rc == AN_OK && !*at; bal++) {
+		struct cost_time ct;
+		uint32_t node, swaps;
+		uint8_t port;
+		if (bal && (rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps)))
+			break;
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
+			break;
+		*at = limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9);
+		if (ct.seconds < 0 || ct.seconds >= *target)
+			continue;
+		uint32_t *keep = b->hosts ? b->hosts : malloc(n * sizeof(*keep));
+		if (!keep)
+			return AN_E_NOMEM;
+		memcpy(keep, hosts, n * sizeof(*keep));
+		*b = (struct wbest){ keep, ct.seconds, ct.bw_seconds, L, node, port, bal };
+		*target = ct.seconds * (1 - 1e-6);
+	}
+	return rc;
+}
+
+/* The fastest pick on more leaves than the answer's: for growing leaf
+ * counts (from wide_cap's), the leaves wide_cmp ranks first, hosts as even
+ * over them as their free hosts allow, balanced within them when that
+ * helps (wide_try), judged by the pattern's predicted time; stops once the
+ * all-to-all's busiest cable is at the injection limit (more leaves cannot
+ * beat it). b->hosts when one is predicted faster than the answer by more
+ * than a millionth, else NULL. */
+static int pick_wider(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		      const char *spec, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
+{
+	struct wide w = { 0 };
+	size_t n = ans->n;
+	uint32_t *hosts = malloc((n + 1) * sizeof(*hosts)), *take = malloc((nfree + 1) * sizeof(*take));
+	double limit = -1, target = ans->time * (1 - 1e-6);
+	int rc = hosts && take ? wide_setup(rt, h, free_hosts, nfree, ans, &w) : AN_E_NOMEM, at = 0;
+	*b = (struct wbest){ 0 };
+	if (!strcmp(spec, "alltoall") && ans->limit_time > 0)
+		limit = ans->limit_time;
+	uint32_t nmax = w.nl < n ? w.nl : (uint32_t)n, L = ans->figs.leaves + 1;
+	/* fewer leaves than wide_cap's cannot reach the limit: start there */
+	uint32_t cap = rc == AN_OK ? wide_cap(&w, ans->figs.leaves, nmax, n, bytes, limit, hosts, take) : 0;
+	L = cap > L ? cap : L;
+	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < PICK_WIDE_TRIES; tries++) {
+		if (!wide_fill(&w, L, n, hosts, take))
+			break;
+		rc = wide_try(rt, h, free_hosts, nfree, spec, bytes, threads, limit, L, hosts, n, &target, b, &at);
+		/* not monotone: a leaf of c hosts and u uplinks sends ceil(c / u)
+		 * hosts' traffic down one cable, so a count between two that
+		 * help can hurt; the growth stays geometric, the tries few, and
+		 * the widest (fewest hosts on each leaf) is always among them */
+		uint32_t next = L + 1 > L * 3 / 2 ? L + 1 : L * 3 / 2;
+		L = L < nmax && next > nmax ? nmax : next;
+	}
+	free(hosts), free(take);
+	wide_free(&w);
+	if (rc) {
+		free(b->hosts);
+		b->hosts = NULL;
+	}
+	return rc;
+}
+
+/* leaves=any: the wider pick answered when predicted faster; leaves=fewest:
+ * stated beside the answer when its leaves' uplinks hold it above the
+ * injection limit (wider_time, wider_leaves), so that a scheduler sees what
+ * the promise costs. */
+static int pick_widen(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		      const char *spec, uint64_t bytes, int threads, int any, struct place_pick *out)
+{
+	int a2a = !strcmp(spec, "alltoall");
+	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0;
+	/* any: whenever the all-to-all is above the limit at all, not only
+	 * beyond PLACE_LIMIT_SLACK (a job that asked for speed gains the 10%) */
+	if (out->time < 0 || out->figs.leaves >= out->n ||
+	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)) ||
+	    (!any && (!a2a || out->limit_why != PLACE_UPLINKS)))
+		return AN_OK;
+	struct wbest b;
+	int rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &b);
+	if (rc || !b.hosts)
+		return rc;
+	out->wider_time = b.t, out->wider_leaves = b.leaves;
+	struct place_figs figs;
+	if (!any || (rc = place_figures(rt, h, b.hosts, out->n, &figs))) {
+		free(b.hosts);
+		return rc;
+	}
+	free(out->hosts);
+	out->hosts = b.hosts;
+	out->figs = figs;
+	out->wider_leaves = figs.leaves;
+	out->sharing_free = figs.sharing == 0;
+	out->sharing_free_wider = 0;
+	out->first_fit = 0;
+	out->balanced = b.balanced;
+	out->widened = 1;
+	out->time = b.t;
+	/* the try's prediction is the answer's: its busiest cable, the limit */
+	out->bw_time = b.bw, out->bott_node = b.node, out->bott_port = b.port;
+	if (a2a)
+		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
+	return AN_OK;
+}
+
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN])
@@ -382,6 +666,13 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
 		       int threads, struct place_pick *out, char why[AN_ERR_LEN])
+{
+	return place_pick_leaves(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, 0, out, why);
+}
+
+int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		      const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		      int threads, int any_leaves, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct pattern pc;
 	int rc = pattern_parse(spec, &pc, why);
@@ -422,7 +713,8 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
 		out->balanced = 0;
 		out->time = out->ff_time;
 	}
-	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)))
+	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)) ||
+	    (rc = pick_widen(rt, h, free_hosts, nfree, spec, bytes, threads, any_leaves, out)))
 		goto fail;
 	free(ff);
 	return AN_OK;
@@ -438,6 +730,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 		     size_t *trades, char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
+	out->wider_time = -1;
 	*trades = 0;
 	struct cost_time ct;
 	uint32_t *all = malloc((n + nfree + 1) * sizeof(*all));

@@ -116,6 +116,11 @@ struct place_pick {
 		PLACE_ROUTES = 2,     /* the free hosts' routes share cables (no choice of them avoids it) */
 		PLACE_NOLIMIT = 3,    /* no rates, or a single leaf: no figure */
 	} limit_why;
+	/* appended (issue 27, place_pick_leaves): a pick on more leaves than
+	 * the answer's, predicted faster; with any_leaves it is the answer */
+	int widened;              /* 1: the answer is that wider pick */
+	uint32_t wider_leaves;    /* its leaves; 0 if none was tried or none is predicted faster */
+	double wider_time;        /* its predicted time, seconds; -1 likewise */
 };
 #define PLACE_LIMIT_SLACK 1.1
 
@@ -158,6 +163,24 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
 		       int threads, struct place_pick *out, char why[AN_ERR_LEN]);
+
+/* place_pick_pattern with the rule on leaves (protocol `pick leaves=`).
+ * any_leaves 0 (fewest): the promises of fewest leaves and pods hold;
+ * when the all-to-all answer's leaves cannot carry it at the injection
+ * limit (PLACE_UPLINKS), the fastest pick on more leaves that is predicted
+ * faster is stated in wider_time and wider_leaves, not answered.
+ * any_leaves 1: unless the answer is at the injection limit, picks on
+ * growing numbers of leaves (from the fewest whose even counts pass
+ * pick_limit's uplink test; those with the most uplink capacity first,
+ * hosts as even over them as the free hosts allow, balanced within them)
+ * are predicted, at most 8 of them, and the fastest is the answer
+ * (widened = 1, wider_* its figures) when predicted faster than the
+ * fewest-leaves answer by more than a millionth; pick_time stays that
+ * answer's, first-fit's judgment stands (the answer is never predicted
+ * slower than first-fit). */
+int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		      const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+		      int threads, int any_leaves, struct place_pick *out, char why[AN_ERR_LEN]);
 
 /* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
  * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a

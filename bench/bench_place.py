@@ -68,6 +68,8 @@ def main():
             ("pick 1,024 of 3,456 free", "pick 1024 " + " ".join(names)),
             ("pick 200 of 1,152 (every third host)", "pick 200 " + " ".join(names[::3])),
             ("pick 1,024 of 1,728 (every other host)", "pick 1024 " + " ".join(names[::2])),
+            ("pick leaves=any 1,024 of 3,456 free", "pick leaves=any 1024 " + " ".join(names)),
+            ("pick leaves=any 1,024 of 1,728 (every other host)", "pick leaves=any 1024 " + " ".join(names[::2])),
             ("pick trade 512 (every 7th) of 1,728", "pick trade 512 " + " ".join(
                 names[::7][:512] + [h for i, h in enumerate(names) if i % 2 and i % 7])),
             ("map 1,024 ranks (16x8x8) on 128 hosts x 8", "map stencil:16x8x8 " + " ".join(h + "*8" for h in names[:128])),
@@ -81,7 +83,8 @@ def main():
             ms, head, cpu = med(req, 3 if req.startswith("map") else 7)
             figs = " ".join(w for w in head.split() if w.split("=")[0] in (
                 "leaves", "pods", "sharing", "max_load", "method", "hop_bytes", "block_hop_bytes", "rr_hop_bytes",
-                "balanced", "trades", "bottleneck_us", "limit_us", "first_fit_bottleneck_us", "limit"))
+                "balanced", "trades", "bottleneck_us", "limit_us", "first_fit_bottleneck_us", "limit", "widened",
+                "wider_leaves", "wider_time_us"))
             print("%-50s %8.1f ms  cpu %6.1f ms   %s" % (what, ms, cpu, figs))
     finally:
         p.terminate()

@@ -74,6 +74,7 @@ struct list_ctx {
 	unsigned char *seen;
 	int rank_lines;    /* map: "RANK NAME" */
 	tii_pick_info_t pinfo;
+	tii_pick_wider_t wider;   /* pick: leaves= figures (absent from a topod before them: none) */
 	tii_map_info_t minfo;
 	int is_pick, is_map;
 	int is_trade;      /* pick trade: want = the allocation's hosts */
@@ -189,6 +190,22 @@ static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
 	return 0;
 }
 
+/* pick's wider-pick fields (protocol `pick leaves=`); absent from an
+ * older topod: no wider pick known. */
+static int pick_wider(const struct tii__kv *kv, long nfree, tii_pick_wider_t *w)
+{
+	long wd, wl;
+	*w = (tii_pick_wider_t){ 0, 0, -1 };
+	if (!tii__kv_get(kv, "widened"))
+		return 0;
+	if (tii__kv_int(kv, "widened", 0, 1, &wd) || tii__kv_int(kv, "wider_leaves", 0, nfree, &wl) ||
+	    tii__parse_us(tii__kv_get(kv, "wider_time_us"), &w->wider_time_s) || (wd && !wl) ||
+	    (!wl) != (w->wider_time_s < 0))
+		return -1;
+	w->widened = (int)wd, w->wider_leaves = (int)wl;
+	return 0;
+}
+
 /* pick trade's OK line (1.4, issue 27): the answer's figures, its and the
  * allocation's predictions (alloc_*), the balance fields. */
 static int trade_head(const struct tii__kv *kv, struct list_ctx *c)
@@ -227,7 +244,8 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 			return TII_E_PROTO;
 		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
 					      0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
-		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo))
+		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo) ||
+		    pick_wider(kv, (long)c->nm.n, &c->wider))
 			return TII_E_PROTO;
 	}
 	if (c->is_map)
@@ -292,8 +310,9 @@ int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
 	return rc ? rc : run_list(t, &c, hosts, n, order);
 }
 
-static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
-			  size_t *chosen, tii_pick_info_t *info, size_t infolen)
+static int pick_hosts_opt(tii_t *t, const char *pattern, const char *leaves, const char *const *free_hosts,
+			  size_t nfree, size_t want, size_t *chosen, tii_pick_info_t *info, size_t infolen,
+			  tii_pick_wider_t *wider)
 {
 	if (!t || !free_hosts || !nfree || !want || !chosen || want > nfree)
 		return TII_E_INVAL;
@@ -309,12 +328,34 @@ static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free
 		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);
 		rc = tii__req_word(t, word, (size_t)len);
 	}
+	if (!rc && leaves) {
+		int len = snprintf(word, sizeof(word), "leaves=%s", leaves);
+		rc = tii__req_word(t, word, (size_t)len);
+	}
 	rc = rc ? rc : tii__req_int(t, (long)want);
 	rc = rc ? rc : tii__req_hosts(t, free_hosts, nfree);
 	rc = rc ? rc : run_list(t, &c, free_hosts, nfree, chosen);
 	if (!rc && info)
 		memcpy(info, &c.pinfo, infolen);
+	if (!rc && wider)
+		*wider = c.wider;
 	return rc;
+}
+
+static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree, size_t want,
+			  size_t *chosen, tii_pick_info_t *info, size_t infolen)
+{
+	return pick_hosts_opt(t, pattern, NULL, free_hosts, nfree, want, chosen, info, infolen, NULL);
+}
+
+int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves, const char *const *free_hosts, size_t nfree,
+			  size_t want, size_t *chosen, tii_pick_info_t *info, tii_pick_wider_t *wider)
+{
+	if (any_leaves != 0 && any_leaves != 1)
+		return TII_E_INVAL;
+	/* fewest is topod's default: not sent, so an older topod answers too */
+	return pick_hosts_opt(t, pattern, any_leaves ? "any" : NULL, free_hosts, nfree, want, chosen, info,
+			      sizeof(*info), wider);
 }
 
 static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,

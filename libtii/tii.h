@@ -810,6 +810,24 @@ TII_API int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, co
  * want ranks): TII_E_SERVER, tii_last_message says why. */
 TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree,
 				   size_t want, size_t *chosen, tii_pick_info_t *info);
+/* The rule on leaves (protocol `pick leaves=`, issue 27): a pick on more
+ * leaves than the fewest, when topod predicts it faster. */
+typedef struct tii_pick_wider {
+	int widened;          /* 1: the answer spans more leaves than min_leaves (any_leaves only) */
+	int wider_leaves;     /* leaves of the fastest wider pick predicted faster than the
+			       * fewest-leaves answer (the answer's when widened); 0 none */
+	double wider_time_s;  /* its predicted time; -1 none (or a topod without leaves=) */
+} tii_pick_wider_t;
+/* tii_pick_hosts_pattern (pattern may be NULL) with the rule on leaves:
+ * any_leaves 0 keeps the fewest leaves and pods (the other calls' rule) and
+ * sets wider (may be NULL) when the answer's leaves cannot carry its
+ * all-to-all at the injection limit and more leaves are predicted faster:
+ * what the promise costs; any_leaves 1 answers that wider pick
+ * (wider->widened 1, info->pick_time_s the fewest-leaves pick's), never one
+ * predicted slower than first-fit. TII_E_INVAL for another any_leaves. */
+TII_API int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves, const char *const *free_hosts,
+				  size_t nfree, size_t want, size_t *chosen, tii_pick_info_t *info,
+				  tii_pick_wider_t *wider);
 
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 

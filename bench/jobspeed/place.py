@@ -5,7 +5,7 @@ picks from the same free list, simulated on the LFT routes OpenSM really
 programmed (the lab fabrics of run.py).
 
   python3 bench/jobspeed/place.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64]
-          [--bytes 1048576] [--free 2] [--randoms 3]
+          [--bytes 1048576] [--free 2] [--randoms 3] [--leaves any]
 
 map: for each fabric, size N and shape (run.py's shapes, hosts in hostname
 order as a scheduler lists them) and pattern (a periodic 2-D halo exchange,
@@ -166,7 +166,8 @@ def pick_job(args, cfg, exe, lab, fab, n, allh, work, frac=None):
     platform_for(lab.port, free, platform)
     t = js.Topod(lab.port)
     try:
-        head, lines = t.ask("pick %d %s" % (n, " ".join(free)))
+        opt = "leaves=%s " % args.leaves if args.leaves else ""
+        head, lines = t.ask("pick %s%d %s" % (opt, n, " ".join(free)))
         if not head.startswith("OK"):
             return [dict(kind="pick", fabric=fab, shape="free%d" % nfree, hosts=n, note=head[:80])]
         picks = {"pick": sorted(lines), "first-fit": free[:n]}
@@ -190,6 +191,11 @@ def pick_job(args, cfg, exe, lab, fab, n, allh, work, frac=None):
                                                  ", first-fit %.2fx" % (ffb / lim) if ffb else "")
     if kv(head, "balanced") == "1":
         note += ", balanced"
+    if kv(head, "widened") == "1":
+        note += ", widened to %s leaves (min %s)" % (kv(head, "leaves"), kv(head, "min_leaves"))
+    elif kv(head, "wider_time_us") not in (None, "-"):
+        note += ", wider on %s leaves predicted %.3f ms" % (kv(head, "wider_leaves"),
+                                                             float(kv(head, "wider_time_us")) / 1e3)
     for base in ["first-fit"] + (["random-mean"] if rand else []):
         tb = times[base] if base == "first-fit" else sum(rand) / len(rand)
         pb = pred[base] if base == "first-fit" else None
@@ -273,6 +279,8 @@ def main():
     ap.add_argument("--free-frac", default="",
                     help="free lists as fractions of all hosts, e.g. 0.25,0.5,1 (issue 27; replaces --free)")
     ap.add_argument("--kinds", default="map,pick", help="map, pick or both (default map,pick)")
+    ap.add_argument("--leaves", default="", choices=["", "fewest", "any"],
+                    help="pick's leaves= option (default: none sent, i.e. fewest)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()

@@ -171,14 +171,18 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 		return tq_usage_error("pick --format: text, list, slurm, openmpi, rankfile, mpich or hostlist");
 	const char *pattern = argc && !strncmp(argv[0], "pattern=", 8) ? argv[0] + 8 : NULL;
 	argc -= pattern != NULL, argv += pattern != NULL;
+	const char *leaves = argc && !strncmp(argv[0], "leaves=", 7) ? argv[0] + 7 : NULL;
+	argc -= leaves != NULL, argv += leaves != NULL;
+	if (leaves && strcmp(leaves, "fewest") && strcmp(leaves, "any"))
+		return tq_usage_error("pick leaves=fewest|any, got '%.40s'", leaves);
 	int trade = argc && !strcmp(argv[0], "trade");
 	argc -= trade, argv += trade;
-	if (trade && pattern)
-		return tq_usage_error("pick trade judges an all-to-all: no pattern=");
+	if (trade && (pattern || leaves))
+		return tq_usage_error("pick trade judges an all-to-all on the allocation's leaves: no pattern= or leaves=");
 	char *end;
 	long want = argc ? strtol(argv[0], &end, 10) : 0;
 	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
-		return tq_usage_error("pick [pattern=P] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+		return tq_usage_error("pick [pattern=P] [leaves=fewest|any] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
 	struct strv h = { 0 };
 	int st = collect(q, argc - 1, argv + 1, &h);
 	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));
@@ -191,11 +195,13 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 		st = EXIT_FAIL;
 	}
 	tii_pick_info_t in;
+	tii_pick_wider_t wd = { 0, 0, -1 };
 	size_t trades = 0;
 	if (!st) {
 		const char *const *v = (const char *const *)h.v;
 		int rc = trade ? tii_pick_trade(q->t, v, (size_t)want, v + want, h.n - (size_t)want, ch, &trades, &in)
-			       : tii_pick_hosts_pattern(q->t, pattern, v, h.n, (size_t)want, ch, &in);
+			       : tii_pick_hosts_leaves(q->t, pattern, leaves && !strcmp(leaves, "any"), v, h.n,
+						       (size_t)want, ch, &in, &wd);
 		if (rc)
 			st = tq_fail(q, "pick", rc);
 	}
@@ -222,7 +228,9 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_json_us(o, "bottleneck_us", in.bottleneck_s);
 			pick_json_us(o, "limit_us", in.limit_s);
 			pick_json_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
-			fprintf(o, "\"limit\":\"%s\",", pick_why[in.limit_why & 3]);
+			fprintf(o, "\"limit\":\"%s\",\"widened\":%s,\"wider_leaves\":%d,", pick_why[in.limit_why & 3],
+				wd.widened ? "true" : "false", wd.wider_leaves);
+			pick_json_us(o, "wider_time_us", wd.wider_time_s);
 			fputs("\"hosts\":[", o);
 			for (long i = 0; i < want; i++) {
 				if (i)
@@ -243,7 +251,9 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			pick_text_us(o, "bottleneck_us", in.bottleneck_s);
 			pick_text_us(o, "limit_us", in.limit_s);
 			pick_text_us(o, "first_fit_bottleneck_us", in.first_fit_bottleneck_s);
-			fprintf(o, "limit %s\n", pick_why[in.limit_why & 3]);
+			fprintf(o, "limit %s\nwidened %d\nwider_leaves %d\n", pick_why[in.limit_why & 3], wd.widened,
+				wd.wider_leaves);
+			pick_text_us(o, "wider_time_us", wd.wider_time_s);
 			fprintf(o, "nodelist %s\n", hl ? hl : "");
 			free(hl);
 		} else {

@@ -7,7 +7,9 @@
 # two hosts of a leaf routed down through one spine are picked where the
 # free list offers another (at most ceil(c/d) per spine beyond that), and
 # that topoquery --json (libtii) carries the reply's new fields, pick trade and
-# pick pattern=ring.
+# pick pattern=ring; and that pick leaves=any takes more leaves than the
+# fewest exactly when topod's `load` predicts them faster, while the default
+# keeps the fewest and states wider_time_us under limit=uplinks.
 # Skips (exit 0) without ibsim/opensm.
 set -u
 cd "$(dirname "$0")/../.." || exit 1

@@ -4,7 +4,8 @@
 # one): the idle nodes are the free list, --topo-dry-run prints the node
 # list and submits nothing, a submission gets --nodelist and every other
 # option unchanged, the prediction line names busiest cable and limit, and
-# a topoquery failure submits without --nodelist.
+# a topoquery failure submits without --nodelist; --topo-leaves=any is
+# passed on and a wider pick's predicted time reported.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -37,6 +38,12 @@ bottleneck_us 1835.010
 limit_us 1835.008
 first_fit_bottleneck_us 3670.016
 limit at
+time_us 1900.000
+pick_time_us 1900.000
+min_leaves 2
+widened 0
+wider_leaves ${TQ_WL:-0}
+wider_time_us ${TQ_WT:--}
 nodelist n[01,03]
 EOT
 SH
@@ -68,5 +75,21 @@ if TQ_FAIL=1 sh clients/slurm/sbatch-topo --topo-dry-run -N 2 job.sh >/dev/null 
 	nok "sbatch-topo --topo-dry-run with topoquery failing exits 0"
 else
 	ok "sbatch-topo --topo-dry-run with topoquery failing: non-zero exit, nothing submitted"
+fi
+# the rule on leaves: --topo-leaves=any reaches topoquery as leaves=any; the
+# default's wider pick, when topod states one, is on stderr
+out=$(TQ_WL=4 TQ_WT=1500.000 sh clients/slurm/sbatch-topo --topo-dry-run --topo-leaves=any -N 2 job.sh 2>"$d/err")
+if [ "$out" = "n[01,03]" ] && [ "$(tr '\n' ' ' <"$d/tq.args")" = "pick leaves=any 2 n01 n02 n03 n04 " ] &&
+	grep -q "on 4 leaves the all-to-all is predicted 1500.000 us against 1900.000 us" "$d/err"; then
+	ok "sbatch-topo --topo-leaves=any: pick leaves=any, and the wider pick's predicted time on stderr"
+else
+	nok "sbatch-topo --topo-leaves=any: out '$out', topoquery $(tr '\n' ' ' <"$d/tq.args" 2>/dev/null), $(cat "$d/err")"
+fi
+sh clients/slurm/sbatch-topo --topo-dry-run -N 2 job.sh >/dev/null 2>"$d/err"
+if [ "$(tr '\n' ' ' <"$d/tq.args")" = "pick 2 n01 n02 n03 n04 " ] && ! grep -q "leaves the all-to-all" "$d/err" &&
+	! sh clients/slurm/sbatch-topo --topo-leaves=some -N 2 job.sh 2>/dev/null; then
+	ok "sbatch-topo: no leaves= by default, no wider line when none is stated, --topo-leaves=some refused"
+else
+	nok "sbatch-topo default: topoquery $(tr '\n' ' ' <"$d/tq.args" 2>/dev/null), $(cat "$d/err")"
 fi
 exit $((failed != 0))

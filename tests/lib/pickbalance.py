@@ -69,6 +69,80 @@ def spread_ok(chosen, free, leaf, up):
     return True, ""
 
 
+def predict(s, f, hs):
+    """topod's `load` prediction of an all-to-all of 1 MiB per pair on hs:
+    the cost model asked apart from pick."""
+    head, _ = ask(s, f, "load bytes=1048576 links=none alltoall %s" % " ".join(hs))
+    return float(kv(head)["time_us"]) if head.startswith("OK") else None
+
+
+def wide_checks(s, f, a, hosts, leaves, leaf, lists):
+    """pick leaves=any (issue 27): more leaves than the fewest exactly when
+    predicted faster; the default keeps the fewest and states the wider
+    pick's time when the leaves' uplinks hold it back."""
+    # three whole leaves and 4 hosts on each other: 20 on the fewest (3)
+    # leaves put 6-7 on a leaf of 4 uplinks (limit=uplinks); 4 per leaf on
+    # 5-6 leaves sit at the injection limit
+    made = [h for h in hosts if leaf[h] in leaves[:3]]
+    for l in leaves[3:]:
+        made += [h for h in hosts if leaf[h] == l][:4]
+    bad, widened = [], 0
+    for free, want in [(made, 20)] + lists:
+        req = "%d %s" % (want, " ".join(free))
+        hd, ld = ask(s, f, "pick " + req)
+        ha, la = ask(s, f, "pick leaves=any " + req)
+        if not hd.startswith("OK") or not ha.startswith("OK"):
+            bad.append("pick %d of %d: %s / %s" % (want, len(free), hd[:100], ha[:100]))
+            continue
+        d, w = kv(hd), kv(ha)
+        nd, nw = len({leaf[h] for h in ld}), len({leaf[h] for h in la})
+        td, tw = float(d["time_us"]), float(w["time_us"])
+        pd, pw = predict(s, f, ld), predict(s, f, la)
+        # the default: the fewest leaves (unless first-fit was faster), no widening
+        if d["method"] == "pick" and (nd != int(d["min_leaves"]) or d["widened"] != "0"):
+            bad.append("default on %d leaves, min_leaves %s, widened=%s" % (nd, d["min_leaves"], d["widened"]))
+        # wider on more leaves exactly when predicted faster (by `load`, not pick)
+        more = nw > nd
+        if more != (pw < pd * (1 - 1e-6)) or more != (w["widened"] == "1") or tw > td * (1 + 1e-6) or \
+                abs(pw - tw) > 1e-3 * tw or tw > float(w["first_fit_time_us"]) * (1 + 1e-6):
+            bad.append("pick %d of %d: leaves %d -> %d, predicted %.1f -> %.1f us (pick said %.1f -> %.1f), widened=%s"
+                       % (want, len(free), nd, nw, pd, pw, td, tw, w["widened"]))
+        # the default states the wider pick's time when limit=uplinks and it is faster
+        if more and d["limit"] == "uplinks" and (d["wider_time_us"] == "-" or
+                                                 abs(float(d["wider_time_us"]) - tw) > 1e-3 * tw or
+                                                 int(d["wider_leaves"]) != nw):
+            bad.append("default limit=uplinks: wider_time_us=%s wider_leaves=%s, leaves=any answered %.1f us on %d"
+                       % (d["wider_time_us"], d["wider_leaves"], tw, nw))
+        if free is made:
+            made_ok = more and d["limit"] == "uplinks" and w["leaves"] == w["wider_leaves"] and \
+                int(w["min_leaves"]) == 3 and float(w["pick_time_us"]) == td
+            if not made_ok:
+                bad.append("made list: %s / %s" % (hd[:300], ha[:300]))
+            made_fig = (nd, td, nw, tw)
+        widened += more
+    ok(not bad and widened >= 1,
+       "%s: pick leaves=any takes more leaves exactly when `load` predicts them faster (%d of %d lists), never "
+       "slower than the fewest-leaves pick or first-fit; the default keeps the fewest and states wider_time_us "
+       "under limit=uplinks%s" % (a.label, widened, len(lists) + 1, "" if not bad else ": " + "; ".join(bad[:3])))
+    if not bad:
+        print("# %s: 20 hosts, 3 whole leaves + 4 free on each other: %d leaves %.1f us, leaves=any %d leaves %.1f us"
+              % ((a.label,) + made_fig))
+    if a.topoquery:
+        r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", "leaves=any", "20"] + made,
+                           capture_output=True, text=True)
+        ha, la = ask(s, f, "pick leaves=any 20 " + " ".join(made))
+        w = kv(ha)
+        try:
+            j = json.loads(r.stdout)
+            same = (sorted(j["hosts"]) == sorted(la) and j["widened"] == (w["widened"] == "1") and
+                    j["wider_leaves"] == int(w["wider_leaves"]) and j["leaves"] == int(w["leaves"]) and
+                    abs(j["wider_time_us"] - float(w["wider_time_us"])) < 1e-3)
+        except (ValueError, KeyError, TypeError) as e:
+            same, j = False, "%s: %s %s" % (e, r.stdout[:200], r.stderr[:200])
+        ok(same, "%s: topoquery --json pick leaves=any (tii_pick_hosts_leaves) carries widened, wider_leaves and "
+           "wider_time_us as topod sent them%s" % (a.label, "" if same else ": %s / %s" % (j, ha[:200])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -167,6 +241,7 @@ def main():
        "%s: pick trade: an allocation with two hosts per spine on 2 leaves trades %d hosts on the same leaves, "
        "none then share a spine down, predicted %s us from %s us%s" % (
            a.label, traded, k.get("time_us"), k.get("alloc_time_us"), "" if good else ": " + why))
+    wide_checks(s, f, a, hosts, leaves, leaf, lists)
     if a.topoquery:
         # the same trade through libtii (tii_pick_trade): same hosts, same gain
         r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", "trade", str(len(alloc))] +

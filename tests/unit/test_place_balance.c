@@ -452,6 +452,69 @@ static void test_speed(void)
 	snap_free(s);
 }
 
+/* leaves=any (issue 27) on a 2:1 two-level tree of 3,456 hosts (144
+ * leaves of 24, 12 spines), every host free: 1,024 hosts on the fewest
+ * leaves (43, full) send more up each leaf than its 12 uplinks carry at a
+ * host's own rate. The default keeps the fewest leaves and states the
+ * wider pick; any takes more leaves, and place_alltoall_time (asked apart
+ * from pick) predicts them faster; within issue 27's 100 ms. */
+static void test_wide(void)
+{
+#ifdef __SANITIZE_ADDRESS__
+	const double bound = 1000;
+#else
+	const double bound = 100;
+#endif
+	struct snap *s = snap_new();
+	tf_tree2(s, 144, 24, 12, 1);
+	tf_finish(s, 0);
+	struct route_tab *rt;
+	struct hier *h;
+	if (route_build(s, NULL, &rt) || hier_build(rt, &h))
+		tf_die("tree2 144x24 route/hier");
+	struct place_ctx *pc = place_ctx_new();
+	uint32_t *v = malloc(rt->nhosts * sizeof(*v));
+	if (!pc || !v)
+		tf_die("nomem");
+	for (uint32_t i = 0; i < rt->nhosts; i++)
+		v[i] = i;
+	char why[AN_ERR_LEN];
+	struct place_pick d, a;
+	double ms = 1e9;
+	int rc = place_pick_leaves(pc, rt, h, v, rt->nhosts, 1024, "alltoall", 1u << 20, 1, 0, &d, why);
+	for (int r = 0; r < 3 && rc == AN_OK; r++) {
+		double t0 = cpu_ms();
+		rc = place_pick_leaves(pc, rt, h, v, rt->nhosts, 1024, "alltoall", 1u << 20, 1, 1, &a, why);
+		if (cpu_ms() - t0 < ms)
+			ms = cpu_ms() - t0;
+		if (rc == AN_OK && r < 2)
+			place_pick_free(&a);
+	}
+	if (rc)
+		tf_die(why);
+	double td, ta;
+	place_alltoall_time(rt, d.hosts, d.n, 1u << 20, 1, &td);
+	place_alltoall_time(rt, a.hosts, a.n, 1u << 20, 1, &ta);
+	tf_check(d.figs.leaves == d.min_leaves && d.min_leaves == 43 && !d.widened && d.limit_why == PLACE_UPLINKS,
+		 "leaves=fewest: 1,024 on the fewest leaves (%u, min %u), limit=uplinks (%d)", d.figs.leaves, d.min_leaves,
+		 (int)d.limit_why);
+	tf_check(a.widened && a.figs.leaves > d.figs.leaves && ta < td * (1 - 1e-6) && a.time == ta &&
+			 a.time <= a.ff_time && a.pick_time == d.time,
+		 "leaves=any: %u leaves, predicted %.1f ms against %.1f ms on the fewest (first-fit %.1f ms)", a.figs.leaves,
+		 ta * 1e3, td * 1e3, a.ff_time * 1e3);
+	tf_check(d.wider_time == a.time && d.wider_leaves == a.figs.leaves,
+		 "leaves=fewest states the wider pick: %u leaves, %.1f ms", d.wider_leaves, d.wider_time * 1e3);
+	tf_check(ms <= bound, "pick leaves=any 1,024 of 3,456 (2:1 tree, widening): %.1f ms CPU, bound %.0f ms", ms,
+		 bound);
+	place_pick_free(&a);
+	place_pick_free(&d);
+	free(v);
+	place_ctx_free(pc);
+	hier_free(h);
+	route_free(rt);
+	snap_free(s);
+}
+
 int main(void)
 {
 	test_collisions();
@@ -461,5 +524,6 @@ int main(void)
 	test_fattree();
 	test_pattern();
 	test_speed();
+	test_wide();
 	return tf_failures ? 1 : 0;
 }
