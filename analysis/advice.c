@@ -195,8 +195,10 @@ static int advice_allgather(const struct route_tab *rt, const struct hier *h, co
 		}
 		const struct advice_variant *v = &a->var[i];
 		int usable = s && (v->state == ADVICE_OFFERED || !fallback);
-		/* strictly faster replaces: ties keep the earlier in best[] */
-		if (usable && (!ans || (v->time >= 0 && a->var[pick].time >= 0 && v->time < a->var[pick].time))) {
+		/* strictly faster replaces, a known time an unknown one: ties
+		 * keep the earlier in best[] */
+		const struct advice_variant *w = &a->var[pick];
+		if (usable && (!ans || (v->time >= 0 && (w->time < 0 || v->time < w->time)))) {
 			sched_free(ans);
 			ans = s;
 			pick = i;
@@ -205,9 +207,20 @@ static int advice_allgather(const struct route_tab *rt, const struct hier *h, co
 		}
 	}
 	if (!ans) {
-		/* everything predicted slower: the MPI's own ring */
+		/* Everything predicted slower: the MPI's own ring. Asked for
+		 * kPrefix, the ring is answered as kPrefix with k = 1 (the same
+		 * steps and flows), so that a client of libtii 1.4, which knows
+		 * no algorithm named ring, still reads the fallback. */
 		a->time = a->ring_time;
 		a->slower = 1;
+		if (req->algo == SCHED_ALLGATHER) {
+			r.algo = SCHED_ALLGATHER;
+			r.k = 1;
+			sched_free(base);
+			base = NULL;
+			if ((rc = sched_build(rt, h, &r, threads, &base, err)))
+				return rc;
+		}
 		*out = base;
 		return AN_OK;
 	}

@@ -516,7 +516,7 @@ static uint32_t wide_cap(const struct wide *w, uint32_t from, uint32_t nmax, siz
 {
 	for (uint32_t L = from + 1; limit > 0 && L <= nmax; L++) {
 		if (!wide_fill(w, L, n, hosts, take))
-			return 0;
+			continue; /* a slow or dead uplink's leaf ranks last: a wider L may hold n */
 		int fits = 1;
 		for (uint32_t a = 0; a < L && fits; a++) {
 			uint32_t l = w->ord[a], u = w->ucnt[l];
@@ -535,7 +535,7 @@ static uint32_t wide_cap(const struct wide *w, uint32_t from, uint32_t nmax, siz
 struct wbest {
 	uint32_t *hosts;
 	double t, bw;
-	uint32_t leaves, node;
+	uint32_t leaves, node, swaps;
 	uint8_t port;
 	int balanced;
 };
@@ -553,7 +553,7 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
 	*at = 0;
 	for (int bal = 0; bal < 2 && rc == AN_OK && !*at; bal++) {
 		struct cost_time ct;
-		uint32_t node, swaps;
+		uint32_t node, swaps = 0;
 		uint8_t port;
 		if (bal && (rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps)))
 			break;
@@ -566,7 +566,7 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
 		if (!keep)
 			return AN_E_NOMEM;
 		memcpy(keep, hosts, n * sizeof(*keep));
-		*b = (struct wbest){ keep, ct.seconds, ct.bw_seconds, L, node, port, bal };
+		*b = (struct wbest){ keep, ct.seconds, ct.bw_seconds, L, node, swaps, port, bal };
 		*target = ct.seconds * (1 - 1e-6);
 	}
 	return rc;
@@ -594,16 +594,19 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 	/* fewer leaves than wide_cap's cannot reach the limit: start there */
 	uint32_t cap = rc == AN_OK ? wide_cap(&w, ans->figs.leaves, nmax, n, bytes, limit, hosts, take) : 0;
 	L = cap > L ? cap : L;
-	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < PICK_WIDE_TRIES; tries++) {
-		if (!wide_fill(&w, L, n, hosts, take))
-			break;
-		rc = wide_try(rt, h, free_hosts, nfree, spec, bytes, threads, limit, L, hosts, n, &target, b, &at);
+	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < PICK_WIDE_TRIES;) {
+		/* the first L leaves may hold too few hosts (wide_cmp ranks a
+		 * leaf with a slow or dead uplink last): then the next L */
+		if (wide_fill(&w, L, n, hosts, take)) {
+			rc = wide_try(rt, h, free_hosts, nfree, spec, bytes, threads, limit, L, hosts, n, &target, b, &at);
+			tries++;
+		}
 		/* not monotone: a leaf of c hosts and u uplinks sends ceil(c / u)
 		 * hosts' traffic down one cable, so a count between two that
 		 * help can hurt; the growth stays geometric, the tries few, and
-		 * the widest (fewest hosts on each leaf) is always among them */
+		 * the widest (fewest hosts on each leaf) is always the last */
 		uint32_t next = L + 1 > L * 3 / 2 ? L + 1 : L * 3 / 2;
-		L = L < nmax && next > nmax ? nmax : next;
+		L = L < nmax && (next > nmax || tries + 1 == PICK_WIDE_TRIES) ? nmax : next;
 	}
 	free(hosts), free(take);
 	wide_free(&w);
@@ -647,6 +650,7 @@ static int pick_widen(const struct route_tab *rt, const struct hier *h, const ui
 	out->sharing_free_wider = 0;
 	out->first_fit = 0;
 	out->balanced = b.balanced;
+	out->swaps = b.swaps;
 	out->widened = 1;
 	out->time = b.t;
 	/* the try's prediction is the answer's: its busiest cable, the limit */

@@ -15,10 +15,16 @@
  * CHAIN more reroutes as chain.NNN.delta, each against the one before
  * (generations 10, 11, ...; the first against base.snap).
  *
+ *   bench_delta --files BASE.snap NEW.snap
+ *
+ * The same steps for two snapshot files, e.g. the plugin's spool before
+ * and after a real fault (bench/real_fault.sh with REAL_FAULT_KEEP).
+ *
  * Build: make bench (build/bench/bench_delta)
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "delta.h"
@@ -282,10 +288,48 @@ static void write_outputs(struct bench *x, const char *outdir, unsigned chain)
 	snap_free(prev);
 }
 
+static uint64_t count_blocks(const struct snap *s)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].type == SNAP_NODE_SWITCH)
+			n += (s->nodes[i].lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+	return n;
+}
+
+/* Two snapshot files as base and reroute: the delta is what the subnet
+ * manager really changed. */
+static void read_fabrics(struct bench *x, const char *base, const char *new)
+{
+	char err[SNAP_ERR_LEN];
+	if (snap_read_file(base, &x->a, err))
+		die(base, err);
+	if (snap_read_file(new, &x->b, err))
+		die(new, err);
+	x->blocks = count_blocks(x->b);
+	printf("%s -> %s: %u nodes, %lu LFT blocks\n", base, new, x->b->nnodes, (unsigned long)x->blocks);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "--files")) {
+		struct bench f = { 0 };
+		snap_spare_enable();
+		read_fabrics(&f, argv[2], argv[3]);
+		time_from_scratch(&f);
+		time_incremental(&f);
+		print_summary(&f);
+		hier_free(f.hi);
+		route_free(f.rt);
+		free(f.full);
+		free(f.d);
+		snap_free(f.a);
+		snap_free(f.b);
+		snap_free(f.c);
+		return 0;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_delta K PERMILLE [OUTDIR]\n");
+		fprintf(stderr, "usage: bench_delta K PERMILLE [OUTDIR [CHAIN]] | bench_delta --files BASE NEW\n");
 		return 2;
 	}
 	struct bench x = { 0 };

@@ -14,6 +14,9 @@
 # journal entry, and their sum: what topod spends before OK) and the wall
 # time from the plugin's log line (snapshot encoded, handed to its sender)
 # to topod's "serving" line.
+# With REAL_FAULT_KEEP=DIR the full snapshot of every pass (the plugin's
+# spool) is kept as DIR/pass.N.snap, for `bench_delta --files` to time the
+# index update in process (CPU time, repeated) on the real fault.
 # K=32 needs ~3 GB and minutes per pass; K=56 see bench/lock_hold.sh.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -32,9 +35,15 @@ lab_fabgen fattree --k "$K" --levels 3 || { echo "fabgen failed"; exit 1; }
 lab_start_ibsim "$D/f.net" || { echo "ibsim did not load k=$K"; exit 1; }
 lab_start_topod || exit 1
 export LD_LIBRARY_PATH=$PWD/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$D/spool"
+KEEP=${REAL_FAULT_KEEP:-}
+keep() { # N: the spool's snapshot of the pass topod just served
+	[ -n "$KEEP" ] || return 0
+	mkdir -p "$KEEP" && sleep 1 && cp "$D/spool/fabric.snap" "$KEEP/pass.$1.snap"
+}
 t0=$(date +%s)
 LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $D/roots" "event_plugin_name osmtopo" \
-	"event_plugin_options sink=unix:$D/ingest.sock" || { echo "OpenSM did not come up"; exit 1; }
+	"event_plugin_options sink=unix:$D/ingest.sock spool=$D/spool" || { echo "OpenSM did not come up"; exit 1; }
 served() { grep -c 'serving generation' "$D/topod.log"; }
 wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT generations
 	local i
@@ -46,6 +55,7 @@ wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT genera
 }
 wait_served 0 1200 || { echo "topod served nothing (see $D/topod.log)"; exit 1; }
 echo "# k=$K: first generation served $(( $(date +%s) - t0 )) s after OpenSM started"
+keep 0
 read -r leaf port < <(python3 - "$D/f.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -61,6 +71,7 @@ for ((i = 1; i <= N; i++)); do
 	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi
 	lab_ibsim_cmd "$cmd" >/dev/null || echo "# ibsim: $cmd failed"
 	wait_served "$before" 1200 || echo "# no generation served after: $cmd"
+	keep "$i"
 done
 python3 - "$LAB_OSM_LOG" "$D/topod.log" "$K" <<'PY'
 import re, sys, datetime

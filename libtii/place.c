@@ -77,6 +77,7 @@ struct list_ctx {
 	tii_pick_wider_t wider;   /* pick: leaves= figures (absent from a topod before them: none) */
 	tii_map_info_t minfo;
 	int is_pick, is_map;
+	int any_leaves;    /* pick: leaves=any was sent, so an answer may be widened */
 	int is_trade;      /* pick trade: want = the allocation's hosts */
 	long trades;       /* pick trade: hosts the reply says it swaps out */
 };
@@ -191,16 +192,20 @@ static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
 }
 
 /* pick's wider-pick fields (protocol `pick leaves=`); absent from an
- * older topod: no wider pick known. */
-static int pick_wider(const struct tii__kv *kv, long nfree, tii_pick_wider_t *w)
+ * older topod: no wider pick known. A widened answer only when leaves=any
+ * was asked (else the promise of fewest leaves is broken), on exactly
+ * wider_leaves leaves, more than the fewest. */
+static int pick_wider(const struct tii__kv *kv, long nfree, int any, const tii_pick_info_t *i, tii_pick_wider_t *w)
 {
-	long wd, wl;
+	long wd, wl, ml;
 	*w = (tii_pick_wider_t){ 0, 0, -1 };
 	if (!tii__kv_get(kv, "widened"))
 		return 0;
 	if (tii__kv_int(kv, "widened", 0, 1, &wd) || tii__kv_int(kv, "wider_leaves", 0, nfree, &wl) ||
 	    tii__parse_us(tii__kv_get(kv, "wider_time_us"), &w->wider_time_s) || (wd && !wl) ||
-	    (!wl) != (w->wider_time_s < 0))
+	    (!wl) != (w->wider_time_s < 0) || (wd && !any))
+		return -1;
+	if (wd && (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || wl != i->leaves || wl <= ml))
 		return -1;
 	w->widened = (int)wd, w->wider_leaves = (int)wl;
 	return 0;
@@ -245,7 +250,7 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
 					      0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
 		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo) ||
-		    pick_wider(kv, (long)c->nm.n, &c->wider))
+		    pick_wider(kv, (long)c->nm.n, c->any_leaves, &c->pinfo, &c->wider))
 			return TII_E_PROTO;
 	}
 	if (c->is_map)
@@ -322,7 +327,7 @@ static int pick_hosts_opt(tii_t *t, const char *pattern, const char *leaves, con
 	char word[8 + 64 + 1];
 	if (pattern && (strlen(pattern) > 64 || !*pattern || strpbrk(pattern, " \t\r\n")))
 		return TII_E_INVAL;
-	struct list_ctx c = { .want = want, .is_pick = 1 };
+	struct list_ctx c = { .want = want, .is_pick = 1, .any_leaves = leaves && !strcmp(leaves, "any") };
 	int rc = tii__req_begin(t, "pick");
 	if (!rc && pattern) {
 		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);

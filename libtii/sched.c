@@ -115,8 +115,14 @@ static int sc_ag(const struct tii__kv *kv, tii_schedule_t *s)
 		return 0;
 	if (!is_ag(s->algo) || !v || strlen(v) >= sizeof(buf) || tii__parse_us(tii__kv_get(kv, "ring_time_us"), &s->ring_time_s))
 		return TII_E_PROTO;
+	/* The answer is what was asked, or its fallback: the ring (kPrefix's
+	 * spelled as kPrefix, k = 1); agbest is a request, never an answer. */
+	int rq = s->requested, fits = s->algo == rq || (rq == TII_SCHED_AGBEST) ||
+				      (s->fallback && s->algo == TII_SCHED_RING && rq != TII_SCHED_ALLGATHER);
+	if (!fits || s->algo == TII_SCHED_AGBEST)
+		return TII_E_PROTO;
 	if (!strcmp(v, "none"))
-		return s->requested == TII_SCHED_RING ? 0 : TII_E_PROTO;
+		return rq == TII_SCHED_RING ? 0 : TII_E_PROTO;
 	strcpy(buf, v);
 	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
 		char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -133,6 +139,13 @@ static int sc_ag(const struct tii__kv *kv, tii_schedule_t *s)
 		if (!is_ag(x->algo) || x->algo == TII_SCHED_AGBEST || x->state < 0 || tii__parse_us(c2, &x->time_s))
 			return TII_E_PROTO;
 	}
+	/* agbest's three, else the one asked for; no empty item (",,") */
+	int commas = 0;
+	for (const char *q = v; *q; q++)
+		commas += *q == ',';
+	if (commas + 1 != s->nvariants || s->nvariants != (rq == TII_SCHED_AGBEST ? 3 : 1) ||
+	    (rq != TII_SCHED_AGBEST && s->variants[0].algo != rq))
+		return TII_E_PROTO;
 	return 0;
 }
 

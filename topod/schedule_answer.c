@@ -270,10 +270,11 @@ static void put_us(struct evbuffer *out, const char *key, double t)
  * other in it, in rank order), for the client's expansion. */
 static void put_order(struct evbuffer *out, const struct sched *s)
 {
-	uint8_t *seen = calloc((size_t)s->nhosts + 1, 1);
+	/* on the stack: the OK line counted this line, it cannot fail now */
+	uint8_t seen[SCHED_RANKS_MAX + 1] = { 0 };
 	char buf[8192];
 	size_t o = (size_t)snprintf(buf, sizeof(buf), "ORDER");
-	for (uint32_t p = 0; seen && p < s->nranks; p++) {
+	for (uint32_t p = 0; p < s->nranks && s->nhosts <= SCHED_RANKS_MAX; p++) {
 		uint32_t a = s->rank_jhost[s->ord[p]];
 		if (seen[a]++)
 			continue;
@@ -283,7 +284,6 @@ static void put_order(struct evbuffer *out, const struct sched *s)
 			o = 0;
 		}
 	}
-	free(seen);
 	evbuffer_add(out, buf, o);
 	evbuffer_add(out, "\n", 1);
 }

@@ -251,10 +251,23 @@ int main(void)
 		req.algo = SCHED_ALLGATHER;
 		req.k = 8;
 		rc = advice_schedule(rt2, NULL, &req, 1 << 20, 1, 1, &s, &a, err);
-		tf_check(!rc && a.nvar == 1 && (a.var[0].state == ADVICE_SLOWER) == (s->algo == SCHED_RING) &&
+		/* kPrefix's ring is kPrefix with k = 1: what libtii 1.4 reads */
+		int ringed = s && s->algo == SCHED_ALLGATHER && s->k == 1;
+		tf_check(!rc && a.nvar == 1 && (a.var[0].state == ADVICE_SLOWER) == ringed &&
 				 (a.var[0].state == ADVICE_SLOWER) == a.slower,
-			 "kPrefix on a cyclic job: answered by the ring iff predicted slower (%s, %.1f vs %.1f us)",
+			 "kPrefix on a cyclic job: answered by the ring (as kPrefix, k=1) iff predicted slower (%s, %.1f vs %.1f us)",
 			 rc ? err : sched_algo_name(s->algo), rc ? 0 : a.var[0].time * 1e6, rc ? 0 : a.ring_time * 1e6);
+		/* and its flows are the ring's, step by step */
+		struct sched *rg = NULL;
+		struct sched_req rr = req;
+		rr.algo = SCHED_RING;
+		int same = ringed && sched_build(rt2, NULL, &rr, 1, &rg, err) == 0 && rg->nsteps == s->nsteps &&
+			   !memcmp(rg->step_off, s->step_off, (rg->nsteps + 1) * sizeof(*rg->step_off));
+		size_t nf = same ? rg->step_off[rg->nsteps] : 0;
+		same = same && !memcmp(rg->src, s->src, nf * sizeof(*rg->src)) && !memcmp(rg->dst, s->dst, nf * sizeof(*rg->dst)) &&
+		       !memcmp(rg->blk, s->blk, nf * sizeof(*rg->blk));
+		tf_check(!ringed || same, "and kPrefix with k=1 is the ring in rank order, flow for flow (%zu flows)", nf);
+		sched_free(rg);
 		sched_free(s);
 		req.k = 16;
 		rc = advice_schedule(rt2, NULL, &req, 1 << 20, 1, 1, &s, &a, err);
