@@ -555,8 +555,11 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
 		struct cost_time ct;
 		uint32_t node, swaps = 0;
 		uint8_t port;
-		if (bal && (rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps)))
+		if (bal && (rc = place_pick_balance(rt, free_hosts, nfree, hosts, n, &swaps))) {
+			if (rc == AN_E_RANGE) /* beyond the balancing's bound: the even fill stands */
+				rc = AN_OK;
 			break;
+		}
 		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
 			break;
 		*at = limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9);

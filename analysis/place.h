@@ -188,7 +188,11 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
  * cables above the leaves, judged by the busiest cable's load over its rate
  * (place_balance.c): a greedy fill, then swaps against the busiest cable.
  * hosts[] is overwritten (by host index); *swaps gets the swaps made after
- * the fill. AN_E_RANGE if a host is on no leaf switch, AN_E_NOMEM. */
+ * the fill. AN_E_RANGE if a host is on no leaf switch or the candidates
+ * (free hosts on those leaves) times the leaves exceed
+ * PLACE_BALANCE_CELLS_MAX (hosts[] untouched: the caller keeps its pick),
+ * AN_E_NOMEM. */
+#define PLACE_BALANCE_CELLS_MAX (1u << 20) /* a profile per (candidate, leaf): a walk of <= 5 cables, 8 bytes each: <= 40 MB */
 int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
 		       size_t n, uint32_t *swaps);
 

@@ -382,6 +382,11 @@ int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, s
 	struct bal b = { .rt = rt };
 	*swaps = 0;
 	int rc = bal_setup(&b, free_hosts, nfree, hosts, n);
+	/* The profiles are a walk per (candidate, other leaf): a wide pick
+	 * from a large free list (4,096 free hosts over 1,568 leaves at k=56)
+	 * would hold some 200 MB of them. */
+	if (rc == AN_OK && (uint64_t)b.nc * b.nl > PLACE_BALANCE_CELLS_MAX)
+		rc = AN_E_RANGE;
 	if (rc == AN_OK)
 		rc = bal_profiles(&b);
 	if (rc == AN_OK)

@@ -515,6 +515,42 @@ static void test_wide(void)
 	snap_free(s);
 }
 
+/* The balancing's memory bound: a profile per (candidate, leaf). One host
+ * on each of the 338 leaves of a k=26 fat tree with every host free is
+ * 4,394 candidates x 338 leaves, past PLACE_BALANCE_CELLS_MAX: refused with
+ * the hosts untouched (the callers keep their pick); with two free hosts a
+ * leaf it balances. */
+static void test_balance_cap(void)
+{
+	struct snap *s = snap_new();
+	tf_fattree3(s, 26);
+	tf_fattree3_finish(s, 26);
+	struct route_tab *rt;
+	if (route_build(s, NULL, &rt))
+		tf_die("k=26 route");
+	const uint32_t hpl = 13, nl = 338;
+	uint32_t *fr = malloc(rt->nhosts * sizeof(*fr)), *hosts = malloc(nl * sizeof(*hosts));
+	uint32_t *keep = malloc(nl * sizeof(*keep)), *two = malloc(2 * nl * sizeof(*two)), swaps = 7, nt = 0;
+	if (!fr || !hosts || !keep || !two)
+		tf_die("nomem");
+	for (uint32_t i = 0; i < rt->nhosts; i++)
+		fr[i] = i;
+	/* host indices are sorted by name, h0000.. in leaf order */
+	for (uint32_t l = 0; l < nl; l++) {
+		hosts[l] = keep[l] = l * hpl;
+		two[nt++] = l * hpl, two[nt++] = l * hpl + 1;
+	}
+	int rc = place_pick_balance(rt, fr, rt->nhosts, hosts, nl, &swaps);
+	tf_check(rc == AN_E_RANGE && !memcmp(hosts, keep, nl * sizeof(*hosts)),
+		 "balance: %u candidates x %u leaves (> %u) refused, the hosts untouched (rc %d)", rt->nhosts, nl,
+		 PLACE_BALANCE_CELLS_MAX, rc);
+	rc = place_pick_balance(rt, two, nt, hosts, nl, &swaps);
+	tf_check(rc == AN_OK, "balance: %u candidates x %u leaves balanced (rc %d)", nt, nl, rc);
+	free(fr), free(hosts), free(keep), free(two);
+	route_free(rt);
+	snap_free(s);
+}
+
 int main(void)
 {
 	test_collisions();
@@ -525,5 +561,6 @@ int main(void)
 	test_pattern();
 	test_speed();
 	test_wide();
+	test_balance_cap();
 	return tf_failures ? 1 : 0;
 }
