@@ -192,7 +192,9 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
  * (free hosts on those leaves) times the leaves exceed
  * PLACE_BALANCE_CELLS_MAX (hosts[] untouched: the caller keeps its pick),
  * AN_E_NOMEM. */
-#define PLACE_BALANCE_CELLS_MAX (1u << 20) /* a profile per (candidate, leaf): a walk of <= 5 cables, 8 bytes each: <= 40 MB */
+/* A profile per (candidate, leaf): a walk of at most 5 cables, 8 bytes
+ * each, so at most about 40 MB. */
+#define PLACE_BALANCE_CELLS_MAX (1u << 20)
 int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
 		       size_t n, uint32_t *swaps);
 
