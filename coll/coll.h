@@ -100,6 +100,11 @@ struct tc_comm {
 	MPI_Comm *ordered;     /* [2 * nleaves] Bcast leaders ordered DFS / BFS from leaf L's leader, on demand */
 	char *ordered_made;    /* [2 * nleaves] that slot split (a non-leader's stays MPI_COMM_NULL) */
 	int *order;            /* [2 * nleaves * nleaves] those orders (leaf indices), -1 = not made */
+	int *lscratch;         /* [nleaves] a leader order being made (ordered_comm), made with the
+				* communicator like agcd */
+	int *agcd;             /* [2 * size] MPI_Allgather's counts and displacements: made with the
+				* communicator, whose ranks agree it exists (a failed malloc in the
+				* call would send one rank to the MPI and the others into the ring) */
 	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
 	int sched_asked;
 	char sched_why[160];   /* why there is none */
@@ -143,6 +148,20 @@ struct tc_global {
 	double init_ms[4];     /* MPI_Init's own time: names, leaves, delays, sharing (TOPOCOLL_VERBOSE=2) */
 };
 extern struct tc_global tc_g;
+
+/* The last call's choice, for the SMPI benchmark's build only: in a
+ * library under MPI_THREAD_MULTIPLE, threads calling collectives on
+ * different communicators would race on these globals. */
+static inline void tc_last(int variant, double t_native, double t_best)
+{
+#ifdef TOPOCOLL_SMPI
+	tc_g.last_variant = variant;
+	tc_g.last_native = t_native;
+	tc_g.last_best = t_best;
+#else
+	(void)variant, (void)t_native, (void)t_best;
+#endif
+}
 
 extern const char *const tc_op_name[TC_NOPS];
 

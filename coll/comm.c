@@ -106,6 +106,23 @@ static void world_ranks(struct tc_comm *c)
 	free(mine);
 }
 
+/* What collectives would otherwise allocate in a call, made here where the
+ * ranks agree on failure: a failed malloc inside a call would send one rank
+ * to the MPI (or out of a split) and leave the others waiting. -1: out of
+ * memory (tc_comm_free frees what was made). */
+static int make_scratch(struct tc_comm *c)
+{
+	size_t n = (size_t)c->nleaves;
+	c->agcd = malloc(2 * (size_t)c->size * sizeof(int));
+	c->lscratch = malloc(n * sizeof(int));
+	c->ordered = malloc(2 * n * sizeof(MPI_Comm));
+	c->ordered_made = calloc(2 * n, 1);
+	/* before anything can fail: tc_comm_free frees every non-null one */
+	for (size_t i = 0; c->ordered && i < 2 * n; i++)
+		c->ordered[i] = MPI_COMM_NULL;
+	return !c->agcd || !c->lscratch || !c->ordered || !c->ordered_made ? -1 : 0;
+}
+
 static struct tc_comm *make(MPI_Comm comm)
 {
 	struct tc_comm *c = calloc(1, sizeof(*c));
@@ -153,6 +170,8 @@ static struct tc_comm *make(MPI_Comm comm)
 		snprintf(c->why, sizeof(c->why), "all ranks on one leaf switch");
 	else if (c->maxleaf < 2)
 		snprintf(c->why, sizeof(c->why), "one rank per leaf switch: nothing to gather under a leader");
+	else if (make_scratch(c))
+		snprintf(c->why, sizeof(c->why), "out of memory");
 	else
 		c->usable = 1;
 	free(ids);

@@ -239,30 +239,16 @@ int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI
  * made on demand, the first time a root on that leaf broadcasts; kept). */
 static MPI_Comm ordered_comm(struct tc_comm *c, int rl, int bfs)
 {
-	int n = c->nleaves, slot = bfs * n + rl;
-	if (!c->ordered) {
-		c->ordered = malloc(2 * (size_t)n * sizeof(MPI_Comm));
-		c->ordered_made = calloc(2 * (size_t)n, 1);
-		if (!c->ordered || !c->ordered_made) {
-			free(c->ordered);
-			free(c->ordered_made);
-			c->ordered = NULL;
-			c->ordered_made = NULL;
-			return MPI_COMM_NULL;
-		}
-		for (int i = 0; i < 2 * n; i++)
-			c->ordered[i] = MPI_COMM_NULL;
-	}
+	int n = c->nleaves, slot = bfs * n + rl, key = 0;
+	/* no allocation here: the tables were made with the communicator
+	 * (make_scratch), so every rank reaches the split */
 	if (c->ordered_made[slot])
 		return c->ordered[slot];
-	int *order = malloc((size_t)n * sizeof(int)), key = 0;
-	if (!order)
-		return MPI_COMM_NULL;
+	int *order = c->lscratch;
 	tc_leader_order(c, rl, bfs, order);
 	for (int i = 0; i < n; i++)
 		if (order[i] == c->myleaf)
 			key = i;
-	free(order);
 	int lead = c->leader[c->myleaf] == c->rank;
 	MPI_Comm nc = MPI_COMM_NULL;
 	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, key, &nc);

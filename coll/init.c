@@ -118,6 +118,8 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	free(c->ordered);
 	free(c->ordered_made);
 	free(c->world);
+	free(c->agcd);
+	free(c->lscratch);
 	free(c->leaf_of);
 	free(c->leader);
 	free(c->leaf_size);
@@ -438,8 +440,11 @@ void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *what, const
 {
 	if (!tc_g.verbose || c->rank != 0)
 		return;
-	if (ch ? ch->told++ : (c->told[op] & (1 << hier)))
+	/* once: a flag, not a count (a count of calls would overflow) */
+	if (ch ? ch->told : (c->told[op] & (1 << hier)))
 		return;
+	if (ch)
+		ch->told = 1;
 	c->told[op] |= 1 << hier;
 	fprintf(stderr, "topocoll: %s on a communicator of %d ranks (%d leaves): %s%s%s\n", tc_op_name[op], c->size,
 		c->nleaves, what ? what : hier ? "hierarchical over leaf switches" : "the MPI's own",

@@ -51,8 +51,7 @@ int TC_ENTRY(MPI_Finalize)(void)
 static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 {
 	int inter = 0;
-	tc_g.last_variant = TC_V_NATIVE;
-	tc_g.last_native = tc_g.last_best = -1;
+	tc_last(TC_V_NATIVE, -1, -1);
 	if (!tc_g.enabled[op] || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
 		return NULL;
 	struct tc_comm *c = tc_comm_get(comm);
@@ -103,9 +102,7 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 		c->hier[op]++;
 	if (seg)
 		*seg = ch ? ch->seg : tc_pipe_segment(bytes, c->size);
-	tc_g.last_variant = v;
-	tc_g.last_native = ch ? ch->t_native : -1;
-	tc_g.last_best = ch ? ch->t_best : -1;
+	tc_last(v, ch ? ch->t_native : -1, ch ? ch->t_best : -1);
 	tc_tell(c, op, v != TC_V_NATIVE, tc_variant_name[v], why, ch);
 	return v;
 }
@@ -236,9 +233,7 @@ static int a2a_decide(struct tc_comm *c, long long b)
 		c->hier[TC_ALLTOALL]++;
 	else
 		c->native[TC_ALLTOALL]++;
-	tc_g.last_variant = run ? TC_V_SCHED : TC_V_NATIVE;
-	tc_g.last_native = s ? s->native_s : -1;
-	tc_g.last_best = s ? s->time_s : -1;
+	tc_last(run ? TC_V_SCHED : TC_V_NATIVE, s ? s->native_s : -1, s ? s->time_s : -1);
 	tc_tell(c, TC_ALLTOALL, run, run ? "topod's schedule" : NULL, why, &c->choice[TC_ALLTOALL][tc_size_class(b)]);
 	return run;
 }
@@ -304,14 +299,14 @@ int TC_ENTRY(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void 
 		tc_tell(c, TC_ALLGATHER, 0, NULL, "the receive buffer's bytes exceed an int count", NULL);
 		c = NULL;
 	}
-	int *cd = c ? malloc(2 * (size_t)c->size * sizeof(int)) : NULL, rc = -1;
-	if (cd) {
+	int rc = -1;
+	if (c) {
+		int *cd = c->agcd;
 		for (int r = 0; r < c->size; r++) {
 			cd[r] = rcount;
 			cd[c->size + r] = r * rcount;
 		}
 		rc = ag_run(c, sbuf, scount, st, rbuf, cd, cd + c->size, rt);
-		free(cd);
 	}
 	return rc >= 0 ? rc : PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, comm);
 }
