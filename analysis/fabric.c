@@ -200,7 +200,8 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 		free(c);
 		return -1;
 	}
-	memcpy(b, block, (size_t)nblock * sizeof(*b));
+	if (nblock) /* with none, block may be NULL */
+		memcpy(b, block, (size_t)nblock * sizeof(*b));
 	size_t n = nblock;
 	for (uint32_t sw = 0; sw < rb->nsw; sw++) {
 		const struct snap_node *nd = &s->nodes[rb->sw_node[sw]];
