@@ -147,10 +147,10 @@ void hier_free(struct hier *h);  /* drops a reference; NULL is a no-op */
 struct hier *hier_ref(struct hier *h);
 
 /* A hierarchy for rt with old's clusters and names made anew from rt's
- * links: for a generation whose hop counts between every switch and every
- * end port equal those old was built from, with the same hosts (fabric.c
- * proves it), it equals hier_build(rt). AN_E_INVAL if the host counts
- * differ, AN_E_NOMEM. */
+ * links: for a generation with the same hosts, leaves and port states as
+ * the one old was built from, whose hop counts from every leaf switch to
+ * every host's default port equal that one's (fabric.c proves it), it
+ * equals hier_build(rt). AN_E_INVAL if the host counts differ, AN_E_NOMEM. */
 int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier **out);
 
 /* tii_get_network_depth. */
