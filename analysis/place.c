@@ -414,20 +414,6 @@ static int wide_cmp(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-static uint64_t wide_uplinks(const struct route_tab *rt, uint32_t sw)
-{
-	/* routes by destination spread a leaf's traffic over its uplinks one
-	 * host at a time, so the slowest paces them all (as place_pick.c) */
-	uint32_t node = rt->sw_node[sw];
-	uint64_t slow = UINT64_MAX, u = 0;
-	for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
-		if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
-			uint64_t bps = rate_cable_bps(rt->snap, node, q);
-			slow = bps < slow ? bps : slow;
-			u++;
-		}
-	return u ? u * slow : 0;
-}
 
 static int wide_setup(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
 		      const struct place_pick *ans, struct wide *w)
@@ -466,7 +452,7 @@ static int wide_setup(const struct route_tab *rt, const struct hier *h, const ui
 	}
 	for (uint32_t l = 0; l < w->nl; l++) {
 		w->ord[l] = l;
-		w->up[l] = wide_uplinks(rt, lsw[l]);
+		w->up[l] = place_leaf_uplinks(rt, lsw[l]);
 		leaf_up(rt, lsw[l], &w->ucnt[l], &w->usum[l], &w->utop[l]);
 		uint32_t pod = place_pod(h, w->fh[w->first[l]]);
 		for (size_t i = 0; i < ans->n && w->key[l] < 2; i++) {

@@ -60,5 +60,8 @@ int place_pick_mode(struct place_ctx *ctx, const struct route_tab *rt, const str
  * the lowest-indexed free hosts of each: a start for place_pick_balance
  * when the pick's counts pile traffic on a few leaves' uplinks. */
 int place_pick_even(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts, size_t n);
+/* A leaf switch (route_tab switch index sw)'s uplink capacity, bits/s:
+ * its uplinks x the slowest one's rate (place_pick.c). */
+uint64_t place_leaf_uplinks(const struct route_tab *rt, uint32_t sw);
 
 #endif

@@ -277,6 +277,22 @@ static int pk_group_leaves(struct pk *p, uint32_t *lofsw)
 	return AN_OK;
 }
 
+/* A leaf switch's uplink capacity (bits/s): routes by destination spread
+ * its traffic over its uplinks one host at a time, so the slowest one paces
+ * them all: u x the slowest rate, not the sum. 0 without uplinks. */
+uint64_t place_leaf_uplinks(const struct route_tab *rt, uint32_t sw)
+{
+	uint32_t node = rt->sw_node[sw];
+	uint64_t slow = UINT64_MAX, u = 0;
+	for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
+		if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
+			uint64_t bps = rate_cable_bps(rt->snap, node, q);
+			slow = bps < slow ? bps : slow;
+			u++;
+		}
+	return u ? u * slow : 0;
+}
+
 /* The free list in hierarchy order, grouped by leaf, and the working sets. */
 static int pk_setup(struct pk *p, const uint32_t *free_hosts)
 {
@@ -305,19 +321,8 @@ static int pk_setup(struct pk *p, const uint32_t *free_hosts)
 	if (p->stamp && p->sel && p->src && p->scratch && p->tmp && p->lc && p->lpod && p->inset && p->lup)
 		rc = AN_OK;
 	for (uint32_t l = 0; rc == AN_OK && l < p->nl; l++) {
-		uint32_t sw = p->leaf_sw[l], node = rt->sw_node[sw];
 		p->lpod[l] = place_pod(p->h, p->f[p->lhosts[p->leaf_first[l]]]);
-		/* routes by destination spread a leaf's traffic over its uplinks
-		 * one host at a time, so the slowest one paces them all: u x the
-		 * slowest rate, not the sum */
-		uint64_t slow = UINT64_MAX, u = 0;
-		for (unsigned q = 1; q <= rt->snap->nodes[node].nports; q++)
-			if (rt->pt[rt->pt_off[sw] + q] < ROUTE_PT_EP) {
-				uint64_t bps = rate_cable_bps(rt->snap, node, q);
-				slow = bps < slow ? bps : slow;
-				u++;
-			}
-		p->lup[l] = u ? u * slow : 0;
+		p->lup[l] = place_leaf_uplinks(rt, p->leaf_sw[l]);
 	}
 out:
 	free(lofsw);
