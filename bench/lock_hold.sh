@@ -31,16 +31,7 @@ t0=$(date +%s)
 LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $D/roots" "event_plugin_name osmtopo" \
 	"event_plugin_options spool=$D/spool" || { echo "OpenSM did not come up"; exit 1; }
 echo "# k=$K: subnet up after $(( $(date +%s) - t0 )) s"
-read -r leaf port < <(python3 - "$D/f.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-sw = {s["node"] for s in m["switches"]}
-for a, pa, b, pb in m["links"]:
-    if a.startswith("ibsw-L1") and b in sw:
-        print(a, pa)
-        break
-PY
-)
+read -r leaf port _ < <(lab_leaf_uplink "$D/f.json")
 passes() { grep -c 'osmtopo: generation' "$LAB_OSM_LOG"; }
 lab_wait_osm_log 'osmtopo: generation' 600 || { echo "no first snapshot"; exit 1; }
 for ((i = 1; i <= N; i++)); do

@@ -56,16 +56,7 @@ wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT genera
 wait_served 0 1200 || { echo "topod served nothing (see $D/topod.log)"; exit 1; }
 echo "# k=$K: first generation served $(( $(date +%s) - t0 )) s after OpenSM started"
 keep 0
-read -r leaf port < <(python3 - "$D/f.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-sw = {s["node"] for s in m["switches"]}
-for a, pa, b, pb in m["links"]:
-    if a.startswith("ibsw-L1") and b in sw:
-        print(a, pa)
-        break
-PY
-)
+read -r leaf port _ < <(lab_leaf_uplink "$D/f.json")
 for ((i = 1; i <= N; i++)); do
 	before=$(served)
 	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi

@@ -49,16 +49,7 @@ trace "$d/t.$g1.json" || nok "ibtracert of every pair before"
 hosts=$(ask hosts | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
 
 # The link: the first leaf uplink in fabgen's meta, and its far end.
-read -r leaf port peer pport < <(python3 - "$d/f.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-sw = {s["node"] for s in m["switches"]}
-for a, pa, b, pb in m["links"]:
-    if a.startswith("ibsw-L1") and b in sw:
-        print(a, pa, b, pb)
-        break
-PY
-)
+read -r leaf port peer pport < <(lab_leaf_uplink "$d/f.json")
 cat >"$d/check.py" <<'PY'
 import json, sys
 meta, diff, t1, t2, leaf, port, peer, pport, kind = sys.argv[1:]

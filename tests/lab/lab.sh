@@ -31,6 +31,7 @@
 #   lab_osm_check_engine ENGINE [LOGFILE] 0 if ENGINE routed, no fallback
 #   lab_wait_osm_log REGEX [TIMEOUT_S]     wait until the OpenSM log matches
 #   lab_own PID                           teardown kills PID too
+#   lab_leaf_uplink [META]                "LEAF PORT PEER PEERPORT": a leaf uplink
 #   lab_start_topod [TOPOD_ARGS...]       this tree's topod; LAB_TOPOD_PORT
 #   lab_fabgen FABGEN_ARGS...             $LAB_DIR/f.net, f.json, roots
 #   lab_topod_generation                  the generation topod serves
@@ -122,6 +123,20 @@ lab_fabgen() {
 	lab__need_init || return 1
 	python3 "$LAB_ROOT/tests/lab/fabgen.py" "$@" -o "$LAB_DIR/f.net" --meta "$LAB_DIR/f.json" \
 		--root-guid-file "$LAB_DIR/roots" >/dev/null 2>"$LAB_DIR/fabgen.err"
+}
+
+# lab_leaf_uplink [META]: "LEAF PORT PEER PEERPORT", the first leaf uplink
+# in fabgen's meta ($LAB_DIR/f.json by default): a cable to Unlink/ReLink.
+lab_leaf_uplink() {
+	python3 - "${1:-$LAB_DIR/f.json}" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+sw = {s["node"] for s in m["switches"]}
+for a, pa, b, pb in m["links"]:
+    if a.startswith("ibsw-L1") and b in sw:
+        print(a, pa, b, pb)
+        break
+PY
 }
 
 # lab_topod_generation: the generation topod serves (0 before any), asked
