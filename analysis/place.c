@@ -606,47 +606,138 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 	return rc;
 }
 
-/* leaves=any: the wider pick answered when predicted faster; leaves=fewest:
- * stated beside the answer when its leaves' uplinks hold it above the
- * injection limit (wider_time, wider_leaves), so that a scheduler sees what
- * the promise costs. */
-static int pick_widen(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const char *spec, uint64_t bytes, int threads, int any, struct place_pick *out)
+/* The answer becomes b (a wider or a random pick): its hosts, figures and
+ * prediction; pick_time stays the fewest-leaves pick's. */
+static int pick_take(const struct route_tab *rt, const struct hier *h, uint64_t bytes, int a2a, struct wbest *b,
+		     struct place_pick *out)
 {
-	int a2a = !strcmp(spec, "alltoall");
-	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0;
-	/* any: whenever the all-to-all is above the limit at all, not only
-	 * beyond PLACE_LIMIT_SLACK (a job that asked for speed gains the 10%) */
-	if (out->time < 0 || out->figs.leaves >= out->n ||
-	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)) ||
-	    (!any && (!a2a || out->limit_why != PLACE_UPLINKS)))
-		return AN_OK;
-	struct wbest b;
-	int rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &b);
-	if (rc || !b.hosts)
-		return rc;
-	out->wider_time = b.t, out->wider_leaves = b.leaves;
 	struct place_figs figs;
-	if (!any || (rc = place_figures(rt, h, b.hosts, out->n, &figs))) {
-		free(b.hosts);
+	int rc = place_figures(rt, h, b->hosts, out->n, &figs);
+	if (rc)
 		return rc;
-	}
 	free(out->hosts);
-	out->hosts = b.hosts;
+	out->hosts = b->hosts;
+	b->hosts = NULL;
 	out->figs = figs;
-	out->wider_leaves = figs.leaves;
 	out->sharing_free = figs.sharing == 0;
 	out->sharing_free_wider = 0;
 	out->first_fit = 0;
-	out->balanced = b.balanced;
-	out->swaps = b.swaps;
-	out->widened = 1;
-	out->time = b.t;
-	/* the try's prediction is the answer's: its busiest cable, the limit */
-	out->bw_time = b.bw, out->bott_node = b.node, out->bott_port = b.port;
+	out->balanced = b->balanced;
+	out->swaps = b->swaps;
+	out->widened = figs.leaves > out->min_leaves;
+	out->wider_time = out->widened ? b->t : -1, out->wider_leaves = out->widened ? figs.leaves : 0;
+	out->time = b->t;
+	/* the pick's prediction is the answer's: its busiest cable, the limit */
+	out->bw_time = b->bw, out->bott_node = b->node, out->bott_port = b->port;
 	if (a2a)
 		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
 	return AN_OK;
+}
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* What a scheduler blind to the fabric may take: PICK_RANDOM_TRIES draws
+ * of n hosts, uniform over the free list. Drawn from the list sorted by
+ * host with a seed of nfree and n, so the answer still depends on the free
+ * set alone. *mean: their predicted times' mean (-1 if one is unknown);
+ * b: the fastest of them. */
+#define PICK_RANDOM_TRIES 3
+static int pick_random(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		       size_t n, const char *spec, uint64_t bytes, int threads, double *mean, struct wbest *b)
+{
+	uint32_t *pool = malloc((nfree + 1) * sizeof(*pool)), *hosts = malloc((n + 1) * sizeof(*hosts));
+	int rc = pool && hosts ? AN_OK : AN_E_NOMEM;
+	double sum = 0;
+	*b = (struct wbest){ 0 };
+	*mean = -1;
+	if (rc == AN_OK) {
+		memcpy(pool, free_hosts, nfree * sizeof(*pool));
+		qsort(pool, nfree, sizeof(*pool), cmp_u32);
+	}
+	uint64_t seed = ((uint64_t)nfree << 32) ^ n;
+	for (int t = 0; rc == AN_OK && t < PICK_RANDOM_TRIES; t++) {
+		struct cost_time ct;
+		uint32_t node;
+		uint8_t port;
+		for (size_t i = 0; i < n; i++) {   /* a partial Fisher-Yates shuffle */
+			size_t j = i + (size_t)(splitmix64(&seed) % (nfree - i));
+			uint32_t x = pool[i];
+			pool[i] = pool[j], pool[j] = x;
+		}
+		memcpy(hosts, pool, n * sizeof(*hosts));
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
+			break;
+		sum = sum < 0 || ct.seconds < 0 ? -1 : sum + ct.seconds;
+		if (ct.seconds < 0 || (b->hosts && ct.seconds >= b->t))
+			continue;
+		uint32_t *keep = b->hosts ? b->hosts : malloc(n * sizeof(*keep));
+		if (!keep) {
+			rc = AN_E_NOMEM;
+			break;
+		}
+		memcpy(keep, hosts, n * sizeof(*keep));
+		*b = (struct wbest){ keep, ct.seconds, ct.bw_seconds, 0, node, 0, port, 0 };
+	}
+	free(pool), free(hosts);
+	if (rc) {
+		free(b->hosts);
+		b->hosts = NULL;
+	} else if (sum >= 0) {
+		*mean = sum / PICK_RANDOM_TRIES;
+	}
+	return rc;
+}
+
+/* The rule on leaves, once the answer is judged against first-fit. Above
+ * the injection limit, AUTO predicts random picks first (random_time: what
+ * a scheduler blind to the fabric may give the job), ANY after its wider
+ * pick. PLACE_LEAVES_ANY, and PLACE_LEAVES_AUTO when the answer is
+ * predicted slower than those random picks' mean: the fastest pick on
+ * more leaves answers when predicted faster, and if the answer is still
+ * slower than that mean, the fastest random pick does.
+ * PLACE_LEAVES_FEWEST (and AUTO otherwise): a faster
+ * pick on more leaves is only stated (wider_time, wider_leaves) when the
+ * all-to-all's leaves hold it above the limit, so that a scheduler sees
+ * what the promise costs. */
+static int pick_widen(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
+		      const char *spec, uint64_t bytes, int threads, int rule, struct place_pick *out)
+{
+	int a2a = !strcmp(spec, "alltoall");
+	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0, out->random_time = -1;
+	if (out->time < 0 || out->figs.leaves >= out->n ||
+	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
+		return AN_OK;
+	struct wbest r = { 0 }, b = { 0 };
+	int rc = rule == PLACE_LEAVES_AUTO ?
+		 pick_random(rt, h, free_hosts, nfree, out->n, spec, bytes, threads, &out->random_time, &r) : AN_OK;
+	/* slower than the blind picks by more than a millionth: not the
+	 * rounding of a maximum */
+	int any = rule == PLACE_LEAVES_ANY ||
+		  (rc == AN_OK && rule == PLACE_LEAVES_AUTO && out->random_time >= 0 &&
+		   out->time > out->random_time * (1 + 1e-6));
+	if (rc == AN_OK && (any || (a2a && out->limit_why == PLACE_UPLINKS)) &&
+	    (rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &b)) == AN_OK && b.hosts) {
+		if (any)
+			rc = pick_take(rt, h, bytes, a2a, &b, out);
+		else
+			out->wider_time = b.t, out->wider_leaves = b.leaves;
+	}
+	/* any: never slower than the blind picks' mean either (ANY predicts
+	 * them only now, and not once at the limit: nothing beats it) */
+	if (rc == AN_OK && rule == PLACE_LEAVES_ANY &&
+	    !(a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
+		rc = pick_random(rt, h, free_hosts, nfree, out->n, spec, bytes, threads, &out->random_time, &r);
+	if (rc == AN_OK && any && out->random_time >= 0 && out->time > out->random_time * (1 + 1e-6) && r.hosts &&
+	    r.t < out->time)
+		rc = pick_take(rt, h, bytes, a2a, &r, out);
+	free(b.hosts), free(r.hosts);
+	return rc;
 }
 
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
@@ -665,7 +756,7 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
 
 int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
-		      int threads, int any_leaves, struct place_pick *out, char why[AN_ERR_LEN])
+		      int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct pattern pc;
 	int rc = pattern_parse(spec, &pc, why);
@@ -707,7 +798,7 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
 		out->time = out->ff_time;
 	}
 	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)) ||
-	    (rc = pick_widen(rt, h, free_hosts, nfree, spec, bytes, threads, any_leaves, out)))
+	    (rc = pick_widen(rt, h, free_hosts, nfree, spec, bytes, threads, leaves, out)))
 		goto fail;
 	free(ff);
 	return AN_OK;
@@ -723,7 +814,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 		     size_t *trades, char why[AN_ERR_LEN])
 {
 	memset(out, 0, sizeof(*out));
-	out->wider_time = -1;
+	out->wider_time = out->random_time = -1;
 	*trades = 0;
 	struct cost_time ct;
 	uint32_t *all = malloc((n + nfree + 1) * sizeof(*all));

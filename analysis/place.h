@@ -121,6 +121,18 @@ struct place_pick {
 	int widened;              /* 1: the answer is that wider pick */
 	uint32_t wider_leaves;    /* its leaves; 0 if none was tried or none is predicted faster */
 	double wider_time;        /* its predicted time, seconds; -1 likewise */
+	/* appended (issue 27): the mean predicted time of random picks from
+	 * the free list (what a scheduler blind to the fabric may take),
+	 * predicted under leaves AUTO and ANY when the answer is above the
+	 * injection limit; -1 else */
+	double random_time;
+};
+
+/* The rule on leaves (protocol `pick leaves=`). */
+enum place_leaves {
+	PLACE_LEAVES_FEWEST = 0,  /* the promise of fewest leaves and pods, whatever it costs (stated) */
+	PLACE_LEAVES_ANY = 1,     /* more leaves whenever predicted faster */
+	PLACE_LEAVES_AUTO = 2,    /* fewest, unless predicted slower than random picks: then as ANY */
 };
 #define PLACE_LIMIT_SLACK 1.1
 
@@ -164,23 +176,30 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
 		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
 		       int threads, struct place_pick *out, char why[AN_ERR_LEN]);
 
-/* place_pick_pattern with the rule on leaves (protocol `pick leaves=`).
- * any_leaves 0 (fewest): the promises of fewest leaves and pods hold;
- * when the all-to-all answer's leaves cannot carry it at the injection
- * limit (PLACE_UPLINKS), the fastest pick on more leaves that is predicted
+/* place_pick_pattern with the rule on leaves (protocol `pick leaves=`),
+ * leaves an enum place_leaves. Under AUTO and ANY, when the answer is
+ * above the injection limit, random_time is the mean predicted time of 3
+ * random picks from the free list (seeded by the list's size and want: the
+ * answer still depends on the free set alone); -1 otherwise.
+ * PLACE_LEAVES_FEWEST: the promises of fewest leaves and pods hold; when
+ * the all-to-all answer's leaves cannot carry it at the injection limit
+ * (PLACE_UPLINKS), the fastest pick on more leaves that is predicted
  * faster is stated in wider_time and wider_leaves, not answered.
- * any_leaves 1: unless the answer is at the injection limit, picks on
+ * PLACE_LEAVES_ANY: unless the answer is at the injection limit, picks on
  * growing numbers of leaves (from the fewest whose even counts pass
  * pick_limit's uplink test; those with the most uplink capacity first,
  * hosts as even over them as the free hosts allow, balanced within them)
  * are predicted, at most 8 of them, and the fastest is the answer
  * (widened = 1, wider_* its figures) when predicted faster than the
- * fewest-leaves answer by more than a millionth; pick_time stays that
- * answer's, first-fit's judgment stands (the answer is never predicted
- * slower than first-fit). */
+ * fewest-leaves answer by more than a millionth; if the answer is still
+ * predicted slower than random_time, the fastest random pick is (widened
+ * when on more leaves than min_leaves). pick_time stays the fewest-leaves
+ * answer's; first-fit's judgment stands (never predicted slower).
+ * PLACE_LEAVES_AUTO: as FEWEST, unless the answer is predicted slower than
+ * random_time by more than a millionth: then as ANY. */
 int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
-		      int threads, int any_leaves, struct place_pick *out, char why[AN_ERR_LEN]);
+		      int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN]);
 
 /* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
  * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a

@@ -758,7 +758,7 @@ static int pk_finish(struct pk *p, struct place_pick *out)
 	out->bw_time = out->ff_bw_time = out->limit_time = -1;
 	out->bott_node = ROUTE_NONE;
 	out->limit_why = PLACE_NOLIMIT;
-	out->wider_time = -1;
+	out->wider_time = out->random_time = -1;
 	return AN_OK;
 }
 

@@ -77,7 +77,8 @@ struct list_ctx {
 	tii_pick_wider_t wider;   /* pick: leaves= figures (absent from a topod before them: none) */
 	tii_map_info_t minfo;
 	int is_pick, is_map;
-	int any_leaves;    /* pick: leaves=any was sent, so an answer may be widened */
+	int leaves;        /* pick: the rule on leaves asked (TII_LEAVES_*; nothing sent: topod's
+			    * default, ANY since 1.6, FEWEST before: ANY's checks hold for both) */
 	int is_trade;      /* pick trade: want = the allocation's hosts */
 	long trades;       /* pick trade: hosts the reply says it swaps out */
 };
@@ -192,18 +193,24 @@ static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
 }
 
 /* pick's wider-pick fields (protocol `pick leaves=`); absent from an
- * older topod: no wider pick known. A widened answer only when leaves=any
- * was asked (else the promise of fewest leaves is broken), on exactly
- * wider_leaves leaves, more than the fewest. */
-static int pick_wider(const struct tii__kv *kv, long nfree, int any, const tii_pick_info_t *i, tii_pick_wider_t *w)
+ * older topod: no wider pick known. A widened answer on exactly
+ * wider_leaves leaves, more than the fewest, and only where the rule asked
+ * allows it: never under leaves=fewest (the promise), under leaves=auto
+ * only when the fewest-leaves pick was predicted slower than the random
+ * picks' mean (random_time_us, 1.6). */
+static int pick_wider(const struct tii__kv *kv, long nfree, int rule, const tii_pick_info_t *i, tii_pick_wider_t *w)
 {
 	long wd, wl, ml;
+	double rnd = -1;
 	*w = (tii_pick_wider_t){ 0, 0, -1 };
 	if (!tii__kv_get(kv, "widened"))
 		return 0;
 	if (tii__kv_int(kv, "widened", 0, 1, &wd) || tii__kv_int(kv, "wider_leaves", 0, nfree, &wl) ||
 	    tii__parse_us(tii__kv_get(kv, "wider_time_us"), &w->wider_time_s) || (wd && !wl) ||
-	    (!wl) != (w->wider_time_s < 0) || (wd && !any))
+	    (!wl) != (w->wider_time_s < 0) || (wd && rule == TII_LEAVES_FEWEST) ||
+	    (tii__kv_get(kv, "random_time_us") && tii__parse_us(tii__kv_get(kv, "random_time_us"), &rnd)))
+		return -1;
+	if (wd && rule == TII_LEAVES_AUTO && !(rnd >= 0 && i->pick_time_s > rnd))
 		return -1;
 	if (wd && (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || wl != i->leaves || wl <= ml))
 		return -1;
@@ -250,7 +257,7 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		c->pinfo = (tii_pick_info_t){ (int)sf, (int)sh, (int)lv, (int)pd, (int)mh, ml, 0, 0, 0, 0, -1, -1, -1,
 					      0, 0, -1, -1, -1, TII_PICK_NOLIMIT, 0, 0 };
 		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo) ||
-		    pick_wider(kv, (long)c->nm.n, c->any_leaves, &c->pinfo, &c->wider))
+		    pick_wider(kv, (long)c->nm.n, c->leaves, &c->pinfo, &c->wider))
 			return TII_E_PROTO;
 	}
 	if (c->is_map)
@@ -327,7 +334,10 @@ static int pick_hosts_opt(tii_t *t, const char *pattern, const char *leaves, con
 	char word[8 + 64 + 1];
 	if (pattern && (strlen(pattern) > 64 || !*pattern || strpbrk(pattern, " \t\r\n")))
 		return TII_E_INVAL;
-	struct list_ctx c = { .want = want, .is_pick = 1, .any_leaves = leaves && !strcmp(leaves, "any") };
+	struct list_ctx c = { .want = want, .is_pick = 1, .leaves = TII_LEAVES_ANY };
+	if (leaves)
+		c.leaves = !strcmp(leaves, "fewest") ? TII_LEAVES_FEWEST
+			 : !strcmp(leaves, "auto") ? TII_LEAVES_AUTO : TII_LEAVES_ANY;
 	int rc = tii__req_begin(t, "pick");
 	if (!rc && pattern) {
 		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);
@@ -356,11 +366,11 @@ static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free
 int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves, const char *const *free_hosts, size_t nfree,
 			  size_t want, size_t *chosen, tii_pick_info_t *info, tii_pick_wider_t *wider)
 {
-	if (any_leaves != 0 && any_leaves != 1)
+	static const char *const rule[] = { "fewest", "any", "auto" };   /* TII_LEAVES_* */
+	if (any_leaves < TII_LEAVES_FEWEST || any_leaves > TII_LEAVES_AUTO)
 		return TII_E_INVAL;
-	/* fewest is topod's default: not sent, so an older topod answers too */
-	return pick_hosts_opt(t, pattern, any_leaves ? "any" : NULL, free_hosts, nfree, want, chosen, info,
-			      sizeof(*info), wider);
+	return pick_hosts_opt(t, pattern, rule[any_leaves], free_hosts, nfree, want, chosen, info, sizeof(*info),
+			      wider);
 }
 
 static int pick_hosts(tii_t *t, const char *const *free_hosts, size_t nfree, size_t want, size_t *chosen,

@@ -96,10 +96,11 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 5   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
+#define TII_VERSION_MINOR 6   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
                                 * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern;
-                                * 1.5: allgather schedules kShift, route-ordered ring, ring, best */
+                                * 1.5: allgather schedules kShift, route-ordered ring, ring, best;
+                                * 1.6: pick's default rule on leaves (auto), random picks' prediction */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -813,18 +814,28 @@ TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *co
 /* The rule on leaves (protocol `pick leaves=`, issue 27): a pick on more
  * leaves than the fewest, when topod predicts it faster. */
 typedef struct tii_pick_wider {
-	int widened;          /* 1: the answer spans more leaves than min_leaves (any_leaves only) */
+	int widened;          /* 1: the answer spans more leaves than min_leaves (ANY, or AUTO when
+			       * the fewest-leaves pick was predicted slower than random picks) */
 	int wider_leaves;     /* leaves of the fastest wider pick predicted faster than the
 			       * fewest-leaves answer (the answer's when widened); 0 none */
 	double wider_time_s;  /* its predicted time; -1 none (or a topod without leaves=) */
 } tii_pick_wider_t;
-/* tii_pick_hosts_pattern (pattern may be NULL) with the rule on leaves:
- * any_leaves 0 keeps the fewest leaves and pods (the other calls' rule) and
+#define TII_LEAVES_FEWEST 0   /* the promise of fewest leaves and pods, whatever it costs */
+#define TII_LEAVES_ANY 1      /* more leaves whenever predicted faster: topod's default since 1.6,
+			       * and so every other pick call's (they send no rule) */
+#define TII_LEAVES_AUTO 2     /* 1.6: fewest, unless predicted slower than random picks from the
+			       * free list */
+/* tii_pick_hosts_pattern (pattern may be NULL) with the rule on leaves
+ * any_leaves (TII_LEAVES_*). FEWEST keeps the fewest leaves and pods and
  * sets wider (may be NULL) when the answer's leaves cannot carry its
  * all-to-all at the injection limit and more leaves are predicted faster:
- * what the promise costs; any_leaves 1 answers that wider pick
- * (wider->widened 1, info->pick_time_s the fewest-leaves pick's), never one
- * predicted slower than first-fit. TII_E_INVAL for another any_leaves. */
+ * what the promise costs. ANY (the rule of tii_pick_hosts and
+ * tii_pick_hosts_pattern too, from a topod 1.6; FEWEST from one before)
+ * answers that wider pick (wider->widened 1, info->pick_time_s the
+ * fewest-leaves pick's), never one predicted slower than first-fit or than
+ * the mean of random picks from the free list. AUTO is FEWEST unless the
+ * fewest-leaves pick is predicted slower than random picks; then ANY.
+ * TII_E_INVAL for another value. */
 TII_API int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves, const char *const *free_hosts,
 				  size_t nfree, size_t want, size_t *chosen, tii_pick_info_t *info,
 				  tii_pick_wider_t *wider);

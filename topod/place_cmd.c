@@ -166,9 +166,9 @@ static void answer_trade(struct qctx *c, uint32_t *v, size_t want, size_t n, uns
 	place_pick_free(&p);
 }
 
-/* pick [bytes=B] [pattern=P] [leaves=fewest|any] [trade] N HOST...: the
- * compact pick (or with leaves=any one on more leaves when predicted
- * faster), judged against first-fit; with trade, the first N hosts are an
+/* pick [bytes=B] [pattern=P] [leaves=fewest|any|auto] [trade] N HOST...:
+ * the compact pick (or one on more leaves when predicted faster, as the
+ * rule on leaves allows), judged against first-fit and random picks; with trade, the first N hosts are an
  * allocation to improve. */
 void answer_pick(struct qctx *c)
 {
@@ -186,14 +186,19 @@ void answer_pick(struct qctx *c)
 	const char *pat = "alltoall";
 	if (r->argc > a && !strncmp(r->argv[a], "pattern=", 8))
 		pat = r->argv[a++] + 8;
-	int any = 0;
+	/* the default: more leaves than the fewest whenever predicted faster
+	 * (issue 27: the job's speed before the promise of compactness) */
+	int leaves = PLACE_LEAVES_ANY;
 	if (r->argc > a && !strncmp(r->argv[a], "leaves=", 7)) {
-		if (strcmp(r->argv[a] + 7, "fewest") && strcmp(r->argv[a] + 7, "any")) {
-			query_error(c->out, "USAGE", "pick leaves=fewest|any, got '%.40s'", r->argv[a]);
+		static const char *const rule[] = { "fewest", "any", "auto" };   /* enum place_leaves */
+		const char *v = r->argv[a] + 7;
+		for (leaves = 2; leaves >= 0 && strcmp(v, rule[leaves]); leaves--)
+			;
+		if (leaves < 0) {
+			query_error(c->out, "USAGE", "pick leaves=any|fewest|auto, got '%.40s'", r->argv[a]);
 			return;
 		}
-		any = !strcmp(r->argv[a++] + 7, "any");
-		if (r->argc > a && !strcmp(r->argv[a], "trade")) {
+		if (r->argc > ++a && !strcmp(r->argv[a], "trade")) {
 			query_error(c->out, "USAGE", "pick trade keeps the allocation's leaves; leaves= is for pick");
 			return;
 		}
@@ -237,7 +242,7 @@ void answer_pick(struct qctx *c)
 		return;
 	}
 	struct place_pick p;
-	int rc = place_pick_leaves(proc_place_ctx(), c->rt, c->h, v, n, want, pat, bytes, c->threads, any, &p, why);
+	int rc = place_pick_leaves(proc_place_ctx(), c->rt, c->h, v, n, want, pat, bytes, c->threads, leaves, &p, why);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
@@ -255,6 +260,7 @@ void answer_pick(struct qctx *c)
 	put_pick_balance(c, &p);
 	evbuffer_add_printf(c->out, " widened=%d wider_leaves=%u", p.widened, p.wider_leaves);
 	put_pick_us(c->out, "wider_time_us", p.wider_time);
+	put_pick_us(c->out, "random_time_us", p.random_time);
 	evbuffer_add_printf(c->out, " pattern=%s lines=%zu\n", pat, p.n);
 	for (size_t i = 0; i < p.n; i++)
 		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);

@@ -279,8 +279,8 @@ def main():
     ap.add_argument("--free-frac", default="",
                     help="free lists as fractions of all hosts, e.g. 0.25,0.5,1 (issue 27; replaces --free)")
     ap.add_argument("--kinds", default="map,pick", help="map, pick or both (default map,pick)")
-    ap.add_argument("--leaves", default="", choices=["", "fewest", "any"],
-                    help="pick's leaves= option (default: none sent, i.e. fewest)")
+    ap.add_argument("--leaves", default="", choices=["", "fewest", "any", "auto"],
+                    help="pick's leaves= option (default: none sent, i.e. topod's default, auto)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args()

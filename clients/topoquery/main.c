@@ -89,8 +89,9 @@
  *           leaves for free ones, and the predicted gain (man topoquery).
  * pick pattern=P N [--format F] FREEHOSTS...
  *           pick judged by a pattern load takes (man topoquery).
- * pick leaves=fewest|any N [--format F] FREEHOSTS...
- *           any: more leaves than the fewest when predicted faster;
+ * pick leaves=any|fewest|auto N [--format F] FREEHOSTS...
+ *           any (the default): more leaves than the fewest when predicted
+ *           faster; auto: only if the fewest are slower than random picks;
  *           widened, wider_leaves, wider_time_us (man topoquery).
  * map GRAPH [--format F] [--slots S] HOSTS[*SLOTS]...
  *           ranks of GRAPH (stencil:X[xY[xZ]][:periodic], or a METIS or
@@ -168,7 +169,8 @@ static const char usage_text[] =
 	"  pick N FREEHOSTS...       choose N: no shared links above the leaf, then compact\n"
 	"  pick trade N ALLOC... FREEHOSTS...  an allocation's hosts to trade, and the gain\n"
 	"  pick pattern=P N FREEHOSTS...  pick judged by a load pattern (ring, stencil2d:X,Y)\n"
-	"  pick leaves=any N FREEHOSTS...  more leaves than the fewest when predicted faster\n"
+	"  pick leaves=fewest N FREEHOSTS...  the fewest leaves and pods, whatever the cost\n"
+	"                            (default any: more leaves when predicted faster)\n"
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch); never predicted slower than block\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"

@@ -173,8 +173,11 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 	argc -= pattern != NULL, argv += pattern != NULL;
 	const char *leaves = argc && !strncmp(argv[0], "leaves=", 7) ? argv[0] + 7 : NULL;
 	argc -= leaves != NULL, argv += leaves != NULL;
-	if (leaves && strcmp(leaves, "fewest") && strcmp(leaves, "any"))
-		return tq_usage_error("pick leaves=fewest|any, got '%.40s'", leaves);
+	int rule = TII_LEAVES_ANY;
+	if (leaves && (rule = !strcmp(leaves, "fewest") ? TII_LEAVES_FEWEST
+			      : !strcmp(leaves, "any")  ? TII_LEAVES_ANY
+			      : !strcmp(leaves, "auto") ? TII_LEAVES_AUTO : -1) < 0)
+		return tq_usage_error("pick leaves=any|fewest|auto, got '%.40s'", leaves);
 	int trade = argc && !strcmp(argv[0], "trade");
 	argc -= trade, argv += trade;
 	if (trade && (pattern || leaves))
@@ -182,7 +185,7 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 	char *end;
 	long want = argc ? strtol(argv[0], &end, 10) : 0;
 	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
-		return tq_usage_error("pick [pattern=P] [leaves=fewest|any] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+		return tq_usage_error("pick [pattern=P] [leaves=any|fewest|auto] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
 	struct strv h = { 0 };
 	int st = collect(q, argc - 1, argv + 1, &h);
 	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));
@@ -200,8 +203,7 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 	if (!st) {
 		const char *const *v = (const char *const *)h.v;
 		int rc = trade ? tii_pick_trade(q->t, v, (size_t)want, v + want, h.n - (size_t)want, ch, &trades, &in)
-			       : tii_pick_hosts_leaves(q->t, pattern, leaves && !strcmp(leaves, "any"), v, h.n,
-						       (size_t)want, ch, &in, &wd);
+			       : tii_pick_hosts_leaves(q->t, pattern, rule, v, h.n, (size_t)want, ch, &in, &wd);
 		if (rc)
 			st = tq_fail(q, "pick", rc);
 	}

@@ -77,9 +77,9 @@ def predict(s, f, hs):
 
 
 def wide_checks(s, f, a, hosts, leaves, leaf, lists):
-    """pick leaves=any (issue 27): more leaves than the fewest exactly when
-    predicted faster; the default keeps the fewest and states the wider
-    pick's time when the leaves' uplinks hold it back."""
+    """pick leaves=any (issue 27, the default): more leaves than the fewest
+    exactly when predicted faster; leaves=fewest keeps the fewest and states
+    the wider pick's time when the leaves' uplinks hold it back."""
     # three whole leaves and 4 hosts on each other: 20 on the fewest (3)
     # leaves put 6-7 on a leaf of 4 uplinks (limit=uplinks); 4 per leaf on
     # 5-6 leaves sit at the injection limit
@@ -89,8 +89,11 @@ def wide_checks(s, f, a, hosts, leaves, leaf, lists):
     bad, widened = [], 0
     for free, want in [(made, 20)] + lists:
         req = "%d %s" % (want, " ".join(free))
-        hd, ld = ask(s, f, "pick " + req)
+        hd, ld = ask(s, f, "pick leaves=fewest " + req)
         ha, la = ask(s, f, "pick leaves=any " + req)
+        hn, ln = ask(s, f, "pick " + req)
+        if ln != la or hn.split(" gen=")[-1] != ha.split(" gen=")[-1]:
+            bad.append("pick %d of %d: the default is not leaves=any: %s / %s" % (want, len(free), hn[:200], ha[:200]))
         if not hd.startswith("OK") or not ha.startswith("OK"):
             bad.append("pick %d of %d: %s / %s" % (want, len(free), hd[:100], ha[:100]))
             continue
@@ -98,20 +101,20 @@ def wide_checks(s, f, a, hosts, leaves, leaf, lists):
         nd, nw = len({leaf[h] for h in ld}), len({leaf[h] for h in la})
         td, tw = float(d["time_us"]), float(w["time_us"])
         pd, pw = predict(s, f, ld), predict(s, f, la)
-        # the default: the fewest leaves (unless first-fit was faster), no widening
+        # fewest: the fewest leaves (unless first-fit was faster), no widening
         if d["method"] == "pick" and (nd != int(d["min_leaves"]) or d["widened"] != "0"):
-            bad.append("default on %d leaves, min_leaves %s, widened=%s" % (nd, d["min_leaves"], d["widened"]))
+            bad.append("fewest on %d leaves, min_leaves %s, widened=%s" % (nd, d["min_leaves"], d["widened"]))
         # wider on more leaves exactly when predicted faster (by `load`, not pick)
         more = nw > nd
         if more != (pw < pd * (1 - 1e-6)) or more != (w["widened"] == "1") or tw > td * (1 + 1e-6) or \
                 abs(pw - tw) > 1e-3 * tw or tw > float(w["first_fit_time_us"]) * (1 + 1e-6):
             bad.append("pick %d of %d: leaves %d -> %d, predicted %.1f -> %.1f us (pick said %.1f -> %.1f), widened=%s"
                        % (want, len(free), nd, nw, pd, pw, td, tw, w["widened"]))
-        # the default states the wider pick's time when limit=uplinks and it is faster
+        # fewest states the wider pick's time when limit=uplinks and it is faster
         if more and d["limit"] == "uplinks" and (d["wider_time_us"] == "-" or
                                                  abs(float(d["wider_time_us"]) - tw) > 1e-3 * tw or
                                                  int(d["wider_leaves"]) != nw):
-            bad.append("default limit=uplinks: wider_time_us=%s wider_leaves=%s, leaves=any answered %.1f us on %d"
+            bad.append("fewest limit=uplinks: wider_time_us=%s wider_leaves=%s, leaves=any answered %.1f us on %d"
                        % (d["wider_time_us"], d["wider_leaves"], tw, nw))
         if free is made:
             made_ok = more and d["limit"] == "uplinks" and w["leaves"] == w["wider_leaves"] and \
@@ -122,8 +125,8 @@ def wide_checks(s, f, a, hosts, leaves, leaf, lists):
         widened += more
     ok(not bad and widened >= 1,
        "%s: pick leaves=any takes more leaves exactly when `load` predicts them faster (%d of %d lists), never "
-       "slower than the fewest-leaves pick or first-fit; the default keeps the fewest and states wider_time_us "
-       "under limit=uplinks%s" % (a.label, widened, len(lists) + 1, "" if not bad else ": " + "; ".join(bad[:3])))
+       "slower than the fewest-leaves pick or first-fit, and is the default; leaves=fewest keeps the fewest and "
+       "states wider_time_us under limit=uplinks%s" % (a.label, widened, len(lists) + 1, "" if not bad else ": " + "; ".join(bad[:3])))
     if not bad:
         print("# %s: 20 hosts, 3 whole leaves + 4 free on each other: %d leaves %.1f us, leaves=any %d leaves %.1f us"
               % ((a.label,) + made_fig))

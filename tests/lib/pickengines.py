@@ -9,10 +9,13 @@ Truth from the sidecar: a host's leaf is the switch its cable reaches; a
 pod is a set of leaves joined through level-2 switches (a 2-level tree is
 one pod). For each free list and N: the fewest leaves holding N (free
 counts, largest first) and, among sets of that many leaves holding N, the
-fewest pods (brute force over leaf subsets). pick must answer exactly
-those (method=pick), with the prediction fields present and
+fewest pods (brute force over leaf subsets). `pick leaves=fewest` must
+answer exactly those (method=pick), with the prediction fields present and
 time_us <= first_fit_time_us; a leaf that holds N alone is the one with the
-fewest free hosts that suffices.
+fewest free hosts that suffices. The default rule (leaves=any) must answer
+the same hosts, or a pick on more leaves (widened=1) predicted faster than
+them and than random picks from the free list (random_time_us) if stated,
+or the fastest random pick where it lies on the fewest leaves and pods.
 """
 import argparse
 import itertools
@@ -88,6 +91,20 @@ def minimum(free, want, leaf, pod):
     return k, pods, one, cnt
 
 
+def k_of(free, want, leaf):
+    """The fewest leaves holding want of the free hosts."""
+    cnt = {}
+    for h in free:
+        cnt[leaf[h]] = cnt.get(leaf[h], 0) + 1
+    k, acc = 0, 0
+    for v in sorted(cnt.values(), reverse=True):
+        if acc >= want:
+            break
+        acc += v
+        k += 1
+    return k
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
@@ -108,11 +125,28 @@ def main():
         for want in sorted({2, len(free) // 4, len(free) // 2, (3 * len(free)) // 4, len(free) - 1}):
             if 1 <= want <= len(free):
                 cases.append((free, want))
-    bad_min = bad_fields = bad_time = bad_one = fallback = 0
+    bad_min = bad_fields = bad_time = bad_one = fallback = bad_auto = widened = 0
     for free, want in cases:
         order = free[:]
         rng.shuffle(order)
-        first, chosen = ask(s, f, f"pick {want} " + " ".join(order))
+        first, chosen = ask(s, f, f"pick leaves=fewest {want} " + " ".join(order))
+        dfirst, dchosen = ask(s, f, f"pick {want} " + " ".join(order))
+        if dchosen != chosen:
+            d = kv(dfirst) if dfirst.startswith("OK") else {}
+            t, pt, rt = (float(d[x]) if d.get(x, "-") != "-" else -1
+                         for x in ("time_us", "pick_time_us", "random_time_us"))
+            cause = 0 <= t < pt and t <= max(rt, pt) * (1 + 1e-6)
+            dl = len({leaf[h] for h in dchosen})
+            if cause and d.get("widened") == "1" and int(d["leaves"]) > int(d["min_leaves"]) and dl > k_of(free, want, leaf):
+                widened += 1
+                print(f"# {L}: default widened {want} of {len(free)}: {dfirst}")
+            elif cause and rt >= 0 and d.get("widened") == "0" and dl == k_of(free, want, leaf) and \
+                    len({pod[leaf[h]] for h in dchosen}) == int(kv(first).get("pods", -1)):
+                # the fastest random pick happened to lie on the fewest leaves and pods
+                print(f"# {L}: default took a random pick on the fewest leaves {want} of {len(free)}: {dfirst}")
+            else:
+                bad_auto += 1
+                print(f"# {L}: default differs without cause: {dfirst} / fewest {first}")
         if not first.startswith("OK"):
             bad_fields += 1
             print("# " + first)
@@ -151,6 +185,8 @@ def main():
        f"{L}: pick's leaves and pods are the true minimum from the fabric file ({n - fallback} of {n} picks; {fallback} first-fit)")
     ok(bad_one == 0, f"{L}: where one leaf holds N, pick takes the one with the fewest free hosts")
     ok(bad_time == 0, f"{L}: time_us <= first_fit_time_us on every answer")
+    ok(bad_auto == 0, f"{L}: the default answers leaves=fewest's hosts, or more leaves only where predicted faster "
+       f"({widened} of {n} widened)")
     return 1 if failed else 0
 
 
