@@ -148,29 +148,29 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 	return AN_OK;
 }
 
-/* The predicted time of the pattern `spec` (pattern.h; rank i on hosts[i])
- * and its busiest cable (cost.h): ct->seconds -1 when a loaded cable has no
- * known rate. AN_E_INVAL for a pattern that does not fit n ranks. */
-static int a2a_cost(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
-		    int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
+/* The all-to-all, the pattern of every pick without another named. */
+static const struct pattern alltoall = { .kind = PAT_ALLTOALL, .dim = { 1, 1, 1 } };
+
+/* The predicted time of the pattern pat (pattern.h; rank i on hosts[i];
+ * a regular pattern's flows carry `bytes`, a matrix's its own) and its
+ * busiest cable (cost.h): ct->seconds -1 when a loaded cable has no known
+ * rate. AN_E_INVAL for a pattern that does not fit n ranks. */
+static int a2a_cost(const struct route_tab *rt, const struct pattern *pat, const uint32_t *hosts, size_t n,
+		    uint64_t bytes, int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
 {
-	struct pattern p;
+	struct pattern p = *pat;   /* shares a matrix's arrays: never cleared here */
 	char err[AN_ERR_LEN];
 	struct load *L = NULL;
 	ct->seconds = ct->bw_seconds = -1;
 	*node = ROUTE_NONE, *port = 0;
 	if (n > UINT32_MAX)
 		return AN_E_RANGE;
-	int rc = pattern_parse(spec, &p, err);
-	if (rc)
-		return rc;
-	p.msg_bytes = bytes;
-	if (pattern_check(&p, (uint32_t)n, err)) {
-		pattern_clear(&p);
+	if (p.kind != PAT_MATRIX)
+		p.msg_bytes = bytes;
+	if (pattern_check(&p, (uint32_t)n, err))
 		return AN_E_INVAL;
-	}
 	struct pat_job job = { (uint32_t)n, (uint32_t *)hosts };
-	rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
+	int rc = load_build(rt, &job, &p, threads > 0 ? threads : 1, &L);
 	if (rc == AN_OK && cost_load_time(rt, L, ct, err) == AN_OK) {
 		if (ct->link != UINT32_MAX)
 			*node = L->links[ct->link].node, *port = L->links[ct->link].port;
@@ -178,17 +178,16 @@ static int a2a_cost(const struct route_tab *rt, const char *spec, const uint32_t
 		ct->seconds = ct->bw_seconds = -1;   /* a cable without a rate: unknown, not an error */
 	}
 	load_free(L);
-	pattern_clear(&p);
 	return rc;
 }
 
-static int pat_time(const struct route_tab *rt, const char *spec, const uint32_t *hosts, size_t n, uint64_t bytes,
+static int pat_time(const struct route_tab *rt, const struct pattern *pat, const uint32_t *hosts, size_t n, uint64_t bytes,
 		    int threads, double *t)
 {
 	struct cost_time ct;
 	uint32_t node;
 	uint8_t port;
-	int rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port);
+	int rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port);
 	*t = ct.seconds;
 	return rc;
 }
@@ -196,23 +195,23 @@ static int pat_time(const struct route_tab *rt, const char *spec, const uint32_t
 int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
 			int threads, double *t)
 {
-	return pat_time(rt, "alltoall", hosts, n, bytes, threads, t);
+	return pat_time(rt, &alltoall, hosts, n, bytes, threads, t);
 }
 
 /* Between the sharing-aware pick and the packed one on the same leaves
  * (same leaves and pods: the promises hold either way), the one predicted
  * faster; the sharing-aware one on a tie. Sets out->pick_time. */
 static int pick_packed_if_faster(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
-				 const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
+				 const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
 				 int threads, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct place_pick alt;
-	int rc = pat_time(rt, spec, out->hosts, want, bytes, threads, &out->pick_time);
+	int rc = pat_time(rt, pat, out->hosts, want, bytes, threads, &out->pick_time);
 	if (rc || out->min_leaves < 2)
 		goto done;
 	if ((rc = place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 1, &alt, why)))
 		goto done;
-	if ((rc = pat_time(rt, spec, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
+	if ((rc = pat_time(rt, pat, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
 	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6)) {
 		place_pick_free(out);
 		*out = alt;
@@ -292,7 +291,7 @@ static void pick_limit(const struct route_tab *rt, const struct place_pick *out,
  * allow, when predicted faster: same leaves, so the promises hold. Sets
  * out->swaps, out->balanced and, when taken, out->pick_time. */
 static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-				   size_t nfree, const char *spec, uint64_t bytes, int threads, struct place_pick *out)
+				   size_t nfree, const struct pattern *pat, uint64_t bytes, int threads, struct place_pick *out)
 {
 	if (out->figs.leaves < 2 || out->pick_time < 0)
 		return AN_OK;
@@ -300,12 +299,12 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 	struct cost_time ct;
 	double limit, best = out->pick_time * (1 - 1e-6);
 	enum place_limit_why lw;
-	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = a2a_cost(rt, pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
 	pick_limit(rt, out, bytes, &limit, &lw);
-	if (!strcmp(spec, "alltoall") && lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
+	if (pat->kind == PAT_ALLTOALL && lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
 		return AN_OK;
 	uint32_t *bh = malloc(out->n * sizeof(*bh)), *win = NULL, swaps;
 	if (!bh)
@@ -322,7 +321,7 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 		}
 		/* the pattern's rank order: hierarchy order, as answered */
 		if (rc || (rc = place_order(rt, h, bh, out->n)) ||
-		    (rc = pat_time(rt, spec, bh, out->n, bytes, threads, &t)))
+		    (rc = pat_time(rt, pat, bh, out->n, bytes, threads, &t)))
 			break;
 		if (!even)
 			out->swaps = swaps;
@@ -356,16 +355,16 @@ out:
 }
 
 /* The answer's bandwidth term, busiest cable, limit and why. */
-static int pick_figures_of_answer(const struct route_tab *rt, const char *spec, uint64_t bytes, int threads,
+static int pick_figures_of_answer(const struct route_tab *rt, const struct pattern *pat, uint64_t bytes, int threads,
 				  struct place_pick *out)
 {
 	struct cost_time ct;
-	int rc = a2a_cost(rt, spec, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = a2a_cost(rt, pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
 	/* the injection limit as stated is the all-to-all's */
-	if (strcmp(spec, "alltoall"))
+	if (pat->kind != PAT_ALLTOALL)
 		out->limit_time = -1, out->limit_why = PLACE_NOLIMIT;
 	else
 		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
@@ -532,7 +531,7 @@ struct wbest {
  * then balanced (place_pick_balance) when above it. Keeps it in *b when
  * faster than *target. *at: the try reached the limit. */
 static int wide_try(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		    const char *spec, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
+		    const struct pattern *pat, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
 		    double *target, struct wbest *b, int *at)
 {
 	int rc = AN_OK;
@@ -546,7 +545,7 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
 				rc = AN_OK;
 			break;
 		}
-		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port)))
 			break;
 		*at = limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9);
 		if (ct.seconds < 0 || ct.seconds >= *target)
@@ -569,7 +568,7 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
  * beat it). b->hosts when one is predicted faster than the answer by more
  * than a millionth, else NULL. */
 static int pick_wider(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const char *spec, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
+		      const struct pattern *pat, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
 {
 	struct wide w = { 0 };
 	size_t n = ans->n;
@@ -577,7 +576,7 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 	double limit = -1, target = ans->time * (1 - 1e-6);
 	int rc = hosts && take ? wide_setup(rt, h, free_hosts, nfree, ans, &w) : AN_E_NOMEM, at = 0;
 	*b = (struct wbest){ 0 };
-	if (!strcmp(spec, "alltoall") && ans->limit_time > 0)
+	if (pat->kind == PAT_ALLTOALL && ans->limit_time > 0)
 		limit = ans->limit_time;
 	uint32_t nmax = w.nl < n ? w.nl : (uint32_t)n, L = ans->figs.leaves + 1;
 	/* fewer leaves than wide_cap's cannot reach the limit: start there */
@@ -587,7 +586,7 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 		/* the first L leaves may hold too few hosts (wide_cmp ranks a
 		 * leaf with a slow or dead uplink last): then the next L */
 		if (wide_fill(&w, L, n, hosts, take)) {
-			rc = wide_try(rt, h, free_hosts, nfree, spec, bytes, threads, limit, L, hosts, n, &target, b, &at);
+			rc = wide_try(rt, h, free_hosts, nfree, pat, bytes, threads, limit, L, hosts, n, &target, b, &at);
 			tries++;
 		}
 		/* not monotone: a leaf of c hosts and u uplinks sends ceil(c / u)
@@ -649,7 +648,7 @@ static uint64_t splitmix64(uint64_t *s)
  * b: the fastest of them. */
 #define PICK_RANDOM_TRIES 3
 static int pick_random(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		       size_t n, const char *spec, uint64_t bytes, int threads, double *mean, struct wbest *b)
+		       size_t n, const struct pattern *pat, uint64_t bytes, int threads, double *mean, struct wbest *b)
 {
 	uint32_t *pool = malloc((nfree + 1) * sizeof(*pool)), *hosts = malloc((n + 1) * sizeof(*hosts));
 	int rc = pool && hosts ? AN_OK : AN_E_NOMEM;
@@ -671,7 +670,7 @@ static int pick_random(const struct route_tab *rt, const struct hier *h, const u
 			pool[i] = pool[j], pool[j] = x;
 		}
 		memcpy(hosts, pool, n * sizeof(*hosts));
-		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, spec, hosts, n, bytes, threads, &ct, &node, &port)))
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port)))
 			break;
 		sum = sum < 0 || ct.seconds < 0 ? -1 : sum + ct.seconds;
 		if (ct.seconds < 0 || (b->hosts && ct.seconds >= b->t))
@@ -706,23 +705,23 @@ static int pick_random(const struct route_tab *rt, const struct hier *h, const u
  * all-to-all's leaves hold it above the limit, so that a scheduler sees
  * what the promise costs. */
 static int pick_widen(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const char *spec, uint64_t bytes, int threads, int rule, struct place_pick *out)
+		      const struct pattern *pat, uint64_t bytes, int threads, int rule, struct place_pick *out)
 {
-	int a2a = !strcmp(spec, "alltoall");
+	int a2a = pat->kind == PAT_ALLTOALL;
 	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0, out->random_time = -1;
 	if (out->time < 0 || out->figs.leaves >= out->n ||
 	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
 		return AN_OK;
 	struct wbest r = { 0 }, b = { 0 };
 	int rc = rule == PLACE_LEAVES_AUTO ?
-		 pick_random(rt, h, free_hosts, nfree, out->n, spec, bytes, threads, &out->random_time, &r) : AN_OK;
+		 pick_random(rt, h, free_hosts, nfree, out->n, pat, bytes, threads, &out->random_time, &r) : AN_OK;
 	/* slower than the blind picks by more than a millionth: not the
 	 * rounding of a maximum */
 	int any = rule == PLACE_LEAVES_ANY ||
 		  (rc == AN_OK && rule == PLACE_LEAVES_AUTO && out->random_time >= 0 &&
 		   out->time > out->random_time * (1 + 1e-6));
 	if (rc == AN_OK && (any || (a2a && out->limit_why == PLACE_UPLINKS)) &&
-	    (rc = pick_wider(rt, h, free_hosts, nfree, spec, bytes, threads, out, &b)) == AN_OK && b.hosts) {
+	    (rc = pick_wider(rt, h, free_hosts, nfree, pat, bytes, threads, out, &b)) == AN_OK && b.hosts) {
 		if (any)
 			rc = pick_take(rt, h, bytes, a2a, &b, out);
 		else
@@ -732,7 +731,7 @@ static int pick_widen(const struct route_tab *rt, const struct hier *h, const ui
 	 * them only now, and not once at the limit: nothing beats it) */
 	if (rc == AN_OK && rule == PLACE_LEAVES_ANY &&
 	    !(a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
-		rc = pick_random(rt, h, free_hosts, nfree, out->n, spec, bytes, threads, &out->random_time, &r);
+		rc = pick_random(rt, h, free_hosts, nfree, out->n, pat, bytes, threads, &out->random_time, &r);
 	if (rc == AN_OK && any && out->random_time >= 0 && out->time > out->random_time * (1 + 1e-6) && r.hosts &&
 	    r.t < out->time)
 		rc = pick_take(rt, h, bytes, a2a, &r, out);
@@ -744,14 +743,16 @@ int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const s
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN])
 {
-	return place_pick_pattern(ctx, rt, h, free_hosts, nfree, want, "alltoall", bytes, threads, out, why);
+	return place_pick_pat(ctx, rt, h, free_hosts, nfree, want, &alltoall, bytes, threads, PLACE_LEAVES_FEWEST, out,
+			      why);
 }
 
 int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		       const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
 		       int threads, struct place_pick *out, char why[AN_ERR_LEN])
 {
-	return place_pick_leaves(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, 0, out, why);
+	return place_pick_leaves(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, PLACE_LEAVES_FEWEST, out,
+				 why);
 }
 
 int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
@@ -762,12 +763,21 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
 	int rc = pattern_parse(spec, &pc, why);
 	if (rc)
 		return rc;
-	if (want > UINT32_MAX || pattern_check(&pc, (uint32_t)want, why))
-		rc = AN_E_INVAL;
+	rc = place_pick_pat(ctx, rt, h, free_hosts, nfree, want, &pc, bytes, threads, leaves, out, why);
 	pattern_clear(&pc);
-	if (rc || (rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why)))
+	return rc;
+}
+
+int place_pick_pat(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
+		   int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN])
+{
+	int rc = AN_OK;
+	if (want > UINT32_MAX || pattern_check(pat, (uint32_t)want, why))
+		return AN_E_INVAL;
+	if ((rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why)))
 		return rc;
-	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, spec, bytes, threads, out, why)))
+	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, pat, bytes, threads, out, why)))
 		return rc;
 	struct cost_time ffc;
 	uint32_t ffn;
@@ -777,9 +787,9 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
 		rc = AN_E_NOMEM;
 		goto fail;
 	}
-	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, spec, bytes, threads, out)) ||
+	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, pat, bytes, threads, out)) ||
 	    (rc = place_first_fit(free_hosts, nfree, want, ff)) ||
-	    (rc = a2a_cost(rt, spec, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
+	    (rc = a2a_cost(rt, pat, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
 		goto fail;
 	out->ff_time = ffc.seconds;
 	out->ff_bw_time = ffc.bw_seconds;
@@ -797,8 +807,8 @@ int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const s
 		out->balanced = 0;
 		out->time = out->ff_time;
 	}
-	if ((rc = pick_figures_of_answer(rt, spec, bytes, threads, out)) ||
-	    (rc = pick_widen(rt, h, free_hosts, nfree, spec, bytes, threads, leaves, out)))
+	if ((rc = pick_figures_of_answer(rt, pat, bytes, threads, out)) ||
+	    (rc = pick_widen(rt, h, free_hosts, nfree, pat, bytes, threads, leaves, out)))
 		goto fail;
 	free(ff);
 	return AN_OK;
@@ -827,7 +837,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	memcpy(out->hosts, alloc, n * sizeof(*out->hosts));
 	out->n = n;
 	if ((rc = place_order(rt, h, out->hosts, n)) ||
-	    (rc = a2a_cost(rt, "alltoall", out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
+	    (rc = a2a_cost(rt, &alltoall, out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
 		goto fail;
 	out->ff_time = out->pick_time = ct.seconds;
 	out->ff_bw_time = ct.bw_seconds;
@@ -836,8 +846,8 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	out->min_leaves = out->figs.leaves, out->min_pods = out->figs.pods;
 	/* the pick's balancing, with the allocation as the pick and the union
 	 * as the free list */
-	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, "alltoall", bytes, threads, out)) ||
-	    (rc = pick_figures_of_answer(rt, "alltoall", bytes, threads, out)))
+	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, &alltoall, bytes, threads, out)) ||
+	    (rc = pick_figures_of_answer(rt, &alltoall, bytes, threads, out)))
 		goto fail;
 	out->time = out->pick_time;
 	out->sharing_free = out->figs.sharing == 0;

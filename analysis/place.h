@@ -200,6 +200,13 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
 int place_pick_leaves(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, const char *spec, uint64_t bytes,
 		      int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN]);
+/* place_pick_leaves for a parsed pattern (pattern.h), a traffic matrix
+ * (pattern_set_matrix for want ranks; its flows carry their own bytes, and
+ * `bytes` is ignored) included: rank i on the i-th answered host. */
+struct pattern;
+int place_pick_pat(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
+		   int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN]);
 
 /* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
  * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a

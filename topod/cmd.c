@@ -41,7 +41,7 @@ const struct cmd cmd_table[] = {
 	  "link sharing inside an allocation" },
 	{ "order", 0, -1, CMD_FABRIC | CMD_HEAVY, answer_order, "order [HOST ...]",
 	  "hosts in hierarchy order (leaf, then pod): for hostfiles" },
-	{ "pick", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_pick, "pick [bytes=B] [pattern=P] [leaves=any|fewest|auto] N HOST [HOST ...] | [bytes=B] trade N A1 ... AN F1 ... Fm",
+	{ "pick", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_pick, "pick [bytes=B] [pattern=P] [leaves=any|fewest|auto] N HOST [HOST ...] [-- S:D:B ...] | [bytes=B] trade N A1 ... AN F1 ... Fm",
 	  "choose N of the free hosts: fewest leaves and pods unless more are predicted faster, no shared links above the leaf, never slower than first-fit or random picks; or the hosts to trade in an allocation" },
 	{ "map", 2, -1, CMD_FABRIC | CMD_HEAVY, answer_map, "map [bytes=B] GRAPH HOST[*SLOTS] ... [-- ADJ ...]",
 	  "ranks of a communication graph onto hosts (Scotch), judged against block by predicted time" },

@@ -105,6 +105,11 @@ struct route_res;
 void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res);
 /* ERR USAGE/TOOMANY unless min <= n <= TOPO_MATRIX_MAX; -1 when written. */
 int qctx_check_hosts(struct qctx *c, size_t n, size_t min);
+/* A traffic matrix from nt words S:D:BYTES for nranks ranks (load_cmd.c),
+ * for `load` and `pick pattern=matrix`: -1 once the error is written. */
+struct pattern;
+int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nranks, struct pattern *p);
+
 /* Duplicate hosts, one rule (docs/protocol.md, "Naming hosts"): a list
  * whose answer is per host (a set) refuses a repeat with ERR DUPLICATE
  * naming it and its two places; a rank list (hopsmatrix, clusters, load,

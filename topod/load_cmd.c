@@ -51,7 +51,6 @@ struct load_req {
 	size_t r0, r1;          /* argv[r0 .. r1): the ranks; argv[r1], if any, is "--" */
 	struct pattern p;
 	struct pat_job job;
-	struct pat_triple *tri;
 };
 
 /* The bytes= and links= options ahead of SPEC; *i is the first other word.
@@ -173,23 +172,31 @@ static int build_pattern(struct qctx *c, struct load_req *q)
 		return 0;
 	}
 	size_t nt = q->r1 < r->argc ? r->argc - q->r1 - 1 : 0;
-	q->tri = malloc((nt ? nt : 1) * sizeof *q->tri);
-	if (!q->tri) {
+	return qctx_matrix(c, r->argv + q->r1 + 1, nt, q->job.nranks, &q->p);
+}
+
+int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nranks, struct pattern *p)
+{
+	char err[AN_ERR_LEN];
+	struct pat_triple *tri = malloc((nt ? nt : 1) * sizeof *tri);
+	if (!tri) {
 		query_error(c->out, "NOMEM", "out of memory");
 		return -1;
 	}
 	for (size_t k = 0; k < nt; k++)
-		if (parse_triple(r->argv[q->r1 + 1 + k], q->job.nranks, &q->tri[k])) {
+		if (parse_triple(words[k], nranks, &tri[k])) {
 			query_error(c->out, "USAGE",
 				    "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32 " and BYTES <= %llu",
-				    k + 1, r->argv[q->r1 + 1 + k], q->job.nranks, (unsigned long long)TOPO_MSG_BYTES_MAX);
+				    k + 1, words[k], nranks, (unsigned long long)TOPO_MSG_BYTES_MAX);
+			free(tri);
 			return -1;
 		}
-	if (pattern_set_matrix(&q->p, q->tri, nt, q->job.nranks, err)) {
+	/* pattern_set_matrix copies the triples */
+	int rc = pattern_set_matrix(p, tri, nt, nranks, err);
+	free(tri);
+	if (rc)
 		query_error(c->out, "USAGE", "%s", err);
-		return -1;
-	}
-	return 0;
+	return rc ? -1 : 0;
 }
 
 /* The level, hops and max lines of the reply. */
@@ -315,6 +322,5 @@ void answer_load(struct qctx *c)
 	}
 	load_free(L);
 	pattern_clear(&q.p);
-	free(q.tri);
 	free(q.job.host);
 }

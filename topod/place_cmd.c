@@ -166,7 +166,51 @@ static void answer_trade(struct qctx *c, uint32_t *v, size_t want, size_t n, uns
 	place_pick_free(&p);
 }
 
-/* pick [bytes=B] [pattern=P] [leaves=fewest|any|auto] [trade] N HOST...:
+/* The pattern a pick is judged by: a spec `load` takes, or "matrix" with
+ * the nt triples in words (S:D:BYTES over want ranks). -1 once the error
+ * is written. */
+static int pick_pattern(struct qctx *c, const char *spec, unsigned long want, const char *const *words, size_t nt,
+			struct pattern *pp)
+{
+	char why[AN_ERR_LEN];
+	memset(pp, 0, sizeof(*pp));
+	if (!strcmp(spec, "matrix")) {
+		if (!nt) {
+			query_error(c->out, "USAGE", "pick pattern=matrix needs '--' and S:D:BYTES triples after the hosts");
+			return -1;
+		}
+		return qctx_matrix(c, words, nt, (uint32_t)want, pp);
+	}
+	if (pattern_parse(spec, pp, why) || pattern_check(pp, (uint32_t)want, why)) {
+		pattern_clear(pp);
+		query_error(c->out, "USAGE", "pick pattern=%.40s for %lu hosts: %s", spec, want, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* pick's OK line and its hosts. */
+static void put_pick(struct qctx *c, const struct place_pick *p, size_t nfree, unsigned long bytes, const char *pat)
+{
+	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " picked=%zu free=%zu sharing_free=%d", c->gen, p->n, nfree,
+			    p->sharing_free);
+	put_figs(c, &p->figs);
+	evbuffer_add_printf(c->out, " min_leaves=%u min_pods=%u sharing_free_wider=%d method=%s reason=%s bytes=%lu",
+			    p->min_leaves, p->min_pods, p->sharing_free_wider, p->first_fit ? "first_fit" : "pick",
+			    p->first_fit ? "slower" : "none", bytes);
+	put_pick_us(c->out, "time_us", p->time);
+	put_pick_us(c->out, "pick_time_us", p->pick_time);
+	put_pick_us(c->out, "first_fit_time_us", p->ff_time);
+	put_pick_balance(c, p);
+	evbuffer_add_printf(c->out, " widened=%d wider_leaves=%u", p->widened, p->wider_leaves);
+	put_pick_us(c->out, "wider_time_us", p->wider_time);
+	put_pick_us(c->out, "random_time_us", p->random_time);
+	evbuffer_add_printf(c->out, " pattern=%s lines=%zu\n", pat, p->n);
+	for (size_t i = 0; i < p->n; i++)
+		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p->hosts[i]].name);
+}
+
+/* pick [bytes=B] [pattern=P] [leaves=any|fewest|auto] [trade] N HOST... [-- S:D:B ...]:
  * the compact pick (or one on more leaves when predicted faster, as the
  * rule on leaves allows), judged against first-fit and random picks; with trade, the first N hosts are an
  * allocation to improve. */
@@ -214,7 +258,15 @@ void answer_pick(struct qctx *c)
 			    r->argc > a ? r->argv[a] : "");
 		return;
 	}
-	size_t n = r->argc - a - 1;
+	/* the free hosts, then, for pattern=matrix, "--" and its triples */
+	size_t n = 0;
+	while (a + 1 + n < r->argc && strcmp(r->argv[a + 1 + n], "--"))
+		n++;
+	size_t nt = a + 1 + n < r->argc ? r->argc - (a + 2 + n) : 0;
+	if (a + 1 + n < r->argc && strcmp(pat, "matrix")) {
+		query_error(c->out, "USAGE", "'--' and triples go with pick pattern=matrix only");
+		return;
+	}
 	if (qctx_check_hosts(c, n, 1))
 		return;
 	uint32_t *v = hosts_of(c, r->argv + a + 1, n);
@@ -230,40 +282,20 @@ void answer_pick(struct qctx *c)
 		return;
 	}
 	struct pattern pp;
-	char why[AN_ERR_LEN];
-	int bad = pattern_parse(pat, &pp, why);
-	if (!bad) {
-		bad = pattern_check(&pp, (uint32_t)want, why);
-		pattern_clear(&pp);
-	}
-	if (bad) {
-		query_error(c->out, "USAGE", "pick pattern=%.40s for %lu hosts: %s", pat, want, why);
+	if (pick_pattern(c, pat, want, r->argv + a + 2 + n, nt, &pp)) {
 		free(v);
 		return;
 	}
 	struct place_pick p;
-	int rc = place_pick_leaves(proc_place_ctx(), c->rt, c->h, v, n, want, pat, bytes, c->threads, leaves, &p, why);
+	char why[AN_ERR_LEN];
+	int rc = place_pick_pat(proc_place_ctx(), c->rt, c->h, v, n, want, &pp, bytes, c->threads, leaves, &p, why);
+	pattern_clear(&pp);
 	free(v);
 	if (rc) {
 		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : qctx_route_code(rc), "%s", why);
 		return;
 	}
-	evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " picked=%zu free=%zu sharing_free=%d", c->gen, p.n, n,
-			    p.sharing_free);
-	put_figs(c, &p.figs);
-	evbuffer_add_printf(c->out, " min_leaves=%u min_pods=%u sharing_free_wider=%d method=%s reason=%s bytes=%lu",
-			    p.min_leaves, p.min_pods, p.sharing_free_wider, p.first_fit ? "first_fit" : "pick",
-			    p.first_fit ? "slower" : "none", bytes);
-	put_pick_us(c->out, "time_us", p.time);
-	put_pick_us(c->out, "pick_time_us", p.pick_time);
-	put_pick_us(c->out, "first_fit_time_us", p.ff_time);
-	put_pick_balance(c, &p);
-	evbuffer_add_printf(c->out, " widened=%d wider_leaves=%u", p.widened, p.wider_leaves);
-	put_pick_us(c->out, "wider_time_us", p.wider_time);
-	put_pick_us(c->out, "random_time_us", p.random_time);
-	evbuffer_add_printf(c->out, " pattern=%s lines=%zu\n", pat, p.n);
-	for (size_t i = 0; i < p.n; i++)
-		evbuffer_add_printf(c->out, "%s\n", c->rt->hosts[p.hosts[i]].name);
+	put_pick(c, &p, n, bytes, pat);
 	place_pick_free(&p);
 }
 

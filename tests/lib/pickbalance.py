@@ -76,6 +76,43 @@ def predict(s, f, hs):
     return float(kv(head)["time_us"]) if head.startswith("OK") else None
 
 
+def matrix_checks(s, f, a, lists):
+    """pick pattern=matrix (issue 27: a traffic matrix): the all-to-all
+    written as triples is judged as pattern=alltoall is (the same hosts and
+    predictions); a matrix sending only between ranks 0 and 1 is judged by
+    its own flows; malformed matrices are refused."""
+    free, want = lists[0]
+    want = min(want, 12)
+    B = 1 << 20
+    tri = ["%d:%d:%d" % (i, j, B) for i in range(want) for j in range(want) if i != j]
+    ha, la = ask(s, f, "pick bytes=%d pattern=alltoall %d %s" % (B, want, " ".join(free)))
+    hm, lm = ask(s, f, "pick pattern=matrix %d %s -- %s" % (want, " ".join(free), " ".join(tri)))
+    ka, km = kv(ha), kv(hm)
+    # (random_time_us may differ: a matrix has no injection limit to stop at)
+    keys = ("time_us", "pick_time_us", "first_fit_time_us", "bottleneck_us", "widened", "leaves")
+    same = ha.startswith("OK") and hm.startswith("OK") and la == lm and km.get("pattern") == "matrix" and \
+        all(ka.get(x) == km.get(x) for x in keys)
+    ok(same, "%s: pick pattern=matrix with the all-to-all's %d triples answers as pattern=alltoall: %s" %
+       (a.label, len(tri), "same hosts and predictions" if same else "hosts %s / %s, differing %s" % (
+           la, lm, {x: (ka.get(x), km.get(x)) for x in keys + ("pattern",) if ka.get(x) != km.get(x)})))
+    # one pair only: far less traffic than the all-to-all, so a faster prediction
+    hp, lp = ask(s, f, "pick pattern=matrix %d %s -- 0:1:%d 1:0:%d" % (want, " ".join(free), B, B))
+    kp = kv(hp)
+    ok(hp.startswith("OK") and len(lp) == want and float(kp["time_us"]) < float(ka["time_us"]) and kp["limit"] == "-",
+       "%s: pick pattern=matrix of one pair is judged by its flows: %s us against the all-to-all's %s us" %
+       (a.label, kp.get("time_us"), ka.get("time_us")))
+    bad = []
+    for req, why in (("pick pattern=matrix %d %s" % (want, " ".join(free)), "no triples"),
+                     ("pick pattern=matrix %d %s -- 0:%d:5" % (want, " ".join(free), want), "a rank beyond N"),
+                     ("pick pattern=matrix %d %s -- 0:1" % (want, " ".join(free)), "not S:D:BYTES"),
+                     ("pick pattern=ring %d %s -- 0:1:5" % (want, " ".join(free)), "triples with another pattern")):
+        h, _ = ask(s, f, req)
+        if not h.startswith("ERR USAGE"):
+            bad.append("%s: %s" % (why, h[:120]))
+    ok(not bad, "%s: pick pattern=matrix refuses no triples, a rank beyond N, a malformed triple, and triples with "
+       "another pattern (ERR USAGE)%s" % (a.label, "" if not bad else ": " + "; ".join(bad)))
+
+
 def wide_checks(s, f, a, hosts, leaves, leaf, lists):
     """pick leaves=any (issue 27, the default): more leaves than the fewest
     exactly when predicted faster; leaves=fewest keeps the fewest and states
@@ -245,6 +282,7 @@ def main():
        "none then share a spine down, predicted %s us from %s us%s" % (
            a.label, traded, k.get("time_us"), k.get("alloc_time_us"), "" if good else ": " + why))
     wide_checks(s, f, a, hosts, leaves, leaf, lists)
+    matrix_checks(s, f, a, lists)
     if a.topoquery:
         # the same trade through libtii (tii_pick_trade): same hosts, same gain
         r = subprocess.run([a.topoquery, "-s", "127.0.0.1:%d" % a.port, "--json", "pick", "trade", str(len(alloc))] +
