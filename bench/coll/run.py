@@ -4,13 +4,14 @@ selectors (issue 20 items 2-3), simulated on the LFT routes OpenSM really
 programmed.
 
   python3 bench/coll/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64,128]
-          [--shapes contiguous,fragmented] [--ops bcast,...] [--bytes 8,...] [--big]
+          [--shapes contiguous,fragmented,cyclic] [--ops bcast,...] [--bytes 8,...] [--big]
+          [--ranks-per-host K]
   python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops bcast
   python3 bench/coll/run.py RESULTS_DIR --replay OLD_RESULTS --ops allgather --cyclic
 
 For each lab fabric (bench/jobspeed/run.py's: ibsim + OpenSM + the osmtopo
 plugin + topod, brought up by its Lab) and each job (shape x hosts, one
-rank per host, ranks in hostname order):
+rank per host unless --ranks-per-host, ranks in hostname order):
   * `topoquery simgrid HOSTS` -> the job's platform, which is also
     topocoll's TOPOCOLL_TOPOLOGY (topod is out of reach inside SMPI);
   * `schedule route bytes=1048576 HOSTS` -> topod's recommended Alltoall
@@ -19,6 +20,16 @@ rank per host, ranks in hostname order):
     (-DTOPOCOLL_SMPI), times every op and size through the MPI's own call
     and through topocoll's, under --cfg=smpi/coll-selector:ompi and :mpich
     (topocoll's prediction modelling the same selector: TOPOCOLL_MODEL).
+Shape cyclic: the contiguous job's hosts dealt round-robin over its leaves
+(Slurm's cyclic distribution). --ranks-per-host K: each host gets K ranks
+(SMPI's host file repeats the host; topocoll knows a rank's host by
+MPI_Get_processor_name, which SMPI answers with the platform's host, and
+ranks of one host talk over SimGrid's loopback, not the host's cable), in
+host-major order (ranks 0..K-1 on the first host) for contiguous and
+fragmented jobs, dealt round-robin over the hosts for cyclic ones.
+Allgather rows carry the bound: every host must take in (P - its ranks)
+blocks through its own cable, (P - k) x bytes / that cable's rate in the
+platform, for the slowest host.
 Everything runs under smpirun with tests/lib/smpi.sh's SMPI_CFG.
 
 Output: RESULTS_DIR/coll.csv (one row per job, selector, op, size),
@@ -46,6 +57,10 @@ VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched", 6: "
 # Gather, Scatter and Alltoall move hosts x bytes through one rank: above
 # this many bytes in all, the job's larger sizes are left out (memory).
 TOTAL_MAX = 256 << 20
+# All ranks' receive buffers together (ranks x that): bench.c's buffers are
+# SMPI_SHARED_MALLOC'd, folded onto one backing block, so this is address
+# space and SMPI's mappings, not RAM (--vm-max).
+ALL_MAX = 64 << 30
 CHILD = None
 
 
@@ -74,9 +89,9 @@ def smpirun(cfg, env, platform, hostfile, n, args, logf, timeout):
         out, _ = CHILD.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(CHILD.pid, signal.SIGKILL)
-        CHILD.wait()
+        # the sizes bench finished before the timeout still count
+        out, _ = CHILD.communicate()
         logf.write("# timed out after %d s\n" % timeout)
-        return []
     finally:
         CHILD = None
     logf.write(out)
@@ -103,56 +118,107 @@ def schedule_file(topod, hosts, path):
     return path
 
 
+def rank_hosts(shape, hosts, k):
+    """The host of every rank: K ranks per host, host-major, or for a
+    cyclic job dealt round-robin over the (already leaf-dealt) hosts."""
+    if shape == "cyclic":
+        return [h for _ in range(k) for h in hosts]
+    return [h for h in hosts for _ in range(k)]
+
+
+def dealt(hosts):
+    """Hosts dealt round-robin over their leaves; a host's leaf is its
+    name's part before '-' (fabgen's cRRR-PPP)."""
+    by = {}
+    for h in hosts:
+        by.setdefault(h.split("-")[0], []).append(h)
+    cols = [by[k] for k in sorted(by)]
+    return [c[i] for i in range(max(len(c) for c in cols)) for c in cols if i < len(c)]
+
+
 def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     os.makedirs(work, exist_ok=True)
     n = len(hosts)
     platform, hostfile = os.path.join(work, "platform.xml"), os.path.join(work, "hosts")
     with open(hostfile, "w") as f:
-        f.write("\n".join(hosts) + "\n")
+        f.write("\n".join(rank_hosts(shape, hosts, args.ranks_per_host)) + "\n")
     with open(platform, "w") as f:
         r = subprocess.run([jobspeed.TOPOQUERY, "-s", "127.0.0.1:%d" % lab.port, "simgrid"] + hosts, stdout=f,
                            stderr=subprocess.PIPE, text=True)
     if r.returncode:
         raise RuntimeError("topoquery simgrid: " + r.stderr.strip())
-    topod = jobspeed.Topod(lab.port)
-    try:
-        sched = schedule_file(topod, hosts, os.path.join(work, "schedule.txt"))
-        m = re.search(r"\balgo=(\S+)", open(sched).readline()) if sched else None
-        algo = m.group(1) if m else "-"
-    finally:
-        topod.close()
+    sched, algo = None, "-"
+    if shape != "cyclic" and args.ranks_per_host == 1:
+        # topod's all-to-all schedule is per host: one rank each
+        topod = jobspeed.Topod(lab.port)
+        try:
+            sched = schedule_file(topod, hosts, os.path.join(work, "schedule.txt"))
+            m = re.search(r"\balgo=(\S+)", open(sched).readline()) if sched else None
+            algo = m.group(1) if m else "-"
+        finally:
+            topod.close()
     leaves = len({lf for lf in (leaf_of(args.leaves, h) for h in hosts)})
     return time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work)
 
 
+def host_rates(platform):
+    """host -> the rate (B/s) of the cable into it: the last link of every
+    route that ends at it (the slowest, should they differ)."""
+    xml = open(platform).read()
+    rate = {m.group(1): int(m.group(2)) / 8.0
+            for m in re.finditer(r'<link id="([^"]+)" bandwidth="(\d+)bps"', xml)}
+    into = {}
+    for m in re.finditer(r'<route src="[^"]+" dst="([^"]+)"[^>]*>(.*?)</route>', xml):
+        last = re.findall(r'<link_ctn id="([^"]+)"/>', m.group(2))
+        if last and last[-1] in rate:
+            into[m.group(1)] = min(into.get(m.group(1), rate[last[-1]]), rate[last[-1]])
+    return into
+
+
+def ag_bound(platform, hostfile, nbytes):
+    """Allgather's host-cable bound: max over hosts of (P - ranks on it) x
+    bytes / the rate of its cable in."""
+    ranks = open(hostfile).read().split()
+    into = host_rates(platform)
+    per = {}
+    for h in ranks:
+        per[h] = per.get(h, 0) + 1
+    return max((len(ranks) - k) * nbytes / into[h] for h, k in per.items())
+
+
 def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work):
-    """bench's rows for one job's exported platform (and schedule)."""
+    """bench's rows for one job's exported platform (and schedule); n is
+    the job's hosts, the ranks are the host file's lines."""
     os.makedirs(work, exist_ok=True)
     rows = []
+    nr = len(open(hostfile).read().split())
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         for sel in args.selectors:
             env = dict(TOPOCOLL_TOPOLOGY=platform, TOPOCOLL_MODEL="ompi" if sel == "ompi" else "smpi-mpich")
             if sched:
                 env["TOPOCOLL_SCHEDULE"] = sched
             for op in args.ops:
-                if op == "alltoall" and n > args.alltoall_max:
+                if op == "alltoall" and nr > args.alltoall_max:
                     continue
-                per = 1 if op in ("bcast", "allreduce") else n
-                sizes = [b for b in args.bytes if b * per <= TOTAL_MAX]
+                per = 1 if op in ("bcast", "allreduce") else nr
+                sizes = [b for b in args.bytes if b * per <= TOTAL_MAX and b * per * nr <= args.vm_max]
+                capped = [b for b in args.bytes if b not in sizes]
+                if capped:
+                    log("    %-5s %-9s %s left out: %d ranks x %d x bytes over %d MiB per rank or %d GiB in all"
+                        % (sel, op, ",".join(map(str, capped)), nr, per, TOTAL_MAX >> 20, args.vm_max >> 30))
+                if not sizes:
+                    continue
                 t0 = time.monotonic()
-                # one shared-malloc block as big as a whole buffer (bench/jobspeed
-                # /run.py: smaller blocks exceed vm.max_map_count at 128 ranks)
-                block = 1 << 20
-                while block < max(sizes) * per + 64:
-                    block <<= 1
-                got = smpirun(cfg + ["--cfg=smpi/coll-selector:" + sel, "--cfg=smpi/shared-malloc-blocksize:%d" % block],
-                              env, platform, hostfile, n,
+                block = jobspeed.shared_block_cfg(max(sizes) * per + 64)
+                got = smpirun(cfg + ["--cfg=smpi/coll-selector:" + sel] + block, env, platform, hostfile, nr,
                               [exe, op, ",".join(str(b) for b in sizes), "1"], logf, args.timeout)
                 for g in got:
-                    g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo)
+                    g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo,
+                             rph=nr // n, bound=ag_bound(platform, hostfile, g["bytes"]) if op == "allgather" else 0)
                     rows.append(g)
                 log("    %-5s %-9s %s  (%.1f s)" % (sel, op, " ".join(
-                    "%s:%.2f%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*")
+                    "%s:%.2f%s%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*",
+                                     "/%.2f" % (g["topo"] / g["bound"]) if g["bound"] else "")
                     for g in got) or "FAILED", time.monotonic() - t0))
     return rows
 
@@ -166,32 +232,38 @@ def leaf_of(leaves, host):
 
 def write_outputs(rows, outdir, header):
     keys = ["fabric", "shape", "hosts", "leaves", "selector", "op", "bytes", "native", "topo", "variant",
-            "pred_native", "pred", "a2a_algo"]
+            "pred_native", "pred", "a2a_algo", "rph", "bound"]
     with open(os.path.join(outdir, "coll.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(keys + ["speedup"])
+        w.writerow(keys + ["speedup", "over_bound"])
         for r in rows:
-            w.writerow([r[k] for k in keys] + ["%.4f" % (r["native"] / r["topo"]) if r["topo"] else ""])
+            w.writerow([r[k] for k in keys] + ["%.4f" % (r["native"] / r["topo"]) if r["topo"] else "",
+                                               "%.4f" % (r["topo"] / r["bound"]) if r["bound"] else ""])
     with open(os.path.join(outdir, "coll.md"), "w") as f:
         f.write(header + "\n\n" + table(rows) + "\n\n```\n" + summary(rows) + "\n```\n")
 
 
 def table(rows):
-    """One line per job, selector and op: speed-up per size (* topocoll's
-    algorithm ran, else the MPI's own)."""
+    """One line per job, selector and op: speed-up per size (a name: the
+    algorithm topocoll ran, else the MPI's own), in brackets topocoll's
+    time over the bound where there is one (Allgather)."""
     sizes = sorted({r["bytes"] for r in rows})
-    out = ["| fabric | shape | hosts (leaves) | MPI | op | " + " | ".join(fmt_bytes(b) for b in sizes) + " |",
-           "|" + " --- |" * (5 + len(sizes))]
+    out = ["| fabric | shape | hosts (leaves) | ranks/host | MPI | op | " +
+           " | ".join(fmt_bytes(b) for b in sizes) + " |", "|" + " --- |" * (6 + len(sizes))]
     seen = {}
     for r in rows:
-        seen.setdefault((r["fabric"], r["shape"], r["hosts"], r["leaves"], r["selector"], r["op"]), {})[r["bytes"]] = r
-    for (fab, shape, n, lv, sel, op), by in seen.items():
+        seen.setdefault((r["fabric"], r["shape"], r["hosts"], r["leaves"], r.get("rph", 1), r["selector"], r["op"]),
+                        {})[r["bytes"]] = r
+    for (fab, shape, n, lv, rph, sel, op), by in seen.items():
         cells = []
         for b in sizes:
             r = by.get(b)
-            cells.append("-" if not r else "%.2f%s" % (r["native"] / r["topo"], "" if r["variant"] == "own"
-                                                       else " " + r["variant"]))
-        out.append("| %s | %s | %d (%d) | %s | %s | %s |" % (fab, shape, n, lv, sel, op, " | ".join(cells)))
+            if not r:
+                cells.append("-")
+                continue
+            cells.append("%.2f%s%s" % (r["native"] / r["topo"], "" if r["variant"] == "own" else " " + r["variant"],
+                                       " (%.2f)" % (r["topo"] / r["bound"]) if r.get("bound") else ""))
+        out.append("| %s | %s | %d (%d) | %d | %s | %s | %s |" % (fab, shape, n, lv, rph, sel, op, " | ".join(cells)))
     return "\n".join(out)
 
 
@@ -208,8 +280,9 @@ def summary(rows):
         ran = [r for r in rs if r["variant"] != "own"]
         sp = [r["native"] / r["topo"] for r in rs]
         big = [r["native"] / r["topo"] for r in rs if r["bytes"] >= 1 << 20 and r["leaves"] >= 2]
-        low = ["%s %s %d %s %s: %.3f" % (r["fabric"], r["shape"], r["hosts"], r["selector"], fmt_bytes(r["bytes"]),
-                                         r["native"] / r["topo"]) for r in rs if r["native"] / r["topo"] < 0.98]
+        low = ["%s %s %dx%d %s %s: %.3f" % (r["fabric"], r["shape"], r["hosts"], r.get("rph", 1), r["selector"],
+                                            fmt_bytes(r["bytes"]), r["native"] / r["topo"])
+               for r in rs if r["native"] / r["topo"] < 0.98]
         err = [r["topo"] / r["pred"] for r in ran if r["pred"] > 0]
         out.append("%-9s cases %d, topocoll ran %d, speed-up %.2f-%.2f, >= 1 MiB on >= 2 leaves: best %s, "
                    "SMPI/predicted where it ran %s, below 0.98x: %s"
@@ -225,10 +298,12 @@ def replay(args, cfg, exe, header):
     with open(os.path.join(args.replay, "coll.csv")) as f:
         old = list(csv.DictReader(f))
     for r in old:
-        for k in ("hosts", "leaves", "bytes"):
+        r.setdefault("rph", "1")
+        r.setdefault("bound", "0")
+        for k in ("hosts", "leaves", "bytes", "rph"):
             r[k] = int(r[k])
-        for k in ("native", "topo", "pred_native", "pred"):
-            r[k] = float(r[k])
+        for k in ("native", "topo", "pred_native", "pred", "bound"):
+            r[k] = float(r[k] or 0)
     jobs = []
     for r in old:
         j = (r["fabric"], r["shape"], r["hosts"], r["leaves"], r["a2a_algo"])
@@ -255,17 +330,12 @@ def cyclic_job(args, cfg, exe, fab, n, leaves, src, algo):
     """--cyclic: the contiguous job's hosts with ranks dealt round-robin over
     the leaves (Slurm's cyclic distribution), on the same platform; a
     host's leaf is its name's part before '-' (fabgen's cRRR-PPP)."""
-    hosts = open(os.path.join(src, "hosts")).read().split()
-    by = {}
-    for h in hosts:
-        by.setdefault(h.split("-")[0], []).append(h)
-    cols = [by[k] for k in sorted(by)]
-    dealt = [c[i] for i in range(max(len(c) for c in cols)) for c in cols if i < len(c)]
+    hosts = list(dict.fromkeys(open(os.path.join(src, "hosts")).read().split()))
     work = os.path.join(args.results, "runs", fab, "cyclic-%d" % n)
     os.makedirs(work, exist_ok=True)
     hostfile = os.path.join(work, "hosts")
     with open(hostfile, "w") as f:
-        f.write("\n".join(dealt) + "\n")
+        f.write("\n".join(rank_hosts("cyclic", dealt(hosts), args.ranks_per_host)) + "\n")
     log("  %s cyclic %d hosts (the contiguous job's, dealt over its leaves)" % (fab, n))
     return time_job(args, cfg, exe, fab, "cyclic", n, leaves, os.path.join(src, "platform.xml"), hostfile, None,
                     algo, work)
@@ -278,7 +348,12 @@ def main():
     ap.add_argument("--fabrics", default="ft2,ft2-mixed,ft3", help="comma list of bench/jobspeed/run.py's fabrics "
                     "(default ft2,ft2-mixed,ft3; --big adds ft2-big)")
     ap.add_argument("--sizes", help="hosts per job (default 16,64,128; --big adds 256)")
-    ap.add_argument("--shapes", default="contiguous,fragmented", help="comma list of " + ",".join(jobspeed.SHAPES))
+    ap.add_argument("--shapes", default="contiguous,fragmented", help="comma list of " + ",".join(jobspeed.SHAPES) +
+                    ", cyclic (the contiguous job's hosts dealt round-robin over its leaves)")
+    ap.add_argument("--ranks-per-host", type=int, default=1, metavar="K", help="K ranks on every host of the job "
+                    "(host-major; cyclic jobs: dealt round-robin over the hosts)")
+    ap.add_argument("--vm-max", type=int, default=ALL_MAX, help="bytes: sizes whose receive buffers of all ranks "
+                    "exceed this are left out (default 64 GiB of address space)")
     ap.add_argument("--ops", default=",".join(OPS))
     ap.add_argument("--bytes", default=",".join(str(b) for b in SIZES), help="message sizes (per rank or block)")
     ap.add_argument("--selectors", default="ompi,mpich")
@@ -315,9 +390,9 @@ def main():
     sg = subprocess.run(["smpirun", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                          text=True).stdout.strip()
-    header = ("Collectives in SMPI: %s, git %s, one rank per host, %s. Cells: T(MPI's own) / T(topocoll) "
+    header = ("Collectives in SMPI: %s, git %s, %d rank(s) per host, %s. Cells: T(MPI's own) / T(topocoll) "
               "(> 1 faster); a name after it is the algorithm topocoll ran, none: it left the call to the MPI."
-              % (sg, rev, time.strftime("%Y-%m-%d")))
+              % (sg, rev, args.ranks_per_host, time.strftime("%Y-%m-%d")))
     rows, t_start = [], time.monotonic()
     if args.replay:
         header += (" Replayed on %s's platforms; %s re-timed, the other ops' rows are %s's."
@@ -331,9 +406,12 @@ def main():
             args.leaves = jobspeed.leaves_of(lab.meta)
             for n in sizes:
                 for shape in args.shapes.split(","):
-                    hosts = jobspeed.shape_hosts(shape, n, args.leaves, args.seed)
+                    hosts = jobspeed.shape_hosts("contiguous" if shape == "cyclic" else shape, n, args.leaves,
+                                                 args.seed)
                     if hosts is None:
                         continue
+                    if shape == "cyclic":
+                        hosts = dealt(hosts)
                     log("  %s %d hosts" % (shape, n))
                     rows += run_job(args, cfg, exe, lab, fab, shape, hosts,
                                     os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))

@@ -98,8 +98,10 @@ def run_pattern(cfg, exe, platform, hosts_of_rank, pairs, nbytes, work, tag, tim
     with open(sched, "w") as f:
         f.write(" ".join("%d:%d" % p for p in pairs) + "\n")
     with open(os.path.join(work, "smpi-%s.log" % tag), "w") as logf:
-        t, _ = js.smpirun(cfg, platform, hostfile, len(hosts_of_rank), [exe, str(nbytes), "sched", sched], logf,
-                          timeout)
+        # a2a's buffers hold a block per rank: at 256 ranks SMPI's default
+        # 1 MiB fold blocks exceed vm.max_map_count (js.shared_block_cfg)
+        t, _ = js.smpirun(cfg + js.shared_block_cfg(nbytes * len(hosts_of_rank)), platform, hostfile,
+                          len(hosts_of_rank), [exe, str(nbytes), "sched", sched], logf, timeout)
     return t
 
 

@@ -240,6 +240,18 @@ def smpi_cfg():
     return [l for l in out.split("\n") if l]
 
 
+def shared_block_cfg(buf_bytes):
+    """SMPI folds a shared buffer onto a backing file block by block (1 MiB
+    by default): 2 x 256 MiB per rank at 256 ranks is 131,072 mappings, past
+    Linux's vm.max_map_count (65,530), and smpirun aborts ("Could not map
+    folded virtual memory"). One block as big as a whole buffer keeps it at
+    a couple of mappings per rank."""
+    block = 1 << 20
+    while block < buf_bytes:
+        block <<= 1
+    return ["--cfg=smpi/shared-malloc-blocksize:%d" % block]
+
+
 def build_a2a(outdir):
     exe = os.path.join(outdir, "a2a")
     subprocess.run(["smpicc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-o", exe, A2A_SRC], check=True,
@@ -392,14 +404,7 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
                bound_link_bytes=bbytes, bound_link_rate=brate, times={}, steps={}, notes={},
                pred={"sched-" + a: p for a, p in pred.items()})
     b = str(args.bytes)
-    # SMPI folds a shared buffer onto a backing file block by block (1 MiB by
-    # default): 2 x 256 MiB per rank at 256 ranks is 131,072 mappings, past
-    # Linux's vm.max_map_count (65,530), and smpirun aborts. One block as big
-    # as a whole buffer keeps it at a couple of mappings per rank.
-    block = 1 << 20
-    while block < args.bytes * n:
-        block <<= 1
-    cfg = cfg + ["--cfg=smpi/shared-malloc-blocksize:%d" % block]
+    cfg = cfg + shared_block_cfg(args.bytes * n)
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         runs = [("xor", [], [exe, b, "xor"]),
                 ("ompi", ["--cfg=smpi/coll-selector:ompi"], [exe, b, "alltoall"]),
