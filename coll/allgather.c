@@ -216,10 +216,12 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
  * 2004's shift, on the hosts). Leaves: the MPI's own Allgatherv among the
  * leaf leaders (recursive doubling, Bruck) on one rank per leaf, for short
  * blocks whose cost is latencies (Subramoni 2013's leaf leaders, hier.c's).
- * A leader holds the blocks packed in the groups' order, group by group;
- * the result reaches a member straight in its receive buffer (a type over
- * its blocks in that order) where every block is one dense run, else
- * packed, unpacked with its receive type at the end.
+ * Every rank holds the blocks packed in the groups' order, group by group,
+ * and unpacks them with its receive type at the end. Not straight into a
+ * member's buffer with a type over its blocks: the MPIs' and SMPI's
+ * segmented Bcasts cut a message by elements, a count of bytes at the
+ * leader against one such element at a member, and wait for each other
+ * (SMPI at 1 MiB per rank).
  */
 struct grouped {
 	int ng, g, lead;       /* groups, mine, whether I lead it */
@@ -228,11 +230,10 @@ struct grouped {
 	MPI_Comm member, leaders; /* my group (leader 0); the leaders (group g at g) or MPI_COMM_NULL */
 	int *gcnt, *gdsp;      /* [ng] a group's bytes and offset */
 	int *mcnt, *mdsp;      /* [my group's size] its members' bytes and offsets from the group's */
-	char *base;            /* the packed blocks (a member receiving straight: NULL) */
-	char *mine;            /* my block, packed */
+	char *base;            /* the packed blocks */
+	char *mine;            /* my block, packed in its place */
 	MPI_Aint *off;         /* [size] rank r's block in the packed order */
 	int *len;              /* [size] */
-	MPI_Datatype lay;      /* a member receiving straight: its blocks in rbuf in the packed order */
 };
 
 /* The leaders' ring in group order: in step s, group g - s goes right. */
@@ -272,26 +273,7 @@ static void grouped_layout(struct tc_comm *c, struct grouped *x, const int *rcou
 	}
 }
 
-/* A member's receive buffer as the packed order sees it: block by block. */
-static int grouped_type(struct grouped *x, int n, const int *displs, MPI_Aint ext)
-{
-	MPI_Aint *at = malloc((size_t)n * sizeof(*at));
-	int *ln = malloc((size_t)n * sizeof(int)), rc = MPI_ERR_NO_MEM;
-	if (at && ln) {
-		for (int i = 0; i < n; i++) {
-			at[i] = (MPI_Aint)displs[x->order[i]] * ext;
-			ln[i] = x->len[x->order[i]];
-		}
-		rc = PMPI_Type_create_hindexed(n, ln, at, MPI_BYTE, &x->lay);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Type_commit(&x->lay);
-	}
-	free(at);
-	free(ln);
-	return rc;
-}
-
-static int grouped_steps(struct tc_comm *c, struct grouped *x, void *rbuf, int total)
+static int grouped_steps(struct tc_comm *c, struct grouped *x, int total)
 {
 	int rc;
 	/* the leader's own block is first in its group's, already in place */
@@ -301,29 +283,22 @@ static int grouped_steps(struct tc_comm *c, struct grouped *x, void *rbuf, int t
 		rc = x->leaders == c->hleadcomm ? leaders_ring(x)
 					      : PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x->base, x->gcnt,
 								x->gdsp, MPI_BYTE, x->leaders);
-	/* the same bytes in the same order whether a rank takes them packed
-	 * or straight in its buffer: the signatures match; none at all (an
-	 * MPI may return at once from a count of 0, not from a type of 0) */
-	if (rc != MPI_SUCCESS || !total)
-		return rc;
-	if (x->base)
+	if (rc == MPI_SUCCESS)
 		rc = PMPI_Bcast(x->base, total, MPI_BYTE, 0, x->member);
-	else
-		rc = PMPI_Bcast(rbuf, 1, x->lay, 0, x->member);
 	return rc;
 }
 
 int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf, int scount, MPI_Datatype st,
 			 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
 {
-	int n = c->size, tsz = 0, hosts = v == TC_V_HOSTS, rc, direct = 1;
+	int n = c->size, tsz = 0, hosts = v == TC_V_HOSTS, rc;
 	MPI_Aint lb, ext;
 	*give_up = 0;
 	PMPI_Type_size(rt, &tsz);
 	PMPI_Type_get_extent(rt, &lb, &ext);
 	struct grouped x = { .ng = hosts ? c->nhosts : c->nleaves, .order = hosts ? c->horder : c->lorder,
 			     .first = hosts ? c->hfirst : c->lfirst, .member = hosts ? c->hostcomm : c->leafcomm,
-			     .leaders = hosts ? c->hleadcomm : c->leadcomm, .lay = MPI_DATATYPE_NULL };
+			     .leaders = hosts ? c->hleadcomm : c->leadcomm };
 	/* the communicator's scratch: made where the ranks agree it exists */
 	x.gcnt = c->gscratch;
 	x.gdsp = x.gcnt + x.ng;
@@ -332,23 +307,15 @@ int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf,
 	x.off = malloc((size_t)n * sizeof(*x.off));
 	x.len = malloc((size_t)n * sizeof(int));
 	long long total = 0;
-	for (int r = 0; r < n; r++) {
+	for (int r = 0; r < n; r++)
 		total += (long long)rcounts[r] * tsz;   /* wrap.c: within an int */
-		direct &= dense(rcounts[r], rt, (long long)rcounts[r] * tsz);
-	}
 	rc = x.off && x.len ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 	if (rc == MPI_SUCCESS) {
 		grouped_layout(c, &x, rcounts, tsz);
-		direct &= !x.lead;
-		x.base = direct ? NULL : malloc(total ? (size_t)total : 1);
-		if (x.lead)
-			x.mine = x.base ? x.base + x.off[c->rank] : NULL;
-		else
-			x.mine = malloc(x.len[c->rank] ? (size_t)x.len[c->rank] : 1);
-		if ((!direct && !x.base) || !x.mine)
+		x.base = malloc(total ? (size_t)total : 1);
+		x.mine = x.base ? x.base + x.off[c->rank] : NULL;
+		if (!x.base)
 			rc = MPI_ERR_NO_MEM;
-		else if (direct)
-			rc = grouped_type(&x, n, displs, ext);
 	}
 	if (rc == MPI_SUCCESS)
 		rc = pack_mine(c, x.mine, x.len[c->rank], sbuf, scount, st,
@@ -357,19 +324,15 @@ int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf,
 		*give_up = 1;
 		rc = MPI_SUCCESS;
 	} else {
-		rc = grouped_steps(c, &x, rbuf, (int)total);
+		rc = grouped_steps(c, &x, (int)total);
 	}
-	for (int r = 0; !*give_up && !direct && rc == MPI_SUCCESS && r < n; r++) {
+	for (int r = 0; !*give_up && rc == MPI_SUCCESS && r < n; r++) {
 		int pos = 0;
 		if (r == c->rank && sbuf == MPI_IN_PLACE)
 			continue;
 		rc = PMPI_Unpack(x.base + x.off[r], x.len[r], &pos, (char *)rbuf + (MPI_Aint)displs[r] * ext, rcounts[r],
 				 rt, c->pcomm);
 	}
-	if (x.lay != MPI_DATATYPE_NULL)
-		PMPI_Type_free(&x.lay);
-	if (!x.lead)
-		free(x.mine);
 	free(x.base);
 	free(x.off);
 	free(x.len);
