@@ -21,6 +21,9 @@
  * homogeneous job the same on every rank), straight in the receive buffer
  * where the receive type is one dense run, else in a packed copy unpacked
  * at the end with the receive type: results are byte-equal to the MPI's.
+ *
+ * tc_allgather_grouped (below) gathers each host's or leaf's blocks at one
+ * rank first, and runs the ring (or the MPI's own) among those.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -110,20 +113,28 @@ static int ring_steps(struct tc_comm *c, const struct ring *g)
 	return rc;
 }
 
-/* My own block into its place: packed from sbuf, or (in place) from rbuf. */
+/* My own block packed into `to` (len bytes): from sbuf, or (in place)
+ * from rbuf; already there where in place and direct. */
+static int pack_mine(struct tc_comm *c, char *to, int len, const void *sbuf, int scount, MPI_Datatype st,
+		     const void *mine_in_rbuf, int rcount, MPI_Datatype rt, int direct)
+{
+	int pos = 0, rc = MPI_SUCCESS;
+	if (sbuf == MPI_IN_PLACE) {
+		if (!direct)
+			rc = PMPI_Pack(mine_in_rbuf, rcount, rt, to, len, &pos, c->pcomm);
+		else
+			pos = len;
+	} else {
+		rc = PMPI_Pack(sbuf, scount, st, to, len, &pos, c->pcomm);
+	}
+	return rc == MPI_SUCCESS && pos == len ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+}
+
 static int place_mine(struct tc_comm *c, const struct ring *g, const void *sbuf, int scount, MPI_Datatype st,
 		      const void *mine_in_rbuf, int rcount, MPI_Datatype rt, int direct)
 {
-	int pos = 0, rc = MPI_SUCCESS, me = c->rank;
-	if (sbuf == MPI_IN_PLACE) {
-		if (!direct)
-			rc = PMPI_Pack(mine_in_rbuf, rcount, rt, g->base + g->off[me], g->len[me], &pos, c->pcomm);
-		else
-			pos = g->len[me];
-	} else {
-		rc = PMPI_Pack(sbuf, scount, st, g->base + g->off[me], g->len[me], &pos, c->pcomm);
-	}
-	return rc == MPI_SUCCESS && pos == g->len[me] ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+	return pack_mine(c, g->base + g->off[c->rank], g->len[c->rank], sbuf, scount, st, mine_in_rbuf, rcount, rt,
+			 direct);
 }
 
 /* Every rank says whether it can go on: all run the ring, or none. */
@@ -191,5 +202,139 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
 	free(g.off);
 	free(g.len);
 	free(g.order);
+	return rc;
+}
+
+/*
+ * Gathered at group leaders (TC_V_HOSTS, TC_V_LEAVES): each group's ranks
+ * hand their blocks to its leader (MPI_Gatherv on the group's
+ * communicator: shared memory within a host), the leaders exchange whole
+ * groups' blocks, and each leader hands the whole result to its group
+ * (MPI_Bcast). Hosts: the leaders' ring in the fabric's order, hosts-1
+ * steps of a host's blocks where the plain ring has P-1 of one block, a
+ * host's cable carrying one message a step either way (Kumar and Kalé
+ * 2004's shift, on the hosts). Leaves: the MPI's own Allgatherv among the
+ * leaf leaders (recursive doubling, Bruck) on one rank per leaf, for short
+ * blocks whose cost is latencies (Subramoni 2013's leaf leaders, hier.c's).
+ * Every rank holds the blocks packed in the groups' order, group by group,
+ * and unpacks them with its receive type at the end. Not straight into a
+ * member's buffer with a type over its blocks: the MPIs' and SMPI's
+ * segmented Bcasts cut a message by elements, a count of bytes at the
+ * leader against one such element at a member, and wait for each other
+ * (SMPI at 1 MiB per rank).
+ */
+struct grouped {
+	int ng, g, lead;       /* groups, mine, whether I lead it */
+	const int *order;      /* [size] ranks in the buffer's order */
+	const int *first;      /* [ng + 1] group g's ranks at order[first[g] .. first[g + 1]) */
+	MPI_Comm member, leaders; /* my group (leader 0); the leaders (group g at g) or MPI_COMM_NULL */
+	int *gcnt, *gdsp;      /* [ng] a group's bytes and offset */
+	int *mcnt, *mdsp;      /* [my group's size] its members' bytes and offsets from the group's */
+	char *base;            /* the packed blocks */
+	char *mine;            /* my block, packed in its place */
+	MPI_Aint *off;         /* [size] rank r's block in the packed order */
+	int *len;              /* [size] */
+};
+
+/* The leaders' ring in group order: in step s, group g - s goes right. */
+static int leaders_ring(const struct grouped *x)
+{
+	int rc = MPI_SUCCESS, n = x->ng, right = (x->g + 1) % n, left = (x->g + n - 1) % n;
+	for (int s = 0; s + 1 < n && rc == MPI_SUCCESS; s++) {
+		int sg = (x->g + n - s) % n, rg = (x->g + 2 * n - s - 1) % n;
+		rc = PMPI_Sendrecv(x->base + x->gdsp[sg], x->gcnt[sg], MPI_BYTE, right, TC_AG_TAG, x->base + x->gdsp[rg],
+				   x->gcnt[rg], MPI_BYTE, left, TC_AG_TAG, x->leaders, MPI_STATUS_IGNORE);
+	}
+	return rc;
+}
+
+/* Offsets in the groups' order; my group's members' counts and offsets. */
+static void grouped_layout(struct tc_comm *c, struct grouped *x, const int *rcounts, int tsz)
+{
+	int at = 0;
+	for (int g = 0; g < x->ng; g++) {
+		x->gdsp[g] = at;
+		for (int i = x->first[g]; i < x->first[g + 1]; i++) {
+			int r = x->order[i];
+			x->len[r] = rcounts[r] * tsz;
+			x->off[r] = at;
+			at += x->len[r];
+			if (r == c->rank) {
+				x->g = g;
+				x->lead = i == x->first[g];
+			}
+		}
+		x->gcnt[g] = at - x->gdsp[g];
+	}
+	for (int i = x->first[x->g]; i < x->first[x->g + 1]; i++) {
+		int r = x->order[i];
+		x->mcnt[i - x->first[x->g]] = x->len[r];
+		x->mdsp[i - x->first[x->g]] = (int)(x->off[r] - x->gdsp[x->g]);
+	}
+}
+
+static int grouped_steps(struct tc_comm *c, struct grouped *x, int total)
+{
+	int rc;
+	/* the leader's own block is first in its group's, already in place */
+	rc = PMPI_Gatherv(x->lead ? MPI_IN_PLACE : x->mine, x->len[c->rank], MPI_BYTE, x->base + x->gdsp[x->g], x->mcnt,
+			  x->mdsp, MPI_BYTE, 0, x->member);
+	if (rc == MPI_SUCCESS && x->lead)
+		rc = x->leaders == c->hleadcomm ? leaders_ring(x)
+					      : PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x->base, x->gcnt,
+								x->gdsp, MPI_BYTE, x->leaders);
+	if (rc == MPI_SUCCESS)
+		rc = PMPI_Bcast(x->base, total, MPI_BYTE, 0, x->member);
+	return rc;
+}
+
+int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf, int scount, MPI_Datatype st,
+			 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
+{
+	int n = c->size, tsz = 0, hosts = v == TC_V_HOSTS, rc;
+	MPI_Aint lb, ext;
+	*give_up = 0;
+	PMPI_Type_size(rt, &tsz);
+	PMPI_Type_get_extent(rt, &lb, &ext);
+	struct grouped x = { .ng = hosts ? c->nhosts : c->nleaves, .order = hosts ? c->horder : c->lorder,
+			     .first = hosts ? c->hfirst : c->lfirst, .member = hosts ? c->hostcomm : c->leafcomm,
+			     .leaders = hosts ? c->hleadcomm : c->leadcomm };
+	/* the communicator's scratch: made where the ranks agree it exists */
+	x.gcnt = c->gscratch;
+	x.gdsp = x.gcnt + x.ng;
+	x.mcnt = x.gdsp + x.ng;
+	x.mdsp = x.mcnt + n;
+	x.off = malloc((size_t)n * sizeof(*x.off));
+	x.len = malloc((size_t)n * sizeof(int));
+	long long total = 0;
+	for (int r = 0; r < n; r++)
+		total += (long long)rcounts[r] * tsz;   /* wrap.c: within an int */
+	rc = x.off && x.len ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+	if (rc == MPI_SUCCESS) {
+		grouped_layout(c, &x, rcounts, tsz);
+		x.base = malloc(total ? (size_t)total : 1);
+		x.mine = x.base ? x.base + x.off[c->rank] : NULL;
+		if (!x.base)
+			rc = MPI_ERR_NO_MEM;
+	}
+	if (rc == MPI_SUCCESS)
+		rc = pack_mine(c, x.mine, x.len[c->rank], sbuf, scount, st,
+			       (const char *)rbuf + (MPI_Aint)displs[c->rank] * ext, rcounts[c->rank], rt, 0);
+	if (!all_ok(c, rc == MPI_SUCCESS)) {
+		*give_up = 1;
+		rc = MPI_SUCCESS;
+	} else {
+		rc = grouped_steps(c, &x, (int)total);
+	}
+	for (int r = 0; !*give_up && rc == MPI_SUCCESS && r < n; r++) {
+		int pos = 0;
+		if (r == c->rank && sbuf == MPI_IN_PLACE)
+			continue;
+		rc = PMPI_Unpack(x.base + x.off[r], x.len[r], &pos, (char *)rbuf + (MPI_Aint)displs[r] * ext, rcounts[r],
+				 rt, c->pcomm);
+	}
+	free(x.base);
+	free(x.off);
+	free(x.len);
 	return rc;
 }

@@ -50,6 +50,8 @@ enum tc_variant {
 	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank, leaf by leaf in DFS order */
 	TC_V_SCHED,      /* Alltoall: topod's schedule */
 	TC_V_RING,       /* Allgather(v): a ring in the fabric's host order (allgather.c) */
+	TC_V_HOSTS,      /* Allgather(v): each host's ranks gathered at one, a ring of host leaders in that order */
+	TC_V_LEAVES,     /* Allgather(v): each leaf's ranks gathered at its leader, the MPI's among the leaders */
 	TC_NVARIANTS
 };
 extern const char *const tc_variant_name[TC_NVARIANTS];
@@ -105,6 +107,16 @@ struct tc_comm {
 	int *agcd;             /* [2 * size] MPI_Allgather's counts and displacements: made with the
 				* communicator, whose ranks agree it exists (a failed malloc in the
 				* call would send one rank to the MPI and the others into the ring) */
+	/* Allgather's groups, made with the communicator (comm.c): ranks in the
+	 * order their blocks lie in a grouped allgather's buffer, group g's at
+	 * [first[g], first[g + 1]). Hosts in the ring's order (nhosts 0: hosts
+	 * unknown, or none with two ranks: no host variant), leaves by index. */
+	int nhosts, maxhost;
+	int *horder, *hfirst;  /* [size], [nhosts + 1] */
+	int *lorder, *lfirst;  /* [size], [nleaves + 1] */
+	int *gscratch;         /* [2 * size + 2 * max(nhosts, nleaves)] a call's counts and displacements */
+	MPI_Comm hostcomm;     /* my host's ranks in rank order (its leader, the lowest, is 0) */
+	MPI_Comm hleadcomm;    /* the hosts' leaders, host h at rank h; MPI_COMM_NULL elsewhere */
 	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
 	int sched_asked;
 	char sched_why[160];   /* why there is none */
@@ -134,7 +146,8 @@ struct tc_global {
 	int keyval;
 	int world_rank;
 	int choice_mode;       /* TOPOCOLL_CHOICE: 0 model, 1 topocoll's always, 2 native always */
-	int force_bcast;       /* with 1: the Bcast variant (hier, dfs, bfs, pipe) */
+	int force;             /* with 1: the Bcast variant (hier, dfs, bfs, pipe) or the Allgather one
+				* (ring, hosts, leaves); TC_V_HIER forces the others' one way */
 	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
 	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
 	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
@@ -198,6 +211,13 @@ int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st
  * announced size), none did, and the caller hands the call to the MPI. */
 int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
 		      const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up);
+/* Allgather(v) gathered at group leaders (allgather.c): hosts (TC_V_HOSTS:
+ * the host leaders' ring in the fabric's order) or leaves (TC_V_LEAVES: the
+ * MPI's Allgatherv among the leaf leaders); then each leader's result to its
+ * group. The same arguments and *give_up as tc_allgather_ring; the blocks'
+ * bytes together must fit an int (wrap.c). */
+int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf, int scount, MPI_Datatype st,
+			 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up);
 /* Every rank of c in the ring's order: leaves in the routing's host order,
  * hosts in it, a host's ranks together (order[size]). */
 void tc_ring_order(const struct tc_comm *c, int *order);

@@ -110,9 +110,75 @@ static void world_ranks(struct tc_comm *c)
  * ranks agree on failure: a failed malloc inside a call would send one rank
  * to the MPI (or out of a split) and leave the others waiting. -1: out of
  * memory (tc_comm_free frees what was made). */
+/* The leaves' blocks in leaf order, members in rank order (hier.c's order:
+ * leaf L at rank L of the leaders' communicator, its leader first). */
+static void leaf_groups(struct tc_comm *c)
+{
+	int k = 0;
+	for (int L = 0; L < c->nleaves; L++) {
+		c->lfirst[L] = k;
+		for (int r = 0; r < c->size; r++)
+			if (c->leaf_of[r] == L)
+				c->lorder[k++] = r;
+	}
+	c->lfirst[c->nleaves] = k;
+}
+
+/* The hosts in the ring's order (allgather.c), each host's ranks together
+ * in rank order, its leader the lowest. Hosts are known from the delays
+ * (every rank holds them alike); without them, or with no host holding two
+ * ranks, nhosts stays 0 and the host variant is not offered. -1: memory. */
+static int host_groups(struct tc_comm *c)
+{
+	const struct tc_topo *t = &tc_g.topo;
+	int n = c->size;
+	if (!c->world || !t->nworld || !t->host_of)
+		return 0;
+	int *ring = malloc((size_t)n * sizeof(int)), *local = malloc((size_t)t->nhosts * sizeof(int));
+	int *cnt = calloc((size_t)n + 1, sizeof(int));
+	if (!ring || !local || !cnt) {
+		free(ring);
+		free(local);
+		free(cnt);
+		return -1;
+	}
+	for (int h = 0; h < t->nhosts; h++)
+		local[h] = -1;
+	tc_ring_order(c, ring);
+	/* hosts numbered by their first rank in the ring: its order */
+	int nh = 0;
+	for (int i = 0; i < n; i++) {
+		int h = t->host_of[c->world[ring[i]]];
+		if (local[h] < 0)
+			local[h] = nh++;
+		cnt[local[h] + 1]++;
+	}
+	for (int g = 0; g < nh; g++)
+		cnt[g + 1] += cnt[g];
+	memcpy(c->hfirst, cnt, ((size_t)nh + 1) * sizeof(int));
+	c->maxhost = 0;
+	for (int g = 0; g < nh; g++)
+		if (cnt[g + 1] - cnt[g] > c->maxhost)
+			c->maxhost = cnt[g + 1] - cnt[g];
+	/* within a host, rank order: ranks are in rank order in the ring */
+	for (int r = 0; r < n; r++)
+		c->horder[cnt[local[t->host_of[c->world[r]]]]++] = r;
+	c->nhosts = nh >= 2 && c->maxhost >= 2 ? nh : 0;
+	free(ring);
+	free(local);
+	free(cnt);
+	return 0;
+}
+
 static int make_scratch(struct tc_comm *c)
 {
 	size_t n = (size_t)c->nleaves;
+	size_t g = (size_t)(c->size > c->nleaves ? c->size : c->nleaves);
+	c->horder = malloc((size_t)c->size * sizeof(int));
+	c->hfirst = malloc(((size_t)c->size + 1) * sizeof(int));
+	c->lorder = malloc((size_t)c->size * sizeof(int));
+	c->lfirst = malloc((n + 1) * sizeof(int));
+	c->gscratch = malloc((2 * (size_t)c->size + 2 * g) * sizeof(int));
 	c->agcd = malloc(2 * (size_t)c->size * sizeof(int));
 	c->lscratch = malloc(n * sizeof(int));
 	c->ordered = malloc(2 * n * sizeof(MPI_Comm));
@@ -120,7 +186,28 @@ static int make_scratch(struct tc_comm *c)
 	/* before anything can fail: tc_comm_free frees every non-null one */
 	for (size_t i = 0; c->ordered && i < 2 * n; i++)
 		c->ordered[i] = MPI_COMM_NULL;
-	return !c->agcd || !c->lscratch || !c->ordered || !c->ordered_made ? -1 : 0;
+	if (!c->agcd || !c->lscratch || !c->ordered || !c->ordered_made || !c->horder || !c->hfirst || !c->lorder ||
+	    !c->lfirst || !c->gscratch)
+		return -1;
+	leaf_groups(c);
+	return host_groups(c);
+}
+
+/* The host variant's communicators: my host's ranks, and the hosts'
+ * leaders in the ring's order (host h at rank h), for Allgather(v). */
+static void host_comms(struct tc_comm *c)
+{
+	int h = -1, lead = 0;
+	if (!c->nhosts)
+		return;
+	for (int g = 0; g < c->nhosts && h < 0; g++)
+		for (int i = c->hfirst[g]; i < c->hfirst[g + 1]; i++)
+			if (c->horder[i] == c->rank) {
+				h = g;
+				lead = i == c->hfirst[g];
+			}
+	PMPI_Comm_split(c->pcomm, h, c->rank, &c->hostcomm);
+	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, h, &c->hleadcomm);
 }
 
 static struct tc_comm *make(MPI_Comm comm)
@@ -128,7 +215,7 @@ static struct tc_comm *make(MPI_Comm comm)
 	struct tc_comm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->pcomm = c->leafcomm = c->leadcomm = MPI_COMM_NULL;
+	c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = MPI_COMM_NULL;
 	PMPI_Comm_size(comm, &c->size);
 	PMPI_Comm_rank(comm, &c->rank);
 	for (int op = 0; op < TC_NOPS; op++)
@@ -187,6 +274,7 @@ static struct tc_comm *make(MPI_Comm comm)
 		c->myleaf = c->leaf_of[c->rank];
 		int lead = c->leader[c->myleaf] == c->rank;
 		PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, c->myleaf, &c->leadcomm);
+		host_comms(c);
 	}
 	return c;
 }

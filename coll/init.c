@@ -8,9 +8,10 @@
  *                                allgather: Allgather and Allgatherv)
  *   TOPOCOLL_MIN_BYTES=N         no prediction: hierarchical from N bytes
  *                                per rank up (the old size rule, for tests)
- *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|native  by prediction
- *                                (default), always topocoll's where it can
- *                                run (Bcast: that variant), never
+ *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|ring|hosts|leaves|native
+ *                                by prediction (default), always topocoll's
+ *                                where it can run (Bcast, Allgather: that
+ *                                variant, the others' one way), never
  *   TOPOCOLL_MARGIN=X            predicted speed-up a variant needs (1.10)
  *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich  whose algorithms the prediction
  *                                models (default: the MPI this library is
@@ -73,13 +74,13 @@ static void options(void)
 	const char *mb = getenv("TOPOCOLL_MIN_BYTES"), *ch = getenv("TOPOCOLL_CHOICE");
 	const char *mo = getenv("TOPOCOLL_MODEL"), *mg = getenv("TOPOCOLL_MARGIN"), *sf = getenv("TOPOCOLL_SCHEDULE");
 	tc_g.min_set = mb && *mb;
-	static const char *const force[] = { "hier", "dfs", "bfs", "pipe" };
-	static const enum tc_variant fv[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE };
+	static const char *const force[] = { "hier", "dfs", "bfs", "pipe", "ring", "hosts", "leaves" };
+	static const enum tc_variant fv[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING, TC_V_HOSTS, TC_V_LEAVES };
 	tc_g.choice_mode = ch && !strcmp(ch, "native") ? 2 : 0;
 	for (size_t i = 0; ch && i < sizeof(force) / sizeof(force[0]); i++)
 		if (!strcmp(ch, force[i])) {
 			tc_g.choice_mode = 1;
-			tc_g.force_bcast = fv[i];
+			tc_g.force = fv[i];
 		}
 #if defined(MPICH_VERSION) || defined(MPICH_NAME)
 	tc_g.model_mpich = 2;
@@ -112,6 +113,10 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 		PMPI_Comm_free(&c->leafcomm);
 	if (c->leadcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->leadcomm);
+	if (c->hostcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->hostcomm);
+	if (c->hleadcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->hleadcomm);
 	if (c->pcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->pcomm);
 	tc_sched_free(c->sched);
@@ -119,6 +124,11 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	free(c->ordered_made);
 	free(c->world);
 	free(c->agcd);
+	free(c->horder);
+	free(c->hfirst);
+	free(c->lorder);
+	free(c->lfirst);
+	free(c->gscratch);
 	free(c->lscratch);
 	free(c->leaf_of);
 	free(c->leader);

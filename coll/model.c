@@ -35,7 +35,9 @@
 const char *const tc_variant_name[TC_NVARIANTS] = { "the MPI's own", "hierarchical", "hierarchical, leaders depth-first",
 						    "hierarchical, leaders breadth-first",
 						    "hierarchical, pipelined over the leaders",
-						    "topod's schedule", "ring in the fabric's order" };
+						    "topod's schedule", "ring in the fabric's order",
+						    "hosts gathered, their leaders' ring in the fabric's order",
+						    "leaf-hierarchical" };
 
 struct sim {
 	const struct tc_comm *c;
@@ -475,8 +477,42 @@ static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, 
 	free(dst);
 }
 
-/* The MPI's allgather (ring 0) or topocoll's ring (1) on the whole communicator. */
-static void allgather_sim(struct sim *S, int *m, double B, int ring)
+/* Gathered at group leaders (allgather.c): every group's Gatherv at its
+ * leader (the MPIs' Gatherv is linear; within a host at the memory's rate,
+ * tc_delay), the leaders' exchange of whole groups (hosts: the ring in the
+ * fabric's order; leaves: the MPI's own allgather among the leaders), each
+ * leader's Bcast of the result to its group, and every rank's unpacking of
+ * the result from its packed copy, at the memory's rate. The leaders'
+ * blocks are taken as the largest group's: with uneven groups each step
+ * waits for the largest. */
+static void grouped_sim(struct sim *S, const struct agsh *a, double B, int hosts)
+{
+	const struct tc_comm *c = S->c;
+	int ng = hosts ? c->nhosts : c->nleaves, maxg = hosts ? c->maxhost : c->maxleaf;
+	const int *order = hosts ? c->horder : c->lorder, *first = hosts ? c->hfirst : c->lfirst;
+	int *lead = malloc((size_t)(ng > 0 ? ng : 1) * sizeof(int));
+	double lat, shm;
+	if (!lead || ng < 1) {
+		free(lead);
+		return;
+	}
+	for (int g = 0; g < ng; g++) {
+		lead[g] = order[first[g]];
+		linear_gather(S, order + first[g], first[g + 1] - first[g], 0, B);
+	}
+	allgather_rounds(S, a, lead, ng, B * maxg, hosts);
+	for (int g = 0; g < ng; g++)
+		bcast_native(S, order + first[g], first[g + 1] - first[g], 0, B * c->size);
+	for (int r = 0; r < c->size; r++) {
+		tc_delay(c, r, r, &lat, &shm);
+		S->t[r] += B * c->size / shm;
+	}
+	free(lead);
+}
+
+/* The MPI's allgather (TC_V_NATIVE) or one of topocoll's (TC_V_RING,
+ * TC_V_HOSTS, TC_V_LEAVES) on the whole communicator. */
+static void allgather_sim(struct sim *S, int *m, double B, enum tc_variant v)
 {
 	const struct tc_comm *c = S->c;
 	const struct tc_topo *t = &tc_g.topo;
@@ -500,13 +536,17 @@ static void allgather_sim(struct sim *S, int *m, double B, int ring)
 		a.lup[L] = maxd(a.lup[L], t->up_bw[h]);
 		a.ldown[L] = maxd(a.ldown[L], t->down_bw[h]);
 	}
-	if (ring) {
-		/* the ranks' agreement (allgather.c), then the ring */
+	if (v != TC_V_NATIVE) {
+		/* the ranks' agreement (allgather.c) first */
 		for (int r = 0; r < c->size; r++)
 			m[r] = r;
 		allreduce_native(S, m, c->size, 4);
+	}
+	if (v == TC_V_RING) {
 		tc_ring_order(c, m);
 		allgather_rounds(S, &a, m, c->size, B, 1);
+	} else if (v == TC_V_HOSTS || v == TC_V_LEAVES) {
+		grouped_sim(S, &a, B, v == TC_V_HOSTS);
 	} else {
 		allgather_rounds(S, &a, m, c->size, B, 0);
 	}
@@ -666,8 +706,9 @@ double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long
 	S.snap = mem + 3 * n;
 	for (int r = 0; r < c->size; r++)
 		m[r] = r;
-	if (v == TC_V_NATIVE && op == TC_ALLGATHER)
-		allgather_sim(&S, m, B, 0);
+	if (op == TC_ALLGATHER && (v == TC_V_NATIVE || v == TC_V_RING || v == TC_V_LEAVES ||
+				   (v == TC_V_HOSTS && c->nhosts)))
+		allgather_sim(&S, m, B, v);
 	else if (v == TC_V_NATIVE)
 		tc_native(&S, op, m, c->size, op == TC_ALLREDUCE ? 0 : root, B);
 	else if (op == TC_BCAST && v == TC_V_HIER)
@@ -681,8 +722,6 @@ double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long
 		hier_gather(&S, m, root, B, op == TC_SCATTER);
 	else if (op == TC_ALLREDUCE && v == TC_V_HIER)
 		hier_allreduce(&S, m, lead, B);
-	else if (op == TC_ALLGATHER && v == TC_V_RING)
-		allgather_sim(&S, m, B, 1);
 	else
 		goto out;
 	t = 0;
@@ -769,7 +808,7 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 {
 	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
 	*chp = ch;
-	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING };
+	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING, TC_V_HOSTS, TC_V_LEAVES };
 	double best_pen = 1.0;
 	if (ch->variant < 0) {
 		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root, 0);
@@ -777,8 +816,8 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 		ch->t_best = ch->t_native;
 		ch->seg = tc_pipe_segment(bytes, c->size);
 		for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && ch->t_native > 0; i++) {
-			if (op == TC_ALLGATHER ? cand[i] != TC_V_RING
-					       : (op != TC_BCAST && cand[i] != TC_V_HIER) || cand[i] == TC_V_RING ||
+			if (op == TC_ALLGATHER ? cand[i] < TC_V_RING || (cand[i] == TC_V_HOSTS && !c->nhosts)
+					       : (op != TC_BCAST && cand[i] != TC_V_HIER) || cand[i] >= TC_V_RING ||
 							 (cand[i] == TC_V_PIPE && bytes < 65536))
 				continue;
 			/* the chain: the formula's segment, and half and twice it */
@@ -787,6 +826,9 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 				if (cand[i] == TC_V_PIPE && (seg < 65536 || seg > bytes))
 					continue;
 				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i]);
+				if (tc_g.verbose >= 2 && c->rank == 0)
+					fprintf(stderr, "topocoll: %s, %lld bytes on %d ranks: predicted %.1f us %s, %.1f us the MPI's own\n",
+						tc_op_name[op], bytes, c->size, t * 1e6, tc_variant_name[cand[i]], ch->t_native * 1e6);
 				if (t > 0 && t * pen < ch->t_best * best_pen) {
 					ch->t_best = t;
 					best_pen = pen;

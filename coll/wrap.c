@@ -85,7 +85,10 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 		snprintf(why, sizeof(why), "%s TOPOCOLL_MIN_BYTES (%zu bytes per rank)", v ? "at or above" : "below",
 			 tc_g.min_bytes[op]);
 	} else if (tc_g.choice_mode) {
-		v = tc_g.choice_mode == 2 ? TC_V_NATIVE : op == TC_BCAST ? (enum tc_variant)tc_g.force_bcast : TC_V_HIER;
+		v = tc_g.choice_mode == 2 ? TC_V_NATIVE : TC_V_HIER;
+		/* the forced variant where it is one of op's, else op's one way */
+		if (v != TC_V_NATIVE && (op == TC_BCAST ? tc_g.force < TC_V_RING : op == TC_ALLGATHER && tc_g.force >= TC_V_RING))
+			v = (enum tc_variant)tc_g.force;
 		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=%s", getenv("TOPOCOLL_CHOICE"));
 	} else if (!c->world || !tc_g.topo.nworld) {
 		v = TC_V_NATIVE;
@@ -94,8 +97,18 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 	} else {
 		v = tc_choose(c, op, bytes, root, why, sizeof(why), &ch);
 	}
-	if (op == TC_ALLGATHER && v != TC_V_NATIVE)
-		v = TC_V_RING;   /* forced or by the size rule: its one algorithm */
+	/* Allgather forced (or by the size rule): TOPOCOLL_CHOICE's variant, or
+	 * the ring; gathered at leaders only where the groups exist and the
+	 * whole result fits an int count of bytes (one Bcast, one buffer) */
+	if (op == TC_ALLGATHER && v != TC_V_NATIVE && !ch) {
+		v = tc_g.force >= TC_V_RING ? (enum tc_variant)tc_g.force : TC_V_RING;
+		if (v == TC_V_HOSTS && !c->nhosts)
+			v = TC_V_RING;
+	}
+	if (op == TC_ALLGATHER && v > TC_V_RING && bytes * c->size > INT_MAX) {
+		v = TC_V_RING;
+		snprintf(why, sizeof(why), "the blocks together exceed an int count of bytes");
+	}
 	if (v == TC_V_NATIVE)
 		c->native[op]++;
 	else
@@ -272,9 +285,14 @@ static int ag_run(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype 
 		tc_tell(c, TC_ALLGATHER, 0, NULL, bad, NULL);
 		return -1;
 	}
-	if (decide(c, TC_ALLGATHER, sum / c->size, 0, NULL) == TC_V_NATIVE)
+	enum tc_variant v = decide(c, TC_ALLGATHER, sum / c->size, 0, NULL);
+	int rc;
+	if (v == TC_V_NATIVE)
 		return -1;
-	int rc = tc_allgather_ring(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
+	if (v == TC_V_RING || sum > INT_MAX)
+		rc = tc_allgather_ring(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
+	else
+		rc = tc_allgather_grouped(c, v, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
 	if (give_up) {
 		c->hier[TC_ALLGATHER]--;
 		c->native[TC_ALLGATHER]++;

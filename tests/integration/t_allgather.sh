@@ -8,17 +8,22 @@
 # Allgatherv counts and displacements; world, dup, split, reversed,
 # singleton communicators).
 # Shapes: 12 ranks on 3 leaves (2 hosts per leaf, 2 ranks per host), 7
-# ranks (a prime) on uneven leaves, 16 ranks on 5 leaves, and 12 ranks
+# ranks (a prime) on uneven leaves, 16 ranks on 5 leaves, 12 ranks
 # placed cyclically (rank r on host r mod 6), where rank order is not the
-# fabric's. Checked besides equality:
+# fabric's, and 16 ranks four per host, placed cyclically on 2 leaves.
+# Checked besides equality:
 #   - the ring really ran (TOPOCOLL_STATS), forced by TOPOCOLL_MIN_BYTES=0;
+#   - the variants gathered at host leaders and at leaf leaders, forced by
+#     TOPOCOLL_CHOICE=hosts and leaves (and by the size rule), ran on every
+#     call on MPI_COMM_WORLD and are named; by prediction, whatever ran was
+#     the fastest predicted and faster than the MPI's own by the margin;
 #   - by prediction on the cyclic job: the ring is chosen for large blocks
 #     and said so with both predictions, the MPI's own for small ones;
 #   - a margin no prediction meets: every call the MPI's;
 #   - TOPOCOLL_DISABLE=allgather; topod down (every call the MPI's);
 #   - the same program without the library; topocoll and the profiler as
 #     one library (libtopocollprof.so); the library under
-#     AddressSanitizer and UBSan, and under it with topod down.
+#     AddressSanitizer and UBSan (each variant), and under it with topod down.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
@@ -60,6 +65,8 @@ H() { sed -n "$(($1 * 12 + $2 + 1))p" "$d/hosts"; }
 { for r in $(seq 0 15); do case $r in 0) H 9 0 ;; *) H $((r % 4)) $((r % 3)) ;; esac; done; } >"$d/16.map"
 # cyclic: rank r on host r mod 6 (hosts 2 per leaf on 3 leaves)
 { for r in $(seq 0 11); do h=$((r % 6)); H $((h / 2)) $((h % 2)); done; } >"$d/cyc.map"
+# four ranks per host, placed cyclically: rank r on host r mod 4 (2 per leaf on 2 leaves)
+{ for r in $(seq 0 15); do h=$((r % 4)); H $((h / 2)) $((h % 2)); done; } >"$d/4ph.map"
 
 # run TAG MPI NP MAP [ENV=VAL ...]: allgather_check under one MPI
 run() {
@@ -128,6 +135,79 @@ for mpi in ompi mpich; do
 		grep "^topocoll: allgather" "$d/cyc-$mpi.err" | head -6 | sed 's/^/# /'
 	fi
 done
+# The variants gathered at leaders, forced (TOPOCOLL_CHOICE=hosts, leaves):
+# several ranks per host (2 on 12.map and cyc.map, 1 or 2 on 7.map, 4 on
+# 4ph.map), every communicator of the program; rank 0 names the variant
+# that ran on MPI_COMM_WORLD, and every call there ran topocoll's way.
+declare -A VNAME=([hosts]="hosts gathered, their leaders' ring in the fabric's order" [leaves]="leaf-hierarchical")
+for v in hosts leaves; do
+	for mpi in ompi mpich; do
+		l=$LIB
+		[ "$mpi" = mpich ] && l=$MLIB
+		# MPICH's ranks poll: 16 of them on a small machine take minutes
+		maps="4ph 7"
+		[ "$mpi" = mpich ] && maps=7
+		for map in $maps; do
+			np=$(wc -l <"$d/$map.map")
+			run "$v-$mpi-$map" $mpi "$np" "$d/$map.map" LD_PRELOAD="$l" TOPOCOLL_CHOICE=$v TOPOCOLL_VERBOSE=1 || continue
+			read -r h n < <(stat "$v-$mpi-$map")
+			nl=$(grep -c "^topocoll: allgather on a communicator of $np ranks ([0-9]* leaves): ${VNAME[$v]}: TOPOCOLL_CHOICE=$v" "$d/$v-$mpi-$map.err")
+			if [ "${h:-0}" -eq "$WORLD_CALLS" ] && [ "${n:-1}" -eq 0 ] && [ "$nl" -ge 1 ]; then
+				ok "$v-$mpi-$map: every Allgather(v) on MPI_COMM_WORLD ran ${VNAME[$v]} ($h calls)"
+			else
+				nok "$v-$mpi-$map: $h topocoll's, $n the MPI's (want $WORLD_CALLS, 0), $nl lines naming it"
+				grep "^topocoll: allgather" "$d/$v-$mpi-$map.err" | head -4 | sed 's/^/# /'
+			fi
+		done
+	done
+done
+# The size rule forces the same variant: TOPOCOLL_MIN_BYTES picks when,
+# TOPOCOLL_CHOICE which (1000 ints and more, blocks of 4,000 bytes).
+run min-hosts ompi 16 "$d/4ph.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=4000 TOPOCOLL_CHOICE=hosts TOPOCOLL_VERBOSE=1 &&
+	read -r h n < <(stat min-hosts) &&
+	{ [ "${h:-0}" -gt 0 ] && [ "${n:-0}" -gt 0 ] &&
+		grep -q "^topocoll: allgather on a communicator of 16 ranks (2 leaves): ${VNAME[hosts]}: at or above TOPOCOLL_MIN_BYTES" "$d/min-hosts.err" &&
+		ok "TOPOCOLL_MIN_BYTES=4000 TOPOCOLL_CHOICE=hosts: $h calls gathered at host leaders, $n the MPI's" ||
+		{ nok "min-hosts: $h/$n calls"; grep '^topocoll: allgather' "$d/min-hosts.err" | head -3 | sed 's/^/# /'; }; }
+
+# By prediction with four ranks per host: TOPOCOLL_VERBOSE=2 gives every
+# candidate's prediction; the gathered variants must be predicted (both, for
+# a block of 80,012 bytes), and whatever ran must be the fastest predicted
+# and faster than the MPI's own by the margin (1.10).
+for mpi in ompi; do
+	l=$LIB
+	run "pred4-$mpi" $mpi 16 "$d/4ph.map" LD_PRELOAD="$l" TOPOCOLL_VERBOSE=2 || continue
+	e=$d/pred4-$mpi.err
+	nh=$(grep -c "^topocoll: allgather, 80012 bytes on 16 ranks: predicted [0-9.]* us ${VNAME[hosts]}, [0-9.]* us the MPI's own" "$e")
+	nlf=$(grep -c "^topocoll: allgather, 80012 bytes on 16 ranks: predicted [0-9.]* us ${VNAME[leaves]}, [0-9.]* us the MPI's own" "$e")
+	# "V: B bytes: predicted N us the MPI's own, T us V (R x)": the chosen V
+	# must be the least of the candidates' T for B, and N >= 1.10 T
+	bad=$(python3 - "$e" <<'PY'
+import re, sys
+cand, bad, seen = {}, 0, 0
+for line in open(sys.argv[1]):
+    m = re.match(r"topocoll: allgather, (\d+) bytes on 16 ranks: predicted ([\d.]+) us (.*), [\d.]+ us the MPI's own$", line)
+    if m:
+        cand.setdefault(m.group(1), []).append(float(m.group(2)))
+        continue
+    m = re.match(r"topocoll: allgather on a communicator of 16 ranks \(2 leaves\): (.*?): (\d+) bytes: predicted ([\d.]+) us the MPI's own, ([\d.]+) us (.*) \(", line)
+    if not m or m.group(1) == "the MPI's own":
+        continue
+    seen += 1
+    b, n, t = m.group(2), float(m.group(3)), float(m.group(4))
+    if n < 1.10 * t - 0.1 or t > min(cand.get(b, [t])) + 0.05:
+        bad += 1
+print(bad if seen else -1)
+PY
+)
+	if [ "$nh" -ge 1 ] && [ "$nlf" -ge 1 ] && [ "$bad" = 0 ]; then
+		ok "pred4-$mpi: both gathered variants predicted; every variant chosen was the fastest predicted, by the margin"
+	else
+		nok "pred4-$mpi: predictions for the host leaders' ring $nh, leaf-hierarchical $nlf; choices against the rule: $bad"
+		grep "^topocoll: allgather" "$e" | head -8 | sed 's/^/# /'
+	fi
+done
+
 run margin ompi 12 "$d/cyc.map" LD_PRELOAD="$LIB" TOPOCOLL_MARGIN=100 TOPOCOLL_VERBOSE=1 &&
 	read -r h n < <(stat margin) &&
 	{ [ "${h:-1}" -eq 0 ] && grep -q "^topocoll: $P: the MPI's own: 80012 bytes: .*x, below the margin)" "$d/margin.err" &&
@@ -170,6 +250,16 @@ for t in up down; do
 		ok "under AddressSanitizer and UBSan, topod $t: no error" ||
 		{ nok "AddressSanitizer/UBSan, topod $t"; grep -m3 "ERROR\|runtime error" "$d/asan-$t.err" | sed 's/^/# /'; }
 done
+for v in hosts leaves; do
+	run "asan-$v" ompi 7 "$d/7.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan/libtopocoll.so" \
+		TOPOCOLL_CHOICE=$v ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 >/dev/null &&
+		! grep -q "ERROR: AddressSanitizer\|runtime error:" "$d/asan-$v.err" &&
+		read -r h n < <(stat "asan-$v") && [ "${h:-0}" -eq "$WORLD_CALLS" ] &&
+		ok "under AddressSanitizer and UBSan, ${VNAME[$v]}: no error ($h calls)" ||
+		{ nok "AddressSanitizer/UBSan, $v"; grep -m3 "ERROR\|runtime error" "$d/asan-$v.err" | sed 's/^/# /'; }
+done
+run down-hosts mpich 7 "$d/7.map" LD_PRELOAD="$MLIB" TOPOCOLL_CHOICE=hosts TII_SERVERS=127.0.0.1:1
 read -r h n < <(stat asan-up)
 [ "${h:-0}" -eq "$WORLD_CALLS" ] && ok "under AddressSanitizer the ring ran ($h calls)" || nok "asan: ring ran $h times"
 
