@@ -153,6 +153,7 @@ struct tc_global {
 	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
 	int timeout_ms;        /* TOPOCOLL_TIMEOUT_MS: every question to topod (3000) */
 	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
+	int model_smpi;        /* 1: SMPI's selectors (smpi-mpich, smpi-ompi): their ring is SMPI's */
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
 	char sched_file[256];  /* TOPOCOLL_SCHEDULE: a schedule file instead of asking topod */

@@ -13,9 +13,9 @@
  *                                where it can run (Bcast, Allgather: that
  *                                variant, the others' one way), never
  *   TOPOCOLL_MARGIN=X            predicted speed-up a variant needs (1.10)
- *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich  whose algorithms the prediction
- *                                models (default: the MPI this library is
- *                                built for; smpi-mpich: SMPI's MPICH selector)
+ *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich|smpi-ompi  whose algorithms the
+ *                                prediction models (default: the MPI this
+ *                                library is built for; smpi-*: SMPI's selectors)
  *   TOPOCOLL_TOPOLOGY=FILE       leaves and delays from a SimGrid platform
  *                                (topoquery simgrid), topod not asked
  *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
@@ -87,6 +87,8 @@ static void options(void)
 #endif
 	if (mo && *mo)
 		tc_g.model_mpich = !strcmp(mo, "mpich") ? 2 : !strcmp(mo, "smpi-mpich") ? 1 : 0;
+	if (mo && *mo)
+		tc_g.model_smpi = !strncmp(mo, "smpi-", 5);
 	tc_g.margin = mg && *mg ? strtod(mg, NULL) : 1.10;
 	if (!(tc_g.margin >= 1.0 && tc_g.margin <= 100.0))
 		tc_g.margin = 1.10;

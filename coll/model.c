@@ -25,6 +25,7 @@
  * Everything here depends only on values all ranks hold alike: every rank
  * predicts the same and chooses the same.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,10 +379,10 @@ struct agsh {
 };
 
 /* What a round costs in SMPI beyond the route's latency (1 KiB rings' steps
- * took 1.0 us on routes of 0.6 us). SMPI's Open MPI neighbour exchange
- * often runs up to 1.9 times this model (ft2, 64 hosts, 64 KiB-4 MiB), but
- * not always (128 hosts at 64 KiB; ft2-mixed, cyclic): unmodelled, so the
- * ring is not chosen on it there (docs/performance.md, Allgather). */
+ * took 1.0 us on routes of 0.6 us). Where SMPI's Open MPI selector once
+ * seemed to run its neighbour exchange up to 1.9 times this model, it ran
+ * recursive doubling or the ring: Open MPI 4.1's table, now modelled
+ * (ompi_allgather_alg; docs/performance.md, Allgather). */
 #define TC_AG_STEP 0.4e-6
 
 static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
@@ -429,12 +430,43 @@ static void ag_round(struct sim *S, const struct agsh *a, const int *m, int k, c
 	round_end(S);
 }
 
+/* Open MPI 4.1's fixed decision for Allgather (coll/tuned; SMPI 3.32's
+ * ompi selector carries the same table), by communicator size and the
+ * block's bytes: for the first row with k < kmax, the first threshold
+ * B < bmax[i] names alg[i] (1 ring, 2 recursive doubling, 3 Bruck, 4
+ * neighbour exchange; 0 ends a row: the last alg holds above). */
+static int ompi_allgather_alg(int k, double B)
+{
+	static const struct {
+		int kmax;
+		double bmax[8];
+		unsigned char alg[8];
+	} row[] = {
+		{ 32, { 0 }, { 2 } },
+		{ 64, { 1024, 65536, 0 }, { 2, 4, 1 } },
+		{ 128, { 512, 65536, 0 }, { 2, 4, 1 } },
+		{ 256, { 512, 131072, 524288, 1048576, 0 }, { 2, 4, 1, 4, 1 } },
+		{ 512, { 32, 128, 1024, 131072, 524288, 1048576, 0 }, { 2, 3, 2, 4, 1, 4, 1 } },
+		{ 1024, { 64, 256, 2048, 0 }, { 2, 3, 2, 4 } },
+		{ 2048, { 4, 8, 16, 32, 256, 512, 4096, 0 }, { 2, 3, 2, 3, 2, 3, 2, 4 } },
+		{ 4096, { 32, 128, 512, 4096, 0 }, { 3, 2, 3, 2, 4 } },
+		{ INT_MAX, { 2, 8, 16, 512, 4096, 0 }, { 2, 3, 2, 3, 2, 4 } },
+	};
+	int r = 0, i = 0;
+	while (k >= row[r].kmax)
+		r++;
+	while (row[r].bmax[i] > 0 && B >= row[r].bmax[i])
+		i++;
+	return row[r].alg[i];
+}
+
 /* The MPIs' allgathers on m[k], B bytes per rank, as SMPI's selectors
- * choose them: Open MPI's fixed rule (2 ranks: one exchange; under 50,000
- * bytes in all recursive doubling on powers of two, else Bruck; above, the
- * ring on odd sizes, neighbour exchange on even), MPICH's (recursive
- * doubling on powers of two under 512 KiB in all, Bruck up to 80 KiB,
- * else the ring). alg: 0 the MPI's choice, 1 topocoll's ring in m's order. */
+ * choose them: Open MPI 4.1's table (ompi_allgather_alg; 2 ranks: one
+ * exchange; recursive doubling on a size not a power of two runs as Bruck,
+ * neighbour exchange on an odd size as the ring, as both MPIs do), MPICH's
+ * (recursive doubling on powers of two under 512 KiB in all, Bruck up to
+ * 80 KiB, else the ring). alg: 0 the MPI's choice, 1 topocoll's ring in
+ * m's order. */
 static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, int k, double B, int alg)
 {
 	int ring = alg == 1;
@@ -444,12 +476,15 @@ static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, 
 		free(dst);
 		return;
 	}
-	if (!alg)
-		alg = k == 2 ? 2 : tc_g.model_mpich ? (pof2 && tot < 524288 ? 2 : tot <= 81920 ? 3 : 1)
-						   : tot < 50000 ? (pof2 ? 2 : 3) : k % 2 ? 1 : 4;
-	/* SMPI's MPICH ring (allgather__ring) sends its own block to v + r + 1
-	 * in round r: a shift by ever more ranks, not a ring */
-	int shift = alg == 1 && ring == 0 && tc_g.model_mpich == 1;
+	if (!alg && !tc_g.model_mpich) {
+		alg = k == 2 ? 2 : ompi_allgather_alg(k, B);
+		alg = alg == 2 && !pof2 ? 3 : alg == 4 && k % 2 ? 1 : alg;
+	} else if (!alg) {
+		alg = k == 2 || (pof2 && tot < 524288) ? 2 : tot <= 81920 ? 3 : 1;
+	}
+	/* SMPI's ring (allgather__ring, under both its selectors) sends its own
+	 * block to v + r + 1 in round r: a shift by ever more ranks, not a ring */
+	int shift = alg == 1 && ring == 0 && tc_g.model_smpi;
 	if (alg == 1)
 		for (int r = 0; r + 1 < k; r++) {
 			for (int v = 0; v < k; v++)

@@ -53,7 +53,7 @@ import run as jobspeed  # noqa: E402  (the lab fabrics, Lab, shapes, SMPI settin
 
 OPS = ["bcast", "gather", "scatter", "allreduce", "alltoall", "allgather"]
 SIZES = [8, 1024, 65536, 1048576, 4194304]
-VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched", 6: "ring"}
+VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched", 6: "ring", 7: "hosts", 8: "leaves"}
 # Gather, Scatter and Alltoall move hosts x bytes through one rank: above
 # this many bytes in all, the job's larger sizes are left out (memory).
 TOTAL_MAX = 256 << 20
@@ -194,7 +194,7 @@ def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched
     nr = len(open(hostfile).read().split())
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         for sel in args.selectors:
-            env = dict(TOPOCOLL_TOPOLOGY=platform, TOPOCOLL_MODEL="ompi" if sel == "ompi" else "smpi-mpich")
+            env = dict(TOPOCOLL_TOPOLOGY=platform, TOPOCOLL_MODEL="smpi-ompi" if sel == "ompi" else "smpi-mpich")
             if sched:
                 env["TOPOCOLL_SCHEDULE"] = sched
             for op in args.ops:
