@@ -623,7 +623,9 @@ static int pick_take(const struct route_tab *rt, const struct hier *h, uint64_t 
 	out->first_fit = 0;
 	out->balanced = b->balanced;
 	out->swaps = b->swaps;
-	out->widened = figs.leaves > out->min_leaves;
+	/* the promise covers pods too: a random pick on the fewest leaves
+	 * but more pods breaks it as well */
+	out->widened = figs.leaves > out->min_leaves || figs.pods > out->min_pods;
 	out->wider_time = out->widened ? b->t : -1, out->wider_leaves = out->widened ? figs.leaves : 0;
 	out->time = b->t;
 	/* the pick's prediction is the answer's: its busiest cable, the limit */
@@ -709,8 +711,8 @@ static int pick_widen(const struct route_tab *rt, const struct hier *h, const ui
 {
 	int a2a = pat->kind == PAT_ALLTOALL;
 	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0, out->random_time = -1;
-	if (out->time < 0 || out->figs.leaves >= out->n ||
-	    (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
+	/* (one host a leaf: no wider pick, but random picks may be faster) */
+	if (out->time < 0 || (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
 		return AN_OK;
 	struct wbest r = { 0 }, b = { 0 };
 	int rc = rule == PLACE_LEAVES_AUTO ?

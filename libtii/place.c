@@ -200,7 +200,7 @@ static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
  * picks' mean (random_time_us, 1.6). */
 static int pick_wider(const struct tii__kv *kv, long nfree, int rule, const tii_pick_info_t *i, tii_pick_wider_t *w)
 {
-	long wd, wl, ml;
+	long wd, wl, ml, mp;
 	double rnd = -1;
 	*w = (tii_pick_wider_t){ 0, 0, -1 };
 	if (!tii__kv_get(kv, "widened"))
@@ -210,9 +210,12 @@ static int pick_wider(const struct tii__kv *kv, long nfree, int rule, const tii_
 	    (!wl) != (w->wider_time_s < 0) || (wd && rule == TII_LEAVES_FEWEST) ||
 	    (tii__kv_get(kv, "random_time_us") && tii__parse_us(tii__kv_get(kv, "random_time_us"), &rnd)))
 		return -1;
-	if (wd && rule == TII_LEAVES_AUTO && !(rnd >= 0 && i->pick_time_s > rnd))
+	/* times come rounded to the nanosecond: topod's "slower by more than a
+	 * millionth" may print as equal */
+	if (wd && rule == TII_LEAVES_AUTO && !(rnd >= 0 && i->pick_time_s >= rnd - 1e-9))
 		return -1;
-	if (wd && (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || wl != i->leaves || wl <= ml))
+	if (wd && (tii__kv_int(kv, "min_leaves", 0, nfree, &ml) || tii__kv_int(kv, "min_pods", 0, nfree, &mp) ||
+		   wl != i->leaves || (wl <= ml && i->pods <= mp)))
 		return -1;
 	w->widened = (int)wd, w->wider_leaves = (int)wl;
 	return 0;
@@ -366,7 +369,9 @@ static int pick_hosts_pat(tii_t *t, const char *pattern, const char *const *free
 int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves, const char *const *free_hosts, size_t nfree,
 			  size_t want, size_t *chosen, tii_pick_info_t *info, tii_pick_wider_t *wider)
 {
-	static const char *const rule[] = { "fewest", "any", "auto" };   /* TII_LEAVES_* */
+	/* any is topod's default from 1.6: not sent, so a topod before
+	 * leaves= answers too (with the fewest leaves it then kept) */
+	static const char *const rule[] = { "fewest", NULL, "auto" };   /* TII_LEAVES_* */
 	if (any_leaves < TII_LEAVES_FEWEST || any_leaves > TII_LEAVES_AUTO)
 		return TII_E_INVAL;
 	return pick_hosts_opt(t, pattern, rule[any_leaves], free_hosts, nfree, want, chosen, info, sizeof(*info),

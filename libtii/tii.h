@@ -100,7 +100,7 @@ extern "C" {
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
                                 * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern;
                                 * 1.5: allgather schedules kShift, route-ordered ring, ring, best;
-                                * 1.6: pick's default rule on leaves (auto), random picks' prediction */
+                                * 1.6: pick's default rule on leaves (any), auto, random picks' prediction */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -814,8 +814,9 @@ TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *co
 /* The rule on leaves (protocol `pick leaves=`, issue 27): a pick on more
  * leaves than the fewest, when topod predicts it faster. */
 typedef struct tii_pick_wider {
-	int widened;          /* 1: the answer spans more leaves than min_leaves (ANY, or AUTO when
-			       * the fewest-leaves pick was predicted slower than random picks) */
+	int widened;          /* 1: the answer spans more leaves than min_leaves, or more pods than
+			       * min_pods (ANY, or AUTO when the fewest-leaves pick was predicted
+			       * slower than random picks) */
 	int wider_leaves;     /* leaves of the fastest wider pick predicted faster than the
 			       * fewest-leaves answer (the answer's when widened); 0 none */
 	double wider_time_s;  /* its predicted time; -1 none (or a topod without leaves=) */

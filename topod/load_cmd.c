@@ -195,7 +195,7 @@ int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nr
 	int rc = pattern_set_matrix(p, tri, nt, nranks, err);
 	free(tri);
 	if (rc)
-		query_error(c->out, "USAGE", "%s", err);
+		query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "%s", err);
 	return rc ? -1 : 0;
 }
 

@@ -2,8 +2,8 @@
 """t_pick_leaves_hostile.py - libtii's rule on leaves (tii_pick_hosts_leaves,
 through topoquery pick [leaves=...]) takes topod's reply as untrusted. A
 canned server answers each request with one reply: a widened answer (more
-leaves than min_leaves) is accepted under leaves=any (topoquery's default,
-as topod's), under leaves=auto only when the reply states the fewest-leaves
+leaves than min_leaves) is accepted under leaves=any (topod's default, not
+sent), under leaves=auto only when the reply states the fewest-leaves
 pick (pick_time_us) slower than the random picks' mean (random_time_us),
 under leaves=fewest never. Every refused reply fails with "malformed" and prints
 no hosts; an accepted one is printed as sent.
@@ -71,8 +71,8 @@ def main():
                            capture_output=True, text=True, timeout=30, env=dict(os.environ, TII_TIMEOUT_MS="5000"))
         th.join(10)
         s.close()
-        # topoquery states the rule it applies: any by default
-        want = "pick leaves=%s 2 %s" % (leaves or "any", " ".join(FREE))
+        # any is topod's default: libtii sends no leaves= for it
+        want = "pick %s2 %s" % ("leaves=%s " % leaves if leaves in ("fewest", "auto") else "", " ".join(FREE))
         asked = seen and seen[0] == want
         if good:
             try:
