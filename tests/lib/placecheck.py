@@ -109,7 +109,7 @@ def main():
         nf = min(len(hosts), rng.randint(5, 9))
         free = rng.sample(hosts, nf)
         want = rng.randint(2, nf - 1)
-        first, chosen = t.ask(f"pick {want} " + " ".join(free))
+        first, chosen = t.ask(f"pick leaves=fewest {want} " + " ".join(free))
         if not first.startswith("OK"):
             bad += 1
             print("# " + first)
@@ -136,7 +136,7 @@ def main():
             print(f"# figures: pick {p} shared {sh} max_hops {mh}")
         f2 = free[:]
         rng.shuffle(f2)
-        if t.ask(f"pick {want} " + " ".join(f2)) != (first, chosen):
+        if t.ask(f"pick leaves=fewest {want} " + " ".join(f2)) != (first, chosen):
             nondet += 1
     ok(cases == 12 and bad == 0,
        f"{L}: pick takes the fewest leaves, then pods, and is sharing-free whenever brute force finds such a set on them ({cases} cases)")
