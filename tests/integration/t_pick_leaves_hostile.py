@@ -10,10 +10,8 @@ no hosts; an accepted one is printed as sent.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import topodtest as tt  # noqa: E402
@@ -47,30 +45,16 @@ CASES = [
 ]
 
 
-def serve(sock, reply, seen):
-    conn, _ = sock.accept()
-    with conn:
-        f = conn.makefile("rb")
-        seen.append(f.readline().decode().strip())
-        conn.sendall(reply.encode())
-
-
 def main():
     if not os.access(TQ, os.X_OK):
         check(False, "build/bin/topoquery built (make all)")
         return tt.done()
     for what, leaves, hd, good in CASES:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        s.listen(1)
-        seen = []
-        th = threading.Thread(target=serve, args=(s, hd + "\n" + "".join(h + "\n" for h in ANSWER), seen))
-        th.start()
         opt = ["leaves=" + leaves] if leaves else []
-        r = subprocess.run([TQ, "-s", "127.0.0.1:%d" % s.getsockname()[1], "--json", "pick"] + opt + ["2"] + FREE,
-                           capture_output=True, text=True, timeout=30, env=dict(os.environ, TII_TIMEOUT_MS="5000"))
-        th.join(10)
-        s.close()
+        r, line = tt.canned_reply(hd + "\n" + "".join(h + "\n" for h in ANSWER), lambda port: subprocess.run(
+            [TQ, "-s", "127.0.0.1:%d" % port, "--json", "pick"] + opt + ["2"] + FREE,
+            capture_output=True, text=True, timeout=30, env=dict(os.environ, TII_TIMEOUT_MS="5000")))
+        seen = [line] if line is not None else []
         # any is topod's default: libtii sends no leaves= for it
         want = "pick %s2 %s" % ("leaves=%s " % leaves if leaves in ("fewest", "auto") else "", " ".join(FREE))
         asked = seen and seen[0] == want

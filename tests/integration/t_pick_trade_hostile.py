@@ -9,10 +9,8 @@ sent (hosts, trades, the predicted gain).
 """
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import topodtest as tt  # noqa: E402
@@ -44,30 +42,15 @@ CASES = [
 ]
 
 
-def serve(sock, reply, seen):
-    conn, _ = sock.accept()
-    with conn:
-        f = conn.makefile("rb")
-        line = f.readline().decode()
-        seen.append(line.strip())
-        conn.sendall(reply.encode())
-
-
 def main():
     if not os.access(TQ, os.X_OK):
         check(False, "build/bin/topoquery built (make all)")
         return tt.done()
     for what, hd, lines, good in CASES:
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        s.listen(1)
-        seen = []
-        th = threading.Thread(target=serve, args=(s, hd + "\n" + "".join(l + "\n" for l in lines), seen))
-        th.start()
-        r = subprocess.run([TQ, "-s", "127.0.0.1:%d" % s.getsockname()[1], "--json", "pick", "trade", "3"] + ALLOC +
-                           FREE, capture_output=True, text=True, timeout=30, env=dict(os.environ, TII_TIMEOUT_MS="5000"))
-        th.join(10)
-        s.close()
+        r, line = tt.canned_reply(hd + "\n" + "".join(l + "\n" for l in lines), lambda port: subprocess.run(
+            [TQ, "-s", "127.0.0.1:%d" % port, "--json", "pick", "trade", "3"] + ALLOC + FREE,
+            capture_output=True, text=True, timeout=30, env=dict(os.environ, TII_TIMEOUT_MS="5000")))
+        seen = [line] if line is not None else []
         asked = seen and seen[0] == "pick trade 3 " + " ".join(ALLOC + FREE)
         if good:
             try:

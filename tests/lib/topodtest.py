@@ -124,6 +124,31 @@ class Topod:
         return self.p.returncode
 
 
+def canned_reply(reply, run):
+    """A one-shot fake topod on loopback: run(port) talks to it, it answers
+    its first request line with `reply`. Returns (run's result, the
+    request line it read, or None)."""
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    seen = []
+
+    def serve():
+        conn, _ = srv.accept()
+        with conn:
+            seen.append(conn.makefile("rb").readline().decode().strip())
+            conn.sendall(reply.encode())
+
+    th = threading.Thread(target=serve)
+    th.start()
+    try:
+        return run(srv.getsockname()[1]), (seen[0] if seen else None)
+    finally:
+        th.join(10)
+        srv.close()
+
+
 def parse_kv(s):
     """key=value pairs; values may be "quoted" (no embedded quotes: topod escapes them)."""
     out = {}
