@@ -147,8 +147,8 @@ static int compare_lft(struct dstate *st, uint32_t i, uint32_t j)
 	const struct snap_node *x = &a->nodes[i], *y = &b->nodes[j];
 	uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len, changed = 0, first = 0;
 	for (uint32_t l = 0; l < len; l++) {
-		uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
-		uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
+		uint8_t ex = l < x->lft_len ? x->lft[l] : SNAP_LFT_NONE;
+		uint8_t ey = l < y->lft_len ? y->lft[l] : SNAP_LFT_NONE;
 		if (ex == ey)
 			continue;
 		if (!changed++)

@@ -147,7 +147,8 @@ static uint64_t fabric_fp(const struct route_tab *rt)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const struct snap *s = rt->snap;
-	h = fnv(h, s->lft, (size_t)s->nlft);
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		h = fnv(h, s->nodes[i].lft, s->nodes[i].lft_len);
 	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + s->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 0;
 	h = fnv(h, rt->pt, npt * sizeof(*rt->pt));
 	h = fnv(h, rt->sw_node, rt->nsw * sizeof(*rt->sw_node));

@@ -658,7 +658,7 @@ static struct dp_sw dp_sw_new(const struct route_tab *rt)
 	}
 	for (uint32_t x = 0; x < rt->nsw; x++) {
 		const struct snap_node *n = &rt->snap->nodes[rt->sw_node[x]];
-		d.lft[x] = rt->snap->lft + n->lft_off;
+		d.lft[x] = n->lft;
 		d.len[x] = n->lft_len;
 		d.np[x] = n->nports;
 	}

@@ -244,7 +244,7 @@ static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8
 static inline uint8_t route_lft(const struct route_tab *rt, uint32_t sw, uint16_t dlid)
 {
 	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
-	return dlid < n->lft_len ? rt->snap->lft[n->lft_off + dlid] : SNAP_LFT_NONE;
+	return dlid < n->lft_len ? n->lft[dlid] : SNAP_LFT_NONE;
 }
 
 /* The forwarding decision of switch sw for LID dlid, owned by dst_ep; *port

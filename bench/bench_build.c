@@ -169,8 +169,13 @@ static void decode_parts(const uint8_t *wire, size_t wlen)
 	char err[SNAP_ERR_LEN];
 	for (int i = 0; i < reps; i++) {
 		struct snap *s;
+		/* topod's received bytes: already written, so mapped */
+		uint8_t *rx = malloc(wlen);
+		if (!rx)
+			exit(1);
+		memcpy(rx, wire, wlen);
 		double c0 = cpu_ms();
-		if (snap_decode(wire, wlen, &s, err)) {
+		if (snap_decode_take(rx, wlen, &s, err)) {
 			fprintf(stderr, "decode: %s\n", err);
 			exit(1);
 		}
@@ -236,16 +241,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snap_free(s);
+	decode_parts(wire, wlen);
+	/* As topod decodes: the tables stay in the received bytes. */
 	double t_recv = now_ms(), c_recv = cpu_ms();
-	if (snap_decode(wire, wlen, &s, err)) {
+	if (snap_decode_take(wire, wlen, &s, err)) {
 		fprintf(stderr, "decode: %s\n", err);
 		return 1;
 	}
 	double td = now_ms() - t_recv;
 	printf("snap_decode+validate   %9.1f ms   (%.1f ms CPU; %.1f MiB on the wire)\n", td, cpu_ms() - c_recv,
 	       wlen / 1048576.0);
-	decode_parts(wire, wlen);
-	free(wire);
 
 	t = now_ms();
 	struct route_tab *rt;

@@ -54,7 +54,7 @@ static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned
 		for (uint32_t blk = 0; blk < nb && changed < want; blk++) {
 			if (tf_rand() % blocks >= want * 2)
 				continue;
-			uint8_t *e = b->lft + n->lft_off + (uint64_t)blk * SNAP_DELTA_BLOCK;
+			uint8_t *e = tf_lft(b, i) + (uint64_t)blk * SNAP_DELTA_BLOCK;
 			uint32_t len = n->lft_len - blk * SNAP_DELTA_BLOCK;
 			int any = 0;
 			for (uint32_t l = 0; l < len && l < SNAP_DELTA_BLOCK; l++)
@@ -187,6 +187,16 @@ static void time_incremental(struct bench *x)
 		if (snap_delta_apply(x->a, x->d, x->dlen, &x->c, &winfo, err))
 			die("delta apply", err);
 		double t_app2 = now_ms() - t, c_app = cpu_ms() - c;
+		uint64_t copied = 0;
+		uint32_t ncopied = 0;
+		for (uint32_t i = 0; i < x->c->nnodes; i++)
+			if (x->c->nodes[i].lft != x->a->nodes[i].lft) {
+				copied += x->c->nodes[i].lft_len;
+				ncopied++;
+			}
+		printf("copy-on-write          %u tables copied, %.1f of %.1f MB; the new generation holds %.1f MB, "
+		       "%.1f MB shared with its base\n",
+		       ncopied, copied / 1e6, x->c->nlft / 1e6, snap_lft_held(x->c) / 1e6, (x->c->nlft - copied) / 1e6);
 		int reused;
 		t = now_ms();
 		c = cpu_ms();
@@ -314,7 +324,6 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "--files")) {
 		struct bench f = { 0 };
-		snap_spare_enable();
 		read_fabrics(&f, argv[2], argv[3]);
 		time_from_scratch(&f);
 		time_incremental(&f);
@@ -342,7 +351,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_delta: K even 4..56, PERMILLE 0..1000\n");
 		return 2;
 	}
-	snap_spare_enable(); /* as topod does (builder_new) */
 	make_fabrics(&x, permille);
 	time_from_scratch(&x);
 	time_incremental(&x);

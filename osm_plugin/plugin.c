@@ -74,7 +74,8 @@ struct stage {
 	struct snap_node *nodes;
 	struct snap_port *ports;
 	uint8_t *lft;
-	size_t nodes_cap, ports_cap, lft_cap; /* elements allocated */
+	uint64_t *off;                        /* per node: its LFT's offset in lft */
+	size_t nodes_cap, ports_cap, lft_cap, off_cap; /* elements allocated */
 	uint32_t nnodes, nports;              /* elements used by the last copy */
 	uint64_t nlft;
 };
@@ -251,6 +252,7 @@ static void stage_prepare(struct stage *st, const struct stage_hint *h)
 	size_t l = h->lft > st->nlft ? h->lft : st->nlft;
 
 	grow((void **)&st->nodes, &st->nodes_cap, sizeof *st->nodes, n + n / 8 + 64, 1);
+	grow((void **)&st->off, &st->off_cap, sizeof *st->off, n + n / 8 + 64, 1);
 	grow((void **)&st->ports, &st->ports_cap, sizeof *st->ports, p + p / 8 + 256, 1);
 	grow((void **)&st->lft, &st->lft_cap, 1, l + l / 8 + 4096, 1);
 	st->nnodes = st->nports = 0;
@@ -262,6 +264,7 @@ static void stage_free(struct stage *st)
 	free(st->nodes);
 	free(st->ports);
 	free(st->lft);
+	free(st->off);
 	memset(st, 0, sizeof *st);
 }
 
@@ -274,6 +277,7 @@ static int64_t stage_add_node(struct stage *st, const osm_node_t *node)
 
 	if (st->nnodes >= SNAP_MAX_NODES ||
 	    grow((void **)&st->nodes, &st->nodes_cap, sizeof *st->nodes, (size_t)st->nnodes + 1, 0) ||
+	    grow((void **)&st->off, &st->off_cap, sizeof *st->off, (size_t)st->nnodes + 1, 0) ||
 	    grow((void **)&st->ports, &st->ports_cap, sizeof *st->ports,
 		 (size_t)st->nports + nports + 1, 0))
 		return -1;
@@ -281,8 +285,10 @@ static int64_t stage_add_node(struct stage *st, const osm_node_t *node)
 	n->guid = cl_ntoh64(node->node_info.node_guid);
 	n->sysimg_guid = cl_ntoh64(node->node_info.sys_guid);
 	n->port0 = st->nports;
+	n->lft = NULL;
 	n->lft_len = 0;
-	n->lft_off = 0;
+	n->lft_buf = 0;
+	st->off[st->nnodes] = 0;
 	n->type = osm_node_get_type(node);
 	n->nports = (uint8_t)nports;
 	/* NodeDescription is 64 raw bytes and need not hold a NUL. */
@@ -309,7 +315,7 @@ static int stage_set_lft(struct stage *st, uint32_t node, const uint8_t *lft, ui
 	if (grow((void **)&st->lft, &st->lft_cap, 1, st->nlft + len, 0))
 		return -1;
 	memcpy(st->lft + st->nlft, lft, len);
-	st->nodes[node].lft_off = st->nlft;
+	st->off[node] = st->nlft;
 	st->nodes[node].lft_len = len;
 	st->nlft += len;
 	return 0;
@@ -324,17 +330,24 @@ static struct snap *stage_to_snap(const struct stage *st)
 		return NULL;
 	s->nodes = malloc((st->nnodes ? st->nnodes : 1) * sizeof *s->nodes);
 	s->ports = malloc((st->nports ? st->nports : 1) * sizeof *s->ports);
-	s->lft = malloc(st->nlft ? st->nlft : 1);
-	if (!s->nodes || !s->ports || !s->lft) {
+	if (!s->nodes || !s->ports) {
 		snap_free(s);
 		return NULL;
 	}
 	memcpy(s->nodes, st->nodes, st->nnodes * sizeof *s->nodes);
 	memcpy(s->ports, st->ports, st->nports * sizeof *s->ports);
-	memcpy(s->lft, st->lft, st->nlft);
 	s->nnodes = st->nnodes;
 	s->nports = st->nports;
-	s->nlft = st->nlft;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t len = s->nodes[i].lft_len;
+
+		s->nodes[i].lft = NULL;
+		s->nodes[i].lft_len = 0;
+		if (len && snap_set_lft(s, i, st->lft + st->off[i], len)) {
+			snap_free(s);
+			return NULL;
+		}
+	}
 	return s;
 }
 
@@ -387,7 +400,7 @@ static int copy_lft(struct tp *tp, uint32_t idx, const osm_node_t *node)
 		len = SNAP_MAX_LID + 1;
 	if (lfc_switch(&tp->lfc, idx, sw, sw->lft, cl_ntoh64(node->node_info.node_guid), st->nlft, len) &&
 	    st->nlft + len <= st->lft_cap) {
-		st->nodes[idx].lft_off = st->nlft;
+		st->off[idx] = st->nlft;
 		st->nodes[idx].lft_len = len;
 		st->nlft += len;
 		return 0;

@@ -150,13 +150,14 @@ static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t
 	size += 4;
 	for (uint32_t i = 0; i < a->nnodes; i++) {
 		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
-		if (y->type != SNAP_NODE_SWITCH)
+		/* A table b shares with a (copy-on-write) has not changed. */
+		if (y->type != SNAP_NODE_SWITCH || (x->lft == y->lft && x->lft_len == y->lft_len))
 			continue;
 		uint32_t nblk = (y->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
 		for (uint32_t k = 0; k < nblk; k++) {
 			uint32_t n = block_len(y->lft_len, k);
-			const uint8_t *eb = b->lft + y->lft_off + (uint64_t)k * SNAP_DELTA_BLOCK;
-			if (!memcmp(a->lft + x->lft_off + (uint64_t)k * SNAP_DELTA_BLOCK, eb, n))
+			const uint8_t *eb = y->lft + (uint64_t)k * SNAP_DELTA_BLOCK;
+			if (!memcmp(x->lft + (uint64_t)k * SNAP_DELTA_BLOCK, eb, n))
 				continue;
 			cnt[2]++;
 			size += 6 + n;
@@ -400,7 +401,19 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 			if (r->p[l] != SNAP_LFT_NONE && r->p[l] > nd->nports)
 				return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
 					    (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, r->p[l], nd->nports);
-		memcpy(s->lft + nd->lft_off + (uint64_t)blk * SNAP_DELTA_BLOCK, r->p, bl);
+		/* The base still reads this table: the first block that
+		 * changes it copies it (copy-on-write), the others land in the
+		 * copy. OpenSM resends whole switches (docs/performance.md),
+		 * so most blocks of a reroute arrive unchanged and copy
+		 * nothing. */
+		uint64_t at = (uint64_t)blk * SNAP_DELTA_BLOCK;
+		if (memcmp(nd->lft + at, r->p, bl)) {
+			uint8_t *t = snap_lft_own(s, i);
+			if (!t)
+				return fail(err, "out of memory copying the LFT of node 0x%016llx",
+					    (unsigned long long)nd->guid);
+			memcpy(t + at, r->p, bl);
+		}
 		r->p += bl;
 		last = key;
 		if (info->block)
@@ -438,7 +451,7 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 
 	struct snap *s = snap_dup(base);
 	if (!s)
-		return fail(err, "out of memory copying the base");
+		return fail(err, "out of memory sharing the base");
 	memcpy(s->engine, r.p, elen);
 	s->engine[elen] = 0;
 	r.p += elen;
@@ -451,6 +464,10 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 		goto bad;
 	if (r.p != r.end) {
 		fail(err, "%zu bytes after the last delta record", (size_t)(r.end - r.p));
+		goto bad;
+	}
+	if (snap_lft_trim(s)) {
+		fail(err, "out of memory trimming the LFT buffers");
 		goto bad;
 	}
 	/* Ports and descriptions change what snap_validate() checks across

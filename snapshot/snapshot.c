@@ -36,7 +36,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -143,75 +142,37 @@ struct snap *snap_new(void)
 }
 
 /*
- * One spare LFT buffer of a freed snapshot, for the next snap_dup(): a
- * delta is applied to a copy of the served generation, and at k=56 copying
- * its 187 MB into fresh pages costs ~70 ms of CPU, mostly page faults,
- * against ~10 ms into pages already mapped. Only large tables are kept, and
- * only one: the generation a delta replaces is usually freed before the
- * next one arrives, so the copy reuses its pages. Process-wide, as the
- * allocator it stands in for, and locked: any thread may free a snapshot.
- * Off until snap_spare_enable(): the plugin and the tools only free.
+ * The tables' buffers, counted. A buffer is shared by every snapshot that
+ * has a table in it; refs counts those snapshots (each holds it once,
+ * listed in its bufs[]), not the tables. A buffer with refs == 1 is its
+ * holder's own and may be written, unless it is received bytes (ro), which
+ * the decoder's caller handed over as they were.
  */
-#define SPARE_MIN ((size_t)16 << 20)
+struct snap_lftbuf {
+	atomic_uint refs;
+	uint8_t ro;
+	size_t len;
+	uint8_t *mem;    /* malloc'd, freed with the buffer */
+};
 
-static struct {
-	pthread_mutex_t lock;
-	atomic_int on;
-	uint8_t *buf;
-	size_t cap;
-} spare = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0 };
-
-void snap_spare_enable(void)
+static struct snap_lftbuf *buf_new(uint8_t *mem, size_t len, int ro)
 {
-	atomic_store(&spare.on, 1);
+	struct snap_lftbuf *b = malloc(sizeof(*b));
+	if (!b)
+		return NULL;
+	atomic_init(&b->refs, 1);
+	b->ro = (uint8_t)ro;
+	b->len = len;
+	b->mem = mem;
+	return b;
 }
 
-/* The newest freed table is kept, the older one freed: keeping the
- * largest ever seen would hold a table's worth for good once the fabric
- * shrank. */
-static void spare_put(uint8_t *buf)
+static void buf_unref(struct snap_lftbuf *b)
 {
-	size_t cap = malloc_usable_size(buf);
-	pthread_mutex_lock(&spare.lock);
-	uint8_t *old = spare.buf;
-	spare.buf = buf;
-	spare.cap = cap;
-	pthread_mutex_unlock(&spare.lock);
-	free(old);
-}
-
-/* The spare if it holds want bytes without wasting more than as much
- * again, else a new buffer; a spare more than twice too large is freed
- * (the fabric shrank). */
-static uint8_t *spare_get(size_t want)
-{
-	uint8_t *buf = NULL, *drop = NULL;
-	if (want >= SPARE_MIN) {
-		pthread_mutex_lock(&spare.lock);
-		if (spare.buf && spare.cap >= want && spare.cap / 2 <= want) {
-			buf = spare.buf;
-			spare.buf = NULL;
-		} else if (spare.buf && spare.cap / 2 > want) {
-			drop = spare.buf;
-			spare.buf = NULL;
-		}
-		pthread_mutex_unlock(&spare.lock);
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+		free(b->mem);
+		free(b);
 	}
-	free(drop);
-	return buf ? buf : malloc(want);
-}
-
-void snap_free(struct snap *s)
-{
-	if (!s)
-		return;
-	free(s->nodes);
-	free(s->ports);
-	if (s->lft && s->nlft >= SPARE_MIN && atomic_load(&spare.on))
-		spare_put(s->lft);
-	else
-		free(s->lft);
-	free(s);
 }
 
 /* Capacities are not stored in the model: arrays grow to the next power of
@@ -238,6 +199,44 @@ static int grow(void **arr, size_t elem, size_t have, size_t need)
 	return 0;
 }
 
+/* A new buffer of len bytes (mem, or malloc'd when NULL) appended to s's
+ * list; its index in *idx. */
+static uint8_t *bufs_add(struct snap *s, uint8_t *mem, size_t len, int ro, uint32_t *idx)
+{
+	int mine = !mem;
+	if (mine && !(mem = malloc(len ? len : 1)))
+		return NULL;
+	struct snap_lftbuf *b = NULL;
+	if (s->nbufs == UINT32_MAX || grow((void **)&s->bufs, sizeof(*s->bufs), s->nbufs, (size_t)s->nbufs + 1) ||
+	    !(b = buf_new(mem, len, ro))) {
+		if (mine)
+			free(mem);
+		return NULL;
+	}
+	*idx = s->nbufs;
+	s->bufs[s->nbufs++] = b;
+	return mem;
+}
+
+static void bufs_drop(struct snap *s)
+{
+	for (uint32_t i = 0; i < s->nbufs; i++)
+		buf_unref(s->bufs[i]);
+	free(s->bufs);
+	s->bufs = NULL;
+	s->nbufs = 0;
+}
+
+void snap_free(struct snap *s)
+{
+	if (!s)
+		return;
+	free(s->nodes);
+	free(s->ports);
+	bufs_drop(s);
+	free(s);
+}
+
 struct snap *snap_dup(const struct snap *s)
 {
 	struct snap *d = snap_new();
@@ -246,12 +245,13 @@ struct snap *snap_dup(const struct snap *s)
 	*d = *s;
 	d->nodes = NULL;
 	d->ports = NULL;
-	d->lft = NULL;
+	d->bufs = NULL;
+	d->nbufs = 0;
 	/* Capacities follow cap_for(), as if built, so a copy can grow. */
 	d->nodes = malloc(cap_for(s->nnodes) * sizeof(*d->nodes));
 	d->ports = malloc(cap_for(s->nports) * sizeof(*d->ports));
-	d->lft = spare_get(cap_for(s->nlft));
-	if (!d->nodes || !d->ports || !d->lft) {
+	d->bufs = malloc(cap_for(s->nbufs) * sizeof(*d->bufs));
+	if (!d->nodes || !d->ports || !d->bufs) {
 		snap_free(d);
 		return NULL;
 	}
@@ -259,11 +259,112 @@ struct snap *snap_dup(const struct snap *s)
 		memcpy(d->nodes, s->nodes, s->nnodes * sizeof(*d->nodes));
 	if (s->nports)
 		memcpy(d->ports, s->ports, s->nports * sizeof(*d->ports));
-	if (s->nlft)
-		memcpy(d->lft, s->lft, s->nlft);
+	for (uint32_t i = 0; i < s->nbufs; i++) {
+		atomic_fetch_add(&s->bufs[i]->refs, 1);
+		d->bufs[i] = s->bufs[i];
+	}
+	d->nbufs = s->nbufs;
 	return d;
 }
 
+uint8_t *snap_lft_own(struct snap *s, uint32_t node)
+{
+	if (node >= s->nnodes || !s->nodes[node].lft_len)
+		return NULL;
+	struct snap_node *n = &s->nodes[node];
+	const struct snap_lftbuf *b = s->bufs[n->lft_buf];
+	/* Held by s alone: no other snapshot reads it. s cannot be
+	 * shared as it is written, so refs cannot grow meanwhile. */
+	if (atomic_load(&b->refs) == 1 && !b->ro)
+		return n->lft;
+	uint32_t idx;
+	uint8_t *t = bufs_add(s, NULL, n->lft_len, 0, &idx);
+	if (!t)
+		return NULL;
+	memcpy(t, n->lft, n->lft_len);
+	n->lft = t;
+	n->lft_buf = idx;
+	return t;
+}
+
+/* Every table of s into one new buffer, in node order: s then holds
+ * exactly its table bytes. */
+static int lft_compact(struct snap *s)
+{
+	uint8_t *mem = malloc(s->nlft ? s->nlft : 1);
+	struct snap_lftbuf *b = mem ? buf_new(mem, s->nlft, 0) : NULL;
+	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
+	if (!one) {
+		free(b);
+		free(mem);
+		return -1;
+	}
+	uint64_t off = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		struct snap_node *n = &s->nodes[i];
+		if (!n->lft_len)
+			continue;
+		memcpy(mem + off, n->lft, n->lft_len);
+		n->lft = mem + off;
+		n->lft_buf = 0;
+		off += n->lft_len;
+	}
+	bufs_drop(s);
+	one[0] = b;
+	s->bufs = one;
+	s->nbufs = 1;
+	return 0;
+}
+
+int snap_lft_trim(struct snap *s)
+{
+	uint32_t *map = malloc((s->nbufs ? s->nbufs : 1) * sizeof(*map));
+	if (!map)
+		return -1;
+	for (uint32_t i = 0; i < s->nbufs; i++)
+		map[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].lft_len)
+			map[s->nodes[i].lft_buf] = 0;
+	uint32_t k = 0;
+	uint64_t held = 0;
+	for (uint32_t i = 0; i < s->nbufs; i++) {
+		if (map[i] == UINT32_MAX) {
+			buf_unref(s->bufs[i]);
+			continue;
+		}
+		map[i] = k;
+		held += s->bufs[i]->len;
+		s->bufs[k++] = s->bufs[i];
+	}
+	s->nbufs = k;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].lft_len)
+			s->nodes[i].lft_buf = map[s->nodes[i].lft_buf];
+	free(map);
+	/* A failed compaction leaves s as it was: valid, only larger. */
+	if (held > 2 * s->nlft + 4096 && lft_compact(s))
+		return -1;
+	return 0;
+}
+
+/* A table lies inside the buffer it names. */
+static int lft_in_buf(const struct snap *s, const struct snap_node *nd)
+{
+	if (!nd->lft || nd->lft_buf >= s->nbufs)
+		return 0;
+	const struct snap_lftbuf *b = s->bufs[nd->lft_buf];
+	uintptr_t t = (uintptr_t)nd->lft, m = (uintptr_t)b->mem;
+	return t >= m && t - m <= b->len && nd->lft_len <= b->len - (t - m);
+}
+
+uint64_t snap_lft_held(const struct snap *s)
+{
+	uint64_t held = 0;
+	for (uint32_t i = 0; i < s->nbufs; i++)
+		held += s->bufs[i]->len;
+	return held;
+}
 
 int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysimg_guid,
 		      uint8_t nports, const char *desc, size_t desc_len)
@@ -319,20 +420,23 @@ int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len
 	if (node >= s->nnodes || s->nodes[node].type != SNAP_NODE_SWITCH || len > SNAP_MAX_LID + 1)
 		return -1;
 	struct snap_node *n = &s->nodes[node];
-	if (n->lft_len && n->lft_len >= len) {
-		/* Replacing in place keeps lft[] free of dead holes. */
-		memcpy(s->lft + n->lft_off, lft, len);
-		memset(s->lft + n->lft_off + len, SNAP_LFT_NONE, n->lft_len - len);
+	uint8_t *t = n->lft_len >= len && len ? snap_lft_own(s, node) : NULL;
+	if (t) {
+		/* Replacing in place: no buffer left behind for trim. */
+		memcpy(t, lft, len);
+		s->nlft -= n->lft_len - len;
 		n->lft_len = len;
 		return 0;
 	}
-	if (grow((void **)&s->lft, 1, s->nlft, s->nlft + len))
+	uint32_t idx = 0;
+	if (len && !(t = bufs_add(s, NULL, len, 0, &idx)))
 		return -1;
-	n->lft_off = s->nlft;
-	n->lft_len = len;
 	if (len)
-		memcpy(s->lft + s->nlft, lft, len);
-	s->nlft += len;
+		memcpy(t, lft, len);
+	s->nlft += (uint64_t)len - n->lft_len;
+	n->lft = t;
+	n->lft_len = len;
+	n->lft_buf = idx;
 	return 0;
 }
 
@@ -449,9 +553,8 @@ int snap_canonicalize(struct snap *s)
 	uint32_t *rank = malloc((size_t)(n ? n : 1) * sizeof(*rank));
 	struct snap_node *nodes = malloc((size_t)(n ? n : 1) * sizeof(*nodes));
 	struct snap_port *ports = malloc((size_t)(s->nports ? s->nports : 1) * sizeof(*ports));
-	uint8_t *lft = malloc(s->nlft ? s->nlft : 1);
-	if (!order || !rank || !nodes || !ports || !lft) {
-		free(order), free(rank), free(nodes), free(ports), free(lft);
+	if (!order || !rank || !nodes || !ports) {
+		free(order), free(rank), free(nodes), free(ports);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -469,6 +572,7 @@ int snap_canonicalize(struct snap *s)
 	uint32_t np = 0;
 	uint64_t nl = 0;
 	uint32_t max_lid = 0;
+	/* Tables stay where they are: a node's pointer moves with it. */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct snap_node *old = &s->nodes[order[i]];
 		struct snap_node *nw = &nodes[i];
@@ -499,26 +603,24 @@ int snap_canonicalize(struct snap *s)
 			ports[np++] = pt;
 		}
 		if (old->type == SNAP_NODE_SWITCH && old->lft_len) {
-			memcpy(lft + nl, s->lft + old->lft_off, old->lft_len);
-			nw->lft_off = nl;
 			nl += old->lft_len;
 		} else {
-			nw->lft_off = 0;
+			nw->lft = NULL;
 			nw->lft_len = 0;
+			nw->lft_buf = 0;
 		}
 	}
 	free(order);
 	free(rank);
 	free(s->nodes);
 	free(s->ports);
-	free(s->lft);
 	s->nodes = nodes;
 	s->ports = ports;
-	s->lft = lft;
 	s->nports = np;
 	s->nlft = nl;
 	s->max_lid = max_lid;
-	return 0;
+	/* Tables of nodes that are not switches, or replaced ones, go. */
+	return snap_lft_trim(s);
 }
 
 int snap_normalize_lfts(struct snap *s)
@@ -528,8 +630,13 @@ int snap_normalize_lfts(struct snap *s)
 		nsw += s->nodes[i].type == SNAP_NODE_SWITCH;
 	size_t total = (size_t)nsw * len;
 	uint8_t *lft = malloc(total ? total : 1);
-	if (!lft)
+	struct snap_lftbuf *b = lft ? buf_new(lft, total, 0) : NULL;
+	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
+	if (!one) {
+		free(b);
+		free(lft);
 		return -1;
+	}
 	uint64_t off = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		struct snap_node *n = &s->nodes[i];
@@ -537,17 +644,20 @@ int snap_normalize_lfts(struct snap *s)
 			continue;
 		uint32_t keep = n->lft_len < len ? n->lft_len : len;
 		if (keep)
-			memcpy(lft + off, s->lft + n->lft_off, keep);
+			memcpy(lft + off, n->lft, keep);
 		memset(lft + off + keep, SNAP_LFT_NONE, len - keep);
 		/* LID 0 is reserved: whatever a switch holds there routes nothing. */
 		if (len)
 			lft[off] = SNAP_LFT_NONE;
-		n->lft_off = off;
+		n->lft = len ? lft + off : NULL;
 		n->lft_len = len;
+		n->lft_buf = 0;
 		off += len;
 	}
-	free(s->lft);
-	s->lft = lft;
+	bufs_drop(s);
+	one[0] = b;
+	s->bufs = one;
+	s->nbufs = 1;
 	s->nlft = off;
 	return 0;
 }
@@ -584,7 +694,7 @@ static int validate_nodes(const struct snap *s, char err[SNAP_ERR_LEN])
 		if (nd->type == SNAP_NODE_SWITCH) {
 			if (!s->ports[nd->port0].present)
 				return fail(err, "switch 0x%016llx: port 0 missing", (unsigned long long)nd->guid);
-			if (nd->lft_len > SNAP_MAX_LID + 1 || nd->lft_off + nd->lft_len > s->nlft)
+			if (nd->lft_len > SNAP_MAX_LID + 1 || (nd->lft_len && !lft_in_buf(s, nd)))
 				return fail(err, "switch 0x%016llx: LFT out of range", (unsigned long long)nd->guid);
 		} else if (nd->lft_len) {
 			return fail(err, "node 0x%016llx: a %s has no LFT", (unsigned long long)nd->guid,
@@ -673,7 +783,7 @@ static int validate_lft(const struct snap *s, const struct snap_node *nd, char e
 {
 	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len || nd->nports >= SNAP_LFT_NONE)
 		return 0;
-	const uint8_t *lft = s->lft + nd->lft_off;
+	const uint8_t *lft = nd->lft;
 	const uint8_t lim = (uint8_t)(nd->nports + 1);
 	uint32_t l = 0;
 	for (; l + 64 <= nd->lft_len; l += 64) {
@@ -799,7 +909,7 @@ int snap_encode(const struct snap *s, uint8_t **out, size_t *outlen, char err[SN
 		if (nd->type == SNAP_NODE_SWITCH) {
 			put32(&p, nd->lft_len);
 			if (nd->lft_len)
-				memcpy(p, s->lft + nd->lft_off, nd->lft_len);
+				memcpy(p, nd->lft, nd->lft_len);
 			p += nd->lft_len;
 		}
 	}
@@ -913,9 +1023,9 @@ static int decode_ports(struct rd *r, struct snap *s, struct snap_node *nd, uint
 	return 0;
 }
 
-/* A switch's LFT: u32 length, then one out port per LID. */
-static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, uint64_t *lcap,
-		      char err[SNAP_ERR_LEN])
+/* A switch's LFT: u32 length, then one out port per LID, left where it
+ * is: the received bytes are the snapshot's buffer 0. */
+static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, char err[SNAP_ERR_LEN])
 {
 	if (!need(r, 4))
 		return fail(err, "switch %u: truncated LFT length", i);
@@ -923,29 +1033,16 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
 	r->p += 4;
 	if (ll > SNAP_MAX_LID + 1 || !need(r, ll))
 		return fail(err, "switch 0x%016llx: LFT length %u is out of range", (unsigned long long)nd->guid, ll);
-	if (s->nlft + ll > *lcap) {
-		uint64_t c = *lcap ? *lcap * 2 : 65536;
-		while (c < s->nlft + ll)
-			c *= 2;
-		void *nl = realloc(s->lft, c);
-		if (!nl)
-			return fail(err, "out of memory");
-		s->lft = nl;
-		*lcap = c;
-	}
-	nd->lft_off = s->nlft;
+	nd->lft = ll ? (uint8_t *)(uintptr_t)r->p : NULL;
 	nd->lft_len = ll;
-	/* An empty LFT may come before any storage exists: no pointer
-	 * arithmetic on NULL. */
-	if (ll)
-		memcpy(s->lft + s->nlft, r->p, ll);
+	nd->lft_buf = 0;
 	s->nlft += ll;
 	r->p += ll;
 	return 0;
 }
 
 /* Node record i: fixed fields, description, ports, and a switch's LFT. */
-static int decode_node(struct rd *r, struct snap *s, uint32_t i, uint32_t nnodes, size_t *pcap, uint64_t *lcap,
+static int decode_node(struct rd *r, struct snap *s, uint32_t i, uint32_t nnodes, size_t *pcap,
 		       char err[SNAP_ERR_LEN])
 {
 	if (!need(r, NODE_FIXED))
@@ -967,7 +1064,7 @@ static int decode_node(struct rd *r, struct snap *s, uint32_t i, uint32_t nnodes
 			    (unsigned long long)nd->guid);
 	if (decode_ports(r, s, nd, i, pcap, err))
 		return -1;
-	if (nd->type == SNAP_NODE_SWITCH && decode_lft(r, s, nd, i, lcap, err))
+	if (nd->type == SNAP_NODE_SWITCH && decode_lft(r, s, nd, i, err))
 		return -1;
 	s->nnodes++;
 	return 0;
@@ -996,20 +1093,15 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 	if (!s->nodes)
 		return fail(err, "out of memory");
 	size_t pcap = 0;
-	uint64_t lcap = 0;
 	for (uint32_t i = 0; i < nnodes; i++)
-		if (decode_node(r, s, i, nnodes, &pcap, &lcap, err))
+		if (decode_node(r, s, i, nnodes, &pcap, err))
 			return -1;
-	/* Readers index lft[] as s->lft + lft_off even for empty tables: keep
-	 * it non-NULL, as snap_canonicalize() does. */
-	if (!s->lft && !(s->lft = malloc(1)))
-		return fail(err, "out of memory");
 	if (r->p != r->end)
 		return fail(err, "%zu unparsed bytes at the end of the payload", (size_t)(r->end - r->p));
 	return 0;
 }
 
-int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
+int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
 {
 	uint64_t plen;
 	if (snap_peek_header(buf, len, &plen, err))
@@ -1024,18 +1116,36 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 		return fail(err, "payload checksum mismatch (corrupted in transit or on disk)");
 
 	struct snap *s = snap_new();
-	if (!s)
+	uint32_t idx;
+	if (!s || !bufs_add(s, buf, len, 1, &idx)) {
+		free(s);
 		return fail(err, "out of memory");
+	}
 	s->generation = rd64(buf + 16);
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
 	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen };
 	if (decode_payload(&r, s, plen, err) || snap_validate(s, err)) {
+		s->bufs[0]->mem = NULL; /* still the caller's */
 		snap_free(s);
 		return -1;
 	}
 	*out = s;
+	return 0;
+}
+
+int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
+{
+	uint8_t *own = malloc(len ? len : 1);
+	if (!own)
+		return fail(err, "out of memory");
+	if (len)
+		memcpy(own, buf, len);
+	if (snap_decode_take(own, len, out, err)) {
+		free(own);
+		return -1;
+	}
 	return 0;
 }
 
@@ -1196,8 +1306,9 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
 	size_t len;
 	if (snap_read_bytes(path, &buf, &len, err))
 		return -1;
-	int rc = snap_decode(buf, len, out, err);
-	free(buf);
+	int rc = snap_decode_take(buf, len, out, err);
+	if (rc)
+		free(buf);
 	if (rc) {
 		char e2[SNAP_ERR_LEN];
 		snprintf(e2, sizeof(e2), "%.80s: %.170s", path, err);
@@ -1251,8 +1362,8 @@ uint64_t snap_diff(const struct snap *a, const struct snap *b, unsigned flags,
 			continue;
 		uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len;
 		for (uint32_t l = 0; l < len; l++) {
-			uint8_t ex = l < x->lft_len ? a->lft[x->lft_off + l] : SNAP_LFT_NONE;
-			uint8_t ey = l < y->lft_len ? b->lft[y->lft_off + l] : SNAP_LFT_NONE;
+			uint8_t ex = l < x->lft_len ? x->lft[l] : SNAP_LFT_NONE;
+			uint8_t ey = l < y->lft_len ? y->lft[l] : SNAP_LFT_NONE;
 			if (ex != ey)
 				REPORT(.kind = SNAP_DIFF_LFT, .node = i, .lid = l);
 		}

@@ -11,12 +11,17 @@
  *             0..nports; port 0 exists for switches (management port, it
  *             carries the switch's LID) and is "absent" on CAs and routers.
  *   links     are stored in the ports: peer_node/peer_port, both directions.
- *   lft[]     for switch n, lft[n.lft_off .. n.lft_off + lft_len) is its
- *             linear forwarding table: out-port per destination LID, with
- *             SNAP_LFT_NONE (0xFF, the IB "no path" value) kept distinct from
- *             port 0, which means "this switch itself". lft is never NULL
- *             once a snapshot is decoded or canonicalized, even when every
- *             table is empty.
+ *   n.lft     for switch n, n.lft[0 .. n.lft_len) is its linear forwarding
+ *             table: out-port per destination LID, with SNAP_LFT_NONE (0xFF,
+ *             the IB "no path" value) kept distinct from port 0, which means
+ *             "this switch itself". NULL when lft_len is 0.
+ *   bufs[]    the counted buffers the tables live in. A table is shared,
+ *             copy-on-write, between snapshots: snap_dup() copies no table,
+ *             and a writer calls snap_lft_own() before changing one, so a
+ *             generation derived from another costs the tables it changed
+ *             (OpenSM rewrites a few switches' tables per reroute), while
+ *             readers of either see immutable tables. A decoded snapshot's
+ *             tables stay in the received bytes (snap_decode_take()).
  *
  * Error convention: functions returning int return 0 on success or -1 with a
  * human-readable reason in err[SNAP_ERR_LEN]. Nothing here prints or exits.
@@ -78,9 +83,11 @@ struct snap_port {
 struct snap_node {
 	uint64_t guid;
 	uint64_t sysimg_guid;
+	uint8_t *lft;       /* switches: the LFT, LIDs 0..lft_len-1; NULL if empty.
+			     * Shared: write only through snap_lft_own() */
 	uint32_t port0;     /* index of this node's port 0 in ports[] */
-	uint32_t lft_len;   /* switches: number of LFT entries (LIDs 0..lft_len-1) */
-	uint64_t lft_off;   /* switches: offset of the LFT in lft[] */
+	uint32_t lft_len;   /* switches: number of LFT entries */
+	uint32_t lft_buf;   /* switches with a table: its buffer, an index into bufs[] */
 	uint8_t type;       /* enum snap_node_type */
 	uint8_t nports;     /* physical ports, numbered 1..nports */
 	char desc[SNAP_DESC_LEN + 1]; /* NUL-terminated; may hold any byte but NUL */
@@ -96,11 +103,12 @@ struct snap {
 
 	uint32_t nnodes;
 	uint32_t nports;     /* total port slots: sum over nodes of (nports + 1) */
-	uint64_t nlft;       /* total LFT bytes */
+	uint64_t nlft;       /* total LFT bytes (sum of lft_len) */
 	uint32_t max_lid;    /* highest LID assigned to any port (incl. LMC range) */
+	uint32_t nbufs;
 	struct snap_node *nodes;
 	struct snap_port *ports;
-	uint8_t *lft;
+	struct snap_lftbuf **bufs; /* each counted once; opaque (snapshot.c) */
 };
 
 /* ---- building ---------------------------------------------------------- */
@@ -108,13 +116,22 @@ struct snap {
 /* An empty snapshot; caller frees with snap_free(). NULL on ENOMEM. */
 struct snap *snap_new(void);
 void snap_free(struct snap *s);
-/* A deep copy, for changing a snapshot others still read. NULL on ENOMEM. */
+/* A copy, for changing a snapshot others still read: nodes and ports are
+ * copied, the tables shared until snap_lft_own(). NULL on ENOMEM. Any
+ * thread may free either, in any order. */
 struct snap *snap_dup(const struct snap *s);
-/* From now on the process keeps the LFT buffer of the last large snapshot
- * (16 MB and up) freed, for the next snap_dup(): for a process that copies
- * generation after generation (topod applying deltas), not for one that
- * only frees (it would hold a table's worth of memory for nothing). */
-void snap_spare_enable(void);
+/* Node's table, writable and s's own: copied first if another snapshot
+ * shares its buffer (or it lies in received bytes). NULL if the node has
+ * no table, or on ENOMEM. */
+uint8_t *snap_lft_own(struct snap *s, uint32_t node);
+/* Drops the buffers no table of s lies in any more (after snap_lft_own()
+ * calls), and, when those s holds exceed twice its table bytes, copies
+ * every table into one buffer: what s keeps alive stays within 2x its
+ * tables. 0, or -1 on ENOMEM (s unchanged and valid). */
+int snap_lft_trim(struct snap *s);
+/* Bytes of the buffers s holds (its tables, dead neighbours in shared
+ * buffers, a decoded snapshot's other received bytes). */
+uint64_t snap_lft_held(const struct snap *s);
 
 /*
  * Builder: add nodes first (snap_add_node reserves the port slots), then fill
@@ -155,6 +172,11 @@ int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err
 /* Decodes and validates (snap_validate). On success *out is a new snapshot
  * (caller frees with snap_free); on failure *out is untouched. */
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
+/* The same without copying the tables: on success the snapshot owns buf
+ * (malloc'd; its tables point into it, and it is freed with the last
+ * snapshot sharing them; nobody may write it any more); on failure the
+ * caller still owns it. */
+int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
 
 /* Structural checks: indices and port numbers in range, links symmetric,
  * LFT ports exist on their switch, LIDs in range and unique. */

@@ -57,9 +57,6 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	b->st = st;
 	b->map = map;
 	b->threads = threads;
-	/* Each delta copies the served generation: reuse the pages of the
-	 * one it replaced (snapshot.h). */
-	snap_spare_enable();
 	if (state_dir && *state_dir) {
 		snprintf(b->state_file, sizeof(b->state_file), "%s/fabric.snap", state_dir);
 		snprintf(b->state_dir, sizeof(b->state_dir), "%s", state_dir);
@@ -74,7 +71,8 @@ static void job_free(struct ingest_job *j)
 {
 	if (!j)
 		return;
-	free(j->buf);
+	if (!j->buf_lent)
+		free(j->buf);
 	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
@@ -279,15 +277,21 @@ static int run_decode(struct builder *b, struct run *r)
 			job_free(j);
 			return -1;
 		}
-	} else if (!r->s && snap_decode(j->buf, j->len, &r->s, r->err)) {
-		/* The previous fabric stays served: a bad snapshot only costs a
-		 * log line and an error reply to its producer. */
-		tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, r->err);
-		record_error(b, r->err);
-		snprintf(r->msg, sizeof(r->msg), "ERR INVALID %s", r->err);
-		reply(j, 0, r->msg);
-		job_free(j);
-		return -1;
+	} else if (!r->s) {
+		if (snap_decode_take(j->buf, j->len, &r->s, r->err)) {
+			/* The previous fabric stays served: a bad snapshot only
+			 * costs a log line and an error reply to its producer. */
+			tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, r->err);
+			record_error(b, r->err);
+			snprintf(r->msg, sizeof(r->msg), "ERR INVALID %s", r->err);
+			reply(j, 0, r->msg);
+			job_free(j);
+			return -1;
+		}
+		/* Its tables are left in the received bytes (no 187 MB copy
+		 * at k=56), which run_persist() still writes while r->s
+		 * holds them. */
+		j->buf_lent = 1;
 	}
 	r->decode_ms = util_ms_since(t0);
 	return 0;

@@ -39,7 +39,7 @@ static struct snap *next(const struct snap *base, unsigned leafno, unsigned up, 
 	struct snap_port *p = &t->ports[t->nodes[leaf].port0 + up];
 	struct snap_port *q = &t->ports[t->nodes[p->peer_node].port0 + p->peer_port];
 	p->state = q->state = down ? SNAP_PORT_DOWN : SNAP_PORT_ACTIVE;
-	uint8_t *lft = t->lft + t->nodes[leaf].lft_off;
+	uint8_t *lft = tf_lft(t, leaf);
 	uint32_t len = t->nodes[leaf].lft_len;
 	for (uint32_t l = 1 + (uint32_t)(tf_rand() % 50); l < len; l += 1 + (uint32_t)(tf_rand() % 90))
 		if (lft[l] == 5 || lft[l] == 6)

@@ -177,7 +177,7 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 			struct snap_node *n = &b->nodes[i];
 			if (n->type != SNAP_NODE_SWITCH)
 				continue;
-			uint8_t *e = &b->lft[n->lft_off + 1 + tf_rand() % (n->lft_len - 1)];
+			uint8_t *e = &tf_lft(b, (uint32_t)(n - b->nodes))[1 + tf_rand() % (n->lft_len - 1)];
 			if (r % 3 == 2 && c == 0)
 				*e = (uint8_t)(tf_rand() % (2 * h + 1));
 			else if (*e != SNAP_LFT_NONE && *e > h && n->guid - TF_SW_GUID < 200000)
@@ -226,7 +226,7 @@ int main(void)
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 200000)
 			continue;
 		for (uint32_t l = 1; l < n->lft_len; l += 3) {
-			uint8_t *e = &b->lft[n->lft_off + l];
+			uint8_t *e = &tf_lft(b, (uint32_t)(n - b->nodes))[l];
 			if (*e != SNAP_LFT_NONE && *e > h) {
 				*e = (uint8_t)(h + 1 + (*e - h) % h);
 				if (!moved++) {
@@ -260,8 +260,8 @@ int main(void)
 	struct route_hop hop[8];
 	struct route_res res;
 	CHECK(xb2 && sep != ROUTE_NONE && route_walk(xb2->rt, sep, (uint16_t)mlid, hop, 8, &res) == AN_OK &&
-	      hop[0].out == bb2->lft[bb2->nodes[mnode].lft_off + mlid] &&
-	      hop[0].out != a->lft[a->nodes[mnode].lft_off + mlid],
+	      hop[0].out == bb2->nodes[mnode].lft[mlid] &&
+	      hop[0].out != a->nodes[mnode].lft[mlid],
 	      "a re-pointed index walks the new LFTs (switch %u, LID %u), after the base's index is freed", mnode, mlid);
 	fabric_index_free(xb2);
 	snap_free(bb2);
@@ -272,7 +272,7 @@ int main(void)
 	c->generation = 3;
 	uint32_t leaf0 = (uint32_t)snap_find_node(c, TF_SW_GUID + 0);
 	uint32_t lid_local = 2; /* host 1 of leaf 0: LID 2 */
-	c->lft[c->nodes[leaf0].lft_off + lid_local] = (uint8_t)(h + 1);
+	tf_lft(c, leaf0)[lid_local] = (uint8_t)(h + 1);
 	struct fabric_index *xc = update(a, xa, c, &reused, &cc);
 	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
 	CHECK(xc && xc->hier != xa->hier, "with a hierarchy of its own");
@@ -303,13 +303,13 @@ int main(void)
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
 			continue;
 		for (uint32_t l = 1; l < n->lft_len; l++) {
-			uint8_t *en = &f->lft[n->lft_off + l];
+			uint8_t *en = &tf_lft(f, (uint32_t)(n - f->nodes))[l];
 			if (*en == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
 				*en = (uint8_t)(h + 2);
 		}
 	}
 	for (uint32_t l = 1; l <= h * h; l++)
-		f->lft[f->nodes[a0].lft_off + l] = SNAP_LFT_NONE;
+		tf_lft(f, a0)[l] = SNAP_LFT_NONE;
 	struct fabric_index *xf = update(a, xa, f, &reused, &ff);
 	size_t nall = xa->rt->neps * (size_t)xa->rt->nsw;
 	uint16_t *h0 = all_hops(xa->rt), *h1 = xf ? all_hops(xf->rt) : NULL;

@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,11 +122,12 @@ static void test_roundtrip(void)
 	CHECK(d->nnodes == 6 && d->nports == s->nports && d->nlft == 14 && d->max_lid == 6, "counts survive");
 	int same = 1;
 	for (uint32_t i = 0; i < d->nnodes; i++)
-		same &= d->nodes[i].guid == s->nodes[i].guid && !strcmp(d->nodes[i].desc, s->nodes[i].desc);
-	same &= !memcmp(d->lft, s->lft, 14);
+		same &= d->nodes[i].guid == s->nodes[i].guid && !strcmp(d->nodes[i].desc, s->nodes[i].desc) &&
+			d->nodes[i].lft_len == s->nodes[i].lft_len &&
+			(!d->nodes[i].lft_len || !memcmp(d->nodes[i].lft, s->nodes[i].lft, d->nodes[i].lft_len));
 	CHECK(same, "nodes, descriptions and LFTs survive");
 	int64_t sw = snap_find_node(d, 0x200001);
-	CHECK(sw >= 0 && d->lft[d->nodes[sw].lft_off + 0] == SNAP_LFT_NONE && d->lft[d->nodes[sw].lft_off + 1] == 0,
+	CHECK(sw >= 0 && d->nodes[sw].lft[0] == SNAP_LFT_NONE && d->nodes[sw].lft[1] == 0,
 	      "no-path (0xFF) stays distinct from port 0");
 	uint32_t n;
 	unsigned p;
@@ -407,8 +407,8 @@ static void test_textdump(void)
 	CHECK(rc == 0, "load ibnetdiscover + ibroute text%s%s", rc ? ": " : "", rc ? err : "");
 	if (s) {
 		int64_t sw = snap_find_node(s, 0x200000);
-		CHECK(sw >= 0 && s->nodes[sw].lft_len == 4 && s->lft[s->nodes[sw].lft_off + 3] == 2 &&
-			      s->lft[s->nodes[sw].lft_off + 0] == SNAP_LFT_NONE,
+		CHECK(sw >= 0 && s->nodes[sw].lft_len == 4 && s->nodes[sw].lft[3] == 2 &&
+			      s->nodes[sw].lft[0] == SNAP_LFT_NONE,
 		      "LFT from the dump, unlisted LID 0 is no-path");
 		CHECK(sw >= 0 && !strcmp(s->nodes[sw].desc, "leaf \\\"one\\\""), "description with quotes kept");
 		int64_t h = snap_find_node(s, 0x100003);
@@ -477,7 +477,7 @@ static void test_diff(void)
 	/* One LFT entry, one port state, one description: states count only
 	 * with SNAP_DIFF_STATE, and every difference names its place. */
 	uint32_t sw = (uint32_t)snap_find_node(b, 0x200001);
-	b->lft[b->nodes[sw].lft_off + 5] = 3;
+	snap_lft_own(b, sw)[5] = 3;
 	b->ports[b->nodes[sw].port0 + 1].state = SNAP_PORT_INIT;
 	uint32_t ca = (uint32_t)snap_find_node(b, 0x100010);
 	b->nodes[ca].desc[0] = 'X';
@@ -496,54 +496,17 @@ static void test_diff(void)
 	snap_free(b);
 }
 
-/* A large table's buffer outlives its snapshot as the next copy's (issue
- * 22): the copy must still be exact and able to grow. */
-static void test_lft_spare(void)
-{
-	enum { NSW = 360, LEN = 49152 }; /* 17.7 MB of LFTs: above the spare's threshold */
-	struct snap *a = snap_new();
-	uint8_t *row = malloc(LEN);
-	int ok = a && row;
-	for (uint32_t i = 0; ok && i < NSW; i++) {
-		int64_t n = snap_add_node(a, SNAP_NODE_SWITCH, 0x100 + i, 0x100 + i, 4, "sw", 2);
-		for (uint32_t l = 0; l < LEN; l++)
-			row[l] = (uint8_t)((l + i) % 5);
-		ok = n >= 0 && !snap_set_lft(a, (uint32_t)n, row, LEN);
-	}
-	CHECK(ok && a->nlft == (size_t)NSW * LEN, "a fabric with %u MB of LFTs", (unsigned)(a->nlft >> 20));
-	struct snap *b = snap_dup(a);
-	CHECK(b && !memcmp(b->lft, a->lft, a->nlft), "a copy has the same tables");
-	/* Off by default: a freed table is not kept. */
-	const uint8_t *was = b ? b->lft : NULL;
-	snap_free(b);
-	struct snap *b2 = snap_dup(a);
-	CHECK(b2 && !memcmp(b2->lft, a->lft, a->nlft), "a second copy has the same tables");
-	snap_spare_enable();
-	was = b2 ? b2->lft : NULL;
-	if (b2)
-		memset(b2->lft, 0xAB, b2->nlft);
-	snap_free(b2);
-	struct snap *c = snap_dup(a);
-	CHECK(c && c->lft == was && !memcmp(c->lft, a->lft, a->nlft),
-	      "the next copy reuses the freed copy's table buffer, overwritten exactly");
-	int64_t n = c ? snap_add_node(c, SNAP_NODE_SWITCH, 0x99999, 0x99999, 4, "sw", 2) : -1;
-	CHECK(n >= 0 && !snap_set_lft(c, (uint32_t)n, row, LEN) && c->nlft == (size_t)(NSW + 1) * LEN &&
-	      !memcmp(c->lft + (size_t)NSW * LEN, row, LEN) && !memcmp(c->lft, a->lft, a->nlft),
-	      "and the copy grows like any other");
-	snap_free(c);
-	snap_free(a);
-	free(row);
-}
-
-/* A fabric of nsw switches with LEN-byte tables (NULL on failure). */
-static struct snap *spare_fabric(uint32_t nsw, uint32_t len)
+/* A fabric of nsw switches with len-byte tables, each row its own (NULL
+ * on failure). */
+static struct snap *cow_fabric(uint32_t nsw, uint32_t len)
 {
 	struct snap *a = snap_new();
 	uint8_t *row = malloc(len);
 	int ok = a && row;
 	for (uint32_t i = 0; ok && i < nsw; i++) {
 		int64_t n = snap_add_node(a, SNAP_NODE_SWITCH, 0x100 + i, 0x100 + i, 4, "sw", 2);
-		memset(row, (int)(i % 5), len);
+		for (uint32_t l = 0; l < len; l++)
+			row[l] = (uint8_t)((l + i) % 5);
 		ok = n >= 0 && !snap_set_lft(a, (uint32_t)n, row, len);
 	}
 	free(row);
@@ -554,25 +517,91 @@ static struct snap *spare_fabric(uint32_t nsw, uint32_t len)
 	return a;
 }
 
-/* After the fabric shrinks, the spare must not keep the large table: it
- * once kept the largest buffer ever freed, for good (128 MB mapped after
- * everything was freed). Runs after test_lft_spare (the spare is on). */
-static void test_lft_spare_shrink(void)
+static int tables_equal(const struct snap *a, const struct snap *b)
 {
-	struct snap *small = spare_fabric(360, 49152); /* 17.7 MB */
-	snap_free(snap_dup(small));   /* the spare: a small table */
-	size_t m0 = mallinfo2().hblkhd;
-	struct snap *big = spare_fabric(1080, 49152); /* 53 MB */
-	snap_free(big ? snap_dup(big) : NULL);   /* the spare: 53 MB */
-	snap_free(big);
-	for (int i = 0; small && i < 3; i++)
-		snap_free(snap_dup(small));
-	size_t m1 = mallinfo2().hblkhd;
-	/* (ASan's allocator maps its own: mallinfo2 says 0 there) */
-	CHECK(small && m1 < m0 + ((size_t)24 << 20),
-	      "after the fabric grew to 53 MB of tables and shrank back to 17.7, %zu MB mapped against %zu before",
-	      m1 >> 20, m0 >> 20);
-	snap_free(small);
+	if (a->nnodes != b->nnodes || a->nlft != b->nlft)
+		return 0;
+	for (uint32_t i = 0; i < a->nnodes; i++)
+		if (a->nodes[i].lft_len != b->nodes[i].lft_len ||
+		    (a->nodes[i].lft_len && memcmp(a->nodes[i].lft, b->nodes[i].lft, a->nodes[i].lft_len)))
+			return 0;
+	return 1;
+}
+
+/* Copy-on-write tables (issue 22): a copy shares every table until one is
+ * written, the writer's copy alone changes, and either snapshot outlives
+ * the other (ASan sees a use after free or a leak). */
+static void test_lft_cow(void)
+{
+	enum { NSW = 64, LEN = 4096 };
+	struct snap *a = cow_fabric(NSW, LEN), *keep = a ? cow_fabric(NSW, LEN) : NULL;
+	struct snap *b = keep ? snap_dup(a) : NULL;
+	int shared = !!b;
+	for (uint32_t i = 0; b && i < NSW; i++)
+		shared &= b->nodes[i].lft == a->nodes[i].lft;
+	CHECK(shared && snap_lft_held(b) == (uint64_t)NSW * LEN, "a copy shares every table (%llu bytes held)",
+	      b ? (unsigned long long)snap_lft_held(b) : 0ull);
+	uint8_t *t = b ? snap_lft_own(b, 3) : NULL;
+	if (t)
+		t[7] = (uint8_t)(t[7] + 1);
+	CHECK(t && t != a->nodes[3].lft && tables_equal(a, keep) && snap_diff(a, b, 0, NULL, NULL) == 1 &&
+		      snap_lft_own(b, 3) == t && b->nodes[4].lft == a->nodes[4].lft,
+	      "writing the copy's table copies it once; the original is untouched, the others still shared");
+	CHECK(b && !snap_lft_trim(b) && snap_lft_held(b) == b->nlft && b->nbufs == NSW,
+	      "trimmed, the copy holds its own tables' bytes: the replaced buffer is dropped (%llu held, %u buffers)",
+	      b ? (unsigned long long)snap_lft_held(b) : 0ull, b ? b->nbufs : 0);
+	snap_free(a);
+	if (t)
+		t[7] = (uint8_t)(t[7] - 1);
+	CHECK(b && tables_equal(b, keep), "the copy outlives the original, its tables intact");
+
+	/* Tables shrunk in place leave dead bytes: trim packs them. */
+	uint8_t row[LEN / 4];
+	memset(row, 2, sizeof(row));
+	int ok = !!b;
+	for (uint32_t i = 0; ok && i < NSW; i++)
+		ok = !snap_set_lft(b, i, row, sizeof(row));
+	uint64_t before = b ? snap_lft_held(b) : 0;
+	CHECK(ok && before > 2 * b->nlft && !snap_lft_trim(b) && snap_lft_held(b) == b->nlft && b->nbufs == 1 &&
+		      b->nodes[NSW - 1].lft[LEN / 4 - 1] == 2,
+	      "held bytes beyond twice the tables are packed into one buffer (%llu -> %llu, tables %llu)",
+	      (unsigned long long)before, b ? (unsigned long long)snap_lft_held(b) : 0ull,
+	      b ? (unsigned long long)b->nlft : 0ull);
+	snap_free(b);
+	snap_free(keep);
+}
+
+/* A decoded snapshot's tables stay in the received bytes, which it then
+ * owns and never writes. */
+static void test_decode_take(void)
+{
+	struct snap *s = small_fabric(), *d = NULL;
+	uint32_t sw = s ? (uint32_t)snap_find_node(s, 0x200001) : 0;
+	uint8_t *buf = NULL, *bad;
+	size_t len = 0;
+	char err[SNAP_ERR_LEN];
+	if (!s || snap_encode(s, &buf, &len, err)) {
+		CHECK(0, "encode: %s", err);
+		snap_free(s);
+		return;
+	}
+	bad = malloc(len);
+	memcpy(bad, buf, len);
+	bad[len - 1] ^= 1;
+	CHECK(snap_decode_take(bad, len, &d, err) && !d, "a damaged buffer is refused and left to the caller");
+	free(bad);
+	CHECK(!snap_decode_take(buf, len, &d, err) && d && tables_equal(d, s), "decoded in place");
+	uint8_t *in = d ? d->nodes[sw].lft : NULL;
+	CHECK(in && in > buf && in < buf + len, "a table lies in the received bytes");
+	uint8_t *t = d ? snap_lft_own(d, sw) : NULL;
+	if (t)
+		t[1] ^= 0x3;
+	struct snap *again = NULL;
+	CHECK(t && t != in && !snap_decode(buf, len, &again, err) && tables_equal(again, s),
+	      "writing a table copies it: the received bytes still decode to the same tables");
+	snap_free(again);
+	snap_free(d); /* frees buf */
+	snap_free(s);
 }
 
 /* CRC-32C one bit at a time, the definition the fast paths must match. */
@@ -634,7 +663,7 @@ static void test_lft_check(void)
 			continue;
 		}
 		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-			uint8_t *e = s->lft + s->nodes[n].lft_off + at[k];
+			uint8_t *e = snap_lft_own(s, (uint32_t)n) + at[k];
 			uint8_t was = *e;
 			char want[64];
 			*e = (uint8_t)(nports + 1 + k % 2 * (253 - nports)); /* the first bad port, or 254 */
@@ -653,8 +682,8 @@ int main(void)
 {
 	test_lft_check();
 	test_crc32c();
-	test_lft_spare();
-	test_lft_spare_shrink();
+	test_lft_cow();
+	test_decode_take();
 	test_diff();
 	test_roundtrip();
 	test_truncated();

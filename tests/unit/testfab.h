@@ -243,13 +243,23 @@ static inline void tf_finish(struct snap *s, unsigned lmc)
 	}
 }
 
+/* Node's table, writable: copied first where another snapshot shares it
+ * (a test's snap_dup() of a fabric it changes). */
+static inline uint8_t *tf_lft(struct snap *s, uint32_t node)
+{
+	uint8_t *t = snap_lft_own(s, node);
+	if (!t)
+		tf_die("snap_lft_own");
+	return t;
+}
+
 /* Sets one LFT entry of the switch with this GUID (after tf_finish). */
 static inline void tf_set_entry(struct snap *s, uint64_t sw_guid, uint32_t lid, uint8_t port)
 {
 	int64_t i = snap_find_node(s, sw_guid);
 	if (i < 0 || lid >= s->nodes[i].lft_len)
 		tf_die("set entry");
-	s->lft[s->nodes[i].lft_off + lid] = port;
+	tf_lft(s, i)[lid] = port;
 }
 
 /* ---- shapes ------------------------------------------------------------------- */
