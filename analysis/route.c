@@ -728,7 +728,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			for (uint32_t x = 0; x < nsw; x++) {
 				/* Each row is a cache miss in the LFTs (one line per
 				 * switch, a table apart): ask for later ones early. */
-				if (x + DP_AHEAD < nsw && dense)
+				if (x + DP_AHEAD < nsw && dense && sw.len[x + DP_AHEAD])
 					__builtin_prefetch(sw.lft[x + DP_AHEAD] + l0);
 				const uint8_t *lft = sw.lft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;

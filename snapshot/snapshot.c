@@ -276,7 +276,7 @@ uint8_t *snap_lft_own(struct snap *s, uint32_t node)
 	/* Held by s alone: no other snapshot reads it. s cannot be
 	 * shared as it is written, so refs cannot grow meanwhile. */
 	if (atomic_load(&b->refs) == 1 && !b->ro)
-		return n->lft;
+		return (uint8_t *)(uintptr_t)n->lft; /* in malloc'd memory s alone holds */
 	uint32_t idx;
 	uint8_t *t = bufs_add(s, NULL, n->lft_len, 0, &idx);
 	if (!t)
@@ -291,8 +291,11 @@ uint8_t *snap_lft_own(struct snap *s, uint32_t node)
  * exactly its table bytes. */
 static int lft_compact(struct snap *s)
 {
-	uint8_t *mem = malloc(s->nlft ? s->nlft : 1);
-	struct snap_lftbuf *b = mem ? buf_new(mem, s->nlft, 0) : NULL;
+	uint64_t total = 0; /* not nlft: a test may have cut a table's length alone */
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		total += s->nodes[i].lft_len;
+	uint8_t *mem = total <= SIZE_MAX ? malloc(total ? (size_t)total : 1) : NULL;
+	struct snap_lftbuf *b = mem ? buf_new(mem, (size_t)total, 0) : NULL;
 	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
 	if (!one) {
 		free(b);
@@ -313,6 +316,7 @@ static int lft_compact(struct snap *s)
 	one[0] = b;
 	s->bufs = one;
 	s->nbufs = 1;
+	s->nlft = total;
 	return 0;
 }
 
@@ -342,9 +346,9 @@ int snap_lft_trim(struct snap *s)
 		if (s->nodes[i].lft_len)
 			s->nodes[i].lft_buf = map[s->nodes[i].lft_buf];
 	free(map);
-	/* A failed compaction leaves s as it was: valid, only larger. */
-	if (held > 2 * s->nlft + 4096 && lft_compact(s))
-		return -1;
+	/* Packing is an economy: failing it leaves s valid, only larger. */
+	if (held > 2 * s->nlft + 4096)
+		(void)lft_compact(s);
 	return 0;
 }
 
@@ -1033,7 +1037,7 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
 	r->p += 4;
 	if (ll > SNAP_MAX_LID + 1 || !need(r, ll))
 		return fail(err, "switch 0x%016llx: LFT length %u is out of range", (unsigned long long)nd->guid, ll);
-	nd->lft = ll ? (uint8_t *)(uintptr_t)r->p : NULL;
+	nd->lft = ll ? r->p : NULL;
 	nd->lft_len = ll;
 	nd->lft_buf = 0;
 	s->nlft += ll;
@@ -1101,7 +1105,9 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 	return 0;
 }
 
-int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
+/* ro: the bytes are a caller's, who may still read them (topod writes
+ * them to its state directory): never written in place. */
+static int decode_in(uint8_t *buf, size_t len, int ro, struct snap **out, char err[SNAP_ERR_LEN])
 {
 	uint64_t plen;
 	if (snap_peek_header(buf, len, &plen, err))
@@ -1117,8 +1123,8 @@ int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_
 
 	struct snap *s = snap_new();
 	uint32_t idx;
-	if (!s || !bufs_add(s, buf, len, 1, &idx)) {
-		free(s);
+	if (!s || !bufs_add(s, buf, len, ro, &idx)) {
+		snap_free(s); /* buf is not in its list: still the caller's */
 		return fail(err, "out of memory");
 	}
 	s->generation = rd64(buf + 16);
@@ -1135,6 +1141,11 @@ int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_
 	return 0;
 }
 
+int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
+{
+	return decode_in(buf, len, 1, out, err);
+}
+
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
 {
 	uint8_t *own = malloc(len ? len : 1);
@@ -1142,7 +1153,7 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 		return fail(err, "out of memory");
 	if (len)
 		memcpy(own, buf, len);
-	if (snap_decode_take(own, len, out, err)) {
+	if (decode_in(own, len, 0, out, err)) {
 		free(own);
 		return -1;
 	}

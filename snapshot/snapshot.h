@@ -83,8 +83,8 @@ struct snap_port {
 struct snap_node {
 	uint64_t guid;
 	uint64_t sysimg_guid;
-	uint8_t *lft;       /* switches: the LFT, LIDs 0..lft_len-1; NULL if empty.
-			     * Shared: write only through snap_lft_own() */
+	const uint8_t *lft; /* switches: the LFT, LIDs 0..lft_len-1; NULL if empty.
+			     * Shared: written only through snap_lft_own() */
 	uint32_t port0;     /* index of this node's port 0 in ports[] */
 	uint32_t lft_len;   /* switches: number of LFT entries */
 	uint32_t lft_buf;   /* switches with a table: its buffer, an index into bufs[] */
@@ -126,8 +126,9 @@ struct snap *snap_dup(const struct snap *s);
 uint8_t *snap_lft_own(struct snap *s, uint32_t node);
 /* Drops the buffers no table of s lies in any more (after snap_lft_own()
  * calls), and, when those s holds exceed twice its table bytes, copies
- * every table into one buffer: what s keeps alive stays within 2x its
- * tables. 0, or -1 on ENOMEM (s unchanged and valid). */
+ * every table into one buffer (if memory allows): what s keeps alive
+ * stays within 2x its tables. 0, or -1 on ENOMEM before anything was
+ * dropped (s unchanged). */
 int snap_lft_trim(struct snap *s);
 /* Bytes of the buffers s holds (its tables, dead neighbours in shared
  * buffers, a decoded snapshot's other received bytes). */

@@ -50,7 +50,8 @@ int lft_from_snap(const struct snap *s, struct lfts *t, char err[LFT_ERR_LEN])
 		if (t->row[i] == NONE)
 			continue;
 		uint32_t len = s->nodes[i].lft_len < t->stride ? s->nodes[i].lft_len : t->stride;
-		memcpy(t->t + (size_t)t->row[i] * t->stride, s->nodes[i].lft, len);
+		if (len)
+			memcpy(t->t + (size_t)t->row[i] * t->stride, s->nodes[i].lft, len);
 	}
 	return 0;
 }

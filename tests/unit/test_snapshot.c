@@ -591,7 +591,7 @@ static void test_decode_take(void)
 	CHECK(snap_decode_take(bad, len, &d, err) && !d, "a damaged buffer is refused and left to the caller");
 	free(bad);
 	CHECK(!snap_decode_take(buf, len, &d, err) && d && tables_equal(d, s), "decoded in place");
-	uint8_t *in = d ? d->nodes[sw].lft : NULL;
+	const uint8_t *in = d ? d->nodes[sw].lft : NULL;
 	CHECK(in && in > buf && in < buf + len, "a table lies in the received bytes");
 	uint8_t *t = d ? snap_lft_own(d, sw) : NULL;
 	if (t)
