@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -967,6 +968,13 @@ int main(int argc, char **argv)
 	if (settle_options(&o))
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
+	/* A delta copies the switch tables it changes (~48 KB each, up to
+	 * 100 MB at k=56) and frees those of the generation it replaces:
+	 * keep freed heap pages mapped for the next one instead of trimming
+	 * them and faulting fresh ones in. Whole snapshots (received bytes,
+	 * 1 MB and up) are mapped apart and go back to the system. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	size_connections(&o, o.srv.max_conns != 0);
 	size_request_memory(&o);
 	o.srv.threads = o.threads > 0 ? o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
