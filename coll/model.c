@@ -830,9 +830,15 @@ int tc_size_class(long long bytes)
  * (8 B on 256 hosts in 32 leaves: 11 against recursive doubling's 8), and
  * each message costs more than its route's latency (in SMPI about 0.5 us:
  * recursive doubling ran 1.6-2 times its prediction there), so the hops
- * it saves were predicted 1.12x and ran 0.77x (1.29x and 0.98x on ft3). */
-static double tree_penalty(enum tc_op op, int v)
+ * it saves were predicted 1.12x and ran 0.77x (1.29x and 0.98x on ft3).
+ * Allgather's ring below 64 KiB a block: its P-1 steps are latency-bound,
+ * and SMPI ran them at 1 KiB up to 1.69 times the prediction (16 ranks a
+ * host on ft2-mixed: predicted 1.25x faster than Open MPI's own, ran
+ * 0.62x); from 64 KiB within 1.07 (docs/performance.md, issue 25). */
+static double tree_penalty(enum tc_op op, int v, long long bytes)
 {
+	if (op == TC_ALLGATHER)
+		return v == TC_V_RING && bytes < 65536 ? 1.7 : 1.0;
 	if (op == TC_ALLREDUCE)
 		return v == TC_V_HIER ? 1.3 : 1.0;
 	return op == TC_BCAST && (v == TC_V_HIER || v == TC_V_DFS || v == TC_V_BFS) ? 1.3 : 1.0;
@@ -860,7 +866,7 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 				long long seg = f < 0 ? ch->seg / 2 : f > 0 ? ch->seg * 2 : ch->seg;
 				if (cand[i] == TC_V_PIPE && (seg < 65536 || seg > bytes))
 					continue;
-				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i]);
+				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i], bytes);
 				if (tc_g.verbose >= 2 && c->rank == 0)
 					fprintf(stderr, "topocoll: %s, %lld bytes on %d ranks: predicted %.1f us %s, %.1f us the MPI's own\n",
 						tc_op_name[op], bytes, c->size, t * 1e6, tc_variant_name[cand[i]], ch->t_native * 1e6);
