@@ -22,6 +22,9 @@
  * where the receive type is one dense run, else in a packed copy unpacked
  * at the end with the receive type: results are byte-equal to the MPI's.
  *
+ * tc_allgather_sched runs topod's allgather schedule (kPrefix, kShift;
+ * sched.c asks and checks it) over the same layout of blocks.
+ *
  * tc_allgather_grouped (below) gathers each host's or leaf's blocks at one
  * rank first, and runs the ring (or the MPI's own) among those.
  */
@@ -113,6 +116,31 @@ static int ring_steps(struct tc_comm *c, const struct ring *g)
 	return rc;
 }
 
+/* topod's schedule (sched.c, checked there): per step, this rank's
+ * receives and sends of the named blocks at once. Two flows between the
+ * same ranks in a step are posted in the schedule's order on both sides,
+ * so they match in that order. */
+static int sched_steps(struct tc_comm *c, const struct ring *g, const struct tc_agsched *s)
+{
+	MPI_Request rq[2 * TC_SCHED_MULTI];
+	MPI_Status sts[2 * TC_SCHED_MULTI];
+	int rc = MPI_SUCCESS;
+	for (int i = 0; i < s->nsteps && rc == MPI_SUCCESS; i++) {
+		int nq = 0, w;
+		for (int j = s->roff[i]; j < s->roff[i + 1] && rc == MPI_SUCCESS; j++) {
+			int b = s->rblk[j];
+			rc = PMPI_Irecv(g->base + g->off[b], g->len[b], MPI_BYTE, s->from[j], TC_AG_TAG, c->pcomm, &rq[nq++]);
+		}
+		for (int j = s->soff[i]; j < s->soff[i + 1] && rc == MPI_SUCCESS; j++) {
+			int b = s->sblk[j];
+			rc = PMPI_Isend(g->base + g->off[b], g->len[b], MPI_BYTE, s->to[j], TC_AG_TAG, c->pcomm, &rq[nq++]);
+		}
+		w = nq ? PMPI_Waitall(nq, rq, sts) : MPI_SUCCESS;
+		rc = rc == MPI_SUCCESS ? w : rc;
+	}
+	return rc;
+}
+
 /* My own block packed into `to` (len bytes): from sbuf, or (in place)
  * from rbuf; already there where in place and direct. */
 static int pack_mine(struct tc_comm *c, char *to, int len, const void *sbuf, int scount, MPI_Datatype st,
@@ -145,8 +173,9 @@ static int all_ok(const struct tc_comm *c, int ok)
 	return all;
 }
 
-int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-		      const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
+/* The ring (s NULL) or topod's schedule s, over the blocks as bytes. */
+static int blocks_run(struct tc_comm *c, const struct tc_agsched *s, const void *sbuf, int scount, MPI_Datatype st,
+		      void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
 {
 	int n = c->size, tsz = 0, direct = 1, rc = MPI_SUCCESS;
 	*give_up = 0;
@@ -172,7 +201,7 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
 		}
 		g.base = direct ? rbuf : malloc(total ? total : 1);
 		tc_ring_order(c, g.order);
-		while (g.order[g.me] != c->rank)
+		while (!s && g.order[g.me] != c->rank)
 			g.me++;
 	}
 	const void *mine = (const char *)rbuf + (MPI_Aint)displs[c->rank] * ext;
@@ -189,7 +218,7 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
 		*give_up = 1;
 		return MPI_SUCCESS;
 	}
-	rc = ring_steps(c, &g);
+	rc = s ? sched_steps(c, &g, s) : ring_steps(c, &g);
 	for (int r = 0; !direct && rc == MPI_SUCCESS && r < n; r++) {
 		int pos = 0;
 		if (r == c->rank && sbuf == MPI_IN_PLACE)
@@ -203,6 +232,18 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
 	free(g.len);
 	free(g.order);
 	return rc;
+}
+
+int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+		      const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
+{
+	return blocks_run(c, NULL, sbuf, scount, st, rbuf, rcounts, displs, rt, give_up);
+}
+
+int tc_allgather_sched(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+		       const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up)
+{
+	return blocks_run(c, c->agsched, sbuf, scount, st, rbuf, rcounts, displs, rt, give_up);
 }
 
 /*

@@ -3,7 +3,8 @@
  * programs (docs/collectives.md), shared by its files.
  *
  * A PMPI layer: MPI_Bcast, MPI_Gather, MPI_Scatter and MPI_Allreduce are
- * wrapped (and MPI_Alltoall, MPI_Allgather, MPI_Allgatherv); each call either runs a hierarchical algorithm over the job's
+ * wrapped (and MPI_Alltoall, MPI_Allgather, MPI_Allgatherv, which may also run topod's
+ * schedules); each call either runs a hierarchical algorithm over the job's
  * leaf switches or hands the call, untouched, to the MPI (PMPI_*).
  *
  * Where a rank's leaf comes from: at MPI_Init every rank names its host
@@ -52,6 +53,7 @@ enum tc_variant {
 	TC_V_RING,       /* Allgather(v): a ring in the fabric's host order (allgather.c) */
 	TC_V_HOSTS,      /* Allgather(v): each host's ranks gathered at one, a ring of host leaders in that order */
 	TC_V_LEAVES,     /* Allgather(v): each leaf's ranks gathered at its leader, the MPI's among the leaders */
+	TC_V_AGSCHED,    /* Allgather(v): topod's allgather schedule (kPrefix, kShift, its ring; sched.c) */
 	TC_NVARIANTS
 };
 extern const char *const tc_variant_name[TC_NVARIANTS];
@@ -120,6 +122,9 @@ struct tc_comm {
 	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
 	int sched_asked;
 	char sched_why[160];   /* why there is none */
+	struct tc_agsched *agsched; /* Allgather: topod's schedule, asked on the first large call (NULL: none) */
+	int agsched_asked;
+	char agsched_why[160];
 };
 
 /* An all-to-all schedule as this rank runs it: per step, whom it sends to
@@ -130,6 +135,20 @@ struct tc_sched {
 	int *soff, *to;           /* step i: send to to[soff[i] .. soff[i+1]) */
 	int *roff, *from;         /* and receive from from[roff[i] .. roff[i+1]) */
 	double time_s, native_s;  /* topod's prediction for blocks of `bytes`, and XOR's (the MPI's pairwise) */
+	unsigned long long bytes;
+	char algo[16];
+};
+
+/* An allgather schedule as this rank runs it: per step, which blocks
+ * (origin ranks) it sends to whom and receives from whom. */
+struct tc_agsched {
+	int nsteps;
+	int *soff, *to, *sblk;    /* step i: block sblk[j] to to[j], j in [soff[i], soff[i+1]) */
+	int *roff, *from, *rblk;  /* and block rblk[j] from from[j] */
+	/* topod's predictions for blocks of `bytes` (-1 unknown): this
+	 * schedule's, the MPIs' ring in rank order, the ring in the fabric's
+	 * order (`agring`, what TC_V_RING runs) */
+	double time_s, ring_s, agring_s;
 	unsigned long long bytes;
 	char algo[16];
 };
@@ -157,6 +176,8 @@ struct tc_global {
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
 	char sched_file[256];  /* TOPOCOLL_SCHEDULE: a schedule file instead of asking topod */
+	char agsched_file[256];/* TOPOCOLL_ALLGATHER_SCHEDULE: the same for Allgather's */
+	long long ag_min;      /* TOPOCOLL_ALLGATHER_MIN: smallest block for which the schedule is asked (64 KiB) */
 	int last_variant;      /* the last call's choice, for the SMPI benchmark */
 	double last_native, last_best;
 	double init_ms[4];     /* MPI_Init's own time: names, leaves, delays, sharing (TOPOCOLL_VERBOSE=2) */
@@ -226,6 +247,14 @@ void tc_ring_order(const struct tc_comm *c, int *order);
 /* Alltoall's schedule for c (sched.c): collective, on the first call. */
 void tc_sched_get(struct tc_comm *c);
 void tc_sched_free(struct tc_sched *s);
+/* Allgather's (sched.c): collective, on the first call whose blocks of
+ * `bytes` may run it; topod is asked for that block. */
+void tc_agsched_get(struct tc_comm *c, long long bytes);
+void tc_agsched_free(struct tc_agsched *s);
+/* Allgather(v) by c->agsched (allgather.c): the ring's arguments and
+ * *give_up, the blocks laid out as the ring's. */
+int tc_allgather_sched(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+		       const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up);
 
 /* The job's delays (topo.c): from the SimGrid platform XML text (topod's
  * `simgrid` answer, or TOPOCOLL_TOPOLOGY's file). Hosts named in names[n]

@@ -8,7 +8,7 @@
  *                                allgather: Allgather and Allgatherv)
  *   TOPOCOLL_MIN_BYTES=N         no prediction: hierarchical from N bytes
  *                                per rank up (the old size rule, for tests)
- *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|ring|hosts|leaves|native
+ *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|ring|hosts|leaves|sched|native
  *                                by prediction (default), always topocoll's
  *                                where it can run (Bcast, Allgather: that
  *                                variant, the others' one way), never
@@ -20,6 +20,9 @@
  *                                (topoquery simgrid), topod not asked
  *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
  *   TOPOCOLL_ALLTOALL_MIN=N      smallest block for a schedule (262144)
+ *   TOPOCOLL_ALLGATHER_SCHEDULE=FILE  MPI_Allgather's schedule from a file
+ *   TOPOCOLL_ALLGATHER_MIN=N     smallest block for which topod's
+ *                                allgather schedule is asked (65536)
  *   TOPOCOLL_RATE=BYTES_PER_S    the rate assumed where topod knows hops but
  *                                not the cables' rates (4e9)
  *   TOPOCOLL_MATRIX_HOSTS=N      above N distinct hosts, delays per leaf (128)
@@ -74,8 +77,9 @@ static void options(void)
 	const char *mb = getenv("TOPOCOLL_MIN_BYTES"), *ch = getenv("TOPOCOLL_CHOICE");
 	const char *mo = getenv("TOPOCOLL_MODEL"), *mg = getenv("TOPOCOLL_MARGIN"), *sf = getenv("TOPOCOLL_SCHEDULE");
 	tc_g.min_set = mb && *mb;
-	static const char *const force[] = { "hier", "dfs", "bfs", "pipe", "ring", "hosts", "leaves" };
-	static const enum tc_variant fv[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING, TC_V_HOSTS, TC_V_LEAVES };
+	static const char *const force[] = { "hier", "dfs", "bfs", "pipe", "ring", "hosts", "leaves", "sched" };
+	static const enum tc_variant fv[] = { TC_V_HIER,  TC_V_DFS,   TC_V_BFS,    TC_V_PIPE,
+					      TC_V_RING,  TC_V_HOSTS, TC_V_LEAVES, TC_V_AGSCHED };
 	tc_g.choice_mode = ch && !strcmp(ch, "native") ? 2 : 0;
 	for (size_t i = 0; ch && i < sizeof(force) / sizeof(force[0]); i++)
 		if (!strcmp(ch, force[i])) {
@@ -94,6 +98,9 @@ static void options(void)
 		tc_g.margin = 1.10;
 	snprintf(tc_g.sched_file, sizeof(tc_g.sched_file), "%s", sf ? sf : "");
 	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 262144, 0, 1L << 40);
+	const char *af = getenv("TOPOCOLL_ALLGATHER_SCHEDULE");
+	snprintf(tc_g.agsched_file, sizeof(tc_g.agsched_file), "%s", af ? af : "");
+	tc_g.ag_min = env_long("TOPOCOLL_ALLGATHER_MIN", 65536, 0, 1L << 40);
 	tc_g.timeout_ms = (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000);
 	tc_g.verbose = (int)env_long("TOPOCOLL_VERBOSE", 0, 0, 9);
 	tc_g.stats = env_long("TOPOCOLL_STATS", 0, 0, 9) > 0;
@@ -122,6 +129,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	if (c->pcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->pcomm);
 	tc_sched_free(c->sched);
+	tc_agsched_free(c->agsched);
 	free(c->ordered);
 	free(c->ordered_made);
 	free(c->world);

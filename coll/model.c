@@ -38,7 +38,7 @@ const char *const tc_variant_name[TC_NVARIANTS] = { "the MPI's own", "hierarchic
 						    "hierarchical, pipelined over the leaders",
 						    "topod's schedule", "ring in the fabric's order",
 						    "hosts gathered, their leaders' ring in the fabric's order",
-						    "leaf-hierarchical" };
+						    "leaf-hierarchical", "topod's allgather schedule" };
 
 struct sim {
 	const struct tc_comm *c;
@@ -725,8 +725,27 @@ long long tc_pipe_segment(long long bytes, int ranks)
 	return seg;
 }
 
+/* topod's allgather schedule for blocks of `bytes`: topod predicted it
+ * for the blocks it was asked for, beside its ring in the fabric's order,
+ * which is what TC_V_RING runs; that ratio applied to this model's ring
+ * keeps the latencies of smaller blocks (a time scaled by bytes alone
+ * would drop them). Without topod's ring time, scaled by bytes. */
+static double agsched_predict(struct tc_comm *c, long long bytes)
+{
+	const struct tc_agsched *s = c->agsched;
+	if (!s || s->time_s <= 0 || !s->bytes)
+		return -1;
+	if (s->agring_s > 0) {
+		double r = tc_predict(c, TC_ALLGATHER, TC_V_RING, bytes, 0, 0);
+		return r > 0 ? r * s->time_s / s->agring_s : -1;
+	}
+	return s->time_s * (double)bytes / (double)s->bytes;
+}
+
 double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg)
 {
+	if (v == TC_V_AGSCHED)
+		return op == TC_ALLGATHER ? agsched_predict(c, bytes) : -1;
 	struct sim S = { .c = c };
 	size_t n = (size_t)c->size;
 	double *mem = calloc(4 * n, sizeof(double));
@@ -849,7 +868,8 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 {
 	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
 	*chp = ch;
-	static const enum tc_variant cand[] = { TC_V_HIER, TC_V_DFS, TC_V_BFS, TC_V_PIPE, TC_V_RING, TC_V_HOSTS, TC_V_LEAVES };
+	static const enum tc_variant cand[] = { TC_V_HIER,  TC_V_DFS,    TC_V_BFS,    TC_V_PIPE,
+						TC_V_RING, TC_V_HOSTS, TC_V_LEAVES, TC_V_AGSCHED };
 	double best_pen = 1.0;
 	if (ch->variant < 0) {
 		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root, 0);
@@ -857,7 +877,8 @@ enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int
 		ch->t_best = ch->t_native;
 		ch->seg = tc_pipe_segment(bytes, c->size);
 		for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && ch->t_native > 0; i++) {
-			if (op == TC_ALLGATHER ? cand[i] < TC_V_RING || (cand[i] == TC_V_HOSTS && !c->nhosts)
+			if (op == TC_ALLGATHER ? cand[i] < TC_V_RING || (cand[i] == TC_V_HOSTS && !c->nhosts) ||
+							 (cand[i] == TC_V_AGSCHED && !c->agsched)
 					       : (op != TC_BCAST && cand[i] != TC_V_HIER) || cand[i] >= TC_V_RING ||
 							 (cand[i] == TC_V_PIPE && bytes < 65536))
 				continue;

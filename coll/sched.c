@@ -10,7 +10,17 @@
  * The schedule is untrusted: every ordered pair of distinct ranks must be
  * in it exactly once, or the Alltoall would lose or double a block; any
  * other schedule is refused and the MPI's own runs.
+ *
+ * MPI_Allgather's schedule the same way (its first call with blocks of
+ * TOPOCOLL_ALLGATHER_MIN or more; TOPOCOLL_ALLGATHER_SCHEDULE's file):
+ * topod's `schedule agbest`, the fastest it predicts of kPrefix, kShift
+ * (Kumar and Kalé 2004) and the ring in the fabric's order, flows naming
+ * the block they carry. Untrusted too: every rank must end with every
+ * other rank's block exactly once, and send only a block it held before
+ * the step (its own, or one received in an earlier step); else refused,
+ * and the ring or the MPI's own runs.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +35,10 @@
 
 struct full {
 	int n, nsteps, nflows;
-	int *off, *src, *dst;
-	double time_s, native_s;
+	int ag;                /* an allgather's: blk says each flow's block */
+	int *off, *src, *dst, *blk;
+	double time_s, native_s, agring_s; /* native_s: XOR's, or the allgather's ring in rank order */
+	unsigned long long bytes;
 	char algo[16];
 };
 
@@ -35,12 +47,58 @@ static void full_free(struct full *f)
 	free(f->off);
 	free(f->src);
 	free(f->dst);
+	free(f->blk);
+}
+
+/* Every rank ends with every other rank's block once, and sends only a
+ * block it held before the step; at most TC_SCHED_MULTI sends and
+ * receives of one rank in a step. got[r * n + b]: the step in which rank r
+ * received block b (-1 its own, INT_MAX not yet). */
+static int valid_ag(const struct full *f, char *why, size_t whyn)
+{
+	size_t n = (size_t)f->n;
+	int *got = malloc(n * n * sizeof(int)), *cnt = calloc(2 * n, sizeof(int)), bad = !got || !cnt;
+	if (bad)
+		snprintf(why, whyn, "out of memory");
+	for (size_t i = 0; !bad && i < n * n; i++)
+		got[i] = i % (n + 1) ? INT_MAX : -1;
+	for (int s = 0; !bad && s < f->nsteps; s++) {
+		memset(cnt, 0, 2 * n * sizeof(int));
+		for (int i = f->off[s]; i < f->off[s + 1] && !bad; i++) {
+			int a = f->src[i], b = f->dst[i], k = f->blk[i];
+			const char *e = NULL;
+			if (a < 0 || b < 0 || k < 0 || a >= f->n || b >= f->n || k >= f->n || a == b)
+				e = "a rank out of range";
+			else if (got[(size_t)a * n + k] >= s)
+				e = "a block sent before its sender has it";
+			else if (got[(size_t)b * n + k] != INT_MAX)
+				e = "a block its receiver already has";
+			else if (++cnt[a] > TC_SCHED_MULTI || ++cnt[n + b] > TC_SCHED_MULTI)
+				e = "too many flows of one rank";
+			if (e) {
+				snprintf(why, whyn, "schedule: step %d flow %d:%d:%d: %s", s, a, b, k, e);
+				bad = 1;
+			} else {
+				got[(size_t)b * n + k] = s;
+			}
+		}
+	}
+	for (size_t i = 0; !bad && i < n * n; i++)
+		if (got[i] == INT_MAX) {
+			snprintf(why, whyn, "schedule: rank %zu never gets block %zu", i / n, i % n);
+			bad = 1;
+		}
+	free(got);
+	free(cnt);
+	return bad ? -1 : 0;
 }
 
 /* Every ordered pair of distinct ranks once; at most TC_SCHED_MULTI sends
  * and receives of one rank in a step. */
 static int valid(const struct full *f, char *why, size_t whyn)
 {
+	if (f->ag)
+		return valid_ag(f, why, whyn);
 	size_t n = (size_t)f->n;
 	unsigned char *seen = calloc(n * n, 1);
 	int *cnt = calloc(2 * n, sizeof(int)), bad = !seen || !cnt;
@@ -67,8 +125,25 @@ static int valid(const struct full *f, char *why, size_t whyn)
 	return bad ? -1 : 0;
 }
 
-/* bench/jobspeed's form: "# OK ... algo=A time_us=T xor_time_us=X", then a
- * line of SRC:DST per step. */
+/* The header's figures: "# OK ... algo=A time_us=T xor_time_us=X" (an
+ * allgather's: ring_time_us=R variants=...,agring:STATE:T2). */
+static void file_header(struct full *f, const char *line)
+{
+	const char *p;
+	if ((p = strstr(line, " time_us=")))
+		f->time_s = strtod(p + 9, NULL) * 1e-6;
+	if ((p = strstr(line, f->ag ? "ring_time_us=" : "xor_time_us=")))
+		f->native_s = strtod(p + (f->ag ? 13 : 12), NULL) * 1e-6;
+	if (f->ag && (p = strstr(line, "agring:")) && (p = strchr(p + 7, ':')))
+		f->agring_s = strtod(p + 1, NULL) * 1e-6;
+	if ((p = strstr(line, " bytes=")))
+		f->bytes = strtoull(p + 7, NULL, 10);
+	if ((p = strstr(line, "algo=")))
+		sscanf(p + 5, "%15s", f->algo);
+}
+
+/* bench/jobspeed's form: the header, then a line of SRC:DST (an
+ * allgather's: SRC:DST:BLOCK) per step. */
 static int from_file(struct full *f, const char *path, char *why, size_t whyn)
 {
 	FILE *fp = fopen(path, "r");
@@ -77,33 +152,33 @@ static int from_file(struct full *f, const char *path, char *why, size_t whyn)
 	f->off = malloc(((size_t)f->n + 8) * sizeof(int));
 	f->src = malloc((cap ? cap : 1) * sizeof(int));
 	f->dst = malloc((cap ? cap : 1) * sizeof(int));
+	f->blk = f->ag ? malloc((cap ? cap : 1) * sizeof(int)) : NULL;
 	int rc = -1;
-	if (!fp || !line || !f->off || !f->src || !f->dst) {
-		snprintf(why, whyn, "TOPOCOLL_SCHEDULE %.100s: %s", path, fp ? "out of memory" : "cannot open");
+	if (!fp || !line || !f->off || !f->src || !f->dst || (f->ag && !f->blk)) {
+		snprintf(why, whyn, "%s %.100s: %s", f->ag ? "TOPOCOLL_ALLGATHER_SCHEDULE" : "TOPOCOLL_SCHEDULE", path,
+			 fp ? "out of memory" : "cannot open");
 		goto out;
 	}
 	f->off[0] = 0;
 	while (fgets(line, TC_SCHED_LINE, fp)) {
 		if (line[0] == '#') {
-			char *p;
-			if ((p = strstr(line, " time_us=")))
-				f->time_s = strtod(p + 9, NULL) * 1e-6;
-			if ((p = strstr(line, "xor_time_us=")))
-				f->native_s = strtod(p + 12, NULL) * 1e-6;
-			if ((p = strstr(line, "algo=")))
-				sscanf(p + 5, "%15s", f->algo);
+			file_header(f, line);
 			continue;
 		}
 		if (f->nsteps >= f->n + 6) {
 			snprintf(why, whyn, "schedule: more than %d steps", f->n + 6);
 			goto out;
 		}
-		int a, b, used;
-		for (char *p = line; sscanf(p, "%d:%d%n", &a, &b, &used) == 2; p += used) {
+		int a, b, k = 0, used;
+		for (char *p = line; f->ag ? sscanf(p, "%d:%d:%d%n", &a, &b, &k, &used) == 3
+					   : sscanf(p, "%d:%d%n", &a, &b, &used) == 2;
+		     p += used) {
 			if ((size_t)f->nflows >= cap) {
 				snprintf(why, whyn, "schedule: more flows than pairs");
 				goto out;
 			}
+			if (f->ag)
+				f->blk[f->nflows] = k;
 			f->src[f->nflows] = a;
 			f->dst[f->nflows++] = b;
 		}
@@ -118,6 +193,40 @@ out:
 }
 
 #ifndef TOPOCOLL_SMPI
+/* The reply's figures and flows, copied (f->ag: the blocks too; an
+ * allgather's baseline is the ring in rank order, and the variants list
+ * gives the ring in the fabric's order). */
+static int from_reply(struct full *f, const tii_schedule_t *s, char *why, size_t whyn)
+{
+	f->nsteps = s->nsteps;
+	f->nflows = s->step_off[s->nsteps];
+	f->time_s = s->time_s;
+	f->native_s = f->ag ? s->ring_time_s : s->xor_time_s;
+	f->bytes = s->bytes;
+	for (int i = 0; f->ag && i < s->nvariants && i < 3; i++)
+		if (s->variants[i].algo == TII_SCHED_AGRING)
+			f->agring_s = s->variants[i].time_s;
+	const char *name = tii_schedule_algo_name(s->algo);
+	snprintf(f->algo, sizeof(f->algo), "%s", name ? name : "?");
+	f->off = malloc(((size_t)f->nsteps + 1) * sizeof(int));
+	f->src = malloc(((size_t)f->nflows + 1) * sizeof(int));
+	f->dst = malloc(((size_t)f->nflows + 1) * sizeof(int));
+	f->blk = f->ag ? malloc(((size_t)f->nflows + 1) * sizeof(int)) : NULL;
+	if (!f->off || !f->src || !f->dst || (f->ag && (!f->blk || !s->blk))) {
+		snprintf(why, whyn, f->ag && f->blk && !s->blk ? "topod's schedule names no blocks" : "out of memory");
+		return -1;
+	}
+	memcpy(f->off, s->step_off, ((size_t)f->nsteps + 1) * sizeof(int));
+	memcpy(f->src, s->src, (size_t)f->nflows * sizeof(int));
+	memcpy(f->dst, s->dst, (size_t)f->nflows * sizeof(int));
+	if (f->ag)
+		memcpy(f->blk, s->blk, (size_t)f->nflows * sizeof(int));
+	return 0;
+}
+
+/* Alltoall: `route` for 1 MiB blocks; allgather: `agbest` for the call's
+ * blocks. Under topod's rule either way (advice 1: never one it predicts
+ * slower than the MPIs' own). */
 static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t whyn)
 {
 	const char **hosts = malloc((size_t)c->size * sizeof(*hosts));
@@ -126,36 +235,20 @@ static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t
 	int e = hosts ? 0 : TII_E_NOMEM;
 	for (int r = 0; !e && r < c->size; r++)
 		hosts[r] = tc_g.hostnames + (size_t)c->world[r] * TC_NAME;
-	struct tii_schedule_params p = { .algo = TII_SCHED_ROUTE };
+	struct tii_schedule_params p = { .algo = f->ag ? TII_SCHED_AGBEST : TII_SCHED_ROUTE };
 	if (!e)
 		e = tii_open(&t, NULL);
 	/* the same bound as MPI_Init's question: every rank waits for it */
 	if (!e)
 		e = tii_set_timeout(t, tc_g.timeout_ms);
 	if (!e)
-		e = tii_set_schedule_advice(t, 1 << 20, 1);
+		e = tii_set_schedule_advice(t, f->ag && f->bytes ? f->bytes : 1 << 20, 1);
 	if (!e)
 		e = tii_get_schedule(t, &p, hosts, (size_t)c->size, &s);
-	if (e) {
+	if (e)
 		snprintf(why, whyn, "topod: %s (%.80s)", tii_strerror(e), t ? tii_last_message(t) : "");
-	} else {
-		f->nsteps = s->nsteps;
-		f->nflows = s->step_off[s->nsteps];
-		f->time_s = s->time_s;
-		f->native_s = s->xor_time_s;
-		snprintf(f->algo, sizeof(f->algo), "%s", tii_schedule_algo_name(s->algo) ? tii_schedule_algo_name(s->algo) : "?");
-		f->off = malloc(((size_t)f->nsteps + 1) * sizeof(int));
-		f->src = malloc(((size_t)f->nflows + 1) * sizeof(int));
-		f->dst = malloc(((size_t)f->nflows + 1) * sizeof(int));
-		if (!f->off || !f->src || !f->dst) {
-			snprintf(why, whyn, "out of memory");
-			e = -1;
-		} else {
-			memcpy(f->off, s->step_off, ((size_t)f->nsteps + 1) * sizeof(int));
-			memcpy(f->src, s->src, (size_t)f->nflows * sizeof(int));
-			memcpy(f->dst, s->dst, (size_t)f->nflows * sizeof(int));
-		}
-	}
+	else if (from_reply(f, s, why, whyn))
+		e = -1;
 	tii_schedule_free(s);
 	tii_close(t);
 	free(hosts);
@@ -206,26 +299,84 @@ void tc_sched_free(struct tc_sched *s)
 	free(s);
 }
 
+/* This rank's part of an allgather's: its sends and receives with their
+ * blocks (valid_ag bounds them: TC_SCHED_MULTI each a step). */
+static struct tc_agsched *mine_ag(const struct full *f, int me)
+{
+	struct tc_agsched *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	size_t cap = (size_t)f->nsteps * TC_SCHED_MULTI + 1;
+	s->nsteps = f->nsteps;
+	s->soff = calloc((size_t)f->nsteps + 1, sizeof(int));
+	s->roff = calloc((size_t)f->nsteps + 1, sizeof(int));
+	s->to = malloc(cap * sizeof(int));
+	s->sblk = malloc(cap * sizeof(int));
+	s->from = malloc(cap * sizeof(int));
+	s->rblk = malloc(cap * sizeof(int));
+	if (!s->soff || !s->roff || !s->to || !s->sblk || !s->from || !s->rblk) {
+		tc_agsched_free(s);
+		return NULL;
+	}
+	int ns = 0, nr = 0;
+	for (int i = 0; i < f->nsteps; i++) {
+		for (int k = f->off[i]; k < f->off[i + 1]; k++) {
+			if (f->src[k] == me) {
+				s->to[ns] = f->dst[k];
+				s->sblk[ns++] = f->blk[k];
+			}
+			if (f->dst[k] == me) {
+				s->from[nr] = f->src[k];
+				s->rblk[nr++] = f->blk[k];
+			}
+		}
+		s->soff[i + 1] = ns;
+		s->roff[i + 1] = nr;
+	}
+	s->time_s = f->time_s;
+	s->ring_s = f->native_s;
+	s->agring_s = f->agring_s;
+	s->bytes = f->bytes;
+	memcpy(s->algo, f->algo, sizeof(s->algo));
+	return s;
+}
+
+void tc_agsched_free(struct tc_agsched *s)
+{
+	if (!s)
+		return;
+	free(s->soff);
+	free(s->roff);
+	free(s->to);
+	free(s->sblk);
+	free(s->from);
+	free(s->rblk);
+	free(s);
+}
+
 /* Rank 0 gets the schedule: the file (for a communicator of the world's
  * ranks in the world's order), or topod. */
 static int fetch(struct full *f, const struct tc_comm *c, char *why, size_t whyn)
 {
 	int nw = 0;
+	const char *file = f->ag ? tc_g.agsched_file : tc_g.sched_file;
 	PMPI_Comm_size(MPI_COMM_WORLD, &nw);
 	if (!c->world) {
 		snprintf(why, whyn, "out of memory");
 		return -1;
 	}
-	if (tc_g.sched_file[0]) {
+	if (file[0]) {
 		for (int r = 0; r < c->size; r++)
 			if (c->world[r] != r || c->size != nw) {
-				snprintf(why, whyn, "TOPOCOLL_SCHEDULE is for MPI_COMM_WORLD's ranks only");
+				snprintf(why, whyn, "%s is for MPI_COMM_WORLD's ranks only",
+					 f->ag ? "TOPOCOLL_ALLGATHER_SCHEDULE" : "TOPOCOLL_SCHEDULE");
 				return -1;
 			}
-		return from_file(f, tc_g.sched_file, why, whyn);
+		return from_file(f, file, why, whyn);
 	}
 #ifdef TOPOCOLL_SMPI
-	snprintf(why, whyn, "no TOPOCOLL_SCHEDULE (topod is out of reach in a simulation)");
+	snprintf(why, whyn, "no %s (topod is out of reach in a simulation)",
+		 f->ag ? "TOPOCOLL_ALLGATHER_SCHEDULE" : "TOPOCOLL_SCHEDULE");
 	return -1;
 #else
 	if (!tc_g.hostnames) {
@@ -236,49 +387,90 @@ static int fetch(struct full *f, const struct tc_comm *c, char *why, size_t whyn
 #endif
 }
 
+/* Rank 0 fetches and checks the whole schedule, every rank gets it (f's
+ * arrays) and why; 1 if every rank holds it, else 0 on every rank. */
+static int share(struct tc_comm *c, struct full *f, char *why, size_t whyn)
+{
+	int ok = 0;
+	if (c->rank == 0) {
+		if (c->size > TC_SCHED_RANKS_MAX)
+			snprintf(why, whyn, "more than %d ranks", TC_SCHED_RANKS_MAX);
+		else if (!fetch(f, c, why, whyn) && !valid(f, why, whyn))
+			ok = 1;
+	}
+	double times[3] = { f->time_s, f->native_s, f->agring_s };
+	long long hdr[4] = { ok, f->nsteps, f->nflows, (long long)f->bytes };
+	PMPI_Bcast(hdr, 4, MPI_LONG_LONG, 0, c->pcomm);
+	PMPI_Bcast(why, (int)whyn, MPI_CHAR, 0, c->pcomm);
+	if (!hdr[0])
+		return 0;
+	PMPI_Bcast(times, 3, MPI_DOUBLE, 0, c->pcomm);
+	PMPI_Bcast(f->algo, (int)sizeof(f->algo), MPI_CHAR, 0, c->pcomm);
+	f->nsteps = (int)hdr[1];
+	f->nflows = (int)hdr[2];
+	f->bytes = (unsigned long long)hdr[3];
+	f->time_s = times[0];
+	f->native_s = times[1];
+	f->agring_s = times[2];
+	if (c->rank) {
+		f->off = malloc(((size_t)f->nsteps + 1) * sizeof(int));
+		f->src = malloc(((size_t)f->nflows + 1) * sizeof(int));
+		f->dst = malloc(((size_t)f->nflows + 1) * sizeof(int));
+		f->blk = f->ag ? malloc(((size_t)f->nflows + 1) * sizeof(int)) : NULL;
+	}
+	int bad = !f->off || !f->src || !f->dst || (f->ag && !f->blk), any;
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
+	if (any) {
+		snprintf(why, whyn, "out of memory");
+		return 0;
+	}
+	PMPI_Bcast(f->off, f->nsteps + 1, MPI_INT, 0, c->pcomm);
+	PMPI_Bcast(f->src, f->nflows, MPI_INT, 0, c->pcomm);
+	PMPI_Bcast(f->dst, f->nflows, MPI_INT, 0, c->pcomm);
+	if (f->ag)
+		PMPI_Bcast(f->blk, f->nflows, MPI_INT, 0, c->pcomm);
+	return 1;
+}
+
+/* Every rank must hold its part, or none runs it. */
+static int all_hold(struct tc_comm *c, int held, char *why, size_t whyn)
+{
+	int bad = !held, any;
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
+	if (any)
+		snprintf(why, whyn, "out of memory");
+	return !any;
+}
+
 void tc_sched_get(struct tc_comm *c)
 {
 	struct full f = { .n = c->size };
-	int ok = 0;
 	c->sched_asked = 1;
-	if (c->rank == 0) {
-		if (c->size > TC_SCHED_RANKS_MAX)
-			snprintf(c->sched_why, sizeof(c->sched_why), "more than %d ranks", TC_SCHED_RANKS_MAX);
-		else if (!fetch(&f, c, c->sched_why, sizeof(c->sched_why)) && !valid(&f, c->sched_why, sizeof(c->sched_why)))
-			ok = 1;
-	}
-	double times[2] = { f.time_s, f.native_s };
-	int hdr[3] = { ok, f.nsteps, f.nflows };
-	PMPI_Bcast(hdr, 3, MPI_INT, 0, c->pcomm);
-	PMPI_Bcast(c->sched_why, (int)sizeof(c->sched_why), MPI_CHAR, 0, c->pcomm);
-	if (hdr[0]) {
-		PMPI_Bcast(times, 2, MPI_DOUBLE, 0, c->pcomm);
-		PMPI_Bcast(f.algo, (int)sizeof(f.algo), MPI_CHAR, 0, c->pcomm);
-		f.nsteps = hdr[1];
-		f.nflows = hdr[2];
-		f.time_s = times[0];
-		f.native_s = times[1];
-		if (c->rank) {
-			f.off = malloc(((size_t)f.nsteps + 1) * sizeof(int));
-			f.src = malloc(((size_t)f.nflows + 1) * sizeof(int));
-			f.dst = malloc(((size_t)f.nflows + 1) * sizeof(int));
-		}
-		int bad = !f.off || !f.src || !f.dst, any;
-		PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
-		if (!any) {
-			PMPI_Bcast(f.off, f.nsteps + 1, MPI_INT, 0, c->pcomm);
-			PMPI_Bcast(f.src, f.nflows, MPI_INT, 0, c->pcomm);
-			PMPI_Bcast(f.dst, f.nflows, MPI_INT, 0, c->pcomm);
-			c->sched = mine(&f, c->rank);
-		}
-		/* every rank must hold its part, or none runs it */
-		bad = !c->sched;
-		PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
-		if (any) {
+	if (share(c, &f, c->sched_why, sizeof(c->sched_why))) {
+		c->sched = mine(&f, c->rank);
+		if (!all_hold(c, c->sched != NULL, c->sched_why, sizeof(c->sched_why))) {
 			tc_sched_free(c->sched);
 			c->sched = NULL;
-			snprintf(c->sched_why, sizeof(c->sched_why), "out of memory");
 		}
 	}
+	full_free(&f);
+}
+
+void tc_agsched_get(struct tc_comm *c, long long bytes)
+{
+	struct full f = { .n = c->size, .ag = 1, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20,
+			  .agring_s = -1 };
+	c->agsched_asked = 1;
+	if (share(c, &f, c->agsched_why, sizeof(c->agsched_why))) {
+		c->agsched = mine_ag(&f, c->rank);
+		if (!all_hold(c, c->agsched != NULL, c->agsched_why, sizeof(c->agsched_why))) {
+			tc_agsched_free(c->agsched);
+			c->agsched = NULL;
+		}
+	}
+	/* refused or out of reach: rank 0 says why once (TOPOCOLL_VERBOSE) */
+	if (!c->agsched && tc_g.verbose && c->rank == 0)
+		fprintf(stderr, "topocoll: allgather on a communicator of %d ranks: no schedule from topod: %s\n", c->size,
+			c->agsched_why);
 	full_free(&f);
 }

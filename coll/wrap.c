@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll.h"
 
@@ -68,7 +69,7 @@ static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
  * segment. */
 static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes, int root, long long *seg)
 {
-	char why[224];
+	char why[320];
 	struct tc_choice *ch = NULL;
 	enum tc_variant v;
 	/* Gather and Scatter move the whole communicator's blocks (the root's
@@ -104,8 +105,19 @@ static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes,
 		v = tc_g.force >= TC_V_RING ? (enum tc_variant)tc_g.force : TC_V_RING;
 		if (v == TC_V_HOSTS && !c->nhosts)
 			v = TC_V_RING;
+		if (v == TC_V_AGSCHED && !c->agsched) {
+			v = TC_V_RING;
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), ", no schedule (%.100s)",
+				 c->agsched_asked ? c->agsched_why : "not asked");
+		}
 	}
-	if (op == TC_ALLGATHER && v > TC_V_RING && bytes * c->size > INT_MAX) {
+	if (v == TC_V_AGSCHED) {
+		const struct tc_agsched *s = c->agsched;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 "; topod: %s %.1f us, the ring in rank order %.1f us, for %llu-byte blocks", s->algo, s->time_s * 1e6,
+			 s->ring_s * 1e6, s->bytes);
+	}
+	if (op == TC_ALLGATHER && (v == TC_V_HOSTS || v == TC_V_LEAVES) && bytes * c->size > INT_MAX) {
 		v = TC_V_RING;
 		snprintf(why, sizeof(why), "the blocks together exceed an int count of bytes");
 	}
@@ -260,6 +272,18 @@ int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *
 	return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
+/* Whether topod's allgather schedule is asked now (once per communicator,
+ * on a call every rank makes with the same block): forced
+ * (TOPOCOLL_CHOICE=sched, from TOPOCOLL_MIN_BYTES up where set), or by
+ * prediction from TOPOCOLL_ALLGATHER_MIN up where there are delays to
+ * compare it with. */
+static int ag_sched_wanted(const struct tc_comm *c, long long b)
+{
+	if (tc_g.choice_mode == 1 && tc_g.force == TC_V_AGSCHED)
+		return !tc_g.min_set || b >= (long long)tc_g.min_bytes[TC_ALLGATHER];
+	return tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.ag_min && c->world && tc_g.topo.nworld;
+}
+
 /* Allgather(v) by the ring (allgather.c) where decide() says so: -1 when
  * the call stays the MPI's. Every block's bytes must fit an int (and, for
  * Allgather, the whole buffer's elements: its displacements are ints). */
@@ -285,11 +309,15 @@ static int ag_run(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype 
 		tc_tell(c, TC_ALLGATHER, 0, NULL, bad, NULL);
 		return -1;
 	}
+	if (!c->agsched_asked && ag_sched_wanted(c, sum / c->size))
+		tc_agsched_get(c, sum / c->size);
 	enum tc_variant v = decide(c, TC_ALLGATHER, sum / c->size, 0, NULL);
 	int rc;
 	if (v == TC_V_NATIVE)
 		return -1;
-	if (v == TC_V_RING || sum > INT_MAX)
+	if (v == TC_V_AGSCHED)
+		rc = tc_allgather_sched(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
+	else if (v == TC_V_RING || sum > INT_MAX)
 		rc = tc_allgather_ring(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
 	else
 		rc = tc_allgather_grouped(c, v, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);

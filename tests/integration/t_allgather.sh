@@ -21,6 +21,12 @@
 #     and said so with both predictions, the MPI's own for small ones;
 #   - a margin no prediction meets: every call the MPI's;
 #   - TOPOCOLL_DISABLE=allgather; topod down (every call the MPI's);
+#   - topod's allgather schedule (TOPOCOLL_CHOICE=sched): asked of topod
+#     (`schedule agbest`) per communicator, and read from
+#     TOPOCOLL_ALLGATHER_SCHEDULE's file (kPrefix, kShift, on 7, 12 and 16
+#     ranks, cyclic and uneven hosts); hostile files (a block missing, a
+#     block forwarded before it arrived, a rank out of range) refused, each
+#     for its reason, and the result still equal (the ring ran);
 #   - the same program without the library; topocoll and the profiler as
 #     one library (libtopocollprof.so); the library under
 #     AddressSanitizer and UBSan (each variant), and under it with topod down.
@@ -259,6 +265,119 @@ for v in hosts leaves; do
 		ok "under AddressSanitizer and UBSan, ${VNAME[$v]}: no error ($h calls)" ||
 		{ nok "AddressSanitizer/UBSan, $v"; grep -m3 "ERROR\|runtime error" "$d/asan-$v.err" | sed 's/^/# /'; }
 done
+# topod's allgather schedule, forced (TOPOCOLL_CHOICE=sched): each
+# communicator asks topod `schedule agbest` for its ranks' hosts on its
+# first call, every call on MPI_COMM_WORLD runs it, named with topod's answer.
+SN="topod's allgather schedule"
+for mpi in ompi mpich; do
+	l=$LIB
+	maps="12 7 16 cyc"
+	[ "$mpi" = mpich ] && l=$MLIB && maps="7 cyc"
+	for map in $maps; do
+		np=$(wc -l <"$d/$map.map")
+		run "sched-$mpi-$map" $mpi "$np" "$d/$map.map" LD_PRELOAD="$l" TOPOCOLL_CHOICE=sched TOPOCOLL_VERBOSE=1 || continue
+		read -r h n < <(stat "sched-$mpi-$map")
+		nl=$(grep -c "^topocoll: allgather on a communicator of $np ranks ([0-9]* leaves): $SN: TOPOCOLL_CHOICE=sched; topod: [a-z]* [0-9.]* us, the ring in rank order [0-9.]* us" "$d/sched-$mpi-$map.err")
+		if [ "${h:-0}" -eq "$WORLD_CALLS" ] && [ "${n:-1}" -eq 0 ] && [ "$nl" -ge 1 ]; then
+			ok "sched-$mpi-$map: every Allgather(v) on MPI_COMM_WORLD ran topod's schedule ($h calls; $(grep -o "topod: [a-z]*" "$d/sched-$mpi-$map.err" | head -1))"
+		else
+			nok "sched-$mpi-$map: $h topocoll's, $n the MPI's (want $WORLD_CALLS, 0), $nl lines naming it"
+			grep "^topocoll: allgather" "$d/sched-$mpi-$map.err" | head -4 | sed 's/^/# /'
+		fi
+	done
+done
+# agfile OUT MAP REQUEST...: topod's answer to `schedule REQUEST form=ranks
+# HOSTS` in the file form TOPOCOLL_ALLGATHER_SCHEDULE reads (bench/coll's):
+# "# " and the reply's head, then each step's SRC:DST:BLOCK flows
+agfile() {
+	python3 - "$PORT" "$@" <<'PY'
+import socket, sys
+port, out, hmap, req = int(sys.argv[1]), sys.argv[2], sys.argv[3], " ".join(sys.argv[4:])
+hosts = open(hmap).read().split()
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(("schedule %s form=ranks %s\n" % (req, " ".join(hosts))).encode())
+f = s.makefile()
+head = f.readline().strip()
+if not head.startswith("OK"):
+    sys.exit(head)
+n = int(head.rsplit("lines=", 1)[1])
+with open(out, "w") as o:
+    o.write("# %s\n" % head)
+    for _ in range(n):
+        l = f.readline().split()
+        if l and l[0] == "STEP":
+            o.write(" ".join(w for w in l[6:] if ":" in w) + "\n")
+PY
+}
+# kPrefix on 12 and 16 ranks (k = 4, 8: powers of two dividing P; topod
+# answers NOTAPPLICABLE for 7), kShift on 7 (a prime, k = 3: not dividing
+# P) and on the cyclic 12 (k = 5), from files on MPI_COMM_WORLD (the other
+# communicators, which a file does not describe, ask topod)
+for spec in "12 allgather k=4" "16 allgather k=8" "7 kshift k=3" "cyc kshift k=5"; do
+	set -- $spec
+	map=$1 algo=$2 k=$3
+	np=$(wc -l <"$d/$map.map")
+	agfile "$d/ag-$map-$algo" "$d/$map.map" "$algo" "$k" fallback=0 || { nok "topod's $algo $k for $map.map"; continue; }
+	[ "$(tail -n +2 "$d/ag-$map-$algo" | grep -c :)" -eq $((np - 1)) ] || nok "file-$map-$algo: $((np - 1)) steps"
+	run "file-$map-$algo" ompi "$np" "$d/$map.map" LD_PRELOAD="$LIB" TOPOCOLL_CHOICE=sched TOPOCOLL_VERBOSE=1 \
+		TOPOCOLL_ALLGATHER_SCHEDULE="$d/ag-$map-$algo" || continue
+	read -r h n < <(stat "file-$map-$algo")
+	if [ "${h:-0}" -eq "$WORLD_CALLS" ] && [ "${n:-1}" -eq 0 ] &&
+		grep -q "^topocoll: allgather on a communicator of $np ranks ([0-9]* leaves): $SN: TOPOCOLL_CHOICE=sched; topod: $algo " "$d/file-$map-$algo.err"; then
+		ok "file-$map-$algo ($k): every Allgather(v) on MPI_COMM_WORLD ran it ($h calls)"
+	else
+		nok "file-$map-$algo: $h topocoll's, $n the MPI's, or not named"
+		grep "^topocoll: allgather" "$d/file-$map-$algo.err" | head -4 | sed 's/^/# /'
+	fi
+done
+# Hostile files, each refused for its reason (the ring runs instead, and the
+# results are still equal): a flow dropped (rank 1 never gets a block), a
+# step forwarding blocks moved first (sent before they arrived), a rank
+# out of range, a block delivered twice.
+f=$d/ag-12-allgather
+if [ -s "$f" ]; then
+	# kPrefix, k = 4: steps 0-2 exchange own blocks (r -> r XOR x), step 3
+	# is the ring step, step 4 forwards what step 3 brought
+	{ head -1 "$f"; sed -n '2s/\(^\| \)[0-9]*:1:[0-9]*//;2p' "$f"; tail -n +3 "$f"; } >"$d/bad-missing"
+	{ head -1 "$f"; sed -n 6p "$f"; sed -n 2,5p "$f"; tail -n +7 "$f"; } >"$d/bad-early"
+	{ head -1 "$f"; sed -n '2s/^[0-9]*:/12:/;2p' "$f"; tail -n +3 "$f"; } >"$d/bad-range"
+	{ head -1 "$f"; sed -n 2p "$f"; sed -n "3s/^[^ ]*/$(sed -n '2s/ .*//p' "$f")/;3p" "$f"; tail -n +4 "$f"; } >"$d/bad-twice"
+	declare -A WHY=([missing]="never gets block" [early]="a block sent before its sender has it"
+		[range]="a rank out of range" [twice]="a block its receiver already has")
+	for b in missing early range twice; do
+		cmp -s "$f" "$d/bad-$b" && { nok "bad-$b: the file was not changed"; continue; }
+		run "bad-$b" ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_CHOICE=sched TOPOCOLL_VERBOSE=1 \
+			TOPOCOLL_ALLGATHER_SCHEDULE="$d/bad-$b" || continue
+		read -r h n < <(stat "bad-$b")
+		if grep -q "^topocoll: allgather on a communicator of 12 ranks: no schedule from topod: schedule: .*${WHY[$b]}" "$d/bad-$b.err" &&
+			grep -q "^topocoll: allgather on a communicator of 12 ranks ([0-9]* leaves): ring in the fabric's order: TOPOCOLL_CHOICE=sched, no schedule" "$d/bad-$b.err" &&
+			[ "${h:-0}" -eq "$WORLD_CALLS" ]; then
+			ok "bad-$b: refused ($(grep -o "no schedule from topod: .*" "$d/bad-$b.err" | head -1)), the ring ran instead"
+		else
+			nok "bad-$b: not refused as it should be ($h ring calls)"
+			grep "^topocoll: allgather" "$d/bad-$b.err" | head -4 | sed 's/^/# /'
+		fi
+	done
+fi
+# By prediction: topod's schedule asked for blocks of TOPOCOLL_ALLGATHER_MIN
+# (64 KiB) and more, predicted beside the other variants (VERBOSE=2), and
+# run only where the fastest by the margin (on the k=24 tree topod's
+# ring and the library's tie: never by the margin)
+run "sched-pred" ompi 12 "$d/cyc.map" LD_PRELOAD="$LIB" TOPOCOLL_VERBOSE=2 TOPOCOLL_ALLGATHER_MIN=4000 &&
+	{ ns=$(grep -c "^topocoll: allgather, [0-9]* bytes on 12 ranks: predicted [0-9.]* us $SN, " "$d/sched-pred.err")
+	  nb=$(grep -c "^topocoll: allgather, 28 bytes on 12 ranks: predicted [0-9.]* us $SN, " "$d/sched-pred.err")
+	  [ "$ns" -ge 2 ] && [ "$nb" -eq 0 ] && ok "by prediction: topod's schedule predicted for $ns size classes, none below TOPOCOLL_ALLGATHER_MIN" ||
+		{ nok "sched-pred: $ns predictions, $nb below the minimum"; grep '^topocoll: allgather' "$d/sched-pred.err" | head -6 | sed 's/^/# /'; }; }
+run asan-sched ompi 12 "$d/cyc.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan/libtopocoll.so" \
+	TOPOCOLL_CHOICE=sched ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 >/dev/null &&
+	! grep -q "ERROR: AddressSanitizer\|runtime error:" "$d/asan-sched.err" &&
+	read -r h n < <(stat asan-sched) && [ "${h:-0}" -eq "$WORLD_CALLS" ] &&
+	ok "under AddressSanitizer and UBSan, $SN: no error ($h calls)" ||
+	{ nok "AddressSanitizer/UBSan, sched"; grep -m3 "ERROR\|runtime error" "$d/asan-sched.err" | sed 's/^/# /'; }
+run asan-sched-bad ompi 12 "$d/12.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan/libtopocoll.so" \
+	TOPOCOLL_CHOICE=sched TOPOCOLL_ALLGATHER_SCHEDULE="$d/bad-early" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run down-sched mpich 7 "$d/7.map" LD_PRELOAD="$MLIB" TOPOCOLL_CHOICE=sched TII_SERVERS=127.0.0.1:1
 run down-hosts mpich 7 "$d/7.map" LD_PRELOAD="$MLIB" TOPOCOLL_CHOICE=hosts TII_SERVERS=127.0.0.1:1
 read -r h n < <(stat asan-up)
 [ "${h:-0}" -eq "$WORLD_CALLS" ] && ok "under AddressSanitizer the ring ran ($h calls)" || nok "asan: ring ran $h times"
