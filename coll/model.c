@@ -727,19 +727,18 @@ long long tc_pipe_segment(long long bytes, int ranks)
 
 /* topod's allgather schedule for blocks of `bytes`: topod predicted it
  * for the blocks it was asked for, beside its ring in the fabric's order,
- * which is what TC_V_RING runs; that ratio applied to this model's ring
- * keeps the latencies of smaller blocks (a time scaled by bytes alone
- * would drop them). Without topod's ring time, scaled by bytes. */
+ * which is what TC_V_RING runs; that ratio applied to this model's ring.
+ * Only where the ratio was measured to hold: from TOPOCOLL_ALLGATHER_MIN
+ * and 64 KiB a block (below, the schedule's P-1 latency-bound steps err
+ * as the ring's do, tree_penalty), and only beside topod's ring time (a
+ * time scaled by bytes alone would drop the latencies). */
 static double agsched_predict(struct tc_comm *c, long long bytes)
 {
 	const struct tc_agsched *s = c->agsched;
-	if (!s || s->time_s <= 0 || !s->bytes)
+	if (!s || s->time_s <= 0 || !s->bytes || s->agring_s <= 0 || bytes < tc_g.ag_min || bytes < 65536)
 		return -1;
-	if (s->agring_s > 0) {
-		double r = tc_predict(c, TC_ALLGATHER, TC_V_RING, bytes, 0, 0);
-		return r > 0 ? r * s->time_s / s->agring_s : -1;
-	}
-	return s->time_s * (double)bytes / (double)s->bytes;
+	double r = tc_predict(c, TC_ALLGATHER, TC_V_RING, bytes, 0, 0);
+	return r > 0 ? r * s->time_s / s->agring_s : -1;
 }
 
 double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg)
