@@ -129,11 +129,13 @@ static int sched_steps(struct tc_comm *c, const struct ring *g, const struct tc_
 		int nq = 0, w;
 		for (int j = s->roff[i]; j < s->roff[i + 1] && rc == MPI_SUCCESS; j++) {
 			int b = s->rblk[j];
-			rc = PMPI_Irecv(g->base + g->off[b], g->len[b], MPI_BYTE, s->from[j], TC_AG_TAG, c->pcomm, &rq[nq++]);
+			rc = PMPI_Irecv(g->base + g->off[b], g->len[b], MPI_BYTE, s->from[j], TC_AG_TAG, c->pcomm, &rq[nq]);
+			nq += rc == MPI_SUCCESS; /* a failed post set no request to wait on */
 		}
 		for (int j = s->soff[i]; j < s->soff[i + 1] && rc == MPI_SUCCESS; j++) {
 			int b = s->sblk[j];
-			rc = PMPI_Isend(g->base + g->off[b], g->len[b], MPI_BYTE, s->to[j], TC_AG_TAG, c->pcomm, &rq[nq++]);
+			rc = PMPI_Isend(g->base + g->off[b], g->len[b], MPI_BYTE, s->to[j], TC_AG_TAG, c->pcomm, &rq[nq]);
+			nq += rc == MPI_SUCCESS;
 		}
 		w = nq ? PMPI_Waitall(nq, rq, sts) : MPI_SUCCESS;
 		rc = rc == MPI_SUCCESS ? w : rc;

@@ -57,6 +57,12 @@ static void full_free(struct full *f)
 static int valid_ag(const struct full *f, char *why, size_t whyn)
 {
 	size_t n = (size_t)f->n;
+	/* kPrefix, kShift and the rings take P-1 steps: a hostile count would
+	 * size every rank's step arrays (mine_ag) for the communicator's life. */
+	if ((size_t)f->nsteps > 2 * n + 8) {
+		snprintf(why, whyn, "schedule: %d steps for %d ranks", f->nsteps, f->n);
+		return -1;
+	}
 	int *got = malloc(n * n * sizeof(int)), *cnt = calloc(2 * n, sizeof(int)), bad = !got || !cnt;
 	if (bad)
 		snprintf(why, whyn, "out of memory");
