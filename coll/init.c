@@ -450,10 +450,14 @@ void tc_finalize(void)
 	int flag = 0;
 	if (PMPI_Comm_get_attr(MPI_COMM_WORLD, tc_g.keyval, &c, &flag) != MPI_SUCCESS || !flag || !c)
 		c = &none;
-	fprintf(stderr, "topocoll: rank 0 of MPI_COMM_WORLD:");
-	for (int op = 0; op < TC_NOPS; op++)
-		fprintf(stderr, " %s %llu hierarchical %llu native%s", tc_op_name[op], c->hier[op], c->native[op],
-			op + 1 < TC_NOPS ? "," : "\n");
+	/* One write: stderr is unbuffered, and under mpirun a line written in
+	 * pieces interleaves with the other ranks' lines. */
+	char line[TC_NOPS * 80 + 64];
+	int n = snprintf(line, sizeof line, "topocoll: rank 0 of MPI_COMM_WORLD:");
+	for (int op = 0; op < TC_NOPS && n > 0 && (size_t)n < sizeof line; op++)
+		n += snprintf(line + n, sizeof line - (size_t)n, " %s %llu hierarchical %llu native%s", tc_op_name[op],
+			      c->hier[op], c->native[op], op + 1 < TC_NOPS ? "," : "");
+	fprintf(stderr, "%s\n", line);
 }
 
 void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *what, const char *why, struct tc_choice *ch)

@@ -241,7 +241,7 @@ run slow ompi 12 "$d/12.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=0 TOPOCOLL_VER
 grep -q "bcast 0 hierarchical .* allreduce 0 hierarchical .* alltoall 0 hierarchical" "$d/slow.err" &&
 	grep -q "^topocoll: topod: topod did not answer in time" "$d/slow.err" &&
 	ok "topod slow (never answers): after TOPOCOLL_TIMEOUT_MS every call the MPI's, rank 0 says why" ||
-	{ nok "slow topod"; grep topocoll "$d/slow.err" | head -3 | sed 's/^/# /'; }
+	{ nok "slow topod"; { grep topocoll "$d/slow.err" | head -3; grep "MPI_COMM_WORLD" "$d/slow.err"; } | sed 's/^/# /'; }
 kill "$MUTE_PID" 2>/dev/null && wait "$MUTE_PID" 2>/dev/null
 MUTE_PID=
 
