@@ -287,6 +287,31 @@ uint8_t *snap_lft_own(struct snap *s, uint32_t node)
 	return t;
 }
 
+/* A single table buffer of len bytes, in a one-entry list ready to replace
+ * s's (lft_single_install, once every table was copied into it). */
+static uint8_t *lft_single_new(uint64_t len, struct snap_lftbuf ***list)
+{
+	uint8_t *mem = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
+	struct snap_lftbuf *b = mem ? buf_new(mem, (size_t)len, 0) : NULL;
+	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
+	if (!one) {
+		free(b);
+		free(mem);
+		return NULL;
+	}
+	one[0] = b;
+	*list = one;
+	return mem;
+}
+
+static void lft_single_install(struct snap *s, struct snap_lftbuf **one, uint64_t nlft)
+{
+	bufs_drop(s);
+	s->bufs = one;
+	s->nbufs = 1;
+	s->nlft = nlft;
+}
+
 /* Every table of s into one new buffer, in node order: s then holds
  * exactly its table bytes. */
 static int lft_compact(struct snap *s)
@@ -294,14 +319,10 @@ static int lft_compact(struct snap *s)
 	uint64_t total = 0; /* not nlft: a test may have cut a table's length alone */
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		total += s->nodes[i].lft_len;
-	uint8_t *mem = total <= SIZE_MAX ? malloc(total ? (size_t)total : 1) : NULL;
-	struct snap_lftbuf *b = mem ? buf_new(mem, (size_t)total, 0) : NULL;
-	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
-	if (!one) {
-		free(b);
-		free(mem);
+	struct snap_lftbuf **one;
+	uint8_t *mem = lft_single_new(total, &one);
+	if (!mem)
 		return -1;
-	}
 	uint64_t off = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		struct snap_node *n = &s->nodes[i];
@@ -312,11 +333,7 @@ static int lft_compact(struct snap *s)
 		n->lft_buf = 0;
 		off += n->lft_len;
 	}
-	bufs_drop(s);
-	one[0] = b;
-	s->bufs = one;
-	s->nbufs = 1;
-	s->nlft = total;
+	lft_single_install(s, one, total);
 	return 0;
 }
 
@@ -632,15 +649,10 @@ int snap_normalize_lfts(struct snap *s)
 	uint32_t len = s->max_lid ? s->max_lid + 1 : 0, nsw = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		nsw += s->nodes[i].type == SNAP_NODE_SWITCH;
-	size_t total = (size_t)nsw * len;
-	uint8_t *lft = malloc(total ? total : 1);
-	struct snap_lftbuf *b = lft ? buf_new(lft, total, 0) : NULL;
-	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
-	if (!one) {
-		free(b);
-		free(lft);
+	struct snap_lftbuf **one;
+	uint8_t *lft = lft_single_new((uint64_t)nsw * len, &one);
+	if (!lft)
 		return -1;
-	}
 	uint64_t off = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		struct snap_node *n = &s->nodes[i];
@@ -658,11 +670,7 @@ int snap_normalize_lfts(struct snap *s)
 		n->lft_buf = 0;
 		off += len;
 	}
-	bufs_drop(s);
-	one[0] = b;
-	s->bufs = one;
-	s->nbufs = 1;
-	s->nlft = off;
+	lft_single_install(s, one, off);
 	return 0;
 }
 
