@@ -367,11 +367,13 @@ static int run_index(struct builder *b, struct run *r)
 	return 0;
 }
 
-/* Persist before publishing and acknowledging: an OK the producer saw, and
- * what we serve, are what a restart would serve again. A failed write is
- * said in the reply (sent by builder_run() once the generation is
- * published), not fatal: serving the new fabric matters more than
- * remembering it. */
+/* Persist before acknowledging: an OK the producer saw is what a restart
+ * serves again. It follows the publication (builder_run()): at k=56 the
+ * write and fsync of a full snapshot take longer than everything else,
+ * and the fabric's clients should not wait for our disk. A crash in
+ * between serves the previous generation again until the producer, which
+ * got no OK, sends this one again. A failed write is said in the reply,
+ * not fatal: serving the new fabric matters more than remembering it. */
 static void run_persist(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
@@ -412,8 +414,6 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 {
 	struct ingest_job *j = r->j;
 	struct fabric_index *x = r->x;
-	uint64_t gen = r->s->generation;
-	uint32_t nnodes = r->s->nnodes;
 	struct fabric *f = fabric_new(r->s, j->source);
 	if (!f) {
 		fabric_index_free(x);
@@ -434,16 +434,23 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->gone = gone_next(prev, x->rt, b->hist);
 	fabric_put(prev);
 	store_publish(b->st, f);
+	return f;
+}
+
+/* After the persist, so that one line says it all. */
+static void run_log(const struct builder *b, const struct run *r, const struct fabric *f)
+{
+	const struct fabric_index *x = f->index;
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s; persisted in %.1f ms",
-	     gen, j->source, nnodes, x->switches, x->cas, x->links, x->rt->nhosts, hier_depth(x->hier),
-	     r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms, x->hier_ms,
+	     f->snap->generation, r->j->source, f->snap->nnodes, x->switches, x->cas, x->links, x->rt->nhosts,
+	     hier_depth(x->hier), r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms,
+	     x->hier_ms,
 	     r->reused == 1   ? ", reused: no hop count changed"
 	     : r->reused == 2 ? ", reused: no hop count from a leaf changed, renamed over the new links"
 			      : "",
 	     b->plane, r->persist_ms);
-	return f;
 }
 
 /* Work the producer does not wait for: journal compaction, the history,
@@ -496,10 +503,11 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		return rule > 0 ? 0 : -1;
 	if (run_index(b, &r))
 		return -1;
-	run_persist(b, &r);
 	struct fabric *f = run_publish(b, &r);
 	if (!f)
 		return -1;
+	run_persist(b, &r);
+	run_log(b, &r, f);
 	/* Only now: a client that queries right after its producer's OK must
 	 * see this generation, not the one before. */
 	reply(j, 1, r.msg);
