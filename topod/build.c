@@ -251,6 +251,11 @@ struct run {
 	int is_delta;
 	struct fabric *base; /* a delta's base, until its index is reused */
 	struct snap_delta_info info;
+	/* A full snapshot indexed as the delta from the served generation
+	 * (run_as_delta): the decoded snapshot, whose bytes j->buf are what
+	 * are persisted whole, kept until then; s is the equal one built on
+	 * the base. */
+	struct snap *whole;
 	struct fabric_index *x;
 	int reused;
 	double decode_ms, build_ms, persist_ms;
@@ -295,6 +300,47 @@ static int run_decode(struct builder *b, struct run *r)
 	}
 	r->decode_ms = util_ms_since(t0);
 	return 0;
+}
+
+/* A full snapshot of the fabric already served, routed differently in a
+ * few places (a collector's next run, OpenSM restarted, a producer that
+ * lost its base): indexed as the delta from the served generation, so
+ * that the hierarchy is kept when no hop count from a leaf changed rather
+ * than rebuilt (1 s at k=56). The proof's walks cost in proportion to
+ * the delta's bytes: past 1/64 of the snapshot's (and 64 KiB, which any
+ * fabric proves in milliseconds) they would cost about what a rebuild
+ * does. Anything the delta cannot say (other nodes, other table sizes)
+ * leaves the full build. */
+#define AS_DELTA_MIN ((size_t)64 << 10)
+static void run_as_delta(struct builder *b, struct run *r)
+{
+	struct fabric *cur = store_get(b->st);
+	uint64_t t0 = util_now_us();
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	struct snap *s = NULL;
+	char err[SNAP_ERR_LEN];
+	if (!cur->index || !r->j->buf || cur->snap->nnodes != r->s->nnodes ||
+	    snap_delta_encode(cur->snap, r->s, &d, &dl, err) ||
+	    (dl > r->j->len / 64 && dl > AS_DELTA_MIN)) {
+		free(d);
+		fabric_put(cur);
+		return;
+	}
+	r->info.want_blocks = 1;
+	int rc = snap_delta_apply(cur->snap, d, dl, &s, &r->info, err);
+	free(d);
+	if (rc) {
+		tlog(TLOG_WARN, "generation %" PRIu64 " as the delta from %" PRIu64 ": %s; building it whole",
+		     r->s->generation, cur->snap->generation, err);
+		fabric_put(cur);
+		return;
+	}
+	r->whole = r->s;
+	r->s = s;
+	r->base = cur;
+	r->is_delta = 1;
+	r->decode_ms += util_ms_since(t0);
 }
 
 /* The generation rule against what is served. Returns 0 to go on; else
@@ -359,6 +405,7 @@ static int run_index(struct builder *b, struct run *r)
 		snprintf(r->msg, sizeof(r->msg), "ERR BUILD %s", r->err);
 		reply(j, 0, r->msg);
 		snap_free(r->s);
+		snap_free(r->whole);
 		route_namemap_free(r->map);
 		job_free(j);
 		return -1;
@@ -393,7 +440,7 @@ static void run_persist(struct builder *b, struct run *r)
 	}
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (r->is_delta)
+		if (r->is_delta && !r->whole)
 			rc = persist_delta(b, s, &r->info, j->buf, j->len, r->err);
 		else
 			rc = persist_full(b, s, j->buf, j->len, r->err);
@@ -417,6 +464,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	struct fabric *f = fabric_new(r->s, j->source);
 	if (!f) {
 		fabric_index_free(x);
+		snap_free(r->whole);
 		route_namemap_free(r->map);
 		record_error(b, "out of memory");
 		reply(j, 0, "ERR BUILD out of memory");
@@ -441,16 +489,20 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 static void run_log(const struct builder *b, const struct run *r, const struct fabric *f)
 {
 	const struct fabric_index *x = f->index;
+	char as[160] = "";
+	if (r->whole)
+		snprintf(as, sizeof(as), "; whole, indexed as the delta from generation %" PRIu64 " (%u LFT blocks, %u ports, "
+			 "%u descriptions differ)", r->info.base_generation, r->info.blocks, r->info.ports, r->info.descs);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s); plane %s; persisted in %.1f ms",
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s%s); plane %s; persisted in %.1f ms",
 	     f->snap->generation, r->j->source, f->snap->nnodes, x->switches, x->cas, x->links, x->rt->nhosts,
-	     hier_depth(x->hier), r->is_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms, x->route_ms,
-	     x->hier_ms,
+	     hier_depth(x->hier), r->is_delta && !r->whole ? "delta applied in" : "decode", r->decode_ms, r->build_ms,
+	     x->route_ms, x->hier_ms,
 	     r->reused == 1   ? ", reused: no hop count changed"
 	     : r->reused == 2 ? ", reused: no hop count from a leaf changed, renamed over the new links"
 			      : "",
-	     b->plane, r->persist_ms);
+	     as, b->plane, r->persist_ms);
 }
 
 /* Work the producer does not wait for: journal compaction, the history,
@@ -476,7 +528,7 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 	pthread_mutex_lock(&b->lock);
 	b->stats.accepted++;
 	b->stats.published++;
-	b->stats.deltas += r->is_delta;
+	b->stats.deltas += r->is_delta && !r->whole;
 	b->stats.last_decode_ms = r->decode_ms;
 	b->stats.last_build_ms = r->build_ms;
 	int amb_changed = b->stats.ambiguous_names != r->ambiguous;
@@ -501,6 +553,8 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	int rule = run_admit(b, &r);
 	if (rule)
 		return rule > 0 ? 0 : -1;
+	if (!r.is_delta)
+		run_as_delta(b, &r);
 	if (run_index(b, &r))
 		return -1;
 	struct fabric *f = run_publish(b, &r);
@@ -512,6 +566,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	 * see this generation, not the one before. */
 	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
+	snap_free(r.whole);
 	job_free(j);
 	return 0;
 }

@@ -2,15 +2,20 @@
 tests/unit/test_fabric_chain.c (a k=8 fat tree; up-port moves, entries sent
 anywhere or nowhere, restores of earlier tables) goes to topod A as a full
 snapshot and 100 deltas through `topo-snap send`, each applied on top of the
-generation before; topod B gets generations 1, 51 and 101 whole.
+generation before; topod B gets generations 1, 51 and 101 whole; topod C
+gets all 101 whole, each of which it indexes as the delta from the one it
+serves (the same proof, from a diff it makes itself); topod D gets 101 alone
+(built from scratch).
 - a watch parked on each generation wakes with the next;
 - A's state directory holds the intended LFTs after 50 and 100 deltas;
 - A's `diff G-1 G` (from its history: reverse deltas) names exactly the LFT
   entries the two whole snapshots differ in, for every step;
 - `diff` between 1, 51 and 101, with and without a host list, is the same
   in A and B, and its LFT entries are those of the whole snapshots;
+- C's log: 100 whole snapshots indexed as deltas, the hierarchy kept as
+  often as A kept it;
 - generation 101's `pathmatrix` and `hopsmatrix` of all hosts and `tree`
-  are the same in A and B."""
+  are the same in A, B and C as in D."""
 import os
 import re
 import socket
@@ -138,11 +143,38 @@ for g1, g2 in ((1, 101), (1, 51), (51, 101), (101, 1)):
               % ("diff %d %d" % (g1, g2), " with %d hosts" % len(some) if extra else "",
                  " ".join(x for x in head.split() if x.startswith(("lft_", "routes_", "hosts_")))))
 
-# Generation 101 as served after the chain and from the whole snapshot.
+# The chain as whole snapshots: topod C diffs each against the generation
+# it serves and proves hop counts as A did from the producer's deltas.
+sc = os.path.join(d, "c")
+os.mkdir(sc, 0o700)
+tc = Topod("--history", "4", state_dir=sc)
+bad = []
+for g in range(1, 102):
+    rc, out = send_snapshot("sink=unix:" + tc.ingest, snap(g))
+    if rc != 0:
+        bad.append("%d: %s" % (g, out[-120:]))
+check(not bad and tc.wait_generation(101), "topod C serves the chain's 101 generations sent whole (%s)"
+      % (bad[:3] or "all OK"))
+clog = tc.logtext()
+as_delta = len(re.findall(r"whole, indexed as the delta from generation \d+", clog))
+check(as_delta == 100 and clog.count("reused: no hop count changed") == reused,
+      "its log: 100 whole snapshots indexed as the delta from the generation before, the hierarchy kept %d "
+      "times (topod A, from the producer's deltas: %d)" % (clog.count("reused: no hop count changed"), reused))
+check(lfts(sc) == lfts(101), "C's state directory holds generation 101's LFTs exactly (written whole)")
+td = Topod()
+rc, out = send_snapshot("sink=unix:" + td.ingest, snap(101))
+check(rc == 0 and td.wait_generation(101), "topod D serves generation 101 alone, built from scratch (%s)" % out)
+
+# Generation 101 as served after the chain, from whole snapshots, and from scratch.
 for q in ("pathmatrix " + " ".join(hosts), "hopsmatrix " + " ".join(hosts), "tree"):
-    a, b = askall(ta, q), askall(tb, q)
-    check(a.startswith("OK") and a == b, "generation 101: `%s` equal in both (%d lines)"
-          % (q.split()[0] + (" of all %d hosts" % len(hosts) if q != "tree" else ""), len(a.splitlines())))
+    want = askall(td, q)
+    for name, t in (("A", ta), ("B", tb), ("C", tc)):
+        a = askall(t, q)
+        check(want.startswith("OK") and a == want, "generation 101: `%s` of %s equal to D's (%d lines)"
+              % (q.split()[0] + (" of all %d hosts" % len(hosts) if q != "tree" else ""), name,
+                 len(a.splitlines())))
 ta.stop()
 tb.stop()
+tc.stop()
+td.stop()
 done()
