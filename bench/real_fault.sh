@@ -13,7 +13,8 @@
 # route index, hierarchy ("kept": its clusters proven unchanged and kept),
 # journal entry, and their sum: what topod spends before OK) and the wall
 # time from the plugin's log line (snapshot encoded, handed to its sender)
-# to topod's "serving" line.
+# to topod's publication (its "serving" line, logged once persisted, less
+# the persist time).
 # With REAL_FAULT_KEEP=DIR the full snapshot of every pass (the plugin's
 # spool) is kept as DIR/pass.N.snap, for `bench_delta --files` to time the
 # index update in process (CPU time, repeated) on the real fault.
@@ -93,7 +94,8 @@ print("gen  kind   plugin: held longest encode sent(bytes)  | topod: blocks  app
 for g in sorted(top):
     t, p = top[g], plug.get(g)
     tot = t["apply"] + t["build"] + t["persist"]
-    e2e = f"{(t['t'] - p['t']).total_seconds() * 1000:8.1f}" if p else "       -"
+    # topod logs after persisting, and published before it did
+    e2e = f"{(t['t'] - p['t']).total_seconds() * 1000 - t['persist']:8.1f}" if p else "       -"
     pl = (f"{p['held']:7.1f} {p['longest']:6.1f} {p['enc']:7.1f} {p['delta'] or p['full']:12d}" if p else " " * 36)
     hier = f"{t['hier']:6.1f}" + (" kept" if t["reused"] else "     ")
     print(f"{g:<4} {'delta' if t['delta'] else 'full ':5} {pl}  | {blocks.get(g, 0):7d} {t['apply']:6.1f} {t['routes']:7.1f}  {hier:>9} {t['persist']:8.1f} {tot:7.1f}  | {e2e}")
