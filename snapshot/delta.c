@@ -82,8 +82,9 @@ static uint32_t block_len(uint32_t lft_len, uint32_t blk)
 	return left < SNAP_DELTA_BLOCK ? left : SNAP_DELTA_BLOCK;
 }
 
-/* One pass that either counts (p == NULL, returns the bytes) or writes. */
-static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t *p, uint32_t cnt[3])
+/* One pass that either counts (p == NULL, returns the bytes; stops once
+ * past max) or writes. */
+static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t *p, uint32_t cnt[3], size_t max)
 {
 	size_t size = 0;
 	uint8_t *cntp;
@@ -161,6 +162,8 @@ static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t
 				continue;
 			cnt[2]++;
 			size += 6 + n;
+			if (!p && size > max)
+				return size;
 			if (p) {
 				put32(&p, i);
 				put16(&p, (uint16_t)k);
@@ -193,8 +196,8 @@ static void seal(uint8_t *buf, uint64_t plen, uint64_t gen, uint64_t sm_guid, ui
 	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
 }
 
-int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
-		      char err[SNAP_ERR_LEN])
+int snap_delta_encode_max(const struct snap *base, const struct snap *target, size_t max, uint8_t **out,
+			  size_t *outlen, char err[SNAP_ERR_LEN])
 {
 	if (base->nnodes != target->nnodes) {
 		snprintf(err, SNAP_ERR_LEN, "node count changed (%u -> %u)", base->nnodes, target->nnodes);
@@ -211,7 +214,11 @@ int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_
 	}
 	uint32_t cnt[3];
 	size_t elen = strnlen(target->engine, SNAP_ENGINE_LEN);
-	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, NULL, cnt);
+	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, NULL, cnt, max);
+	if (size > max) {
+		snprintf(err, SNAP_ERR_LEN, "delta larger than %zu bytes", max);
+		return SNAP_DELTA_FULL;
+	}
 	if (size - SNAP_HEADER_LEN > SNAP_MAX_PAYLOAD)
 		return fail(err, "delta of %zu bytes exceeds the limit", size);
 	uint8_t *buf = malloc(size), *p = buf + SNAP_HEADER_LEN;
@@ -225,13 +232,19 @@ int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_
 	put8(&p, (uint8_t)elen);
 	memcpy(p, target->engine, elen);
 	p += elen;
-	p += encode_records(base, target, p, cnt);
+	p += encode_records(base, target, p, cnt, SIZE_MAX);
 
 	seal(buf, (uint64_t)(p - buf) - SNAP_HEADER_LEN, target->generation, target->sm_guid, target->sweep,
 	     target->timestamp);
 	*out = buf;
 	*outlen = (size_t)(p - buf);
 	return 0;
+}
+
+int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
+		      char err[SNAP_ERR_LEN])
+{
+	return snap_delta_encode_max(base, target, SIZE_MAX, out, outlen, err);
 }
 
 /* ---- decoding ------------------------------------------------------------- */

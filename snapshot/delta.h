@@ -56,6 +56,10 @@ int snap_peek_any(const uint8_t *buf, size_t len, uint64_t *payload, int *is_del
  */
 int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
 		      char err[SNAP_ERR_LEN]);
+/* The same, SNAP_DELTA_FULL as soon as the delta exceeds max bytes: found
+ * while counting, before anything is allocated. */
+int snap_delta_encode_max(const struct snap *base, const struct snap *target, size_t max, uint8_t **out,
+			  size_t *outlen, char err[SNAP_ERR_LEN]);
 
 /* Reads the header and the base identity without applying anything. */
 int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info, char err[SNAP_ERR_LEN]);

@@ -256,6 +256,7 @@ struct run {
 	 * are persisted whole, kept until then; s is the equal one built on
 	 * the base. */
 	struct snap *whole;
+	int as_delta;
 	struct fabric_index *x;
 	int reused;
 	double decode_ms, build_ms, persist_ms;
@@ -320,9 +321,9 @@ static void run_as_delta(struct builder *b, struct run *r)
 	size_t dl = 0;
 	struct snap *s = NULL;
 	char err[SNAP_ERR_LEN];
+	size_t max = r->j->len / 64 > AS_DELTA_MIN ? r->j->len / 64 : AS_DELTA_MIN;
 	if (!cur->index || !r->j->buf || cur->snap->nnodes != r->s->nnodes ||
-	    snap_delta_encode(cur->snap, r->s, &d, &dl, err) ||
-	    (dl > r->j->len / 64 && dl > AS_DELTA_MIN)) {
+	    snap_delta_encode_max(cur->snap, r->s, max, &d, &dl, err)) {
 		free(d);
 		fabric_put(cur);
 		return;
@@ -337,10 +338,29 @@ static void run_as_delta(struct builder *b, struct run *r)
 		return;
 	}
 	r->whole = r->s;
+	r->as_delta = 1;
 	r->s = s;
 	r->base = cur;
 	r->is_delta = 1;
 	r->decode_ms += util_ms_since(t0);
+}
+
+/* A producer that resends G after its OK was lost, or after "OK G
+ * not-durable", gets a plain OK only if G is on disk: else the served G
+ * is written now. */
+static void admit_repeat_durable(struct builder *b, struct run *r)
+{
+	if (!r->j->persist || !b->state_file[0] ||
+	    (b->durable && b->dur_gen == r->s->generation && b->dur_sm == r->s->sm_guid &&
+	     b->dur_ts == r->s->timestamp))
+		return;
+	struct fabric *cur = store_get(b->st);
+	if (cur->index && cur->snap->generation == r->s->generation && persist_full(b, cur->snap, NULL, 0, r->err)) {
+		tlog(TLOG_WARN, "cannot persist generation %" PRIu64 ": %s", cur->snap->generation, r->err);
+		snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64 " already served, not-durable: %.200s",
+			 cur->snap->generation, r->err);
+	}
+	fabric_put(cur);
 }
 
 /* The generation rule against what is served. Returns 0 to go on; else
@@ -372,6 +392,7 @@ static int run_admit(struct builder *b, struct run *r)
 		tlog(TLOG_INFO, "generation %" PRIu64 " from %s is already served: nothing to do", s->generation,
 		     j->source);
 		snprintf(r->msg, sizeof(r->msg), "OK %" PRIu64 " already served", s->generation);
+		admit_repeat_durable(b, r);
 	}
 	reply(j, rule > 0, r->msg);
 	snap_free(s);
@@ -440,7 +461,7 @@ static void run_persist(struct builder *b, struct run *r)
 	}
 	if (j->persist && b->state_file[0]) {
 		int rc;
-		if (r->is_delta && !r->whole)
+		if (r->is_delta && !r->as_delta)
 			rc = persist_delta(b, s, &r->info, j->buf, j->len, r->err);
 		else
 			rc = persist_full(b, s, j->buf, j->len, r->err);
@@ -481,7 +502,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	struct fabric *prev = store_get(b->st);
 	f->gone = gone_next(prev, x->rt, b->hist);
 	fabric_put(prev);
-	store_publish(b->st, f);
+	store_swap(b->st, f); /* watchers: run_after_publish() */
 	return f;
 }
 
@@ -490,14 +511,14 @@ static void run_log(const struct builder *b, const struct run *r, const struct f
 {
 	const struct fabric_index *x = f->index;
 	char as[160] = "";
-	if (r->whole)
+	if (r->as_delta)
 		snprintf(as, sizeof(as), "; whole, indexed as the delta from generation %" PRIu64 " (%u LFT blocks, %u ports, "
 			 "%u descriptions differ)", r->info.base_generation, r->info.blocks, r->info.ports, r->info.descs);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s%s); plane %s; persisted in %.1f ms",
 	     f->snap->generation, r->j->source, f->snap->nnodes, x->switches, x->cas, x->links, x->rt->nhosts,
-	     hier_depth(x->hier), r->is_delta && !r->whole ? "delta applied in" : "decode", r->decode_ms, r->build_ms,
+	     hier_depth(x->hier), r->is_delta && !r->as_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms,
 	     x->route_ms, x->hier_ms,
 	     r->reused == 1   ? ", reused: no hop count changed"
 	     : r->reused == 2 ? ", reused: no hop count from a leaf changed, renamed over the new links"
@@ -505,11 +526,16 @@ static void run_log(const struct builder *b, const struct run *r, const struct f
 	     as, b->plane, r->persist_ms);
 }
 
-/* Work the producer does not wait for: journal compaction, the history,
- * the counters. */
+/* Work the producer does not wait for: the history, waking watchers,
+ * journal compaction, the counters. */
 static void run_after_publish(struct builder *b, struct run *r, struct fabric *f)
 {
 	struct ingest_job *j = r->j;
+	/* After the persist: a generation in the history files is durable.
+	 * Only then are `watch` clients woken, so that they find it there;
+	 * queries have seen it since run_publish(). */
+	history_push(b->hist, f);
+	store_notify(b->st);
 	/* The entry grows with what changed since fabric.snap, and composing
 	 * costs its size: past a quarter of the fabric's size, or a few dozen
 	 * deltas, write the whole fabric once. Off the acknowledgement path:
@@ -522,13 +548,10 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 	if (r->is_delta && j->persist && b->state_file[0] && b->entry && b->dur_gen == f->snap->generation &&
 	    (b->journal_n >= 32 || (b->full_bytes && b->entry_len * 4 >= b->full_bytes)))
 		compact(b, f->snap);
-	/* After the answer and the publish: keeping the old generation as a
-	 * delta costs the next snapshot, never this one. */
-	history_push(b->hist, f);
 	pthread_mutex_lock(&b->lock);
 	b->stats.accepted++;
 	b->stats.published++;
-	b->stats.deltas += r->is_delta && !r->whole;
+	b->stats.deltas += r->is_delta && !r->as_delta;
 	b->stats.last_decode_ms = r->decode_ms;
 	b->stats.last_build_ms = r->build_ms;
 	int amb_changed = b->stats.ambiguous_names != r->ambiguous;
@@ -561,12 +584,13 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	if (!f)
 		return -1;
 	run_persist(b, &r);
+	snap_free(r.whole); /* and with it the received bytes */
+	r.whole = NULL;
 	run_log(b, &r, f);
 	/* Only now: a client that queries right after its producer's OK must
 	 * see this generation, not the one before. */
 	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
-	snap_free(r.whole);
 	job_free(j);
 	return 0;
 }

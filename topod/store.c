@@ -69,13 +69,23 @@ struct fabric *store_get(struct store *st)
 	return f;
 }
 
-void store_publish(struct store *st, struct fabric *f)
+void store_swap(struct store *st, struct fabric *f)
 {
 	pthread_mutex_lock(&st->lock);
 	struct fabric *old = st->cur;
 	st->cur = f;
 	pthread_mutex_unlock(&st->lock);
 	fabric_put(old);
+}
+
+void store_notify(struct store *st)
+{
 	if (st->on_publish)
 		st->on_publish(st->on_publish_arg);
+}
+
+void store_publish(struct store *st, struct fabric *f)
+{
+	store_swap(st, f);
+	store_notify(st);
 }

@@ -55,5 +55,10 @@ void store_destroy(struct store *st);
 struct fabric *store_get(struct store *st);
 /* Makes f current; takes over the caller's reference. */
 void store_publish(struct store *st, struct fabric *f);
+/* store_publish() in two steps: queries see f at once, `watch` clients
+ * (on_publish) only at store_notify(), which the builder calls once the
+ * history holds f, so that a watcher woken by G finds G in `diff`. */
+void store_swap(struct store *st, struct fabric *f);
+void store_notify(struct store *st);
 
 #endif

@@ -4,10 +4,12 @@
  * the received bytes, the decoded snapshot and the one built on the base
  * each freed once): the hierarchy is kept when no hop count changed, the
  * result equals a fresh build, and a snapshot the delta cannot express
- * (other nodes) is built whole.
+ * (other nodes) is built whole. With a state directory: what a restart
+ * would serve (fabric.snap) is what was sent, header and engine included.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "build.h"
 #include "fabric.h"
@@ -85,8 +87,13 @@ int main(void)
 {
 	struct store st;
 	store_init(&st);
-	struct builder *b = builder_new(&st, NULL, 2, NULL);
+	char dir[] = "/tmp/test_build_whole.XXXXXX", path[64];
+	if (!mkdtemp(dir))
+		tf_die("mkdtemp");
+	snprintf(path, sizeof(path), "%s/fabric.snap", dir);
+	struct builder *b = builder_new(&st, dir, 2, NULL);
 	struct reply r;
+	int rc;
 	struct builder_stats bs;
 	uint64_t gen;
 	int fresh;
@@ -109,11 +116,37 @@ int main(void)
 	      "served as the delta from generation 1: the hierarchy kept (%s), equal to a fresh build, "
 	      "not counted as a producer's delta (%llu)", h2 == h1 ? "same" : "rebuilt", (unsigned long long)bs.deltas);
 
+	/* A switch renamed and another routing engine named, sweep and SM
+	 * changed: served and written as sent. */
+	struct snap *e = snap_dup(a);
+	e->generation = 3;
+	e->timestamp += 2;
+	e->sweep = 77;
+	snprintf(e->engine, sizeof(e->engine), "minhop");
+	for (uint32_t i = 0; i < e->nnodes; i++)
+		if (e->nodes[i].type == SNAP_NODE_SWITCH) {
+			snprintf(e->nodes[i].desc, sizeof(e->nodes[i].desc), "renamed switch");
+			break;
+		}
+	rc = ingest(b, e, &r);
+	served(&st, &gen, &fresh);
+	struct snap *back = NULL;
+	char err[SNAP_ERR_LEN] = "";
+	int rd = snap_read_file(path, &back, err);
+	struct fabric *cf = store_get(&st);
+	CHECK(rc == 0 && gen == 3 && fresh && !rd && back->generation == 3 && back->sweep == 77 &&
+	      back->timestamp == e->timestamp && !snap_diff(back, e, SNAP_DIFF_STATE, NULL, NULL) &&
+	      !snap_diff(cf->snap, e, SNAP_DIFF_STATE, NULL, NULL) && !strcmp(cf->snap->engine, "minhop"),
+	      "a description and the engine changed (%s): served and in %s as sent %s", r.msg, path, err);
+	fabric_put(cf);
+	snap_free(back);
+	snap_free(e);
+
 	/* One switch's entries moved to other ports: whatever the proof
 	 * decides, the result equals a fresh build. */
 	struct snap *c = snap_dup(a);
-	c->generation = 3;
-	c->timestamp += 1;
+	c->generation = 4;
+	c->timestamp += 3;
 	unsigned moved = 0;
 	for (uint32_t i = 0; i < c->nnodes && !moved; i++) {
 		if (c->nodes[i].type != SNAP_NODE_SWITCH || !c->nodes[i].lft_len)
@@ -125,9 +158,9 @@ int main(void)
 				moved++;
 			}
 	}
-	int rc = ingest(b, c, &r);
+	rc = ingest(b, c, &r);
 	const struct hier *h3 = served(&st, &gen, &fresh);
-	CHECK(rc == 0 && gen == 3 && fresh, "%u entries of a switch moved (%s): generation 3 equals a fresh build",
+	CHECK(rc == 0 && gen == 4 && fresh, "%u entries of a switch moved (%s): generation 4 equals a fresh build",
 	      moved, r.msg);
 	(void)h3;
 
@@ -135,16 +168,18 @@ int main(void)
 	struct snap *d = snap_new();
 	tf_fattree3(d, 6);
 	tf_finish(d, 0);
-	d->generation = 4;
+	d->generation = 5;
 	d->timestamp = c->timestamp + 1;
 	rc = ingest(b, d, &r);
 	const struct hier *h4 = served(&st, &gen, &fresh);
-	CHECK(rc == 0 && gen == 4 && h4 && h4 != h3 && fresh, "a k=6 fabric after k=4: built whole (%s)", r.msg);
+	CHECK(rc == 0 && gen == 5 && h4 && h4 != h3 && fresh, "a k=6 fabric after k=4: built whole (%s)", r.msg);
 
 	snap_free(a);
 	snap_free(c);
 	snap_free(d);
 	builder_free(b);
 	store_destroy(&st);
+	unlink(path);
+	rmdir(dir);
 	return tf_failures != 0;
 }
