@@ -124,7 +124,12 @@ def diskfull(d):
     with open(filler, "wb") as f:
         f.write(b"\0" * max(0, sv.f_bavail * sv.f_frsize - 64 * 1024))
     r1 = run.send(101, full(raw, 101))
+    # The producer resends it (its OK lost, say): a plain OK would claim
+    # what the disk does not hold; the repeat is written again, and fails.
+    r1b = run.send(101, full(raw, 101))
     r2 = run.send(102, delta(101, 102))
+    check(r1b.startswith("OK 101 already served, not-durable"),
+          "disk full: the same snapshot 101 again: %s" % r1b[:70])
     check(r1.startswith("OK 101 not-durable"), "disk full (64 KB left): full snapshot 101: %s" % r1[:60])
     served, lost = run.crash()
     check((r2.startswith("OK 102 not-durable") or served >= 102) and lost == 0,
