@@ -15,6 +15,7 @@
 #include "fabric.h"
 #include "store.h"
 #include "testfab.h"
+#include "testhier.h"
 
 struct reply {
 	int ok;
@@ -43,19 +44,6 @@ static int ingest(struct builder *b, const struct snap *s, struct reply *r)
 	return builder_run(b, j);
 }
 
-static int same_hier(const struct hier *a, const struct hier *b)
-{
-	if (a->nhosts != b->nhosts || a->depth != b->depth || a->nclusters != b->nclusters)
-		return 0;
-	for (uint32_t h = 0; h < a->nhosts; h++)
-		for (uint32_t l = 0; l < a->depth; l++) {
-			uint64_t x, y;
-			if (hier_cluster_at(a, h, l, &x) || hier_cluster_at(b, h, l, &y) || x != y)
-				return 0;
-		}
-	return 1;
-}
-
 /* The served generation, its hierarchy, and whether it equals the one
  * built from scratch from the same snapshot (hop counts to every LID from
  * every switch, and the clusters). */
@@ -68,7 +56,7 @@ static const struct hier *served(struct store *st, uint64_t *gen, int *fresh_equ
 	*fresh_equal = 0;
 	if (f->index && !fabric_index_build(f->snap, NULL, 1, &x, err)) {
 		const struct route_tab *a = f->index->rt, *b = x->rt;
-		int eq = a->nhosts == b->nhosts && same_hier(f->index->hier, x->hier);
+		int eq = a->nhosts == b->nhosts && tf_same_hier(f->index->hier, x->hier);
 		for (uint32_t e = 0; eq && e < a->nhosts; e++)
 			for (uint32_t g = 0; eq && g < a->nhosts; g++) {
 				uint32_t sa = a->rails[a->hosts[e].rail0], da = a->rails[a->hosts[g].rail0];

@@ -14,6 +14,7 @@
 #include "delta.h"
 #include "fabric.h"
 #include "testfab.h"
+#include "testhier.h"
 
 #define STEPS 100
 #define NSAVED 8
@@ -45,20 +46,6 @@ static void out_snap(const char *dir, const struct snap *s)
 		tf_die(err);
 	out_file(dir, "gen.%03u.snap", (unsigned)s->generation, b, n);
 	free(b);
-}
-
-/* Every host's cluster ID at every level, as a fingerprint. */
-static int same_hier(const struct hier *a, const struct hier *b)
-{
-	if (a->nhosts != b->nhosts || a->depth != b->depth || a->nclusters != b->nclusters)
-		return 0;
-	for (uint32_t h = 0; h < a->nhosts; h++)
-		for (uint32_t l = 0; l < a->depth; l++) {
-			uint64_t x, y;
-			if (hier_cluster_at(a, h, l, &x) || hier_cluster_at(b, h, l, &y) || x != y)
-				return 0;
-		}
-	return 1;
 }
 
 /* Hop counts from every switch to every end port. */
@@ -247,7 +234,7 @@ int main(void)
 		bad += x->rt->snap != cur && ++bad_snap;
 		bad += routes_differ(x->rt, fresh->rt, &walked, &failed) && ++bad_routes;
 		bad += memcmp(hx, hf, cells * sizeof(*hx)) != 0 && ++bad_hops;
-		bad += !same_hier(x->hier, fresh->hier) && ++bad_hier;
+		bad += !tf_same_hier(x->hier, fresh->hier) && ++bad_hier;
 		/* Shared exactly when no hop count changed since the step
 		 * before. */
 		bad += reused != !memcmp(hops_prev, hf, cells * sizeof(*hf)) && ++bad_exact;

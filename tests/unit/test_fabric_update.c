@@ -6,20 +6,7 @@
 #include "delta.h"
 #include "fabric.h"
 #include "testfab.h"
-
-/* Every host's cluster ID at every level, as a fingerprint. */
-static int same_hier(const struct hier *a, const struct hier *b)
-{
-	if (a->nhosts != b->nhosts || a->depth != b->depth || a->nclusters != b->nclusters)
-		return 0;
-	for (uint32_t h = 0; h < a->nhosts; h++)
-		for (uint32_t l = 0; l < a->depth; l++) {
-			uint64_t x, y;
-			if (hier_cluster_at(a, h, l, &x) || hier_cluster_at(b, h, l, &y) || x != y)
-				return 0;
-		}
-	return 1;
-}
+#include "testhier.h"
 
 static struct fabric_index *update(const struct snap *a, const struct fabric_index *xa, const struct snap *b,
 				   int *reused, struct snap **applied)
@@ -80,7 +67,7 @@ static uint16_t *leaf_hops(const struct route_tab *rt, size_t *cells)
 /* Every cluster's ID and name and every switch's name alike. */
 static int same_names(const struct hier *a, const struct hier *b)
 {
-	if (!same_hier(a, b) || a->nsw != b->nsw)
+	if (!tf_same_hier(a, b) || a->nsw != b->nsw)
 		return 0;
 	for (uint32_t c = 0; c < a->nclusters; c++)
 		if (a->clusters[c].id != b->clusters[c].id || strcmp(a->names[c], b->names[c]))
@@ -240,7 +227,7 @@ int main(void)
 	struct fabric_index *xb = update(a, xa, b, &reused, &bb);
 	CHECK(xb && reused == 1, "an up-port change (%d entries) shares the hierarchy", moved);
 	struct hier *fresh = NULL;
-	CHECK(xb && hier_build(xb->rt, &fresh) == 0 && same_hier(xb->hier, fresh),
+	CHECK(xb && hier_build(xb->rt, &fresh) == 0 && tf_same_hier(xb->hier, fresh),
 	      "and the shared hierarchy equals one built from scratch");
 	CHECK(xb && xb->hier == xa->hier && atomic_load(&xa->hier->refs) == 2, "it is the same object, referenced twice");
 	hier_free(fresh);
@@ -320,7 +307,7 @@ int main(void)
 	CHECK(xf && reused == 2 && xf->hier != xa->hier, "a rerouted cable fault keeps the clusters, in a hierarchy of its own");
 	CHECK(xf && hier_build(xf->rt, &fresh_f) == 0 && same_names(xf->hier, fresh_f),
 	      "which equals one built from scratch, every cluster's and switch's name included");
-	CHECK(xf && same_hier(xf->hier, xa->hier) && !same_names(xf->hier, xa->hier),
+	CHECK(xf && tf_same_hier(xf->hier, xa->hier) && !same_names(xf->hier, xa->hier),
 	      "with the base's clusters under other names: sharing the base's would be wrong");
 	hier_free(fresh_f);
 	struct fabric_index *xf2 = NULL;
