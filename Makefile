@@ -2,7 +2,8 @@
 #
 #   make          build everything into build/
 #   make deps     install the Debian packages the build, tests and demo need
-#   make check    deps + build + every test (unit tests also under ASan/UBSan)
+#   make check    deps + build + every test (unit tests also under ASan/UBSan),
+#                 built with make -j and run in parallel (tests/run.sh)
 #   make demo     deps + build + a simulated fabric with OpenSM, the plugin and topod
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make check T=PATTERN   only the tests whose file name contains PATTERN
@@ -42,9 +43,10 @@ TII_VER     := $(VERSION)
 obj = $(patsubst %.c,$(B)/obj/$(1)/%.o,$(2))
 
 LIBTII := $(B)/lib/libtii.so.$(TII_VER) $(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so $(B)/lib/libtii.a
+TII_PC_UNINST := $(B)/lib/pkgconfig/tii-uninstalled.pc
 
 all: $(ANALYSIS_LIB) $(B)/lib/libosmtopo.so $(B)/bin/topod $(B)/bin/topo-collect $(B)/bin/topo-snap \
-     $(if $(LIBTII_SRC),$(LIBTII)) $(if $(TOPOQUERY_SRC),$(B)/bin/topoquery)
+     $(if $(LIBTII_SRC),$(LIBTII) $(TII_PC_UNINST)) $(if $(TOPOQUERY_SRC),$(B)/bin/topoquery)
 
 $(B)/obj/pic/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -92,6 +94,19 @@ $(B)/lib/libtii.a: $(call obj,std,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# libtii from this build tree, before any make install (docs/libtii.md):
+# PKG_CONFIG_PATH=build/lib/pkgconfig finds tii-uninstalled.pc, which
+# pkg-config prefers to tii.pc (its convention for an uninstalled library):
+# tii.pc.in with the tree's tii.h and topo_limits.h, and an rpath to
+# build/lib, so a program built against the tree runs the tree's libtii.
+# Absolute paths: the tree must be rebuilt (make) where it is used.
+$(TII_PC_UNINST): libtii/tii.pc.in VERSION Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(CURDIR)|' -e 's|@LIBDIR@|$(abspath $(B)/lib)|' -e 's|@INCLUDEDIR@|$(CURDIR)/libtii|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|^\(Cflags: .*\)|\1 -I$${prefix}/common|' \
+	    -e 's|^Libs: -L$${libdir}|& -Wl,-rpath,$${libdir}|' \
+	    -e 's|^# pkg-config file for libtii.*|# pkg-config file for libtii in the build tree $(CURDIR) (make writes it)|' $< > $@
+
 # topoquery links libtii statically: one binary, no rpath to get wrong.
 $(B)/bin/topoquery: $(call obj,std,$(TOPOQUERY_SRC)) $(B)/lib/libtii.a
 	@mkdir -p $(dir $@)
@@ -109,7 +124,8 @@ WEB_PAGE := $(B)/gen/web_page.h
 $(WEB_PAGE): topod/web/index.html
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/?/\\?/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
-HTTP_OBJS := $(call obj,std,topod/http.c) $(call obj,unit,topod/http.c) $(call obj,unitsan,topod/http.c)
+HTTP_OBJS := $(call obj,std,topod/http.c) $(call obj,unit,topod/http.c) $(call obj,unitsan,topod/http.c) \
+	     $(call obj,fuzz,topod/http.c)
 $(HTTP_OBJS): $(WEB_PAGE)
 $(HTTP_OBJS): XCFLAGS += -I$(B)/gen
 
@@ -151,19 +167,69 @@ $(B)/tests/asan/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Itopod -fopenmp -o $@ $< $(SAN_OBJ) -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
-# libFuzzer harnesses (clang, ASan+UBSan); t_fuzz.sh runs them.
-FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	      -Icommon -Isnapshot -Ianalysis -Itopod
-FUZZ_BINS  := $(B)/fuzz/fuzz_snapshot $(B)/fuzz/fuzz_delta $(B)/fuzz/fuzz_proto
-$(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c snapshot/snapshot.h
+# ---- fuzz ----
+# libFuzzer harnesses (tests/fuzz/README.md), one per parser of untrusted
+# bytes, under ASan and UBSan (clang's: it also stops on a NULL pointer
+# given to qsort or offset by 0, which GCC's does not see); t_fuzz.sh runs
+# each for a bounded time with its corpus and every past crash. The code
+# under test is compiled once per source into build/obj/fuzz with
+# -fsanitize=fuzzer-no-link (coverage), the harness links it.
+FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_FLAGS := -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer $(FUZZ_SAN) -Icommon -Isnapshot -Ianalysis -Itopod -Ilibtii
+MPI_INC     = $(shell $(MPICC_OMPI) --showme:compile 2>/dev/null)
+MPI_LINK    = $(shell $(MPICC_OMPI) --showme:link 2>/dev/null)
+$(B)/obj/fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_snapshot.c snapshot/snapshot.c -lpthread
-$(B)/fuzz/fuzz_delta: tests/fuzz/fuzz_delta.c snapshot/delta.c snapshot/snapshot.c snapshot/delta.h tests/unit/testfab.h
+	clang -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(XCFLAGS) -Wno-unknown-warning-option -Itopod -fopenmp -c $< -o $@
+FUZZ_NAMES := fuzz_snapshot fuzz_delta fuzz_proto fuzz_query fuzz_server fuzz_conf fuzz_tii fuzz_text \
+	      fuzz_namemap fuzz_coll_sched fuzz_coll_topo fuzz_topoquery
+FUZZ_BINS  := $(addprefix $(B)/fuzz/,$(FUZZ_NAMES))
+# topod without main.c, the analyses and the snapshot code, as the unit tests link them.
+FUZZ_TOPOD := $(call obj,fuzz,$(UNIT_LINK) $(ANALYSIS_SRC))
+FUZZ_TOPOD_LIBS := -fopenmp -levent -levent_pthreads -lsodium $(PLACE_LIBS) -lpthread
+FUZZ_LINK = @mkdir -p $(dir $@) && clang $(FUZZ_FLAGS) -o $@ $(filter %.c %.o,$^)
+$(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(call obj,fuzz,snapshot/snapshot.c)
+	$(FUZZ_LINK) -lpthread
+$(B)/fuzz/fuzz_delta: tests/fuzz/fuzz_delta.c $(call obj,fuzz,snapshot/delta.c snapshot/snapshot.c) tests/unit/testfab.h
+	$(FUZZ_LINK) -Itests/unit -lpthread
+$(B)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c $(call obj,fuzz,topod/proto.c)
+	$(FUZZ_LINK) -lpthread
+$(B)/fuzz/fuzz_query $(B)/fuzz/fuzz_server: $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_TOPOD) tests/unit/testfab.h
+	$(FUZZ_LINK) -Itests/unit $(FUZZ_TOPOD_LIBS)
+# topod.conf: main.c itself (its main renamed), so the real parse_config runs.
+$(B)/fuzz/fuzz_conf: tests/fuzz/fuzz_conf.c topod/main.c $(FUZZ_TOPOD)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -Itests/unit -o $@ tests/fuzz/fuzz_delta.c snapshot/delta.c snapshot/snapshot.c -lpthread
-$(B)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c topod/proto.c topod/proto.h common/topo_limits.h
+	clang $(FUZZ_FLAGS) -DTOPO_VERSION='"$(VERSION)"' -I$(B)/gen -o $@ $< $(FUZZ_TOPOD) $(FUZZ_TOPOD_LIBS)
+# libtii with the system calls under net.c replaced (fuzz_tii.c's top).
+FUZZ_WRAP := -Wl,--wrap=socket,--wrap=connect,--wrap=send,--wrap=recv,--wrap=poll,--wrap=setsockopt \
+	     -Wl,--wrap=getsockopt,--wrap=nanosleep
+$(B)/fuzz/fuzz_tii: tests/fuzz/fuzz_tii.c $(call obj,fuzz,$(LIBTII_SRC))
+	$(FUZZ_LINK) $(FUZZ_WRAP) -lpthread
+$(B)/fuzz/fuzz_text: tests/fuzz/fuzz_text.c $(call obj,fuzz,snapshot/textdump.c snapshot/snapshot.c)
+	$(FUZZ_LINK) -lpthread
+$(B)/fuzz/fuzz_namemap: tests/fuzz/fuzz_namemap.c $(call obj,fuzz,$(ANALYSIS_SRC) snapshot/snapshot.c snapshot/delta.c)
+	$(FUZZ_LINK) -Itests/unit -fopenmp $(PLACE_LIBS) -lpthread
+# libtopocoll's parsers: the .c under test included by the harness (its
+# helpers are static), the rest of the library beside it, Open MPI's
+# headers and library (nothing calls MPI).
+FUZZ_COLL := $(patsubst coll/%.c,$(B)/obj/fuzz/coll/%.o,$(wildcard coll/*.c))
+$(B)/obj/fuzz/coll/%.o: coll/%.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_proto.c topod/proto.c -lpthread
+	clang -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(XCFLAGS) $(MPI_INC) -c $< -o $@
+$(B)/fuzz/fuzz_coll_sched: tests/fuzz/fuzz_coll_sched.c $(filter-out %/sched.o,$(FUZZ_COLL)) $(call obj,fuzz,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) $(MPI_INC) -Icoll -o $@ $(filter %.c %.o,$^) $(MPI_LINK) -lm -lpthread
+$(B)/fuzz/fuzz_coll_topo: tests/fuzz/fuzz_coll_topo.c $(filter-out %/topo.o,$(FUZZ_COLL)) $(call obj,fuzz,$(LIBTII_SRC))
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) $(MPI_INC) -Icoll -o $@ $(filter %.c %.o,$^) $(MPI_LINK) -lm -lpthread
+
+# topoquery whole (main renamed), over libtii with the fake transport.
+TQ_FUZZ_OBJ := $(call obj,fuzz,$(filter-out clients/topoquery/main.c,$(TOPOQUERY_SRC)) $(LIBTII_SRC))
+$(B)/obj/fuzz/topoquery_main.o: clients/topoquery/main.c
+	@mkdir -p $(dir $@)
+	clang -g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(XCFLAGS) -Dmain=topoquery_main -c $< -o $@
+$(B)/fuzz/fuzz_topoquery: tests/fuzz/fuzz_topoquery.c $(B)/obj/fuzz/topoquery_main.o $(TQ_FUZZ_OBJ)
+	$(FUZZ_LINK) $(FUZZ_WRAP) $(TOPOQUERY_LIBS) -lm -lpthread
 
 # MPI test programs: tests/mpi/X.c -> build/tests/mpi/X, linked against the
 # shared libtii (with an rpath, so mpirun finds the build's, not an installed one).
@@ -223,11 +289,11 @@ PROF_LIB_MPICH := $(B)/lib/mpich/libtopoprof.so
 PROF_BUILD = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
 	-Wl,--version-script=profiler/exports.map -Wl,-z,defs -o $@ $(PROF_SRC) \
 	$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
-$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+$(PROF_LIB): $(PROF_SRC) profiler/prof.h profiler/exports.map common/mpiabi.h $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@) $(B)/lib/openmpi
 	$(MPICC_OMPI) $(PROF_BUILD)
 	ln -sf ../libtopoprof.so $(B)/lib/openmpi/libtopoprof.so
-$(PROF_LIB_MPICH): $(PROF_SRC) profiler/prof.h profiler/exports.map $(call obj,pic,$(LIBTII_SRC))
+$(PROF_LIB_MPICH): $(PROF_SRC) profiler/prof.h profiler/exports.map common/mpiabi.h $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(PROF_BUILD)
 all: $(PROF_LIB_MPICH)
@@ -237,16 +303,19 @@ all: $(PROF_LIB_MPICH)
 # profiler: build/lib/libtopocoll.so (Open MPI; also openmpi/) and
 # build/lib/mpich/libtopocoll.so.
 COLL_SRC := $(wildcard coll/*.c)
+# coll/an.c compiles these in (the cost model and the MPIs' own collectives)
+COLL_AN := analysis/cost.c analysis/rate.c analysis/mprog.c analysis/native.c analysis/nativecoll.c \
+	$(wildcard analysis/*.h)
 COLL_LIB := $(B)/lib/libtopocoll.so
 COLL_LIB_MPICH := $(B)/lib/mpich/libtopocoll.so
-COLL_BUILD = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+COLL_BUILD = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -Ianalysis -Isnapshot -fPIC -shared \
 	-Wl,--version-script=coll/exports.map -Wl,-z,defs -o $@ $(COLL_SRC) \
 	$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -pthread
-$(COLL_LIB): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
+$(COLL_LIB): $(COLL_SRC) $(COLL_AN) coll/coll.h coll/exports.map common/mpihost.h common/mpiabi.h $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@) $(B)/lib/openmpi
 	$(MPICC_OMPI) $(COLL_BUILD)
 	ln -sf ../libtopocoll.so $(B)/lib/openmpi/libtopocoll.so
-$(COLL_LIB_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
+$(COLL_LIB_MPICH): $(COLL_SRC) $(COLL_AN) coll/coll.h coll/exports.map common/mpihost.h common/mpiabi.h $(call obj,pic,$(LIBTII_SRC))
 	@mkdir -p $(dir $@)
 	$(MPICC_MPICH) $(COLL_BUILD)
 all: $(COLL_LIB) $(COLL_LIB_MPICH)
@@ -256,7 +325,7 @@ all: $(COLL_LIB) $(COLL_LIB_MPICH)
 # wrappers, compiled with coll/behind_prof.h, call topocoll's entry points.
 COLLPROF_LIB := $(B)/lib/libtopocollprof.so
 COLLPROF_LIB_MPICH := $(B)/lib/mpich/libtopocollprof.so
-COLLPROF_DEPS := $(PROF_SRC) profiler/prof.h $(COLL_SRC) coll/coll.h coll/behind_prof.h coll/exports.map \
+COLLPROF_DEPS := $(PROF_SRC) profiler/prof.h common/mpiabi.h $(COLL_SRC) $(COLL_AN) coll/coll.h coll/behind_prof.h coll/exports.map \
 	common/mpihost.h $(call obj,pic,$(LIBTII_SRC))
 # $(call collprof,MPICC,OBJDIR)
 collprof = mkdir -p $(dir $@) $2 && rm -f $2/*.o && \
@@ -265,7 +334,8 @@ collprof = mkdir -p $(dir $@) $2 && rm -f $2/*.o && \
 		$1 -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC $$inc \
 			-c $$f -o $2/$$(basename $$f .c).o || exit 1; \
 	done && \
-	$1 -std=c11 -D_GNU_SOURCE -DTOPOCOLL_BEHIND_PROF $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	$1 -std=c11 -D_GNU_SOURCE -DTOPOCOLL_BEHIND_PROF $(CFLAGS) $(WARN) -Werror -Icommon -Ilibtii -Ianalysis -Isnapshot \
+		-fPIC -shared \
 		-Wl,--version-script=coll/exports.map -Wl,-z,defs -o $@ $2/*.o $(COLL_SRC) \
 		$(call obj,pic,$(LIBTII_SRC)) $(LDFLAGS) -lm -pthread
 $(COLLPROF_LIB): $(COLLPROF_DEPS)
@@ -275,14 +345,14 @@ $(COLLPROF_LIB_MPICH): $(COLLPROF_DEPS)
 all: $(COLLPROF_LIB) $(COLLPROF_LIB_MPICH)
 # Under AddressSanitizer and UBSan, for t_coll.sh (preloaded after libasan).
 COLL_LIB_ASAN := $(B)/lib/asan/libtopocoll.so
-$(COLL_LIB_ASAN): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
+$(COLL_LIB_ASAN): $(COLL_SRC) $(COLL_AN) coll/coll.h coll/exports.map common/mpihost.h common/mpiabi.h $(LIBTII_SRC)
 	@mkdir -p $(dir $@)
-	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	$(MPICC_OMPI) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -Ianalysis -Isnapshot -fPIC -shared \
 		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
 COLL_LIB_ASAN_MPICH := $(B)/lib/asan/mpich/libtopocoll.so
-$(COLL_LIB_ASAN_MPICH): $(COLL_SRC) coll/coll.h coll/exports.map common/mpihost.h $(LIBTII_SRC)
+$(COLL_LIB_ASAN_MPICH): $(COLL_SRC) $(COLL_AN) coll/coll.h coll/exports.map common/mpihost.h common/mpiabi.h $(LIBTII_SRC)
 	@mkdir -p $(dir $@)
-	$(MPICC_MPICH) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -fPIC -shared \
+	$(MPICC_MPICH) -std=c11 -D_GNU_SOURCE -O1 -g $(SAN) $(WARN) -Werror -Icommon -Ilibtii -Ianalysis -Isnapshot -fPIC -shared \
 		-Wl,--version-script=coll/exports.map -o $@ $(COLL_SRC) $(LIBTII_SRC) -pthread
 tests: $(COLL_LIB_ASAN) $(COLL_LIB_ASAN_MPICH)
 install: install-coll
@@ -346,15 +416,21 @@ bench: $(B)/bench/bench_sched
 # ---- end sched ----
 
 # ---- the two commands a newcomer types ------------------------------------
+# Both build with one job per core (BUILD_JOBS=N to change it), unless make
+# was given -j itself: then its choice and jobserver are kept. tests/run.sh
+# runs the tests in parallel too (TEST_JOBS=N; its header says how).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+JOBS_FLAG = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(BUILD_JOBS))
+
 deps:
 	@sh tests/deps.sh
 
 check: deps
-	$(MAKE) all tests
+	$(MAKE) $(JOBS_FLAG) all tests
 	@bash tests/run.sh $(T)
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) $(JOBS_FLAG) all
 	@bash tests/demo.sh
 
 clean:
@@ -479,7 +555,10 @@ lab: deps
 	@bash tests/lab/keep.sh
 lab-stop:
 	@bash tests/lab/keep.sh stop
-.PHONY: lab lab-stop
+# eval "$(make -s lab-env)": the running lab's TII_SERVERS (docs/collectives.md).
+lab-env:
+	@bash tests/lab/keep.sh env
+.PHONY: lab lab-stop lab-env
 
 # bench_sched_e2e: a `schedule` request end to end, topod's server in
 # process and libtii as the client (docs/performance.md).

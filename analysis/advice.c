@@ -111,34 +111,83 @@ static double bound_time(const struct route_tab *rt, const struct sched_req *req
 	return t;
 }
 
+/* s's time at the block size with `window` steps in flight (0: the
+ * fastest of 1, 2, 4, ... ADVICE_WINDOW_MAX, *w says which), simulated as SMPI sends its
+ * messages; else (no job: too many flows) the overlap's fluid time. */
+static double sized(const struct sched_job *j, const struct sched *s, uint64_t bytes, uint32_t window, uint32_t *w)
+{
+	char err[AN_ERR_LEN];
+	double best = -1, t;
+	*w = 1;
+	if (!j)
+		return sched_time(s, bytes);
+	for (uint32_t k = window ? window : 1; k <= (window ? window : ADVICE_WINDOW_MAX); k *= 2) {
+		if (sched_job_sched_time(j, s, (double)bytes, k, &t, err))
+			return best >= 0 ? best : sched_time(s, bytes);
+		/* a wider window only for a gain beyond the simulation's rounding */
+		if (best < 0 || t < best * (1 - 1e-6)) {
+			best = t;
+			*w = k;
+		}
+		if (window)
+			break;
+	}
+	return best;
+}
+
 /* XOR's time, and XOR itself in place of *s when s is predicted slower. */
 static int against_xor(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
-		       uint64_t bytes, int fallback, int threads, struct sched **s, struct advice *a,
+		       const struct advice_opts *o, const struct sched_job *j, struct sched **s, struct advice *a,
 		       char err[AN_ERR_LEN])
 {
 	struct sched_req xr = *req;
 	xr.algo = SCHED_XOR;
 	struct sched *x = NULL;
-	int rc = sched_build(rt, h, &xr, threads, &x, err);
+	uint32_t w;
+	int rc = sched_build(rt, h, &xr, o->threads, &x, err);
 	if (rc)
 		return rc;
-	a->xor_time = sched_time(x, bytes);
-	/* the tighter margins only where both times are the overlap's, the
-	 * tightest where it is exact */
-	int sim = (*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0;
+	/* the MPIs' pairwise runs one step after the other */
+	a->xor_time = sized(j, x, o->bytes, 1, &w);
+	/* the tighter margins only where both times are simulated, the
+	 * tightest where exactly */
+	int sim = j || ((*s)->sim_s_per_byte > 0 && x->sim_s_per_byte > 0);
 	int exact = (uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_EXACT_FLOWS_MAX;
 	int keep = !sim ? advice_keeps((*s)->algo, a->time, a->xor_time, a->bound)
 		   : exact ? advice_keeps_sim((*s)->algo, a->time, a->xor_time, a->bound)
 			   : advice_keeps_sim_cheap((*s)->algo, a->time, a->xor_time, a->bound);
-	if (fallback && !keep) {
+	if (o->fallback && o->native < 0 && !keep) {
 		sched_free(*s);
 		*s = x;
-		a->time = a->xor_time;
+		a->time = sized(j, x, o->bytes, o->window, &a->window);
 		a->slower = 1;
 		return AN_OK;
 	}
 	sched_free(x);
 	return AN_OK;
+}
+
+int advice_keeps_native(double time, double native_time)
+{
+	if (time < 0 || native_time < 0)
+		return 0;
+	return time <= native_time && time * (1 + ADVICE_NATIVE_ERR) <=
+					      native_time * (1 - ADVICE_NATIVE_ERR) / ADVICE_MIN_SPEED * (1 + 1e-9);
+}
+
+/* The MPI's own Alltoall under model o->native at the block size. */
+static void against_native(const struct sched_job *j, uint32_t P, const struct advice_opts *o, struct advice *a)
+{
+	struct native_sched *n = NULL;
+	char err[AN_ERR_LEN];
+	a->native = o->native;
+	native_alltoall((enum native_model)o->native, P, o->bytes, &a->nat);
+	if (j && !native_build(&a->nat, P, &n, err) &&
+	    sched_job_time(j, n->nsteps, n->step_off, n->src, n->dst, n->mult, (double)o->bytes, 1, &a->native_time,
+			   err))
+		a->native_time = -1;
+	native_free(n);
+	a->native_faster = o->fallback && !advice_keeps_native(a->time, a->native_time);
 }
 
 int advice_keeps_ring(double time, double ring_time)
@@ -230,36 +279,59 @@ static int advice_allgather(const struct route_tab *rt, const struct hier *h, co
 	return AN_OK;
 }
 
-int advice_schedule(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
-		    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
-		    char err[AN_ERR_LEN])
+int advice_schedule_opts(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+			 const struct advice_opts *o, struct sched **out, struct advice *a, char err[AN_ERR_LEN])
 {
 	struct sched *s = NULL;
+	struct sched_job *j = NULL;
 	uint32_t st, l;
 	*out = NULL;
-	*a = (struct advice){ .time = -1, .xor_time = -1, .bound = -1, .ring_time = -1 };
+	*a = (struct advice){ .time = -1, .xor_time = -1, .bound = -1, .ring_time = -1, .window = 1, .native = -1,
+			      .native_time = -1 };
+	if (o->window > ADVICE_WINDOW_MAX || (o->native >= NATIVE_NMODELS)) {
+		snprintf(err, AN_ERR_LEN, "window 0..%d, a known MPI model", ADVICE_WINDOW_MAX);
+		return AN_E_INVAL;
+	}
 	if (sched_is_allgather(req->algo))
-		return advice_allgather(rt, h, req, bytes, fallback, threads, out, a, err);
-	int rc = sched_build(rt, h, req, threads, &s, err);
+		return advice_allgather(rt, h, req, o->bytes, o->fallback, o->threads, out, a, err);
+	int rc = sched_build(rt, h, req, o->threads, &s, err);
 	if (rc)
 		return rc;
-	if (fallback && advice_opt_broken(s, &st, &l)) {
+	if (o->fallback && advice_opt_broken(s, &st, &l)) {
 		snprintf(err, AN_ERR_LEN,
 			 "OPT breaks its bound on these routes: step %u puts %u blocks on one level-%u cable, bound %u",
 			 st, s->level_max[(size_t)st * s->nlevels + l], l, s->cable_bound[l]);
 		sched_free(s);
 		return AN_E_NOTAPPLIC;
 	}
-	a->time = sched_time(s, bytes);
-	a->bound = bound_time(rt, req, bytes, threads);
+	/* every message size where the flows can be simulated; the job's
+	 * routes held once for the answer, XOR and the MPI's own */
+	char e2[AN_ERR_LEN];
+	if ((uint64_t)req->nranks * (req->nranks - 1) <= COST_SIM_FLOWS_MAX &&
+	    sched_job_new(rt, req->nranks, req->rank_host, &j, e2))
+		j = NULL;
+	a->sized = j != NULL;
+	a->time = sized(j, s, o->bytes, o->window, &a->window);
+	a->bound = bound_time(rt, req, o->bytes, o->threads);
 	if (s->algo == SCHED_XOR)
-		a->xor_time = a->time;
+		a->xor_time = a->window == 1 ? a->time : sized(j, s, o->bytes, 1, &st);
 	else if (req->nranks <= ADVICE_BASELINE_MAX)
-		rc = against_xor(rt, h, req, bytes, fallback, threads, &s, a, err);
+		rc = against_xor(rt, h, req, o, j, &s, a, err);
+	if (!rc && o->native >= 0)
+		against_native(j, req->nranks, o, a);
+	sched_job_free(j);
 	if (rc) {
 		sched_free(s);
 		return rc;
 	}
 	*out = s;
 	return AN_OK;
+}
+
+int advice_schedule(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+		    uint64_t bytes, int fallback, int threads, struct sched **out, struct advice *a,
+		    char err[AN_ERR_LEN])
+{
+	struct advice_opts o = { .bytes = bytes, .fallback = fallback, .threads = threads, .window = 1, .native = -1 };
+	return advice_schedule_opts(rt, h, req, &o, out, a, err);
 }

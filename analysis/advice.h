@@ -26,8 +26,10 @@
 
 #include "an_err.h"
 #include "hier.h"
+#include "native.h"
 #include "route.h"
 #include "schedule.h"
+#include "topo_limits.h"
 
 /* The XOR baseline is a second schedule of P(P-1) flows: judged up to this
  * many ranks (8 MiB of flows), "unknown" above. */
@@ -93,6 +95,19 @@ struct advice_variant {
 
 struct advice {
 	double time;      /* the answer's predicted seconds, -1 if unknown (a cable without a rate) */
+	/* Every message size (advice_opts): the answer's steps in flight that
+	 * time is predicted for; 1 where the times are the overlap's fluid
+	 * model (above COST_SIM_FLOWS_MAX flows, allgathers: sized 0). */
+	uint32_t window;
+	int sized;
+	/* The MPI's own Alltoall under the model asked (-1 none): what it runs
+	 * at the block size, its predicted seconds (-1 unknown: not simulated,
+	 * or not applicable), and whether it is predicted no slower than the
+	 * answer by the rule (advice_keeps_native): the job then runs it. */
+	int native;
+	struct native_choice nat;
+	double native_time;
+	int native_faster;
 	double xor_time;  /* XOR's, -1 if unknown or above ADVICE_BASELINE_MAX ranks */
 	double bound;     /* the all-to-all posted at once (allgathers: the host-cable bound), -1 if unknown */
 	int slower;       /* the requested schedule was replaced by the baseline (XOR; allgathers: RING) */
@@ -121,6 +136,48 @@ int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level);
  * is listed ADVICE_NOTAPPLIC.
  */
 int advice_keeps_ring(double time, double ring_time);
+
+/* Steps a client may be asked to keep in flight: window=auto tries 1, 2,
+ * 4, ... up to it (docs/cost-model.md "Steps in flight"). */
+#define ADVICE_WINDOW_MAX TOPO_SCHED_WINDOW_MAX
+
+/*
+ * Against the MPI's own Alltoall (native.h), timed by the same simulation
+ * at the same block size: keep a schedule only if even with both
+ * predictions' measured error against it (docs/cost-model.md "Every
+ * message size": SMPI over predicted within ADVICE_NATIVE_ERR either way)
+ * it is at least ADVICE_MIN_SPEED as fast:
+ *     time * (1 + err) <= native_time * (1 - err) / ADVICE_MIN_SPEED
+ * and never one the model predicts slower. Unknown times: not kept (the
+ * baseline is what the job gets without us).
+ */
+#define ADVICE_NATIVE_ERR 0.04
+int advice_keeps_native(double time, double native_time);
+
+/* How a schedule is asked for (advice_schedule_opts). */
+struct advice_opts {
+	uint64_t bytes;     /* the block size the times are predicted for */
+	int fallback;       /* 1: never answer what is predicted slower (above) */
+	int threads;
+	/* 1..ADVICE_WINDOW_MAX: the client keeps that many steps in flight
+	 * (a sliding window of Isend/Irecv); 0: the fastest predicted of 1,
+	 * 2, 4, ... ADVICE_WINDOW_MAX, answered in advice.window */
+	uint32_t window;
+	/* -1: the baseline is XOR; else an enum native_model, whose Alltoall
+	 * is timed beside the answer and judges it (advice_keeps_native) */
+	int native;
+};
+
+/*
+ * Builds the schedule req asks for and judges it for blocks of o->bytes.
+ * Times at every message size (cost.h cost_sim_run) where the schedule is
+ * simulated; with o->native the MPI's own Alltoall is the baseline and
+ * with o->fallback the answer is kept only where advice_keeps_native
+ * holds (else native_faster: the job runs the MPI's own; the schedule is
+ * still answered, for inspection); otherwise XOR is, as advice_schedule.
+ */
+int advice_schedule_opts(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
+			 const struct advice_opts *o, struct sched **out, struct advice *a, char err[AN_ERR_LEN]);
 
 /*
  * Builds the schedule req asks for and judges it for blocks of `bytes`. On

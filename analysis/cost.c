@@ -43,19 +43,31 @@ int cost_load_time(const struct route_tab *rt, const struct load *l, struct cost
 	return AN_OK;
 }
 
-/* ---- steps that overlap (cost_sim_time) ----------------------------------------- */
+/* ---- steps that overlap (cost_sim_time, cost_sim_run) ------------------------------ */
 
-enum { SIM_WAIT, SIM_MOVE, SIM_DONE };
+/* A flow waits for both its ranks to post it, then (cost_sim_run) for its
+ * route's latency or, between ranks of one host, its loopback time (a
+ * timer), then moves on its cables until its bytes are through. */
+enum { SIM_WAIT, SIM_TIMER, SIM_MOVE, SIM_DONE };
 
 #define SIM_NONE UINT32_MAX
 
 struct sim {
 	const struct cost_sim *in;
+	struct cost_msg msg;
+	int sized;                /* cost_sim_run: real bytes, latencies, eager sends */
+	uint32_t window;
 	uint32_t F;
+	double now;
 	uint32_t *fstep;          /* [F] step of each flow */
-	uint32_t *roff, *rlist;   /* a rank's flows (sent or received) in step order */
-	uint32_t *pos;            /* [P] first flow of the rank's list not done */
+	/* a rank's operations in step order: flow x 2 + 1 for its receive, + 0
+	 * for its send (a flow from a rank to itself is both) */
+	uint32_t *roff, *rlist;
+	uint32_t *pos;            /* [P] first operation of the rank's list not done */
+	uint32_t *ppos;           /* [P] first operation not posted */
 	uint8_t *state;           /* [F] */
+	uint8_t *fpost;           /* [F] 1: its sender posted it, 2: its receiver */
+	uint8_t *sdone;           /* [F] its send completed (eager: when posted) */
 	/* the moving flows by slot: flow id, route, bytes left, share; act
 	 * lists the slots in use, free the others */
 	uint32_t nact, scap, nfree, *act, *freel, *sflow, *snc, *scab;
@@ -74,20 +86,68 @@ struct sim {
 	uint32_t *coff, coffcap, *clist, clistcap; /* the set's flows of each touched cable */
 	double *hkey;                               /* min-heap of shares per flow, by cable */
 	uint32_t *hcab, hcap, hcabcap, nheap;
-	uint32_t *queue, nq;      /* ranks whose next flows may start */
+	double *tkey;             /* min-heap of timers: when flow tflow's latency or copy ends */
+	uint32_t *tflow, ntimer, tcap;
+	uint32_t *queue, nq;      /* ranks whose next operations may be posted */
 	uint8_t *queued;
 	uint32_t since_full;      /* local solves since the last full one */
 	unsigned long long work;
 };
 
+void cost_msg_smpi(struct cost_msg *m)
+{
+	/* smpi_request.cpp: payload = size + 16 (the envelope); detached below
+	 * smpi/send-is-detached-thresh; network/loopback-bw 10 GB/s, latency 0 */
+	*m = (struct cost_msg){ .envelope = 16, .eager_below = 65536, .local_Bps = 1e10 };
+}
+
 static void sim_free(struct sim *m)
 {
-	void *p[] = { m->fstep, m->roff, m->rlist, m->pos, m->state, m->act, m->freel, m->sflow, m->snc,
-		      m->scab, m->rem, m->share, m->inset, m->head, m->mnext, m->mprev, m->used, m->dirty,
-		      m->dlist, m->set, m->cnt, m->touched, m->capl, m->cpos, m->coff, m->clist, m->hkey,
-		      m->hcab, m->queue, m->queued };
+	void *p[] = { m->fstep, m->roff, m->rlist, m->pos, m->ppos, m->state, m->fpost, m->sdone, m->act,
+		      m->freel, m->sflow, m->snc, m->scab, m->rem, m->share, m->inset, m->head, m->mnext,
+		      m->mprev, m->used, m->dirty, m->dlist, m->set, m->cnt, m->touched, m->capl, m->cpos,
+		      m->coff, m->clist, m->hkey, m->hcab, m->tkey, m->tflow, m->queue, m->queued };
 	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
 		free(p[i]);
+}
+
+/* Programs: every operation names a flow of its own rank's side, each
+ * flow's send and receive are posted once each, and a rank's program
+ * counter (pos) starts at its first operation. */
+static int prog_check(struct sim *m, char err[AN_ERR_LEN])
+{
+	const struct cost_sim *in = m->in;
+	uint32_t P = in->nranks;
+	if (in->prog_off[0] != 0 || !in->bytes) {
+		snprintf(err, AN_ERR_LEN, "a program without its start or its flows' bytes");
+		return AN_E_INVAL;
+	}
+	memset(m->fpost, 0, m->F);
+	for (uint32_t r = 0; r < P; r++) {
+		if (in->prog_off[r + 1] < in->prog_off[r]) {
+			snprintf(err, AN_ERR_LEN, "rank %u's program ends before it starts", r);
+			return AN_E_INVAL;
+		}
+		m->pos[r] = in->prog_off[r];
+		for (uint32_t i = in->prog_off[r]; i < in->prog_off[r + 1]; i++) {
+			uint32_t f = in->prog[i] / 4, k = in->prog[i] % 4, side = k == COST_OP_SEND || k == COST_OP_WAIT_SEND;
+			if (f >= m->F || (side ? in->src[f] : in->dst[f]) != r || !(in->bytes[f] >= 0)) {
+				snprintf(err, AN_ERR_LEN, "rank %u's operation %u names flow %u of another rank", r,
+					 i - in->prog_off[r], f);
+				return AN_E_INVAL;
+			}
+			uint8_t bit = side ? 1 : 2;
+			if (k < COST_OP_WAIT_SEND && (m->fpost[f] & bit)) {
+				snprintf(err, AN_ERR_LEN, "flow %u -> %u is posted twice", in->src[f], in->dst[f]);
+				return AN_E_INVAL;
+			}
+			if (k < COST_OP_WAIT_SEND)
+				m->fpost[f] |= bit;
+		}
+	}
+	memset(m->fpost, 0, m->F);
+	m->work += in->prog_off[P];
+	return AN_OK;
 }
 
 static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_LEN])
@@ -95,11 +155,18 @@ static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_L
 	uint32_t P = in->nranks, F = in->step_off[in->nsteps], C = in->ncables;
 	m->in = in;
 	m->F = F;
+	if ((uint64_t)F * 2 + 2 > UINT32_MAX) {
+		snprintf(err, AN_ERR_LEN, "%u flows are too many to simulate", F);
+		return AN_E_RANGE;
+	}
 	m->fstep = malloc(((size_t)F + 1) * sizeof(uint32_t));
 	m->roff = calloc((size_t)P + 2, sizeof(uint32_t));
 	m->rlist = malloc((2 * (size_t)F + 1) * sizeof(uint32_t));
 	m->pos = malloc(((size_t)P + 1) * sizeof(uint32_t));
+	m->ppos = malloc(((size_t)P + 1) * sizeof(uint32_t));
 	m->state = calloc((size_t)F + 1, 1);
+	m->fpost = calloc((size_t)F + 1, 1);
+	m->sdone = calloc((size_t)F + 1, 1);
 	m->cnt = calloc((size_t)C + 1, sizeof(uint32_t));
 	m->touched = malloc(((size_t)C + 1) * sizeof(uint32_t));
 	m->capl = malloc(((size_t)C + 1) * sizeof(double));
@@ -110,8 +177,9 @@ static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_L
 	m->dlist = malloc(((size_t)C + 1) * sizeof(uint32_t));
 	m->queue = malloc(((size_t)P + 1) * sizeof(uint32_t));
 	m->queued = calloc((size_t)P + 1, 1);
-	if (!m->fstep || !m->roff || !m->rlist || !m->pos || !m->state || !m->cnt || !m->touched || !m->capl ||
-	    !m->cpos || !m->head || !m->used || !m->dirty || !m->dlist || !m->queue || !m->queued)
+	if (!m->fstep || !m->roff || !m->rlist || !m->pos || !m->ppos || !m->state || !m->fpost || !m->sdone ||
+	    !m->cnt || !m->touched || !m->capl || !m->cpos || !m->head || !m->used || !m->dirty || !m->dlist ||
+	    !m->queue || !m->queued)
 		return AN_E_NOMEM;
 	for (uint32_t c = 0; c <= C; c++)
 		m->head[c] = SIM_NONE;
@@ -129,17 +197,28 @@ static int sim_alloc(struct sim *m, const struct cost_sim *in, char err[AN_ERR_L
 		m->roff[r + 2] += m->roff[r + 1];
 	/* flows in step order land in each rank's list in step order */
 	for (uint32_t f = 0; f < F; f++) {
-		m->rlist[m->roff[in->src[f] + 1]++] = f;
-		m->rlist[m->roff[in->dst[f] + 1]++] = f;
+		m->rlist[m->roff[in->src[f] + 1]++] = 2 * f;
+		m->rlist[m->roff[in->dst[f] + 1]++] = 2 * f + 1;
 	}
 	memcpy(m->pos, m->roff, (size_t)P * sizeof(uint32_t));
-	return AN_OK;
+	memcpy(m->ppos, m->roff, (size_t)P * sizeof(uint32_t));
+	return in->prog ? prog_check(m, err) : AN_OK;
 }
 
-/* Rank r has finished every flow of the steps before s. */
-static int sim_ready(const struct sim *m, uint32_t r, uint32_t s)
+/* The bytes flow f carries: one per flow in the fluid form. */
+static double sim_bytes(const struct sim *m, uint32_t f)
 {
-	return m->pos[r] == m->roff[r + 1] || m->fstep[m->rlist[m->pos[r]]] >= s;
+	if (!m->sized)
+		return 1;
+	if (m->in->bytes)
+		return m->in->bytes[f] + m->msg.envelope;
+	return m->in->block * (m->in->mult ? (double)m->in->mult[f] : 1.0) + m->msg.envelope;
+}
+
+/* Operation e (a send or a receive of flow e / 2) is complete. */
+static int sim_op_done(const struct sim *m, uint32_t e)
+{
+	return m->state[e / 2] == SIM_DONE || (!(e & 1) && m->sdone[e / 2]);
 }
 
 static void sim_enqueue(struct sim *m, uint32_t r)
@@ -203,30 +282,72 @@ static int sim_slot(struct sim *m, uint32_t *slot)
 	return AN_OK;
 }
 
-/* Starts flow f if both its ranks have posted its step. */
-static int sim_try(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
+/* Timers (cost_sim_run): flow f's latency or loopback copy ends at t. */
+static int timer_push(struct sim *m, double t, uint32_t f)
+{
+	if (m->ntimer == m->tcap) {
+		size_t n = m->tcap ? 2 * (size_t)m->tcap : 64;
+		if (n > UINT32_MAX || sim_regrow((void **)&m->tkey, n, sizeof(double)) ||
+		    sim_regrow((void **)&m->tflow, n, sizeof(uint32_t)))
+			return AN_E_NOMEM;
+		m->tcap = (uint32_t)n;
+	}
+	uint32_t i = m->ntimer++;
+	while (i && m->tkey[(i - 1) / 2] > t) {
+		m->tkey[i] = m->tkey[(i - 1) / 2];
+		m->tflow[i] = m->tflow[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	m->tkey[i] = t;
+	m->tflow[i] = f;
+	return AN_OK;
+}
+
+static uint32_t timer_pop(struct sim *m)
+{
+	uint32_t top = m->tflow[0], f = m->tflow[--m->ntimer], i = 0;
+	double key = m->tkey[m->ntimer];
+	for (;;) {
+		uint32_t k = 2 * i + 1;
+		if (k >= m->ntimer)
+			break;
+		if (k + 1 < m->ntimer && m->tkey[k + 1] < m->tkey[k])
+			k++;
+		if (m->tkey[k] >= key)
+			break;
+		m->tkey[i] = m->tkey[k];
+		m->tflow[i] = m->tflow[k];
+		i = k;
+	}
+	m->tkey[i] = key;
+	m->tflow[i] = f;
+	return top;
+}
+
+/* The directed cables of flow f's route, each with a known rate. */
+static int sim_route(struct sim *m, uint32_t f, uint32_t *cab, uint32_t *nc, char err[AN_ERR_LEN])
 {
 	const struct cost_sim *in = m->in;
-	uint32_t s = m->fstep[f], i, cab[COST_ROUTE_MAX];
-	if (m->state[f] != SIM_WAIT || !sim_ready(m, in->src[f], s) || !sim_ready(m, in->dst[f], s))
-		return AN_OK;
-	uint32_t nc = in->route(in->ctx, in->src[f], in->dst[f], cab);
-	if (!nc) {
-		sim_done(m, f); /* a local copy */
-		return AN_OK;
-	}
-	for (uint32_t k = 0; k < nc; k++)
+	*nc = in->route(in->ctx, in->src[f], in->dst[f], cab);
+	for (uint32_t k = 0; k < *nc; k++)
 		if (cab[k] >= in->ncables || !in->bps[cab[k]]) {
 			snprintf(err, AN_ERR_LEN, "flow %u -> %u crosses cable %u with no known rate", in->src[f],
 				 in->dst[f], cab[k]);
 			return AN_E_RANGE;
 		}
+	return AN_OK;
+}
+
+/* Flow f moves on its nc cables from now on. */
+static int sim_join(struct sim *m, uint32_t f, const uint32_t *cab, uint32_t nc)
+{
+	uint32_t i;
 	if (sim_slot(m, &i))
 		return AN_E_NOMEM;
 	m->state[f] = SIM_MOVE;
 	m->sflow[i] = f;
 	m->snc[i] = nc;
-	m->rem[i] = 1;
+	m->rem[i] = sim_bytes(m, f);
 	m->share[i] = 0;
 	for (uint32_t k = 0; k < nc; k++) {
 		uint32_t node = i * COST_ROUTE_MAX + k, c = cab[k];
@@ -240,6 +361,41 @@ static int sim_try(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
 	}
 	m->act[m->nact++] = i;
 	return AN_OK;
+}
+
+/* Both ranks have posted flow f: a copy within one host, or its route's
+ * latency first (cost_sim_run), or its cables at once. */
+static int sim_start(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
+{
+	uint32_t cab[COST_ROUTE_MAX], nc;
+	int rc = sim_route(m, f, cab, &nc, err);
+	if (rc)
+		return rc;
+	double wait = !m->sized ? 0 : nc ? cost_route_latency(nc - 1)
+				      : m->msg.local_Bps > 0 ? sim_bytes(m, f) / m->msg.local_Bps : 0;
+	if (wait > 0) {
+		m->state[f] = SIM_TIMER;
+		return timer_push(m, m->now + wait, f);
+	}
+	if (!nc) {
+		sim_done(m, f); /* a local copy */
+		return AN_OK;
+	}
+	return sim_join(m, f, cab, nc);
+}
+
+/* Flow f's timer has run out: a copy is done, a message starts moving. */
+static int sim_timer_end(struct sim *m, uint32_t f, char err[AN_ERR_LEN])
+{
+	uint32_t cab[COST_ROUTE_MAX], nc;
+	int rc = sim_route(m, f, cab, &nc, err);
+	if (rc)
+		return rc;
+	if (!nc) {
+		sim_done(m, f);
+		return AN_OK;
+	}
+	return sim_join(m, f, cab, nc);
 }
 
 /* Flow of slot i (at act[a]) has ended: its cables are freed. */
@@ -263,24 +419,74 @@ static void sim_end(struct sim *m, uint32_t a)
 	sim_done(m, m->sflow[i]);
 }
 
-/* Ranks whose flows ended: skip their done flows, start what is now ready. */
+/* A posted operation e (flow e / 2, its receive when odd): a send below
+ * the eager limit is complete at once; a flow both of whose ends are posted
+ * starts. */
+static int sim_posted(struct sim *m, uint32_t e, int *moved, char err[AN_ERR_LEN])
+{
+	uint32_t f = e / 2;
+	m->fpost[f] |= e & 1 ? 2 : 1;
+	if (!(e & 1) && m->sized && sim_bytes(m, f) - m->msg.envelope < m->msg.eager_below &&
+	    !(m->in->sync && m->in->sync[f]))
+		m->sdone[f] = *moved = 1;
+	m->work++;
+	return m->fpost[f] == 3 ? sim_start(m, f, err) : AN_OK;
+}
+
+/* Rank r's program (cost_sim prog) from its counter on: posts go on, a
+ * wait for an operation not yet complete stops it. */
+static int prog_run(struct sim *m, uint32_t r, char err[AN_ERR_LEN])
+{
+	const uint32_t *prog = m->in->prog;
+	for (uint32_t end = m->in->prog_off[r + 1]; m->pos[r] < end; m->pos[r]++) {
+		uint32_t f = prog[m->pos[r]] / 4, k = prog[m->pos[r]] % 4;
+		int moved = 0;
+		if (k == COST_OP_SEND || k == COST_OP_RECV) {
+			int rc = sim_posted(m, 2 * f + (k == COST_OP_RECV), &moved, err);
+			if (rc)
+				return rc;
+		} else if (!sim_op_done(m, 2 * f + (k == COST_OP_WAIT_RECV))) {
+			return AN_OK;
+		}
+	}
+	return AN_OK;
+}
+
+/* Rank r posts what its window allows: every operation of the steps below
+ * its first incomplete one + window. A send below the eager limit is
+ * complete once posted, which may let the window move on at once. */
+static int sim_post(struct sim *m, uint32_t r, char err[AN_ERR_LEN])
+{
+	if (m->in->prog)
+		return prog_run(m, r, err);
+	uint32_t end = m->roff[r + 1];
+	for (;;) {
+		while (m->pos[r] < end && sim_op_done(m, m->rlist[m->pos[r]]))
+			m->pos[r]++;
+		if (m->ppos[r] == end)
+			return AN_OK;
+		uint64_t lim = m->pos[r] == end ? UINT64_MAX : (uint64_t)m->fstep[m->rlist[m->pos[r]] / 2] + m->window;
+		int moved = 0;
+		while (m->ppos[r] < end && m->fstep[m->rlist[m->ppos[r]] / 2] < lim) {
+			int rc = sim_posted(m, m->rlist[m->ppos[r]++], &moved, err);
+			if (rc)
+				return rc;
+		}
+		if (!moved)
+			return AN_OK;
+	}
+}
+
+/* Ranks whose operations completed: post what is now allowed. */
 static int sim_drain(struct sim *m, char err[AN_ERR_LEN])
 {
 	/* a stack: a local copy ends at once and queues its ranks again */
 	while (m->nq) {
-		uint32_t r = m->queue[--m->nq], end = m->roff[r + 1];
+		uint32_t r = m->queue[--m->nq];
 		m->queued[r] = 0;
-		while (m->pos[r] < end && m->state[m->rlist[m->pos[r]]] == SIM_DONE)
-			m->pos[r]++;
-		if (m->pos[r] == end)
-			continue;
-		uint32_t s = m->fstep[m->rlist[m->pos[r]]];
-		for (uint32_t k = m->pos[r]; k < end && m->fstep[m->rlist[k]] == s; k++) {
-			int rc = sim_try(m, m->rlist[k], err);
-			if (rc)
-				return rc;
-		}
-		m->work += end - m->pos[r];
+		int rc = sim_post(m, r, err);
+		if (rc)
+			return rc;
 	}
 	return AN_OK;
 }
@@ -476,8 +682,9 @@ static int sim_shares(struct sim *m, int exact)
 	return AN_OK;
 }
 
-/* Moves the clock to the next end of a flow; returns the time it took. */
-static double sim_advance(struct sim *m)
+/* Moves the clock to the next end of a moving flow or of a timer, ends
+ * those, and starts the flows whose timers ran out. */
+static int sim_advance(struct sim *m, char err[AN_ERR_LEN])
 {
 	double dt = -1;
 	for (uint32_t a = 0; a < m->nact; a++) {
@@ -485,32 +692,52 @@ static double sim_advance(struct sim *m)
 		if (dt < 0 || m->rem[i] / m->share[i] < dt)
 			dt = m->rem[i] / m->share[i];
 	}
+	if (m->ntimer && (dt < 0 || m->tkey[0] - m->now < dt))
+		dt = m->tkey[0] > m->now ? m->tkey[0] - m->now : 0;
 	for (uint32_t a = m->nact; a-- > 0;) {
 		uint32_t i = m->act[a];
 		m->rem[i] -= m->share[i] * dt;
-		/* flows that end together (to a billionth of the block) end at once */
-		if (m->rem[i] <= 1e-9)
+		/* flows that end together (to a billionth of the flow) end at once */
+		if (m->rem[i] <= 1e-9 * sim_bytes(m, m->sflow[i]))
 			sim_end(m, a);
 	}
-	return dt;
+	m->now += dt;
+	/* timers due within a billionth of the clock end with it */
+	while (m->ntimer && m->tkey[0] <= m->now * (1 + 1e-12)) {
+		int rc = sim_timer_end(m, timer_pop(m), err);
+		if (rc)
+			return rc;
+	}
+	return AN_OK;
 }
 
-int cost_sim_time(const struct cost_sim *in, double *s_per_byte, char err[AN_ERR_LEN])
+/* The simulation of cost_sim_time (sized 0) and cost_sim_run (sized 1):
+ * the time the last flow ends. */
+static int sim_run(const struct cost_sim *in, int sized, double *out, char err[AN_ERR_LEN])
 {
-	struct sim m = { 0 };
-	double t = 0;
-	*s_per_byte = -1;
+	struct sim m = { .sized = sized, .window = sized && in->window > 1 ? in->window : 1 };
+	*out = -1;
+	if (sized) {
+		if (in->msg)
+			m.msg = *in->msg;
+		else
+			cost_msg_smpi(&m.msg);
+		if (!(in->block >= 0) || !(m.msg.envelope >= 0) || !(m.msg.local_Bps >= 0)) {
+			snprintf(err, AN_ERR_LEN, "a negative message size or rate");
+			return AN_E_INVAL;
+		}
+	}
 	int rc = sim_alloc(&m, in, err);
 	for (uint32_t r = 0; !rc && r < in->nranks; r++)
 		sim_enqueue(&m, r);
 	if (!rc)
 		rc = sim_drain(&m, err);
-	while (!rc && m.nact) {
-		rc = sim_shares(&m, in->exact);
-		if (!rc) {
-			t += sim_advance(&m);
+	while (!rc && (m.nact || m.ntimer)) {
+		rc = m.nact ? sim_shares(&m, in->exact) : AN_OK;
+		if (!rc)
+			rc = sim_advance(&m, err);
+		if (!rc)
 			rc = sim_drain(&m, err);
-		}
 		if (!rc && m.work > COST_SIM_WORK_MAX) {
 			snprintf(err, AN_ERR_LEN, "overlap simulation past %llu cable visits", COST_SIM_WORK_MAX);
 			rc = AN_E_RANGE;
@@ -523,9 +750,19 @@ int cost_sim_time(const struct cost_sim *in, double *s_per_byte, char err[AN_ERR
 			rc = AN_E_INVAL;
 		}
 	if (!rc)
-		*s_per_byte = t;
+		*out = m.now;
 	else if (rc == AN_E_NOMEM)
 		snprintf(err, AN_ERR_LEN, "no memory to simulate %u flows", m.F);
 	sim_free(&m);
 	return rc;
+}
+
+int cost_sim_time(const struct cost_sim *in, double *s_per_byte, char err[AN_ERR_LEN])
+{
+	return sim_run(in, 0, s_per_byte, err);
+}
+
+int cost_sim_run(const struct cost_sim *in, double *seconds, char err[AN_ERR_LEN])
+{
+	return sim_run(in, 1, seconds, err);
 }

@@ -102,7 +102,62 @@ struct cost_sim {
 	 * 0: only those on the cables that changed, with a full solve every
 	 * COST_SIM_FULL_EVERY events */
 	int exact;
+	/* Messages of a real size (cost_sim_run; cost_sim_time ignores these):
+	 * a flow carries block x mult[f] bytes (mult NULL: one block) and
+	 * msg's envelope; how it is sent and completed is msg's (NULL: SMPI's,
+	 * cost_msg_smpi). window: the steps a rank has posted at once (0 or 1:
+	 * one step after the other; W: step s+W is posted once every step up
+	 * to s is done, as a sliding window of Isend/Irecv keeps them). */
+	double block;
+	const uint32_t *mult;
+	const struct cost_msg *msg;
+	uint32_t window;
+	/* Programs (cost_sim_run only; cost_prog.h builds them): each rank
+	 * runs its own list of operations in order instead of steps, as an
+	 * MPI collective's code does: prog[prog_off[r] .. prog_off[r + 1]) are
+	 * rank r's, each flow x 4 + COST_OP_*: posting a flow's send (at its
+	 * source) or receive (at its destination) costs nothing and goes on;
+	 * waiting for one stops the rank until it is complete (a receive when
+	 * its message is in, a send when posted below the eager limit, else
+	 * when its message is in). bytes[f] is flow f's size (block and mult
+	 * are not used); the steps (nsteps 1) only list the flows. NULL prog:
+	 * the steps above. */
+	const uint32_t *prog_off, *prog;
+	const double *bytes;
+	/* [flows] 1: a synchronous send (MPI_Issend), complete when its
+	 * message is in whatever its size; NULL: none */
+	const uint8_t *sync;
 };
+
+enum { COST_OP_SEND, COST_OP_RECV, COST_OP_WAIT_SEND, COST_OP_WAIT_RECV };
+
+/*
+ * How an MPI sends one message, as SimGrid's SMPI 3.32 times it with the
+ * settings of tests/lib/smpi.sh (docs/cost-model.md "Every message size"):
+ * the message waits until both ranks have posted it (SMPI matches a send
+ * with its receive before any byte moves, smpi/async-small-thresh 0), then
+ * its route's latency (cost_route_latency: the platform's links carry it),
+ * then its bytes plus the envelope move at the flow's max-min share. A
+ * message below the eager limit completes at its sender when posted
+ * (SMPI's detached send, smpi/send-is-detached-thresh 65536): the sender
+ * runs ahead while it is still in flight; a larger one completes at both
+ * ends when it arrives. Between two ranks of one host (a route of no
+ * cable) it takes bytes over the host's loopback rate, shared with nothing.
+ */
+struct cost_msg {
+	double envelope;        /* bytes every message adds (SMPI: 16) */
+	double eager_below;     /* a message of fewer bytes completes at its sender when posted */
+	double local_Bps;       /* one host's loopback, bytes per second (SMPI: 1e10); 0: free */
+};
+
+/* SMPI 3.32's (above). */
+void cost_msg_smpi(struct cost_msg *m);
+
+/* The time in seconds of the schedule's messages of block x mult bytes,
+ * with steps in flight as in->window says, latencies and the eager limit
+ * counted (cost_msg): what SMPI measures for the same steps. The same
+ * simulation as cost_sim_time otherwise (shares, bounds, errors). */
+int cost_sim_run(const struct cost_sim *in, double *seconds, char err[AN_ERR_LEN]);
 
 /* The time the schedule takes per byte of a block when steps overlap. AN_OK,
  * AN_E_RANGE past the work bound or for a cable without a rate (err says

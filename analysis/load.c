@@ -765,8 +765,12 @@ static int classify_links(struct build *b)
 			if (!T->m[k])
 				continue;
 			c->nused++;
-			c->tot_msgs += T->m[k];
-			c->tot_bytes += T->b[k];
+			/* A level's total may count a flow on several of its
+			 * links (lateral classes): checked, unlike the rest. */
+			if (__builtin_add_overflow(c->tot_msgs, T->m[k], &c->tot_msgs) ||
+			    __builtin_add_overflow(c->tot_bytes, T->b[k], &c->tot_bytes) ||
+			    c->tot_bytes > TOPO_BYTES_TOTAL_MAX)
+				return AN_E_RANGE;
 			if (T->m[k] > c->max_msgs)
 				c->max_msgs = T->m[k];
 			if (T->b[k] > c->max_bytes)
@@ -1041,9 +1045,12 @@ static void build_free(struct build *b)
 int load_build(const struct route_tab *rt, const struct pat_job *job, const struct pattern *p,
 	       int threads, struct load **out)
 {
+	uint64_t total;
 	if (!job || !p || !job->nranks || job->nranks > TOPO_RANKS_MAX ||
 	    pattern_check(p, job->nranks, NULL) != AN_OK)
 		return AN_E_INVAL;
+	if (pattern_total_bytes(p, job->nranks, &total, NULL))
+		return AN_E_RANGE;
 	if (threads < 1)
 		threads = 1;
 	struct build b = { .rt = rt, .s = rt->snap, .job = job, .p = p, .threads = threads,

@@ -46,9 +46,18 @@
  * an explicit or sparse pattern) per thread, never ranks^2. OpenMP over
  * destination hosts with per-thread link arrays.
  *
+ * Bytes. A message may carry up to TOPO_MSG_BYTES_MAX (2^53); the sums are
+ * checked, not the addends: the pattern's total (pattern_total_bytes) must
+ * stay within TOPO_BYTES_TOTAL_MAX (2^62). Every other figure but a
+ * level's total is then within it too, since a flow crosses a directed
+ * link at most once (a route that revisits a switch fails) and lands in
+ * one hop bucket; a level's total can count a flow once per link of the
+ * class and is checked as it is summed.
+ *
  * Errors: AN_E_* (route.h): AN_E_NOMEM, AN_E_INVAL (a bad job or a
  * pattern that does not fit; check with pattern_check/pattern_job_check to
- * get the reason). Lifetime: a load holds no pointer into the route_tab.
+ * get the reason), AN_E_RANGE (the bytes total more than
+ * TOPO_BYTES_TOTAL_MAX; pattern_total_bytes says why). Lifetime: a load holds no pointer into the route_tab.
  */
 #ifndef AN_LOAD_H
 #define AN_LOAD_H

@@ -182,7 +182,7 @@ int matrix_delay(const struct route_tab *rt, const uint32_t *eps, const uint16_t
 		 int64_t *out, char err[AN_ERR_LEN])
 {
 	if (bytes > MATRIX_DELAY_BYTES_MAX) {
-		util_fail(err, AN_ERR_LEN, "%" PRIu64 " bytes: at most 2^40", bytes);
+		util_fail(err, AN_ERR_LEN, "%" PRIu64 " bytes: at most 2^53", bytes);
 		return AN_E_INVAL;
 	}
 	/* A loop-free walk crosses each switch at most once. */

@@ -23,6 +23,7 @@
 #include "an_err.h"
 #include "route.h"
 #include "share.h"
+#include "topo_limits.h"
 
 /*
  * out[i * n + j] = route_hops(rt, eps[i], dlids[j]) for i != j, -1 where
@@ -34,9 +35,10 @@
  */
 int matrix_hops(const struct route_tab *rt, const uint32_t *eps, const uint16_t *dlids, size_t n, int16_t *out);
 
-/* Most bytes of one message in a delay matrix (as a schedule's bytes=B):
- * 1 TiB over a 1x SDR cable is ~4,400 s, far inside an int64_t of ns. */
-#define MATRIX_DELAY_BYTES_MAX (1ull << 40)
+/* Most bytes of one message in a delay matrix (as a schedule's bytes=B,
+ * topo_limits.h): 2^53 bytes over a 1x SDR cable (2 Gb/s of data, the
+ * slowest rate) is ~3.6e16 ns, inside an int64_t of ns and a double. */
+#define MATRIX_DELAY_BYTES_MAX TOPO_MSG_BYTES_MAX
 
 /*
  * out[i * n + j] = the predicted time in nanoseconds of a message of bytes

@@ -145,7 +145,7 @@ int pattern_set_matrix(struct pattern *p, const struct pat_triple *t, size_t n, 
 	for (size_t i = 0; i < m; i++) {
 		if (k && c[k - 1].src == c[i].src && c[k - 1].dst == c[i].dst) {
 			uint64_t s = c[k - 1].bytes + c[i].bytes;
-			c[k - 1].bytes = s < c[i].bytes ? UINT64_MAX : s; /* saturate */
+			c[k - 1].bytes = s < c[i].bytes ? UINT64_MAX : s; /* saturate: pattern_total_bytes refuses it */
 		} else {
 			c[k++] = c[i];
 		}
@@ -378,6 +378,23 @@ uint64_t pattern_nflows(const struct pattern *p, uint32_t nranks)
 		return n;
 	}
 	}
+}
+
+int pattern_total_bytes(const struct pattern *p, uint32_t nranks, uint64_t *total, char err[AN_ERR_LEN])
+{
+	uint64_t t = 0;
+	if (p->kind == PAT_MATRIX) {
+		for (size_t i = 0; i < p->ntri; i++)
+			if (__builtin_add_overflow(t, p->tri[i].bytes, &t) || t > TOPO_BYTES_TOTAL_MAX)
+				return fail(err, AN_E_RANGE, "the matrix entries total more than 2^62 bytes");
+	} else {
+		uint64_t nf = pattern_nflows(p, nranks);
+		if (__builtin_mul_overflow(nf, p->msg_bytes, &t) || t > TOPO_BYTES_TOTAL_MAX)
+			return fail(err, AN_E_RANGE, "%" PRIu64 " flows of %" PRIu64 " bytes total more than 2^62 bytes",
+				    nf, p->msg_bytes);
+	}
+	*total = t;
+	return AN_OK;
 }
 
 int pattern_rank_token(const char *tok, char name[TOPO_QUERY_NAME_MAX + 1], uint32_t *count,

@@ -148,6 +148,13 @@ int pattern_for_each(const struct pattern *p, uint32_t nranks, pat_flow_fn *fn, 
 /* Number of flows (matrix: distinct pairs). */
 uint64_t pattern_nflows(const struct pattern *p, uint32_t nranks);
 
+/* The bytes of all flows of p on nranks ranks (p checked for them): a
+ * regular pattern's flows times msg_bytes, a matrix's entries summed;
+ * AN_E_RANGE, err saying so, when they pass TOPO_BYTES_TOTAL_MAX. Every
+ * load of the pattern (a link's, a level's, the whole) is then exact:
+ * load.c checks it first. */
+int pattern_total_bytes(const struct pattern *p, uint32_t nranks, uint64_t *total, char err[AN_ERR_LEN]);
+
 /* ---- rank lists -------------------------------------------------------------
  * A rank list token is "NAME" (one rank) or "NAME*COUNT" (COUNT consecutive
  * ranks on that host, 1 <= COUNT <= TOPO_RANKS_MAX), so that 16,384 ranks on

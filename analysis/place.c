@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "cost.h"
 #include "load.h"
 #include "pattern.h"
@@ -151,11 +152,45 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 /* The all-to-all, the pattern of every pick without another named. */
 static const struct pattern alltoall = { .kind = PAT_ALLTOALL, .dim = { 1, 1, 1 } };
 
+_Static_assert((uint64_t)TOPO_PICK_RUN_HOSTS_MAX * (TOPO_PICK_RUN_HOSTS_MAX - 1) <= COST_SIM_FLOWS_MAX,
+	       "a run judged on the most hosts is still simulated step by step");
+
+#define PICK_JUDGE_MEMO 32
+
+/* What a pick is judged by: the pattern's bound (cost.h, all at once), or
+ * with run another than PLACE_RUN_BOUND the all-to-all the job runs
+ * (place.h), simulated step by step; sims counts those simulations. */
+struct judge {
+	const struct pattern *pat;
+	const struct hier *h;
+	int run;
+	uint32_t sims;
+	/* > 0: the time a candidate must beat to matter. No schedule runs
+	 * below the bound's bandwidth term (every cable's bytes must cross
+	 * it), so a candidate whose term is already there is not simulated:
+	 * its time is given as that term, which loses every comparison. */
+	double cut;
+	const atomic_int *cancel;   /* NULL, or raised at the caller's deadline: AN_E_CANCEL */
+	/* the runs already simulated in this pick, by the ranks' hosts (a
+	 * balanced or packed try often gives back the hosts it started
+	 * from): FNV-1a of the sequence, and the time */
+	uint32_t nmemo;
+	struct { uint64_t key; double t; } memo[PICK_JUDGE_MEMO];
+};
+
+static uint64_t hosts_key(const uint32_t *hosts, size_t n)
+{
+	uint64_t k = 0xcbf29ce484222325ull ^ n;
+	for (size_t i = 0; i < n; i++)
+		k = (k ^ hosts[i]) * 0x100000001b3ull;
+	return k;
+}
+
 /* The predicted time of the pattern pat (pattern.h; rank i on hosts[i];
  * a regular pattern's flows carry `bytes`, a matrix's its own) and its
  * busiest cable (cost.h): ct->seconds -1 when a loaded cable has no known
  * rate. AN_E_INVAL for a pattern that does not fit n ranks. */
-static int a2a_cost(const struct route_tab *rt, const struct pattern *pat, const uint32_t *hosts, size_t n,
+static int bound_cost(const struct route_tab *rt, const struct pattern *pat, const uint32_t *hosts, size_t n,
 		    uint64_t bytes, int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
 {
 	struct pattern p = *pat;   /* shares a matrix's arrays: never cleared here */
@@ -181,13 +216,86 @@ static int a2a_cost(const struct route_tab *rt, const struct pattern *pat, const
 	return rc;
 }
 
-static int pat_time(const struct route_tab *rt, const struct pattern *pat, const uint32_t *hosts, size_t n, uint64_t bytes,
+/* The time of the all-to-all the job runs on hosts[0..n) (rank i on
+ * hosts[i]) for blocks of `bytes`, as topod's schedule command predicts it
+ * (advice.h; native.h for the MPI's own): -1 when unknown (a cable without
+ * a rate, past the simulation's bounds). AN_E_NOMEM, or AN_E_CANCEL once
+ * cancel is raised during the route schedule's build. */
+static int run_time(const struct route_tab *rt, const struct hier *h, int run, const atomic_int *cancel,
+		    const uint32_t *hosts, size_t n, uint64_t bytes, int threads, double *t)
+{
+	char err[AN_ERR_LEN];
+	int rc = AN_OK;
+	*t = -1;
+	if (n < 2) {
+		*t = 0;
+		return AN_OK;
+	}
+	if (run >= PLACE_RUN_NATIVE) {
+		struct native_choice c;
+		struct native_sched *ns = NULL;
+		struct sched_job *j = NULL;
+		native_alltoall((enum native_model)(run - PLACE_RUN_NATIVE), (uint32_t)n, bytes, &c);
+		if ((rc = native_build(&c, (uint32_t)n, &ns, err)) == AN_OK &&
+		    (rc = sched_job_new(rt, (uint32_t)n, hosts, &j, err)) == AN_OK &&
+		    sched_job_time(j, ns->nsteps, ns->step_off, ns->src, ns->dst, ns->mult, (double)bytes, 1, t, err))
+			*t = -1;
+		sched_job_free(j);
+		native_free(ns);
+		return rc == AN_E_NOMEM ? rc : AN_OK;
+	}
+	/* `schedule route window=auto` (its fallback to XOR included) and
+	 * `schedule xor`: what the job's library runs */
+	struct sched_req req = { .algo = run == PLACE_RUN_ROUTE ? SCHED_ROUTE : SCHED_XOR, .nranks = (uint32_t)n,
+				 .rank_host = hosts, .conflicts = 1, .cancel = cancel };
+	struct advice_opts o = { .bytes = bytes, .fallback = 1, .threads = threads > 0 ? threads : 1,
+				 .window = run == PLACE_RUN_ROUTE ? 0 : 1, .native = -1 };
+	struct sched *s = NULL;
+	struct advice a;
+	rc = advice_schedule_opts(rt, h, &req, &o, &s, &a, err);
+	sched_free(s);
+	if (rc == AN_OK)
+		*t = a.time;
+	return rc == AN_E_NOMEM || rc == AN_E_CANCEL ? rc : AN_OK;
+}
+
+/* The judge's time (jd->pat's bound, or the run's) with the bound's
+ * bandwidth term and busiest cable in ct and node/port: the injection
+ * limit and the balancing speak of the bound. */
+static int a2a_cost(const struct route_tab *rt, struct judge *jd, const uint32_t *hosts, size_t n, uint64_t bytes,
+		    int threads, struct cost_time *ct, uint32_t *node, uint8_t *port)
+{
+	int rc = bound_cost(rt, jd->pat, hosts, n, bytes, threads, ct, node, port);
+	if (rc || jd->run == PLACE_RUN_BOUND)
+		return rc;
+	uint64_t key = hosts_key(hosts, n);
+	for (uint32_t i = 0; i < jd->nmemo && i < PICK_JUDGE_MEMO; i++)
+		if (jd->memo[i].key == key) {
+			ct->seconds = jd->memo[i].t;
+			return AN_OK;
+		}
+	if (jd->cut > 0 && ct->bw_seconds >= jd->cut) {
+		ct->seconds = ct->bw_seconds;
+		return AN_OK;
+	}
+	if (jd->cancel && atomic_load(jd->cancel))
+		return AN_E_CANCEL;
+	jd->sims++;
+	rc = run_time(rt, jd->h, jd->run, jd->cancel, hosts, n, bytes, threads, &ct->seconds);
+	if (rc == AN_OK) {
+		jd->memo[jd->nmemo % PICK_JUDGE_MEMO].key = key, jd->memo[jd->nmemo % PICK_JUDGE_MEMO].t = ct->seconds;
+		jd->nmemo++;
+	}
+	return rc;
+}
+
+static int pat_time(const struct route_tab *rt, struct judge *jd, const uint32_t *hosts, size_t n, uint64_t bytes,
 		    int threads, double *t)
 {
 	struct cost_time ct;
 	uint32_t node;
 	uint8_t port;
-	int rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port);
+	int rc = a2a_cost(rt, jd, hosts, n, bytes, threads, &ct, &node, &port);
 	*t = ct.seconds;
 	return rc;
 }
@@ -195,24 +303,34 @@ static int pat_time(const struct route_tab *rt, const struct pattern *pat, const
 int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
 			int threads, double *t)
 {
-	return pat_time(rt, &alltoall, hosts, n, bytes, threads, t);
+	struct judge jd = { .pat = &alltoall, .run = PLACE_RUN_BOUND };
+	return pat_time(rt, &jd, hosts, n, bytes, threads, t);
 }
 
 /* Between the sharing-aware pick and the packed one on the same leaves
- * (same leaves and pods: the promises hold either way), the one predicted
- * faster; the sharing-aware one on a tie. Sets out->pick_time. */
+ * (same leaves and pods), the one predicted faster; the sharing-aware one
+ * on a tie, and with keep (leaves=fewest: the promise covers sharing too)
+ * whenever the packed one shares more. Sets out->pick_time. */
 static int pick_packed_if_faster(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
-				 const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
-				 int threads, struct place_pick *out, char why[AN_ERR_LEN])
+				 const uint32_t *free_hosts, size_t nfree, size_t want, struct judge *jd, uint64_t bytes,
+				 int threads, int keep, struct place_pick *out, char why[AN_ERR_LEN])
 {
 	struct place_pick alt;
-	int rc = pat_time(rt, pat, out->hosts, want, bytes, threads, &out->pick_time);
+	int rc = pat_time(rt, jd, out->hosts, want, bytes, threads, &out->pick_time);
 	if (rc || out->min_leaves < 2)
 		goto done;
 	if ((rc = place_pick_mode(ctx, rt, h, free_hosts, nfree, want, 1, &alt, why)))
 		goto done;
-	if ((rc = pat_time(rt, pat, alt.hosts, want, bytes, threads, &alt.pick_time)) == AN_OK &&
-	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6)) {
+	jd->cut = out->pick_time;   /* only a faster alternative matters */
+	rc = pat_time(rt, jd, alt.hosts, want, bytes, threads, &alt.pick_time);
+	jd->cut = 0;
+	if (rc == AN_OK &&
+	    alt.pick_time >= 0 && out->pick_time >= 0 && alt.pick_time < out->pick_time * (1 - 1e-6) &&
+	    (!keep || alt.figs.sharing <= out->figs.sharing)) {
+		/* the same leaves: what is proven of the pick's holds for it */
+		alt.exhaustive = out->exhaustive && alt.figs.sharing <= out->figs.sharing;
+		alt.sf_exists = out->sf_exists;
+		alt.sharing_free_wider = !alt.sharing_free && alt.sf_exists;
 		place_pick_free(out);
 		*out = alt;
 		return AN_OK;
@@ -224,6 +342,56 @@ done:
 		snprintf(why, AN_ERR_LEN, "predicting the pick: %s", an_strerror(rc));
 	}
 	return rc;
+}
+
+/* The free hosts on the leaf switches of hosts[0..n): the promise's last
+ * criterion (docs/protocol.md, `pick`). AN_E_NOMEM. */
+static int free_on_leaves(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, const uint32_t *hosts,
+			  size_t n, uint64_t *count)
+{
+	uint8_t *mark = calloc(rt->nsw + 1, 1);
+	if (!mark)
+		return AN_E_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t sw = place_host_leaf_sw(rt, hosts[i]);
+		if (sw != ROUTE_NONE)
+			mark[sw] = 1;
+	}
+	*count = 0;
+	for (size_t i = 0; i < nfree; i++) {
+		uint32_t sw = place_host_leaf_sw(rt, free_hosts[i]);
+		*count += sw != ROUTE_NONE && mark[sw];
+	}
+	free(mark);
+	return AN_OK;
+}
+
+/* leaves=fewest: whether hosts[] (figures fg) keep the promise as well as
+ * the pick does: no more leaves, then pods, then sharing hosts, and on one
+ * leaf no more free hosts on it (best fit). Into *ok. (The most free hosts
+ * on several leaves is how the pick chooses among equals, not a promise
+ * worth a slower job.) */
+static int pick_no_worse(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, const uint32_t *hosts,
+			 const struct place_figs *fg, const struct place_pick *pick, int *ok)
+{
+	const struct place_figs *pf = &pick->figs;
+	uint64_t a, b;
+	int rc;
+	*ok = 0;
+	if (fg->leaves != pf->leaves || fg->pods != pf->pods || fg->sharing != pf->sharing) {
+		*ok = fg->leaves < pf->leaves ||
+		      (fg->leaves == pf->leaves && (fg->pods < pf->pods || (fg->pods == pf->pods && fg->sharing < pf->sharing)));
+		return AN_OK;
+	}
+	if (fg->leaves != 1) {
+		*ok = 1;
+		return AN_OK;
+	}
+	if ((rc = free_on_leaves(rt, free_hosts, nfree, hosts, pick->n, &a)) ||
+	    (rc = free_on_leaves(rt, free_hosts, nfree, pick->hosts, pick->n, &b)))
+		return rc;
+	*ok = a <= b;
+	return AN_OK;
 }
 
 /* The cables of a leaf switch that lead to other switches: how many, their
@@ -288,10 +456,12 @@ static void pick_limit(const struct route_tab *rt, const struct place_pick *out,
 
 /* The pick's hosts traded within their leaves (place_pick_balance), from
  * the pick's counts per leaf and from counts as even as the free hosts
- * allow, when predicted faster: same leaves, so the promises hold. Sets
- * out->swaps, out->balanced and, when taken, out->pick_time. */
+ * allow, when predicted faster: same leaves, so the promises of leaves and
+ * pods hold; with keep (leaves=fewest) only hosts sharing no more than the
+ * pick's. Sets out->swaps, out->balanced and, when taken, out->pick_time. */
 static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts,
-				   size_t nfree, const struct pattern *pat, uint64_t bytes, int threads, struct place_pick *out)
+				   size_t nfree, struct judge *jd, uint64_t bytes, int threads, int keep,
+				   struct place_pick *out)
 {
 	if (out->figs.leaves < 2 || out->pick_time < 0)
 		return AN_OK;
@@ -299,13 +469,14 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 	struct cost_time ct;
 	double limit, best = out->pick_time * (1 - 1e-6);
 	enum place_limit_why lw;
-	int rc = a2a_cost(rt, pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = bound_cost(rt, jd->pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
 	pick_limit(rt, out, bytes, &limit, &lw);
-	if (pat->kind == PAT_ALLTOALL && lw == PLACE_AT_LIMIT && out->bw_time <= limit * (1 + 1e-9))
-		return AN_OK;
+	if (jd->run == PLACE_RUN_BOUND && jd->pat->kind == PAT_ALLTOALL && lw == PLACE_AT_LIMIT &&
+	    out->bw_time <= limit * (1 + 1e-9))
+		return AN_OK;   /* (a stepped schedule's time may still differ: judged by it, tried) */
 	uint32_t *bh = malloc(out->n * sizeof(*bh)), *win = NULL, swaps;
 	if (!bh)
 		return AN_E_NOMEM;
@@ -320,11 +491,21 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 			break;
 		}
 		/* the pattern's rank order: hierarchy order, as answered */
-		if (rc || (rc = place_order(rt, h, bh, out->n)) ||
-		    (rc = pat_time(rt, pat, bh, out->n, bytes, threads, &t)))
+		if (rc || (rc = place_order(rt, h, bh, out->n)))
+			break;
+		jd->cut = best;
+		rc = pat_time(rt, jd, bh, out->n, bytes, threads, &t);
+		jd->cut = 0;
+		if (rc)
 			break;
 		if (!even)
 			out->swaps = swaps;
+		struct place_figs bf;
+		if (t >= 0 && t < best && keep && (rc = place_figures(rt, h, bh, out->n, &bf)) == AN_OK &&
+		    bf.sharing > out->figs.sharing)
+			continue;   /* faster, but it breaks the promise of the fewest sharing hosts */
+		if (rc)
+			break;
 		if (t >= 0 && t < best) {
 			uint32_t *sw = win ? win : malloc(out->n * sizeof(*sw));
 			if (!sw) {
@@ -344,7 +525,8 @@ static int pick_balanced_if_faster(const struct route_tab *rt, const struct hier
 		win = NULL;
 		out->figs = figs;
 		out->sharing_free = figs.sharing == 0;
-		out->sharing_free_wider = out->sharing_free ? 0 : out->sharing_free_wider;
+		out->sf_exists |= out->sharing_free;
+		out->sharing_free_wider = !out->sharing_free && out->sf_exists;
 		out->balanced = 1;
 		out->pick_time = best;
 	}
@@ -355,16 +537,16 @@ out:
 }
 
 /* The answer's bandwidth term, busiest cable, limit and why. */
-static int pick_figures_of_answer(const struct route_tab *rt, const struct pattern *pat, uint64_t bytes, int threads,
+static int pick_figures_of_answer(const struct route_tab *rt, struct judge *jd, uint64_t bytes, int threads,
 				  struct place_pick *out)
 {
 	struct cost_time ct;
-	int rc = a2a_cost(rt, pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
+	int rc = bound_cost(rt, jd->pat, out->hosts, out->n, bytes, threads, &ct, &out->bott_node, &out->bott_port);
 	if (rc)
 		return rc;
 	out->bw_time = ct.bw_seconds;
 	/* the injection limit as stated is the all-to-all's */
-	if (pat->kind != PAT_ALLTOALL)
+	if (jd->pat->kind != PAT_ALLTOALL)
 		out->limit_time = -1, out->limit_why = PLACE_NOLIMIT;
 	else
 		pick_limit(rt, out, bytes, &out->limit_time, &out->limit_why);
@@ -376,6 +558,9 @@ static int pick_figures_of_answer(const struct route_tab *rt, const struct patte
 /* Tries of a wider pick at most, each a balancing and a prediction: the
  * leaf counts grow geometrically, so few tries span min_leaves to want. */
 #define PICK_WIDE_TRIES 8
+/* Judged by a simulated run (struct judge), each try costs two schedules
+ * simulated: fewer tries, the widest still the last. */
+#define PICK_RUN_WIDE_TRIES 4
 
 /* The free hosts on leaves, grouped by leaf switch, and the order in which
  * a wider pick takes the leaves. */
@@ -531,7 +716,7 @@ struct wbest {
  * then balanced (place_pick_balance) when above it. Keeps it in *b when
  * faster than *target. *at: the try reached the limit. */
 static int wide_try(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		    const struct pattern *pat, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
+		    struct judge *jd, uint64_t bytes, int threads, double limit, uint32_t L, uint32_t *hosts, size_t n,
 		    double *target, struct wbest *b, int *at)
 {
 	int rc = AN_OK;
@@ -545,7 +730,12 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
 				rc = AN_OK;
 			break;
 		}
-		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port)))
+		if ((rc = place_order(rt, h, hosts, n)))
+			break;
+		jd->cut = *target;
+		rc = a2a_cost(rt, jd, hosts, n, bytes, threads, &ct, &node, &port);
+		jd->cut = 0;
+		if (rc)
 			break;
 		*at = limit > 0 && ct.bw_seconds >= 0 && ct.bw_seconds <= limit * (1 + 1e-9);
 		if (ct.seconds < 0 || ct.seconds >= *target)
@@ -568,7 +758,7 @@ static int wide_try(const struct route_tab *rt, const struct hier *h, const uint
  * beat it). b->hosts when one is predicted faster than the answer by more
  * than a millionth, else NULL. */
 static int pick_wider(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const struct pattern *pat, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
+		      struct judge *jd, uint64_t bytes, int threads, const struct place_pick *ans, struct wbest *b)
 {
 	struct wide w = { 0 };
 	size_t n = ans->n;
@@ -576,17 +766,21 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 	double limit = -1, target = ans->time * (1 - 1e-6);
 	int rc = hosts && take ? wide_setup(rt, h, free_hosts, nfree, ans, &w) : AN_E_NOMEM, at = 0;
 	*b = (struct wbest){ 0 };
-	if (pat->kind == PAT_ALLTOALL && ans->limit_time > 0)
+	if (jd->pat->kind == PAT_ALLTOALL && ans->limit_time > 0)
 		limit = ans->limit_time;
 	uint32_t nmax = w.nl < n ? w.nl : (uint32_t)n, L = ans->figs.leaves + 1;
 	/* fewer leaves than wide_cap's cannot reach the limit: start there */
 	uint32_t cap = rc == AN_OK ? wide_cap(&w, ans->figs.leaves, nmax, n, bytes, limit, hosts, take) : 0;
 	L = cap > L ? cap : L;
-	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < PICK_WIDE_TRIES;) {
+	uint32_t ntries = jd->run == PLACE_RUN_BOUND ? PICK_WIDE_TRIES : PICK_RUN_WIDE_TRIES;
+	/* the limit ends the tries only where the bound judges: a stepped
+	 * schedule may still gain on more leaves */
+	double stop = jd->run == PLACE_RUN_BOUND ? limit : -1;
+	for (uint32_t tries = 0; rc == AN_OK && !at && L <= nmax && tries < ntries;) {
 		/* the first L leaves may hold too few hosts (wide_cmp ranks a
 		 * leaf with a slow or dead uplink last): then the next L */
 		if (wide_fill(&w, L, n, hosts, take)) {
-			rc = wide_try(rt, h, free_hosts, nfree, pat, bytes, threads, limit, L, hosts, n, &target, b, &at);
+			rc = wide_try(rt, h, free_hosts, nfree, jd, bytes, threads, stop, L, hosts, n, &target, b, &at);
 			tries++;
 		}
 		/* not monotone: a leaf of c hosts and u uplinks sends ceil(c / u)
@@ -594,7 +788,7 @@ static int pick_wider(const struct route_tab *rt, const struct hier *h, const ui
 		 * help can hurt; the growth stays geometric, the tries few, and
 		 * the widest (fewest hosts on each leaf) is always the last */
 		uint32_t next = L + 1 > L * 3 / 2 ? L + 1 : L * 3 / 2;
-		L = L < nmax && (next > nmax || tries + 1 == PICK_WIDE_TRIES) ? nmax : next;
+		L = L < nmax && (next > nmax || tries + 1 == ntries) ? nmax : next;
 	}
 	free(hosts), free(take);
 	wide_free(&w);
@@ -650,7 +844,7 @@ static uint64_t splitmix64(uint64_t *s)
  * b: the fastest of them. */
 #define PICK_RANDOM_TRIES 3
 static int pick_random(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		       size_t n, const struct pattern *pat, uint64_t bytes, int threads, double *mean, struct wbest *b)
+		       size_t n, struct judge *jd, uint64_t bytes, int threads, double *mean, struct wbest *b)
 {
 	uint32_t *pool = malloc((nfree + 1) * sizeof(*pool)), *hosts = malloc((n + 1) * sizeof(*hosts));
 	int rc = pool && hosts ? AN_OK : AN_E_NOMEM;
@@ -672,7 +866,7 @@ static int pick_random(const struct route_tab *rt, const struct hier *h, const u
 			pool[i] = pool[j], pool[j] = x;
 		}
 		memcpy(hosts, pool, n * sizeof(*hosts));
-		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, pat, hosts, n, bytes, threads, &ct, &node, &port)))
+		if ((rc = place_order(rt, h, hosts, n)) || (rc = a2a_cost(rt, jd, hosts, n, bytes, threads, &ct, &node, &port)))
 			break;
 		sum = sum < 0 || ct.seconds < 0 ? -1 : sum + ct.seconds;
 		if (ct.seconds < 0 || (b->hosts && ct.seconds >= b->t))
@@ -707,23 +901,26 @@ static int pick_random(const struct route_tab *rt, const struct hier *h, const u
  * all-to-all's leaves hold it above the limit, so that a scheduler sees
  * what the promise costs. */
 static int pick_widen(const struct route_tab *rt, const struct hier *h, const uint32_t *free_hosts, size_t nfree,
-		      const struct pattern *pat, uint64_t bytes, int threads, int rule, struct place_pick *out)
+		      struct judge *jd, uint64_t bytes, int threads, int rule, struct place_pick *out)
 {
-	int a2a = pat->kind == PAT_ALLTOALL;
+	int a2a = jd->pat->kind == PAT_ALLTOALL, bound = jd->run == PLACE_RUN_BOUND;
 	out->wider_time = -1, out->wider_leaves = 0, out->widened = 0, out->random_time = -1;
-	/* (one host a leaf: no wider pick, but random picks may be faster) */
-	if (out->time < 0 || (a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
+	/* (one host a leaf: no wider pick, but random picks may be faster);
+	 * the limit is the bound's: a run judged step by step goes on */
+	int at = a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9);
+	if (out->time < 0 || (bound && at))
 		return AN_OK;
 	struct wbest r = { 0 }, b = { 0 };
-	int rc = rule == PLACE_LEAVES_AUTO ?
-		 pick_random(rt, h, free_hosts, nfree, out->n, pat, bytes, threads, &out->random_time, &r) : AN_OK;
+	/* judged by a run, random picks' time is always stated */
+	int drawn = rule == PLACE_LEAVES_AUTO || !bound;
+	int rc = drawn ? pick_random(rt, h, free_hosts, nfree, out->n, jd, bytes, threads, &out->random_time, &r) : AN_OK;
 	/* slower than the blind picks by more than a millionth: not the
 	 * rounding of a maximum */
 	int any = rule == PLACE_LEAVES_ANY ||
 		  (rc == AN_OK && rule == PLACE_LEAVES_AUTO && out->random_time >= 0 &&
 		   out->time > out->random_time * (1 + 1e-6));
 	if (rc == AN_OK && (any || (a2a && out->limit_why == PLACE_UPLINKS)) &&
-	    (rc = pick_wider(rt, h, free_hosts, nfree, pat, bytes, threads, out, &b)) == AN_OK && b.hosts) {
+	    (rc = pick_wider(rt, h, free_hosts, nfree, jd, bytes, threads, out, &b)) == AN_OK && b.hosts) {
 		if (any)
 			rc = pick_take(rt, h, bytes, a2a, &b, out);
 		else
@@ -731,9 +928,9 @@ static int pick_widen(const struct route_tab *rt, const struct hier *h, const ui
 	}
 	/* any: never slower than the blind picks' mean either (ANY predicts
 	 * them only now, and not once at the limit: nothing beats it) */
-	if (rc == AN_OK && rule == PLACE_LEAVES_ANY &&
+	if (rc == AN_OK && rule == PLACE_LEAVES_ANY && !drawn &&
 	    !(a2a && out->bw_time >= 0 && out->bw_time <= out->limit_time * (1 + 1e-9)))
-		rc = pick_random(rt, h, free_hosts, nfree, out->n, pat, bytes, threads, &out->random_time, &r);
+		rc = pick_random(rt, h, free_hosts, nfree, out->n, jd, bytes, threads, &out->random_time, &r);
 	if (rc == AN_OK && any && out->random_time >= 0 && out->time > out->random_time * (1 + 1e-6) && r.hosts &&
 	    r.t < out->time)
 		rc = pick_take(rt, h, bytes, a2a, &r, out);
@@ -774,12 +971,59 @@ int place_pick_pat(struct place_ctx *ctx, const struct route_tab *rt, const stru
 		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
 		   int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN])
 {
+	return place_pick_run(ctx, rt, h, free_hosts, nfree, want, pat, bytes, threads, leaves, PLACE_RUN_BOUND, NULL,
+			      out, why);
+}
+
+static const char *const run_names[] = { "bound", "route", "xor" };   /* enum place_run, then the models */
+
+const char *place_run_name(int run)
+{
+	if (run >= 0 && run < PLACE_RUN_NATIVE)
+		return run_names[run];
+	if (run >= PLACE_RUN_NATIVE && run < PLACE_NRUNS)
+		return native_model_name((enum native_model)(run - PLACE_RUN_NATIVE));
+	return "?";
+}
+
+int place_run_parse(const char *s, int *run)
+{
+	enum native_model m;
+	for (int i = 0; i < PLACE_RUN_NATIVE; i++)
+		if (!strcmp(s, run_names[i])) {
+			*run = i;
+			return AN_OK;
+		}
+	if (native_model_parse(s, &m))
+		return AN_E_INVAL;
+	*run = PLACE_RUN_NATIVE + (int)m;
+	return AN_OK;
+}
+
+int place_pick_run(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
+		   int threads, int leaves, int run, const atomic_int *cancel, struct place_pick *out,
+		   char why[AN_ERR_LEN])
+{
 	int rc = AN_OK;
 	if (want > UINT32_MAX || pattern_check(pat, (uint32_t)want, why))
 		return AN_E_INVAL;
+	if (run < 0 || run >= PLACE_NRUNS || (run != PLACE_RUN_BOUND && pat->kind != PAT_ALLTOALL)) {
+		snprintf(why, AN_ERR_LEN, "run=%s times the job's all-to-all: another pattern is judged by run=bound",
+			 place_run_name(run));
+		return AN_E_INVAL;
+	}
+	if (run != PLACE_RUN_BOUND && want > TOPO_PICK_RUN_HOSTS_MAX) {
+		snprintf(why, AN_ERR_LEN, "run=%s simulates the schedule on at most %d hosts, asked for %zu",
+			 place_run_name(run), TOPO_PICK_RUN_HOSTS_MAX, want);
+		return AN_E_RANGE;
+	}
+	struct judge jdv = { .pat = pat, .h = h, .run = run, .cancel = cancel }, *jd = &jdv;
 	if ((rc = place_pick(ctx, rt, h, free_hosts, nfree, want, out, why)))
 		return rc;
-	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, pat, bytes, threads, out, why)))
+	/* leaves=fewest keeps the whole promise: no alternative that breaks it */
+	int keep = leaves == PLACE_LEAVES_FEWEST;
+	if ((rc = pick_packed_if_faster(ctx, rt, h, free_hosts, nfree, want, jd, bytes, threads, keep, out, why)))
 		return rc;
 	struct cost_time ffc;
 	uint32_t ffn;
@@ -789,29 +1033,36 @@ int place_pick_pat(struct place_ctx *ctx, const struct route_tab *rt, const stru
 		rc = AN_E_NOMEM;
 		goto fail;
 	}
-	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, pat, bytes, threads, out)) ||
+	if ((rc = pick_balanced_if_faster(rt, h, free_hosts, nfree, jd, bytes, threads, keep, out)) ||
 	    (rc = place_first_fit(free_hosts, nfree, want, ff)) ||
-	    (rc = a2a_cost(rt, pat, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
+	    (rc = a2a_cost(rt, jd, ff, want, bytes, threads, &ffc, &ffn, &ffp)))
 		goto fail;
 	out->ff_time = ffc.seconds;
 	out->ff_bw_time = ffc.bw_seconds;
 	out->time = out->pick_time;
 	/* slower by more than a millionth: not the rounding of a maximum */
 	if (out->pick_time >= 0 && out->ff_time >= 0 && out->pick_time > out->ff_time * (1 + 1e-6)) {
-		if ((rc = place_order(rt, h, ff, want)) || (rc = place_figures(rt, h, ff, want, &out->figs)))
+		struct place_figs ffg;
+		int take = 1;
+		if ((rc = place_order(rt, h, ff, want)) || (rc = place_figures(rt, h, ff, want, &ffg)) ||
+		    (keep && (rc = pick_no_worse(rt, free_hosts, nfree, ff, &ffg, out, &take))))
 			goto fail;
-		free(out->hosts);
-		out->hosts = ff;
-		ff = NULL;
-		out->sharing_free = out->figs.sharing == 0;
-		out->sharing_free_wider = 0;
-		out->first_fit = 1;
-		out->balanced = 0;
-		out->time = out->ff_time;
+		if (take) {   /* (under keep, first-fit's hosts keep the promise too) */
+			free(out->hosts);
+			out->hosts = ff;
+			ff = NULL;
+			out->figs = ffg;
+			out->sharing_free = out->figs.sharing == 0;
+			out->sharing_free_wider = keep && !out->sharing_free && out->sf_exists;
+			out->first_fit = 1;
+			out->balanced = 0;
+			out->time = out->ff_time;
+		}
 	}
-	if ((rc = pick_figures_of_answer(rt, pat, bytes, threads, out)) ||
-	    (rc = pick_widen(rt, h, free_hosts, nfree, pat, bytes, threads, leaves, out)))
+	if ((rc = pick_figures_of_answer(rt, jd, bytes, threads, out)) ||
+	    (rc = pick_widen(rt, h, free_hosts, nfree, jd, bytes, threads, leaves, out)))
 		goto fail;
+	out->run = run, out->sims = jd->sims;
 	free(ff);
 	return AN_OK;
 fail:
@@ -829,6 +1080,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	out->wider_time = out->random_time = -1;
 	*trades = 0;
 	struct cost_time ct;
+	struct judge jd = { .pat = &alltoall, .h = h, .run = PLACE_RUN_BOUND };
 	uint32_t *all = malloc((n + nfree + 1) * sizeof(*all));
 	out->hosts = malloc((n + 1) * sizeof(*out->hosts));
 	int rc = AN_E_NOMEM;
@@ -839,7 +1091,7 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	memcpy(out->hosts, alloc, n * sizeof(*out->hosts));
 	out->n = n;
 	if ((rc = place_order(rt, h, out->hosts, n)) ||
-	    (rc = a2a_cost(rt, &alltoall, out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
+	    (rc = a2a_cost(rt, &jd, out->hosts, n, bytes, threads, &ct, &out->bott_node, &out->bott_port)))
 		goto fail;
 	out->ff_time = out->pick_time = ct.seconds;
 	out->ff_bw_time = ct.bw_seconds;
@@ -848,8 +1100,8 @@ int place_pick_trade(const struct route_tab *rt, const struct hier *h, const uin
 	out->min_leaves = out->figs.leaves, out->min_pods = out->figs.pods;
 	/* the pick's balancing, with the allocation as the pick and the union
 	 * as the free list */
-	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, &alltoall, bytes, threads, out)) ||
-	    (rc = pick_figures_of_answer(rt, &alltoall, bytes, threads, out)))
+	if ((rc = pick_balanced_if_faster(rt, h, all, n + nfree, &jd, bytes, threads, 0, out)) ||
+	    (rc = pick_figures_of_answer(rt, &jd, bytes, threads, out)))
 		goto fail;
 	out->time = out->pick_time;
 	out->sharing_free = out->figs.sharing == 0;

@@ -7,16 +7,18 @@
  *          what TopologyParam=SwitchAsNodeRank and ompi issue 1293 ask for).
  *   pick   N hosts out of a free list, compact first: one leaf switch if
  *          one has N free (the fewest free that suffices), else the fewest
- *          leaf switches, then among those the fewest pods; within them,
- *          no two chosen hosts share a link above the leaf (share.h's
- *          "sharing", the seed's relaxed constraint 8.2.2.1) when such a
- *          choice exists, else as few as possible. Compactness wins over
- *          sharing-freedom, which is what keeps the promises on every
- *          routing engine; the answer says when a sharing-free set on more
- *          leaves existed. place_pick_advise then balances the hosts within
- *          those leaves over the cables above them (place_pick_balance)
- *          and judges the pick against first-fit by the cost model
- *          (cost.h).
+ *          leaf switches, then among those the fewest pods; among the sets
+ *          on that many leaves and pods, the fewest hosts sharing a link
+ *          above the leaf (share.h's "sharing", the seed's relaxed
+ *          constraint 8.2.2.1), then the most free hosts on the leaves:
+ *          exact on free lists up to 40 hosts (place_search.c; always ends
+ *          up to 20), beyond on the leaves with the most free hosts.
+ *          Compactness wins over sharing-freedom, which is what keeps the
+ *          promises on every routing engine; the answer says when a
+ *          sharing-free set on other leaves existed. place_pick_advise
+ *          then balances the hosts within those leaves over the cables
+ *          above them (place_pick_balance) and judges the pick against
+ *          first-fit by the cost model (cost.h).
  *   map    ranks of a weighted communication graph onto hosts with slots
  *          (seed 5.2.2-5.2.4, 8.2.3): Scotch's SCOTCH_graphMap onto a
  *          target built from the hierarchy (hop-bytes), refined by swaps
@@ -43,7 +45,9 @@
 #include <stdint.h>
 
 #include "hier.h"
+#include "native.h"
 #include "route.h"
+#include "topo_limits.h"
 
 /*
  * A placement context, owned by the caller and shared by its threads:
@@ -89,7 +93,8 @@ struct place_pick {
 	uint32_t *hosts;          /* chosen, in hierarchy order (free with place_pick_free) */
 	struct place_figs figs;
 	int sharing_free;         /* 1 if the choice shares no link above the leaf */
-	int exhaustive;           /* the exact search ran to the end (proves "least" for sharing-free) */
+	int exhaustive;           /* the leaves, pods, sharing and free hosts are proven optimal (the
+				   * exact search ended, or step 2's leaves were sharing-free) */
 	uint32_t min_leaves;      /* the fewest leaf switches that hold want free hosts */
 	uint32_t min_pods;        /* the fewest pods among sets on min_leaves leaves */
 	int sharing_free_wider;   /* shares, though a sharing-free set on more leaves exists:
@@ -126,11 +131,34 @@ struct place_pick {
 	 * predicted under leaves AUTO and ANY when the answer is above the
 	 * injection limit; -1 else */
 	double random_time;
+	/* appended (issue 34): a sharing-free set of n hosts exists in the
+	 * free list on any leaves (the answer, or found; see protocol.md) */
+	int sf_exists;
+	/* appended (issue 34, item 3): what the times above are of (enum
+	 * place_run; place_pick_run), and how many schedules were simulated
+	 * to judge the candidates */
+	int run;
+	uint32_t sims;
 };
+
+/* What a pick is judged by (protocol `pick run=`): every candidate's,
+ * first-fit's and the random picks' times are of it. */
+enum place_run {
+	PLACE_RUN_BOUND = 0,   /* the pattern posted at once: its busiest cable's bytes over its rate */
+	PLACE_RUN_ROUTE = 1,   /* topod's route all-to-all as `schedule route window=auto` answers it, its
+				* fallback to XOR included, simulated step by step (advice.h) */
+	PLACE_RUN_XOR = 2,     /* XOR's steps, one after the other (the MPIs' pairwise) */
+	PLACE_RUN_NATIVE = 3,  /* + an enum native_model: that MPI's own Alltoall at the block size */
+	PLACE_NRUNS = PLACE_RUN_NATIVE + NATIVE_NMODELS
+};
+/* "bound", "route", "xor" or the model's name (native.h); "?" if none. */
+const char *place_run_name(int run);
+int place_run_parse(const char *s, int *run);   /* AN_OK or AN_E_INVAL */
 
 /* The rule on leaves (protocol `pick leaves=`). */
 enum place_leaves {
-	PLACE_LEAVES_FEWEST = 0,  /* the promise of fewest leaves and pods, whatever it costs (stated) */
+	PLACE_LEAVES_FEWEST = 0,  /* the promise of fewest leaves, pods and sharing hosts, whatever it
+				   * costs (stated): no alternative or first-fit that breaks it */
 	PLACE_LEAVES_ANY = 1,     /* more leaves whenever predicted faster */
 	PLACE_LEAVES_AUTO = 2,    /* fewest, unless predicted slower than random picks: then as ANY */
 };
@@ -156,10 +184,13 @@ int place_first_fit(const uint32_t *free_hosts, size_t nfree, size_t want, uint3
 int place_alltoall_time(const struct route_tab *rt, const uint32_t *hosts, size_t n, uint64_t bytes,
 			int threads, double *t);
 
-/* place_pick, then judged (advice.h's rule): the pick's and first-fit's
- * predicted all-to-all for `bytes` per pair; when the pick is predicted
- * slower than first-fit (by more than a millionth), first-fit's hosts are
- * the answer (first_fit = 1), with their figures. */
+/* place_pick, then judged (advice.h's rule) under PLACE_LEAVES_FEWEST:
+ * the pick's and first-fit's predicted all-to-all for `bytes` per pair;
+ * when the pick is predicted slower than first-fit (by more than a
+ * millionth) and first-fit's hosts keep the promise as well (no more
+ * leaves, pods or sharing hosts; on one leaf, no more free hosts on it),
+ * they are the answer (first_fit = 1), with their figures; else the pick,
+ * whose time is then above ff_time. */
 int place_pick_advise(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		      const uint32_t *free_hosts, size_t nfree, size_t want, uint64_t bytes, int threads,
 		      struct place_pick *out, char why[AN_ERR_LEN]);
@@ -181,7 +212,9 @@ int place_pick_pattern(struct place_ctx *ctx, const struct route_tab *rt, const 
  * above the injection limit, random_time is the mean predicted time of 3
  * random picks from the free list (seeded by the list's size and want: the
  * answer still depends on the free set alone); -1 otherwise.
- * PLACE_LEAVES_FEWEST: the promises of fewest leaves and pods hold; when
+ * PLACE_LEAVES_FEWEST: the promises of fewest leaves, pods and sharing
+ * hosts hold (the packed and balanced alternatives and first-fit's hosts
+ * only where they keep them: place_pick_advise); when
  * the all-to-all answer's leaves cannot carry it at the injection limit
  * (PLACE_UPLINKS), the fastest pick on more leaves that is predicted
  * faster is stated in wider_time and wider_leaves, not answered.
@@ -207,6 +240,28 @@ struct pattern;
 int place_pick_pat(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
 		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
 		   int threads, int leaves, struct place_pick *out, char why[AN_ERR_LEN]);
+
+/* place_pick_pat judged by run (enum place_run): with PLACE_RUN_BOUND
+ * exactly place_pick_pat. Otherwise the pattern must be the all-to-all and
+ * want at most TOPO_PICK_RUN_HOSTS_MAX (AN_E_INVAL, AN_E_RANGE with a
+ * reason), and every judgment and time of the answer (pick_time, time,
+ * ff_time, wider_time, random_time) is the run's predicted time for blocks
+ * of `bytes` on those hosts; bw_time, limit_time and the busiest cable stay
+ * the bound's. The bound's injection limit then ends no search (a stepped
+ * schedule may still gain where the bound cannot): the balanced hosts are
+ * tried, random picks are drawn and stated under every rule, and wider
+ * picks (PLACE_LEAVES_ANY, AUTO when slower than the random picks, FEWEST
+ * when the uplinks limit) get at most 4 tries. Each judgment simulates
+ * one schedule (route: its windows and XOR's), at most about 16 a pick,
+ * none for a candidate whose bound's bandwidth term already reaches the
+ * time it must beat (no schedule runs below it) or whose host sequence
+ * was simulated before: out->sims says how many. cancel (NULL: none) is
+ * checked before each simulation and inside the route schedule's build:
+ * AN_E_CANCEL once raised. */
+int place_pick_run(struct place_ctx *ctx, const struct route_tab *rt, const struct hier *h,
+		   const uint32_t *free_hosts, size_t nfree, size_t want, const struct pattern *pat, uint64_t bytes,
+		   int threads, int leaves, int run, const atomic_int *cancel, struct place_pick *out,
+		   char why[AN_ERR_LEN]);
 
 /* Within the leaves of hosts[0..n) (on leaf switches, distinct) and with
  * as many hosts on each as now, the free hosts (free_hosts[0..nfree), a
@@ -283,7 +338,7 @@ enum place_method { PLACE_SCOTCH = 0, PLACE_BLOCK = 1, PLACE_RR = 2 };
  * loaded cable without a known rate, or more host pairs than a load takes).
  */
 #define PLACE_BYTES_DEFAULT (1u << 20)
-#define PLACE_BYTES_MAX (1ull << 30)
+#define PLACE_BYTES_MAX TOPO_MSG_BYTES_MAX   /* 2^53; the totals are checked (place_graph_bytes) */
 struct place_time {
 	double seconds;       /* -1 unknown */
 	uint32_t node;        /* the busiest cable leaves node by port; ROUTE_NONE if no cable is loaded */
@@ -292,9 +347,16 @@ struct place_time {
 	uint64_t fail_bytes;  /* bytes of flows whose route fails (they load nothing) */
 };
 /* AN_E_NOMEM, or AN_OK with out->seconds -1 and err saying why when the
- * time is unknown. bytes 1..PLACE_BYTES_MAX. */
+ * time is unknown. bytes 1..PLACE_BYTES_MAX, and the graph's traffic at
+ * that size within TOPO_BYTES_TOTAL_MAX (place_graph_bytes). */
 int place_time(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host, uint64_t bytes,
 	       struct place_time *out, char err[AN_ERR_LEN]);
+
+/* The bytes of one phase of g at `bytes` per unit of weight: every edge's
+ * W x bytes / 2 each way, summed. AN_E_RANGE, err saying so, beyond
+ * TOPO_BYTES_TOTAL_MAX: every load of a mapping (a cable's, the swap
+ * pass's) is then exact in 64 bits, whatever the weights. */
+int place_graph_bytes(const struct place_graph *g, uint64_t bytes, uint64_t *total, char err[AN_ERR_LEN]);
 
 /* Why the answer is the one it is. */
 enum place_reason {

@@ -6,6 +6,7 @@
  */
 #include "place.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +250,7 @@ static int host_flows(const struct route_tab *rt, const struct place_graph *g, c
 	size_t j = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (j && t[j - 1].src == t[i].src && t[j - 1].dst == t[i].dst)
-			t[j - 1].bytes = t[j - 1].bytes > UINT64_MAX - t[i].bytes ? UINT64_MAX : t[j - 1].bytes + t[i].bytes;
+			t[j - 1].bytes += t[i].bytes;   /* within the graph's total (place_graph_bytes) */
 		else
 			t[j++] = t[i];
 	}
@@ -259,14 +260,33 @@ static int host_flows(const struct route_tab *rt, const struct place_graph *g, c
 	return AN_OK;
 }
 
+int place_graph_bytes(const struct place_graph *g, uint64_t bytes, uint64_t *total, char err[AN_ERR_LEN])
+{
+	uint64_t w = 0, t;
+	for (uint32_t e = 0; e < g->xadj[g->n]; e++)
+		w += g->w[e];   /* at most 2^24 edges of 2^32: no wrap */
+	/* W x bytes / 2 within 2^62 means W x bytes within 2^63: a product
+	 * that wraps is too large anyway */
+	if (__builtin_mul_overflow(w, bytes, &t) || t / 2 > TOPO_BYTES_TOTAL_MAX) {
+		snprintf(err, AN_ERR_LEN, "edge weights of %" PRIu64 " in all at %" PRIu64 " bytes each total more than 2^62 bytes",
+			 w, bytes);
+		return AN_E_RANGE;
+	}
+	*total = t / 2;
+	return AN_OK;
+}
+
 int place_time(const struct route_tab *rt, const struct place_graph *g, const uint32_t *rank_host, uint64_t bytes,
 	       struct place_time *out, char err[AN_ERR_LEN])
 {
 	*out = (struct place_time){ .seconds = -1, .node = ROUTE_NONE };
+	uint64_t total;
 	if (!bytes || bytes > PLACE_BYTES_MAX) {
-		snprintf(err, AN_ERR_LEN, "bytes per unit of weight must be 1..2^30");
+		snprintf(err, AN_ERR_LEN, "bytes per unit of weight must be 1..2^53");
 		return AN_OK;
 	}
+	if (place_graph_bytes(g, bytes, &total, err))
+		return AN_OK;
 	uint32_t *jhost = malloc(((size_t)g->n + 1) * sizeof(*jhost)), k = 0;
 	struct pat_triple *tri = NULL;
 	size_t nt = 0;

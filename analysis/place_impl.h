@@ -55,6 +55,29 @@ int place_pick_mode(struct place_ctx *ctx, const struct route_tab *rt, const str
 		    const uint32_t *free_hosts, size_t nfree, size_t want, int packed, struct place_pick *out,
 		    char why[AN_ERR_LEN]);
 
+/* pick's exact search (place_search.c). Positions 0..nf of the free
+ * list; those on leaves grouped by leaf: leaf g's at lhosts[leaf_first[g]
+ * .. + leaf_n[g]), nlh in all. code[i * nl + l]: host i's entry code from
+ * leaf l (dense, < ncodes), NONE32 where none. lpod: dense pod per leaf.
+ * Sets of want positions on at most kmax leaves and pmax pods: with exist,
+ * whether one shares nothing (found); else the one with the fewest sharing
+ * hosts, then the most free hosts on its leaves, into best[want] (with
+ * incumbent, best[] holds a set to beat on entry). complete: the search
+ * ended within budget (sets visited), so the answer is exact. */
+struct psearch_in {
+	uint32_t nf, nl, nlh;
+	const uint32_t *lhosts, *leaf_first, *leaf_n, *lf, *lpod, *code;
+	uint32_t ncodes, want, kmax, pmax;
+	long budget;
+	int incumbent, exist;
+};
+struct psearch_out {
+	int complete, found;
+	uint32_t sharing;   /* the best set's sharing hosts */
+	uint64_t fsum;      /* free hosts on its leaves */
+};
+int place_search(const struct psearch_in *in, uint32_t *best, struct psearch_out *out);
+
 /* Rewrites hosts[0..n) to as even a count per leaf as the free hosts on
  * the same leaves allow (every leaf keeps at least one when it had one),
  * the lowest-indexed free hosts of each: a start for place_pick_balance

@@ -407,18 +407,13 @@ static size_t swp_route(struct swp *w, uint32_t a, uint32_t b)
 	return n;
 }
 
-/* A cable's load is a sum over the graph's edges: with each pair capped at
- * 2^62 / (2 x PLACE_GRAPH_EDGES_MAX) bytes each way (128 GiB, more than a
- * phase of any job moves) it cannot wrap int64, where W near 2^32 times
- * bytes = 2^30 (2^61 per pair) wrapped at four pairs on one cable. */
-#define SWP_PAIR_MAX ((uint64_t)1 << 62) / (2 * (uint64_t)PLACE_GRAPH_EDGES_MAX)
-
 /* Adds (sign 1) or removes (-1) the traffic of a rank pair of weight wt
  * between hosts a and b: wt x bytes / 2 each way, as place_time. */
 static void swp_pair(struct swp *w, uint32_t a, uint32_t b, uint32_t wt, int sign)
 {
-	uint64_t v = (uint64_t)wt * w->bytes / 2;
-	int64_t x = (int64_t)(v > SWP_PAIR_MAX ? SWP_PAIR_MAX : v) * sign;
+	/* A cable carries at most the graph's total, at most 2^62 (checked by
+	 * place_map_bytes): exact in int64, whatever the weights. */
+	int64_t x = (int64_t)((uint64_t)wt * w->bytes / 2) * sign;
 	for (int dir = 0; dir < 2; dir++) {
 		size_t n = swp_route(w, dir ? b : a, dir ? a : b);
 		for (size_t i = 0; i < n; i++)
@@ -709,10 +704,13 @@ int place_map_bytes(struct place_ctx *ctx, const struct route_tab *rt, const str
 		snprintf(why, AN_ERR_LEN, "the graph has no vertex");
 		return AN_E_RANGE;
 	}
+	uint64_t phase;
 	if (!bytes || bytes > PLACE_BYTES_MAX) {
-		snprintf(why, AN_ERR_LEN, "bytes per unit of weight must be 1..2^30, got %" PRIu64, bytes);
+		snprintf(why, AN_ERR_LEN, "bytes per unit of weight must be 1..2^53, got %" PRIu64, bytes);
 		return AN_E_RANGE;
 	}
+	if (place_graph_bytes(g, bytes, &phase, why))
+		return AN_E_RANGE;
 	uint32_t *blk = malloc(g->n * sizeof(*blk)), *rr = malloc(g->n * sizeof(*rr));
 	uint32_t *res = malloc(g->n * sizeof(*res));
 	char twhy[AN_ERR_LEN] = "";

@@ -7,10 +7,12 @@
  *   2. else the fewest leaf switches that can hold want (their free counts,
  *      largest first), and among the sets of that many leaves the fewest
  *      pods: exact, by dynamic programming over pods (pk_compact);
- *   3. within those leaves, no two hosts sharing a link above the leaf when
- *      such a choice exists (an exact search on small free lists, else the
- *      leaves' sharing-free capacities against each other), else the
- *      fewest sharing hosts (a greedy fill).
+ *   3. among the sets on that many leaves and pods, the fewest hosts
+ *      sharing a link above the leaf, then the most free hosts on the
+ *      leaves: sharing-free on step 2's leaves (the most free hosts) when
+ *      their capacities against each other allow it, which is optimal;
+ *      else a greedy fill on them, then on small free lists the exact
+ *      search over every such set (place_search.c).
  * Compactness comes first because it is a property of leaf switches alone,
  * so it holds on every routing engine; sharing depends on the routes (under
  * updn, minhop or dfsssp the entry link into a leaf varies with the source
@@ -172,68 +174,12 @@ static uint32_t pk_leaf(struct pk *p, uint32_t l, const uint32_t *src, size_t ns
 	return k;
 }
 
-/* The exact question for a small set: is S (positions) sharing-free, on
- * at most kmin leaves and pmin pods? */
-static int pk_set_free(struct pk *p, const uint32_t *S, size_t n, uint32_t *srcbuf)
-{
-	size_t ns = 0, npods = 0;
-	for (size_t a = 0; a < n; a++) {
-		uint32_t l = p->lf[S[a]];
-		int dup = 0, podseen = 0;
-		for (size_t b = 0; b < ns && !dup; b++)
-			dup = srcbuf[b] == l;
-		if (l == NONE32 || dup)
-			continue;
-		for (size_t b = 0; b < ns && !podseen; b++)
-			podseen = p->lpod[srcbuf[b]] == p->lpod[l];
-		srcbuf[ns++] = l;
-		npods += !podseen;
-	}
-	if (ns > p->kmin || npods > p->pmin)
-		return 0;
-	for (size_t b = 0; b < ns; b++) {
-		p->epoch++;
-		for (size_t a = 0; a < n; a++)
-			if (p->lf[S[a]] == srcbuf[b] && !pk_try(p, S[a], srcbuf, ns))
-				return 0;
-	}
-	return 1;
-}
-
-/* Depth-first search for a sharing-free set of want positions, pruned by
- * monotonicity (a sharing set stays sharing when grown). */
-struct dfs {
-	struct pk *p;
-	size_t want;
-	uint32_t *S, *srcbuf;
-	long budget;
-	int found;
-};
-
-static void dfs_run(struct dfs *d, size_t from, size_t k)
-{
-	if (d->found || d->budget < 0)
-		return;
-	if (k == d->want) {
-		d->found = 1;
-		return;
-	}
-	for (size_t i = from; i + (d->want - k) <= d->p->nf && !d->found; i++) {
-		if (--d->budget < 0)
-			return;
-		if (d->p->lf[i] == NONE32)
-			continue;
-		d->S[k] = (uint32_t)i;
-		if (pk_set_free(d->p, d->S, k + 1, d->srcbuf))
-			dfs_run(d, i + 1, k + 1);
-	}
-}
-
-/* The exact search runs on free lists up to PICK_EXACT_HOSTS long, for at
- * most PICK_SEARCH_BUDGET set checks of O(want^2) each: tens of ms at worst.
- * Longer lists rely on the capacity argument (step 2) alone. */
+/* The exact search (place_search.c) runs on free lists up to
+ * PICK_EXACT_HOSTS long, visiting at most PICK_SEARCH_BUDGET sets: more
+ * than the 2^20 subsets of 20 hosts, so it always ends on lists up to 20
+ * hosts. Longer lists rely on the leaves of step 2 and the greedy fill. */
 #define PICK_EXACT_HOSTS 40
-#define PICK_SEARCH_BUDGET 200000L
+#define PICK_SEARCH_BUDGET (1L << 21)
 
 struct leafcap {
 	uint32_t l, cap, pod, first;   /* first: position of its first host, for ties */
@@ -532,20 +478,90 @@ static uint64_t pk_capacities(struct pk *p)
 	return total;
 }
 
-/* 3b. Small free lists: an exact search, within kmin leaves and pmin pods.
- * 1 if it found a sharing-free set. */
+/* The search's input: entry codes of the free hosts on leaves from every
+ * free leaf, renumbered densely, and pods numbered densely. Into in
+ * (in->code and in->lpod malloc'ed: free them). */
+static int pk_search_in(struct pk *p, struct psearch_in *in)
+{
+	uint32_t nl = p->nl, nlh = 0, npods = 0, nd = 0;
+	uint32_t *code = malloc(((size_t)p->nf * nl + 1) * sizeof(*code)), *map = malloc(p->ncodes * sizeof(*map));
+	uint32_t *dpod = malloc((nl + 1) * sizeof(*dpod));
+	if (!code || !map || !dpod) {
+		free(code), free(map), free(dpod);
+		return AN_E_NOMEM;
+	}
+	p->epoch++;
+	for (uint32_t i = 0; i < p->nf; i++)
+		for (uint32_t l = 0; l < nl; l++) {
+			uint32_t c = p->lf[i] == NONE32 ? NONE32 : pk_code(p, i, l);
+			if (c != NONE32 && p->stamp[c] != p->epoch)
+				p->stamp[c] = p->epoch, map[c] = nd++;
+			code[(size_t)i * nl + l] = c == NONE32 ? NONE32 : map[c];
+		}
+	for (uint32_t l = 0; l < nl; l++) {   /* pods in order of first appearance */
+		uint32_t q = 0;
+		while (q < l && p->lpod[q] != p->lpod[l])
+			q++;
+		dpod[l] = q < l ? dpod[q] : npods++;
+		nlh += p->leaf_n[l];
+	}
+	free(map);
+	*in = (struct psearch_in){ .nf = (uint32_t)p->nf, .nl = nl, .nlh = nlh, .lhosts = p->lhosts,
+				   .leaf_first = p->leaf_first, .leaf_n = p->leaf_n, .lf = p->lf, .lpod = dpod,
+				   .code = code, .ncodes = nd, .want = (uint32_t)p->want, .kmax = p->kmin,
+				   .pmax = p->pmin, .budget = PICK_SEARCH_BUDGET };
+	return AN_OK;
+}
+
+/* 3b. Small free lists: the exact search over every set on kmin leaves and
+ * pmin pods, from the greedy answer in sel (on step 2's leaves: the most
+ * free hosts): the fewest sharing hosts, then the most free hosts on the
+ * leaves. out->exhaustive: it ended, so the answer is exact. */
 static int pk_exact(struct pk *p, struct place_pick *out)
 {
-	struct dfs d = { p, p->want, p->tmp, p->scratch, PICK_SEARCH_BUDGET, 0 };
-	dfs_run(&d, 0, 0);
-	if (d.found) {
-		memcpy(p->sel, d.S, p->want * sizeof(*p->sel));
-		p->nsel = p->want;
-		out->exhaustive = 1;
-		return 1;
+	struct psearch_in in;
+	struct psearch_out so;
+	int rc = pk_search_in(p, &in);
+	if (rc)
+		return rc;
+	in.incumbent = 1;
+	rc = place_search(&in, p->sel, &so);
+	free((void *)in.code), free((void *)in.lpod);
+	out->exhaustive = rc == AN_OK && so.complete;
+	return rc;
+}
+
+/* Whether some want hosts of the free list, on any leaves, share nothing:
+ * each leaf's sharing-free hosts against every free leaf added up (a set
+ * they make is sharing-free: see the top), else on small lists the exact
+ * search (no when it ends without one; unknown, said no, when cut). */
+static int pk_sf_exists(struct pk *p, int *exists)
+{
+	uint64_t onleaves = 0;
+	for (uint32_t l = 0; l < p->nl; l++)
+		onleaves += p->leaf_n[l];
+	*exists = 0;
+	if (!p->e || onleaves < p->want)
+		return AN_OK;
+	if (pk_capacities(p) >= p->want) {
+		*exists = 1;
+		return AN_OK;
 	}
-	out->exhaustive = d.budget >= 0;
-	return 0;
+	if (p->nf > PICK_EXACT_HOSTS)
+		return AN_OK;
+	struct psearch_in in;
+	struct psearch_out so;
+	uint32_t *tmp = malloc(p->want * sizeof(*tmp));
+	int rc = tmp ? pk_search_in(p, &in) : AN_E_NOMEM;
+	if (rc) {
+		free(tmp);
+		return rc;
+	}
+	in.exist = 1, in.kmax = p->nl, in.pmax = p->nl;
+	rc = place_search(&in, tmp, &so);
+	free((void *)in.code), free((void *)in.lpod), free(tmp);
+	*exists = rc == AN_OK && so.found;
+	return rc;
 }
 
 /* The greedy fill's state: a code with users > 1 makes its holders
@@ -713,8 +729,10 @@ static void pk_packed(struct pk *p)
 static int pk_choose(struct pk *p, struct place_pick *out)
 {
 	int rc;
-	if (pk_one_leaf(p))
+	if (pk_one_leaf(p)) {
+		out->exhaustive = 1;
 		return AN_OK;
+	}
 	if ((rc = pk_entries(p)) || (rc = pk_compact(p)))
 		return rc;
 	if (p->packed && p->nsrc && p->nsel == 0) {
@@ -726,11 +744,17 @@ static int pk_choose(struct pk *p, struct place_pick *out)
 			return AN_OK;
 		}
 	}
-	if (pk_within(p))
+	/* sharing-free on step 2's leaves (the most free hosts): the optimum */
+	if (pk_within(p)) {
+		out->exhaustive = 1;
 		return AN_OK;
-	if (p->nf <= PICK_EXACT_HOSTS && pk_exact(p, out))
-		return AN_OK;
-	return pk_fill(p);
+	}
+	if ((rc = pk_fill(p)))
+		return rc;
+	uint64_t onleaves = 0;
+	for (uint32_t l = 0; l < p->nl; l++)
+		onleaves += p->leaf_n[l];
+	return p->nf <= PICK_EXACT_HOSTS && onleaves >= p->want ? pk_exact(p, out) : AN_OK;
 }
 
 /* The chosen hosts into out, in hierarchy order, with their figures. */
@@ -752,8 +776,13 @@ static int pk_finish(struct pk *p, struct place_pick *out)
 	out->min_leaves = p->kmin;
 	out->min_pods = p->pmin;
 	/* compactness won over sharing-freedom only if the free list held a
-	 * sharing-free set at all: the capacity argument proves one */
-	out->sharing_free_wider = !out->sharing_free && p->e && pk_capacities(p) >= p->want;
+	 * sharing-free set at all */
+	out->sf_exists = out->sharing_free;
+	if (!out->sharing_free && (rc = pk_sf_exists(p, &out->sf_exists))) {
+		place_pick_free(out);
+		return rc;
+	}
+	out->sharing_free_wider = !out->sharing_free && out->sf_exists;
 	out->time = out->pick_time = out->ff_time = -1;
 	out->bw_time = out->ff_bw_time = out->limit_time = -1;
 	out->bott_node = ROUTE_NONE;

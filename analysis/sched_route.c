@@ -392,8 +392,9 @@ static double sr_score(const struct sr *t, const uint32_t *src, const uint32_t *
 	for (uint32_t c = 0; c < j->nlinks; c++)
 		rated &= j->bps[c] != 0;
 	if (rated && (uint64_t)t->P * (t->P - 1) <= COST_SIM_FLOWS_MAX) {
-		struct cost_sim in = { t->P, nsteps, j->nlinks, off, src, dst, j->bps, sr_route, t,
-				       (uint64_t)t->P * (t->P - 1) <= COST_SIM_EXACT_FLOWS_MAX };
+		struct cost_sim in = { .nranks = t->P, .nsteps = nsteps, .ncables = j->nlinks, .step_off = off,
+				       .src = src, .dst = dst, .bps = j->bps, .route = sr_route, .ctx = t,
+				       .exact = (uint64_t)t->P * (t->P - 1) <= COST_SIM_EXACT_FLOWS_MAX };
 		double spb;
 		char e[AN_ERR_LEN];
 		if (!cost_sim_time(&in, &spb, e))

@@ -110,9 +110,10 @@
 
 #include "route.h"
 #include "hier.h"
+#include "topo_limits.h"
 
 #define SCHED_LEVELS_MAX 8     /* levels of seed 000's tree (ranks .. root) */
-#define SCHED_CONFLICTS_MAX 64 /* allowed conflicts per link: beyond that TACS is XOR */
+#define SCHED_CONFLICTS_MAX TOPO_SCHED_CONFLICTS_MAX /* allowed conflicts per link: beyond that TACS is XOR */
 #define SCHED_RANKS_MAX 4096   /* P(P-1) flows are held: 128 MiB at 4,096 ranks */
 
 enum sched_algo {
@@ -238,6 +239,31 @@ int sched_check(const struct sched *s, char err[AN_ERR_LEN]);
  * y < ra. *out is new (sched_free).
  */
 int sched_expand(const struct sched *c, struct sched **out, char err[AN_ERR_LEN]);
+
+/*
+ * Predictions at a block size (docs/cost-model.md "Every message size"):
+ * steps of flows timed as SMPI sends them (cost.h cost_sim_run: SMPI's
+ * messages, each route's latency, the eager limit, `window` steps in
+ * flight) on one job's routes, held once for several predictions.
+ */
+struct sched_job;
+
+/* The job of nranks ranks on route_tab hosts rank_host[]. */
+int sched_job_new(const struct route_tab *rt, uint32_t nranks, const uint32_t *rank_host, struct sched_job **out,
+		  char err[AN_ERR_LEN]);
+void sched_job_free(struct sched_job *j);  /* NULL is a no-op */
+
+/* Steps of flows src -> dst (the job's ranks) carrying mult blocks each
+ * (NULL: one) of `block` bytes, `window` steps in flight. AN_E_RANGE above
+ * COST_SIM_FLOWS_MAX flows (plus one per rank), past the simulation's work
+ * bound or across a cable without a rate (err says which). */
+int sched_job_time(const struct sched_job *j, uint32_t nsteps, const uint32_t *step_off, const uint32_t *src,
+		   const uint32_t *dst, const uint32_t *mult, double block, uint32_t window, double *seconds,
+		   char err[AN_ERR_LEN]);
+
+/* A built schedule's (a compact one is expanded first). */
+int sched_job_sched_time(const struct sched_job *j, const struct sched *s, double block, uint32_t window,
+			 double *seconds, char err[AN_ERR_LEN]);
 
 
 #endif

@@ -50,19 +50,18 @@ static int cmp_rkey(const void *a, const void *b)
 	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-void tc_ring_order(const struct tc_comm *c, int *order)
+int tc_ring_order(const struct tc_comm *c, int *order)
 {
 	const struct tc_topo *t = &tc_g.topo;
 	int n = c->size, have = c->world && t->nworld && t->pos_of_host;
 	struct rkey *k = malloc((size_t)n * sizeof(*k));
 	int *first = malloc((size_t)(c->nleaves > 0 ? c->nleaves : 1) * sizeof(int));
 	if (!k || !first) {
-		/* rank order: a valid ring, whatever its speed */
-		for (int r = 0; r < n; r++)
-			order[r] = r;
+		/* No fallback to rank order here: the other ranks would use the
+		 * fabric's, and one ring with two orders hangs or mixes blocks. */
 		free(k);
 		free(first);
-		return;
+		return -1;
 	}
 	for (int L = 0; L < c->nleaves; L++)
 		first[L] = INT_MAX;
@@ -81,19 +80,7 @@ void tc_ring_order(const struct tc_comm *c, int *order)
 		order[i] = k[i].rank;
 	free(k);
 	free(first);
-}
-
-/* A type whose count elements are one dense run of `bytes` from the
- * buffer, in MPI_Pack's order (tc_type_in_order). */
-static int dense(int count, MPI_Datatype dt, long long bytes)
-{
-	MPI_Aint lb, ext, tlb, text;
-	if (count == 0)
-		return 1;
-	if (!tc_type_in_order(dt) || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
-	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
-		return 0;
-	return count == 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;
+	return 0;
 }
 
 /* Where the blocks lie as bytes: in rbuf (dense) or in a packed copy. */
@@ -192,7 +179,7 @@ static int blocks_run(struct tc_comm *c, const struct tc_agsched *s, const void 
 	for (int r = 0; g.len && r < n; r++) {
 		/* wrap.c checked each block's bytes fit an int */
 		g.len[r] = rcounts[r] * tsz;
-		direct &= dense(rcounts[r], rt, g.len[r]);
+		direct &= tc_type_dense(rcounts[r], rt, g.len[r]);
 		total += (size_t)g.len[r];
 	}
 	if (g.off && g.len && g.order) {
@@ -202,7 +189,8 @@ static int blocks_run(struct tc_comm *c, const struct tc_agsched *s, const void 
 			at += (size_t)g.len[r];
 		}
 		g.base = direct ? rbuf : malloc(total ? total : 1);
-		tc_ring_order(c, g.order);
+		/* the fabric's order, made when the communicator was (plan_state) */
+		memcpy(g.order, c->fab, (size_t)n * sizeof(int));
 		while (!s && g.order[g.me] != c->rank)
 			g.me++;
 	}
@@ -337,6 +325,7 @@ int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf,
 	int n = c->size, tsz = 0, hosts = v == TC_V_HOSTS, rc;
 	MPI_Aint lb, ext;
 	*give_up = 0;
+	tc_group_comms(c);
 	PMPI_Type_size(rt, &tsz);
 	PMPI_Type_get_extent(rt, &lb, &ext);
 	struct grouped x = { .ng = hosts ? c->nhosts : c->nleaves, .order = hosts ? c->horder : c->lorder,

@@ -26,6 +26,8 @@
 
 #include <mpi.h>
 
+#include "topo_limits.h"
+
 enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_ALLGATHER, TC_NOPS };
 
 /* Entry points: the MPI names in the PMPI library; under SimGrid's SMPI,
@@ -39,24 +41,38 @@ enum tc_op { TC_BCAST, TC_GATHER, TC_SCATTER, TC_ALLREDUCE, TC_ALLTOALL, TC_ALLG
 #define TC_ENTRY(name) name
 #endif
 
+/* The model's error each way (docs/performance.md, "The model of the
+ * MPIs' own collectives"): topocoll's plan runs only where, its time
+ * taken this much slower and the MPI's own this much faster, it still
+ * runs at 0.98x of the MPI's own (model.c). */
+#define TC_ERR_PLAN 0.04
+#define TC_ERR_NATIVE 0.04
+
 /* A host name's room (TII_NAME_MAX + 1; init.c checks). */
 #define TC_NAME 161
 
-/* What a call runs (model.c predicts each, wrap.c runs the fastest). */
+/* What a call runs (model.c predicts each, wrap.c runs the fastest): a
+ * family, whose parameters (a tree's radix, an algorithm, segments) the
+ * prediction picks (plan.h's tp_args). */
 enum tc_variant {
 	TC_V_NATIVE,     /* the MPI's own, untouched */
-	TC_V_HIER,       /* leaders in leaf order */
-	TC_V_DFS,        /* Bcast: leaders ordered depth-first from the root's leader (Subramoni 2013, ch. 4) */
-	TC_V_BFS,        /* Bcast: breadth-first */
-	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank, leaf by leaf in DFS order */
+	TC_V_HIER,       /* Bcast, Gather, Scatter: a tree by levels (leaves' leaders, hosts' leaders, a host's
+			  * ranks); Allreduce, Allgather: each host's ranks at its leader, the leaders' exchange */
+	TC_V_TREE,       /* Bcast, Gather, Scatter: a k-nomial tree over the fabric's order from the root;
+			  * Allreduce, Allgather: recursive doubling, Rabenseifner, Bruck or the ring over it */
+	TC_V_RANKORD,    /* Allreduce: the same in rank order (non-commutative operations) */
+	TC_V_PIPE,       /* Bcast: one pipelined chain of segments through every rank in the fabric's order */
 	TC_V_SCHED,      /* Alltoall: topod's schedule */
 	TC_V_RING,       /* Allgather(v): a ring in the fabric's host order (allgather.c) */
-	TC_V_HOSTS,      /* Allgather(v): each host's ranks gathered at one, a ring of host leaders in that order */
+	TC_V_HOSTS,      /* Bcast, Gather, Scatter: the hosts' leaders' tree, then each host's ranks; Allgather(v):
+			  * each host's ranks gathered at one, a ring of host leaders (allgather.c) */
 	TC_V_LEAVES,     /* Allgather(v): each leaf's ranks gathered at its leader, the MPI's among the leaders */
 	TC_V_AGSCHED,    /* Allgather(v): topod's allgather schedule (kPrefix, kShift, its ring; sched.c) */
+	TC_V_SCAG,       /* Bcast: a binomial scatter of pieces and their ring allgather, in the fabric's order */
 	TC_NVARIANTS
 };
 extern const char *const tc_variant_name[TC_NVARIANTS];
+extern const char *const tc_variant_key[TC_NVARIANTS];   /* TOPOCOLL_CHOICE's names */
 
 /* The job's delays (topo.c), the same on every rank: world rank -> host,
  * host -> node (a host, or on big jobs its leaf switch), and per ordered
@@ -67,22 +83,36 @@ struct tc_topo {
 	int *host_of;          /* [nworld] */
 	int *node_of_host;     /* [nhosts] */
 	uint64_t *leaf_of_host;/* [nhosts] leaf switch GUID or cluster ID (0 unknown) */
-	float *lat, *rate;     /* [nnodes * nnodes] seconds, bytes per second */
-	int rates_known;       /* 0: hops from topod and an assumed rate (TOPOCOLL_RATE) */
+	int rates_known;       /* 0: hops from topod and an assumed rate (TOPOCOLL_RATE): no routes */
 	int *pos_of_host;      /* [nhosts] the host's index in the platform: the routing's host order */
-	float *up_bw, *down_bw;/* [nhosts] its leaf's uplinks (downlinks) the job's routes use, bytes/s (0 none) */
 	char source[96];       /* where it came from, for TOPOCOLL_VERBOSE */
+	/* The routes, for the cost model (model.c): route a -> b between nodes
+	 * is rlink[roff[a * nnodes + b] .. roff[a * nnodes + b + 1]), directed
+	 * cables numbered < ncables at lbps[] bits per second. Where nodes are
+	 * leaves (big jobs) each host's own cable is cable ncables + 2h (up)
+	 * or + 2h + 1 (down), at hbps[h]. nroutes 0: no routes (hops only). */
+	int ncables, nroutes;
+	uint32_t *roff, *rlink;
+	uint64_t *lbps, *hbps;
+	uint64_t *cbps;        /* [ncables + 2 nhosts]: lbps, then each host's up and down (model.c) */
 };
 
-/* A choice made once per communicator, collective and size class. */
+/* A choice made once per communicator, collective and size class (rank
+ * 0 predicts, every rank gets its answer: model.c). */
 #define TC_CLASSES 48
 struct tc_choice {
 	signed char variant;   /* enum tc_variant run; -1 not yet chosen */
 	signed char best;      /* the fastest predicted (may be below the margin) */
-	long long seg;         /* TC_V_PIPE's segment */
 	int told;              /* TOPOCOLL_VERBOSE said it */
 	double t_native, t_best;
+	/* the best's parameters (plan.h's tp_args fields) */
+	int alg, shape, k[3], seq, sync, hier, rankorder;
+	long long seg;
 };
+
+struct tp_op;
+struct tp_tree;
+struct tc_call;
 
 /* What topocoll knows about one communicator (an MPI attribute on it). */
 struct tc_comm {
@@ -95,17 +125,17 @@ struct tc_comm {
 	int *leaf_size;        /* [nleaves] */
 	int maxleaf;           /* most ranks on one leaf */
 	MPI_Comm pcomm;        /* private duplicate of the user's communicator */
+	int group_comms;       /* leafcomm .. hleadcomm made (tc_group_comms) */
 	MPI_Comm leafcomm;     /* my leaf's ranks, in rank order: the leader is 0 */
 	MPI_Comm leadcomm;     /* the leaders, leaf L at rank L; MPI_COMM_NULL elsewhere */
 	unsigned long long hier[TC_NOPS], native[TC_NOPS];  /* calls, for TOPOCOLL_STATS */
 	int told[TC_NOPS];     /* verbose: said once each way (bit 0 native, bit 1 hierarchical) */
 	int *world;            /* [size] world rank of each rank (delays) */
 	struct tc_choice choice[TC_NOPS][TC_CLASSES];
-	MPI_Comm *ordered;     /* [2 * nleaves] Bcast leaders ordered DFS / BFS from leaf L's leader, on demand */
-	char *ordered_made;    /* [2 * nleaves] that slot split (a non-leader's stays MPI_COMM_NULL) */
+	struct tc_choice choice_nc[TC_CLASSES];  /* Allreduce of operations that do not commute */
+	struct tc_choice cycled;                 /* TOPOCOLL_TEST_CYCLE's choice of the call */
+	unsigned ncycle;
 	int *order;            /* [2 * nleaves * nleaves] those orders (leaf indices), -1 = not made */
-	int *lscratch;         /* [nleaves] a leader order being made (ordered_comm), made with the
-				* communicator like agcd */
 	int *agcd;             /* [2 * size] MPI_Allgather's counts and displacements: made with the
 				* communicator, whose ranks agree it exists (a failed malloc in the
 				* call would send one rank to the MPI and the others into the ring) */
@@ -125,18 +155,48 @@ struct tc_comm {
 	struct tc_agsched *agsched; /* Allgather: topod's schedule, asked on the first large call (NULL: none) */
 	int agsched_asked;
 	char agsched_why[160];
+	/* The fabric's order (tc_ring_order) and its hosts, for plan.c: fab[i]
+	 * the i-th rank, fpos[r] rank r's place; hostof[r] its host, hosts
+	 * numbered in that order, host h at places [fhfirst[h], fhfirst[h + 1]),
+	 * hlead[h] its first rank; ident[r] = r. */
+	int *fab, *fpos, *hostof, *fhfirst, *hlead, *ident;
+	int nfh, maxfh;
+	/* A call's room, made where the ranks agree (plan runs): its ops,
+	 * requests and scratch; arena_ok the scratch bytes every rank holds */
+	struct tp_op *ops;
+	int nops, ops_cap;
+	MPI_Request *rq;
+	int rq_cap;
+	char *arena;
+	long long arena_cap, arena_ok;
+	struct tp_tree *tree;
+	long long *blen;       /* [size] an Allgatherv's blocks' bytes (made with the communicator) */
+};
+
+/* What topod predicts for an Alltoall of one size class (tc_size_class):
+ * its schedule with `window` steps in flight, the MPI's own Alltoall
+ * (native_algo, under TOPOCOLL_MODEL) and whether its rule keeps the
+ * schedule (docs/cost-model.md "Every message size"). */
+#define TC_WINDOW_MAX TOPO_SCHED_WINDOW_MAX /* steps a rank keeps in flight, at most */
+struct tc_a2a_pred {
+	signed char state;        /* 0 not asked, 1 known, -1 asked: none */
+	unsigned char window;
+	unsigned char keep;       /* 1: run the schedule; 0: the MPI's own is predicted no slower */
+	double time_s, native_s;  /* -1 unknown */
+	unsigned long long bytes; /* the block they were predicted for */
+	char native_algo[16];
 };
 
 /* An all-to-all schedule as this rank runs it: per step, whom it sends to
- * and receives from (-1 idle). */
+ * and receives from (-1 idle); the same steps at every size, topod's
+ * predictions per size class. */
 #define TC_SCHED_MULTI 4      /* most sends (and receives) of one rank in one step */
 struct tc_sched {
 	int nsteps;
 	int *soff, *to;           /* step i: send to to[soff[i] .. soff[i+1]) */
 	int *roff, *from;         /* and receive from from[roff[i] .. roff[i+1]) */
-	double time_s, native_s;  /* topod's prediction for blocks of `bytes`, and XOR's (the MPI's pairwise) */
-	unsigned long long bytes;
 	char algo[16];
+	struct tc_a2a_pred pred[TC_CLASSES];
 };
 
 /* An allgather schedule as this rank runs it: per step, which blocks
@@ -157,22 +217,25 @@ struct tc_agsched {
 struct tc_global {
 	int enabled[TC_NOPS];  /* TOPOCOLL_DISABLE, TOPOCOLL=off */
 	int verbose, stats;
-	int float_reduce;      /* TOPOCOLL_ALLREDUCE_FLOAT=1: reassociate float sums */
+	int float_reduce;      /* TOPOCOLL_ALLREDUCE_FLOAT (default 1): reassociate floating-point reductions */
 	size_t min_bytes[TC_NOPS];
 	int have_leaf;         /* topod told us our leaf */
 	uint64_t leaf_id;      /* this rank's leaf cluster ID (0 = unknown) */
+	uint64_t *world_leaf;  /* [MPI_COMM_WORLD's size] every world rank's leaf ID (NULL: not known) */
 	char why[160];         /* why there is no leaf */
 	int keyval;
 	int world_rank;
 	int choice_mode;       /* TOPOCOLL_CHOICE: 0 model, 1 topocoll's always, 2 native always */
-	int force;             /* with 1: the Bcast variant (hier, dfs, bfs, pipe) or the Allgather one
-				* (ring, hosts, leaves); TC_V_HIER forces the others' one way */
+	int force;             /* with 1: the family forced (enum tc_variant) */
 	int min_set;           /* TOPOCOLL_MIN_BYTES given: the old size rule, no prediction */
-	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (1.10) */
-	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block for a schedule (256 KiB) */
+	double margin;         /* TOPOCOLL_MARGIN: predicted speed-up needed (0: the error rule) */
+	long long a2a_min;     /* TOPOCOLL_ALLTOALL_MIN: smallest block topod is asked about (1 KiB) */
 	int timeout_ms;        /* TOPOCOLL_TIMEOUT_MS: every question to topod (3000) */
-	int model_mpich;       /* 0 Open MPI's algorithms, 2 MPICH's, 1 SMPI's MPICH selector (TOPOCOLL_MODEL) */
-	int model_smpi;        /* 1: SMPI's selectors (smpi-mpich, smpi-ompi): their ring is SMPI's */
+	int nmodel;            /* whose own collectives are modelled: analysis/native.h's enum native_model
+				* (TOPOCOLL_MODEL; default the MPI this library is built for) */
+	double err_plan, err_native; /* the model's error each way (model.c's rule) */
+	int test_alg;          /* TOPOCOLL_TEST_ALG: only plans of this tp_alg (tests), -1 any */
+	int test_cycle;        /* TOPOCOLL_TEST_CYCLE=1: each call the next candidate, unpredicted (tests) */
 	struct tc_topo topo;   /* nworld 0: no delays known */
 	char *hostnames;       /* [nworld * TC_NAME] every rank's host, for topod's schedule */
 	char sched_file[256];  /* TOPOCOLL_SCHEDULE: a schedule file instead of asking topod */
@@ -215,16 +278,21 @@ int tc_learn(const char *names, int n, uint64_t *ids, double *ms);
  * prediction once per its size class. */
 void tc_tell(struct tc_comm *c, enum tc_op op, int hier, const char *what, const char *why, struct tc_choice *ch);
 
-/* The hierarchical algorithms (hier.c); each returns an MPI error code. */
-int tc_bcast(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root);
-int tc_gather(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-	      MPI_Datatype rt, int root);
-int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-	       MPI_Datatype rt, int root);
-int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op);
-int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, int bfs);
-int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, long long seg);
-int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+/* topocoll's algorithms as plans (hier.c runs plan.c's for the choice
+ * ch); each returns an MPI error code, or sets *give_up when some rank
+ * could not run it (memory: all ranks agreed first) and none did. */
+int tc_bcast(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, void *buf, int count,
+	     MPI_Datatype dt, int *give_up);
+int tc_gather(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, int scount,
+	      MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int *give_up);
+int tc_scatter(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, int scount,
+	       MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int *give_up);
+int tc_allreduce(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, void *rbuf,
+		 int count, MPI_Datatype dt, MPI_Op op, int *give_up);
+int tc_allgather_plan(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf,
+		      int scount, MPI_Datatype st, void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt,
+		      int *give_up);
+int tc_alltoall(struct tc_comm *c, int window, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		MPI_Datatype rt);
 
 /* Allgather(v) as a ring in the fabric's order (allgather.c): rcounts and
@@ -241,11 +309,22 @@ int tc_allgather_ring(struct tc_comm *c, const void *sbuf, int scount, MPI_Datat
 int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf, int scount, MPI_Datatype st,
 			 void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt, int *give_up);
 /* Every rank of c in the ring's order: leaves in the routing's host order,
- * hosts in it, a host's ranks together (order[size]). */
-void tc_ring_order(const struct tc_comm *c, int *order);
+ * hosts in it, a host's ranks together (order[size]). -1 when out of
+ * memory: the caller must fail where all ranks agree, never fall back to
+ * another order on one rank. */
+/* The grouped Allgather's four communicators (leaf, leaders, host, host
+ * leaders), made on its first call rather than with every communicator:
+ * they are only for the forced `hosts`/`leaves` variants, and each split
+ * costs every communicator an MPI context id (MPICH has about 2,048).
+ * Collective over c: call it where every rank has chosen that variant. */
+void tc_group_comms(struct tc_comm *c);
+int tc_ring_order(const struct tc_comm *c, int *order);
 
 /* Alltoall's schedule for c (sched.c): collective, on the first call. */
-void tc_sched_get(struct tc_comm *c);
+/* Alltoall's schedule for c with topod's predictions for the size class
+ * of `bytes` (sched.c): collective; the steps on the first call, the
+ * predictions on the first call of every size class. */
+void tc_sched_get(struct tc_comm *c, long long bytes);
 void tc_sched_free(struct tc_sched *s);
 /* Allgather's (sched.c): collective, on the first call whose blocks of
  * `bytes` may run it; topod is asked for that block. */
@@ -266,7 +345,10 @@ struct tc_platform {
 	uint64_t *leaf;        /* [n] GUID of the switch a host hangs off */
 	float *lat, *rate;     /* [n * n] */
 	float *host_rate;      /* [n] the host's own cable */
-	float *up_bw, *down_bw;/* [n] distinct leaf uplinks the host's routes leave by (arrive by) x their rate */
+	/* every route's cables: pair i x n + j's at links[rstart[..]], rlen[..]
+	 * of them, indices into bps[nlinks] (bits per second); NULL: hops only */
+	uint32_t *rstart, *rlen, *links, nlinks, nused, ncap;
+	uint64_t *bps;
 };
 int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t whyn);
 int tc_platform_find(const struct tc_platform *p, const char *name);  /* index or -1 */
@@ -281,24 +363,52 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 void tc_topo_free(struct tc_topo *t);
 /* Broadcast rank 0's topology to every rank of w (collective). */
 int tc_topo_bcast(struct tc_topo *t, MPI_Comm w);
-/* The delay of a message between ranks a and b of c. */
-void tc_delay(const struct tc_comm *c, int a, int b, double *lat, double *rate);
+/* The cables (tc_topo's numbering) of host ha's route to hb, at most
+ * COST_ROUTE_MAX (analysis/cost.h, topo_routes keeps within it); 0 for
+ * one host or no routes. */
+uint32_t tc_route(const struct tc_topo *t, int ha, int hb, uint32_t *out);
 
-/* Predictions (model.c), seconds; all ranks compute the same. */
-double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg);
-/* The variant to run for op with `bytes` per rank at root, cached per size
- * class; why gets the reason for TOPOCOLL_VERBOSE. */
-enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int root, char *why, size_t whyn,
+/* A call as the prediction sees it (wrap.c fills it alike on every rank). */
+struct tc_call {
+	enum tc_op op;
+	long long bytes;       /* per rank; Allreduce: the vector's; Allgatherv: the mean block */
+	long long count;       /* Allreduce: elements; else bytes */
+	int tsize;             /* Allreduce: an element's bytes (1 otherwise) */
+	long long ext;         /* Allreduce: an element's extent, its room in memory */
+	int root;
+	int commute;           /* Allreduce: the operation commutes */
+	const long long *blen; /* Allgatherv: each rank's bytes (NULL: all `bytes`) */
+};
+
+/* The variant to run for call k (its parameters in *chp), chosen on the
+ * first call of its size class by prediction (rank 0 predicts, every rank
+ * of c gets its answer: collective on c) and kept; force >= 0: that
+ * family (TOPOCOLL_CHOICE, TOPOCOLL_MIN_BYTES), its best parameters by
+ * prediction, or its defaults. why gets the reason for TOPOCOLL_VERBOSE. */
+enum tc_variant tc_choose(struct tc_comm *c, const struct tc_call *k, int force, char *why, size_t whyn,
 			  struct tc_choice **chp);
+/* The time in seconds of variant v (parameters ch; NULL: the family's
+ * defaults) on call k, as the cost model simulates it; -1 unknown. */
+double tc_predict(struct tc_comm *c, const struct tc_call *k, enum tc_variant v, const struct tc_choice *ch);
 /* The size class of a message: 0 for none, else 1 + floor(log2(bytes)). */
 int tc_size_class(long long bytes);
-/* Bcast leaders' order from leaf `from`'s leader (0 DFS, 1 BFS): n leaf indices. */
-void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order);
-/* The pipelined Bcast's segment for a message of `bytes`. */
-long long tc_pipe_segment(long long bytes, int ranks);
-/* Every rank of c in the pipelined Bcast's chain from root (order: [nleaves] scratch). */
-void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain);
+/* Frees the choices model.c keeps across congruent communicators (at MPI_Finalize). */
+void tc_kept_free(void);
+/* What variant v (parameters ch, or NULL) of op is, for TOPOCOLL_VERBOSE. */
+void tc_describe(enum tc_op op, int v, const struct tc_choice *ch, char *out, size_t n);
+/* Scratch bytes (the most any rank uses) and ops per rank a plan needs;
+ * plan runs agree first (a 4-byte Allreduce) when these exceed what the
+ * communicator holds, TC_ARENA_KEEP at most kept (wrap.c, model.c). */
+#define TC_ARENA_KEEP (1LL << 20)
+struct tp_args;
+long long tc_plan_scratch(const struct tc_comm *c, const struct tp_args *a, const struct tc_call *k);
+long long tc_plan_ops(const struct tc_comm *c, const struct tp_args *a, int maxkids);
+/* The plan's arguments for a choice and a call. */
+void tc_plan_args(const struct tc_choice *ch, const struct tc_call *k, struct tp_args *a);
 /* A named type, or contiguous/dup of one: its bytes in MPI_Pack's order. */
 int tc_type_in_order(MPI_Datatype dt);
+/* Whether count elements of dt are one dense run of `bytes` from the buffer,
+ * in that order (hier.c): then a block moves as bytes, without packing. */
+int tc_type_dense(int count, MPI_Datatype dt, long long bytes);
 
 #endif

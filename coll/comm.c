@@ -4,14 +4,16 @@
  *
  * No question to topod here: every rank already knows its leaf from
  * MPI_Init (init.c), so the ranks of any communicator, however it was made
- * (split, dup, create, from a group), exchange their leaf IDs in one
- * allgather and number the leaves alike.
+ * (split, dup, create, from a group), find their leaf IDs in the world's
+ * (an allgather only for ranks outside MPI_COMM_WORLD) and number the
+ * leaves alike.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
+#include "plan.h"
 
 struct idrank {
 	uint64_t id;
@@ -144,7 +146,12 @@ static int host_groups(struct tc_comm *c)
 	}
 	for (int h = 0; h < t->nhosts; h++)
 		local[h] = -1;
-	tc_ring_order(c, ring);
+	if (tc_ring_order(c, ring)) {
+		free(ring);
+		free(local);
+		free(cnt);
+		return -1;
+	}
 	/* hosts numbered by their first rank in the ring: its order */
 	int nh = 0;
 	for (int i = 0; i < n; i++) {
@@ -180,13 +187,8 @@ static int make_scratch(struct tc_comm *c)
 	c->lfirst = malloc((n + 1) * sizeof(int));
 	c->gscratch = malloc((2 * (size_t)c->size + 2 * g) * sizeof(int));
 	c->agcd = malloc(2 * (size_t)c->size * sizeof(int));
-	c->lscratch = malloc(n * sizeof(int));
-	c->ordered = malloc(2 * n * sizeof(MPI_Comm));
-	c->ordered_made = calloc(2 * n, 1);
-	/* before anything can fail: tc_comm_free frees every non-null one */
-	for (size_t i = 0; c->ordered && i < 2 * n; i++)
-		c->ordered[i] = MPI_COMM_NULL;
-	if (!c->agcd || !c->lscratch || !c->ordered || !c->ordered_made || !c->horder || !c->hfirst || !c->lorder ||
+	c->blen = malloc((size_t)c->size * sizeof(long long));
+	if (!c->agcd || !c->blen || !c->horder || !c->hfirst || !c->lorder ||
 	    !c->lfirst || !c->gscratch)
 		return -1;
 	leaf_groups(c);
@@ -210,6 +212,56 @@ static void host_comms(struct tc_comm *c)
 	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, h, &c->hleadcomm);
 }
 
+void tc_group_comms(struct tc_comm *c)
+{
+	if (c->group_comms)
+		return;
+	c->group_comms = 1;
+	PMPI_Comm_split(c->pcomm, c->leaf_of[c->rank], c->rank, &c->leafcomm);
+	int lead = c->leader[c->myleaf] == c->rank;
+	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, c->myleaf, &c->leadcomm);
+	host_comms(c);
+}
+
+/* The fabric's order and its hosts (plan.c), the plans' tree and a first
+ * room (hier.c grows it where the ranks agree). Hosts from the delays;
+ * without them each rank counts as its own host. -1: out of memory. */
+static int plan_state(struct tc_comm *c)
+{
+	const struct tc_topo *t = &tc_g.topo;
+	int n = c->size, have = c->world && t->nworld && t->host_of;
+	c->fab = malloc((size_t)n * sizeof(int));
+	c->fpos = malloc((size_t)n * sizeof(int));
+	c->hostof = malloc((size_t)n * sizeof(int));
+	c->fhfirst = malloc(((size_t)n + 1) * sizeof(int));
+	c->hlead = malloc((size_t)n * sizeof(int));
+	c->ident = malloc((size_t)n * sizeof(int));
+	c->tree = calloc(1, sizeof(*c->tree));
+	if (!c->fab || !c->fpos || !c->hostof || !c->fhfirst || !c->hlead || !c->ident || !c->tree ||
+	    tp_tree_alloc(c->tree, n))
+		return -1;
+	if (tc_ring_order(c, c->fab))
+		return -1;
+	c->nfh = 0;
+	c->maxfh = 0;
+	for (int i = 0; i < n; i++) {
+		int r = c->fab[i];
+		c->fpos[r] = i;
+		c->ident[r] = r;
+		int same = i > 0 && (have ? t->host_of[c->world[r]] == t->host_of[c->world[c->fab[i - 1]]] : 0);
+		if (!same) {
+			c->fhfirst[c->nfh] = i;
+			c->hlead[c->nfh++] = r;
+		}
+		c->hostof[r] = c->nfh - 1;
+	}
+	c->fhfirst[c->nfh] = n;
+	for (int h = 0; h < c->nfh; h++)
+		if (c->fhfirst[h + 1] - c->fhfirst[h] > c->maxfh)
+			c->maxfh = c->fhfirst[h + 1] - c->fhfirst[h];
+	return 0;
+}
+
 static struct tc_comm *make(MPI_Comm comm)
 {
 	struct tc_comm *c = calloc(1, sizeof(*c));
@@ -220,7 +272,7 @@ static struct tc_comm *make(MPI_Comm comm)
 	PMPI_Comm_rank(comm, &c->rank);
 	for (int op = 0; op < TC_NOPS; op++)
 		for (int k = 0; k < TC_CLASSES; k++)
-			c->choice[op][k].variant = -1;
+			c->choice[op][k].variant = c->choice_nc[k].variant = -1;
 	/* A split, not a dup: a dup would run every keyval's copy callback
 	 * and hand other libraries' attributes to our private communicator. */
 	if (PMPI_Comm_split(comm, 0, c->rank, &c->pcomm) != MPI_SUCCESS) {
@@ -228,22 +280,29 @@ static struct tc_comm *make(MPI_Comm comm)
 		return NULL;
 	}
 	world_ranks(c);
-	int have = c->world != NULL, all_have;
-	PMPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, c->pcomm);
-	if (!all_have) {
+	/* Every rank knows every world rank's leaf since MPI_Init (init.c):
+	 * a communicator of world ranks numbers its leaves without an
+	 * exchange. The IDs are gathered only where a rank is outside
+	 * MPI_COMM_WORLD (spawned, connected) or lacked memory for the map. */
+	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
+	int have[2] = { c->world != NULL, ids != NULL }, all[2];
+	PMPI_Allreduce(have, all, 2, MPI_INT, MPI_MIN, c->pcomm);
+	if (!all[0]) {
 		free(c->world);
 		c->world = NULL;
 	}
-	uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
-	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
-	int nomem = !ids, any;
-	PMPI_Allreduce(&nomem, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
-	if (any) {
+	if (!all[1]) {
 		snprintf(c->why, sizeof(c->why), "out of memory");
 		free(ids);
 		return c;
 	}
-	PMPI_Allgather(&mine, 1, MPI_UINT64_T, ids, 1, MPI_UINT64_T, c->pcomm);
+	if (c->world && tc_g.world_leaf) {
+		for (int r = 0; r < c->size; r++)
+			ids[r] = tc_g.world_leaf[c->world[r]];
+	} else {
+		uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
+		PMPI_Allgather(&mine, 1, MPI_UINT64_T, ids, 1, MPI_UINT64_T, c->pcomm);
+	}
 	int unknown = -1;
 	for (int r = 0; r < c->size && unknown < 0; r++)
 		if (!ids[r])
@@ -253,29 +312,22 @@ static struct tc_comm *make(MPI_Comm comm)
 			 tc_g.why[0] ? tc_g.why : "topod was not asked");
 	else if (number_leaves(c, ids))
 		snprintf(c->why, sizeof(c->why), "out of memory");
-	else if (c->nleaves < 2)
-		snprintf(c->why, sizeof(c->why), "all ranks on one leaf switch");
-	else if (c->maxleaf < 2)
-		snprintf(c->why, sizeof(c->why), "one rank per leaf switch: nothing to gather under a leader");
-	else if (make_scratch(c))
+	else if (c->size < 2)
+		snprintf(c->why, sizeof(c->why), "one rank");
+	else if (make_scratch(c) || plan_state(c))
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else
 		c->usable = 1;
 	free(ids);
 	/* Every test above is on data all ranks hold alike, but for memory:
 	 * the ranks must agree, or some would wait in a split forever. */
-	int all;
-	PMPI_Allreduce(&c->usable, &all, 1, MPI_INT, MPI_MIN, c->pcomm);
-	if (c->usable && !all)
+	int usable;
+	PMPI_Allreduce(&c->usable, &usable, 1, MPI_INT, MPI_MIN, c->pcomm);
+	if (c->usable && !usable)
 		snprintf(c->why, sizeof(c->why), "out of memory on another rank");
-	c->usable = all;
-	if (c->usable) {
-		PMPI_Comm_split(c->pcomm, c->leaf_of[c->rank], c->rank, &c->leafcomm);
+	c->usable = usable;
+	if (c->usable)
 		c->myleaf = c->leaf_of[c->rank];
-		int lead = c->leader[c->myleaf] == c->rank;
-		PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, c->myleaf, &c->leadcomm);
-		host_comms(c);
-	}
 	return c;
 }
 

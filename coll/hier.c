@@ -1,282 +1,41 @@
 /*
- * hier.c - the hierarchical algorithms over leaf switches (Subramoni et
- * al. 2013, chapters 3 and 4): leaders are each leaf's lowest rank.
+ * hier.c - topocoll's algorithms run: the plan of the choice (plan.c) for
+ * this rank, over the call's buffers, with the room it needs.
  *
- *   Bcast      root -> its leaf's leader; leaders among themselves; each
- *              leader within its leaf.
- *   Gather     each leaf gathers at its leader; leaders send their leaf's
- *              blocks to the root, which places every block.
+ *   Bcast      a tree from the root over the fabric's order (k-nomial, by
+ *              levels of leaves, hosts and ranks, a chain), segments passed
+ *              on as they come; or a scatter of pieces then their ring
+ *              allgather.
+ *   Gather     subtrees' blocks up such a tree to the root.
  *   Scatter    the mirror image.
- *   Allreduce  reduce within each leaf at its leader, allreduce among the
- *              leaders, broadcast within each leaf.
+ *   Allreduce  recursive doubling, Rabenseifner or the ring over the
+ *              fabric's order (or rank order, for operations that do not
+ *              commute), or each host's ranks reduced at its leader first.
+ *   Allgather  recursive doubling, Bruck or the ring over the fabric's
+ *              order, or each host's blocks gathered at its leader first.
  *
- * The point is where the bytes go: one message per leaf crosses the
- * fabric above the leaves instead of one per rank (Gather, Scatter), and a
- * broadcast tree whose upper edges are one per leaf (Bcast).
+ * Data moves as bytes where ranks' types may differ (Bcast, Gather,
+ * Scatter, Allgather: each rank packs and unpacks with its own type, or
+ * works in place where its type is one dense run) and in the call's
+ * predefined type for Allreduce (reduced by MPI_Reduce_local: every
+ * predefined and user-defined operation as the MPI applies it). Every
+ * byte ends where the MPI's own algorithm puts it.
  *
- * Data moves in the user's own datatypes where every rank has one
- * (Bcast, Allreduce); Gather and Scatter carry other ranks' data through
- * the leaders, whose own types say nothing about it, so each rank's block
- * travels packed (MPI_Pack: in a homogeneous job exactly its type
- * signature's bytes, the same on every rank) and is unpacked at its
- * destination with the destination's type. Every byte ends where the MPI's
- * own algorithm puts it: results are byte-equal.
+ * Room: a plan's ops, requests and scratch come from the communicator
+ * (comm.c), grown where every rank agrees it could (a 4-byte Allreduce:
+ * all run the plan, or all give the call to the MPI), so a rank short of
+ * memory never leaves the others waiting; scratch up to TC_ARENA_KEEP is
+ * kept, and calls that fit run without agreeing again.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll.h"
+#include "plan.h"
 
 #define TC_TAG 7717 /* on the private communicator: no user message can match */
-
-int tc_bcast(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root)
-{
-	int rl = c->leaf_of[root], lead = c->leader[rl], rc = MPI_SUCCESS;
-	if (root != lead) {
-		if (c->rank == root)
-			rc = PMPI_Send(buf, count, dt, lead, TC_TAG, c->pcomm);
-		else if (c->rank == lead)
-			rc = PMPI_Recv(buf, count, dt, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
-	}
-	if (rc == MPI_SUCCESS && c->leadcomm != MPI_COMM_NULL)
-		rc = PMPI_Bcast(buf, count, dt, rl, c->leadcomm);
-	if (rc == MPI_SUCCESS)
-		rc = PMPI_Bcast(buf, count, dt, 0, c->leafcomm);
-	return rc;
-}
-
-/* A rank's block: its type signature's bytes, the same on every rank by
- * MPI's matching rule (MPI_Pack_size is only an upper bound); wrap.c keeps
- * size x this within an int. MPI_Pack must then write exactly this much. */
-static int block_bytes(int count, MPI_Datatype dt)
-{
-	int sz = 0;
-	PMPI_Type_size(dt, &sz);
-	return count * sz;
-}
-
-/* Every rank says whether it can go on (buffers allocated, its blocks
- * packed to the expected size): all go on, or all hand the call to the
- * MPI, so that no rank waits for one that gave up. */
-static int all_ok(const struct tc_comm *c, int ok)
-{
-	int all = 0;
-	PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->pcomm);
-	return all;
-}
-
-/* Leaf L's members' packed blocks, in rank order, at the leader: the
- * leader's part of the root's buffer. The root places them. */
-static int root_gathers(struct tc_comm *c, char *all, int S, void *rbuf, int rcount, MPI_Datatype rt,
-			int in_place)
-{
-	MPI_Aint lb, ext;
-	PMPI_Type_get_extent(rt, &lb, &ext);
-	size_t off = 0;
-	int rc = MPI_SUCCESS;
-	/* blocks come leaf by leaf (leaf order), members in rank order */
-	for (int L = 0; L < c->nleaves && rc == MPI_SUCCESS; L++)
-		for (int r = 0; r < c->size && rc == MPI_SUCCESS; r++) {
-			if (c->leaf_of[r] != L)
-				continue;
-			if (!(in_place && r == c->rank)) {
-				int pos = 0;
-				rc = PMPI_Unpack(all + off, S, &pos, (char *)rbuf + (MPI_Aint)r * rcount * ext, rcount, rt,
-						 c->pcomm);
-			}
-			off += (size_t)S;
-		}
-	return rc;
-}
-
-/* Where leaf L's blocks start in the root's buffer (leaf order). */
-static size_t leaf_off(const struct tc_comm *c, int L, int S)
-{
-	size_t n = 0;
-	for (int l = 0; l < L; l++)
-		n += (size_t)c->leaf_size[l];
-	return n * (size_t)S;
-}
-
-int tc_gather(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-	      MPI_Datatype rt, int root)
-{
-	int in_place = c->rank == root && sbuf == MPI_IN_PLACE, S, rc;
-	MPI_Aint lb, ext;
-	if (in_place) {
-		PMPI_Type_get_extent(rt, &lb, &ext);
-		sbuf = (char *)rbuf + (MPI_Aint)c->rank * rcount * ext;
-		scount = rcount;
-		st = rt;
-	}
-	S = block_bytes(scount, st);
-	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
-	size_t all_n = c->rank == root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
-	char *mine = calloc(S ? (size_t)S : 1, 1), *all = malloc(all_n ? all_n : 1);
-	int pos = 0;
-	rc = mine && all ? PMPI_Pack(sbuf, scount, st, mine, S, &pos, c->pcomm) : MPI_ERR_NO_MEM;
-	if (!all_ok(c, rc == MPI_SUCCESS && pos == S)) {
-		free(mine);
-		free(all);
-		return PMPI_Gather(in_place ? MPI_IN_PLACE : sbuf, scount, st, rbuf, rcount, rt, root, c->pcomm);
-	}
-	/* the root collects its own leaf's blocks in place, others apart */
-	char *leafbuf = c->rank == root ? all + leaf_off(c, c->myleaf, S) : all;
-	if (rc == MPI_SUCCESS)
-		rc = PMPI_Gather(mine, S, MPI_PACKED, leafbuf, S, MPI_PACKED, 0, c->leafcomm);
-	if (rc == MPI_SUCCESS && c->rank == root) {
-		MPI_Request *rq = malloc((size_t)c->nleaves * sizeof(*rq));
-		MPI_Status *sts = malloc((size_t)c->nleaves * sizeof(*sts));
-		int nr = 0;
-		for (int L = 0; rq && sts && L < c->nleaves && rc == MPI_SUCCESS; L++)
-			if (L != c->myleaf || !me_lead)
-				rc = PMPI_Irecv(all + leaf_off(c, L, S), c->leaf_size[L] * S, MPI_PACKED, c->leader[L],
-						TC_TAG, c->pcomm, &rq[nr++]);
-		if (!rq || !sts)
-			rc = MPI_ERR_NO_MEM;
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Waitall(nr, rq, sts);
-		free(rq);
-		free(sts);
-		if (rc == MPI_SUCCESS)
-			rc = root_gathers(c, all, S, rbuf, rcount, rt, in_place);
-	} else if (rc == MPI_SUCCESS && me_lead) {
-		rc = PMPI_Send(all, nl * S, MPI_PACKED, root, TC_TAG, c->pcomm);
-	}
-	free(mine);
-	free(all);
-	return rc;
-}
-
-/* The root packs every rank's block, leaf by leaf, members in rank order. */
-static int root_packs(struct tc_comm *c, char *all, int S, const void *sbuf, int scount, MPI_Datatype st)
-{
-	MPI_Aint lb, ext;
-	PMPI_Type_get_extent(st, &lb, &ext);
-	size_t off = 0;
-	int rc = MPI_SUCCESS;
-	for (int L = 0; L < c->nleaves && rc == MPI_SUCCESS; L++)
-		for (int r = 0; r < c->size && rc == MPI_SUCCESS; r++) {
-			if (c->leaf_of[r] != L)
-				continue;
-			int pos = 0;
-			rc = PMPI_Pack((const char *)sbuf + (MPI_Aint)r * scount * ext, scount, st, all + off, S, &pos,
-				       c->pcomm);
-			if (rc == MPI_SUCCESS && pos != S)
-				rc = MPI_ERR_TRUNCATE;
-			off += (size_t)S;
-		}
-	return rc;
-}
-
-int tc_scatter(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-	       MPI_Datatype rt, int root)
-{
-	int is_root = c->rank == root, in_place = is_root && rbuf == MPI_IN_PLACE, S, rc = MPI_SUCCESS;
-	S = is_root ? block_bytes(scount, st) : block_bytes(rcount, rt);
-	int me_lead = c->leader[c->myleaf] == c->rank, nl = c->leaf_size[c->myleaf];
-	size_t all_n = is_root ? (size_t)c->size * S : me_lead ? (size_t)nl * S : 0;
-	char *mine = malloc(S ? (size_t)S : 1), *all = malloc(all_n ? all_n : 1);
-	MPI_Request *rq = is_root ? malloc((size_t)c->nleaves * sizeof(*rq)) : NULL;
-	MPI_Status *sts = is_root ? malloc((size_t)c->nleaves * sizeof(*sts)) : NULL;
-	if (!mine || !all || (is_root && (!rq || !sts)))
-		rc = MPI_ERR_NO_MEM;
-	else if (is_root)
-		rc = root_packs(c, all, S, sbuf, scount, st);
-	if (!all_ok(c, rc == MPI_SUCCESS)) {
-		free(mine);
-		free(all);
-		free(rq);
-		free(sts);
-		return PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, c->pcomm);
-	}
-	if (is_root) {
-		int nr = 0;
-		for (int L = 0; rq && sts && L < c->nleaves && rc == MPI_SUCCESS; L++)
-			if (L != c->myleaf || !me_lead)
-				rc = PMPI_Isend(all + leaf_off(c, L, S), c->leaf_size[L] * S, MPI_PACKED, c->leader[L],
-						TC_TAG, c->pcomm, &rq[nr++]);
-		/* the root's own leaf: if the root leads it, scatter from here */
-		char *leafbuf = all + leaf_off(c, c->myleaf, S);
-		if (rc == MPI_SUCCESS && me_lead)
-			rc = PMPI_Scatter(leafbuf, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
-		else if (rc == MPI_SUCCESS)
-			rc = PMPI_Scatter(NULL, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Waitall(nr, rq, sts);
-	} else {
-		if (me_lead)
-			rc = PMPI_Recv(all, nl * S, MPI_PACKED, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
-		if (rc == MPI_SUCCESS)
-			rc = PMPI_Scatter(all, S, MPI_PACKED, mine, S, MPI_PACKED, 0, c->leafcomm);
-	}
-	if (rc == MPI_SUCCESS && !in_place) {
-		int pos = 0;
-		rc = PMPI_Unpack(mine, S, &pos, rbuf, rcount, rt, c->pcomm);
-	}
-	free(mine);
-	free(all);
-	free(rq);
-	free(sts);
-	return rc;
-}
-
-int tc_allreduce(struct tc_comm *c, const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op)
-{
-	int lead = c->leader[c->myleaf] == c->rank, rc;
-	/* In place, a rank's contribution is in rbuf: a leader reduces into
-	 * it, a member sends it. */
-	const void *in = sbuf == MPI_IN_PLACE ? (lead ? MPI_IN_PLACE : rbuf) : sbuf;
-	rc = PMPI_Reduce(in, lead ? rbuf : NULL, count, dt, op, 0, c->leafcomm);
-	if (rc == MPI_SUCCESS && lead)
-		rc = PMPI_Allreduce(MPI_IN_PLACE, rbuf, count, dt, op, c->leadcomm);
-	if (rc == MPI_SUCCESS)
-		rc = PMPI_Bcast(rbuf, count, dt, 0, c->leafcomm);
-	return rc;
-}
-
-/* The leaders' communicator ordered from leaf rl's leader (Subramoni 2013, ch. 4:
- * made on demand, the first time a root on that leaf broadcasts; kept). */
-static MPI_Comm ordered_comm(struct tc_comm *c, int rl, int bfs)
-{
-	int n = c->nleaves, slot = bfs * n + rl, key = 0;
-	/* no allocation here: the tables were made with the communicator
-	 * (make_scratch), so every rank reaches the split */
-	if (c->ordered_made[slot])
-		return c->ordered[slot];
-	int *order = c->lscratch;
-	tc_leader_order(c, rl, bfs, order);
-	for (int i = 0; i < n; i++)
-		if (order[i] == c->myleaf)
-			key = i;
-	int lead = c->leader[c->myleaf] == c->rank;
-	MPI_Comm nc = MPI_COMM_NULL;
-	PMPI_Comm_split(c->pcomm, lead ? 0 : MPI_UNDEFINED, key, &nc);
-	/* non-leaders keep MPI_COMM_NULL (no stand-in handle: MPI_COMM_SELF
-	 * need not compare equal at MPI_Finalize, SMPI's does not) */
-	c->ordered[slot] = nc;
-	c->ordered_made[slot] = 1;
-	return nc;
-}
-
-int tc_bcast_ordered(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, int bfs)
-{
-	int rl = c->leaf_of[root], lead = c->leader[rl], rc = MPI_SUCCESS;
-	MPI_Comm oc = ordered_comm(c, rl, bfs);
-	if (oc == MPI_COMM_NULL && c->leader[c->myleaf] == c->rank)
-		return MPI_ERR_NO_MEM;
-	if (root != lead) {
-		if (c->rank == root)
-			rc = PMPI_Send(buf, count, dt, lead, TC_TAG, c->pcomm);
-		else if (c->rank == lead)
-			rc = PMPI_Recv(buf, count, dt, root, TC_TAG, c->pcomm, MPI_STATUS_IGNORE);
-	}
-	if (rc == MPI_SUCCESS && c->leader[c->myleaf] == c->rank)
-		rc = PMPI_Bcast(buf, count, dt, 0, oc);
-	if (rc == MPI_SUCCESS)
-		rc = PMPI_Bcast(buf, count, dt, 0, c->leafcomm);
-	return rc;
-}
 
 /* Whether a type's bytes lie in the buffer in the order MPI_Pack gives
  * them: a named type, or contiguous/dup of one. Extents alone cannot tell:
@@ -301,139 +60,325 @@ int tc_type_in_order(MPI_Datatype dt)
 	return in_order;
 }
 
+/* Every rank says whether it can go on: all go on, or all give up. */
+static int all_ok(const struct tc_comm *c, int ok)
+{
+	int all = 0;
+	PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->pcomm);
+	return all;
+}
+
+/* Room for a plan of at most nops ops and scratch bytes (the most any rank
+ * uses); *tmp the scratch. Agrees first where the communicator holds less
+ * than asked (every rank decides that alike); 0 when all can run it, -1
+ * when some rank cannot (none runs it). *own: a scratch of this call only. */
+static int room(struct tc_comm *c, long long nops, long long scratch, char **tmp, int *own)
+{
+	*own = 0;
+	if (nops <= c->ops_cap && scratch <= c->arena_ok) {
+		*tmp = c->arena;
+		return 0;
+	}
+	int ok = nops < INT_MAX / 2;
+	if (ok && nops > c->ops_cap) {
+		struct tp_op *o = realloc(c->ops, (size_t)nops * sizeof(*o));
+		MPI_Request *q = o ? realloc(c->rq, (size_t)nops * sizeof(*q)) : NULL;
+		if (o)
+			c->ops = o;
+		if (q)
+			c->rq = q;
+		ok = o && q;
+		if (ok)
+			c->nops = (int)nops;
+	}
+	char *t = c->arena;
+	if (ok && scratch > c->arena_cap && scratch <= TC_ARENA_KEEP) {
+		t = realloc(c->arena, (size_t)scratch);
+		if (t) {
+			c->arena = t;
+			c->arena_cap = scratch;
+		}
+		ok = t != NULL;
+	} else if (ok && scratch > TC_ARENA_KEEP) {
+		t = malloc((size_t)scratch);
+		ok = t != NULL;
+		*own = 1;
+	}
+	if (!all_ok(c, ok)) {
+		if (*own)
+			free(t);
+		*own = 0;
+		return -1;
+	}
+	if (nops > c->ops_cap)
+		c->ops_cap = (int)nops;
+	if (scratch <= TC_ARENA_KEEP && scratch > c->arena_ok)
+		c->arena_ok = scratch;
+	*tmp = t;
+	return 0;
+}
+
+static int maxkids(const struct tp_tree *t)
+{
+	int m = 0;
+	for (int r = 0; r < t->n; r++)
+		if (t->koff[r + 1] - t->koff[r] > m)
+			m = t->koff[r + 1] - t->koff[r];
+	return m;
+}
+
+/* The plan's tree (rooted algorithms), its room, this rank's ops. */
+static int prepare(struct tc_comm *c, const struct tp_args *a, const struct tc_call *k, char **tmp, int *own)
+{
+	int mk = 0;
+	if (a->alg <= TP_A_TREE_SCATTER) {
+		struct tp_args ta = *a;
+		if (a->alg == TP_A_SCAG_BCAST)
+			ta.shape = TP_T_CHAIN;
+		if (tp_tree_build(c, &ta, c->tree))
+			return -1; /* alike on every rank: a shape that does not apply */
+		mk = maxkids(c->tree);
+	}
+	if (room(c, tc_plan_ops(c, a, mk), tc_plan_scratch(c, a, k), tmp, own))
+		return -1;
+	int n = 0, cap = c->ops_cap;
+	/* within the room: tp_gen grows nothing */
+	if (tp_gen(c, a, c->tree, c->rank, &c->ops, &n, &cap) || cap != c->ops_cap)
+		return -2;
+	c->nops = n;
+	return 0;
+}
+
+static void done(char *tmp, int own)
+{
+	if (own)
+		free(tmp);
+}
+
 /* A type whose data is one contiguous run of its size from the buffer, in
  * order: no holes, and for several elements an extent equal to the data's
  * (a resized type's elements lie apart however dense each is). */
-static int contiguous(int count, MPI_Datatype dt, int bytes)
+int tc_type_dense(int count, MPI_Datatype dt, long long bytes)
 {
 	MPI_Aint lb, ext, tlb, text;
+	if (count == 0)
+		return 1;
 	if (!tc_type_in_order(dt) || PMPI_Type_get_true_extent(dt, &tlb, &text) != MPI_SUCCESS || tlb != 0 ||
 	    PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS)
 		return 0;
 	return count <= 1 ? text == bytes : lb == 0 && ext == text && (long long)ext * count == bytes;
 }
 
-/* Every rank in one chain, the root first, then its leaf's other ranks,
- * then each leaf's ranks (in rank order) with the leaves in DFS order over
- * the delays from the root's leaf (Subramoni 2013, ch. 4): consecutive
- * ranks share a leaf wherever they can, so each leaf's uplinks carry the
- * message once in and once out, and every host's cable once each way.
- * Rank i takes each segment from rank i-1 and passes it on; with short
- * segments the message costs about its bytes once over the slowest hop
- * plus a segment per rank (van de Geijn's bound for large broadcasts is
- * twice the bytes; a binomial tree's, log2(P) times). */
-void tc_chain_order(struct tc_comm *c, int root, int *order, int *chain)
+/* A rank's block: its type signature's bytes, the same on every rank by
+ * MPI's matching rule; wrap.c keeps size x this within an int. */
+static long long block_bytes(int count, MPI_Datatype dt)
 {
-	int k = 0, rl = c->leaf_of[root];
-	tc_leader_order(c, rl, 0, order);
-	chain[k++] = root;
-	for (int i = 0; i < c->nleaves; i++)
-		for (int r = 0; r < c->size; r++)
-			if (c->leaf_of[r] == order[i] && r != root)
-				chain[k++] = r;
+	int sz = 0;
+	PMPI_Type_size(dt, &sz);
+	return (long long)count * sz;
 }
 
-static int pipe_run(struct tc_comm *c, char *bytes, int S, long long seg, const int *chain)
+static int pack(const struct tc_comm *c, const void *buf, int count, MPI_Datatype dt, char *to, long long len)
 {
-	int n = c->size, me = 0, rc = MPI_SUCCESS, nseg = (int)((S + seg - 1) / seg);
-	if (nseg < 1)
-		nseg = 1;
-	while (chain[me] != c->rank)
-		me++;
-	int prev = me > 0 ? chain[me - 1] : -1, next = me + 1 < n ? chain[me + 1] : -1;
-	/* every segment's receive posted first: a segment moves on as soon as
-	 * its predecessor hands it over, whatever this rank still sends */
-	MPI_Request *rq = malloc(2 * (size_t)nseg * sizeof(*rq));
-	MPI_Status *sts = malloc((size_t)nseg * sizeof(*sts));
-	if (!rq || !sts) {
-		free(rq);
-		free(sts);
-		return MPI_ERR_NO_MEM;
+	int pos = 0, rc = PMPI_Pack(buf, count, dt, to, (int)len, &pos, c->pcomm);
+	return rc == MPI_SUCCESS && pos == len ? MPI_SUCCESS : MPI_ERR_TRUNCATE;
+}
+
+static int unpack(const struct tc_comm *c, const char *from, long long len, void *buf, int count, MPI_Datatype dt)
+{
+	int pos = 0;
+	return PMPI_Unpack(from, (int)len, &pos, buf, count, dt, c->pcomm);
+}
+
+int tc_bcast(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, void *buf, int count,
+	     MPI_Datatype dt, int *give_up)
+{
+	struct tp_args a;
+	char *tmp = NULL;
+	int own = 0, rc;
+	long long S = block_bytes(count, dt);
+	tc_plan_args(ch, k, &a);
+	*give_up = 0;
+	if ((rc = prepare(c, &a, k, &tmp, &own))) {
+		*give_up = rc == -1;
+		return rc == -1 ? MPI_SUCCESS : MPI_ERR_INTERN;
 	}
-	MPI_Request *rr = rq + nseg;
-	int nr = 0;
-	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
-		long long off = (long long)s * seg;
-		rr[s] = MPI_REQUEST_NULL;
-		if (prev >= 0)
-			rc = PMPI_Irecv(bytes + off, (int)(off + seg <= S ? seg : S - off), MPI_BYTE, prev, TC_TAG,
-					c->pcomm, &rr[s]);
-	}
-	for (int s = 0; s < nseg && rc == MPI_SUCCESS; s++) {
-		long long off = (long long)s * seg;
-		int len = (int)(off + seg <= S ? seg : S - off);
-		if (prev >= 0)
-			rc = PMPI_Wait(&rr[s], &sts[s]);
-		/* one segment in flight per rank: segments posted together share
-		 * the cable and arrive together, which is no pipeline at all */
-		if (rc == MPI_SUCCESS && next >= 0 && nr > 0)
-			rc = PMPI_Wait(&rq[nr - 1], MPI_STATUS_IGNORE);
-		if (rc == MPI_SUCCESS && next >= 0)
-			rc = PMPI_Isend(bytes + off, len, MPI_BYTE, next, TC_TAG, c->pcomm, &rq[nr++]);
-	}
+	int direct = tc_type_dense(count, dt, S);
+	char *data = direct ? buf : tmp;
+	rc = MPI_SUCCESS;
+	if (!direct && c->rank == k->root)
+		rc = pack(c, buf, count, dt, data, S);
+	char *base[TP_NBUF] = { data, data, data };
 	if (rc == MPI_SUCCESS)
-		rc = PMPI_Waitall(nr, rq, sts);
-	free(rq);
-	free(sts);
+		rc = tp_run(c, c->ops, c->nops, c->rq, base, MPI_BYTE, 1, MPI_OP_NULL);
+	if (rc == MPI_SUCCESS && !direct && c->rank != k->root)
+		rc = unpack(c, data, S, buf, count, dt);
+	done(tmp, own);
 	return rc;
 }
 
-int tc_bcast_pipe(struct tc_comm *c, void *buf, int count, MPI_Datatype dt, int root, long long seg)
+int tc_gather(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, int scount,
+	      MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int *give_up)
 {
-	/* Every rank's signature bytes are alike (wrap.c keeps them within an
-	 * int); the type may differ from rank to rank, so each packs its own. */
-	int S = block_bytes(count, dt), rc = MPI_SUCCESS;
-	int direct = contiguous(count, dt, S);
-	char *tmp = direct ? buf : malloc(S ? (size_t)S : 1);
-	int *order = malloc((size_t)c->nleaves * sizeof(int)), *chain = malloc((size_t)c->size * sizeof(int));
-	int pos = 0;
-	if (!tmp || !order || !chain)
-		rc = MPI_ERR_NO_MEM;
-	else if (!direct && c->rank == root)
-		rc = PMPI_Pack(buf, count, dt, tmp, S, &pos, c->pcomm);
-	if (!all_ok(c, rc == MPI_SUCCESS && (direct || c->rank != root || pos == S))) {
-		if (!direct)
-			free(tmp);
-		free(order);
-		free(chain);
-		return PMPI_Bcast(buf, count, dt, root, c->pcomm);
+	struct tp_args a;
+	char *tmp = NULL;
+	int own = 0, rc, root = k->root, me = c->rank, in_place = me == root && sbuf == MPI_IN_PLACE;
+	MPI_Aint lb, rext = 0;
+	tc_plan_args(ch, k, &a);
+	*give_up = 0;
+	if ((rc = prepare(c, &a, k, &tmp, &own))) {
+		*give_up = rc == -1;
+		return rc == -1 ? MPI_SUCCESS : MPI_ERR_INTERN;
 	}
-	tc_chain_order(c, root, order, chain);
-	rc = pipe_run(c, tmp, S, seg, chain);
-	pos = 0;
-	if (rc == MPI_SUCCESS && !direct && c->rank != root)
-		rc = PMPI_Unpack(tmp, S, &pos, buf, count, dt, c->pcomm);
-	if (!direct)
-		free(tmp);
-	free(order);
-	free(chain);
+	long long B = k->bytes;
+	if (me == root)
+		PMPI_Type_get_extent(rt, &lb, &rext);
+	/* my block first in my subtree's */
+	rc = in_place ? pack(c, (char *)rbuf + (MPI_Aint)me * rcount * rext, rcount, rt, tmp, B)
+		      : pack(c, sbuf, scount, st, tmp, B);
+	char *base[TP_NBUF] = { tmp, tmp, tmp };
+	if (rc == MPI_SUCCESS)
+		rc = tp_run(c, c->ops, c->nops, c->rq, base, MPI_BYTE, 1, MPI_OP_NULL);
+	for (int i = 0; me == root && rc == MPI_SUCCESS && i < c->size; i++) {
+		int r = c->tree->dfs[i];
+		if (!(in_place && r == me))
+			rc = unpack(c, tmp + (long long)i * B, B, (char *)rbuf + (MPI_Aint)r * rcount * rext, rcount, rt);
+	}
+	done(tmp, own);
+	return rc;
+}
+
+int tc_scatter(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, int scount,
+	       MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int *give_up)
+{
+	struct tp_args a;
+	char *tmp = NULL;
+	int own = 0, rc = MPI_SUCCESS, root = k->root, me = c->rank, in_place = me == root && rbuf == MPI_IN_PLACE;
+	MPI_Aint lb, sext = 0;
+	tc_plan_args(ch, k, &a);
+	*give_up = 0;
+	if ((rc = prepare(c, &a, k, &tmp, &own))) {
+		*give_up = rc == -1;
+		return rc == -1 ? MPI_SUCCESS : MPI_ERR_INTERN;
+	}
+	long long B = k->bytes;
+	if (me == root) {
+		PMPI_Type_get_extent(st, &lb, &sext);
+		for (int i = 0; rc == MPI_SUCCESS && i < c->size; i++) {
+			int r = c->tree->dfs[i];
+			rc = pack(c, (const char *)sbuf + (MPI_Aint)r * scount * sext, scount, st, tmp + (long long)i * B, B);
+		}
+	}
+	char *base[TP_NBUF] = { tmp, tmp, tmp };
+	if (rc == MPI_SUCCESS)
+		rc = tp_run(c, c->ops, c->nops, c->rq, base, MPI_BYTE, 1, MPI_OP_NULL);
+	if (rc == MPI_SUCCESS && !in_place)
+		rc = unpack(c, tmp, B, rbuf, rcount, rt);
+	done(tmp, own);
+	return rc;
+}
+
+int tc_allreduce(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf, void *rbuf,
+		 int count, MPI_Datatype dt, MPI_Op op, int *give_up)
+{
+	struct tp_args a;
+	char *tmp = NULL;
+	int own = 0, rc;
+	MPI_Aint lb, ext, tlb, text;
+	tc_plan_args(ch, k, &a);
+	*give_up = 0;
+	if ((rc = prepare(c, &a, k, &tmp, &own))) {
+		*give_up = rc == -1;
+		return rc == -1 ? MPI_SUCCESS : MPI_ERR_INTERN;
+	}
+	PMPI_Type_get_extent(dt, &lb, &ext);
+	PMPI_Type_get_true_extent(dt, &tlb, &text);
+	rc = MPI_SUCCESS;
+	if (sbuf != MPI_IN_PLACE && count > 0)
+		rc = PMPI_Sendrecv(sbuf, count, dt, c->rank, TC_TAG, rbuf, count, dt, c->rank, TC_TAG, c->pcomm,
+				   MPI_STATUS_IGNORE);
+	/* element i at base + i x ext, for TP_TMP as for the caller's buffer */
+	char *base[TP_NBUF] = { rbuf, tmp - tlb, (char *)(uintptr_t)(sbuf == MPI_IN_PLACE ? rbuf : sbuf) };
+	if (rc == MPI_SUCCESS)
+		rc = tp_run(c, c->ops, c->nops, c->rq, base, dt, ext, op);
+	done(tmp, own);
+	return rc;
+}
+
+int tc_allgather_plan(struct tc_comm *c, const struct tc_choice *ch, const struct tc_call *k, const void *sbuf,
+		      int scount, MPI_Datatype st, void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rt,
+		      int *give_up)
+{
+	struct tp_args a;
+	char *tmp = NULL;
+	int own = 0, rc, n = c->size, me = c->rank;
+	MPI_Aint lb, ext;
+	tc_plan_args(ch, k, &a);
+	*give_up = 0;
+	if ((rc = prepare(c, &a, k, &tmp, &own))) {
+		*give_up = rc == -1;
+		return rc == -1 ? MPI_SUCCESS : MPI_ERR_INTERN;
+	}
+	PMPI_Type_get_extent(rt, &lb, &ext);
+	long long B = k->bytes;
+	char *data = tmp, *work = tmp + (long long)n * B;
+	const void *mine = sbuf == MPI_IN_PLACE ? (const char *)rbuf + (MPI_Aint)displs[me] * ext : sbuf;
+	rc = sbuf == MPI_IN_PLACE ? pack(c, mine, rcounts[me], rt, data + (long long)c->fpos[me] * B, B)
+				  : pack(c, mine, scount, st, data + (long long)c->fpos[me] * B, B);
+	char *base[TP_NBUF] = { data, work, data };
+	if (rc == MPI_SUCCESS)
+		rc = tp_run(c, c->ops, c->nops, c->rq, base, MPI_BYTE, 1, MPI_OP_NULL);
+	for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
+		int r = c->fab[i];
+		if (!(r == me && sbuf == MPI_IN_PLACE))
+			rc = unpack(c, data + (long long)i * B, B, (char *)rbuf + (MPI_Aint)displs[r] * ext, rcounts[r], rt);
+	}
+	done(tmp, own);
 	return rc;
 }
 
 /* topod's schedule, step by step: this rank's sends and receives of a step
  * posted at once (a TACS2 step may give it two of each). */
-int tc_alltoall(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+/* The schedule with `window` steps in flight (topod's prediction for the
+ * call's size class, 1 where there is none): the steps from the oldest unfinished
+ * one to window - 1 beyond it are posted (MPI_Irecv, MPI_Isend), and waited
+ * for in step order, a sliding window that keeps the cables busy across a
+ * step's slow pair (docs/cost-model.md "Steps in flight"). Every pair is in
+ * one step (sched.c checks), so the steps in flight never match each
+ * other's messages. */
+int tc_alltoall(struct tc_comm *c, int window, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		MPI_Datatype rt)
 {
 	const struct tc_sched *s = c->sched;
+	if (window < 1 || window > TC_WINDOW_MAX)
+		window = 1;
 	MPI_Aint lb, sext, rext;
 	PMPI_Type_get_extent(st, &lb, &sext);
 	PMPI_Type_get_extent(rt, &lb, &rext);
 	int rc = PMPI_Sendrecv((const char *)sbuf + (MPI_Aint)c->rank * scount * sext, scount, st, c->rank, TC_TAG,
 			       (char *)rbuf + (MPI_Aint)c->rank * rcount * rext, rcount, rt, c->rank, TC_TAG, c->pcomm,
 			       MPI_STATUS_IGNORE);
-	MPI_Request rq[2 * TC_SCHED_MULTI];
-	MPI_Status sts[2 * TC_SCHED_MULTI];
+	/* a ring of window slots of one step's requests each */
+	enum { SLOT = 2 * TC_SCHED_MULTI };
+	MPI_Request rq[TC_WINDOW_MAX * SLOT];
+	/* statuses, not MPI_STATUSES_IGNORE: MPICH's Waitall is declared to
+	 * write them, and gcc refuses the constant */
+	MPI_Status sts[SLOT];
+	int nrq[TC_WINDOW_MAX] = { 0 }, posted = 0;
 	for (int i = 0; i < s->nsteps && rc == MPI_SUCCESS; i++) {
-		int nr = 0;
-		for (int f = s->roff[i]; f < s->roff[i + 1] && rc == MPI_SUCCESS; f++)
-			rc = PMPI_Irecv((char *)rbuf + (MPI_Aint)s->from[f] * rcount * rext, rcount, rt, s->from[f], TC_TAG,
-					c->pcomm, &rq[nr++]);
-		for (int f = s->soff[i]; f < s->soff[i + 1] && rc == MPI_SUCCESS; f++)
-			rc = PMPI_Isend((const char *)sbuf + (MPI_Aint)s->to[f] * scount * sext, scount, st, s->to[f],
-					TC_TAG, c->pcomm, &rq[nr++]);
+		for (; posted < s->nsteps && posted < i + window && rc == MPI_SUCCESS; posted++) {
+			MPI_Request *q = rq + (posted % window) * SLOT;
+			int n = 0;
+			for (int f = s->roff[posted]; f < s->roff[posted + 1] && rc == MPI_SUCCESS; f++)
+				rc = PMPI_Irecv((char *)rbuf + (MPI_Aint)s->from[f] * rcount * rext, rcount, rt, s->from[f],
+						TC_TAG, c->pcomm, &q[n++]);
+			for (int f = s->soff[posted]; f < s->soff[posted + 1] && rc == MPI_SUCCESS; f++)
+				rc = PMPI_Isend((const char *)sbuf + (MPI_Aint)s->to[f] * scount * sext, scount, st, s->to[f],
+						TC_TAG, c->pcomm, &q[n++]);
+			nrq[posted % window] = n;
+		}
 		if (rc == MPI_SUCCESS)
-			rc = PMPI_Waitall(nr, rq, sts);
+			rc = PMPI_Waitall(nrq[i % window], rq + (i % window) * SLOT, sts);
 	}
 	return rc;
 }

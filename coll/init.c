@@ -8,18 +8,20 @@
  *                                allgather: Allgather and Allgatherv)
  *   TOPOCOLL_MIN_BYTES=N         no prediction: hierarchical from N bytes
  *                                per rank up (the old size rule, for tests)
- *   TOPOCOLL_CHOICE=model|hier|dfs|bfs|pipe|ring|hosts|leaves|sched|native
- *                                by prediction (default), always topocoll's
- *                                where it can run (Bcast, Allgather: that
- *                                variant, the others' one way), never
- *   TOPOCOLL_MARGIN=X            predicted speed-up a variant needs (1.10)
+ *   TOPOCOLL_CHOICE=model|tree|hier|hosts|pipe|scag|rankorder|ring|leaves|sched|native
+ *                                by prediction (default), always that family
+ *                                where the collective has it (its parameters
+ *                                by prediction), never: for tests
+ *   TOPOCOLL_MARGIN=X            a predicted speed-up a plan needs instead of
+ *                                the rule (both predictions' errors, 0.98x)
+ *   TOPOCOLL_TEST_CYCLE=1        every call the next candidate plan (tests)
  *   TOPOCOLL_MODEL=ompi|mpich|smpi-mpich|smpi-ompi  whose algorithms the
  *                                prediction models (default: the MPI this
  *                                library is built for; smpi-*: SMPI's selectors)
  *   TOPOCOLL_TOPOLOGY=FILE       leaves and delays from a SimGrid platform
  *                                (topoquery simgrid), topod not asked
  *   TOPOCOLL_SCHEDULE=FILE       MPI_Alltoall's schedule from a file
- *   TOPOCOLL_ALLTOALL_MIN=N      smallest block for a schedule (262144)
+ *   TOPOCOLL_ALLTOALL_MIN=N      smallest block topod is asked about (1024)
  *   TOPOCOLL_ALLGATHER_SCHEDULE=FILE  MPI_Allgather's schedule from a file
  *   TOPOCOLL_ALLGATHER_MIN=N     smallest block for which topod's
  *                                allgather schedule is asked (65536)
@@ -41,6 +43,8 @@
 #include <string.h>
 
 #include "coll.h"
+#include "plan.h"
+#include "native.h"
 #ifndef TOPOCOLL_SMPI
 #include "mpihost.h"
 #include "tii.h"
@@ -77,34 +81,38 @@ static void options(void)
 	const char *mb = getenv("TOPOCOLL_MIN_BYTES"), *ch = getenv("TOPOCOLL_CHOICE");
 	const char *mo = getenv("TOPOCOLL_MODEL"), *mg = getenv("TOPOCOLL_MARGIN"), *sf = getenv("TOPOCOLL_SCHEDULE");
 	tc_g.min_set = mb && *mb;
-	static const char *const force[] = { "hier", "dfs", "bfs", "pipe", "ring", "hosts", "leaves", "sched" };
-	static const enum tc_variant fv[] = { TC_V_HIER,  TC_V_DFS,   TC_V_BFS,    TC_V_PIPE,
-					      TC_V_RING,  TC_V_HOSTS, TC_V_LEAVES, TC_V_AGSCHED };
 	tc_g.choice_mode = ch && !strcmp(ch, "native") ? 2 : 0;
-	for (size_t i = 0; ch && i < sizeof(force) / sizeof(force[0]); i++)
-		if (!strcmp(ch, force[i])) {
+	for (int v = 1; ch && v < TC_NVARIANTS; v++)
+		if (!strcmp(ch, tc_variant_key[v])) {
 			tc_g.choice_mode = 1;
-			tc_g.force = fv[i];
+			tc_g.force = v;
 		}
 #if defined(MPICH_VERSION) || defined(MPICH_NAME)
-	tc_g.model_mpich = 2;
+	tc_g.nmodel = NATIVE_MPICH;
+#else
+	tc_g.nmodel = NATIVE_OMPI;
 #endif
-	if (mo && *mo)
-		tc_g.model_mpich = !strcmp(mo, "mpich") ? 2 : !strcmp(mo, "smpi-mpich") ? 1 : 0;
-	if (mo && *mo)
-		tc_g.model_smpi = !strncmp(mo, "smpi-", 5);
-	tc_g.margin = mg && *mg ? strtod(mg, NULL) : 1.10;
+	enum native_model md;
+	if (mo && *mo && native_model_parse(mo, &md) == AN_OK)
+		tc_g.nmodel = (int)md;
+	tc_g.margin = mg && *mg ? strtod(mg, NULL) : 0;
 	if (!(tc_g.margin >= 1.0 && tc_g.margin <= 100.0))
-		tc_g.margin = 1.10;
+		tc_g.margin = 0;
+	/* the model's largest measured error each way (docs/performance.md,
+	 * "The model of the MPIs' own collectives") */
+	tc_g.test_alg = (int)env_long("TOPOCOLL_TEST_ALG", -1, -1, 64);
+	tc_g.test_cycle = env_long("TOPOCOLL_TEST_CYCLE", 0, 0, 1) > 0;
+	tc_g.err_plan = TC_ERR_PLAN;
+	tc_g.err_native = TC_ERR_NATIVE;
 	snprintf(tc_g.sched_file, sizeof(tc_g.sched_file), "%s", sf ? sf : "");
-	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 262144, 0, 1L << 40);
+	tc_g.a2a_min = env_long("TOPOCOLL_ALLTOALL_MIN", 1024, 0, 1L << 40);
 	const char *af = getenv("TOPOCOLL_ALLGATHER_SCHEDULE");
 	snprintf(tc_g.agsched_file, sizeof(tc_g.agsched_file), "%s", af ? af : "");
 	tc_g.ag_min = env_long("TOPOCOLL_ALLGATHER_MIN", 65536, 0, 1L << 40);
 	tc_g.timeout_ms = (int)env_long("TOPOCOLL_TIMEOUT_MS", 3000, 1, 600000);
 	tc_g.verbose = (int)env_long("TOPOCOLL_VERBOSE", 0, 0, 9);
 	tc_g.stats = env_long("TOPOCOLL_STATS", 0, 0, 9) > 0;
-	tc_g.float_reduce = env_long("TOPOCOLL_ALLREDUCE_FLOAT", 0, 0, 1) > 0;
+	tc_g.float_reduce = env_long("TOPOCOLL_ALLREDUCE_FLOAT", 1, 0, 1) > 0;
 }
 
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -115,9 +123,6 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	struct tc_comm *c = attr;
 	if (!c)
 		return MPI_SUCCESS;
-	for (int i = 0; c->ordered && i < 2 * c->nleaves; i++)
-		if (c->ordered[i] != MPI_COMM_NULL)
-			PMPI_Comm_free(&c->ordered[i]);
 	if (c->leafcomm != MPI_COMM_NULL)
 		PMPI_Comm_free(&c->leafcomm);
 	if (c->leadcomm != MPI_COMM_NULL)
@@ -130,8 +135,6 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 		PMPI_Comm_free(&c->pcomm);
 	tc_sched_free(c->sched);
 	tc_agsched_free(c->agsched);
-	free(c->ordered);
-	free(c->ordered_made);
 	free(c->world);
 	free(c->agcd);
 	free(c->horder);
@@ -139,10 +142,22 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	free(c->lorder);
 	free(c->lfirst);
 	free(c->gscratch);
-	free(c->lscratch);
 	free(c->leaf_of);
 	free(c->leader);
 	free(c->leaf_size);
+	free(c->fab);
+	free(c->fpos);
+	free(c->hostof);
+	free(c->fhfirst);
+	free(c->hlead);
+	free(c->ident);
+	free(c->blen);
+	if (c->tree)
+		tp_tree_free(c->tree);
+	free(c->tree);
+	free(c->ops);
+	free(c->rq);
+	free(c->arena);
 	free(c);
 	return MPI_SUCCESS;
 }
@@ -203,6 +218,12 @@ static int ask_topod(tii_t *t, const char *names, int n, uint64_t *ids, char *wh
 	int e = tii_get_network_depth(t, &depth);
 	if (!e)
 		e = tii_connected_switch_clusters_at_depth(t, uniq, (size_t)nu, depth > 0 ? depth - 1 : 0, uid, NULL);
+	if (e == TII_E_NOTFOUND) {
+		/* on a laptop against make lab: the ranks' own host name */
+		snprintf(why, whyn, "topod: %s (%.60s); name each rank's host with TII_HOST or TII_HOSTMAP",
+			 tii_strerror(e), tii_last_message(t));
+		goto out;
+	}
 	if (e) {
 		snprintf(why, whyn, "topod: %s (%s)", tii_strerror(e), tii_last_message(t));
 		goto out;
@@ -387,8 +408,10 @@ static void world_leaves(void)
 	char name[TC_NAME] = "", why[160] = "";
 	my_name(rank, name, why, sizeof(why));
 	tc_g.hostnames = malloc((size_t)size * TC_NAME);
-	uint64_t *ids = rank ? NULL : calloc((size_t)size, sizeof(*ids));
-	int fail = !tc_g.hostnames || (!rank && !ids), any;
+	/* every rank gets every world rank's leaf: a communicator of world
+	 * ranks then numbers its leaves without an exchange (comm.c) */
+	uint64_t *ids = calloc((size_t)size, sizeof(*ids));
+	int fail = !tc_g.hostnames || !ids, any;
 	PMPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_MAX, w);
 	if (any) {
 		snprintf(tc_g.why, sizeof(tc_g.why), "out of memory");
@@ -404,7 +427,9 @@ static void world_leaves(void)
 		tc_learn(tc_g.hostnames, size, ids, tc_g.init_ms);
 	t0 = PMPI_Wtime();
 	PMPI_Bcast(tc_g.why, (int)sizeof(tc_g.why), MPI_CHAR, 0, w);
-	PMPI_Scatter(ids, 1, MPI_UINT64_T, &tc_g.leaf_id, 1, MPI_UINT64_T, 0, w);
+	PMPI_Bcast(ids, size, MPI_UINT64_T, 0, w);
+	tc_g.leaf_id = ids[rank];
+	tc_g.world_leaf = ids;
 	tc_topo_bcast(&tc_g.topo, w);
 	tc_g.init_ms[3] = (PMPI_Wtime() - t0) * 1e3;
 	if (!name[0])
@@ -412,7 +437,6 @@ static void world_leaves(void)
 	tc_g.have_leaf = tc_g.leaf_id != 0;
 	if (!tc_g.have_leaf && !tc_g.why[0])
 		snprintf(tc_g.why, sizeof(tc_g.why), "topod does not know rank %d's host %.100s", rank, name);
-	free(ids);
 	PMPI_Comm_free(&w);
 }
 
@@ -442,6 +466,9 @@ void tc_init(void)
 
 void tc_finalize(void)
 {
+	tc_kept_free();
+	free(tc_g.world_leaf);
+	tc_g.world_leaf = NULL;
 	if (!tc_g.stats || tc_g.world_rank != 0)
 		return;
 	/* Only what exists: building the state here would be a collective

@@ -1,29 +1,22 @@
 /*
- * model.c - how long a collective takes, predicted on the job's delay
- * matrix (topo.c), for the MPI's own algorithm and for each hierarchical
- * variant, so that a call goes hierarchical only where that is predicted
- * faster by TOPOCOLL_MARGIN (docs/collectives.md, "How it chooses").
+ * model.c - how long a collective takes, the MPI's own and each of
+ * topocoll's, predicted by the one cost model of the analyses
+ * (analysis/cost.h cost_sim_run, docs/cost-model.md "Every collective"),
+ * so that a call runs topocoll's way only where that is predicted faster
+ * with the model's measured errors against it (docs/collectives.md, "How
+ * it chooses").
  *
- * A message from a to b of B bytes takes latency(a, b) + B / rate(a, b):
- * the cost model's single flow (docs/cost-model.md), its latency that of
- * the route and its rate that of the route's slowest cable. Besides, a
- * host's cable sends one message at a time and receives one at a time (a
- * root sending to 15 leaders pays 15 times the bytes), and a rank sends
- * only what it already has. Cables shared inside the fabric are not
- * counted: where the hierarchy saves anything it is on exactly those
- * cables, so the model errs towards the MPI's own.
+ * Both sides are programs of every rank's sends, receives and waits, timed
+ * on the job's real routes (the platform's, topo.c) as SimGrid's SMPI runs
+ * them with tests/lib/smpi.sh's settings: a message moves once both ends
+ * posted it, waits its route's latency, shares its cables max-min fairly;
+ * below 64 KiB a send completes when posted. The MPI's own is its
+ * selector's algorithm as its code runs it (analysis/nativecoll.h);
+ * topocoll's are its plans (plan.c), the very ops it runs.
  *
- * The MPI's own algorithms are modelled by the decision rules their
- * sources document, as SimGrid's SMPI selectors carry them (Open MPI's
- * coll/tuned fixed decision; MPICH's size thresholds): binomial trees,
- * pipelines and chains of segments, the flat-tree pipeline, scatter then
- * allgather (recursive doubling or ring), recursive doubling, Rabenseifner
- * and ring allreduces, binomial and linear gathers and scatters. The
- * hierarchical variants call the MPI's own on the leaves' and leaders'
- * communicators, so they are the same models on those ranks.
- *
- * Everything here depends only on values all ranks hold alike: every rank
- * predicts the same and chooses the same.
+ * Rank 0 of the communicator predicts, on the first call of each size
+ * class, and every rank gets its answer (a broadcast): ranks never choose
+ * differently, whatever memory one of them lacks.
  */
 #include <limits.h>
 #include <math.h>
@@ -32,800 +25,383 @@
 #include <string.h>
 
 #include "coll.h"
+#include "mprog.h"
+#include "nativecoll.h"
+#include "plan.h"
 
-const char *const tc_variant_name[TC_NVARIANTS] = { "the MPI's own", "hierarchical", "hierarchical, leaders depth-first",
-						    "hierarchical, leaders breadth-first",
-						    "hierarchical, pipelined over the leaders",
-						    "topod's schedule", "ring in the fabric's order",
-						    "hosts gathered, their leaders' ring in the fabric's order",
-						    "leaf-hierarchical", "topod's allgather schedule" };
-
-struct sim {
-	const struct tc_comm *c;
-	double *t, *out, *in, *snap;  /* [size]: has the data, send side free, receive side free, round start */
-	int round;                    /* sends use snap[] (a round of simultaneous exchanges) */
+const char *const tc_variant_name[TC_NVARIANTS] = {
+	"the MPI's own", "by levels", "in the fabric's order", "in rank order", "pipelined chain", "topod's schedule",
+	"ring in the fabric's order", "hosts gathered, their leaders' ring in the fabric's order", "leaf-hierarchical",
+	"topod's allgather schedule", "scatter and allgather in the fabric's order"
 };
+const char *const tc_variant_key[TC_NVARIANTS] = { "native", "hier", "tree", "rankorder", "pipe", "sched", "ring",
+						   "hosts", "leaves", "agsched", "scag" };
 
-static double maxd(double a, double b)
+static const char *alg_name(int alg)
 {
-	return a > b ? a : b;
+	switch (alg) {
+	case TP_A_RDB_ALLRED:
+	case TP_A_RDB_ALLGATHER: return "recursive doubling";
+	case TP_A_RAB_ALLRED: return "Rabenseifner's halving and doubling";
+	case TP_A_BRUCK_ALLGATHER: return "Bruck's dissemination";
+	default: return "ring";
+	}
 }
 
-/* s sends B bytes to d once s has them (or at `at` if >= 0); returns the arrival. */
-static double send_at(struct sim *S, int s, int d, double B, double at)
+static const char *tree_name(int shape, int k)
 {
-	double lat, rate;
-	tc_delay(S->c, s, d, &lat, &rate);
-	double x = B / rate, start = maxd(at >= 0 ? at : S->round ? S->snap[s] : S->t[s], S->out[s]);
-	S->out[s] = start + x;
-	double arr = maxd(start + lat + x, S->in[d] + x);
-	S->in[d] = arr;
-	return arr;
+	static const char *const flat = "a flat tree", *const bin = "a binomial tree", *const k4 = "a 4-nomial tree",
+				 *const k8 = "an 8-nomial tree", *const chain = "a chain";
+	if (shape == TP_T_CHAIN)
+		return chain;
+	return k == 0 ? flat : k == 2 ? bin : k == 4 ? k4 : k8;
 }
 
-static void send(struct sim *S, int s, int d, double B)
+void tc_describe(enum tc_op op, int v, const struct tc_choice *ch, char *out, size_t n)
 {
-	double arr = send_at(S, s, d, B, -1);
-	S->t[d] = maxd(S->t[d], arr);
-}
-
-static void round_begin(struct sim *S)
-{
-	memcpy(S->snap, S->t, (size_t)S->c->size * sizeof(double));
-	S->round = 1;
-}
-
-static void round_end(struct sim *S)
-{
-	S->round = 0;
-}
-
-static int pof2_below(int k)
-{
-	int p = 1;
-	while (p * 2 <= k)
-		p *= 2;
-	return p;
-}
-
-static int lowbit(int v)
-{
-	return v & -v;
-}
-
-/* m[0..k) the ranks in the sub-communicator's order, ri the root's index. */
-#define M(v) m[((v) + ri) % k]
-
-static void binomial_bcast(struct sim *S, const int *m, int k, int ri, double B)
-{
-	int top = 1;
-	while (top < k)
-		top *= 2;
-	for (int v = 0; v < k; v++)
-		for (int mask = (v ? lowbit(v) : top) / 2; mask >= 1; mask /= 2)
-			if (v + mask < k)
-				send(S, M(v), M(v + mask), B);
-}
-
-/* A chain (fanout 1) or binary tree (fanout 2) of segments, or a flat tree
- * (fanout 0): every segment follows the one before. */
-static void seg_tree(struct sim *S, const int *m, int k, int ri, double B, double seg, int fanout)
-{
-	int nseg = B > seg ? (int)ceil(B / seg) : 1;
-	double *a = malloc((size_t)k * sizeof(double));
-	if (!a)
+	char mode[96] = "";
+	if (v == TC_V_NATIVE || !ch || (op == TC_ALLGATHER && v >= TC_V_RING && v <= TC_V_AGSCHED)) {
+		snprintf(out, n, "%s", tc_variant_name[v]);
 		return;
-	for (int s = 0; s < nseg; s++) {
-		double sb = s + 1 < nseg ? seg : B - seg * (nseg - 1);
-		a[0] = S->t[M(0)];
-		for (int v = 1; v < k; v++)
-			a[v] = -1;
-		for (int v = 0; v < k; v++) {
-			int c0 = fanout ? fanout * v + 1 : (v ? k : 1), c1 = fanout ? fanout * v + fanout : k - 1;
-			for (int ch = c0; ch <= c1 && ch < k; ch++)
-				a[ch] = send_at(S, M(v), M(ch), sb, a[v]);
-		}
-		for (int v = 1; v < k; v++)
-			S->t[M(v)] = maxd(S->t[M(v)], a[v]);
 	}
-	free(a);
-}
-
-/* Binomial scatter of B (each subtree its share), as MPICH's bcast and
- * both MPIs' scatters do; per = bytes per rank. */
-static void binomial_scatter(struct sim *S, const int *m, int k, int ri, double per)
-{
-	int top = 1;
-	while (top < k)
-		top *= 2;
-	for (int v = 0; v < k; v++)
-		for (int mask = (v ? lowbit(v) : top) / 2; mask >= 1; mask /= 2)
-			if (v + mask < k) {
-				int sub = mask < k - v - mask ? mask : k - v - mask;
-				send(S, M(v), M(v + mask), per * sub);
-			}
-}
-
-/* Subtrees by size, smallest first: the order their data reaches a parent. */
-static void binomial_gather(struct sim *S, const int *m, int k, int ri, double per)
-{
-	for (int mask = 1; mask < k; mask *= 2)
-		for (int v = mask; v < k; v += 2 * mask) {
-			int sub = mask < k - v ? mask : k - v;
-			send(S, M(v), M(v - mask), per * sub);
-		}
-}
-
-static void linear_gather(struct sim *S, const int *m, int k, int ri, double per)
-{
-	for (int v = 1; v < k; v++)
-		send(S, M(v), M(0), per);
-}
-
-static void linear_scatter(struct sim *S, const int *m, int k, int ri, double per)
-{
-	for (int v = 1; v < k; v++)
-		send(S, M(0), M(v), per);
-}
-
-/* k-1 rounds: each rank passes `per` bytes to the next. */
-static void ring(struct sim *S, const int *m, int k, double per)
-{
-	for (int r = 0; r + 1 < k; r++) {
-		round_begin(S);
-		for (int v = 0; v < k; v++)
-			send(S, m[v], m[(v + 1) % k], per);
-		round_end(S);
-	}
-}
-
-/* Recursive doubling among the first pof2 ranks: round i swaps bytes(i). */
-static void rdb(struct sim *S, const int *m, int pof2, double B, double grow)
-{
-	double b = B;
-	for (int mask = 1; mask < pof2; mask *= 2, b *= grow) {
-		round_begin(S);
-		for (int v = 0; v < pof2; v++)
-			send(S, m[v], m[v ^ mask], b);
-		round_end(S);
-	}
-}
-
-/* The ranks beyond the largest power of two hand their data to a partner
- * first and get the result back last (MPICH's and Open MPI's rdb). */
-static void fold(struct sim *S, const int *m, int k, double B, int back)
-{
-	int rest = k - pof2_below(k);
-	for (int v = 0; v < rest; v++)
-		if (back)
-			send(S, m[v], m[pof2_below(k) + v], B);
+	if (op == TC_ALLREDUCE || op == TC_ALLGATHER) {
+		if (v == TC_V_HIER)
+			snprintf(out, n, "each host's %s at its leader, the leaders' %s in the fabric's order",
+				 op == TC_ALLREDUCE ? "ranks reduced" : "blocks", alg_name(ch->alg));
 		else
-			send(S, m[pof2_below(k) + v], m[v], B);
-}
-
-static void allreduce_rdb(struct sim *S, const int *m, int k, double B)
-{
-	fold(S, m, k, B, 0);
-	rdb(S, m, pof2_below(k), B, 1.0);
-	fold(S, m, k, B, 1);
-}
-
-/* Rabenseifner: recursive halving, then doubling back. */
-static void allreduce_rab(struct sim *S, const int *m, int k, double B)
-{
-	int p = pof2_below(k);
-	fold(S, m, k, B, 0);
-	rdb(S, m, p, B / 2, 0.5);
-	rdb(S, m, p, B / p, 2.0);
-	fold(S, m, k, B, 1);
-}
-
-static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri, double B);
-
-/* A k-nomial tree (radix r), whole message on every edge. */
-static void knomial_bcast(struct sim *S, const int *m, int k, int ri, double B, int radix)
-{
-	int top = 1;
-	while (top < k)
-		top *= radix;
-	for (int v = 0; v < k; v++) {
-		int mask = top;
-		if (v)
-			for (mask = 1; (v / mask) % radix == 0; mask *= radix)
-				;
-		for (int mk = mask / radix; mk >= 1; mk /= radix)
-			for (int j = 1; j < radix; j++)
-				if (v + j * mk < k)
-					send(S, M(v), M(v + j * mk), B);
-	}
-}
-
-/* Open MPI 4.1's coll/tuned fixed Bcast decision (its table by
- * communicator size and bytes, as SMPI's ompi selector carries it):
- * 1 linear pipeline, 2-3 pipeline, 4 split binary tree, 5 binary tree,
- * 6 binomial, 7 k-nomial, 8 scatter + recursive-doubling allgather. */
-static int ompi_bcast_alg(int k, double B)
-{
-	if (k < 4)
-		return B < 32768 ? 1 : B < 131072 ? 5 : B < 262144 ? 2 : B < 524288 ? 1 : B < 1048576 ? 6 : 5;
-	if (k < 8)
-		return B < 2048 ? 5 : B < 8192 ? 6 : B < 1048576 ? 1 : 2;
-	if (k < 16)
-		return B < 4096 ? 7 : B < 16384 ? 5 : B < 32768 ? 6 : 1;
-	if (k < 32)
-		return B < 4096 ? 7 : B < 1048576 ? 6 : 8;
-	if (k < 64)
-		return B < 2048 ? 6 : 7;
-	if (k < 128)
-		return 7;
-	if (k < 256)
-		return B < 16384 ? 5 : B < 32768 ? 1 : B < 65536 ? 5 : 7;
-	return B < 16384 ? 7 : B < 32768 ? 4 : 7;
-}
-
-static void scatter_allgather(struct sim *S, const int *m, int k, int ri, double B, int use_ring)
-{
-	binomial_scatter(S, m, k, ri, B / k);
-	int *r = malloc((size_t)k * sizeof(int));
-	if (!r)
+			snprintf(out, n, "%s in %s order", alg_name(ch->alg), v == TC_V_RANKORD ? "rank" : "the fabric's");
 		return;
-	for (int v = 0; v < k; v++)
-		r[v] = M(v);
-	if (!use_ring && pof2_below(k) == k)
-		rdb(S, r, k, B / k, 2.0);
+	}
+	if (ch->seg > 0)
+		snprintf(mode, sizeof(mode), ", %lld-byte segments%s", ch->seg, ch->sync ? " synchronous" : "");
+	else if (ch->seq)
+		snprintf(mode, sizeof(mode), ", a child after the other%s", ch->sync ? " synchronously" : "");
+	if (v == TC_V_SCAG)
+		snprintf(out, n, "scatter and %s allgather in the fabric's order", ch->k[0] == 1 ? "recursive doubling" : "ring");
+	else if (v == TC_V_HIER)
+		snprintf(out, n, "a tree by levels: leaves' leaders (%s), hosts' (%s), ranks%s",
+			 tree_name(TP_T_KNOMIAL, ch->k[0]), tree_name(TP_T_KNOMIAL, ch->k[1]), mode);
+	else if (v == TC_V_HOSTS)
+		snprintf(out, n, "a tree of hosts' leaders (%s), then each host's ranks%s", tree_name(TP_T_KNOMIAL, ch->k[0]),
+			 mode);
 	else
-		ring(S, r, k, B / k);
-	free(r);
+		snprintf(out, n, "%s in the fabric's order%s", tree_name(ch->shape, ch->k[0]), mode);
 }
 
-static void bcast_native(struct sim *S, const int *m, int k, int ri, double B)
+/* ---- the job's routes as the cost model sees them ---------------------------------- */
+
+static const uint64_t *cables(uint32_t *n)
 {
-	if (k < 2)
-		return;
-	if (tc_g.model_mpich) {
-		/* SMPI's MPICH selector: an SMP-aware binomial tree on jobs with
-		 * the same ranks on every host (one per host in the benchmark);
-		 * else binomial for small messages or <= 8 ranks, scatter then
-		 * allgather above */
-		if (B < 12288 || k <= 8 || tc_g.model_mpich == 1)
-			binomial_bcast(S, m, k, ri, B);
-		else
-			scatter_allgather(S, m, k, ri, B, !(B < 524288 && k % 2 == 0));
-		return;
+	struct tc_topo *t = &tc_g.topo;
+	if (!t->nroutes)
+		return NULL;
+	*n = (uint32_t)t->ncables + 2 * (uint32_t)t->nhosts;
+	if (!t->cbps) {
+		uint64_t *b = malloc(((size_t)*n + 1) * sizeof(uint64_t));
+		if (!b)
+			return NULL;
+		for (int i = 0; i < t->ncables; i++)
+			b[i] = t->lbps[i];
+		for (int h = 0; h < t->nhosts; h++)
+			b[t->ncables + 2 * h] = b[t->ncables + 2 * h + 1] = t->hbps[h];
+		t->cbps = b;
 	}
-	/* The linear and binary pipelines post every segment at once: the
-	 * segments share each cable and arrive together, so each hop carries
-	 * the whole message before the next starts (measured in SMPI). */
-	switch (ompi_bcast_alg(k, B)) {
-	case 1:
-		seg_tree(S, m, k, ri, B, B, 1);
-		break;
-	case 2:
-	case 3:
-		seg_tree(S, m, k, ri, B, B >= 1048576 ? 131072 : 16384, 1);
-		break;
-	case 4:
-	case 5:
-		seg_tree(S, m, k, ri, B, B, 2);
-		break;
-	case 6:
-		binomial_bcast(S, m, k, ri, B);
-		break;
-	case 7:
-		knomial_bcast(S, m, k, ri, B, 4);
-		break;
-	default:
-		scatter_allgather(S, m, k, ri, B, 0);
-		break;
-	}
+	return t->cbps;
 }
 
-static void reduce_native(struct sim *S, const int *m, int k, int ri, double B)
+static uint32_t route_cb(const void *ctx, uint32_t a, uint32_t b, uint32_t *out)
 {
-	if (k < 2)
-		return;
-	if (tc_g.model_mpich ? B <= 2048 : (B < 2048 || (k < 8 && B < 20480) || k > 0.6016 / 1024 * B + 1.3496)) {
-		/* binomial: every message whole, towards the root */
-		for (int mask = 1; mask < k; mask *= 2)
-			for (int v = mask; v < k; v += 2 * mask)
-				send(S, M(v), M(v - mask), B);
-		return;
-	}
-	if (tc_g.model_mpich) {
-		/* reduce-scatter by halving, then a binomial gather of the pieces */
-		int *r = malloc((size_t)k * sizeof(int)), p = pof2_below(k);
-		if (!r)
-			return;
-		for (int v = 0; v < k; v++)
-			r[v] = M(v);
-		fold(S, r, k, B, 0);
-		rdb(S, r, p, B / 2, 0.5);
-		binomial_gather(S, r, p, 0, B / p);
-		free(r);
-		return;
-	}
-	/* Open MPI: a pipeline (chain) of segments towards the root */
-	double seg = k > 0.0410 / 1024 * B + 9.7128 ? 1024 : 65536;
-	int nseg = B > seg ? (int)ceil(B / seg) : 1;
-	for (int s = 0; s < nseg; s++)
-		for (int v = k - 1; v >= 1; v--)
-			send(S, M(v), M(v - 1), s + 1 < nseg ? seg : B - seg * (nseg - 1));
-}
-
-static void allreduce_native(struct sim *S, const int *m, int k, double B)
-{
-	if (k < 2)
-		return;
-	/* MPICH: Rabenseifner above 2 KiB; Open MPI 4.1: recursive doubling
-	 * below about 8 KiB, Rabenseifner above (commutative operations) */
-	if (B > (tc_g.model_mpich ? 2048 : 8192) && k >= 4)
-		allreduce_rab(S, m, k, B);
-	else
-		allreduce_rdb(S, m, k, B);
-}
-
-/* Allgather's rounds: every rank of m[k] sends b bytes to m[dst[v]] (-1:
- * none). Besides each rank's own cable (send()), a round's flows share the
- * host cables of hosts with several ranks, and the uplinks (downlinks) the
- * job's routes use off (into) each leaf (topo.c): no flow arrives before
- * its host's and its leaf's share of the round is through. Here, and only
- * here, the model counts cables inside the fabric: they are all a ring's
- * order changes (seed 002). */
-struct agsh {
-	double *lup, *ldown;   /* [nleaves] a leaf's uplinks' (downlinks') bytes/s, 0 unknown */
-	double *fu, *fd;       /* [nleaves] this round's bytes up, down */
-	double *ho, *hi;       /* [nhosts] this round's bytes out of, into a host */
-	int *host;             /* [size] each rank's host */
-};
-
-/* What a round costs in SMPI beyond the route's latency (1 KiB rings' steps
- * took 1.0 us on routes of 0.6 us). Where SMPI's Open MPI selector once
- * seemed to run its neighbour exchange up to 1.9 times this model, it ran
- * recursive doubling or the ring: Open MPI 4.1's table, now modelled
- * (ompi_allgather_alg; docs/performance.md, Allgather). */
-#define TC_AG_STEP 0.4e-6
-
-static double ag_share(const struct sim *S, const struct agsh *a, int s, int d)
-{
-	int ls = S->c->leaf_of[s], ld = S->c->leaf_of[d];
-	double lat, rate, x = 0;
-	tc_delay(S->c, s, d, &lat, &rate);
-	if (a->host[s] != a->host[d])
-		x = maxd(a->ho[a->host[s]], a->hi[a->host[d]]) / rate;
-	if (ls != ld && a->lup[ls] > 0)
-		x = maxd(x, a->fu[ls] / a->lup[ls]);
-	if (ls != ld && a->ldown[ld] > 0)
-		x = maxd(x, a->fd[ld] / a->ldown[ld]);
-	return lat + x + TC_AG_STEP;
-}
-
-static void ag_round(struct sim *S, const struct agsh *a, const int *m, int k, const int *dst, double b)
-{
-	const struct tc_comm *c = S->c;
-	memset(a->fu, 0, (size_t)c->nleaves * sizeof(double));
-	memset(a->fd, 0, (size_t)c->nleaves * sizeof(double));
-	memset(a->ho, 0, (size_t)tc_g.topo.nhosts * sizeof(double));
-	memset(a->hi, 0, (size_t)tc_g.topo.nhosts * sizeof(double));
-	for (int v = 0; v < k; v++) {
-		if (dst[v] < 0)
-			continue;
-		int s = m[v], d = m[dst[v]];
-		if (a->host[s] != a->host[d]) {
-			a->ho[a->host[s]] += b;
-			a->hi[a->host[d]] += b;
-		}
-		if (c->leaf_of[s] != c->leaf_of[d]) {
-			a->fu[c->leaf_of[s]] += b;
-			a->fd[c->leaf_of[d]] += b;
-		}
-	}
-	round_begin(S);
-	for (int v = 0; v < k; v++) {
-		if (dst[v] < 0)
-			continue;
-		int s = m[v], d = m[dst[v]];
-		send(S, s, d, b);
-		S->t[d] = maxd(S->t[d], S->snap[s] + ag_share(S, a, s, d));
-	}
-	round_end(S);
-}
-
-/* Open MPI 4.1's fixed decision for Allgather (coll/tuned; SMPI 3.32's
- * ompi selector carries the same table), by communicator size and the
- * block's bytes: for the first row with k < kmax, the first threshold
- * B < bmax[i] names alg[i] (1 ring, 2 recursive doubling, 3 Bruck, 4
- * neighbour exchange; 0 ends a row: the last alg holds above). */
-static int ompi_allgather_alg(int k, double B)
-{
-	static const struct {
-		int kmax;
-		double bmax[8];
-		unsigned char alg[8];
-	} row[] = {
-		{ 32, { 0 }, { 2 } },
-		{ 64, { 1024, 65536, 0 }, { 2, 4, 1 } },
-		{ 128, { 512, 65536, 0 }, { 2, 4, 1 } },
-		{ 256, { 512, 131072, 524288, 1048576, 0 }, { 2, 4, 1, 4, 1 } },
-		{ 512, { 32, 128, 1024, 131072, 524288, 1048576, 0 }, { 2, 3, 2, 4, 1, 4, 1 } },
-		{ 1024, { 64, 256, 2048, 0 }, { 2, 3, 2, 4 } },
-		{ 2048, { 4, 8, 16, 32, 256, 512, 4096, 0 }, { 2, 3, 2, 3, 2, 3, 2, 4 } },
-		{ 4096, { 32, 128, 512, 4096, 0 }, { 3, 2, 3, 2, 4 } },
-		{ INT_MAX, { 2, 8, 16, 512, 4096, 0 }, { 2, 3, 2, 3, 2, 4 } },
-	};
-	int r = 0, i = 0;
-	while (k >= row[r].kmax)
-		r++;
-	while (row[r].bmax[i] > 0 && B >= row[r].bmax[i])
-		i++;
-	return row[r].alg[i];
-}
-
-/* The MPIs' allgathers on m[k], B bytes per rank, as SMPI's selectors
- * choose them: Open MPI 4.1's table (ompi_allgather_alg; 2 ranks: one
- * exchange; recursive doubling on a size not a power of two runs as Bruck,
- * neighbour exchange on an odd size as the ring, as both MPIs do), MPICH's
- * (recursive doubling on powers of two under 512 KiB in all, Bruck up to
- * 80 KiB, else the ring). alg: 0 the MPI's choice, 1 topocoll's ring in
- * m's order. */
-static void allgather_rounds(struct sim *S, const struct agsh *a, const int *m, int k, double B, int alg)
-{
-	int ring = alg == 1;
-	int *dst = malloc((size_t)k * sizeof(int)), pof2 = pof2_below(k) == k;
-	double tot = B * k;
-	if (!dst || k < 2) {
-		free(dst);
-		return;
-	}
-	if (!alg && !tc_g.model_mpich) {
-		alg = k == 2 ? 2 : ompi_allgather_alg(k, B);
-		alg = alg == 2 && !pof2 ? 3 : alg == 4 && k % 2 ? 1 : alg;
-	} else if (!alg) {
-		alg = k == 2 || (pof2 && tot < 524288) ? 2 : tot <= 81920 ? 3 : 1;
-	}
-	/* SMPI's ring (allgather__ring, under both its selectors) sends its own
-	 * block to v + r + 1 in round r: a shift by ever more ranks, not a ring */
-	int shift = alg == 1 && ring == 0 && tc_g.model_smpi;
-	if (alg == 1)
-		for (int r = 0; r + 1 < k; r++) {
-			for (int v = 0; v < k; v++)
-				dst[v] = (v + (shift ? r + 1 : 1)) % k;
-			ag_round(S, a, m, k, dst, B);
-		}
-	else if (alg == 2)   /* recursive doubling (k a power of two, or 2) */
-		for (int mask = 1; mask < k; mask *= 2) {
-			for (int v = 0; v < k; v++)
-				dst[v] = v ^ mask;
-			ag_round(S, a, m, k, dst, B * mask);
-		}
-	else if (alg == 3)   /* Bruck: to v - 2^j */
-		for (int dist = 1; dist < k; dist *= 2) {
-			for (int v = 0; v < k; v++)
-				dst[v] = (v - dist + k) % k;
-			ag_round(S, a, m, k, dst, B * (dist < k - dist ? dist : k - dist));
-		}
-	else                 /* neighbour exchange: pairs alternate, two blocks a step after the first */
-		for (int i = 0; i < k / 2; i++) {
-			for (int v = 0; v < k; v++)
-				dst[v] = i % 2 == 0 ? v ^ 1 : v % 2 ? (v + 1) % k : (v - 1 + k) % k;
-			ag_round(S, a, m, k, dst, i ? 2 * B : B);
-		}
-	free(dst);
-}
-
-/* Gathered at group leaders (allgather.c): every group's Gatherv at its
- * leader (the MPIs' Gatherv is linear; within a host at the memory's rate,
- * tc_delay), the leaders' exchange of whole groups (hosts: the ring in the
- * fabric's order; leaves: the MPI's own allgather among the leaders), each
- * leader's Bcast of the result to its group, and every rank's unpacking of
- * the result from its packed copy, at the memory's rate. The leaders'
- * blocks are taken as the largest group's: with uneven groups each step
- * waits for the largest. */
-static void grouped_sim(struct sim *S, const struct agsh *a, double B, int hosts)
-{
-	const struct tc_comm *c = S->c;
-	int ng = hosts ? c->nhosts : c->nleaves, maxg = hosts ? c->maxhost : c->maxleaf;
-	const int *order = hosts ? c->horder : c->lorder, *first = hosts ? c->hfirst : c->lfirst;
-	int *lead = malloc((size_t)(ng > 0 ? ng : 1) * sizeof(int));
-	double lat, shm;
-	if (!lead || ng < 1) {
-		free(lead);
-		return;
-	}
-	for (int g = 0; g < ng; g++) {
-		lead[g] = order[first[g]];
-		linear_gather(S, order + first[g], first[g + 1] - first[g], 0, B);
-	}
-	allgather_rounds(S, a, lead, ng, B * maxg, hosts);
-	for (int g = 0; g < ng; g++)
-		bcast_native(S, order + first[g], first[g + 1] - first[g], 0, B * c->size);
-	for (int r = 0; r < c->size; r++) {
-		tc_delay(c, r, r, &lat, &shm);
-		S->t[r] += B * c->size / shm;
-	}
-	free(lead);
-}
-
-/* The MPI's allgather (TC_V_NATIVE) or one of topocoll's (TC_V_RING,
- * TC_V_HOSTS, TC_V_LEAVES) on the whole communicator. */
-static void allgather_sim(struct sim *S, int *m, double B, enum tc_variant v)
-{
-	const struct tc_comm *c = S->c;
+	const struct tc_comm *c = ctx;
 	const struct tc_topo *t = &tc_g.topo;
-	size_t nl = (size_t)c->nleaves, nh = (size_t)t->nhosts;
-	double *mem = calloc(4 * nl + 2 * nh, sizeof(double));
-	struct agsh a = { .host = malloc((size_t)c->size * sizeof(int)) };
-	if (!mem || !a.host || !t->up_bw) {
-		free(mem);
-		free(a.host);
-		return;
+	return tc_route(t, t->host_of[c->world[a]], t->host_of[c->world[b]], out);
+}
+
+/* The programs of mp timed: seconds, or -1. */
+static double run_time(const struct tc_comm *c, const struct mprog *mp)
+{
+	struct mp_built b;
+	char err[AN_ERR_LEN];
+	uint32_t nc = 0;
+	const uint64_t *bps = cables(&nc);
+	double s = -1;
+	if (!bps || mp_build(mp, &b, err))
+		return -1;
+	if (mp_time(&b, route_cb, c, nc, bps, NULL, &s, err))
+		s = -1;
+	mp_built_free(&b);
+	return s;
+}
+
+/* ---- the MPI's own ------------------------------------------------------------------ */
+
+struct ncomm {
+	struct nc_comm nc;
+	uint32_t *m, *host;
+};
+
+static int ncomm_make(const struct tc_comm *c, struct ncomm *x)
+{
+	x->m = malloc(((size_t)c->size + 1) * sizeof(uint32_t));
+	x->host = malloc(((size_t)c->size + 1) * sizeof(uint32_t));
+	if (!x->m || !x->host) {
+		free(x->m);
+		free(x->host);
+		return -1;
 	}
-	a.lup = mem;
-	a.ldown = mem + nl;
-	a.fu = mem + 2 * nl;
-	a.fd = mem + 3 * nl;
-	a.ho = mem + 4 * nl;
-	a.hi = mem + 4 * nl + nh;
 	for (int r = 0; r < c->size; r++) {
-		int h = t->host_of[c->world[r]], L = c->leaf_of[r];
-		a.host[r] = h;
-		a.lup[L] = maxd(a.lup[L], t->up_bw[h]);
-		a.ldown[L] = maxd(a.ldown[L], t->down_bw[h]);
+		x->m[r] = (uint32_t)r;
+		x->host[r] = (uint32_t)tc_g.topo.host_of[c->world[r]];
 	}
-	if (v != TC_V_NATIVE) {
-		/* the ranks' agreement (allgather.c) first */
-		for (int r = 0; r < c->size; r++)
-			m[r] = r;
-		allreduce_native(S, m, c->size, 4);
-	}
-	if (v == TC_V_RING) {
-		tc_ring_order(c, m);
-		allgather_rounds(S, &a, m, c->size, B, 1);
-	} else if (v == TC_V_HOSTS || v == TC_V_LEAVES) {
-		grouped_sim(S, &a, B, v == TC_V_HOSTS);
-	} else {
-		allgather_rounds(S, &a, m, c->size, B, 0);
-	}
-	free(mem);
-	free(a.host);
+	x->nc = (struct nc_comm){ (uint32_t)c->size, x->m, x->host };
+	return 0;
 }
 
-static void tc_native(struct sim *S, enum tc_op op, const int *m, int k, int ri, double B)
+/* The MPI's own call k appended to mp. */
+static int native_prog(const struct tc_comm *c, const struct tc_call *k, struct mprog *mp)
 {
-	switch (op) {
-	case TC_BCAST:
-		bcast_native(S, m, k, ri, B);
-		break;
-	case TC_GATHER:
-		/* Open MPI 4.1: binomial from 8 ranks; below, by total bytes */
-		if (tc_g.model_mpich || k >= 8 || B * k < 1024 || (B * k >= 8192 && B * k < 32768))
-			binomial_gather(S, m, k, ri, B);
-		else
-			linear_gather(S, m, k, ri, B);
-		break;
-	case TC_SCATTER:
-		if (tc_g.model_mpich || (k >= 4 && B * k < (k < 8 ? 2048 : k < 64 ? 16384 : 512)))
-			binomial_scatter(S, m, k, ri, B);
-		else
-			linear_scatter(S, m, k, ri, B);
-		break;
+	struct ncomm x;
+	char err[AN_ERR_LEN];
+	enum native_model md = (enum native_model)tc_g.nmodel;
+	int rc;
+	if (ncomm_make(c, &x))
+		return -1;
+	switch (k->op) {
+	case TC_BCAST: rc = nc_bcast(md, mp, &x.nc, (uint32_t)k->root, (uint64_t)k->bytes, 1, err); break;
+	case TC_GATHER: rc = nc_gather(md, mp, &x.nc, (uint32_t)k->root, (uint64_t)k->bytes, 1, err); break;
+	case TC_SCATTER: rc = nc_scatter(md, mp, &x.nc, (uint32_t)k->root, (uint64_t)k->bytes, 1, err); break;
 	case TC_ALLREDUCE:
-		allreduce_native(S, m, k, B);
+		rc = nc_allreduce(md, mp, &x.nc, (uint64_t)k->count, (uint32_t)k->tsize, k->commute, err);
 		break;
-	default:
-		break;
+	case TC_ALLGATHER: rc = nc_allgather(md, mp, &x.nc, (uint64_t)k->bytes, 1, err); break;
+	default: rc = -1; break;
 	}
+	free(x.m);
+	free(x.host);
+	return rc ? -1 : 0;
 }
 
-/* The ranks of leaf L, in rank order (its leader first); returns how many. */
-static int leaf_members(const struct tc_comm *c, int L, int *m)
+/* The ranks' agreement before a run that needs more room than the
+ * communicator holds: the MPI's own 4-byte Allreduce. */
+static int agree_prog(const struct tc_comm *c, struct mprog *mp)
 {
-	int k = 0;
-	for (int r = 0; r < c->size; r++)
-		if (c->leaf_of[r] == L)
-			m[k++] = r;
-	return k;
+	struct tc_call k = { .op = TC_ALLREDUCE, .bytes = 4, .count = 1, .tsize = 4, .commute = 1 };
+	return native_prog(c, &k, mp);
 }
 
-/* The leaders' Bcast (in the given leaf order, root's leaf first when
- * ordered) then each leaf's. */
-static void hier_bcast(struct sim *S, int *m, int *lead, const int *order, int root, double B)
+/* ---- topocoll's plans --------------------------------------------------------------- */
+
+void tc_plan_args(const struct tc_choice *ch, const struct tc_call *k, struct tp_args *a)
 {
-	const struct tc_comm *c = S->c;
-	int rl = c->leaf_of[root], ri = 0;
-	for (int i = 0; i < c->nleaves; i++) {
-		lead[i] = c->leader[order ? order[i] : i];
-		if ((order ? order[i] : i) == rl)
-			ri = i;
+	*a = (struct tp_args){ .alg = (enum tp_alg)ch->alg, .shape = (enum tp_shape)ch->shape,
+			       .k = { ch->k[0], ch->k[1], ch->k[2] }, .seq = ch->seq, .sync = ch->sync, .hier = ch->hier,
+			       .rankorder = ch->rankorder, .root = k->root, .count = k->count, .seg = ch->seg,
+			       .blen = k->blen };
+}
+
+long long tc_plan_scratch(const struct tc_comm *c, const struct tp_args *a, const struct tc_call *k)
+{
+	switch (k->op) {
+	case TC_BCAST: return k->bytes;
+	case TC_GATHER:
+	case TC_SCATTER: return k->bytes * c->size;
+	case TC_ALLREDUCE: return k->count * (k->ext > k->tsize ? k->ext : k->tsize) + 64;
+	default: return 2 * k->bytes * c->size;
 	}
-	if (root != c->leader[rl])
-		send(S, root, c->leader[rl], B);
-	bcast_native(S, lead, c->nleaves, ri, B);
-	for (int L = 0; L < c->nleaves; L++) {
-		int k = leaf_members(c, L, m);
-		bcast_native(S, m, k, 0, B);
+	(void)a;
+}
+
+long long tc_plan_ops(const struct tc_comm *c, const struct tp_args *a, int maxkids)
+{
+	long long P = c->size;
+	if (a->alg == TP_A_TREE_BCAST) {
+		long long nseg = a->seg > 0 ? (a->count + a->seg - 1) / a->seg : 1;
+		return nseg * (2 + 2LL * maxkids) + 8;
 	}
+	if (a->alg == TP_A_TREE_GATHER || a->alg == TP_A_TREE_SCATTER)
+		return 2LL * maxkids + 8;
+	return 16 * P + 8LL * c->maxfh + 64;
 }
 
-/* The agreement (a 4-byte allreduce), then the chain of segments
- * (hier.c's tc_chain_order): each rank forwards a segment once it has it. */
-static void pipe_bcast(struct sim *S, int *m, int *order, int root, double B, double seg)
+/* The plan for call k with choice ch appended to mp, its agreement first
+ * where its scratch exceeds what is kept. */
+static int plan_prog(const struct tc_comm *c, const struct tc_call *k, const struct tc_choice *ch, struct mprog *mp)
 {
-	const struct tc_comm *c = S->c;
-	for (int r = 0; r < c->size; r++)
-		m[r] = r;
-	allreduce_native(S, m, c->size, 4);
-	tc_chain_order((struct tc_comm *)c, root, order, m);
-	seg_tree(S, m, c->size, 0, B, seg, 1);
+	struct tp_args a;
+	tc_plan_args(ch, k, &a);
+	if (tc_plan_scratch(c, &a, k) > TC_ARENA_KEEP && agree_prog(c, mp))
+		return -1;
+	return tp_prog(c, &a, k->op == TC_ALLREDUCE ? k->tsize : 1, mp);
 }
 
-static void hier_gather(struct sim *S, int *m, int root, double B, int scatter)
+/* The ring (allgather.c): its agreement, then its steps over blocks of
+ * blen[r] (or bytes) of each rank. */
+static int agold_prog(const struct tc_comm *c, const struct tc_call *k, struct mprog *mp)
 {
-	const struct tc_comm *c = S->c;
-	int rl = c->leaf_of[root];
-	/* hier.c's agreement first: a 4-byte allreduce over every rank */
-	for (int r = 0; r < c->size; r++)
-		m[r] = r;
-	allreduce_native(S, m, c->size, 4);
-	if (scatter) {
-		/* the root's Isends to every other leader, then each leaf's scatter */
-		for (int L = 0; L < c->nleaves; L++)
-			if (c->leader[L] != root)
-				send(S, root, c->leader[L], B * c->leaf_size[L]);
-		for (int L = 0; L < c->nleaves; L++) {
-			int k = leaf_members(c, L, m);
-			tc_native(S, TC_SCATTER, m, k, 0, B);
+	int n = c->size;
+	if (agree_prog(c, mp))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		int r = c->fab[i], right = c->fab[(i + 1) % n], left = c->fab[(i + n - 1) % n];
+		for (int st = 0; st + 1 < n; st++) {
+			int sb = c->fab[(i + n - st) % n], rb = c->fab[(i + 2 * n - st - 1) % n];
+			double sl = (double)(k->blen ? k->blen[sb] : k->bytes), rl = (double)(k->blen ? k->blen[rb] : k->bytes);
+			uint32_t x = mp_isend(mp, (uint32_t)r, (uint32_t)right, sl), y = mp_irecv(mp, (uint32_t)r, (uint32_t)left, rl);
+			mp_wait(mp, (uint32_t)r, x);
+			mp_wait(mp, (uint32_t)r, y);
 		}
-		return;
 	}
-	for (int L = 0; L < c->nleaves; L++) {
-		int k = leaf_members(c, L, m);
-		tc_native(S, TC_GATHER, m, k, 0, B);
-	}
-	for (int L = 0; L < c->nleaves; L++)
-		if (c->leader[L] != root)
-			send(S, c->leader[L], root, B * c->leaf_size[L]);
-	(void)rl;
+	return 0;
 }
 
-static void hier_allreduce(struct sim *S, int *m, int *lead, double B)
-{
-	const struct tc_comm *c = S->c;
-	for (int L = 0; L < c->nleaves; L++) {
-		int k = leaf_members(c, L, m);
-		reduce_native(S, m, k, 0, B);
-	}
-	for (int L = 0; L < c->nleaves; L++)
-		lead[L] = c->leader[L];
-	allreduce_native(S, lead, c->nleaves, B);
-	for (int L = 0; L < c->nleaves; L++) {
-		int k = leaf_members(c, L, m);
-		bcast_native(S, m, k, 0, B);
-	}
-}
-
-long long tc_pipe_segment(long long bytes, int ranks)
-{
-	/* (bytes/seg + ranks - 2) steps of seg/rate + latency are shortest at
-	 * seg = sqrt(bytes x latency x rate / (ranks - 2)); latency x rate
-	 * taken as 4 KiB (about 1 us of software and switches at 4 GB/s); the
-	 * power of two at or above, in [64 KiB, 1 MiB], at most 4,096 segments.
-	 * Not below 64 KiB: smaller sends are eager (SMPI's detached sends,
-	 * the MPIs' eager protocols), complete at once at the sender and so
-	 * stop pacing the chain: in SMPI 8 KiB segments shared the cable and
-	 * ran 10 times slower. */
-	long long seg = 65536, k = ranks > 3 ? ranks - 2 : 1;
-#ifdef TOPOCOLL_SEG_EXPERIMENT
-	if (getenv("TOPOCOLL_SEG"))
-		return atoll(getenv("TOPOCOLL_SEG"));
-#endif
-	while (seg < 1048576 && (double)seg * seg * k < (double)bytes * 4096)
-		seg *= 2;
-	while (seg < 1048576 && seg * 4096 < bytes)
-		seg *= 2;
-	return seg;
-}
-
-/* topod's allgather schedule for blocks of `bytes`: topod predicted it
- * for the blocks it was asked for, beside its ring in the fabric's order,
- * which is what TC_V_RING runs; that ratio applied to this model's ring.
- * Only where the ratio was measured to hold: from TOPOCOLL_ALLGATHER_MIN
- * and 64 KiB a block (below, the schedule's P-1 latency-bound steps err
- * as the ring's do, tree_penalty), and only beside topod's ring time (a
- * time scaled by bytes alone would drop the latencies). */
-static double agsched_predict(struct tc_comm *c, long long bytes)
+/* topod's allgather schedule for k's blocks: topod predicted it for the
+ * blocks it was asked for, beside its ring in the fabric's order, which is
+ * what TC_V_RING runs; that ratio applied to this model's ring. Only where
+ * the ratio was measured to hold: even blocks of TOPOCOLL_ALLGATHER_MIN and
+ * 64 KiB and more (below, the schedule's P-1 latency-bound steps err as the
+ * ring's do), and only beside topod's ring time (a time scaled by bytes
+ * alone would drop the latencies). */
+static double agsched_predict(struct tc_comm *c, const struct tc_call *k)
 {
 	const struct tc_agsched *s = c->agsched;
-	if (!s || s->time_s <= 0 || !s->bytes || s->agring_s <= 0 || bytes < tc_g.ag_min || bytes < 65536)
+	if (!s || s->time_s <= 0 || !s->bytes || s->agring_s <= 0 || k->blen || k->bytes < tc_g.ag_min ||
+	    k->bytes < 65536)
 		return -1;
-	double r = tc_predict(c, TC_ALLGATHER, TC_V_RING, bytes, 0, 0);
+	double r = tc_predict(c, k, TC_V_RING, NULL);
 	return r > 0 ? r * s->time_s / s->agring_s : -1;
 }
 
-double tc_predict(struct tc_comm *c, enum tc_op op, enum tc_variant v, long long bytes, int root, long long seg)
+double tc_predict(struct tc_comm *c, const struct tc_call *k, enum tc_variant v, const struct tc_choice *ch)
 {
-	if (v == TC_V_AGSCHED)
-		return op == TC_ALLGATHER ? agsched_predict(c, bytes) : -1;
-	struct sim S = { .c = c };
-	size_t n = (size_t)c->size;
-	double *mem = calloc(4 * n, sizeof(double));
-	int *m = malloc(n * sizeof(int)), *lead = malloc(((size_t)c->nleaves + 1) * sizeof(int));
-	int *order = malloc(((size_t)c->nleaves + 1) * sizeof(int));
-	double B = (double)bytes, t = -1;
-	if (!mem || !m || !lead || !order)
-		goto out;
-	S.t = mem;
-	S.out = mem + n;
-	S.in = mem + 2 * n;
-	S.snap = mem + 3 * n;
-	for (int r = 0; r < c->size; r++)
-		m[r] = r;
-	if (op == TC_ALLGATHER && (v == TC_V_NATIVE || v == TC_V_RING || v == TC_V_LEAVES ||
-				   (v == TC_V_HOSTS && c->nhosts)))
-		allgather_sim(&S, m, B, v);
-	else if (v == TC_V_NATIVE)
-		tc_native(&S, op, m, c->size, op == TC_ALLREDUCE ? 0 : root, B);
-	else if (op == TC_BCAST && v == TC_V_HIER)
-		hier_bcast(&S, m, lead, NULL, root, B);
-	else if (op == TC_BCAST && (v == TC_V_DFS || v == TC_V_BFS)) {
-		tc_leader_order(c, c->leaf_of[root], v == TC_V_BFS, order);
-		hier_bcast(&S, m, lead, order, root, B);
-	} else if (op == TC_BCAST && v == TC_V_PIPE) {
-		pipe_bcast(&S, m, order, root, B, (double)seg);
-	} else if ((op == TC_GATHER || op == TC_SCATTER) && v == TC_V_HIER)
-		hier_gather(&S, m, root, B, op == TC_SCATTER);
-	else if (op == TC_ALLREDUCE && v == TC_V_HIER)
-		hier_allreduce(&S, m, lead, B);
+	struct mprog mp;
+	if (k->op == TC_ALLGATHER && v == TC_V_AGSCHED)
+		return agsched_predict(c, k);
+	if (!c->world || !tc_g.topo.nworld || !tc_g.topo.nroutes || mp_init(&mp, (uint32_t)c->size))
+		return -1;
+	int rc;
+	if (v == TC_V_NATIVE)
+		rc = native_prog(c, k, &mp);
+	else if (k->op == TC_ALLGATHER && v == TC_V_RING)
+		rc = agold_prog(c, k, &mp);
+	else if (k->op == TC_ALLGATHER && v != TC_V_TREE && v != TC_V_HIER)
+		rc = -1; /* hosts, leaves (the MPI's own within): not timed */
 	else
-		goto out;
-	t = 0;
-	for (size_t r = 0; r < n; r++)
-		t = maxd(t, maxd(S.t[r], S.out[r]));
-out:
-	free(mem);
-	free(m);
-	free(lead);
-	free(order);
+		rc = ch ? plan_prog(c, k, ch, &mp) : -1;
+	double t = rc ? -1 : run_time(c, &mp);
+	mp_free(&mp);
 	return t;
 }
 
-/* Closeness of two leaders: one message of 64 KiB between them. */
-static double close_to(struct tc_comm *c, int a, int b)
+/* ---- the candidates ------------------------------------------------------------------ */
+
+#define TC_CANDS 96
+
+struct cand {
+	signed char v;
+	struct tc_choice p;
+};
+
+static void add(struct cand *cs, int *n, enum tc_variant v, int alg, int shape, int k0, int k1, int k2, int seq,
+		int hier, int rankorder, long long seg)
 {
-	double lat, rate;
-	if (!tc_g.topo.nworld || !c->world)
-		return (b - a + c->nleaves) % c->nleaves;   /* no delays: leaf order from a */
-	tc_delay(c, c->leader[a], c->leader[b], &lat, &rate);
-	return lat + 65536.0 / rate;
+	if (*n >= TC_CANDS)
+		return;
+	/* seq 2: one after the other, synchronous */
+	struct tc_choice p = { .variant = (signed char)v, .alg = alg, .shape = shape, .k = { k0, k1, k2 }, .seq = seq > 0,
+			       .sync = seq == 2, .hier = hier, .rankorder = rankorder, .seg = seg };
+	cs[(*n)++] = (struct cand){ (signed char)v, p };
 }
 
-/* Subramoni 2013, ch. 4: from the root's leader, depth-first (each next leader
- * the closest to the last one placed) or breadth-first (by closeness to
- * the root's leader); ties by leaf index, so every rank orders alike. */
-void tc_leader_order(struct tc_comm *c, int from, int bfs, int *order)
+static int pow2(int n)
 {
-	int n = c->nleaves;
-	char *used = calloc((size_t)n, 1);
-	order[0] = from;
-	if (used)
-		used[from] = 1;
-	for (int i = 1; i < n; i++) {
-		int best = -1;
-		double bd = 0;
-		for (int L = 0; L < n; L++) {
-			if (used ? used[L] : L == from)
+	return n > 0 && !(n & (n - 1));
+}
+
+/* Every variant of every family that applies to call k. */
+static int candidates(const struct tc_comm *c, const struct tc_call *k, struct cand *cs)
+{
+	int n = 0, P = c->size, several = c->maxfh > 1;
+	long long S = k->bytes;
+	switch (k->op) {
+	case TC_BCAST: {
+		/* modes: 0 every child's send posted at once; 1 one after the
+		 * other (rendezvous sizes: each child gets it whole first); 2
+		 * the same, synchronous (below the eager limit too) */
+		static const int radix[] = { 2, 4, 8, 0 };
+		for (int mode = 0; mode < 3; mode++) {
+			if (mode == 1 && S < 65536)
 				continue;
-			double d = close_to(c, bfs ? from : order[i - 1], L);
-			if (best < 0 || d < bd) {
-				best = L;
-				bd = d;
+			for (int i = 0; i < 4; i++)
+				add(cs, &n, TC_V_TREE, TP_A_TREE_BCAST, TP_T_KNOMIAL, radix[i], 0, 0, mode, 0, 0, 0);
+			add(cs, &n, TC_V_HIER, TP_A_TREE_BCAST, TP_T_LEVELS, 0, 0, 0, mode, 0, 0, 0);
+			add(cs, &n, TC_V_HIER, TP_A_TREE_BCAST, TP_T_LEVELS, 2, 0, 0, mode, 0, 0, 0);
+			add(cs, &n, TC_V_HIER, TP_A_TREE_BCAST, TP_T_LEVELS, 2, 2, 0, mode, 0, 0, 0);
+			if (several) {
+				add(cs, &n, TC_V_HOSTS, TP_A_TREE_BCAST, TP_T_HOSTS, 2, 0, 0, mode, 0, 0, 0);
+				add(cs, &n, TC_V_HOSTS, TP_A_TREE_BCAST, TP_T_HOSTS, 0, 0, 0, mode, 0, 0, 0);
 			}
 		}
-		order[i] = best;
-		if (used)
-			used[best] = 1;
+		/* pipelines: segments below the eager limit synchronous (paced) */
+		for (long long seg = 8192; seg <= 1048576 && seg * 2 <= S; seg *= 2) {
+			add(cs, &n, TC_V_PIPE, TP_A_TREE_BCAST, TP_T_CHAIN, 0, 0, 0, seg < 65536 ? 2 : 0, 0, 0, seg);
+			add(cs, &n, TC_V_TREE, TP_A_TREE_BCAST, TP_T_KNOMIAL, 2, 0, 0, seg < 65536 ? 2 : 0, 0, 0, seg);
+		}
+		if (S < 16384)   /* for TOPOCOLL_CHOICE=pipe and tests */
+			add(cs, &n, TC_V_PIPE, TP_A_TREE_BCAST, TP_T_CHAIN, 0, 0, 0, 2, 0, 0, S > 8 ? S / 4 : 1);
+		add(cs, &n, TC_V_SCAG, TP_A_SCAG_BCAST, TP_T_CHAIN, 0, 0, 0, 0, 0, 0, 0);
+		if (pow2(P))
+			add(cs, &n, TC_V_SCAG, TP_A_SCAG_BCAST, TP_T_CHAIN, 1, 0, 0, 0, 0, 0, 0);
+		break;
 	}
-	free(used);
+	case TC_GATHER:
+	case TC_SCATTER: {
+		int alg = k->op == TC_GATHER ? TP_A_TREE_GATHER : TP_A_TREE_SCATTER;
+		for (int seq = 0; seq < (k->op == TC_SCATTER ? 3 : 1); seq++) {
+			add(cs, &n, TC_V_TREE, alg, TP_T_KNOMIAL, 0, 0, 0, seq, 0, 0, 0);
+			add(cs, &n, TC_V_TREE, alg, TP_T_KNOMIAL, 2, 0, 0, seq, 0, 0, 0);
+			add(cs, &n, TC_V_TREE, alg, TP_T_KNOMIAL, 4, 0, 0, seq, 0, 0, 0);
+			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 0, 0, 0, seq, 0, 0, 0);
+			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 2, 0, 0, seq, 0, 0, 0);
+			if (several) {
+				add(cs, &n, TC_V_HOSTS, alg, TP_T_HOSTS, 0, 0, 0, seq, 0, 0, 0);
+				add(cs, &n, TC_V_HOSTS, alg, TP_T_HOSTS, 2, 0, 0, seq, 0, 0, 0);
+			}
+		}
+		break;
+	}
+	case TC_ALLREDUCE:
+		if (!k->commute) {
+			add(cs, &n, TC_V_RANKORD, TP_A_RDB_ALLRED, 0, 0, 0, 0, 0, 0, 1, 0);
+			add(cs, &n, TC_V_RANKORD, TP_A_RAB_ALLRED, 0, 0, 0, 0, 0, 0, 1, 0);
+			break;
+		}
+		for (int alg = TP_A_RDB_ALLRED; alg <= TP_A_RING_ALLRED; alg++) {
+			add(cs, &n, TC_V_TREE, alg, 0, 0, 0, 0, 0, 0, 0, 0);
+			if (several)
+				add(cs, &n, TC_V_HIER, alg, 0, 0, 0, 0, 0, 1, 0, 0);
+		}
+		break;
+	case TC_ALLGATHER:
+		add(cs, &n, TC_V_RING, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		/* not modelled (never chosen by prediction): for TOPOCOLL_CHOICE */
+		add(cs, &n, TC_V_HOSTS, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		add(cs, &n, TC_V_LEAVES, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		add(cs, &n, TC_V_AGSCHED, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+		if (k->blen)
+			break;
+		for (int alg = TP_A_RDB_ALLGATHER; alg <= TP_A_RING_ALLGATHER; alg++) {
+			if (alg != TP_A_RDB_ALLGATHER || pow2(P))
+				add(cs, &n, TC_V_TREE, alg, 0, 0, 0, 0, 0, 0, 0, 0);
+			if (several && (alg != TP_A_RDB_ALLGATHER || pow2(c->nfh)))
+				add(cs, &n, TC_V_HIER, alg, 0, 0, 0, 0, 0, 1, 0, 0);
+		}
+		break;
+	default:
+		break;
+	}
+	return n;
 }
+
+/* ---- the choice ------------------------------------------------------------------------- */
 
 int tc_size_class(long long bytes)
 {
@@ -837,76 +413,243 @@ int tc_size_class(long long bytes)
 	return k;
 }
 
-/* The Bcast trees over leaders (hier, dfs, bfs) run the leaders' and the
- * leaves' broadcasts at once over shared uplinks, which the model does not
- * count: in SMPI they ran up to 1.26 times their prediction (ft3, 128
- * hosts), and at 1 KiB an extra level's message cost more than the
- * model's latencies (0.89x on ft2-mixed; docs/performance.md), so they
- * must be predicted faster by 1.3 times the margin. The chain loads each
- * cable once each way and is predicted to within 1-6 %. The hierarchical
- * Allreduce too: its three phases take more steps than the MPI's one
- * (8 B on 256 hosts in 32 leaves: 11 against recursive doubling's 8), and
- * each message costs more than its route's latency (in SMPI about 0.5 us:
- * recursive doubling ran 1.6-2 times its prediction there), so the hops
- * it saves were predicted 1.12x and ran 0.77x (1.29x and 0.98x on ft3).
- * Allgather's ring below 64 KiB a block: its P-1 steps are latency-bound,
- * and SMPI ran them at 1 KiB up to 1.69 times the prediction (16 ranks a
- * host on ft2-mixed: predicted 1.25x faster than Open MPI's own, ran
- * 0.62x); from 64 KiB within 1.07 (docs/performance.md, issue 25). */
-static double tree_penalty(enum tc_op op, int v, long long bytes)
+/* Rank 0's prediction: the MPI's own and every candidate (of the forced
+ * family only, when forced), the fastest kept in ch. */
+static void predict_all(struct tc_comm *c, const struct tc_call *k, struct tc_choice *ch, int force)
 {
-	if (op == TC_ALLGATHER)
-		return v == TC_V_RING && bytes < 65536 ? 1.7 : 1.0;
-	if (op == TC_ALLREDUCE)
-		return v == TC_V_HIER ? 1.3 : 1.0;
-	return op == TC_BCAST && (v == TC_V_HIER || v == TC_V_DFS || v == TC_V_BFS) ? 1.3 : 1.0;
+	struct cand *cs = malloc(TC_CANDS * sizeof(*cs));
+	int n = cs ? candidates(c, k, cs) : 0;
+	ch->t_native = tc_predict(c, k, TC_V_NATIVE, NULL);
+	ch->best = TC_V_NATIVE;
+	ch->t_best = -1;
+	for (int i = 0; i < n; i++) {
+		if ((force >= 0 && cs[i].v != force) || (tc_g.test_alg >= 0 && cs[i].p.alg != tc_g.test_alg))
+			continue;
+		double t = tc_predict(c, k, (enum tc_variant)cs[i].v, &cs[i].p);
+		if (tc_g.verbose >= 2 && c->rank == 0) {
+			char name[160];
+			tc_describe(k->op, cs[i].v, &cs[i].p, name, sizeof(name));
+			if (t > 0)
+				fprintf(stderr, "topocoll: %s, %lld bytes on %d ranks: predicted %.1f us %s, %.1f us the MPI's own\n",
+					tc_op_name[k->op], k->bytes, c->size, t * 1e6, name, ch->t_native * 1e6);
+			else
+				fprintf(stderr, "topocoll: %s, %lld bytes on %d ranks: %s not timed, %.1f us the MPI's own\n",
+					tc_op_name[k->op], k->bytes, c->size, name, ch->t_native * 1e6);
+		}
+		if (t > 0 && (ch->t_best < 0 || t < ch->t_best)) {
+			double tn = ch->t_native;
+			*ch = cs[i].p;
+			ch->t_native = tn;
+			ch->t_best = t;
+			ch->best = cs[i].v;
+		}
+	}
+	free(cs);
 }
 
-enum tc_variant tc_choose(struct tc_comm *c, enum tc_op op, long long bytes, int root, char *why, size_t whyn,
+/* The rule (docs/collectives.md): topocoll's best runs only if, with each
+ * prediction off by its measured error against it, it still runs at 0.98x
+ * of the MPI's own: t (1 + e_plan) <= t_native (1 - e_native) / 0.98.
+ * TOPOCOLL_MARGIN, where set, is the speed-up asked instead. */
+static int keeps(const struct tc_choice *ch)
+{
+	if (ch->t_best <= 0 || ch->t_native <= 0)
+		return 0;
+	if (tc_g.margin > 0)
+		return ch->t_best * tc_g.margin <= ch->t_native;
+	return ch->t_best * (1 + tc_g.err_plan) <= ch->t_native * (1 - tc_g.err_native) / 0.98;
+}
+
+/* The defaults of a forced family where nothing could be predicted. */
+static void defaults(const struct tc_comm *c, const struct tc_call *k, struct tc_choice *ch, int v)
+{
+	struct cand cs[TC_CANDS];
+	int n = candidates(c, k, cs);
+	for (int i = 0; i < n; i++)
+		if (cs[i].v == v) {
+			double tn = ch->t_native;
+			*ch = cs[i].p;
+			ch->t_native = tn;
+			ch->best = (signed char)v;
+			return;
+		}
+	ch->best = TC_V_NATIVE;
+}
+
+/* TOPOCOLL_TEST_CYCLE: every call the next of the candidates (of the
+ * forced family, of TOPOCOLL_TEST_ALG), unpredicted and not kept: the
+ * same on every rank, which call in turn alike. For tests. */
+static enum tc_variant cycle(struct tc_comm *c, const struct tc_call *k, int force, struct tc_choice **chp)
+{
+	struct cand cs[TC_CANDS];
+	int n = candidates(c, k, cs), m = 0;
+	for (int i = 0; i < n; i++)
+		if ((force < 0 || cs[i].v == force) && (tc_g.test_alg < 0 || cs[i].p.alg == tc_g.test_alg))
+			cs[m++] = cs[i];
+	*chp = &c->cycled;
+	if (!m)
+		return TC_V_NATIVE;
+	c->cycled = cs[c->ncycle++ % (unsigned)m].p;
+	c->cycled.best = c->cycled.variant;
+	c->cycled.t_native = c->cycled.t_best = -1;
+	return (enum tc_variant)c->cycled.variant;
+}
+
+/* ---- choices kept across congruent communicators ----------------------------------------- */
+
+/* Libraries make many communicators of the same ranks (FFTW's plans each
+ * dup MPI_COMM_WORLD), and rank 0's prediction costs CPU time that every
+ * rank waits for. So the rank that predicts keeps what it predicted per
+ * (the communicator's world ranks in order, collective, size class) and
+ * answers a congruent communicator's first call from it. Only the
+ * predicting rank looks and it still broadcasts the answer, so a miss on
+ * one process and a hit on another cannot make the ranks disagree. The
+ * budget: TC_KEPT_MAX choices and TC_KEPT_RANKS world ranks stored for
+ * them; beyond, predictions are not kept. MPI_THREAD_MULTIPLE calls on
+ * several communicators at once are not supported (as for tc_g). */
+#define TC_KEPT_MAX 4096
+#define TC_KEPT_RANKS (1 << 20)
+#define TC_MSG 14
+struct kept {
+	uint64_t hash;
+	int size, slot;
+	int *world;
+	double msg[TC_MSG];
+};
+static struct {
+	struct kept *v;
+	int n;
+	size_t ranks;
+} kept;
+
+static uint64_t world_hash(const struct tc_comm *c)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int r = 0; r < c->size; r++) {
+		h ^= (uint64_t)(unsigned)c->world[r];
+		h *= 1099511628211ull;
+	}
+	return h ^ (uint64_t)c->size;
+}
+
+static struct kept *kept_find(const struct tc_comm *c, uint64_t h, int slot)
+{
+	for (int i = 0; i < kept.n; i++) {
+		struct kept *e = &kept.v[i];
+		if (e->hash == h && e->slot == slot && e->size == c->size &&
+		    !memcmp(e->world, c->world, (size_t)c->size * sizeof(int)))
+			return e;
+	}
+	return NULL;
+}
+
+static void kept_add(const struct tc_comm *c, uint64_t h, int slot, const double *msg)
+{
+	if (!kept.v && !(kept.v = malloc(TC_KEPT_MAX * sizeof(*kept.v))))
+		return;
+	if (kept.n >= TC_KEPT_MAX || kept.ranks + (size_t)c->size > TC_KEPT_RANKS)
+		return;
+	struct kept *e = &kept.v[kept.n];
+	if (!(e->world = malloc((size_t)c->size * sizeof(int))))
+		return;
+	memcpy(e->world, c->world, (size_t)c->size * sizeof(int));
+	e->hash = h;
+	e->size = c->size;
+	e->slot = slot;
+	memcpy(e->msg, msg, sizeof(e->msg));
+	kept.ranks += (size_t)c->size;
+	kept.n++;
+}
+
+void tc_kept_free(void)
+{
+	for (int i = 0; i < kept.n; i++)
+		free(kept.v[i].world);
+	free(kept.v);
+	kept.v = NULL;
+	kept.n = 0;
+	kept.ranks = 0;
+}
+
+static void choice_pack(const struct tc_choice *ch, double *msg)
+{
+	double v[TC_MSG] = { ch->variant, ch->best,   ch->alg,  ch->shape,	  ch->k[0],  ch->k[1],   ch->k[2],
+			     ch->seq,	  ch->hier,   ch->rankorder, (double)ch->seg, ch->t_native, ch->t_best, ch->sync };
+	memcpy(msg, v, sizeof(v));
+}
+
+static void choice_unpack(struct tc_choice *ch, const double *msg)
+{
+	ch->variant = (signed char)msg[0];
+	ch->best = (signed char)msg[1];
+	ch->alg = (int)msg[2];
+	ch->shape = (int)msg[3];
+	for (int i = 0; i < 3; i++)
+		ch->k[i] = (int)msg[4 + i];
+	ch->seq = (int)msg[7];
+	ch->hier = (int)msg[8];
+	ch->rankorder = (int)msg[9];
+	ch->seg = (long long)msg[10];
+	ch->t_native = msg[11];
+	ch->t_best = msg[12];
+	ch->sync = (int)msg[13];
+}
+
+/* Rank 0's answer for c's first call of k's class into msg: kept, or
+ * predicted (and kept). */
+static void choice_of(struct tc_comm *c, const struct tc_call *k, struct tc_choice *ch, int force, int slot,
+		      double *msg)
+{
+	uint64_t h = c->world ? world_hash(c) : 0;
+	const struct kept *e = c->world ? kept_find(c, h, slot) : NULL;
+	if (e) {
+		memcpy(msg, e->msg, sizeof(e->msg));
+		return;
+	}
+	predict_all(c, k, ch, force);
+	if (force >= 0 && ch->best != force)
+		defaults(c, k, ch, force);
+	ch->variant = force >= 0 ? ch->best : keeps(ch) ? ch->best : TC_V_NATIVE;
+	choice_pack(ch, msg);
+	if (c->world)
+		kept_add(c, h, slot, msg);
+}
+
+enum tc_variant tc_choose(struct tc_comm *c, const struct tc_call *k, int force, char *why, size_t whyn,
 			  struct tc_choice **chp)
 {
-	struct tc_choice *ch = &c->choice[op][tc_size_class(bytes)];
-	*chp = ch;
-	static const enum tc_variant cand[] = { TC_V_HIER,  TC_V_DFS,    TC_V_BFS,    TC_V_PIPE,
-						TC_V_RING, TC_V_HOSTS, TC_V_LEAVES, TC_V_AGSCHED };
-	double best_pen = 1.0;
-	if (ch->variant < 0) {
-		ch->t_native = tc_predict(c, op, TC_V_NATIVE, bytes, root, 0);
-		ch->best = TC_V_NATIVE;
-		ch->t_best = ch->t_native;
-		ch->seg = tc_pipe_segment(bytes, c->size);
-		for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]) && ch->t_native > 0; i++) {
-			if (op == TC_ALLGATHER ? cand[i] < TC_V_RING || (cand[i] == TC_V_HOSTS && !c->nhosts) ||
-							 (cand[i] == TC_V_AGSCHED && !c->agsched)
-					       : (op != TC_BCAST && cand[i] != TC_V_HIER) || cand[i] >= TC_V_RING ||
-							 (cand[i] == TC_V_PIPE && bytes < 65536))
-				continue;
-			/* the chain: the formula's segment, and half and twice it */
-			for (int f = cand[i] == TC_V_PIPE ? -1 : 0; f <= (cand[i] == TC_V_PIPE ? 1 : 0); f++) {
-				long long seg = f < 0 ? ch->seg / 2 : f > 0 ? ch->seg * 2 : ch->seg;
-				if (cand[i] == TC_V_PIPE && (seg < 65536 || seg > bytes))
-					continue;
-				double t = tc_predict(c, op, cand[i], bytes, root, seg), pen = tree_penalty(op, cand[i], bytes);
-				if (tc_g.verbose >= 2 && c->rank == 0)
-					fprintf(stderr, "topocoll: %s, %lld bytes on %d ranks: predicted %.1f us %s, %.1f us the MPI's own\n",
-						tc_op_name[op], bytes, c->size, t * 1e6, tc_variant_name[cand[i]], ch->t_native * 1e6);
-				if (t > 0 && t * pen < ch->t_best * best_pen) {
-					ch->t_best = t;
-					best_pen = pen;
-					ch->best = (signed char)cand[i];
-					if (cand[i] == TC_V_PIPE)
-						ch->seg = seg;
-				}
-			}
-		}
-		/* faster by the margin, or the MPI's own, untouched */
-		ch->variant = ch->t_best * best_pen * tc_g.margin <= ch->t_native ? ch->best : TC_V_NATIVE;
+	if (tc_g.test_cycle) {
+		enum tc_variant v = cycle(c, k, force, chp);
+		if (why)
+			snprintf(why, whyn, "TOPOCOLL_TEST_CYCLE");
+		return v;
 	}
-	if (why)
-		snprintf(why, whyn, "%lld bytes: predicted %.1f us the MPI's own, %.1f us %s (%.2fx%s)", bytes,
-			 ch->t_native * 1e6, ch->t_best * 1e6,
-			 ch->best == TC_V_NATIVE ? "at best" : tc_variant_name[(int)ch->best],
+	int cls = tc_size_class(k->bytes), nc = k->op == TC_ALLREDUCE && !k->commute;
+	struct tc_choice *ch = nc ? &c->choice_nc[cls] : &c->choice[k->op][cls];
+	int forced = force >= 0;
+	*chp = ch;
+	if (ch->variant < 0) {
+		double msg[TC_MSG] = { 0 };
+		/* what the choice depends on besides the ranks: one slot per
+		 * collective (and non-commuting Allreduce), class and forced family */
+		int slot = ((nc ? TC_NOPS : k->op) * TC_CLASSES + cls) * (TC_NVARIANTS + 1) + force + 1;
+		if (c->rank == 0)
+			choice_of(c, k, ch, force, slot, msg);
+		PMPI_Bcast(msg, TC_MSG, MPI_DOUBLE, 0, c->pcomm);
+		choice_unpack(ch, msg);
+	}
+	if (why && forced) {
+		if (tc_g.min_set)
+			snprintf(why, whyn, "at or above TOPOCOLL_MIN_BYTES (%lld bytes per rank)", k->bytes);
+		else
+			snprintf(why, whyn, "TOPOCOLL_CHOICE=%s", tc_variant_key[tc_g.force]);
+	} else if (why) {
+		char name[160];
+		tc_describe(k->op, ch->best, ch, name, sizeof(name));
+		snprintf(why, whyn, "%lld bytes: predicted %.1f us the MPI's own, %.1f us %s (%.2fx%s)", k->bytes,
+			 ch->t_native * 1e6, ch->t_best * 1e6, ch->best == TC_V_NATIVE ? "at best" : name,
 			 ch->t_best > 0 ? ch->t_native / ch->t_best : 0.0,
-			 ch->variant != ch->best ? ", below the margin" : "");
+			 ch->variant == ch->best ? "" : tc_g.margin > 0 ? ", below the margin" : ", not faster by the rule");
+	}
 	return (enum tc_variant)ch->variant;
 }

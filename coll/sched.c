@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "native.h"
 #ifndef TOPOCOLL_SMPI
 #include "tii.h"
 #endif
@@ -37,9 +38,12 @@ struct full {
 	int n, nsteps, nflows;
 	int ag;                /* an allgather's: blk says each flow's block */
 	int *off, *src, *dst, *blk;
-	double time_s, native_s, agring_s; /* native_s: XOR's, or the allgather's ring in rank order */
+	double time_s, native_s, agring_s; /* an allgather's: its time, the ring in rank order's, agring's */
 	unsigned long long bytes;
 	char algo[16];
+	/* an all-to-all's predictions per size class: from topod's reply, or
+	 * from each `# OK` header of a schedule file */
+	struct tc_a2a_pred pred[TC_CLASSES];
 };
 
 static void full_free(struct full *f)
@@ -131,11 +135,39 @@ static int valid(const struct full *f, char *why, size_t whyn)
 	return bad ? -1 : 0;
 }
 
+/* An all-to-all header's predictions, "# OK ... bytes=B time_us=T
+ * window=W native=M native_algo=A native_time_us=N" (fallback=native: the
+ * MPI's own is predicted no slower), for the size class of B. A header
+ * without native_time_us (topod before 1.7, or no model asked) gives no
+ * prediction for its class: the MPI's own runs there. */
+static void a2a_header(struct full *f, const char *line)
+{
+	const char *p = strstr(line, " bytes=");
+	long long b = p ? strtoll(p + 7, NULL, 10) : 0;
+	if (b <= 0 || !(p = strstr(line, " native_time_us=")) || p[16] == '-')
+		return;
+	struct tc_a2a_pred *x = &f->pred[tc_size_class(b)];
+	*x = (struct tc_a2a_pred){ .state = 1, .window = 1, .bytes = (unsigned long long)b, .native_s = -1,
+				   .time_s = -1 };
+	x->native_s = strtod(p + 16, NULL) * 1e-6;
+	if ((p = strstr(line, " time_us=")) && p[9] != '-')
+		x->time_s = strtod(p + 9, NULL) * 1e-6;
+	if ((p = strstr(line, " window=")))
+		x->window = (unsigned char)atoi(p + 8);
+	if ((p = strstr(line, " native_algo=")))
+		sscanf(p + 13, "%15s", x->native_algo);
+	x->keep = !strstr(line, " fallback=native") && x->time_s > 0;
+	if (x->window < 1 || x->window > TC_WINDOW_MAX)
+		x->state = -1;
+}
+
 /* The header's figures: "# OK ... algo=A time_us=T xor_time_us=X" (an
  * allgather's: ring_time_us=R variants=...,agring:STATE:T2). */
 static void file_header(struct full *f, const char *line)
 {
 	const char *p;
+	if (!f->ag)
+		a2a_header(f, line);
 	if ((p = strstr(line, " time_us=")))
 		f->time_s = strtod(p + 9, NULL) * 1e-6;
 	if ((p = strstr(line, f->ag ? "ring_time_us=" : "xor_time_us=")))
@@ -214,6 +246,14 @@ static int from_reply(struct full *f, const tii_schedule_t *s, char *why, size_t
 			f->agring_s = s->variants[i].time_s;
 	const char *name = tii_schedule_algo_name(s->algo);
 	snprintf(f->algo, sizeof(f->algo), "%s", name ? name : "?");
+	if (!f->ag && s->native >= 0 && s->bytes) {
+		struct tc_a2a_pred *x = &f->pred[tc_size_class((long long)s->bytes)];
+		*x = (struct tc_a2a_pred){ .state = 1, .window = (unsigned char)s->window, .keep = !s->native_faster,
+					   .time_s = s->time_s, .native_s = s->native_time_s, .bytes = s->bytes };
+		snprintf(x->native_algo, sizeof(x->native_algo), "%s", s->native_algo);
+		if (s->window < 1 || s->window > TC_WINDOW_MAX || s->time_s <= 0)
+			x->state = -1;
+	}
 	f->off = malloc(((size_t)f->nsteps + 1) * sizeof(int));
 	f->src = malloc(((size_t)f->nflows + 1) * sizeof(int));
 	f->dst = malloc(((size_t)f->nflows + 1) * sizeof(int));
@@ -230,9 +270,21 @@ static int from_reply(struct full *f, const tii_schedule_t *s, char *why, size_t
 	return 0;
 }
 
-/* Alltoall: `route` for 1 MiB blocks; allgather: `agbest` for the call's
- * blocks. Under topod's rule either way (advice 1: never one it predicts
- * slower than the MPIs' own). */
+/* TOPOCOLL_MODEL as topod names it (docs/protocol.md `schedule native=`). */
+static int native_model(void)
+{
+	switch (tc_g.nmodel) {
+	case NATIVE_MPICH: return TII_NATIVE_MPICH;
+	case NATIVE_SMPI_MPICH: return TII_NATIVE_SMPI_MPICH;
+	case NATIVE_SMPI_OMPI: return TII_NATIVE_SMPI_OMPI;
+	default: return TII_NATIVE_OMPI;
+	}
+}
+
+/* Alltoall: `route` for the call's blocks, with the steps in flight topod
+ * predicts fastest and the MPI's own Alltoall (TOPOCOLL_MODEL) beside it;
+ * allgather: `agbest` for the call's blocks. Under topod's rule either way
+ * (advice 1: never one it predicts slower than the MPIs' own). */
 static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t whyn)
 {
 	const char **hosts = malloc((size_t)c->size * sizeof(*hosts));
@@ -248,7 +300,9 @@ static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t
 	if (!e)
 		e = tii_set_timeout(t, tc_g.timeout_ms);
 	if (!e)
-		e = tii_set_schedule_advice(t, f->ag && f->bytes ? f->bytes : 1 << 20, 1);
+		e = tii_set_schedule_advice(t, f->bytes ? f->bytes : 1 << 20, 1);
+	if (!e && !f->ag)
+		e = tii_set_schedule_run(t, TII_SCHED_WINDOW_AUTO, native_model());
 	if (!e)
 		e = tii_get_schedule(t, &p, hosts, (size_t)c->size, &s);
 	if (e)
@@ -288,9 +342,8 @@ static struct tc_sched *mine(const struct full *f, int me)
 		s->soff[i + 1] = ns;
 		s->roff[i + 1] = nr;
 	}
-	s->time_s = f->time_s;
-	s->native_s = f->native_s;
 	memcpy(s->algo, f->algo, sizeof(s->algo));
+	memcpy(s->pred, f->pred, sizeof(s->pred));
 	return s;
 }
 
@@ -412,6 +465,7 @@ static int share(struct tc_comm *c, struct full *f, char *why, size_t whyn)
 		return 0;
 	PMPI_Bcast(times, 3, MPI_DOUBLE, 0, c->pcomm);
 	PMPI_Bcast(f->algo, (int)sizeof(f->algo), MPI_CHAR, 0, c->pcomm);
+	PMPI_Bcast(f->pred, (int)sizeof(f->pred), MPI_BYTE, 0, c->pcomm);
 	f->nsteps = (int)hdr[1];
 	f->nflows = (int)hdr[2];
 	f->bytes = (unsigned long long)hdr[3];
@@ -448,18 +502,43 @@ static int all_hold(struct tc_comm *c, int held, char *why, size_t whyn)
 	return !any;
 }
 
-void tc_sched_get(struct tc_comm *c)
+/* Rank 0 asks topod again for a new size class's predictions: the same
+ * request with the class's block (the steps do not depend on it; a reply
+ * with other steps, the fabric having changed, gives none). */
+static void again(const struct tc_comm *c, long long bytes, struct tc_a2a_pred *got)
 {
-	struct full f = { .n = c->size };
-	c->sched_asked = 1;
-	if (share(c, &f, c->sched_why, sizeof(c->sched_why))) {
-		c->sched = mine(&f, c->rank);
-		if (!all_hold(c, c->sched != NULL, c->sched_why, sizeof(c->sched_why))) {
-			tc_sched_free(c->sched);
-			c->sched = NULL;
-		}
-	}
+	struct full f = { .n = c->size, .bytes = (unsigned long long)bytes };
+	char why[160];
+	int k = tc_size_class(bytes);
+	*got = (struct tc_a2a_pred){ .state = -1 };
+	if (!tc_g.sched_file[0] && !fetch(&f, c, why, sizeof(why)) && f.nsteps == c->sched->nsteps &&
+	    !strcmp(f.algo, c->sched->algo) && f.pred[k].state == 1)
+		*got = f.pred[k];
 	full_free(&f);
+}
+
+void tc_sched_get(struct tc_comm *c, long long bytes)
+{
+	if (!c->sched_asked) {
+		struct full f = { .n = c->size, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20 };
+		c->sched_asked = 1;
+		if (share(c, &f, c->sched_why, sizeof(c->sched_why))) {
+			c->sched = mine(&f, c->rank);
+			if (!all_hold(c, c->sched != NULL, c->sched_why, sizeof(c->sched_why))) {
+				tc_sched_free(c->sched);
+				c->sched = NULL;
+			}
+		}
+		full_free(&f);
+	}
+	struct tc_a2a_pred *x = c->sched ? &c->sched->pred[tc_size_class(bytes)] : NULL;
+	if (!x || x->state)
+		return;
+	struct tc_a2a_pred got = { .state = -1 };
+	if (c->rank == 0)
+		again(c, bytes, &got);
+	PMPI_Bcast(&got, (int)sizeof(got), MPI_BYTE, 0, c->pcomm);
+	*x = got;
 }
 
 void tc_agsched_get(struct tc_comm *c, long long bytes)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "cost.h"
 
 #define TC_PLAT_HOSTS 4096      /* hosts in one platform */
 #define TC_PLAT_LINKS (1 << 20) /* links in one platform */
@@ -83,8 +84,10 @@ void tc_platform_free(struct tc_platform *p)
 	free(p->lat);
 	free(p->rate);
 	free(p->host_rate);
-	free(p->up_bw);
-	free(p->down_bw);
+	free(p->rstart);
+	free(p->rlen);
+	free(p->links);
+	free(p->bps);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -153,61 +156,8 @@ int tc_platform_sort(struct tc_platform *p)
 	return 0;
 }
 
-/* The leaf cables the job's routes cross, per host: the distinct uplinks
- * its routes leave its leaf by (a route's second link, when it goes beyond
- * the leaf) and the downlinks they enter the destination's leaf by (its
- * last link but one). Their number x rate bounds what a leaf's hosts send
- * off it (receive) at once: what Allgather's rings pile up (model.c). */
-#define TC_LEAF_LINKS 64
-struct leaf_links {
-	int *up, *down;        /* [n * TC_LEAF_LINKS] link indices */
-	int *nup, *ndown;      /* [n] */
-};
-
-static void note_link(int *set, int *n, int link)
-{
-	for (int i = 0; i < *n; i++)
-		if (set[i] == link)
-			return;
-	if (*n < TC_LEAF_LINKS)
-		set[(*n)++] = link;
-}
-
-/* A leaf's cables are the union over its hosts (under destination routing
- * each host is reached by one downlink; the leaf by all of them): every
- * host gets its leaf's total, worked out at its leaf's first host. */
-static void leaf_bw(struct tc_platform *p, const struct leaf_links *ll, const struct plink *lk)
-{
-	int set[2][TC_LEAF_LINKS];
-	for (int i = 0; i < p->n; i++) {
-		int first = i;
-		for (int j = 0; j < i && first == i; j++)
-			if (p->leaf[j] == p->leaf[i])
-				first = j;
-		if (first != i) {
-			p->up_bw[i] = p->up_bw[first];
-			p->down_bw[i] = p->down_bw[first];
-			continue;
-		}
-		int n[2] = { 0, 0 };
-		for (int j = i; j < p->n; j++) {
-			if (p->leaf[j] != p->leaf[i])
-				continue;
-			for (int u = 0; u < ll->nup[j]; u++)
-				note_link(set[0], &n[0], ll->up[(size_t)j * TC_LEAF_LINKS + u]);
-			for (int u = 0; u < ll->ndown[j]; u++)
-				note_link(set[1], &n[1], ll->down[(size_t)j * TC_LEAF_LINKS + u]);
-		}
-		for (int u = 0; u < n[0]; u++)
-			p->up_bw[i] += (float)(lk[set[0][u]].bps / 8);
-		for (int u = 0; u < n[1]; u++)
-			p->down_bw[i] += (float)(lk[set[1][u]].bps / 8);
-	}
-}
-
 /* One <route>: its latency, slowest rate, and the switch after the source. */
-static int one_route(struct tc_platform *p, const char *s, const struct plink *lk, int nlk, struct leaf_links *ll,
-		     char *why, size_t whyn)
+static int one_route(struct tc_platform *p, const char *s, const struct plink *lk, int nlk, char *why, size_t whyn)
 {
 	char a[TC_NAME], b[TC_NAME];
 	if (attr_of(s, "src", a, sizeof(a)) || attr_of(s, "dst", b, sizeof(b))) {
@@ -221,7 +171,7 @@ static int one_route(struct tc_platform *p, const char *s, const struct plink *l
 	}
 	const char *end = strstr(s, "</route>");
 	double lat = 0, bps = 0;
-	int k = 0, l1 = -1, prev = -1, last = -1;
+	int k = 0;
 	struct plink key;
 	for (const char *q = s; end && (q = strstr(q, "<link_ctn ")) && q < end; q++, k++) {
 		const struct plink *l = NULL;
@@ -234,18 +184,24 @@ static int one_route(struct tc_platform *p, const char *s, const struct plink *l
 		lat += l->lat;
 		bps = k == 0 || l->bps < bps ? l->bps : bps;
 		if (k == 0)
+			p->rstart[(size_t)i * p->n + j] = p->nused;
+		if (p->nused == p->ncap) {
+			uint32_t cap = p->ncap ? 2 * p->ncap : 1024;
+			uint32_t *nl = cap > p->ncap ? realloc(p->links, (size_t)cap * sizeof(uint32_t)) : NULL;
+			if (!nl) {
+				snprintf(why, whyn, "out of memory for the platform's routes");
+				return -1;
+			}
+			p->links = nl;
+			p->ncap = cap;
+		}
+		p->links[p->nused++] = (uint32_t)(l - lk);
+		p->rlen[(size_t)i * p->n + j] = (uint32_t)k + 1;
+		if (k == 0)
 			p->host_rate[i] = (float)(l->bps / 8);
 		/* the link after the host's own is its leaf switch's port */
-		if (k == 1) {
+		if (k == 1)
 			p->leaf[i] = strtoull(key.id, NULL, 16);
-			l1 = (int)(l - lk);
-		}
-		prev = last;
-		last = (int)(l - lk);
-	}
-	if (ll && k >= 4) {
-		note_link(ll->up + (size_t)i * TC_LEAF_LINKS, &ll->nup[i], l1);
-		note_link(ll->down + (size_t)j * TC_LEAF_LINKS, &ll->ndown[j], prev);
 	}
 	if (!end || k == 0) {
 		snprintf(why, whyn, "platform: route %.60s -> %.60s is empty or unterminated", a, b);
@@ -260,28 +216,21 @@ int tc_platform_parse(struct tc_platform *p, const char *xml, char *why, size_t 
 {
 	struct plink *lk = NULL;
 	int nlk = 0, rc = hosts_links(p, xml, &lk, &nlk, why, whyn);
-	struct leaf_links ll = { 0 };
 	if (!rc) {
 		size_t n = (size_t)p->n;
-		ll.up = malloc(n * TC_LEAF_LINKS * sizeof(int));
-		ll.down = malloc(n * TC_LEAF_LINKS * sizeof(int));
-		ll.nup = calloc(n, sizeof(int));
-		ll.ndown = calloc(n, sizeof(int));
-		p->up_bw = calloc(n, sizeof(float));
-		p->down_bw = calloc(n, sizeof(float));
-		if (!ll.up || !ll.down || !ll.nup || !ll.ndown || !p->up_bw || !p->down_bw) {
+		p->rstart = calloc(n * n, sizeof(uint32_t));
+		p->rlen = calloc(n * n, sizeof(uint32_t));
+		p->bps = malloc(((size_t)nlk + 1) * sizeof(uint64_t));
+		if (!p->rstart || !p->rlen || !p->bps) {
 			snprintf(why, whyn, "out of memory for a platform of %d hosts", p->n);
 			rc = -1;
 		}
 	}
+	for (int l = 0; !rc && l < nlk; l++)
+		p->bps[l] = (uint64_t)lk[l].bps;
+	p->nlinks = (uint32_t)nlk;
 	for (const char *s = xml; !rc && (s = strstr(s, "<route ")); s++)
-		rc = one_route(p, s, lk, nlk, &ll, why, whyn);
-	if (!rc)
-		leaf_bw(p, &ll, lk);
-	free(ll.up);
-	free(ll.down);
-	free(ll.nup);
-	free(ll.ndown);
+		rc = one_route(p, s, lk, nlk, why, whyn);
 	for (int i = 0; !rc && i < p->n; i++)
 		for (int j = 0; j < p->n && !rc; j++)
 			if (i != j && p->rate[(size_t)i * p->n + j] <= 0) {
@@ -301,11 +250,61 @@ void tc_topo_free(struct tc_topo *t)
 	free(t->node_of_host);
 	free(t->leaf_of_host);
 	free(t->pos_of_host);
-	free(t->up_bw);
-	free(t->down_bw);
-	free(t->lat);
-	free(t->rate);
+	free(t->roff);
+	free(t->rlink);
+	free(t->lbps);
+	free(t->hbps);
+	free(t->cbps);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The routes between the job's nodes (platform hosts pidx[nn]), their
+ * cables renumbered densely; each job host's own cable rate (big jobs:
+ * its node's). No routes (a hops-only platform, a route too long for the
+ * cost model): nroutes 0, the model has nothing to time. */
+static int topo_routes(struct tc_topo *t, const struct tc_platform *p, const int *pidx, int nn)
+{
+	if (!p->rstart || !p->links)
+		return 0;
+	size_t pairs = (size_t)nn * nn, total = 0;
+	for (int a = 0; a < nn; a++)
+		for (int b = 0; b < nn; b++) {
+			uint32_t l = a == b ? 0 : p->rlen[(size_t)pidx[a] * p->n + pidx[b]];
+			if (l > COST_ROUTE_MAX - 2 || (a != b && !l))
+				return 0;
+			total += l;
+		}
+	uint32_t *map = malloc(((size_t)p->nlinks + 1) * sizeof(uint32_t));
+	t->roff = malloc((pairs + 1) * sizeof(uint32_t));
+	t->rlink = malloc((total + 1) * sizeof(uint32_t));
+	t->lbps = malloc(((size_t)p->nlinks + 1) * sizeof(uint64_t));
+	t->hbps = malloc(((size_t)t->nhosts + 1) * sizeof(uint64_t));
+	if (!map || !t->roff || !t->rlink || !t->lbps || !t->hbps || total > UINT32_MAX) {
+		free(map);
+		return -1;
+	}
+	for (uint32_t l = 0; l < p->nlinks; l++)
+		map[l] = UINT32_MAX;
+	size_t k = 0;
+	int nc = 0;
+	for (int a = 0; a < nn; a++)
+		for (int b = 0; b < nn; b++) {
+			t->roff[(size_t)a * nn + b] = (uint32_t)k;
+			size_t i = (size_t)pidx[a] * p->n + pidx[b];
+			for (uint32_t j = 0; a != b && j < p->rlen[i]; j++) {
+				uint32_t l = p->links[p->rstart[i] + j];
+				if (map[l] == UINT32_MAX) {
+					map[l] = (uint32_t)nc;
+					t->lbps[nc++] = p->bps[l];
+				}
+				t->rlink[k++] = map[l];
+			}
+		}
+	t->roff[pairs] = (uint32_t)k;
+	t->ncables = nc;
+	t->nroutes = 1;
+	free(map);
+	return 0;
 }
 
 /* Distinct names of names[n]: host_of[r], and the first rank of each host. */
@@ -341,9 +340,7 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 	t->node_of_host = malloc((size_t)t->nhosts * sizeof(int));
 	t->leaf_of_host = calloc((size_t)t->nhosts, sizeof(uint64_t));
 	t->pos_of_host = calloc((size_t)t->nhosts, sizeof(int));
-	t->up_bw = calloc((size_t)t->nhosts, sizeof(float));
-	t->down_bw = calloc((size_t)t->nhosts, sizeof(float));
-	int rc = !t->node_of_host || !t->leaf_of_host || !t->pos_of_host || !t->up_bw || !t->down_bw ? -1 : 0;
+	int rc = !t->node_of_host || !t->leaf_of_host || !t->pos_of_host ? -1 : 0;
 	if (rc)
 		snprintf(why, whyn, "out of memory");
 	/* nodes: the platform's hosts this job uses, numbered in host order */
@@ -367,24 +364,15 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 		t->node_of_host[h] = node;
 		t->leaf_of_host[h] = p->leaf[i];
 		t->pos_of_host[h] = i;
-		t->up_bw[h] = p->up_bw ? p->up_bw[i] : 0;
-		t->down_bw[h] = p->down_bw ? p->down_bw[i] : 0;
 	}
 	t->nnodes = nn;
-	t->lat = rc ? NULL : malloc((size_t)nn * nn * sizeof(float));
-	t->rate = rc ? NULL : malloc((size_t)nn * nn * sizeof(float));
-	if (!rc && (!t->lat || !t->rate)) {
+	t->rates_known = 1;
+	if (!rc && topo_routes(t, p, pidx, nn)) {
 		snprintf(why, whyn, "out of memory");
 		rc = -1;
 	}
-	for (int a = 0; !rc && a < nn; a++)
-		for (int b = 0; b < nn; b++) {
-			size_t i = (size_t)pidx[a] * p->n + pidx[b];
-			/* two hosts under one node (its leaf): up, through the switch, down */
-			t->lat[a * nn + b] = a == b ? 300e-9f : p->lat[i];
-			t->rate[a * nn + b] = a == b ? p->host_rate[pidx[a]] : p->rate[i];
-		}
-	t->rates_known = 1;
+	for (int h = 0; !rc && t->hbps && h < t->nhosts; h++)
+		t->hbps[h] = (uint64_t)(p->host_rate[t->pos_of_host[h]] * 8.0);
 	free(first);
 	free(pidx);
 	if (rc)
@@ -394,9 +382,11 @@ int tc_topo_build(struct tc_topo *t, const struct tc_platform *p, const char *na
 
 int tc_topo_bcast(struct tc_topo *t, MPI_Comm w)
 {
-	int hdr[4] = { t->nworld, t->nhosts, t->nnodes, t->rates_known }, rank, bad = 0, any;
+	int hdr[7] = { t->nworld, t->nhosts, t->nnodes, t->rates_known, t->nroutes, t->ncables,
+		       t->nroutes ? (int)t->roff[(size_t)t->nnodes * t->nnodes] : 0 },
+	    rank, bad = 0, any;
 	PMPI_Comm_rank(w, &rank);
-	PMPI_Bcast(hdr, 4, MPI_INT, 0, w);
+	PMPI_Bcast(hdr, 7, MPI_INT, 0, w);
 	PMPI_Bcast(t->source, (int)sizeof(t->source), MPI_CHAR, 0, w);
 	if (!hdr[0])
 		return -1;
@@ -410,12 +400,16 @@ int tc_topo_bcast(struct tc_topo *t, MPI_Comm w)
 		t->node_of_host = malloc((size_t)hdr[1] * sizeof(int));
 		t->leaf_of_host = malloc((size_t)hdr[1] * sizeof(uint64_t));
 		t->pos_of_host = malloc((size_t)hdr[1] * sizeof(int));
-		t->up_bw = malloc((size_t)hdr[1] * sizeof(float));
-		t->down_bw = malloc((size_t)hdr[1] * sizeof(float));
-		t->lat = malloc(nn * sizeof(float));
-		t->rate = malloc(nn * sizeof(float));
-		bad = !t->host_of || !t->node_of_host || !t->leaf_of_host || !t->pos_of_host || !t->up_bw || !t->down_bw ||
-		      !t->lat || !t->rate;
+		bad = !t->host_of || !t->node_of_host || !t->leaf_of_host || !t->pos_of_host;
+		t->nroutes = hdr[4];
+		t->ncables = hdr[5];
+		if (t->nroutes) {
+			t->roff = malloc((nn + 1) * sizeof(uint32_t));
+			t->rlink = malloc(((size_t)hdr[6] + 1) * sizeof(uint32_t));
+			t->lbps = malloc(((size_t)hdr[5] + 1) * sizeof(uint64_t));
+			t->hbps = malloc(((size_t)hdr[1] + 1) * sizeof(uint64_t));
+			bad |= !t->roff || !t->rlink || !t->lbps || !t->hbps;
+		}
 	}
 	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, w);
 	if (any) {
@@ -429,27 +423,31 @@ int tc_topo_bcast(struct tc_topo *t, MPI_Comm w)
 	PMPI_Bcast(t->node_of_host, t->nhosts, MPI_INT, 0, w);
 	PMPI_Bcast(t->leaf_of_host, t->nhosts, MPI_UINT64_T, 0, w);
 	PMPI_Bcast(t->pos_of_host, t->nhosts, MPI_INT, 0, w);
-	PMPI_Bcast(t->up_bw, t->nhosts, MPI_FLOAT, 0, w);
-	PMPI_Bcast(t->down_bw, t->nhosts, MPI_FLOAT, 0, w);
-	PMPI_Bcast(t->lat, t->nnodes * t->nnodes, MPI_FLOAT, 0, w);
-	PMPI_Bcast(t->rate, t->nnodes * t->nnodes, MPI_FLOAT, 0, w);
+	if (t->nroutes) {
+		PMPI_Bcast(t->roff, t->nnodes * t->nnodes + 1, MPI_UINT32_T, 0, w);
+		PMPI_Bcast(t->rlink, hdr[6], MPI_UINT32_T, 0, w);
+		PMPI_Bcast(t->lbps, t->ncables, MPI_UINT64_T, 0, w);
+		PMPI_Bcast(t->hbps, t->nhosts, MPI_UINT64_T, 0, w);
+	}
 	return 0;
 }
 
-/* Two ranks on one host: shared memory, a copy through the cache. */
-#define TC_SHM_LAT 0.5e-6
-#define TC_SHM_RATE 5e9
-
-void tc_delay(const struct tc_comm *c, int a, int b, double *lat, double *rate)
+uint32_t tc_route(const struct tc_topo *t, int ha, int hb, uint32_t *out)
 {
-	const struct tc_topo *t = &tc_g.topo;
-	int ha = t->host_of[c->world[a]], hb = t->host_of[c->world[b]];
-	if (ha == hb) {
-		*lat = TC_SHM_LAT;
-		*rate = TC_SHM_RATE;
-		return;
+	if (ha == hb || !t->nroutes)
+		return 0;
+	int na = t->node_of_host[ha], nb = t->node_of_host[hb], nn = t->nnodes;
+	size_t i = (size_t)na * nn + nb;
+	uint32_t n = 0, from = t->roff[i], to = t->roff[i + 1];
+	if (nn == t->nhosts) {
+		for (uint32_t k = from; k < to; k++)
+			out[n++] = t->rlink[k];
+		return n;
 	}
-	size_t i = (size_t)t->node_of_host[ha] * t->nnodes + t->node_of_host[hb];
-	*lat = t->lat[i];
-	*rate = t->rate[i];
+	/* nodes are leaves: the hosts' own cables around the leaves' route */
+	out[n++] = (uint32_t)t->ncables + 2 * (uint32_t)ha;
+	for (uint32_t k = from + 1; k + 1 < to; k++)
+		out[n++] = t->rlink[k];
+	out[n++] = (uint32_t)t->ncables + 2 * (uint32_t)hb + 1;
+	return n;
 }

@@ -7,12 +7,13 @@
  * (its leaf table and delays, the root, the message's type signature size,
  * the operation), so all ranks choose the same. By default it is the
  * prediction of model.c, made once per communicator, collective and size
- * class: topocoll's algorithm runs only where it is predicted faster than
- * the MPI's own by TOPOCOLL_MARGIN. Unsupported cases stay the MPI's:
- * intercommunicators, a user-defined reduction or datatype in Allreduce,
- * floating-point sums and products (their result depends on the order of
- * additions: TOPOCOLL_ALLREDUCE_FLOAT=1 allows it), MPI_IN_PLACE in
- * Alltoall, Allgather(v) blocks beyond an int count of bytes.
+ * class: topocoll's plan runs only where it is predicted faster than the
+ * MPI's own, both predictions' errors counted against it (model.c keeps).
+ * Unsupported cases stay the MPI's: intercommunicators, a derived datatype
+ * in Allreduce, floating-point reductions with TOPOCOLL_ALLREDUCE_FLOAT=0
+ * (their last bits depend on the order of additions, as between the MPI's
+ * own algorithms), MPI_IN_PLACE in Alltoall, Allgather(v) blocks beyond an
+ * int count of bytes.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -21,10 +22,6 @@
 
 #include "coll.h"
 
-/* TOPOCOLL_ALLTOALL_MIN (tc_g.a2a_min, 256 KiB): below this block size the steps' latencies and the MPIs' own small-block
- * algorithms (Bruck, all at once), which topod's predictions for 1 MiB
- * blocks do not describe, decide: in SMPI a schedule predicted 1.34x at
- * 1 MiB ran 0.96x at 64 KiB (docs/performance.md). */
 
 int TC_ENTRY(MPI_Init)(int *argc, char ***argv)
 {
@@ -64,72 +61,114 @@ static struct tc_comm *candidate(MPI_Comm comm, enum tc_op op)
 	return c;
 }
 
-/* What runs: the size rule (TOPOCOLL_MIN_BYTES), a forced way
- * (TOPOCOLL_CHOICE), or the prediction; *seg the pipelined Bcast's
- * segment. */
-static enum tc_variant decide(struct tc_comm *c, enum tc_op op, long long bytes, int root, long long *seg)
+/* TOPOCOLL_CHOICE's family for op: `sched` names topod's schedule of the
+ * collective that has one, Allgather's its own variant. */
+static int choice_for(enum tc_op op)
 {
-	char why[320];
-	struct tc_choice *ch = NULL;
+	if (tc_g.choice_mode != 1)
+		return -1;
+	return op == TC_ALLGATHER && tc_g.force == TC_V_SCHED ? TC_V_AGSCHED : tc_g.force;
+}
+
+/* The family a call is forced to, -1 by prediction. TOPOCOLL_MIN_BYTES's
+ * size rule says when (from N bytes up; the MPI's own below), and
+ * TOPOCOLL_CHOICE which family (`hier` where it names none). */
+static int forced_family(enum tc_op op, long long bytes)
+{
+	int f = choice_for(op);
+	if (tc_g.min_set)
+		return bytes < (long long)tc_g.min_bytes[op] ? TC_V_NATIVE : f >= 0 ? f : TC_V_HIER;
+	if (tc_g.choice_mode == 2)
+		return TC_V_NATIVE;
+	return f;
+}
+
+/* Whether family v has an algorithm for op (else a forced call takes the
+ * op's first: hier; Allreduce in rank order where the operation does not
+ * commute; Allgather(v): the ring, also where its plans do not apply:
+ * uneven blocks, empty calls, `hier` with one rank per host). */
+static int family_of(const struct tc_comm *c, const struct tc_call *k, int v)
+{
+	switch (k->op) {
+	case TC_BCAST:
+		return v == TC_V_HIER || v == TC_V_TREE || v == TC_V_PIPE || v == TC_V_SCAG || v == TC_V_HOSTS ? v : TC_V_HIER;
+	case TC_GATHER:
+	case TC_SCATTER:
+		return v == TC_V_HIER || v == TC_V_TREE || v == TC_V_HOSTS ? v : TC_V_HIER;
+	case TC_ALLREDUCE:
+		if (!k->commute)
+			return TC_V_RANKORD;
+		return v == TC_V_HIER || v == TC_V_TREE ? v : TC_V_HIER;
+	default:
+		if (v >= TC_V_RING && v <= TC_V_AGSCHED)
+			return v;
+		if ((v == TC_V_TREE || (v == TC_V_HIER && c->maxfh > 1)) && !k->blen && k->bytes > 0)
+			return v;
+		return TC_V_RING;
+	}
+}
+
+/* What runs, and its parameters in *chp: a forced family (with its
+ * predicted best parameters), or the prediction. */
+static enum tc_variant decide(struct tc_comm *c, struct tc_call *k, struct tc_choice **chp)
+{
+	char why[320] = "";
 	enum tc_variant v;
-	/* Gather and Scatter move the whole communicator's blocks (the root's
-	 * buffer, a leaf's message), the pipelined Bcast the message, as one
-	 * int count of bytes: beyond that, whatever is asked, the MPI's own. */
-	if ((op == TC_GATHER || op == TC_SCATTER) && bytes * c->size > INT_MAX) {
+	int f = forced_family(k->op, k->bytes);
+	/* Only rank 0 under TOPOCOLL_VERBOSE says why: every other call
+	 * formats nothing (a few snprintf of doubles cost as much as a small
+	 * Allreduce on one host). */
+	int talk = tc_g.verbose && c->rank == 0;
+	*chp = NULL;
+	/* Gather, Scatter, Allgather move the whole communicator's blocks (the
+	 * root's buffer) as one int count of bytes, Bcast the message: beyond
+	 * that, whatever is asked, the MPI's own. */
+	if ((k->op == TC_GATHER || k->op == TC_SCATTER || k->op == TC_ALLGATHER) && k->bytes > INT_MAX / 2 / c->size) {
 		v = TC_V_NATIVE;
 		snprintf(why, sizeof(why), "the communicator's blocks together exceed an int count");
-	} else if (op == TC_BCAST && bytes > INT_MAX) {
+	} else if (k->bytes > INT_MAX / 2) {
 		v = TC_V_NATIVE;
 		snprintf(why, sizeof(why), "the message exceeds an int count of bytes");
-	} else if (tc_g.min_set) {
-		v = bytes >= (long long)tc_g.min_bytes[op] ? TC_V_HIER : TC_V_NATIVE;
-		snprintf(why, sizeof(why), "%s TOPOCOLL_MIN_BYTES (%zu bytes per rank)", v ? "at or above" : "below",
-			 tc_g.min_bytes[op]);
-	} else if (tc_g.choice_mode) {
-		v = tc_g.choice_mode == 2 ? TC_V_NATIVE : TC_V_HIER;
-		/* the forced variant where it is one of op's, else op's one way */
-		if (v != TC_V_NATIVE && (op == TC_BCAST ? tc_g.force < TC_V_RING : op == TC_ALLGATHER && tc_g.force >= TC_V_RING))
-			v = (enum tc_variant)tc_g.force;
-		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=%s", getenv("TOPOCOLL_CHOICE"));
-	} else if (!c->world || !tc_g.topo.nworld) {
+	} else if (f == TC_V_NATIVE) {
 		v = TC_V_NATIVE;
-		snprintf(why, sizeof(why), "no delays to predict with (%.150s)",
+		snprintf(why, sizeof(why), "%s", tc_g.min_set ? "below TOPOCOLL_MIN_BYTES" : "TOPOCOLL_CHOICE=native");
+	} else if (f < 0 && (!c->world || !tc_g.topo.nworld || !tc_g.topo.nroutes)) {
+		v = TC_V_NATIVE;
+		snprintf(why, sizeof(why), "no routes to predict with (%.150s)",
 			 tc_g.topo.source[0] ? tc_g.topo.source : "not known");
 	} else {
-		v = tc_choose(c, op, bytes, root, why, sizeof(why), &ch);
+		v = tc_choose(c, k, f >= 0 ? family_of(c, k, f) : -1, talk ? why : NULL, sizeof(why), chp);
 	}
-	/* Allgather forced (or by the size rule): TOPOCOLL_CHOICE's variant, or
-	 * the ring; gathered at leaders only where the groups exist and the
-	 * whole result fits an int count of bytes (one Bcast, one buffer) */
-	if (op == TC_ALLGATHER && v != TC_V_NATIVE && !ch) {
-		v = tc_g.force >= TC_V_RING ? (enum tc_variant)tc_g.force : TC_V_RING;
-		if (v == TC_V_HOSTS && !c->nhosts)
-			v = TC_V_RING;
-		if (v == TC_V_AGSCHED && !c->agsched) {
-			v = TC_V_RING;
-			snprintf(why + strlen(why), sizeof(why) - strlen(why), ", no schedule (%.100s)",
-				 c->agsched_asked ? c->agsched_why : "not asked");
-		}
-	}
-	if (v == TC_V_AGSCHED) {
+	if (v == TC_V_AGSCHED && !c->agsched) {
+		v = TC_V_RING;
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), ", no schedule (%.100s)",
+			 c->agsched_asked ? c->agsched_why : "not asked");
+	} else if (v == TC_V_AGSCHED && talk) {
 		const struct tc_agsched *s = c->agsched;
 		snprintf(why + strlen(why), sizeof(why) - strlen(why),
 			 "; topod: %s %.1f us, the ring in rank order %.1f us, for %llu-byte blocks", s->algo, s->time_s * 1e6,
 			 s->ring_s * 1e6, s->bytes);
 	}
-	if (op == TC_ALLGATHER && (v == TC_V_HOSTS || v == TC_V_LEAVES) && bytes * c->size > INT_MAX) {
+	if (k->op == TC_ALLGATHER && v == TC_V_HOSTS && !c->nhosts)
 		v = TC_V_RING;
-		snprintf(why, sizeof(why), "the blocks together exceed an int count of bytes");
-	}
 	if (v == TC_V_NATIVE)
-		c->native[op]++;
+		c->native[k->op]++;
 	else
-		c->hier[op]++;
-	if (seg)
-		*seg = ch ? ch->seg : tc_pipe_segment(bytes, c->size);
-	tc_last(v, ch ? ch->t_native : -1, ch ? ch->t_best : -1);
-	tc_tell(c, op, v != TC_V_NATIVE, tc_variant_name[v], why, ch);
+		c->hier[k->op]++;
+	tc_last(v, *chp ? (*chp)->t_native : -1, *chp ? (*chp)->t_best : -1);
+	if (talk) {
+		char name[160];
+		tc_describe(k->op, v, *chp, name, sizeof(name));
+		tc_tell(c, k->op, v != TC_V_NATIVE, name, why, *chp);
+	}
 	return v;
+}
+
+/* A call some rank could not run (memory) is the MPI's after all. */
+static void gave_up(struct tc_comm *c, enum tc_op op)
+{
+	c->hier[op]--;
+	c->native[op]++;
 }
 
 static long long sig_bytes(int count, MPI_Datatype dt)
@@ -144,19 +183,14 @@ int TC_ENTRY(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Com
 {
 	struct tc_comm *c = candidate(comm, TC_BCAST);
 	if (c && root >= 0 && root < c->size) {
-		long long b = sig_bytes(count, dt);
-		long long seg = 0;
-		enum tc_variant v = decide(c, TC_BCAST, b, root, &seg);
-		switch (v) {
-		case TC_V_HIER:
-			return tc_bcast(c, buf, count, dt, root);
-		case TC_V_DFS:
-		case TC_V_BFS:
-			return tc_bcast_ordered(c, buf, count, dt, root, v == TC_V_BFS);
-		case TC_V_PIPE:
-			return tc_bcast_pipe(c, buf, count, dt, root, seg);
-		default:
-			break;
+		struct tc_call k = { .op = TC_BCAST, .bytes = sig_bytes(count, dt), .tsize = 1, .root = root };
+		struct tc_choice *ch;
+		k.count = k.bytes;
+		if (k.bytes > 0 && decide(c, &k, &ch) != TC_V_NATIVE) {
+			int give_up = 0, rc = tc_bcast(c, ch, &k, buf, count, dt, &give_up);
+			if (!give_up)
+				return rc;
+			gave_up(c, TC_BCAST);
 		}
 	}
 	return PMPI_Bcast(buf, count, dt, root, comm);
@@ -169,9 +203,15 @@ int TC_ENTRY(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rb
 	if (c && root >= 0 && root < c->size) {
 		/* per-rank bytes, from the side that has them (the root in place) */
 		int in_place = c->rank == root && sbuf == MPI_IN_PLACE;
-		long long b = in_place ? sig_bytes(rcount, rt) : sig_bytes(scount, st);
-		if (decide(c, TC_GATHER, b, root, NULL) != TC_V_NATIVE)
-			return tc_gather(c, sbuf, scount, st, rbuf, rcount, rt, root);
+		struct tc_call k = { .op = TC_GATHER, .tsize = 1, .root = root };
+		struct tc_choice *ch;
+		k.bytes = k.count = in_place ? sig_bytes(rcount, rt) : sig_bytes(scount, st);
+		if (k.bytes > 0 && decide(c, &k, &ch) != TC_V_NATIVE) {
+			int give_up = 0, rc = tc_gather(c, ch, &k, sbuf, scount, st, rbuf, rcount, rt, &give_up);
+			if (!give_up)
+				return rc;
+			gave_up(c, TC_GATHER);
+		}
 	}
 	return PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, comm);
 }
@@ -181,63 +221,115 @@ int TC_ENTRY(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *r
 {
 	struct tc_comm *c = candidate(comm, TC_SCATTER);
 	if (c && root >= 0 && root < c->size) {
-		long long b = c->rank == root ? sig_bytes(scount, st) : sig_bytes(rcount, rt);
-		if (decide(c, TC_SCATTER, b, root, NULL) != TC_V_NATIVE)
-			return tc_scatter(c, sbuf, scount, st, rbuf, rcount, rt, root);
+		struct tc_call k = { .op = TC_SCATTER, .tsize = 1, .root = root };
+		struct tc_choice *ch;
+		k.bytes = k.count = c->rank == root ? sig_bytes(scount, st) : sig_bytes(rcount, rt);
+		if (k.bytes > 0 && decide(c, &k, &ch) != TC_V_NATIVE) {
+			int give_up = 0, rc = tc_scatter(c, ch, &k, sbuf, scount, st, rbuf, rcount, rt, &give_up);
+			if (!give_up)
+				return rc;
+			gave_up(c, TC_SCATTER);
+		}
 	}
 	return PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, comm);
 }
 
-/* Predefined operations on predefined types whose result does not depend
- * on the order of application: every integer operation, and for floating
- * point only with TOPOCOLL_ALLREDUCE_FLOAT=1. */
-static int exact(MPI_Datatype dt, MPI_Op op)
+/* Floating-point predefined types (and pairs with a floating-point value):
+ * their sums and products depend on the order of application, their
+ * extrema on it where NaNs or signed zeros meet (docs/collectives.md,
+ * "What equal means"). */
+static int floating(MPI_Datatype dt)
 {
-	static const MPI_Datatype ints[] = {
-		MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG,
-		MPI_UNSIGNED_LONG, MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T,
-		MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T, MPI_UINT64_T,
+	static const MPI_Datatype fl[] = {
+		MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_DOUBLE_INT,
+		MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, MPI_REAL, MPI_DOUBLE_PRECISION,
+		MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_2REAL, MPI_2DOUBLE_PRECISION,
 	};
-	static const MPI_Datatype floats[] = { MPI_FLOAT, MPI_DOUBLE };
-	static const MPI_Op ops[] = { MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR, MPI_LXOR,
-				      MPI_BAND, MPI_BOR, MPI_BXOR };
-	int known = 0;
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		known |= op == ops[i];
-	if (!known)
-		return 0;
-	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-		if (dt == ints[i])
+	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++)
+		if (dt == fl[i])
 			return 1;
-	for (size_t i = 0; tc_g.float_reduce && i < sizeof(floats) / sizeof(floats[0]); i++)
-		if (dt == floats[i])
-			return op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN;
 	return 0;
+}
+
+/* Open MPI 4.1's op/avx adds 8- and 16-bit integers with saturation in
+ * its vector loop and wrapping in its scalar tail (ompi#8045, closed
+ * "won't fix"): such a SUM depends on the grouping, so no other order of
+ * reduction can give its bytes. MPICH wraps. */
+static int saturating(MPI_Datatype dt, MPI_Op op)
+{
+#ifdef OPEN_MPI
+	static const MPI_Datatype small[] = { MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_SHORT,
+					      MPI_UNSIGNED_SHORT, MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T };
+	for (size_t i = 0; op == MPI_SUM && i < sizeof(small) / sizeof(small[0]); i++)
+		if (dt == small[i])
+			return 1;
+#endif
+	(void)dt, (void)op;
+	return 0;
+}
+
+/* Whether topocoll may run this reduction, and whether it commutes: a
+ * predefined (named) type, any operation the MPI applies
+ * (MPI_Reduce_local: predefined and user-defined; one that does not
+ * commute runs in rank order); floating point only with
+ * TOPOCOLL_ALLREDUCE_FLOAT (default on). why: when not. */
+static int reducible(MPI_Datatype dt, MPI_Op op, int *commute, const char **why)
+{
+	int ni, na, nd, comb;
+	*why = NULL;
+	if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS || comb != MPI_COMBINER_NAMED)
+		*why = "a derived datatype";
+	else if (PMPI_Op_commutative(op, commute) != MPI_SUCCESS)
+		*why = "an operation the MPI does not describe";
+	else if (!tc_g.float_reduce && floating(dt))
+		*why = "a floating-point reduction, and TOPOCOLL_ALLREDUCE_FLOAT=0";
+	else if (saturating(dt, op))
+		*why = "Open MPI's SUM of 8- and 16-bit integers saturates where it vectorizes (ompi#8045): its result "
+		       "depends on how the vector is cut";
+	return *why == NULL;
 }
 
 int TC_ENTRY(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	struct tc_comm *c = candidate(comm, TC_ALLREDUCE);
-	if (c && !exact(dt, op)) {
+	int commute = 1, tsz = 0;
+	const char *why = NULL;
+	if (c && !reducible(dt, op, &commute, &why)) {
 		c->native[TC_ALLREDUCE]++;
-		tc_tell(c, TC_ALLREDUCE, 0, NULL, "an operation or type whose result could depend on the order", NULL);
+		tc_tell(c, TC_ALLREDUCE, 0, NULL, why, NULL);
 		c = NULL;
 	}
-	if (c && decide(c, TC_ALLREDUCE, sig_bytes(count, dt), 0, NULL) != TC_V_NATIVE)
-		return tc_allreduce(c, sbuf, rbuf, count, dt, op);
+	if (c && count > 0 && PMPI_Type_size(dt, &tsz) == MPI_SUCCESS && tsz > 0) {
+		MPI_Aint lb, ext;
+		PMPI_Type_get_extent(dt, &lb, &ext);
+		struct tc_call k = { .op = TC_ALLREDUCE, .bytes = (long long)count * tsz, .count = count, .tsize = tsz,
+				     .ext = ext, .commute = commute };
+		struct tc_choice *ch;
+		if (decide(c, &k, &ch) != TC_V_NATIVE) {
+			int give_up = 0, rc = tc_allreduce(c, ch, &k, sbuf, rbuf, count, dt, op, &give_up);
+			if (!give_up)
+				return rc;
+			gave_up(c, TC_ALLREDUCE);
+		}
+	}
 	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }
 
-/* The schedule runs where topod (or the schedule file) predicts it faster
- * than XOR's steps, the MPIs' own large-block algorithm, by the margin. */
+/* The steps in flight the schedule runs with (0: the MPI's own runs).
+ * The schedule runs where topod (or the schedule file) predicts it, with
+ * its steps in flight, faster than the MPI's own Alltoall at this block
+ * size by topod's rule (docs/cost-model.md "Every message size"): the
+ * prediction is asked once per communicator and size class, for every
+ * block of TOPOCOLL_ALLTOALL_MIN bytes or more. */
 static int a2a_decide(struct tc_comm *c, long long b)
 {
 	char why[224];
 	int forced = tc_g.min_set ? b >= (long long)tc_g.min_bytes[TC_ALLTOALL] : tc_g.choice_mode == 1;
 	int run = 0;
-	if (!c->sched_asked && (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.a2a_min)))
-		tc_sched_get(c);
+	if (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.a2a_min))
+		tc_sched_get(c, b);
 	const struct tc_sched *s = c->sched;
+	const struct tc_a2a_pred *x = s ? &s->pred[tc_size_class(b)] : NULL;
 	if (tc_g.choice_mode == 2 && !tc_g.min_set)
 		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=native");
 	else if (!s)
@@ -248,27 +340,34 @@ static int a2a_decide(struct tc_comm *c, long long b)
 	} else if (tc_g.min_set || b < tc_g.a2a_min) {
 		snprintf(why, sizeof(why), "%lld bytes per block: below %s", b,
 			 tc_g.min_set ? "TOPOCOLL_MIN_BYTES" : "TOPOCOLL_ALLTOALL_MIN");
+	} else if (x->state != 1) {
+		snprintf(why, sizeof(why), "topod predicts nothing for %lld-byte blocks against the MPI's own", b);
 	} else {
-		run = s->time_s > 0 && s->native_s >= s->time_s * tc_g.margin;
-		snprintf(why, sizeof(why), "topod predicts %.1f us %s, %.1f us XOR's steps for 1 MiB blocks (%.2fx%s)",
-			 s->time_s * 1e6, s->algo, s->native_s * 1e6, s->time_s > 0 ? s->native_s / s->time_s : 0.0,
-			 run ? "" : ", below the margin");
+		run = x->keep;
+		snprintf(why, sizeof(why),
+			 "topod predicts %.1f us %s with %d step%s in flight, %.1f us the MPI's own (%s) for %llu-byte "
+			 "blocks (%.2fx%s)",
+			 x->time_s * 1e6, s->algo, x->window, x->window > 1 ? "s" : "", x->native_s * 1e6,
+			 x->native_algo, x->bytes, x->time_s > 0 ? x->native_s / x->time_s : 0.0,
+			 run ? "" : ", not faster by topod's rule");
 	}
 	if (run)
 		c->hier[TC_ALLTOALL]++;
 	else
 		c->native[TC_ALLTOALL]++;
-	tc_last(run ? TC_V_SCHED : TC_V_NATIVE, s ? s->native_s : -1, s ? s->time_s : -1);
+	tc_last(run ? TC_V_SCHED : TC_V_NATIVE, x && x->state == 1 ? x->native_s : -1,
+		x && x->state == 1 ? x->time_s : -1);
 	tc_tell(c, TC_ALLTOALL, run, run ? "topod's schedule" : NULL, why, &c->choice[TC_ALLTOALL][tc_size_class(b)]);
-	return run;
+	return !run ? 0 : x && x->state == 1 && x->window >= 1 && x->window <= TC_WINDOW_MAX ? x->window : 1;
 }
 
 int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt,
 			   MPI_Comm comm)
 {
 	struct tc_comm *c = sbuf == MPI_IN_PLACE ? NULL : candidate(comm, TC_ALLTOALL);
-	if (c && a2a_decide(c, sig_bytes(scount, st)))
-		return tc_alltoall(c, sbuf, scount, st, rbuf, rcount, rt);
+	int window = c ? a2a_decide(c, sig_bytes(scount, st)) : 0;
+	if (window)
+		return tc_alltoall(c, window, sbuf, scount, st, rbuf, rcount, rt);
 	return PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, comm);
 }
 
@@ -279,7 +378,7 @@ int TC_ENTRY(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *
  * compare it with. */
 static int ag_sched_wanted(const struct tc_comm *c, long long b)
 {
-	if (tc_g.choice_mode == 1 && tc_g.force == TC_V_AGSCHED)
+	if (choice_for(TC_ALLGATHER) == TC_V_AGSCHED)
 		return !tc_g.min_set || b >= (long long)tc_g.min_bytes[TC_ALLGATHER];
 	return tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.ag_min && c->world && tc_g.topo.nworld;
 }
@@ -311,19 +410,34 @@ static int ag_run(struct tc_comm *c, const void *sbuf, int scount, MPI_Datatype 
 	}
 	if (!c->agsched_asked && ag_sched_wanted(c, sum / c->size))
 		tc_agsched_get(c, sum / c->size);
-	enum tc_variant v = decide(c, TC_ALLGATHER, sum / c->size, 0, NULL);
+	/* uneven blocks (Allgatherv): each rank's bytes, for the model */
+	long long *blen = c->blen;
+	int uneven = 0;
+	for (int r = 0; r < c->size; r++) {
+		blen[r] = (long long)rcounts[r] * tsz;
+		uneven |= blen[r] != blen[0];
+	}
+	struct tc_call k = { .op = TC_ALLGATHER, .bytes = sum / c->size, .count = sum / c->size, .tsize = 1,
+			     .blen = uneven ? blen : NULL };
+	struct tc_choice *ch;
+	enum tc_variant v = decide(c, &k, &ch);
 	int rc;
 	if (v == TC_V_NATIVE)
 		return -1;
+	/* the plans need blocks: an empty call (counted, as every call is)
+	 * takes the ring, which has nothing to send */
+	if ((v == TC_V_HIER || v == TC_V_TREE) && (uneven || !ch || !sum))
+		v = TC_V_RING;
 	if (v == TC_V_AGSCHED)
 		rc = tc_allgather_sched(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
+	else if (v == TC_V_HIER || v == TC_V_TREE)
+		rc = tc_allgather_plan(c, ch, &k, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
 	else if (v == TC_V_RING || sum > INT_MAX)
 		rc = tc_allgather_ring(c, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
 	else
 		rc = tc_allgather_grouped(c, v, sbuf, scount, st, rbuf, rcounts, displs, rt, &give_up);
 	if (give_up) {
-		c->hier[TC_ALLGATHER]--;
-		c->native[TC_ALLGATHER]++;
+		gave_up(c, TC_ALLGATHER);
 		return -1;
 	}
 	return rc;
@@ -340,7 +454,7 @@ int TC_ENTRY(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void 
 	 * differ from rank to rank): an element count would send some ranks
 	 * to the MPI and others into the ring. Bytes bound elements (an
 	 * element has at least one byte; an empty type has none to place). */
-	if (c && (long long)rcount * (tsz ? tsz : 1) * c->size > INT_MAX) {
+	if (c && (long long)rcount * (tsz ? tsz : 1) > INT_MAX / c->size) {
 		c->native[TC_ALLGATHER]++;
 		tc_tell(c, TC_ALLGATHER, 0, NULL, "the receive buffer's bytes exceed an int count", NULL);
 		c = NULL;

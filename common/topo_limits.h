@@ -27,11 +27,23 @@
 
 /* Ranks in one job request (several ranks may share a host). */
 #define TOPO_RANKS_MAX 16384
-/* Bytes of one message of a pattern (`load bytes=`, a triple's B, a
- * schedule's block): 4 GiB, beyond any MPI count of MPI_BYTE (an int). All
- * flows of the largest job then sum to at most 2^28 pairs x 2^32 = 2^60
- * bytes: no total of a link, a level or a job can wrap a 64-bit counter. */
-#define TOPO_MSG_BYTES_MAX (1ull << 32)
+/* Bytes of one message: `load bytes=`, a traffic matrix's S:D:BYTES, a
+ * schedule's block, `pick bytes=`, `map bytes=` (per unit of edge
+ * weight), `delaymatrix bytes=`. 2^53 (8 PiB): the largest count a double
+ * still holds exactly, so that predictions, JSON readers and Python see the
+ * number that was asked; far beyond a real message (a long run's traffic
+ * matrix per pair, MPI-4's large counts). Not a cap on real inputs: what
+ * can overflow is the sums, bounded below. */
+#define TOPO_MSG_BYTES_MAX (1ull << 53)
+
+/* The most bytes any total of one request may reach: a job's flows, one
+ * link's or one level's load, a mapping's traffic. 2^62 (4.6 EB): every
+ * total is then exact in the signed and unsigned 64-bit fields of the
+ * replies and of libtii, with room for one more term before a check. A
+ * request whose totals would pass it is refused (ERR RANGE), never wrapped:
+ * 16,384 ranks all-to-all may send up to 2^34 bytes per pair, 1,024 ranks
+ * 2^42, a single pair 2^53. */
+#define TOPO_BYTES_TOTAL_MAX (1ull << 62)
 
 /* A hostname or HCA label: a NodeDescription is 64 bytes, so no token of
  * it is longer. */
@@ -73,6 +85,22 @@
  * H^2 pair states and candidates and (H-1) x links loads, and its reply
  * lists H(H-1) host flows: about 30 MiB in all at 1,024 hosts. */
 #define TOPO_SCHED_HOSTS_MAX 1024
+
+/* `schedule window=`: the most steps a rank keeps in flight (window=auto
+ * tries 1, 2, 4, ... up to it). With one block each way per step, 32 steps
+ * are MPICH's own throttle for a medium Alltoall (32 pairs in flight);
+ * Open MPI's linear Alltoall keeps every pair in flight. */
+#define TOPO_SCHED_WINDOW_MAX 32
+
+/* `schedule conflicts=`: conflicts allowed per link (beyond that TACS is
+ * XOR); `schedule k=`: kShift's shift. */
+#define TOPO_SCHED_CONFLICTS_MAX 64
+#define TOPO_SCHED_K_MAX 16384
+
+/* pick run=route|xor|MODEL judges every candidate by simulating the
+ * all-to-all step by step (a few dozen schedules a pick): up to this many
+ * hosts, where the simulation is bounded (cost.h COST_SIM_FLOWS_MAX). */
+#define TOPO_PICK_RUN_HOSTS_MAX 256
 
 /* `links`: cable lines one reply lists. The largest fabrics built have
  * ~60k nodes of 36 to 64 ports: about 1M cables, each listed once; past it

@@ -516,7 +516,9 @@ int tii_get_switch_names(tii_t *t, struct tii_switch_name **out, size_t *n)
 		tii_switch_names_free(c.v, c.n);
 		return rc;
 	}
-	qsort(c.v, c.n, sizeof(*c.v), cmp_swname);
+	/* An empty fabric's reply leaves c.v NULL, which qsort may not take. */
+	if (c.n)
+		qsort(c.v, c.n, sizeof(*c.v), cmp_swname);
 	for (size_t i = 1; i < c.n; i++)
 		if (c.v[i].guid == c.v[i - 1].guid) {
 			tii_switch_names_free(c.v, c.n);

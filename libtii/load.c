@@ -289,6 +289,10 @@ int tii_get_pattern_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
 		return rc;
 	if (!pattern || tii__check_name(pattern) || !strcmp(pattern, "matrix"))
 		return TII_E_INVAL;
+	if (msg_bytes > TII_MSG_BYTES_MAX) {
+		tii__set_msg(t, "bytes=%" PRIu64 ": at most 2^53 per message", msg_bytes);
+		return TII_E_INVAL;
+	}
 	char w[40];
 	snprintf(w, sizeof(w), "bytes=%" PRIu64, msg_bytes ? msg_bytes : 1);
 	rc = tii__req_host(t, w);
@@ -312,6 +316,10 @@ int tii_get_matrix_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
 	for (size_t i = 0; !rc && i < nflows; i++) {
 		if (flows[i].src >= nranks || flows[i].dst >= nranks)
 			return TII_E_INVAL;
+		if (flows[i].bytes > TII_MSG_BYTES_MAX) {
+			tii__set_msg(t, "flow %zu: %" PRIu64 " bytes, at most 2^53", i, flows[i].bytes);
+			return TII_E_INVAL;
+		}
 		snprintf(w, sizeof(w), "%" PRIu32 ":%" PRIu32 ":%" PRIu64, flows[i].src, flows[i].dst,
 			 flows[i].bytes);
 		rc = tii__req_host(t, w);

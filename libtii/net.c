@@ -189,6 +189,13 @@ static int make_room(struct tii__conn *c)
 int tii__net_readline(struct tii__conn *c, int64_t deadline, char **line, size_t *len)
 {
 	size_t scanned = 0;   /* bytes after off already known to hold no '\n' */
+	/* The first read of a connection has no buffer yet: c->buf + c->off
+	 * would offset a null pointer (undefined, however harmless it looks). */
+	if (!c->buf) {
+		int rc = make_room(c);
+		if (rc)
+			return rc;
+	}
 	for (;;) {
 		char *s = c->buf + c->off;
 		size_t have = c->len - c->off;

@@ -79,9 +79,22 @@ struct list_ctx {
 	int is_pick, is_map;
 	int leaves;        /* pick: the rule on leaves asked (TII_LEAVES_*; nothing sent: topod's
 			    * default, ANY since 1.6, FEWEST before: ANY's checks hold for both) */
+	int run;           /* pick: TII_PICK_RUN_* asked (BOUND when nothing is sent) */
 	int is_trade;      /* pick trade: want = the allocation's hosts */
 	long trades;       /* pick trade: hosts the reply says it swaps out */
 };
+
+/* protocol `pick run=`, by TII_PICK_RUN_* (then the TII_NATIVE_* models) */
+static const char *const run_names[] = { "bound", "route", "xor", "smpi-ompi", "smpi-mpich", "ompi", "mpich" };
+
+int tii_set_pick_run(tii_t *t, int run)
+{
+	if (!t || run < TII_PICK_RUN_BOUND || run > TII_PICK_RUN_NATIVE + TII_NATIVE_MPICH)
+		return TII_E_INVAL;
+	/* bound is topod's default: not sent, so a topod before run= answers */
+	t->pick_run = run == TII_PICK_RUN_BOUND ? -1 : run;
+	return 0;
+}
 
 /* Index of w in names[0..n), -1 if none. */
 static int word_of(const char *w, const char *const *names, int n)
@@ -262,6 +275,11 @@ static int list_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 		if (pick_advice(kv, (long)c->nm.n, &c->pinfo) || pick_balance(kv, &c->pinfo) ||
 		    pick_wider(kv, (long)c->nm.n, c->leaves, &c->pinfo, &c->wider))
 			return TII_E_PROTO;
+		/* judged=, 1.8: what the times are of; a topod before it judged
+		 * by the bound (and refuses run=) */
+		const char *j = tii__kv_get(kv, "judged");
+		if (j ? strcmp(j, run_names[c->run]) : c->run != TII_PICK_RUN_BOUND)
+			return TII_E_PROTO;
 	}
 	if (c->is_map)
 		return map_head(kv, &c->minfo);
@@ -342,12 +360,23 @@ static int pick_hosts_opt(tii_t *t, const char *pattern, const char *leaves, con
 		c.leaves = !strcmp(leaves, "fewest") ? TII_LEAVES_FEWEST
 			 : !strcmp(leaves, "auto") ? TII_LEAVES_AUTO : TII_LEAVES_ANY;
 	int rc = tii__req_begin(t, "pick");
+	/* a judged run's times are at the schedules' block size; the bound's
+	 * stay at topod's default, as before 1.8 */
+	if (!rc && t->pick_run >= 0 && t->sched_bytes) {
+		int len = snprintf(word, sizeof(word), "bytes=%llu", (unsigned long long)t->sched_bytes);
+		rc = tii__req_word(t, word, (size_t)len);
+	}
 	if (!rc && pattern) {
 		int len = snprintf(word, sizeof(word), "pattern=%s", pattern);
 		rc = tii__req_word(t, word, (size_t)len);
 	}
 	if (!rc && leaves) {
 		int len = snprintf(word, sizeof(word), "leaves=%s", leaves);
+		rc = tii__req_word(t, word, (size_t)len);
+	}
+	if (!rc && t->pick_run >= 0) {
+		c.run = t->pick_run;
+		int len = snprintf(word, sizeof(word), "run=%s", run_names[t->pick_run]);
 		rc = tii__req_word(t, word, (size_t)len);
 	}
 	rc = rc ? rc : tii__req_int(t, (long)want);

@@ -110,6 +110,9 @@ static int map_err(const char *code, int *final)
 {
 	static const struct { const char *code; int err, final; } tab[] = {
 		{ "NOTFOUND", TII_E_NOTFOUND, 1 },
+		{ "NOGENERATION", TII_E_NOGENERATION, 1 },
+		{ "NOPLANE", TII_E_NOPLANE, 1 },
+		{ "GONE", TII_E_GONE, 1 },
 		{ "NOROUTE", TII_E_NOROUTE, 1 },
 		/* "shared" and "pathmatrix" name the route failure itself */
 		{ "NOLID", TII_E_NOROUTE, 1 },
@@ -205,11 +208,15 @@ static int choose_plane(tii_t *t, const struct tii_server *s, int64_t deadline, 
 	}
 	if (!strncmp(line, "OK plane=", 9))
 		return 0;
-	/* An unknown plane is the caller's error, not this server's. */
-	*final = !strncmp(line, "ERR NOTFOUND", 12);
-	tii__set_msg(t, "%s: %s", s->spec, strncmp(line, "ERR ", 4) ? "reply is not topod's protocol" : line + 4);
+	/* An unknown plane is the caller's error, not this server's (a topod
+	 * before 1.9 says ERR NOTFOUND). */
+	*final = !strncmp(line, "ERR NOPLANE ", 12) || !strncmp(line, "ERR NOTFOUND ", 13);
+	if (*final)   /* topod's text names the planes: the code word is the category */
+		tii__set_msg(t, "%s: %s", s->spec, line + 4 + strcspn(line + 4, " ") + (line[4 + strcspn(line + 4, " ")] == ' '));
+	else
+		tii__set_msg(t, "%s: %s", s->spec, strncmp(line, "ERR ", 4) ? "reply is not topod's protocol" : line + 4);
 	tii__net_close(&t->c);
-	return *final ? TII_E_NOTFOUND : strncmp(line, "ERR UNKNOWN", 11) ? TII_E_PROTO : TII_E_UNSUPPORTED;
+	return *final ? TII_E_NOPLANE : strncmp(line, "ERR UNKNOWN", 11) ? TII_E_PROTO : TII_E_UNSUPPORTED;
 }
 
 /*

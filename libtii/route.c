@@ -11,6 +11,7 @@
 #include "tii_impl.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +55,8 @@ static int info_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	rc = rc ? rc : tii__kv_u64(kv, "received_us", &in->received_us);
 	long d;
 	rc = rc ? rc : tii__kv_int(kv, "depth", 0, 65535, &d);
+	/* topod since 1.7 says held=; an older one does not (then 0) */
+	rc = rc ? rc : tii__kv_get(kv, "held") ? tii__kv_u64(kv, "held", &in->held) : 0;
 	const char *engine = tii__kv_get(kv, "engine"), *source = tii__kv_get(kv, "source");
 	if (rc || !engine || !source)
 		return TII_E_PROTO;
@@ -63,7 +66,7 @@ static int info_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	return 0;
 }
 
-int tii_get_info(tii_t *t, struct tii_info *info)
+static int get_info(tii_t *t, struct tii_info *info, size_t size)
 {
 	if (!t || !info)
 		return TII_E_INVAL;
@@ -72,8 +75,20 @@ int tii_get_info(tii_t *t, struct tii_info *info)
 	static const struct tii__handler h = { info_head, NULL, 0 };
 	rc = rc ? rc : tii__request(t, &h, &tmp);
 	if (!rc)
-		*info = tmp;
+		memcpy(info, &tmp, size);
 	return rc;
+}
+
+#undef tii_get_info
+/* Programs built against 1.6: the struct ends before held. */
+int tii_get_info(tii_t *t, struct tii_info *info)
+{
+	return get_info(t, info, offsetof(struct tii_info, held));
+}
+
+int tii_get_info_17(tii_t *t, struct tii_info *info)
+{
+	return get_info(t, info, sizeof(*info));
 }
 
 int tii_get_generation(tii_t *t, uint64_t *gen)
@@ -81,7 +96,7 @@ int tii_get_generation(tii_t *t, uint64_t *gen)
 	if (!gen)
 		return TII_E_INVAL;
 	struct tii_info in;
-	int rc = tii_get_info(t, &in);
+	int rc = tii_get_info_17(t, &in);
 	if (!rc)
 		*gen = in.generation;
 	return rc;

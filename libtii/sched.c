@@ -87,6 +87,35 @@ static void sc_reset(struct sc_ctx *c)
 
 static int sc_head_hosts(struct sc_ctx *c, const struct tii__kv *kv, size_t nlines);
 
+static const char *const native_names[] = { "smpi-ompi", "smpi-mpich", "ompi", "mpich" };
+
+/* window= and native=, native_algo=, native_time_us= (1.7); fallback=native
+ * is the MPI's own predicted faster (slower then, and reason=slower). */
+static int sc_run(const struct tii__kv *kv, tii_schedule_t *s)
+{
+	long v;
+	const char *fb = tii__kv_get(kv, "fallback"), *nat = tii__kv_get(kv, "native");
+	s->window = 1;
+	s->native = -1;
+	s->native_time_s = -1;
+	if (tii__kv_get(kv, "window") && tii__kv_int(kv, "window", 1, TOPO_SCHED_WINDOW_MAX, &v))
+		return TII_E_PROTO;
+	if (tii__kv_get(kv, "window"))
+		s->window = (int)v;
+	s->native_faster = fb && !strcmp(fb, "native");
+	if (!nat)
+		return s->native_faster ? TII_E_PROTO : 0;
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(nat, native_names[i]))
+			s->native = i;
+	const char *al = tii__kv_get(kv, "native_algo");
+	if (s->native < 0 || !al || strlen(al) >= sizeof(s->native_algo) ||
+	    tii__parse_us(tii__kv_get(kv, "native_time_us"), &s->native_time_s))
+		return TII_E_PROTO;
+	strcpy(s->native_algo, al);
+	return 0;
+}
+
 /* bytes, time_us, xor_time_us, bound_us and reason (1.2). */
 static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
 {
@@ -98,7 +127,7 @@ static int sc_times(const struct tii__kv *kv, tii_schedule_t *s)
 	s->slower = !strcmp(reason, "slower");
 	if (s->slower != (s->fallback && strcmp(reason, "sparse")))
 		return TII_E_PROTO;   /* a fallback always says why */
-	return 0;
+	return sc_run(kv, s);
 }
 
 /* ring_time_us= and variants=NAME:STATE:TIME,... of the allgathers (1.5). */
@@ -667,6 +696,18 @@ static int sc_send(tii_t *t, const struct tii_schedule_params *par, const char *
 	}
 	if (t->sched_asis)
 		rc = rc ? rc : tii__req_host(t, "fallback=0");
+	/* only when set: a topod before 1.7 knows neither */
+	if (t->sched_window >= 0) {
+		if (t->sched_window == TII_SCHED_WINDOW_AUTO)
+			snprintf(opt, sizeof(opt), "window=auto");
+		else
+			snprintf(opt, sizeof(opt), "window=%d", t->sched_window);
+		rc = rc ? rc : tii__req_host(t, opt);
+	}
+	if (t->sched_native >= 0) {
+		snprintf(opt, sizeof(opt), "native=%s", native_names[t->sched_native]);
+		rc = rc ? rc : tii__req_host(t, opt);
+	}
 	if (hosts)
 		rc = rc ? rc : tii__req_host(t, "form=hosts");
 	/* Consecutive ranks on one host travel as HOST*N. */
@@ -743,9 +784,18 @@ int tii_schedule_partners(const tii_schedule_t *s, int step, int *sendto, int *r
 	return 0;
 }
 
+int tii_set_schedule_run(tii_t *t, int window, int native)
+{
+	if (!t || window < 0 || window > TOPO_SCHED_WINDOW_MAX || native < -1 || native > TII_NATIVE_MPICH)
+		return TII_E_INVAL;
+	t->sched_window = window;
+	t->sched_native = native;
+	return 0;
+}
+
 int tii_set_schedule_advice(tii_t *t, uint64_t bytes, int advice)
 {
-	if (!t || bytes > (1ull << 40))
+	if (!t || bytes > TII_MSG_BYTES_MAX)
 		return TII_E_INVAL;
 	t->sched_bytes = bytes;
 	t->sched_asis = !advice;

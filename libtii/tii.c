@@ -31,6 +31,9 @@ const char *tii_strerror(int err)
 	case TII_E_SERVER: return "topod refused the request";
 	case TII_E_UNSUPPORTED: return "topod does not support this request";
 	case TII_E_TOOBIG: return "topod's reply is larger than the handle's limit";
+	case TII_E_NOGENERATION: return "no such generation";
+	case TII_E_NOPLANE: return "no such plane";
+	case TII_E_GONE: return "host is down";
 	default: return "unknown error";
 	}
 }
@@ -147,6 +150,9 @@ int tii_open(tii_t **out, const char *servers)
 	t->w.fd = -1;
 	t->last = -1;
 	t->timeout_ms = TII_TIMEOUT_DEFAULT_MS;
+	t->sched_window = -1;
+	t->sched_native = -1;
+	t->pick_run = -1;
 	const char *env = getenv("TII_TIMEOUT_MS");
 	long ms;
 	if (env && !tii__parse_long(env, 1, TII_TIMEOUT_MAX_MS, &ms))

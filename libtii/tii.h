@@ -96,11 +96,15 @@ extern "C" {
 #endif
 
 #define TII_VERSION_MAJOR 1
-#define TII_VERSION_MINOR 6   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
+#define TII_VERSION_MINOR 9   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
                                 * 1.4: pick's balanced hosts, bottleneck and injection limit, pick trade, pick pattern;
                                 * 1.5: allgather schedules kShift, route-ordered ring, ring, best;
-                                * 1.6: pick's default rule on leaves (any), auto, random picks' prediction */
+                                * 1.6: pick's default rule on leaves (any), auto, random picks' prediction;
+                                * 1.7: schedules at every message size: steps in flight, the MPIs' own;
+                                *      info's held (a generation the shrink guard holds back);
+                                * 1.8: picks judged by the all-to-all the job runs (tii_set_pick_run);
+                                * 1.9: TII_E_NOGENERATION, TII_E_NOPLANE, TII_E_GONE (were TII_E_NOTFOUND) */
 
 /* Error codes (negative); 0 is success. */
 #define TII_OK            0
@@ -118,6 +122,12 @@ extern "C" {
 #define TII_E_SERVER    -12  /* topod refused the request (USAGE, PROTO, DENIED, ...) */
 #define TII_E_UNSUPPORTED -13 /* topod does not know the command */
 #define TII_E_TOOBIG    -14  /* the reply is larger than tii_get_max_reply_bytes() */
+/* Until 1.8 these three were TII_E_NOTFOUND ("no such host"), which they
+ * are not (1.9): */
+#define TII_E_NOGENERATION -15 /* a generation topod's history does not hold (ERR NOGENERATION) */
+#define TII_E_NOPLANE   -16  /* a plane topod does not serve (ERR NOPLANE) */
+#define TII_E_GONE      -17  /* a host earlier generations had, not in the fabric now (ERR GONE):
+                              * tii_last_message() says since when */
 
 /* Longest name a call accepts (a host, "host/HCA-n", a GUID, "lid:N"):
  * topod's limit for a name in a request. */
@@ -186,7 +196,8 @@ TII_API int tii_set_max_reply_bytes(tii_t *t, size_t bytes);
  * a host on two). A plane name (TII_PLANE_NAME_MAX of [A-Za-z0-9_-]) asks
  * everything of that plane: sent once per connection, before the first
  * request; a plane topod does not serve fails that request with
- * TII_E_NOTFOUND. tii_get_planes() lists them.
+ * TII_E_NOPLANE (tii_last_message() names the planes served).
+ * tii_get_planes() lists them.
  */
 #define TII_PLANE_NAME_MAX TOPO_PLANE_NAME_MAX
 TII_API int tii_set_plane(tii_t *t, const char *plane);
@@ -235,8 +246,18 @@ struct tii_info {
 	uint64_t received_us;     /* when topod received it */
 	char engine[32];          /* routing engine, "-" if unknown */
 	char source[256];         /* where the snapshot came from, unescaped */
+	/* 1.7: a generation topod holds back, not served, because it reaches
+	 * far fewer HCAs or switches (the shrink guard, docs/reliability.md);
+	 * 0: none, or a topod that does not say. */
+	uint64_t held;
 };
 TII_API int tii_get_info(tii_t *t, struct tii_info *info);
+/* ABI: struct tii_info grew in 1.7 and the caller owns it: a program built
+ * against 1.6 passes the smaller struct to tii_get_info, which fills only
+ * its fields; this header sends programs built against it to
+ * tii_get_info_17, which fills the whole struct. Call tii_get_info. */
+TII_API int tii_get_info_17(tii_t *t, struct tii_info *info);
+#define tii_get_info tii_get_info_17
 
 /* The current generation (a new snapshot, a new number). */
 TII_API int tii_get_generation(tii_t *t, uint64_t *gen);
@@ -460,6 +481,12 @@ TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
  * TII_MATRIX_MAX hosts (TII_E_TOOMANY).
  */
 #define TII_RANKS_MAX TOPO_RANKS_MAX
+/* Bytes of one message, wherever a call takes them (a pattern's msg_bytes,
+ * a flow's bytes, a schedule's block, a delay matrix's message): up to
+ * 2^53, exact in a double; more is TII_E_INVAL. topod refuses a request
+ * whose totals (a job's, a link's, a level's) would pass 2^62 bytes
+ * (TOPO_BYTES_TOTAL_MAX): TII_E_INVAL, tii_last_message() says so. */
+#define TII_MSG_BYTES_MAX TOPO_MSG_BYTES_MAX
 #define TII_LOAD_HOPS_MAX 64
 #define TII_LOAD_NOLINKS 1u     /* skip the per-link list (summary, levels, hops, max only) */
 #define TII_LOAD_LEVEL_NONE 255 /* a switch no host reaches */
@@ -519,12 +546,13 @@ typedef struct tii_load {
 
 /* pattern: "alltoall", "allgather", "ring", "shift:K",
  * "stencil2d:X,Y[:periodic]", "stencil3d:X,Y,Z[:periodic]"; msg_bytes per
- * flow (0 means 1). flags: 0 or TII_LOAD_NOLINKS. On success *out is new
- * (tii_load_free). */
+ * flow (0 means 1; at most TII_MSG_BYTES_MAX). flags: 0 or
+ * TII_LOAD_NOLINKS. On success *out is new (tii_load_free). */
 TII_API int tii_get_pattern_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
 				 const char *pattern, uint64_t msg_bytes, unsigned flags, tii_load_t **out);
-/* An explicit traffic matrix: flows[i] sends bytes from rank src to rank
- * dst (< nranks); a pair listed twice adds up. The request carries one word
+/* An explicit traffic matrix: flows[i] sends bytes (at most
+ * TII_MSG_BYTES_MAX) from rank src to rank dst (< nranks); a pair listed
+ * twice adds up. The request carries one word
  * per flow, so nranks' names plus nflows must fit TII_ARGS_MAX words and
  * TII_REQUEST_MAX bytes (TII_E_TOOMANY). */
 TII_API int tii_get_matrix_load(tii_t *t, const char *const *rank_hosts, size_t nranks,
@@ -646,7 +674,8 @@ typedef struct tii_diff {
  * "@SECONDS" for the generation served at that Unix time). With hosts
  * (n > 0), only routes between those hosts, each changed pair named: "did
  * any route between my job's hosts change?" is routes_changed != 0.
- * TII_E_NOTFOUND when a generation is not in topod's history. On success
+ * TII_E_NOGENERATION when a generation is not in topod's history
+ * (tii_last_message() says which it holds). On success
  * *out is new: free it with tii_diff_free().
  */
 TII_API int tii_diff(tii_t *t, const char *from, const char *to, const char *const *hosts, size_t n,
@@ -821,11 +850,34 @@ typedef struct tii_pick_wider {
 			       * fewest-leaves answer (the answer's when widened); 0 none */
 	double wider_time_s;  /* its predicted time; -1 none (or a topod without leaves=) */
 } tii_pick_wider_t;
-#define TII_LEAVES_FEWEST 0   /* the promise of fewest leaves and pods, whatever it costs */
+#define TII_LEAVES_FEWEST 0   /* the promise of fewest leaves, pods, then sharing hosts, whatever it
+			       * costs (first-fit's hosts only where they keep it too) */
 #define TII_LEAVES_ANY 1      /* more leaves whenever predicted faster: topod's default since 1.6,
 			       * and so every other pick call's (they send no rule) */
 #define TII_LEAVES_AUTO 2     /* 1.6: fewest, unless predicted slower than random picks from the
 			       * free list */
+/* 1.8: what this handle's picks are judged by (protocol `pick run=`,
+ * issue 34): TII_PICK_RUN_BOUND, the all-to-all posted at once (topod's
+ * default, and what every pick call asks until this is called); ROUTE,
+ * topod's route all-to-all as tii_set_schedule_run(t, TII_SCHED_WINDOW_AUTO,
+ * -1) schedules it (libtopocoll's, its fallback to XOR included); XOR,
+ * the MPIs' pairwise steps; TII_PICK_RUN_NATIVE + TII_NATIVE_*, that
+ * MPI's own Alltoall; all at the block size of tii_set_schedule_advice
+ * (sent as the pick's bytes= with a judged run; 0: topod's 1 MiB). Every time in tii_pick_info_t (time_s, pick_time_s,
+ * first_fit_time_s, random_time_s) is then that run's predicted time, and
+ * the picks' rules hold by it; the bottleneck and the limit stay the
+ * bound's. A judged pick costs topod seconds (it simulates about 16
+ * schedules) and takes at most 256 wanted hosts (TII_E_SERVER above), the
+ * all-to-all only (a pattern with another run: TII_E_SERVER). The reply
+ * must say it was judged so (else TII_E_PROTO). A topod before 1.8
+ * refuses run= (TII_E_SERVER): BOUND sends nothing. TII_E_INVAL for a
+ * NULL handle or another value. */
+#define TII_PICK_RUN_BOUND 0
+#define TII_PICK_RUN_ROUTE 1
+#define TII_PICK_RUN_XOR 2
+#define TII_PICK_RUN_NATIVE 3   /* + TII_NATIVE_* */
+TII_API int tii_set_pick_run(tii_t *t, int run);
+
 /* tii_pick_hosts_pattern (pattern may be NULL) with the rule on leaves
  * any_leaves (TII_LEAVES_*). FEWEST keeps the fewest leaves and pods and
  * sets wider (may be NULL) when the answer's leaves cannot carry its
@@ -927,6 +979,19 @@ typedef struct tii_schedule {
 		int algo, state;
 		double time_s;
 	} variants[3];
+	/* 1.7, every message size (tii_set_schedule_run): the steps a rank
+	 * keeps in flight that time_s is predicted for (1: one after the
+	 * other; a topod before 1.7 says nothing: 1). With a native model
+	 * asked: native (TII_NATIVE_*, else -1), what the MPI's own Alltoall
+	 * runs at the block size (native_algo: "linear", "pair", "shift",
+	 * "bruck", "scatter:T"), its predicted time (-1 unknown), and
+	 * native_faster: topod's rule keeps the MPI's own (fallback is then 1,
+	 * the steps those asked for): run MPI_Alltoall. */
+	int window;
+	int native;
+	char native_algo[16];
+	double native_time_s;
+	int native_faster;
 } tii_schedule_t;
 #define TII_SCHED_OFFERED 0
 #define TII_SCHED_SLOWER 1
@@ -936,8 +1001,22 @@ typedef struct tii_schedule {
  * times are predicted for (0: topod's default, 1 MiB), and whether topod
  * may answer XOR in place of an algorithm it predicts slower (advice = 1,
  * the default) or must answer the algorithm asked for (0, with the same
- * predictions). TII_E_INVAL for a NULL handle or bytes above 2^40. */
+ * predictions). TII_E_INVAL for a NULL handle or bytes above
+ * TII_MSG_BYTES_MAX (2^53). */
 TII_API int tii_set_schedule_advice(tii_t *t, uint64_t bytes, int advice);
+
+/* 1.7: how this handle's schedules are to run, for topod's predictions
+ * (docs/cost-model.md "Every message size"): window, the steps a rank
+ * keeps in flight (a sliding window of MPI_Isend/MPI_Irecv): 1..TOPO_SCHED_WINDOW_MAX, or
+ * TII_SCHED_WINDOW_AUTO for the fastest topod predicts (the answer's
+ * window says which); native, the MPI whose own MPI_Alltoall is the
+ * baseline (TII_NATIVE_*; -1: XOR, as before). TII_E_INVAL otherwise. */
+#define TII_SCHED_WINDOW_AUTO 0
+#define TII_NATIVE_SMPI_OMPI 0   /* SimGrid SMPI 3.32's Open MPI selector */
+#define TII_NATIVE_SMPI_MPICH 1  /* SMPI 3.32's MPICH selector */
+#define TII_NATIVE_OMPI 2        /* Open MPI 4.1's coll/tuned fixed rules */
+#define TII_NATIVE_MPICH 3       /* MPICH 4.0's */
+TII_API int tii_set_schedule_run(tii_t *t, int window, int native);
 
 /* The schedule for ranks 0..n-1, rank r on host rank_hosts[r] (several ranks
  * may share a host; 2 <= n <= TII_SCHED_RANKS_MAX). TII_E_SERVER with
@@ -1063,11 +1142,11 @@ TII_API void tii_links_free(tii_links_t *l);   /* NULL is a no-op */
 
 /* ---- the delay matrix (seed 004 chapter 4: hops and link rates) ----------- */
 
-/* Largest message of a delay matrix, and the largest time an entry can
- * take: 2^40 bytes over a 1x SDR cable (2 Gb/s) plus any route's latency
- * is ~4.4e12 ns; a larger entry is TII_E_PROTO. */
-#define TII_DELAY_BYTES_MAX (1ull << 40)
-#define TII_DELAY_NS_MAX 10000000000000ll
+/* Largest message of a delay matrix (TII_MSG_BYTES_MAX, 2^53), and the
+ * largest time an entry can take: 2^53 bytes over a 1x SDR cable (2 Gb/s)
+ * plus any route's latency is ~3.6e16 ns; a larger entry is TII_E_PROTO. */
+#define TII_DELAY_BYTES_MAX TII_MSG_BYTES_MAX
+#define TII_DELAY_NS_MAX 40000000000000000ll
 
 /*
  * For every ordered pair of the n hosts, in one request: matrix[i * n + j] =

@@ -64,6 +64,9 @@ struct tii {
 	uint64_t sched_bytes;  /* tii_set_schedule_advice(): 0 = topod's default */
 	int sched_asis;        /* 1: fallback=0, the algorithm as asked */
 	int sched_ranks;       /* tii_set_schedule_form(): 1 = rank form */
+	int sched_window;      /* tii_set_schedule_run(): -1 not sent (topod's 1), 0 auto, 1..TOPO_SCHED_WINDOW_MAX */
+	int sched_native;      /* tii_set_schedule_run(): -1 none, else TII_NATIVE_* */
+	int pick_run;          /* tii_set_pick_run(): -1 not sent (topod's bound), else TII_PICK_RUN_* */
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };

@@ -106,7 +106,8 @@ int tii_watch_finish(tii_t *t, uint64_t *new_gen)
 		rc = tii__net_readline(&t->w, t->w_deadline, &line, &len);
 		if (!rc && strncmp(line, "OK plane=", 9)) {
 			tii__set_msg(t, "%s", line);
-			rc = strncmp(line, "ERR NOTFOUND", 12) ? TII_E_PROTO : TII_E_NOTFOUND;
+			rc = !strncmp(line, "ERR NOPLANE ", 12) || !strncmp(line, "ERR NOTFOUND ", 13) ? TII_E_NOPLANE
+											  : TII_E_PROTO;
 		}
 	}
 	if (!rc)

@@ -1,7 +1,8 @@
 /*
  * plugin.c - libosmtopo.so, an OpenSM event plugin that publishes the fabric
  * (nodes, ports, links, unicast LFTs) as a snapshot after every unicast
- * routing pass, heavy sweep or reroute.
+ * routing pass, heavy sweep or reroute, and again when the sweep that
+ * routed ends (SUBNET_UP) if the port states changed meanwhile.
  *
  *   event_plugin_name osmtopo
  *   event_plugin_options sink=unix:/run/topod/ingest.sock spool=/var/lib/topod
@@ -24,8 +25,11 @@
  *    recovers, however many retries lie between;
  *  - at exit (including run-once, -o) up to linger_ms spent delivering the
  *    last snapshot, then "giving up" per sink that still lacks it.
- * The port states in a snapshot are those at UCAST_ROUTING_DONE: on a heavy
- * sweep that brings links up, that is before OpenSM arms and activates them.
+ * The port states of a routing pass's snapshot are those at
+ * UCAST_ROUTING_DONE: on a heavy sweep that brings links up, before OpenSM
+ * arms and activates them (they read Init). The same sweep's SUBNET_UP then
+ * sends the states OpenSM left, as a delta of port records, so the last
+ * generation of every sweep has the states iblinkinfo shows.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -420,7 +424,7 @@ struct copy_meta {
  * pass over the node table: each link is recorded when its second end is
  * visited (the first end's index is then in the map), so exactly once.
  */
-static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, char err[SNAP_ERR_LEN])
+static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, int subnet_up, char err[SNAP_ERR_LEN])
 {
 	osm_subn_t *subn = &tp->osm->subn;
 	cl_qmap_t *tbl = &subn->node_guid_tbl;
@@ -432,8 +436,13 @@ static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, char 
 	 * table is copied whole (lftcopy.h). A pass with a failed Set that is
 	 * not reported (a reroute is not) needs nothing more: the next pass
 	 * finds the zeroed block unlike its new one and sends it again, so it
-	 * is noted when stored, or fails again and is seen here. */
-	lfc_begin(&tp->lfc, subn->first_time_master_sweep ? "first master sweep"
+	 * is noted when stored, or fails again and is seen here.
+	 * At SUBNET_UP no unicast LFT has been Set since the routing pass
+	 * (multicast, link states and congestion control follow it), and
+	 * a Set that failed in routing made that pass copy whole: a failure
+	 * since (a PortInfo Set, say) is no reason to copy any table. */
+	lfc_begin(&tp->lfc, subnet_up ? NULL
+			    : subn->first_time_master_sweep ? "first master sweep"
 			    : subn->coming_out_of_standby ? "out of standby"
 			    : subn->subnet_initialization_error ? "a Set failed in this pass" : NULL);
 
@@ -507,65 +516,105 @@ static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, char 
 	return 0;
 }
 
-static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
+/* Does s differ from the last snapshot pushed in anything a sink would
+ * see (port states, widths and speeds included)? */
+static int stop_at_first(void *ctx, const struct snap_diff_item *d)
+{
+	(void)ctx;
+	(void)d;
+	return 1;
+}
+
+static int differs_from_prev(const struct tp *tp, const struct snap *s)
+{
+	return !tp->prev || s->nnodes != tp->prev->nnodes ||
+	       snap_diff(tp->prev, s, SNAP_DIFF_STATE, stop_at_first, NULL) != 0;
+}
+
+/* What one copy under the lock cost, for the log line. */
+struct capture_cost {
+	struct hold h;
+	uint64_t t0, t2, cpu; /* start, lock released, CPU time inside */
+};
+
+/*
+ * Copies the fabric into the stage under OpenSM's lock (in slices) and
+ * makes a snapshot of it, stamped but not yet canonical. NULL (logged) when
+ * the copy failed.
+ */
+static struct snap *capture(struct tp *tp, int subnet_up, struct capture_cost *cc)
 {
 	char err[SNAP_ERR_LEN] = "";
 	struct copy_meta meta;
 	struct stage_hint hint;
 	struct snap *s;
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	uint64_t t0, t2, t3, c1, c2, now_us;
+	uint64_t c1, now_us;
 	int rc;
 
-	tp->sweeps++;
 	stage_measure(tp->osm, &hint);
 	stage_prepare(&tp->stage, &hint);
 	lfc_prepare(&tp->lfc, hint.nodes > tp->stage.nodes_cap ? hint.nodes : tp->stage.nodes_cap,
 		    hint.lft / LFC_BLOCK);
 	if (ptrmap_reset(&tp->map, hint.nodes + hint.nodes / 8)) {
 		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": out of memory; snapshot skipped\n");
-		return;
+		return NULL;
 	}
 
 	/* Read lock: the SA and the receivers may keep reading while we copy;
 	 * only OpenSM's writers wait, and only for one slice. */
-	struct hold h = { .osm = tp->osm };
-	t0 = mono_ns();
-	hold_take(&h);
+	memset(cc, 0, sizeof *cc);
+	cc->h.osm = tp->osm;
+	cc->t0 = mono_ns();
+	hold_take(&cc->h);
 	/* CPU time as well as wall time: on a loaded host the thread can be
 	 * preempted while holding the lock, and the log should show which. */
 	c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	now_us = snap_now_us();
-	rc = copy_fabric(tp, &h, &meta, err);
+	rc = copy_fabric(tp, &cc->h, &meta, subnet_up, err);
 	lfc_end(&tp->lfc, tp->stage.nnodes, rc == 0);
-	c2 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	hold_drop(&h);
-	t2 = mono_ns();
+	cc->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c1;
+	hold_drop(&cc->h);
+	cc->t2 = mono_ns();
 
-	if (h.longest > tp->max_hold_ns) {
-		tp->max_hold_ns = h.longest;
+	if (cc->h.longest > tp->max_hold_ns) {
+		tp->max_hold_ns = cc->h.longest;
 		tp->max_hold_nodes = tp->stage.nnodes;
 	}
 	if (rc) {
 		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": snapshot skipped: %s\n", err);
-		return;
+		return NULL;
 	}
 	s = stage_to_snap(&tp->stage);
 	if (!s) {
 		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": out of memory; snapshot skipped\n");
-		return;
+		return NULL;
 	}
-
 	s->timestamp = now_us;
-	/* Microseconds since the epoch, bumped past the previous value: unique
-	 * and increasing across OpenSM restarts too, so topod never mistakes a
-	 * restarted SM's first snapshot for an old one. */
-	s->generation = now_us > tp->last_gen ? now_us : tp->last_gen + 1;
 	s->sweep = tp->sweeps;
 	s->sm_guid = meta.sm_guid;
 	memcpy(s->engine, meta.engine, sizeof s->engine);
+	return s;
+}
 
+/*
+ * One capture, published: after a routing pass (what is "heavy sweep" or
+ * "reroute"), and at SUBNET_UP ("subnet up"), when OpenSM has armed and
+ * activated the ports that routing saw at Init. The second is published
+ * only when something differs from the first, as a delta of port records.
+ */
+static void publish(struct tp *tp, const char *what, int only_if_changed)
+{
+	char err[SNAP_ERR_LEN] = "";
+	struct capture_cost cc;
+	struct snap *s;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint64_t t3;
+	int rc;
+
+	s = capture(tp, only_if_changed, &cc);
+	if (!s)
+		return;
 	/* Validating here costs a few ms on the SM thread, outside the lock; it
 	 * keeps a snapshot topod would reject (say, a LID briefly on two ports
 	 * while OpenSM reassigns) from replacing a good pending one. */
@@ -574,24 +623,33 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 	if (snap_canonicalize(s) || snap_normalize_lfts(s)) {
 		snprintf(err, sizeof err, "out of memory canonicalizing");
 		rc = -1;
+	} else if (only_if_changed && !differs_from_prev(tp, s)) {
+		osm_log(tp->log, OSM_LOG_VERBOSE, TP_NAME ": %s: the fabric is as generation %"
+			PRIu64 " has it; nothing sent\n", what, tp->last_gen);
+		snap_free(s);
+		return;
 	} else if (snap_validate(s, err) == 0) {
+		/* Microseconds since the epoch, bumped past the previous value:
+		 * unique and increasing across OpenSM restarts too, so topod
+		 * never mistakes a restarted SM's first snapshot for an old one. */
+		s->generation = s->timestamp > tp->last_gen ? s->timestamp : tp->last_gen + 1;
 		rc = snap_encode(s, &buf, &len, err);
 	} else {
 		rc = -1;
 	}
 	t3 = mono_ns();
 	if (rc) {
-		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": snapshot of routing pass #%" PRIu64
-			" not published: %s\n", tp->sweeps, err);
+		osm_log(tp->log, OSM_LOG_ERROR, TP_NAME ": snapshot of %s (routing pass #%" PRIu64
+			") not published: %s\n", what, tp->sweeps, err);
 		snap_free(s);
 		return;
 	}
 	tp->last_gen = s->generation;
 
-	/* A reroute usually changes a few LFT blocks: the delta against the
-	 * previous pass is what a sink that has that pass receives. When the
-	 * node set changed (or the delta would be no smaller) only the full
-	 * snapshot goes. */
+	/* A reroute usually changes a few LFT blocks, a subnet-up a few port
+	 * states: the delta against the previous snapshot is what a sink that
+	 * has it receives. When the node set changed (or the delta would be no
+	 * smaller) only the full snapshot goes. */
 	uint8_t *delta = NULL;
 	size_t dlen = 0;
 	uint64_t base_gen = 0;
@@ -608,10 +666,9 @@ static void on_routing_done(struct tp *tp, osm_epi_ucast_routing_flags_t how)
 		", engine %s): %u nodes, %u ports, %" PRIu64 " LFT bytes; lock waited %.3f ms,"
 		" held %.3f ms (%.3f ms CPU) in %u slices, longest %.3f ms (%.3f ms CPU); copy %.3f ms; encode %.3f ms; %zu bytes; delta %zu bytes (%.3f ms);"
 		" LFTs: %u whole, %u kept + %" PRIu64 " blocks of %" PRIu64 " noted%s%s\n",
-		s->generation, how == UCAST_ROUTING_REROUTE ? "reroute" : "heavy sweep",
-		tp->sweeps, s->engine[0] ? s->engine : "?", s->nnodes, s->nports, s->nlft,
-		h.waited / 1e6, h.total / 1e6, (c2 - c1) / 1e6, h.slices, h.longest / 1e6, h.longest_cpu / 1e6, (t2 - t0) / 1e6,
-		(t3 - t2) / 1e6, len, dlen, (t4 - t3) / 1e6,
+		s->generation, what, tp->sweeps, s->engine[0] ? s->engine : "?", s->nnodes, s->nports, s->nlft,
+		cc.h.waited / 1e6, cc.h.total / 1e6, cc.cpu / 1e6, cc.h.slices, cc.h.longest / 1e6,
+		cc.h.longest_cpu / 1e6, (cc.t2 - cc.t0) / 1e6, (t3 - cc.t2) / 1e6, len, dlen, (t4 - t3) / 1e6,
 		tp->lfc.st.whole, tp->lfc.st.kept, tp->lfc.st.blocks, tp->lfc.st.notes,
 		tp->lfc.st.full ? "; all whole: " : "", tp->lfc.st.full ? tp->lfc.st.why : "");
 	snap_free(tp->prev);
@@ -708,7 +765,17 @@ static void tp_report(void *ctx, osm_epi_event_id_t id, void *data)
 	switch (id) {
 	case OSM_EVENT_ID_UCAST_ROUTING_DONE:
 		/* data is the routing kind cast to a pointer, not a pointer. */
-		on_routing_done(tp, (osm_epi_ucast_routing_flags_t)(uintptr_t)data);
+		tp->sweeps++;
+		publish(tp, (osm_epi_ucast_routing_flags_t)(uintptr_t)data == UCAST_ROUTING_REROUTE
+			    ? "reroute" : "heavy sweep", 0);
+		break;
+	case OSM_EVENT_ID_SUBNET_UP:
+		/* The end of every heavy sweep, on the state-manager thread
+		 * after the ports were armed and activated (and after the drop
+		 * manager): the port states routing saw at Init are now what
+		 * iblinkinfo shows. Same thread and guarantees as a routing
+		 * pass (copy_fabric); nothing is sent when nothing changed. */
+		publish(tp, "subnet up", 1);
 		break;
 	case OSM_EVENT_ID_LFT_CHANGE: {
 		/* Raised from MAD receivers with OpenSM's lock held

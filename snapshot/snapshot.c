@@ -461,6 +461,37 @@ int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len
 	return 0;
 }
 
+void snap_count_live(const struct snap *s, struct snap_live *out)
+{
+	out->cas = out->switches = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		int up = 0;
+		for (unsigned p = 1; p <= n->nports && !up; p++) {
+			const struct snap_port *pt = &s->ports[n->port0 + p];
+			up = pt->present && pt->peer_node != SNAP_NONE && pt->state >= SNAP_PORT_INIT;
+		}
+		out->cas += up && n->type == SNAP_NODE_CA;
+		out->switches += up && n->type == SNAP_NODE_SWITCH;
+	}
+}
+
+int snap_check_hosts(const struct snap *s, char err[SNAP_ERR_LEN])
+{
+	struct snap_live l;
+	snap_count_live(s, &l);
+	if (l.cas)
+		return 0;
+	uint32_t cas = 0, sw = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		cas += s->nodes[i].type == SNAP_NODE_CA;
+		sw += s->nodes[i].type == SNAP_NODE_SWITCH;
+	}
+	snprintf(err, SNAP_ERR_LEN, "an empty fabric: no host's HCA has a link up (%u nodes: %u CAs, %u switches); "
+		 "never served", s->nnodes, cas, sw);
+	return -1;
+}
+
 const char *snap_node_type_str(uint8_t type)
 {
 	switch (type) {

@@ -288,6 +288,16 @@ uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *snap_node_type_str(uint8_t type);
 /* Index of the node with this node GUID, or -1. Requires canonical order. */
 int64_t snap_find_node(const struct snap *s, uint64_t guid);
+/* What a fabric reaches: CAs (hosts' HCAs) and switches with at least one
+ * cabled port in Init or better (the states topod routes over). An SM that
+ * lost its port sees its own HCA and nothing else; no CA at all is an
+ * empty fabric, which no loader accepts (docs/reliability.md, i37.3). */
+struct snap_live {
+	uint32_t cas, switches;
+};
+void snap_count_live(const struct snap *s, struct snap_live *out);
+/* 0, or -1 with err saying that s reaches no host (what it holds). */
+int snap_check_hosts(const struct snap *s, char err[SNAP_ERR_LEN]);
 /* The port slot with this LID: sets *node and *port; -1 if none. Linear. */
 int snap_find_lid(const struct snap *s, uint16_t lid, uint32_t *node, unsigned *port);
 /* Writes desc with every byte outside printable ASCII, '"' and '\\' escaped

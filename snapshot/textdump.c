@@ -274,7 +274,10 @@ static int parse_port_line(struct parser *p, const char *s, uint32_t cur)
  * names a known node, agreeing from both ends. */
 static int resolve_links(struct parser *p)
 {
-	qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+	/* An empty topology file has no node ids (p->ids NULL, which qsort
+	 * and bsearch may not take). */
+	if (p->nids)
+		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 	for (size_t i = 1; i < p->nids; i++)
 		if (!strcmp(p->ids[i].id, p->ids[i - 1].id))
 			return perr(p, "node id \"%.64s\" appears twice", p->ids[i].id);
@@ -479,7 +482,7 @@ int snap_load_text(const char *topo_path, const char *lfts_path, struct snap **o
 		goto out;
 	}
 	char verr[SNAP_ERR_LEN];
-	if (snap_validate(p.s, verr)) {
+	if (snap_validate(p.s, verr) || snap_check_hosts(p.s, verr)) {
 		snprintf(err, SNAP_ERR_LEN, "%.80s: %.170s", topo_path, verr);
 		goto out;
 	}

@@ -17,7 +17,7 @@ mpich libmpich-dev
 slurmctld slurm-client munge
 graphviz
 libjansson-dev librsvg2-bin
-clang libclang-rt-14-dev
+clang libclang-rt-14-dev libomp-dev
 libscotch-dev
 slurmd
 gnuplot-nox
@@ -26,7 +26,30 @@ man-db
 libsimgrid-dev
 debhelper dpkg-dev lintian
 prometheus chromium chromium-driver python3-selenium
+libblas-dev binutils
 "
+# bench/apps and t_apps_smpi build real applications (HPCC) from Debian's
+# upstream tarballs, which `apt-get source` fetches only with a deb-src line
+# for bookworm main beside the deb one.
+SRC_LIST=/etc/apt/sources.list.d/topod-deb-src.sources
+need_update=""
+has_deb_src() {
+	grep -rqsE '^(Types:.*deb-src|deb-src .*bookworm.* main)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null
+}
+if ! has_deb_src; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "make deps: no deb-src line for bookworm main; run as root or add one (apt-get source needs it)" >&2
+		exit 1
+	fi
+	cat >"$SRC_LIST" <<SOURCES
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+	need_update=1
+fi
 missing=""
 for p in $PKGS; do
 	# dpkg-query prints "install ok installed" only for a fully installed package.
@@ -35,6 +58,10 @@ for p in $PKGS; do
 	fi
 done
 if [ -z "$missing" ]; then
+	if [ -n "$need_update" ]; then
+		echo "make deps: added $SRC_LIST; apt-get update"
+		apt-get update -qq
+	fi
 	exit 0
 fi
 echo "make deps: installing$missing"

@@ -46,6 +46,14 @@ struct builder {
 	struct builder_stats stats;
 	struct history *hist; /* NULL until builder_set_history() */
 	char plane[TOPO_PLANE_NAME_MAX + 1]; /* for the log */
+	/* The shrink guard (build.h): its settings, and the generation held
+	 * back with what it reaches and the later ones that agreed (under
+	 * lock); held_gen is also read by `info` (fabric.held), on any thread. */
+	double shrink;
+	unsigned agree;
+	struct snap *held;
+	char held_source[96];
+	_Atomic uint64_t held_gen;
 };
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
@@ -64,6 +72,7 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	snprintf(b->plane, sizeof(b->plane), "default");
+	b->shrink = 1; /* off until builder_set_guard() */
 	return b;
 }
 
@@ -496,11 +505,13 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->decode_ms = r->decode_ms;
 	f->build_ms = r->build_ms;
 	f->hist = b->hist;
+	f->held = &b->held_gen;
 	f->map = r->map ? r->map : b->map;
 	f->own_map = r->map;
 	r->map = NULL;
 	struct fabric *prev = store_get(b->st);
 	f->gone = gone_next(prev, x->rt, b->hist);
+	f->gone_cables = gone_cables_next(prev, f->snap);
 	fabric_put(prev);
 	store_swap(b->st, f); /* watchers: run_after_publish() */
 	return f;
@@ -548,7 +559,10 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 	if (r->is_delta && j->persist && b->state_file[0] && b->entry && b->dur_gen == f->snap->generation &&
 	    (b->journal_n >= 32 || (b->full_bytes && b->entry_len * 4 >= b->full_bytes)))
 		compact(b, f->snap);
+	struct snap_live live;
+	snap_count_live(f->snap, &live);
 	pthread_mutex_lock(&b->lock);
+	b->stats.served_live = live;
 	b->stats.accepted++;
 	b->stats.published++;
 	b->stats.deltas += r->is_delta && !r->as_delta;
@@ -568,6 +582,107 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 		     f->snap->generation);
 }
 
+/* The fraction of was that now lacks (0 when it grew). */
+static double lost(uint32_t was, uint32_t now)
+{
+	return was > now ? (double)(was - now) / was : 0;
+}
+
+/* r->s shrinks the fabric: held back in place of what was held (agreeing
+ * with it if it reaches as many), unless enough agreed. Under b->lock.
+ * Returns 1 if it is held (then b owns it and r->s is NULL, unless it
+ * repeats the held one), 0 if it is served after all. */
+static int hold(struct builder *b, struct run *r, const struct snap_live *now, struct snap **drop)
+{
+	struct snap *s = r->s;
+	if (b->held && b->held->generation == s->generation)
+		return 1; /* its producer retrying: still held, no agreement */
+	int agrees = b->held && s->generation > b->held->generation && now->cas == b->stats.held_live.cas &&
+		     now->switches == b->stats.held_live.switches;
+	*drop = b->held;
+	b->held = s;
+	snprintf(b->held_source, sizeof(b->held_source), "%s", r->j->source);
+	b->stats.held_live = *now;
+	b->stats.held_agreed = agrees ? b->stats.held_agreed + 1 : 0;
+	b->stats.held_gen = s->generation;
+	atomic_store(&b->held_gen, s->generation);
+	if (!b->agree || b->stats.held_agreed < b->agree) {
+		b->stats.held_total++;
+		r->s = NULL;
+		return 1;
+	}
+	b->held = NULL;
+	b->stats.held_gen = 0;
+	atomic_store(&b->held_gen, 0);
+	return 0;
+}
+
+/* The shrink guard (build.h), before anything is built: an empty fabric is
+ * refused, a shrinking one held back. Returns 0 to go on; else the job is
+ * answered (ERR EMPTY, ERR HELD) and freed. */
+static int run_guard(struct builder *b, struct run *r)
+{
+	struct ingest_job *j = r->j;
+	struct snap *s = r->s, *drop = NULL;
+	uint64_t gen = s->generation; /* s may be the builder's, and confirmed, once held */
+	struct snap_live now, was = { 0, 0 };
+	if (snap_check_hosts(s, r->err)) {
+		tlog(TLOG_ERR, "refused generation %" PRIu64 " from %s: %s", gen, j->source, r->err);
+		record_error(b, r->err);
+		snprintf(r->msg, sizeof(r->msg), "ERR EMPTY generation %" PRIu64 ": %s", gen, r->err);
+		goto answered;
+	}
+	snap_count_live(s, &now);
+	struct fabric *cur = store_get(b->st);
+	uint64_t cur_gen = cur->snap->generation;
+	if (cur->index)
+		snap_count_live(cur->snap, &was);
+	fabric_put(cur);
+	int shrinks = lost(was.cas, now.cas) > b->shrink || lost(was.switches, now.switches) > b->shrink;
+	pthread_mutex_lock(&b->lock);
+	int held = shrinks && !j->confirmed ? hold(b, r, &now, &drop) : 0;
+	unsigned agreed = b->stats.held_agreed;
+	if (!held && b->held) {
+		tlog(TLOG_INFO, "generation %" PRIu64 " is no longer held back: generation %" PRIu64 " from %s is served",
+		     b->held->generation, gen, j->source);
+		drop = b->held;
+		b->held = NULL;
+		b->stats.held_gen = 0;
+		atomic_store(&b->held_gen, 0);
+	}
+	pthread_mutex_unlock(&b->lock);
+	snap_free(drop);
+	if (!held) {
+		if (shrinks && !j->confirmed)
+			tlog(TLOG_WARN, "generation %" PRIu64 " from %s reaches %u HCAs and %u switches of the %u and %u of "
+			     "generation %" PRIu64 ", as the %u generations held back before it did (--shrink-agree): serving it",
+			     gen, j->source, now.cas, now.switches, was.cas, was.switches, cur_gen, agreed);
+		return 0;
+	}
+	/* Short: a producer keeps 200 characters of a refusal (sink.c), less
+	 * its sink's name. What it reaches, and how it is served. */
+	char more[32] = "", sofar[48] = "";
+	if (b->agree) {
+		snprintf(more, sizeof(more), ", or %u more like it", b->agree);
+		snprintf(sofar, sizeof(sofar), " (%u so far)", agreed);
+	}
+	snprintf(r->msg, sizeof(r->msg),
+		 "ERR HELD generation %" PRIu64 " reaches %u of %u HCAs, %u of %u switches: held back; admin confirm %" PRIu64
+		 " serves it%s", gen, now.cas, was.cas, now.switches, was.switches, gen, more);
+	tlog(r->s ? TLOG_INFO : TLOG_WARN, "%s generation %" PRIu64 " from %s: it reaches %u of the %u HCAs and %u of the "
+	     "%u switches generation %" PRIu64 " reaches, more than %g%% fewer (--shrink-guard %g): not served until the "
+	     "operator confirms it (admin: confirm %" PRIu64 ")%s%s", r->s ? "still holding back" : "holding back", gen,
+	     j->source, now.cas, was.cas, now.switches, was.switches, cur_gen, b->shrink * 100, b->shrink, gen, more,
+	     sofar);
+answered:
+	reply(j, 0, r->msg);
+	snap_free(r->s);
+	fabric_put(r->base);
+	free(r->info.block);
+	job_free(j);
+	return -1;
+}
+
 int builder_run(struct builder *b, struct ingest_job *j)
 {
 	struct run r = { .j = j };
@@ -576,6 +691,8 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	int rule = run_admit(b, &r);
 	if (rule)
 		return rule > 0 ? 0 : -1;
+	if (run_guard(b, &r))
+		return -1;
 	if (!r.is_delta)
 		run_as_delta(b, &r);
 	if (run_index(b, &r))
@@ -645,7 +762,7 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 {
 	pthread_mutex_lock(&b->lock);
 	b->stats.received++;
-	struct ingest_job *old = b->pending, *refused = NULL;
+	struct ingest_job *old = b->pending, *refused = NULL, *retry = NULL;
 	uint64_t queued = old ? job_generation(old) : 0;
 	if (old && !j->force && !old->force && job_generation(j) < queued) {
 		/* Arrival order is not generation order (producers retry with
@@ -653,6 +770,13 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 		refused = j;
 		old = NULL;
 		b->stats.rejected++;
+	} else if (old && old->confirmed && !j->confirmed && !j->force && job_generation(j) == queued) {
+		/* The producer's retry of the generation the operator has just
+		 * confirmed: the confirmed one stays (the retry would be held
+		 * back again), and the retry is answered as superseded. */
+		b->stats.superseded++;
+		retry = j;
+		old = NULL;
 	} else {
 		b->pending = j;
 		if (old)
@@ -669,6 +793,13 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 		if (refused->done)
 			refused->done(refused->arg, 0, msg);
 		job_free(refused);
+	}
+	if (retry) {
+		tlog(TLOG_INFO, "generation %" PRIu64 " from %s: the operator's confirmed copy is queued", queued,
+		     retry->source);
+		if (retry->done)
+			retry->done(retry->arg, 1, "OK superseded");
+		job_free(retry);
 	}
 	if (old) {
 		/* Never validated, but a newer snapshot of the same fabric is
@@ -698,6 +829,7 @@ void builder_free(struct builder *b)
 		return;
 	builder_stop(b);
 	job_free(b->pending);
+	snap_free(b->held);
 	free(b->entry);
 	history_free(b->hist);
 	pthread_mutex_destroy(&b->lock);
@@ -742,4 +874,40 @@ struct history *builder_history(struct builder *b)
 void builder_set_plane(struct builder *b, const char *name)
 {
 	snprintf(b->plane, sizeof(b->plane), "%s", name);
+}
+
+void builder_set_guard(struct builder *b, double shrink, unsigned agree)
+{
+	b->shrink = shrink;
+	b->agree = agree;
+}
+
+int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN])
+{
+	struct ingest_job *j = calloc(1, sizeof(*j));
+	pthread_mutex_lock(&b->lock);
+	if (!j || !b->held || b->held->generation != gen) {
+		if (!j)
+			snprintf(err, SNAP_ERR_LEN, "out of memory");
+		else if (b->held)
+			snprintf(err, SNAP_ERR_LEN, "plane %s holds back generation %" PRIu64 ", not %" PRIu64, b->plane,
+				 b->held->generation, gen);
+		else
+			snprintf(err, SNAP_ERR_LEN, "plane %s holds back no generation", b->plane);
+		pthread_mutex_unlock(&b->lock);
+		free(j);
+		return -1;
+	}
+	j->snap = b->held;
+	b->held = NULL;
+	b->stats.held_gen = 0;
+	atomic_store(&b->held_gen, 0);
+	b->stats.confirmed_total++;
+	snprintf(j->source, sizeof(j->source), "%.80s, confirmed", b->held_source);
+	pthread_mutex_unlock(&b->lock);
+	j->persist = 1;
+	j->confirmed = 1;
+	tlog(TLOG_WARN, "generation %" PRIu64 " confirmed by the operator: serving it (plane %s)", gen, b->plane);
+	builder_submit(b, j);
+	return 0;
 }

@@ -26,7 +26,20 @@
  * Acknowledgement: "OK G" is sent once the snapshot is decoded, built and
  * persisted (fsync of the file and of the directory), so an OK survives a
  * crash; if persisting fails the reply says so ("OK G not-durable: why")
- * and the fabric is served anyway. A delta is persisted as a journal entry
+ * and the fabric is served anyway.
+ *
+ * The shrink guard (docs/reliability.md, i37.3): a fabric that reaches no
+ * host (snap_check_hosts) is never served, whoever sends it (ERR EMPTY).
+ * A producer's generation that reaches more than a fraction fewer of the
+ * served HCAs or switches (snap_count_live; builder_set_guard) is held
+ * back, not served, and answered ERR HELD, which a producer takes as a
+ * failed delivery and retries: it is served when the operator confirms it
+ * (builder_confirm: admin `confirm G`), or when `agree` later generations
+ * reach as many HCAs and switches as it does; a generation that does not
+ * shrink is served and drops it. The operator's own fabrics (start-up,
+ * reload, restore, confirm) are not held. One held generation per plane,
+ * in memory only: a restarted topod gets it again from its producer,
+ * which never had an OK for it. A delta is persisted as a journal entry
  * (journal.h) only when its base is what the state directory reproduces;
  * otherwise (its base was not-durable, or a write failed) as the whole
  * fabric, so a plain OK always means a restart serves G.
@@ -53,6 +66,7 @@ struct ingest_job {
 	struct snap *snap;  /* already decoded (owned), e.g. from text dumps */
 	int persist;        /* write it to the state directory once accepted */
 	int force;          /* operator's restore: skip the generation rule */
+	int confirmed;      /* the operator's (start-up, reload, restore, confirm): not held by the shrink guard */
 	char source[96];    /* "ingest unix", "file /path", ... for logs and info */
 	/* Read from the state directory (startup_job): its fabric is what the
 	 * directory reproduces, so the next delta is journalled on top of it. */
@@ -79,6 +93,13 @@ struct builder_stats {
 	 * their hostname and HCA label too (namemap.h), and one such name. */
 	uint32_t ambiguous_names;
 	char ambiguous_example[SNAP_ERR_LEN];
+	/* The shrink guard: the generation held back (0: none), what it and
+	 * the served one reach (snap_count_live), how many later generations
+	 * agreed with it; generations held back and confirmed, ever. */
+	uint64_t held_gen;
+	struct snap_live held_live, served_live;
+	unsigned held_agreed;
+	uint64_t held_total, confirmed_total;
 };
 
 struct builder;
@@ -97,6 +118,14 @@ int builder_set_history(struct builder *b, unsigned gens, size_t bytes, const ch
 struct history *builder_history(struct builder *b);
 /* The plane it builds, for its log lines. */
 void builder_set_plane(struct builder *b, const char *name);
+/* The shrink guard: a generation that reaches more than shrink (0..1) of
+ * the served HCAs or switches fewer is held back (1: never), and served
+ * once agree later ones reach as many as it does (0: only by confirming).
+ * Before the first job. */
+void builder_set_guard(struct builder *b, double shrink, unsigned agree);
+/* Serves the generation held back if it is gen: queued as the operator's.
+ * 0, or -1 with err saying what is held (on which plane: plane names it). */
+int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN]);
 
 /* Queues a job (takes ownership of job and its buffers). */
 void builder_submit(struct builder *b, struct ingest_job *job);

@@ -90,6 +90,10 @@ void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 /* The short name of a AN_E_* code, as in docs/protocol.md. */
 const char *qctx_route_code(int route_err);
 
+/* The ERR reply for a name that names nothing (what: "no host, HCA, GUID or
+ * LID"): ERR GONE for a host earlier generations had, else ERR NOTFOUND with
+ * the name probably meant (case, domain suffix, switch). */
+void qctx_notfound(struct qctx *c, const char *name, const char *what, int takes_switch);
 /* Resolves a host argument; on failure writes the ERR reply, returns -1. */
 int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid);
 /* Resolves a host list; *eps and *dlids are malloc'd (caller frees both);

@@ -31,7 +31,7 @@ static int parse_bytes(struct qctx *c, uint64_t *bytes, size_t *first)
 		char *e;
 		unsigned long long v = 0;
 		if (*a < '0' || *a > '9' || (v = strtoull(a, &e, 10), *e) || v > MATRIX_DELAY_BYTES_MAX) {
-			query_error(c->out, "USAGE", "bytes=B needs an integer 0..2^40");
+			query_error(c->out, "USAGE", "bytes=B needs an integer 0..2^53");
 			return -1;
 		}
 		*bytes = v;
@@ -53,7 +53,7 @@ void answer_delaymatrix(struct qctx *c)
 	if (qctx_check_hosts(c, n, 1) || qctx_resolve_list(c, r->argv + first, n, &eps, &dl))
 		return;
 	int64_t *m = malloc(n * n * sizeof(*m));
-	/* 20 bytes per entry: a 13-digit time (2^40 bytes at 1x SDR), a sign,
+	/* 20 bytes per entry: a 17-digit time (2^53 bytes at 1x SDR), a sign,
 	 * a space, with room. */
 	char *line = malloc(n * 20 + 2);
 	char err[AN_ERR_LEN] = "";

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fabric.h"
+#include "snapshot.h"
 #include "history.h"
 #include "store.h"
 
@@ -70,6 +71,8 @@ struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, st
 		snprintf(o->name, sizeof(o->name), "%s", pr->hosts[i].name);
 		o->leaf = e->leaf == ROUTE_NONE ? 0 : pr->snap->nodes[e->leaf].guid;
 		o->last_gen = prev->snap->generation;
+		o->since_gen = rt->snap->generation;
+		o->since_us = rt->snap->timestamp;
 	}
 	/* an older entry whose generation the history has let go is forgotten */
 	for (size_t i = 0; pg && i < pg->n; i++)
@@ -92,6 +95,100 @@ struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, st
 		return NULL;
 	}
 	g->n = k;
+	g->v = v;
+	return g;
+}
+
+const struct gone_host *gone_find(const struct gone *g, const char *name)
+{
+	if (!g || strlen(name) > ROUTE_NAME_MAX)
+		return NULL;
+	/* names are unique after gone_next's merge: a binary search by name */
+	size_t lo = 0, hi = g->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(g->v[mid].name, name);
+		if (!c)
+			return &g->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void gone_cables_free(struct gone_cables *g)
+{
+	if (!g)
+		return;
+	free(g->v);
+	free(g);
+}
+
+/* Both ends present in s and linked to nothing: then into v. */
+static void keep_if_unlinked(const struct snap *s, uint64_t ga, unsigned pa, uint64_t gb, unsigned pb,
+			     struct gone_cable *v, size_t *n)
+{
+	int64_t a = snap_find_node(s, ga), b = snap_find_node(s, gb);
+	if (a < 0 || b < 0 || pa > s->nodes[a].nports || pb > s->nodes[b].nports)
+		return;
+	const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa], *q = &s->ports[s->nodes[b].port0 + pb];
+	if (!p->present || !q->present || p->peer_node != SNAP_NONE || q->peer_node != SNAP_NONE)
+		return;
+	struct gone_cable *c = &v[(*n)++];
+	/* GUID order is index order in a canonical snapshot */
+	int swap = b < a || (a == b && pb < pa);
+	c->node[0] = (uint32_t)(swap ? b : a);
+	c->port[0] = (uint8_t)(swap ? pb : pa);
+	c->node[1] = (uint32_t)(swap ? a : b);
+	c->port[1] = (uint8_t)(swap ? pa : pb);
+}
+
+static int cmp_cable(const void *x, const void *y)
+{
+	const struct gone_cable *a = x, *b = y;
+	if (a->node[0] != b->node[0])
+		return a->node[0] < b->node[0] ? -1 : 1;
+	return (int)a->port[0] - (int)b->port[0];
+}
+
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s)
+{
+	if (!prev || !prev->index || !s->nnodes)
+		return NULL;
+	const struct snap *ps = prev->snap;
+	const struct gone_cables *pg = prev->gone_cables;
+	/* every candidate is a cable of prev, or one of its list: each port of
+	 * s is in at most one that survives, so nports bounds the result */
+	struct gone_cable *v = malloc(((size_t)s->nports / 2 + 1) * sizeof(*v));
+	struct gone_cables *g = calloc(1, sizeof(*g));
+	size_t n = 0;
+	if (!v || !g) {
+		free(v);
+		free(g);
+		return NULL;
+	}
+	for (uint32_t a = 0; a < ps->nnodes; a++)
+		for (unsigned pa = 1; pa <= ps->nodes[a].nports; pa++) {
+			const struct snap_port *p = &ps->ports[ps->nodes[a].port0 + pa];
+			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node < a ||
+			    (p->peer_node == a && p->peer_port < pa) || n > s->nports / 2)
+				continue;
+			keep_if_unlinked(s, ps->nodes[a].guid, pa, ps->nodes[p->peer_node].guid, p->peer_port, v, &n);
+		}
+	for (size_t i = 0; pg && i < pg->n && n <= s->nports / 2; i++) {
+		const struct gone_cable *c = &pg->v[i];
+		keep_if_unlinked(s, ps->nodes[c->node[0]].guid, c->port[0], ps->nodes[c->node[1]].guid, c->port[1], v,
+				 &n);
+	}
+	if (!n) {
+		free(v);
+		free(g);
+		return NULL;
+	}
+	qsort(v, n, sizeof(*v), cmp_cable);
+	g->n = n;
 	g->v = v;
 	return g;
 }

@@ -24,6 +24,8 @@ struct gone_host {
 	char name[ROUTE_NAME_MAX + 1];
 	uint64_t leaf;      /* node GUID of its leaf switch then, 0 if none */
 	uint64_t last_gen;  /* the last generation it was in */
+	uint64_t since_gen; /* the first generation without it */
+	uint64_t since_us;  /* when that generation's snapshot was taken (Unix us) */
 };
 
 struct gone {
@@ -39,5 +41,32 @@ struct history;
  * the memory is lost, never the fabric). */
 struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, struct history *hist);
 void gone_free(struct gone *g);   /* NULL is a no-op */
+/* The entry of host name (a bare hostname), or NULL; g may be NULL. */
+const struct gone_host *gone_find(const struct gone *g, const char *name);
+
+/*
+ * Cables earlier generations had that are now unplugged at both ends: both
+ * ports still there, linked to nothing (ibsim's Unlink, a pulled or dead
+ * cable). OpenSM's subnet has no link there any more, but an administrator
+ * asking `links --state notactive` after a cable fault wants it named, as
+ * Down. An entry is kept while both ports stay unlinked and both nodes
+ * present; a restarted topod starts with none. Each port is in at most one
+ * entry, so there are fewer entries than ports.
+ */
+struct gone_cable {
+	uint32_t node[2]; /* in this generation's snapshot, node[0] the lower GUID */
+	uint8_t port[2];
+};
+
+struct gone_cables {
+	size_t n;
+	struct gone_cable *v; /* in (node[0], port[0]) order */
+};
+
+struct snap;
+/* The list for snapshot s (canonical) that follows prev (may be NULL).
+ * NULL for none or when out of memory. */
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s);
+void gone_cables_free(struct gone_cables *g); /* NULL is a no-op */
 
 #endif

@@ -386,8 +386,8 @@ int history_get(struct history *h, uint64_t gen, struct snap **out, struct histo
 		char err[SNAP_ERR_LEN])
 {
 	if (!h) {
-		snprintf(err, SNAP_ERR_LEN, "no history is kept");
-		return -1;
+		snprintf(err, SNAP_ERR_LEN, "generation %" PRIu64 " is not held: no history is kept", gen);
+		return 1;
 	}
 	pthread_mutex_lock(&h->lock);
 	size_t idx = h->n;
@@ -402,7 +402,7 @@ int history_get(struct history *h, uint64_t gen, struct snap **out, struct histo
 		else
 			snprintf(err, SNAP_ERR_LEN, "generation %" PRIu64 " is not in the history (it is empty)", gen);
 		pthread_mutex_unlock(&h->lock);
-		return -1;
+		return 1;
 	}
 	if (meta)
 		*meta = h->e[idx].m;

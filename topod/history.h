@@ -52,9 +52,10 @@ int history_load(struct history *h);
 int history_list(struct history *h, struct history_meta **out, size_t *n);
 
 /* The snapshot of generation gen, rebuilt from the served one and the
- * deltas after gen (new; free with snap_free). -1 with err when gen is not
- * in the history or the chain is damaged. meta (may be NULL) gets its
- * entry. */
+ * deltas after gen (new; free with snap_free). 1 with err naming the
+ * generations held when gen is not in the history (ERR NOGENERATION), -1
+ * with err when the chain is damaged or memory ran out. meta (may be NULL)
+ * gets its entry. */
 int history_get(struct history *h, uint64_t gen, struct snap **out, struct history_meta *meta,
 		char err[SNAP_ERR_LEN]);
 

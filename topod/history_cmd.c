@@ -66,7 +66,7 @@ static int parse_gen(struct qctx *c, const char *arg, uint64_t *gen)
 		}
 		*gen = history_at(c->f->hist, (uint64_t)(t * 1e6));
 		if (!*gen) {
-			query_error(c->out, "NOTFOUND", "no generation in the history was served at %.40s", arg);
+			query_error(c->out, "NOGENERATION", "no generation in the history was served at %.40s", arg);
 			return -1;
 		}
 		return 0;
@@ -217,11 +217,14 @@ static int build_both(struct qctx *c, uint64_t g1, uint64_t g2, struct snap **a,
 		      struct route_tab **ra, struct route_tab **rb)
 {
 	char err[SNAP_ERR_LEN];
-	if (history_get(c->f->hist, g1, a, NULL, err) || history_get(c->f->hist, g2, b, NULL, err)) {
-		query_error(c->out, "NOTFOUND", "%s", err);
+	int rc = history_get(c->f->hist, g1, a, NULL, err);
+	if (!rc)
+		rc = history_get(c->f->hist, g2, b, NULL, err);
+	if (rc) {
+		query_error(c->out, rc > 0 ? "NOGENERATION" : !strcmp(err, "out of memory") ? "NOMEM" : "BUILD", "%s", err);
 		return -1;
 	}
-	int rc = route_build(*a, c->f->map, ra);
+	rc = route_build(*a, c->f->map, ra);
 	if (!rc)
 		rc = route_build(*b, c->f->map, rb);
 	if (rc) {

@@ -6,6 +6,7 @@
 #include "http.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 
 #include "cmd.h"
 #include "estimate.h"
+#include "http_gate.h"
 #include "http_impl.h"
 #include "log.h"
 #include "pool.h"
@@ -74,7 +76,7 @@ struct hjob {
 };
 
 /* A client connection, known from its first request on (evhttp tells us of
- * none before): counted against max_conns until it closes. */
+ * none before; the gate, http_gate.h, knows every socket). */
 struct hconn {
 	struct http *h;
 	struct evhttp_connection *evcon;
@@ -89,17 +91,6 @@ struct hconn {
 	struct hconn *prev, *next;
 };
 
-/* A socket evhttp accepted, held by a reference of ours. */
-struct hsock {
-	struct bufferevent *bev;
-	/* Since when it owes us a request: accepted, or its last reply sent.
-	 * A client must send each whole request within timeout_s of that;
-	 * evhttp's own timeout is one of inactivity, which a byte now and
-	 * then (slowloris) keeps from ever firing. */
-	uint64_t since_ns;
-	int serving; /* a request is being answered: the pool's deadline holds */
-};
-
 struct http {
 	struct http_config cfg;
 	struct server *srv;
@@ -109,19 +100,10 @@ struct http {
 	int port;
 	struct event *done_ev;
 	struct hconn *conns;
-	unsigned nconns;
-	/* Every connection evhttp accepted, by its bufferevent, on which we
-	 * hold a reference: evhttp says nothing of a connection before its
-	 * first request, but when it frees one it clears the callbacks, which
-	 * we see (sweep). So the sockets open are known exactly: at twice
-	 * max_conns the listener stops accepting until one closes (gate_cb);
-	 * below that, a request past max_conns clients gets a 503 and its
-	 * connection is closed (conn_of). */
-	struct hsock *socks;
-	unsigned nbevs;
-	struct evconnlistener *listener;
-	struct event *gate_ev;
-	int gated;
+	/* Every socket, from its accept on: the limits and deadlines of the
+	 * clients that have not sent a whole request (http_gate.h). A request
+	 * past max_conns being answered at once gets a 503 (request_cb). */
+	struct hgate *gate;
 	uint64_t refused, codes[HS_CODES];
 	uint64_t unsent; /* every client's replies not yet written (hconn.unsent) */
 	struct qstats qs; /* the /api requests, added to the server's at a scrape */
@@ -157,16 +139,6 @@ static struct hconn *find_conn(struct http *h, struct evhttp_request *req)
 	return NULL;
 }
 
-static struct hsock *sock_of(struct http *h, struct evhttp_request *req)
-{
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct bufferevent *bev = evcon ? evhttp_connection_get_bufferevent(evcon) : NULL;
-	for (unsigned i = 0; bev && i < h->nbevs; i++)
-		if (h->socks[i].bev == bev)
-			return &h->socks[i];
-	return NULL;
-}
-
 /* The /api request on req's connection is answered with outcome o: counted
  * as the query port counts its requests (docs/metrics.md). */
 static void api_note(struct http *h, struct evhttp_request *req, enum qstats_outcome o)
@@ -196,12 +168,16 @@ static void unsent_move(struct http *h, size_t add, size_t sub)
 	server_http_unsent(h->srv, add, sub);
 }
 
-/* evhttp wrote the whole reply. */
+/* evhttp wrote the whole reply: the socket waits for the next request. */
 static void sent_cb(struct evhttp_request *req, void *arg)
 {
-	struct hconn *hc = arg;
-	unsent_move(hc->h, 0, hc->unsent);
-	hc->unsent = 0;
+	struct http *h = arg;
+	struct hconn *hc = find_conn(h, req);
+	if (hc) {
+		unsent_move(h, 0, hc->unsent);
+		hc->unsent = 0;
+	}
+	hgate_end(h->gate, req);
 }
 
 static void send_body(struct http *h, struct evhttp_request *req, int status, const char *ctype,
@@ -213,18 +189,13 @@ static void send_body(struct http *h, struct evhttp_request *req, int status, co
 	if (hc && body && evbuffer_get_length(body) && evhttp_request_get_command(req) != EVHTTP_REQ_HEAD) {
 		hc->unsent = evbuffer_get_length(body);
 		unsent_move(h, hc->unsent, 0);
-		evhttp_request_set_on_complete_cb(req, sent_cb, hc);
 	}
+	evhttp_request_set_on_complete_cb(req, sent_cb, h);
 	struct evkeyvalq *hd = evhttp_request_get_output_headers(req);
 	evhttp_add_header(hd, "Content-Type", ctype);
 	evhttp_add_header(hd, "Cache-Control", "no-store");
 	evhttp_add_header(hd, "X-Content-Type-Options", "nosniff");
 	count_status(h, status);
-	struct hsock *k = sock_of(h, req);
-	if (k) {
-		k->serving = 0;
-		k->since_ns = pool_now_ns();
-	}
 	const char *reason = status == 200 ? "OK" : status == 404 ? "Not Found" : status == 413 ? "Payload Too Large"
 			   : status == 431 ? "Request Header Fields Too Large" : status == 421 ? "Misdirected Request"
 			   : status == 503 ? "Service Unavailable" : status == 504 ? "Gateway Timeout"
@@ -262,86 +233,6 @@ static void send_error(struct http *h, struct evhttp_request *req, int status, c
 
 /* ---- clients ------------------------------------------------------------- */
 
-#define BEVS_MAX(h) (2 * (h)->cfg.max_conns)
-
-/* Drops the connections evhttp has freed (their callbacks cleared). */
-static void sweep(struct http *h)
-{
-	for (unsigned i = 0; i < h->nbevs;) {
-		bufferevent_data_cb r, w;
-		bufferevent_event_cb e;
-		void *arg;
-		bufferevent_getcb(h->socks[i].bev, &r, &w, &e, &arg);
-		if (r || w || e) {
-			i++;
-			continue;
-		}
-		bufferevent_decref(h->socks[i].bev); /* the last reference: closes the socket */
-		h->socks[i] = h->socks[--h->nbevs];
-	}
-}
-
-/* Accepts again once fewer than twice max_conns sockets are open. While
- * any is tracked, looks again in a second (in 20 ms while not accepting),
- * so that the socket of a client that left is closed soon. */
-static void gate(struct http *h)
-{
-	int full = h->nbevs >= BEVS_MAX(h);
-	if (full != h->gated)
-		(full ? evconnlistener_disable : evconnlistener_enable)(h->listener);
-	h->gated = full;
-	struct timeval tv = { full ? 0 : 1, full ? 20000 : 0 };
-	if (h->nbevs && !evtimer_pending(h->gate_ev, NULL))
-		evtimer_add(h->gate_ev, &tv);
-}
-
-/* Shuts the sockets whose request has taken more than timeout_s (evhttp
- * reads the end of file and frees the connection); a reply still being
- * written restarts the clock (the write timeout covers a non-reader). */
-static void expire(struct http *h)
-{
-	uint64_t now = pool_now_ns(), limit = (uint64_t)h->cfg.timeout_s * 1000000000u;
-	for (unsigned i = 0; i < h->nbevs; i++) {
-		struct hsock *k = &h->socks[i];
-		if (k->serving)
-			continue;
-		if (evbuffer_get_length(bufferevent_get_output(k->bev))) {
-			k->since_ns = now;
-		} else if (now - k->since_ns > limit) {
-			evutil_socket_t fd = bufferevent_getfd(k->bev);
-			if (fd >= 0)
-				shutdown(fd, SHUT_RDWR);
-			k->serving = 1; /* once; the sweep drops it when evhttp lets go */
-		}
-	}
-}
-
-static void gate_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct http *h = arg;
-	sweep(h);
-	expire(h);
-	gate(h);
-}
-
-/* evhttp's hook for every accepted connection. */
-static struct bufferevent *accept_bev(struct event_base *base, void *arg)
-{
-	struct http *h = arg;
-	struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-	sweep(h);
-	if (bev && h->nbevs < BEVS_MAX(h)) {
-		/* Our reference keeps the socket reading after evhttp lets go of
-		 * it (a 503, a bad request) until the sweep: bound what it reads
-		 * to what evhttp may need for one request. */
-		bufferevent_setwatermark(bev, EV_READ, 0, HTTP_READ_MAX);
-		bufferevent_incref(bev);
-		h->socks[h->nbevs++] = (struct hsock){ bev, pool_now_ns(), 0 };
-	}
-	gate(h); /* no sweep: evhttp sets this one's callbacks once we return */
-	return bev;
-}
-
 static void conn_closed(struct evhttp_connection *evcon, void *arg)
 {
 	struct hconn *hc = arg;
@@ -357,40 +248,37 @@ static void conn_closed(struct evhttp_connection *evcon, void *arg)
 		h->conns = hc->next;
 	if (hc->next)
 		hc->next->prev = hc->prev;
-	h->nconns--;
 	free(hc);
-	if (h->evh) { /* evhttp frees the connection after this: look then */
-		struct timeval now = { 0, 0 };
-		evtimer_add(h->gate_ev, &now);
-	}
+	hgate_poke(h->gate); /* evhttp frees the connection after this: look then */
 }
 
-/* The request's connection, counted; NULL (and the 503 sent) past the
- * bound. A linear search: max_conns is small. */
-static struct hconn *conn_of(struct http *h, struct evhttp_request *req)
+/* The request's connection; NULL (and a 503 sent) when out of memory, or
+ * when more than max_conns requests would be answered at once (serving:
+ * with this one). A scrape is always answered: it is how an overload is
+ * seen, and it costs some kB. A linear search: the sockets are bounded
+ * (2 x max_conns). */
+static struct hconn *conn_of(struct http *h, struct evhttp_request *req, unsigned serving, int scrape)
 {
 	struct hconn *hc = find_conn(h, req);
-	if (hc)
-		return hc;
-	hc = h->nconns < h->cfg.max_conns ? calloc(1, sizeof(*hc)) : NULL;
-	if (!hc) {
-		h->refused++;
-		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
-		send_error(h, req, 503, "BUSY", "%u HTTP clients are connected already (--http-max-conns)", h->nconns);
-		/* evhttp closes it once the 503 is written: drop our reference soon. */
-		struct timeval soon = { 0, 20000 };
-		evtimer_add(h->gate_ev, &soon);
-		return NULL;
+	if (!hc && (hc = calloc(1, sizeof(*hc)))) {
+		hc->h = h;
+		hc->evcon = evhttp_request_get_connection(req);
+		hc->next = h->conns;
+		if (hc->next)
+			hc->next->prev = hc;
+		h->conns = hc;
+		evhttp_connection_set_closecb(hc->evcon, conn_closed, hc);
 	}
-	hc->h = h;
-	hc->evcon = evhttp_request_get_connection(req);
-	hc->next = h->conns;
-	if (hc->next)
-		hc->next->prev = hc;
-	h->conns = hc;
-	h->nconns++;
-	evhttp_connection_set_closecb(hc->evcon, conn_closed, hc);
-	return hc;
+	if (hc && (scrape || serving <= h->cfg.max_conns))
+		return hc;
+	h->refused++;
+	evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+	if (hc)
+		send_error(h, req, 503, "BUSY", "%u HTTP requests are being answered already (--http-max-conns)",
+			   serving - 1);
+	else
+		send_error(h, req, 503, "NOMEM", "no memory for the connection");
+	return NULL;
 }
 
 /* ---- worker jobs ------------------------------------------------------------ */
@@ -608,8 +496,11 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 		sc->plane_name[p] = h->plane[p].name;
 		sc->f[p] = store_get(h->plane[p].st);
 	}
-	sweep(h);
-	sc->http_conns = h->nbevs;
+	struct hgate_stats gs;
+	hgate_get_stats(h->gate, &gs);
+	sc->http_conns = gs.socks;
+	sc->http_waiting = gs.waiting;
+	memcpy(sc->http_cut, gs.cut, sizeof(sc->http_cut));
 	sc->http_max_conns = h->cfg.max_conns;
 	sc->http_refused = h->refused;
 	sc->http_unsent = h->unsent;
@@ -856,16 +747,14 @@ static int host_ok(const struct http *h, struct evhttp_request *req)
 static void request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
-	struct hsock *k = sock_of(h, req);
-	if (k)
-		k->serving = 1;
-	struct hconn *hc = conn_of(h, req);
-	if (!hc)
-		return;
+	unsigned serving = hgate_begin(h->gate, req);
 	enum evhttp_cmd_type m = evhttp_request_get_command(req);
 	const char *uri = evhttp_request_get_uri(req);
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	const char *path = u ? evhttp_uri_get_path(u) : NULL;
+	struct hconn *hc = conn_of(h, req, serving, path && !strcmp(path, "/metrics"));
+	if (!hc)
+		return;
 	if (m != EVHTTP_REQ_GET && m != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
 		send_error(h, req, 405, "METHOD", "read-only: GET and HEAD only");
@@ -943,6 +832,29 @@ static int host_names(struct http *h, const char *list, const char *bound, char 
 	return 0;
 }
 
+/* evhttp's own bind listens with a queue of 128: a crowd connecting as
+ * fast as it is closed fills that, and the kernel then drops a client's
+ * connection attempt, which it retries only a second later. The query
+ * port's 4,096 (the kernel caps it at net.core.somaxconn). */
+static struct evhttp_bound_socket *bind_listener(struct evhttp *evh, struct event_base *base, const char *host,
+						 int port)
+{
+	char ps[8];
+	snprintf(ps, sizeof(ps), "%d", port);
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	if (getaddrinfo(host, ps, &hints, &res)) {
+		errno = EADDRNOTAVAIL;
+		return NULL;
+	}
+	struct evconnlistener *l = evconnlistener_new_bind(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE |
+							   LEV_OPT_CLOSE_ON_EXEC, 4096, res->ai_addr, (int)res->ai_addrlen);
+	freeaddrinfo(res);
+	struct evhttp_bound_socket *bs = l ? evhttp_bind_listener(evh, l) : NULL;
+	if (l && !bs)
+		evconnlistener_free(l);
+	return bs;
+}
+
 struct http *http_new(const struct http_config *cfg, struct server *srv, const struct server_plane *planes,
 		      int nplanes, char err[SNAP_ERR_LEN])
 {
@@ -970,10 +882,11 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 	struct event_base *base = server_base(srv);
 	h->evh = evhttp_new(base);
 	h->done_ev = event_new(base, -1, 0, done_cb, h);
-	h->gate_ev = evtimer_new(base, gate_cb, h);
-	h->socks = calloc(2 * (size_t)cfg->max_conns + 1, sizeof(*h->socks));
-	struct evhttp_bound_socket *bs = h->evh ? evhttp_bind_socket_with_handle(h->evh, host, (ev_uint16_t)port) : NULL;
-	if (!h->evh || !h->done_ev || !h->gate_ev || !h->socks || !bs || !cfg->max_conns) {
+	struct evhttp_bound_socket *bs = h->evh ? bind_listener(h->evh, base, host, port) : NULL;
+	struct hgate_config gc = { 2 * cfg->max_conns, cfg->per_peer, cfg->header_timeout_s, cfg->body_timeout_s,
+				   cfg->timeout_s, HTTP_READ_MAX };
+	h->gate = bs ? hgate_new(base, evhttp_bound_socket_get_listener(bs), &gc) : NULL;
+	if (!h->evh || !h->done_ev || !h->gate || !bs || !cfg->max_conns) {
 		snprintf(err, SNAP_ERR_LEN, "--http %.100s: cannot listen: %s", cfg->addr, strerror(errno));
 		http_free(h);
 		return NULL;
@@ -987,10 +900,11 @@ struct http *http_new(const struct http_config *cfg, struct server *srv, const s
 						   EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	evhttp_set_max_headers_size(h->evh, HTTP_HEAD_MAX);
 	evhttp_set_max_body_size(h->evh, HTTP_BODY_MAX);
-	evhttp_set_timeout(h->evh, (int)cfg->timeout_s);
+	/* evhttp's own inactivity timeout: a reply the client does not read.
+	 * A second later than the gate's, which closes idle connections. */
+	evhttp_set_timeout(h->evh, (int)cfg->timeout_s + 1);
 	evhttp_set_gencb(h->evh, request_cb, h);
-	h->listener = evhttp_bound_socket_get_listener(bs);
-	evhttp_set_bevcb(h->evh, accept_bev, h);
+	evhttp_set_bevcb(h->evh, hgate_accept, h->gate);
 	tlog(TLOG_INFO, "HTTP: metrics and the web view on %s (port %d)", cfg->addr, h->port);
 	return h;
 }
@@ -1010,18 +924,12 @@ void http_free(struct http *h)
 	h->closed = 1;
 	h->njobs++;
 	pthread_mutex_unlock(&h->lock);
-	struct evhttp *evh = h->evh;
-	h->evh = NULL; /* conn_closed must not reopen the gate */
-	if (evh)
-		evhttp_free(evh); /* closes every client: conn_closed frees its hconn */
+	if (h->evh)
+		evhttp_free(h->evh); /* closes every client: conn_closed frees its hconn */
+	h->evh = NULL;
+	hgate_free(h->gate); /* and the gate's references close their sockets */
 	if (h->done_ev)
 		event_free(h->done_ev);
-	if (h->gate_ev)
-		event_free(h->gate_ev);
-	if (h->socks)
-		for (unsigned i = 0; i < h->nbevs; i++)
-			bufferevent_decref(h->socks[i].bev);
-	free(h->socks);
 	pthread_mutex_lock(&h->lock);
 	struct hjob *j = h->done;
 	h->done = NULL;

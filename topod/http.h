@@ -23,8 +23,11 @@
 
 struct http_config {
 	const char *addr;           /* "ADDR:PORT", "[V6]:PORT" */
-	unsigned max_conns;         /* clients at once; more are answered 503 and closed */
-	unsigned timeout_s;         /* idle or slow client */
+	unsigned max_conns;         /* requests answered at once (more: 503); 2x as many sockets */
+	unsigned per_peer;          /* sockets one address may hold waiting for a request */
+	unsigned header_timeout_s;  /* a request's line and headers must arrive within this */
+	unsigned body_timeout_s;    /* and its body within this of them */
+	unsigned timeout_s;         /* kept-alive connection idle, or a reply not read */
 	unsigned request_timeout_s; /* deadline of a worker job, 0: none */
 	uint64_t max_reply;         /* largest body sent; more is 413 */
 	int slurm;                  /* /api/job?id=N runs squeue (--http-slurm) */
@@ -34,6 +37,9 @@ struct http_config {
 
 #define HTTP_DEFAULT_CONNS 64
 #define HTTP_DEFAULT_TIMEOUT 30
+#define HTTP_DEFAULT_PER_PEER 8
+#define HTTP_DEFAULT_HEADER_TIMEOUT 10
+#define HTTP_DEFAULT_BODY_TIMEOUT 10
 #define HTTP_DEFAULT_MAX_REPLY (64u << 20)
 #define HTTP_HOSTS_MAX 16
 

@@ -8,6 +8,7 @@
 
 #include <event2/buffer.h>
 
+#include "http_gate.h"
 #include "server.h"
 #include "store.h"
 
@@ -21,7 +22,8 @@ struct http_scrape {
 	const char *plane_name[TOPO_PLANES_MAX];
 	struct fabric *f[TOPO_PLANES_MAX]; /* references, dropped with the job */
 	uint64_t now_us;
-	unsigned http_conns, http_max_conns;
+	unsigned http_conns, http_waiting, http_max_conns;
+	uint64_t http_cut[HG_CUTS];
 	uint64_t http_refused, http_codes[HS_CODES], http_unsent;
 };
 

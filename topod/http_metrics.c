@@ -228,6 +228,16 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 	for (int p = 0; p < sc->m.nplanes; p++)
 		evbuffer_add_printf(out, "topod_snapshots_superseded_total{plane=\"%s\"} %" PRIu64 "\n",
 				    sc->plane_name[p], sc->m.plane[p].superseded);
+	family(out, "topod_generation_held", "gauge",
+	       "the generation the shrink guard holds back, not served (0: none): admin `confirm G` serves it");
+	for (int p = 0; p < sc->m.nplanes; p++)
+		evbuffer_add_printf(out, "topod_generation_held{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
+				    sc->m.plane[p].held_gen);
+	family(out, "topod_snapshots_held_total", "counter",
+	       "generations held back for reaching more than --shrink-guard fewer HCAs or switches than the served one");
+	for (int p = 0; p < sc->m.nplanes; p++)
+		evbuffer_add_printf(out, "topod_snapshots_held_total{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
+				    sc->m.plane[p].held_total);
 }
 
 static void snapshots(const struct server_metrics *m, struct evbuffer *out)
@@ -306,9 +316,19 @@ static void clients(const struct http_scrape *sc, struct evbuffer *out)
 	one(out, "topod_ingest_clients_connected", "gauge", "snapshot producers connected", m->ingest_conns);
 	one(out, "topod_watchers", "gauge", "clients parked in watch", m->watching);
 	one(out, "topod_http_clients_connected", "gauge", "HTTP connections open", sc->http_conns);
-	one(out, "topod_http_clients_max", "gauge", "HTTP connections allowed (--http-max-conns)", sc->http_max_conns);
-	one(out, "topod_http_clients_refused_total", "counter", "HTTP connections refused: --http-max-conns reached",
+	one(out, "topod_http_clients_waiting", "gauge",
+	    "HTTP connections without a whole request: arriving, or kept alive between requests", sc->http_waiting);
+	one(out, "topod_http_clients_max", "gauge", "HTTP requests answered at once (--http-max-conns; twice as many "
+	    "connections)", sc->http_max_conns);
+	one(out, "topod_http_clients_refused_total", "counter", "HTTP requests refused: --http-max-conns being answered",
 	    (double)sc->http_refused);
+	family(out, "topod_http_cut_total", "counter",
+	       "HTTP connections closed before a whole request, by reason: header_timeout, body_timeout "
+	       "(--http-header-timeout, --http-body-timeout), idle_timeout (kept alive past --http-timeout), per_peer "
+	       "(the address's oldest past --http-per-peer), full (the oldest anywhere past 2 x --http-max-conns)");
+	for (int i = 0; i < HG_CUTS; i++)
+		evbuffer_add_printf(out, "topod_http_cut_total{reason=\"%s\"} %" PRIu64 "\n", hgate_cut_names[i],
+				    sc->http_cut[i]);
 	one(out, "topod_http_reply_bytes_unread", "gauge", "HTTP reply bytes not yet written to their clients",
 	    (double)sc->http_unsent);
 	family(out, "topod_http_requests_total", "counter", "HTTP requests answered, by status code");

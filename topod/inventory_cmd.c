@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gone.h"
 #include "hier.h"
 #include "inventory.h"
 #include "place.h"
@@ -60,7 +61,7 @@ static uint32_t switch_by_desc(struct qctx *c, const char *name)
 		query_error(c->out, "NOTFOUND", "'%.100s' begins the descriptions of %u switches; name one by GUID", name,
 			    nfound);
 	else
-		query_error(c->out, "NOTFOUND", "no host, HCA, switch, GUID or LID '%.100s'", name);
+		qctx_notfound(c, name, "no host, HCA, switch, GUID or LID", 1);
 	return ROUTE_NONE;
 }
 
@@ -236,6 +237,18 @@ static int name_match(const struct qctx *c, uint32_t node, const char *sub, cons
 	return strstr(nm, sub) || strstr(c->s->nodes[node].desc, sub) || strstr(g, sub);
 }
 
+/* Whether sub is in the name, description or GUID of any node. */
+static int names_any(const struct qctx *c, const char *sub)
+{
+	char nm[INV_NAME_BUF];
+	for (uint32_t a = 0; a < c->s->nnodes; a++) {
+		node_name(c, a, nm, sizeof(nm));
+		if (name_match(c, a, sub, nm))
+			return 1;
+	}
+	return 0;
+}
+
 /* The cable on (a, pa) as one line into body; 1 if it passed the filter. */
 static int link_line(struct qctx *c, struct evbuffer *body, const struct link_filter *f, uint32_t a, unsigned pa)
 {
@@ -260,6 +273,32 @@ static int link_line(struct qctx *c, struct evbuffer *body, const struct link_fi
 	return 1;
 }
 
+/* A cable earlier generations had, unplugged now at both ends (gone.h):
+ * listed as Down, its width and speed unknown. */
+static int gone_line(struct qctx *c, struct evbuffer *body, const struct link_filter *f,
+		     const struct gone_cable *g)
+{
+	const struct snap *s = c->s;
+	uint32_t a = g->node[0], b = g->node[1];
+	const struct snap_port *p = &s->ports[s->nodes[a].port0 + g->port[0]];
+	const struct snap_port *q = &s->ports[s->nodes[b].port0 + g->port[1]];
+	uint8_t lo = p->state < q->state ? p->state : q->state;
+	if (f->state && !inv_state_match(f->state, lo, lo))
+		return 0;
+	char na[INV_NAME_BUF], nb[INV_NAME_BUF];
+	node_name(c, a, na, sizeof(na));
+	node_name(c, b, nb, sizeof(nb));
+	if (f->name && !name_match(c, a, f->name, na) && !name_match(c, b, f->name, nb))
+		return 0;
+	evbuffer_add_printf(body,
+			    "link 0x%016" PRIx64 ":%u 0x%016" PRIx64 ":%u state=%s width=? speed=? rate_bps=0"
+			    " a_type=%s a_state=%s a_name=\"%s\" b_type=%s b_state=%s b_name=\"%s\"\n",
+			    s->nodes[a].guid, g->port[0], s->nodes[b].guid, g->port[1], rate_state_name(lo),
+			    inv_type_word(s->nodes[a].type), rate_state_name(p->state), na, inv_type_word(s->nodes[b].type),
+			    rate_state_name(q->state), nb);
+	return 1;
+}
+
 void answer_links(struct qctx *c)
 {
 	struct link_filter f;
@@ -271,12 +310,18 @@ void answer_links(struct qctx *c)
 		return;
 	}
 	const struct snap *s = c->s;
-	size_t total = 0, shown = 0;
+	const struct gone_cables *gc = c->f->gone_cables;
+	size_t total = 0, shown = 0, k = 0;
 	/* Each cable once, from its end first in (node, port) order: nodes are
 	 * in GUID order, so the lower GUID end (iblinkinfo lists both). */
 	for (uint32_t a = 0; a < s->nnodes && shown <= TOPO_LINKS_MAX; a++)
 		for (unsigned pa = 1; pa <= s->nodes[a].nports; pa++) {
 			const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa];
+			if (gc && k < gc->n && gc->v[k].node[0] == a && gc->v[k].port[0] == pa) {
+				total++;
+				shown += (size_t)gone_line(c, body, &f, &gc->v[k++]);
+				continue;
+			}
 			if (!p->present || p->peer_node == SNAP_NONE ||
 			    (p->peer_node < a || (p->peer_node == a && p->peer_port < pa)))
 				continue;
@@ -285,6 +330,10 @@ void answer_links(struct qctx *c)
 		}
 	if (shown > TOPO_LINKS_MAX)
 		query_error(c->out, "TOOMANY", "more than %u cables match; filter them (name=, state=)", TOPO_LINKS_MAX);
+	else if (!shown && f.name && !names_any(c, f.name))
+		/* nothing to list because the name names nothing, not because
+		 * every cable of it is filtered out by state */
+		qctx_notfound(c, f.name, "no host, HCA or switch whose name, description or GUID contains", 1);
 	else
 		evbuffer_add_printf(c->out, "OK gen=%" PRIu64 " links=%zu shown=%zu lines=%zu\n", c->gen, total, shown,
 				    shown);

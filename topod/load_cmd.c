@@ -30,7 +30,7 @@ static void lvl_name(uint8_t l, char *b)
 		snprintf(b, 4, "%u", l);
 }
 
-/* "S:D:B" with S, D < nranks and B <= TOPO_MSG_BYTES_MAX. */
+/* "S:D:B" with S, D < nranks and B <= TOPO_MSG_BYTES_MAX (2^53). */
 static int parse_triple(const char *w, uint32_t nranks, struct pat_triple *t)
 {
 	const char *c1 = strchr(w, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
@@ -62,8 +62,8 @@ static int parse_opts(struct qctx *c, struct load_req *q, size_t *i)
 		const char *a = r->argv[*i];
 		if (!strncmp(a, "bytes=", 6)) {
 			if (util_parse_u64(a + 6, NULL, TOPO_MSG_BYTES_MAX, &q->bytes) || !q->bytes) {
-				query_error(c->out, "USAGE", "bytes=N needs an integer from 1 to %llu",
-					    (unsigned long long)TOPO_MSG_BYTES_MAX);
+				query_error(c->out, "USAGE", "bytes=N needs an integer from 1 to 2^53 (%llu), got '%.40s'",
+					    (unsigned long long)TOPO_MSG_BYTES_MAX, a + 6);
 				return -1;
 			}
 		} else if (!strncmp(a, "links=", 6)) {
@@ -164,15 +164,23 @@ static int build_pattern(struct qctx *c, struct load_req *q)
 {
 	const struct proto_req *r = c->req;
 	char err[AN_ERR_LEN];
+	uint64_t total;
 	if (!q->matrix) {
 		if (pattern_check(&q->p, q->job.nranks, err)) {
 			query_error(c->out, "USAGE", "%s", err);
 			return -1;
 		}
-		return 0;
+	} else {
+		size_t nt = q->r1 < r->argc ? r->argc - q->r1 - 1 : 0;
+		if (qctx_matrix(c, r->argv + q->r1 + 1, nt, q->job.nranks, &q->p))
+			return -1;
 	}
-	size_t nt = q->r1 < r->argc ? r->argc - q->r1 - 1 : 0;
-	return qctx_matrix(c, r->argv + q->r1 + 1, nt, q->job.nranks, &q->p);
+	/* Any message up to 2^53 bytes, but no total past what 64 bits carry. */
+	if (pattern_total_bytes(&q->p, q->job.nranks, &total, err)) {
+		query_error(c->out, "RANGE", "%s: fewer bytes or ranks", err);
+		return -1;
+	}
+	return 0;
 }
 
 int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nranks, struct pattern *p)
@@ -186,7 +194,8 @@ int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nr
 	for (size_t k = 0; k < nt; k++)
 		if (parse_triple(words[k], nranks, &tri[k])) {
 			query_error(c->out, "USAGE",
-				    "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32 " and BYTES <= %llu",
+				    "matrix entry %zu: '%.40s' is not S:D:BYTES with ranks < %" PRIu32
+				    " and BYTES <= 2^53 (%llu)",
 				    k + 1, words[k], nranks, (unsigned long long)TOPO_MSG_BYTES_MAX);
 			free(tri);
 			return -1;
@@ -315,7 +324,9 @@ void answer_load(struct qctx *c)
 	struct load *L = NULL;
 	if (!parse_words(c, &q) && !build_job(c, &q) && !build_pattern(c, &q)) {
 		int rc = load_build(c->rt, &q.job, &q.p, c->threads, &L);
-		if (rc)
+		if (rc == AN_E_RANGE)
+			query_error(c->out, "RANGE", "a level's links carry more than 2^62 bytes in all: fewer bytes or ranks");
+		else if (rc)
 			query_error(c->out, rc == AN_E_NOMEM ? "NOMEM" : "USAGE", "%s", an_strerror(rc));
 		else
 			write_reply(c, &q, L);

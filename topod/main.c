@@ -52,6 +52,8 @@ struct options {
 	struct http_config http;  /* --http: addr NULL when off */
 	unsigned history;
 	unsigned long long history_bytes;
+	double shrink_guard;      /* build.h: builder_set_guard */
+	unsigned shrink_agree;
 	/* Fabric planes, in the order their ingests were named ("default" for
 	 * an unnamed one). */
 	char plane_name[TOPO_PLANES_MAX][TOPO_PLANE_NAME_MAX + 1];
@@ -88,6 +90,8 @@ static void usage(FILE *f)
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 512M)\n"
 		"      --history N            generations kept for history/diff (default 100)\n"
 		"      --history-bytes BYTES  their deltas take at most this much (default 128M)\n"
+		"      --shrink-guard FRACTION  hold back a generation reaching FRACTION fewer HCAs or switches (0.5)\n"
+		"      --shrink-agree N       ... and serve it when N later ones agree, 0: only admin confirm (3)\n"
 		"      --max-ingest-conns N   snapshot producers connected at once (default 8)\n"
 		"      --ingest-key FILE      shared key: TCP ingest accepts only snapshots signed with it\n"
 		"      --ingest-insecure      accept unsigned snapshots on TCP ingest (not recommended)\n"
@@ -98,9 +102,12 @@ static void usage(FILE *f)
 		"      --request-timeout SEC  deadline of every heavy request, 0 none (default 60)\n"
 		"      --client-budget BYTES  all clients' buffered input and unread output (default 1G)\n"
 		"      --http ADDR:PORT       serve /metrics (Prometheus) and the web view here (default: off)\n"
-		"      --http-max-conns N     HTTP clients at once (default 64)\n"
+		"      --http-max-conns N     HTTP requests answered at once, 2N connections (default 64)\n"
+		"      --http-per-peer N      connections one address may hold without a whole request (default 8)\n"
+		"      --http-header-timeout SEC  an HTTP request's line and headers within SEC (default 10)\n"
+		"      --http-body-timeout SEC    and its body within SEC of them (default 10)\n"
 		"      --http-slurm           the web view may look up Slurm job IDs (runs squeue)\n"
-		"      --http-timeout SEC     an HTTP request must arrive within SEC (default 30)\n"
+		"      --http-timeout SEC     close kept-alive HTTP connections idle, or not reading, SEC (default 30)\n"
 		"      --http-host NAME,...   names an HTTP Host header may give (default: this host's, localhost)\n"
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
@@ -139,6 +146,11 @@ enum {
 	OPT_HTTP_SLURM,
 	OPT_HTTP_TIMEOUT,
 	OPT_HTTP_HOST,
+	OPT_HTTP_PER_PEER,
+	OPT_HTTP_HEADER_TIMEOUT,
+	OPT_HTTP_BODY_TIMEOUT,
+	OPT_SHRINK_GUARD,
+	OPT_SHRINK_AGREE,
 };
 
 static const struct option longopts[] = {
@@ -182,6 +194,11 @@ static const struct option longopts[] = {
 	{ "http-slurm", no_argument, NULL, OPT_HTTP_SLURM },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	{ "http-host", required_argument, NULL, OPT_HTTP_HOST },
+	{ "http-per-peer", required_argument, NULL, OPT_HTTP_PER_PEER },
+	{ "http-header-timeout", required_argument, NULL, OPT_HTTP_HEADER_TIMEOUT },
+	{ "http-body-timeout", required_argument, NULL, OPT_HTTP_BODY_TIMEOUT },
+	{ "shrink-guard", required_argument, NULL, OPT_SHRINK_GUARD },
+	{ "shrink-agree", required_argument, NULL, OPT_SHRINK_AGREE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -377,6 +394,54 @@ static int apply_budget(struct options *o, int c, const char *val)
 	return 0;
 }
 
+/* The shrink guard (build.h): a fraction in (0, 1], and a count. */
+static int apply_guard(struct options *o, int c, const char *val)
+{
+	if (c == OPT_SHRINK_AGREE) {
+		unsigned long long x;
+		if (parse_uint("shrink-agree", val, 0, 1000, &x))
+			return -1;
+		o->shrink_agree = (unsigned)x;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double f = strtod(val, &end);
+	if (errno || end == val || *end || !(f > 0 && f <= 1)) {
+		fprintf(stderr, "%s: --shrink-guard: expected a fraction above 0 and at most 1 (1: off), got '%s'\n", prog,
+			val);
+		return -1;
+	}
+	o->shrink_guard = f;
+	return 0;
+}
+
+/* The HTTP endpoint's options (http.h). */
+static int apply_http(struct options *o, int c, const char *val)
+{
+	static const struct { int c; const char *name; unsigned long long lo, hi; } r[] = {
+		{ OPT_HTTP_MAX_CONNS, "http-max-conns", 1, 4096 },   { OPT_HTTP_PER_PEER, "http-per-peer", 1, 8192 },
+		{ OPT_HTTP_TIMEOUT, "http-timeout", 1, 3600 },       { OPT_HTTP_HEADER_TIMEOUT, "http-header-timeout", 1, 3600 },
+		{ OPT_HTTP_BODY_TIMEOUT, "http-body-timeout", 1, 3600 },
+	};
+	unsigned *dst[] = { &o->http.max_conns, &o->http.per_peer, &o->http.timeout_s, &o->http.header_timeout_s,
+			    &o->http.body_timeout_s };
+	unsigned long long x;
+	switch (c) {
+	case OPT_HTTP: o->http.addr = val; return 0;
+	case OPT_HTTP_HOST: o->http.hosts = val; return 0;
+	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
+	}
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (r[i].c == c) {
+			if (parse_uint(r[i].name, val, r[i].lo, r[i].hi, &x))
+				return -1;
+			*dst[i] = (unsigned)x;
+			return 0;
+		}
+	return -1;
+}
+
 /* Applies one option; val is borrowed for the life of the process. */
 static int apply(struct options *o, int c, const char *val)
 {
@@ -422,19 +487,10 @@ static int apply(struct options *o, int c, const char *val)
 		o->history_bytes = x;
 		return 0;
 	case OPT_PIDFILE: o->pidfile = val; return 0;
-	case OPT_HTTP: o->http.addr = val; return 0;
-	case OPT_HTTP_HOST: o->http.hosts = val; return 0;
-	case OPT_HTTP_SLURM: o->http.slurm = 1; return 0;
-	case OPT_HTTP_MAX_CONNS:
-		if (parse_uint("http-max-conns", val, 1, 4096, &x))
-			return -1;
-		o->http.max_conns = (unsigned)x;
-		return 0;
-	case OPT_HTTP_TIMEOUT:
-		if (parse_uint("http-timeout", val, 1, 3600, &x))
-			return -1;
-		o->http.timeout_s = (unsigned)x;
-		return 0;
+	case OPT_SHRINK_GUARD: case OPT_SHRINK_AGREE: return apply_guard(o, c, val);
+	case OPT_HTTP: case OPT_HTTP_HOST: case OPT_HTTP_SLURM: case OPT_HTTP_MAX_CONNS: case OPT_HTTP_TIMEOUT:
+	case OPT_HTTP_PER_PEER: case OPT_HTTP_HEADER_TIMEOUT: case OPT_HTTP_BODY_TIMEOUT:
+		return apply_http(o, c, val);
 	case OPT_NAMEMAP: o->namemap = val; return 0;
 	case 'v': log_verbosity = TLOG_DEBUG; return 0;
 	case 'q': log_verbosity = TLOG_WARN; return 0;
@@ -531,6 +587,7 @@ static struct ingest_job *startup_job(const struct options *o, int first, const 
 		snprintf(err, SNAP_ERR_LEN, "out of memory");
 		return NULL;
 	}
+	j->confirmed = 1; /* the operator's: never held back by the shrink guard */
 	if (first && o->topology) {
 		if (snap_load_text(o->topology, o->lfts, &s, err))
 			goto bad;
@@ -603,6 +660,7 @@ static int do_reload(void *arg, const char *path, int force, char err[SNAP_ERR_L
 		j->snap = s;
 		j->persist = 1;
 		j->force = force;
+		j->confirmed = 1;
 		snprintf(j->source, sizeof(j->source), "admin restore %.80s", path);
 	} else if (!(j = startup_job(r->o, 1, r->state_dir, builder_state_file(r->b), err, &none))) {
 		if (none)
@@ -716,6 +774,9 @@ static void set_defaults(struct options *o)
 	o->srv.max_admin = 16;
 	o->http.max_conns = HTTP_DEFAULT_CONNS;
 	o->http.timeout_s = HTTP_DEFAULT_TIMEOUT;
+	o->http.per_peer = HTTP_DEFAULT_PER_PEER;
+	o->http.header_timeout_s = HTTP_DEFAULT_HEADER_TIMEOUT;
+	o->http.body_timeout_s = HTTP_DEFAULT_BODY_TIMEOUT;
 	o->http.max_reply = HTTP_DEFAULT_MAX_REPLY;
 	o->srv.idle_timeout_s = 300;
 	/* A 3,456-host pathmatrix is ~27 MB and the largest answer within the
@@ -739,6 +800,12 @@ static void set_defaults(struct options *o)
 	 * for fabrics whose node set keeps changing (whole copies). */
 	o->history = 100;
 	o->history_bytes = 128ull << 20;
+	/* "Most" of the fabric: an SM that lost its port sees one node, a
+	 * leaf switch that failed takes a few percent. Three more generations
+	 * that agree: a collector's loop, or OpenSM rerouting as the fabric
+	 * settles; OpenSM that routes once waits for the operator. */
+	o->shrink_guard = 0.5;
+	o->shrink_agree = 3;
 	o->srv.max_ingest = 8;
 	o->srv.ingest_timeout_s = 120;
 	/* A heavy request runs a minute at most: the longest within the
@@ -891,6 +958,7 @@ static int open_plane(const struct options *o, int p, const struct route_namemap
 		return -1;
 	}
 	builder_set_plane(pb, o->plane_name[p]);
+	builder_set_guard(pb, o->shrink_guard, o->shrink_agree);
 	*plane = (struct server_plane){ o->plane_name[p], st, pb };
 	int none;
 	/* Serve the saved fabric before we listen: a restarted topod
@@ -901,7 +969,10 @@ static int open_plane(const struct options *o, int p, const struct route_namemap
 		return -1;
 	}
 	if (j && builder_run(pb, j)) {
-		fprintf(stderr, "%s: plane %s: cannot serve the start-up fabric (see log)\n", prog, o->plane_name[p]);
+		struct builder_stats bs;
+		builder_get_stats(pb, &bs);
+		fprintf(stderr, "%s: plane %s: cannot serve the start-up fabric: %s\n", prog, o->plane_name[p],
+			bs.last_error[0] ? bs.last_error : "see the log");
 		return -1;
 	}
 	int nh = history_load(builder_history(pb));

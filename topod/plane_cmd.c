@@ -100,5 +100,5 @@ void answer_plane(struct qctx *c)
 		strcat(list, i ? ", " : "");
 		strcat(list, v.name[i]);
 	}
-	query_error(c->out, "NOTFOUND", "no plane '%.40s' (planes: %s, or auto)", name, list);
+	query_error(c->out, "NOPLANE", "no plane '%.40s' (planes: %s, or auto)", name, list);
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "fabric.h"
@@ -50,13 +52,99 @@ const char *qctx_route_code(int err)
 	}
 }
 
+/* The switch whose NodeDescription, or its first word, is name ignoring
+ * case (exact: case too), or ROUTE_NONE. The switches only. */
+static uint32_t switch_like(const struct qctx *c, const char *name, int exact)
+{
+	size_t len = strlen(name);
+	for (uint32_t k = 0; k < c->rt->nsw; k++) {
+		const char *d = c->s->nodes[c->rt->sw_node[k]].desc;
+		int same = exact ? !strncmp(d, name, len) : !strncasecmp(d, name, len);
+		if (same && (d[len] == '\0' || d[len] == ' ' || d[len] == '\t'))
+			return c->rt->sw_node[k];
+	}
+	return ROUTE_NONE;
+}
+
+/* The host name most likely meant by h (no such host): the same ignoring
+ * case, or with a domain suffix cut from either side ("c401-101.example.com"
+ * for "c401-101", and back). NULL if none. */
+static const char *host_like(const struct qctx *c, const char *h)
+{
+	const struct route_tab *rt = c->rt;
+	size_t hl = strcspn(h, ".");
+	for (uint32_t i = 0; i < rt->nhosts; i++)
+		if (!strcasecmp(rt->hosts[i].name, h))
+			return rt->hosts[i].name;
+	for (uint32_t i = 0; i < rt->nhosts; i++) {
+		const char *n = rt->hosts[i].name;
+		size_t nl = strcspn(n, ".");
+		if (nl == hl && !strncasecmp(n, h, hl) && (n[nl] == '.' || h[hl] == '.'))
+			return n;
+	}
+	return NULL;
+}
+
+/*
+ * Why name, which names nothing in this generation, names nothing, in one
+ * ERR line: a host earlier generations had is ERR GONE with since when (as
+ * `tree gone` and `slurm` know it); else ERR NOTFOUND "WHAT 'name'" and the
+ * name probably meant: another case, a domain suffix more or less, a switch
+ * (takes_switch: by its description; else that it is a switch, which this
+ * command does not take by that name). A scan of the hosts and switches, on
+ * this error path only: a lookup's cost for the fabrics topod serves.
+ */
+void qctx_notfound(struct qctx *c, const char *name, const char *what, int takes_switch)
+{
+	char h[ROUTE_NAME_MAX + 1];
+	const char *slash = strchr(name, '/');
+	size_t hl = slash ? (size_t)(slash - name) : strlen(name);
+	snprintf(h, sizeof(h), "%.*s", hl > ROUTE_NAME_MAX ? 0 : (int)hl, name);
+	const struct gone_host *g = h[0] ? gone_find(c->f->gone, h) : NULL;
+	if (g) {
+		char when[64] = "";
+		time_t t = (time_t)(g->since_us / 1000000u);
+		struct tm tm;
+		if (g->since_us && gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), " (%Y-%m-%d %H:%M:%S UTC)", &tm);
+		query_error(c->out, "GONE",
+			    "host '%s' is known but down: not in the fabric since generation %" PRIu64 "%s, last seen "
+			    "in generation %" PRIu64,
+			    g->name, g->since_gen, when, g->last_gen);
+		return;
+	}
+	const char *like = h[0] ? host_like(c, h) : NULL;
+	if (like) {
+		query_error(c->out, "NOTFOUND", "%s '%.100s'; did you mean '%s%.80s'?", what, name, like,
+			    slash ? slash : "");
+		return;
+	}
+	uint32_t sw = switch_like(c, name, !takes_switch);
+	if (sw == ROUTE_NONE && !takes_switch)
+		sw = switch_like(c, name, 0);
+	if (sw != ROUTE_NONE) {
+		const char *d = c->s->nodes[sw].desc;
+		int wl = (int)strcspn(d, " \t");
+		if (takes_switch)
+			query_error(c->out, "NOTFOUND", "%s '%.100s'; did you mean the switch '%.*s'?", what, name,
+				    wl > 100 ? 100 : wl, d);
+		else
+			query_error(c->out, "NOTFOUND",
+				    "%s '%.100s'; '%.*s' is a switch (0x%016" PRIx64 "), not a host: name a host, or "
+				    "the switch by its GUID",
+				    what, name, wl > 100 ? 100 : wl, d, c->s->nodes[sw].guid);
+		return;
+	}
+	query_error(c->out, "NOTFOUND", "%s '%.100s'", what, name);
+}
+
 int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
 {
 	int rc = route_resolve(c->rt, name, ep, dlid);
 	if (rc == AN_OK)
 		return 0;
 	if (rc == AN_E_NOTFOUND)
-		query_error(c->out, "NOTFOUND", "no host, HCA, GUID or LID '%.100s'", name);
+		qctx_notfound(c, name, "no host, HCA, GUID or LID", 0);
 	else
 		query_error(c->out, "PROTO", "bad name '%.100s': %s", name, an_strerror(rc));
 	return -1;
@@ -114,11 +202,11 @@ void answer_info(struct qctx *c)
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " generation=%" PRIu64 " nodes=%u switches=%u cas=%u links=%u hosts=%u "
 			    "max_lid=%u engine=%s sm_guid=0x%016" PRIx64 " sweep=%" PRIu64 " snapshot_us=%" PRIu64
-			    " received_us=%" PRIu64 " decode_ms=%.1f build_ms=%.1f depth=%u source=\"%s\"\n",
+			    " received_us=%" PRIu64 " decode_ms=%.1f build_ms=%.1f depth=%u held=%" PRIu64 " source=\"%s\"\n",
 			    s->generation, s->generation, s->nnodes, x ? x->switches : 0, x ? x->cas : 0,
 			    x ? x->links : 0, x ? x->rt->nhosts : 0, s->max_lid, s->engine[0] ? s->engine : "-",
 			    s->sm_guid, s->sweep, s->timestamp, f->received_us, f->decode_ms, f->build_ms,
-			    x ? hier_depth(x->hier) : 0, src);
+			    x ? hier_depth(x->hier) : 0, f->held ? atomic_load(f->held) : 0, src);
 }
 
 void answer_hops(struct qctx *c)

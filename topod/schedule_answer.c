@@ -37,16 +37,28 @@
 #include "query.h"
 #include "schedule.h"
 #include "topo_limits.h"
+#include "util.h"
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *v)
 {
-	char *end;
-	if (!*s || *s == '-' || *s == '+')
+	uint64_t x;
+	if (util_parse_u64(s, NULL, max, &x))
 		return -1;
-	unsigned long x = strtoul(s, &end, 10);
-	if (*end || x > max)
+	*v = (unsigned long)x;
+	return 0;
+}
+
+/* OPTION=V with V a whole number lo..hi: 0, or -1 with ERR USAGE naming
+ * the option and its range (never a value wrapped or clamped into it). */
+static int option_uint(struct qctx *c, const char *a, const char *v, unsigned long lo, unsigned long hi,
+		       unsigned long *out)
+{
+	if (parse_uint(v, hi, out) || *out < lo) {
+		/* the byte limit by its name, as load, pick and map give it */
+		query_error(c->out, "USAGE", "%.60s: %.*s must be a whole number %lu..%lu%s", a, (int)(v - 1 - a), a,
+			    lo, hi, hi == TOPO_MSG_BYTES_MAX ? " (2^53)" : "");
 		return -1;
-	*v = x;
+	}
 	return 0;
 }
 
@@ -74,6 +86,8 @@ struct sched_args {
 	unsigned long flows;
 	unsigned long bytes;     /* per block, for the predictions */
 	unsigned long fallback;  /* 1: advice (never slower than XOR), 0: as asked */
+	unsigned long window;    /* steps in flight the client keeps (0: auto, the fastest predicted) */
+	int native;              /* native=MODEL: the MPI's own Alltoall is the baseline (-1: XOR) */
 	int hosts;               /* form=hosts */
 	size_t first;
 	size_t P;
@@ -98,31 +112,52 @@ static int parse_options(struct qctx *c, struct sched_args *sa)
 	for (; i < r->argc && strchr(r->argv[i], '='); i++) {
 		const char *a = r->argv[i], *eq = strchr(a, '=');
 		size_t kl = (size_t)(eq - a);
-		if (kl == 9 && !strncmp(a, "conflicts", 9) && !parse_uint(eq + 1, SCHED_CONFLICTS_MAX, &v)) {
+		const char *val = eq + 1;
+		if (kl == 9 && !strncmp(a, "conflicts", 9)) {
+			if (option_uint(c, a, val, 0, SCHED_CONFLICTS_MAX, &v))
+				return -1;
 			sa->req.conflicts = (unsigned)v;
-		} else if (kl == 1 && a[0] == 'k' && !parse_uint(eq + 1, 1u << 14, &v)) {
+		} else if (kl == 1 && a[0] == 'k') {
+			if (option_uint(c, a, val, 0, TOPO_SCHED_K_MAX, &v))
+				return -1;
 			sa->req.k = (unsigned)v;
-		} else if (kl == 5 && !strncmp(a, "flows", 5) && !parse_uint(eq + 1, 1, &v)) {
-			sa->flows = v;
-		} else if (kl == 5 && !strncmp(a, "bytes", 5) && !parse_uint(eq + 1, 1ul << 40, &v) && v) {
-			sa->bytes = v;
-		} else if (kl == 8 && !strncmp(a, "fallback", 8) && !parse_uint(eq + 1, 1, &v)) {
-			sa->fallback = v;
+		} else if (kl == 5 && !strncmp(a, "flows", 5)) {
+			if (option_uint(c, a, val, 0, 1, &sa->flows))
+				return -1;
+		} else if (kl == 5 && !strncmp(a, "bytes", 5)) {
+			if (option_uint(c, a, val, 1, TOPO_MSG_BYTES_MAX, &sa->bytes))
+				return -1;
+		} else if (kl == 8 && !strncmp(a, "fallback", 8)) {
+			if (option_uint(c, a, val, 0, 1, &sa->fallback))
+				return -1;
+		} else if (kl == 6 && !strncmp(a, "window", 6)) {
+			if (!strcmp(val, "auto"))
+				v = 0;
+			else if (option_uint(c, a, val, 1, ADVICE_WINDOW_MAX, &v))
+				return -1;
+			sa->window = v;
+		} else if (kl == 6 && !strncmp(a, "native", 6)) {
+			enum native_model m;
+			if (native_model_parse(eq + 1, &m)) {
+				query_error(c->out, "USAGE", "native=%.40s: smpi-ompi, smpi-mpich, ompi or mpich", eq + 1);
+				return -1;
+			}
+			sa->native = (int)m;
 		} else if (kl == 4 && !strncmp(a, "form", 4) && (!strcmp(eq + 1, "hosts") || !strcmp(eq + 1, "ranks"))) {
 			sa->hosts = !strcmp(eq + 1, "hosts");
 		} else if (kl == 8 && !strncmp(a, "sparsity", 8)) {
 			char *end;
 			double d = strtod(eq + 1, &end);
 			if (*end || !(d >= 0 && d <= 1e6)) {
-				query_error(c->out, "USAGE", "sparsity must be a number 0..1e6");
+				query_error(c->out, "USAGE", "%.60s: sparsity must be a number 0..1e6", a);
 				return -1;
 			}
 			sa->req.sparsity = d;
 		} else {
 			query_error(c->out, "USAGE",
-				    "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1, bytes=1..2^40, fallback=0|1, "
-				    "form=ranks|hosts)",
-				    a, SCHED_CONFLICTS_MAX);
+				    "bad option '%.60s' (conflicts=0..%d, sparsity=X, k=N, flows=0|1, bytes=1..2^53, fallback=0|1, "
+				    "window=1..%d|auto, native=MODEL, form=ranks|hosts)",
+				    a, SCHED_CONFLICTS_MAX, ADVICE_WINDOW_MAX);
 			return -1;
 		}
 	}
@@ -160,6 +195,14 @@ static int count_ranks(struct qctx *c, struct sched_args *sa)
 	}
 	if (P > SCHED_RANKS_MAX) {
 		query_error(c->out, "TOOMANY", "a schedule holds every ordered pair: at most %d ranks", SCHED_RANKS_MAX);
+		return -1;
+	}
+	/* A block may be up to 2^53 bytes, but the exchange's total (what the
+	 * bound's load adds up) must not wrap: topo_limits.h. */
+	uint64_t total;
+	if (__builtin_mul_overflow((uint64_t)P * (P - 1), (uint64_t)sa->bytes, &total) || total > TOPO_BYTES_TOTAL_MAX) {
+		query_error(c->out, "RANGE", "%zu ranks x %zu others x bytes=%lu total more than 2^62 bytes: fewer bytes or ranks",
+			    P, P - 1, sa->bytes);
 		return -1;
 	}
 	sa->P = P;
@@ -243,7 +286,9 @@ static struct sched *compute(struct qctx *c, const struct sched_args *sa, struct
 {
 	struct sched *s = NULL;
 	char err[AN_ERR_LEN];
-	int rc = advice_schedule(c->rt, c->h, &sa->req, sa->bytes, (int)sa->fallback, c->threads, &s, v, err);
+	struct advice_opts o = { .bytes = sa->bytes, .fallback = (int)sa->fallback, .threads = c->threads,
+				 .window = (uint32_t)sa->window, .native = sa->native };
+	int rc = advice_schedule_opts(c->rt, c->h, &sa->req, &o, &s, v, err);
 	if (rc) {
 		query_error(c->out,
 			    rc == AN_E_NOTAPPLIC ? "NOTAPPLICABLE"
@@ -361,8 +406,8 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 			    "extra_steps=%u levels=%u flows=%lu fallback=%s reason=%s bytes=%lu",
 			    c->gen, sched_algo_name(s->algo), sched_algo_name(sa->req.algo), s->nranks, s->nsteps,
 			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows,
-			    s->note[0] || v->slower ? (ag ? "ring" : "xor") : "none",
-			    v->slower ? "slower" : s->note[0] ? "sparse" : "none", sa->bytes);
+			    v->native_faster ? "native" : s->note[0] || v->slower ? (ag ? "ring" : "xor") : "none",
+			    v->slower || v->native_faster ? "slower" : s->note[0] ? "sparse" : "none", sa->bytes);
 	put_us(c->out, "time_us", v->time);
 	put_us(c->out, "xor_time_us", v->xor_time);
 	if (ag)
@@ -370,6 +415,15 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 	put_us(c->out, "bound_us", v->bound);
 	if (ag)
 		put_variants(c->out, v);
+	else
+		evbuffer_add_printf(c->out, " window=%u", v->window);
+	if (v->native >= 0) {
+		evbuffer_add_printf(c->out, " native=%s native_algo=%s", native_model_name((enum native_model)v->native),
+				    native_algo_name(v->nat.algo));
+		if (v->nat.algo == NATIVE_SCATTER)
+			evbuffer_add_printf(c->out, ":%u", v->nat.throttle);
+		put_us(c->out, "native_time_us", v->native_time);
+	}
 	if (sa->hosts && s->compact) {
 		evbuffer_add_printf(c->out, " form=hosts hosts=%u hsteps=%u k=%u lines=%u\n", s->nhosts, s->nhsteps, s->k,
 				    1 + has_order(s) + s->nsteps + s->nhsteps);
@@ -405,7 +459,8 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 
 void answer_schedule(struct qctx *c)
 {
-	struct sched_args sa = { .req = { .conflicts = 1 }, .flows = 1, .bytes = SCHED_BYTES_DEFAULT, .fallback = 1 };
+	struct sched_args sa = { .req = { .conflicts = 1 }, .flows = 1, .bytes = SCHED_BYTES_DEFAULT, .fallback = 1,
+				 .window = 1, .native = -1 };
 	if (parse_options(c, &sa) || count_ranks(c, &sa))
 		return;
 	uint32_t *rh = resolve_ranks(c, &sa);

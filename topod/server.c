@@ -348,6 +348,31 @@ static void conn_finish(struct conn *c)
 static uint64_t out_pending(const struct server *srv);
 static int pick_plane(const struct conn *c, const struct proto_req *req);
 
+/* The shrink guard's way past it (build.h): `confirm G` serves the
+ * generation G a plane holds back. The result is in the log and in `info`;
+ * the reply says it was queued. */
+static void admin_confirm(struct server *srv, const struct proto_req *req, struct evbuffer *out)
+{
+	char *end = NULL, why[SNAP_ERR_LEN * 2] = "", err[SNAP_ERR_LEN];
+	errno = 0;
+	unsigned long long gen = req->argc == 1 ? strtoull(req->argv[0], &end, 10) : 0;
+	if (req->argc != 1 || errno || !gen || *end || req->argv[0][0] == '-') {
+		query_error(out, "USAGE", "confirm GENERATION (the one held back: info's held=, the log, "
+			    "topod_generation_held)");
+		return;
+	}
+	for (int i = 0; i < srv->nplanes; i++) {
+		if (!builder_confirm(srv->plane[i].b, gen, err)) {
+			evbuffer_add_printf(out, "OK confirmed generation %llu (plane %s): queued to be served\n", gen,
+					    srv->plane[i].name);
+			return;
+		}
+		size_t n = strlen(why);
+		snprintf(why + n, sizeof(why) - n, "%s%s", n ? "; " : "", err);
+	}
+	query_error(out, "NOTHELD", "generation %llu is not held back: %s", gen, why);
+}
+
 static void answer_admin(struct conn *c, const struct proto_req *req, struct evbuffer *out)
 {
 	struct server *srv = c->srv;
@@ -436,9 +461,11 @@ static void answer_admin(struct conn *c, const struct proto_req *req, struct evb
 			query_error(out, "RELOAD", "%s", srv->reload ? err : "not available");
 		else
 			evbuffer_add_printf(out, "OK queued%s\n", force ? " (forced past the generation rule)" : "");
+	} else if (!strcmp(req->cmd, "confirm")) {
+		admin_confirm(srv, req, out);
 	} else {
 		query_error(out, "UNKNOWN",
-			    "unknown command; admin commands: stats reload restore shutdown, and every query");
+			    "unknown command; admin commands: stats reload restore confirm shutdown, and every query");
 	}
 }
 
@@ -948,7 +975,7 @@ static int answer_line(struct conn *c, char *line, size_t len, struct evbuffer *
 	if (c->kind == CONN_ADMIN) {
 		answer_admin(c, &req, out);
 	} else if (!strcmp(req.cmd, "stats") || !strcmp(req.cmd, "shutdown") || !strcmp(req.cmd, "reload") ||
-		   !strcmp(req.cmd, "restore")) {
+		   !strcmp(req.cmd, "restore") || !strcmp(req.cmd, "confirm")) {
 		srv->errors++;
 		query_error(out, "DENIED", "%s is only available on the admin socket", req.cmd);
 	} else {

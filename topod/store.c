@@ -33,6 +33,7 @@ void fabric_put(struct fabric *f)
 		return;
 	fabric_index_free(f->index);
 	gone_free(f->gone);
+	gone_cables_free(f->gone_cables);
 	route_namemap_free(f->own_map);
 	snap_free(f->snap);
 	free(f);

@@ -20,6 +20,7 @@ struct fabric_index; /* built query structures (fabric.c) */
 struct history;      /* the generations before this one (history.c) */
 struct route_namemap;
 struct gone;        /* remembered hosts (gone.c) */
+struct gone_cables; /* remembered cables (gone.c) */
 
 struct fabric {
 	atomic_uint refs;
@@ -32,6 +33,8 @@ struct fabric {
 	const struct route_namemap *map; /* borrowed: the names the index was built with */
 	struct route_namemap *own_map;   /* owned: map when it is this generation's own (namemap.h), or NULL */
 	struct gone *gone;          /* hosts earlier generations had and this one lacks (gone.h); may be NULL */
+	struct gone_cables *gone_cables; /* cables earlier generations had, now unplugged (gone.h); may be NULL */
+	const _Atomic uint64_t *held; /* borrowed: the builder's generation held back (0: none), or NULL */
 };
 
 struct store {

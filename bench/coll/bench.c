@@ -10,8 +10,10 @@
  *
  * Each case runs the MPI's own call, then topocoll's, REPS times (default
  * 2, after one of each to warm up: topocoll's first call on a communicator
- * sets it up), each after a barrier, and takes the slowest rank's time of
- * the last repetition (SMPI's times are deterministic). Rank 0 prints
+ * sets it up, its first of a size class chooses), every rank starting at
+ * one simulated instant, and takes the last repetition's time from that
+ * instant to the last rank's end (SMPI's times are deterministic). Rank 0
+ * prints
  *   coll OP BYTES native=S topo=S variant=V pred_native=S pred=S
  * with V what topocoll ran (0 the MPI's own, see coll.h's tc_variant).
  */
@@ -54,14 +56,25 @@ static void run(const char *op, int count, int topo, int size)
 	(void)size;
 }
 
+/* Every rank starts at one simulated instant (as bench/jobspeed/a2a.c
+ * does): a barrier leaves ranks up to ~2 us apart (its last messages take
+ * routes of other lengths), a tenth of a small collective. Each rank
+ * computes (simulated, no network) until 100 us after the latest rank
+ * left the barrier, in flops on the platform's 1 Gf hosts. The time is
+ * the latest end less the earliest start. */
 static double timed(const char *op, int count, int topo, int size)
 {
 	MPI_Barrier(MPI_COMM_WORLD);
+	double left = MPI_Wtime(), latest;
+	MPI_Allreduce(&left, &latest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	for (int i = 0; i < 4 && latest + 100e-6 > MPI_Wtime(); i++)
+		smpi_execute_flops((latest + 100e-6 - MPI_Wtime()) * 1e9);
 	double t0 = MPI_Wtime();
 	run(op, count, topo, size);
-	double t = MPI_Wtime() - t0, worst;
-	MPI_Reduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	return worst;
+	double t1 = MPI_Wtime(), start, end;
+	MPI_Reduce(&t0, &start, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&t1, &end, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	return end - start;
 }
 
 int main(int argc, char **argv)

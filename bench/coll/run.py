@@ -14,8 +14,10 @@ plugin + topod, brought up by its Lab) and each job (shape x hosts, one
 rank per host unless --ranks-per-host, ranks in hostname order):
   * `topoquery simgrid HOSTS` -> the job's platform, which is also
     topocoll's TOPOCOLL_TOPOLOGY (topod is out of reach inside SMPI);
-  * `schedule route bytes=1048576 HOSTS` -> topod's recommended Alltoall
-    schedule (XOR where it predicts route no faster), TOPOCOLL_SCHEDULE;
+  * `schedule route bytes=B window=auto native=smpi-SEL HOSTS` for every
+    size class of --bytes -> the Alltoall schedule with topod's
+    predictions against each selector's own Alltoall, per selector a
+    TOPOCOLL_SCHEDULE (bench/jobspeed/run.py a2a_schedule_file);
   * bench/coll/bench.c, built with smpicc together with coll/*.c
     (-DTOPOCOLL_SMPI), times every op and size through the MPI's own call
     and through topocoll's, under --cfg=smpi/coll-selector:ompi and :mpich
@@ -52,8 +54,10 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "jobspeed"))
 import run as jobspeed  # noqa: E402  (the lab fabrics, Lab, shapes, SMPI settings)
 
 OPS = ["bcast", "gather", "scatter", "allreduce", "alltoall", "allgather"]
-SIZES = [8, 1024, 65536, 1048576, 4194304]
-VARIANTS = {0: "own", 1: "hier", 2: "dfs", 3: "bfs", 4: "pipe", 5: "sched", 6: "ring", 7: "hosts", 8: "leaves"}
+SIZES = [1024, 4096, 16384, 65536, 262144, 1048576, 4194304]
+# coll.h's enum tc_variant, by TOPOCOLL_CHOICE's names
+VARIANTS = {0: "own", 1: "hier", 2: "tree", 3: "rankorder", 4: "pipe", 5: "sched", 6: "ring", 7: "hosts",
+            8: "leaves", 9: "agsched", 10: "scag"}
 # Gather, Scatter and Alltoall move hosts x bytes through one rank: above
 # this many bytes in all, the job's larger sizes are left out (memory).
 TOTAL_MAX = 256 << 20
@@ -72,7 +76,8 @@ def build(outdir):
     exe = os.path.join(outdir, "bench")
     srcs = sorted(os.path.join(ROOT, "coll", f) for f in os.listdir(os.path.join(ROOT, "coll")) if f.endswith(".c"))
     subprocess.run(["smpicc", "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-DTOPOCOLL_SMPI",
-                    "-I" + os.path.join(ROOT, "coll"), "-I" + os.path.join(ROOT, "common"), "-o", exe,
+                    "-I" + os.path.join(ROOT, "coll"), "-I" + os.path.join(ROOT, "common"),
+                    "-I" + os.path.join(ROOT, "analysis"), "-I" + os.path.join(ROOT, "snapshot"), "-o", exe,
                     os.path.join(HERE, "bench.c")] + srcs + ["-lm"], check=True, stdout=subprocess.DEVNULL)
     return exe
 
@@ -104,26 +109,28 @@ def smpirun(cfg, env, platform, hostfile, n, args, logf, timeout):
     return rows
 
 
-def schedule_file(topod, hosts, path):
-    """topod's recommended all-to-all (route, or XOR where it predicts no
-    gain) in bench/jobspeed's form, its predictions in the header."""
-    head, lines = topod.ask("schedule route bytes=1048576 %s" % " ".join(hosts))
-    if not head.startswith("OK"):
-        return None
-    with open(path, "w") as f:
-        f.write("# %s\n" % head)
-        for l in lines:
-            if l.startswith("STEP "):
-                f.write(" ".join(w for w in l.split()[6:] if ":" in w) + "\n")
-    return path
+def schedule_files(topod, hosts, work, sizes):
+    """topod's all-to-all for libtopocoll under each selector: the route
+    schedule with topod's predictions against that MPI's own Alltoall at
+    each size (bench/jobspeed/run.py a2a_schedule_file)."""
+    got = {}
+    for sel in ("ompi", "mpich"):
+        got[sel] = jobspeed.a2a_schedule_file(topod, hosts, os.path.join(work, "schedule-%s.txt" % sel),
+                                              "smpi-" + sel, sizes)
+    return got
 
 
-def rank_hosts(shape, hosts, k):
+def rank_hosts(shape, hosts, k, seed=1):
     """The host of every rank: K ranks per host, host-major, or for a
-    cyclic job dealt round-robin over the (already leaf-dealt) hosts."""
+    cyclic job dealt round-robin over the (already leaf-dealt) hosts, or
+    for a random job every rank's place shuffled (seeded)."""
     if shape == "cyclic":
         return [h for _ in range(k) for h in hosts]
-    return [h for h in hosts for _ in range(k)]
+    ranks = [h for h in hosts for _ in range(k)]
+    if shape == "random":
+        import random
+        random.Random(seed).shuffle(ranks)
+    return ranks
 
 
 def dealt(hosts):
@@ -147,13 +154,15 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
                            stderr=subprocess.PIPE, text=True)
     if r.returncode:
         raise RuntimeError("topoquery simgrid: " + r.stderr.strip())
-    sched, algo = None, "-"
-    if shape != "cyclic" and args.ranks_per_host == 1:
+    sched, algo = {}, "-"
+    if shape != "cyclic" and args.ranks_per_host == 1 and "alltoall" in args.ops:
         # topod's all-to-all schedule is per host: one rank each
         topod = jobspeed.Topod(lab.port)
         try:
-            sched = schedule_file(topod, hosts, os.path.join(work, "schedule.txt"))
-            m = re.search(r"\balgo=(\S+)", open(sched).readline()) if sched else None
+            sizes = sorted({1 << max(10, (b - 1).bit_length()) for b in args.bytes if b >= 1024})
+            sched = schedule_files(topod, hosts, work, sizes)
+            first = next((p for p in sched.values() if p), None)
+            m = re.search(r"\balgo=(\S+)", open(first).readline()) if first else None
             algo = m.group(1) if m else "-"
         finally:
             topod.close()
@@ -173,6 +182,15 @@ def host_rates(platform):
         if last and last[-1] in rate:
             into[m.group(1)] = min(into.get(m.group(1), rate[last[-1]]), rate[last[-1]])
     return into
+
+
+def root_bound(platform, hostfile, nbytes):
+    """Gather's and Scatter's bound: the blocks of every rank not on the
+    root's host (rank 0's) cross its cable, (P - its ranks) x bytes / that
+    cable's rate."""
+    ranks = open(hostfile).read().split()
+    into = host_rates(platform)
+    return (len(ranks) - ranks.count(ranks[0])) * nbytes / into[ranks[0]]
 
 
 def ag_bound(platform, hostfile, nbytes):
@@ -195,8 +213,8 @@ def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched
     with open(os.path.join(work, "smpi.log"), "w") as logf:
         for sel in args.selectors:
             env = dict(TOPOCOLL_TOPOLOGY=platform, TOPOCOLL_MODEL="smpi-ompi" if sel == "ompi" else "smpi-mpich")
-            if sched:
-                env["TOPOCOLL_SCHEDULE"] = sched
+            if sched and sched.get(sel):
+                env["TOPOCOLL_SCHEDULE"] = sched[sel]
             for op in args.ops:
                 if op == "alltoall" and nr > args.alltoall_max:
                     continue
@@ -214,7 +232,8 @@ def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched
                               [exe, op, ",".join(str(b) for b in sizes), "1"], logf, args.timeout)
                 for g in got:
                     g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo,
-                             rph=nr // n, bound=ag_bound(platform, hostfile, g["bytes"]) if op == "allgather" else 0)
+                             rph=nr // n, bound=ag_bound(platform, hostfile, g["bytes"]) if op == "allgather" else
+                             root_bound(platform, hostfile, g["bytes"]) if op in ("gather", "scatter") else 0)
                     rows.append(g)
                 log("    %-5s %-9s %s  (%.1f s)" % (sel, op, " ".join(
                     "%s:%.2f%s%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*",
@@ -312,12 +331,13 @@ def replay(args, cfg, exe, header):
     rows = []
     for fab, shape, n, leaves, algo in jobs:
         src = os.path.join(args.replay, "runs", fab, "%s-%d" % (shape, n))
-        sched = os.path.join(src, "schedule.txt")
+        sched = {sel: os.path.join(src, "schedule-%s.txt" % sel) for sel in ("ompi", "mpich")}
+        sched = {k: v for k, v in sched.items() if os.path.exists(v)}
         log("  %s %s %d hosts (replayed from %s)" % (fab, shape, n, src))
         job = [r for r in old if (r["fabric"], r["shape"], r["hosts"]) == (fab, shape, n)
                and r["op"] not in args.ops and r["selector"] in args.selectors]
         job += time_job(args, cfg, exe, fab, shape, n, leaves, os.path.join(src, "platform.xml"),
-                        os.path.join(src, "hosts"), sched if os.path.exists(sched) else None, algo,
+                        os.path.join(src, "hosts"), sched, algo,
                         os.path.join(args.results, "runs", fab, "%s-%d" % (shape, n)))
         rows += sorted(job, key=lambda r: (args.selectors.index(r["selector"]), OPS.index(r["op"]), r["bytes"]))
         if args.cyclic and shape == "contiguous":
@@ -341,6 +361,49 @@ def cyclic_job(args, cfg, exe, fab, n, leaves, src, algo):
                     algo, work)
 
 
+def platform_leaves(platform, hosts):
+    """How many leaf switches the hosts hang off: the switch a host's
+    routes leave it by (the first link after its own cable)."""
+    xml = open(platform).read()
+    leaf = {}
+    for m in re.finditer(r'<route src="([^"]+)" dst="[^"]+"[^>]*>(.*?)</route>', xml):
+        if m.group(1) in leaf:
+            continue
+        links = re.findall(r'<link_ctn id="([^":]+):\d+"/>', m.group(2))
+        if len(links) >= 2:
+            leaf[m.group(1)] = links[1]
+    return len({leaf.get(h, h) for h in hosts})
+
+
+def from_platforms(args, cfg, exe, header):
+    """--platforms DIR: the jobs of DIR/FABRIC/SHAPE-N/{platform.xml,hosts}
+    (a run's exported platforms, no lab): contiguous and fragmented as
+    they are, cyclic and random from the contiguous job's hosts."""
+    rows = []
+    for fab in args.fabrics_list:
+        for n in args.sizes_list:
+            for shape in args.shapes.split(","):
+                base = "fragmented" if shape == "fragmented" else "contiguous"
+                src = os.path.join(args.platforms, fab, "%s-%d" % (base, n))
+                if not os.path.exists(os.path.join(src, "platform.xml")):
+                    log("  %s %s %d: no platform in %s" % (fab, shape, n, src))
+                    continue
+                hosts = list(dict.fromkeys(open(os.path.join(src, "hosts")).read().split()))
+                if shape == "cyclic":
+                    hosts = dealt(hosts)
+                work = os.path.join(args.results, "runs", fab, "%s-%dx%d" % (shape, n, args.ranks_per_host))
+                os.makedirs(work, exist_ok=True)
+                hostfile = os.path.join(work, "hosts")
+                with open(hostfile, "w") as f:
+                    f.write("\n".join(rank_hosts(shape, hosts, args.ranks_per_host, args.seed)) + "\n")
+                platform = os.path.join(src, "platform.xml")
+                log("  %s %s %d hosts x %d" % (fab, shape, n, args.ranks_per_host))
+                rows += time_job(args, cfg, exe, fab, shape, n, platform_leaves(platform, hosts), platform, hostfile,
+                                 None, "-", work)
+                write_outputs(rows, args.results, header)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -349,7 +412,8 @@ def main():
                     "(default ft2,ft2-mixed,ft3; --big adds ft2-big)")
     ap.add_argument("--sizes", help="hosts per job (default 16,64,128; --big adds 256)")
     ap.add_argument("--shapes", default="contiguous,fragmented", help="comma list of " + ",".join(jobspeed.SHAPES) +
-                    ", cyclic (the contiguous job's hosts dealt round-robin over its leaves)")
+                    ", cyclic (the contiguous job's hosts dealt round-robin over its leaves), random (its ranks "
+                    "in a seeded random order)")
     ap.add_argument("--ranks-per-host", type=int, default=1, metavar="K", help="K ranks on every host of the job "
                     "(host-major; cyclic jobs: dealt round-robin over the hosts)")
     ap.add_argument("--vm-max", type=int, default=ALL_MAX, help="bytes: sizes whose receive buffers of all ranks "
@@ -363,6 +427,9 @@ def main():
                     "(no lab); OLD's rows of the ops not in --ops are kept")
     ap.add_argument("--cyclic", action="store_true", help="with --replay: each contiguous job also with its ranks "
                     "dealt round-robin over its leaves")
+    ap.add_argument("--platforms", metavar="DIR", help="the jobs of DIR/FABRIC/{contiguous,fragmented}-N/"
+                    "{platform.xml,hosts} (exported platforms, no lab); shapes cyclic and random from the "
+                    "contiguous one's hosts")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per smpirun")
     ap.add_argument("--alltoall-max", type=int, default=64,
                     help="largest job timed in Alltoall (default 64: 128 ranks' 127 steps take SMPI minutes per size)")
@@ -394,7 +461,12 @@ def main():
               "(> 1 faster); a name after it is the algorithm topocoll ran, none: it left the call to the MPI."
               % (sg, rev, args.ranks_per_host, time.strftime("%Y-%m-%d")))
     rows, t_start = [], time.monotonic()
-    if args.replay:
+    if args.platforms:
+        args.fabrics_list, args.sizes_list = fabrics, sizes
+        header += " Jobs of %s's exported platforms." % args.platforms
+        rows = from_platforms(args, cfg, exe, header)
+        fabrics = []
+    elif args.replay:
         header += (" Replayed on %s's platforms; %s re-timed, the other ops' rows are %s's."
                    % (args.replay, ",".join(args.ops), args.replay))
         fabrics = []

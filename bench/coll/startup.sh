@@ -30,7 +30,7 @@ PORT=$(sed -n 's/^ready port=//p' "$d/topod.out")
 [ -n "$PORT" ] || { echo "topod did not start"; exit 1; }
 export TII_SERVERS=127.0.0.1:$PORT OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 printf 'hosts\n' | nc -q 2 127.0.0.1 "$PORT" | tail -n +2 | awk '{print $1}' >"$d/hosts"
-mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icoll -Icommon -Ilibtii -o "$d/startup_tii" \
+mpicc.openmpi -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Icoll -Icommon -Ilibtii -Ianalysis -Isnapshot -o "$d/startup_tii" \
 	bench/coll/startup_tii.c coll/*.c build/lib/libtii.a -pthread -lm || exit 1
 mpicc.mpich -std=c11 -O2 -Wall -Wextra -Werror -o "$d/startup" bench/coll/startup.c || exit 1
 med() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }

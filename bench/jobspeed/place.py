@@ -159,22 +159,41 @@ def predicted(t, hosts, nbytes):
     return us(kv(head, "time_us")) if head.startswith("OK") else None
 
 
+def free_list(seed, n, allh, free=2, frac=None):
+    """A busy machine's free list for an N-host job: FREE x N hosts, or a
+    fraction FRAC of all, drawn at random (seeded), in hostname order.
+    Returns (rnd, free): rnd, the generator, then draws the random picks."""
+    rnd = random.Random(seed * 1000 + n + (int(frac * 100) if frac else 0))
+    nfree = min(len(allh), int(round(frac * len(allh))) if frac else free * n)
+    return rnd, sorted(rnd.sample(allh, nfree))
+
+
+def pick_sets(t, rnd, n, free, randoms, leaves=""):
+    """topod's `pick N FREE...` (pick's leaves= option if given), first-fit
+    (the first N free hosts in hostname order) and RANDOMS random N-subsets
+    of the free list: (topod's reply line, {name: hosts in hostname order}),
+    or (the reply, None) when topod refuses."""
+    opt = "leaves=%s " % leaves if leaves else ""
+    head, lines = t.ask("pick %s%d %s" % (opt, n, " ".join(free)))
+    if not head.startswith("OK"):
+        return head, None
+    picks = {"pick": sorted(lines), "first-fit": free[:n]}
+    for k in range(randoms):
+        picks["random%d" % k] = sorted(rnd.sample(free, n))
+    return head, picks
+
+
 def pick_job(args, cfg, exe, lab, fab, n, allh, work, frac=None):
     os.makedirs(work, exist_ok=True)
-    rnd = random.Random(args.seed * 1000 + n + (int(frac * 100) if frac else 0))
-    nfree = min(len(allh), int(round(frac * len(allh))) if frac else args.free * n)
-    free = sorted(rnd.sample(allh, nfree))
+    rnd, free = free_list(args.seed, n, allh, args.free, frac)
+    nfree = len(free)
     platform = os.path.join(work, "platform.xml")
     platform_for(lab.port, free, platform)
     t = js.Topod(lab.port)
     try:
-        opt = "leaves=%s " % args.leaves if args.leaves else ""
-        head, lines = t.ask("pick %s%d %s" % (opt, n, " ".join(free)))
-        if not head.startswith("OK"):
+        head, picks = pick_sets(t, rnd, n, free, args.randoms, args.leaves)
+        if picks is None:
             return [dict(kind="pick", fabric=fab, shape="free%d" % nfree, hosts=n, note=head[:80])]
-        picks = {"pick": sorted(lines), "first-fit": free[:n]}
-        for k in range(args.randoms):
-            picks["random%d" % k] = sorted(rnd.sample(free, n))
         pred = {k: predicted(t, h, args.bytes) for k, h in picks.items()}
     finally:
         t.close()

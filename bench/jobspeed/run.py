@@ -46,7 +46,9 @@ A2A_SRC = os.path.join(ROOT, "bench", "jobspeed", "a2a.c")
 
 SCHEDULES = ["xor", "tacs1", "tacs2", "opt", "route"]
 # Column order of the table: the baselines first, then topod's schedules.
-VARIANTS = ["xor", "ompi", "mpich", "allatonce"] + ["sched-" + a for a in SCHEDULES]
+# sched-default: topod's all-to-all as libtii and libtopocoll ask for it,
+# `schedule route window=auto` (fallback=1), run with its steps in flight.
+VARIANTS = ["xor", "ompi", "mpich", "allatonce"] + ["sched-" + a for a in SCHEDULES] + ["sched-default"]
 
 # Per-port rates are PortInfo bitmasks on ibsim's port lines (width 1x=1,
 # 4x=2; speed SDR=1 DDR=2 QDR=4), which ibsim reads only when TAB-separated.
@@ -308,11 +310,12 @@ def load_bound(topod, hosts, nbytes, platform_xml):
     return best
 
 
-def get_schedule(topod, algo, hosts, path, nbytes):
+def get_schedule(topod, algo, hosts, path, nbytes, opts="fallback=0"):
     """Writes the steps as lines of SRC:DST; returns (steps, head) or (None, reason).
     fallback=0: each algorithm as asked, to be timed; the reply still carries
-    topod's predictions for blocks of nbytes."""
-    head, lines = topod.ask("schedule %s fallback=0 bytes=%d %s" % (algo, nbytes, " ".join(hosts)))
+    topod's predictions for blocks of nbytes (and the window a2a runs it
+    with, window= in the head)."""
+    head, lines = topod.ask("schedule %s %s bytes=%d %s" % (algo, opts, nbytes, " ".join(hosts)))
     if not head.startswith("OK"):
         return None, head
     steps = [" ".join(w for w in l.split()[6:] if ":" in w) for l in lines if l.startswith("STEP ")]
@@ -327,6 +330,39 @@ def get_schedule(topod, algo, hosts, path, nbytes):
         for l in lines:
             f.write(" ".join(w for w in l.split() if ":" not in w) + "\n")
     return len(steps), head
+
+
+# Every block size libtopocoll may ask about, 1 KiB to 4 MiB (its size
+# classes are powers of two: coll/model.c tc_size_class).
+A2A_SIZES = [1 << k for k in range(10, 23)]
+
+
+def a2a_schedule_file(topod, hosts, path, native, sizes=A2A_SIZES, algo="route"):
+    """libtopocoll's TOPOCOLL_SCHEDULE for a job under SMPI, where topod is
+    out of reach (docs/collectives.md): what the library would ask topod at
+    its first Alltoall of every size class, `schedule ALGO bytes=B
+    window=auto native=MODEL`, one `# OK ...` head per size (the steps
+    with W in flight, their time, the MPI's own Alltoall's under MODEL,
+    fallback=native where topod's rule keeps it), then the steps, which
+    do not depend on the size. Returns path, or None if topod refused."""
+    steps = None
+    heads = []
+    for b in sizes:
+        head, lines = topod.ask("schedule %s bytes=%d window=auto native=%s %s" % (algo, b, native, " ".join(hosts)))
+        if not head.startswith("OK"):
+            return None
+        st = [" ".join(w for w in l.split()[6:] if ":" in w) for l in lines if l.startswith("STEP ")]
+        if steps is None:
+            steps = st
+        elif st != steps:
+            raise RuntimeError("schedule %s: other steps at %d bytes" % (algo, b))
+        heads.append(head)
+    with open(path, "w") as f:
+        for h in heads:
+            f.write("# %s\n" % h)
+        for s in steps:
+            f.write(s + "\n")
+    return path
 
 
 def recommended(topod, algo, hosts, nbytes):
@@ -398,6 +434,12 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
             pred[a] = " ".join(re.findall(r"\b(?:time_us|xor_time_us|bound_us)=\S+", head or ""))
             rec = recommended(topod, a, hosts, args.bytes)
             pred[a] += " recommended=%s" % (rec or "xor")
+        path = os.path.join(work, "sched-default.txt")
+        steps, head = get_schedule(topod, "route", hosts, path, args.bytes, "window=auto")
+        fb = re.search(r"\bfallback=(\S+)", head or "")
+        scheds["default"] = (path if steps is not None else None, steps,
+                             head if steps is None else (fb.group(1) if fb else "none"))
+        pred["default"] = " ".join(re.findall(r"\b(?:time_us|xor_time_us|bound_us|window|algo)=\S+", head or ""))
     finally:
         topod.close()
     row = dict(fabric=fabric, shape=shape, hosts=n, bytes=args.bytes, bound=bound, bound_link=blink,
@@ -416,7 +458,7 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
             # every completion: 256 hosts ran for over 5 minutes (and mapped
             # 2 x 256 MiB per rank) without finishing.
             row["notes"]["allatonce"] = "skipped (> %d hosts)" % args.allatonce_max
-        for a in SCHEDULES:
+        for a in SCHEDULES + ["default"]:
             path, steps, note = scheds[a]
             row["steps"]["sched-" + a] = steps
             if path:
@@ -480,7 +522,7 @@ def cell(r, v):
 
 def table(rows, markdown):
     cols = ["fabric", "shape", "hosts", "bound ms", "XOR ms (/bound)", "ompi", "mpich", "all-at-once",
-            "TACS1", "TACS2", "OPT", "route", "topod XOR"]
+            "TACS1", "TACS2", "OPT", "route", "topod XOR", "topod default"]
     out = []
     for r in rows:
         x = r["times"].get("xor")
@@ -488,7 +530,7 @@ def table(rows, markdown):
                     "%s (%s)" % (fmt(x * 1e3 if x else None, ".2f"), fmt(ratio(x, r["bound"]), ".2f")),
                     cell(r, "ompi"), cell(r, "mpich"), cell(r, "allatonce"),
                     cell(r, "sched-tacs1"), cell(r, "sched-tacs2"), cell(r, "sched-opt"), cell(r, "sched-route"),
-                    cell(r, "sched-xor")])
+                    cell(r, "sched-xor"), cell(r, "sched-default")])
     if markdown:
         lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
         lines += ["| " + " | ".join(r) + " |" for r in out]
@@ -527,7 +569,36 @@ def rule_summary(rows):
     off = [(e, w) for e, w in allerr if abs(e - 1) > 0.15]
     out.append("predictions within 15 %% of SMPI: %d of %d%s" % (len(allerr) - len(off), len(allerr),
                "" if not off else " (off: %s)" % ", ".join("%s %.3f" % (w, e) for e, w in off)))
+    # topod's default (route, window=auto) against the bound, and its
+    # prediction against SMPI
+    d = [(r["times"]["sched-default"] / r["bound"], r) for r in rows if r["times"].get("sched-default")]
+    if d:
+        worst = max(d, key=lambda x: x[0])
+        errs = []
+        for t, r in d:
+            m = re.search(r"\btime_us=([0-9.]+)", r["pred"].get("sched-default", ""))
+            if m:
+                errs.append(r["times"]["sched-default"] / (float(m.group(1)) * 1e-6))
+        out.append("default (route, window=auto): time/bound %.2f-%.2f, within 1.05x: %d of %d, within 1.1x: %d of "
+                   "%d, worst %s %s %d; SMPI/predicted %s"
+                   % (min(x for x, _ in d), worst[0], sum(1 for x, _ in d if x <= 1.05), len(d),
+                      sum(1 for x, _ in d if x <= 1.1), len(d), worst[1]["fabric"], worst[1]["shape"],
+                      worst[1]["hosts"], "%.3f-%.3f" % (min(errs), max(errs)) if errs else "-"))
     return "\n".join(out)
+
+
+def on_signals():
+    """TERM and INT unwind through the with-blocks: the lab and smpirun end
+    by PID (smpirun's process group, which it runs in alone)."""
+    def on_term(sig, frame):
+        if CHILD:
+            try:
+                os.killpg(CHILD.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        raise SystemExit(128 + sig)
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
 
 
 def main():
@@ -557,16 +628,7 @@ def main():
         if s not in SHAPES:
             ap.error("unknown shape %s" % s)
 
-    def on_term(sig, frame):
-        # Unwind through the with-blocks: the lab and smpirun end by PID.
-        if CHILD:
-            try:
-                os.killpg(CHILD.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        raise SystemExit(128 + sig)
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    on_signals()
 
     os.makedirs(args.results, exist_ok=True)
     exe = build_a2a(args.results)

@@ -75,6 +75,13 @@ int cmd_info(struct tq *q, int argc, char **argv)
 	if (rc)
 		return tq_fail(q, "info", rc);
 	const char *srv = tii_current_server(q->t);
+	/* topod answers info before its first fabric (generation 0, all
+	 * zeros): that is no fabric to describe, not one from 1970. */
+	if (!in.generation) {
+		fprintf(stderr, "topoquery: info: %s (%s serves no generation: no snapshot received since it started)\n",
+			tii_strerror(TII_E_NOFABRIC), srv ? srv : "topod");
+		return tq_exit_status(TII_E_NOFABRIC);
+	}
 	FILE *o = q->out;
 	if (q->json) {
 		fputs("{\"server\":", o);
@@ -90,8 +97,8 @@ int cmd_info(struct tq *q, int argc, char **argv)
 		json_str(o, in.engine);
 		fputs(",\"sm_guid\":", o);
 		json_guid(o, in.sm_guid);
-		fprintf(o, ",\"sweep\":%" PRIu64 ",\"snapshot_us\":%" PRIu64 ",\"received_us\":%" PRIu64 ",\"source\":",
-			in.sweep, in.snapshot_us, in.received_us);
+		fprintf(o, ",\"sweep\":%" PRIu64 ",\"snapshot_us\":%" PRIu64 ",\"received_us\":%" PRIu64
+			",\"held\":%" PRIu64 ",\"source\":", in.sweep, in.snapshot_us, in.received_us, in.held);
 		json_str(o, in.source);
 		fprintf(o, ",\"age_s\":%.1f}\n", age_s(in.snapshot_us));
 		return EXIT_OK;
@@ -104,8 +111,8 @@ int cmd_info(struct tq *q, int argc, char **argv)
 		fputs("depth -\n", o);
 	fputs("engine ", o);
 	text_str(o, in.engine);
-	fprintf(o, "\nsm_guid 0x%016" PRIx64 "\nsweep %" PRIu64 "\nsnapshot_us %" PRIu64 "\nreceived_us %" PRIu64 "\nsource ",
-		in.sm_guid, in.sweep, in.snapshot_us, in.received_us);
+	fprintf(o, "\nsm_guid 0x%016" PRIx64 "\nsweep %" PRIu64 "\nsnapshot_us %" PRIu64 "\nreceived_us %" PRIu64
+		"\nheld %" PRIu64 "\nsource ", in.sm_guid, in.sweep, in.snapshot_us, in.received_us, in.held);
 	text_str(o, in.source);
 	fputc('\n', o);
 	print_age(o, in.snapshot_us);

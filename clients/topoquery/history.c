@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "out.h"
 #include "topoquery.h"
@@ -216,6 +217,122 @@ static void json_diff_record(FILE *o, const char *line)
 	fputc('}', o);
 }
 
+/* ---- diff summary ---------------------------------------------------------------- */
+
+#define DIFF_WORDS 8
+
+/* A record's words: quoted names without their quotes (still escaped as
+ * the protocol escapes them), the rest split on spaces; into buf. */
+static size_t diff_words(const char *line, char *buf, size_t n, const char *w[DIFF_WORDS])
+{
+	size_t k = 0, o = 0;
+	for (const char *p = line; *p && k < DIFF_WORDS;) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *end;
+		if (*p == '"') {
+			p++;
+			end = strchr(p, '"');
+			end = end ? end : p + strlen(p);
+		} else {
+			end = p + strcspn(p, " ");
+		}
+		size_t len = (size_t)(end - p);
+		if (o + len + 1 > n)
+			break;
+		memcpy(buf + o, p, len);
+		buf[o + len] = '\0';
+		w[k++] = buf + o;
+		o += len + 1;
+		p = *end == '"' ? end + 1 : end;
+	}
+	return k;
+}
+
+#define DIFF_NAMED 3 /* cables or nodes named on a summary line, then "and N more" */
+
+/* "down: 2 cables: A port 3 - B port 1, C port 2 - D port 1" from the
+ * link-down (or link-up) records. */
+static void summary_links(FILE *o, const tii_diff_t *d, const char *kind, const char *what, uint64_t count,
+			  const char *end)
+{
+	fprintf(o, "%s: ", what);
+	if (!count) {
+		fprintf(o, "none%s", end);
+		return;
+	}
+	fprintf(o, "%" PRIu64 " cable%s:", count, count == 1 ? "" : "s");
+	size_t shown = 0, klen = strlen(kind);
+	for (size_t i = 0; i < d->nlines && shown < DIFF_NAMED; i++) {
+		char buf[1024];
+		const char *w[DIFF_WORDS];
+		if (strncmp(d->lines[i], kind, klen) || d->lines[i][klen] != ' ' ||
+		    diff_words(d->lines[i], buf, sizeof(buf), w) < 5)
+			continue;
+		const char *pa = strchr(w[1], '/'), *pb = strchr(w[2], '/');
+		fprintf(o, "%s %s port %s - %s port %s", shown ? "," : "", w[3], pa ? pa + 1 : "?", w[4],
+			pb ? pb + 1 : "?");
+		shown++;
+	}
+	if (count > shown)
+		fprintf(o, " and %" PRIu64 " more", count - shown);
+	fputs(end, o);
+}
+
+/* "nodes: 1 gone (ibsw-L2-001), none new" */
+static void summary_nodes(FILE *o, const tii_diff_t *d)
+{
+	static const char *const kinds[] = { "node-gone", "node-new" };
+	const uint64_t counts[] = { d->nodes_gone, d->nodes_new };
+	fputs("nodes:", o);
+	for (int k = 0; k < 2; k++) {
+		fprintf(o, "%s ", k ? "," : "");
+		if (!counts[k]) {
+			fprintf(o, "none %s", k ? "new" : "gone");
+			continue;
+		}
+		fprintf(o, "%" PRIu64 " %s (", counts[k], k ? "new" : "gone");
+		size_t shown = 0;
+		for (size_t i = 0; i < d->nlines && shown < DIFF_NAMED; i++) {
+			char buf[1024];
+			const char *w[DIFF_WORDS];
+			if (strncmp(d->lines[i], kinds[k], 9) || diff_words(d->lines[i], buf, sizeof(buf), w) < 4)
+				continue;
+			fprintf(o, "%s%s", shown++ ? ", " : "", w[3]);
+		}
+		if (counts[k] > shown)
+			fprintf(o, "%s%" PRIu64 " more", shown ? " and " : "", counts[k] - shown);
+		fputc(')', o);
+	}
+	fputc('\n', o);
+}
+
+/* What an administrator reads first: at most 7 lines. */
+static void diff_summary(FILE *o, const tii_diff_t *d, const char *from, const char *to, size_t nhosts)
+{
+	fprintf(o, "diff %" PRIu64 " -> %" PRIu64 "\n", d->from, d->to);
+	summary_links(o, d, "link-down", "down", d->links_down, "\n");
+	summary_links(o, d, "link-up", "up", d->links_up, "\n");
+	summary_nodes(o, d);
+	fprintf(o, "ports: %" PRIu64 " changed", d->ports);
+	for (size_t i = 0; i < d->nlines; i++) {
+		char buf[256];
+		const char *w[DIFF_WORDS];
+		if (!strncmp(d->lines[i], "port-states ", 12) && diff_words(d->lines[i], buf, sizeof(buf), w) >= 3)
+			fprintf(o, ", %s %s", w[1], w[2]);
+	}
+	fprintf(o, "\nroutes: %" PRIu64 " switch%s changed %" PRIu64 " LFT entries; %" PRIu64
+		   " host pairs changed routes, %" PRIu64 " hosts at their ends%s\n",
+		d->lft_switches, d->lft_switches == 1 ? "" : "es", d->lft_entries, d->routes_changed, d->hosts_changed,
+		nhosts ? " (of the hosts named)" : "");
+	if (d->nlines || d->npairs)
+		fprintf(o, "detail: topoquery diff --detail %s%s%s %s%s%s%s\n", strchr(from, ' ') ? "'" : "", from,
+			strchr(from, ' ') ? "'" : "", strchr(to, ' ') ? "'" : "", to, strchr(to, ' ') ? "'" : "",
+			nhosts ? " HOSTS..." : "");
+}
+
 int cmd_diff(struct tq *q, int argc, char **argv)
 {
 	if (argc < 2)
@@ -232,6 +349,7 @@ int cmd_diff(struct tq *q, int argc, char **argv)
 		return status;
 	}
 	tii_diff_t *d;
+	size_t nhosts = hosts.n;
 	int rc = tii_diff(q->t, from, to, (const char *const *)hosts.v, hosts.n, &d);
 	strv_free(&hosts);
 	if (rc)
@@ -265,6 +383,8 @@ int cmd_diff(struct tq *q, int argc, char **argv)
 			json_diff_record(o, d->lines[i]);
 		}
 		fputs("]}\n", o);
+	} else if (!q->detail) {
+		diff_summary(o, d, argv[0], argv[1], nhosts);
 	} else {
 		fprintf(o,
 			"from %" PRIu64 "\nto %" PRIu64 "\nlinks_down %" PRIu64 "\nlinks_up %" PRIu64 "\nnodes_gone %" PRIu64
@@ -321,6 +441,100 @@ int cmd_planes(struct tq *q, int argc, char **argv)
 
 /* ---- watch ---------------------------------------------------------------------- */
 
+/* Can a watch go on after this error once topod is back? A restart closes
+ * the connection (IO), refuses the next ones (CONNECT) or is busy. */
+static int watch_transient(int rc)
+{
+	return rc == TII_E_IO || rc == TII_E_CONNECT || rc == TII_E_BUSY || rc == TII_E_NOFABRIC;
+}
+
+#define WATCH_BACKOFF_MAX_S 30 /* the longest wait between two reconnection attempts */
+
+/* Waits for topod to answer again after rc: 1 s doubling to
+ * WATCH_BACKOFF_MAX_S between tries, each said on stderr, for at most
+ * budget_s in all. 0 once a `watch GEN 0` answers (*now: what is served),
+ * else the last error. */
+static int watch_reconnect(struct tq *q, int rc, uint64_t gen, int budget_s, uint64_t *now)
+{
+	int waited = 0, delay = 1;
+	const char *why = tii_last_message(q->t);
+	fprintf(stderr, "topoquery: watch: lost topod (%s); reconnecting\n", why && *why ? why : tii_strerror(rc));
+	while (waited < budget_s) {
+		int d = delay < budget_s - waited ? delay : budget_s - waited;
+		fprintf(stderr, "topoquery: watch: retrying in %d s\n", d);
+		sleep((unsigned)d);
+		waited += d;
+		rc = tii_watch(q->t, gen, 0, now);
+		if (!rc || rc == TII_E_TIMEOUT) {
+			fprintf(stderr, "topoquery: watch: reconnected after %d s\n", waited);
+			return 0;
+		}
+		if (!watch_transient(rc))
+			return rc;
+		delay = delay * 2 > WATCH_BACKOFF_MAX_S ? WATCH_BACKOFF_MAX_S : delay * 2;
+	}
+	fprintf(stderr, "topoquery: watch: no answer from topod within %d s\n", budget_s);
+	return rc;
+}
+
+/* The cables that went down and came up from gen to ng, from topod's diff
+ * (counts and at most DIFF_NAMED of each); nothing when topod no longer
+ * has gen (a restart without a state directory). */
+static void watch_links(struct tq *q, uint64_t gen, uint64_t ng)
+{
+	char a[24], b[24];
+	tii_diff_t *d;
+	snprintf(a, sizeof(a), "%" PRIu64, gen);
+	snprintf(b, sizeof(b), "%" PRIu64, ng);
+	if (!gen || tii_diff(q->t, a, b, NULL, 0, &d))
+		return;
+	if (q->json) {
+		fprintf(q->out, ",\"links_down\":%" PRIu64 ",\"links_up\":%" PRIu64 ",\"ports\":%" PRIu64
+			",\"links\":[", d->links_down, d->links_up, d->ports);
+		size_t k = 0;
+		for (size_t i = 0; i < d->nlines; i++)
+			if (!strncmp(d->lines[i], "link-", 5)) {
+				fputs(k++ ? "," : "", q->out);
+				json_diff_record(q->out, d->lines[i]);
+			}
+		fputc(']', q->out);
+	} else {
+		/* one line per generation, for a `while read` loop */
+		summary_links(q->out, d, "link-down", "; down", d->links_down, "");
+		summary_links(q->out, d, "link-up", "; up", d->links_up, "");
+		fprintf(q->out, "; ports: %" PRIu64 " changed", d->ports);
+	}
+	tii_diff_free(d);
+}
+
+/* One line (text: and its link lines) for generation ng after gen. */
+static void watch_print(struct tq *q, uint64_t gen, uint64_t ng)
+{
+	struct tii_info in;
+	char when[32] = "-";
+	int irc = tii_get_info(q->t, &in);
+	if (!irc)
+		iso_time(in.snapshot_us, when, sizeof(when));
+	if (q->json) {
+		fprintf(q->out, "{\"generation\":%" PRIu64 ",\"previous\":%" PRIu64, ng, gen);
+		if (!irc) {
+			fprintf(q->out, ",\"taken\":\"%s\",\"nodes\":%u,\"hosts\":%u,\"engine\":", when, in.nodes, in.hosts);
+			json_str(q->out, in.engine);
+		}
+		watch_links(q, gen, ng);
+		fputs("}\n", q->out);
+	} else {
+		if (!irc)
+			fprintf(q->out, "generation %" PRIu64 " taken %s nodes %u switches %u hosts %u engine %s", ng, when,
+				in.nodes, in.switches, in.hosts, in.engine);
+		else
+			fprintf(q->out, "generation %" PRIu64, ng);
+		watch_links(q, gen, ng);
+		fputc('\n', q->out);
+	}
+	fflush(q->out);
+}
+
 int cmd_watch(struct tq *q, int argc, char **argv)
 {
 	(void)argv;
@@ -338,32 +552,25 @@ int cmd_watch(struct tq *q, int argc, char **argv)
 	for (long n = 0; !q->watch_count || n < q->watch_count; n++) {
 		uint64_t ng;
 		rc = tii_watch(q->t, gen, wait_ms, &ng);
+		/* topod restarted (or went away for a while): wait for it, then
+		 * go on from the generation last printed, which a restart may
+		 * have replaced ("other than", protocol.md) */
+		while (watch_transient(rc)) {
+			rc = watch_reconnect(q, rc, gen, q->watch_wait_s, &ng);
+			/* a topod back without its state serves nothing (0) until
+			 * the next snapshot: wait for that one */
+			if (!rc)
+				rc = ng != gen && ng ? 0 : tii_watch(q->t, ng, wait_ms, &ng);
+			else if (watch_transient(rc))
+				return tq_fail(q, "watch", rc);
+		}
 		if (rc == TII_E_TIMEOUT) {
 			fprintf(stderr, "topoquery: watch: no generation after %" PRIu64 " within %d s\n", gen, q->watch_wait_s);
 			return EXIT_TIMEOUT;
 		}
 		if (rc)
 			return tq_fail(q, "watch", rc);
-		struct tii_info in;
-		char when[32] = "-";
-		int irc = tii_get_info(q->t, &in);
-		if (!irc)
-			iso_time(in.snapshot_us, when, sizeof(when));
-		if (q->json) {
-			fprintf(q->out, "{\"generation\":%" PRIu64 ",\"previous\":%" PRIu64, ng, gen);
-			if (!irc) {
-				fprintf(q->out, ",\"taken\":\"%s\",\"nodes\":%u,\"hosts\":%u,\"engine\":", when, in.nodes,
-					in.hosts);
-				json_str(q->out, in.engine);
-			}
-			fputs("}\n", q->out);
-		} else if (!irc) {
-			fprintf(q->out, "generation %" PRIu64 " taken %s nodes %u switches %u hosts %u engine %s\n", ng, when,
-				in.nodes, in.switches, in.hosts, in.engine);
-		} else {
-			fprintf(q->out, "generation %" PRIu64 "\n", ng);
-		}
-		fflush(q->out);
+		watch_print(q, gen, ng);
 		gen = ng;
 	}
 	return EXIT_OK;

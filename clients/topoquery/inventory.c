@@ -28,14 +28,33 @@ static void json_guid_or_null(FILE *f, uint64_t g)
 		fputs("null", f);
 }
 
-/* iblinkinfo's middle: "==( 4X QDR Active )==>", or "==( Down )==>"
- * when the port trained no link. */
+/* Init and Armed are a link on its way up: trained, but not yet
+ * activated by the subnet manager, and not carrying traffic. The plugin
+ * sends the states of the end of each sweep, so one that stays there is a
+ * port the SM could not activate. */
+static int state_in_transition(const char *state)
+{
+	return !strcmp(state, "Init") || !strcmp(state, "Armed");
+}
+
+/* iblinkinfo's middle: "==( 4X QDR Active )==>", "==( Down )==>" when
+ * the port trained no link, "==( 4X QDR Init, not yet Active )==>". */
 static void text_wire(FILE *f, const char *width, const char *speed, const char *state)
 {
+	const char *more = state_in_transition(state) ? ", not yet Active" : "";
+
 	if (!strcmp(state, "Down") || (!strcmp(width, "?") && !strcmp(speed, "?")))
-		fprintf(f, "==( %s )==>", state);
+		fprintf(f, "==( %s%s )==>", state, more);
 	else
-		fprintf(f, "==( %s %s %s )==>", width, speed, state);
+		fprintf(f, "==( %s %s %s%s )==>", width, speed, state, more);
+}
+
+/* ,"state":"Init","transition":true */
+static void json_state(FILE *f, const char *state)
+{
+	fputs(",\"state\":", f);
+	json_str(f, state);
+	fprintf(f, ",\"transition\":%s", state_in_transition(state) ? "true" : "false");
 }
 
 static void show_text(FILE *f, const tii_show_t *s)
@@ -76,8 +95,8 @@ static void show_json_port(FILE *f, const struct tii_port_info *p)
 {
 	fprintf(f, "{\"port\":%d,\"guid\":", p->port);
 	json_guid(f, p->port_guid);
-	fprintf(f, ",\"lid\":%u,\"lmc\":%d,\"state\":", p->lid, p->lmc);
-	json_str(f, p->state);
+	fprintf(f, ",\"lid\":%u,\"lmc\":%d", p->lid, p->lmc);
+	json_state(f, p->state);
 	fputs(",\"width\":", f);
 	json_str(f, p->width);
 	fputs(",\"speed\":", f);
@@ -93,8 +112,7 @@ static void show_json_port(FILE *f, const struct tii_port_info *p)
 	json_guid(f, p->peer_guid);
 	fputs(",\"type\":", f);
 	json_str(f, p->peer_type);
-	fputs(",\"state\":", f);
-	json_str(f, p->peer_state);
+	json_state(f, p->peer_state);
 	fputs(",\"name\":", f);
 	json_str(f, p->peer_name);
 	fputs("}}", f);
@@ -167,7 +185,7 @@ int cmd_show(struct tq *q, int argc, char **argv)
 	if (rc) {
 		char w[300];
 		snprintf(w, sizeof(w), "show %s", argv[0]);
-		return tq_fail(q, w, rc);
+		return tq_fail_node(q, w, rc);
 	}
 	if (q->json)
 		show_json(q->out, s);
@@ -183,8 +201,7 @@ static void link_end_json(FILE *f, const struct tii_link *k, int e)
 	json_guid(f, k->node[e]);
 	fprintf(f, ",\"port\":%d,\"type\":", k->port[e]);
 	json_str(f, k->type[e]);
-	fputs(",\"state\":", f);
-	json_str(f, k->end_state[e]);
+	json_state(f, k->end_state[e]);
 	fputs(",\"name\":", f);
 	json_str(f, k->name[e]);
 	fputc('}', f);
@@ -201,8 +218,7 @@ static void links_out(FILE *f, int json, const tii_links_t *l)
 			link_end_json(f, k, 0);
 			fputs(",\"b\":", f);
 			link_end_json(f, k, 1);
-			fputs(",\"state\":", f);
-			json_str(f, k->state);
+			json_state(f, k->state);
 			fputs(",\"width\":", f);
 			json_str(f, k->width);
 			fputs(",\"speed\":", f);
@@ -231,8 +247,11 @@ int cmd_links(struct tq *q, int argc, char **argv)
 	if (rc == TII_E_INVAL)
 		return tq_usage_error("links: a filter is one word of printable characters, and --state one of down, "
 				      "init, armed, active, notactive, up");
-	if (rc)
-		return tq_fail(q, "links", rc);
+	if (rc) {
+		char w[300];
+		snprintf(w, sizeof(w), "links%s%.200s", argc ? " " : "", argc ? argv[0] : "");
+		return tq_fail_node(q, w, rc);
+	}
 	links_out(q->out, q->json, l);
 	tii_links_free(l);
 	return EXIT_OK;

@@ -61,6 +61,36 @@ static int collect_ranks(struct tq *q, int argc, char **argv, struct strv *out)
 	return EXIT_OK;
 }
 
+/* One "SRC DST BYTES" line (its comment cut): three unsigned decimal
+ * numbers, ranks below nranks, BYTES at most 2^53 (what topod takes; a
+ * "-1" or a number past 2^64 must not wrap into a plausible one). 1 for a
+ * blank line, 0 for a flow, -1 otherwise. */
+static int matrix_line(const char *p, size_t nranks, struct tii_flow *f)
+{
+	unsigned long long v[3];
+	int k = 0;
+	for (;; k++) {
+		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+			p++;
+		if (!*p || k == 3)
+			break;
+		if (*p < '0' || *p > '9')
+			return -1;
+		char *end;
+		errno = 0;
+		v[k] = strtoull(p, &end, 10);
+		if (errno || (*end && !strchr(" \t\r\n", *end)))
+			return -1;
+		p = end;
+	}
+	if (k == 0 && !*p)
+		return 1;
+	if (k != 3 || *p || v[0] >= nranks || v[1] >= nranks || v[2] > TII_MSG_BYTES_MAX)
+		return -1;
+	*f = (struct tii_flow){ (uint32_t)v[0], (uint32_t)v[1], v[2] };
+	return 0;
+}
+
 /* "src dst bytes" per line, '#' comments. */
 static int read_matrix(const char *path, size_t nranks, struct tii_flow **out, size_t *n)
 {
@@ -71,40 +101,38 @@ static int read_matrix(const char *path, size_t nranks, struct tii_flow **out, s
 	}
 	char line[256];
 	size_t cap = 0, ln = 0;
+	int st = EXIT_OK;
 	*out = NULL;
 	*n = 0;
-	while (fgets(line, sizeof(line), f)) {
+	while (!st && fgets(line, sizeof(line), f)) {
 		ln++;
 		char *h = strchr(line, '#');
 		if (h)
 			*h = '\0';
-		unsigned long long s, d, b;
-		char extra;
-		int k = sscanf(line, "%llu %llu %llu %c", &s, &d, &b, &extra);
-		if (k <= 0)
-			continue;
-		if (k != 3 || s >= nranks || d >= nranks) {
-			if (f != stdin)
-				fclose(f);
-			free(*out);
-			return tq_usage_error("%s:%zu: want 'SRC DST BYTES' with ranks < %zu", path, ln, nranks);
-		}
-		if (*n == cap) {
+		struct tii_flow fl;
+		int k = matrix_line(line, nranks, &fl);
+		if (k < 0) {
+			st = tq_usage_error("%s:%zu: want 'SRC DST BYTES' with ranks < %zu and BYTES <= 2^53", path, ln,
+					    nranks);
+		} else if (k == 0 && *n == cap) {
 			cap = cap ? cap * 2 : 256;
 			struct tii_flow *nf = realloc(*out, cap * sizeof(*nf));
-			if (!nf) {
-				free(*out);
-				if (f != stdin)
-					fclose(f);
-				return tq_nomem();
-			}
-			*out = nf;
+			if (!nf)
+				st = tq_nomem();
+			else
+				*out = nf;
 		}
-		(*out)[(*n)++] = (struct tii_flow){ (uint32_t)s, (uint32_t)d, b };
+		if (!st && k == 0)
+			(*out)[(*n)++] = fl;
 	}
 	if (f != stdin)
 		fclose(f);
-	return EXIT_OK;
+	if (st) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return st;
 }
 
 static void lvl(FILE *o, int l)

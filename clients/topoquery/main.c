@@ -93,6 +93,9 @@
  *           any (the default): more leaves than the fewest when predicted
  *           faster; auto: only if the fewest are slower than random picks;
  *           widened, wider_leaves, wider_time_us (man topoquery).
+ * pick run=bound|route|xor|MODEL [bytes=B] N [--format F] FREEHOSTS...
+ *           every candidate judged by the all-to-all the job runs at B
+ *           bytes a block (libtii 1.8, tii_set_pick_run; man topoquery).
  * map GRAPH [--format F] [--slots S] HOSTS[*SLOTS]...
  *           ranks of GRAPH (stencil:X[xY[xZ]][:periodic], or a METIS or
  *           Scotch graph file) onto the hosts. text: "key value" lines
@@ -133,6 +136,7 @@
  * which kind (topoquery.h: 1 not found, 2 usage, 3 timeout, 4 no server,
  * 5 other).
  */
+#include <inttypes.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -174,7 +178,8 @@ static const char usage_text[] =
 	"  map GRAPH HOSTS[*SLOTS]   ranks of a stencil:XxYxZ or METIS/Scotch graph onto\n"
 	"                            hosts (Scotch); never predicted slower than block\n"
 	"  profile REPORT [REPORT2]  print a topoprof report (its .json), or compare two\n"
-	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...\n"
+	"  schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] [window=W|auto]\n"
+	"           [native=MODEL] RANKS...\n"
 	"                            an all-to-all schedule (xor, tacs1, tacs2, opt,\n"
 	"                            route) or allgather (allgather = kPrefix, kshift,\n"
 	"                            agring, ring, agbest) for ranks HOST or HOST*N,\n"
@@ -185,9 +190,14 @@ static const char usage_text[] =
 	"  history                   the generations topod keeps (time, SM, engine, counts)\n"
 	"  planes [HOST]             the fabric planes (subnets) topod serves, or HOST's\n"
 	"  watch [--after G] [--count N] [--wait SEC]\n"
-	"                            wait for the next generation(s) and print each;\n"
-	"                            exit 3 when none comes within SEC (default 3600)\n"
-	"  diff FROM TO [HOSTS...]   what changed: links, nodes, LFTs, and whose routes;\n"
+	"                            wait for the next generation(s) and print each, with\n"
+	"                            the cables that went down and up; exit 3 when none\n"
+	"                            comes within SEC (default 3600); reconnects when\n"
+	"                            topod restarts (exit 4: no topod for SEC)\n"
+	"  diff [--detail] FROM TO [HOSTS...]\n"
+	"                            what changed, summed up: cables down and up, nodes,\n"
+	"                            ports, how many switches and host pairs changed routes;\n"
+	"                            --detail: every record (links, nodes, ports, LFTs, hosts);\n"
 	"                            FROM/TO: generation, @UNIX_SECONDS or \"YYYY-MM-DD HH:MM\";\n"
 	"                            with HOSTS, every changed pair among them\n"
 	"  simgrid [-o FILE] HOSTS... a SimGrid platform of HOSTS: the LFT routes and the\n"
@@ -239,7 +249,8 @@ static const char usage_text[] =
 	"  tree            \"cluster ID level=L dist=D hosts=K\" / \"host NAME\", indented by level\n"
 	"  info, shared    \"key value\" lines; shared adds \"group SWITCH:PORT HOSTS...\" lines\n"
 	"  slurm           SwitchName=sLEVEL_ID Nodes=HOSTLIST | Switches=NAMES, children first\n"
-	"Exit status: 0 success, 1 a query failed, 2 usage error, 3 watch timed out; errors on stderr as\n"
+	"Exit status: 0 success, 1 the answer is no (unknown name, host down, no route), 2 usage error,\n"
+	"3 timed out, 4 no server could answer (none reachable, busy, no fabric yet), 5 other; errors on stderr as\n"
 	"\"topoquery: what: why\".\n";
 
 int tq_usage_error(const char *fmt, ...)
@@ -253,11 +264,22 @@ int tq_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int tq_parse_num(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v;
+	if (util_parse_u64(s, NULL, hi, &v) || v < lo)
+		return tq_usage_error("%s%s%s: not a whole number %" PRIu64 "..%" PRIu64 "%s", name,
+				      name[0] == '-' ? " " : "=", s, lo, hi, hi == TII_MSG_BYTES_MAX ? " (2^53)" : "");
+	*out = v;
+	return 0;
+}
+
 int tq_exit_status(int err)
 {
 	switch (err) {
 	case TII_OK: return EXIT_OK;
-	case TII_E_NOTFOUND: case TII_E_NOROUTE: return EXIT_FAIL;
+	case TII_E_NOTFOUND: case TII_E_NOROUTE: case TII_E_NOGENERATION: case TII_E_NOPLANE: case TII_E_GONE:
+		return EXIT_FAIL;
 	case TII_E_INVAL: case TII_E_TOOMANY: case TII_E_SERVER: return EXIT_USAGE;
 	case TII_E_TIMEOUT: return EXIT_TIMEOUT;
 	case TII_E_CONNECT: case TII_E_BUSY: case TII_E_IO: case TII_E_NOFABRIC: case TII_E_UNSUPPORTED:
@@ -273,14 +295,24 @@ int tq_nomem(void)
 	return EXIT_ERROR;
 }
 
-int tq_fail(struct tq *q, const char *what, int err)
+static int fail_as(struct tq *q, const char *what, int err, const char *why)
 {
 	const char *msg = tii_last_message(q->t);
 	if (msg && *msg)
-		fprintf(stderr, "topoquery: %s: %s (%s)\n", what, tii_strerror(err), msg);
+		fprintf(stderr, "topoquery: %s: %s (%s)\n", what, why, msg);
 	else
-		fprintf(stderr, "topoquery: %s: %s\n", what, tii_strerror(err));
+		fprintf(stderr, "topoquery: %s: %s\n", what, why);
 	return tq_exit_status(err);
+}
+
+int tq_fail(struct tq *q, const char *what, int err)
+{
+	return fail_as(q, what, err, tii_strerror(err));
+}
+
+int tq_fail_node(struct tq *q, const char *what, int err)
+{
+	return fail_as(q, what, err, err == TII_E_NOTFOUND ? "no such host or switch" : tii_strerror(err));
 }
 
 typedef int (*command_fn)(struct tq *, int, char **);
@@ -300,7 +332,7 @@ static const struct {
 	{ "show", cmd_show }, { "links", cmd_links }, { "hosts", cmd_hosts }, { "resolve", cmd_resolve },
 };
 
-enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT, OPT_DOWN, OPT_STATE };
+enum { OPT_FORMAT = 256, OPT_LOADS, OPT_SLOTS, OPT_PLOT, OPT_BYTES, OPT_LINKS, OPT_MATRIX, OPT_DOT, OPT_PLANE, OPT_AFTER, OPT_COUNT, OPT_WAIT, OPT_DOWN, OPT_STATE, OPT_DETAIL };
 enum { OPT_DELAY = 512, OPT_ALL };
 
 /* The options struct tq has no room for: they matter only until the
@@ -319,6 +351,7 @@ struct cli {
 static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 {
 	char *end;
+	uint64_t v;
 	errno = 0;
 	switch (c) {
 	case 't':
@@ -334,14 +367,14 @@ static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 		q->have_level = 1;
 		break;
 	case OPT_SLOTS:
-		q->slots = (int)strtol(arg, &end, 10);
-		if (errno || *end || end == arg || q->slots < 1 || q->slots > TII_MAP_RANKS_MAX)
-			return tq_usage_error("--slots: not a number of ranks per host (1..%d): %s", TII_MAP_RANKS_MAX, arg);
+		if (tq_parse_num("--slots", arg, 1, TII_MAP_RANKS_MAX, &v))
+			return EXIT_USAGE;
+		q->slots = (int)v;
 		break;
 	case OPT_BYTES:
 		q->load_bytes = strtoull(arg, &end, 10);
-		if (errno || *end || end == arg || arg[0] == '-' || !q->load_bytes)
-			return tq_usage_error("--bytes: not a positive number: %s", arg);
+		if (errno || *end || end == arg || arg[0] == '-' || !q->load_bytes || q->load_bytes > TII_MSG_BYTES_MAX)
+			return tq_usage_error("--bytes: not a number of bytes 1..2^53: %s", arg);
 		break;
 	case OPT_AFTER:
 		q->watch_after = strtoull(arg, &end, 10);
@@ -355,9 +388,9 @@ static int number_option(struct tq *q, struct cli *cl, int c, const char *arg)
 			return tq_usage_error("--count: not a count (0: forever): %s", arg);
 		break;
 	case OPT_WAIT:
-		q->watch_wait_s = (int)strtol(arg, &end, 10);
-		if (errno || *end || end == arg || q->watch_wait_s < 0 || q->watch_wait_s > TII_WATCH_MAX_MS / 1000)
-			return tq_usage_error("--wait: seconds 0..%d: %s", TII_WATCH_MAX_MS / 1000, arg);
+		if (tq_parse_num("--wait", arg, 0, TII_WATCH_MAX_MS / 1000, &v))
+			return EXIT_USAGE;
+		q->watch_wait_s = (int)v;
 		break;
 	}
 	return GO_ON;
@@ -374,7 +407,7 @@ static int delay_option(struct tq *q, const char *arg)
 	errno = 0;
 	q->delay_bytes = strtoull(arg, &end, 10);
 	if (errno || *end || end == arg || arg[0] == '-' || q->delay_bytes > TII_DELAY_BYTES_MAX)
-		return tq_usage_error("--delay=BYTES: a number 0..2^40, not %s", arg);
+		return tq_usage_error("--delay=BYTES: a number 0..2^53, not %s", arg);
 	return GO_ON;
 }
 
@@ -446,6 +479,7 @@ static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl
 		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ "down", no_argument, NULL, OPT_DOWN },
 		{ "state", required_argument, NULL, OPT_STATE },
+		{ "detail", no_argument, NULL, OPT_DETAIL },
 		{ "delay", optional_argument, NULL, OPT_DELAY },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },
@@ -472,6 +506,7 @@ static int parse_options_raw(int argc, char **argv, struct tq *q, struct cli *cl
 		case OPT_PLANE: q->plane = strcmp(optarg, "auto") ? optarg : NULL; break;
 		case OPT_DOWN: q->link_state = "down"; break;
 		case OPT_STATE: q->link_state = optarg; break;
+		case OPT_DETAIL: q->detail = 1; break;
 		case 't': case 'L': case OPT_SLOTS: case OPT_BYTES: case OPT_AFTER: case OPT_COUNT: case OPT_WAIT:
 			if ((rc = number_option(q, cl, c, optarg)) != GO_ON)
 				return rc;

@@ -178,14 +178,36 @@ int cmd_pick(struct tq *q, int argc, char **argv)
 			      : !strcmp(leaves, "any")  ? TII_LEAVES_ANY
 			      : !strcmp(leaves, "auto") ? TII_LEAVES_AUTO : -1) < 0)
 		return tq_usage_error("pick leaves=any|fewest|auto, got '%.40s'", leaves);
+	/* run=NAME [bytes=B] (libtii 1.8): what every candidate is judged by,
+	 * at the job's block size */
+	static const char *const runs[] = { "bound", "route", "xor", "smpi-ompi", "smpi-mpich", "ompi", "mpich" };
+	const char *run = argc && !strncmp(argv[0], "run=", 4) ? argv[0] + 4 : NULL;
+	argc -= run != NULL, argv += run != NULL;
+	int judge = run ? -1 : TII_PICK_RUN_BOUND;
+	for (int i = 0; run && i < (int)(sizeof(runs) / sizeof(runs[0])); i++)
+		if (!strcmp(run, runs[i]))
+			judge = i;   /* TII_PICK_RUN_*, then TII_PICK_RUN_NATIVE + TII_NATIVE_* */
+	if (judge < 0)
+		return tq_usage_error("pick run=bound|route|xor|smpi-ompi|smpi-mpich|ompi|mpich, got '%.40s'", run);
+	unsigned long long bytes = 0;
+	if (run && argc && !strncmp(argv[0], "bytes=", 6)) {
+		char *e;
+		bytes = strtoull(argv[0] + 6, &e, 10);
+		if (*e || !bytes || bytes > (1ull << 40))
+			return tq_usage_error("pick run=%s bytes=B: B is 1..2^40, got '%.40s'", run, argv[0]);
+		argc--, argv++;
+	}
 	int trade = argc && !strcmp(argv[0], "trade");
 	argc -= trade, argv += trade;
-	if (trade && (pattern || leaves))
-		return tq_usage_error("pick trade judges an all-to-all on the allocation's leaves: no pattern= or leaves=");
+	if (trade && (pattern || leaves || run))
+		return tq_usage_error("pick trade judges an all-to-all on the allocation's leaves: no pattern=, leaves= or run=");
+	if (tii_set_pick_run(q->t, judge) || (bytes && tii_set_schedule_advice(q->t, bytes, 1)))
+		return tq_usage_error("pick run=%s: not accepted by libtii", run);
 	char *end;
 	long want = argc ? strtol(argv[0], &end, 10) : 0;
 	if (!argc || *end || want < 1 || want > TII_MATRIX_MAX)
-		return tq_usage_error("pick [pattern=P] [leaves=any|fewest|auto] [trade] N HOSTS...: N is 1..%d", TII_MATRIX_MAX);
+		return tq_usage_error("pick [pattern=P] [leaves=any|fewest|auto] [run=R [bytes=B]] [trade] N HOSTS...: N is 1..%d",
+				      TII_MATRIX_MAX);
 	struct strv h = { 0 };
 	int st = collect(q, argc - 1, argv + 1, &h);
 	size_t *ch = st ? NULL : malloc((size_t)want * sizeof(*ch));

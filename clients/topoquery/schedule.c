@@ -4,7 +4,8 @@
  * between switches shared by two or more host pairs, per step) for XOR, TACS1 and
  * OPT on the same ranks, drawn by gnuplot.
  *
- *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...
+ *   topoquery schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] [window=W|auto]
+ *                           [native=MODEL] RANKS...
  *
  * RANKS: hostlist expressions (c401-[101-104]) or HOST*N for N ranks on one
  * host; ranks are numbered in order.
@@ -107,6 +108,9 @@ static void print_ag(FILE *o, const tii_schedule_t *s, int json)
 	}
 }
 
+/* TII_NATIVE_* as topod names them (docs/protocol.md `schedule native=`) */
+static const char *const native_names[] = { "smpi-ompi", "smpi-mpich", "ompi", "mpich" };
+
 static void print_one(struct tq *q, const tii_schedule_t *s)
 {
 	FILE *o = q->out;
@@ -121,6 +125,12 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 		json_seconds(o, "time_s", s->time_s);
 		json_seconds(o, "xor_time_s", s->xor_time_s);
 		json_seconds(o, "bound_s", s->bound_s);
+		fprintf(o, "\"window\":%d,", s->window);
+		if (s->native >= 0) {
+			fprintf(o, "\"native\":\"%s\",\"native_algo\":\"%s\",\"native_faster\":%s,", native_names[s->native],
+				s->native_algo, s->native_faster ? "true" : "false");
+			json_seconds(o, "native_time_s", s->native_time_s);
+		}
 		if (ag)
 			print_ag(o, s, 1);
 		if (s->time_s >= 0 && s->bound_s > 0)
@@ -144,6 +154,11 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 	text_us(o, "time_us", s->time_s);
 	text_us(o, "xor_time_us", s->xor_time_s);
 	text_us(o, "bound_us", s->bound_s);
+	fprintf(o, "window %d\n", s->window);
+	if (s->native >= 0) {
+		fprintf(o, "native %s\nnative_algo %s\n", native_names[s->native], s->native_algo);
+		text_us(o, "native_time_us", s->native_time_s);
+	}
 	if (ag)
 		print_ag(o, s, 0);
 	/* how far from the lower bound of any schedule on these routes (1 = at it) */
@@ -154,6 +169,10 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 	if (s->slower && ag)
 		fputs("# every variant asked for is predicted slower than the MPI's own ring in rank order: the ring is "
 		      "the answer (fallback=0 to see it)\n",
+		      o);
+	else if (s->native_faster)
+		fputs("# the MPI's own Alltoall is predicted no slower than this schedule by topod's rule (the model's "
+		      "measured error): keep MPI_Alltoall\n",
 		      o);
 	else if (s->slower)
 		fputs("# the requested algorithm may run below 0.98x XOR (the model's measured error): XOR is the answer "
@@ -179,7 +198,8 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 int cmd_schedule(struct tq *q, int argc, char **argv)
 {
 	if (argc < 1)
-		return tq_usage_error("schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] RANKS...");
+		return tq_usage_error("schedule ALGO [conflicts=N] [sparsity=X] [k=N] [bytes=B] [fallback=0] [window=W|auto] "
+				      "[native=MODEL] RANKS...");
 	struct tii_schedule_params p = { .algo = -1, .conflicts = 1 };
 	/* every name libtii knows (it lists topod's algorithms) */
 	for (int a = 0; tii_schedule_algo_name(a); a++)
@@ -188,27 +208,57 @@ int cmd_schedule(struct tq *q, int argc, char **argv)
 	if (p.algo < 0)
 		return tq_usage_error("schedule: unknown algorithm '%s' (xor, tacs1, tacs2, opt, route, allgather, kshift, agring, ring, agbest)",
 				      argv[0]);
-	int i = 1, advice = 1;
+	int i = 1, advice = 1, window = -1, native = -1;
 	unsigned long long bytes = 0;
 	for (; i < argc && strchr(argv[i], '='); i++) {
 		char *end;
-		if (!strncmp(argv[i], "bytes=", 6))
-			bytes = strtoull(argv[i] + 6, &end, 10);
-		else if (!strcmp(argv[i], "fallback=0") || !strcmp(argv[i], "fallback=1"))
-			advice = argv[i][9] == '1', end = argv[i] + 10;
-		else if (!strncmp(argv[i], "conflicts=", 10))
-			p.conflicts = (int)strtol(argv[i] + 10, &end, 10);
-		else if (!strncmp(argv[i], "sparsity=", 9))
-			p.sparsity = strtod(argv[i] + 9, &end);
-		else if (!strncmp(argv[i], "k=", 2))
-			p.k = (int)strtol(argv[i] + 2, &end, 10);
-		else
-			return tq_usage_error("schedule: unknown option '%s'", argv[i]);
-		if (*end || end == strchr(argv[i], '=') + 1)
-			return tq_usage_error("schedule: bad number in '%s'", argv[i]);
+		uint64_t v;
+		const char *a = argv[i], *val = strchr(a, '=') + 1;
+		char name[16];
+		snprintf(name, sizeof(name), "%.*s", (int)(val - 1 - a) < 15 ? (int)(val - 1 - a) : 15, a);
+		if (!strcmp(a, "window=auto")) {
+			window = TII_SCHED_WINDOW_AUTO;
+			continue;
+		}
+		if (!strncmp(a, "native=", 7)) {
+			for (int m = 0; m < 4; m++)
+				if (!strcmp(val, native_names[m]))
+					native = m;
+			if (native < 0)
+				return tq_usage_error("schedule: %s: native=smpi-ompi, smpi-mpich, ompi or mpich", a);
+			continue;
+		}
+		/* every number exactly in its range: 4294967297 is no 1 */
+		if (!strcmp(name, "window")) {
+			if (tq_parse_num(name, val, 1, TOPO_SCHED_WINDOW_MAX, &v))
+				return EXIT_USAGE;
+			window = (int)v;
+		} else if (!strcmp(name, "bytes")) {
+			if (tq_parse_num(name, val, 1, TII_MSG_BYTES_MAX, &v))
+				return EXIT_USAGE;
+			bytes = v;
+		} else if (!strcmp(a, "fallback=0") || !strcmp(a, "fallback=1")) {
+			advice = a[9] == '1';
+		} else if (!strcmp(name, "conflicts")) {
+			if (tq_parse_num(name, val, 0, TOPO_SCHED_CONFLICTS_MAX, &v))
+				return EXIT_USAGE;
+			p.conflicts = (int)v;
+		} else if (!strcmp(name, "k")) {
+			if (tq_parse_num(name, val, 0, TOPO_SCHED_K_MAX, &v))
+				return EXIT_USAGE;
+			p.k = (int)v;
+		} else if (!strcmp(name, "sparsity")) {
+			p.sparsity = strtod(val, &end);
+			if (*end || end == val || !(p.sparsity >= 0 && p.sparsity <= 1e6))
+				return tq_usage_error("schedule: %s: sparsity=0..1e6", a);
+		} else {
+			return tq_usage_error("schedule: unknown option '%s'", a);
+		}
 	}
-	if (bytes > (1ull << 40) || tii_set_schedule_advice(q->t, bytes, advice))
-		return tq_usage_error("schedule: bytes=1..2^40");
+	if (bytes > TII_MSG_BYTES_MAX || tii_set_schedule_advice(q->t, bytes, advice))
+		return tq_usage_error("schedule: bytes=1..2^53");
+	if ((window >= 0 || native >= 0) && tii_set_schedule_run(q->t, window < 0 ? 1 : window, native))
+		return tq_usage_error("schedule: window=1..%d|auto, native=MODEL", TOPO_SCHED_WINDOW_MAX);
 	struct strv ranks = { 0 };
 	int status = rank_list(q, argc - i, argv + i, &ranks);
 	if (status) {

@@ -58,7 +58,9 @@ struct tq {
 	uint64_t watch_after;     /* --after G */
 	int watch_after_set;
 	long watch_count;         /* --count N (1; 0: forever) */
-	int watch_wait_s;         /* --wait SEC per generation (3600) */
+	int watch_wait_s;         /* --wait SEC per generation (3600), and for topod to come back */
+	/* diff */
+	int detail;               /* --detail: every record, not the summary */
 	/* links */
 	const char *link_state;   /* --down ("down") or --state STATE, NULL: any */
 	/* matrix --delay[=BYTES], simgrid --all */
@@ -70,10 +72,18 @@ struct tq {
 /* "topoquery: what: why" on stderr for a failed libtii call; returns
  * EXIT_FAIL. */
 int tq_fail(struct tq *q, const char *what, int err);
+/* tq_fail for a command that takes switches too: TII_E_NOTFOUND reads
+ * "no such host or switch". */
+int tq_fail_node(struct tq *q, const char *what, int err);
 /* The host list of a command: its words (expanded) then -f's hosts.
  * Returns EXIT_OK, or EXIT_USAGE after a message (also for an empty list
  * unless allow_none). */
 int tq_collect_hosts(struct tq *q, int argc, char **argv, struct strv *out, int allow_none);
+/* The one number parser of topoquery's options: s is a whole decimal
+ * number lo..hi, exactly (never wrapped or clamped into the range). 0, or
+ * EXIT_USAGE after "topoquery: NAME=S: not a whole number LO..HI" (for
+ * an --option: "NAME S"). */
+int tq_parse_num(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
 /* A level: 0..65535 from the top, "top", "leaf", -1..-64 from the leaves. */
 int tq_parse_level(const char *s, long *level);
 /* "topoquery: msg" plus a hint, returns EXIT_USAGE. */

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_allgather.sh - topocoll's MPI_Allgather and MPI_Allgatherv (the ring in
 # the fabric's order, coll/allgather.c) give exactly the MPI's own results,
 # under Open MPI and MPICH: a real topod serving the k=24 fat tree;
@@ -177,39 +179,41 @@ run min-hosts ompi 16 "$d/4ph.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=4000 TOP
 		{ nok "min-hosts: $h/$n calls"; grep '^topocoll: allgather' "$d/min-hosts.err" | head -3 | sed 's/^/# /'; }; }
 
 # By prediction with four ranks per host: TOPOCOLL_VERBOSE=2 gives every
-# candidate's prediction; the gathered variants must be predicted (both, for
-# a block of 80,012 bytes), and whatever ran must be the fastest predicted
-# and faster than the MPI's own by the margin (1.10).
+# candidate's prediction; the plans gathering each host's blocks at its
+# leader must be predicted (for a block of 80,012 bytes; the forced-only
+# `hosts` and `leaves` variants are not modelled: a negative time), and
+# whatever ran must be the fastest predicted and faster than the MPI's own
+# by the rule (both predictions' 4 % against it, 0.98x: 1.04 x 0.98 / 0.96 = 1.062x).
 for mpi in ompi; do
 	l=$LIB
 	run "pred4-$mpi" $mpi 16 "$d/4ph.map" LD_PRELOAD="$l" TOPOCOLL_VERBOSE=2 || continue
 	e=$d/pred4-$mpi.err
-	nh=$(grep -c "^topocoll: allgather, 80012 bytes on 16 ranks: predicted [0-9.]* us ${VNAME[hosts]}, [0-9.]* us the MPI's own" "$e")
-	nlf=$(grep -c "^topocoll: allgather, 80012 bytes on 16 ranks: predicted [0-9.]* us ${VNAME[leaves]}, [0-9.]* us the MPI's own" "$e")
+	nh=$(grep -c "^topocoll: allgather, 80012 bytes on 16 ranks: predicted [0-9.]* us each host's blocks at its leader, the leaders' [A-Za-z' ]* in the fabric's order, [0-9.]* us the MPI's own" "$e")
 	# "V: B bytes: predicted N us the MPI's own, T us V (R x)": the chosen V
 	# must be the least of the candidates' T for B, and N >= 1.10 T
 	bad=$(python3 - "$e" <<'PY'
 import re, sys
 cand, bad, seen = {}, 0, 0
 for line in open(sys.argv[1]):
-    m = re.match(r"topocoll: allgather, (\d+) bytes on 16 ranks: predicted ([\d.]+) us (.*), [\d.]+ us the MPI's own$", line)
+    m = re.match(r"topocoll: allgather, (\d+) bytes on 16 ranks: predicted (-?[\d.]+) us (.*), [\d.]+ us the MPI's own$", line)
     if m:
-        cand.setdefault(m.group(1), []).append(float(m.group(2)))
+        if float(m.group(2)) > 0:
+            cand.setdefault(m.group(1), []).append(float(m.group(2)))
         continue
     m = re.match(r"topocoll: allgather on a communicator of 16 ranks \(2 leaves\): (.*?): (\d+) bytes: predicted ([\d.]+) us the MPI's own, ([\d.]+) us (.*) \(", line)
     if not m or m.group(1) == "the MPI's own":
         continue
     seen += 1
     b, n, t = m.group(2), float(m.group(3)), float(m.group(4))
-    if n < 1.10 * t - 0.1 or t > min(cand.get(b, [t])) + 0.05:
+    if n < 1.0617 * t - 0.1 or t > min(cand.get(b, [t])) + 0.05:
         bad += 1
 print(bad if seen else -1)
 PY
 )
-	if [ "$nh" -ge 1 ] && [ "$nlf" -ge 1 ] && [ "$bad" = 0 ]; then
-		ok "pred4-$mpi: both gathered variants predicted; every variant chosen was the fastest predicted, by the margin"
+	if [ "$nh" -ge 1 ] && [ "$bad" = 0 ]; then
+		ok "pred4-$mpi: $nh host-leader plans predicted; every plan chosen was the fastest predicted, by the rule"
 	else
-		nok "pred4-$mpi: predictions for the host leaders' ring $nh, leaf-hierarchical $nlf; choices against the rule: $bad"
+		nok "pred4-$mpi: host-leader plans predicted $nh; choices against the rule: $bad"
 		grep "^topocoll: allgather" "$e" | head -8 | sed 's/^/# /'
 	fi
 done

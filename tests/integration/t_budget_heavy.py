@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test: serial - asserts a 64-host hopsmatrix within 100 ms while its schedules hold both workers
 """Issue 21 items 9 and 10 against the real topod on the k=24 fat tree
 (3,456 hosts), loopback only, about a minute on 2 cores:
 

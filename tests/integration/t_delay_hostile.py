@@ -69,7 +69,7 @@ bad = {
     "another unit": "OK gen=7 n=2 bytes=1000 unit=us lines=2\n0 1\n1 0\n",
     "no unit": "OK gen=7 n=2 bytes=1000 lines=2\n0 1\n1 0\n",
     "fewer lines announced": "OK gen=7 n=2 bytes=1000 unit=ns lines=1\n0 1\n",
-    "an entry past TII_DELAY_NS_MAX": "OK gen=7 n=2 bytes=1000 unit=ns lines=2\n0 10000000000001\n1 0\n",
+    "an entry past TII_DELAY_NS_MAX": "OK gen=7 n=2 bytes=1000 unit=ns lines=2\n0 40000000000000001\n1 0\n",
     "an entry of 2^64": "OK gen=7 n=2 bytes=1000 unit=ns lines=2\n0 18446744073709551616\n1 0\n",
     "a negative entry other than -1": "OK gen=7 n=2 bytes=1000 unit=ns lines=2\n0 -2\n1 0\n",
     "a non-zero diagonal": "OK gen=7 n=2 bytes=1000 unit=ns lines=2\n5 1\n1 0\n",
@@ -83,8 +83,8 @@ for what, body in bad.items():
     cut = what == "a cut-short table"
     check(rc not in (0, 2) and out == "" and (cut or "malformed" in err),
           "delay matrix refused: %s (exit %d: %s)" % (what, rc, err.strip()[:60]))
-rc, out, err = tq(good, "matrix", "--delay=1099511627777", *H)
-check(rc == 2 and "--delay" in err, "--delay above 2^40 is a usage error before anything is sent")
+rc, out, err = tq(good, "matrix", "--delay=9007199254740993", *H)
+check(rc == 2 and "--delay" in err, "--delay above 2^53 is a usage error before anything is sent")
 
 # ---- simgrid all ----------------------------------------------------------------
 doc = ["<?xml version='1.0'?>"] + ["<x/>"] * 13 + ["</platform>"]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # Every command example in README.md, docs/ and the man pages runs as
 # written (tests/lib/docexamples.py finds them; its NOT_RUN list names the
 # few that cannot run here, and why).

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_drill_profrace.sh - issue 21, item 11: the profiler's world-rank
 # translation table, missed by 4 threads at once on a fresh communicator
 # (MPI_THREAD_MULTIPLE), is built and set once; setting it again would free

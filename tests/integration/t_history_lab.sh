@@ -86,12 +86,20 @@ watchers() { # AFTER TAG: start them
 		lab_own "$!"
 	done
 }
-woke() { # GEN TAG: every watcher exited 0 naming GEN
-	local i bad=0
+# woke BEFORE TAG: every watcher exited 0 naming the same generation above
+# BEFORE, which it sets in WOKE (not in a subshell: wait needs the watchers'
+# own shell). That is the routing pass's generation: the plugin
+# may publish its subnet-up generation (the ports' new states) a moment
+# later, so topod may already serve a newer one when the test looks.
+woke() {
+	local i bad=0 g first=
 	for ((i = 0; i < 20; i++)); do
 		wait "${W_PIDS[$i]}" || bad=$((bad + 1))
-		grep -q "^generation $1 " "$d/watch.$2.$i" || bad=$((bad + 1))
+		g=$(sed -n 's/^generation \([0-9]*\) .*/\1/p' "$d/watch.$2.$i" | head -1)
+		[ -n "$first" ] || first=$g
+		{ [ -n "$g" ] && [ "$g" = "$first" ] && [ "$g" -gt "$1" ]; } || bad=$((bad + 1))
 	done
+	WOKE=$first
 	[ "$bad" -eq 0 ]
 }
 # reroute CONSOLE_CMD BEFORE TAG KIND: with 20 watchers on generation
@@ -99,14 +107,42 @@ woke() { # GEN TAG: every watcher exited 0 naming GEN
 # them, arrives as a delta, and `diff BEFORE NEW` names exactly the link
 # that went KIND (down/up) and the pairs whose ibtracert route changed.
 reroute() {
-	local cmd=$1 before=$2 tag=$3 kind=$4 after
+	local cmd=$1 before=$2 tag=$3 kind=$4 after i same=0 g
+	# Let a subnet-up generation that follows BEFORE arrive first (the
+	# generation stays the same for 2 s), and watch from whatever is served.
+	for ((i = 0; i < 100 && same < 20; i++)); do
+		g=$(lab_topod_generation)
+		if [ -n "$g" ] && [ "$g" = "$before" ]; then same=$((same + 1)); else same=0 before=${g:-$before}; fi
+		sleep 0.1
+	done
 	watchers "$before" "$tag"
 	sleep 0.5
 	lab_ibsim_cmd "$cmd" >/dev/null || nok "ibsim $cmd"
-	after=$(wait_gen_above "$before") || { nok "no generation after $cmd"; exit 1; }
-	check "20 topoquery watch clients woke for generation $after" woke "$after" "$tag"
+	wait_gen_above "$before" >/dev/null || { nok "no generation after $cmd"; exit 1; }
+	if woke "$before" "$tag"; then
+		after=$WOKE
+		ok "20 topoquery watch clients woke for generation $after"
+	else
+		nok "20 topoquery watch clients woke for one generation above $before"
+		after=$(wait_gen_above "$before")
+	fi
 	ok "the reroute after $cmd is served (generation $after)"
-	check "it arrived as a delta (topod's log)" grep -q "delta from .*generation $after from $before" "$d/topod.log"
+	# A delta is against the plugin's last publication. When OpenSM
+	# publishes twice in a row (the routing pass, then subnet up with the
+	# port Active) and the second supersedes the first before the sink had
+	# it, the sink's base is older than the delta's: it gets the whole
+	# snapshot, by design. Then a generation lies between the two.
+	local between
+	between=$(grep -o 'osmtopo: generation [0-9]*' "$LAB_OSM_LOG" |
+		awk -v a="$before" -v b="$after" '$3 > a && $3 < b { print $3; exit }')
+	if grep -q "delta from .*generation $after from $before" "$d/topod.log"; then
+		ok "it arrived as a delta (topod's log)"
+	elif [ -n "$between" ] && grep -q "osmtopo: generation $after " "$LAB_OSM_LOG"; then
+		ok "it arrived whole: generation $between, published between, was superseded before the sink had it"
+	else
+		nok "it arrived as a delta (topod's log; no generation published between $before and $after)"
+		grep -E "generation $after|delta from" "$d/topod.log" | tail -3 | sed 's/^/# /'
+	fi
 	trace "$d/t.$after.json" || nok "ibtracert of every pair after $cmd"
 	ask tree | tail -n +2 >"$d/tree.$after"
 	ask "diff $before $after $hosts" >"$d/diff.$after"

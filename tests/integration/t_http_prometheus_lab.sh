@@ -35,13 +35,25 @@ if ! LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $d/roots" "event_plu
 	nok "OpenSM did not come up"; exit 1
 fi
 
-wait_gen_above() { # G: waits until topod serves a generation above G, prints it
-	local g i
-	for ((i = 0; i < 300; i++)); do
+# wait_gen_above G: waits until topod serves a generation above G, then until
+# it stays the same for 3 s, and prints it. A routing pass is followed by the
+# plugin's subnet-up generation (true port states) a moment later, so the
+# first generation above G is not yet the one the fabric settles on.
+wait_gen_above() {
+	local g i same=0 last=
+	for ((i = 0; i < 600; i++)); do
 		g=$(lab_topod_generation)
-		[ -n "$g" ] && [ "$g" -gt "$1" ] 2>/dev/null && { echo "$g"; return 0; }
+		if [ -n "$g" ] && [ "$g" -gt "$1" ] 2>/dev/null; then
+			if [ "$g" = "$last" ]; then
+				same=$((same + 1))
+				[ "$same" -ge 30 ] && { echo "$g"; return 0; }
+			else
+				same=0 last=$g
+			fi
+		fi
 		sleep 0.1
 	done
+	[ -n "$last" ] && { echo "$last"; return 0; }
 	return 1
 }
 # ibnd_counts: "CAs switches cables" as ibnetdiscover sees the fabric now

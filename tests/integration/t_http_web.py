@@ -149,7 +149,9 @@ csp = hd.get("Content-Security-Policy", "")
 check(st == 200 and b"<svg" in body and "default-src 'none'" in csp, "/ is the page, nothing may load from elsewhere")
 check(b"http://" not in body.replace(b"http://www.w3.org/2000/svg", b"") and b"https://" not in body,
       "the page names no external address (works offline)")
-# bounded clients: 8 idle connections hold every slot; the ninth request is 503
+# bounded clients: --http-max-conns counts requests being answered, not
+# connections kept alive between them (a request past it gets 503:
+# t_http_limits.py); idle ones are closed first when sockets run short
 held = []
 for _ in range(8):
     s = socket.create_connection(("127.0.0.1", HP))
@@ -157,12 +159,12 @@ for _ in range(8):
     s.recv(4096)
     held.append(s)
 st, _, body = get("/api/ping")
-check(st == 503 and b"http-max-conns" in body, "past --http-max-conns: 503 naming the option")
+check(st == 200, "8 idle kept-alive connections with --http-max-conns 8: the ninth request is answered (%d)" % st)
 for s in held:
     s.close()
 time.sleep(0.3)
 st, _, _ = get("/api/ping")
-check(st == 200, "slots come back when clients close")
+check(st == 200, "and after they close")
 
 # ---- the page in Chromium ----
 try:

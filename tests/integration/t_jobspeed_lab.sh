@@ -15,56 +15,12 @@
 #   - a TERM in the middle leaves no lab behind (run.py ends the lab by PID).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-failed=0
-ok() { echo "ok - $*"; }
-nok() { echo "not ok - $*"; failed=$((failed + 1)); }
+. tests/lib/driver.bash
+driver_init t_jobspeed
 
-for tool in smpicc smpirun; do
-	command -v $tool >/dev/null || { nok "$tool missing (make deps installs libsimgrid-dev)"; exit 1; }
-done
-[ -x build/bin/topod ] && [ -x build/bin/topoquery ] || { nok "build/bin/topod, topoquery: run make first"; exit 1; }
-
-R=$(mktemp -d "${TMPDIR:-/tmp}/t_jobspeed.XXXXXX") || exit 1
-DRIVER_PID=
-cleanup() {
-	# Only the driver we started; it ends its smpirun and its lab itself.
-	if [ -n "$DRIVER_PID" ] && kill -0 "$DRIVER_PID" 2>/dev/null; then
-		kill -TERM "$DRIVER_PID" 2>/dev/null
-		for _ in $(seq 1 100); do kill -0 "$DRIVER_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -0 "$DRIVER_PID" 2>/dev/null && kill -KILL "$DRIVER_PID" 2>/dev/null
-	fi
-	rm -rf "$R"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-
-# driver TAG ARGS... : run.py in the background, its PID in DRIVER_PID, its
-# output in $R/TAG.out and .err (one pair per run: no stale lines to match).
-driver() {
-	local tag=$1
-	shift
-	python3 bench/jobspeed/run.py "$@" >"$R/$tag.out" 2>"$R/$tag.err" </dev/null &
-	DRIVER_PID=$!
-}
-# wait_driver SECS -> run.py's exit status, 124 if it is still running
-wait_driver() {
-	local i rc
-	for ((i = 0; i < $1 * 10; i++)); do
-		if ! kill -0 "$DRIVER_PID" 2>/dev/null; then
-			wait "$DRIVER_PID"
-			rc=$?
-			DRIVER_PID=
-			return $rc
-		fi
-		sleep 0.1
-	done
-	return 124
-}
-labdir_of() { sed -n 's/.*(topod port [0-9]*, lab \([^)]*\)).*/\1/p' "$R/$1.err" | tail -1; }
 
 start=$SECONDS
-driver run1 "$R/res" --fabrics ft2-small --sizes 16 --shapes contiguous,fragmented --bytes 262144
+driver run1 bench/jobspeed/run.py "$R/res" --fabrics ft2-small --sizes 16 --shapes contiguous,fragmented --bytes 262144
 wait_driver 120
 rc=$?
 lab=$(labdir_of run1)
@@ -89,14 +45,16 @@ def check(cond, msg):
     bad += not cond
 want = [("ft2-small", "contiguous", "16"), ("ft2-small", "fragmented", "16")]
 check(jobs == want, "jobs in the CSV: %s" % jobs)
-variants = ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route"]
+variants = ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route",
+            "sched-default"]
 check(len(rows) == len(want) * len(variants), "%d CSV rows (%d jobs x %d variants)" % (len(rows), len(want), len(variants)))
 for job in want:
     v = {r["variant"]: r for r in rows if (r["fabric"], r["shape"], r["hosts"]) == job}
     name = "%s %s hosts" % (job[1], job[2])
     bound = float(v["xor"]["bound_seconds"])
     check(bound > 0, "%s: link-load bound %.6f s on %s" % (name, bound, v["xor"]["bound_link"]))
-    for k in ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-route"]:
+    for k in ["xor", "ompi", "mpich", "allatonce", "sched-xor", "sched-tacs1", "sched-tacs2", "sched-route",
+              "sched-default"]:
         check(k in v and v[k]["seconds"] != "", "%s: %s completed in SMPI (%s s, %s steps)"
               % (name, k, v.get(k, {}).get("seconds"), v.get(k, {}).get("steps")))
     o = v.get("sched-opt", {})
@@ -125,7 +83,15 @@ for job in want:
             check(sp >= 0.98, "%s: topod recommends %s, which runs %.3fx XOR (>= 0.98)" % (name, rec, sp))
         else:
             check(rec is not None, "%s: %s recommended as %s" % (name, k, rec))
-    for k in ("sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route"):
+    # topod's default all-to-all (route, window=auto) as libtii asks for
+    # it: within 1.05x of the bound (issue 34), as predicted
+    d = v.get("sched-default", {})
+    if d.get("seconds"):
+        w = d.get("topod_prediction", "").split("window=")[-1].split()[0] if "window=" in d.get("topod_prediction", "") \
+            else "?"
+        check(float(d["seconds"]) <= 1.05 * bound, "%s: topod's default (window=%s) %.6f s, within 1.05x the bound (x%.3f)"
+              % (name, w, float(d["seconds"]), float(d["seconds"]) / bound))
+    for k in ("sched-xor", "sched-tacs1", "sched-tacs2", "sched-opt", "sched-route", "sched-default"):
         r, p = v.get(k, {}), v.get(k, {}).get("topod_prediction", "")
         if r.get("seconds") and "time_us=" in p:
             pt = float(p.split("time_us=")[1].split()[0]) * 1e-6
@@ -143,7 +109,7 @@ n=$(grep -c '^| ft2-small ' "$md" 2>/dev/null)
 
 # A TERM while SMPI runs: run.py must end its smpirun and its lab by PID.
 # (A longer run than the first, so that the TERM lands while it works.)
-driver run2 "$R/res2" --fabrics ft2-small --sizes 8,16 --bytes 262144
+driver run2 bench/jobspeed/run.py "$R/res2" --fabrics ft2-small --sizes 8,16 --bytes 262144
 for ((i = 0; i < 300; i++)); do
 	grep -q '^    ' "$R/run2.err" 2>/dev/null && break	# a first SMPI time: the lab is up
 	sleep 0.1

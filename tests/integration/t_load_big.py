@@ -86,6 +86,28 @@ check(head.startswith("OK") and nlines == int(kv["lines"]) and int(kv["links"]) 
       "full reply framed: %s lines, %s links" % (kv.get("lines"), kv.get("links")))
 note("topod RSS after: %d KiB" % rss_kib(t.p.pid))
 
+# Issue 37: 6 GB per pair (6e9, beyond 32 bits; 1.6e18 bytes in all) at
+# the full scale, exact: the totals and the busiest cables from the rank
+# counts, every level's total equal to its links'.
+B6 = 6 * 10**9
+head, lines, ms6 = request("load bytes=%d links=max alltoall %s" % (B6, " ".join(toks)))
+kv = parse_kv(head[3:])
+cmax = max(k * (R - k) for k in counts)
+check(head.startswith("OK") and int(kv["bytes"]) == R * (R - 1) * B6 and int(kv["intra_bytes"]) == intra * B6
+      and int(kv["max_bytes"]) == cmax * B6 and int(kv["max_msgs"]) == cmax,
+      "bytes=6e9: total %s = R(R-1) x 6e9, busiest %s = %d x 6e9 exactly (%.0f ms)"
+      % (kv.get("bytes"), kv.get("max_bytes"), cmax, ms6))
+# a traffic matrix whose 60th entry is 341 GB (refused before, 4 GiB was the cap)
+trip = ["%d:%d:%d" % (i, (i * 7 + 1) % R, 1000 + i) for i in range(59)] + ["6:82:341303846527"]
+head, lines, _ = request("load matrix %s -- %s" % (" ".join(toks), " ".join(trip)))
+kv = parse_kv(head[3:])
+want = sum(1000 + i for i in range(59)) + 341303846527
+check(head.startswith("OK") and int(kv["bytes"]) == want and int(kv["max_bytes"]) >= 341303846527,
+      "matrix entry 60 of 341,303,846,527 bytes taken: total %s = %d" % (kv.get("bytes"), want))
+head, _, _ = request("load bytes=%d alltoall %s" % (2**40, " ".join(toks)))
+check(head.startswith("ERR RANGE") and "2^62" in head,
+      "16,384 ranks at 2^40 bytes per pair (2^68 in all) refused, not wrapped: " + head[:120])
+
 head, _, _ = request("load alltoall " + " ".join(toks) + " " + hosts[0])
 check(head.startswith("ERR TOOMANY"), "16,385 ranks refused: " + head)
 done()

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_mpi.sh - a real MPI client of libtii: tests/mpi/tii_split.c, built with
 # Debian's Open MPI (mpicc) against build/lib/libtii.so, splits
 # MPI_COMM_WORLD by switch cluster as the seed's section 5.2.2 does, on

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_mpi_place.sh - rank reordering in a real MPI program (issue 10):
 #   ibsim fat tree -> OpenSM + the osmtopo plugin -> topod -> rank 0 of
 #   `mpirun --oversubscribe -np 32 tii_stencil 4 4 2` calls

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_mpi_schedule.sh - all-to-all schedules on simulated fabrics routed by a
 # real OpenSM (ftree), served by topod, fetched with libtii, run under mpirun:
 #   ibsim fabric -> OpenSM + osmtopo plugin -> topod -> rank 0 of

@@ -23,7 +23,9 @@ lab_run_opensm ftree "event_plugin_name osmtopo" \
 grep -q "osmtopo: sink tcp:127.0.0.1:$port (.* key_file: challenge-response plane=default)" "$LAB_OSM_LOG" &&
 	tp_ok "the plugin logs its sink with the key and the plane" ||
 	tp_fail "the plugin logs its sink with the key and the plane ($(grep -m1 'osmtopo: sink' "$LAB_OSM_LOG"))"
-gen=$(grep -o 'osmtopo: generation [0-9]*' "$LAB_OSM_LOG" | head -1 | awk '{print $3}')
+# The last generation the plugin published: a routing pass is followed by its
+# subnet-up generation (the ports' true states).
+gen=$(grep -o 'osmtopo: generation [0-9]*' "$LAB_OSM_LOG" | tail -1 | awk '{print $3}')
 served=0
 for _ in $(seq 50); do
 	served=$(lab_topod_generation)

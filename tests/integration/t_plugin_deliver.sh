@@ -43,19 +43,29 @@ secs=$(tp_since "$t0")
 LOG1=$LAB_OSM_LOG
 tp_check "routing engine ftree was used" lab_osm_check_engine ftree
 
+# A routing pass publishes one generation. When OpenSM reaches subnet up
+# before run-once exits and a port state changed since (Init -> Active), a
+# second one follows, labelled "subnet up"; whether it does is a race.
 gens=$(tp_osm_gens "$LOG1")
-if [ "$(echo "$gens" | grep -c .)" -eq 1 ]; then
-	tp_ok "one snapshot per routing pass (generation $gens)"
+ngen=$(echo "$gens" | grep -c .)
+last=$(echo "$gens" | tail -n 1)
+if [ "$ngen" -eq 1 ] || { [ "$ngen" -eq 2 ] &&
+	grep -q "osmtopo: generation $last (subnet up #1" "$LOG1"; }; then
+	tp_ok "one snapshot per routing pass, at most one more at subnet up (generations ${gens//$'\n'/ })"
 else
-	tp_fail "one snapshot per routing pass (log has: ${gens//$'\n'/ })"
+	tp_fail "one snapshot per routing pass, at most one more at subnet up (log has: ${gens//$'\n'/ })"
 fi
 tp_note "$(grep -o 'osmtopo: generation.*' "$LOG1" | head -n 1)"
 
+# A generation may be superseded before the worker sends it; the sinks get
+# the generations logged, each once, in order, ending with the last.
 for s in u t; do
-	n=$(grep -c . "$D/$s/received.log" 2>/dev/null)
-	[ "${n:-0}" -eq 1 ] && [ "$(awk '{print $1}' "$D/$s/received.log")" = "$gens" ] &&
-		tp_ok "sink $s received generation $gens exactly once" ||
-		tp_fail "sink $s received generation $gens exactly once (log: $(cat "$D/$s/received.log" 2>/dev/null))"
+	got=$(awk '{print $1}' "$D/$s/received.log" 2>/dev/null)
+	[ -n "$last" ] && [ "$(echo "$got" | tail -n 1)" = "$last" ] &&
+		[ "$(echo "$got" | sort -u | grep -c .)" -eq "$(echo "$got" | grep -c .)" ] &&
+		[ "$(echo "$got" | sort -n)" = "$got" ] && [ -z "$(comm -23 <(echo "$got" | sort) <(echo "$gens" | sort))" ] &&
+		tp_ok "sink $s received each generation once, in order, the last $last" ||
+		tp_fail "sink $s received generations of ${gens//$'\n'/ } once, in order, the last $last (log: $(cat "$D/$s/received.log" 2>/dev/null))"
 done
 [ -s "$D/spool/fabric.snap" ] && tp_ok "spool holds fabric.snap" || tp_fail "spool holds fabric.snap"
 tmps=$(find "$D/spool" -name '*.tmp*' | wc -l)
@@ -66,7 +76,7 @@ tp_check "UNIX, TCP and spool copies are byte-identical" \
 SNAP=$D/spool/fabric.snap
 "$TP_SNAP" info "$SNAP" >"$D/info.txt" 2>&1
 tp_check "snapshot header: engine ftree" grep -qx "engine ftree" "$D/info.txt"
-tp_check "snapshot header: generation as logged" grep -qx "generation $gens" "$D/info.txt"
+tp_check "snapshot header: the last generation logged" grep -qx "generation $last" "$D/info.txt"
 tp_check "snapshot header: sweep 1" grep -qx "sweep 1" "$D/info.txt"
 
 tp_dump_fabric "$D/ref" || tp_fail "ibnetdiscover/ibroute dumps"
@@ -96,11 +106,11 @@ lab_run_opensm ftree "event_plugin_name osmtopo" "event_plugin_options spool=$D/
 	"root_guid_file $D/roots" || tp_fail "second opensm -o exits 0"
 gen2=$(tp_osm_gens | tail -n 1)
 "$TP_SNAP" info "$D/spool/fabric.snap" >"$D/info2.txt" 2>&1
-if [ -n "$gen2" ] && [ "$gen2" -gt "$gens" ] && grep -qx "generation $gen2" "$D/info2.txt" &&
+if [ -n "$gen2" ] && [ -n "$last" ] && [ "$gen2" -gt "$last" ] && grep -qx "generation $gen2" "$D/info2.txt" &&
 	grep -qx "sweep 1" "$D/info2.txt"; then
-	tp_ok "restarted OpenSM: generation $gen2 > $gens, sweep counter 1 again"
+	tp_ok "restarted OpenSM: generation $gen2 > $last, sweep counter 1 again"
 else
-	tp_fail "restarted OpenSM: generation ${gen2:-none} > $gens with sweep 1"
+	tp_fail "restarted OpenSM: generation ${gen2:-none} > ${last:-none} with sweep 1"
 fi
 tp_check "second run: spool snapshot still matches the fabric" \
 	python3 tests/lib/ibcompare.py --snap "$D/spool/fabric.snap" --ibnetdiscover "$D/ref/topo.txt" \

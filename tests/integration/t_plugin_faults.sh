@@ -191,9 +191,21 @@ sweep=$(grep -o 'osmtopo: generation.*' "$LAB_OSM_LOG" | head -n 1)
 tp_note "$sweep"
 [ "$rc" -eq 0 ] && tp_ok "broken sinks: opensm -o exits 0 (${secs} s, snapshot $size bytes)" ||
 	tp_fail "broken sinks: opensm -o exits 0 (status $rc)"
-# sweep (a few s here) + linger 2.5 s + at most one 1.5 s attempt
-within "$secs" 20 && tp_ok "broken sinks: run-once bounded (${secs} s)" ||
-	tp_fail "broken sinks: run-once within 20 s (took ${secs} s)"
+# What the plugin adds to OpenSM's run: it delivers on its own thread, so
+# OpenSM waits for it only at unload, after its last publication (the routing
+# pass, or the subnet-up generation after it): the attempt under way (1.5 s on
+# the never-reading sink), then at most linger 2.5 s, and OpenSM's own exit path. What comes before, the
+# sweep and the wait for subnet up, is OpenSM's own and grows with the
+# machine's load (11.5 s in one CI run), so it is not part of the bound.
+# OpenSM's log stamps lines to the microsecond.
+osm_stamp() { # PATTERN: seconds since midnight of the last matching log line
+	grep "$1" "$LAB_OSM_LOG" | tail -n 1 | awk '{ split($3, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }'
+}
+pub=$(osm_stamp 'osmtopo: generation') unl=$(osm_stamp 'osmtopo: unloaded')
+held=$(awk -v a="$pub" -v b="$unl" 'BEGIN { d = b - a; if (d < 0) d += 86400; printf "%.1f", d }')
+[ -n "$pub" ] && [ -n "$unl" ] && within "$held" 8 &&
+	tp_ok "broken sinks: run-once bounded: ${held} s from the last publication to unload (${secs} s in all)" ||
+	tp_fail "broken sinks: run-once: ${held:-?} s from the last publication to unload, bound 8 s (${secs} s in all)"
 [ "$size" -gt 220000 ] && tp_ok "snapshot ($size bytes) exceeds a UNIX socket's buffer" ||
 	tp_fail "snapshot ($size bytes) exceeds a UNIX socket's buffer"
 g=$(tp_osm_gens | tail -n 1)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# test: lock mpi - runs real mpirun/mpiexec jobs whose ranks busy-poll, oversubscribed; two such jobs at once on
+# 2 cores starve each other past their mpirun timeouts
 # t_profiler.sh - topoprof (build/lib/libtopoprof.so, LD_PRELOADed into
 # unmodified MPI programs) under `mpirun --oversubscribe` against a real
 # topod serving real OpenSM routes of a simulated fat tree:

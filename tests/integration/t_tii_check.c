@@ -403,7 +403,7 @@ static void errors(const char *servers)
 	/* strerror covers every code */
 	int codes[] = { TII_OK, TII_E_INVAL, TII_E_NOMEM, TII_E_CONNECT, TII_E_TIMEOUT, TII_E_IO, TII_E_PROTO,
 			TII_E_NOTFOUND, TII_E_NOROUTE, TII_E_NOFABRIC, TII_E_TOOMANY, TII_E_BUSY, TII_E_SERVER,
-			TII_E_UNSUPPORTED, TII_E_TOOBIG };
+			TII_E_UNSUPPORTED, TII_E_TOOBIG, TII_E_NOGENERATION, TII_E_NOPLANE, TII_E_GONE };
 	int ok = 1;
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		for (size_t j = 0; j < i; j++)
@@ -455,6 +455,28 @@ static void limits(const char *servers)
 	rc = tii_connected_switch_clusters_at_depth(t, many, 16000, 1, ids2, &v);
 	check(!rc && v == 1 && ids2[15999] == ids2[0], "16,000 hosts in one clusters request (rc %d %s)", rc,
 	      tii_last_message(t));
+	/* byte counts (issue 37): 2^53 per message is taken, one more is the
+	 * caller's error before anything is sent */
+	static const char *const two[2] = { "Hca1", "Hca2" };
+	tii_load_t *l = NULL;
+	rc = tii_get_pattern_load(t, two, 2, "alltoall", TII_MSG_BYTES_MAX + 1, TII_LOAD_NOLINKS, &l);
+	CHECK_RC(rc, TII_E_INVAL, "a pattern load of 2^53 + 1 bytes per message");
+	rc = tii_get_pattern_load(t, two, 2, "alltoall", TII_MSG_BYTES_MAX, TII_LOAD_NOLINKS, &l);
+	check(rc != TII_E_INVAL, "2^53 bytes per message is sent (rc %d %s)", rc, tii_last_message(t));
+	tii_load_free(l);
+	l = NULL;
+	struct tii_flow fl[2] = { { 0, 1, 341303846527ull }, { 1, 0, TII_MSG_BYTES_MAX + 1 } };
+	rc = tii_get_matrix_load(t, two, 2, fl, 2, TII_LOAD_NOLINKS, &l);
+	CHECK_RC(rc, TII_E_INVAL, "a flow of 2^53 + 1 bytes");
+	check(rc == TII_E_INVAL && strstr(tii_last_message(t), "2^53"), "the message names 2^53: %s", tii_last_message(t));
+	rc = tii_set_schedule_advice(t, TII_MSG_BYTES_MAX + 1, 1);
+	CHECK_RC(rc, TII_E_INVAL, "schedule advice for 2^53 + 1");
+	rc = tii_set_schedule_advice(t, TII_MSG_BYTES_MAX, 1);
+	CHECK_RC(rc, 0, "schedule advice for 2^53");
+	tii_set_schedule_advice(t, 0, 1);
+	uint64_t dm[4];
+	rc = tii_get_delay_matrix(t, two, 2, TII_DELAY_BYTES_MAX + 1, dm);
+	CHECK_RC(rc, TII_E_INVAL, "a delay matrix of 2^53 + 1");
 	free(hs);
 	free(m);
 	free(bh);

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# test: serial - asserts cheap requests answered within 200 ms / 500 ms while it loads topod
 """topod's query server under the loads issue 7 and 8 describe, on the k=24
 fat tree (3,456 hosts):
 

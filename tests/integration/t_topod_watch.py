@@ -206,4 +206,68 @@ check(rc == -4 and ng.value == 700, "tii_set_plane: libtii watches rail2 (%d)" %
 lib.tii_close(h)
 lib.tii_close(h2)
 t.stop()
+
+# 11. topoquery watch across a topod restart (systemctl restart topod):
+# it says so on stderr, reconnects with back-off, and goes on; each line
+# names the cables that went down or came up.
+split = os.path.join(d, "split.raw")
+from_text(os.path.join(FIX, "2sw4hca-split.topo"), os.path.join(FIX, "2sw4hca-split.lfts"), split)
+with open(split, "rb") as f:
+    SPLIT = f.read()
+
+
+def split_snap(gen):
+    p = os.path.join(d, "s%d.snap" % gen)
+    with open(p, "wb") as f:
+        f.write(reseal(SPLIT, generation=gen, timestamp=1700000000000000 + gen))
+    return p
+
+
+with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    fixed = probe.getsockname()[1]
+sd = os.path.join(d, "state")
+os.mkdir(sd)
+d2 = tmpdir()
+t2 = Topod("-l", "127.0.0.1:%d" % fixed, state_dir=sd, d=d2)
+send_snapshot("sink=unix:" + t2.ingest, snap(800))
+tq2 = [os.path.join(BIN, "topoquery"), "-s", "127.0.0.1:%d" % fixed]
+p = subprocess.Popen(tq2 + ["watch", "--count", "2", "--wait", "60"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+time.sleep(0.5)
+t2.stop()
+time.sleep(1.5)
+t3 = Topod("-l", "127.0.0.1:%d" % fixed, state_dir=sd, d=d2)
+check(t3.wait_generation(800), "the restarted topod serves generation 800 from its state directory")
+time.sleep(2.5)
+check(p.poll() is None, "topoquery watch is still running across the restart")
+send_snapshot("sink=unix:" + t3.ingest, split_snap(801))
+time.sleep(0.5)
+send_snapshot("sink=unix:" + t3.ingest, snap(802))
+try:
+    out, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, err = p.communicate()
+lines = out.splitlines()
+check(p.returncode == 0 and len(lines) == 2 and lines[0].startswith("generation 801 ")
+      and lines[1].startswith("generation 802 "),
+      "watch survives the restart and prints 801 and 802 (exit %s): %r" % (p.returncode, lines))
+check("lost topod" in err and "retrying in" in err and "reconnected" in err,
+      "it says on stderr that it lost topod, retries and reconnected: %r" % err)
+check(len(lines) == 2 and "down: 2 cables: Switch1 port 3 - Switch2 port 3, Switch1 port 5 - Switch2 port 5"
+      in lines[0] and "up: none" in lines[0], "801's line names the two cables that went down: %r" % lines[:1])
+check(len(lines) == 2 and "up: 2 cables:" in lines[1] and "down: none" in lines[1],
+      "802's line names them coming back: %r" % lines[1:])
+r = subprocess.run(tq2 + ["diff", "801", "802"], capture_output=True, text=True, timeout=30)
+check(r.returncode == 0 and len(r.stdout.splitlines()) <= 10 and "up: 2 cables" in r.stdout,
+      "diff prints a summary of at most 10 lines by default: %r" % r.stdout)
+r2 = subprocess.run(tq2 + ["diff", "--detail", "801", "802"], capture_output=True, text=True, timeout=30)
+check(r2.returncode == 0 and "link-up 0x" in r2.stdout and "links_up 2" in r2.stdout,
+      "diff --detail gives every record: %r" % r2.stdout[:200])
+t3.stop()
+p = subprocess.run(tq2 + ["watch", "--after", "1", "--count", "1", "--wait", "3"], capture_output=True,
+                   text=True, timeout=30)
+check(p.returncode == 4 and "no answer from topod within 3 s" in p.stderr,
+      "with no topod for --wait SEC, watch gives up with exit 4 (%d): %r" % (p.returncode, p.stderr[-200:]))
 done()

@@ -265,7 +265,9 @@ lab__on_signal() {
 lab__start_watchdog() {
 	local parent=$BASHPID dir=$LAB_DIR keep=${LAB_KEEP:-0} sock=$IBSIM_SOCKNAME
 	(
-		trap '' INT	# only TERM (from lab_teardown) stops us
+		# only TERM (from lab_teardown) stops us: not ^C, and not the
+		# SIGHUP of a closed terminal, which the lab's shell may die of
+		trap '' INT HUP
 		exec </dev/null >/dev/null 2>&1
 		while kill -0 "$parent" 2>/dev/null; do
 			sleep 1

@@ -29,6 +29,7 @@ NOT_RUN = {
     'pick trade $(echo "$alloc" | wc -w) $alloc $idle': "needs a Slurm job's allocation and sinfo (t_pick_balance.sh "
                                                         "runs pick trade on a lab fabric)",
     'diff "2026-11-22 02:00" "2026-11-22 03:00"': "times of the guide's cluster, not of a lab started now",
+    "diff G1 G2": "G1 and G2 stand for two generations topoquery history lists",
     "profile topoprof.json [other.json]": "a synopsis, not an example",
     "topo-snap info|nodes|links|lfts FILE": "a synopsis, not an example",
     "topo-snap diff A B": "a synopsis, not an example",

@@ -232,7 +232,7 @@ class Handler:
         nsw = len(f.leaves) + len(f.pods) + (1 if f.core else 0)
         return ["OK gen=%d generation=%d nodes=%d switches=%d cas=%d links=%d hosts=%d max_lid=%d "
                 "engine=ftree sm_guid=0x%016x sweep=3 snapshot_us=1700000000000000 "
-                "received_us=1700000000100000 decode_ms=0.1 build_ms=0.2 depth=%d "
+                "received_us=1700000000100000 decode_ms=0.1 build_ms=0.2 depth=%d held=0 "
                 "source=\"fake \\x22topod\\x22\"" % (
                     self.gen, self.gen, nsw + len(f.hosts), nsw, len(f.hosts),
                     len(f.hosts) + nsw, len(f.hosts), max(h[3] for h in f.hosts),
@@ -665,7 +665,14 @@ def main():
     ap.add_argument("--broken", action="append", default=[])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log")
+    ap.add_argument("--listen-after", type=float, default=0,
+                    help="print 'waiting', then listen only after this many seconds (a topod restarting)")
     o = ap.parse_args()
+    if o.listen_after > 0:
+        # started, then refusing for a while: the interpreter's own start-up
+        # (seconds on a loaded machine) is not part of the wait
+        print("waiting", flush=True)
+        time.sleep(o.listen_after)
     ft = FakeTopod(o.mode, o.fabric, o.broken, o.port, o.log)
     print("ready port=%d" % ft.port, flush=True)
     try:

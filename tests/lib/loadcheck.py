@@ -182,6 +182,25 @@ for s, d, b in trip:
     merged[(s, d)] = merged.get((s, d), 0) + b
 compare("matrix", [(s, d, b) for (s, d), b in sorted(merged.items())],
         "load matrix %s -- %s" % (" ".join(rank_tokens), " ".join("%d:%d:%d" % t for t in trip)))
+# Issue 37: byte counts beyond 32 bits, exact: 6 GB per pair of an
+# all-to-all, and a traffic matrix whose 60th entry is 341 GB (the entry
+# topod refused before) with one at 2^53, the largest message.
+B6 = 6 * 10**9
+compare("alltoall 6 GB", [(s, d, B6) for s, d in flows_of("alltoall", R)],
+        "load bytes=%d alltoall %s" % (B6, " ".join(rank_tokens)))
+big = [(rng.randrange(R), rng.randrange(R), rng.randint(1, 10**12)) for _ in range(60)]
+big[59] = (0, R - 1, 341303846527)
+big[10] = (R - 1, 0, 2**53)
+merged = {}
+for s, d, b in big:
+    merged[(s, d)] = merged.get((s, d), 0) + b
+compare("matrix 341 GB", [(s, d, b) for (s, d), b in sorted(merged.items())],
+        "load matrix %s -- %s" % (" ".join(rank_tokens), " ".join("%d:%d:%d" % t for t in big)))
+hd, _ = ask("load bytes=%d alltoall %s" % (2**53 + 1, " ".join(rank_tokens)))
+check(hd.startswith("ERR USAGE") and "2^53" in hd, "%s bytes=2^53+1 refused: %s" % (label, hd[:100]))
+hd, _ = ask("load matrix %s -- %s" % (" ".join(rank_tokens), " ".join(["0:1:%d" % 2**53] * 600)))
+check(hd.startswith("ERR RANGE") and "2^62" in hd, "%s 600 entries of 2^53 (2^62.2 in all) refused: %s"
+      % (label, hd[:100]))
 hd, _ = ask("load alltoall nosuchhost")
 check(hd.startswith("ERR NOTFOUND") or hd.startswith("ERR "), "%s unknown host refused: %s" % (label, hd))
 done()

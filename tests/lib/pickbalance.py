@@ -115,8 +115,10 @@ def matrix_checks(s, f, a, lists):
 
 def wide_checks(s, f, a, hosts, leaves, leaf, lists):
     """pick leaves=any (issue 27, the default): more leaves than the fewest
-    exactly when predicted faster; leaves=fewest keeps the fewest and states
-    the wider pick's time when the leaves' uplinks hold it back."""
+    exactly when predicted faster (or, on as many leaves, hosts that
+    leaves=fewest refuses for sharing more or being first-fit's: issue 34);
+    leaves=fewest keeps the fewest and states the wider pick's time when
+    the leaves' uplinks hold it back."""
     # three whole leaves and 4 hosts on each other: 20 on the fewest (3)
     # leaves put 6-7 on a leaf of 4 uplinks (limit=uplinks); 4 per leaf on
     # 5-6 leaves sit at the injection limit
@@ -141,9 +143,12 @@ def wide_checks(s, f, a, hosts, leaves, leaf, lists):
         # fewest: the fewest leaves (unless first-fit was faster), no widening
         if d["method"] == "pick" and (nd != int(d["min_leaves"]) or d["widened"] != "0"):
             bad.append("fewest on %d leaves, min_leaves %s, widened=%s" % (nd, d["min_leaves"], d["widened"]))
-        # wider on more leaves exactly when predicted faster (by `load`, not pick)
+        # wider on more leaves exactly when predicted faster (by `load`, not
+        # pick); on as many leaves, faster only with hosts leaves=fewest
+        # refused for its promise (first-fit's, or sharing more)
         more = nw > nd
-        if more != (pw < pd * (1 - 1e-6)) or more != (w["widened"] == "1") or tw > td * (1 + 1e-6) or \
+        refused = not more and (w["method"] == "first_fit" or int(w["sharing"]) > int(d["sharing"]))
+        if (more != (pw < pd * (1 - 1e-6)) and not refused) or more != (w["widened"] == "1") or tw > td * (1 + 1e-6) or \
                 abs(pw - tw) > 1e-3 * tw or tw > float(w["first_fit_time_us"]) * (1 + 1e-6):
             bad.append("pick %d of %d: leaves %d -> %d, predicted %.1f -> %.1f us (pick said %.1f -> %.1f), widened=%s"
                        % (want, len(free), nd, nw, pd, pw, td, tw, w["widened"]))

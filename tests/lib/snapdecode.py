@@ -14,7 +14,9 @@ links and lfts print exactly what `topo-snap links|lfts` prints:
 ports prints one line per present port:
   "0xNODEGUID PORT guid=0x.. lid=N lmc=N state=N width=N speed=N espeed=N"
 
-As a module: decode(bytes) -> Snapshot; ValueError on any malformed input.
+As a module: decode(bytes) -> Snapshot; ValueError on any malformed input;
+encode(Snapshot) -> bytes, the inverse, for tests that need a snapshot
+topo-snap cannot make (one of no node, links down in place).
 """
 
 import struct
@@ -132,6 +134,33 @@ def decode(buf, check_crc=True):
     if off != len(buf):
         raise ValueError("%d bytes left over" % (len(buf) - off))
     return s
+
+
+def encode(s):
+    """The snapshot file of s (as decode() returns it, changed or not)."""
+    p = bytearray(struct.pack("<II", len(s.nodes), 0))
+    eng = s.engine.encode("ascii")
+    p += bytes([len(eng)]) + eng
+    for n in s.nodes:
+        p += struct.pack("<BBQQB", n.type, n.nports, n.guid, n.sysimg, len(n.desc)) + n.desc
+        for pt in n.ports:
+            p.append(1 if pt.present else 0)
+            if pt.present:
+                p += struct.pack("<QHBBBBBIB", pt.guid, pt.lid, pt.lmc, pt.state, pt.width, pt.speed, pt.espeed,
+                                 pt.peer_node, pt.peer_port)
+        if n.type == 2:
+            p += struct.pack("<I", len(n.lft)) + n.lft
+    h = bytearray(MAGIC + struct.pack("<IIQQIIQQQ", 1, HEADER_LEN, s.generation, len(p), crc32c(p), 0, s.sm_guid,
+                                      s.sweep, s.timestamp))
+    struct.pack_into("<I", h, 36, crc32c(bytes(h)))
+    return bytes(h) + bytes(p)
+
+
+def empty(generation, timestamp, sm_guid=0, sweep=0):
+    """A snapshot of no node at all."""
+    s = Snapshot()
+    s.generation, s.timestamp, s.sm_guid, s.sweep, s.engine, s.nodes = generation, timestamp, sm_guid, sweep, "", []
+    return encode(s)
 
 
 def load(path, check_crc=True):

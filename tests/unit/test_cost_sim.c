@@ -50,7 +50,8 @@ static void pairs_clear(struct pairs *p)
 static double sim(const struct pairs *p, uint32_t P, const uint32_t *off, uint32_t nsteps, const uint32_t *src,
 		  const uint32_t *dst, const uint64_t *bps, uint32_t ncab, int *rc, char err[AN_ERR_LEN])
 {
-	struct cost_sim in = { P, nsteps, ncab, off, src, dst, bps, pair_route, p, 1 };
+	struct cost_sim in = { .nranks = P, .nsteps = nsteps, .ncables = ncab, .step_off = off, .src = src,
+			       .dst = dst, .bps = bps, .route = pair_route, .ctx = p, .exact = 1 };
 	double t = -1;
 	*rc = cost_sim_time(&in, &t, err);
 	return t;
@@ -173,7 +174,8 @@ static void cheaper(void)
 	off[P - 1] = f;
 	double t[2], ms[2];
 	for (int exact = 1; exact >= 0; exact--) {
-		struct cost_sim in = { P, P - 1, C, off, src, dst, bps, tree_route, NULL, exact };
+		struct cost_sim in = { .nranks = P, .nsteps = P - 1, .ncables = C, .step_off = off, .src = src,
+				       .dst = dst, .bps = bps, .route = tree_route, .exact = exact };
 		char err[AN_ERR_LEN];
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);

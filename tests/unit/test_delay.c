@@ -128,6 +128,13 @@ static void test_mixed(void)
 	      "lid:1 (h0000's port again) is h0000: 0 ns to and from it, h0000's times to the others");
 	CHECK(m[9 * n + 0] > 0 && m[9 * n + 0] == ref_delay(s, rt->eps[eps[9]].node, 0, dl[0], GB),
 	      "a switch as source starts at itself, without a first cable");
+	/* the largest message (issue 37), 2^53 bytes, through the 1x cable:
+	 * as the reference computes it, within libtii's TII_DELAY_NS_MAX */
+	rc = matrix_delay(rt, eps, dl, n, MATRIX_DELAY_BYTES_MAX, m, err);
+	int64_t big = ref_delay(s, rt->eps[eps[1]].node, rt->eps[eps[1]].port, dl[0], MATRIX_DELAY_BYTES_MAX);
+	CHECK(rc == AN_OK && m[1 * n + 0] == big && big > 1000000000000000ll && big < 40000000000000000ll,
+	      "2^53 bytes into the 1x cable: %" PRId64 " ns as the reference says, below TII_DELAY_NS_MAX (4e16)",
+	      m[1 * n + 0]);
 	free(m);
 	free(z);
 	route_free(rt);
@@ -153,7 +160,7 @@ static void test_refusals(void)
 	CHECK(m[0 * 3 + 1] == -1 && m[1 * 3 + 0] == -1 && m[1 * 3 + 1] == 0 && m[0 * 3 + 2] > 0,
 	      "-1 for the routes into and out of the dead cable, 0 on the diagonal, others timed");
 	CHECK(matrix_delay(rt, eps, dl, 3, MATRIX_DELAY_BYTES_MAX + 1, m, err) == AN_E_INVAL,
-	      "more than 2^40 bytes is refused: %s", err);
+	      "more than 2^53 bytes is refused: %s", err);
 	static const char *const names2[] = { "h0000", "h0008" };
 	resolve(rt, names2, 2, eps, dl);
 	err[0] = '\0';

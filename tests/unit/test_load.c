@@ -3,7 +3,8 @@
  * of the pattern walked on its own with route_walk() and added link by
  * link, on full, over-subscribed, failed-link and 3-level fat trees, a
  * torus, a random regular graph and multi-rail hosts; seed 000's bound on a
- * hand-checked fat tree; the limits.
+ * hand-checked fat tree; byte counts beyond 32 bits exact, totals past
+ * 2^62 refused; the limits.
  */
 #include "load.h"
 #include "testfab.h"
@@ -175,6 +176,18 @@ static void patterns(const struct route_tab *rt, const char *fab, uint64_t seed)
 		tf_die(err);
 	compare(rt, host, n, "matrix", &p, 2, fab);
 	pattern_clear(&p);
+	/* bytes beyond 32 bits (issue 37): a traffic matrix of a long run
+	 * (341 GB for one pair, one entry at 2^53, the rest below 2^43), and
+	 * 6 GB per pair of an all-to-all, exact to the byte */
+	for (unsigned i = 0; i < 600; i++)
+		t[i].bytes = i == 0 ? 341303846527ull : i == 1 ? 1ull << 53 : 1 + tf_rand() % (1ull << 43);
+	if (pattern_set_matrix(&p, t, 600, n, err))
+		tf_die(err);
+	compare(rt, host, n, "matrix", &p, 2, fab);
+	pattern_clear(&p);
+	pattern_parse("alltoall", &p, NULL);
+	p.msg_bytes = 6000000000ull;
+	compare(rt, host, n, "alltoall", &p, 2, fab);
 	/* one rank per host, every host: the plain all-to-all */
 	uint32_t all[4096];
 	for (uint32_t h = 0; h < rt->nhosts && h < 4096; h++)
@@ -331,6 +344,31 @@ int main(void)
 		job.nranks = 9;
 		all[3] = 99;
 		CHECK(load_build(rt, &job, &p, 1, &L) == AN_E_INVAL, "unknown host refused");
+		all[3] = 3;
+		/* totals past 2^62: the pattern's (72 flows of 2^56), and, with
+		 * the pattern's within, a lateral level's (72 flows of 2^62/72,
+		 * more than one lateral link each on average) */
+		char err[AN_ERR_LEN] = "";
+		uint64_t total = 0;
+		p.msg_bytes = 1ull << 56;
+		CHECK(load_build(rt, &job, &p, 1, &L) == AN_E_RANGE &&
+			      pattern_total_bytes(&p, 9, &total, err) == AN_E_RANGE && strstr(err, "2^62"),
+		      "72 flows of 2^56 bytes: AN_E_RANGE (%s)", err);
+		p.msg_bytes = TOPO_BYTES_TOTAL_MAX / 72;
+		CHECK(pattern_total_bytes(&p, 9, &total, err) == AN_OK && total <= TOPO_BYTES_TOTAL_MAX &&
+			      load_build(rt, &job, &p, 1, &L) == AN_E_RANGE,
+		      "torus: the pattern's %llu bytes fit, its lateral level's total does not: AN_E_RANGE",
+		      (unsigned long long)total);
+		p.msg_bytes = TOPO_BYTES_TOTAL_MAX / 72 / 4;
+		int rc = load_build(rt, &job, &p, 1, &L);
+		uint64_t lat = 0;
+		if (rc == AN_OK)
+			bound_of(L, 1, 1, &lat);
+		CHECK(rc == AN_OK && L->bytes == 72 * p.msg_bytes && L->max_bytes % p.msg_bytes == 0,
+		      "torus at 2^62/288 bytes per message: answered, total %llu exact",
+		      rc ? 0ull : (unsigned long long)L->bytes);
+		if (rc == AN_OK)
+			load_free(L);
 	}
 	route_free(rt);
 	snap_free(s);

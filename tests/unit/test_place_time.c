@@ -216,12 +216,13 @@ static void test_never_slower(void)
 	snap_free(s);
 }
 
-/* Edge weights near 2^32 at bytes = 2^30 (2^61 bytes per pair each way,
- * 2^63 for four pairs on one uplink): the answer is as fast, relative to
- * block, as the one for weight 1, and its time is that one's scaled by
- * (2^32 - 1) x 2^10. (The swap pass's own loads are capped per pair,
- * place_map.c SWP_PAIR_MAX; on this small job Scotch's answer needs no
- * swap, so the cap is not what this checks.) */
+/* Edge weights near 2^32 (issue 37: no cap on the swap pass's loads,
+ * checked totals instead). At 1 MiB per unit (2^51 bytes per pair each
+ * way, 2^55 for the phase) the answer is as fast, relative to block, as
+ * the one for weight 1, and its time is that one's scaled by 2^32 - 1; at
+ * bytes = 2^30 the phase would be 2^65 bytes: refused (AN_E_RANGE, the sum
+ * named), never wrapped; weight 1 at bytes = 2^53, the largest message,
+ * scales that one by 2^33. */
 static void test_huge_weights(void)
 {
 	struct snap *s = snap_new();
@@ -249,15 +250,27 @@ static void test_huge_weights(void)
 		tf_die("graph");
 	struct place_map mb, m1;
 	char err[AN_ERR_LEN];
-	int rb = place_map_bytes(NULL, rt, h, &gb, hosts, slots, 8, 1ull << 30, &mb, err);
+	int rb = place_map_bytes(NULL, rt, h, &gb, hosts, slots, 8, 1 << 20, &mb, err);
 	int r1 = place_map_bytes(NULL, rt, h, &g1, hosts, slots, 8, 1 << 20, &m1, err);
-	double scale = (double)UINT32_MAX * 1024;
+	double scale = (double)UINT32_MAX;
 	tf_check(!rb && !r1 && mb.method == m1.method && mb.time.seconds < mb.block_time.seconds &&
 			 fabs(mb.time.seconds / (m1.time.seconds * scale) - 1) < 1e-2 && /* latency */
 			 fabs(mb.block_time.seconds / (m1.block_time.seconds * scale) - 1) < 1e-2,
-		 "map: weights 2^32-1 at bytes 2^30 as weight 1, times scaled (method %d/%d, swaps %u/%u, %.3f s vs block %.3f s)",
+		 "map: weights 2^32-1 at 1 MiB as weight 1, times scaled (method %d/%d, swaps %u/%u, %.3f s vs block %.3f s)",
 		 rb ? -1 : (int)mb.method, r1 ? -1 : (int)m1.method, rb ? 0 : mb.swaps, r1 ? 0 : m1.swaps,
 		 rb ? 0 : mb.time.seconds, rb ? 0 : mb.block_time.seconds);
+	if (!rb)
+		place_map_free(&mb);
+	err[0] = '\0';
+	rb = place_map_bytes(NULL, rt, h, &gb, hosts, slots, 8, 1ull << 30, &mb, err);
+	tf_check(rb == AN_E_RANGE && strstr(err, "2^62"), "map: weights 2^32-1 at bytes 2^30 (2^65 in all): AN_E_RANGE (%s)",
+		 err);
+	if (!rb)
+		place_map_free(&mb);
+	rb = place_map_bytes(NULL, rt, h, &g1, hosts, slots, 8, 1ull << 53, &mb, err);
+	tf_check(!rb && !r1 && mb.method == m1.method &&
+			 fabs(mb.block_time.seconds / (m1.block_time.seconds * 8589934592.0) - 1) < 1e-2,
+		 "map: weight 1 at bytes 2^53 as at 1 MiB, times x 2^33 (block %.3g s)", rb ? 0 : mb.block_time.seconds);
 	if (!rb)
 		place_map_free(&mb);
 	if (!r1)

@@ -120,12 +120,15 @@ static void deadlines(void)
 	tj_init(&later, 1, 0, &gate);
 	later.pj.deadline_ns = now + 60000000000ull;
 	pool_submit(p, &run.pj);
-	usleep(10000);
+	/* run must hold the only worker before the others are queued; the
+	 * clock is passed to pool_expire, so a loaded machine that stalls
+	 * this thread past 50 ms cannot expire anything early. */
+	CHECK(wait_for(&run.started, 5000), "the first job runs on the only worker");
 	pool_submit(p, &queued.pj);
 	pool_submit(p, &later.pj);
-	CHECK(pool_expire(p, pool_now_ns()) == 0 && !atomic_load(&run.pj.stop), "nothing expires before its deadline");
-	usleep(60000);
-	unsigned n = pool_expire(p, pool_now_ns());
+	CHECK(pool_expire(p, run.pj.deadline_ns - 1) == 0 && !atomic_load(&run.pj.stop),
+	      "nothing expires before its deadline");
+	unsigned n = pool_expire(p, run.pj.deadline_ns);
 	CHECK(n == 1 && queued.pj.expired && atomic_load(&queued.done) && !atomic_load(&queued.ran),
 	      "the queued job past its deadline is answered expired without running");
 	CHECK(wait_for(&run.done, 2000) && atomic_load(&run.pj.stop),

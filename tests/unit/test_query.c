@@ -213,14 +213,14 @@ int main(void)
 		{ "load ring h0000 h0001 -- 0:1:5", "ERR USAGE " },
 		{ "load matrix h0000 h0001 -- 0:2:5", "ERR USAGE " },
 		{ "load matrix h0000 h0001 -- 0:1", "ERR USAGE " },
-		{ "diff 7 8", "ERR NOTFOUND " },
-		{ "plane rail9", "ERR NOTFOUND " },
+		{ "diff 7 8", "ERR NOGENERATION " },
+		{ "plane rail9", "ERR NOPLANE " },
 		{ "watch x", "ERR USAGE " },
 		{ "watch 7 3600001", "ERR USAGE " },
 		{ "watch 7 -1", "ERR USAGE " },
 		{ "planes nosuchhost", "ERR NOTFOUND " },
 		{ "diff 7 x", "ERR USAGE " },
-		{ "diff @1 7", "ERR NOTFOUND " },
+		{ "diff @1 7", "ERR NOGENERATION " },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ask(f, bad[i].line, out);

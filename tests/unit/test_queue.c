@@ -1,7 +1,9 @@
 /*
  * test_queue.c - the plugin's delivery queue (osm_plugin/queue.c) without
  * OpenSM: the newest snapshot wins, a dead sink is logged once and never
- * delays the others, shutdown is bounded by the linger time.
+ * delays the others, shutdown is bounded by the linger time, and a
+ * snapshot topod holds back (ERR HELD: the shrink guard) is neither lost
+ * nor taken as delivered: sent again until topod answers OK.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -71,10 +73,12 @@ static uint64_t file_generation(const char *path)
 }
 
 /* A receiver on a UNIX socket: reads whole snapshots, answers OK, records
- * the last generation; optionally slow, to let snapshots pile up. */
+ * the last generation; optionally slow, to let snapshots pile up, or
+ * answering the first `held` snapshots as topod does one it holds back. */
 struct receiver {
 	int fd;
 	int delay_ms;
+	int held;
 	atomic_ulong last;
 	atomic_int count;
 	atomic_int stop;
@@ -112,9 +116,17 @@ static void *receiver_main(void *arg)
 				if (r->delay_ms)
 					usleep((useconds_t)r->delay_ms * 1000);
 				atomic_store(&r->last, s->generation);
-				atomic_fetch_add(&r->count, 1);
+				int n = atomic_fetch_add(&r->count, 1);
+				char reply[256];
+				if (n < r->held)
+					snprintf(reply, sizeof(reply), "ERR HELD generation %llu reaches 1 HCAs and 1 switches of "
+						 "the 16 and 20 served (generation 1): more than 50%% fewer; held back\n",
+						 (unsigned long long)s->generation);
+				else
+					snprintf(reply, sizeof(reply), "OK %llu%s\n", (unsigned long long)s->generation,
+						 r->held ? " already served" : "");
 				snap_free(s);
-				ssize_t w = write(c, "OK\n", 3);
+				ssize_t w = write(c, reply, strlen(reply));
 				(void)w;
 			}
 			free(buf);
@@ -199,6 +211,32 @@ int main(void)
 	CHECK(atomic_load(&r.count) < 41, "a slow receiver gets fewer snapshots than were pushed (%d of 41): "
 	      "older ones were superseded, not queued", atomic_load(&r.count));
 	CHECK(atomic_load(&ninfo) >= 1, "recovery is logged");
+
+	/* 3. topod holds the snapshot back (ERR HELD) three times, then the
+	 * operator confirms it and the next attempt is "OK G already served":
+	 * the queue keeps sending the same generation until then (a failure,
+	 * logged once), takes the OK as delivered, and sends no more. */
+	atomic_store(&nerrors, 0);
+	atomic_store(&ninfo, 0);
+	snprintf(opts, sizeof(opts), "sink=unix:%s timeout_ms=2000 backoff_max_ms=50 linger_ms=500", sock);
+	sink_parse_options(opts, &o, err);
+	struct receiver h = { .held = 3 };
+	h.fd = listen_unix(sock);
+	pthread_create(&th, NULL, receiver_main, &h);
+	q = tpq_start(&o, logfn, NULL, err);
+	push(q, 200);
+	for (int i = 0; i < 100 && atomic_load(&h.count) < 4; i++)
+		usleep(20000);
+	usleep(300000); /* would it send again? */
+	int sent = atomic_load(&h.count);
+	tpq_stop(q);
+	atomic_store(&h.stop, 1);
+	pthread_join(th, NULL);
+	close(h.fd);
+	CHECK(sent == 4 && atomic_load(&h.last) == 200, "held back 3 times: generation 200 sent again each time, "
+	      "and once more (%d deliveries), then no more", sent);
+	CHECK(atomic_load(&nerrors) == 1 && atomic_load(&ninfo) >= 1, "one error line while held (%d), and the "
+	      "delivery logged once it landed", atomic_load(&nerrors));
 
 	unlink(sock);
 	unlink(spool_file);

@@ -1,0 +1,105 @@
+/*
+ * test_gone_cables.c - topod remembers a cable an earlier generation had
+ * while both its ports stay linked to nothing (gone.h), so that `links`
+ * lists a pulled cable as Down: kept across generations, dropped when an
+ * end is cabled again or its node leaves, each port in one entry at most.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gone.h"
+#include "store.h"
+#include "testfab.h"
+
+/* Two switches, cables 1-1, 2-2 and 3-3 between them, a host on each's 4. */
+static struct snap *two_switches(int unplug1, int unplug2, int recable2)
+{
+	struct snap *s = snap_new();
+	if (!s)
+		tf_die("snap_new");
+	uint32_t a = tf_switch(s, 1, 4), b = tf_switch(s, 2, 4);
+	uint32_t h1 = tf_ca(s, 1, 1, "h1 HCA-1"), h2 = tf_ca(s, 2, 1, "h2 HCA-1");
+	if (!unplug1)
+		tf_link(s, a, 1, b, 1);
+	if (!unplug2)
+		tf_link(s, a, 2, b, 2);
+	else if (recable2)
+		tf_link(s, a, 2, h2, 1);
+	tf_link(s, a, 3, b, 3);
+	if (!recable2)
+		tf_link(s, b, 4, h2, 1);
+	tf_link(s, a, 4, h1, 1);
+	tf_finish(s, 0);
+	return s;
+}
+
+/* A fabric as the builder makes it, as far as gone_cables_next reads it:
+ * the snapshot, a non-NULL index, the previous list. */
+static struct fabric *fab(struct snap *s, const struct fabric *prev)
+{
+	struct fabric *f = fabric_new(s, "test");
+	if (!f)
+		tf_die("fabric_new");
+	f->index = (struct fabric_index *)f; /* only tested for NULL here */
+	f->gone_cables = gone_cables_next(prev, s);
+	return f;
+}
+
+static void drop(struct fabric *f)
+{
+	f->index = NULL;
+	fabric_put(f);
+}
+
+/* Is (guid a, port pa) - (guid b, port pb) in f's list? */
+static int listed(const struct fabric *f, uint64_t ga, unsigned pa, uint64_t gb, unsigned pb)
+{
+	const struct gone_cables *g = f->gone_cables;
+	for (size_t i = 0; g && i < g->n; i++) {
+		const struct gone_cable *c = &g->v[i];
+		if (f->snap->nodes[c->node[0]].guid == ga && c->port[0] == pa && f->snap->nodes[c->node[1]].guid == gb &&
+		    c->port[1] == pb)
+			return 1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	uint64_t A = TF_SW_GUID + 1, B = TF_SW_GUID + 2;
+	struct fabric *f0 = fab(two_switches(0, 0, 0), NULL);
+	CHECK(!f0->gone_cables, "the first generation remembers nothing");
+	struct fabric *f1 = fab(two_switches(1, 0, 0), f0);
+	CHECK(f1->gone_cables && f1->gone_cables->n == 1 && listed(f1, A, 1, B, 1),
+	      "cable 1 pulled: remembered, lower GUID end first");
+	struct fabric *f2 = fab(two_switches(1, 1, 0), f1);
+	CHECK(f2->gone_cables && f2->gone_cables->n == 2 && listed(f2, A, 1, B, 1) && listed(f2, A, 2, B, 2) &&
+	      f2->gone_cables->v[0].port[0] == 1,
+	      "cable 2 pulled too: both, cable 1 kept from the list, in port order");
+	struct fabric *f3 = fab(two_switches(1, 1, 1), f2);
+	CHECK(f3->gone_cables && f3->gone_cables->n == 1 && listed(f3, A, 1, B, 1) && !listed(f3, A, 2, B, 2),
+	      "A's port 2 cabled to a host: that cable is forgotten, cable 1 still listed");
+	struct fabric *f4 = fab(two_switches(0, 0, 0), f3);
+	CHECK(!f4->gone_cables, "every cable back: nothing remembered");
+
+	/* a node that leaves takes its cables with it */
+	struct snap *lone = snap_new();
+	if (!lone)
+		tf_die("snap_new");
+	uint32_t a = tf_switch(lone, 1, 4), h1 = tf_ca(lone, 1, 1, "h1 HCA-1");
+	tf_link(lone, a, 4, h1, 1);
+	tf_finish(lone, 0);
+	struct fabric *f5 = fab(lone, f2);
+	CHECK(!f5->gone_cables, "switch B gone: none of its cables is listed");
+
+	/* NULL-safe */
+	gone_cables_free(NULL);
+	CHECK(gone_cables_next(NULL, f0->snap) == NULL, "no previous generation: nothing");
+	drop(f0);
+	drop(f1);
+	drop(f2);
+	drop(f3);
+	drop(f4);
+	drop(f5);
+	return tf_failures != 0;
+}
