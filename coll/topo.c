@@ -18,6 +18,7 @@
 
 #include "coll.h"
 #include "cost.h"
+#include "topo_limits.h"
 
 #define TC_PLAT_HOSTS 4096      /* hosts in one platform */
 #define TC_PLAT_LINKS (1 << 20) /* links in one platform */
@@ -129,9 +130,11 @@ static int hosts_links(struct tc_platform *p, const char *xml, struct plink **lk
 			struct plink *l = &(*lk)[*nlk];
 			char *e1, *e2;
 			if (attr_of(s, "id", l->id, sizeof(l->id)) || attr_of(s, "bandwidth", bw, sizeof(bw)) ||
-			    attr_of(s, "latency", lat, sizeof(lat)) || (l->bps = strtod(bw, &e1)) <= 0 ||
-			    strcmp(e1, "bps") || (l->lat = strtod(lat, &e2)) < 0 || strcmp(e2, "ns")) {
-				snprintf(why, whyn, "platform: link %d is not id, bandwidth=Nbps, latency=Nns", *nlk);
+			    attr_of(s, "latency", lat, sizeof(lat)) || !((l->bps = strtod(bw, &e1)) > 0 && l->bps <= TOPO_LINK_BPS_MAX) ||
+			    strcmp(e1, "bps") || !((l->lat = strtod(lat, &e2)) >= 0 && l->lat <= TOPO_LINK_LAT_NS_MAX) ||
+			    strcmp(e2, "ns")) {
+				snprintf(why, whyn, "platform: link %d is not id, bandwidth=Nbps, latency=Nns (rate in (0, %g], latency in [0, %g])",
+					 *nlk, TOPO_LINK_BPS_MAX, TOPO_LINK_LAT_NS_MAX);
 				return -1;
 			}
 			l->lat *= 1e-9;

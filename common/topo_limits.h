@@ -73,6 +73,11 @@
 #define TOPO_SIMGRID_HOSTS_MAX 256
 #define TOPO_SIMGRID_BYTES_MAX (64u * 1024 * 1024)
 #define TOPO_SIMGRID_HOPS_MAX 64
+/* A platform link's rate and latency as a reader accepts them: far above
+ * any cable (an XDR 12x port is about 2.4e12 bit/s) and any latency, yet
+ * low enough that a rate in bytes/s still fits a uint64_t and a float. */
+#define TOPO_LINK_BPS_MAX 1e15
+#define TOPO_LINK_LAT_NS_MAX 1e12
 
 /* `schedule`: a rank-level reply (form=ranks with its flows) lists every
  * ordered rank pair: at most this many (2,048 ranks: 32 MiB of flows in
