@@ -64,7 +64,10 @@ for _ in range(20):
     s.sendall(req)
     lazy.append(s)
 peak, worst, t_start = base, 0.0, time.time()
-t_end = t_start + 90
+# Each of the 20 is answered, refused or timed out by topod's own deadline
+# (60 s waiting, 60 s running); on a loaded CI machine that takes longer
+# than 90 s, and a client still waiting then read nothing.
+t_end = t_start + 300
 with t.conn() as c:
     while time.time() < t_end:
         t0 = time.perf_counter()
@@ -72,14 +75,15 @@ with t.conn() as c:
         worst = max(worst, (time.perf_counter() - t0) * 1000)
         peak = max(peak, rss_kib(t.p.pid))
         st = parse_kv(t.admin_ask("stats")[3:])
-        done_n = int(st["heavy_done"]) + int(st["busy_heavy"]) + int(st["heavy_toobig"])
+        done_n = sum(int(st.get(k, 0)) for k in ("heavy_done", "busy_heavy", "heavy_toobig", "heavy_timeouts",
+                                                  "heavy_expired", "heavy_cancelled"))
         if st["heavy_queued"] == "0" and st["heavy_running"] == "0" and done_n >= 20 and time.time() > t_start + 2:
             break
         time.sleep(0.1)
 # what each of the 20 got first
 heads = []
 for s in lazy:
-    s.settimeout(5)
+    s.settimeout(30)
     try:
         heads.append(s.recv(100).split(b"\n")[0].decode(errors="replace")[:40])
     except OSError as e:
