@@ -6,6 +6,7 @@
 # snapshot, then holds the lab until its stdin closes: run.py keeps the pipe
 # open while it measures, and whatever way run.py ends (exit, exception,
 # kill), the EOF or lab.sh's watchdog tears everything down by PID.
+# LAB_UP_TOPOD_ARGS: more topod options (split on spaces).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lab/lab.sh
@@ -13,6 +14,7 @@ export LAB_QUIET=1
 net=$1 routing=$2
 shift 2
 lab_init || { echo "fail lab_init"; exit 1; }
+read -r -a LAB_BRING_UP_TOPOD_ARGS <<<"${LAB_UP_TOPOD_ARGS:-}"
 if ! lab_bring_up "$net" "$routing" "$@" >"$LAB_DIR/bring_up.err" 2>&1; then
 	echo "fail bring-up: $(tail -c 400 "$LAB_DIR/bring_up.err" | tr '\n' ' ')"
 	exit 1

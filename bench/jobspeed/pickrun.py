@@ -132,7 +132,12 @@ def main():
     ap.add_argument("--runs", default="bound,route")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--request-timeout", type=int, default=None,
+                    help="the lab topod's --request-timeout (its default 60 s): its heavy workers run at nice +10, "
+                    "so on a machine busy with other work a 1 s pick can take minutes")
     args = ap.parse_args()
+    if args.request_timeout is not None:
+        os.environ["LAB_UP_TOPOD_ARGS"] = "--request-timeout %d" % args.request_timeout
 
     def on_term(sig, frame):
         if js.CHILD:

@@ -152,13 +152,14 @@ lab_topod_generation() {
 }
 
 # lab_bring_up NETFILE ROUTING [CONF_LINE...]: ibsim on NETFILE, this
-# tree's topod (lab_start_topod), and one OpenSM run whose osmtopo plugin
+# tree's topod (lab_start_topod, with the options in the array
+# LAB_BRING_UP_TOPOD_ARGS when set), and one OpenSM run whose osmtopo plugin
 # delivers to topod; returns 0 once topod serves that snapshot.
 lab_bring_up() {
 	local net=$1 routing=$2 i gen
 	shift 2
 	lab_start_ibsim "$net" || return 1
-	lab_start_topod || return 1
+	lab_start_topod ${LAB_BRING_UP_TOPOD_ARGS[@]+"${LAB_BRING_UP_TOPOD_ARGS[@]}"} || return 1
 	LD_LIBRARY_PATH="$LAB_ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 		lab_run_opensm "$routing" "$@" "event_plugin_name osmtopo" \
 		"event_plugin_options sink=unix:$LAB_DIR/ingest.sock" || return 1
