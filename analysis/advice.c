@@ -299,7 +299,7 @@ int advice_schedule_opts(const struct route_tab *rt, const struct hier *h, const
 		return rc;
 	if (o->fallback && advice_opt_broken(s, &st, &l)) {
 		snprintf(err, AN_ERR_LEN,
-			 "OPT breaks its bound on these routes: step %u puts %u blocks on one level-%u cable, bound %u",
+			 "OPT breaks its bound on these routes: step %u puts %u blocks on one tier-%u cable, bound %u",
 			 st, s->level_max[(size_t)st * s->nlevels + l], l, s->cable_bound[l]);
 		sched_free(s);
 		return AN_E_NOTAPPLIC;

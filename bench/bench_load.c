@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	       L->nlinks, (unsigned long long)L->max_msgs, L->nlevels, L->max_hops,
 	       ru.ru_maxrss / 1024.0);
 	for (uint32_t i = 0; i < L->nlevels; i++)
-		printf("  level %u>%u: %u links, max %llu, bound %lld\n", L->levels[i].from,
+		printf("  tier %u>%u: %u links, max %llu, bound %lld\n", L->levels[i].from,
 		       L->levels[i].to, L->levels[i].nlinks, (unsigned long long)L->levels[i].max_msgs,
 		       (long long)L->levels[i].bound_msgs);
 	load_free(L);

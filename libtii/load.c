@@ -139,7 +139,8 @@ static int ld_line(void *ctx, size_t i, char *line, size_t len)
 	(void)len;
 	if (!kind)
 		return TII_E_PROTO;
-	if (!strcmp(kind, "level")) {
+	/* "tier"; an older topod said "level" */
+	if (!strcmp(kind, "tier") || !strcmp(kind, "level")) {
 		if (tii__grow((void **)&l->levels, &c->caplevels, l->nlevels + 1, sizeof(*l->levels)))
 			return TII_E_NOMEM;
 		struct tii_load_level *v = &l->levels[l->nlevels];

@@ -208,7 +208,8 @@ static int sc_head(void *ctx, const struct tii__kv *kv, size_t nlines)
 	if (tii__kv_int(kv, "extra_steps", 0, 1 << 24, &v))
 		return TII_E_PROTO;
 	s->extra_steps = (int)v;
-	if (tii__kv_int(kv, "levels", 0, 16, &v))
+	/* "tiers"; an older topod said "levels" (and LEVEL, L below) */
+	if (tii__kv_int(kv, tii__kv_get(kv, "tiers") ? "tiers" : "levels", 0, 16, &v))
 		return TII_E_PROTO;
 	s->nlevels = (int)v;
 	if (tii__kv_int(kv, "flows", 1, 1, &v))
@@ -274,7 +275,7 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 			return w && !strcmp(w, "TREE") ? 0 : TII_E_PROTO;
 		long l, b;
 		struct tii__kv kv;
-		if (!w || strcmp(w, "LEVEL") || !(w = tii__word(&p)) || num(w, 16, &l) || l != (long)i ||
+		if (!w || (strcmp(w, "TIER") && strcmp(w, "LEVEL")) || !(w = tii__word(&p)) || num(w, 16, &l) || l != (long)i ||
 		    tii__kv_parse(p, &kv) || tii__kv_int(&kv, "bound", 0, 1 << 30, &b))
 			return TII_E_PROTO;
 		s->level_bound[l < TII_SCHED_LEVELS ? l : 0] = (int)b;
@@ -300,7 +301,7 @@ static int sc_line(void *ctx, size_t i, char *line, size_t len)
 	s->steps[st].fabric_conflicts = (int)f[4];
 	s->step_off[st] = (int)c->n;
 	if (s->nlevels) {
-		if (!(w = tii__word(&p)) || w[0] != 'L')
+		if (!(w = tii__word(&p)) || (w[0] != 'T' && w[0] != 'L'))
 			return TII_E_PROTO;
 		char *q = w + 1;
 		for (int l = 1; l <= s->nlevels; l++) {

@@ -1,7 +1,7 @@
 /*
  * tii.h - the Topology Information Interface: what MPI libraries, schedulers
- * and tools ask topod about an InfiniBand fabric (seed sections 5.2.1, 6.2.1,
- * 8.2.2), over topod's line protocol (docs/protocol.md).
+ * and tools ask topod about an InfiniBand fabric (Subramoni 2013, sections
+ * 5.2.1, 6.2.1, 8.2.2), over topod's line protocol (docs/protocol.md).
  *
  * Life cycle (hwloc-like): tii_open() -> optional tii_set_timeout() ->
  * queries -> tii_close(). A tii_t is an opaque handle owning one TCP
@@ -64,7 +64,7 @@
  * Round trips: every call that takes a host list sends one protocol request,
  * whatever the length of the list (up to the protocol's limits, else
  * TII_E_TOOMANY); rank 0 of an MPI job can ask for the whole job at once
- * and broadcast (seed 5.2.2).
+ * and broadcast (Subramoni 2013, 5.2.2).
  *
  * Hosts are named as in docs/protocol.md: a hostname ("c401-101"), a host
  * and HCA ("c401-101/HCA-2"), a port or node GUID ("0x0002c90300000011") or
@@ -262,7 +262,7 @@ TII_API int tii_get_info_17(tii_t *t, struct tii_info *info);
 /* The current generation (a new snapshot, a new number). */
 TII_API int tii_get_generation(tii_t *t, uint64_t *gen);
 
-/* ---- the switch-cluster hierarchy (seed 2.8.1, 5.2.1) ----------------------- */
+/* ---- the switch-cluster hierarchy (Subramoni 2013, 2.8.1, 5.2.1) ----------- */
 
 /* Levels 0 (the whole fabric, one root per connected part) .. depth-1 (leaf
  * switches). The hierarchy is per host: each is placed by its default rail,
@@ -397,7 +397,7 @@ TII_API void tii_path_free(tii_path_t *path);   /* NULL is a no-op */
 TII_API int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uint16_t *matrix);
 
 /*
- * The route of every ordered pair of n hosts (seed 6.2.1), in one request.
+ * The route of every ordered pair of n hosts (Subramoni 2013, 6.2.1), in one request.
  * The hosts must be distinct (topod refuses a repeated host: TII_E_INVAL).
  * Read it with tii_path_matrix_route(); the fields are for the owner.
  */
@@ -424,7 +424,7 @@ TII_API int tii_path_matrix_route(const tii_path_matrix_t *pm, size_t i, size_t 
 				  const uint64_t **guids, size_t *len);
 TII_API void tii_path_matrix_free(tii_path_matrix_t *pm);   /* NULL is a no-op */
 
-/* ---- link sharing inside an allocation (seed 6.2.1, 8.2.2) -------------------- */
+/* ---- link sharing inside an allocation (Subramoni 2013, 6.2.1, 8.2.2) ------- */
 
 /* Hosts of the list that share a link just above the leaf level (see
  * docs/protocol.md, "shared"). For these four calls the hosts must be
@@ -498,7 +498,7 @@ struct tii_flow {               /* one entry of an explicit traffic matrix */
 struct tii_load_link {
 	uint64_t guid;          /* a directed link: the node it leaves from ... */
 	int port;               /* ... and the port it leaves by */
-	int from, to;           /* levels of its ends: 0 hosts, 1 leaf switches, ... */
+	int from, to;           /* tiers of its ends: 0 hosts, 1 leaf switches, ... */
 	uint64_t msgs, bytes;
 	uint64_t head;          /* GUID of the node it leads to (0 in max[]) */
 };
@@ -506,11 +506,11 @@ struct tii_load_host {          /* a host of the job and its CA's node GUID (to 
 	char name[TII_NAME_MAX + 1];
 	uint64_t guid;
 };
-struct tii_load_level {         /* all links of one class from>to (0>1 host-to-leaf, 1>2 up, 2>1 down, a>a lateral) */
+struct tii_load_level {         /* a tier class from>to (0>1 host-to-leaf, 1>2 up, 2>1 down, a>a lateral); "level" is its old name */
 	int from, to;
 	size_t nlinks, nused;
 	uint64_t max_msgs, max_bytes, total_msgs, total_bytes;
-	int64_t bound_msgs, bound_bytes;   /* seed 000's lower bound on max_*, -1 where undefined */
+	int64_t bound_msgs, bound_bytes;   /* the per-cable lower bound on max_* (Prisacari et al. 2013a; docs/cost-model.md), -1 where undefined */
 };
 struct tii_load_max {           /* a link carrying the largest load (bytes) */
 	struct tii_load_link link;
@@ -524,7 +524,7 @@ typedef struct tii_load {
 	uint64_t max_msgs, max_bytes;
 	int max_hops;
 	uint64_t hop_msgs[TII_LOAD_HOPS_MAX + 1], hop_bytes[TII_LOAD_HOPS_MAX + 1]; /* by switches crossed */
-	size_t nlevels;
+	size_t nlevels;                 /* tier classes (old name kept) */
 	struct tii_load_level *levels;
 	size_t nmax;
 	struct tii_load_max *max;
@@ -683,7 +683,7 @@ TII_API int tii_diff(tii_t *t, const char *from, const char *to, const char *con
 TII_API void tii_diff_free(tii_diff_t *d); /* NULL is a no-op */
 
 /* ---- placement: host order, node selection, rank mapping ------------------
- * (protocol commands order, pick and map; seed chapters 5 and 8). Hosts are
+ * (protocol commands order, pick and map; Subramoni 2013, chapters 5 and 8). Hosts are
  * hostnames of default rails (TII_E_INVAL for another rail or a repeat).
  * Positions returned index the caller's arrays. */
 
@@ -896,8 +896,9 @@ TII_API int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves,
 /* ---- all-to-all schedules (`schedule`, docs/libtii.md) ----------------------- */
 
 /* Algorithms: the MPI libraries' default (XOR for powers of two, else
- * pairwise (r+i) mod p), seed 004's TACS1/TACS2, seed 000's bandwidth-optimal
- * exchange on fat trees, seed 002's kPrefix allgather. */
+ * pairwise (r+i) mod p), TACS1/TACS2 (Subramoni 2013), the bandwidth-optimal
+ * exchange on fat trees (Prisacari et al. 2013a), the kPrefix allgather (Kumar
+ * and Kale 2004); docs/bibliography.md has the references. */
 #define TII_SCHED_XOR 0
 #define TII_SCHED_TACS1 1
 #define TII_SCHED_TACS2 2
@@ -917,7 +918,7 @@ TII_API int tii_pick_hosts_leaves(tii_t *t, const char *pattern, int any_leaves,
 
 struct tii_schedule_params {
 	int algo;         /* TII_SCHED_* */
-	int conflicts;    /* TACS: flows a link may carry beyond the first (seed: 1) */
+	int conflicts;    /* TACS: flows a link may carry beyond the first (Subramoni 2013: 1) */
 	double sparsity;  /* TACS: below this many job hosts per leaf, use XOR (0: never) */
 	int k;            /* ALLGATHER: partition size, a power of two dividing the ranks (0: auto);
 	                   * KSHIFT: 1..ranks (0: 8); AGBEST: both */
@@ -944,9 +945,11 @@ typedef struct tii_schedule {
 	 * origin rank of the block forwarded (else NULL). */
 	int *step_off, *src, *dst, *blk;
 	struct tii_schedule_step *steps;  /* [nsteps] */
-	/* OPT: the busiest link per step and fabric level 1..nlevels (host cable,
-	 * leaf uplink, ...): level_max[i * nlevels + l - 1]; the per-cable bound
-	 * of seed 000 per level: level_bound[l]. */
+	/* OPT: the busiest link per step and tier 1..nlevels (host cable, leaf
+	 * uplink, ...; tiers count from the hosts, docs/protocol.md "Levels, one
+	 * vocabulary"; the fields keep their old names):
+	 * level_max[i * nlevels + l - 1]; the per-cable bound (Prisacari et al.
+	 * 2013a) per tier: level_bound[l]. */
 	int nlevels;
 	int *level_max;
 	int level_bound[TII_SCHED_LEVELS];
@@ -1140,7 +1143,7 @@ typedef struct tii_links {
 TII_API int tii_get_links(tii_t *t, const char *name, const char *state, tii_links_t **out);
 TII_API void tii_links_free(tii_links_t *l);   /* NULL is a no-op */
 
-/* ---- the delay matrix (seed 004 chapter 4: hops and link rates) ----------- */
+/* ---- the delay matrix (Subramoni 2013, chapter 4: hops and link rates) ---- */
 
 /* Largest message of a delay matrix (TII_MSG_BYTES_MAX, 2^53), and the
  * largest time an entry can take: 2^53 bytes over a 1x SDR cable (2 Gb/s)

@@ -208,7 +208,8 @@ int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nr
 	return rc ? -1 : 0;
 }
 
-/* The level, hops and max lines of the reply. */
+/* The tier, hops and max lines of the reply (tiers: docs/protocol.md,
+ * "Levels, one vocabulary"). */
 static void write_summary(struct qctx *c, const struct load *L)
 {
 	char a[4], b[4];
@@ -217,7 +218,7 @@ static void write_summary(struct qctx *c, const struct load *L)
 		lvl_name(lv->from, a);
 		lvl_name(lv->to, b);
 		evbuffer_add_printf(c->out,
-				    "level %s>%s links=%" PRIu32 " used=%" PRIu32 " max_msgs=%" PRIu64
+				    "tier %s>%s links=%" PRIu32 " used=%" PRIu32 " max_msgs=%" PRIu64
 				    " max_bytes=%" PRIu64 " total_msgs=%" PRIu64 " total_bytes=%" PRIu64,
 				    a, b, lv->nlinks, lv->nused, lv->max_msgs, lv->max_bytes, lv->tot_msgs,
 				    lv->tot_bytes);

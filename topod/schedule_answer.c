@@ -403,7 +403,7 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 	int ag = sched_is_allgather(sa->req.algo);
 	evbuffer_add_printf(c->out,
 			    "OK gen=%" PRIu64 " algo=%s requested=%s ranks=%u steps=%u multi=%d host_steps=%u "
-			    "extra_steps=%u levels=%u flows=%lu fallback=%s reason=%s bytes=%lu",
+			    "extra_steps=%u tiers=%u flows=%lu fallback=%s reason=%s bytes=%lu",
 			    c->gen, sched_algo_name(s->algo), sched_algo_name(sa->req.algo), s->nranks, s->nsteps,
 			    s->multi, s->host_steps, s->extra_steps, levels, sa->flows,
 			    v->native_faster ? "native" : s->note[0] || v->slower ? (ag ? "ring" : "xor") : "none",
@@ -439,7 +439,7 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 			evbuffer_add_printf(c->out, "%s%u", l ? "," : "", s->M[l]);
 		evbuffer_add(c->out, "\n", 1);
 		for (uint32_t l = 1; l < s->nlevels; l++)
-			evbuffer_add_printf(c->out, "LEVEL %u bmin=%u cables=%u bound=%u\n", l, s->bmin[l], s->cables[l],
+			evbuffer_add_printf(c->out, "TIER %u bmin=%u cables=%u bound=%u\n", l, s->bmin[l], s->cables[l],
 					    s->cable_bound[l]);
 	}
 	for (uint32_t st = 0; st < s->nsteps; st++) {
@@ -447,7 +447,7 @@ static void reply(struct qctx *c, const struct sched *s, const struct sched_args
 		evbuffer_add_printf(c->out, "STEP %u %u %u %u %u", st, fg->flows, fg->maxload, fg->conflicts,
 				    fg->fabric_conflicts);
 		if (s->nlevels) {
-			evbuffer_add(c->out, " L", 2);
+			evbuffer_add(c->out, " T", 2);
 			for (uint32_t l = 1; l < s->nlevels; l++)
 				evbuffer_add_printf(c->out, "%s%u", l > 1 ? "," : "", s->level_max[(size_t)st * s->nlevels + l]);
 		}

@@ -232,7 +232,7 @@ static void print_json(FILE *o, const struct swnames *sn, const tii_load_t *l, c
 		json_name(o, load_name(sn, l, l->bottleneck_guid));
 		fprintf(o, ",\"port\":%d,\"bps\":%" PRIu64 "},", l->bottleneck_port, l->bottleneck_bps);
 	}
-	fputs("\"levels\":[", o);
+	fputs("\"tiers\":[", o);
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
 		fprintf(o, "%s{\"from\":%d,\"to\":%d,\"links\":%zu,\"used\":%zu,\"max_msgs\":%" PRIu64
@@ -304,7 +304,7 @@ static void text_link(FILE *o, const struct swnames *sn, const tii_load_t *l, co
 	lvl(o, k->to);
 }
 
-/* Text: the totals one per line, then level, hops, max (and link) lines. */
+/* Text: the totals one per line, then tier, hops, max (and link) lines. */
 static void print_text(const struct tq *q, const struct swnames *sn, FILE *o, const tii_load_t *l,
 		       const char *pattern)
 {
@@ -327,7 +327,7 @@ static void print_text(const struct tq *q, const struct swnames *sn, FILE *o, co
 	}
 	for (size_t i = 0; i < l->nlevels; i++) {
 		const struct tii_load_level *v = &l->levels[i];
-		fputs("level ", o);
+		fputs("tier ", o);
 		lvl(o, v->from);
 		fputc('>', o);
 		lvl(o, v->to);

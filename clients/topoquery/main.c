@@ -112,12 +112,12 @@
  *           RANKS: HOST (one rank per host of a hostlist) or HOST*N (N ranks).
  *           text: "key value" lines (generation pattern ranks hosts flows
  *           msgs bytes intra_msgs intra_bytes failed_msgs failed_bytes
- *           max_msgs max_bytes max_hops), then "level F>T links=N used=U
+ *           max_msgs max_bytes max_hops), then "tier F>T links=N used=U
  *           max_msgs=M max_bytes=B total_msgs=M total_bytes=B bound_msgs=X
  *           bound_bytes=Y" (X, Y "-" where undefined), "hops H msgs=M
  *           bytes=B", "max GUID:PORT F>T msgs=M bytes=B behind=H,H..|-", and
  *           with --links "link GUID:PORT F>T MSGS BYTES HEADGUID".
- *           json: {"generation":G,"pattern":S,"ranks":N,...,"levels":[..],
+ *           json: {"generation":G,"pattern":S,"ranks":N,...,"tiers":[..],
  *           "hops":[..],"max":[..],"links":[..]} (bound null where undefined).
  *           --plot: the hierarchy with links by load (gnuplot; .svg, .png, .pdf).
  *

@@ -179,15 +179,15 @@ static void print_one(struct tq *q, const tii_schedule_t *s)
 		      "(fallback=0 to see it)\n",
 		      o);
 	for (int l = 1; l <= s->nlevels; l++)
-		fprintf(o, "level %d bound %d\n", l, s->level_bound[l < TII_SCHED_LEVELS ? l : 0]);
+		fprintf(o, "tier %d bound %d\n", l, s->level_bound[l < TII_SCHED_LEVELS ? l : 0]);
 	fputs("# step flows maxload conflicts switch_link_conflicts\n", o);
 	for (int i = 0; i < s->nsteps; i++)
 		fprintf(o, "step %d %d %d %d %d\n", i, s->steps[i].flows, s->steps[i].maxload, s->steps[i].conflicts,
 			s->steps[i].fabric_conflicts);
 	if (s->nlevels) {
-		fputs("# OPT: busiest link per step at level 1..L (host cable, leaf uplink, ...)\n", o);
+		fputs("# OPT: busiest link per step at tier 1..T (host cable, leaf uplink, ...)\n", o);
 		for (int i = 0; i < s->nsteps; i++) {
-			fprintf(o, "level_max %d", i);
+			fprintf(o, "tier_max %d", i);
 			for (int l = 0; l < s->nlevels; l++)
 				fprintf(o, " %d", s->level_max[(size_t)i * s->nlevels + l]);
 			fputc('\n', o);

@@ -1,7 +1,8 @@
 """User-facing text cites the works topod follows by author and year
 (docs/bibliography.md), never by the project's private shorthand "seed":
-README.md, docs/, the man pages, every program's --help and topoquery's
-help per command. A random-number seed (`--seed`, `random:SEED`, "seeded")
+README.md, docs/, the man pages, the installed headers (what `make install`
+puts in INCLUDEDIR), the pictures in docs/ (their text), every program's
+--help and topoquery's help per command. A random-number seed (`--seed`, `random:SEED`, "seeded")
 is not jargon and is allowed.
 """
 import glob
@@ -33,6 +34,21 @@ for f in files:
     if f.endswith("bibliography.md"):
         continue
     bad = offending(open(f, encoding="utf-8", errors="replace").read())
+    check(not bad, "%s cites by author and year%s" % (os.path.relpath(f, ROOT),
+                                                        ("; 'seed' at " + "; ".join(bad[:3])) if bad else ""))
+
+# The headers `make install` installs, read from its rule (a header added
+# there is checked without editing this test).
+mk = open(os.path.join(ROOT, "Makefile")).read()
+inst = re.search(r"install -m 644 ((?:\S+\.h\s+)+)\$\(DESTDIR\)\$\(INCLUDEDIR\)", mk)
+headers = inst.group(1).split() if inst else []
+check("libtii/tii.h" in headers, "the installed headers, from the Makefile: %s" % headers)
+pics = sorted(glob.glob(os.path.join(ROOT, "docs", "*.svg")))
+for f in [os.path.join(ROOT, h) for h in headers] + pics:
+    text = open(f, encoding="utf-8", errors="replace").read()
+    if f.endswith(".svg"):
+        text = "\n".join(re.findall(r">([^<]+)<", text))  # what the picture shows
+    bad = offending(text)
     check(not bad, "%s cites by author and year%s" % (os.path.relpath(f, ROOT),
                                                         ("; 'seed' at " + "; ".join(bad[:3])) if bad else ""))
 

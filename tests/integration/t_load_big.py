@@ -56,7 +56,7 @@ check(hops + intra == R * (R - 1), "the hop split adds up to the routed flows")
 
 
 def levels_vs_bound(lines, equal):
-    levels = [ln for ln in lines if ln.startswith("level ")]
+    levels = [ln for ln in lines if ln.startswith("tier ")]
     ok = len(levels) == 6
     for ln in levels:
         lk = parse_kv(" ".join(ln.split()[2:]))

@@ -146,6 +146,7 @@ PY
 		if rsvg-convert -o "$d/conf.png" "$d/conf.svg" 2>/dev/null && [ "$(stat -c %s "$d/conf.png")" -gt 5000 ]; then
 			ok "$label: the XOR/TACS1/OPT conflicts plot renders"
 			[ -n "${KEEP_PLOT:-}" ] && cp "$d/conf.png" "$KEEP_PLOT"
+			[ -n "${KEEP_SVG:-}" ] && cp "$d/conf.svg" "$KEEP_SVG"
 		else
 			nok "$label: the XOR/TACS1/OPT conflicts plot renders ($(head -c 200 "$d/plot.err"))"
 		fi
@@ -155,12 +156,12 @@ PY
 		python3 - "$d/opt.all" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().splitlines()
-bound = {int(l.split()[1]): int(l.split()[3]) for l in lines if l.startswith("level ")}
-rows = [list(map(int, l.split()[2:])) for l in lines if l.startswith("level_max ")]
+bound = {int(l.split()[1]): int(l.split()[3]) for l in lines if l.startswith("tier ")}
+rows = [list(map(int, l.split()[2:])) for l in lines if l.startswith("tier_max ")]
 for lv, b in sorted(bound.items()):
     col = [r[lv - 1] for r in rows]
     at = sum(1 for v in col if v <= b)
-    print("# OPT, all hosts, ftree: level %d per-cable bound %d, worst %d, phases at the bound %d/%d"
+    print("# OPT, all hosts, ftree: tier %d per-cable bound %d, worst %d, phases at the bound %d/%d"
           % (lv, b, max(col) if col else -1, at, len(col)))
 PY
 		;;

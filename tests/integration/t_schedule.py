@@ -6,7 +6,7 @@ analytic d-mod-k LFTs, 128 hosts) delivered with topo-snap, then
   pair of distinct ranks exactly once (checked here, independently of the C
   checker), one send and one receive per rank per step unless multi=1;
 - the per-step figures equal a brute-force count over `path` routes;
-- OPT: TREE/LEVEL lines, NOTAPPLICABLE on an uneven job; kPrefix needs k | P;
+- OPT: TREE/TIER lines, NOTAPPLICABLE on an uneven job; kPrefix needs k | P;
 - the allgathers: correct, judged against the ring in rank order (never an
   answer predicted slower), agbest's choice, the ring in the fabric's order
   and kShift on the whole tree contention-free;
@@ -244,9 +244,9 @@ for name, js in (("uneven", spec), ("opt job", opt_job)):
             # OPT refused: not applicable at all, or (with advice) its steps break their bound
             if "breaks its bound" in head:
                 ka, _ = parse(asis, alines)
-                L = int(ka["levels"])
+                L = int(ka["tiers"])
                 bounds = [int(tt.parse_kv(l[6:])["bound"]) for l in alines[1:1 + L]]
-                worst = [max(int(x) for x in st.split()[6][1:].split(",")[l] for st in alines[1 + L:] if " L" in st)
+                worst = [max(int(x) for x in st.split()[6][1:].split(",")[l] for st in alines[1 + L:] if " T" in st)
                          for l in range(L)] if L else []
                 if not any(w > b for w, b in zip(worst, bounds)):
                     bad.append("%s %s refused though within its bound %s %s" % (name, algo, worst, bounds))

@@ -631,7 +631,7 @@ class FakeTopod:
             elif cmd == "schedule":
                 S = (1 << 24) - 1
                 s.sendall(b"OK gen=%d algo=xor requested=xor fallback=none ranks=2 steps=%d multi=0 host_steps=0 "
-                          b"extra_steps=0 levels=16 flows=1 bytes=1 time_us=- xor_time_us=- bound_us=- reason=none "
+                          b"extra_steps=0 tiers=16 flows=1 bytes=1 time_us=- xor_time_us=- bound_us=- reason=none "
                           b"lines=%d\n" % (G, S, S + 17))
             elif cmd == "load":
                 s.sendall(b"OK gen=%d pattern=alltoall ranks=2 hosts=2 flows=2 msgs=2 bytes=2 intra_msgs=0 "
