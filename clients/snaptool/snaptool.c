@@ -214,7 +214,8 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* Re-sends a saved snapshot, byte for byte, as a producer would. */
+/* Re-sends a saved snapshot, byte for byte, as a producer would; a state
+ * directory's fabric (as load() reads it) is encoded as one snapshot. */
 static int cmd_send(int argc, char **argv)
 {
 	const char *file = argv[argc - 1];
@@ -233,9 +234,22 @@ static int cmd_send(int argc, char **argv)
 		return 2;
 	}
 	size_t len;
-	uint8_t *buf = slurp(file, &len);
-	if (!buf)
+	uint8_t *buf = NULL;
+	struct stat st;
+	if (!stat(file, &st) && S_ISDIR(st.st_mode)) {
+		/* A state directory holds fabric.snap and a delta journal: what
+		 * topod serves from it is sent as one snapshot (its bytes alone
+		 * would be read as an empty file). */
+		struct snap *sv = load(file);
+		int erc = snap_encode(sv, &buf, &len, err);
+		snap_free(sv);
+		if (erc) {
+			fprintf(stderr, "%s: %s: %s\n", prog, file, err);
+			return 1;
+		}
+	} else if (!(buf = slurp(file, &len))) {
 		return 1;
+	}
 	int rc = 0;
 	for (int i = 0; i < so.nsinks; i++) {
 		char what[SINK_ADDR_LEN + 16];

@@ -164,11 +164,17 @@ check(lfts(sc) == lfts(101), "C's state directory holds generation 101's LFTs ex
 td = Topod()
 rc, out = send_snapshot("sink=unix:" + td.ingest, snap(101))
 check(rc == 0 and td.wait_generation(101), "topod D serves generation 101 alone, built from scratch (%s)" % out)
+# `topo-snap send` of a state directory sends what is served from it (A's:
+# generation 1 and 100 journalled deltas), not the directory's bytes.
+te = Topod()
+rc, out = send_snapshot("sink=unix:" + te.ingest, sa)
+check(rc == 0 and te.wait_generation(101), "topod E serves generation 101 from `topo-snap send` of A's state "
+      "directory (%s)" % out.strip())
 
 # Generation 101 as served after the chain, from whole snapshots, and from scratch.
 for q in ("pathmatrix " + " ".join(hosts), "hopsmatrix " + " ".join(hosts), "tree"):
     want = askall(td, q)
-    for name, t in (("A", ta), ("B", tb), ("C", tc)):
+    for name, t in (("A", ta), ("B", tb), ("C", tc), ("E", te)):
         a = askall(t, q)
         check(want.startswith("OK") and a == want, "generation 101: `%s` of %s equal to D's (%d lines)"
               % (q.split()[0] + (" of all %d hosts" % len(hosts) if q != "tree" else ""), name,
@@ -177,4 +183,5 @@ ta.stop()
 tb.stop()
 tc.stop()
 td.stop()
+te.stop()
 done()
