@@ -136,6 +136,17 @@ static int map_err(const char *code, int *final)
 		{ "SLOTS", TII_E_INVAL, 1 },
 		{ "PROTO", TII_E_SERVER, 1 },
 		{ "DENIED", TII_E_SERVER, 1 },
+		/* the request itself cannot be answered as asked: another server
+		 * would say the same (tii_last_message() has topod's reason) */
+		{ "NOTAPPLICABLE", TII_E_SERVER, 1 },
+		{ "NOTHELD", TII_E_SERVER, 1 },
+		{ "NOSOURCE", TII_E_SERVER, 1 },
+		{ "RELOAD", TII_E_SERVER, 1 },
+		{ "BUILD", TII_E_SERVER, 1 },
+		{ "INTERNAL", TII_E_SERVER, 1 },
+		/* a heavy request past topod's deadline: another server would take
+		 * as long, and libtii's own timeout is usually shorter */
+		{ "TIMEOUT", TII_E_TIMEOUT, 1 },
 		{ "NOFABRIC", TII_E_NOFABRIC, 0 },
 		{ "BUSY", TII_E_BUSY, 0 },
 		{ "UNKNOWN", TII_E_UNSUPPORTED, 0 },

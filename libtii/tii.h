@@ -111,7 +111,7 @@ extern "C" {
 #define TII_E_INVAL      -1  /* bad argument: NULL, n == 0, bad host name, bad server list */
 #define TII_E_NOMEM      -2  /* out of memory, here or in topod (ERR NOMEM) */
 #define TII_E_CONNECT    -3  /* no server could be connected to */
-#define TII_E_TIMEOUT    -4  /* a server did not answer in time (also mid-reply) */
+#define TII_E_TIMEOUT    -4  /* a server did not answer in time (also mid-reply), or its ERR TIMEOUT */
 #define TII_E_IO         -5  /* connection lost (closed or reset mid-reply) */
 #define TII_E_PROTO      -6  /* the reply is not topod's protocol, or inconsistent */
 #define TII_E_NOTFOUND   -7  /* a host, HCA, GUID or LID names no end port */

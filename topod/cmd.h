@@ -87,7 +87,9 @@ const struct cmd *cmd_find(const char *name);
 void query_error(struct evbuffer *out, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The short name of a AN_E_* code, as in docs/protocol.md. */
+/* The protocol code (docs/protocol.md, "Errors") of an AN_E_* code: a route
+ * failure by its own name (NOENTRY, LOOP, ...), the others as the table
+ * there says; INTERNAL for AN_E_CHECK and any code not listed. */
 const char *qctx_route_code(int route_err);
 
 /* The ERR reply for a name that names nothing (what: "no host, HCA, GUID or

@@ -48,7 +48,13 @@ const char *qctx_route_code(int err)
 	case AN_E_LOOP: return "LOOP";
 	case AN_E_NOTFOUND: return "NOTFOUND";
 	case AN_E_NOMEM: return "NOMEM";
-	default: return "INVAL";
+	case AN_E_INVAL: return "USAGE";
+	case AN_E_RANGE: return "RANGE";
+	case AN_E_NOTAPPLIC: return "NOTAPPLICABLE";
+	case AN_E_ROUTE: return "NOROUTE";
+	case AN_E_CANCEL: return "TIMEOUT";
+	/* AN_E_CHECK, and a code this table does not know yet: a defect */
+	default: return "INTERNAL";
 	}
 }
 
