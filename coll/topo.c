@@ -129,12 +129,14 @@ static int hosts_links(struct tc_platform *p, const char *xml, struct plink **lk
 		} else if (!strncmp(s, "<link ", 6)) {
 			struct plink *l = &(*lk)[*nlk];
 			char *e1, *e2;
+			/* the negated ranges also refuse strtod's nan */
 			if (attr_of(s, "id", l->id, sizeof(l->id)) || attr_of(s, "bandwidth", bw, sizeof(bw)) ||
-			    attr_of(s, "latency", lat, sizeof(lat)) || !((l->bps = strtod(bw, &e1)) > 0 && l->bps <= TOPO_LINK_BPS_MAX) ||
-			    strcmp(e1, "bps") || !((l->lat = strtod(lat, &e2)) >= 0 && l->lat <= TOPO_LINK_LAT_NS_MAX) ||
-			    strcmp(e2, "ns")) {
-				snprintf(why, whyn, "platform: link %d is not id, bandwidth=Nbps, latency=Nns (rate in (0, %g], latency in [0, %g])",
-					 *nlk, TOPO_LINK_BPS_MAX, TOPO_LINK_LAT_NS_MAX);
+			    attr_of(s, "latency", lat, sizeof(lat)) ||
+			    !((l->bps = strtod(bw, &e1)) > 0 && l->bps <= TOPO_LINK_BPS_MAX) || strcmp(e1, "bps") ||
+			    !((l->lat = strtod(lat, &e2)) >= 0 && l->lat <= TOPO_LINK_LAT_NS_MAX) || strcmp(e2, "ns")) {
+				snprintf(why, whyn,
+					 "platform: link %d is not id, bandwidth=Nbps, latency=Nns (rate in (0, %g], "
+					 "latency in [0, %g])", *nlk, TOPO_LINK_BPS_MAX, TOPO_LINK_LAT_NS_MAX);
 				return -1;
 			}
 			l->lat *= 1e-9;
