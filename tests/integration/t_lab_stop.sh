@@ -137,10 +137,16 @@ def pump(t):
                 return False
             log.write(b)
     return True
-for _ in range(600):
+for _ in range(1500):  # 300 s: make lab under a CI load of 25 took over 120
     if not pump(0.2) or b"Stop it" in open(out, "rb").read():
         break
 open(out + ".ready", "w").close()
+# the test notes the lab's PIDs and folder before it is stopped (OUT.go):
+# a ^C sent at once could stop it before a loaded machine let it look
+for _ in range(600):
+    if os.path.exists(out + ".go"):
+        break
+    pump(0.1)
 if how == "intr":
     os.write(fd, b"\x03")
 elif how == "hangup":
@@ -161,11 +167,14 @@ while time.time() < end:
 print("still running")
 PY
 for how in stop intr hangup; do
-	rm -f "$T/pty.$how" "$T/pty.$how.ready"
+	rm -f "$T/pty.$how" "$T/pty.$how.ready" "$T/pty.$how.go"
 	python3 "$T/lab_term.py" "$how" "$T/pty.$how" >"$T/pty.$how.rc" 2>&1 &
 	PY=$!
-	for _ in $(seq 600); do [ -e "$T/pty.$how.ready" ] && break; sleep 0.2; done
-	if grep -q 'Stop it' "$T/pty.$how" 2>/dev/null && snapshot_lab; then
+	for _ in $(seq 1500); do [ -e "$T/pty.$how.ready" ] && break; sleep 0.2; done
+	up=0
+	grep -q 'Stop it' "$T/pty.$how" 2>/dev/null && snapshot_lab && up=1
+	touch "$T/pty.$how.go"
+	if [ "$up" = 1 ]; then
 		ok "pty ($how): make lab is up under a terminal"
 		[ "$how" = stop ] && stop_it "pty"
 		wait "$PY"

@@ -199,15 +199,18 @@ tp_note "$sweep"
 # the never-reading sink), then at most linger 2.5 s, and OpenSM's own exit path. What comes before, the
 # sweep and the wait for subnet up, is OpenSM's own and grows with the
 # machine's load (11.5 s in one CI run), so it is not part of the bound.
+# The bound is 15 s: 3.3-3.5 s quiet, 9.3 s under a load of 25 (OpenSM's
+# exit path is slow there); a plugin that retried its sinks at unload would
+# hold OpenSM for its whole backoff, minutes.
 # OpenSM's log stamps lines to the microsecond.
 osm_stamp() { # PATTERN: seconds since midnight of the last matching log line
 	grep "$1" "$LAB_OSM_LOG" | tail -n 1 | awk '{ split($3, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }'
 }
 pub=$(osm_stamp 'osmtopo: generation') unl=$(osm_stamp 'osmtopo: unloaded')
 held=$(awk -v a="$pub" -v b="$unl" 'BEGIN { d = b - a; if (d < 0) d += 86400; printf "%.1f", d }')
-[ -n "$pub" ] && [ -n "$unl" ] && within "$held" 8 &&
+[ -n "$pub" ] && [ -n "$unl" ] && within "$held" 15 &&
 	tp_ok "broken sinks: run-once bounded: ${held} s from the last publication to unload (${secs} s in all)" ||
-	tp_fail "broken sinks: run-once: ${held:-?} s from the last publication to unload, bound 8 s (${secs} s in all)"
+	tp_fail "broken sinks: run-once: ${held:-?} s from the last publication to unload, bound 15 s (${secs} s in all)"
 [ "$size" -gt 220000 ] && tp_ok "snapshot ($size bytes) exceeds a UNIX socket's buffer" ||
 	tp_fail "snapshot ($size bytes) exceeds a UNIX socket's buffer"
 g=$(tp_osm_gens | tail -n 1)
