@@ -41,7 +41,9 @@ gen() { build/bin/topoquery -s "127.0.0.1:$(sed -n 's/.*queries on 127.0.0.1:\([
 g0=$(gen)
 uline=$(grep -m1 "^  echo 'Unlink" "$T/out" | sed 's/^ *//; s/; cat .*//')
 eval "$uline"
-for _ in $(seq 100); do
+# up to 90 s: the next sweep, OpenSM's reroute and topod's build, on a
+# machine that may be at a load of 25 (20 s was once not enough)
+for _ in $(seq 450); do
 	g1=$(gen)
 	[ -n "$g1" ] && [ "$g1" != "$g0" ] && break
 	sleep 0.2
