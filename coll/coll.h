@@ -110,6 +110,36 @@ struct tc_choice {
 	long long seg;
 };
 
+/* What topod predicts for an Alltoall of one size class (tc_size_class):
+ * its schedule with `window` steps in flight, the MPI's own Alltoall
+ * (native_algo, under TOPOCOLL_MODEL) and whether its rule keeps the
+ * schedule (docs/cost-model.md "Every message size"). */
+#define TC_WINDOW_MAX TOPO_SCHED_WINDOW_MAX /* steps a rank keeps in flight, at most */
+struct tc_a2a_pred {
+	signed char state;        /* 0 not asked, 1 known, -1 asked: none */
+	unsigned char window;
+	unsigned char keep;       /* 1: run the schedule; 0: the MPI's own is predicted no slower */
+	double time_s, native_s;  /* -1 unknown */
+	unsigned long long bytes; /* the block they were predicted for */
+	char native_algo[16];
+};
+
+/* An all-to-all schedule as this rank runs it: per step, whom it sends to
+ * and receives from (-1 idle); the same steps at every size, topod's
+ * predictions per size class. The predictions come first; the steps only
+ * where one is run (tc_sched_steps). */
+#define TC_SCHED_MULTI 4      /* most sends (and receives) of one rank in one step */
+struct tc_whole;
+struct tc_sched {
+	int nsteps, nflows;
+	int held;                 /* the steps below are this rank's (tc_sched_steps) */
+	int *soff, *to;           /* step i: send to to[soff[i] .. soff[i+1]) */
+	int *roff, *from;         /* and receive from from[roff[i] .. roff[i+1]) */
+	char algo[16];
+	struct tc_a2a_pred pred[TC_CLASSES];
+	struct tc_whole *whole;   /* rank 0: every rank's steps, until shared */
+};
+
 struct tp_op;
 struct tp_tree;
 struct tc_call;
@@ -124,7 +154,8 @@ struct tc_comm {
 	int *leader;           /* [nleaves] the leaf's lowest rank: its leader */
 	int *leaf_size;        /* [nleaves] */
 	int maxleaf;           /* most ranks on one leaf */
-	MPI_Comm pcomm;        /* private duplicate of the user's communicator */
+	MPI_Comm ucomm;        /* the user's: the ranks agree on it, inside the user's own collective call */
+	MPI_Comm pcomm;        /* private copy, for what the library runs (tc_private_comm) */
 	int group_comms;       /* leafcomm .. hleadcomm made (tc_group_comms) */
 	MPI_Comm leafcomm;     /* my leaf's ranks, in rank order: the leader is 0 */
 	MPI_Comm leadcomm;     /* the leaders, leaf L at rank L; MPI_COMM_NULL elsewhere */
@@ -150,6 +181,7 @@ struct tc_comm {
 	MPI_Comm hostcomm;     /* my host's ranks in rank order (its leader, the lowest, is 0) */
 	MPI_Comm hleadcomm;    /* the hosts' leaders, host h at rank h; MPI_COMM_NULL elsewhere */
 	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
+	struct tc_sched a2a;   /* where sched points when there is one */
 	int sched_asked;
 	char sched_why[160];   /* why there is none */
 	struct tc_agsched *agsched; /* Allgather: topod's schedule, asked on the first large call (NULL: none) */
@@ -171,32 +203,6 @@ struct tc_comm {
 	long long arena_cap, arena_ok;
 	struct tp_tree *tree;
 	long long *blen;       /* [size] an Allgatherv's blocks' bytes (made with the communicator) */
-};
-
-/* What topod predicts for an Alltoall of one size class (tc_size_class):
- * its schedule with `window` steps in flight, the MPI's own Alltoall
- * (native_algo, under TOPOCOLL_MODEL) and whether its rule keeps the
- * schedule (docs/cost-model.md "Every message size"). */
-#define TC_WINDOW_MAX TOPO_SCHED_WINDOW_MAX /* steps a rank keeps in flight, at most */
-struct tc_a2a_pred {
-	signed char state;        /* 0 not asked, 1 known, -1 asked: none */
-	unsigned char window;
-	unsigned char keep;       /* 1: run the schedule; 0: the MPI's own is predicted no slower */
-	double time_s, native_s;  /* -1 unknown */
-	unsigned long long bytes; /* the block they were predicted for */
-	char native_algo[16];
-};
-
-/* An all-to-all schedule as this rank runs it: per step, whom it sends to
- * and receives from (-1 idle); the same steps at every size, topod's
- * predictions per size class. */
-#define TC_SCHED_MULTI 4      /* most sends (and receives) of one rank in one step */
-struct tc_sched {
-	int nsteps;
-	int *soff, *to;           /* step i: send to to[soff[i] .. soff[i+1]) */
-	int *roff, *from;         /* and receive from from[roff[i] .. roff[i+1]) */
-	char algo[16];
-	struct tc_a2a_pred pred[TC_CLASSES];
 };
 
 /* An allgather schedule as this rank runs it: per step, which blocks
@@ -312,19 +318,28 @@ int tc_allgather_grouped(struct tc_comm *c, enum tc_variant v, const void *sbuf,
  * hosts in it, a host's ranks together (order[size]). -1 when out of
  * memory: the caller must fail where all ranks agree, never fall back to
  * another order on one rank. */
+int tc_ring_order(const struct tc_comm *c, int *order);
 /* The grouped Allgather's four communicators (leaf, leaders, host, host
  * leaders), made on its first call rather than with every communicator:
  * they are only for the forced `hosts`/`leaves` variants, and each split
  * costs every communicator an MPI context id (MPICH has about 2,048).
  * Collective over c: call it where every rank has chosen that variant. */
 void tc_group_comms(struct tc_comm *c);
-int tc_ring_order(const struct tc_comm *c, int *order);
+/* c->pcomm, made at the first call that runs one of the library's
+ * algorithms, not with every communicator: libraries make many whose
+ * calls all stay the MPI's (FFTW's plans), and a split cost each of them
+ * about 15 us in SMPI. Collective over c->ucomm, where every rank has
+ * chosen to run: 1 if every rank has it, else 0 on every rank. */
+int tc_private_comm(struct tc_comm *c);
 
-/* Alltoall's schedule for c (sched.c): collective, on the first call. */
 /* Alltoall's schedule for c with topod's predictions for the size class
  * of `bytes` (sched.c): collective; the steps on the first call, the
  * predictions on the first call of every size class. */
 void tc_sched_get(struct tc_comm *c, long long bytes);
+/* Every rank's part of c->sched's steps, at the first call that runs them
+ * (collective): 1 if every rank holds them, else 0 and c->sched is NULL. */
+int tc_sched_steps(struct tc_comm *c);
+/* Frees what s holds (s itself lives in its tc_comm). */
 void tc_sched_free(struct tc_sched *s);
 /* Allgather's (sched.c): collective, on the first call whose blocks of
  * `bytes` may run it; topod is asked for that block. */

@@ -91,7 +91,7 @@ static void world_ranks(struct tc_comm *c)
 	int *mine = malloc((size_t)c->size * sizeof(int)), nw = 0;
 	PMPI_Comm_size(MPI_COMM_WORLD, &nw);
 	c->world = malloc((size_t)c->size * sizeof(int));
-	if (mine && c->world && PMPI_Comm_group(c->pcomm, &g) == MPI_SUCCESS) {
+	if (mine && c->world && PMPI_Comm_group(c->ucomm, &g) == MPI_SUCCESS) {
 		if (PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
 			for (int r = 0; r < c->size; r++)
 				mine[r] = r;
@@ -262,47 +262,25 @@ static int plan_state(struct tc_comm *c)
 	return 0;
 }
 
-static struct tc_comm *make(MPI_Comm comm)
+int tc_private_comm(struct tc_comm *c)
 {
-	struct tc_comm *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = MPI_COMM_NULL;
-	PMPI_Comm_size(comm, &c->size);
-	PMPI_Comm_rank(comm, &c->rank);
-	for (int op = 0; op < TC_NOPS; op++)
-		for (int k = 0; k < TC_CLASSES; k++)
-			c->choice[op][k].variant = c->choice_nc[k].variant = -1;
+	if (c->pcomm != MPI_COMM_NULL)
+		return 1;
 	/* A split, not a dup: a dup would run every keyval's copy callback
 	 * and hand other libraries' attributes to our private communicator. */
-	if (PMPI_Comm_split(comm, 0, c->rank, &c->pcomm) != MPI_SUCCESS) {
-		free(c);
-		return NULL;
-	}
-	world_ranks(c);
-	/* Every rank knows every world rank's leaf since MPI_Init (init.c):
-	 * a communicator of world ranks numbers its leaves without an
-	 * exchange. The IDs are gathered only where a rank is outside
-	 * MPI_COMM_WORLD (spawned, connected) or lacked memory for the map. */
-	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
-	int have[2] = { c->world != NULL, ids != NULL }, all[2];
-	PMPI_Allreduce(have, all, 2, MPI_INT, MPI_MIN, c->pcomm);
-	if (!all[0]) {
-		free(c->world);
-		c->world = NULL;
-	}
-	if (!all[1]) {
-		snprintf(c->why, sizeof(c->why), "out of memory");
-		free(ids);
-		return c;
-	}
-	if (c->world && tc_g.world_leaf) {
-		for (int r = 0; r < c->size; r++)
-			ids[r] = tc_g.world_leaf[c->world[r]];
-	} else {
-		uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
-		PMPI_Allgather(&mine, 1, MPI_UINT64_T, ids, 1, MPI_UINT64_T, c->pcomm);
-	}
+	int bad = PMPI_Comm_split(c->ucomm, 0, c->rank, &c->pcomm) != MPI_SUCCESS, any;
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->ucomm);
+	if (any && c->pcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->pcomm);
+	if (any)
+		c->pcomm = MPI_COMM_NULL;
+	return !any;
+}
+
+/* From every rank's leaf ID (ids[rank]): the leaves, the scratch and the
+ * plans' state; c->usable, or c->why. */
+static void settle(struct tc_comm *c, const uint64_t *ids)
+{
 	int unknown = -1;
 	for (int r = 0; r < c->size && unknown < 0; r++)
 		if (!ids[r])
@@ -318,14 +296,71 @@ static struct tc_comm *make(MPI_Comm comm)
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else
 		c->usable = 1;
-	free(ids);
-	/* Every test above is on data all ranks hold alike, but for memory:
-	 * the ranks must agree, or some would wait in a split forever. */
+}
+
+/* Where a rank is outside MPI_COMM_WORLD (spawned, connected) or MPI_Init
+ * lacked memory for the leaf map: the IDs are gathered. Two agreements. */
+static void settle_gathered(struct tc_comm *c, uint64_t *ids)
+{
+	int have[2] = { c->world != NULL, ids != NULL }, all[2];
+	PMPI_Allreduce(have, all, 2, MPI_INT, MPI_MIN, c->ucomm);
+	if (!all[0]) {
+		free(c->world);
+		c->world = NULL;
+	}
+	if (!all[1]) {
+		snprintf(c->why, sizeof(c->why), "out of memory");
+		return;
+	}
+	uint64_t mine = tc_g.have_leaf ? tc_g.leaf_id : 0;
+	PMPI_Allgather(&mine, 1, MPI_UINT64_T, ids, 1, MPI_UINT64_T, c->ucomm);
+	settle(c, ids);
 	int usable;
-	PMPI_Allreduce(&c->usable, &usable, 1, MPI_INT, MPI_MIN, c->pcomm);
+	PMPI_Allreduce(&c->usable, &usable, 1, MPI_INT, MPI_MIN, c->ucomm);
 	if (c->usable && !usable)
 		snprintf(c->why, sizeof(c->why), "out of memory on another rank");
 	c->usable = usable;
+}
+
+static struct tc_comm *make(MPI_Comm comm)
+{
+	struct tc_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = MPI_COMM_NULL;
+	c->ucomm = comm;
+	PMPI_Comm_size(comm, &c->size);
+	PMPI_Comm_rank(comm, &c->rank);
+	for (int op = 0; op < TC_NOPS; op++)
+		for (int k = 0; k < TC_CLASSES; k++)
+			c->choice[op][k].variant = c->choice_nc[k].variant = -1;
+	world_ranks(c);
+	/* Every rank knows every world rank's leaf since MPI_Init (init.c): a
+	 * communicator of world ranks numbers its leaves without an exchange,
+	 * and its ranks agree once (every test in settle is on data all ranks
+	 * hold alike, but for memory; they must agree, or some would wait in
+	 * a collective forever). Quick or not is the same on every rank but
+	 * where memory ran short; then none uses the communicator. */
+	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
+	int quick = c->world && ids && tc_g.world_leaf;
+	if (quick) {
+		for (int r = 0; r < c->size; r++)
+			ids[r] = tc_g.world_leaf[c->world[r]];
+		settle(c, ids);
+	}
+	int mine[3] = { quick, quick && c->usable, -quick }, all[3];
+	PMPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, c->ucomm);
+	if (all[0]) {
+		if (c->usable && !all[1])
+			snprintf(c->why, sizeof(c->why), "out of memory on another rank");
+		c->usable = all[1];
+	} else if (all[2] == 0) {
+		settle_gathered(c, ids);
+	} else {
+		snprintf(c->why, sizeof(c->why), "out of memory on %s rank", quick ? "another" : "this");
+		c->usable = 0;
+	}
+	free(ids);
 	if (c->usable)
 		c->myleaf = c->leaf_of[c->rank];
 	return c;

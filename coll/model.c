@@ -635,7 +635,7 @@ enum tc_variant tc_choose(struct tc_comm *c, const struct tc_call *k, int force,
 		int slot = ((nc ? TC_NOPS : k->op) * TC_CLASSES + cls) * (TC_NVARIANTS + 1) + force + 1;
 		if (c->rank == 0)
 			choice_of(c, k, ch, force, slot, msg);
-		PMPI_Bcast(msg, TC_MSG, MPI_DOUBLE, 0, c->pcomm);
+		PMPI_Bcast(msg, TC_MSG, MPI_DOUBLE, 0, c->ucomm);
 		choice_unpack(ch, msg);
 	}
 	if (why && forced) {

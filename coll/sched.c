@@ -4,8 +4,12 @@
  * kept only where predicted at least as fast as XOR with the model's
  * measured errors against it, else topod answers XOR and the MPI's own
  * runs), or read from TOPOCOLL_SCHEDULE's file where topod is out of reach
- * (SMPI). Rank 0 of the communicator gets it and every rank keeps its own
- * part: per step whom it sends to and receives from.
+ * (SMPI). Rank 0 of the communicator gets it; every rank gets topod's
+ * predictions at once (one broadcast), but its own part of the steps (per
+ * step whom it sends to and receives from) only at the first call that
+ * runs the schedule. Libraries make many communicators whose Alltoalls
+ * stay the MPI's (FFTW's plans each dup MPI_COMM_WORLD), and sharing
+ * steps nobody runs cost each of them about ten collectives.
  *
  * The schedule is untrusted: every ordered pair of distinct ranks must be
  * in it exactly once, or the Alltoall would lose or double a block; any
@@ -34,7 +38,7 @@
 #define TC_SCHED_RANKS_MAX 1024   /* ranks of a communicator that gets a schedule */
 #define TC_SCHED_LINE 65536
 
-struct full {
+struct tc_whole {
 	int n, nsteps, nflows;
 	int ag;                /* an allgather's: blk says each flow's block */
 	int *off, *src, *dst, *blk;
@@ -46,7 +50,7 @@ struct full {
 	struct tc_a2a_pred pred[TC_CLASSES];
 };
 
-static void full_free(struct full *f)
+static void whole_free(struct tc_whole *f)
 {
 	free(f->off);
 	free(f->src);
@@ -58,7 +62,7 @@ static void full_free(struct full *f)
  * block it held before the step; at most TC_SCHED_MULTI sends and
  * receives of one rank in a step. got[r * n + b]: the step in which rank r
  * received block b (-1 its own, INT_MAX not yet). */
-static int valid_ag(const struct full *f, char *why, size_t whyn)
+static int valid_ag(const struct tc_whole *f, char *why, size_t whyn)
 {
 	size_t n = (size_t)f->n;
 	/* kPrefix, kShift and the rings take P-1 steps: a hostile count would
@@ -105,7 +109,7 @@ static int valid_ag(const struct full *f, char *why, size_t whyn)
 
 /* Every ordered pair of distinct ranks once; at most TC_SCHED_MULTI sends
  * and receives of one rank in a step. */
-static int valid(const struct full *f, char *why, size_t whyn)
+static int valid(const struct tc_whole *f, char *why, size_t whyn)
 {
 	if (f->ag)
 		return valid_ag(f, why, whyn);
@@ -140,7 +144,7 @@ static int valid(const struct full *f, char *why, size_t whyn)
  * MPI's own is predicted no slower), for the size class of B. A header
  * without native_time_us (topod before 1.7, or no model asked) gives no
  * prediction for its class: the MPI's own runs there. */
-static void a2a_header(struct full *f, const char *line)
+static void a2a_header(struct tc_whole *f, const char *line)
 {
 	const char *p = strstr(line, " bytes=");
 	long long b = p ? strtoll(p + 7, NULL, 10) : 0;
@@ -163,7 +167,7 @@ static void a2a_header(struct full *f, const char *line)
 
 /* The header's figures: "# OK ... algo=A time_us=T xor_time_us=X" (an
  * allgather's: ring_time_us=R variants=...,agring:STATE:T2). */
-static void file_header(struct full *f, const char *line)
+static void file_header(struct tc_whole *f, const char *line)
 {
 	const char *p;
 	if (!f->ag)
@@ -182,7 +186,7 @@ static void file_header(struct full *f, const char *line)
 
 /* bench/jobspeed's form: the header, then a line of SRC:DST (an
  * allgather's: SRC:DST:BLOCK) per step. */
-static int from_file(struct full *f, const char *path, char *why, size_t whyn)
+static int from_file(struct tc_whole *f, const char *path, char *why, size_t whyn)
 {
 	FILE *fp = fopen(path, "r");
 	char *line = malloc(TC_SCHED_LINE);
@@ -234,7 +238,7 @@ out:
 /* The reply's figures and flows, copied (f->ag: the blocks too; an
  * allgather's baseline is the ring in rank order, and the variants list
  * gives the ring in the fabric's order). */
-static int from_reply(struct full *f, const tii_schedule_t *s, char *why, size_t whyn)
+static int from_reply(struct tc_whole *f, const tii_schedule_t *s, char *why, size_t whyn)
 {
 	f->nsteps = s->nsteps;
 	f->nflows = s->step_off[s->nsteps];
@@ -285,7 +289,7 @@ static int native_model(void)
  * predicts fastest and the MPI's own Alltoall (TOPOCOLL_MODEL) beside it;
  * allgather: `agbest` for the call's blocks. Under topod's rule either way
  * (advice 1: never one it predicts slower than the MPIs' own). */
-static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t whyn)
+static int from_topod(struct tc_whole *f, const struct tc_comm *c, char *why, size_t whyn)
 {
 	const char **hosts = malloc((size_t)c->size * sizeof(*hosts));
 	tii_t *t = NULL;
@@ -316,22 +320,22 @@ static int from_topod(struct full *f, const struct tc_comm *c, char *why, size_t
 }
 #endif
 
-/* This rank's part of the whole schedule. */
-static struct tc_sched *mine(const struct full *f, int me)
+/* Room for one rank's part of f: nsteps + 1 offsets and n + 1 peers each
+ * way (valid() allows each ordered pair once). -1: out of memory. */
+static int mine_room(struct tc_sched *s, const struct tc_whole *f)
 {
-	struct tc_sched *s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->nsteps = f->nsteps;
-	s->soff = calloc((size_t)f->nsteps + 1, sizeof(int));
-	s->roff = calloc((size_t)f->nsteps + 1, sizeof(int));
+	s->soff = malloc(((size_t)f->nsteps + 1) * sizeof(int));
+	s->roff = malloc(((size_t)f->nsteps + 1) * sizeof(int));
 	s->to = malloc(((size_t)f->n + 1) * sizeof(int));
 	s->from = malloc(((size_t)f->n + 1) * sizeof(int));
-	if (!s->soff || !s->roff || !s->to || !s->from) {
-		tc_sched_free(s);
-		return NULL;
-	}
+	return s->soff && s->roff && s->to && s->from ? 0 : -1;
+}
+
+/* This rank's part of the whole schedule, into s's room (mine_room). */
+static void mine(struct tc_sched *s, const struct tc_whole *f, int me)
+{
 	int ns = 0, nr = 0;
+	s->soff[0] = s->roff[0] = 0;
 	for (int i = 0; i < f->nsteps; i++) {
 		for (int k = f->off[i]; k < f->off[i + 1]; k++) {
 			if (f->src[k] == me)
@@ -342,9 +346,7 @@ static struct tc_sched *mine(const struct full *f, int me)
 		s->soff[i + 1] = ns;
 		s->roff[i + 1] = nr;
 	}
-	memcpy(s->algo, f->algo, sizeof(s->algo));
-	memcpy(s->pred, f->pred, sizeof(s->pred));
-	return s;
+	s->held = 1;
 }
 
 void tc_sched_free(struct tc_sched *s)
@@ -355,12 +357,15 @@ void tc_sched_free(struct tc_sched *s)
 	free(s->roff);
 	free(s->to);
 	free(s->from);
-	free(s);
+	if (s->whole)
+		whole_free(s->whole);
+	free(s->whole);
+	*s = (struct tc_sched){ 0 };
 }
 
 /* This rank's part of an allgather's: its sends and receives with their
  * blocks (valid_ag bounds them: TC_SCHED_MULTI each a step). */
-static struct tc_agsched *mine_ag(const struct full *f, int me)
+static struct tc_agsched *mine_ag(const struct tc_whole *f, int me)
 {
 	struct tc_agsched *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -415,7 +420,7 @@ void tc_agsched_free(struct tc_agsched *s)
 
 /* Rank 0 gets the schedule: the file (for a communicator of the world's
  * ranks in the world's order), or topod. */
-static int fetch(struct full *f, const struct tc_comm *c, char *why, size_t whyn)
+static int fetch(struct tc_whole *f, const struct tc_comm *c, char *why, size_t whyn)
 {
 	int nw = 0;
 	const char *file = f->ag ? tc_g.agsched_file : tc_g.sched_file;
@@ -446,32 +451,54 @@ static int fetch(struct full *f, const struct tc_comm *c, char *why, size_t whyn
 #endif
 }
 
-/* Rank 0 fetches and checks the whole schedule, every rank gets it (f's
- * arrays) and why; 1 if every rank holds it, else 0 on every rank. */
-static int share(struct tc_comm *c, struct full *f, char *why, size_t whyn)
+/* What every rank learns of rank 0's schedule in one broadcast: whether
+ * there is one, its size, topod's predictions and why not. */
+struct head {
+	long long ok, nsteps, nflows, bytes;
+	double time_s, native_s, agring_s;
+	char algo[16];
+	struct tc_a2a_pred pred[TC_CLASSES];
+	char why[160];
+};
+
+/* Rank 0 fetches and checks the whole schedule; every rank gets its
+ * figures into f and why: 1 if there is one (on every rank), else 0. */
+static int share_head(struct tc_comm *c, struct tc_whole *f, char *why, size_t whyn)
 {
-	int ok = 0;
+	struct head h = { 0 };
 	if (c->rank == 0) {
 		if (c->size > TC_SCHED_RANKS_MAX)
 			snprintf(why, whyn, "more than %d ranks", TC_SCHED_RANKS_MAX);
 		else if (!fetch(f, c, why, whyn) && !valid(f, why, whyn))
-			ok = 1;
+			h.ok = 1;
+		h = (struct head){ .ok = h.ok, .nsteps = f->nsteps, .nflows = f->nflows, .bytes = (long long)f->bytes,
+				   .time_s = f->time_s, .native_s = f->native_s, .agring_s = f->agring_s };
+		memcpy(h.algo, f->algo, sizeof(h.algo));
+		memcpy(h.pred, f->pred, sizeof(h.pred));
+		snprintf(h.why, sizeof(h.why), "%s", why);
 	}
-	double times[3] = { f->time_s, f->native_s, f->agring_s };
-	long long hdr[4] = { ok, f->nsteps, f->nflows, (long long)f->bytes };
-	PMPI_Bcast(hdr, 4, MPI_LONG_LONG, 0, c->pcomm);
-	PMPI_Bcast(why, (int)whyn, MPI_CHAR, 0, c->pcomm);
-	if (!hdr[0])
+	PMPI_Bcast(&h, (int)sizeof(h), MPI_BYTE, 0, c->ucomm);
+	snprintf(why, whyn, "%s", h.why);
+	if (!h.ok)
 		return 0;
-	PMPI_Bcast(times, 3, MPI_DOUBLE, 0, c->pcomm);
-	PMPI_Bcast(f->algo, (int)sizeof(f->algo), MPI_CHAR, 0, c->pcomm);
-	PMPI_Bcast(f->pred, (int)sizeof(f->pred), MPI_BYTE, 0, c->pcomm);
-	f->nsteps = (int)hdr[1];
-	f->nflows = (int)hdr[2];
-	f->bytes = (unsigned long long)hdr[3];
-	f->time_s = times[0];
-	f->native_s = times[1];
-	f->agring_s = times[2];
+	if (c->rank) {
+		f->nsteps = (int)h.nsteps;
+		f->nflows = (int)h.nflows;
+		f->bytes = (unsigned long long)h.bytes;
+		f->time_s = h.time_s;
+		f->native_s = h.native_s;
+		f->agring_s = h.agring_s;
+		memcpy(f->algo, h.algo, sizeof(f->algo));
+		memcpy(f->pred, h.pred, sizeof(f->pred));
+	}
+	return 1;
+}
+
+/* Every rank gets rank 0's steps into f (share_head's figures say their
+ * size) and, for an all-to-all (s), its own part of them into s: 1 if
+ * every rank holds them, else 0 on every rank. */
+static int share_steps(struct tc_comm *c, struct tc_whole *f, struct tc_sched *s, char *why, size_t whyn)
+{
 	if (c->rank) {
 		f->off = malloc(((size_t)f->nsteps + 1) * sizeof(int));
 		f->src = malloc(((size_t)f->nflows + 1) * sizeof(int));
@@ -479,16 +506,20 @@ static int share(struct tc_comm *c, struct full *f, char *why, size_t whyn)
 		f->blk = f->ag ? malloc(((size_t)f->nflows + 1) * sizeof(int)) : NULL;
 	}
 	int bad = !f->off || !f->src || !f->dst || (f->ag && !f->blk), any;
-	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
+	if (s && mine_room(s, f))
+		bad = 1;
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->ucomm);
 	if (any) {
 		snprintf(why, whyn, "out of memory");
 		return 0;
 	}
-	PMPI_Bcast(f->off, f->nsteps + 1, MPI_INT, 0, c->pcomm);
-	PMPI_Bcast(f->src, f->nflows, MPI_INT, 0, c->pcomm);
-	PMPI_Bcast(f->dst, f->nflows, MPI_INT, 0, c->pcomm);
+	PMPI_Bcast(f->off, f->nsteps + 1, MPI_INT, 0, c->ucomm);
+	PMPI_Bcast(f->src, f->nflows, MPI_INT, 0, c->ucomm);
+	PMPI_Bcast(f->dst, f->nflows, MPI_INT, 0, c->ucomm);
 	if (f->ag)
-		PMPI_Bcast(f->blk, f->nflows, MPI_INT, 0, c->pcomm);
+		PMPI_Bcast(f->blk, f->nflows, MPI_INT, 0, c->ucomm);
+	if (s)
+		mine(s, f, c->rank);
 	return 1;
 }
 
@@ -496,7 +527,7 @@ static int share(struct tc_comm *c, struct full *f, char *why, size_t whyn)
 static int all_hold(struct tc_comm *c, int held, char *why, size_t whyn)
 {
 	int bad = !held, any;
-	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->pcomm);
+	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->ucomm);
 	if (any)
 		snprintf(why, whyn, "out of memory");
 	return !any;
@@ -507,29 +538,40 @@ static int all_hold(struct tc_comm *c, int held, char *why, size_t whyn)
  * with other steps, the fabric having changed, gives none). */
 static void again(const struct tc_comm *c, long long bytes, struct tc_a2a_pred *got)
 {
-	struct full f = { .n = c->size, .bytes = (unsigned long long)bytes };
+	struct tc_whole f = { .n = c->size, .bytes = (unsigned long long)bytes };
 	char why[160];
 	int k = tc_size_class(bytes);
 	*got = (struct tc_a2a_pred){ .state = -1 };
 	if (!tc_g.sched_file[0] && !fetch(&f, c, why, sizeof(why)) && f.nsteps == c->sched->nsteps &&
 	    !strcmp(f.algo, c->sched->algo) && f.pred[k].state == 1)
 		*got = f.pred[k];
-	full_free(&f);
+	whole_free(&f);
 }
 
 void tc_sched_get(struct tc_comm *c, long long bytes)
 {
 	if (!c->sched_asked) {
-		struct full f = { .n = c->size, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20 };
+		struct tc_whole *f = calloc(1, sizeof(*f));
 		c->sched_asked = 1;
-		if (share(c, &f, c->sched_why, sizeof(c->sched_why))) {
-			c->sched = mine(&f, c->rank);
-			if (!all_hold(c, c->sched != NULL, c->sched_why, sizeof(c->sched_why))) {
-				tc_sched_free(c->sched);
-				c->sched = NULL;
+		/* a rank without room still takes part, with figures only */
+		struct tc_whole room = { 0 }, *g = f ? f : &room;
+		g->n = c->size;
+		g->bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20;
+		if (share_head(c, g, c->sched_why, sizeof(c->sched_why))) {
+			struct tc_sched *s = &c->a2a;
+			*s = (struct tc_sched){ .nsteps = g->nsteps, .nflows = g->nflows };
+			memcpy(s->algo, g->algo, sizeof(s->algo));
+			memcpy(s->pred, g->pred, sizeof(s->pred));
+			c->sched = s;
+			if (c->rank == 0 && f) {
+				s->whole = f;
+				f = NULL;
 			}
 		}
-		full_free(&f);
+		if (f)
+			whole_free(f);
+		free(f);
+		whole_free(&room);
 	}
 	struct tc_a2a_pred *x = c->sched ? &c->sched->pred[tc_size_class(bytes)] : NULL;
 	if (!x || x->state)
@@ -537,16 +579,41 @@ void tc_sched_get(struct tc_comm *c, long long bytes)
 	struct tc_a2a_pred got = { .state = -1 };
 	if (c->rank == 0)
 		again(c, bytes, &got);
-	PMPI_Bcast(&got, (int)sizeof(got), MPI_BYTE, 0, c->pcomm);
+	PMPI_Bcast(&got, (int)sizeof(got), MPI_BYTE, 0, c->ucomm);
 	*x = got;
+}
+
+int tc_sched_steps(struct tc_comm *c)
+{
+	struct tc_sched *s = c->sched;
+	if (!s || s->held)
+		return s != NULL;
+	struct tc_whole mine_f = { .n = c->size, .nsteps = s->nsteps, .nflows = s->nflows };
+	struct tc_whole *f = c->rank == 0 ? s->whole : &mine_f;
+	/* rank 0 lost its copy only if it could not make one (share_head) */
+	if (!f)
+		f = &mine_f;
+	int ok = share_steps(c, f, s, c->sched_why, sizeof(c->sched_why));
+	whole_free(&mine_f);
+	if (s->whole) {
+		whole_free(s->whole);
+		free(s->whole);
+		s->whole = NULL;
+	}
+	if (!ok) {
+		tc_sched_free(s);
+		c->sched = NULL;
+	}
+	return ok;
 }
 
 void tc_agsched_get(struct tc_comm *c, long long bytes)
 {
-	struct full f = { .n = c->size, .ag = 1, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20,
-			  .agring_s = -1 };
+	struct tc_whole f = { .n = c->size, .ag = 1, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20,
+			      .agring_s = -1 };
 	c->agsched_asked = 1;
-	if (share(c, &f, c->agsched_why, sizeof(c->agsched_why))) {
+	if (share_head(c, &f, c->agsched_why, sizeof(c->agsched_why)) &&
+	    share_steps(c, &f, NULL, c->agsched_why, sizeof(c->agsched_why))) {
 		c->agsched = mine_ag(&f, c->rank);
 		if (!all_hold(c, c->agsched != NULL, c->agsched_why, sizeof(c->agsched_why))) {
 			tc_agsched_free(c->agsched);
@@ -557,5 +624,5 @@ void tc_agsched_get(struct tc_comm *c, long long bytes)
 	if (!c->agsched && tc_g.verbose && c->rank == 0)
 		fprintf(stderr, "topocoll: allgather on a communicator of %d ranks: no schedule from topod: %s\n", c->size,
 			c->agsched_why);
-	full_free(&f);
+	whole_free(&f);
 }

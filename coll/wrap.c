@@ -151,6 +151,11 @@ static enum tc_variant decide(struct tc_comm *c, struct tc_call *k, struct tc_ch
 	}
 	if (k->op == TC_ALLGATHER && v == TC_V_HOSTS && !c->nhosts)
 		v = TC_V_RING;
+	/* every rank has the same v here (rank 0's choice, broadcast) */
+	if (v != TC_V_NATIVE && !tc_private_comm(c)) {
+		v = TC_V_NATIVE;
+		snprintf(why, sizeof(why), "no private communicator");
+	}
 	if (v == TC_V_NATIVE)
 		c->native[k->op]++;
 	else
@@ -350,6 +355,15 @@ static int a2a_decide(struct tc_comm *c, long long b)
 			 x->time_s * 1e6, s->algo, x->window, x->window > 1 ? "s" : "", x->native_s * 1e6,
 			 x->native_algo, x->bytes, x->time_s > 0 ? x->native_s / x->time_s : 0.0,
 			 run ? "" : ", not faster by topod's rule");
+	}
+	/* every rank reaches this with the same run: the steps are shared now */
+	if (run && !tc_private_comm(c)) {
+		run = 0;
+		snprintf(why, sizeof(why), "no private communicator");
+	} else if (run && !tc_sched_steps(c)) {
+		run = 0;
+		snprintf(why, sizeof(why), "no schedule: %s", c->sched_why);
+		x = NULL;
 	}
 	if (run)
 		c->hier[TC_ALLTOALL]++;

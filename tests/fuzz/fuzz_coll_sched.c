@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int n = (data[0] & 0x3f) + 1, ag = data[0] >> 7;
 	char path[64], why[256] = "";
 	int fd = fuzz_file(data + 1, size - 1, path, sizeof(path));
-	struct full f = { .n = n, .ag = ag, .bytes = 1 << 20, .agring_s = -1 };
+	struct tc_whole f = { .n = n, .ag = ag, .bytes = 1 << 20, .agring_s = -1 };
 	if (from_file(&f, path, why, sizeof(why)) || valid(&f, why, sizeof(why))) {
 		if (!why[0])
 			abort();
@@ -30,14 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				tc_agsched_free(s);
 			} else {
-				struct tc_sched *s = mine(&f, me);
-				if (!s)
+				struct tc_sched s = { .nsteps = f.nsteps };
+				if (mine_room(&s, &f))
 					abort();
-				tc_sched_free(s);
+				mine(&s, &f, me);
+				if (s.soff[f.nsteps] != n - 1 || s.roff[f.nsteps] != n - 1)
+					abort();
+				tc_sched_free(&s);
 			}
 		}
 	}
-	full_free(&f);
+	whole_free(&f);
 	close(fd);
 	return 0;
 }

@@ -210,6 +210,57 @@ grep -q "^topocoll: platform: route x -> y between unknown hosts" "$d/badfile.er
 	ok "a broken TOPOCOLL_TOPOLOGY is refused and named; every call the MPI's" ||
 	{ nok "broken platform"; grep '^topocoll' "$d/badfile.err" | head -3 | sed 's/^/# /'; }
 
+# What the library adds to each communicator whose Alltoalls stay the
+# MPI's (bench/coll/comm_cost.c): 20 dups of MPI_COMM_WORLD with two 64 KiB
+# Alltoalls each, schedule predicted no faster than the MPI's own. Its
+# setup must cost each less than one MPI_Comm_split (a private
+# communicator made anyway, or the steps shared though nobody runs them,
+# cost 2.3 splits before). Where the schedule is predicted faster, it runs
+# on every one of them. SMPI's times are deterministic.
+smpi_comm_cost() {
+	local k=20 b=65536 m f sp pl nk kp
+	if ! smpicc -std=c11 -O2 -Wall -Wextra -Werror -DTOPOCOLL_SMPI -Icoll -Icommon -Ianalysis -Isnapshot \
+		-o "$d/comm_cost" bench/coll/comm_cost.c coll/*.c -lm >"$d/comm_cost.err" 2>&1; then
+		nok "smpicc comm_cost"; tail -3 "$d/comm_cost.err" | sed 's/^/# /'
+		return
+	fi
+	# a shift schedule for nh ranks: step s, rank i sends to i + s
+	{
+		echo "# OK algo=route bytes=$b time_us=100 window=1 native=smpi-ompi native_algo=linear native_time_us=100 fallback=native"
+		for s in $(seq 1 $((nh - 1))); do
+			for i in $(seq 0 $((nh - 1))); do printf ' %d:%d' "$i" $(((i + s) % nh)); done
+			echo
+		done
+	} >"$d/nk.sched"
+	sed 's/ time_us=100 / time_us=10 /; s/ fallback=native//' "$d/nk.sched" >"$d/kp.sched"
+	for m in split plain nk kp; do
+		f=
+		[ "$m" = nk ] || [ "$m" = kp ] && f="$d/$m.sched"
+		TOPOCOLL_TOPOLOGY="$d/16.xml" TOPOCOLL_SCHEDULE="$f" TOPOCOLL_MODEL=smpi-ompi TOPOCOLL_VERBOSE=1 \
+			timeout 120 smpirun "${SMPI_CFG[@]}" --cfg=smpi/coll-selector:ompi -platform "$d/16.xml" \
+			-hostfile "$d/16.hosts" -np "$nh" "$d/comm_cost" "$( [ "$m" = nk ] || [ "$m" = kp ] && echo lib || echo "$m")" \
+			"$k" "$b" >"$d/cc-$m.out" 2>"$d/cc-$m.err"
+	done
+	sp=$(sed -n 's/^comm_cost split .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-split.out")
+	pl=$(sed -n 's/^comm_cost plain .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-plain.out")
+	nk=$(sed -n 's/^comm_cost lib .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-nk.out")
+	kp=$(sed -n 's/^comm_cost lib .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-kp.out")
+	if [ -n "$sp" ] && [ -n "$pl" ] && [ -n "$nk" ] && ! grep -q "topod's schedule" "$d/cc-nk.err" &&
+		awk -v s="$sp" -v p="$pl" -v n="$nk" 'BEGIN { exit !(n - p < s) }'; then
+		ok "SMPI: $k communicators with their Alltoalls left to the MPI: $(awk -v s="$sp" -v p="$pl" -v n="$nk" -v k="$k" \
+			'BEGIN { printf "%.1f us each with the library, below one MPI_Comm_split (%.1f us)", (n - p) / k, s / k }')"
+	else
+		nok "per-communicator cost: split '$sp' plain '$pl' lib '$nk' us for $k"
+		grep -m3 "topocoll\|rror" "$d/cc-nk.err" | sed 's/^/# /'
+	fi
+	if [ -n "$kp" ] && [ "$(grep -c "alltoall .*topod's schedule" "$d/cc-kp.err")" -eq "$k" ]; then
+		ok "SMPI: where the schedule is predicted faster it runs on each of the $k communicators, every block right"
+	else
+		nok "kept schedule: '$kp' us, $(grep -c "topod's schedule" "$d/cc-kp.err") of $k communicators"
+		grep -m3 "topocoll\|rror" "$d/cc-kp.err" | sed 's/^/# /'
+	fi
+}
+
 # The same source under SMPI (bench/coll/bench.c): built with smpicc, run on
 # topod's platform of 16 hosts on 5 leaves, pipelined Bcast forced.
 if command -v smpicc >/dev/null; then
@@ -230,6 +281,7 @@ if command -v smpicc >/dev/null; then
 	else
 		nok "smpicc build"; tail -3 "$d/smpicc.err" | sed 's/^/# /'
 	fi
+	smpi_comm_cost
 else
 	echo "ok - # SKIP smpicc not installed"
 fi
