@@ -56,6 +56,12 @@ $(B)/obj/std/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(OSM_INC) -fopenmp -c $< -o $@
 
+# The sources that print TOPO_VERSION: their objects are rebuilt when
+# VERSION changes (the compiler's dependency files do not see a -D).
+VERSIONED_SRC := topod/main.c topod/http_metrics.c clients/routeopt/main.c clients/collect/main.c \
+		 clients/topoquery/main.c clients/snaptool/snaptool.c
+$(foreach v,std pic unit unitsan san fuzz,$(call obj,$(v),$(VERSIONED_SRC))): VERSION
+
 # The plugin exports only osm_event_plugin; everything else is hidden so that
 # our symbols can never collide with OpenSM's or another plugin's.
 $(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/sink.c snapshot/auth.c)
@@ -82,10 +88,12 @@ $(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -lsodium
 
-# libtii: the shared object exports only tii_* (visibility in tii.h).
-$(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC))
+# libtii: the shared object exports only tii_* (visibility in tii.h), each
+# in the version node of the API level that added it (libtii/libtii.map).
+$(B)/lib/libtii.so.$(TII_VER): $(call obj,pic,$(LIBTII_SRC)) libtii/libtii.map
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,libtii.so.$(TII_SOVER) -Wl,-z,defs -o $@ $^
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,libtii.so.$(TII_SOVER) \
+		-Wl,--version-script=libtii/libtii.map -Wl,-z,defs -o $@ $(filter %.o,$^)
 
 $(B)/lib/libtii.so.$(TII_SOVER) $(B)/lib/libtii.so: $(B)/lib/libtii.so.$(TII_VER)
 	ln -sf libtii.so.$(TII_VER) $@

@@ -95,6 +95,11 @@ extern "C" {
 #define TII_API
 #endif
 
+/* The API level. A new level moves, together (t_tii_version checks):
+ * VERSION (MAJOR.MINOR.0, the tree's one version: the library's file name,
+ * tii.pc, the packages), a new node TII_MAJOR.MINOR in libtii/libtii.map
+ * holding the level's new calls, their lines in debian/libtii1.symbols, a
+ * debian/changelog entry and the man pages' headers. */
 #define TII_VERSION_MAJOR 1
 #define TII_VERSION_MINOR 9   /* 1.1: reply limit, resolve, hosts, hopsbatch, ping; 1.2: simgrid platform, load time;
                                 * 1.3: cluster and switch names, gone hosts, host-level schedules, route, map times;
