@@ -31,7 +31,8 @@ host-major order (ranks 0..K-1 on the first host) for contiguous and
 fragmented jobs, dealt round-robin over the hosts for cyclic ones.
 Allgather rows carry the bound: every host must take in (P - its ranks)
 blocks through its own cable, (P - k) x bytes / that cable's rate in the
-platform, for the slowest host.
+platform, for the slowest host. Alltoall rows carry topod's link-load
+bound of the job's routes (`bound_us` of the schedule file's header).
 Everything runs under smpirun with tests/lib/smpi.sh's SMPI_CFG.
 
 Output: RESULTS_DIR/coll.csv (one row per job, selector, op, size),
@@ -204,6 +205,21 @@ def ag_bound(platform, hostfile, nbytes):
     return max((len(ranks) - k) * nbytes / into[h] for h, k in per.items())
 
 
+def a2a_bound(sched_file, nbytes):
+    """Alltoall's bound: topod's link-load bound of the job's routes for
+    blocks of nbytes (`bound_us` in the schedule file's header of that
+    size, which every size class has), 0 where there is none."""
+    if not sched_file:
+        return 0
+    for line in open(sched_file):
+        if not line.startswith("#"):
+            break
+        m = re.search(r" bytes=(\d+) .*\bbound_us=([0-9.]+)", line)
+        if m and int(m.group(1)) == nbytes:
+            return float(m.group(2)) * 1e-6
+    return 0
+
+
 def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work):
     """bench's rows for one job's exported platform (and schedule); n is
     the job's hosts, the ranks are the host file's lines."""
@@ -233,7 +249,8 @@ def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched
                 for g in got:
                     g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo,
                              rph=nr // n, bound=ag_bound(platform, hostfile, g["bytes"]) if op == "allgather" else
-                             root_bound(platform, hostfile, g["bytes"]) if op in ("gather", "scatter") else 0)
+                             root_bound(platform, hostfile, g["bytes"]) if op in ("gather", "scatter") else
+                             a2a_bound(sched.get(sel), g["bytes"]) if op == "alltoall" else 0)
                     rows.append(g)
                 log("    %-5s %-9s %s  (%.1f s)" % (sel, op, " ".join(
                     "%s:%.2f%s%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*",
@@ -265,7 +282,9 @@ def write_outputs(rows, outdir, header):
 def table(rows):
     """One line per job, selector and op: speed-up per size (a name: the
     algorithm topocoll ran, else the MPI's own), in brackets topocoll's
-    time over the bound where there is one (Allgather)."""
+    time over the bound where there is one (Gather, Scatter, Allgather);
+    Alltoall's: the MPI's own and topocoll's time over topod's route
+    bound."""
     sizes = sorted({r["bytes"] for r in rows})
     out = ["| fabric | shape | hosts (leaves) | ranks/host | MPI | op | " +
            " | ".join(fmt_bytes(b) for b in sizes) + " |", "|" + " --- |" * (6 + len(sizes))]
@@ -280,14 +299,38 @@ def table(rows):
             if not r:
                 cells.append("-")
                 continue
+            over = ""
+            if r.get("bound") and op == "alltoall":
+                over = " (%.2f / %.2f)" % (r["native"] / r["bound"], r["topo"] / r["bound"])
+            elif r.get("bound"):
+                over = " (%.2f)" % (r["topo"] / r["bound"])
             cells.append("%.2f%s%s" % (r["native"] / r["topo"], "" if r["variant"] == "own" else " " + r["variant"],
-                                       " (%.2f)" % (r["topo"] / r["bound"]) if r.get("bound") else ""))
+                                       over))
         out.append("| %s | %s | %d (%d) | %d | %s | %s | %s |" % (fab, shape, n, lv, rph, sel, op, " | ".join(cells)))
     return "\n".join(out)
 
 
 def fmt_bytes(b):
     return "%d MiB" % (b >> 20) if b >= 1 << 20 else "%d KiB" % (b >> 10) if b >= 1024 else "%d B" % b
+
+
+def a2a_summary(rs):
+    """Issue 34's bar for the library's Alltoall: over the route bound,
+    the MPI's own and the library's; where the MPI's own is more than
+    1.25x above the bound at 32 KiB and more, the library 1.25x faster."""
+    b = [r for r in rs if r["bound"]]
+    if not b:
+        return "alltoall  no bound (no schedule files)"
+    far = [r for r in b if r["bytes"] >= 32768 and r["native"] / r["bound"] > 1.25]
+    miss = ["%s %s %d %s %s: own %.2fx bound, lib %.2fx" % (r["fabric"], r["shape"], r["hosts"], r["selector"],
+                                                           fmt_bytes(r["bytes"]), r["native"] / r["bound"],
+                                                           r["native"] / r["topo"])
+            for r in far if r["native"] / r["topo"] < 1.25]
+    return ("alltoall  over the route bound: the MPI's own %.2f-%.2f, the library %.2f-%.2f; own > 1.25x the "
+            "bound at >= 32 KiB: %d cases, the library >= 1.25x faster in %d%s"
+            % (min(r["native"] / r["bound"] for r in b), max(r["native"] / r["bound"] for r in b),
+               min(r["topo"] / r["bound"] for r in b), max(r["topo"] / r["bound"] for r in b), len(far),
+               len(far) - len(miss), "; not: " + "; ".join(miss) if miss else ""))
 
 
 def summary(rows):
@@ -307,6 +350,8 @@ def summary(rows):
                    "SMPI/predicted where it ran %s, below 0.98x: %s"
                    % (op, len(rs), len(ran), min(sp), max(sp), "%.2f" % max(big) if big else "-",
                       "%.2f-%.2f" % (min(err), max(err)) if err else "-", "; ".join(low) if low else "none"))
+        if op == "alltoall":
+            out.append(a2a_summary(rs))
     return "\n".join(out)
 
 

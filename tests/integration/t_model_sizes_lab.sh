@@ -12,7 +12,9 @@
 #     MPI's own at any size under either selector; where it runs the
 #     schedule, SMPI's time is within 5 % of what topod predicted; at 1 KiB
 #     under MPICH's selector (its scattered exchange, 4 pairs in flight) it
-#     runs the schedule and wins;
+#     runs the schedule and wins; it is within 1.10x of topod's route bound
+#     at every size, and at least 1.25x faster wherever the MPI's own is
+#     more than 1.25x above the bound from 32 KiB;
 #   - a TERM in the middle leaves no lab behind (run.py ends it by PID).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -79,6 +81,18 @@ small = [r for r in rows if r["selector"] == "mpich" and r["bytes"] == "1024"]
 print(("ok" if small and all(r["variant"] == "sched" and float(r["speedup"]) > 1.02 for r in small) else "not ok")
       + " - at 1 KiB under MPICH's selector the schedule runs and wins (%s)"
       % ", ".join("%s %s %.2fx" % (r["shape"], r["variant"], float(r["speedup"])) for r in small))
+# over topod's route bound of the job (bound_us of the schedule files)
+bound = [r for r in rows if r["bound"] and float(r["bound"]) > 0]
+print(("ok" if len(bound) == len(rows) else "not ok") + " - every case has topod's route bound: %d of %d"
+      % (len(bound), len(rows)))
+over = max((float(r["over_bound"]), r["shape"], r["selector"], r["bytes"]) for r in bound) if bound else (0,)
+print(("ok" if bound and over[0] <= 1.10 else "not ok") + " - the library's Alltoall within 1.10x of the route bound "
+      "at every size (worst %.3f: %s)" % (over[0], " ".join(over[1:])))
+far = [r for r in bound if int(r["bytes"]) >= 32768 and float(r["native"]) / float(r["bound"]) > 1.25]
+miss = [r for r in far if float(r["speedup"]) < 1.25]
+print(("ok" if not miss else "not ok") + " - where the MPI's own is more than 1.25x above the bound at 32 KiB and more "
+      "(%d cases), the library at least 1.25x faster%s" % (len(far), "".join(
+          "; not %s %s %s: %.2fx" % (r["shape"], r["selector"], r["bytes"], float(r["speedup"])) for r in miss)))
 EOF
 fi
 
