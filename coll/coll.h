@@ -140,6 +140,19 @@ struct tc_sched {
 	struct tc_whole *whole;   /* rank 0: every rank's steps, until shared */
 };
 
+/* MPI_Alltoall's schedule of a communicator and of its dups (the same
+ * ranks in the same order; tc_comm_copy shares it), asked once for all of
+ * them: FFTW's plans dup MPI_COMM_WORLD, and each dup asked again. Every
+ * change is made in a collective call on one of them, which every rank of
+ * all of them makes, so the ranks keep it alike. */
+struct tc_a2a {
+	int refs;
+	int asked;             /* asked on the first call (of any of them) */
+	char why[160];         /* why there is none */
+	struct tc_sched *sched;/* NULL: none; else &s */
+	struct tc_sched s;
+};
+
 struct tp_op;
 struct tp_tree;
 struct tc_call;
@@ -180,10 +193,7 @@ struct tc_comm {
 	int *gscratch;         /* [2 * size + 2 * max(nhosts, nleaves)] a call's counts and displacements */
 	MPI_Comm hostcomm;     /* my host's ranks in rank order (its leader, the lowest, is 0) */
 	MPI_Comm hleadcomm;    /* the hosts' leaders, host h at rank h; MPI_COMM_NULL elsewhere */
-	struct tc_sched *sched;/* Alltoall: topod's schedule, asked on the first call (NULL: none) */
-	struct tc_sched a2a;   /* where sched points when there is one */
-	int sched_asked;
-	char sched_why[160];   /* why there is none */
+	struct tc_a2a *a2a;    /* Alltoall: topod's schedule, shared with the dups */
 	struct tc_agsched *agsched; /* Allgather: topod's schedule, asked on the first large call (NULL: none) */
 	int agsched_asked;
 	char agsched_why[160];
@@ -272,6 +282,13 @@ extern const char *const tc_op_name[TC_NOPS];
 /* The communicator's cached state, made on its first collective (every
  * rank of comm calls it there). NULL when the MPI itself fails. */
 struct tc_comm *tc_comm_get(MPI_Comm comm);
+/* The attribute's copy callback: a dup of a communicator the library
+ * knows gets its state without a message (the same ranks, the same leaves,
+ * the choices made), completed by tc_comm_get on the dup's first call.
+ * Libraries dup MPI_COMM_WORLD for each plan (FFTW) or each module; each
+ * dup cost an allreduce and a broadcast per size class before. */
+int tc_comm_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag);
+void tc_comm_free(struct tc_comm *c);
 /* At MPI_Init: options, and the one question to topod. */
 void tc_init(void);
 void tc_finalize(void);
@@ -336,8 +353,8 @@ int tc_private_comm(struct tc_comm *c);
  * of `bytes` (sched.c): collective; the steps on the first call, the
  * predictions on the first call of every size class. */
 void tc_sched_get(struct tc_comm *c, long long bytes);
-/* Every rank's part of c->sched's steps, at the first call that runs them
- * (collective): 1 if every rank holds them, else 0 and c->sched is NULL. */
+/* Every rank's part of c->a2a->sched's steps, at the first call that runs
+ * them (collective): 1 if every rank holds them, else 0 and there is none. */
 int tc_sched_steps(struct tc_comm *c);
 /* Frees what s holds (s itself lives in its tc_comm). */
 void tc_sched_free(struct tc_sched *s);

@@ -292,10 +292,12 @@ static void settle(struct tc_comm *c, const uint64_t *ids)
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else if (c->size < 2)
 		snprintf(c->why, sizeof(c->why), "one rank");
-	else if (make_scratch(c) || plan_state(c))
+	else if (make_scratch(c) || plan_state(c) || (!c->a2a && !(c->a2a = calloc(1, sizeof(*c->a2a)))))
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else
 		c->usable = 1;
+	if (c->a2a && !c->a2a->refs)
+		c->a2a->refs = 1;
 }
 
 /* Where a rank is outside MPI_COMM_WORLD (spawned, connected) or MPI_Init
@@ -366,12 +368,110 @@ static struct tc_comm *make(MPI_Comm comm)
 	return c;
 }
 
+void tc_comm_free(struct tc_comm *c)
+{
+	if (!c)
+		return;
+	if (c->leafcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->leafcomm);
+	if (c->leadcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->leadcomm);
+	if (c->hostcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->hostcomm);
+	if (c->hleadcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->hleadcomm);
+	if (c->pcomm != MPI_COMM_NULL)
+		PMPI_Comm_free(&c->pcomm);
+	if (c->a2a && --c->a2a->refs == 0) {
+		tc_sched_free(c->a2a->sched);
+		free(c->a2a);
+	}
+	tc_agsched_free(c->agsched);
+	free(c->world);
+	free(c->agcd);
+	free(c->horder);
+	free(c->hfirst);
+	free(c->lorder);
+	free(c->lfirst);
+	free(c->gscratch);
+	free(c->leaf_of);
+	free(c->leader);
+	free(c->leaf_size);
+	free(c->fab);
+	free(c->fpos);
+	free(c->hostof);
+	free(c->fhfirst);
+	free(c->hlead);
+	free(c->ident);
+	free(c->blen);
+	if (c->tree)
+		tp_tree_free(c->tree);
+	free(c->tree);
+	free(c->ops);
+	free(c->rq);
+	free(c->arena);
+	free(c);
+}
+
+int tc_comm_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+	(void)oldcomm;
+	(void)keyval;
+	(void)extra;
+	const struct tc_comm *p = in;
+	*flag = 0;
+	/* Agreed on every rank: usable, and a communicator of world ranks
+	 * (its world array) whose leaves MPI_Init told every rank. Else the
+	 * copy makes its own on its first collective, as any other. */
+	if (!p || !p->usable || !p->world || !tc_g.world_leaf)
+		return MPI_SUCCESS;
+	struct tc_comm *c = calloc(1, sizeof(*c));
+	uint64_t *ids = malloc((size_t)p->size * sizeof(*ids));
+	if (c) {
+		c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = c->ucomm = MPI_COMM_NULL;
+		c->size = p->size;
+		c->rank = p->rank;
+		c->world = malloc((size_t)p->size * sizeof(int));
+		c->a2a = p->a2a;
+		c->a2a->refs++;
+	}
+	if (c && c->world && ids) {
+		memcpy(c->world, p->world, (size_t)p->size * sizeof(int));
+		for (int r = 0; r < c->size; r++)
+			ids[r] = tc_g.world_leaf[c->world[r]];
+		settle(c, ids);
+	}
+	free(ids);
+	/* the parent's data settled on every rank: only memory can fail here,
+	 * and the MPI then fails this rank's dup (no rank may go on alone) */
+	if (!c || !c->usable) {
+		tc_comm_free(c);
+		return MPI_ERR_NO_MEM;
+	}
+	c->myleaf = c->leaf_of[c->rank];
+	memcpy(c->choice, p->choice, sizeof(c->choice));
+	memcpy(c->choice_nc, p->choice_nc, sizeof(c->choice_nc));
+	/* TOPOCOLL_VERBOSE says each choice once per communicator */
+	for (int k = 0; k < TC_CLASSES; k++) {
+		for (int op = 0; op < TC_NOPS; op++)
+			c->choice[op][k].told = 0;
+		c->choice_nc[k].told = 0;
+	}
+	*(struct tc_comm **)out = c;
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
 struct tc_comm *tc_comm_get(MPI_Comm comm)
 {
 	struct tc_comm *c = NULL;
 	int flag = 0;
-	if (PMPI_Comm_get_attr(comm, tc_g.keyval, &c, &flag) == MPI_SUCCESS && flag)
+	if (PMPI_Comm_get_attr(comm, tc_g.keyval, &c, &flag) == MPI_SUCCESS && flag) {
+		/* a dup's copy (tc_comm_copy) learns its communicator here */
+		if (c && c->ucomm == MPI_COMM_NULL)
+			c->ucomm = comm;
 		return c;
+	}
 	c = make(comm);
 	if (c && PMPI_Comm_set_attr(comm, tc_g.keyval, c) != MPI_SUCCESS)
 		c->usable = 0;

@@ -349,7 +349,7 @@ int tc_allgather_plan(struct tc_comm *c, const struct tc_choice *ch, const struc
 int tc_alltoall(struct tc_comm *c, int window, const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
 		MPI_Datatype rt)
 {
-	const struct tc_sched *s = c->sched;
+	const struct tc_sched *s = c->a2a->sched;
 	if (window < 1 || window > TC_WINDOW_MAX)
 		window = 1;
 	MPI_Aint lb, sext, rext;

@@ -120,45 +120,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 	(void)comm;
 	(void)keyval;
 	(void)extra;
-	struct tc_comm *c = attr;
-	if (!c)
-		return MPI_SUCCESS;
-	if (c->leafcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->leafcomm);
-	if (c->leadcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->leadcomm);
-	if (c->hostcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->hostcomm);
-	if (c->hleadcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->hleadcomm);
-	if (c->pcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->pcomm);
-	tc_sched_free(c->sched);
-	tc_agsched_free(c->agsched);
-	free(c->world);
-	free(c->agcd);
-	free(c->horder);
-	free(c->hfirst);
-	free(c->lorder);
-	free(c->lfirst);
-	free(c->gscratch);
-	free(c->leaf_of);
-	free(c->leader);
-	free(c->leaf_size);
-	free(c->fab);
-	free(c->fpos);
-	free(c->hostof);
-	free(c->fhfirst);
-	free(c->hlead);
-	free(c->ident);
-	free(c->blen);
-	if (c->tree)
-		tp_tree_free(c->tree);
-	free(c->tree);
-	free(c->ops);
-	free(c->rq);
-	free(c->arena);
-	free(c);
+	tc_comm_free(attr);
 	return MPI_SUCCESS;
 }
 
@@ -443,13 +405,17 @@ static void world_leaves(void)
 void tc_init(void)
 {
 	options();
-	PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &tc_g.keyval, NULL);
+	PMPI_Comm_create_keyval(tc_comm_copy, delete_fn, &tc_g.keyval, NULL);
 	int any = 0;
 	for (int op = 0; op < TC_NOPS; op++)
 		any |= tc_g.enabled[op];
-	if (any)
+	/* MPI_COMM_WORLD's state now, with the leaves: every dup of it (a
+	 * library's per plan, per module) then inherits it without a message
+	 * (tc_comm_copy) */
+	if (any) {
 		world_leaves();
-	else
+		tc_comm_get(MPI_COMM_WORLD);
+	} else
 		snprintf(tc_g.why, sizeof(tc_g.why), "TOPOCOLL=off");
 	if (!tc_g.verbose || tc_g.world_rank != 0)
 		return;

@@ -542,27 +542,28 @@ static void again(const struct tc_comm *c, long long bytes, struct tc_a2a_pred *
 	char why[160];
 	int k = tc_size_class(bytes);
 	*got = (struct tc_a2a_pred){ .state = -1 };
-	if (!tc_g.sched_file[0] && !fetch(&f, c, why, sizeof(why)) && f.nsteps == c->sched->nsteps &&
-	    !strcmp(f.algo, c->sched->algo) && f.pred[k].state == 1)
+	if (!tc_g.sched_file[0] && !fetch(&f, c, why, sizeof(why)) && f.nsteps == c->a2a->sched->nsteps &&
+	    !strcmp(f.algo, c->a2a->sched->algo) && f.pred[k].state == 1)
 		*got = f.pred[k];
 	whole_free(&f);
 }
 
 void tc_sched_get(struct tc_comm *c, long long bytes)
 {
-	if (!c->sched_asked) {
+	struct tc_a2a *a = c->a2a;
+	if (!a->asked) {
 		struct tc_whole *f = calloc(1, sizeof(*f));
-		c->sched_asked = 1;
+		a->asked = 1;
 		/* a rank without room still takes part, with figures only */
 		struct tc_whole room = { 0 }, *g = f ? f : &room;
 		g->n = c->size;
 		g->bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20;
-		if (share_head(c, g, c->sched_why, sizeof(c->sched_why))) {
-			struct tc_sched *s = &c->a2a;
+		if (share_head(c, g, a->why, sizeof(a->why))) {
+			struct tc_sched *s = &a->s;
 			*s = (struct tc_sched){ .nsteps = g->nsteps, .nflows = g->nflows };
 			memcpy(s->algo, g->algo, sizeof(s->algo));
 			memcpy(s->pred, g->pred, sizeof(s->pred));
-			c->sched = s;
+			a->sched = s;
 			if (c->rank == 0 && f) {
 				s->whole = f;
 				f = NULL;
@@ -573,7 +574,7 @@ void tc_sched_get(struct tc_comm *c, long long bytes)
 		free(f);
 		whole_free(&room);
 	}
-	struct tc_a2a_pred *x = c->sched ? &c->sched->pred[tc_size_class(bytes)] : NULL;
+	struct tc_a2a_pred *x = a->sched ? &a->sched->pred[tc_size_class(bytes)] : NULL;
 	if (!x || x->state)
 		return;
 	struct tc_a2a_pred got = { .state = -1 };
@@ -585,7 +586,7 @@ void tc_sched_get(struct tc_comm *c, long long bytes)
 
 int tc_sched_steps(struct tc_comm *c)
 {
-	struct tc_sched *s = c->sched;
+	struct tc_sched *s = c->a2a->sched;
 	if (!s || s->held)
 		return s != NULL;
 	struct tc_whole mine_f = { .n = c->size, .nsteps = s->nsteps, .nflows = s->nflows };
@@ -593,7 +594,7 @@ int tc_sched_steps(struct tc_comm *c)
 	/* rank 0 lost its copy only if it could not make one (share_head) */
 	if (!f)
 		f = &mine_f;
-	int ok = share_steps(c, f, s, c->sched_why, sizeof(c->sched_why));
+	int ok = share_steps(c, f, s, c->a2a->why, sizeof(c->a2a->why));
 	whole_free(&mine_f);
 	if (s->whole) {
 		whole_free(s->whole);
@@ -602,7 +603,7 @@ int tc_sched_steps(struct tc_comm *c)
 	}
 	if (!ok) {
 		tc_sched_free(s);
-		c->sched = NULL;
+		c->a2a->sched = NULL;
 	}
 	return ok;
 }

@@ -333,12 +333,12 @@ static int a2a_decide(struct tc_comm *c, long long b)
 	int run = 0;
 	if (forced || (tc_g.choice_mode == 0 && !tc_g.min_set && b >= tc_g.a2a_min))
 		tc_sched_get(c, b);
-	const struct tc_sched *s = c->sched;
+	const struct tc_sched *s = c->a2a->sched;
 	const struct tc_a2a_pred *x = s ? &s->pred[tc_size_class(b)] : NULL;
 	if (tc_g.choice_mode == 2 && !tc_g.min_set)
 		snprintf(why, sizeof(why), "TOPOCOLL_CHOICE=native");
 	else if (!s)
-		snprintf(why, sizeof(why), "%s", c->sched_asked ? c->sched_why : "blocks below TOPOCOLL_ALLTOALL_MIN");
+		snprintf(why, sizeof(why), "%s", c->a2a->asked ? c->a2a->why : "blocks below TOPOCOLL_ALLTOALL_MIN");
 	else if (forced || tc_g.choice_mode == 1) {
 		run = 1;
 		snprintf(why, sizeof(why), "%s, forced", s->algo);
@@ -362,7 +362,7 @@ static int a2a_decide(struct tc_comm *c, long long b)
 		snprintf(why, sizeof(why), "no private communicator");
 	} else if (run && !tc_sched_steps(c)) {
 		run = 0;
-		snprintf(why, sizeof(why), "no schedule: %s", c->sched_why);
+		snprintf(why, sizeof(why), "no schedule: %s", c->a2a->why);
 		x = NULL;
 	}
 	if (run)

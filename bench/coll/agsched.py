@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """agsched.py - topocoll's Allgather by topod's allgather schedule
-(TOPOCOLL_CHOICE=sched, issue 25; docs/performance.md "Allgather schedules
+(TOPOCOLL_CHOICE=sched; docs/performance.md "Allgather schedules
 in topod") in SMPI, against SMPI's Open MPI and MPICH selectors and
 topocoll's ring in the fabric's order, and by prediction.
 

@@ -6,12 +6,15 @@
  * the cost of one MPI_Comm_split, or a short job runs measurably slower
  * with it.
  *
- *   comm_cost plain|lib|split K BYTES
+ *   comm_cost plain|lib|split K BYTES [dup|split]
  *
- * plain, lib: K times, dup MPI_COMM_WORLD, two Alltoalls of BYTES per
- * block on it (the MPI's own, or topocoll's entry point), free it; every
- * block checked. split: K times, MPI_Comm_split of MPI_COMM_WORLD and free
- * (what a private communicator costs). Rank 0 prints
+ * plain, lib: one Alltoall on MPI_COMM_WORLD (untimed: as an application
+ * uses the world first), then K times: a communicator of the same ranks
+ * (MPI_Comm_dup, or MPI_Comm_split with the last argument `split`), two
+ * Alltoalls of BYTES per block on it (the MPI's own, or topocoll's entry
+ * point), free it; every block checked. split: K times, MPI_Comm_split of
+ * MPI_COMM_WORLD and free (what a private communicator costs). Rank 0
+ * prints
  *   comm_cost MODE comms=K bytes=B us=T ok=0|1
  * T the simulated microseconds of the K rounds.
  */
@@ -27,8 +30,9 @@ int topocoll_MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *r
 
 int main(int argc, char **argv)
 {
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
+	int by_split = argc == 5 && !strcmp(argv[4], "split");
 	const char *mode = argv[1];
 	int lib = !strcmp(mode, "lib"), split = !strcmp(mode, "split");
 	int k = atoi(argv[2]), b = atoi(argv[3]), rank, size;
@@ -42,6 +46,8 @@ int main(int argc, char **argv)
 	int ok = s && r;
 	for (int p = 0; ok && p < size; p++)
 		memset(s + (size_t)p * b, (rank * 31 + p) & 0xff, (size_t)b);
+	if (ok && !split)
+		(lib ? topocoll_MPI_Alltoall : MPI_Alltoall)(s, b, MPI_BYTE, r, b, MPI_BYTE, MPI_COMM_WORLD);
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = MPI_Wtime();
 	for (int i = 0; ok && i < k; i++) {
@@ -51,7 +57,10 @@ int main(int argc, char **argv)
 			MPI_Comm_free(&c);
 			continue;
 		}
-		MPI_Comm_dup(MPI_COMM_WORLD, &c);
+		if (by_split)
+			MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c);
+		else
+			MPI_Comm_dup(MPI_COMM_WORLD, &c);
 		for (int rep = 0; rep < 2; rep++) {
 			memset(r, 0xee, (size_t)b * size);
 			(lib ? topocoll_MPI_Alltoall : MPI_Alltoall)(s, b, MPI_BYTE, r, b, MPI_BYTE, c);

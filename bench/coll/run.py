@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """run.py - topocoll's collectives against SMPI's Open MPI and MPICH
-selectors (issue 20 items 2-3), simulated on the LFT routes OpenSM really
-programmed.
+selectors (docs/performance.md "Collectives in SMPI"), simulated on the
+LFT routes OpenSM really programmed.
 
   python3 bench/coll/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64,128]
           [--shapes contiguous,fragmented,cyclic] [--ops bcast,...] [--bytes 8,...] [--big]

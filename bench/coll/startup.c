@@ -1,6 +1,7 @@
 /*
- * startup.c - what MPI_Init costs with topocoll preloaded (issue 20 item
- * 3, beside Subramoni 2013's Table 4.2): nothing but MPI_Init and MPI_Finalize,
+ * startup.c - what MPI_Init costs with topocoll preloaded (docs/performance.md
+ * "What topocoll adds to MPI_Init", beside Subramoni 2013's Table 4.2):
+ * nothing but MPI_Init and MPI_Finalize,
  * timed around MPI_Init by the slowest rank; topocoll's own phases come
  * from TOPOCOLL_VERBOSE=2 (bench/coll/startup.sh).
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/coll/startup.sh [N ...] - what topocoll adds to MPI_Init (issue 20
-# item 3, beside Subramoni 2013's Table 4.2), on this machine: a real topod
+# bench/coll/startup.sh [N ...] - what topocoll adds to MPI_Init
+# (docs/performance.md, beside Subramoni 2013's Table 4.2), on this machine: a real topod
 # serving the k=24 fat tree (3,456 hosts, 12 per leaf), job hosts the
 # first N (default 64 256 1024), one rank per host, named by TII_HOSTMAP.
 #   rank 0's questions (every host's leaf; the delays: topod's SimGrid

@@ -211,14 +211,15 @@ grep -q "^topocoll: platform: route x -> y between unknown hosts" "$d/badfile.er
 	{ nok "broken platform"; grep '^topocoll' "$d/badfile.err" | head -3 | sed 's/^/# /'; }
 
 # What the library adds to each communicator whose Alltoalls stay the
-# MPI's (bench/coll/comm_cost.c): 20 dups of MPI_COMM_WORLD with two 64 KiB
-# Alltoalls each, schedule predicted no faster than the MPI's own. Its
-# setup must cost each less than one MPI_Comm_split (a private
+# MPI's (bench/coll/comm_cost.c): 20 communicators of MPI_COMM_WORLD's
+# ranks with two 64 KiB Alltoalls each, the schedule predicted no faster
+# than the MPI's own. A dup inherits the world's state and costs nothing;
+# one made by MPI_Comm_split costs less than one MPI_Comm_split (a private
 # communicator made anyway, or the steps shared though nobody runs them,
 # cost 2.3 splits before). Where the schedule is predicted faster, it runs
 # on every one of them. SMPI's times are deterministic.
 smpi_comm_cost() {
-	local k=20 b=65536 m f sp pl nk kp
+	local k=20 b=65536 m f
 	if ! smpicc -std=c11 -O2 -Wall -Wextra -Werror -DTOPOCOLL_SMPI -Icoll -Icommon -Ianalysis -Isnapshot \
 		-o "$d/comm_cost" bench/coll/comm_cost.c coll/*.c -lm >"$d/comm_cost.err" 2>&1; then
 		nok "smpicc comm_cost"; tail -3 "$d/comm_cost.err" | sed 's/^/# /'
@@ -233,30 +234,33 @@ smpi_comm_cost() {
 		done
 	} >"$d/nk.sched"
 	sed 's/ time_us=100 / time_us=10 /; s/ fallback=native//' "$d/nk.sched" >"$d/kp.sched"
-	for m in split plain nk kp; do
+	declare -A us
+	# tag: mode, schedule, how the communicators are made
+	for m in "split split - dup" "plain plain - dup" "plain-split plain - split" "nk lib nk dup" \
+		"nk-split lib nk split" "kp lib kp dup" "kp-split lib kp split"; do
+		set -- $m
 		f=
-		[ "$m" = nk ] || [ "$m" = kp ] && f="$d/$m.sched"
+		[ "$3" != - ] && f="$d/$3.sched"
 		TOPOCOLL_TOPOLOGY="$d/16.xml" TOPOCOLL_SCHEDULE="$f" TOPOCOLL_MODEL=smpi-ompi TOPOCOLL_VERBOSE=1 \
 			timeout 120 smpirun "${SMPI_CFG[@]}" --cfg=smpi/coll-selector:ompi -platform "$d/16.xml" \
-			-hostfile "$d/16.hosts" -np "$nh" "$d/comm_cost" "$( [ "$m" = nk ] || [ "$m" = kp ] && echo lib || echo "$m")" \
-			"$k" "$b" >"$d/cc-$m.out" 2>"$d/cc-$m.err"
+			-hostfile "$d/16.hosts" -np "$nh" "$d/comm_cost" "$2" "$k" "$b" "$4" >"$d/cc-$1.out" 2>"$d/cc-$1.err"
+		us[$1]=$(sed -n 's/^comm_cost .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-$1.out")
 	done
-	sp=$(sed -n 's/^comm_cost split .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-split.out")
-	pl=$(sed -n 's/^comm_cost plain .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-plain.out")
-	nk=$(sed -n 's/^comm_cost lib .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-nk.out")
-	kp=$(sed -n 's/^comm_cost lib .* us=\([0-9.]*\) ok=1$/\1/p' "$d/cc-kp.out")
-	if [ -n "$sp" ] && [ -n "$pl" ] && [ -n "$nk" ] && ! grep -q "topod's schedule" "$d/cc-nk.err" &&
-		awk -v s="$sp" -v p="$pl" -v n="$nk" 'BEGIN { exit !(n - p < s) }'; then
-		ok "SMPI: $k communicators with their Alltoalls left to the MPI: $(awk -v s="$sp" -v p="$pl" -v n="$nk" -v k="$k" \
-			'BEGIN { printf "%.1f us each with the library, below one MPI_Comm_split (%.1f us)", (n - p) / k, s / k }')"
+	per() { awk -v a="$1" -v b="$2" -v k="$k" 'BEGIN { printf "%.1f", (a - b) / k }'; }
+	if [ -n "${us[split]}" ] && [ -n "${us[plain]}" ] && [ -n "${us[nk]}" ] && [ -n "${us[nk-split]}" ] &&
+		[ -n "${us[plain-split]}" ] && ! grep -q "topod's schedule" "$d/cc-nk.err" "$d/cc-nk-split.err" &&
+		awk -v s="${us[split]}" -v p="${us[plain]}" -v n="${us[nk]}" -v ps="${us[plain-split]}" -v ns="${us[nk-split]}" \
+			'BEGIN { exit !(n - p < 0.001 && ns - ps < s) }'; then
+		ok "SMPI: $k communicators with their Alltoalls left to the MPI: each dup $(per "${us[nk]}" "${us[plain]}") us with the library, each split $(per "${us[nk-split]}" "${us[plain-split]}") us, below one MPI_Comm_split ($(per "${us[split]}" 0) us)"
 	else
-		nok "per-communicator cost: split '$sp' plain '$pl' lib '$nk' us for $k"
-		grep -m3 "topocoll\|rror" "$d/cc-nk.err" | sed 's/^/# /'
+		nok "per-communicator cost: split '${us[split]}', dups plain '${us[plain]}' lib '${us[nk]}', splits plain '${us[plain-split]}' lib '${us[nk-split]}' us for $k"
+		grep -m3 "topocoll\|rror" "$d/cc-nk.err" "$d/cc-nk-split.err" | sed 's/^/# /'
 	fi
-	if [ -n "$kp" ] && [ "$(grep -c "alltoall .*topod's schedule" "$d/cc-kp.err")" -eq "$k" ]; then
-		ok "SMPI: where the schedule is predicted faster it runs on each of the $k communicators, every block right"
+	if [ -n "${us[kp]}" ] && [ -n "${us[kp-split]}" ] && [ "$(grep -c "alltoall .*topod's schedule" "$d/cc-kp.err")" -eq $((k + 1)) ] &&
+		[ "$(grep -c "alltoall .*topod's schedule" "$d/cc-kp-split.err")" -eq $((k + 1)) ]; then
+		ok "SMPI: where the schedule is predicted faster it runs on the world and each of the $k dups and splits, every block right"
 	else
-		nok "kept schedule: '$kp' us, $(grep -c "topod's schedule" "$d/cc-kp.err") of $k communicators"
+		nok "kept schedule: '${us[kp]}' '${us[kp-split]}' us, $(grep -c "topod's schedule" "$d/cc-kp.err") and $(grep -c "topod's schedule" "$d/cc-kp-split.err") of $((k + 1)) communicators"
 		grep -m3 "topocoll\|rror" "$d/cc-kp.err" | sed 's/^/# /'
 	fi
 }
