@@ -349,14 +349,15 @@ void tc_group_comms(struct tc_comm *c);
  * chosen to run: 1 if every rank has it, else 0 on every rank. */
 int tc_private_comm(struct tc_comm *c);
 
-/* Alltoall's schedule for c with topod's predictions for the size class
- * of `bytes` (sched.c): collective; the steps on the first call, the
- * predictions on the first call of every size class. */
+/* Alltoall's schedule for c (and its dups) with topod's predictions for
+ * the size class of `bytes` (sched.c): collective; the schedule and its
+ * predictions on the first call, a size class's on its first call; the
+ * steps only where one runs (tc_sched_steps). */
 void tc_sched_get(struct tc_comm *c, long long bytes);
 /* Every rank's part of c->a2a->sched's steps, at the first call that runs
  * them (collective): 1 if every rank holds them, else 0 and there is none. */
 int tc_sched_steps(struct tc_comm *c);
-/* Frees what s holds (s itself lives in its tc_comm). */
+/* Frees what s holds (s itself lives in its tc_a2a). */
 void tc_sched_free(struct tc_sched *s);
 /* Allgather's (sched.c): collective, on the first call whose blocks of
  * `bytes` may run it; topod is asked for that block. */

@@ -1,6 +1,6 @@
 /*
  * sched.c - MPI_Alltoall's schedule: asked of topod once per communicator
- * (its first Alltoall), under topod's rule (docs/cost-model.md: `route`,
+ * and its dups (the first Alltoall of any of them; coll.h's tc_a2a), under topod's rule (docs/cost-model.md: `route`,
  * kept only where predicted at least as fast as XOR with the model's
  * measured errors against it, else topod answers XOR and the MPI's own
  * runs), or read from TOPOCOLL_SCHEDULE's file where topod is out of reach
