@@ -41,7 +41,8 @@
  * overlap where ranks run ahead); each schedule up to its factor below. */
 #define ADVICE_XOR_FAST 0.81
 /* What a recommended schedule must keep: at least this fraction of XOR's
- * speed (issue 19's "never slower", with 2 % for rounding). */
+ * speed: never slower, with 2 % for rounding (docs/cost-model.md, "the rule
+ * that recommends a schedule"). */
 #define ADVICE_MIN_SPEED 0.98
 
 /* The worst SMPI time over predicted time measured for algorithm a (1 for

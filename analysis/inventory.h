@@ -1,6 +1,6 @@
 /*
  * inventory.h - a fabric's ports and cables in infiniband-diags' words, for
- * `show` and `links` (issue 26, item 2): what iblinkinfo prints as
+ * `show` and `links` (docs/protocol.md): what iblinkinfo prints as
  * "4X QDR Active", from the PortInfo fields the snapshot keeps (snap_port:
  * state, width, speed, espeed; rate.h gives the data rate).
  *

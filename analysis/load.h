@@ -1,6 +1,6 @@
 /*
  * load.h - the load a job's communication pattern puts on every directed
- * link, from the LFT routes of one generation (issue 9, item 1).
+ * link, from the LFT routes of one generation (docs/protocol.md, `load`).
  *
  * Input: a route_tab, a job (rank -> host index, pattern.h) and a pattern.
  * Each host sends and receives on its default rail (route_host_ep()); ranks

@@ -553,7 +553,7 @@ static int pick_figures_of_answer(const struct route_tab *rt, struct judge *jd, 
 	return AN_OK;
 }
 
-/* ---- wider picks (issue 27: what the promise of fewest leaves costs) -------- */
+/* ---- wider picks: what the promise of fewest leaves costs (docs/protocol.md, `pick`) ---- */
 
 /* Tries of a wider pick at most, each a balancing and a prediction: the
  * leaf counts grow geometrically, so few tries span min_leaves to want. */

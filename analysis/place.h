@@ -4,7 +4,7 @@
  *
  *   order  hosts in hierarchy order: hosts of one leaf cluster together,
  *          leaf clusters of one pod together, pods together (seed 8.2.2:
- *          what TopologyParam=SwitchAsNodeRank and ompi issue 1293 ask for).
+ *          what TopologyParam=SwitchAsNodeRank and Open MPI issue #1293 ask for).
  *   pick   N hosts out of a free list, compact first: one leaf switch if
  *          one has N free (the fewest free that suffices), else the fewest
  *          leaf switches, then among those the fewest pods; among the sets
@@ -104,7 +104,7 @@ struct place_pick {
 	double pick_time;         /* the compact pick's, before the judgment */
 	double ff_time;           /* first-fit's (place_first_fit) */
 	int first_fit;            /* the answer is first-fit's: the pick was predicted slower */
-	/* appended (issue 27), place_pick_advise only: the bandwidth terms of
+	/* appended, place_pick_advise only: the bandwidth terms of
 	 * the predictions (cost.h's bw_seconds) and why the answer's busiest
 	 * cable sits above the injection limit */
 	uint32_t swaps;           /* hosts traded within their leaves by place_pick_balance */
@@ -121,22 +121,23 @@ struct place_pick {
 		PLACE_ROUTES = 2,     /* the free hosts' routes share cables (no choice of them avoids it) */
 		PLACE_NOLIMIT = 3,    /* no rates, or a single leaf: no figure */
 	} limit_why;
-	/* appended (issue 27, place_pick_leaves): a pick on more leaves than
-	 * the answer's, predicted faster; with any_leaves it is the answer */
+	/* appended (place_pick_leaves; docs/protocol.md, `pick`, `leaves=`): a
+	 * pick on more leaves than the answer's, predicted faster; with
+	 * any_leaves it is the answer */
 	int widened;              /* 1: the answer is that wider pick */
 	uint32_t wider_leaves;    /* its leaves; 0 if none was tried or none is predicted faster */
 	double wider_time;        /* its predicted time, seconds; -1 likewise */
-	/* appended (issue 27): the mean predicted time of random picks from
+	/* appended: the mean predicted time of random picks from
 	 * the free list (what a scheduler blind to the fabric may take),
 	 * predicted under leaves AUTO and ANY when the answer is above the
 	 * injection limit; -1 else */
 	double random_time;
-	/* appended (issue 34): a sharing-free set of n hosts exists in the
+	/* appended: a sharing-free set of n hosts exists in the
 	 * free list on any leaves (the answer, or found; see protocol.md) */
 	int sf_exists;
-	/* appended (issue 34, item 3): what the times above are of (enum
-	 * place_run; place_pick_run), and how many schedules were simulated
-	 * to judge the candidates */
+	/* appended (docs/protocol.md, `pick`, `run=`): what the times above
+	 * are of (enum place_run; place_pick_run), and how many schedules were
+	 * simulated to judge the candidates */
 	int run;
 	uint32_t sims;
 };
@@ -279,12 +280,12 @@ int place_pick_run(struct place_ctx *ctx, const struct route_tab *rt, const stru
 int place_pick_balance(const struct route_tab *rt, const uint32_t *free_hosts, size_t nfree, uint32_t *hosts,
 		       size_t n, uint32_t *swaps);
 
-/* For an allocation that exists (issue 27, item 2): alloc[0..n) and the
- * free hosts free_hosts[0..nfree) (disjoint from it). The hosts of alloc's
- * leaves, on those leaves only (leaves and pods stay), balanced as
- * place_pick_balance does, from alloc's counts per leaf and from even
- * counts; the trade is proposed only when predicted faster by more than a
- * millionth. out->hosts: the allocation after the trade (alloc's hosts
+/* For an allocation that exists (docs/protocol.md, `pick trade`):
+ * alloc[0..n) and the free hosts free_hosts[0..nfree) (disjoint from it).
+ * The hosts of alloc's leaves, on those leaves only (leaves and pods stay),
+ * balanced as place_pick_balance does, from alloc's counts per leaf and
+ * from even counts; the trade is proposed only when predicted faster by
+ * more than a millionth. out->hosts: the allocation after the trade (alloc's hosts
  * when none is proposed), in hierarchy order; out->ff_time and
  * out->ff_bw_time are alloc's own figures (the baseline), out->time,
  * out->bw_time, out->limit_time, out->limit_why, out->bott_* the answer's;

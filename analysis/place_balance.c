@@ -1,6 +1,6 @@
 /*
- * place_balance.c - which hosts of each chosen leaf a pick takes (issue 27,
- * place.h's place_pick_balance).
+ * place_balance.c - which hosts of each chosen leaf a pick takes (step 4 of
+ * docs/protocol.md's `pick`; place.h's place_pick_balance).
  *
  * Routes are by destination, so every packet to host j that comes from
  * another leaf L follows the LFT walk from L's switch to j's LID, whatever

@@ -309,7 +309,7 @@ static int cmp_desc32(const void *a, const void *b)
 }
 
 /* Leaves grouped by pod (dense index pi), each pod's with the most free
- * hosts first, then the most uplink capacity (issue 27: among leaves that
+ * hosts first, then the most uplink capacity (among leaves that
  * serve the promises equally, the ones whose cables up are not failed or
  * slow), then in hierarchy order. */
 struct ordctx {

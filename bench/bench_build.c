@@ -154,9 +154,10 @@ static void hier_parts(const struct route_tab *rt, const struct hier *h0, double
 	free(cs);
 }
 
-/* Where decode's time goes (issue 22): DECODE_REPS (env, default 0) more
- * decodes of the same bytes, CPU min and median of the whole, of the
- * payload's checksum alone and of snap_validate alone. */
+/* Where decode's time goes (docs/performance.md, "Decode and validate"):
+ * DECODE_REPS (env, default 0) more decodes of the same bytes, CPU min and
+ * median of the whole, of the payload's checksum alone and of snap_validate
+ * alone. */
 static void decode_parts(const uint8_t *wire, size_t wlen)
 {
 	const char *env = getenv("DECODE_REPS");

@@ -1,8 +1,8 @@
 /*
- * bench_load.c - time and memory of load_build (issue 9's target: all-to-all
- * link loads for all 3,456 hosts of k=24 and 4,096 hosts of k=32 within
- * 100 ms) on an in-memory k-ary 3-level fat tree with d-mod-k LFTs
- * (tests/unit/testfab.h).
+ * bench_load.c - time and memory of load_build (its target, docs/performance.md
+ * "Link loads of a job's pattern": all-to-all link loads for all 3,456 hosts
+ * of k=24 and 4,096 hosts of k=32 within 100 ms) on an in-memory k-ary
+ * 3-level fat tree with d-mod-k LFTs (tests/unit/testfab.h).
  *
  *   bench_load K [HOSTS [RANKS_PER_HOST [THREADS [PATTERN]]]]
  *       HOSTS default all (capped at 4,096), 1 rank per host, 2 threads,

@@ -3,12 +3,14 @@
  * 3-level fat tree (testfab.h, d-mod-k LFTs): the work topod does per
  * request, without the protocol. Figures, not asserts.
  *
- *   bench_place K      (K = 24: 3,456 hosts, 288 leaves, the issue's fabric)
- *   bench_place K small  (only picks from small free lists, issue 34)
- *   bench_place 0 run    (picks judged by the job's all-to-all, issue 34
- *                         item 3: run=bound against run=route and xor, 64
- *                         and 256 of twice as many free hosts, on trees of
- *                         the lab's ft2 and ft2-big shapes)
+ *   bench_place K      (K = 24: 3,456 hosts, 288 leaves, the fabric of
+ *                       docs/performance.md "Placement: order, pick, map")
+ *   bench_place K small  (only picks from small free lists, where the exact
+ *                         search runs)
+ *   bench_place 0 run    (picks judged by the job's all-to-all: run=bound
+ *                         against run=route and xor, 64 and 256 of twice as
+ *                         many free hosts, on trees of the lab's ft2 and
+ *                         ft2-big shapes)
  *
  * Build: make bench  (build/bench/bench_place)
  */
@@ -56,7 +58,7 @@ static double cpu_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* issue 34: picks from small free lists, where the exact search runs
+/* Picks from small free lists, where the exact search runs
  * (up to 40 hosts): random lists crowded on a few leaves of a 2:1 tree with
  * BFS routes (the entry into a leaf varies with the source), a torus and a
  * random graph; the median and the slowest pick (CPU time: run with
@@ -153,7 +155,8 @@ static int tree21(struct place_ctx *pc, const uint32_t *all)
 		place_pick_free(&q);
 	}
 	/* the whole leaves=fewest answer where sharing cannot be avoided: the
-	 * balanced hosts are weighed against the promise's sharing (issue 34) */
+	 * balanced hosts are weighed against the promise's sharing (step 4 of
+	 * docs/protocol.md's `pick`) */
 	struct place_pick q;
 	double best = 1e9;
 	for (int r = 0; r < 3; r++) {
@@ -173,7 +176,8 @@ static int tree21(struct place_ctx *pc, const uint32_t *all)
 	return 0;
 }
 
-/* issue 34 item 3: what a pick judged by the job's all-to-all costs. 2:1
+/* What a pick judged by the job's all-to-all costs (docs/performance.md,
+ * "Picks judged by the job's all-to-all"). 2:1
  * two-level trees shaped as the lab's ft2 (16 leaves of 8 hosts, 4
  * spines: 128 hosts) and ft2-big (32 of 16, 8 spines: 512), the routes
  * tf_finish programs; a free list of 2N hosts drawn at random, N = 64
@@ -314,7 +318,7 @@ int main(int argc, char **argv)
 		       wants[w], n, ms, p.figs.sharing, p.figs.leaves, p.figs.pods, p.figs.max_hops, p.figs.max_load);
 		place_pick_free(&p);
 	}
-	/* issue 27: the whole answer topod gives (compact pick, hosts balanced
+	/* the whole answer topod gives (compact pick, hosts balanced
 	 * within their leaves, judged against first-fit), all free and a
 	 * scrambled half free */
 	for (unsigned half = 0; half < 2; half++) {

@@ -159,7 +159,7 @@ static int map_head(const struct tii__kv *kv, tii_map_info_t *i)
 	return 0;
 }
 
-/* pick's compactness and prediction fields (issue 19); method and reason
+/* pick's compactness and prediction fields (1.3); method and reason
  * must agree. */
 static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
 {
@@ -185,7 +185,7 @@ static int pick_advice(const struct tii__kv *kv, long nfree, tii_pick_info_t *i)
 	return 0;
 }
 
-/* pick's balance fields (1.4, issue 27); absent from an older topod. */
+/* pick's balance fields (1.4); absent from an older topod. */
 static int pick_balance(const struct tii__kv *kv, tii_pick_info_t *i)
 {
 	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* TII_PICK_AT_LIMIT.. */
@@ -234,7 +234,7 @@ static int pick_wider(const struct tii__kv *kv, long nfree, int rule, const tii_
 	return 0;
 }
 
-/* pick trade's OK line (1.4, issue 27): the answer's figures, its and the
+/* pick trade's OK line (1.4): the answer's figures, its and the
  * allocation's predictions (alloc_*), the balance fields. */
 static int trade_head(const struct tii__kv *kv, struct list_ctx *c)
 {

@@ -476,7 +476,7 @@ typedef struct tii_sharing {
 TII_API int tii_get_link_sharing(tii_t *t, const char *const *hosts, size_t n, tii_sharing_t **out);
 TII_API void tii_sharing_free(tii_sharing_t *sh);   /* NULL is a no-op */
 
-/* ---- link loads of a job's communication pattern (issue 9) ------------------ */
+/* ---- link loads of a job's communication pattern (`load`, docs/libtii.md) --- */
 /*
  * A job is a rank list: rank_hosts[r] names the host of rank r (several
  * ranks may share a host; consecutive equal names are sent as NAME*COUNT,
@@ -706,14 +706,14 @@ typedef struct tii_pick_info {
 	int sharing;        /* hosts that share one (tii_get_num_hosts_sharing_links) */
 	int leaves, pods, max_hops;
 	uint64_t max_load;  /* all-to-all: most ordered pairs on one directed link */
-	/* appended (issue 19): compactness and the prediction, 1 MiB per pair */
+	/* appended in 1.3: compactness and the prediction, 1 MiB per pair */
 	int min_leaves, min_pods;   /* the fewest leaf switches holding want, the fewest pods then */
 	int sharing_free_wider;     /* shares, though a sharing-free set on more leaves exists */
 	int first_fit;              /* 1: the answer is first-fit's hosts (the pick was predicted slower) */
 	double time_s;              /* the answer's predicted all-to-all, seconds; -1 unknown */
 	double pick_time_s;         /* topod's compact pick's */
 	double first_fit_time_s;    /* first-fit's: the first want free hosts by name */
-	/* appended in 1.4 (issue 27): the hosts within the chosen leaves
+	/* appended in 1.4: the hosts within the chosen leaves
 	 * balanced over the cables above them, and the answer's busiest cable
 	 * (its bytes over its rate, the bandwidth term of time_s) against the
 	 * injection limit; -1 unknown (or a topod before 1.4) */
@@ -824,7 +824,7 @@ TII_API int tii_pick_hosts_14(tii_t *t, const char *const *free_hosts, size_t nf
 #define tii_map_graph tii_map_graph_13
 #define tii_map_stencil tii_map_stencil_13
 #define tii_reorder_ranks tii_reorder_ranks_13
-/* For an allocation that exists (protocol `pick trade`, 1.4, issue 27):
+/* For an allocation that exists (protocol `pick trade`, since 1.4):
  * its hosts balanced on its own leaves, some traded for free hosts of those
  * leaves when topod predicts its all-to-all faster. out[0..nalloc) gets the
  * allocation after the trade in hierarchy order: i < nalloc is alloc[i],
@@ -845,7 +845,7 @@ TII_API int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, co
  * want ranks): TII_E_SERVER, tii_last_message says why. */
 TII_API int tii_pick_hosts_pattern(tii_t *t, const char *pattern, const char *const *free_hosts, size_t nfree,
 				   size_t want, size_t *chosen, tii_pick_info_t *info);
-/* The rule on leaves (protocol `pick leaves=`, issue 27): a pick on more
+/* The rule on leaves (protocol `pick leaves=`, since 1.5): a pick on more
  * leaves than the fewest, when topod predicts it faster. */
 typedef struct tii_pick_wider {
 	int widened;          /* 1: the answer spans more leaves than min_leaves, or more pods than
@@ -861,8 +861,8 @@ typedef struct tii_pick_wider {
 			       * and so every other pick call's (they send no rule) */
 #define TII_LEAVES_AUTO 2     /* 1.6: fewest, unless predicted slower than random picks from the
 			       * free list */
-/* 1.8: what this handle's picks are judged by (protocol `pick run=`,
- * issue 34): TII_PICK_RUN_BOUND, the all-to-all posted at once (topod's
+/* 1.8: what this handle's picks are judged by (protocol `pick run=`):
+ * TII_PICK_RUN_BOUND, the all-to-all posted at once (topod's
  * default, and what every pick call asks until this is called); ROUTE,
  * topod's route all-to-all as tii_set_schedule_run(t, TII_SCHED_WINDOW_AUTO,
  * -1) schedules it (libtopocoll's, its fallback to XOR included); XOR,

@@ -1,6 +1,7 @@
 /*
  * gone.h - hosts the fabric had and lost: remembered so that a Slurm
- * topology.conf keeps a rebooting node under its leaf (issue 26).
+ * topology.conf keeps a rebooting node under its leaf (docs/protocol.md,
+ * `tree [gone]`).
  *
  * Each generation's list is the previous generation's hosts, and its list,
  * minus the hosts present now. An entry names the host, the node GUID of

@@ -1,6 +1,6 @@
 /*
  * http_gate.h - who gets a socket on topod's HTTP port, and for how long
- * (docs/admin-guide.md, "Metrics and the web view"; issue 37).
+ * (docs/admin-guide.md, "Metrics and the web view").
  *
  * evhttp says nothing of a connection until its whole request has arrived,
  * so a crowd that opens connections and never finishes a request would, if

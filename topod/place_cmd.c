@@ -122,8 +122,9 @@ static void put_pick_us(struct evbuffer *out, const char *key, double t)
 		evbuffer_add_printf(out, " %s=%.3f", key, t * 1e6);
 }
 
-/* Issue 27's fields: the hosts balanced within their leaves, the answer's
- * busiest cable against the injection limit, and why it sits above. */
+/* pick's balance fields (docs/protocol.md, `pick`): the hosts balanced
+ * within their leaves, the answer's busiest cable against the injection
+ * limit, and why it sits above. */
 static void put_pick_balance(struct qctx *c, const struct place_pick *p)
 {
 	static const char *const why[] = { "at", "uplinks", "routes", "-" };   /* enum place_limit_why */
@@ -140,8 +141,9 @@ static void put_pick_balance(struct qctx *c, const struct place_pick *p)
 }
 
 /* pick [bytes=B] trade N ALLOC1..ALLOCN FREE...: the allocation's hosts
- * traded within its leaves for free ones when predicted faster (issue 27,
- * item 2). v holds the allocation then the free hosts, distinct. */
+ * traded within its leaves for free ones when predicted faster
+ * (docs/protocol.md, `pick trade`). v holds the allocation then the free
+ * hosts, distinct. */
 static void answer_trade(struct qctx *c, uint32_t *v, size_t want, size_t n, unsigned long bytes)
 {
 	struct place_pick p;
@@ -246,8 +248,9 @@ void answer_pick(struct qctx *c)
 	const char *pat = "alltoall";
 	if (r->argc > a && !strncmp(r->argv[a], "pattern=", 8))
 		pat = r->argv[a++] + 8;
-	/* the default: more leaves than the fewest whenever predicted faster
-	 * (issue 27: the job's speed before the promise of compactness) */
+	/* the default: more leaves than the fewest whenever predicted faster,
+	 * the job's speed before the promise of compactness (docs/protocol.md,
+	 * `pick`, `leaves=`) */
 	int leaves = PLACE_LEAVES_ANY;
 	if (r->argc > a && !strncmp(r->argv[a], "leaves=", 7)) {
 		static const char *const rule[] = { "fewest", "any", "auto" };   /* enum place_leaves */
@@ -263,8 +266,9 @@ void answer_pick(struct qctx *c)
 			return;
 		}
 	}
-	/* what every candidate is judged by (issue 34): the bound, as before,
-	 * unless the caller names the all-to-all the job runs */
+	/* what every candidate is judged by (docs/protocol.md, `pick`, `run=`):
+	 * the bound, as before, unless the caller names the all-to-all the job
+	 * runs */
 	int run = PLACE_RUN_BOUND;
 	if (r->argc > a && !strncmp(r->argv[a], "run=", 4)) {
 		if (place_run_parse(r->argv[a] + 4, &run)) {

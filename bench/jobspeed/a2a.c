@@ -1,8 +1,9 @@
 /*
- * a2a.c - the all-to-all variants of the job-speed benchmark (issue 19 item 4),
- * one program so that every variant shares the buffers, the timing and the
- * output line; bench/jobspeed/run.py builds it with smpicc and runs it under
- * smpirun on a platform exported by `topoquery simgrid`.
+ * a2a.c - the all-to-all variants of the job-speed benchmark
+ * (docs/performance.md, "Job speed in SMPI"), one program so that every
+ * variant shares the buffers, the timing and the output line;
+ * bench/jobspeed/run.py builds it with smpicc and runs it under smpirun on a
+ * platform exported by `topoquery simgrid`.
  *
  *   a2a BYTES sched FILE [W]  (a) a schedule: one line per step, "SRC:DST ..." (ranks),
  *                          W steps in flight (a sliding window: step s+W is posted

@@ -25,7 +25,8 @@ void json_guid(FILE *f, uint64_t g);
  * quoted. */
 void text_str(FILE *f, const char *s);
 
-/* Switch names next to GUIDs (issue 26): topod's `switches`, asked once.
+/* Switch names next to GUIDs, which alone name no cable a person can find:
+ * topod's `switches` (docs/protocol.md), asked once.
  * An older topod, or any failure, leaves the table empty and GUIDs are
  * printed alone, as before. */
 struct swnames {

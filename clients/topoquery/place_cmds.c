@@ -128,7 +128,8 @@ static void pick_text_us(FILE *o, const char *key, double s)
 static const char *const pick_why[] = { "at", "uplinks", "routes", "-" };
 
 /* pick trade's answer: the allocation after the trade and the predicted
- * gain (issue 27 item 2: what a reservation costs). */
+ * gain (what a reservation costs when it cannot be made: docs/protocol.md,
+ * `pick trade`). */
 static void trade_out(struct tq *q, const tii_pick_info_t *in, char **names, const int *cnt, long n, size_t nfree,
 		      size_t trades)
 {
