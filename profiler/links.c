@@ -6,9 +6,11 @@
  * job's hosts (tii_get_network_path_matrix, one request) and walks each pair
  * that carried bytes: host A's cable into the first switch, switch to
  * switch (consecutive GUIDs of the route), the last switch's cable to host
- * B. When libtii gains the call that takes an explicit traffic matrix (the
- * `load` branch: the ranks' hosts + (rank, rank, bytes) triples), its answer
- * replaces the walk below; the report does not change.
+ * B. libtii's tii_get_matrix_load (topod's `load`, one analysis for every
+ * client) gives every directed link's bytes for the same matrix, but not
+ * which host pairs cross a link, and the report names each busy link's
+ * largest host flows: so the walk stays here, and it is the one place to
+ * change should `load` ever return them.
  *
  * A link is named by its two ends: "0x<GUID>" for a switch, the host's name
  * for a host end. Routes between two names of one host and failed routes
