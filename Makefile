@@ -58,8 +58,7 @@ $(B)/obj/std/%.o: %.c
 
 # The sources that print TOPO_VERSION: their objects are rebuilt when
 # VERSION changes (the compiler's dependency files do not see a -D).
-VERSIONED_SRC := topod/main.c topod/http_metrics.c clients/routeopt/main.c clients/collect/main.c \
-		 clients/topoquery/main.c clients/snaptool/snaptool.c
+VERSIONED_SRC := $(shell grep -l TOPO_VERSION topod/*.c clients/*/*.c 2>/dev/null)
 $(foreach v,std pic unit unitsan san fuzz,$(call obj,$(v),$(VERSIONED_SRC))): VERSION
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that

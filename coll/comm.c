@@ -270,11 +270,21 @@ int tc_private_comm(struct tc_comm *c)
 	 * and hand other libraries' attributes to our private communicator. */
 	int bad = PMPI_Comm_split(c->ucomm, 0, c->rank, &c->pcomm) != MPI_SUCCESS, any;
 	PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, c->ucomm);
-	if (any && c->pcomm != MPI_COMM_NULL)
-		PMPI_Comm_free(&c->pcomm);
-	if (any)
+	if (any) {
+		if (c->pcomm != MPI_COMM_NULL)
+			PMPI_Comm_free(&c->pcomm);
 		c->pcomm = MPI_COMM_NULL;
+	}
 	return !any;
+}
+
+/* The communicator's own Alltoall schedule, unless it shares a parent's
+ * (tc_comm_copy). -1: out of memory. */
+static int a2a_new(struct tc_comm *c)
+{
+	if (!c->a2a && (c->a2a = calloc(1, sizeof(*c->a2a))))
+		c->a2a->refs = 1;
+	return c->a2a ? 0 : -1;
 }
 
 /* From every rank's leaf ID (ids[rank]): the leaves, the scratch and the
@@ -292,12 +302,10 @@ static void settle(struct tc_comm *c, const uint64_t *ids)
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else if (c->size < 2)
 		snprintf(c->why, sizeof(c->why), "one rank");
-	else if (make_scratch(c) || plan_state(c) || (!c->a2a && !(c->a2a = calloc(1, sizeof(*c->a2a)))))
+	else if (make_scratch(c) || plan_state(c) || a2a_new(c))
 		snprintf(c->why, sizeof(c->why), "out of memory");
 	else
 		c->usable = 1;
-	if (c->a2a && !c->a2a->refs)
-		c->a2a->refs = 1;
 }
 
 /* Where a rank is outside MPI_COMM_WORLD (spawned, connected) or MPI_Init
@@ -324,18 +332,40 @@ static void settle_gathered(struct tc_comm *c, uint64_t *ids)
 	c->usable = usable;
 }
 
-static struct tc_comm *make(MPI_Comm comm)
+/* A communicator's state before anything is known of it: no communicator
+ * of its own, no choice made. */
+static struct tc_comm *fresh(int size, int rank)
 {
 	struct tc_comm *c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = MPI_COMM_NULL;
-	c->ucomm = comm;
-	PMPI_Comm_size(comm, &c->size);
-	PMPI_Comm_rank(comm, &c->rank);
+	c->ucomm = c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = MPI_COMM_NULL;
+	c->size = size;
+	c->rank = rank;
 	for (int op = 0; op < TC_NOPS; op++)
 		for (int k = 0; k < TC_CLASSES; k++)
 			c->choice[op][k].variant = c->choice_nc[k].variant = -1;
+	return c;
+}
+
+/* settle() from the leaves MPI_Init told every rank of every world rank
+ * (c->world and tc_g.world_leaf known); ids[c->size] is room. */
+static void settle_world(struct tc_comm *c, uint64_t *ids)
+{
+	for (int r = 0; r < c->size; r++)
+		ids[r] = tc_g.world_leaf[c->world[r]];
+	settle(c, ids);
+}
+
+static struct tc_comm *make(MPI_Comm comm)
+{
+	int size, rank;
+	PMPI_Comm_size(comm, &size);
+	PMPI_Comm_rank(comm, &rank);
+	struct tc_comm *c = fresh(size, rank);
+	if (!c)
+		return NULL;
+	c->ucomm = comm;
 	world_ranks(c);
 	/* Every rank knows every world rank's leaf since MPI_Init (init.c): a
 	 * communicator of world ranks numbers its leaves without an exchange,
@@ -345,11 +375,8 @@ static struct tc_comm *make(MPI_Comm comm)
 	 * where memory ran short; then none uses the communicator. */
 	uint64_t *ids = malloc((size_t)c->size * sizeof(*ids));
 	int quick = c->world && ids && tc_g.world_leaf;
-	if (quick) {
-		for (int r = 0; r < c->size; r++)
-			ids[r] = tc_g.world_leaf[c->world[r]];
-		settle(c, ids);
-	}
+	if (quick)
+		settle_world(c, ids);
 	int mine[3] = { quick, quick && c->usable, -quick }, all[3];
 	PMPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, c->ucomm);
 	if (all[0]) {
@@ -425,21 +452,16 @@ int tc_comm_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
 	 * copy makes its own on its first collective, as any other. */
 	if (!p || !p->usable || !p->world || !tc_g.world_leaf)
 		return MPI_SUCCESS;
-	struct tc_comm *c = calloc(1, sizeof(*c));
+	struct tc_comm *c = fresh(p->size, p->rank);
 	uint64_t *ids = malloc((size_t)p->size * sizeof(*ids));
 	if (c) {
-		c->pcomm = c->leafcomm = c->leadcomm = c->hostcomm = c->hleadcomm = c->ucomm = MPI_COMM_NULL;
-		c->size = p->size;
-		c->rank = p->rank;
 		c->world = malloc((size_t)p->size * sizeof(int));
 		c->a2a = p->a2a;
 		c->a2a->refs++;
 	}
 	if (c && c->world && ids) {
 		memcpy(c->world, p->world, (size_t)p->size * sizeof(int));
-		for (int r = 0; r < c->size; r++)
-			ids[r] = tc_g.world_leaf[c->world[r]];
-		settle(c, ids);
+		settle_world(c, ids);
 	}
 	free(ids);
 	/* the parent's data settled on every rank: only memory can fail here,

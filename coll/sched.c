@@ -552,27 +552,22 @@ void tc_sched_get(struct tc_comm *c, long long bytes)
 {
 	struct tc_a2a *a = c->a2a;
 	if (!a->asked) {
-		struct tc_whole *f = calloc(1, sizeof(*f));
+		struct tc_whole g = { .n = c->size, .bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20 };
 		a->asked = 1;
-		/* a rank without room still takes part, with figures only */
-		struct tc_whole room = { 0 }, *g = f ? f : &room;
-		g->n = c->size;
-		g->bytes = bytes > 0 ? (unsigned long long)bytes : 1 << 20;
-		if (share_head(c, g, a->why, sizeof(a->why))) {
+		if (share_head(c, &g, a->why, sizeof(a->why))) {
 			struct tc_sched *s = &a->s;
-			*s = (struct tc_sched){ .nsteps = g->nsteps, .nflows = g->nflows };
-			memcpy(s->algo, g->algo, sizeof(s->algo));
-			memcpy(s->pred, g->pred, sizeof(s->pred));
+			*s = (struct tc_sched){ .nsteps = g.nsteps, .nflows = g.nflows };
+			memcpy(s->algo, g.algo, sizeof(s->algo));
+			memcpy(s->pred, g.pred, sizeof(s->pred));
 			a->sched = s;
-			if (c->rank == 0 && f) {
-				s->whole = f;
-				f = NULL;
+			/* rank 0 keeps every rank's steps until one runs them; without
+			 * room for that, tc_sched_steps finds none and all agree */
+			if (c->rank == 0 && (s->whole = malloc(sizeof(*s->whole)))) {
+				*s->whole = g;
+				g = (struct tc_whole){ 0 };
 			}
 		}
-		if (f)
-			whole_free(f);
-		free(f);
-		whole_free(&room);
+		whole_free(&g);
 	}
 	struct tc_a2a_pred *x = a->sched ? &a->sched->pred[tc_size_class(bytes)] : NULL;
 	if (!x || x->state)
@@ -590,10 +585,8 @@ int tc_sched_steps(struct tc_comm *c)
 	if (!s || s->held)
 		return s != NULL;
 	struct tc_whole mine_f = { .n = c->size, .nsteps = s->nsteps, .nflows = s->nflows };
-	struct tc_whole *f = c->rank == 0 ? s->whole : &mine_f;
-	/* rank 0 lost its copy only if it could not make one (share_head) */
-	if (!f)
-		f = &mine_f;
+	/* rank 0 lacks its copy only if it had no room for one (tc_sched_get) */
+	struct tc_whole *f = c->rank == 0 && s->whole ? s->whole : &mine_f;
 	int ok = share_steps(c, f, s, c->a2a->why, sizeof(c->a2a->why));
 	whole_free(&mine_f);
 	if (s->whole) {
