@@ -23,7 +23,9 @@ int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level)
 	return 0;
 }
 
-double advice_slow_factor(enum sched_algo a)
+/* The worst SMPI time over predicted time measured for algorithm a (1 for
+ * XOR's own steps, judged by ADVICE_XOR_FAST). */
+static double advice_slow_factor(enum sched_algo a)
 {
 	/* bench/jobspeed, 49 jobs on 7 lab fabrics (docs/performance.md) */
 	switch (a) {
@@ -51,7 +53,7 @@ int advice_keeps(enum sched_algo a, double time, double xor_time, double bound)
 	return time * advice_slow_factor(a) <= fast / ADVICE_MIN_SPEED * (1 + 1e-6);
 }
 
-double advice_slow_factor_sim(enum sched_algo a)
+static double advice_slow_factor_sim(enum sched_algo a)
 {
 	/* bench/jobspeed, 49 jobs on 7 lab fabrics (docs/cost-model.md), + 0.01 */
 	switch (a) {
@@ -167,7 +169,7 @@ static int against_xor(const struct route_tab *rt, const struct hier *h, const s
 	return AN_OK;
 }
 
-int advice_keeps_native(double time, double native_time)
+static int advice_keeps_native(double time, double native_time)
 {
 	if (time < 0 || native_time < 0)
 		return 0;
@@ -190,7 +192,7 @@ static void against_native(const struct sched_job *j, uint32_t P, const struct a
 	a->native_faster = o->fallback && !advice_keeps_native(a->time, a->native_time);
 }
 
-int advice_keeps_ring(double time, double ring_time)
+static int advice_keeps_ring(double time, double ring_time)
 {
 	return time < 0 || ring_time < 0 || time <= ring_time * (1 + 1e-9);
 }

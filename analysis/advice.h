@@ -45,10 +45,6 @@
  * that recommends a schedule"). */
 #define ADVICE_MIN_SPEED 0.98
 
-/* The worst SMPI time over predicted time measured for algorithm a (1 for
- * XOR's own steps, judged by ADVICE_XOR_FAST). */
-double advice_slow_factor(enum sched_algo a);
-
 /*
  * The rule: keep a schedule of algorithm a predicted at time seconds
  * (XOR's xor_time, the bound bound) only if even at its slowest measured
@@ -71,7 +67,6 @@ int advice_keeps(enum sched_algo a, double time, double xor_time, double bound);
  * then kept where it is predicted at least 3 % faster than XOR.
  */
 #define ADVICE_SIM_XOR_FAST 0.96
-double advice_slow_factor_sim(enum sched_algo a);
 int advice_keeps_sim(enum sched_algo a, double time, double xor_time, double bound);
 
 /*
@@ -136,7 +131,6 @@ int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level);
  * variant that does not apply is AN_E_NOTAPPLIC as before, under AGBEST it
  * is listed ADVICE_NOTAPPLIC.
  */
-int advice_keeps_ring(double time, double ring_time);
 
 /* Steps a client may be asked to keep in flight: window=auto tries 1, 2,
  * 4, ... up to it (docs/cost-model.md "Steps in flight"). */
@@ -153,7 +147,6 @@ int advice_keeps_ring(double time, double ring_time);
  * baseline is what the job gets without us).
  */
 #define ADVICE_NATIVE_ERR 0.04
-int advice_keeps_native(double time, double native_time);
 
 /* How a schedule is asked for (advice_schedule_opts). */
 struct advice_opts {

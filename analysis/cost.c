@@ -94,7 +94,8 @@ struct sim {
 	unsigned long long work;
 };
 
-void cost_msg_smpi(struct cost_msg *m)
+/* SMPI 3.32's message costs (cost.h struct cost_msg). */
+static void cost_msg_smpi(struct cost_msg *m)
 {
 	/* smpi_request.cpp: payload = size + 16 (the envelope); detached below
 	 * smpi/send-is-detached-thresh; network/loopback-bw 10 GB/s, latency 0 */

@@ -150,9 +150,6 @@ struct cost_msg {
 	double local_Bps;       /* one host's loopback, bytes per second (SMPI: 1e10); 0: free */
 };
 
-/* SMPI 3.32's (above). */
-void cost_msg_smpi(struct cost_msg *m);
-
 /* The time in seconds of the schedule's messages of block x mult bytes,
  * with steps in flight as in->window says, latencies and the eager limit
  * counted (cost_msg): what SMPI measures for the same steps. The same

@@ -291,7 +291,9 @@ static int collect_fn(void *arg, uint32_t s, uint32_t d, uint64_t b)
 
 /* ---- levels -------------------------------------------------------------------- */
 
-uint8_t *load_node_levels(const struct route_tab *rt)
+/* Levels of every node (LOAD_LVL_NONE where unreached), [snap->nnodes]:
+ * malloc'd, the caller frees. NULL on ENOMEM. */
+static uint8_t *load_node_levels(const struct route_tab *rt)
 {
 	const struct snap *s = rt->snap;
 	uint8_t *lvl = malloc(s->nnodes ? s->nnodes : 1);

@@ -113,9 +113,4 @@ int load_build(const struct route_tab *rt, const struct pat_job *job, const stru
 	       int threads, struct load **out);
 void load_free(struct load *l);  /* NULL is a no-op */
 
-/* Levels of every node (LOAD_LVL_NONE where unreached), [snap->nnodes]:
- * malloc'd, the caller frees. NULL on ENOMEM. */
-uint8_t *load_node_levels(const struct route_tab *rt);
-
-
 #endif

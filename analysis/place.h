@@ -403,6 +403,5 @@ void place_map_free(struct place_map *m);
 
 /* The two reference mappings (also used by place_map). */
 void place_block(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host);
-void place_rr(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host);
 
 #endif

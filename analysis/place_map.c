@@ -24,7 +24,7 @@ void place_block(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32
 			rank_host[r++] = hosts[i];
 }
 
-void place_rr(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host)
+static void place_rr(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host)
 {
 	uint32_t *used = calloc(nh ? nh : 1, sizeof(*used));
 	size_t i = 0;

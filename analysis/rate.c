@@ -3,7 +3,8 @@
  */
 #include "rate.h"
 
-unsigned rate_lanes(uint8_t width)
+/* Lanes of a LinkWidthActive code, 0 for a code that is not one width. */
+static unsigned rate_lanes(uint8_t width)
 {
 	switch (width) {
 	case 1: return 1;
@@ -17,7 +18,7 @@ unsigned rate_lanes(uint8_t width)
 
 /* Signalling rates in b/s times the line code's efficiency, in integers so
  * that the figures are exact where the standard's are (EDR is 25 Gb/s). */
-uint64_t rate_lane_bps(uint8_t speed, uint8_t espeed)
+static uint64_t rate_lane_bps(uint8_t speed, uint8_t espeed)
 {
 	/* A port that trained to an extended speed reports it there; the old
 	 * field then still says what it could do before, so it must lose. */

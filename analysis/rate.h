@@ -36,12 +36,6 @@
 
 #include "snapshot.h"
 
-/* Lanes of a LinkWidthActive code, 0 for a code that is not one width. */
-unsigned rate_lanes(uint8_t width);
-
-/* Data bits per second of one lane at (speed, espeed), 0 if unknown. */
-uint64_t rate_lane_bps(uint8_t speed, uint8_t espeed);
-
 /* Data bits per second of a port's active link, 0 if width or speed is not
  * a known code (a snapshot taken from a text dump without rates). */
 uint64_t rate_port_bps(const struct snap_port *p);

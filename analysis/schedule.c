@@ -36,7 +36,8 @@ int sched_is_allgather(enum sched_algo a)
 	return a == SCHED_ALLGATHER || a == SCHED_KSHIFT || a == SCHED_AGRING || a == SCHED_RING || a == SCHED_AGBEST;
 }
 
-uint32_t sched_kshift_k(unsigned k, uint32_t P)
+/* KSHIFT's partition size for k asked (0: the paper's 8) on P ranks: at most P. */
+static uint32_t sched_kshift_k(unsigned k, uint32_t P)
 {
 	if (!k)
 		k = 8; /* Kumar and Kalé 2004 ran k = 8 throughout */

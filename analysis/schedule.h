@@ -125,9 +125,6 @@ enum sched_algo {
  * AGRING, RING and AGBEST. */
 int sched_is_allgather(enum sched_algo a);
 
-/* KSHIFT's partition size for k asked (0: the paper's 8) on P ranks: at most P. */
-uint32_t sched_kshift_k(unsigned k, uint32_t P);
-
 struct sched_req {
 	enum sched_algo algo;
 	uint32_t nranks;

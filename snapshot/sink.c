@@ -34,7 +34,8 @@ static int fail(char *err, const char *what, const char *detail)
 	return -1;
 }
 
-int sink_parse_addr(const char *spec, struct sink *k, char err[SNAP_ERR_LEN])
+/* Parses "unix:PATH" or "tcp:HOST:PORT" (HOST may be [v6]). */
+static int sink_parse_addr(const char *spec, struct sink *k, char err[SNAP_ERR_LEN])
 {
 	memset(k, 0, sizeof(*k));
 	if (!strncmp(spec, "unix:", 5)) {

@@ -69,7 +69,4 @@ int sink_deliver(const struct sink *k, const uint8_t *buf, size_t len, unsigned 
 /* "unix:/run/topod/ingest.sock" etc. into buf; returns buf. */
 const char *sink_describe(const struct sink *k, char *buf, size_t n);
 
-/* Parses "unix:PATH" or "tcp:HOST:PORT" (HOST may be [v6]). */
-int sink_parse_addr(const char *spec, struct sink *k, char err[SNAP_ERR_LEN]);
-
 #endif

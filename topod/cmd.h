@@ -96,8 +96,6 @@ const char *qctx_route_code(int route_err);
  * LID"): ERR GONE for a host earlier generations had, else ERR NOTFOUND with
  * the name probably meant (case, domain suffix, switch). */
 void qctx_notfound(struct qctx *c, const char *name, const char *what, int takes_switch);
-/* Resolves a host argument; on failure writes the ERR reply, returns -1. */
-int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid);
 /* Resolves a host list; *eps and *dlids are malloc'd (caller frees both);
  * on failure writes the ERR reply, returns -1 and allocates nothing. */
 int qctx_resolve_list(struct qctx *c, const char *const *names, size_t n, uint32_t **eps, uint16_t **dlids);
@@ -106,9 +104,6 @@ int qctx_resolve_list(struct qctx *c, const char *const *names, size_t n, uint32
 int64_t qctx_host_of(struct qctx *c, const char *name);
 /* Canonical name of an end port: host/HCA for CA ports, 0xGUID otherwise. */
 void qctx_ep_name(const struct qctx *c, uint32_t ep, char *buf, size_t n);
-/* ERR NOROUTE with the node and port where the walk failed. */
-struct route_res;
-void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res);
 /* ERR USAGE/TOOMANY unless min <= n <= TOPO_MATRIX_MAX; -1 when written. */
 int qctx_check_hosts(struct qctx *c, size_t n, size_t min);
 /* A traffic matrix from nt words S:D:BYTES for nranks ranks (load_cmd.c),
@@ -121,7 +116,6 @@ int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nr
  * naming it and its two places; a rank list (hopsmatrix, clusters, load,
  * schedule) takes repeats as more ranks on the host. -1 when written.
  * By end port (two names of one port repeat it) or by name as written. */
-int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n);
 int qctx_dup_names(struct qctx *c, const char *const *names, size_t n);
 
 #endif

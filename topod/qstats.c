@@ -12,7 +12,7 @@
 const double qstats_le[QSTATS_BUCKETS] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
 					   0.05,   0.1,     0.25,   0.5,   1,      2.5,   10,   60 };
 
-void qstats_observe(struct qstats_hist *h, double seconds)
+static void qstats_observe(struct qstats_hist *h, double seconds)
 {
 	int i = 0;
 	while (i < QSTATS_BUCKETS && seconds > qstats_le[i])

@@ -52,7 +52,6 @@ struct qstats {
 	uint64_t last_gen[TOPO_PLANES_MAX];   /* counted once each */
 };
 
-void qstats_observe(struct qstats_hist *h, double seconds);
 /* The outcome of the reply that starts at offset `from` of out. */
 enum qstats_outcome qstats_outcome(struct evbuffer *out, size_t from);
 /* One answered request of command k (NULL: QSTATS_OTHER). */

@@ -144,7 +144,8 @@ void qctx_notfound(struct qctx *c, const char *name, const char *what, int takes
 	query_error(c->out, "NOTFOUND", "%s '%.100s'", what, name);
 }
 
-int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
+/* Resolves a host argument; on failure writes the ERR reply, returns -1. */
+static int qctx_resolve(struct qctx *c, const char *name, uint32_t *ep, uint16_t *dlid)
 {
 	int rc = route_resolve(c->rt, name, ep, dlid);
 	if (rc == AN_OK)
@@ -180,7 +181,8 @@ static uint64_t node_guid(const struct qctx *c, uint32_t node)
 	return c->s->nodes[node].guid;
 }
 
-void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res)
+/* ERR NOROUTE with the node and port where the walk failed. */
+static void qctx_route_fail(struct qctx *c, int rc, const struct route_res *res)
 {
 	if (res && res->fail_node != ROUTE_NONE)
 		query_error(c->out, "NOROUTE", "%s at 0x%016" PRIx64 " port %u: %s", qctx_route_code(rc),
@@ -386,7 +388,7 @@ static int find_dup(struct dupkey *k, size_t n, size_t *first, size_t *second)
 	return best != SIZE_MAX;
 }
 
-int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n)
+static int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n)
 {
 	struct dupkey *k = malloc((n ? n : 1) * sizeof(*k));
 	size_t a, b;

@@ -284,19 +284,3 @@ int lft_write_opensm(const struct snap *s, const struct lfts *t, FILE *out, cons
 	free(lidport);
 	return ferror(out) ? -1 : 0;
 }
-
-uint64_t lft_diff(const struct snap *s, const struct lfts *a, const struct lfts *b, uint32_t *nsw)
-{
-	uint64_t d = 0;
-	*nsw = 0;
-	uint32_t stride = a->stride < b->stride ? a->stride : b->stride;
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		if (a->row[i] == NONE || b->row[i] == NONE)
-			continue;
-		uint64_t before = d;
-		for (uint32_t l = 1; l < stride; l++)
-			d += a->t[(size_t)a->row[i] * a->stride + l] != b->t[(size_t)b->row[i] * b->stride + l];
-		*nsw += d != before;
-	}
-	return d;
-}

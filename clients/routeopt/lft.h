@@ -43,7 +43,4 @@ int lft_load(const struct snap *s, const struct lfts *t, const uint32_t *host_no
 /* OpenSM's unicast dump format, every switch, every routed LID. */
 int lft_write_opensm(const struct snap *s, const struct lfts *t, FILE *out, const char *comment);
 
-/* Switches (and entries) where a and b differ; fills *nsw. */
-uint64_t lft_diff(const struct snap *s, const struct lfts *a, const struct lfts *b, uint32_t *nsw);
-
 #endif

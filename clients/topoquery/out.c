@@ -51,7 +51,8 @@ void swnames_free(struct swnames *s)
 	s->n = 0;
 }
 
-void text_node(FILE *f, const struct swnames *s, uint64_t guid)
+/* Text: "NAME (0xGUID)", or "0xGUID" for a node without a name. */
+static void text_node(FILE *f, const struct swnames *s, uint64_t guid)
 {
 	const char *nm = tii_switch_name_of(s->v, s->n, guid);
 	if (nm) {

@@ -35,8 +35,6 @@ struct swnames {
 };
 void swnames_get(tii_t *t, struct swnames *s);
 void swnames_free(struct swnames *s);
-/* Text: "NAME (0xGUID)", or "0xGUID" for a node without a name. */
-void text_node(FILE *f, const struct swnames *s, uint64_t guid);
 /* Text: "NAME (0xGUID) port P", or "0xGUID:P" without a name. */
 void text_port(FILE *f, const struct swnames *s, uint64_t guid, int port);
 /* JSON: the name as a string, or null. */
