@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Does a heavy request stall the others? (issue 8)
+"""Does a heavy request stall the others? (docs/performance.md "Job start and heavy requests")
 
 One client asks one `hops` at a time, first alone (the idle figure), then
 while HEAVY other clients ask 3,456-host path matrices in a loop on the k=24

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# real_fault.sh - a real fault, end to end (issue 22): ibsim simulates a
+# real_fault.sh - a real fault, end to end (docs/performance.md "A real fault
+# through OpenSM"): ibsim simulates a
 # 3-level fat tree, OpenSM (ftree) routes it with the osmtopo plugin
 # delivering to topod (with a state directory, so every OK is journalled
 # and fsynced first), and a leaf uplink is taken down and brought back

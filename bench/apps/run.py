@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""run.py - real MPI applications in SMPI (issue 34 item 4): HPC Challenge's
-MPIFFT (Alltoall transposes) and PTRANS (pairwise transposes over a process
-grid), unmodified, on the job-speed fabrics' exported platforms, with
-first-fit, random and topod-picked hosts, with the plain MPI and with
-libtopocoll bound in place of its collectives.
+"""run.py - real MPI applications in SMPI (docs/performance.md "Real
+applications in SMPI"): HPC Challenge's MPIFFT (Alltoall transposes) and
+PTRANS (pairwise transposes over a process grid), unmodified, on the
+job-speed fabrics' exported platforms, with first-fit, random and
+topod-picked hosts, with the plain MPI and with libtopocoll bound in place
+of its collectives.
 
   python3 bench/apps/run.py RESULTS_DIR [--fabrics ft2,ft3] [--sizes 16]
           [--free-frac 0.5] [--randoms 2] [--selectors ompi,mpich] [--jobs 2]

@@ -315,7 +315,8 @@ def fmt_bytes(b):
 
 
 def a2a_summary(rs):
-    """Issue 34's bar for the library's Alltoall: over the route bound,
+    """The library's Alltoall against its bar (docs/performance.md
+    "libtopocoll's Alltoall at every size"): over the route bound,
     the MPI's own and the library's; where the MPI's own is more than
     1.25x above the bound at 32 KiB and more, the library 1.25x faster."""
     b = [r for r in rs if r["bound"]]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""agsched.py - topod's predicted times of the allgather schedules (issue 25
-item 2; docs/performance.md "Allgather schedules in topod"): `schedule agbest
+"""agsched.py - topod's predicted times of the allgather schedules
+(docs/performance.md "Allgather schedules in topod"): `schedule agbest
 fallback=0 flows=0` on the lab fabrics of run.py (ibsim + OpenSM + the
 osmtopo plugin + topod, bench/jobspeed/lab_up.sh), for contiguous,
 fragmented and cyclic jobs (the contiguous job's hosts with ranks dealt

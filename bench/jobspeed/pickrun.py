@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""pickrun.py - picks judged by the all-to-all the job runs (issue 34 item 3),
-in SMPI on the lab fabrics (run.py's): for a free list of FREE x N hosts
-drawn at random (seeded, as place.py draws them), N wanted,
+"""pickrun.py - picks judged by the all-to-all the job runs
+(docs/performance.md "Picks judged by the job's all-to-all"), in SMPI on the
+lab fabrics (run.py's): for a free list of FREE x N hosts drawn at random
+(seeded, as place.py draws them), N wanted,
 
   `pick run=R N FREE...` for each R of --runs (bound: the all-at-once
   bottleneck, topod's default; route: topod's route all-to-all as

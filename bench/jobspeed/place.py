@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""place.py - map and pick in SMPI (issue 19 item 4): topod's rank mapping
-against block placement, and its node pick against first-fit and random
-picks from the same free list, simulated on the LFT routes OpenSM really
-programmed (the lab fabrics of run.py).
+"""place.py - map and pick in SMPI (docs/performance.md "Map and pick in
+SMPI"): topod's rank mapping against block placement, and its node pick
+against first-fit and random picks from the same free list, simulated on the
+LFT routes OpenSM really programmed (the lab fabrics of run.py).
 
   python3 bench/jobspeed/place.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64]
           [--bytes 1048576] [--free 2] [--randoms 3] [--leaves any]
@@ -20,7 +20,8 @@ all hosts) drawn at random (seeded), N wanted:
 and RANDOMS random N-subsets; for each pick the all-to-all posted at once
 and the pairwise XOR exchange, SMPI's times beside topod's prediction
 (`load alltoall` time_us); the pick's predicted busiest cable against the
-injection limit (bottleneck_us / limit_us, issue 27) in the answer column.
+injection limit (bottleneck_us / limit_us, protocol.md `pick`) in the answer
+column.
 
 Output: a table on stdout, RESULTS_DIR/place.csv and place.md. Ratios are
 speed-ups, T(baseline) / T(topod's answer): > 1 means topod's is faster.
@@ -40,16 +41,16 @@ import run as js  # noqa: E402  (the lab, topod, SMPI helpers of the schedule be
 
 PATTERNS = ["halo", "ring", "alltoall"]
 
-# Issue 27's fabrics, beside run.py's: leaves with more uplinks than the
-# default trees, where which hosts of a leaf are taken decides the upper
+# Route-balanced picks' fabrics, beside run.py's: leaves with more uplinks
+# than the default trees, where which hosts of a leaf are taken decides the upper
 # switches the job's traffic comes down through.
 js.FABRICS.setdefault("ft2-wide", dict(
-    desc="2-level fat tree XGFT(2;20,8;1,16), 160 hosts, 1.25:1 (issue 27's tree)", routing="ftree",
+    desc="2-level fat tree XGFT(2;20,8;1,16), 160 hosts, 1.25:1", routing="ftree",
     gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
 js.FABRICS.setdefault("ft2-wide-updn", dict(
     desc="ft2-wide under updn", routing="updn", roots=True, gen=["xgft", "--h", "2", "--m", "20,8", "--w", "1,16"]))
 js.FABRICS.setdefault("ft3-wide", dict(
-    desc="3-level fat tree XGFT(3;8,6,4;1,4,6), 192 hosts, 2:1 at level 1 (issue 27's 3-level tree)",
+    desc="3-level fat tree XGFT(3;8,6,4;1,4,6), 192 hosts, 2:1 at level 1",
     routing="ftree", gen=["xgft", "--h", "3", "--m", "8,6,4", "--w", "1,4,6"]))
 
 
@@ -204,7 +205,7 @@ def pick_job(args, cfg, exe, lab, fab, n, allh, work, frac=None):
         js.log("    pick %-10s %s (predicted %s)" % (k, fmt_ms(times[k]), fmt_ms(pred[k])))
     rows = []
     rand = [times[k] for k in picks if k.startswith("random") and times[k]]
-    # issue 27: the answer's busiest cable against the injection limit
+    # the answer's busiest cable against the injection limit
     bott, lim, ffb = us(kv(head, "bottleneck_us")), us(kv(head, "limit_us")), us(kv(head, "first_fit_bottleneck_us"))
     note = kv(head, "reason") or ""
     if bott and lim:
@@ -267,8 +268,9 @@ def summary(rows):
 
 
 def pick_summary(rows):
-    """Issue 27's figures: geometric mean speed-up of pick per baseline, the
-    fewest, and how close the predicted busiest cable sits to the limit."""
+    """Route-balanced picks' figures (docs/performance.md): geometric mean
+    speed-up of pick per baseline, the fewest, and how close the predicted
+    busiest cable sits to the limit."""
     out = []
     for base in ("first-fit", "random-mean"):
         sp = [r["t_base"] / r["t_answer"] for r in rows if r["kind"] == "pick" and not r.get("note") and
@@ -298,7 +300,7 @@ def main():
     ap.add_argument("--free", type=int, default=2, help="free list = FREE x N hosts (default 2)")
     ap.add_argument("--randoms", type=int, default=3, help="random picks per job (default 3)")
     ap.add_argument("--free-frac", default="",
-                    help="free lists as fractions of all hosts, e.g. 0.25,0.5,1 (issue 27; replaces --free)")
+                    help="free lists as fractions of all hosts, e.g. 0.25,0.5,1 (replaces --free)")
     ap.add_argument("--kinds", default="map,pick", help="map, pick or both (default map,pick)")
     ap.add_argument("--leaves", default="", choices=["", "fewest", "any", "auto"],
                     help="pick's leaves= option (default: none sent, i.e. topod's default, auto)")

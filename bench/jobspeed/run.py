@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""run.py - job speed in SMPI (issue 19 item 4): topod's all-to-all schedules
-against XOR, the MPI libraries' Alltoall and everything-at-once, simulated on
-the LFT routes OpenSM really programmed.
+"""run.py - job speed in SMPI (docs/performance.md "Job speed in SMPI"):
+topod's all-to-all schedules against XOR, the MPI libraries' Alltoall and
+everything-at-once, simulated on the LFT routes OpenSM really programmed.
 
   python3 bench/jobspeed/run.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64]
           [--shapes contiguous,fragmented,perleaf,uneven] [--bytes 1048576] [--big]
@@ -23,7 +23,7 @@ Everything runs under smpirun with tests/lib/smpi.sh's SMPI_CFG.
 Output: a table on stdout, RESULTS_DIR/jobspeed.csv (one row per job and
 variant), RESULTS_DIR/jobspeed.md (the wide table), RESULTS_DIR/runs/...
 (platforms, host files, schedules, SimGrid logs). Ratios: "vs X" is a
-speed-up, T(X) / T(variant), > 1 means faster than X (issue 19's convention);
+speed-up, T(X) / T(variant), > 1 means faster than X;
 "/bound" is T(variant) / bound, >= 1.
 """
 import argparse
@@ -429,8 +429,8 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
             fb = re.search(r"\bfallback=(\S+)", head or "")
             scheds[a] = (path if steps is not None else None, steps,
                          head if steps is None else (fb.group(1) if fb else "none"))
-            # Whatever prediction topod's reply carries (issue 19 item 5 adds
-            # them), kept verbatim for the CSV beside SMPI's time.
+            # Whatever prediction topod's reply carries (time_us, xor_time_us,
+            # bound_us), kept verbatim for the CSV beside SMPI's time.
             pred[a] = " ".join(re.findall(r"\b(?:time_us|xor_time_us|bound_us)=\S+", head or ""))
             rec = recommended(topod, a, hosts, args.bytes)
             pred[a] += " recommended=%s" % (rec or "xor")

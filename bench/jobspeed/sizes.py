@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""sizes.py - the cost model at every message size (issue 34 item 1): what
-topod predicts for the MPIs' own MPI_Alltoall and for its schedules with
-steps in flight, beside SMPI's time of the same thing, block by block.
+"""sizes.py - the cost model at every message size (docs/performance.md "The
+model at every message size"): what topod predicts for the MPIs' own
+MPI_Alltoall and for its schedules with steps in flight, beside SMPI's time
+of the same thing, block by block.
 
   python3 bench/jobspeed/sizes.py RESULTS_DIR [--fabrics A,B] [--sizes 16,64]
           [--shapes contiguous,fragmented] [--bytes 1024,8192,32768,262144,1048576]

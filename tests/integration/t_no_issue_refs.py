@@ -5,7 +5,9 @@ an issue number tells a reader of the code nothing. Every .c and .h file
 of the product (topod/, libtii/, clients/, analysis/, snapshot/,
 osm_plugin/, common/, profiler/, coll/, bench/) is read; only its comments
 are checked. An external tracker cited with '#' ("Open MPI issue #1293")
-is allowed.
+is allowed. The benchmarks' scripts (bench/**/*.py, *.sh: their comments
+and the help they print) and the man pages are read whole: a user reads
+them.
 """
 import os
 import re
@@ -95,4 +97,24 @@ for d in DIRS:
     check(files and not bad, "%s/: %d .c/.h files, no comment cites an issue number%s" % (
         d, len(files), ("; " + "; ".join(bad[:10]) + ("; ..." if len(bad) > 10 else "")) if bad else ""))
 check(total > 100, "%d source files read" % total)
+
+
+def text_citations(text):
+    """file-relative "LINE: excerpt" of every citation anywhere in text."""
+    return ["%d: %s" % (text.count("\n", 0, m.start()) + 1, " ".join(text[max(0, m.start() - 30):m.end() + 20].split()))
+            for m in CITE.finditer(text)]
+
+
+check(text_citations("a\nsee issue 34 item 4\n") == ["2: a see issue 34 item 4"] and not text_citations("issue #7"),
+      "the whole-text rule flags a citation at its line")
+for d, ends in (("bench", (".py", ".sh")), ("man", (".1", ".3", ".5", ".7", ".8"))):
+    files, bad = [], []
+    for base, subdirs, names in os.walk(os.path.join(ROOT, d)):
+        subdirs[:] = sorted(s for s in subdirs if s != "build")
+        files += [os.path.join(base, f) for f in sorted(names) if f.endswith(ends)]
+    for f in files:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            bad += ["%s:%s" % (os.path.relpath(f, ROOT), b) for b in text_citations(fh.read())]
+    check(files and not bad, "%s/: %d %s files, none cites an issue number%s" % (
+        d, len(files), "/".join(ends), ("; " + "; ".join(bad[:10])) if bad else ""))
 done()
