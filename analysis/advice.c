@@ -137,6 +137,30 @@ static double sized(const struct sched_job *j, const struct sched *s, uint64_t b
 	return best;
 }
 
+/* Route's order for steps in flight (schedule.h sched.wide) in place of
+ * *s where the client keeps steps in flight and it is predicted faster at
+ * the client's window for SCHED_ORDER_BLOCK blocks, whatever the size
+ * asked: the steps then do not depend on it. The answer keeps one order. */
+static void take_wide(const struct sched_job *j, const struct advice_opts *o, struct sched **s, struct advice *a)
+{
+	uint32_t w, ws;
+	struct sched *x = (*s)->wide;
+	(*s)->wide = NULL;
+	int ref = o->bytes == SCHED_ORDER_BLOCK;
+	double t = x && j && o->window != 1 ? sized(j, x, SCHED_ORDER_BLOCK, o->window, &w) : -1;
+	double ts = t < 0 ? -1 : ref ? a->time : sized(j, *s, SCHED_ORDER_BLOCK, o->window, &ws);
+	if (t < 0 || ts < 0 || t >= ts * (1 - 1e-6)) {
+		sched_free(x);
+		return;
+	}
+	if (!ref)
+		t = sized(j, x, o->bytes, o->window, &w);
+	sched_free(*s);
+	*s = x;
+	a->time = t;
+	a->window = w;
+}
+
 /* XOR's time, and XOR itself in place of *s when s is predicted slower. */
 static int against_xor(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,
 		       const struct advice_opts *o, const struct sched_job *j, struct sched **s, struct advice *a,
@@ -314,6 +338,7 @@ int advice_schedule_opts(const struct route_tab *rt, const struct hier *h, const
 		j = NULL;
 	a->sized = j != NULL;
 	a->time = sized(j, s, o->bytes, o->window, &a->window);
+	take_wide(j, o, &s, a);
 	a->bound = bound_time(rt, req, o->bytes, o->threads);
 	if (s->algo == SCHED_XOR)
 		a->xor_time = a->window == 1 ? a->time : sized(j, s, o->bytes, 1, &st);

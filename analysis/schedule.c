@@ -1287,6 +1287,7 @@ void sched_free(struct sched *s)
 	free(s->hstep_off);
 	free(s->hsrc);
 	free(s->hdst);
+	sched_free(s->wide);
 	free(s);
 }
 
@@ -1420,19 +1421,36 @@ static int spread_time(const struct sched *y, const struct job *j, uint32_t wind
 	char err[AN_ERR_LEN];
 	struct cost_sim in = { .nranks = y->nranks, .nsteps = y->nsteps, .ncables = j->nlinks, .step_off = y->step_off,
 			       .src = y->src, .dst = y->dst, .bps = j->bps, .route = sim_route, .ctx = j,
-			       .exact = (uint64_t)y->step_off[y->nsteps] <= COST_SIM_EXACT_FLOWS_MAX, .block = 1 << 20,
+			       .exact = (uint64_t)y->step_off[y->nsteps] <= COST_SIM_EXACT_FLOWS_MAX, .block = SCHED_ORDER_BLOCK,
 			       .window = window };
 	return cost_sim_run(&in, t, err);
+}
+
+/* The stride order x (route_stride's) as a whole schedule beside s: s's
+ * scalars, x's steps, its own overlap time. NULL on ENOMEM. */
+static struct sched *route_wide(const struct sched *s, struct sched *x, const struct job *j)
+{
+	struct sched *w = malloc(sizeof(*w));
+	if (!w)
+		return NULL;
+	*w = (struct sched){ .algo = s->algo, .nranks = s->nranks, .nsteps = x->nsteps, .step_off = x->step_off,
+			     .src = x->src, .dst = x->dst, .fig = x->fig, .multi = s->multi,
+			     .bound_s_per_byte = s->bound_s_per_byte, .tree_routes = s->tree_routes };
+	memcpy(w->note, s->note, sizeof(w->note));
+	*x = (struct sched){ 0 };
+	overlap(w, j);
+	return w;
 }
 
 static void route_spread(struct sched *s, const struct job *j)
 {
 	static const uint32_t stride[] = { 1, 3, 5, 7, 11, 13 };
-	uint32_t n = s->nsteps, best = 1;
-	double tbest = -1, one = -1;
+	uint32_t n = s->nsteps, best = 1, wbest = 1;
+	double tbest = -1, one = -1, wtbest = -1;
 	if (n < 3 || s->compact || (uint64_t)s->step_off[n] > COST_SIM_FLOWS_MAX || spread_time(s, j, 1, &one))
 		return;
-	struct sched t = { 0 };
+	/* t: the fastest in flight among orders no slower one at a time; w: among all */
+	struct sched t = { 0 }, w = { 0 };
 	for (size_t i = 0; i < sizeof(stride) / sizeof(stride[0]); i++) {
 		uint32_t k = stride[i];
 		double tk, t1 = one;
@@ -1445,17 +1463,37 @@ static void route_spread(struct sched *s, const struct job *j)
 			rc = spread_time(y, j, ROUTE_SPREAD_WINDOW, &tk);
 		if (!rc && k != 1)
 			rc = spread_time(y, j, 1, &t1);
-		if (!rc && t1 <= one * (1 + 1e-6) && (tbest < 0 || tk < tbest * (1 - 1e-6))) {
+		if (rc && k == 1)
+			return;
+		if (rc) {
+			free(x.step_off), free(x.src), free(x.dst), free(x.fig);
+			continue;
+		}
+		int slow1 = t1 > one * (1 + 1e-6);
+		if (!slow1 && (tbest < 0 || tk < tbest * (1 - 1e-6))) {
 			tbest = tk;
 			best = k;
+		}
+		if (wtbest < 0 || tk < wtbest * (1 - 1e-6)) {
+			wtbest = tk;
+			wbest = k;
+		}
+		/* keep x where it is the best of either kind; k = 1 is s itself */
+		if (k == best && k != 1) {
 			free(t.step_off), free(t.src), free(t.dst), free(t.fig);
 			t = x;
+			if (k == wbest)
+				free(w.step_off), free(w.src), free(w.dst), free(w.fig), w = (struct sched){ 0 };
+		} else if (k == wbest && k != 1) {
+			free(w.step_off), free(w.src), free(w.dst), free(w.fig);
+			w = x;
 		} else {
 			free(x.step_off), free(x.src), free(x.dst), free(x.fig);
 		}
-		if (rc && k == 1)
-			return;
 	}
+	if (wbest != best && wbest != 1)
+		s->wide = route_wide(s, &w, j);
+	free(w.step_off), free(w.src), free(w.dst), free(w.fig);
 	if (best == 1)
 		return;
 	free(s->step_off), free(s->src), free(s->dst), free(s->fig);

@@ -199,7 +199,19 @@ struct sched {
 	uint32_t nhsteps;           /* TACS: host steps that move something */
 	uint32_t *hstep_off;        /* [nhsteps + 1] host flows of host step i */
 	uint32_t *hsrc, *hdst;      /* [hstep_off[nhsteps]] job hosts, a -> b */
+	/* ROUTE: the same steps in the order that runs fastest with steps in
+	 * flight where that order is slower one step at a time than the
+	 * answer's (NULL otherwise; sched_free frees it). The answer's order
+	 * serves a client that runs one step after the other; advice answers
+	 * this one to a client that keeps steps in flight, if predicted faster
+	 * at its window for SCHED_ORDER_BLOCK blocks. */
+	struct sched *wide;
 };
+
+/* The block size route's step orders are chosen for: one order for every
+ * size, so that a client asking again for another size (libtopocoll's
+ * size classes) is answered the same steps. */
+#define SCHED_ORDER_BLOCK (1u << 20)
 
 const char *sched_algo_name(enum sched_algo a);
 int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or AN_E_INVAL */
