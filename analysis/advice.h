@@ -119,19 +119,6 @@ struct advice {
  * per-cable bound; 0 if it keeps it everywhere (or s is not OPT). */
 int advice_opt_broken(const struct sched *s, uint32_t *step, uint32_t *level);
 
-/*
- * The allgathers (sched_is_allgather) are judged against RING, the MPIs'
- * own large-message allgather (a ring in rank order), by predicted time
- * alone: no SMPI measurement of their error exists yet, so a variant is
- * offered iff it is predicted no slower than RING (or a time is unknown).
- * With fallback, one predicted slower is answered by RING (slower = 1);
- * AGBEST answers the fastest offered variant (ties: AGRING, KSHIFT,
- * ALLGATHER in that order), RING if none is offered; without fallback the
- * fastest applicable one. KSHIFT's k and ALLGATHER's k are req->k; a single
- * variant that does not apply is AN_E_NOTAPPLIC as before, under AGBEST it
- * is listed ADVICE_NOTAPPLIC.
- */
-
 /* Steps a client may be asked to keep in flight: window=auto tries 1, 2,
  * 4, ... up to it (docs/cost-model.md "Steps in flight"). */
 #define ADVICE_WINDOW_MAX TOPO_SCHED_WINDOW_MAX
@@ -161,6 +148,19 @@ struct advice_opts {
 	 * is timed beside the answer and judges it (advice_keeps_native) */
 	int native;
 };
+
+/*
+ * The allgathers (sched_is_allgather) are judged against RING, the MPIs'
+ * own large-message allgather (a ring in rank order), by predicted time
+ * alone: no SMPI measurement of their error exists yet, so a variant is
+ * offered iff it is predicted no slower than RING (or a time is unknown).
+ * With fallback, one predicted slower is answered by RING (slower = 1);
+ * AGBEST answers the fastest offered variant (ties: AGRING, KSHIFT,
+ * ALLGATHER in that order), RING if none is offered; without fallback the
+ * fastest applicable one. KSHIFT's k and ALLGATHER's k are req->k; a single
+ * variant that does not apply is AN_E_NOTAPPLIC as before, under AGBEST it
+ * is listed ADVICE_NOTAPPLIC.
+ */
 
 /*
  * Builds the schedule req asks for and judges it for blocks of o->bytes.

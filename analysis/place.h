@@ -401,7 +401,7 @@ int place_map(struct place_ctx *ctx, const struct route_tab *rt, const struct hi
 	      struct place_map *out, char why[AN_ERR_LEN]);
 void place_map_free(struct place_map *m);
 
-/* The two reference mappings (also used by place_map). */
+/* The block reference mapping (also used by place_map and the tests). */
 void place_block(const uint32_t *hosts, const uint32_t *slots, size_t nh, uint32_t n, uint32_t *rank_host);
 
 #endif

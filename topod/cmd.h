@@ -115,7 +115,7 @@ int qctx_matrix(struct qctx *c, const char *const *words, size_t nt, uint32_t nr
  * whose answer is per host (a set) refuses a repeat with ERR DUPLICATE
  * naming it and its two places; a rank list (hopsmatrix, clusters, load,
  * schedule) takes repeats as more ranks on the host. -1 when written.
- * By end port (two names of one port repeat it) or by name as written. */
+ * By name as written (query.c's qctx_dup_eps: by end port). */
 int qctx_dup_names(struct qctx *c, const char *const *names, size_t n);
 
 #endif

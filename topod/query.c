@@ -388,6 +388,7 @@ static int find_dup(struct dupkey *k, size_t n, size_t *first, size_t *second)
 	return best != SIZE_MAX;
 }
 
+/* cmd.h qctx_dup_names' rule by end port: two names of one port repeat it. */
 static int qctx_dup_eps(struct qctx *c, const char *const *names, const uint32_t *eps, size_t n)
 {
 	struct dupkey *k = malloc((n ? n : 1) * sizeof(*k));
