@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * advice.h - answers that never make a job slower (docs/cost-model.md).
  *

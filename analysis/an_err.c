@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * an_err.c - names of the analyses' error codes (an_err.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * an_err.h - the one error convention of the analyses (analysis/README.md).
  *

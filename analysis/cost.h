@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cost.h - the one cost model of the analyses: how long a set of flows takes
  * on the job's real routes and the cables' real rates (docs/cost-model.md).

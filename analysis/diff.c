@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * diff.c - see diff.h. The fabric is compared first: its changed LIDs are
  * what limits the route walks when no host list is given.

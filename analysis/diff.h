@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * diff.h - what changed between two generations of a fabric, for topod's
  * `diff` (docs/protocol.md): nodes, links, ports and LFTs, and whose routes.

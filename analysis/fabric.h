@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabric.h - the query structures built from one snapshot: counts, the route
  * index (route.h) and the hierarchy (hier.h). Built off the event loop by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hier.c - the switch-cluster hierarchy; the algorithm is specified in
  * hier.h, this file says how it is made fast and why that stays exact.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hier.h - the switch-cluster hierarchy (the seed's "neighbour-joined tree",
  * section 2.8.1, Algorithm 1), which the TII calls tii_get_network_depth,

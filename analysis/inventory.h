@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inventory.h - a fabric's ports and cables in infiniband-diags' words, for
  * `show` and `links` (docs/protocol.md): what iblinkinfo prints as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * load.c - link loads of a job's pattern over the LFT routes; see load.h.
  *

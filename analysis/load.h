@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * load.h - the load a job's communication pattern puts on every directed
  * link, from the LFT routes of one generation (docs/protocol.md, `load`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * matrix.h - the all-pairs answers over a job's hosts: the hop matrix, and
  * the source groups a path matrix (share.h) is reported by

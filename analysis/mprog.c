@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mprog.c - ranks' programs for the cost model (mprog.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mprog.h - what the ranks of an MPI collective do, as programs the cost
  * model runs (cost.h cost_sim_run with prog): each rank's sends, receives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * namemap.c - the infiniband-diags node-name-map parser (route.h, "node-name-map"):
  * untrusted text from a file an administrator edits by hand, bounded per line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * native.c - the MPIs' own MPI_Alltoall (native.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * native.h - the MPIs' own MPI_Alltoall, as the cost model times it: which
  * algorithm each MPI's selector runs for a communicator size and block, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nativecoll.c - the MPIs' own collectives as programs (nativecoll.h).
  *

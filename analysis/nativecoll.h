@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nativecoll.h - the MPIs' own Bcast, Gather, Scatter, Allreduce, Reduce
  * and Allgather as the cost model times them: which algorithm each SMPI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pattern.c - jobs and communication patterns as flow generators; see
  * pattern.h for the syntax and the flow order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pattern.h - a job (ranks placed on hosts) and its communication pattern,
  * as flows (source rank, destination rank, bytes). No I/O, no route tables:

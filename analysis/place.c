@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place.c - host order, the figures of a host set, and a pick judged
  * against first-fit by the cost model (place.h). Pick is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place.h - placing a job on the fabric (seed chapters 5 and 8): host order,
  * node selection and rank mapping, for schedulers and MPI libraries.

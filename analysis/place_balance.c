@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_balance.c - which hosts of each chosen leaf a pick takes (step 4 of
  * docs/protocol.md's `pick`; place.h's place_pick_balance).

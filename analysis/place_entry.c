@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_entry.c - the entry-link table pick reads (why it decides sharing:
  * the top of place_pick.c), and the placement context that caches it per

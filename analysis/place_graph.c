@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_graph.c - the communication graph (CSR from a stencil or from
  * directed edges) and the cost of a rank -> host mapping on the fabric's

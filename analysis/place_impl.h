@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_impl.h - what the placement files share and nobody else sees:
  * the placement context (defined in place_entry.c) and the entry-link

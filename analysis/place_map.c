@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_map.c - ranks of a communication graph onto hosts with slots
  * (place.h): the two reference mappings, Scotch's mapping onto a target

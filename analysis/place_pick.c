@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_pick.c - pick: want hosts out of a free list (place.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_search.c - pick's exact search (place_impl.h): among the sets of
  * `want` free hosts on at most kmax leaves and pmax pods, the fewest hosts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rate.c - link data rates from PortInfo codes (the table is in rate.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rate.h - the data rate of an InfiniBand link, from the PortInfo fields the
  * snapshot carries for every port (struct snap_port: width, speed, espeed).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * route.c - the route engine: name index, LFT walks and the hop-count DP.
  * Semantics are specified in route.h; this file only adds the reasons.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * route.h - the route engine: routes read from the switches' LFTs, and the
  * name index that turns "host", "host/HCA", GUIDs and LIDs into end ports.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sched_route.c - the route-aware all-to-all schedule; see sched_route.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sched_route.h - the route-aware all-to-all schedule (SCHED_ROUTE, "route"):
  * steps whose flows keep every cable close to evenly loaded, aiming at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.c - all-to-all schedules and their per-step link figures; see schedule.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.h - all-to-all (and allgather) communication schedules for a job,
  * and what each step of them does to the fabric's links.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * share.c - path matrix, link loads and ingress sharing for one job.
  * Definitions are in share.h. Routes to one destination from all source

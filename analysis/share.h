@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * share.h - routes and link sharing inside one job's allocation (seed
  * sections 6.2.1 and 8.2.2): tii_get_network_path_matrix,

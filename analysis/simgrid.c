@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid.c - the SimGrid platform of a job's hosts (see simgrid.h): walk
  * every ordered pair once, number the directed links the walks use, then

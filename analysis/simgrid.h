@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid.h - a SimGrid platform (XML, version 4.1, as SimGrid 3.32 reads
  * it) for a job's hosts whose routes are exactly the LFT routes and whose

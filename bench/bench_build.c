@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_build.c - build times and memory of the route index, the hierarchy
  * and a job's link-sharing analysis on an in-memory k-ary 3-level fat tree

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_delta.c - what a reroute costs as a delta snapshot versus a full
  * one, on an in-memory k-ary 3-level fat tree (tests/unit/testfab.h).

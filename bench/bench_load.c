@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_load.c - time and memory of load_build (its target, docs/performance.md
  * "Link loads of a job's pattern": all-to-all link loads for all 3,456 hosts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_place.c - order, pick and map (analysis/place.h) on an in-memory k-ary
  * 3-level fat tree (testfab.h, d-mod-k LFTs): the work topod does per

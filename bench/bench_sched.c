@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_sched.c - schedule build time (seed 004 Table 6.1: 11.67 s for 256
  * hosts x 16 ranks) on an in-memory k-ary 3-level fat tree with d-mod-k LFTs.

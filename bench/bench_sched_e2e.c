@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_sched_e2e.c - a `schedule` request end to end: topod's server runs
  * in this process (its event loop and worker pool on loopback TCP), the

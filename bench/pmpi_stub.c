@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmpi_stub.c - the fake MPI job of pmpi_stub.h.
  */

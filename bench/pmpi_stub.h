@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pmpi_stub.h - a fake MPI job of N ranks for measuring the profiler's own
  * code without running N processes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof_mem.c - topoprof's memory per rank for a job of N ranks (default
  * 4,096), measured on the profiler's own code (profiler/count.c) without

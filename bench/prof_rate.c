@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof_rate.c - small-message rate (the overhead benchmark of topoprof,
  * docs/performance.md): rank 0 streams WINDOW non-blocking 8-byte sends to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof_report.c - the end-of-job report of topoprof for a large job,
  * offline: synthetic per-rank counters fed to the report builder that rank 0

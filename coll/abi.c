@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abi.c - libtopocoll refuses a program of the other MPI, before main
  * (common/mpiabi.h says why and how; docs/collectives.md). Not under SMPI,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * allgather.c - MPI_Allgather and MPI_Allgatherv as a ring in the order of
  * the fabric's routing (seed 002, the cyclic shift; docs/collectives.md,

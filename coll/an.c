@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * an.c - the analyses libtopocoll runs itself (pure C, no I/O, no globals:
  * analysis/README.md): the cost model that times a collective's messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * behind_prof.h - forced into the profiler's wrappers (gcc -include) when
  * the profiler and topocoll are built as one library, libtopocollprof.so.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * coll.h - topocoll: topology-aware collectives for unmodified MPI
  * programs (docs/collectives.md), shared by its files.

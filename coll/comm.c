@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm.c - what topocoll knows about a communicator, made on its first
  * collective and kept as an MPI attribute (freed with the communicator).

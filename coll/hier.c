@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hier.c - topocoll's algorithms run: the plan of the choice (plan.c) for
  * this rank, over the call's buffers, with the room it needs.

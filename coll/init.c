@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * init.c - topocoll's options, and the one question to topod at MPI_Init.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model.c - how long a collective takes, the MPI's own and each of
  * topocoll's, predicted by the one cost model of the analyses

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plan.c - topocoll's own collectives as plans (plan.h): the generators,
  * the runner, and their time in the cost model.

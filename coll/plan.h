@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plan.h - topocoll's own collectives as plans: for every rank, the sends,
  * receives, waits and local reductions it makes, in order. One generator

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sched.c - MPI_Alltoall's schedule: asked of topod once per communicator
  * and its dups (the first Alltoall of any of them; coll.h's tc_a2a), under topod's rule (docs/cost-model.md: `route`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo.c - the job's delay matrix: for every ordered pair of its hosts the
  * latency of the route the subnet manager programmed and the rate of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wrap.c - the MPI entry points topocoll takes (PMPI interposition), and
  * the choice each call makes: one of topocoll's algorithms, or the MPI's

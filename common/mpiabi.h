@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpiabi.h - a PMPI library refuses a program of the other MPI: the one
  * check of every PMPI layer (the profiler, libtopocoll, both in one).

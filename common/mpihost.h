@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mpihost.h - which host an MPI rank runs on, as topod names hosts: the one
  * rule of every PMPI layer (the profiler, the collectives library) and of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo_limits.h - the query protocol's limits, the one definition that topod
  * (which enforces them) and libtii (which checks requests before sending and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * util.h - the small utility layer every component shares: monotonic time,
  * a growable byte buffer, growable arrays and the error-string helper.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cluster.c - the switch-cluster hierarchy: tii_num_switch_clusters_at_depth,
  * tii_connected_switch_cluster(s)_at_depth, tii_cluster_colors and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delay.c - tii_get_delay_matrix: the `delaymatrix` request
  * (docs/protocol.md) and its n rows of nanoseconds, each checked against

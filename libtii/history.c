@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * history.c - the fabric over time: tii_get_history ("history") and
  * tii_diff ("diff").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hosts.c - names, hosts and batches: tii_resolve ("resolve"), tii_get_hosts
  * ("hosts"), tii_get_hops_batch ("hopsbatch") and tii_ping ("ping").

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inventory.c - the inventory: tii_show ("show") and tii_get_links
  * ("links"), docs/protocol.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * load.c - tii_get_pattern_load / tii_get_matrix_load: the `load` request
  * (docs/protocol.md) and its reply as a tii_load_t.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * net.c - one TCP connection to topod, every wait bounded by a deadline.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * parse.c - strict parsing of reply fields: key=value headers, numbers,
  * GUIDs, \xHH-escaped strings, and the check of host names we send.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place.c - placement calls (protocol commands order, pick and map):
  * tii_order_hosts, tii_pick_hosts, tii_map_graph, tii_map_stencil and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plane.c - tii_get_planes ("planes"): the fabric planes one topod serves.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * request.c - one protocol request: build the line, send it to a server,
  * read the reply, and fall over to the next server when one fails.

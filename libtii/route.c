@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * route.c - fabric-wide answers and routes: tii_get_info, tii_get_generation,
  * tii_get_network_depth, tii_get_hops, tii_get_path, tii_get_hop_matrix,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sched.c - tii_get_schedule(): an all-to-all schedule for a rank list from
  * topod's `schedule` command (docs/protocol.md), as arrays an MPI library

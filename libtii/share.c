@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * share.c - link sharing inside an allocation (protocol command "shared"):
  * tii_get_num_hosts_sharing_links, tii_get_hosts_sharing_links,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid.c - tii_get_simgrid_platform: the `simgrid` request
  * (docs/protocol.md) and its reply, the platform's XML, as one string.

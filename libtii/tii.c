@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tii.c - the handle: server list, timeout, messages, error strings.
  * See tii.h for the contract.

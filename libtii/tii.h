@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tii.h - the Topology Information Interface: what MPI libraries, schedulers
  * and tools ask topod about an InfiniBand fabric (Subramoni 2013, sections

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tii_impl.h - libtii's internals: the handle, the transport (net.c), one
  * request with failover (request.c) and reply-parsing helpers (parse.c).

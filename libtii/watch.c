@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * watch.c - change notification: tii_watch ("watch", blocking) and its
  * file-descriptor form for event loops.

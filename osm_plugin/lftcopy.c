@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lftcopy.c - see lftcopy.h. Knows nothing of OpenSM's types, so that the
  * unit tests can drive it with plain arrays (tests/unit/test_lftcopy.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lftcopy.h - the plugin's copy of every switch's LFT, kept from one routing
  * pass to the next so that the copy under OpenSM's lock costs what changed.

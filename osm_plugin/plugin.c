@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plugin.c - libosmtopo.so, an OpenSM event plugin that publishes the fabric
  * (nodes, ports, links, unicast LFTs) as a snapshot after every unicast

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * queue.c - the one-slot snapshot queue and its per-sink workers.
  * See queue.h for the contract.

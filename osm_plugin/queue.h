@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * queue.h - hands encoded snapshots from OpenSM's sweep thread to the sinks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * abi.c - the profiler refuses a program of the other MPI, before main
  * (common/mpiabi.h says why and how).

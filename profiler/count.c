@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * count.c - the per-rank counters of topoprof and the two lookups the
  * wrappers need: a communicator rank's MPI_COMM_WORLD rank, and what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fabric.c - what topod says about the job's hosts, asked by rank 0 only,
  * once per report, over one libtii handle (seed 5.2.2: one process asks for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * final.c - the end of a profile (MPI_Finalize or MPI_Pcontrol(2)): every
  * rank names its host, rank 0 gathers the names, asks topod once about the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * links.c - the load of every directed link under the job's traffic.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * prof.h - topoprof, the traffic profiler for MPI jobs (seed 004, chapter 7,
  * INTAP-MPI), internal interfaces between its parts:

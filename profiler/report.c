@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * report.c - rank 0's report: folds each rank's counters into the hop
  * split, the fabric-level split, the host-pair matrix (for the link loads)

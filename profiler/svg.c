@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * svg.c - the report's pictures, written as SVG directly (no plotting
  * library at the end of an MPI job): the hop histogram (seed Figures 5.3,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wrap_coll.c - PMPI wrappers for collectives, recorded as the LOGICAL
  * traffic of the operation: what each rank's data must reach, not what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wrap_p2p.c - PMPI wrappers for point-to-point sends, MPI_Init/Finalize
  * and MPI_Pcontrol.

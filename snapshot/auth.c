@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auth.c - see auth.h. The cryptography is libsodium's; this file is glue.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * auth.h - authenticated snapshot delivery: a producer proves it holds the
  * shared ingest key with HMAC-SHA256 (libsodium) before topod buffers more

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delta.c - the delta codec (see delta.h and docs/snapshot-format.md).
  *

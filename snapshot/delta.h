@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delta.h - delta snapshots: what changed between two captures of one
  * fabric, so that a reroute that touches a few LFT blocks ships kilobytes

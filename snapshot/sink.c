@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sink.c - option parsing and one bounded delivery attempt to a sink.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sink.h - where producers (the OpenSM plugin, the SMP collector) send
  * snapshots: a topod ingest socket (UNIX or TCP) or a spool directory.

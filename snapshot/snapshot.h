@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * snapshot.h - the fabric snapshot: in-memory model and binary codec.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * textdump.c - snapshot from ibnetdiscover topology + ibroute/opensm LFT dumps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * textdump.h - build a snapshot from the standard text dumps, so that a saved
  * fabric can be served and tested without OpenSM:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wire.h - little-endian integer writers and readers shared by the
  * snapshot codec (snapshot.c) and the delta codec (delta.c), so that both

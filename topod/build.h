@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * build.h - ingest pipeline: decode -> validate -> generation check ->
  * build -> persist -> acknowledge -> publish.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd.c - the command table (see cmd.h). One row per command; keep it in
  * the order `help` should list them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd.h - the query protocol's command table: the one place a command is
  * named. The dispatcher (query_answer), `help`, `topod --commands` and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delay_cmd.c - `delaymatrix [bytes=B] HOST ...`: per ordered pair, the
  * predicted time in nanoseconds of one message of B bytes on its LFT route

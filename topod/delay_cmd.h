@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * delay_cmd.h - the `delaymatrix` command (docs/protocol.md): seed 004
  * chapter 4's delay matrix, hops and link rates as the predicted time of one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * estimate.c - see estimate.h. Coefficients are bytes or microseconds per
  * unit, measured on the k=24 fat tree (3,456 hosts, 720 switches; 2 cores)

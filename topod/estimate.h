@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * estimate.h - what a heavy request will cost before it runs: its peak
  * memory (bytes topod holds for it at once: working arrays, and the reply

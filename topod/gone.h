@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gone.h - hosts the fabric had and lost: remembered so that a Slurm
  * topology.conf keeps a rebooting node under its leaf (docs/protocol.md,

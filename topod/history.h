@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * history.h - the last N served generations, for `history` and `diff`.
  *

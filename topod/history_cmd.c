@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * history_cmd.c - the `history` and `diff` commands (docs/protocol.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * history_cmd.h - protocol commands over the history of generations.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http.c - see http.h. The loop's side: evhttp, the routes, the clients'
  * bound, and the worker jobs' hand-back (the same pattern as the server's

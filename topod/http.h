@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http.h - topod's HTTP endpoint (--http ADDR:PORT; off by default):
  * /metrics in the Prometheus text format, the web view at / (one page

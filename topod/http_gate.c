@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_gate.c - see http_gate.h. On the event loop only.
  */

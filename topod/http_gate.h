@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_gate.h - who gets a socket on topod's HTTP port, and for how long
  * (docs/admin-guide.md, "Metrics and the web view").

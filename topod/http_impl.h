@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_impl.h - what http.c shares with its renderers, which run on a
  * worker thread: http_metrics.c (the Prometheus text) and http_json.c (a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_json.c - a query-protocol reply as JSON, generically: every reply
  * line is a word followed by KEY=VALUE pairs and positional words

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_metrics.c - the Prometheus text exposition (format 0.0.4) of one
  * scrape, rendered on a worker thread from the copy http.c took on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * http_slurm.c - a Slurm job's nodes for the web view (/api/job?id=N, with
  * --http-slurm): `squeue -h -j N -o %N` run on a worker, its output (a

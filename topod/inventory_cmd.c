@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inventory_cmd.c - the inventory: `show NAME` (a host, HCA or switch the way
  * iblinkinfo and `scontrol show node` give it) and `links [FILTER ...]` (every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inventory_cmd.h - `show` and `links`: the inventory of a fabric in
  * iblinkinfo's words (inventory_cmd.c, docs/protocol.md).

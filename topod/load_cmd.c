@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * load_cmd.c - the `load` command: a job's rank list and pattern in, link
  * loads out (load.h). Syntax and reply in docs/protocol.md.

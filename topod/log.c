@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.c - see log.h. One fprintf per line: stderr is unbuffered and a single
  * write of a short line is not interleaved with other threads' lines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * log.h - topod's log: one line per event on stderr (the journal under
  * systemd), "topod[pid]: LEVEL message". Messages that quote untrusted text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * namemap_file.c - reads a node-name-map file for the parser in
  * analysis/namemap.c: the analyses do no I/O, so the file is the service's.

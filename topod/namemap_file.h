@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * namemap_file.h - an infiniband-diags node-name-map file, read whole and
  * bounded (one line per node at most), then parsed by route_namemap_parse().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * names_cmd.c - `switches`: every switch's node GUID and name, the names
  * the hierarchy gives clusters (hier.h, "Names"), so that a client can put

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_cmd.c - the protocol commands order, pick and map (docs/protocol.md):
  * argument parsing and replies around place.h. All three are heavy (worker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_cmd.h - protocol handlers of order, pick and map (place_cmd.c;
  * replies in docs/protocol.md). Rows in cmd.c; CMD_FABRIC | CMD_HEAVY.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plane_cmd.c - see plane_cmd.h. Outside a server (qctx.planes NULL) there
  * is one plane, "default", whose fabric is the request's.

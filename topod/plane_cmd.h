@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * plane_cmd.h - `planes` and `plane`: the fabric planes (subnets) one topod
  * serves, and which one a connection asks about.

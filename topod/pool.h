@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pool.h - the bounded pool of worker threads that runs heavy requests
  * (CMD_HEAVY rows of cmd_table) off the event loop.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.h - the query protocol's parsing: one request per line, no I/O, no
  * allocation, so it can be fuzzed and unit-tested on its own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * qstats.h - the counters the metrics endpoint (http.h) reports that no
  * other part of topod keeps: requests by command and outcome, how long

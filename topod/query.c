@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query.c - see query.h. The replies are specified in docs/protocol.md.
  */

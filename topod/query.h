@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * query.h - answers to query-protocol requests, computed from one fabric:
  * the dispatcher over cmd_table[] (cmd.h) and the handlers of the core

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule_answer.c - the `schedule` command (docs/protocol.md): parses the
  * request, runs sched_build() on the request's generation, writes the reply.

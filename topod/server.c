@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * server.c - see server.h. libevent only: no topology knowledge lives here.
  */

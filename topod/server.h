@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * server.h - topod's network side (libevent): query listeners (TCP),
  * snapshot ingest (UNIX and/or TCP) and the admin socket (UNIX only).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid_cmd.c - `simgrid HOST ...`: the SimGrid platform of those hosts,
  * routes from the LFTs of the request's generation, links at the cables'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid_cmd.h - the `simgrid` command (docs/protocol.md): a SimGrid
  * platform of a job's hosts (analysis/simgrid.h) from one generation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * smpi_rand.c - rand() and srand() of one rank for applications simulated
  * in SMPI: each rank draws its own sequence, as it does in a real run.

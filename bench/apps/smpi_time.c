@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * smpi_time.c - time() for applications simulated in SMPI: one fixed
  * instant, so that a run repeats to the last digit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.c - topocoll against the MPI's own collectives, in SimGrid's SMPI
  * (bench/coll/run.py runs it on topod's platforms; docs/performance.md).

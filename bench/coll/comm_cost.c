@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * comm_cost.c - what libtopocoll adds to a communicator whose collectives
  * stay the MPI's (t_coll runs it in SMPI, built with the coll sources and

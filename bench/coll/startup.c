@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * startup.c - what MPI_Init costs with topocoll preloaded (docs/performance.md
  * "What topocoll adds to MPI_Init", beside Subramoni 2013's Table 4.2):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * startup_tii.c - rank 0's part of MPI_Init under topocoll for N ranks,
  * without N processes (bench/coll/startup.sh): the same questions to topod

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * a2a.c - the all-to-all variants of the job-speed benchmark
  * (docs/performance.md, "Job speed in SMPI"), one program so that every

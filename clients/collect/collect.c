@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * collect.c - libibnetdisc fabric + SMP-read LFTs -> struct snap.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * collect.h - build a fabric snapshot from SMPs alone, without the SM's help:
  * libibnetdisc for nodes, ports and links, then every switch's LFT.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo-collect - build the fabric snapshot with SMPs, for fabrics whose SM
  * cannot load the topod plugin, and hand it to the same sinks the plugin

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * smpq.c - a window of SMP Gets in flight over raw umad.
  *

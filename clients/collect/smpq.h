@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * smpq.h - many SMP Gets in flight at once over one umad port.
  *

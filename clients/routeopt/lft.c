@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* lft.c - see lft.h. */
 #include "lft.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lft.h - linear forwarding tables: build them from optimised choices, walk
  * them to count link loads, write them as OpenSM's `file` routing engine

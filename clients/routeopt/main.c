@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo-routeopt - pattern-specific routes for an XGFT fabric (seed 001),
  * written as an LFT file that OpenSM's own `file` routing engine installs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* opt.c - see opt.h. */
 #include "opt.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * opt.h - pattern-specific routes on an XGFT: one integer linear program per
  * tree layer (seed 001, section 4), combined layer by layer (the dynamic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pattern.c - see pattern.h. */
 #include "pattern.h"
 #include "../../analysis/pattern.h"   /* the pattern names, shared with topod */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pattern.h - communication patterns as phases of weighted flows, for
  * topo-routeopt.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* xgft.c - see xgft.h. */
 #include "xgft.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * xgft.h - recognise an XGFT(h; m1..mh; w1..wh) in a fabric snapshot.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topo-snap - inspect, convert and compare fabric snapshots.
  *

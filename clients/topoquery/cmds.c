@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmds.c - topoquery's commands: one libtii call (or a few) each, then the
  * output formats documented at the top of main.c.

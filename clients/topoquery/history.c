@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * history.c - topoquery history and topoquery diff: the fabric over time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hostlist.c - see hostlist.h. Written for topoquery from the hostlist
  * syntax Slurm documents (prefix[lo-hi,n,...]suffix).

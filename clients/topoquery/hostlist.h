@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hostlist.h - Slurm-style host lists for topoquery: expanding
  * "c401-[101-104,110]" into names, compressing names back into that form,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * inventory.c - topoquery's inventory commands: show, links (iblinkinfo's
  * view of a node and of the cables), hosts and resolve (the protocol's

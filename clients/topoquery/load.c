@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * load.c - `topoquery load`: a job's pattern, its link loads (libtii
  * tii_get_pattern_load / tii_get_matrix_load), and a picture of the fabric's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topoquery - ask topod about the InfiniBand fabric, from a shell.
  *

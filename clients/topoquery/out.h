@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * out.h - output helpers for topoquery: JSON strings and safe text.
  *

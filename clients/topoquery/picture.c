@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * picture.c - topoquery's pictures (picture.h): what they show, and how
  * they stay readable from 8 hosts to 50,000.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * picture.h - topoquery's pictures: the hierarchy as nested boxes (tree,
  * graphviz), a job's link loads over the hierarchy (load --plot, gnuplot)

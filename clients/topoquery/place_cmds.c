@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * place_cmds.c - topoquery order, pick and map (formats at the top of
  * main.c), and the host file formats they write:

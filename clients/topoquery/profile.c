@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * profile.c - `topoquery profile REPORT [REPORT2]`: prints a topoprof
  * report (the JSON file an MPI job wrote at MPI_Finalize, docs/profiler.md)

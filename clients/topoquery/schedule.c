@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * schedule.c - `topoquery schedule`: an all-to-all schedule's per-step link
  * figures, and with --plot FILE.svg seed 004's Figure 6.5 picture (links

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * simgrid.c - `topoquery simgrid HOSTS...`: the SimGrid platform of a job's
  * hosts (docs/protocol.md `simgrid`), or with --all of the whole fabric

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * topoquery.h - shared state of the topoquery command line (main.c parses,
  * cmds.c runs the commands). Uses only tii.h to talk to topod.
