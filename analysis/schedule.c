@@ -1427,6 +1427,15 @@ static int spread_time(const struct sched *y, const struct job *j, uint32_t wind
 	return cost_sim_run(&in, t, err);
 }
 
+/* Frees a step order's arrays (route_stride's, or a schedule's own before
+ * another order takes their place) and forgets them. */
+static void order_free(struct sched *x)
+{
+	free(x->step_off), free(x->src), free(x->dst), free(x->fig);
+	x->step_off = x->src = x->dst = NULL;
+	x->fig = NULL;
+}
+
 /* The stride order x (route_stride's) as a whole schedule beside s: s's
  * scalars, x's steps, its own overlap time. NULL on ENOMEM. */
 static struct sched *route_wide(const struct sched *s, struct sched *x, const struct job *j)
@@ -1467,7 +1476,7 @@ static void route_spread(struct sched *s, const struct job *j)
 		if (rc && k == 1)
 			return;
 		if (rc) {
-			free(x.step_off), free(x.src), free(x.dst), free(x.fig);
+			order_free(&x);
 			continue;
 		}
 		int slow1 = t1 > one * (1 + 1e-6);
@@ -1481,23 +1490,23 @@ static void route_spread(struct sched *s, const struct job *j)
 		}
 		/* keep x where it is the best of either kind; k = 1 is s itself */
 		if (k == best && k != 1) {
-			free(t.step_off), free(t.src), free(t.dst), free(t.fig);
+			order_free(&t);
 			t = x;
 			if (k == wbest)
-				free(w.step_off), free(w.src), free(w.dst), free(w.fig), w = (struct sched){ 0 };
+				order_free(&w);
 		} else if (k == wbest && k != 1) {
-			free(w.step_off), free(w.src), free(w.dst), free(w.fig);
+			order_free(&w);
 			w = x;
 		} else {
-			free(x.step_off), free(x.src), free(x.dst), free(x.fig);
+			order_free(&x);
 		}
 	}
 	if (wbest != best && wbest != 1)
 		s->wide = route_wide(s, &w, j);
-	free(w.step_off), free(w.src), free(w.dst), free(w.fig);
+	order_free(&w);
 	if (best == 1)
 		return;
-	free(s->step_off), free(s->src), free(s->dst), free(s->fig);
+	order_free(s);
 	s->step_off = t.step_off, s->src = t.src, s->dst = t.dst, s->fig = t.fig;
 	/* the overlap's fluid time of the new order */
 	overlap(s, j);
