@@ -66,7 +66,9 @@ void tc_describe(enum tc_op op, int v, const struct tc_choice *ch, char *out, si
 		return;
 	}
 	if (op == TC_ALLREDUCE || op == TC_ALLGATHER) {
-		if (v == TC_V_HIER)
+		if (v == TC_V_HIER && ch->hier == TP_GRID)
+			snprintf(out, n, "a grid: the leaves' i-th ranks' %s, then each leaf's", alg_name(ch->alg));
+		else if (v == TC_V_HIER)
 			snprintf(out, n, "each host's %s at its leader, the leaders' %s in the fabric's order",
 				 op == TC_ALLREDUCE ? "ranks reduced" : "blocks", alg_name(ch->alg));
 		else
@@ -390,10 +392,13 @@ static int candidates(const struct tc_comm *c, const struct tc_call *k, struct c
 		if (k->blen)
 			break;
 		for (int alg = TP_A_RDB_ALLGATHER; alg <= TP_A_RING_ALLGATHER; alg++) {
+			int m = tp_grid(c);
 			if (alg != TP_A_RDB_ALLGATHER || pow2(P))
 				add(cs, &n, TC_V_TREE, alg, 0, 0, 0, 0, 0, 0, 0, 0);
 			if (several && (alg != TP_A_RDB_ALLGATHER || pow2(c->nfh)))
 				add(cs, &n, TC_V_HIER, alg, 0, 0, 0, 0, 0, 1, 0, 0);
+			if (m && (alg != TP_A_RDB_ALLGATHER || (pow2(m) && pow2(P / m))))
+				add(cs, &n, TC_V_HIER, alg, 0, 0, 0, 0, 0, TP_GRID, 0, 0);
 		}
 		break;
 	default:

@@ -595,86 +595,159 @@ static void gen_allreduce(struct gen *g, const struct tc_comm *c, const struct t
 
 /* ---- Allgather: blocks of B bytes in TP_DATA in the fabric's order ---------------- */
 
-/* Units over m[0..n) (I am m[i]): unit j is positions [U(j), U(j + 1)) of
- * the fabric's order, U NULL for one position each; B bytes a position. */
+/* Units over m[0..n) (I am m[i]): unit j is places [U(j), U(j + 1)) of
+ * the buffer x->at, U NULL for one place each; B bytes a place. Bruck
+ * stages its units in x->stage. */
+struct agx {
+	const int *m, *U;
+	int n, i;
+	long long B;
+	unsigned char at, stage;
+};
+
 static long long uat(const int *U, int j)
 {
 	return U ? U[j] : j;
 }
 
-static void ag_rdb(struct gen *g, const int *m, const int *U, int n, int i, long long B)
+static void ag_rdb(struct gen *g, const struct agx *x)
 {
-	for (int mask = 1; mask < n; mask <<= 1) {
-		int dst = i ^ mask, mt = i / mask * mask, dt = dst / mask * mask;
-		sendrecv(g, m[dst], TP_DATA, uat(U, mt) * B, (uat(U, mt + mask) - uat(U, mt)) * B, m[dst], TP_DATA,
+	const int *U = x->U;
+	long long B = x->B;
+	for (int mask = 1; mask < x->n; mask <<= 1) {
+		int dst = x->i ^ mask, mt = x->i / mask * mask, dt = dst / mask * mask;
+		sendrecv(g, x->m[dst], x->at, uat(U, mt) * B, (uat(U, mt + mask) - uat(U, mt)) * B, x->m[dst], x->at,
 			 uat(U, dt) * B, (uat(U, dt + mask) - uat(U, dt)) * B);
 	}
 }
 
 /* units [a, b) counted from i, wrapping: their bytes */
-static long long ubytes(const int *U, int n, int i, int a, int b, long long B)
+static long long ubytes(const struct agx *x, int a, int b)
 {
 	long long sum = 0;
 	for (int j = a; j < b; j++) {
-		int u = (i + j) % n;
-		sum += (uat(U, u + 1) - uat(U, u)) * B;
+		int u = (x->i + j) % x->n;
+		sum += (uat(x->U, u + 1) - uat(x->U, u)) * x->B;
 	}
 	return sum;
 }
 
-/* Bruck: in TP_TMP the units from mine on, unit i + j at the j-th place;
- * then rotated into TP_DATA. */
-static void ag_bruck(struct gen *g, const int *m, const int *U, int n, int i, long long B)
+/* Bruck: in the stage the units from mine on, unit i + j at the j-th
+ * place; then rotated into place. */
+static void ag_bruck(struct gen *g, const struct agx *x)
 {
-	long long mine = (uat(U, i + 1) - uat(U, i)) * B;
-	copy_(g, TP_TMP, 0, TP_DATA, uat(U, i) * B, mine);
+	const int *U = x->U;
+	int n = x->n, i = x->i;
+	long long B = x->B, mine = (uat(U, i + 1) - uat(U, i)) * B, base = uat(U, 0) * B;
+	copy_(g, x->stage, 0, x->at, uat(U, i) * B, mine);
 	int pof2 = 1;
 	for (; pof2 <= n / 2; pof2 *= 2) {
-		long long have = ubytes(U, n, i, 0, pof2, B);
-		sendrecv(g, m[(i + n - pof2) % n], TP_TMP, 0, have, m[(i + pof2) % n], TP_TMP, have,
-			 ubytes(U, n, i, pof2, 2 * pof2, B));
+		long long have = ubytes(x, 0, pof2);
+		sendrecv(g, x->m[(i + n - pof2) % n], x->stage, 0, have, x->m[(i + pof2) % n], x->stage, have,
+			 ubytes(x, pof2, 2 * pof2));
 	}
 	if (n - pof2) {
-		long long have = ubytes(U, n, i, 0, pof2, B);
-		sendrecv(g, m[(i + n - pof2) % n], TP_TMP, 0, ubytes(U, n, i, 0, n - pof2, B), m[(i + pof2) % n], TP_TMP,
-			 have, ubytes(U, n, i, pof2, n, B));
+		long long have = ubytes(x, 0, pof2);
+		sendrecv(g, x->m[(i + n - pof2) % n], x->stage, 0, ubytes(x, 0, n - pof2), x->m[(i + pof2) % n],
+			 x->stage, have, ubytes(x, pof2, n));
 	}
-	long long tail = ubytes(U, n, i, 0, n - i, B);
-	copy_(g, TP_DATA, uat(U, i) * B, TP_TMP, 0, tail);
+	long long tail = ubytes(x, 0, n - i);
+	copy_(g, x->at, uat(U, i) * B, x->stage, 0, tail);
 	if (i)
-		copy_(g, TP_DATA, 0, TP_TMP, tail, uat(U, i) * B);
+		copy_(g, x->at, base, x->stage, tail, uat(U, i) * B - base);
 }
 
-static void ag_ring(struct gen *g, const int *m, const int *U, int n, int i, long long B)
+static void ag_ring(struct gen *g, const struct agx *x)
 {
-	int right = m[(i + 1) % n], left = m[(i + n - 1) % n];
+	const int *U = x->U;
+	int n = x->n, i = x->i, right = x->m[(i + 1) % n], left = x->m[(i + n - 1) % n];
+	long long B = x->B;
 	for (int s = 0; s + 1 < n; s++) {
 		int sj = (i + n - s) % n, rj = (i + 2 * n - s - 1) % n;
-		sendrecv(g, right, TP_DATA, uat(U, sj) * B, (uat(U, sj + 1) - uat(U, sj)) * B, left, TP_DATA,
+		sendrecv(g, right, x->at, uat(U, sj) * B, (uat(U, sj + 1) - uat(U, sj)) * B, left, x->at,
 			 uat(U, rj) * B, (uat(U, rj + 1) - uat(U, rj)) * B);
 	}
 }
 
-static void ag_run(struct gen *g, enum tp_alg alg, const int *m, const int *U, int n, int i, long long B)
+static void ag_run(struct gen *g, enum tp_alg alg, const struct agx *x)
 {
-	if (n < 2)
+	if (x->n < 2)
 		return;
 	if (alg == TP_A_RDB_ALLGATHER)
-		ag_rdb(g, m, U, n, i, B);
+		ag_rdb(g, x);
 	else if (alg == TP_A_BRUCK_ALLGATHER)
-		ag_bruck(g, m, U, n, i, B);
+		ag_bruck(g, x);
 	else
-		ag_ring(g, m, U, n, i, B);
+		ag_ring(g, x);
+}
+
+/* The grid (tp_grid: L leaves of m ranks each, a leaf's ranks together in
+ * the fabric's order, place L m + i the i-th rank of leaf L): the
+ * columns (the i-th ranks of every leaf) allgather their own blocks over
+ * the leaves, then each leaf allgathers its ranks' columns. Every block
+ * enters every other leaf once, the least any allgather sends over the
+ * leaves' uplinks; the fabric's order's recursive doubling sends each one
+ * into a leaf once per rank there in its last steps (m times), which an
+ * over-subscribed tree's uplinks serve at a fraction of the hosts' rate.
+ * In TP_TMP block (L, i) lies at (i L' + L) B (L' leaves), so that a
+ * column's blocks, and the bundle a rank holds after the first phase, are
+ * contiguous; the last copies put the blocks into TP_DATA's order. */
+static void gen_grid(struct gen *g, const struct tc_comm *c, const struct tp_args *a, int r)
+{
+	int P = c->size, m = tp_grid(c), nl = m ? P / m : 0, p = c->fpos[r], L = m ? p / m : 0, i = m ? p % m : 0;
+	long long B = a->count;
+	int *mem = malloc(((size_t)P + 2) * sizeof(int)), *U = malloc(((size_t)P + 2) * sizeof(int));
+	if (!m || !mem || !U) {
+		g->fail = 1;
+		free(mem);
+		free(U);
+		return;
+	}
+	copy_(g, TP_TMP, ((long long)i * nl + L) * B, TP_DATA, (long long)p * B, B);
+	for (int j = 0; j < nl; j++) {
+		mem[j] = c->fab[j * m + i];
+		U[j] = i * nl + j;
+	}
+	U[nl] = i * nl + nl;
+	ag_run(g, (enum tp_alg)a->alg, &(struct agx){ mem, U, nl, L, B, TP_TMP, TP_DATA });
+	for (int j = 0; j < m; j++) {
+		mem[j] = c->fab[L * m + j];
+		U[j] = j * nl;
+	}
+	U[m] = m * nl;
+	ag_run(g, (enum tp_alg)a->alg, &(struct agx){ mem, U, m, i, B, TP_TMP, TP_DATA });
+	for (int q = 0; q < P; q++)
+		copy_(g, TP_DATA, (long long)q * B, TP_TMP, ((long long)(q % m) * nl + q / m) * B, B);
+	free(mem);
+	free(U);
+}
+
+int tp_grid(const struct tc_comm *c)
+{
+	int P = c->size, nl = c->nleaves;
+	if (nl < 2 || !c->fab || !c->leaf_of || P % nl || P / nl < 2)
+		return 0;
+	int m = P / nl;
+	/* each run of m places of the fabric's order one leaf's ranks */
+	for (int p = 0; p < P; p++)
+		if (c->leaf_of[c->fab[p]] != c->leaf_of[c->fab[p - p % m]])
+			return 0;
+	return m;
 }
 
 /* Allgather over the fabric's order, or each host's blocks gathered at its
  * leader (all received at once), the leaders' allgather of hosts' blocks,
- * the whole result from the leader to its ranks at once. */
+ * the whole result from the leader to its ranks at once, or the grid. */
 static void gen_allgather(struct gen *g, const struct tc_comm *c, const struct tp_args *a, int r)
 {
 	long long B = a->count;
+	enum tp_alg alg = (enum tp_alg)a->alg;
+	if (a->hier == TP_GRID) {
+		gen_grid(g, c, a, r);
+		return;
+	}
 	if (!a->hier) {
-		ag_run(g, a->alg, c->fab, NULL, c->size, c->fpos[r], B);
+		ag_run(g, alg, &(struct agx){ c->fab, NULL, c->size, c->fpos[r], B, TP_DATA, TP_TMP });
 		return;
 	}
 	int h = c->hostof[r], f0 = c->fhfirst[h], hs = c->fhfirst[h + 1] - f0, j = c->fpos[r] - f0;
@@ -689,7 +762,7 @@ static void gen_allgather(struct gen *g, const struct tc_comm *c, const struct t
 		irecv(g, mem[x], TP_DATA, (long long)(f0 + x) * B, B);
 	for (int x = 1; x < hs; x++)
 		wait_(g, first + x - 1);
-	ag_run(g, a->alg, c->hlead, c->fhfirst, c->nfh, h, B);
+	ag_run(g, alg, &(struct agx){ c->hlead, c->fhfirst, c->nfh, h, B, TP_DATA, TP_TMP });
 	first = g->nposts;
 	for (int x = 1; x < hs; x++)
 		isend(g, mem[x], TP_DATA, 0, (long long)c->size * B);

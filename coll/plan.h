@@ -59,13 +59,21 @@ struct tp_args {
 	int seq;               /* a node's sends one after the other, not all posted at once */
 	int sync;              /* sends synchronous (MPI_Issend): complete once received, so a send
 				* below the eager limit paces its sender too */
-	int hier;              /* Allreduce, Allgather: each host's ranks at its leader first */
+	int hier;              /* Allreduce, Allgather: each host's ranks at its leader first (1);
+				* Allgather: TP_GRID, the leaves' columns, then each leaf */
 	int rankorder;         /* Allreduce: ranks in rank order (non-commutative operations) */
 	int root;
 	long long count;       /* bytes (bcast; gather, scatter: per rank) or elements (allreduce) */
 	long long seg;         /* Bcast: segment bytes (0: the whole message) */
 	const long long *blen; /* Allgather: each rank's bytes (NULL: count each) */
 };
+
+#define TP_GRID 2
+
+/* The ranks per leaf where an Allgather grid applies (at least two leaves
+ * of as many ranks each, at least two, each leaf's together in the
+ * fabric's order), else 0. */
+int tp_grid(const struct tc_comm *c);
 
 /* A tree over a communicator's ranks (tp_tree_build): parent (-1 the
  * root), children in the order a parent serves them, and each rank's

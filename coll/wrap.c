@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "plan.h"
 
 
 int TC_ENTRY(MPI_Init)(int *argc, char ***argv)
@@ -103,7 +104,7 @@ static int family_of(const struct tc_comm *c, const struct tc_call *k, int v)
 	default:
 		if (v >= TC_V_RING && v <= TC_V_AGSCHED)
 			return v;
-		if ((v == TC_V_TREE || (v == TC_V_HIER && c->maxfh > 1)) && !k->blen && k->bytes > 0)
+		if ((v == TC_V_TREE || (v == TC_V_HIER && (c->maxfh > 1 || tp_grid(c)))) && !k->blen && k->bytes > 0)
 			return v;
 		return TC_V_RING;
 	}

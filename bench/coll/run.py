@@ -42,6 +42,7 @@ printed beside it ("own" where it left the call to the MPI).
 """
 import argparse
 import csv
+import math
 import os
 import re
 import signal
@@ -149,7 +150,7 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     n = len(hosts)
     platform, hostfile = os.path.join(work, "platform.xml"), os.path.join(work, "hosts")
     with open(hostfile, "w") as f:
-        f.write("\n".join(rank_hosts(shape, hosts, args.ranks_per_host)) + "\n")
+        f.write("\n".join(rank_hosts(shape, hosts, args.ranks_per_host, args.seed)) + "\n")
     with open(platform, "w") as f:
         r = subprocess.run([jobspeed.TOPOQUERY, "-s", "127.0.0.1:%d" % lab.port, "simgrid"] + hosts, stdout=f,
                            stderr=subprocess.PIPE, text=True)
@@ -205,6 +206,28 @@ def ag_bound(platform, hostfile, nbytes):
     return max((len(ranks) - k) * nbytes / into[h] for h, k in per.items())
 
 
+def bcast_bound(platform, hostfile, nbytes):
+    """Bcast's bound: every host but the root's takes the whole message in
+    through its cable, bytes / the slowest such cable's rate."""
+    ranks = open(hostfile).read().split()
+    into = host_rates(platform)
+    return max((nbytes / into[h] for h in set(ranks) if h != ranks[0]), default=0)
+
+
+def allreduce_bound(platform, hostfile, nbytes):
+    """Allreduce's bound (Patarasuk and Yuan 2009), a host's ranks reduced
+    among themselves for free: over H hosts each host's cable carries at
+    least 2 (H - 1) / H x bytes in, for the slowest host."""
+    ranks = open(hostfile).read().split()
+    into = host_rates(platform)
+    hosts = set(ranks)
+    return max((2.0 * (len(hosts) - 1) / len(hosts) * nbytes / into[h] for h in hosts), default=0)
+
+
+BOUNDS = {"allgather": ag_bound, "gather": root_bound, "scatter": root_bound, "bcast": bcast_bound,
+          "allreduce": allreduce_bound}
+
+
 def a2a_bound(sched_file, nbytes):
     """Alltoall's bound: topod's link-load bound of the job's routes for
     blocks of nbytes (`bound_us` in the schedule file's header of that
@@ -248,9 +271,8 @@ def time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched
                               [exe, op, ",".join(str(b) for b in sizes), "1"], logf, args.timeout)
                 for g in got:
                     g.update(fabric=fabric, shape=shape, hosts=n, leaves=leaves, selector=sel, a2a_algo=algo,
-                             rph=nr // n, bound=ag_bound(platform, hostfile, g["bytes"]) if op == "allgather" else
-                             root_bound(platform, hostfile, g["bytes"]) if op in ("gather", "scatter") else
-                             a2a_bound(sched.get(sel), g["bytes"]) if op == "alltoall" else 0)
+                             rph=nr // n, bound=a2a_bound(sched.get(sel), g["bytes"]) if op == "alltoall" else
+                             BOUNDS[op](platform, hostfile, g["bytes"]))
                     rows.append(g)
                 log("    %-5s %-9s %s  (%.1f s)" % (sel, op, " ".join(
                     "%s:%.2f%s%s" % (g["bytes"], g["native"] / g["topo"], "" if g["variant"] == "own" else "*",
@@ -276,13 +298,13 @@ def write_outputs(rows, outdir, header):
             w.writerow([r[k] for k in keys] + ["%.4f" % (r["native"] / r["topo"]) if r["topo"] else "",
                                                "%.4f" % (r["topo"] / r["bound"]) if r["bound"] else ""])
     with open(os.path.join(outdir, "coll.md"), "w") as f:
-        f.write(header + "\n\n" + table(rows) + "\n\n```\n" + summary(rows) + "\n```\n")
+        f.write(header + "\n\n" + means(rows) + "\n\n" + table(rows) + "\n\n```\n" + summary(rows) + "\n```\n")
 
 
 def table(rows):
     """One line per job, selector and op: speed-up per size (a name: the
     algorithm topocoll ran, else the MPI's own), in brackets topocoll's
-    time over the bound where there is one (Gather, Scatter, Allgather);
+    time over the bound (Bcast, Gather, Scatter, Allreduce, Allgather);
     Alltoall's: the MPI's own and topocoll's time over topod's route
     bound."""
     sizes = sorted({r["bytes"] for r in rows})
@@ -334,6 +356,36 @@ def a2a_summary(rs):
                len(far) - len(miss), "; not: " + "; ".join(miss) if miss else ""))
 
 
+def geo(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0
+
+
+def means(rows):
+    """Geometric means of T(MPI's own) / T(topocoll) per op, over every
+    job, selector and layout, per size and over all sizes; `room` is the
+    geometric mean of T(MPI's own) / bound: the most any algorithm could
+    gain in a fluid model without latencies (1.00: the MPI's own already
+    runs at the cables' limit)."""
+    sizes = sorted({r["bytes"] for r in rows})
+    out = ["| op | cases | taken | min | max | all sizes | " + " | ".join(fmt_bytes(b) for b in sizes) +
+           " | room |", "|" + " --- |" * (7 + len(sizes))]
+    groups = [(op, op, lambda r, op=op: r["op"] == op) for op in OPS]
+    groups.append(("allgather", "allgather, random rank order",
+                   lambda r: r["op"] == "allgather" and r["shape"] == "random"))
+    for op, name, keep in groups:
+        rs = [r for r in rows if keep(r) and r["topo"]]
+        if not rs:
+            continue
+        sp = [r["native"] / r["topo"] for r in rs]
+        room = [r["native"] / r["bound"] for r in rs if r.get("bound")]
+        cells = ["%.2f" % geo([r["native"] / r["topo"] for r in rs if r["bytes"] == b]) if
+                 any(r["bytes"] == b for r in rs) else "-" for b in sizes]
+        out.append("| %s | %d | %d | %.3f | %.2f | %.2f | %s | %s |"
+                   % (name, len(rs), sum(r["variant"] != "own" for r in rs), min(sp), max(sp), geo(sp),
+                      " | ".join(cells), "%.2f" % geo(room) if room else "-"))
+    return "\n".join(out)
+
+
 def summary(rows):
     out = []
     for op in OPS:
@@ -356,19 +408,25 @@ def summary(rows):
     return "\n".join(out)
 
 
-def replay(args, cfg, exe, header):
-    """--replay OLD: the same jobs re-timed on OLD's exported platforms and
-    schedules (no lab brought up); OLD's rows of the ops not asked for are
-    carried over as they were."""
-    with open(os.path.join(args.replay, "coll.csv")) as f:
-        old = list(csv.DictReader(f))
-    for r in old:
+def read_rows(results):
+    """The rows of a results directory's coll.csv."""
+    with open(os.path.join(results, "coll.csv")) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
         r.setdefault("rph", "1")
         r.setdefault("bound", "0")
         for k in ("hosts", "leaves", "bytes", "rph"):
             r[k] = int(r[k])
         for k in ("native", "topo", "pred_native", "pred", "bound"):
             r[k] = float(r[k] or 0)
+    return rows
+
+
+def replay(args, cfg, exe, header):
+    """--replay OLD: the same jobs re-timed on OLD's exported platforms and
+    schedules (no lab brought up); OLD's rows of the ops not asked for are
+    carried over as they were."""
+    old = read_rows(args.replay)
     jobs = []
     for r in old:
         j = (r["fabric"], r["shape"], r["hosts"], r["leaves"], r["a2a_algo"])
@@ -471,6 +529,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--replay", metavar="OLD", help="re-time OLD's jobs on its exported platforms and schedules "
                     "(no lab); OLD's rows of the ops not in --ops are kept")
+    ap.add_argument("--merge", metavar="A,B", help="time nothing: the tables of these results directories' "
+                    "coll.csv together (say, one rank per host and several)")
     ap.add_argument("--cyclic", action="store_true", help="with --replay: each contiguous job also with its ranks "
                     "dealt round-robin over its leaves")
     ap.add_argument("--platforms", metavar="DIR", help="the jobs of DIR/FABRIC/{contiguous,fragmented}-N/"
@@ -498,6 +558,12 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     os.makedirs(args.results, exist_ok=True)
+    if args.merge:
+        rows = [r for d in args.merge.split(",") for r in read_rows(d)]
+        header = "Collectives in SMPI: the rows of %s together." % args.merge
+        write_outputs(rows, args.results, header)
+        print(header + "\n\n" + means(rows) + "\n\n" + summary(rows))
+        return 0 if rows else 1
     exe = build(args.results)
     cfg = jobspeed.smpi_cfg()
     sg = subprocess.run(["smpirun", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
@@ -524,7 +590,7 @@ def main():
             args.leaves = jobspeed.leaves_of(lab.meta)
             for n in sizes:
                 for shape in args.shapes.split(","):
-                    hosts = jobspeed.shape_hosts("contiguous" if shape == "cyclic" else shape, n, args.leaves,
+                    hosts = jobspeed.shape_hosts("contiguous" if shape in ("cyclic", "random") else shape, n, args.leaves,
                                                  args.seed)
                     if hosts is None:
                         continue

@@ -12,7 +12,8 @@
 # Shapes: 12 ranks on 3 leaves (2 hosts per leaf, 2 ranks per host), 7
 # ranks (a prime) on uneven leaves, 16 ranks on 5 leaves, 12 ranks
 # placed cyclically (rank r on host r mod 6), where rank order is not the
-# fabric's, and 16 ranks four per host, placed cyclically on 2 leaves.
+# fabric's, 16 ranks four per host, placed cyclically on 2 leaves, and 8
+# ranks one per host, 4 on each of 2 leaves, placed cyclically.
 # Checked besides equality:
 #   - the ring really ran (TOPOCOLL_STATS), forced by TOPOCOLL_MIN_BYTES=0;
 #   - the variants gathered at host leaders and at leaf leaders, forced by
@@ -21,6 +22,9 @@
 #     the fastest predicted and faster than the MPI's own by the margin;
 #   - by prediction on the cyclic job: the ring is chosen for large blocks
 #     and said so with both predictions, the MPI's own for small ones;
+#   - the grid (TOPOCOLL_CHOICE=hier on equal leaves) named and run on
+#     every call, each of its plans in turn (TOPOCOLL_TEST_CYCLE), also
+#     under AddressSanitizer and UBSan;
 #   - a margin no prediction meets: every call the MPI's;
 #   - TOPOCOLL_DISABLE=allgather; topod down (every call the MPI's);
 #   - topod's allgather schedule (TOPOCOLL_CHOICE=sched): asked of topod
@@ -75,6 +79,8 @@ H() { sed -n "$(($1 * 12 + $2 + 1))p" "$d/hosts"; }
 { for r in $(seq 0 11); do h=$((r % 6)); H $((h / 2)) $((h % 2)); done; } >"$d/cyc.map"
 # four ranks per host, placed cyclically: rank r on host r mod 4 (2 per leaf on 2 leaves)
 { for r in $(seq 0 15); do h=$((r % 4)); H $((h / 2)) $((h % 2)); done; } >"$d/4ph.map"
+# one rank per host, 4 hosts on each of 2 leaves, rank r on leaf r mod 2: the grid's shape
+{ for r in $(seq 0 7); do H $((r % 2)) $((r / 2)); done; } >"$d/grid.map"
 
 # run TAG MPI NP MAP [ENV=VAL ...]: allgather_check under one MPI
 run() {
@@ -113,6 +119,8 @@ WORLD_CALLS=90
 
 LIB=$ROOT/build/lib/libtopocoll.so
 MLIB=$ROOT/build/lib/mpich/libtopocoll.so
+ASAN_RT=$(gcc -print-file-name=libasan.so)
+UBSAN_RT=$(gcc -print-file-name=libubsan.so)
 for np in 12 7 16; do
 	for mpi in ompi mpich; do
 		l=$LIB
@@ -169,6 +177,36 @@ for v in hosts leaves; do
 		done
 	done
 done
+# The grid (the leaves' i-th ranks, then each leaf; coll/plan.c gen_grid),
+# forced by TOPOCOLL_CHOICE=hier where each leaf holds as many ranks: on
+# one rank per host (grid.map: its only `hier` plans) it is named and runs
+# every call on MPI_COMM_WORLD; every one of its plans in turn
+# (TOPOCOLL_TEST_CYCLE: recursive doubling, Bruck, the ring), there and
+# beside the host leaders' plans on 12 ranks of 3 leaves (cyc.map).
+GN="a grid: the leaves' i-th ranks' [A-Za-z' ]*, then each leaf's"
+for mpi in ompi mpich; do
+	l=$LIB
+	[ "$mpi" = mpich ] && l=$MLIB
+	if run "grid-$mpi" $mpi 8 "$d/grid.map" LD_PRELOAD="$l" TOPOCOLL_CHOICE=hier TOPOCOLL_VERBOSE=1; then
+		read -r h n < <(stat "grid-$mpi")
+		nl=$(grep -c "^topocoll: allgather on a communicator of 8 ranks (2 leaves): $GN: TOPOCOLL_CHOICE=hier" "$d/grid-$mpi.err")
+		[ "${h:-0}" -eq "$WORLD_CALLS" ] && [ "${n:-1}" -eq 0 ] && [ "$nl" -ge 1 ] &&
+			ok "grid-$mpi: every Allgather(v) on MPI_COMM_WORLD ran topocoll's way ($h calls), the grid named $nl times" ||
+			{ nok "grid-$mpi: $h topocoll's, $n the MPI's, $nl lines naming the grid"
+			  grep "^topocoll: allgather" "$d/grid-$mpi.err" | head -4 | sed 's/^/# /'; }
+	fi
+	for map in grid cyc; do
+		np=$(wc -l <"$d/$map.map")
+		run "gridcycle-$mpi-$map" $mpi "$np" "$d/$map.map" LD_PRELOAD="$l" TOPOCOLL_CHOICE=hier TOPOCOLL_TEST_CYCLE=1
+	done
+done
+run asan-grid ompi 8 "$d/grid.map" LD_PRELOAD="$ASAN_RT:$UBSAN_RT:$ROOT/build/lib/asan/libtopocoll.so" \
+	TOPOCOLL_CHOICE=hier TOPOCOLL_TEST_CYCLE=1 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 >/dev/null &&
+	! grep -q "ERROR: AddressSanitizer\|runtime error:" "$d/asan-grid.err" &&
+	ok "under AddressSanitizer and UBSan, the grid's plans: no error" ||
+	{ nok "AddressSanitizer/UBSan, the grid"; grep -m3 "ERROR\|runtime error" "$d/asan-grid.err" | sed 's/^/# /'; }
+
 # The size rule forces the same variant: TOPOCOLL_MIN_BYTES picks when,
 # TOPOCOLL_CHOICE which (1000 ints and more, blocks of 4,000 bytes).
 run min-hosts ompi 16 "$d/4ph.map" LD_PRELOAD="$LIB" TOPOCOLL_MIN_BYTES=4000 TOPOCOLL_CHOICE=hosts TOPOCOLL_VERBOSE=1 &&
@@ -248,8 +286,6 @@ run mpich-baseline mpich 12 "$d/12.map"
 
 # Under AddressSanitizer and UBSan (Open MPI's own leaks are not ours), with
 # topod up (the ring) and down (the fallback).
-ASAN_RT=$(gcc -print-file-name=libasan.so)
-UBSAN_RT=$(gcc -print-file-name=libubsan.so)
 for t in up down; do
 	s=$TII_SERVERS
 	[ $t = down ] && s=127.0.0.1:1
