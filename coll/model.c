@@ -81,6 +81,9 @@ void tc_describe(enum tc_op op, int v, const struct tc_choice *ch, char *out, si
 		snprintf(mode, sizeof(mode), ", a child after the other%s", ch->sync ? " synchronously" : "");
 	if (v == TC_V_SCAG)
 		snprintf(out, n, "scatter and %s allgather in the fabric's order", ch->k[0] == 1 ? "recursive doubling" : "ring");
+	else if (v == TC_V_HIER && ch->shape == TP_T_RELAY)
+		snprintf(out, n, "a tree by levels: the other leaves' %s under the root leaf's hosts, hosts' (%s), ranks%s",
+			 ch->k[0] == 1 ? "hosts" : "leaders", tree_name(TP_T_KNOMIAL, ch->k[1]), mode);
 	else if (v == TC_V_HIER)
 		snprintf(out, n, "a tree by levels: leaves' leaders (%s), hosts' (%s), ranks%s",
 			 tree_name(TP_T_KNOMIAL, ch->k[0]), tree_name(TP_T_KNOMIAL, ch->k[1]), mode);
@@ -364,6 +367,11 @@ static int candidates(const struct tc_comm *c, const struct tc_call *k, struct c
 			add(cs, &n, TC_V_TREE, alg, TP_T_KNOMIAL, 4, 0, 0, seq, 0, 0, 0);
 			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 0, 0, 0, seq, 0, 0, 0);
 			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 2, 0, 0, seq, 0, 0, 0);
+			if (k->op == TC_GATHER) {
+				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 0, 0, 0, seq, 0, 0, 0);
+				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 0, 2, 0, seq, 0, 0, 0);
+				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 1, 0, 0, seq, 0, 0, 0);
+			}
 			if (several) {
 				add(cs, &n, TC_V_HOSTS, alg, TP_T_HOSTS, 0, 0, 0, seq, 0, 0, 0);
 				add(cs, &n, TC_V_HOSTS, alg, TP_T_HOSTS, 2, 0, 0, seq, 0, 0, 0);

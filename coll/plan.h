@@ -49,8 +49,11 @@ enum tp_alg {
  * k-nomial tree (TP_T_KNOMIAL, radix k[0]; k >= size is flat), a chain,
  * or by levels (TP_T_LEVELS: the leaves' leaders, each leaf's hosts'
  * leaders, each host's ranks, each level k-nomial of radix k[i], 0 flat;
- * TP_T_HOSTS: the hosts' leaders, then each host's ranks). */
-enum tp_shape { TP_T_KNOMIAL, TP_T_CHAIN, TP_T_LEVELS, TP_T_HOSTS };
+ * TP_T_HOSTS: the hosts' leaders, then each host's ranks; TP_T_RELAY: by
+ * levels, the other leaves' leaders dealt round-robin to the root leaf's
+ * hosts' leaders, the root first, or with k[0] 1 the other leaves' hosts'
+ * leaders so dealt). */
+enum tp_shape { TP_T_KNOMIAL, TP_T_CHAIN, TP_T_LEVELS, TP_T_HOSTS, TP_T_RELAY };
 
 struct tp_args {
 	enum tp_alg alg;
