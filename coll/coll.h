@@ -204,6 +204,7 @@ struct tc_comm {
 	 * hlead[h] its first rank; ident[r] = r. */
 	int *fab, *fpos, *hostof, *fhfirst, *hlead, *ident;
 	int nfh, maxfh;
+	int gridm;             /* an Allgather grid's ranks per leaf (plan.c tp_grid), 0: none */
 	/* A call's room, made where the ranks agree (plan runs): its ops,
 	 * requests and scratch; arena_ok the scratch bytes every rank holds */
 	struct tp_op *ops;

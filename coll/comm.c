@@ -260,6 +260,7 @@ static int plan_state(struct tc_comm *c)
 	for (int h = 0; h < c->nfh; h++)
 		if (c->fhfirst[h + 1] - c->fhfirst[h] > c->maxfh)
 			c->maxfh = c->fhfirst[h + 1] - c->fhfirst[h];
+	c->gridm = tp_grid(c);
 	return 0;
 }
 

@@ -7,13 +7,15 @@
  *              levels of leaves, hosts and ranks, a chain), segments passed
  *              on as they come; or a scatter of pieces then their ring
  *              allgather.
- *   Gather     subtrees' blocks up such a tree to the root.
+ *   Gather     subtrees' blocks up such a tree to the root (also one that
+ *              relays other leaves' blocks through the root leaf's hosts).
  *   Scatter    the mirror image.
  *   Allreduce  recursive doubling, Rabenseifner or the ring over the
  *              fabric's order (or rank order, for operations that do not
  *              commute), or each host's ranks reduced at its leader first.
  *   Allgather  recursive doubling, Bruck or the ring over the fabric's
- *              order, or each host's blocks gathered at its leader first.
+ *              order, each host's blocks gathered at its leader first, or
+ *              a grid of the leaves' columns, then each leaf.
  *
  * Data moves as bytes where ranks' types may differ (Bcast, Gather,
  * Scatter, Allgather: each rank packs and unpacks with its own type, or

@@ -367,7 +367,7 @@ static int candidates(const struct tc_comm *c, const struct tc_call *k, struct c
 			add(cs, &n, TC_V_TREE, alg, TP_T_KNOMIAL, 4, 0, 0, seq, 0, 0, 0);
 			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 0, 0, 0, seq, 0, 0, 0);
 			add(cs, &n, TC_V_HIER, alg, TP_T_LEVELS, 2, 0, 0, seq, 0, 0, 0);
-			if (k->op == TC_GATHER) {
+			if (k->op == TC_GATHER && c->nleaves > 1) {
 				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 0, 0, 0, seq, 0, 0, 0);
 				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 0, 2, 0, seq, 0, 0, 0);
 				add(cs, &n, TC_V_HIER, alg, TP_T_RELAY, 1, 0, 0, seq, 0, 0, 0);
@@ -400,7 +400,7 @@ static int candidates(const struct tc_comm *c, const struct tc_call *k, struct c
 		if (k->blen)
 			break;
 		for (int alg = TP_A_RDB_ALLGATHER; alg <= TP_A_RING_ALLGATHER; alg++) {
-			int m = tp_grid(c);
+			int m = c->gridm;
 			if (alg != TP_A_RDB_ALLGATHER || pow2(P))
 				add(cs, &n, TC_V_TREE, alg, 0, 0, 0, 0, 0, 0, 0, 0);
 			if (several && (alg != TP_A_RDB_ALLGATHER || pow2(c->nfh)))

@@ -115,7 +115,7 @@ static void relay_edges(const struct tc_comm *c, const int *ord, const int *firs
 	for (int i = 0; i < first[1]; i++)
 		nr += i == 0 || c->hostof[ord[i]] != c->hostof[ord[i - 1]];
 	for (int g = 1; g < ng; g++) {
-		int want = g % nr, seen = -1, i = 0;
+		int want = (g - 1) % nr, seen = -1, i = 0;
 		for (; i < first[1]; i++)
 			if ((i == 0 || c->hostof[ord[i]] != c->hostof[ord[i - 1]]) && ++seen == want)
 				break;
@@ -635,29 +635,35 @@ static void gen_allreduce(struct gen *g, const struct tc_comm *c, const struct t
 
 /* ---- Allgather: blocks of B bytes in TP_DATA in the fabric's order ---------------- */
 
-/* Units over m[0..n) (I am m[i]): unit j is places [U(j), U(j + 1)) of
- * the buffer x->at, U NULL for one place each; B bytes a place. Bruck
- * stages its units in x->stage. */
+/* Units over members m[0], m[ms], .. m[(n - 1) ms] (I am the i-th): unit
+ * j is places [U(j), U(j + 1)) of the buffer `at`, U(j) = U[j], or u0 +
+ * j uw where U is NULL; B bytes a place. Bruck stages its units in
+ * `stage`. Strides, not index arrays, so that the grid's columns need no
+ * memory of their own (nothing is allocated while a call runs). */
 struct agx {
 	const int *m, *U;
-	int n, i;
-	long long B;
+	int ms, n, i;
+	long long u0, uw, B;
 	unsigned char at, stage;
 };
 
-static long long uat(const int *U, int j)
+static long long uat(const struct agx *x, int j)
 {
-	return U ? U[j] : j;
+	return x->U ? x->U[j] : x->u0 + j * x->uw;
+}
+
+static int mem(const struct agx *x, int j)
+{
+	return x->m[(long long)j * x->ms];
 }
 
 static void ag_rdb(struct gen *g, const struct agx *x)
 {
-	const int *U = x->U;
 	long long B = x->B;
 	for (int mask = 1; mask < x->n; mask <<= 1) {
 		int dst = x->i ^ mask, mt = x->i / mask * mask, dt = dst / mask * mask;
-		sendrecv(g, x->m[dst], x->at, uat(U, mt) * B, (uat(U, mt + mask) - uat(U, mt)) * B, x->m[dst], x->at,
-			 uat(U, dt) * B, (uat(U, dt + mask) - uat(U, dt)) * B);
+		sendrecv(g, mem(x, dst), x->at, uat(x, mt) * B, (uat(x, mt + mask) - uat(x, mt)) * B, mem(x, dst), x->at,
+			 uat(x, dt) * B, (uat(x, dt + mask) - uat(x, dt)) * B);
 	}
 }
 
@@ -667,7 +673,7 @@ static long long ubytes(const struct agx *x, int a, int b)
 	long long sum = 0;
 	for (int j = a; j < b; j++) {
 		int u = (x->i + j) % x->n;
-		sum += (uat(x->U, u + 1) - uat(x->U, u)) * x->B;
+		sum += (uat(x, u + 1) - uat(x, u)) * x->B;
 	}
 	return sum;
 }
@@ -676,36 +682,34 @@ static long long ubytes(const struct agx *x, int a, int b)
  * place; then rotated into place. */
 static void ag_bruck(struct gen *g, const struct agx *x)
 {
-	const int *U = x->U;
 	int n = x->n, i = x->i;
-	long long B = x->B, mine = (uat(U, i + 1) - uat(U, i)) * B, base = uat(U, 0) * B;
-	copy_(g, x->stage, 0, x->at, uat(U, i) * B, mine);
+	long long B = x->B, mine = (uat(x, i + 1) - uat(x, i)) * B, base = uat(x, 0) * B;
+	copy_(g, x->stage, 0, x->at, uat(x, i) * B, mine);
 	int pof2 = 1;
 	for (; pof2 <= n / 2; pof2 *= 2) {
 		long long have = ubytes(x, 0, pof2);
-		sendrecv(g, x->m[(i + n - pof2) % n], x->stage, 0, have, x->m[(i + pof2) % n], x->stage, have,
+		sendrecv(g, mem(x, (i + n - pof2) % n), x->stage, 0, have, mem(x, (i + pof2) % n), x->stage, have,
 			 ubytes(x, pof2, 2 * pof2));
 	}
 	if (n - pof2) {
 		long long have = ubytes(x, 0, pof2);
-		sendrecv(g, x->m[(i + n - pof2) % n], x->stage, 0, ubytes(x, 0, n - pof2), x->m[(i + pof2) % n],
+		sendrecv(g, mem(x, (i + n - pof2) % n), x->stage, 0, ubytes(x, 0, n - pof2), mem(x, (i + pof2) % n),
 			 x->stage, have, ubytes(x, pof2, n));
 	}
 	long long tail = ubytes(x, 0, n - i);
-	copy_(g, x->at, uat(U, i) * B, x->stage, 0, tail);
+	copy_(g, x->at, uat(x, i) * B, x->stage, 0, tail);
 	if (i)
-		copy_(g, x->at, base, x->stage, tail, uat(U, i) * B - base);
+		copy_(g, x->at, base, x->stage, tail, uat(x, i) * B - base);
 }
 
 static void ag_ring(struct gen *g, const struct agx *x)
 {
-	const int *U = x->U;
-	int n = x->n, i = x->i, right = x->m[(i + 1) % n], left = x->m[(i + n - 1) % n];
+	int n = x->n, i = x->i, right = mem(x, (i + 1) % n), left = mem(x, (i + n - 1) % n);
 	long long B = x->B;
 	for (int s = 0; s + 1 < n; s++) {
 		int sj = (i + n - s) % n, rj = (i + 2 * n - s - 1) % n;
-		sendrecv(g, right, x->at, uat(U, sj) * B, (uat(U, sj + 1) - uat(U, sj)) * B, left, x->at,
-			 uat(U, rj) * B, (uat(U, rj + 1) - uat(U, rj)) * B);
+		sendrecv(g, right, x->at, uat(x, sj) * B, (uat(x, sj + 1) - uat(x, sj)) * B, left, x->at,
+			 uat(x, rj) * B, (uat(x, rj + 1) - uat(x, rj)) * B);
 	}
 }
 
@@ -721,45 +725,35 @@ static void ag_run(struct gen *g, enum tp_alg alg, const struct agx *x)
 		ag_ring(g, x);
 }
 
-/* The grid (tp_grid: L leaves of m ranks each, a leaf's ranks together in
- * the fabric's order, place L m + i the i-th rank of leaf L): the
- * columns (the i-th ranks of every leaf) allgather their own blocks over
- * the leaves, then each leaf allgathers its ranks' columns. Every block
- * enters every other leaf once, the least any allgather sends over the
- * leaves' uplinks; the fabric's order's recursive doubling sends each one
- * into a leaf once per rank there in its last steps (m times), which an
- * over-subscribed tree's uplinks serve at a fraction of the hosts' rate.
- * In TP_TMP block (L, i) lies at (i L' + L) B (L' leaves), so that a
- * column's blocks, and the bundle a rank holds after the first phase, are
- * contiguous; the last copies put the blocks into TP_DATA's order. */
+/* The grid (c->gridm: L leaves of m ranks each, a leaf's ranks together in
+ * the fabric's order; place L m + i is the i-th rank of the L-th leaf in
+ * that order): the columns (the i-th ranks of every leaf) allgather their
+ * own blocks over the leaves, then each leaf allgathers its ranks'
+ * columns. Every block enters every other leaf once, the least any
+ * allgather sends down a leaf's cables; the fabric's order's recursive
+ * doubling sends each one into a leaf once per rank there in its last
+ * steps, which an over-subscribed tree's uplinks serve at a fraction of
+ * the hosts' rate. In TP_TMP block (L, i) lies at (i nl + L) B (nl
+ * leaves), so that a column's blocks, and the bundle a rank holds after
+ * the first phase, are contiguous; the last copies put the blocks into
+ * TP_DATA's order. Bruck stages in TP_DATA, read by nothing until then. */
 static void gen_grid(struct gen *g, const struct tc_comm *c, const struct tp_args *a, int r)
 {
-	int P = c->size, m = tp_grid(c), nl = m ? P / m : 0, p = c->fpos[r], L = m ? p / m : 0, i = m ? p % m : 0;
+	int P = c->size, m = c->gridm, nl = m ? P / m : 0, p = c->fpos[r], L = m ? p / m : 0, i = m ? p % m : 0;
 	long long B = a->count;
-	int *mem = malloc(((size_t)P + 2) * sizeof(int)), *U = malloc(((size_t)P + 2) * sizeof(int));
-	if (!m || !mem || !U) {
+	if (!m) {
 		g->fail = 1;
-		free(mem);
-		free(U);
 		return;
 	}
 	copy_(g, TP_TMP, ((long long)i * nl + L) * B, TP_DATA, (long long)p * B, B);
-	for (int j = 0; j < nl; j++) {
-		mem[j] = c->fab[j * m + i];
-		U[j] = i * nl + j;
-	}
-	U[nl] = i * nl + nl;
-	ag_run(g, (enum tp_alg)a->alg, &(struct agx){ mem, U, nl, L, B, TP_TMP, TP_DATA });
-	for (int j = 0; j < m; j++) {
-		mem[j] = c->fab[L * m + j];
-		U[j] = j * nl;
-	}
-	U[m] = m * nl;
-	ag_run(g, (enum tp_alg)a->alg, &(struct agx){ mem, U, m, i, B, TP_TMP, TP_DATA });
+	ag_run(g, (enum tp_alg)a->alg,
+	       &(struct agx){ .m = c->fab + i, .ms = m, .n = nl, .i = L, .u0 = (long long)i * nl, .uw = 1, .B = B,
+			      .at = TP_TMP, .stage = TP_DATA });
+	ag_run(g, (enum tp_alg)a->alg,
+	       &(struct agx){ .m = c->fab + L * m, .ms = 1, .n = m, .i = i, .u0 = 0, .uw = nl, .B = B, .at = TP_TMP,
+			      .stage = TP_DATA });
 	for (int q = 0; q < P; q++)
 		copy_(g, TP_DATA, (long long)q * B, TP_TMP, ((long long)(q % m) * nl + q / m) * B, B);
-	free(mem);
-	free(U);
 }
 
 int tp_grid(const struct tc_comm *c)
@@ -768,7 +762,9 @@ int tp_grid(const struct tc_comm *c)
 	if (nl < 2 || !c->fab || !c->leaf_of || P % nl || P / nl < 2)
 		return 0;
 	int m = P / nl;
-	/* each run of m places of the fabric's order one leaf's ranks */
+	/* nl runs of m places, each of one leaf, over nl leaves: each run is
+	 * a whole leaf (the fabric's order keeps a leaf's ranks together, so
+	 * this fails only where leaves differ in size) */
 	for (int p = 0; p < P; p++)
 		if (c->leaf_of[c->fab[p]] != c->leaf_of[c->fab[p - p % m]])
 			return 0;
@@ -787,7 +783,8 @@ static void gen_allgather(struct gen *g, const struct tc_comm *c, const struct t
 		return;
 	}
 	if (!a->hier) {
-		ag_run(g, alg, &(struct agx){ c->fab, NULL, c->size, c->fpos[r], B, TP_DATA, TP_TMP });
+		ag_run(g, alg, &(struct agx){ .m = c->fab, .ms = 1, .n = c->size, .i = c->fpos[r], .uw = 1, .B = B,
+					      .at = TP_DATA, .stage = TP_TMP });
 		return;
 	}
 	int h = c->hostof[r], f0 = c->fhfirst[h], hs = c->fhfirst[h + 1] - f0, j = c->fpos[r] - f0;
@@ -802,7 +799,8 @@ static void gen_allgather(struct gen *g, const struct tc_comm *c, const struct t
 		irecv(g, mem[x], TP_DATA, (long long)(f0 + x) * B, B);
 	for (int x = 1; x < hs; x++)
 		wait_(g, first + x - 1);
-	ag_run(g, alg, &(struct agx){ c->hlead, c->fhfirst, c->nfh, h, B, TP_DATA, TP_TMP });
+	ag_run(g, alg, &(struct agx){ .m = c->hlead, .U = c->fhfirst, .ms = 1, .n = c->nfh, .i = h, .B = B,
+				      .at = TP_DATA, .stage = TP_TMP });
 	first = g->nposts;
 	for (int x = 1; x < hs; x++)
 		isend(g, mem[x], TP_DATA, 0, (long long)c->size * B);

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "coll.h"
-#include "plan.h"
 
 
 int TC_ENTRY(MPI_Init)(int *argc, char ***argv)
@@ -88,7 +87,8 @@ static int forced_family(enum tc_op op, long long bytes)
 /* Whether family v has an algorithm for op (else a forced call takes the
  * op's first: hier; Allreduce in rank order where the operation does not
  * commute; Allgather(v): the ring, also where its plans do not apply:
- * uneven blocks, empty calls, `hier` with one rank per host). */
+ * uneven blocks, empty calls, `hier` with one rank per host and leaves of
+ * different sizes: no host leaders and no grid). */
 static int family_of(const struct tc_comm *c, const struct tc_call *k, int v)
 {
 	switch (k->op) {
@@ -104,7 +104,7 @@ static int family_of(const struct tc_comm *c, const struct tc_call *k, int v)
 	default:
 		if (v >= TC_V_RING && v <= TC_V_AGSCHED)
 			return v;
-		if ((v == TC_V_TREE || (v == TC_V_HIER && (c->maxfh > 1 || tp_grid(c)))) && !k->blen && k->bytes > 0)
+		if ((v == TC_V_TREE || (v == TC_V_HIER && (c->maxfh > 1 || c->gridm))) && !k->blen && k->bytes > 0)
 			return v;
 		return TC_V_RING;
 	}
