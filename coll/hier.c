@@ -333,8 +333,10 @@ int tc_allgather_plan(struct tc_comm *c, const struct tc_choice *ch, const struc
 		rc = tp_run(c, c->ops, c->nops, c->rq, base, MPI_BYTE, 1, MPI_OP_NULL);
 	for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
 		int r = c->fab[i];
+		long long off;
+		const char *from = (tp_ag_where(c, &a, i, &off) == TP_TMP ? work : data) + off;
 		if (!(r == me && sbuf == MPI_IN_PLACE))
-			rc = unpack(c, data + (long long)i * B, B, (char *)rbuf + (MPI_Aint)displs[r] * ext, rcounts[r], rt);
+			rc = unpack(c, from, B, (char *)rbuf + (MPI_Aint)displs[r] * ext, rcounts[r], rt);
 	}
 	done(tmp, own);
 	return rc;

@@ -735,8 +735,10 @@ static void ag_run(struct gen *g, enum tp_alg alg, const struct agx *x)
  * steps, which an over-subscribed tree's uplinks serve at a fraction of
  * the hosts' rate. In TP_TMP block (L, i) lies at (i nl + L) B (nl
  * leaves), so that a column's blocks, and the bundle a rank holds after
- * the first phase, are contiguous; the last copies put the blocks into
- * TP_DATA's order. Bruck stages in TP_DATA, read by nothing until then. */
+ * the first phase, are contiguous, and there they stay (tp_ag_where): a
+ * copy into TP_DATA's order would move the whole result once more, which
+ * at large blocks costs a real MPI as much as a good part of the network
+ * time, and the model counts no copies. Bruck stages in TP_DATA. */
 static void gen_grid(struct gen *g, const struct tc_comm *c, const struct tp_args *a, int r)
 {
 	int P = c->size, m = c->gridm, nl = m ? P / m : 0, p = c->fpos[r], L = m ? p / m : 0, i = m ? p % m : 0;
@@ -752,8 +754,17 @@ static void gen_grid(struct gen *g, const struct tc_comm *c, const struct tp_arg
 	ag_run(g, (enum tp_alg)a->alg,
 	       &(struct agx){ .m = c->fab + L * m, .ms = 1, .n = m, .i = i, .u0 = 0, .uw = nl, .B = B, .at = TP_TMP,
 			      .stage = TP_DATA });
-	for (int q = 0; q < P; q++)
-		copy_(g, TP_DATA, (long long)q * B, TP_TMP, ((long long)(q % m) * nl + q / m) * B, B);
+}
+
+int tp_ag_where(const struct tc_comm *c, const struct tp_args *a, int q, long long *off)
+{
+	if (a->hier == TP_GRID && c->gridm) {
+		int m = c->gridm, nl = c->size / m;
+		*off = ((long long)(q % m) * nl + q / m) * a->count;
+		return TP_TMP;
+	}
+	*off = (long long)q * a->count;
+	return TP_DATA;
 }
 
 int tp_grid(const struct tc_comm *c)

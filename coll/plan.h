@@ -78,6 +78,10 @@ struct tp_args {
  * fabric's order), else 0. */
 int tp_grid(const struct tc_comm *c);
 
+/* Where the block of place q of the fabric's order lies once Allgather
+ * plan a ran: the buffer (TP_DATA, or the grid's TP_TMP), *off its offset. */
+int tp_ag_where(const struct tc_comm *c, const struct tp_args *a, int q, long long *off);
+
 /* A tree over a communicator's ranks (tp_tree_build): parent (-1 the
  * root), children in the order a parent serves them, and each rank's
  * subtree as a range [start, start + size) of the depth-first order. */
