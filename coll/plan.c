@@ -100,30 +100,6 @@ int tp_tree_alloc(struct tp_tree *t, int n)
 	return 0;
 }
 
-/* TP_T_RELAY's top level: the leaves' leaders lead[1..ng) (leaf runs of
- * ord at first[]; lead[0] the root) dealt round-robin to the hosts'
- * leaders of the root's leaf, the root first. Under destination routing
- * every route into a host comes down one cable into its leaf, so the
- * blocks a Gather sends straight to the root share that cable, however
- * many the leaf has; sent to the leaf's other hosts they come down as many
- * cables as those hosts' routes use, and reach the root over the leaf
- * switch. */
-static void relay_edges(const struct tc_comm *c, const int *ord, const int *first, const int *lead, int ng, int *pe,
-			int *ce, int *ne)
-{
-	int nr = 0;
-	for (int i = 0; i < first[1]; i++)
-		nr += i == 0 || c->hostof[ord[i]] != c->hostof[ord[i - 1]];
-	for (int g = 1; g < ng; g++) {
-		int want = (g - 1) % nr, seen = -1, i = 0;
-		for (; i < first[1]; i++)
-			if ((i == 0 || c->hostof[ord[i]] != c->hostof[ord[i - 1]]) && ++seen == want)
-				break;
-		pe[*ne] = ord[i];
-		ce[(*ne)++] = lead[g];
-	}
-}
-
 /* The edges of a->shape over ord[n] (root first) into pe/ce; returns their number. */
 static int tree_edges(const struct tc_comm *c, const struct tp_args *a, const int *ord, int *pe, int *ce, int *first,
 		      int *lead)
@@ -152,32 +128,34 @@ static int tree_edges(const struct tc_comm *c, const struct tp_args *a, const in
 		}
 		for (int g = 0; g < ng; g++)
 			lead[g] = ord[first[g]];
-		if (lv == 0 && a->shape == TP_T_RELAY) {
-			if (a->k[0] != 1)
-				relay_edges(c, ord, first, lead, ng, pe, ce, &ne);
-			continue;
-		}
+		if (lv == 0 && a->shape == TP_T_RELAY)
+			continue; /* the leaves' leaders are dealt below */
 		if (lv == 0 || lv0 == 1) {
 			knomial(lead, ng, a->k[lv] > 0 ? a->k[lv] : n, pe, ce, &ne);
 			continue;
 		}
-		/* the hosts' leaders within each leaf; TP_T_RELAY with k[0] 1:
-		 * those of the other leaves dealt to the root leaf's (lead[0..nr)) */
+		/* the hosts' leaders within each leaf. TP_T_RELAY: each other
+		 * leaf's leader (k[0] 1: each of its hosts' leaders) dealt
+		 * round-robin to the root leaf's hosts' leaders (lead[0..nr), the
+		 * root first). Under destination routing every route into a host
+		 * comes down one cable into its leaf, so the blocks a Gather sends
+		 * straight to the root share that cable, however many the leaf
+		 * has; sent to the leaf's other hosts they come down as many
+		 * cables as those hosts' routes use, and reach the root over the
+		 * leaf switch. */
 		int nr = 0, dealt = 0;
 		while (nr < ng && c->leaf_of[lead[nr]] == c->leaf_of[lead[0]])
 			nr++;
 		for (int i = 0; i < ng;) {
-			int j = i;
+			int j = i, x = i;
 			while (j < ng && c->leaf_of[lead[j]] == c->leaf_of[lead[i]])
 				j++;
-			if (i > 0 && a->shape == TP_T_RELAY && a->k[0] == 1) {
-				for (int x = i; x < j; x++) {
-					pe[ne] = lead[dealt++ % nr];
-					ce[ne++] = lead[x];
-				}
-			} else {
-				knomial(lead + i, j - i, a->k[1] > 0 ? a->k[1] : n, pe, ce, &ne);
+			for (; i > 0 && a->shape == TP_T_RELAY && x < (a->k[0] == 1 ? j : i + 1); x++) {
+				pe[ne] = lead[dealt++ % nr];
+				ce[ne++] = lead[x];
 			}
+			if (x < j)
+				knomial(lead + i, j - i, a->k[1] > 0 ? a->k[1] : n, pe, ce, &ne);
 			i = j;
 		}
 	}
