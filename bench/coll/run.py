@@ -42,6 +42,7 @@ printed beside it ("own" where it left the call to the MPI).
 """
 import argparse
 import csv
+import functools
 import math
 import os
 import re
@@ -172,9 +173,12 @@ def run_job(args, cfg, exe, lab, fabric, shape, hosts, work):
     return time_job(args, cfg, exe, fabric, shape, n, leaves, platform, hostfile, sched, algo, work)
 
 
+@functools.lru_cache(maxsize=8)
 def host_rates(platform):
     """host -> the rate (B/s) of the cable into it: the last link of every
-    route that ends at it (the slowest, should they differ)."""
+    route that ends at it (the slowest, should they differ). Cached: every
+    row of a job asks for its bound, and a 64-host platform's routes are
+    megabytes of XML (callers only read the dict)."""
     xml = open(platform).read()
     rate = {m.group(1): int(m.group(2)) / 8.0
             for m in re.finditer(r'<link id="([^"]+)" bandwidth="(\d+)bps"', xml)}
