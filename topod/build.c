@@ -853,6 +853,28 @@ void builder_get_stats(struct builder *b, struct builder_stats *out)
 	pthread_mutex_unlock(&b->lock);
 }
 
+void builder_stats_add(struct builder_stats *to, const struct builder_stats *o)
+{
+	to->received += o->received;
+	to->accepted += o->accepted;
+	to->rejected += o->rejected;
+	to->superseded += o->superseded;
+	to->published += o->published;
+	to->deltas += o->deltas;
+	to->journal_quarantined += o->journal_quarantined;
+	to->journal_full_writes += o->journal_full_writes;
+	to->not_durable += o->not_durable;
+	to->ambiguous_names += o->ambiguous_names;
+	if (o->ambiguous_example[0])
+		memcpy(to->ambiguous_example, o->ambiguous_example, sizeof(to->ambiguous_example));
+	if (o->journal_last[0])
+		memcpy(to->journal_last, o->journal_last, sizeof(to->journal_last));
+	if (o->last_error_us > to->last_error_us) {
+		to->last_error_us = o->last_error_us;
+		memcpy(to->last_error, o->last_error, sizeof(to->last_error));
+	}
+}
+
 const char *builder_state_file(const struct builder *b)
 {
 	return b->state_file;

@@ -136,6 +136,10 @@ int builder_run(struct builder *b, struct ingest_job *job);
 /* Counts a snapshot refused before it reached the builder (bad header). */
 void builder_note_rejected(struct builder *b, const char *why);
 void builder_get_stats(struct builder *b, struct builder_stats *out);
+/* Adds o's counts to to, as one fabric's counters over several planes: the
+ * newest last error, the last journal quarantine and ambiguous name seen;
+ * the times and the shrink guard stay to's. */
+void builder_stats_add(struct builder_stats *to, const struct builder_stats *o);
 /* The state file path ("" when none). Borrowed until builder_free(). */
 const char *builder_state_file(const struct builder *b);
 

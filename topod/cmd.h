@@ -4,10 +4,18 @@
  * named. The dispatcher (query_answer), `help`, `topod --commands` and the
  * test that keeps docs/protocol.md and libtii in step all read cmd_table[].
  *
- * Adding a command: write `void answer_foo(struct qctx *c)` in the file of
- * its concept, declare it in that file's header, add one row to cmd_table[]
- * in cmd.c, and document its reply in docs/protocol.md (the test
- * t_protocol_doc checks that every row has a section there).
+ * A row is the whole description of a command: its name, arity, lane
+ * (flags), handler, usage and help, the estimator of a CMD_HEAVY command
+ * (what it will cost before it runs, estimate.h) and the server handler of
+ * a CMD_ADMIN one. Nothing else names a command: the admin socket, the
+ * HTTP endpoint, the budget and the metrics all read the row.
+ *
+ * Adding a command (CONTRIBUTING.md, "Adding a command", is the recipe a
+ * test keeps complete): write `void answer_foo(struct qctx *c)` in the
+ * file of its concept and declare it in that file's header; for a heavy
+ * one, `void est_foo(...)` in estimate.c; add one row to cmd_table[] in
+ * cmd.c; document its reply in docs/protocol.md (t_protocol_doc checks
+ * that every row has a section there).
  *
  * A handler appends its whole reply (one "OK ..." line plus the lines it
  * announces, or one "ERR CODE text" line) to c->out. It must not block and
@@ -61,11 +69,18 @@ struct qctx {
 };
 
 typedef void cmd_answer_fn(struct qctx *c);
+struct estimate;
+/* What a request will cost before it runs (estimate.h), O(request). */
+typedef void cmd_estimate_fn(const struct proto_req *r, const struct fabric *f, struct estimate *e);
+struct conn;
+/* An admin command: answered with the server's own state (server_admin.c). */
+typedef void cmd_admin_fn(struct conn *c, const struct proto_req *req, struct evbuffer *out);
 
 #define CMD_FABRIC 1u  /* needs a fabric: ERR NOFABRIC before the first snapshot */
 #define CMD_HEAVY 2u   /* runs on the worker pool, never on the event loop */
 #define CMD_PLANES 4u  /* about the planes, not one fabric: gets qctx.planes */
 #define CMD_WATCH 8u   /* may wait for the next generation: the server parks the connection */
+#define CMD_ADMIN 16u  /* the admin socket's own (admin, not answer): ERR DENIED on the query port */
 
 struct cmd {
 	const char *name;
@@ -74,6 +89,8 @@ struct cmd {
 	cmd_answer_fn *answer;
 	const char *usage;        /* "hops HOSTA HOSTB": sent with ERR USAGE */
 	const char *help;         /* one line, for `help` and `topod --commands` */
+	cmd_estimate_fn *estimate; /* CMD_HEAVY: cost before it runs; NULL otherwise */
+	cmd_admin_fn *admin;      /* CMD_ADMIN: the handler (answer is NULL) */
 };
 
 extern const struct cmd cmd_table[];

@@ -76,7 +76,7 @@ static uint64_t sq(uint64_t n)
 	return n * n;
 }
 
-static void est_hopsmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_hopsmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* int16 cells, then the reply's "N " per cell */
@@ -84,7 +84,7 @@ static void est_hopsmatrix(const struct proto_req *r, const struct fabric *f, st
 	e->work_us = 200 + sq(nhosts_arg(r)) / 20;
 }
 
-static void est_pathmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_pathmatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* the sharing structure, then ~2.3 reply bytes per pair */
@@ -92,7 +92,7 @@ static void est_pathmatrix(const struct proto_req *r, const struct fabric *f, st
 	e->work_us = 500 + sq(nhosts_arg(r)) / 10;
 }
 
-static void est_shared(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_shared(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* measured 0.9 MiB at 3,456 hosts: the pairs' sharing bits */
@@ -100,14 +100,14 @@ static void est_shared(const struct proto_req *r, const struct fabric *f, struct
 	e->work_us = 200 + sq(nhosts_arg(r)) / 50;
 }
 
-static void est_order(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_order(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	uint64_t n = r->argc ? r->argc : f->index->rt->nhosts;
 	e->mem = 1 * MIB + n * 256;
 	e->work_us = 100 + n * 2;
 }
 
-static void est_pick(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_pick(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* the pod table of the exact leaf/pod count: 5.4 MiB measured at 3,456 free */
@@ -133,7 +133,7 @@ static uint64_t graph_ranks(const char *g)
 	return n;
 }
 
-static void est_map(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_map(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	size_t g = skip_options(r, 0), dd = dashes(r, g);
@@ -146,7 +146,7 @@ static void est_map(const struct proto_req *r, const struct fabric *f, struct es
 	e->work_us = 50000 + ranks * 50 + hosts * 20;
 }
 
-static void est_load(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_load(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	size_t s = skip_options(r, 0), dd = dashes(r, s);
 	uint64_t ranks = s + 1 < dd ? rank_words(r, s + 1, dd) : 0, triples = r->argc - dd;
@@ -160,7 +160,7 @@ static int algo_is(const struct proto_req *r, const char *a)
 	return r->argc && !strcmp(r->argv[0], a);
 }
 
-static void est_schedule(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_schedule(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	size_t first = skip_options(r, 1);
 	uint64_t P = rank_words(r, first, r->argc), H = r->argc - first;
@@ -198,7 +198,7 @@ static void est_schedule(const struct proto_req *r, const struct fabric *f, stru
 	}
 }
 
-static void est_simgrid(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_simgrid(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	/* `simgrid all`: one zone per leaf, routes grow as leaves x hosts
 	 * (193 MB of XML, 2.4 s at 3,456 hosts and 288 leaves): switches x
@@ -213,7 +213,7 @@ static void est_simgrid(const struct proto_req *r, const struct fabric *f, struc
 	e->work_us = 1000 + sq(nhosts_arg(r)) * 3;
 }
 
-static void est_delaymatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_delaymatrix(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)f;
 	/* uint64 cells, then ~7 reply bytes per cell (84 MB at 3,456 hosts, 0.7 s) */
@@ -222,14 +222,14 @@ static void est_delaymatrix(const struct proto_req *r, const struct fabric *f, s
 }
 
 /* `links`: every cable once, ~90 reply bytes each. */
-static void est_links(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_links(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	(void)r;
 	e->mem = 2 * MIB + (uint64_t)f->snap->nports * 100;
 	e->work_us = 1000 + f->snap->nports;
 }
 
-static void est_diff(const struct proto_req *r, const struct fabric *f, struct estimate *e)
+void est_diff(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	/* both generations rebuilt from the history (LFTs, ports, route
 	 * tables), their comparison and the named hosts' pair walks */
@@ -239,32 +239,12 @@ static void est_diff(const struct proto_req *r, const struct fabric *f, struct e
 	e->work_us = 200000 + s->nlft / 10 + sq(names);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(const struct proto_req *r, const struct fabric *f, struct estimate *e);
-} est_table[] = {
-	{ "hopsmatrix", est_hopsmatrix },
-	{ "pathmatrix", est_pathmatrix },
-	{ "shared", est_shared },
-	{ "order", est_order },
-	{ "pick", est_pick },
-	{ "map", est_map },
-	{ "diff", est_diff },
-	{ "load", est_load },
-	{ "schedule", est_schedule },
-	{ "simgrid", est_simgrid },
-	{ "delaymatrix", est_delaymatrix },
-	{ "links", est_links },
-};
-
 int estimate_request(const struct cmd *k, const struct proto_req *req, const struct fabric *f, struct estimate *e)
 {
-	for (size_t i = 0; i < sizeof(est_table) / sizeof(est_table[0]); i++)
-		if (!strcmp(est_table[i].name, k->name)) {
-			est_table[i].fn(req, f, e);
-			return 0;
-		}
-	return -1;
+	if (!k->estimate)
+		return -1;
+	k->estimate(req, f, e);
+	return 0;
 }
 
 int estimate_light(const struct estimate *e)

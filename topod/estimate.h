@@ -6,8 +6,8 @@
  * reserves the memory from --max-request-memory while the request runs
  * (pool.h) and sends cheap requests down the light lane.
  *
- * One estimator per CMD_HEAVY row of cmd_table (cmd.c), in estimate.c's
- * table beside it, keyed by the command's name: from the request's words
+ * One estimator per CMD_HEAVY row of cmd_table (cmd.c), named in its row
+ * (struct cmd's estimate), written here: from the request's words
  * (host and rank counts, options) and the fabric's size, in O(request),
  * on the event loop. The figures are upper bounds fitted to measured peak
  * RSS on the k=24 fat tree (tests/integration/t_budget_estimate.py checks
@@ -31,11 +31,25 @@ struct estimate {
 #define ESTIMATE_LIGHT_MEM (32u << 20)
 
 /* Fills e for request req of heavy command k on fabric f (f->index not
- * NULL). Returns 0, or -1 if k has no estimator (a programming error the
- * unit test catches: every CMD_HEAVY row has one). */
+ * NULL) by k's estimator. Returns 0, or -1 if k has none (a programming
+ * error the unit test catches: every CMD_HEAVY row has one). */
 int estimate_request(const struct cmd *k, const struct proto_req *req, const struct fabric *f, struct estimate *e);
 
 /* Whether e is light (both bounds). */
 int estimate_light(const struct estimate *e);
+
+/* The estimators of the heavy commands (cmd.c names each in its row). */
+cmd_estimate_fn est_hopsmatrix;
+cmd_estimate_fn est_pathmatrix;
+cmd_estimate_fn est_shared;
+cmd_estimate_fn est_order;
+cmd_estimate_fn est_pick;
+cmd_estimate_fn est_map;
+cmd_estimate_fn est_load;
+cmd_estimate_fn est_schedule;
+cmd_estimate_fn est_simgrid;
+cmd_estimate_fn est_delaymatrix;
+cmd_estimate_fn est_links;
+cmd_estimate_fn est_diff;
 
 #endif

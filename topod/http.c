@@ -413,32 +413,25 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Queues j with its estimate; on refusal answers and frees it. */
-static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_t mem, int light)
+/* Queues j by the server's admission rule (server_admit: the same as the
+ * query port's); on refusal answers and frees it. a->k and a->req for a
+ * command; else a->mem and a->light. */
+static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, struct admission *a)
 {
-	struct pool *pool = server_pool(h->srv);
-	/* A scrape (some kB) is answered even then: it is how the overload is seen. */
-	uint64_t pending;
-	if (!j->sc && !server_reply_fits(h->srv, 0, &pending)) {
-		heavy_refused(h, j, &h->heavy_busy);
-		send_error(h, j->req, 503, "BUSY", "%llu bytes of replies are waiting to be read (--output-budget); "
-			   "retry later", (unsigned long long)pending);
-		job_free(j);
-		return;
-	}
 	j->h = h;
 	j->hc = hc;
 	j->pj.run = job_run;
 	j->pj.done = job_done;
-	j->pj.mem = mem;
-	j->pj.light = light && pool && mem <= pool_job_max(pool, 1);
-	uint64_t now = pool_now_ns();
-	j->pj.deadline_ns = h->cfg.request_timeout_s ? now + h->cfg.request_timeout_s * 1000000000ull : 0;
+	a->copies = 2; /* the JSON is built beside the protocol's reply */
+	a->scrape = j->sc != NULL;
+	a->peer = "http";
 	pthread_mutex_lock(&h->lock);
 	h->njobs++;
 	pthread_mutex_unlock(&h->lock);
-	int rc = pool ? pool_submit(pool, &j->pj) : POOL_FULL;
-	if (!rc) {
+	struct evbuffer *err = evbuffer_new();
+	enum admit_result r = err ? server_admit(h->srv, a, &j->pj, err) : ADMIT_FULL;
+	if (r == ADMIT_QUEUED) {
+		evbuffer_free(err);
 		hc->job = j;
 		hc->api_lane = QS_LANE_POOL;
 		return;
@@ -446,12 +439,19 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, uint64_
 	pthread_mutex_lock(&h->lock);
 	h->njobs--;
 	pthread_mutex_unlock(&h->lock);
-	heavy_refused(h, j, rc == POOL_TOOBIG ? &h->heavy_toobig : &h->heavy_busy);
-	if (rc == POOL_TOOBIG)
-		send_error(h, j->req, 413, "TOOBIG", "needs an estimated %llu MiB, more than one request may hold "
-			   "(--max-request-memory): ask for fewer hosts", (unsigned long long)(mem >> 20));
-	else
-		send_error(h, j->req, 503, "BUSY", "the worker queue is full; retry later");
+	if (r != ADMIT_NOESTIMATE)
+		heavy_refused(h, j, r == ADMIT_TOOBIG ? &h->heavy_toobig : &h->heavy_busy);
+	struct evbuffer *body = err ? evbuffer_new() : NULL;
+	if (body) {
+		api_note(h, j->req, qstats_outcome(err, 0));
+		int status = http_reply_json(err, body);
+		send_body(h, j->req, status, "application/json", body);
+		evbuffer_free(body);
+	} else {
+		send_error(h, j->req, 503, "NOMEM", "no memory for the request");
+	}
+	if (err)
+		evbuffer_free(err);
 	job_free(j);
 }
 
@@ -511,7 +511,8 @@ static void serve_metrics(struct http *h, struct hconn *hc, struct evhttp_reques
 	sc->m.heavy_toobig += h->heavy_toobig;
 	sc->m.heavy_timeouts += h->heavy_timeouts;
 	/* Counting down cables walks every port: a few ms on the largest fabrics. */
-	job_submit(h, hc, j, 1u << 20, 1);
+	struct admission a = { .mem = 1u << 20, .light = 1 };
+	job_submit(h, hc, j, &a);
 }
 
 /* evhttp decodes a query into C strings: a %00 would cut a value short
@@ -580,10 +581,11 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 {
 	const struct cmd *k = cmd_find(verb);
 	hc->api = 1;
-	hc->api_k = k && !(k->flags & (CMD_WATCH | CMD_PLANES)) && strcmp(verb, "quit") ? k : NULL;
+	int served = k && !(k->flags & (CMD_WATCH | CMD_PLANES | CMD_ADMIN)) && strcmp(verb, "quit");
+	hc->api_k = served ? k : NULL;
 	hc->api_t0 = pool_now_ns();
 	hc->api_lane = QS_LANE_LOOP;
-	if (!k || (k->flags & (CMD_WATCH | CMD_PLANES)) || !strcmp(verb, "quit")) {
+	if (!served) {
 		send_error(h, req, 404, "UNKNOWN", "no command '%.32s' over HTTP (the query commands but quit, watch, "
 			   "plane, planes and show)", verb);
 		return;
@@ -612,21 +614,12 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 	if (proto_split(j->line, len, &j->preq, &why)) {
 		query_error(err, "PROTO", "%s", why);
 	} else if (!query_prepare(&j->qc, k, j->f, &j->preq, err)) {
-		struct estimate e = { ESTIMATE_LIGHT_MEM / 8, 0 };
-		int light = 1;
-		if ((k->flags & CMD_HEAVY) && estimate_request(k, &j->preq, j->f, &e)) {
-			/* As the query port: a heavy command is never run unbounded. */
-			query_error(err, "INTERNAL", "%s has no cost estimate", k->name);
-			goto refuse;
-		}
-		if (k->flags & CMD_HEAVY)
-			light = estimate_light(&e);
+		/* a light command's reply is a few lookups: an eighth of the light lane */
+		struct admission a = { .k = k, .req = &j->preq, .f = j->f, .mem = ESTIMATE_LIGHT_MEM / 8, .light = 1 };
 		evbuffer_free(err);
-		/* The JSON is built beside the protocol's reply: twice the memory. */
-		job_submit(h, hc, j, e.mem * 2, light);
+		job_submit(h, hc, j, &a);
 		return;
 	}
-refuse:
 	api_note(h, req, qstats_outcome(err, 0));
 	struct evbuffer *body = evbuffer_new();
 	if (body) {
@@ -674,7 +667,8 @@ static void serve_job(struct http *h, struct hconn *hc, struct evhttp_request *r
 	j->ctype = "application/json";
 	/* Not the light lane: a lookup waits up to 10 s on squeue, and the
 	 * light lane's one worker is what keeps /metrics answering. */
-	job_submit(h, hc, j, 1u << 20, 0);
+	struct admission a = { .mem = 1u << 20 };
+	job_submit(h, hc, j, &a);
 	if (hc->job) /* queued: counted until done_cb */
 		h->slurm_jobs++;
 }

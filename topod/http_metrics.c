@@ -243,11 +243,7 @@ static void planes(const struct http_scrape *sc, struct evbuffer *out)
 
 static void snapshots(const struct server_metrics *m, struct evbuffer *out)
 {
-	uint64_t rejected = 0, deltas = 0;
-	for (int p = 0; p < m->nplanes; p++) {
-		rejected += m->plane[p].rejected;
-		deltas += m->plane[p].deltas;
-	}
+	uint64_t rejected = m->all.rejected, deltas = m->all.deltas;
 	family(out, "topod_snapshots_refused_total", "counter",
 	       "snapshots refused, by reason: invalid (failed to decode, verify or build), denied (peer not allowed), "
 	       "unsigned (no valid signature), truncated, trailing (bytes after the snapshot)");

@@ -910,7 +910,8 @@ void answer_help(struct qctx *c)
 {
 	evbuffer_add_printf(c->out, "OK commands:");
 	for (size_t i = 0; i < cmd_count; i++)
-		evbuffer_add_printf(c->out, " %s", cmd_table[i].name);
+		if (!(cmd_table[i].flags & CMD_ADMIN)) /* the admin socket's: docs/protocol.md */
+			evbuffer_add_printf(c->out, " %s", cmd_table[i].name);
 	evbuffer_add_printf(c->out, " (see docs/protocol.md)\n");
 }
 
@@ -954,5 +955,5 @@ enum query_result query_run(const struct cmd *k, const struct fabric *f, const s
 enum query_result query_answer(const struct fabric *f, const struct proto_req *req, struct evbuffer *out)
 {
 	const struct cmd *k = cmd_find(req->cmd);
-	return k ? query_run(k, f, req, out, NULL) : QUERY_UNKNOWN;
+	return k && k->answer ? query_run(k, f, req, out, NULL) : QUERY_UNKNOWN;
 }

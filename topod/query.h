@@ -40,7 +40,7 @@ int query_prepare(struct qctx *c, const struct cmd *k, const struct fabric *f, c
 cmd_answer_fn answer_ping, answer_quit, answer_help, answer_info, answer_hops, answer_path,
 	answer_seed_query, answer_hopsbatch, answer_hopsmatrix, answer_pathmatrix, answer_depth,
 	answer_clusters, answer_tree, answer_shared, answer_resolve, answer_hosts;
-/* The heavy analyses' commands: load_cmd.c and schedule_answer.c. */
+/* The heavy analyses' commands: load_cmd.c and schedule_cmd.c. */
 cmd_answer_fn answer_load, answer_schedule;
 /* Every switch's name (names_cmd.c). */
 cmd_answer_fn answer_switches;

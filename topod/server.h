@@ -22,6 +22,11 @@
 #include "store.h"
 #include "topo_limits.h"
 
+struct cmd;
+struct proto_req;
+struct fabric;
+struct evbuffer;
+
 #define SERVER_MAX_ADDRS 8
 
 struct server_config {
@@ -96,12 +101,14 @@ void server_set_reload(struct server *srv, server_reload_fn fn, void *arg);
 /* The server's counters at one instant (the `stats` verb's, and qstats.h's). */
 struct server_metrics {
 	unsigned conns, max_conns, admin_conns, ingest_conns, watching;
-	uint64_t requests, errors, refused;
+	uint64_t requests, errors, refused, half_closed, watch_answered, watch_timeouts;
 	uint64_t cut_hard, cut_soft, cut_write, cut_budget, toobig, busy_heavy, heavy_toobig, heavy_timeouts;
 	uint64_t ingest_denied, ingest_unsigned, ingest_truncated, ingest_trailing;
-	uint64_t out_pending, out_budget, client_bytes, client_budget;
+	uint64_t out_pending, out_budget, client_in, client_bytes, client_budget;
+	int workers;
 	int nplanes;
 	struct builder_stats plane[TOPO_PLANES_MAX];
+	struct builder_stats all; /* over the planes (builder_stats_add), the times plane 0's */
 	struct pool_stats pool;
 	struct qstats qs;
 };
@@ -116,5 +123,29 @@ void server_http_unsent(struct server *srv, uint64_t add, uint64_t sub);
  * of both ports (into *pending) and n within --output-budget, or nothing
  * else waiting. */
 int server_reply_fits(const struct server *srv, uint64_t n, uint64_t *pending);
+
+/* A job for the worker pool, as server_admit judges it. */
+struct admission {
+	const struct cmd *k;          /* the command, or NULL (a job lookup, a scrape) */
+	const struct proto_req *req;  /* k's words, for its estimate */
+	const struct fabric *f;       /* the generation it will answer from */
+	uint64_t mem;                 /* without an estimator (k NULL or light): the bytes to reserve */
+	int light;                    /* likewise: may it take the light lane */
+	unsigned copies;              /* the reply is held this many times at once (HTTP's JSON: 2) */
+	int scrape;                   /* the metrics: admitted past the clients' budgets (how overload is seen) */
+	const char *peer;             /* for the log */
+};
+enum admit_result { ADMIT_QUEUED, ADMIT_UNREAD, ADMIT_TOOBIG, ADMIT_FULL, ADMIT_NOESTIMATE };
+
+/* The one admission rule of every request that runs on the worker pool,
+ * from the query port and the HTTP endpoint alike (docs/admin-guide.md,
+ * "Limits"): while clients do not read what they asked for (every unread
+ * reply past --output-budget, or all clients' buffers past seven eighths
+ * of --client-budget) ERR BUSY; a heavy command's estimate (estimate.h)
+ * that one request could never hold, ERR TOOBIG; a full queue, ERR BUSY.
+ * Otherwise pj is queued with its reservation, lane and deadline. Returns
+ * ADMIT_QUEUED, or why not with the ERR line written to err. */
+enum admit_result server_admit(struct server *srv, const struct admission *a, struct pool_job *pj,
+			       struct evbuffer *err);
 
 #endif

@@ -233,4 +233,18 @@ check(any(h.startswith("ERR BUSY") for h in heads) and any(h.startswith("OK") fo
       % [h[:12] for h in heads])
 for s in socks:
     s.close()
+
+# --- 7. the admin rows of the command table -----------------------------------------
+with t4.conn() as c:
+    denied = c.ask("stats")
+    hlp = c.ask("help")
+check(denied == "ERR DENIED stats is only available on the admin socket", "query port: %s" % denied)
+check(hlp.startswith("OK commands: ping") and " stats" not in hlp and " schedule" in hlp,
+      "help lists the queries, not the admin socket's own")
+unknown, usage, extra = t4.admin_ask("frobnicate"), t4.admin_ask("confirm"), t4.admin_ask("stats now")
+check(unknown == "ERR UNKNOWN unknown command; admin commands: stats reload restore confirm shutdown, and every query",
+      "admin socket, an unknown word: %s" % unknown)
+check(usage.startswith("ERR USAGE confirm GENERATION") and extra == "ERR USAGE stats",
+      "admin socket, arity from the table: %s / %s" % (usage[:40], extra))
+check(t4.admin_ask("hops %s %s" % (hosts[0], hosts[1])).startswith("OK"), "admin socket: queries too")
 done()

@@ -30,7 +30,7 @@ def block(rows):
     lines = [BEGIN, "",
              "| command | runs on | what it answers |", "| --- | --- | --- |"]
     for name, lo, hi, kind, usage, helptext in rows:
-        where = "worker pool" if kind == "heavy" else "event loop"
+        where = {"heavy": "worker pool", "admin": "admin socket"}.get(kind, "event loop")
         lines.append("| `%s` | %s | %s |" % (usage, where, helptext))
     lines += ["", "(Generated from topod's command table by `tests/lib/cmdtable.py build/bin/topod --write`.)", "", END]
     return "\n".join(lines)

@@ -41,8 +41,17 @@ int main(void)
 	if (fabric_index_build(s, NULL, 1, &x, err))
 		tf_die("index");
 	struct fabric f = { .snap = s, .index = x };
-	size_t missing = 0, heavy = 0;
+	size_t missing = 0, heavy = 0, stray = 0;
 	for (size_t i = 0; i < cmd_count; i++) {
+		const struct cmd *k = &cmd_table[i];
+		/* a row is one description: an estimator exactly on the heavy
+		 * rows, a server handler exactly on the admin ones */
+		if (!(k->flags & CMD_HEAVY) != !k->estimate || !(k->flags & CMD_ADMIN) != !k->admin ||
+		    !(k->flags & CMD_ADMIN) != !!k->answer) {
+			printf("# %s: flags %u, estimate %s, admin %s, answer %s\n", k->name, k->flags,
+			       k->estimate ? "set" : "NULL", k->admin ? "set" : "NULL", k->answer ? "set" : "NULL");
+			stray++;
+		}
 		if (!(cmd_table[i].flags & CMD_HEAVY))
 			continue;
 		heavy++;
@@ -55,6 +64,7 @@ int main(void)
 		}
 	}
 	tf_check(heavy >= 10 && !missing, "each of the %zu heavy commands has an estimate", heavy);
+	tf_check(!stray, "every row's estimator and handlers agree with its flags (%zu rows)", cmd_count);
 	struct estimate a = est(&f, "hopsmatrix", NULL, 64, ""), b = est(&f, "hopsmatrix", NULL, 3456, "");
 	tf_check(a.mem < b.mem && a.work_us < b.work_us && estimate_light(&a) && !estimate_light(&b),
 		 "hopsmatrix: 64 hosts light (%llu KiB), 3,456 heavy (%llu MiB)", (unsigned long long)a.mem >> 10,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * schedule_answer.c - the `schedule` command (docs/protocol.md): parses the
+ * schedule_cmd.c - the `schedule` command (docs/protocol.md): parses the
  * request, runs sched_build() on the request's generation, writes the reply.
  *
  *   schedule ALGO [conflicts=N] [sparsity=X] [k=N] [flows=0|1] [bytes=B] [fallback=0|1] [form=ranks|hosts] RANK ...
