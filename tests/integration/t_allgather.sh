@@ -84,7 +84,7 @@ H() { sed -n "$(($1 * 12 + $2 + 1))p" "$d/hosts"; }
 
 # run TAG MPI NP MAP [ENV=VAL ...]: allgather_check under one MPI
 run() {
-	local tag=$1 mpi=$2 np=$3 map=$4 rc=0 e args=()
+	local tag=$1 mpi=$2 np=$3 map=$4 rc=0 e args=() t0=$SECONDS
 	shift 4
 	if [ "$mpi" = mpich ]; then
 		for e in TII_SERVERS=$TII_SERVERS TII_HOSTMAP=$map TOPOCOLL_STATS=1 "$@"; do
@@ -104,7 +104,7 @@ run() {
 	good=$(grep -c '^ok - ' "$d/$tag.out")
 	bad=$(grep -c '^not ok - ' "$d/$tag.out")
 	if [ "$rc" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$good" -eq 14 ]; then
-		ok "$tag: $good communicator cases equal to the MPI's own results"
+		ok "$tag: $good communicator cases equal to the MPI's own results ($((SECONDS - t0)) s)"
 	else
 		nok "$tag: exit $rc, $good equal, $bad different"
 		grep '^not ok' "$d/$tag.out" | head -5 | sed 's/^/# /'
