@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sched_route.c - the route-aware all-to-all schedule; see sched_route.h.
+ * The core (sr_*) sees only the routes it is given; below it, the
+ * schedule's row (sched_impl.h): the core on a job's routes, OPT's steps
+ * as a candidate beside it, and the order its steps are answered in.
  */
 #include "sched_route.h"
 
 #include "cost.h"
+#include "sched_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
 /* Budgets are sums of a few block times: a relative slack absorbs rounding. */
 #define SR_EPS 1e-9
 /* Variants are compared at the protocol's default block (docs/protocol.md
@@ -465,4 +468,209 @@ int sr_build(const struct sr_job *j, uint32_t *src, uint32_t *dst, size_t cap, u
 	}
 	*step_end = ends;
 	return AN_OK;
+}
+
+/* ---- the schedule (schedule.h SCHED_ROUTE) on a job ----------------------------- */
+
+/* On whole leaves of a 2:1 tree the greedy loses to regular orders
+ * (docs/performance.md "The route-aware schedule"): where seed 000's OPT
+ * applies and keeps its per-cable bound on these routes, its steps are one
+ * more candidate beside route's own, answered if the model predicts them
+ * faster for 1 MiB blocks (the block sched_route.c scores at). */
+static void route_or_opt(struct sched *s, const struct route_tab *rt, const struct hier *h,
+			 const struct sched_req *req, int threads)
+{
+	char err[AN_ERR_LEN];
+	struct sched_req o = *req;
+	struct sched *x = NULL;
+	o.algo = SCHED_OPT;
+	o.compact = 0;
+	if (!h || sched_build(rt, h, &o, threads, &x, err))
+		return;
+	int broken = x->multi || !x->level_max;
+	for (uint32_t st = 0; !broken && st < x->nsteps; st++)
+		for (uint32_t l = 1; l < x->nlevels; l++)
+			broken |= x->level_max[(size_t)st * x->nlevels + l] > x->cable_bound[l];
+	double to = sched_time(x, 1 << 20), tr = sched_time(s, 1 << 20);
+	if (!broken && to >= 0 && tr >= 0 && to < tr * (1 - 1e-9)) {
+		struct sched t = *s;
+		s->step_off = x->step_off, x->step_off = t.step_off;
+		s->src = x->src, x->src = t.src;
+		s->dst = x->dst, x->dst = t.dst;
+		s->fig = x->fig, x->fig = t.fig;
+		s->nsteps = x->nsteps;
+		s->multi = x->multi;
+		s->sim_s_per_byte = x->sim_s_per_byte;
+	}
+	sched_free(x);
+}
+
+/* Route's steps in the order of stride k: step i of the answer is step
+ * (i x k) mod nsteps of s (k coprime with nsteps). Figures follow. */
+static int route_stride(struct sched *s, uint32_t k, struct sched *out)
+{
+	uint32_t n = s->nsteps, F = s->step_off[n];
+	out->step_off = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	out->src = malloc(((size_t)F + 1) * sizeof(uint32_t));
+	out->dst = malloc(((size_t)F + 1) * sizeof(uint32_t));
+	out->fig = malloc(((size_t)n + 1) * sizeof(*out->fig));
+	if (!out->step_off || !out->src || !out->dst || !out->fig)
+		return AN_E_NOMEM;
+	uint32_t f = 0;
+	out->step_off[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t st = (uint32_t)(((uint64_t)i * k) % n), a = s->step_off[st], b = s->step_off[st + 1];
+		memcpy(out->src + f, s->src + a, (size_t)(b - a) * sizeof(uint32_t));
+		memcpy(out->dst + f, s->dst + a, (size_t)(b - a) * sizeof(uint32_t));
+		out->fig[i] = s->fig[st];
+		f += b - a;
+		out->step_off[i + 1] = f;
+	}
+	out->nsteps = n;
+	out->nranks = s->nranks;
+	return AN_OK;
+}
+
+static uint32_t gcd32(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Steps in flight (advice.h window) fill a step's idle cables with the
+ * next steps' flows, but route's greedy puts the blocks of one slow cable
+ * into neighbouring steps, where a window cannot spread them (on ft2-mixed,
+ * 64 hosts, 1 MiB: 1.11x the bound with 32 steps in flight, 1.000x with
+ * the same steps taken seven apart and 8 in flight). The steps' order is
+ * chosen once, for any block size: the stride (1, 3, 5, 7, 11, 13) whose
+ * steps run fastest for 1 MiB blocks with ROUTE_SPREAD_WINDOW steps in
+ * flight, among those no slower than the given order one step at a time
+ * (what a client without a window runs); the given order on ties. */
+#define ROUTE_SPREAD_WINDOW 8
+static int spread_time(const struct sched *y, const struct job *j, uint32_t window, double *t)
+{
+	char err[AN_ERR_LEN];
+	struct cost_sim in = { .nranks = y->nranks, .nsteps = y->nsteps, .ncables = j->nlinks, .step_off = y->step_off,
+			       .src = y->src, .dst = y->dst, .bps = j->bps, .route = sched_sim_route, .ctx = j,
+			       .exact = (uint64_t)y->step_off[y->nsteps] <= COST_SIM_EXACT_FLOWS_MAX, .block = SCHED_ORDER_BLOCK,
+			       .window = window };
+	return cost_sim_run(&in, t, err);
+}
+
+/* Frees a step order's arrays (route_stride's, or a schedule's own before
+ * another order takes their place) and forgets them. */
+static void order_free(struct sched *x)
+{
+	free(x->step_off), free(x->src), free(x->dst), free(x->fig);
+	x->step_off = x->src = x->dst = NULL;
+	x->fig = NULL;
+}
+
+/* The stride order x (route_stride's) as a whole schedule beside s: s's
+ * scalars, x's steps, its own overlap time. NULL on ENOMEM. */
+static struct sched *route_wide(const struct sched *s, struct sched *x, const struct job *j)
+{
+	struct sched *w = malloc(sizeof(*w));
+	if (!w)
+		return NULL;
+	*w = (struct sched){ .algo = s->algo, .nranks = s->nranks, .nsteps = x->nsteps, .step_off = x->step_off,
+			     .src = x->src, .dst = x->dst, .fig = x->fig, .multi = s->multi,
+			     .bound_s_per_byte = s->bound_s_per_byte, .tree_routes = s->tree_routes };
+	memcpy(w->note, s->note, sizeof(w->note));
+	*x = (struct sched){ 0 };
+	sched_overlap(w, j);
+	return w;
+}
+
+static void route_spread(struct sched *s, const struct job *j)
+{
+	static const uint32_t stride[] = { 1, 3, 5, 7, 11, 13 };
+	uint32_t n = s->nsteps, best = 1, wbest = 1;
+	double tbest = -1, one = -1, wtbest = -1;
+	if (n < 3 || s->compact || (uint64_t)s->step_off[n] > COST_SIM_FLOWS_MAX || spread_time(s, j, 1, &one))
+		return;
+	/* t: the fastest in flight among orders no slower one at a time; w: among all */
+	struct sched t = { 0 }, w = { 0 };
+	for (size_t i = 0; i < sizeof(stride) / sizeof(stride[0]); i++) {
+		uint32_t k = stride[i];
+		double tk, t1 = one;
+		if (k >= n || gcd32(k, n) != 1)
+			continue;
+		struct sched x = { 0 };
+		int rc = k == 1 ? AN_OK : route_stride(s, k, &x);
+		const struct sched *y = k == 1 ? s : &x;
+		if (!rc)
+			rc = spread_time(y, j, ROUTE_SPREAD_WINDOW, &tk);
+		if (!rc && k != 1)
+			rc = spread_time(y, j, 1, &t1);
+		if (rc && k == 1)
+			return;
+		if (rc) {
+			order_free(&x);
+			continue;
+		}
+		int slow1 = t1 > one * (1 + 1e-6);
+		if (!slow1 && (tbest < 0 || tk < tbest * (1 - 1e-6))) {
+			tbest = tk;
+			best = k;
+		}
+		if (wtbest < 0 || tk < wtbest * (1 - 1e-6)) {
+			wtbest = tk;
+			wbest = k;
+		}
+		/* keep x where it is the best of either kind; k = 1 is s itself */
+		if (k == best && k != 1) {
+			order_free(&t);
+			t = x;
+			if (k == wbest)
+				order_free(&w);
+		} else if (k == wbest && k != 1) {
+			order_free(&w);
+			w = x;
+		} else {
+			order_free(&x);
+		}
+	}
+	if (wbest != best && wbest != 1)
+		s->wide = route_wide(s, &w, j);
+	order_free(&w);
+	if (best == 1)
+		return;
+	order_free(s);
+	s->step_off = t.step_off, s->src = t.src, s->dst = t.dst, s->fig = t.fig;
+	/* the overlap's fluid time of the new order */
+	sched_overlap(s, j);
+}
+
+/* The route-aware schedule (sched_route.c) on this job's routes; XOR above
+ * its rank limit, as TACS falls back on sparse jobs. */
+int sched_build_route(struct sbuild *b, const struct job *j, const struct hier *h, const struct sched_req *req,
+		      char err[AN_ERR_LEN])
+{
+	if (j->P > SR_RANKS_MAX) {
+		snprintf(b->s->note, sizeof(b->s->note), "fallback=xor ranks=%u route_max=%d", j->P, SR_RANKS_MAX);
+		b->s->algo = SCHED_XOR;
+		return sched_xor_steps(b, j->P);
+	}
+	struct sr_job in = { j->P, j->H, j->nlinks, j->jh, j->group, j->cable, j->path_off, j->links, j->bps, req->cancel };
+	uint32_t *ends = NULL, n = 0;
+	int rc = sr_build(&in, b->s->src, b->s->dst, b->cap, &ends, &n, err);
+	for (uint32_t i = 0; !rc && i < n; i++) {
+		b->n = ends[i];
+		rc = sb_step(b);
+	}
+	free(ends);
+	return rc;
+}
+
+/* ROUTE's last choices, once its figures and overlap time are known. */
+void sched_finish_route(struct sched *s, const struct job *j, const struct hier *h, const struct sched_req *req,
+			int threads)
+{
+	route_or_opt(s, j->rt, h, req, threads);
+	route_spread(s, j);
 }

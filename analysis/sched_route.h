@@ -39,7 +39,7 @@
  * receivers per step), O(P^3 h) in all; memory O(P^2) (pending lists and
  * one spare schedule) + O(links). Measured: 256 ranks in 0.3 s
  * (tests/unit/test_sched_route.c, 2 cores). Jobs above SR_RANKS_MAX ranks
- * run XOR (schedule.c says so in note).
+ * run XOR (note says so).
  *
  * Pure: no I/O, no globals. Deterministic for the same job.
  */
@@ -54,7 +54,7 @@
 /* O(P^3): 1,024 ranks take seconds; beyond, the answer would be late. */
 #define SR_RANKS_MAX 1024
 
-/* The job's routes as schedule.c holds them (its struct job): the route of
+/* The job's routes as the schedules hold them (sched_impl.h struct job): the route of
  * rank a to rank b (on different hosts) is host jh[a]'s cable, then
  * links[path_off[group[jh[a]] * H + jh[b]] .. path_off[... + 1]). */
 struct sr_job {
