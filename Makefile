@@ -312,6 +312,7 @@ all: $(PROF_LIB_MPICH)
 COLL_SRC := $(wildcard coll/*.c)
 # coll/an.c compiles these in (the cost model and the MPIs' own collectives)
 COLL_AN := analysis/cost.c analysis/rate.c analysis/mprog.c analysis/native.c analysis/nativecoll.c \
+	analysis/nativecoll_reduce.c \
 	$(wildcard analysis/*.h)
 COLL_LIB := $(B)/lib/libtopocoll.so
 COLL_LIB_MPICH := $(B)/lib/mpich/libtopocoll.so

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * nativecoll.c - the MPIs' own collectives as programs (nativecoll.h).
+ * nativecoll.c - the MPIs' own collectives as programs (nativecoll.h):
+ * Bcast, Gather, Scatter and Allgather, and what every collective shares
+ * (nativecoll_impl.h); Reduce and Allreduce are in nativecoll_reduce.c.
  *
  * Every algorithm below follows its SMPI source rank by rank: the same
  * trees, the same order of sends and receives, blocking where the source
@@ -9,98 +11,14 @@
  * Ranks are communicator ranks i < c->k; a message to oneself is a copy
  * and is left out, as SMPI's Sendrecv to oneself is.
  */
-#include "nativecoll.h"
+#include "nativecoll_impl.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NC_NONE UINT32_MAX
-#define NC_DEPTH 4  /* collectives calling collectives (a remainder, reduce + bcast) */
+/* ---- communicators over a subset, per host ---------------------------------------- */
 
-struct ncx {
-	enum native_model md;
-	struct mprog *p;
-	char *err;
-	int depth;
-};
-
-/* ---- one rank's operations --------------------------------------------------------- */
-
-static void S(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t j, double b)
-{
-	if (i != j)
-		mp_send(x->p, c->m[i], c->m[j], b);
-}
-
-static void R(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t j, double b)
-{
-	if (i != j)
-		mp_recv(x->p, c->m[i], c->m[j], b);
-}
-
-static uint32_t IS(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t j, double b)
-{
-	return i != j ? mp_isend(x->p, c->m[i], c->m[j], b) : NC_NONE;
-}
-
-static uint32_t IR(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t j, double b)
-{
-	return i != j ? mp_irecv(x->p, c->m[i], c->m[j], b) : NC_NONE;
-}
-
-static void W(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t req)
-{
-	if (req != NC_NONE)
-		mp_wait(x->p, c->m[i], req);
-}
-
-/* Request::sendrecv: both to oneself is a copy; else both posted, both waited for. */
-static void SR(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t to, double sb, uint32_t from, double rb)
-{
-	if (to == i && from == i)
-		return;
-	uint32_t a = IS(x, c, i, to, sb), b = IR(x, c, i, from, rb);
-	W(x, c, i, a);
-	W(x, c, i, b);
-}
-
-/* COLL_TUNED_COMPUTED_SEGCOUNT */
-static uint64_t segcount(uint64_t segsize, uint64_t typelng, uint64_t count)
-{
-	if (segsize >= typelng && segsize < typelng * count) {
-		uint64_t n = segsize / typelng, residual = segsize - n * typelng;
-		return n + (residual > typelng / 2);
-	}
-	return count;
-}
-
-static uint32_t pof2_le(uint32_t k)
-{
-	uint32_t p = 1;
-	while (p <= k / 2)
-		p <<= 1;
-	return p;
-}
-
-static int unmodelled(struct ncx *x, const char *what, uint32_t k)
-{
-	snprintf(x->err, AN_ERR_LEN, "%s on %u ranks is not modelled", what, k);
-	return AN_E_NOTAPPLIC;
-}
-
-static int smpi_mpich(const struct ncx *x)
-{
-	return x->md == NATIVE_SMPI_MPICH || x->md == NATIVE_MPICH;
-}
-
-/* A communicator over a subset: ranks sub[n] of c. */
-struct subc {
-	struct nc_comm c;
-	uint32_t *m, *host;
-};
-
-static int sub_make(struct subc *s, const struct nc_comm *c, const uint32_t *sub, uint32_t n)
+int nc_sub_make(struct subc *s, const struct nc_comm *c, const uint32_t *sub, uint32_t n)
 {
 	s->m = malloc(((size_t)n + 1) * sizeof(uint32_t));
 	s->host = malloc(((size_t)n + 1) * sizeof(uint32_t));
@@ -117,26 +35,13 @@ static int sub_make(struct subc *s, const struct nc_comm *c, const uint32_t *sub
 	return AN_OK;
 }
 
-static void sub_free(struct subc *s)
+void nc_sub_free(struct subc *s)
 {
 	free(s->m);
 	free(s->host);
 }
 
-/* SMPI's init_smp, as MPICH's selector uses it: each host's ranks in
- * communicator order (the intra-node communicator, its first rank the
- * leader), the leaders in order (the leaders' communicator), and whether
- * every host holds as many ranks. */
-struct smp {
-	uint32_t nh;          /* hosts */
-	uint32_t *hof;        /* [k] host index of each rank, hosts numbered by their leader's order */
-	uint32_t *first;      /* [nh + 1] offsets into order */
-	uint32_t *order;      /* [k] ranks host by host */
-	uint32_t *leaders;    /* [nh] */
-	int uniform;
-};
-
-static void smp_free(struct smp *s)
+void nc_smp_free(struct smp *s)
 {
 	free(s->hof);
 	free(s->first);
@@ -144,7 +49,7 @@ static void smp_free(struct smp *s)
 	free(s->leaders);
 }
 
-static int smp_make(struct smp *s, const struct nc_comm *c)
+int nc_smp_make(struct smp *s, const struct nc_comm *c)
 {
 	uint32_t k = c->k;
 	memset(s, 0, sizeof(*s));
@@ -153,7 +58,7 @@ static int smp_make(struct smp *s, const struct nc_comm *c)
 	s->order = malloc(((size_t)k + 1) * sizeof(uint32_t));
 	s->leaders = malloc(((size_t)k + 1) * sizeof(uint32_t));
 	if (!s->hof || !s->first || !s->order || !s->leaders) {
-		smp_free(s);
+		nc_smp_free(s);
 		return AN_E_NOMEM;
 	}
 	/* quadratic in hosts at worst: hosts are few next to ranks x steps */
@@ -173,7 +78,7 @@ static int smp_make(struct smp *s, const struct nc_comm *c)
 		s->first[h + 1] += s->first[h];
 	uint32_t *at = calloc((size_t)s->nh + 1, sizeof(uint32_t));
 	if (!at) {
-		smp_free(s);
+		nc_smp_free(s);
 		return AN_E_NOMEM;
 	}
 	for (uint32_t i = 0; i < k; i++)
@@ -183,8 +88,6 @@ static int smp_make(struct smp *s, const struct nc_comm *c)
 }
 
 /* ---- Bcast ------------------------------------------------------------------------- */
-
-static int bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts, int smpcomm);
 
 /* bcast__binomial_tree */
 static void bcast_binomial(struct ncx *x, const struct nc_comm *c, uint32_t root, double b)
@@ -273,7 +176,7 @@ static int bcast_ntsl(struct ncx *x, const struct nc_comm *c, uint32_t root, uin
 	}
 	free(q);
 	if (rem && count > seg)
-		return bcast_sel(x, c, root, rem, ts, 0);
+		return nc_bcast_sel(x, c, root, rem, ts, 0);
 	return AN_OK;
 }
 
@@ -327,7 +230,7 @@ static int bcast_ntsb(struct ncx *x, const struct nc_comm *c, uint32_t root, uin
 	}
 	free(q);
 	if (rem && count > seg)
-		return bcast_sel(x, c, root, rem, ts, 0);
+		return nc_bcast_sel(x, c, root, rem, ts, 0);
 	return AN_OK;
 }
 
@@ -564,11 +467,11 @@ static int bcast_mpich(struct ncx *x, const struct nc_comm *c, uint32_t root, ui
 	double b = (double)count * ts;
 	if (!smpcomm && x->md == NATIVE_SMPI_MPICH) {
 		struct smp s;
-		if (smp_make(&s, c))
+		if (nc_smp_make(&s, c))
 			return AN_E_NOMEM;
 		int uni = s.uniform;
 		uint32_t nc = s.first[1];
-		smp_free(&s);
+		nc_smp_free(&s);
 		if (uni) {
 			bcast_smp_binomial(x, c, root, b, nc);
 			return AN_OK;
@@ -613,7 +516,7 @@ static int ompi_bcast_alg(uint32_t k, uint64_t t)
 	return t < 8192 ? 7 : t < 16384 ? 5 : t < 262144 ? 7 : 8;
 }
 
-static int bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts, int smpcomm)
+int nc_bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts, int smpcomm)
 {
 	if (c->k < 2)
 		return AN_OK;
@@ -646,29 +549,10 @@ int nc_bcast(enum native_model md, struct mprog *p, const struct nc_comm *c, uin
 	struct ncx x = { md, p, err, 0 };
 	if (root >= c->k || !tsize)
 		return unmodelled(&x, "a Bcast from no root", c->k);
-	return bcast_sel(&x, c, root, count, tsize, 0);
+	return nc_bcast_sel(&x, c, root, count, tsize, 0);
 }
 
 /* ---- Gather and Scatter ------------------------------------------------------------- */
-
-/* ompi_coll_tuned_topo_build_in_order_bmtree: vrank's children vrank ^ 1,
- * ^ 2, ... while above it (smallest subtree first), its parent where the
- * first bit is set. */
-static uint32_t bm_children(uint32_t vrank, uint32_t k, uint32_t *kids, uint32_t *parent)
-{
-	uint32_t n = 0;
-	*parent = NC_NONE;
-	for (uint32_t mask = 1; mask < k; mask <<= 1) {
-		uint32_t remote = vrank ^ mask;
-		if (remote < vrank) {
-			*parent = remote;
-			break;
-		}
-		if (remote < k)
-			kids[n++] = remote;
-	}
-	return n;
-}
 
 /* How many blocks vkid's subtree holds under vrank (gather/scatter
  * binomial's mycount). */
@@ -854,567 +738,6 @@ int nc_scatter(enum native_model md, struct mprog *p, const struct nc_comm *c, u
 		return AN_OK;
 	}
 	return scatter_linear(&x, c, root, blk, alg == 3);
-}
-
-/* ---- Reduce (Open MPI's generic segmented tree reduce) ------------------------------ */
-
-struct tree {
-	uint32_t prev;        /* NC_NONE at the root */
-	uint32_t n, next[32];
-};
-
-static uint64_t ipow(uint64_t f, uint32_t e)
-{
-	uint64_t p = 1;
-	while (e--)
-		p *= f;
-	return p;
-}
-
-/* ompi_coll_tuned_topo_build_tree: fanout f, levels of f^l ranks */
-static void tree_fanout(uint32_t f, uint32_t k, uint32_t root, uint32_t i, struct tree *t)
-{
-	uint32_t sr = (i + k - root) % k, level = 0;
-	uint64_t num = 0;
-	for (; num <= sr; level++)
-		num += ipow(f, level);
-	level--;
-	uint64_t delta = ipow(f, level);
-	t->n = 0;
-	for (uint32_t j = 0; j < f && j < 32; j++) {
-		uint64_t ch = sr + delta * (j + 1);
-		if (ch >= k)
-			break;
-		t->next[t->n++] = (uint32_t)((ch + root) % k);
-	}
-	uint64_t slimit = f > 1 ? (ipow(f, level) - 1) / (f - 1) : 0, sp = sr;
-	if (sp < f)
-		sp = 0;
-	else
-		while (sp >= slimit)
-			sp -= delta / f;
-	t->prev = sr ? (uint32_t)((sp + root) % k) : NC_NONE;
-}
-
-/* ompi_coll_tuned_topo_build_chain: fanout chains from the root */
-static void tree_chain(uint32_t f, uint32_t k, uint32_t root, uint32_t i, struct tree *t)
-{
-	uint32_t sr = (i + k - root) % k;
-	if (f < 1)
-		f = 1;
-	if (f > 32)
-		f = 32;
-	t->n = 0;
-	t->prev = NC_NONE;
-	if (k - 1 < f)
-		f = k - 1;
-	if (f <= 1) {
-		t->prev = sr ? (sr - 1 + root) % k : NC_NONE;
-		if (sr + 1 < k)
-			t->next[t->n++] = (sr + 1 + root) % k;
-		return;
-	}
-	uint32_t maxlen = (k - 1) / f, mark;
-	if ((k - 1) % f) {
-		maxlen++;
-		mark = (k - 1) % f;
-	} else {
-		mark = f + 1;
-	}
-	if (sr) {
-		uint32_t col, head, len;
-		if (sr - 1 < mark * maxlen) {
-			col = (sr - 1) / maxlen;
-			head = 1 + col * maxlen;
-			len = maxlen;
-		} else {
-			col = mark + (sr - 1 - mark * maxlen) / (maxlen - 1);
-			head = mark * maxlen + 1 + (col - mark) * (maxlen - 1);
-			len = maxlen - 1;
-		}
-		t->prev = ((sr == head ? 0 : sr - 1) + root) % k;
-		if (sr != head + len - 1 && sr + 1 < k)
-			t->next[t->n++] = (sr + 1 + root) % k;
-		return;
-	}
-	t->next[0] = (root + 1) % k;
-	for (uint32_t j = 1; j < f; j++) {
-		uint32_t v = t->next[j - 1] + maxlen;
-		if (j > mark)
-			v--;
-		t->next[j] = v % k;
-	}
-	t->n = f;
-}
-
-/* ompi_coll_tuned_topo_build_in_order_bintree: root k - 1 */
-static void tree_inorder_bin(uint32_t k, uint32_t i, struct tree *t)
-{
-	int64_t size = k, myrank = i, parent = k - 1, delta = 0;
-	t->prev = NC_NONE;
-	t->n = 0;
-	for (;;) {
-		int64_t right = size >> 1, lchild = -1, rchild = -1;
-		if (size - 1 > 0) {
-			lchild = parent - 1;
-			if (lchild > 0)
-				rchild = right - 1;
-		}
-		if (myrank == parent) {
-			if (lchild >= 0)
-				t->next[t->n++] = (uint32_t)(lchild + delta);
-			if (rchild >= 0)
-				t->next[t->n++] = (uint32_t)(rchild + delta);
-			break;
-		}
-		if (myrank > rchild) {
-			if (myrank == lchild)
-				t->prev = (uint32_t)(parent + delta);
-			size = size - right - 1;
-			delta += right;
-			myrank -= right;
-			parent = size - 1;
-		} else {
-			if (myrank == rchild)
-				t->prev = (uint32_t)(parent + delta);
-			size = right;
-			parent = rchild;
-		}
-	}
-}
-
-enum { TR_FANOUT, TR_CHAIN, TR_BMTREE, TR_INORDER_BIN };
-
-static void tree_of(int kind, uint32_t f, uint32_t k, uint32_t root, uint32_t i, struct tree *t)
-{
-	if (kind == TR_FANOUT) {
-		tree_fanout(f, k, root, i, t);
-	} else if (kind == TR_CHAIN) {
-		tree_chain(f, k, root, i, t);
-	} else if (kind == TR_INORDER_BIN) {
-		tree_inorder_bin(k, i, t);
-	} else {
-		uint32_t v = (i + k - root) % k, kids[32], parent;
-		t->n = bm_children(v, k, kids, &parent);
-		for (uint32_t j = 0; j < t->n; j++)
-			t->next[j] = (kids[j] + root) % k;
-		t->prev = parent == NC_NONE ? NC_NONE : (parent + root) % k;
-	}
-}
-
-/* smpi_coll_tuned_ompi_reduce_generic: an inner rank receives each
- * child's segment (the next receive posted before the last one is waited
- * for), and sends its reduced segment up one step behind; a leaf sends
- * its segments up one after the other. */
-static void reduce_generic(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts,
-			   int kind, uint32_t f, uint64_t cbs)
-{
-	uint32_t k = c->k;
-	uint64_t nseg = (count + cbs - 1) / cbs;
-	for (uint32_t i = 0; i < k; i++) {
-		struct tree t;
-		tree_of(kind, f, k, root, i, &t);
-		if (!t.n) {
-			for (uint64_t left = count, seg = cbs; left > 0; left -= seg) {
-				if (left < seg)
-					seg = left;
-				S(x, c, i, t.prev, (double)seg * ts);
-			}
-			continue;
-		}
-		uint64_t rcnt = 0, pcnt;
-		uint32_t last = NC_NONE;
-		for (uint64_t seg = 0; seg <= nseg; seg++) {
-			pcnt = rcnt;
-			rcnt = seg == nseg - 1 ? count - cbs * seg : cbs;
-			int stop = 0;
-			for (uint32_t j = 0; j < t.n && !stop; j++) {
-				uint32_t cur = seg < nseg ? IR(x, c, i, t.next[j], (double)rcnt * ts) : NC_NONE;
-				W(x, c, i, last);
-				last = cur;
-				if (j == 0 && seg > 0) {
-					if (i != root)
-						S(x, c, i, t.prev, (double)pcnt * ts);
-					stop = seg == nseg;
-				}
-			}
-		}
-	}
-}
-
-static void reduce_linear(struct ncx *x, const struct nc_comm *c, uint32_t root, double b)
-{
-	uint32_t k = c->k;
-	for (uint32_t i = 0; i < k; i++) {
-		if (i != root) {
-			S(x, c, i, root, b);
-			continue;
-		}
-		R(x, c, i, k - 1, b);
-		for (uint32_t j = k - 1; j-- > 0;)
-			R(x, c, i, j, b);
-	}
-}
-
-/* reduce__ompi's table: 1 linear, 2 chain, 3 pipeline, 4 binary, 5
- * binomial, 6 in-order binary, 7 linear. */
-static int ompi_reduce_alg(uint32_t k, uint64_t t, int commute)
-{
-	if (!commute) {
-		if (k < 4)
-			return t < 8 ? 6 : 1;
-		if (k < 8)
-			return 1;
-		if (k < 16)
-			return t < 1024 ? 6 : t < 8192 ? 1 : t < 16384 ? 6 : t < 262144 ? 1 : 6;
-		if (k < 128)
-			return 6;
-		if (k < 256)
-			return t < 512 ? 6 : t < 1024 ? 1 : 6;
-		return 6;
-	}
-	if (k < 4)
-		return t < 8 ? 7 : t < 16 ? 4 : t < 32 ? 3 : t < 262144 ? 1 : t < 524288 ? 3 : t < 1048576 ? 2 : 3;
-	if (k < 8)
-		return t < 4096 ? 4 : t < 65536 ? 2 : t < 262144 ? 5 : t < 524288 ? 1 : t < 1048576 ? 5 : 1;
-	if (k < 16)
-		return t < 8192 ? 4 : 5;
-	if (k < 32)
-		return t < 4096 ? 4 : 5;
-	if (k < 256)
-		return 5;
-	if (k < 512)
-		return t < 8192 ? 5 : t < 16384 ? 6 : 5;
-	if (k < 2048)
-		return 5;
-	if (k < 4096)
-		return t < 512 ? 5 : t < 1024 ? 6 : t < 8192 ? 5 : t < 16384 ? 6 : 5;
-	return t < 16 ? 5 : t < 32 ? 6 : t < 1024 ? 5 : t < 2048 ? 6 : t < 8192 ? 5 : t < 16384 ? 6 : 5;
-}
-
-static int reduce_ompi(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts,
-		       int commute)
-{
-	uint32_t k = c->k;
-	double msg = (double)count * ts;
-	switch (ompi_reduce_alg(k, count * ts, commute)) {
-	case 2:
-		reduce_generic(x, c, root, count, ts, TR_CHAIN, k / 2, segcount(64 * 1024, ts, count));
-		break;
-	case 3: {
-		uint64_t seg = k > 0.0410 / 1024 * msg + 9.7128 ? 1024 : k > 0.0033 / 1024 * msg + 1.6761 ? 32768 : 65536;
-		reduce_generic(x, c, root, count, ts, TR_CHAIN, 1, segcount(seg, ts, count));
-		break;
-	}
-	case 4:
-		reduce_generic(x, c, root, count, ts, TR_FANOUT, 2, segcount(32 * 1024, ts, count));
-		break;
-	case 5: {
-		uint64_t seg = ((k < 8 && msg < 20480) || msg < 2048 || count <= 1) ? 0
-			       : k > 0.6016 / 1024 * msg + 1.3496 ? 1024 : 0;
-		reduce_generic(x, c, root, count, ts, TR_BMTREE, 0, segcount(seg, ts, count));
-		break;
-	}
-	case 6:
-		reduce_generic(x, c, k - 1, count, ts, TR_INORDER_BIN, 2, count);
-		if (root != k - 1) {
-			R(x, c, root, k - 1, msg);
-			S(x, c, k - 1, root, msg);
-		}
-		break;
-	default:
-		reduce_linear(x, c, root, msg);
-		break;
-	}
-	return AN_OK;
-}
-
-static int reduce_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts,
-		      int commute)
-{
-	if (c->k < 2 || !count)
-		return AN_OK;
-	if (smpi_mpich(x))
-		return unmodelled(x, "MPICH's Reduce", c->k);
-	return reduce_ompi(x, c, root, count, ts, commute);
-}
-
-int nc_reduce(enum native_model md, struct mprog *p, const struct nc_comm *c, uint32_t root, uint64_t count,
-	      uint32_t tsize, int commutative, char err[AN_ERR_LEN])
-{
-	struct ncx x = { md, p, err, 0 };
-	if (root >= c->k || !tsize)
-		return unmodelled(&x, "a Reduce to no root", c->k);
-	return reduce_sel(&x, c, root, count, tsize, commutative);
-}
-
-/* ---- Allreduce ---------------------------------------------------------------------- */
-
-static int allreduce_sel(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute,
-			 int smpcomm);
-
-/* allreduce__rdb: fold the ranks beyond a power of two into their
- * neighbours, exchange whole vectors by recursive doubling, unfold. */
-static void allreduce_rdb(struct ncx *x, const struct nc_comm *c, double b)
-{
-	uint32_t k = c->k, pof2 = pof2_le(k), rem = k - pof2;
-	for (uint32_t i = 0; i < k; i++) {
-		int64_t nr;
-		if (i < 2 * rem) {
-			if (i % 2 == 0) {
-				S(x, c, i, i + 1, b);
-				nr = -1;
-			} else {
-				R(x, c, i, i - 1, b);
-				nr = i / 2;
-			}
-		} else {
-			nr = i - rem;
-		}
-		if (nr >= 0)
-			for (uint32_t mask = 1; mask < pof2; mask <<= 1) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-				SR(x, c, i, dst, b, dst, b);
-			}
-		if (i < 2 * rem) {
-			if (i % 2)
-				S(x, c, i, i - 1, b);
-			else
-				R(x, c, i, i + 1, b);
-		}
-	}
-}
-
-/* allreduce__rab_rdb: Rabenseifner, recursive halving then doubling over
- * pof2 pieces (the last takes the rest), folded like rdb. */
-static int allreduce_rab(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts)
-{
-	uint32_t k = c->k, pof2 = pof2_le(k), rem = k - pof2;
-	uint64_t *cnt = malloc(((size_t)pof2 + 1) * sizeof(uint64_t));
-	double b = (double)count * ts;
-	if (!cnt)
-		return AN_E_NOMEM;
-	for (uint32_t j = 0; j + 1 < pof2; j++)
-		cnt[j] = count / pof2;
-	cnt[pof2 - 1] = count - count / pof2 * (pof2 - 1);
-	for (uint32_t i = 0; i < k; i++) {
-		int64_t nr;
-		if (i < 2 * rem) {
-			if (i % 2 == 0) {
-				S(x, c, i, i + 1, b);
-				nr = -1;
-			} else {
-				R(x, c, i, i - 1, b);
-				nr = i / 2;
-			}
-		} else {
-			nr = i - rem;
-		}
-		if (nr >= 0) {
-			uint32_t mask = 1, sidx = 0, ridx = 0, last = pof2;
-			for (; mask < pof2;) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-				uint64_t sc = 0, rcnt = 0;
-				if ((uint32_t)nr < nd) {
-					sidx = ridx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < last; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < sidx; j++)
-						rcnt += cnt[j];
-				} else {
-					ridx = sidx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < ridx; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < last; j++)
-						rcnt += cnt[j];
-				}
-				SR(x, c, i, dst, (double)sc * ts, dst, (double)rcnt * ts);
-				sidx = ridx;
-				mask <<= 1;
-				if (mask < pof2)
-					last = ridx + pof2 / mask;
-			}
-			for (mask >>= 1; mask > 0; mask >>= 1) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-				uint64_t sc = 0, rcnt = 0;
-				if ((uint32_t)nr < nd) {
-					if (mask != pof2 / 2)
-						last = last + pof2 / (mask * 2);
-					ridx = sidx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < ridx; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < last; j++)
-						rcnt += cnt[j];
-				} else {
-					ridx = sidx - pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < last; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < sidx; j++)
-						rcnt += cnt[j];
-				}
-				SR(x, c, i, dst, (double)sc * ts, dst, (double)rcnt * ts);
-				if ((uint32_t)nr > nd)
-					sidx = ridx;
-			}
-		}
-		if (i < 2 * rem) {
-			if (i % 2)
-				S(x, c, i, i - 1, b);
-			else
-				R(x, c, i, i + 1, b);
-		}
-	}
-	free(cnt);
-	return AN_OK;
-}
-
-/* allreduce__redbcast: the selected Reduce to 0, then the selected Bcast. */
-static int allreduce_redbcast(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute)
-{
-	int rc = reduce_sel(x, c, 0, count, ts, commute);
-	return rc ? rc : bcast_sel(x, c, 0, count, ts, 0);
-}
-
-/* allreduce__lr: a ring reduce-scatter and allgather of count / k
- * elements a step; fewer elements than ranks: reduce + bcast; a remainder
- * goes to the selected Allreduce. */
-static int allreduce_lr(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute)
-{
-	uint32_t k = c->k;
-	if (count < k)
-		return allreduce_redbcast(x, c, count, ts, commute);
-	double b = (double)(count / k) * ts;
-	for (uint32_t i = 0; i < k; i++)
-		for (uint32_t s = 0; s < 2 * (k - 1); s++)
-			SR(x, c, i, (i + 1) % k, b, (i + k - 1) % k, b);
-	if (count % k)
-		return allreduce_sel(x, c, count % k, ts, commute, 0);
-	return AN_OK;
-}
-
-/* allreduce__mvapich2_two_level (SMPI's MPICH selector, commutative
- * operations): each host's ranks by MPICH's Allreduce, the hosts' leaders
- * by recursive doubling, each host's leader's Bcast. */
-static int allreduce_two_level(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute)
-{
-	struct smp s;
-	if (!count)
-		return AN_OK;
-	if (smp_make(&s, c))
-		return AN_E_NOMEM;
-	int rc = AN_OK;
-	for (uint32_t h = 0; !rc && h < s.nh; h++) {
-		struct subc sc;
-		if (!(rc = sub_make(&sc, c, s.order + s.first[h], s.first[h + 1] - s.first[h]))) {
-			rc = allreduce_sel(x, &sc.c, count, ts, commute, 1);
-			sub_free(&sc);
-		}
-	}
-	if (!rc && s.first[1] != c->k) {
-		struct subc sc;
-		rc = sub_make(&sc, c, s.leaders, s.nh);
-		if (!rc) {
-			allreduce_rdb(x, &sc.c, (double)count * ts);
-			sub_free(&sc);
-		}
-	}
-	for (uint32_t h = 0; !rc && h < s.nh; h++) {
-		struct subc sc;
-		if (!(rc = sub_make(&sc, c, s.order + s.first[h], s.first[h + 1] - s.first[h]))) {
-			rc = bcast_sel(x, &sc.c, 0, count, ts, 1);
-			sub_free(&sc);
-		}
-	}
-	smp_free(&s);
-	return rc;
-}
-
-/* allreduce__ompi's tables: 1, 2 reduce + bcast, 3 rdb, 4 lr, 5 segmented
- * ring, 6 Rabenseifner. */
-static int ompi_allreduce_alg(uint32_t k, uint64_t t, int commute)
-{
-	if (!commute) {
-		if (k < 4)
-			return t < 131072 ? 3 : 1;
-		if (k < 8)
-			return 3;
-		if (k < 16)
-			return t < 1048576 ? 3 : 2;
-		if (k < 128)
-			return 3;
-		if (k < 256)
-			return t < 131072 ? 2 : t < 524288 ? 3 : 2;
-		if (k < 512)
-			return t < 4096 ? 2 : t < 524288 ? 3 : 2;
-		return t < 2048 ? 2 : 3;
-	}
-	if (k < 4)
-		return t < 8 ? 4 : t < 4096 ? 3 : t < 8192 ? 4 : t < 16384 ? 3 : t < 65536 ? 4 : t < 262144 ? 5 : 6;
-	if (k < 8)
-		return t < 16 ? 4 : t < 8192 ? 3 : 6;
-	if (k < 16)
-		return t < 8192 ? 3 : 6;
-	if (k < 32)
-		return t < 64 ? 5 : t < 4096 ? 3 : 6;
-	if (k < 64)
-		return t < 128 ? 5 : 6;
-	if (k < 128)
-		return t < 262144 ? 3 : 6;
-	if (k < 256)
-		return t < 131072 ? 2 : t < 262144 ? 3 : 6;
-	if (k < 512)
-		return t < 4096 ? 2 : 6;
-	if (k < 2048)
-		return t < 2048 ? 2 : t < 16384 ? 3 : 6;
-	if (k < 4096)
-		return t < 2048 ? 2 : t < 4096 ? 5 : t < 16384 ? 3 : 6;
-	return t < 2048 ? 2 : t < 16384 ? 5 : t < 32768 ? 3 : 6;
-}
-
-static int allreduce_sel(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute,
-			 int smpcomm)
-{
-	uint32_t k = c->k;
-	double b = (double)count * ts;
-	if (k < 2 || !count)
-		return AN_OK;
-	if (++x->depth > NC_DEPTH)
-		return unmodelled(x, "an Allreduce within Allreduces", k);
-	int rc = AN_OK;
-	if (smpi_mpich(x)) {
-		if (!smpcomm && commute && x->md == NATIVE_SMPI_MPICH)
-			rc = allreduce_two_level(x, c, count, ts, commute);
-		else if (b > 2048 && count >= pof2_le(k) && commute)
-			rc = allreduce_rab(x, c, count, ts);
-		else
-			allreduce_rdb(x, c, b);
-	} else {
-		switch (ompi_allreduce_alg(k, count * ts, commute)) {
-		case 1:
-		case 2: rc = allreduce_redbcast(x, c, count, ts, commute); break;
-		case 3: allreduce_rdb(x, c, b); break;
-		case 4: rc = allreduce_lr(x, c, count, ts, commute); break;
-		case 5:
-			/* the segmented ring takes 1 MB segments: below k of them it is lr */
-			if (count < k * segcount(1 << 20, ts, count))
-				rc = allreduce_lr(x, c, count, ts, commute);
-			else
-				rc = unmodelled(x, "Open MPI's segmented ring Allreduce", k);
-			break;
-		default: rc = allreduce_rab(x, c, count, ts); break;
-		}
-	}
-	x->depth--;
-	return rc;
-}
-
-int nc_allreduce(enum native_model md, struct mprog *p, const struct nc_comm *c, uint64_t count, uint32_t tsize,
-		 int commutative, char err[AN_ERR_LEN])
-{
-	struct ncx x = { md, p, err, 0 };
-	if (!tsize)
-		return unmodelled(&x, "an Allreduce of empty elements", c->k);
-	return allreduce_sel(&x, c, count, tsize, commutative, 0);
 }
 
 /* ---- Allgather ---------------------------------------------------------------------- */

@@ -13,3 +13,4 @@
 #include "../analysis/mprog.c"
 #include "../analysis/native.c"
 #include "../analysis/nativecoll.c"
+#include "../analysis/nativecoll_reduce.c"
