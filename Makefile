@@ -24,7 +24,16 @@ DESTDIR ?=
 # OpenSM's headers include each other as <opensm/...>, <iba/...>, <complib/...>.
 OSM_INC := -I/usr/include/infiniband
 
-SNAP_SRC    := snapshot/snapshot.c snapshot/delta.c snapshot/journal.c snapshot/sink.c snapshot/textdump.c snapshot/auth.c
+# The snapshot codec, its delta, journal, sink, text dump and authentication:
+# one static library per object flavour (std, PIC for the plugin, ASan for
+# the unit tests' sanitised builds, clang's fuzz), so a program names the
+# library and the linker takes the members it calls. libtopoanalysis.a calls
+# into it, so it comes after the analyses on a link line.
+SNAP_SRC    := $(wildcard snapshot/*.c)
+SNAP_LIB    := $(B)/lib/libtoposnap.a
+SNAP_PIC    := $(B)/lib/pic/libtoposnap.a
+SNAP_SAN    := $(B)/lib/asan/libtoposnap.a
+SNAP_FUZZ   := $(B)/lib/fuzz/libtoposnap.a
 PLUGIN_SRC  := $(wildcard osm_plugin/*.c)
 TOPOD_SRC   := $(wildcard topod/*.c)
 # The analyses over one fabric (analysis/README.md): one internal static
@@ -62,8 +71,10 @@ VERSIONED_SRC := $(shell grep -l TOPO_VERSION topod/*.c clients/*/*.c 2>/dev/nul
 $(foreach v,std pic unit unitsan san fuzz,$(call obj,$(v),$(VERSIONED_SRC))): VERSION
 
 # The plugin exports only osm_event_plugin; everything else is hidden so that
-# our symbols can never collide with OpenSM's or another plugin's.
-$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/sink.c snapshot/auth.c)
+# our symbols can never collide with OpenSM's or another plugin's. From the
+# snapshot library it takes what it calls (the codec, delta, sink, auth),
+# never the journal or the text dump.
+$(B)/lib/libosmtopo.so: $(call obj,pic,$(PLUGIN_SRC)) $(SNAP_PIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-z,defs -o $@ $^ -lopensm -losmcomp -lsodium
 
@@ -75,15 +86,23 @@ $(ANALYSIS_SAN): $(call obj,san,$(ANALYSIS_SRC))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/bin/topod: $(call obj,std,$(TOPOD_SRC) $(SNAP_SRC)) $(ANALYSIS_LIB)
+$(SNAP_LIB): $(call obj,std,$(SNAP_SRC))
+$(SNAP_PIC): $(call obj,pic,$(SNAP_SRC))
+$(SNAP_SAN): $(call obj,san,$(SNAP_SRC))
+$(SNAP_FUZZ): $(call obj,fuzz,$(SNAP_SRC))
+$(SNAP_LIB) $(SNAP_PIC) $(SNAP_SAN) $(SNAP_FUZZ):
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/topod: $(call obj,std,$(TOPOD_SRC)) $(ANALYSIS_LIB) $(SNAP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -fopenmp -pthread -o $@ $^ -levent -levent_pthreads -lsodium $(PLACE_LIBS)
 
-$(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC) $(SNAP_SRC))
+$(B)/bin/topo-collect: $(call obj,std,$(COLLECT_SRC)) $(SNAP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -libnetdisc -libmad -libumad -lsodium
 
-$(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC) $(SNAP_SRC))
+$(B)/bin/topo-snap: $(call obj,std,$(SNAPTOOL_SRC)) $(SNAP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $^ -lsodium
 
@@ -148,11 +167,11 @@ ASAN_BINS := $(patsubst tests/unit/%.c,$(B)/tests/asan/%,$(UNIT_SRC))
 SAN       := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 # The tests link every topod source but main.c, the plugin's queue and LFT
-# copy (which know nothing of OpenSM) and the analyses' library of their
-# flavour; each source is compiled once per flavour.
-UNIT_LINK := $(SNAP_SRC) $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c osm_plugin/lftcopy.c
-UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK)) $(ANALYSIS_LIB)
-SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK)) $(ANALYSIS_SAN)
+# copy (which know nothing of OpenSM) and the analyses' and the snapshot
+# code's libraries of their flavour; each source is compiled once per flavour.
+UNIT_LINK := $(filter-out topod/main.c,$(TOPOD_SRC)) osm_plugin/queue.c osm_plugin/lftcopy.c
+UNIT_OBJ  := $(call obj,unit,$(UNIT_LINK)) $(ANALYSIS_LIB) $(SNAP_LIB)
+SAN_OBJ   := $(call obj,unitsan,$(UNIT_LINK)) $(ANALYSIS_SAN) $(SNAP_SAN)
 
 $(B)/obj/unit/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -192,12 +211,12 @@ FUZZ_NAMES := fuzz_snapshot fuzz_delta fuzz_proto fuzz_query fuzz_server fuzz_co
 	      fuzz_namemap fuzz_coll_sched fuzz_coll_topo fuzz_topoquery
 FUZZ_BINS  := $(addprefix $(B)/fuzz/,$(FUZZ_NAMES))
 # topod without main.c, the analyses and the snapshot code, as the unit tests link them.
-FUZZ_TOPOD := $(call obj,fuzz,$(UNIT_LINK) $(ANALYSIS_SRC))
+FUZZ_TOPOD := $(call obj,fuzz,$(UNIT_LINK) $(ANALYSIS_SRC)) $(SNAP_FUZZ)
 FUZZ_TOPOD_LIBS := -fopenmp -levent -levent_pthreads -lsodium $(PLACE_LIBS) -lpthread
-FUZZ_LINK = @mkdir -p $(dir $@) && clang $(FUZZ_FLAGS) -o $@ $(filter %.c %.o,$^)
-$(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(call obj,fuzz,snapshot/snapshot.c)
+FUZZ_LINK = @mkdir -p $(dir $@) && clang $(FUZZ_FLAGS) -o $@ $(filter %.c %.o %.a,$^)
+$(B)/fuzz/fuzz_snapshot: tests/fuzz/fuzz_snapshot.c $(SNAP_FUZZ)
 	$(FUZZ_LINK) -lpthread
-$(B)/fuzz/fuzz_delta: tests/fuzz/fuzz_delta.c $(call obj,fuzz,snapshot/delta.c snapshot/snapshot.c) tests/unit/testfab.h
+$(B)/fuzz/fuzz_delta: tests/fuzz/fuzz_delta.c $(SNAP_FUZZ) tests/unit/testfab.h
 	$(FUZZ_LINK) -Itests/unit -lpthread
 $(B)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c $(call obj,fuzz,topod/proto.c)
 	$(FUZZ_LINK) -lpthread
@@ -212,9 +231,9 @@ FUZZ_WRAP := -Wl,--wrap=socket,--wrap=connect,--wrap=send,--wrap=recv,--wrap=pol
 	     -Wl,--wrap=getsockopt,--wrap=nanosleep
 $(B)/fuzz/fuzz_tii: tests/fuzz/fuzz_tii.c $(call obj,fuzz,$(LIBTII_SRC))
 	$(FUZZ_LINK) $(FUZZ_WRAP) -lpthread
-$(B)/fuzz/fuzz_text: tests/fuzz/fuzz_text.c $(call obj,fuzz,snapshot/textdump.c snapshot/snapshot.c)
+$(B)/fuzz/fuzz_text: tests/fuzz/fuzz_text.c $(SNAP_FUZZ)
 	$(FUZZ_LINK) -lpthread
-$(B)/fuzz/fuzz_namemap: tests/fuzz/fuzz_namemap.c $(call obj,fuzz,$(ANALYSIS_SRC) snapshot/snapshot.c snapshot/delta.c)
+$(B)/fuzz/fuzz_namemap: tests/fuzz/fuzz_namemap.c $(call obj,fuzz,$(ANALYSIS_SRC)) $(SNAP_FUZZ)
 	$(FUZZ_LINK) -Itests/unit -fopenmp $(PLACE_LIBS) -lpthread
 # libtopocoll's parsers: the .c under test included by the harness (its
 # helpers are static), the rest of the library beside it, Open MPI's
@@ -260,10 +279,10 @@ $(B)/tests/mpich/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build
 
 # The benchmarks of the analyses link the library, never topod/: each is
-# bench/bench_X.c + the snapshot codec + libtopoanalysis.a.
+# bench/bench_X.c + libtopoanalysis.a + the snapshot library.
 # bench_build K: route/hier/share on a synthetic fat tree.
-BENCH_DEPS := snapshot/snapshot.c snapshot/delta.c $(ANALYSIS_LIB) $(wildcard analysis/*.h snapshot/*.h tests/unit/testfab.h)
-BENCH_LINK = $(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -fopenmp -o $@ $< snapshot/snapshot.c snapshot/delta.c $(ANALYSIS_LIB)
+BENCH_DEPS := $(ANALYSIS_LIB) $(SNAP_LIB) $(wildcard analysis/*.h snapshot/*.h tests/unit/testfab.h)
+BENCH_LINK = $(CC) $(CFLAGS) $(XCFLAGS) -Itests/unit -fopenmp -o $@ $< $(ANALYSIS_LIB) $(SNAP_LIB)
 $(B)/bench/bench_build: bench/bench_build.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(BENCH_LINK)
@@ -529,21 +548,21 @@ tests: $(B)/tests/clients/tii_check
 # analysis/pattern.c (through the library): the pattern names are one module
 # for topod and the optimiser.
 ROUTEOPT_SRC := $(wildcard clients/routeopt/*.c)
-ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC)) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c
+ROUTEOPT_LIB := $(filter-out clients/routeopt/main.c,$(ROUTEOPT_SRC))
 all: $(B)/bin/topo-routeopt
 tests: $(B)/tests/test_routeopt $(B)/tests/asan/test_routeopt
 
-$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC) snapshot/snapshot.c snapshot/delta.c snapshot/journal.c) $(ANALYSIS_LIB)
+$(B)/bin/topo-routeopt: $(call obj,std,$(ROUTEOPT_SRC)) $(ANALYSIS_LIB) $(SNAP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lglpk
 
 # The unit test links the optimiser, not topod (explicit rules beat the
 # tests/unit pattern rules above).
-$(B)/tests/test_routeopt: tests/unit/test_routeopt.c $(call obj,unit,$(ROUTEOPT_LIB)) $(ANALYSIS_LIB)
+$(B)/tests/test_routeopt: tests/unit/test_routeopt.c $(call obj,unit,$(ROUTEOPT_LIB)) $(ANALYSIS_LIB) $(SNAP_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
 
-$(B)/tests/asan/test_routeopt: tests/unit/test_routeopt.c $(call obj,unitsan,$(ROUTEOPT_LIB)) $(ANALYSIS_SAN)
+$(B)/tests/asan/test_routeopt: tests/unit/test_routeopt.c $(call obj,unitsan,$(ROUTEOPT_LIB)) $(ANALYSIS_SAN) $(SNAP_SAN)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(XCFLAGS) -Iclients/routeopt -o $@ $^ -lglpk
 
