@@ -6,8 +6,8 @@
  *
  * A row is the whole description of a command: its name, arity, lane
  * (flags), handler, usage and help, the estimator of a CMD_HEAVY command
- * (what it will cost before it runs, estimate.h) and the server handler of
- * a CMD_ADMIN one. Nothing else names a command: the admin socket, the
+ * (what it will cost before it runs, estimate.h), the server handler of a
+ * CMD_ADMIN one, and the keys of its reply's head. Nothing else names a command: the admin socket, the
  * HTTP endpoint, the budget and the metrics all read the row.
  *
  * Adding a command (CONTRIBUTING.md, "Adding a command", is the recipe a
@@ -91,6 +91,13 @@ struct cmd {
 	const char *help;         /* one line, for `help` and `topod --commands` */
 	cmd_estimate_fn *estimate; /* CMD_HEAVY: cost before it runs; NULL otherwise */
 	cmd_admin_fn *admin;      /* CMD_ADMIN: the handler (answer is NULL) */
+	/* The reply's head: the keys of "OK key=value ..." in order, "key?"
+	 * for one some answers leave out; "lines" announces that many lines
+	 * after it. Checked against the handlers' replies (test_query) and
+	 * docs/protocol.md (t_protocol_doc); libtii's parsers and the fake
+	 * server are checked against the handlers (t_tii_real, t_fake_conform).
+	 * NULL for the admin rows: stats is its own table (server_admin.c). */
+	const char *reply;
 };
 
 extern const struct cmd cmd_table[];

@@ -838,13 +838,14 @@ static void size_request_memory(struct options *o)
 }
 
 /* The table itself, for docs and tests: name, arity, lane (admin, heavy,
- * light), usage, help. */
+ * light), usage, help, the reply's head keys ("-": not described). */
 static void print_commands(void)
 {
 	for (size_t i = 0; i < cmd_count; i++) {
 		const struct cmd *k = &cmd_table[i];
-		printf("%s\t%d\t%d\t%s\t%s\t%s\n", k->name, k->min_args, k->max_args,
-		       k->flags & CMD_ADMIN ? "admin" : k->flags & CMD_HEAVY ? "heavy" : "light", k->usage, k->help);
+		printf("%s\t%d\t%d\t%s\t%s\t%s\t%s\n", k->name, k->min_args, k->max_args,
+		       k->flags & CMD_ADMIN ? "admin" : k->flags & CMD_HEAVY ? "heavy" : "light", k->usage, k->help,
+		       k->reply ? k->reply : "-");
 	}
 }
 

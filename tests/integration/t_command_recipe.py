@@ -29,16 +29,16 @@ HANDLER_HOMES = ["topod/*_cmd.c", "topod/query.c"]
 for h in HANDLER_HOMES + ["topod/server_admin.c", "topod/estimate.c", "topod/estimate.h"]:
     check(h in named, "the recipe names %s" % h)
 
-# the rows, from the source: { "name", lo, hi, FLAGS, answer, "usage", "help", estimate, admin }
+# the rows, from the source: { "name", lo, hi, FLAGS, answer, "usage", "help", estimate, admin, "reply" }
 src = open(os.path.join(ROOT, "topod", "cmd.c")).read()
 table = src[src.index("cmd_table[] = {"):src.index("const size_t cmd_count")]
 rows = []
 for r in re.findall(r'^\t\{ ("[a-z]+".*?)\},?\n', table, re.S | re.M):
     name = re.match(r'"([a-z]+)"', r).group(1)
     head = re.match(r'"[a-z]+",\s*(-?\d+),\s*(-?\d+),\s*([A-Z_| 0-9]+),\s*(\w+),', r)
-    tail = re.search(r',\s*(\w+),\s*(\w+)\s*$', r.strip())
+    tail = re.search(r',\s*(\w+),\s*(\w+),\s*(?:NULL|(?:"[^"]*"\s*)+)$', r.strip())
     if not head or not tail:
-        check(False, "row %s: read as { name, lo, hi, flags, answer, usage, help, estimate, admin }" % name)
+        check(False, "row %s: read as { name, lo, hi, flags, answer, usage, help, estimate, admin, reply }" % name)
         continue
     rows.append((name, head.group(3), head.group(4), tail.group(1), tail.group(2)))
 listed = [ln.split("\t")[0] for ln in subprocess.run([os.path.join(BIN, "topod"), "--commands"], check=True,

@@ -208,13 +208,14 @@ def main():
     check("L cluster G parent=W level=N dist=inf hosts=N name=W" in union["tree"],
           "the real topod's tree says dist=inf on the unreachable/disconnected fixtures")
 
-    procs = []
+    procs, fake_shapes = [], []
     fakes = [("2sw4hca", REQS, []), ("broken Hca4", REQS, ["--broken", "Hca4"]),
              ("islands", REQS, ["--fabric", "islands"]), ("fattree", FAT_REQS, ["--fabric", "fattree"])]
     for label, reqs, args in fakes:
         p, port = start_fake(*args)
         procs.append(p)
         fsh = shapes_of(ask_all(port, reqs), reqs)
+        fake_shapes.append(("fake " + label, fsh))
         for cmd in sorted(fsh):
             extra = sorted(fsh[cmd] - union.get(cmd, set()))
             check(not extra, "fake %s: every %s reply shape is one topod sends%s" % (
@@ -235,6 +236,24 @@ def main():
             h = "H " + shape(first_line(port, r), head=True)
             check(h in union[r.split()[0]], "fake --mode %s: the %s header is a topod header shape (%s)"
                   % (mode, r.split()[0], h))
+
+    # every OK head, topod's and the fake's, is what topod's command table
+    # describes (cmd.h's reply): the keys it has are described, the
+    # described ones without '?' are there
+    out = subprocess.run([os.path.join(tt.BIN, "topod"), "--commands"], check=True, capture_output=True,
+                         text=True).stdout
+    described = {ln.split("\t")[0]: ln.split("\t")[6].split() for ln in out.splitlines()}
+    bad = []
+    for who, sh in [("topod " + n, real[n]) for n in real] + fake_shapes:
+        for cmd, ss in sh.items():
+            for h in (x for x in ss if x.startswith("H OK")):
+                keys = [t.split("=")[0] for t in h.split()[2:] if "=" in t]
+                d = described.get(cmd, ["-"])
+                want = [k for k in d if not k.endswith("?") and k != "-"]
+                if d != ["-"] and (set(keys) - {k.rstrip("?") for k in d} or set(want) - set(keys)):
+                    bad.append("%s %s: %s" % (who, cmd, h))
+    check(not bad, "every OK head of topod and the fake has the keys the command table describes%s"
+          % ("; not: " + " | ".join(bad[:4]) if bad else ""))
 
     # every ERR code the fake can send is one topod sends
     src = open(FAKE).read()

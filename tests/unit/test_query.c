@@ -45,6 +45,50 @@ static const char *framed(struct evbuffer *out, int *ok, size_t *nlines)
 	return head;
 }
 
+/* Whether an OK head's keys are what the row's reply describes: every key
+ * it has is described, and every key described without '?' is there.
+ * why: the first that is not. Values with spaces are quoted ("..."). */
+static int head_as_described(const char *head, const char *reply, char *why, size_t wl)
+{
+	char keys[64][40];
+	int nk = 0;
+	for (const char *p = head + 2; *p && nk < 64;) {
+		while (*p == ' ')
+			p++;
+		const char *eq = p + strcspn(p, " =");
+		if (*eq == '=' && eq > p && eq - p < 40)
+			snprintf(keys[nk++], sizeof(keys[0]), "%.*s", (int)(eq - p), p);
+		p = eq;
+		if (*p == '=' && p[1] == '"') { /* a quoted value */
+			const char *q = strchr(p + 2, '"');
+			p = q ? q + 1 : p + strlen(p);
+		}
+		p += strcspn(p, " ");
+	}
+	for (int i = 0; i < nk; i++) {
+		char w[48];
+		snprintf(w, sizeof(w), " %.39s ", keys[i]);
+		char *d = malloc(strlen(reply) + 3);
+		sprintf(d, " %s ", reply);
+		int found = strstr(d, w) != NULL;
+		w[strlen(w) - 1] = '?';
+		found |= strstr(d, w) != NULL;
+		free(d);
+		if (!found)
+			return snprintf(why, wl, "%.39s not described", keys[i]), 0;
+	}
+	for (const char *p = reply; *p;) {
+		size_t l = strcspn(p, " ");
+		int found = 0;
+		for (int i = 0; i < nk && p[l - 1] != '?'; i++)
+			found |= strlen(keys[i]) == l && !strncmp(keys[i], p, l);
+		if (p[l - 1] != '?' && !found)
+			return snprintf(why, wl, "%.*s missing", (int)l, p), 0;
+		p += l + (p[l] == ' ');
+	}
+	return 1;
+}
+
 static enum query_result ask(const struct fabric *f, const char *line, struct evbuffer *out)
 {
 	static struct proto_req req;
@@ -140,6 +184,13 @@ int main(void)
 		const struct cmd *k = cmd_find(cmd);
 		if (k)
 			covered[k - cmd_table] = 1;
+		/* the head is what the table says the command answers */
+		char why[80] = "";
+		if (k && k->reply && !strncmp(head, "OK", 2))
+			CHECK(head_as_described(head, k->reply, why, sizeof(why)), "%s: its head as cmd.c describes it %s",
+			      good[i].line, why);
+		else
+			CHECK(k && (k->reply || (k->flags & CMD_ADMIN)), "%s: cmd.c describes its reply", good[i].line);
 	}
 	/* the admin rows answer with the server's state: t_topod_server,
 	 * t_topod_shrink and t_topod_ingest exercise them on a real admin socket */
