@@ -252,7 +252,9 @@ for _ in range(16):
 worst = 0
 t0 = time.time()
 answered = 0
-while time.time() - t0 < 60:
+# the pool runs at nice +10: beside make check's other jobs 16 matrices took
+# over 60 s once; the loop ends as soon as all are answered
+while time.time() - t0 < 180:
     worst = max(worst, metric(hp, "topod_http_reply_bytes_unread") or 0)
     # the first request and the 16 answered, served or refused
     answered = sum(metric(hp, 'topod_queries_total{command="hopsmatrix",outcome="%s"}' % o) or 0
@@ -271,7 +273,7 @@ for s in clients:
     except OSError:
         codes.append(-1)
     s.close()
-check(answered >= 17, "all 16 answered within 60 s (%d)" % (answered - 1))
+check(answered >= 17, "all 16 answered within 180 s (%d)" % (answered - 1))
 check(worst <= (1 << 20) + one,
       "16 clients that do not read, --output-budget 1M: at most %d bytes unread (budget + one reply of %d)"
       % (worst, one))
