@@ -266,7 +266,8 @@ static void queries(const struct server_metrics *m, struct evbuffer *out)
 	family(out, "topod_queries_total", "counter",
 	       "requests answered, by command and outcome (refused: topod's limits, e.g. BUSY or TIMEOUT)");
 	for (size_t k = 0; k <= QSTATS_CMDS; k++) {
-		if (k < QSTATS_CMDS && k >= cmd_count)
+		/* the admin rows are counted with "other", as before they were rows */
+		if (k < QSTATS_CMDS && (k >= cmd_count || (cmd_table[k].flags & CMD_ADMIN)))
 			continue;
 		for (int o = 0; o < QS_OUTCOMES; o++)
 			evbuffer_add_printf(out, "topod_queries_total{command=\"%s\",outcome=\"%s\"} %" PRIu64 "\n",
