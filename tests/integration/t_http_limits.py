@@ -234,7 +234,12 @@ for host, want in (("topod.example:%d" % hp, 200), ("WEB.example", 200), ("local
 t.stop()
 
 # ---- 3. --output-budget when the replies are sent ----
-t, hp = start(24, "--http-max-conns", "20", "--output-budget", "1M", "--max-request-memory", "128M")
+# --http-per-peer 32: all 16 come from 127.0.0.1, and on a loaded machine
+# topod may not have read their requests before the next ones connect;
+# past the default 8 waiting the gate would cut the oldest (its own 503,
+# counted as a cut: section 1's subject, not this one's)
+t, hp = start(24, "--http-max-conns", "20", "--output-budget", "1M", "--max-request-memory", "128M",
+              "--http-per-peer", "32")
 REFUSED = 'topod_heavy_refused_total{reason="%s"}'
 hosts = "+".join("h%04d" % i for i in range(1200))
 path = "/api/hopsmatrix?args=" + hosts
@@ -252,8 +257,8 @@ for _ in range(16):
 worst = 0
 t0 = time.time()
 answered = 0
-# the pool runs at nice +10: beside make check's other jobs 16 matrices took
-# over 60 s once; the loop ends as soon as all are answered
+# the pool runs at nice +10: beside make check's other jobs the matrices may
+# take long; the loop ends as soon as all are answered
 while time.time() - t0 < 180:
     worst = max(worst, metric(hp, "topod_http_reply_bytes_unread") or 0)
     # the first request and the 16 answered, served or refused
