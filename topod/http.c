@@ -232,6 +232,21 @@ static void send_error(struct http *h, struct evhttp_request *req, int status, c
 	evbuffer_free(b);
 }
 
+/* A protocol ERR line (query_error's) as the JSON error with its status:
+ * how a refusal by the protocol's rules reads over HTTP. */
+static void send_err_line(struct http *h, struct evhttp_request *req, struct evbuffer *err)
+{
+	api_note(h, req, qstats_outcome(err, 0));
+	struct evbuffer *body = evbuffer_new();
+	if (!body) {
+		evhttp_send_error(req, 503, NULL);
+		return;
+	}
+	int status = http_reply_json(err, body);
+	send_body(h, req, status, "application/json", body);
+	evbuffer_free(body);
+}
+
 /* ---- clients ------------------------------------------------------------- */
 
 static void conn_closed(struct evhttp_connection *evcon, void *arg)
@@ -441,17 +456,12 @@ static void job_submit(struct http *h, struct hconn *hc, struct hjob *j, struct 
 	pthread_mutex_unlock(&h->lock);
 	if (r != ADMIT_NOESTIMATE)
 		heavy_refused(h, j, r == ADMIT_TOOBIG ? &h->heavy_toobig : &h->heavy_busy);
-	struct evbuffer *body = err ? evbuffer_new() : NULL;
-	if (body) {
-		api_note(h, j->req, qstats_outcome(err, 0));
-		int status = http_reply_json(err, body);
-		send_body(h, j->req, status, "application/json", body);
-		evbuffer_free(body);
+	if (err) {
+		send_err_line(h, j->req, err);
+		evbuffer_free(err);
 	} else {
 		send_error(h, j->req, 503, "NOMEM", "no memory for the request");
 	}
-	if (err)
-		evbuffer_free(err);
 	job_free(j);
 }
 
@@ -620,15 +630,7 @@ static void serve_api(struct http *h, struct hconn *hc, struct evhttp_request *r
 		job_submit(h, hc, j, &a);
 		return;
 	}
-	api_note(h, req, qstats_outcome(err, 0));
-	struct evbuffer *body = evbuffer_new();
-	if (body) {
-		int status = http_reply_json(err, body);
-		send_body(h, req, status, "application/json", body);
-		evbuffer_free(body);
-	} else {
-		evhttp_send_error(req, 503, NULL);
-	}
+	send_err_line(h, req, err);
 	evbuffer_free(err);
 	job_free(j);
 }
