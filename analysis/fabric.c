@@ -66,7 +66,28 @@ void fabric_index_free(struct fabric_index *x)
 		return;
 	hier_free(x->hier);
 	route_free(x->rt);
+	hopdist_free(x->hd);
 	free(x);
+}
+
+/* A distance table costs switches x leaves bytes (6 MB at k=56); past
+ * this the walks are cheaper than the memory. */
+#define HOPDIST_MAX_BYTES ((uint64_t)256 << 20)
+
+int fabric_index_prepare(struct fabric_index *x)
+{
+	if (x->hd)
+		return AN_OK;
+	struct hopdist *hd = NULL;
+	int rc = hopdist_build(x->rt, HOPDIST_MAX_BYTES, &hd);
+	if (rc)
+		return rc;
+	if (!hopdist_cover(x->rt, hd)) {
+		hopdist_free(hd);
+		return AN_E_RANGE;
+	}
+	x->hd = hd;
+	return AN_OK;
 }
 
 /* Hop counts to one destination in one generation's tables, memoised per
@@ -236,6 +257,7 @@ struct proof {
 	const uint8_t *chg, *want;
 	const uint32_t *leaf;
 	uint32_t nleaf;
+	const struct hopdist *hd; /* with leaf and chg NULL: the LIDs ra routes along shortest paths */
 };
 
 /* Does the step at switch node `node` to lid differ between the tables?
@@ -274,6 +296,24 @@ static int lid_differs(const struct proof *p, struct hop_memo m[2], const uint64
 			    memo_hops(p->rb, &m[1], p->leaf[j], (uint16_t)l, dst))
 				return 1;
 		return 0;
+	}
+	return 0;
+}
+
+/* lid_differs for a LID p->hd covers (leaf index k), which the old tables
+ * route along shortest paths: the old hop count from a switch is its
+ * distance plus one, so entry_holds reduces to the changed step going one
+ * closer (hopdist_step_ok), with no walk. */
+static int lid_differs_by_distance(const struct proof *p, const uint64_t *by_lid, uint32_t k0, uint32_t k1,
+				   uint32_t l, uint32_t k)
+{
+	uint32_t dst = p->rb->lid_ep[l];
+	for (uint32_t i = k0; i < k1; i++) {
+		uint32_t node = (uint32_t)by_lid[i], sw = p->rb->sw_of_node[node];
+		if (!step_changed(p, node, l))
+			continue;
+		if (sw == ROUTE_NONE || !hopdist_step_ok(p->rb, p->hd, sw, (uint16_t)l, k, dst))
+			return 1;
 	}
 	return 0;
 }
@@ -321,6 +361,11 @@ static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 				/* A LID nobody owns is no host's or switch's destination. */
 				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE)
 					continue;
+				uint32_t k = p->hd ? p->hd->lid_leaf[l] : ROUTE_NONE;
+				if (k != ROUTE_NONE) {
+					differ = lid_differs_by_distance(p, by_lid, grp[g], grp[g + 1], l, k);
+					continue;
+				}
 				m[0].cur++;
 				m[1].cur++;
 				differ = lid_differs(p, m, by_lid, grp[g], grp[g + 1], l);
@@ -393,6 +438,13 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 	return hier_build(x->rt, &x->hier);
 }
 
+/* old's distances and cover when they hold for x's links, else NULL (the
+ * walks decide). */
+static struct hopdist *shortest_hd(const struct fabric_index *old, const struct fabric_index *x)
+{
+	return old->hd && old->hd->pt == old->rt->pt && x->rt->pt == old->rt->pt ? old->hd : NULL;
+}
+
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,
 			int *reused, struct fabric_index **out, char err[AN_ERR_LEN])
@@ -420,9 +472,13 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	uint64_t t1 = snap_now_us();
 	if (info->ports || map != old->map) {
 		rc = hier_renamed(old, x, info, reused);
-	} else if (!hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt }, info->block, info->blocks)) {
+	} else if (!hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt, .hd = shortest_hd(old, x) },
+				info->block, info->blocks)) {
 		x->hier = hier_ref(old->hier);
 		*reused = 1;
+		/* Every changed entry of a covered LID went one closer: the new
+		 * tables route those LIDs along shortest paths too. */
+		x->hd = hopdist_ref(shortest_hd(old, x));
 	} else {
 		rc = hier_build(x->rt, &x->hier);
 	}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hier.h"
+#include "hopdist.h"
 #include "route.h"
 #include "snapshot.h"
 
@@ -20,6 +21,12 @@ struct fabric_index {
 	struct hier *hier;
 	const struct route_namemap *map; /* the one rt was built with */
 	double route_ms, hier_ms;
+	/* The updater's, not the readers': set by fabric_index_prepare() and
+	 * carried over by fabric_index_update(). The distances over rt's
+	 * links and the LIDs rt's tables route along shortest paths
+	 * (hopdist.h), for which a delta's proof needs no walks; NULL: not
+	 * known (yet). */
+	struct hopdist *hd;
 };
 
 /* Builds the index of s with up to threads OpenMP threads (0: OpenMP's
@@ -29,6 +36,15 @@ struct fabric_index {
 int fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
 		       struct fabric_index **out, char err[AN_ERR_LEN]);
 void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
+
+/* Makes the next delta's proof cheap: the distances over x's links and
+ * the LIDs x's tables route along shortest paths (hopdist.h). Reads every
+ * table once (at k=56 a few hundred ms), so the caller runs it off the
+ * serving path, after publishing x; it writes only x->hd, which no reader
+ * of a published index reads, and must be the thread that updates
+ * indexes from x. A no-op when x already has it. AN_OK, or an AN_E_* when
+ * x stays without (the walks remain). */
+int fabric_index_prepare(struct fabric_index *x);
 
 struct snap_delta_info;
 /*
@@ -46,9 +62,11 @@ struct snap_delta_info;
  * whose link changed (a real fault: OpenSM rewrites the entries that used
  * the dead cable). The check costs what changed: the walks of those
  * entries' LIDs only, memoised per LID (fabric.c, entry_holds, has the
- * proof; it is exact). With no port or description changed and the same
- * map, the route index shares old's tables (route_repoint) instead of
- * being rebuilt.
+ * proof; it is exact). When old was prepared (fabric_index_prepare), the
+ * entries of the LIDs it covers are checked by distance instead of
+ * walked, and the new index keeps that cover when nothing changed. With no port or
+ * description changed and the same map, the route index shares old's
+ * tables (route_repoint) instead of being rebuilt.
  */
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,

@@ -684,6 +684,26 @@ answered:
 	return -1;
 }
 
+/* What makes the next delta cheap to index (fabric_index_prepare: a pass
+ * over every table, 0.3-1 s at k=56): after the producer's OK and only
+ * while no snapshot waits, so that it delays nothing that is queued. */
+static void run_prepare(struct builder *b)
+{
+	struct fabric *f = store_get(b->st);
+	pthread_mutex_lock(&b->lock);
+	int idle = !b->pending && !b->stop;
+	pthread_mutex_unlock(&b->lock);
+	if (idle && f->index && !f->index->hd) {
+		uint64_t t0 = util_now_us();
+		int rc = fabric_index_prepare(f->index);
+		tlog(TLOG_INFO, "generation %" PRIu64 ": %" PRIu32 " LIDs routed along shortest paths, which a delta's "
+		     "proof checks without walks (%.1f ms%s%s)", f->snap->generation,
+		     f->index->hd ? f->index->hd->covered : 0, util_ms_since(t0), rc ? ": " : "",
+		     rc ? an_strerror(rc) : "");
+	}
+	fabric_put(f);
+}
+
 int builder_run(struct builder *b, struct ingest_job *j)
 {
 	struct run r = { .j = j };
@@ -710,6 +730,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
 	job_free(j);
+	run_prepare(b);
 	return 0;
 }
 

@@ -189,7 +189,7 @@ int main(void)
 	saved[nsaved++] = snap_dup(want);
 	unsigned kinds[NOTHING + 1] = { 0 }, shared = 0, rebuilt = 0, blocks = 0;
 	unsigned bad_tables = 0, bad_routes = 0, bad_hops = 0, bad_hier = 0, bad_exact = 0, bad_snap = 0;
-	unsigned walked = 0, failed = 0, first_bad = 0;
+	unsigned walked = 0, failed = 0, first_bad = 0, by_distance = 0, carried = 0;
 	for (unsigned i = 1; i <= STEPS; i++) {
 		struct snap *next = snap_dup(want);
 		if (!next)
@@ -212,8 +212,14 @@ int main(void)
 		blocks += info.blocks;
 		struct fabric_index *nx = NULL;
 		int reused = -1;
+		/* As topod does after serving it (topod/build.c, run_prepare):
+		 * most steps' proofs then go by distance (hopdist.h). */
+		if (!x->hd && fabric_index_prepare(x) == AN_OK && !x->hd)
+			tf_die("prepare: no distances");
+		by_distance += x->hd != NULL;
 		if (fabric_index_update(applied, x, &info, NULL, 2, &reused, &nx, err))
 			tf_die(err);
+		carried += x->hd && nx->hd == x->hd;
 		free(info.block);
 		/* The generation before goes, as topod drops a fabric its
 		 * last reader released: whatever the new one shares must
@@ -269,6 +275,9 @@ int main(void)
 	CHECK(!bad_exact && shared && rebuilt,
 	      "the hierarchy is shared exactly when no hop count changed (%u shared, %u rebuilt, %u wrong)", shared,
 	      rebuilt, bad_exact);
+	CHECK(by_distance == STEPS && carried == shared,
+	      "each step's proof had the previous index's shortest-path cover (%u of %u), carried over exactly "
+	      "when the hierarchy was shared (%u of %u)", by_distance, STEPS, carried, shared);
 	CHECK(kinds[RESTORE] && kinds[ANYWHERE] && kinds[NOWHERE] && failed,
 	      "the chain restores earlier tables (%u times) and breaks routes (%u failing walks)", kinds[RESTORE],
 	      failed);

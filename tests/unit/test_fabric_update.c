@@ -146,15 +146,58 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	snap_free(a);
 }
 
+/* Is hd's cover exactly the LIDs of hosts' up ports whose hop count
+ * (hops[ep * nsw + sw], walked) from every switch is its distance to the
+ * LID's leaf plus one, or none where no link path leads? */
+static int cover_is_exact(const struct route_tab *rt, const struct hopdist *hd, const uint16_t *hops)
+{
+	/* hopdist.c numbers the leaves in switch order */
+	uint32_t *leaf_k = malloc(rt->nsw * sizeof(*leaf_k)), nleaf = 0, n = 0;
+	if (!leaf_k)
+		tf_die("out of memory");
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		leaf_k[sw] = ROUTE_NONE;
+	for (uint32_t e = 0; e < rt->neps; e++)
+		if (rt->eps[e].up == AN_OK && rt->eps[e].leaf != ROUTE_NONE &&
+		    rt->snap->nodes[rt->eps[e].node].type != SNAP_NODE_SWITCH)
+			leaf_k[rt->sw_of_node[rt->eps[e].leaf]] = 0;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		if (leaf_k[sw] == 0)
+			leaf_k[sw] = nleaf++;
+	int exact = nleaf == hd->nleaf;
+	for (uint32_t l = 1; exact && l <= rt->max_lid; l++) {
+		uint32_t e = rt->lid_ep[l];
+		if (e == ROUTE_NONE || rt->snap->nodes[rt->eps[e].node].type == SNAP_NODE_SWITCH || rt->eps[e].up != AN_OK)
+			continue;
+		uint32_t k = leaf_k[rt->sw_of_node[rt->eps[e].leaf]];
+		int shortest = 1;
+		for (uint32_t sw = 0; sw < rt->nsw && shortest; sw++) {
+			uint8_t d = hd->d[(uint64_t)sw * hd->nleaf + k];
+			uint16_t w = hops[(size_t)e * rt->nsw + sw];
+			shortest = d == HOPDIST_INF ? w == ROUTE_HOPS_INF : w == d + 1u;
+		}
+		exact = shortest == (hd->lid_leaf[l] != ROUTE_NONE) && (!shortest || hd->lid_leaf[l] == k);
+		n += shortest;
+	}
+	free(leaf_k);
+	return exact && n == hd->covered;
+}
+
 /* Random reroutes of the base: a few up-port moves and now and then one
  * entry sent anywhere (some of them entries that led nowhere). The
  * hierarchy must be shared exactly when no hop count changed: the proof
  * in fabric.c is exact, not only sound. */
 static void random_rounds(const struct snap *a, const struct fabric_index *xa, unsigned h, unsigned rounds)
 {
+	char err[SNAP_ERR_LEN];
 	uint16_t *ha = all_hops(xa->rt);
 	size_t cells = (size_t)xa->rt->neps * xa->rt->nsw;
-	unsigned shared = 0, rebuilt = 0, wrong = 0;
+	unsigned shared = 0, rebuilt = 0, wrong = 0, agree = 0, covers = 0, cover_right = 0;
+	/* The same base prepared (fabric_index_prepare): its proofs go by
+	 * distance, and must decide as the walks do. */
+	struct fabric_index *xp = NULL;
+	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp) || !xp->hd)
+		tf_die("prepared base");
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
 		b->generation = 100 + r;
@@ -170,15 +213,25 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 			else if (*e != SNAP_LFT_NONE && *e > h && n->guid - TF_SW_GUID < 200000)
 				*e = (uint8_t)(h + 1 + (*e - h) % h);
 		}
-		int reused = -1;
-		struct fabric_index *xb = update(a, xa, b, &reused, &bb);
-		if (!xb)
+		int reused = -1, reused_p = -1;
+		struct snap *bp = NULL;
+		struct fabric_index *xb = update(a, xa, b, &reused, &bb), *xbp = update(a, xp, b, &reused_p, &bp);
+		if (!xb || !xbp)
 			tf_die("update");
 		uint16_t *hb = all_hops(xb->rt);
 		int equal = !memcmp(ha, hb, cells * sizeof(*ha));
 		shared += reused == 1;
 		rebuilt += reused == 0;
 		wrong += reused != equal;
+		agree += reused_p == reused && (xbp->hd == xp->hd) == (reused == 1) && !xb->hd;
+		/* A rebuilt one, prepared: its cover is exactly the LIDs whose
+		 * every walked hop count is the distance plus one. */
+		if (reused == 0 && fabric_index_prepare(xbp) == AN_OK) {
+			covers++;
+			cover_right += cover_is_exact(xbp->rt, xbp->hd, hb);
+		}
+		fabric_index_free(xbp);
+		snap_free(bp);
 		free(hb);
 		fabric_index_free(xb);
 		snap_free(b);
@@ -187,6 +240,11 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	CHECK(!wrong && shared && rebuilt,
 	      "%u random reroutes: hierarchy shared exactly when no hop count changed (%u shared, %u rebuilt, %u wrong)",
 	      rounds, shared, rebuilt, wrong);
+	CHECK(agree == rounds, "from a prepared base the proof by distance decides as the walks do, and passes the "
+	      "cover on exactly when shared (%u of %u)", agree, rounds);
+	CHECK(covers && cover_right == covers, "each rebuilt reroute's cover, prepared anew, is exactly the LIDs "
+	      "routed along shortest paths by the walked hop counts (%u of %u)", cover_right, covers);
+	fabric_index_free(xp);
 	free(ha);
 }
 
@@ -201,6 +259,10 @@ int main(void)
 	struct fabric_index *xa = NULL;
 	fabric_index_build(a, NULL, 2, &xa, err);
 	CHECK(xa, "the base index builds");
+	struct fabric_index *xp = NULL;
+	CHECK(!fabric_index_build(a, NULL, 2, &xp, err) && !fabric_index_prepare(xp) && xp->hd &&
+	      xp->hd->covered == xp->rt->nhosts, "prepared, it routes every host's LID along shortest paths (%u of %u)",
+	      xp && xp->hd ? xp->hd->covered : 0, xp ? xp->rt->nhosts : 0);
 
 	/* 1. Leaves and aggregation switches move remote destinations to the
 	 *    next up port: every route keeps its length. */
@@ -226,6 +288,12 @@ int main(void)
 	int reused = -1;
 	struct fabric_index *xb = update(a, xa, b, &reused, &bb);
 	CHECK(xb && reused == 1, "an up-port change (%d entries) shares the hierarchy", moved);
+	struct snap *bp = NULL;
+	struct fabric_index *xbp = update(a, xp, b, &reused, &bp);
+	CHECK(xbp && reused == 1 && xbp->hd == xp->hd, "from a prepared base too, by distance, and the new index "
+	      "keeps the base's shortest-path cover");
+	fabric_index_free(xbp);
+	snap_free(bp);
 	struct hier *fresh = NULL;
 	CHECK(xb && hier_build(xb->rt, &fresh) == 0 && tf_same_hier(xb->hier, fresh),
 	      "and the shared hierarchy equals one built from scratch");
@@ -262,6 +330,11 @@ int main(void)
 	tf_lft(c, leaf0)[lid_local] = (uint8_t)(h + 1);
 	struct fabric_index *xc = update(a, xa, c, &reused, &cc);
 	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
+	struct snap *cp = NULL;
+	struct fabric_index *xcp = update(a, xp, c, &reused, &cp);
+	CHECK(xcp && reused == 0 && !xcp->hd, "by distance too, and the rebuilt index has no cover until prepared");
+	fabric_index_free(xcp);
+	snap_free(cp);
 	CHECK(xc && xc->hier != xa->hier, "with a hierarchy of its own");
 
 	/* 3. A link down with the LFTs left as they were: walks die on it. */
@@ -328,6 +401,7 @@ int main(void)
 	fabric_index_free(xe);
 	CHECK(atomic_load(&xa->hier->refs) == 1, "freeing the newer index leaves the base's hierarchy");
 	fabric_index_free(xa);
+	fabric_index_free(xp);
 	snap_free(a);
 	snap_free(b);
 	snap_free(bb);

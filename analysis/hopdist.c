@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * hopdist.c - see hopdist.h.
+ */
+#include "hopdist.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hopdist *hopdist_ref(struct hopdist *hd)
+{
+	if (hd)
+		atomic_fetch_add(&hd->refs, 1);
+	return hd;
+}
+
+void hopdist_free(struct hopdist *hd)
+{
+	if (!hd || atomic_fetch_sub(&hd->refs, 1) != 1)
+		return;
+	free(hd->lid_leaf);
+	free(hd->d);
+	free(hd);
+}
+
+/* The links backwards, as CSR: in[off[x] .. off[x + 1]) are the switches
+ * with an up link to x. A distance to a leaf is a breadth-first search
+ * from it along these. */
+static int reverse_links(const struct route_tab *rt, uint32_t **off, uint32_t **in)
+{
+	const struct snap *s = rt->snap;
+	uint32_t nsw = rt->nsw;
+	*off = calloc((size_t)nsw + 2, sizeof(**off));
+	if (!*off)
+		return AN_E_NOMEM;
+	for (uint32_t sw = 0; sw < nsw; sw++)
+		for (unsigned p = 1, np = s->nodes[rt->sw_node[sw]].nports; p <= np; p++)
+			if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP)
+				(*off)[rt->pt[rt->pt_off[sw] + p] + 2]++;
+	for (uint32_t x = 0; x < nsw; x++)
+		(*off)[x + 2] += (*off)[x + 1];
+	*in = malloc(((size_t)(*off)[nsw + 1] + 1) * sizeof(**in));
+	if (!*in) {
+		free(*off);
+		return AN_E_NOMEM;
+	}
+	for (uint32_t sw = 0; sw < nsw; sw++)
+		for (unsigned p = 1, np = s->nodes[rt->sw_node[sw]].nports; p <= np; p++)
+			if (rt->pt[rt->pt_off[sw] + p] < ROUTE_PT_EP)
+				(*in)[(*off)[rt->pt[rt->pt_off[sw] + p] + 1]++] = sw;
+	return AN_OK;
+}
+
+/* The leaves (switches a host's or router's up port is cabled to)
+ * numbered in switch order into leaf_of[nsw], and the leaf of every LID
+ * such a port owns into lid_leaf (the candidates hopdist_cover checks).
+ * Returns how many leaves. */
+static uint32_t number_leaves(const struct route_tab *rt, uint32_t *leaf_of, uint32_t *lid_leaf)
+{
+	uint32_t nleaf = 0;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		leaf_of[sw] = ROUTE_NONE;
+	for (uint32_t e = 0; e < rt->neps; e++) {
+		const struct route_ep *ep = &rt->eps[e];
+		if (ep->up == AN_OK && ep->leaf != ROUTE_NONE && rt->sw_of_node[ep->leaf] != ROUTE_NONE &&
+		    rt->snap->nodes[ep->node].type != SNAP_NODE_SWITCH)
+			leaf_of[rt->sw_of_node[ep->leaf]] = 0;
+	}
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		if (leaf_of[sw] == 0)
+			leaf_of[sw] = nleaf++;
+	for (uint32_t l = 0; l <= rt->max_lid; l++) {
+		uint32_t e = rt->lid_ep[l], sw;
+		lid_leaf[l] = ROUTE_NONE;
+		if (e == ROUTE_NONE || rt->eps[e].up != AN_OK || rt->eps[e].leaf == ROUTE_NONE ||
+		    rt->snap->nodes[rt->eps[e].node].type == SNAP_NODE_SWITCH)
+			continue;
+		sw = rt->sw_of_node[rt->eps[e].leaf];
+		if (sw != ROUTE_NONE)
+			lid_leaf[l] = leaf_of[sw];
+	}
+	return nleaf;
+}
+
+/* Breadth-first from every leaf along the reversed links, in parallel
+ * over leaves. 0, or -1 when a distance does not fit below HOPDIST_INF. */
+static int fill(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in)
+{
+	uint32_t nsw = hd->nsw, nleaf = hd->nleaf;
+	int bad = 0;
+	memset(hd->d, HOPDIST_INF, (size_t)nsw * nleaf);
+#pragma omp parallel reduction(| : bad)
+	{
+		uint32_t *q = malloc(((size_t)nsw + 1) * sizeof(*q));
+		bad |= !q;
+#pragma omp for schedule(dynamic, 16)
+		for (uint32_t k = 0; k < nleaf; k++) {
+			if (!q)
+				continue;
+			uint32_t head = 0, tail = 0;
+			q[tail++] = leaf_sw[k];
+			hd->d[(uint64_t)leaf_sw[k] * nleaf + k] = 0;
+			while (head < tail) {
+				uint32_t x = q[head++];
+				uint8_t dx = hd->d[(uint64_t)x * nleaf + k];
+				for (uint32_t i = off[x]; i < off[x + 1]; i++) {
+					uint8_t *dy = &hd->d[(uint64_t)in[i] * nleaf + k];
+					if (*dy != HOPDIST_INF)
+						continue;
+					if (dx + 1u >= HOPDIST_INF)
+						bad = 1;
+					*dy = (uint8_t)(dx + 1);
+					q[tail++] = in[i];
+				}
+			}
+		}
+		free(q);
+	}
+	return bad ? -1 : 0;
+}
+
+int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist **out)
+{
+	struct hopdist *hd = calloc(1, sizeof(*hd));
+	uint32_t *leaf_of = malloc(((size_t)rt->nsw + 1) * sizeof(*leaf_of)), *leaf_sw = NULL;
+	uint32_t *off = NULL, *in = NULL;
+	int rc = AN_E_NOMEM;
+	if (!hd || !leaf_of || !(hd->lid_leaf = malloc(((size_t)rt->max_lid + 1) * sizeof(*hd->lid_leaf))))
+		goto out;
+	atomic_init(&hd->refs, 1);
+	hd->pt = rt->pt;
+	hd->nsw = rt->nsw;
+	hd->nleaf = number_leaves(rt, leaf_of, hd->lid_leaf);
+	rc = AN_E_RANGE;
+	if (!hd->nleaf || (uint64_t)hd->nsw * hd->nleaf > max_bytes)
+		goto out;
+	rc = AN_E_NOMEM;
+	if (!(leaf_sw = malloc((size_t)hd->nleaf * sizeof(*leaf_sw))) || !(hd->d = malloc((size_t)hd->nsw * hd->nleaf)) ||
+	    reverse_links(rt, &off, &in))
+		goto out;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		if (leaf_of[sw] != ROUTE_NONE)
+			leaf_sw[leaf_of[sw]] = sw;
+	rc = fill(hd, leaf_sw, off, in) ? AN_E_RANGE : AN_OK;
+out:
+	free(leaf_of);
+	free(leaf_sw);
+	free(off);
+	free(in);
+	if (rc) {
+		hopdist_free(hd);
+		return rc;
+	}
+	*out = hd;
+	return AN_OK;
+}
+
+/* Marks in bad[] the covered LIDs switch sw does not route along a
+ * shortest path: its table read once, in order (the hardware streams it),
+ * against its own row of distances and its neighbours' (L2-sized). The
+ * checks of hopdist_step_ok, inlined: this reads every entry of the
+ * fabric. */
+static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint8_t *bad)
+{
+	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
+	const uint32_t *pt = rt->pt + rt->pt_off[sw];
+	const uint32_t nleaf = hd->nleaf;
+	const uint8_t *drow = hd->d + (uint64_t)sw * nleaf;
+	for (uint32_t l = 1; l <= rt->max_lid; l++) {
+		uint32_t k = hd->lid_leaf[l];
+		if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
+			continue;
+		uint8_t p = l < n->lft_len ? n->lft[l] : SNAP_LFT_NONE;
+		uint32_t c = p <= n->nports ? pt[p] : ROUTE_PT_NOLINK;
+		if (drow[k] == 0)
+			bad[l] |= c != ROUTE_PT_EP + rt->lid_ep[l];
+		else
+			bad[l] |= c >= ROUTE_PT_EP || hd->d[(uint64_t)c * nleaf + k] != drow[k] - 1;
+	}
+}
+
+uint32_t hopdist_cover(const struct route_tab *rt, struct hopdist *hd)
+{
+	const size_t nl = (size_t)rt->max_lid + 1;
+	uint8_t *bad = calloc(nl, 1);
+	int nomem = !bad;
+#pragma omp parallel reduction(| : nomem)
+	{
+		uint8_t *mine = calloc(nl, 1);
+		nomem |= !mine;
+#pragma omp for schedule(dynamic, 16)
+		for (uint32_t sw = 0; sw < rt->nsw; sw++)
+			if (mine)
+				cover_switch(rt, hd, sw, mine);
+#pragma omp critical
+		for (size_t l = 0; mine && bad && l < nl; l++)
+			bad[l] |= mine[l];
+		free(mine);
+	}
+	uint32_t covered = 0;
+	for (size_t l = 0; l < nl; l++) {
+		if (nomem || bad[l])
+			hd->lid_leaf[l] = ROUTE_NONE;
+		covered += hd->lid_leaf[l] != ROUTE_NONE;
+	}
+	free(bad);
+	hd->covered = covered;
+	return covered;
+}
