@@ -2,8 +2,9 @@
 /*
  * http_metrics.c - the Prometheus text exposition (format 0.0.4) of one
  * scrape, rendered on a worker thread from the copy http.c took on the
- * loop. Every name is documented in docs/metrics.md; the per-plane
- * figures carry plane="NAME".
+ * loop. The families, their HELP and order are counters.c's table (which
+ * docs/metrics.md is checked against); the per-plane figures carry
+ * plane="NAME".
  */
 #include "http_impl.h"
 
@@ -13,23 +14,13 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "counters.h"
 #include "fabric.h"
 #include "history.h"
 #include "route.h"
 #include "inventory.h"
 
 const int http_codes[HS_CODES] = { 200, 400, 404, 405, 413, 431, 500, 503, 504, 421 };
-
-static void family(struct evbuffer *out, const char *name, const char *type, const char *help)
-{
-	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-static void one(struct evbuffer *out, const char *name, const char *type, const char *help, double v)
-{
-	family(out, name, type, help);
-	evbuffer_add_printf(out, "%s %.17g\n", name, v);
-}
 
 static void hist(struct evbuffer *out, const char *name, const char *labels, const struct qstats_hist *h)
 {
@@ -186,103 +177,71 @@ static void lost_named(const struct fabric *f, const char *plane, struct evbuffe
 	snap_free(old);
 }
 
-static void planes(const struct http_scrape *sc, struct evbuffer *out)
+/* The families the counter table does not feed, each by the name of its
+ * row in counters.c's family table: what struct server_metrics does not
+ * hold (the fabrics served, histograms, the HTTP endpoint's own, the
+ * process's memory). arg says which of a kind. */
+typedef void render_fn(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out);
+
+static void build_info(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
-	static const struct { const char *name, *help; } g[] = {
-		{ "topod_generation", "generation served (0: none yet)" },
-		{ "topod_generation_age_seconds", "seconds since topod received the generation served" },
-		{ "topod_generation_build_seconds", "seconds building the generation served took" },
-		{ "topod_hosts", "hosts in the generation served" },
-		{ "topod_switches", "switches in the generation served" },
-		{ "topod_links", "cables in the generation served" },
-		{ "topod_links_down", "cables whose either end is below Init (Down or Polling)" },
-		{ "topod_links_lost", "cables fewer than the most a generation in the history had" },
-	};
-	for (size_t k = 0; k < sizeof(g) / sizeof(g[0]); k++) {
-		family(out, g[k].name, "gauge", g[k].help);
-		for (int p = 0; p < sc->m.nplanes; p++) {
-			const struct fabric *f = sc->f[p];
-			const struct fabric_index *x = f->index;
-			double v = 0;
-			switch (k) {
-			case 0: v = (double)f->snap->generation; break;
-			/* A clock stepped back: 0, not 2^64 us. */
-			case 1: v = x && sc->now_us > f->received_us ? (double)(sc->now_us - f->received_us) / 1e6 : 0; break;
-			case 2: v = x ? f->build_ms / 1e3 : 0; break;
-			case 3: v = x ? x->rt->nhosts : 0; break;
-			case 4: v = x ? x->switches : 0; break;
-			case 5: v = x ? x->links : 0; break;
-			case 6: v = x ? links_down(f->snap) : 0; break;
-			default: v = x ? links_lost(f) : 0; break;
-			}
-			evbuffer_add_printf(out, "%s{plane=\"%s\"} %.17g\n", g[k].name, sc->plane_name[p], v);
+	(void)sc, (void)arg;
+	evbuffer_add_printf(out, "%s{version=\"%s\"} 1\n", name, TOPO_VERSION);
+}
+
+static void plane_gauge(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
+{
+	for (int p = 0; p < sc->m.nplanes; p++) {
+		const struct fabric *f = sc->f[p];
+		const struct fabric_index *x = f->index;
+		double v = 0;
+		switch (arg) {
+		case 0: v = (double)f->snap->generation; break;
+		/* A clock stepped back: 0, not 2^64 us. */
+		case 1: v = x && sc->now_us > f->received_us ? (double)(sc->now_us - f->received_us) / 1e6 : 0; break;
+		case 2: v = x ? f->build_ms / 1e3 : 0; break;
+		case 3: v = x ? x->rt->nhosts : 0; break;
+		case 4: v = x ? x->switches : 0; break;
+		case 5: v = x ? x->links : 0; break;
+		case 6: v = x ? links_down(f->snap) : 0; break;
+		default: v = x ? links_lost(f) : 0; break;
 		}
+		evbuffer_add_printf(out, "%s{plane=\"%s\"} %.17g\n", name, sc->plane_name[p], v);
 	}
-	family(out, "topod_link_lost", "gauge", "1 for each cable counted in topod_links_lost (at most 32), by both ends");
+}
+
+static void link_lost(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
+{
+	(void)name, (void)arg;
 	for (int p = 0; p < sc->m.nplanes; p++)
 		lost_named(sc->f[p], sc->plane_name[p], out);
-	family(out, "topod_snapshots_accepted_total", "counter", "snapshots accepted and published");
-	for (int p = 0; p < sc->m.nplanes; p++)
-		evbuffer_add_printf(out, "topod_snapshots_accepted_total{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
-				    sc->m.plane[p].accepted);
-	family(out, "topod_snapshots_superseded_total", "counter", "snapshots a newer one replaced before they were built");
-	for (int p = 0; p < sc->m.nplanes; p++)
-		evbuffer_add_printf(out, "topod_snapshots_superseded_total{plane=\"%s\"} %" PRIu64 "\n",
-				    sc->plane_name[p], sc->m.plane[p].superseded);
-	family(out, "topod_generation_held", "gauge",
-	       "the generation the shrink guard holds back, not served (0: none): admin `confirm G` serves it");
-	for (int p = 0; p < sc->m.nplanes; p++)
-		evbuffer_add_printf(out, "topod_generation_held{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
-				    sc->m.plane[p].held_gen);
-	family(out, "topod_snapshots_held_total", "counter",
-	       "generations held back for reaching more than --shrink-guard fewer HCAs or switches than the served one");
-	for (int p = 0; p < sc->m.nplanes; p++)
-		evbuffer_add_printf(out, "topod_snapshots_held_total{plane=\"%s\"} %" PRIu64 "\n", sc->plane_name[p],
-				    sc->m.plane[p].held_total);
 }
 
-static void snapshots(const struct server_metrics *m, struct evbuffer *out)
+static void histogram(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
-	uint64_t rejected = m->all.rejected, deltas = m->all.deltas;
-	family(out, "topod_snapshots_refused_total", "counter",
-	       "snapshots refused, by reason: invalid (failed to decode, verify or build), denied (peer not allowed), "
-	       "unsigned (no valid signature), truncated, trailing (bytes after the snapshot)");
-	const struct { const char *r; uint64_t v; } r[] = {
-		{ "invalid", rejected },	  { "denied", m->ingest_denied }, { "unsigned", m->ingest_unsigned },
-		{ "truncated", m->ingest_truncated }, { "trailing", m->ingest_trailing },
-	};
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		evbuffer_add_printf(out, "topod_snapshots_refused_total{reason=\"%s\"} %" PRIu64 "\n", r[i].r, r[i].v);
-	one(out, "topod_deltas_applied_total", "counter", "snapshots received as deltas and applied", (double)deltas);
-	family(out, "topod_ingest_decode_seconds", "histogram", "decoding a snapshot, per generation served");
-	hist(out, "topod_ingest_decode_seconds", "", &m->qs.decode);
-	family(out, "topod_build_seconds", "histogram", "building routes and hierarchy, per generation served");
-	hist(out, "topod_build_seconds", "", &m->qs.build);
+	const struct qstats *qs = &sc->m.qs;
+	if (arg == 0) {
+		hist(out, name, "", &qs->decode);
+	} else if (arg == 1) {
+		hist(out, name, "", &qs->build);
+	} else {
+		hist(out, name, "lane=\"loop\"", &qs->latency[QS_LANE_LOOP]);
+		hist(out, name, "lane=\"pool\"", &qs->latency[QS_LANE_POOL]);
+	}
 }
 
-static void queries(const struct server_metrics *m, struct evbuffer *out)
+static void queries(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
 	static const char *const oc[QS_OUTCOMES] = { "ok", "error", "refused" };
-	family(out, "topod_queries_total", "counter",
-	       "requests answered, by command and outcome (refused: topod's limits, e.g. BUSY or TIMEOUT)");
+	(void)arg;
 	for (size_t k = 0; k <= QSTATS_CMDS; k++) {
 		/* the admin rows are counted with "other", as before they were rows */
 		if (k < QSTATS_CMDS && (k >= cmd_count || (cmd_table[k].flags & CMD_ADMIN)))
 			continue;
 		for (int o = 0; o < QS_OUTCOMES; o++)
-			evbuffer_add_printf(out, "topod_queries_total{command=\"%s\",outcome=\"%s\"} %" PRIu64 "\n",
-					    k < QSTATS_CMDS ? cmd_table[k].name : "other", oc[o], m->qs.n[k][o]);
+			evbuffer_add_printf(out, "%s{command=\"%s\",outcome=\"%s\"} %" PRIu64 "\n", name,
+					    k < QSTATS_CMDS ? cmd_table[k].name : "other", oc[o], sc->m.qs.n[k][o]);
 	}
-	family(out, "topod_query_duration_seconds", "histogram",
-		"request to reply, by where it was answered (loop: lookups; pool: the worker pool, queueing included)");
-	hist(out, "topod_query_duration_seconds", "lane=\"loop\"", &m->qs.latency[QS_LANE_LOOP]);
-	hist(out, "topod_query_duration_seconds", "lane=\"pool\"", &m->qs.latency[QS_LANE_POOL]);
-	one(out, "topod_heavy_queued", "gauge", "requests waiting for a worker", m->pool.queued);
-	one(out, "topod_heavy_running", "gauge", "requests on a worker", m->pool.running);
-	family(out, "topod_heavy_refused_total", "counter", "heavy requests refused, by reason");
-	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"busy\"} %" PRIu64 "\n", m->busy_heavy);
-	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"toobig\"} %" PRIu64 "\n", m->heavy_toobig + m->toobig);
-	evbuffer_add_printf(out, "topod_heavy_refused_total{reason=\"timeout\"} %" PRIu64 "\n", m->heavy_timeouts);
 }
 
 static uint64_t resident_bytes(void)
@@ -297,68 +256,68 @@ static uint64_t resident_bytes(void)
 	return (uint64_t)rss * 4096u;
 }
 
-static void clients(const struct http_scrape *sc, struct evbuffer *out)
+/* One unlabelled value the HTTP endpoint or the process holds. */
+static void value(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
-	const struct server_metrics *m = &sc->m;
-	one(out, "topod_clients_connected", "gauge", "query connections open", m->conns);
-	one(out, "topod_clients_max", "gauge", "query connections allowed (--max-conns)", m->max_conns);
-	one(out, "topod_clients_refused_total", "counter", "query connections refused: --max-conns reached",
-	    (double)m->refused);
-	family(out, "topod_clients_cut_total", "counter", "query clients disconnected by the output limits, by limit");
-	const struct { const char *r; uint64_t v; } c[] = {
-		{ "hard", m->cut_hard }, { "soft", m->cut_soft }, { "write_timeout", m->cut_write }, { "budget", m->cut_budget },
-	};
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		evbuffer_add_printf(out, "topod_clients_cut_total{limit=\"%s\"} %" PRIu64 "\n", c[i].r, c[i].v);
-	one(out, "topod_admin_clients_connected", "gauge", "admin socket connections open", m->admin_conns);
-	one(out, "topod_ingest_clients_connected", "gauge", "snapshot producers connected", m->ingest_conns);
-	one(out, "topod_watchers", "gauge", "clients parked in watch", m->watching);
-	one(out, "topod_http_clients_connected", "gauge", "HTTP connections open", sc->http_conns);
-	one(out, "topod_http_clients_waiting", "gauge",
-	    "HTTP connections without a whole request: arriving, or kept alive between requests", sc->http_waiting);
-	one(out, "topod_http_clients_max", "gauge", "HTTP requests answered at once (--http-max-conns; twice as many "
-	    "connections)", sc->http_max_conns);
-	one(out, "topod_http_clients_refused_total", "counter", "HTTP requests refused: --http-max-conns being answered",
-	    (double)sc->http_refused);
-	family(out, "topod_http_cut_total", "counter",
-	       "HTTP connections closed before a whole request, by reason: header_timeout, body_timeout "
-	       "(--http-header-timeout, --http-body-timeout), idle_timeout (kept alive past --http-timeout), per_peer "
-	       "(the address's oldest past --http-per-peer), full (the oldest anywhere past 2 x --http-max-conns)");
-	for (int i = 0; i < HG_CUTS; i++)
-		evbuffer_add_printf(out, "topod_http_cut_total{reason=\"%s\"} %" PRIu64 "\n", hgate_cut_names[i],
-				    sc->http_cut[i]);
-	one(out, "topod_http_reply_bytes_unread", "gauge", "HTTP reply bytes not yet written to their clients",
-	    (double)sc->http_unsent);
-	family(out, "topod_http_requests_total", "counter", "HTTP requests answered, by status code");
-	for (int i = 0; i < HS_CODES; i++)
-		evbuffer_add_printf(out, "topod_http_requests_total{code=\"%d\"} %" PRIu64 "\n", http_codes[i],
-				    sc->http_codes[i]);
+	const double v[] = { sc->http_conns, sc->http_waiting, sc->http_max_conns, (double)sc->http_refused,
+			     (double)sc->http_unsent };
+	evbuffer_add_printf(out, "%s %.17g\n", name, arg < 0 ? (double)resident_bytes() : v[arg]);
 }
 
-static void memory(const struct server_metrics *m, struct evbuffer *out)
+static void http_labelled(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
-	one(out, "topod_resident_memory_bytes", "gauge", "resident set size of the process", (double)resident_bytes());
-	one(out, "topod_request_memory_reserved_bytes", "gauge",
-	    "memory the requests on workers reserved by their estimates", (double)m->pool.reserved);
-	one(out, "topod_request_memory_budget_bytes", "gauge", "what they may reserve together (--max-request-memory; 0: unbounded)",
-	    (double)m->pool.budget);
-	one(out, "topod_client_buffer_bytes", "gauge", "bytes all clients' unanswered input and unread replies hold",
-	    (double)m->client_bytes);
-	one(out, "topod_client_buffer_budget_bytes", "gauge", "what they may hold together (--client-budget; 0: unbounded)",
-	    (double)m->client_budget);
-	one(out, "topod_reply_bytes_unread", "gauge", "reply bytes clients have not read yet", (double)m->out_pending);
-	one(out, "topod_reply_budget_bytes", "gauge", "heavy requests are admitted below this (--output-budget)",
-	    (double)m->out_budget);
+	if (arg == 0)
+		for (int i = 0; i < HG_CUTS; i++)
+			evbuffer_add_printf(out, "%s{reason=\"%s\"} %" PRIu64 "\n", name, hgate_cut_names[i],
+					    sc->http_cut[i]);
+	else
+		for (int i = 0; i < HS_CODES; i++)
+			evbuffer_add_printf(out, "%s{code=\"%d\"} %" PRIu64 "\n", name, http_codes[i],
+					    sc->http_codes[i]);
 }
 
+static const struct {
+	const char *name;
+	render_fn *fn;
+	int arg;
+} by_hand[] = {
+	{ "topod_build_info", build_info, 0 },
+	{ "topod_generation", plane_gauge, 0 },
+	{ "topod_generation_age_seconds", plane_gauge, 1 },
+	{ "topod_generation_build_seconds", plane_gauge, 2 },
+	{ "topod_hosts", plane_gauge, 3 },
+	{ "topod_switches", plane_gauge, 4 },
+	{ "topod_links", plane_gauge, 5 },
+	{ "topod_links_down", plane_gauge, 6 },
+	{ "topod_links_lost", plane_gauge, 7 },
+	{ "topod_link_lost", link_lost, 0 },
+	{ "topod_ingest_decode_seconds", histogram, 0 },
+	{ "topod_build_seconds", histogram, 1 },
+	{ "topod_query_duration_seconds", histogram, 2 },
+	{ "topod_queries_total", queries, 0 },
+	{ "topod_http_clients_connected", value, 0 },
+	{ "topod_http_clients_waiting", value, 1 },
+	{ "topod_http_clients_max", value, 2 },
+	{ "topod_http_clients_refused_total", value, 3 },
+	{ "topod_http_reply_bytes_unread", value, 4 },
+	{ "topod_resident_memory_bytes", value, -1 },
+	{ "topod_http_cut_total", http_labelled, 0 },
+	{ "topod_http_requests_total", http_labelled, 1 },
+};
+
+/* Every family of the table (counters.c), in its order: from the counter
+ * rows that feed it, else by hand. */
 void http_render_metrics(const struct http_scrape *sc, struct evbuffer *out)
 {
-	family(out, "topod_build_info", "gauge", "always 1; the version in a label");
-	evbuffer_add_printf(out, "topod_build_info{version=\"%s\"} 1\n", TOPO_VERSION);
-	one(out, "topod_planes", "gauge", "fabric planes (subnets) served", sc->m.nplanes);
-	planes(sc, out);
-	snapshots(&sc->m, out);
-	queries(&sc->m, out);
-	clients(sc, out);
-	memory(&sc->m, out);
+	for (size_t i = 0; i < metric_family_count; i++) {
+		const struct metric_family *f = &metric_families[i];
+		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
+		if (counters_render(f, &sc->m, sc->plane_name, out))
+			continue;
+		for (size_t k = 0; k < sizeof(by_hand) / sizeof(by_hand[0]); k++)
+			if (!strcmp(by_hand[k].name, f->name)) {
+				by_hand[k].fn(sc, f->name, by_hand[k].arg, out);
+				break;
+			}
+	}
 }

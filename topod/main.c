@@ -24,6 +24,7 @@
 #include "auth.h"
 #include "build.h"
 #include "cmd.h"
+#include "counters.h"
 #include "history.h"
 #include "journal.h"
 #include "plane_cmd.h"
@@ -113,6 +114,7 @@ static void usage(FILE *f)
 		"  -v, --verbose              log debug messages\n"
 		"  -q, --quiet                log errors and warnings only\n"
 		"      --commands             list the query protocol's commands and exit\n"
+		"      --counters             list the counters (stats keys, metric families) and exit\n"
 		"  -V, --version              print the version and exit\n"
 		"  -h, --help\n",
 		prog);
@@ -129,6 +131,7 @@ enum {
 	OPT_PIDFILE,
 	OPT_NAMEMAP,
 	OPT_COMMANDS,
+	OPT_COUNTERS,
 	OPT_MAX_ADMIN,
 	OPT_OUT_LIMIT,
 	OPT_OUT_SOFT,
@@ -186,6 +189,7 @@ static const struct option longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "commands", no_argument, NULL, OPT_COMMANDS },
+	{ "counters", no_argument, NULL, OPT_COUNTERS },
 	{ "version", no_argument, NULL, 'V' },
 	{ "max-request-memory", required_argument, NULL, OPT_MAX_REQ_MEM },
 	{ "request-timeout", required_argument, NULL, OPT_REQ_TIMEOUT },
@@ -538,7 +542,8 @@ static int parse_config(struct options *o, const char *path)
 		for (const struct option *p = longopts; p->name; p++)
 			if (!strcmp(p->name, key))
 				opt = p;
-		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands") || !strcmp(key, "version")) {
+		if (!opt || !strcmp(key, "config") || !strcmp(key, "help") || !strcmp(key, "commands") ||
+		    !strcmp(key, "counters") || !strcmp(key, "version")) {
 			const char *near = util_did_you_mean(key, &longopts[0].name, sizeof(longopts) / sizeof(longopts[0]), sizeof(longopts[0]));
 			fprintf(stderr, "%s: %s:%d: unknown key '%s'%s%s%s\n", prog, path, lineno, key,
 				near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
@@ -850,8 +855,8 @@ static void print_commands(void)
 }
 
 /* The command line, and through -c the config files it names. Returns
- * GO_ON, or the exit status of --help, --version, --commands or a usage
- * error. */
+ * GO_ON, or the exit status of --help, --version, --commands, --counters
+ * or a usage error. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	int c;
@@ -866,6 +871,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 		if (c == OPT_COMMANDS) {
 			print_commands();
+			return 0;
+		}
+		if (c == OPT_COUNTERS) {
+			counters_print(stdout);
 			return 0;
 		}
 		if (c == '?' || apply(o, c, optarg)) {
