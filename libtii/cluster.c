@@ -51,7 +51,7 @@ static int clusters(tii_t *t, const char *const *hosts, size_t n, int depth, uin
 		return TII_E_INVAL;
 	struct cl_ctx c = { n, depth, 0, ids };
 	static const struct tii__handler h = { cl_head, cl_line, 0 };
-	int rc = tii__req_begin(t, "clusters");
+	int rc = tii__req_begin(t, TII__CLUSTERS);
 	rc = rc ? rc : tii__req_int(t, depth);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	rc = rc ? rc : tii__request(t, &h, &c);
@@ -427,12 +427,12 @@ int tii_get_tree(tii_t *t, tii_tree_t **out)
 		return TII_E_INVAL;
 	struct tr_ctx c = { 0 };
 	static const struct tii__handler h = { tr_head, tr_line, 0 };
-	int rc = tii__req_begin(t, "tree");
+	int rc = tii__req_begin(t, TII__TREE);
 	rc = rc ? rc : tii__req_word(t, "gone", 4);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (rc == TII_E_SERVER) {
 		/* a topod before "tree gone" refuses the word: ask the old way */
-		rc = tii__req_begin(t, "tree");
+		rc = tii__req_begin(t, TII__TREE);
 		rc = rc ? rc : tii__request(t, &h, &c);
 	}
 	if (!rc && c.nlines == 0)
@@ -511,7 +511,7 @@ int tii_get_switch_names(tii_t *t, struct tii_switch_name **out, size_t *n)
 		return TII_E_INVAL;
 	struct sw_ctx c = { 0 };
 	static const struct tii__handler h = { sw_head, sw_line, 0 };
-	int rc = tii__req_begin(t, "switches");
+	int rc = tii__req_begin(t, TII__SWITCHES);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (rc) {
 		tii_switch_names_free(c.v, c.n);

@@ -51,7 +51,7 @@ int tii_get_delay_matrix(tii_t *t, const char *const *hosts, size_t n, uint64_t 
 	struct dm_ctx dm = { n, bytes, matrix };
 	static const struct tii__handler h = { dm_head, dm_line, 0 };
 	char word[32];
-	int rc = tii__req_begin(t, "delaymatrix");
+	int rc = tii__req_begin(t, TII__DELAYMATRIX);
 	if (!rc) {
 		int k = snprintf(word, sizeof(word), "bytes=%llu", (unsigned long long)bytes);
 		rc = tii__req_word(t, word, (size_t)k);

@@ -91,7 +91,7 @@ int tii_get_history(tii_t *t, tii_history_t **out)
 		return TII_E_INVAL;
 	static const struct tii__handler hd = { hist_head, hist_line, 0 };
 	struct hist_ctx c = { 0 };
-	int rc = tii__req_begin(t, "history");
+	int rc = tii__req_begin(t, TII__HISTORY);
 	rc = rc ? rc : tii__request(t, &hd, &c);
 	if (rc) {
 		tii_history_free(c.h);
@@ -198,7 +198,7 @@ int tii_diff(tii_t *t, const char *from, const char *to, const char *const *host
 		return TII_E_INVAL;
 	static const struct tii__handler hd = { diff_head, diff_line, 0 };
 	struct diff_ctx c = { 0 };
-	int rc = tii__req_begin(t, "diff");
+	int rc = tii__req_begin(t, TII__DIFF);
 	/* A generation or "@SECONDS": words of digits, a dot and '@' only. */
 	for (const char *w = from; !rc && w; w = w == from ? to : NULL) {
 		if (!*w || strspn(w, "@0123456789.") != strlen(w) || strlen(w) > 32)

@@ -55,7 +55,7 @@ int tii_resolve(tii_t *t, const char *name, struct tii_endpoint *ep)
 		return TII_E_INVAL;
 	struct tii_endpoint tmp;
 	static const struct tii__handler h = { resolve_head, NULL, 0 };
-	int rc = tii__req_begin(t, "resolve");
+	int rc = tii__req_begin(t, TII__RESOLVE);
 	rc = rc ? rc : tii__req_host(t, name);
 	rc = rc ? rc : tii__request(t, &h, &tmp);
 	if (!rc)
@@ -153,7 +153,7 @@ int tii_get_hosts(tii_t *t, tii_hosts_t **out)
 		return TII_E_INVAL;
 	struct hosts_ctx c = { NULL, 0 };
 	static const struct tii__handler h = { hosts_head, hosts_line, 0 };
-	int rc = tii__req_begin(t, "hosts");
+	int rc = tii__req_begin(t, TII__HOSTS);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (rc) {
 		tii_hosts_free(c.hs);
@@ -222,7 +222,7 @@ int tii_get_hops_batch(tii_t *t, const char *const *src, const char *const *dst,
 {
 	if (!t || !src || !dst || !n || !hops)
 		return TII_E_INVAL;
-	int rc = tii__req_begin(t, "hopsbatch");
+	int rc = tii__req_begin(t, TII__HOPSBATCH);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const char *a = src[i], *b = dst[i];
 		if (tii__check_name(a) || tii__check_name(b) || strchr(!strncmp(a, "lid:", 4) ? a + 4 : a, ':')) {
@@ -257,6 +257,6 @@ int tii_ping(tii_t *t)
 	if (!t)
 		return TII_E_INVAL;
 	static const struct tii__handler h = { ping_head, NULL, 1 };
-	int rc = tii__req_begin(t, "ping");
+	int rc = tii__req_begin(t, TII__PING);
 	return rc ? rc : tii__request(t, &h, NULL);
 }

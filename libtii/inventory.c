@@ -179,7 +179,7 @@ int tii_show(tii_t *t, const char *name, tii_show_t **out)
 		return TII_E_INVAL;
 	struct show_ctx c = { NULL, 0 };
 	static const struct tii__handler h = { show_head, show_line, 0 };
-	int rc = tii__req_begin(t, "show");
+	int rc = tii__req_begin(t, TII__SHOW);
 	rc = rc ? rc : tii__req_host(t, name);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (!rc && c.s->nnodes != c.want)
@@ -278,7 +278,7 @@ int tii_get_links(tii_t *t, const char *name, const char *state, tii_links_t **o
 	if (!st_ok)
 		return TII_E_INVAL;
 	char w[TII_NAME_MAX + 8];
-	int rc = tii__req_begin(t, "links");
+	int rc = tii__req_begin(t, TII__LINKS);
 	if (!rc && name) {
 		int n = snprintf(w, sizeof(w), "name=%s", name);
 		rc = tii__req_word(t, w, (size_t)n);

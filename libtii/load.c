@@ -277,7 +277,7 @@ static int begin(tii_t *t, const char *const *rank_hosts, size_t nranks, unsigne
 		return TII_E_INVAL;
 	if (nranks > TII_RANKS_MAX)
 		return TII_E_TOOMANY;
-	int rc = tii__req_begin(t, "load");
+	int rc = tii__req_begin(t, TII__LOAD);
 	if (!rc && (flags & TII_LOAD_NOLINKS))
 		rc = tii__req_host(t, "links=max");
 	return rc;

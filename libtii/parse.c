@@ -114,6 +114,7 @@ int tii__unescape(char *s)
 int tii__kv_parse(char *s, struct tii__kv *kv)
 {
 	kv->n = 0;
+	kv->row = NULL;
 	for (;;) {
 		while (*s == ' ' || *s == '\t')
 			s++;
@@ -158,6 +159,8 @@ int tii__kv_parse(char *s, struct tii__kv *kv)
 
 const char *tii__kv_get(const struct tii__kv *kv, const char *key)
 {
+	if (kv->row && !tii__cmd_reads(kv->row, key))
+		return NULL;   /* a key cmds.c does not declare for this head */
 	for (size_t i = 0; i < kv->n; i++)
 		if (!strcmp(kv->key[i], key))
 			return kv->val[i];

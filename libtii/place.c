@@ -339,7 +339,7 @@ int tii_order_hosts(tii_t *t, const char *const *hosts, size_t n, size_t *order)
 	if (n > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
 	struct list_ctx c = { .want = n };
-	int rc = tii__req_begin(t, "order");
+	int rc = tii__req_begin(t, TII__ORDER);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	return rc ? rc : run_list(t, &c, hosts, n, order);
 }
@@ -360,7 +360,7 @@ static int pick_hosts_opt(tii_t *t, const char *pattern, const char *leaves, con
 	if (leaves)
 		c.leaves = !strcmp(leaves, "fewest") ? TII_LEAVES_FEWEST
 			 : !strcmp(leaves, "auto") ? TII_LEAVES_AUTO : TII_LEAVES_ANY;
-	int rc = tii__req_begin(t, "pick");
+	int rc = tii__req_begin(t, TII__PICK);
 	/* a judged run's times are at the schedules' block size; the bound's
 	 * stay at topod's default, as before 1.8 */
 	if (!rc && t->pick_run >= 0 && t->sched_bytes) {
@@ -452,7 +452,7 @@ int tii_pick_trade(tii_t *t, const char *const *alloc, size_t nalloc, const char
 	if (nfree)
 		memcpy(all + nalloc, free_hosts, nfree * sizeof(*all));
 	struct list_ctx c = { .want = nalloc, .is_trade = 1 };
-	int rc = tii__req_begin(t, "pick");
+	int rc = tii__req_begin(t, TII__PICK);
 	rc = rc ? rc : tii__req_word(t, "trade", 5);
 	rc = rc ? rc : tii__req_int(t, (long)nalloc);
 	rc = rc ? rc : tii__req_hosts(t, all, nalloc + nfree);
@@ -480,7 +480,7 @@ static int map_begin(tii_t *t, const char *graph, const char *const *hosts, cons
 {
 	if (nh > TII_MATRIX_MAX)
 		return TII_E_TOOMANY;
-	int rc = tii__req_begin(t, "map");
+	int rc = tii__req_begin(t, TII__MAP);
 	rc = rc ? rc : tii__req_word(t, graph, strlen(graph));
 	for (size_t i = 0; !rc && i < nh; i++) {
 		char w[TII_NAME_MAX + 24];

@@ -56,7 +56,7 @@ int tii_get_planes(tii_t *t, const char *host, struct tii_plane *planes, size_t 
 		return TII_E_INVAL;
 	static const struct tii__handler h = { planes_head, planes_line, 0 };
 	struct planes_ctx c = { planes, 0 };
-	int rc = tii__req_begin(t, "planes");
+	int rc = tii__req_begin(t, TII__PLANES);
 	rc = rc ? rc : host ? tii__req_host(t, host) : 0;
 	rc = rc ? rc : tii__request(t, &h, &c);
 	*n = rc ? 0 : c.n;

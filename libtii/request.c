@@ -56,12 +56,13 @@ static int req_append(tii_t *t, const char *s, size_t n)
 	return 0;
 }
 
-int tii__req_begin(tii_t *t, const char *cmd)
+int tii__req_begin(tii_t *t, enum tii__cmd cmd)
 {
 	t->msg[0] = '\0';
 	t->reqlen = 0;
 	t->reqargs = 0;
-	return req_append(t, cmd, strlen(cmd));
+	t->row = &tii__cmds[cmd];
+	return req_append(t, t->row->name, strlen(t->row->name));
 }
 
 int tii__req_host(tii_t *t, const char *host)
@@ -207,7 +208,7 @@ static int choose_plane(tii_t *t, const struct tii_server *s, int64_t deadline, 
 {
 	char line0[TOPO_PLANE_NAME_MAX + 16], *line;
 	size_t len;
-	int n = snprintf(line0, sizeof(line0), "plane %s\n", t->plane);
+	int n = snprintf(line0, sizeof(line0), "%s %s\n", tii__cmds[TII__PLANE].name, t->plane);
 	t->c.rx = 0;
 	t->c.rx_max = t->max_reply;
 	int rc = tii__net_send(&t->c, line0, (size_t)n, deadline);
@@ -317,6 +318,7 @@ static int attempt(tii_t *t, const struct tii__handler *h, void *ctx, int64_t de
 	if (!rc && tii__kv_get(&kv, "lines") &&
 	    (tii__kv_u64(&kv, "lines", &nl) || nl > TII_REPLY_LINES_MAX))
 		rc = TII_E_PROTO;
+	kv.row = t->row;   /* the parser sees the keys cmds.c declares */
 	if (!rc)
 		rc = h->head ? h->head(ctx, &kv, (size_t)nl) : 0;
 	if (rc) {

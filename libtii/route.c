@@ -72,7 +72,7 @@ static int get_info(tii_t *t, struct tii_info *info, size_t size)
 	if (!t || !info)
 		return TII_E_INVAL;
 	struct tii_info tmp;
-	int rc = tii__req_begin(t, "info");
+	int rc = tii__req_begin(t, TII__INFO);
 	static const struct tii__handler h = { info_head, NULL, 0 };
 	rc = rc ? rc : tii__request(t, &h, &tmp);
 	if (!rc)
@@ -125,7 +125,7 @@ int tii_get_network_depth(tii_t *t, int *depth)
 	if (!t || !depth)
 		return TII_E_INVAL;
 	struct one_int o = { "depth", 0, 65535, 0 };
-	int rc = tii__req_begin(t, "depth");
+	int rc = tii__req_begin(t, TII__DEPTH);
 	rc = rc ? rc : tii__request(t, &one_int_h, &o);
 	if (!rc)
 		*depth = (int)o.v;
@@ -137,7 +137,7 @@ int tii_get_hops(tii_t *t, const char *a, const char *b, int *hops)
 	if (!t || !hops)
 		return TII_E_INVAL;
 	struct one_int o = { "hops", 0, 65535, 0 };
-	int rc = tii__req_begin(t, "hops");
+	int rc = tii__req_begin(t, TII__HOPS);
 	rc = rc ? rc : tii__req_host(t, a);
 	rc = rc ? rc : tii__req_host(t, b);
 	rc = rc ? rc : tii__request(t, &one_int_h, &o);
@@ -249,7 +249,7 @@ int tii_get_path(tii_t *t, const char *a, const char *b, tii_path_t **out)
 		return TII_E_INVAL;
 	struct path_ctx pc = { NULL, 0, 0 };
 	static const struct tii__handler h = { path_head, path_line, 0 };
-	int rc = tii__req_begin(t, "path");
+	int rc = tii__req_begin(t, TII__PATH);
 	rc = rc ? rc : tii__req_host(t, a);
 	rc = rc ? rc : tii__req_host(t, b);
 	rc = rc ? rc : tii__request(t, &h, &pc);
@@ -301,7 +301,7 @@ int tii_get_hop_matrix(tii_t *t, const char *const *hosts, size_t n, uint16_t *m
 		return TII_E_TOOMANY;
 	struct hm_ctx hm = { n, matrix };
 	static const struct tii__handler h = { hm_head, hm_line, 0 };
-	int rc = tii__req_begin(t, "hopsmatrix");
+	int rc = tii__req_begin(t, TII__HOPSMATRIX);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	return rc ? rc : tii__request(t, &h, &hm);
 }
@@ -535,7 +535,7 @@ int tii_get_network_path_matrix(tii_t *t, const char *const *hosts, size_t n, ti
 		return TII_E_TOOMANY;
 	struct pm_ctx c = { .n = n };
 	static const struct tii__handler h = { pm_head, pm_line, 0 };
-	int rc = tii__req_begin(t, "pathmatrix");
+	int rc = tii__req_begin(t, TII__PATHMATRIX);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	/* The route lines must cover every ordered pair once. */

@@ -683,7 +683,7 @@ static int sc_send(tii_t *t, const struct tii_schedule_params *par, const char *
 		   int hosts, uint32_t *tokr, size_t *ntok)
 {
 	char opt[64];
-	int rc = tii__req_begin(t, "schedule");
+	int rc = tii__req_begin(t, TII__SCHEDULE);
 	rc = rc ? rc : tii__req_host(t, tii_schedule_algo_name(par->algo));
 	snprintf(opt, sizeof(opt), "conflicts=%d", par->conflicts);
 	rc = rc ? rc : tii__req_host(t, opt);

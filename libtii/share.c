@@ -207,7 +207,7 @@ static int shared(tii_t *t, const char *const *hosts, size_t n, int full, tii_sh
 		return TII_E_TOOMANY;
 	struct sh_ctx c = { hosts, n, NULL, full, NULL, 0, 0, 0 };
 	static const struct tii__handler h = { sh_head, sh_line, 0 };
-	int rc = tii__req_begin(t, "shared");
+	int rc = tii__req_begin(t, TII__SHARED);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	if (rc)
 		return rc;

@@ -56,7 +56,7 @@ int tii_get_simgrid_platform(tii_t *t, const char *const *hosts, size_t n, char 
 		return TII_E_TOOMANY;
 	struct sg_ctx c = { .nhosts = n, .xml = TBUF_INIT(0) };
 	static const struct tii__handler h = { sg_head, sg_line, 0 };
-	int rc = tii__req_begin(t, "simgrid");
+	int rc = tii__req_begin(t, TII__SIMGRID);
 	rc = rc ? rc : tii__req_hosts(t, hosts, n);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (!rc && c.xml.len != c.bytes)
@@ -96,7 +96,7 @@ int tii_get_simgrid_fabric(tii_t *t, char **xml, size_t *len, size_t *hosts)
 		return TII_E_INVAL;
 	struct sg_ctx c = { .xml = TBUF_INIT(0) };
 	static const struct tii__handler h = { sgf_head, sg_line, 0 };
-	int rc = tii__req_begin(t, "simgrid");
+	int rc = tii__req_begin(t, TII__SIMGRID);
 	rc = rc ? rc : tii__req_word(t, "all", 3);
 	rc = rc ? rc : tii__request(t, &h, &c);
 	if (!rc && c.xml.len != c.bytes)

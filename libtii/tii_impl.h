@@ -3,6 +3,8 @@
  * tii_impl.h - libtii's internals: the handle, the transport (net.c), one
  * request with failover (request.c) and reply-parsing helpers (parse.c).
  *
+ * cmds.c: the commands libtii sends and the head keys it reads of each.
+ *
  * Internal names carry a "tii__" prefix plus their module: hidden in the
  * shared object by -fvisibility=hidden, and unlikely to collide with an
  * application's symbols when libtii.a is linked statically.
@@ -29,6 +31,27 @@
 #define TII_REPLY_LINES_MAX (1u << 25)
 /* key=value pairs kept from a header line; topod's longest (info) has ~20. */
 #define TII_KV_MAX 48
+
+/* ---- cmds.c: the commands libtii sends, the head keys it reads ------------ */
+
+enum tii__cmd {
+	TII__PING, TII__INFO, TII__DEPTH, TII__HOPS, TII__PATH, TII__HOPSBATCH, TII__HOPSMATRIX,
+	TII__PATHMATRIX, TII__DELAYMATRIX, TII__CLUSTERS, TII__TREE, TII__SHARED, TII__ORDER, TII__PICK,
+	TII__MAP, TII__RESOLVE, TII__HOSTS, TII__PLANES, TII__PLANE, TII__WATCH, TII__HISTORY, TII__DIFF,
+	TII__LOAD, TII__SCHEDULE, TII__SIMGRID, TII__SWITCHES, TII__SHOW, TII__LINKS,
+	TII__NCMDS
+};
+
+struct tii__cmd_row {
+	const char *name;    /* the command word sent */
+	const char *keys;    /* head keys the parsers read, space-separated */
+	const char *legacy;  /* keys an older topod sent instead, read for compatibility */
+};
+
+extern const struct tii__cmd_row tii__cmds[TII__NCMDS];
+
+/* 1 if row declares key (in keys or legacy). */
+int tii__cmd_reads(const struct tii__cmd_row *row, const char *key);
 
 struct tii_server {
 	char *spec;  /* "host:port" as given, for messages */
@@ -68,6 +91,7 @@ struct tii {
 	int sched_window;      /* tii_set_schedule_run(): -1 not sent (topod's 1), 0 auto, 1..TOPO_SCHED_WINDOW_MAX */
 	int sched_native;      /* tii_set_schedule_run(): -1 none, else TII_NATIVE_* */
 	int pick_run;          /* tii_set_pick_run(): -1 not sent (topod's bound), else TII_PICK_RUN_* */
+	const struct tii__cmd_row *row; /* of the request being built (tii__req_begin) */
 	char *req;             /* the request being built, without '\n' */
 	size_t reqlen, reqcap, reqargs;
 };
@@ -103,6 +127,10 @@ int tii__net_stale(struct tii__conn *c);
 
 struct tii__kv {
 	size_t n;
+	/* A reply's head, as a parser gets it: only the keys this row declares
+	 * are seen (tii__kv_get). NULL (every key) for body lines and for the
+	 * generic reads of request.c; tii__kv_parse() sets it NULL. */
+	const struct tii__cmd_row *row;
 	const char *key[TII_KV_MAX];
 	const char *val[TII_KV_MAX];   /* unescaped if it was quoted */
 };
@@ -121,8 +149,8 @@ struct tii__handler {
 	int nogen;   /* the reply names no generation ("OK pong") */
 };
 
-/* Starts a request with its command word. */
-int tii__req_begin(tii_t *t, const char *cmd);
+/* Starts a request with the command word of row cmd (cmds.c). */
+int tii__req_begin(tii_t *t, enum tii__cmd cmd);
 /* Appends one argument, checked as a host name (TII_E_INVAL) and against
  * the protocol's limits (TII_E_TOOMANY). */
 int tii__req_host(tii_t *t, const char *host);
@@ -146,6 +174,7 @@ void tii__set_msg(tii_t *t, const char *fmt, ...) __attribute__((format(printf, 
  * \xHH escapes). Words without '=' are skipped. TII_E_PROTO on a bad quote
  * or more than TII_KV_MAX pairs. */
 int tii__kv_parse(char *s, struct tii__kv *kv);
+/* The value of key, or NULL: absent, or not declared by kv->row (cmds.c). */
 const char *tii__kv_get(const struct tii__kv *kv, const char *key);
 /* The value of key as a number; TII_E_PROTO if absent or malformed. */
 int tii__kv_u64(const struct tii__kv *kv, const char *key, uint64_t *v);

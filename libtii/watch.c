@@ -13,8 +13,10 @@ static int parse_watch(char *line, uint64_t *gen, int *changed)
 {
 	struct tii__kv kv;
 	long ch;
-	if (strncmp(line, "OK ", 3) || tii__kv_parse(line + 3, &kv) || tii__kv_u64(&kv, "gen", gen) ||
-	    tii__kv_int(&kv, "changed", 0, 1, &ch))
+	if (strncmp(line, "OK ", 3) || tii__kv_parse(line + 3, &kv))
+		return TII_E_PROTO;
+	kv.row = &tii__cmds[TII__WATCH];
+	if (tii__kv_u64(&kv, "gen", gen) || tii__kv_int(&kv, "changed", 0, 1, &ch))
 		return TII_E_PROTO;
 	*changed = (int)ch;
 	return 0;
@@ -43,7 +45,7 @@ int tii_watch(tii_t *t, uint64_t after_gen, int timeout_ms, uint64_t *new_gen)
 	struct watch_ctx w = { 0, 0 };
 	char g[24];
 	int n = snprintf(g, sizeof(g), "%llu", (unsigned long long)after_gen);
-	int rc = tii__req_begin(t, "watch");
+	int rc = tii__req_begin(t, TII__WATCH);
 	rc = rc ? rc : tii__req_word(t, g, (size_t)n);
 	rc = rc ? rc : tii__req_int(t, timeout_ms);
 	/* The wait is the server's; the handle's timeout covers the rest. */
@@ -73,8 +75,9 @@ int tii_watch_start(tii_t *t, uint64_t after_gen, int timeout_ms)
 	int n = 0;
 	t->w_plane = t->plane[0] != '\0';
 	if (t->w_plane)
-		n = snprintf(req, sizeof(req), "plane %s\n", t->plane);
-	n += snprintf(req + n, sizeof(req) - (size_t)n, "watch %llu %d\n", (unsigned long long)after_gen, timeout_ms);
+		n = snprintf(req, sizeof(req), "%s %s\n", tii__cmds[TII__PLANE].name, t->plane);
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "%s %llu %d\n", tii__cmds[TII__WATCH].name,
+		      (unsigned long long)after_gen, timeout_ms);
 	int rc = TII_E_CONNECT;
 	/* The first server that takes the request; the answer comes later. */
 	for (size_t k = 0; k < t->nsrv; k++) {

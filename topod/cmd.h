@@ -94,8 +94,9 @@ struct cmd {
 	/* The reply's head: the keys of "OK key=value ..." in order, "key?"
 	 * for one some answers leave out; "lines" announces that many lines
 	 * after it. Checked against the handlers' replies (test_query) and
-	 * docs/protocol.md (t_protocol_doc); libtii's parsers and the fake
-	 * server are checked against the handlers (t_tii_real, t_fake_conform).
+	 * docs/protocol.md (t_protocol_doc); the head keys libtii's parsers
+	 * read (libtii/cmds.c) against it (t_tii_rows); libtii and the fake
+	 * server against the handlers (t_tii_real, t_fake_conform).
 	 * NULL for the admin rows: stats is its own table (server_admin.c). */
 	const char *reply;
 };
