@@ -74,17 +74,19 @@ void fabric_index_free(struct fabric_index *x)
  * this the walks are cheaper than the memory. */
 #define HOPDIST_MAX_BYTES ((uint64_t)256 << 20)
 
-int fabric_index_prepare(struct fabric_index *x)
+int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel)
 {
 	if (x->hd)
 		return AN_OK;
 	struct hopdist *hd = NULL;
 	int rc = hopdist_build(x->rt, HOPDIST_MAX_BYTES, &hd);
-	if (rc)
-		return rc;
-	if (!hopdist_cover(x->rt, hd)) {
+	if (!rc)
+		rc = hopdist_cover(x->rt, hd, cancel);
+	if (!rc && !hd->covered)
+		rc = AN_E_NOTAPPLIC;
+	if (rc) {
 		hopdist_free(hd);
-		return AN_E_RANGE;
+		return rc;
 	}
 	x->hd = hd;
 	return AN_OK;

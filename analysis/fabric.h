@@ -43,8 +43,9 @@ void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
  * serving path, after publishing x; it writes only x->hd, which no reader
  * of a published index reads, and must be the thread that updates
  * indexes from x. A no-op when x already has it. AN_OK, or an AN_E_* when
- * x stays without (the walks remain). */
-int fabric_index_prepare(struct fabric_index *x);
+ * x stays without (the walks remain): AN_E_NOTAPPLIC when no LID is
+ * routed so, AN_E_CANCEL when cancel (may be NULL) was raised. */
+int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel);
 
 struct snap_delta_info;
 /*

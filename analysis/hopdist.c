@@ -180,7 +180,7 @@ static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, u
 	}
 }
 
-uint32_t hopdist_cover(const struct route_tab *rt, struct hopdist *hd)
+int hopdist_cover(const struct route_tab *rt, struct hopdist *hd, const atomic_int *cancel)
 {
 	const size_t nl = (size_t)rt->max_lid + 1;
 	uint8_t *bad = calloc(nl, 1);
@@ -191,20 +191,24 @@ uint32_t hopdist_cover(const struct route_tab *rt, struct hopdist *hd)
 		nomem |= !mine;
 #pragma omp for schedule(dynamic, 16)
 		for (uint32_t sw = 0; sw < rt->nsw; sw++)
-			if (mine)
+			if (mine && !AN_CANCELLED(cancel))
 				cover_switch(rt, hd, sw, mine);
 #pragma omp critical
 		for (size_t l = 0; mine && bad && l < nl; l++)
 			bad[l] |= mine[l];
 		free(mine);
 	}
+	if (nomem || AN_CANCELLED(cancel)) {
+		free(bad);
+		return nomem ? AN_E_NOMEM : AN_E_CANCEL;
+	}
 	uint32_t covered = 0;
 	for (size_t l = 0; l < nl; l++) {
-		if (nomem || bad[l])
+		if (bad[l])
 			hd->lid_leaf[l] = ROUTE_NONE;
 		covered += hd->lid_leaf[l] != ROUTE_NONE;
 	}
 	free(bad);
 	hd->covered = covered;
-	return covered;
+	return AN_OK;
 }

@@ -52,9 +52,11 @@ void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op *
 
 /* Keeps in hd->lid_leaf the LIDs that every switch able to reach their
  * leaf routes along a shortest path (each step one closer, the leaf
- * delivering to the port), and returns how many. Reads every table once
- * (OpenMP over LIDs). hd must be new from hopdist_build(rt). */
-uint32_t hopdist_cover(const struct route_tab *rt, struct hopdist *hd);
+ * delivering to the port), and their number in hd->covered. Reads every
+ * table once (OpenMP over switches). hd must be new from
+ * hopdist_build(rt). AN_OK; AN_E_NOMEM or AN_E_CANCEL (cancel, may be
+ * NULL, raised) leave hd unusable. */
+int hopdist_cover(const struct route_tab *rt, struct hopdist *hd, const atomic_int *cancel);
 
 /* The step of switch sw to covered LID l (leaf index k, owned by end port
  * dst) in rt's tables: is it one closer, or the leaf delivering? A switch

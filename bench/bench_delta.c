@@ -184,7 +184,7 @@ static void time_incremental(struct bench *x)
 	const char *w = getenv("DELTA_WALK");
 	if (!w || strcmp(w, "1")) {
 		double t = now_ms(), c = cpu_ms();
-		int rc = fabric_index_prepare(xa);
+		int rc = fabric_index_prepare(xa, NULL);
 		printf("prepare (after serving) %7.1f ms, CPU %.1f ms: %u LIDs covered%s%s\n", now_ms() - t,
 		       cpu_ms() - c, xa->hd ? xa->hd->covered : 0, rc ? ", " : "", rc ? an_strerror(rc) : "");
 	}

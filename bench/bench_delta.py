@@ -2,6 +2,7 @@
 """bench_delta.py - reroutes as delta snapshots into a real topod.
 
   bench/bench_delta.py [K] [PERMILLE] [CHAIN]      (defaults 24 5 100)
+  DELTA_GAP=S bench/bench_delta.py ...             (S seconds between snapshots; default 0)
 
 bench_delta (build/bench) makes a k-ary fat tree and CHAIN successive
 reroutes, each changing PERMILLE/1000 of the LFT blocks, as deltas. A topod
@@ -13,6 +14,12 @@ indexed; topod publishes before it persists) and until topod's OK (the
 journal entry also fsynced), topod's own
 apply and build times from its log, and at the end topod's RSS and what its
 history holds; then the same change as a full snapshot for comparison.
+
+By default each snapshot follows the previous one's OK at once. A subnet
+manager sweeps every few seconds (OpenSM: 10 s), and topod prepares the
+next delta's proof by distance between snapshots, giving way to any that
+arrives (fabric.h, fabric_index_prepare): DELTA_GAP=S waits S seconds
+after each OK, as between sweeps, so that the preparation finishes.
 """
 import os
 import re
@@ -89,8 +96,10 @@ def main():
     print("full snapshot of generation 1: %d bytes, served after %s ms, OK after %.1f ms (%s)"
           % (len(base), "%.1f" % served if served else "?", ms, r))
     rss0 = rss_kib(t.p.pid)
+    gap = float(os.environ.get("DELTA_GAP", "0"))
     lat, sizes, served_lat = [], [], []
     for i in range(chain):
+        time.sleep(gap)
         with open(os.path.join(d, "chain.%03d.delta" % i), "rb") as f:
             data = f.read()
         ms, served, r = send_served(t, t.ingest, data, 10 + i)

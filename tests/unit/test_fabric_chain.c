@@ -214,7 +214,7 @@ int main(void)
 		int reused = -1;
 		/* As topod does after serving it (topod/build.c, run_prepare):
 		 * most steps' proofs then go by distance (hopdist.h). */
-		if (!x->hd && fabric_index_prepare(x) == AN_OK && !x->hd)
+		if (!x->hd && fabric_index_prepare(x, NULL) == AN_OK && !x->hd)
 			tf_die("prepare: no distances");
 		by_distance += x->hd != NULL;
 		if (fabric_index_update(applied, x, &info, NULL, 2, &reused, &nx, err))

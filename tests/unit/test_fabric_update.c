@@ -196,7 +196,7 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	/* The same base prepared (fabric_index_prepare): its proofs go by
 	 * distance, and must decide as the walks do. */
 	struct fabric_index *xp = NULL;
-	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp) || !xp->hd)
+	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hd)
 		tf_die("prepared base");
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
@@ -226,7 +226,7 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 		agree += reused_p == reused && (xbp->hd == xp->hd) == (reused == 1) && !xb->hd;
 		/* A rebuilt one, prepared: its cover is exactly the LIDs whose
 		 * every walked hop count is the distance plus one. */
-		if (reused == 0 && fabric_index_prepare(xbp) == AN_OK) {
+		if (reused == 0 && fabric_index_prepare(xbp, NULL) == AN_OK) {
 			covers++;
 			cover_right += cover_is_exact(xbp->rt, xbp->hd, hb);
 		}
@@ -260,9 +260,14 @@ int main(void)
 	fabric_index_build(a, NULL, 2, &xa, err);
 	CHECK(xa, "the base index builds");
 	struct fabric_index *xp = NULL;
-	CHECK(!fabric_index_build(a, NULL, 2, &xp, err) && !fabric_index_prepare(xp) && xp->hd &&
+	CHECK(!fabric_index_build(a, NULL, 2, &xp, err) && !fabric_index_prepare(xp, NULL) && xp->hd &&
 	      xp->hd->covered == xp->rt->nhosts, "prepared, it routes every host's LID along shortest paths (%u of %u)",
 	      xp && xp->hd ? xp->hd->covered : 0, xp ? xp->rt->nhosts : 0);
+	atomic_int raised = 1;
+	struct fabric_index *xq = NULL;
+	CHECK(!fabric_index_build(a, NULL, 2, &xq, err) && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && !xq->hd,
+	      "a raised cancel flag stops the preparation, which leaves nothing behind");
+	fabric_index_free(xq);
 
 	/* 1. Leaves and aggregation switches move remote destinations to the
 	 *    next up port: every route keeps its length. */
