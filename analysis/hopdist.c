@@ -83,39 +83,58 @@ static uint32_t number_leaves(const struct route_tab *rt, uint32_t *leaf_of, uin
 	return nleaf;
 }
 
-/* Breadth-first from every leaf along the reversed links, in parallel
- * over leaves. 0, or -1 when a distance does not fit below HOPDIST_INF. */
+/* Breadth-first along the reversed links from 64 leaves at once (leaf
+ * indices k0 .. k0 + 63), a bit each: a switch's frontier and seen sets
+ * are words, so a level costs one OR per link of the frontier, and a fat
+ * tree's whole search a handful of levels. 0, or -1 when a distance does
+ * not fit below HOPDIST_INF. w[3 * nsw] is scratch. */
+static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in,
+		  uint32_t k0, uint64_t *w)
+{
+	const uint32_t nsw = hd->nsw, nleaf = hd->nleaf, cnt = nleaf - k0 < 64 ? nleaf - k0 : 64;
+	uint64_t *seen = w, *front = w + nsw, *next = w + 2 * (size_t)nsw;
+	memset(w, 0, 3 * (size_t)nsw * sizeof(*w));
+	for (uint32_t sw = 0; sw < nsw; sw++)
+		memset(hd->d + (uint64_t)sw * nleaf + k0, HOPDIST_INF, cnt);
+	for (uint32_t j = 0; j < cnt; j++)
+		seen[leaf_sw[k0 + j]] = front[leaf_sw[k0 + j]] |= (uint64_t)1 << j;
+	for (unsigned level = 0;; level++) {
+		int any = 0;
+		for (uint32_t x = 0; x < nsw; x++) {
+			uint64_t f = front[x];
+			if (!f)
+				continue;
+			if (level >= HOPDIST_INF)
+				return -1;
+			for (uint64_t b = f; b; b &= b - 1)
+				hd->d[(uint64_t)x * nleaf + k0 + (uint32_t)__builtin_ctzll(b)] = (uint8_t)level;
+			for (uint32_t i = off[x]; i < off[x + 1]; i++)
+				next[in[i]] |= f;
+			front[x] = 0;
+		}
+		for (uint32_t y = 0; y < nsw; y++) {
+			front[y] = next[y] & ~seen[y];
+			seen[y] |= front[y];
+			next[y] = 0;
+			any |= front[y] != 0;
+		}
+		if (!any)
+			return 0;
+	}
+}
+
 static int fill(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in)
 {
-	uint32_t nsw = hd->nsw, nleaf = hd->nleaf;
 	int bad = 0;
-	memset(hd->d, HOPDIST_INF, (size_t)nsw * nleaf);
 #pragma omp parallel reduction(| : bad)
 	{
-		uint32_t *q = malloc(((size_t)nsw + 1) * sizeof(*q));
-		bad |= !q;
-#pragma omp for schedule(dynamic, 16)
-		for (uint32_t k = 0; k < nleaf; k++) {
-			if (!q)
-				continue;
-			uint32_t head = 0, tail = 0;
-			q[tail++] = leaf_sw[k];
-			hd->d[(uint64_t)leaf_sw[k] * nleaf + k] = 0;
-			while (head < tail) {
-				uint32_t x = q[head++];
-				uint8_t dx = hd->d[(uint64_t)x * nleaf + k];
-				for (uint32_t i = off[x]; i < off[x + 1]; i++) {
-					uint8_t *dy = &hd->d[(uint64_t)in[i] * nleaf + k];
-					if (*dy != HOPDIST_INF)
-						continue;
-					if (dx + 1u >= HOPDIST_INF)
-						bad = 1;
-					*dy = (uint8_t)(dx + 1);
-					q[tail++] = in[i];
-				}
-			}
-		}
-		free(q);
+		uint64_t *w = malloc(3 * ((size_t)hd->nsw + 1) * sizeof(*w));
+		bad |= !w;
+#pragma omp for schedule(dynamic, 1)
+		for (uint32_t k0 = 0; k0 < hd->nleaf; k0 += 64)
+			if (w)
+				bad |= fill64(hd, leaf_sw, off, in, k0, w);
+		free(w);
 	}
 	return bad ? -1 : 0;
 }

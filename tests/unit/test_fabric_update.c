@@ -260,9 +260,10 @@ int main(void)
 	fabric_index_build(a, NULL, 2, &xa, err);
 	CHECK(xa, "the base index builds");
 	struct fabric_index *xp = NULL;
-	CHECK(!fabric_index_build(a, NULL, 2, &xp, err) && !fabric_index_prepare(xp, NULL) && xp->hd &&
-	      xp->hd->covered == xp->rt->nhosts, "prepared, it routes every host's LID along shortest paths (%u of %u)",
-	      xp && xp->hd ? xp->hd->covered : 0, xp ? xp->rt->nhosts : 0);
+	int prep_a = fabric_index_build(a, NULL, 2, &xp, err) ? AN_E_NOMEM : fabric_index_prepare(xp, NULL);
+	CHECK(!prep_a && xp->hd && xp->hd->covered == xp->rt->nhosts,
+	      "prepared, it routes every host's LID along shortest paths (%u of %u)", xp && xp->hd ? xp->hd->covered : 0,
+	      xp ? xp->rt->nhosts : 0);
 	atomic_int raised = 1;
 	struct fabric_index *xq = NULL;
 	CHECK(!fabric_index_build(a, NULL, 2, &xq, err) && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && !xq->hd,
@@ -396,6 +397,25 @@ int main(void)
 	fabric_index_free(xf);
 	snap_free(f);
 	snap_free(ff);
+
+	/* 3c. More than 64 leaves: the distances come 64 leaves to a search
+	 *     (hopdist.c); each must match the walked hop counts. */
+	struct snap *big = snap_new();
+	tf_fattree3(big, 12);
+	tf_fattree3_finish(big, 12);
+	struct fabric_index *xg = NULL;
+	int prep = fabric_index_build(big, NULL, 2, &xg, err) ? AN_E_NOMEM : fabric_index_prepare(xg, NULL);
+	CHECK(!prep && xg->hd && xg->hd->nleaf > 64, "a k=12 fat tree (%u leaves) is prepared",
+	      xg && xg->hd ? xg->hd->nleaf : 0);
+	if (xg && xg->hd) {
+		uint16_t *hg = all_hops(xg->rt);
+		CHECK(cover_is_exact(xg->rt, xg->hd, hg) && xg->hd->covered == xg->rt->nhosts,
+		      "its distances and cover agree with every walked hop count (%u hosts' LIDs covered)",
+		      xg->hd->covered);
+		free(hg);
+	}
+	fabric_index_free(xg);
+	snap_free(big);
 
 	/* 4. Many random reroutes, each checked against every hop count. */
 	random_rounds(a, xa, h, 150);
