@@ -108,6 +108,23 @@ with t.conn() as c:
 st = stats_when(t, "ambiguous_names", "0")
 check(r == "OK 12" and hs == ["dup1", "dup2", "multi"] and st.get("ambiguous_names") == "0",
       "renamed in the next generation: %s, hosts %s, ambiguous_names=%s" % (r, hs, st.get("ambiguous_names")))
+# The next sweep with no description changed (indexed as a delta, names
+# not recomputed: topod/build.c), then a clash again through a changed
+# description: the delta's names are recomputed.
+fixed = {"Hca1": "multi HCA-1", "Hca4": "multi HCA-2", "Hca2": "dup1 HCA-1", "Hca3": "dup2 HCA-1"}
+r13 = deliver(t, snapshot(fixed, 13))
+t.wait_generation(13)
+with t.conn() as c:
+    hs13 = hosts(c)
+r14 = deliver(t, snapshot(dict(fixed, Hca3="dup1 HCA-1"), 14))
+t.wait_generation(14)
+with t.conn() as c:
+    hs14 = hosts(c)
+st = stats_when(t, "ambiguous_names", "2")
+check(r13 == "OK 13" and hs13 == ["dup1", "dup2", "multi"] and r14 == "OK 14" and
+      hs14 == sorted([DUP_A, DUP_B, "multi"]) and st.get("ambiguous_names") == "2",
+      "unchanged descriptions keep the names (%s), a description that makes a clash again renames both (%s)"
+      % (hs13, hs14))
 
 # ---- 3b simgrid's arguments --------------------------------------------------
 with t.conn() as c:
