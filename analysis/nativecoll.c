@@ -490,31 +490,20 @@ static int bcast_mpich(struct ncx *x, const struct nc_comm *c, uint32_t root, ui
  * NTSL), 2 chain, 3 pipeline (both ompi_pipeline), 4 split binary tree,
  * 5 binary tree (NTSB), 6 binomial, 7 k-nomial, 8 scatter + recursive
  * doubling, 9 scatter + ring. */
-static int ompi_bcast_alg(uint32_t k, uint64_t t)
-{
-	if (k < 4)
-		return t < 32 ? 3 : t < 256 ? 5 : t < 512 ? 3 : t < 1024 ? 7 : t < 32768 ? 1 : t < 131072 ? 5
-		       : t < 262144 ? 2 : t < 524288 ? 1 : t < 1048576 ? 6 : 5;
-	if (k < 8)
-		return t < 64 ? 5 : t < 128 ? 6 : t < 2048 ? 5 : t < 8192 ? 6 : t < 1048576 ? 1 : 2;
-	if (k < 16)
-		return t < 8 ? 7 : t < 64 ? 5 : t < 4096 ? 7 : t < 16384 ? 5 : t < 32768 ? 6 : 1;
-	if (k < 32)
-		return t < 4096 ? 7 : t < 1048576 ? 6 : 8;
-	if (k < 64)
-		return t < 2048 ? 6 : 7;
-	if (k < 128)
-		return 7;
-	if (k < 256)
-		return t < 2 ? 6 : t < 16384 ? 5 : t < 32768 ? 1 : t < 65536 ? 5 : 7;
-	if (k < 1024)
-		return t < 16384 ? 7 : t < 32768 ? 4 : 7;
-	if (k < 2048)
-		return t < 524288 ? 7 : 8;
-	if (k < 4096)
-		return t < 262144 ? 7 : 8;
-	return t < 8192 ? 7 : t < 16384 ? 5 : t < 262144 ? 7 : 8;
-}
+static const struct nc_band ompi_bcast_rules[] = {
+	{ 4, { { 32, 3 }, { 256, 5 }, { 512, 3 }, { 1024, 7 }, { 32768, 1 }, { 131072, 5 }, { 262144, 2 },
+		{ 524288, 1 }, { 1048576, 6 }, { NC_ANY, 5 } } },
+	{ 8, { { 64, 5 }, { 128, 6 }, { 2048, 5 }, { 8192, 6 }, { 1048576, 1 }, { NC_ANY, 2 } } },
+	{ 16, { { 8, 7 }, { 64, 5 }, { 4096, 7 }, { 16384, 5 }, { 32768, 6 }, { NC_ANY, 1 } } },
+	{ 32, { { 4096, 7 }, { 1048576, 6 }, { NC_ANY, 8 } } },
+	{ 64, { { 2048, 6 }, { NC_ANY, 7 } } },
+	{ 128, { { NC_ANY, 7 } } },
+	{ 256, { { 2, 6 }, { 16384, 5 }, { 32768, 1 }, { 65536, 5 }, { NC_ANY, 7 } } },
+	{ 1024, { { 16384, 7 }, { 32768, 4 }, { NC_ANY, 7 } } },
+	{ 2048, { { 524288, 7 }, { NC_ANY, 8 } } },
+	{ 4096, { { 262144, 7 }, { NC_ANY, 8 } } },
+	{ NC_ANY, { { 8192, 7 }, { 16384, 5 }, { 262144, 7 }, { NC_ANY, 8 } } },
+};
 
 int nc_bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts, int smpcomm)
 {
@@ -527,7 +516,7 @@ int nc_bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t
 		rc = bcast_mpich(x, c, root, count, ts, smpcomm);
 	} else {
 		double b = (double)count * ts;
-		switch (ompi_bcast_alg(c->k, count * ts)) {
+		switch (nc_rule_alg(ompi_bcast_rules, c->k, count * ts)) {
 		case 1: rc = bcast_ntsl(x, c, root, count, ts); break;
 		case 2:
 		case 3: rc = bcast_pipeline(x, c, root, count, ts); break;
@@ -626,18 +615,13 @@ static int gather_linear_sync(struct ncx *x, const struct nc_comm *c, uint32_t r
 
 /* gather__ompi's table: 1 linear, 2 binomial, 3 linear_sync, by the
  * block's bytes. */
-static int ompi_gather_alg(uint32_t k, uint64_t t)
-{
-	if (k < 4)
-		return t < 2 ? 3 : t < 4 ? 1 : t < 32768 ? 2 : t < 65536 ? 1 : t < 131072 ? 2 : 3;
-	if (k < 8)
-		return t < 1024 ? 2 : t < 8192 ? 1 : t < 32768 ? 2 : t < 262144 ? 1 : 3;
-	if (k < 256)
-		return 2;
-	if (k < 512)
-		return t < 2048 ? 2 : t < 8192 ? 1 : 2;
-	return 2;
-}
+static const struct nc_band ompi_gather_rules[] = {
+	{ 4, { { 2, 3 }, { 4, 1 }, { 32768, 2 }, { 65536, 1 }, { 131072, 2 }, { NC_ANY, 3 } } },
+	{ 8, { { 1024, 2 }, { 8192, 1 }, { 32768, 2 }, { 262144, 1 }, { NC_ANY, 3 } } },
+	{ 256, { { NC_ANY, 2 } } },
+	{ 512, { { 2048, 2 }, { 8192, 1 }, { NC_ANY, 2 } } },
+	{ NC_ANY, { { NC_ANY, 2 } } },
+};
 
 int nc_gather(enum native_model md, struct mprog *p, const struct nc_comm *c, uint32_t root, uint64_t count,
 	      uint32_t tsize, char err[AN_ERR_LEN])
@@ -652,7 +636,7 @@ int nc_gather(enum native_model md, struct mprog *p, const struct nc_comm *c, ui
 		gather_binomial(&x, c, root, blk);
 		return AN_OK;
 	}
-	switch (ompi_gather_alg(c->k, count * tsize)) {
+	switch (nc_rule_alg(ompi_gather_rules, c->k, count * tsize)) {
 	case 1:
 		gather_linear(&x, c, root, blk);
 		return AN_OK;
@@ -708,20 +692,14 @@ static int scatter_linear(struct ncx *x, const struct nc_comm *c, uint32_t root,
 }
 
 /* scatter__ompi's table: 1 linear, 2 binomial, 3 linear_nb. */
-static int ompi_scatter_alg(uint32_t k, uint64_t t)
-{
-	if (k < 4)
-		return t < 2 ? 3 : t < 131072 ? 1 : t < 262144 ? 3 : 1;
-	if (k < 8)
-		return t < 2048 ? 2 : t < 4096 ? 1 : t < 8192 ? 2 : t < 32768 ? 1 : t < 1048576 ? 3 : 1;
-	if (k < 16)
-		return t < 16384 ? 2 : t < 1048576 ? 3 : 1;
-	if (k < 32)
-		return t < 16384 ? 2 : t < 32768 ? 1 : 3;
-	if (k < 64)
-		return t < 512 ? 2 : t < 8192 ? 3 : t < 16384 ? 2 : 3;
-	return t < 512 ? 2 : 3;
-}
+static const struct nc_band ompi_scatter_rules[] = {
+	{ 4, { { 2, 3 }, { 131072, 1 }, { 262144, 3 }, { NC_ANY, 1 } } },
+	{ 8, { { 2048, 2 }, { 4096, 1 }, { 8192, 2 }, { 32768, 1 }, { 1048576, 3 }, { NC_ANY, 1 } } },
+	{ 16, { { 16384, 2 }, { 1048576, 3 }, { NC_ANY, 1 } } },
+	{ 32, { { 16384, 2 }, { 32768, 1 }, { NC_ANY, 3 } } },
+	{ 64, { { 512, 2 }, { 8192, 3 }, { 16384, 2 }, { NC_ANY, 3 } } },
+	{ NC_ANY, { { 512, 2 }, { NC_ANY, 3 } } },
+};
 
 int nc_scatter(enum native_model md, struct mprog *p, const struct nc_comm *c, uint32_t root, uint64_t count,
 	       uint32_t tsize, char err[AN_ERR_LEN])
@@ -732,7 +710,7 @@ int nc_scatter(enum native_model md, struct mprog *p, const struct nc_comm *c, u
 		return unmodelled(&x, "a Scatter from no root", c->k);
 	if (c->k < 2)
 		return AN_OK;
-	int alg = smpi_mpich(&x) ? 2 : ompi_scatter_alg(c->k, count * tsize);
+	int alg = smpi_mpich(&x) ? 2 : nc_rule_alg(ompi_scatter_rules, c->k, count * tsize);
 	if (alg == 2) {
 		scatter_binomial(&x, c, root, blk);
 		return AN_OK;
@@ -799,28 +777,20 @@ static void allgather_neighbor(struct ncx *x, const struct nc_comm *c, double bl
 
 /* allgather__ompi's table: 2 bruck, 3 rdb, 4 ring, 5 neighbour exchange,
  * 6 pair (two ranks). */
-static int ompi_allgather_alg(uint32_t k, uint64_t t)
-{
-	if (k == 2)
-		return 6;
-	if (k < 32)
-		return 3;
-	if (k < 64)
-		return t < 1024 ? 3 : t < 65536 ? 5 : 4;
-	if (k < 128)
-		return t < 512 ? 3 : t < 65536 ? 5 : 4;
-	if (k < 256)
-		return t < 512 ? 3 : t < 131072 ? 5 : t < 524288 ? 4 : t < 1048576 ? 5 : 4;
-	if (k < 512)
-		return t < 32 ? 3 : t < 128 ? 2 : t < 1024 ? 3 : t < 131072 ? 5 : t < 524288 ? 4 : t < 1048576 ? 5 : 4;
-	if (k < 1024)
-		return t < 64 ? 3 : t < 256 ? 2 : t < 2048 ? 3 : 5;
-	if (k < 2048)
-		return t < 4 ? 3 : t < 8 ? 2 : t < 16 ? 3 : t < 32 ? 2 : t < 256 ? 3 : t < 512 ? 2 : t < 4096 ? 3 : 5;
-	if (k < 4096)
-		return t < 32 ? 2 : t < 128 ? 3 : t < 512 ? 2 : t < 4096 ? 3 : 5;
-	return t < 2 ? 3 : t < 8 ? 2 : t < 16 ? 3 : t < 512 ? 2 : t < 4096 ? 3 : 5;
-}
+static const struct nc_band ompi_allgather_rules[] = {
+	{ 3, { { NC_ANY, 6 } } },   /* two ranks: nc_allgather stops below two */
+	{ 32, { { NC_ANY, 3 } } },
+	{ 64, { { 1024, 3 }, { 65536, 5 }, { NC_ANY, 4 } } },
+	{ 128, { { 512, 3 }, { 65536, 5 }, { NC_ANY, 4 } } },
+	{ 256, { { 512, 3 }, { 131072, 5 }, { 524288, 4 }, { 1048576, 5 }, { NC_ANY, 4 } } },
+	{ 512, { { 32, 3 }, { 128, 2 }, { 1024, 3 }, { 131072, 5 }, { 524288, 4 }, { 1048576, 5 },
+		{ NC_ANY, 4 } } },
+	{ 1024, { { 64, 3 }, { 256, 2 }, { 2048, 3 }, { NC_ANY, 5 } } },
+	{ 2048, { { 4, 3 }, { 8, 2 }, { 16, 3 }, { 32, 2 }, { 256, 3 }, { 512, 2 }, { 4096, 3 },
+		{ NC_ANY, 5 } } },
+	{ 4096, { { 32, 2 }, { 128, 3 }, { 512, 2 }, { 4096, 3 }, { NC_ANY, 5 } } },
+	{ NC_ANY, { { 2, 3 }, { 8, 2 }, { 16, 3 }, { 512, 2 }, { 4096, 3 }, { NC_ANY, 5 } } },
+};
 
 int nc_allgather(enum native_model md, struct mprog *p, const struct nc_comm *c, uint64_t count, uint32_t tsize,
 		 char err[AN_ERR_LEN])
@@ -835,7 +805,7 @@ int nc_allgather(enum native_model md, struct mprog *p, const struct nc_comm *c,
 	if (smpi_mpich(&x))
 		alg = !(k & (k - 1)) && t * k < 524288 ? 3 : t * k <= 81920 ? 2 : 4;
 	else
-		alg = ompi_allgather_alg(k, t);
+		alg = nc_rule_alg(ompi_allgather_rules, k, t);
 	switch (alg) {
 	case 2: allgather_bruck(&x, c, blk); return AN_OK;
 	case 3: return allgather_rdb(&x, c, blk);

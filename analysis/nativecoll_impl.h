@@ -89,6 +89,41 @@ static inline int unmodelled(struct ncx *x, const char *what, uint32_t k)
 	return AN_E_NOTAPPLIC;
 }
 
+/* Open MPI 4.1's fixed decisions (coll_tuned_decision_fixed.c, as SMPI's
+ * Open MPI selector copies them) are each a list of rank bands, and each
+ * band a list of byte steps: below `ranks` ranks, the first step whose
+ * `bytes` the message is below gives the algorithm, numbered as the
+ * selector numbers it. Every collective's rules are data in this one
+ * form, read by nc_rule_alg, so that a row can be checked against the
+ * source line by line. A band's last step, and the last band, are NC_ANY. */
+#define NC_ANY UINT64_MAX
+#define NC_STEPS 10   /* the most steps of a band (Bcast below 4 ranks) */
+
+struct nc_band {
+	uint64_t ranks;
+	struct {
+		uint64_t bytes;
+		int alg;
+	} step[NC_STEPS];
+};
+
+static inline int nc_below(uint64_t v, uint64_t bound)
+{
+	return bound == NC_ANY || v < bound;
+}
+
+/* The algorithm of rules for k ranks and t bytes. */
+static inline int nc_rule_alg(const struct nc_band *rules, uint32_t k, uint64_t t)
+{
+	const struct nc_band *b = rules;
+	while (!nc_below(k, b->ranks))
+		b++;
+	int s = 0;
+	while (!nc_below(t, b->step[s].bytes))
+		s++;
+	return b->step[s].alg;
+}
+
 static inline int smpi_mpich(const struct ncx *x)
 {
 	return x->md == NATIVE_SMPI_MPICH || x->md == NATIVE_MPICH;

@@ -211,48 +211,37 @@ static void reduce_linear(struct ncx *x, const struct nc_comm *c, uint32_t root,
 	}
 }
 
-/* reduce__ompi's table: 1 linear, 2 chain, 3 pipeline, 4 binary, 5
+/* reduce__ompi's tables, one for operations that do not commute and one
+ * for those that do: 1 linear, 2 chain, 3 pipeline, 4 binary, 5
  * binomial, 6 in-order binary, 7 linear. */
-static int ompi_reduce_alg(uint32_t k, uint64_t t, int commute)
-{
-	if (!commute) {
-		if (k < 4)
-			return t < 8 ? 6 : 1;
-		if (k < 8)
-			return 1;
-		if (k < 16)
-			return t < 1024 ? 6 : t < 8192 ? 1 : t < 16384 ? 6 : t < 262144 ? 1 : 6;
-		if (k < 128)
-			return 6;
-		if (k < 256)
-			return t < 512 ? 6 : t < 1024 ? 1 : 6;
-		return 6;
-	}
-	if (k < 4)
-		return t < 8 ? 7 : t < 16 ? 4 : t < 32 ? 3 : t < 262144 ? 1 : t < 524288 ? 3 : t < 1048576 ? 2 : 3;
-	if (k < 8)
-		return t < 4096 ? 4 : t < 65536 ? 2 : t < 262144 ? 5 : t < 524288 ? 1 : t < 1048576 ? 5 : 1;
-	if (k < 16)
-		return t < 8192 ? 4 : 5;
-	if (k < 32)
-		return t < 4096 ? 4 : 5;
-	if (k < 256)
-		return 5;
-	if (k < 512)
-		return t < 8192 ? 5 : t < 16384 ? 6 : 5;
-	if (k < 2048)
-		return 5;
-	if (k < 4096)
-		return t < 512 ? 5 : t < 1024 ? 6 : t < 8192 ? 5 : t < 16384 ? 6 : 5;
-	return t < 16 ? 5 : t < 32 ? 6 : t < 1024 ? 5 : t < 2048 ? 6 : t < 8192 ? 5 : t < 16384 ? 6 : 5;
-}
+static const struct nc_band ompi_reduce_noncommute[] = {
+	{ 4, { { 8, 6 }, { NC_ANY, 1 } } },
+	{ 8, { { NC_ANY, 1 } } },
+	{ 16, { { 1024, 6 }, { 8192, 1 }, { 16384, 6 }, { 262144, 1 }, { NC_ANY, 6 } } },
+	{ 128, { { NC_ANY, 6 } } },
+	{ 256, { { 512, 6 }, { 1024, 1 }, { NC_ANY, 6 } } },
+	{ NC_ANY, { { NC_ANY, 6 } } },
+};
+
+static const struct nc_band ompi_reduce_commute[] = {
+	{ 4, { { 8, 7 }, { 16, 4 }, { 32, 3 }, { 262144, 1 }, { 524288, 3 }, { 1048576, 2 }, { NC_ANY, 3 } } },
+	{ 8, { { 4096, 4 }, { 65536, 2 }, { 262144, 5 }, { 524288, 1 }, { 1048576, 5 }, { NC_ANY, 1 } } },
+	{ 16, { { 8192, 4 }, { NC_ANY, 5 } } },
+	{ 32, { { 4096, 4 }, { NC_ANY, 5 } } },
+	{ 256, { { NC_ANY, 5 } } },
+	{ 512, { { 8192, 5 }, { 16384, 6 }, { NC_ANY, 5 } } },
+	{ 2048, { { NC_ANY, 5 } } },
+	{ 4096, { { 512, 5 }, { 1024, 6 }, { 8192, 5 }, { 16384, 6 }, { NC_ANY, 5 } } },
+	{ NC_ANY, { { 16, 5 }, { 32, 6 }, { 1024, 5 }, { 2048, 6 }, { 8192, 5 }, { 16384, 6 },
+		{ NC_ANY, 5 } } },
+};
 
 static int reduce_ompi(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts,
 		       int commute)
 {
 	uint32_t k = c->k;
 	double msg = (double)count * ts;
-	switch (ompi_reduce_alg(k, count * ts, commute)) {
+	switch (nc_rule_alg(commute ? ompi_reduce_commute : ompi_reduce_noncommute, k, count * ts)) {
 	case 2:
 		reduce_generic(x, c, root, count, ts, TR_CHAIN, k / 2, segcount(64 * 1024, ts, count));
 		break;
@@ -484,47 +473,32 @@ static int allreduce_two_level(struct ncx *x, const struct nc_comm *c, uint64_t 
 	return rc;
 }
 
-/* allreduce__ompi's tables: 1, 2 reduce + bcast, 3 rdb, 4 lr, 5 segmented
- * ring, 6 Rabenseifner. */
-static int ompi_allreduce_alg(uint32_t k, uint64_t t, int commute)
-{
-	if (!commute) {
-		if (k < 4)
-			return t < 131072 ? 3 : 1;
-		if (k < 8)
-			return 3;
-		if (k < 16)
-			return t < 1048576 ? 3 : 2;
-		if (k < 128)
-			return 3;
-		if (k < 256)
-			return t < 131072 ? 2 : t < 524288 ? 3 : 2;
-		if (k < 512)
-			return t < 4096 ? 2 : t < 524288 ? 3 : 2;
-		return t < 2048 ? 2 : 3;
-	}
-	if (k < 4)
-		return t < 8 ? 4 : t < 4096 ? 3 : t < 8192 ? 4 : t < 16384 ? 3 : t < 65536 ? 4 : t < 262144 ? 5 : 6;
-	if (k < 8)
-		return t < 16 ? 4 : t < 8192 ? 3 : 6;
-	if (k < 16)
-		return t < 8192 ? 3 : 6;
-	if (k < 32)
-		return t < 64 ? 5 : t < 4096 ? 3 : 6;
-	if (k < 64)
-		return t < 128 ? 5 : 6;
-	if (k < 128)
-		return t < 262144 ? 3 : 6;
-	if (k < 256)
-		return t < 131072 ? 2 : t < 262144 ? 3 : 6;
-	if (k < 512)
-		return t < 4096 ? 2 : 6;
-	if (k < 2048)
-		return t < 2048 ? 2 : t < 16384 ? 3 : 6;
-	if (k < 4096)
-		return t < 2048 ? 2 : t < 4096 ? 5 : t < 16384 ? 3 : 6;
-	return t < 2048 ? 2 : t < 16384 ? 5 : t < 32768 ? 3 : 6;
-}
+/* allreduce__ompi's tables, for operations that do not commute and for
+ * those that do: 1, 2 reduce + bcast, 3 rdb, 4 lr, 5 segmented ring, 6
+ * Rabenseifner. */
+static const struct nc_band ompi_allreduce_noncommute[] = {
+	{ 4, { { 131072, 3 }, { NC_ANY, 1 } } },
+	{ 8, { { NC_ANY, 3 } } },
+	{ 16, { { 1048576, 3 }, { NC_ANY, 2 } } },
+	{ 128, { { NC_ANY, 3 } } },
+	{ 256, { { 131072, 2 }, { 524288, 3 }, { NC_ANY, 2 } } },
+	{ 512, { { 4096, 2 }, { 524288, 3 }, { NC_ANY, 2 } } },
+	{ NC_ANY, { { 2048, 2 }, { NC_ANY, 3 } } },
+};
+
+static const struct nc_band ompi_allreduce_commute[] = {
+	{ 4, { { 8, 4 }, { 4096, 3 }, { 8192, 4 }, { 16384, 3 }, { 65536, 4 }, { 262144, 5 }, { NC_ANY, 6 } } },
+	{ 8, { { 16, 4 }, { 8192, 3 }, { NC_ANY, 6 } } },
+	{ 16, { { 8192, 3 }, { NC_ANY, 6 } } },
+	{ 32, { { 64, 5 }, { 4096, 3 }, { NC_ANY, 6 } } },
+	{ 64, { { 128, 5 }, { NC_ANY, 6 } } },
+	{ 128, { { 262144, 3 }, { NC_ANY, 6 } } },
+	{ 256, { { 131072, 2 }, { 262144, 3 }, { NC_ANY, 6 } } },
+	{ 512, { { 4096, 2 }, { NC_ANY, 6 } } },
+	{ 2048, { { 2048, 2 }, { 16384, 3 }, { NC_ANY, 6 } } },
+	{ 4096, { { 2048, 2 }, { 4096, 5 }, { 16384, 3 }, { NC_ANY, 6 } } },
+	{ NC_ANY, { { 2048, 2 }, { 16384, 5 }, { 32768, 3 }, { NC_ANY, 6 } } },
+};
 
 static int allreduce_sel(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute,
 			 int smpcomm)
@@ -544,7 +518,7 @@ static int allreduce_sel(struct ncx *x, const struct nc_comm *c, uint64_t count,
 		else
 			allreduce_rdb(x, c, b);
 	} else {
-		switch (ompi_allreduce_alg(k, count * ts, commute)) {
+		switch (nc_rule_alg(commute ? ompi_allreduce_commute : ompi_allreduce_noncommute, k, count * ts)) {
 		case 1:
 		case 2: rc = allreduce_redbcast(x, c, count, ts, commute); break;
 		case 3: allreduce_rdb(x, c, b); break;
