@@ -133,56 +133,13 @@ static void bcast_knomial(struct ncx *x, const struct nc_comm *c, uint32_t root,
 	}
 }
 
-/* bcast__NTSL: a chain 0 -> 1 -> ... in 8 KiB segments (each segment's
- * sends and receives posted at once), the root first handing the message
- * to rank 0; a remainder goes to the selected Bcast. */
-static int bcast_ntsl(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts)
-{
-	uint32_t k = c->k;
-	uint64_t seg = 8192 / ts ? 8192 / ts : 1, pipe = count / seg, rem = count % seg;
-	double b = (double)count * ts, sb = (double)seg * ts;
-	if (root != 0) {
-		S(x, c, root, 0, b);
-		R(x, c, 0, root, b);
-	}
-	uint32_t *q = malloc(((size_t)pipe + 1) * 2 * sizeof(uint32_t));
-	if (!q)
-		return AN_E_NOMEM;
-	for (uint32_t i = 0; i < k; i++) {
-		uint32_t to = (i + 1) % k, from = (i + k - 1) % k;
-		if (count <= seg) {
-			if (i)
-				R(x, c, i, from, b);
-			if (i != k - 1)
-				S(x, c, i, to, b);
-			continue;
-		}
-		if (i == 0) {
-			for (uint64_t s = 0; s < pipe; s++)
-				q[s] = IS(x, c, i, to, sb);
-		} else if (i == k - 1) {
-			for (uint64_t s = 0; s < pipe; s++)
-				q[s] = IR(x, c, i, from, sb);
-		} else {
-			for (uint64_t s = 0; s < pipe; s++)
-				q[pipe + s] = IR(x, c, i, from, sb);
-			for (uint64_t s = 0; s < pipe; s++) {
-				W(x, c, i, q[pipe + s]);
-				q[s] = IS(x, c, i, to, sb);
-			}
-		}
-		for (uint64_t s = 0; s < pipe; s++)
-			W(x, c, i, q[s]);
-	}
-	free(q);
-	if (rem && count > seg)
-		return nc_bcast_sel(x, c, root, rem, ts, 0);
-	return AN_OK;
-}
-
-/* bcast__NTSB: a binary tree rooted at 0 (children 2i+1, 2i+2) in 8 KiB
- * segments, the root first handing the message to rank 0. */
-static int bcast_ntsb(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts)
+/* bcast__NTSL (binary 0: a chain 0 -> 1 -> ...) and bcast__NTSB (binary
+ * 1: a tree rooted at 0, children 2i+1, 2i+2) share their code but for
+ * the tree: 8 KiB segments, each rank posting every segment's receive,
+ * then for each segment waiting for it and posting its sends to its
+ * children; the root first hands the message to rank 0, and a remainder
+ * goes to the selected Bcast. */
+static int bcast_nts(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts, int binary)
 {
 	uint32_t k = c->k;
 	uint64_t seg = 8192 / ts ? 8192 / ts : 1, pipe = count / seg, rem = count % seg;
@@ -195,37 +152,31 @@ static int bcast_ntsb(struct ncx *x, const struct nc_comm *c, uint32_t root, uin
 	if (!q)
 		return AN_E_NOMEM;
 	for (uint32_t i = 0; i < k; i++) {
-		uint32_t from = i ? (i - 1) / 2 : 0;
-		int64_t l = 2 * (int64_t)i + 1, r = 2 * (int64_t)i + 2;
-		if (l >= k)
-			l = -1;
-		if (r >= k)
-			r = -1;
+		uint32_t from = !i ? 0 : binary ? (i - 1) / 2 : i - 1, kid[2], nk = 0;
+		for (uint64_t j = binary ? 2 * (uint64_t)i + 1 : (uint64_t)i + 1; j < k && nk < 1u + binary; j++)
+			kid[nk++] = (uint32_t)j;
 		if (count <= seg) {
 			if (i)
 				R(x, c, i, from, b);
-			if (l >= 0)
-				S(x, c, i, (uint32_t)l, b);
-			if (r >= 0)
-				S(x, c, i, (uint32_t)r, b);
+			for (uint32_t j = 0; j < nk; j++)
+				S(x, c, i, kid[j], b);
 			continue;
 		}
-		uint32_t ns = 0;
+		uint64_t ns = 0;
 		if (i) {
 			for (uint64_t s = 0; s < pipe; s++)
 				q[2 * pipe + s] = IR(x, c, i, from, sb);
 		}
-		for (uint64_t s = 0; s < pipe && l >= 0; s++) {
+		for (uint64_t s = 0; s < pipe && nk; s++) {
 			if (i)
 				W(x, c, i, q[2 * pipe + s]);
-			q[ns++] = IS(x, c, i, (uint32_t)l, sb);
-			if (r >= 0)
-				q[ns++] = IS(x, c, i, (uint32_t)r, sb);
+			for (uint32_t j = 0; j < nk; j++)
+				q[ns++] = IS(x, c, i, kid[j], sb);
 		}
-		if (l < 0)
+		if (!nk)
 			for (uint64_t s = 0; s < pipe && i; s++)
 				W(x, c, i, q[2 * pipe + s]);
-		for (uint32_t s = 0; s < ns; s++)
+		for (uint64_t s = 0; s < ns; s++)
 			W(x, c, i, q[s]);
 	}
 	free(q);
@@ -260,19 +211,8 @@ static int bcast_pipeline(struct ncx *x, const struct nc_comm *c, uint32_t root,
 		if (sr == 0) {
 			for (uint64_t s = 0; s < nseg; s++)
 				W(x, c, i, IS(x, c, i, next, s == nseg - 1 ? last : sb));
-		} else if (has_next) {
-			uint32_t rq[2];
-			int ri = 0;
-			rq[0] = IR(x, c, i, prev, sb);
-			for (uint64_t s = 1; s < nseg; s++) {
-				ri ^= 1;
-				rq[ri] = IR(x, c, i, prev, sb);
-				W(x, c, i, rq[ri ^ 1]);
-				W(x, c, i, IS(x, c, i, next, sb));
-			}
-			W(x, c, i, rq[ri]);
-			W(x, c, i, IS(x, c, i, next, last));
 		} else {
+			/* the chain's last rank receives as the inner ones do and sends nothing on */
 			uint32_t rq[2];
 			int ri = 0;
 			rq[0] = IR(x, c, i, prev, sb);
@@ -280,8 +220,12 @@ static int bcast_pipeline(struct ncx *x, const struct nc_comm *c, uint32_t root,
 				ri ^= 1;
 				rq[ri] = IR(x, c, i, prev, sb);
 				W(x, c, i, rq[ri ^ 1]);
+				if (has_next)
+					W(x, c, i, IS(x, c, i, next, sb));
 			}
 			W(x, c, i, rq[ri]);
+			if (has_next)
+				W(x, c, i, IS(x, c, i, next, last));
 		}
 	}
 	return AN_OK;
@@ -320,6 +264,14 @@ static void bcast_scatter(struct ncx *x, const struct nc_comm *c, uint32_t root,
 				}
 			}
 	}
+}
+
+/* The bytes of piece rel that the scatter deals out: ss, less for the
+ * last ones (ceiling pieces). */
+static int64_t scatter_piece(int64_t nbytes, int64_t ss, uint32_t rel)
+{
+	int64_t v = nbytes - (int64_t)rel * ss;
+	return v > ss ? ss : v < 0 ? 0 : v;
 }
 
 /* MPICH's recursive doubling of pieces (allgather__rdb, and the allgather
@@ -389,10 +341,8 @@ static int bcast_scatter_rdb(struct ncx *x, const struct nc_comm *c, uint32_t ro
 	if (!cur)
 		return AN_E_NOMEM;
 	bcast_scatter(x, c, root, nbytes, ss, cur);
-	for (uint32_t rel = 0; rel < k; rel++) {
-		int64_t v = nbytes - (int64_t)rel * ss;
-		cur[rel] = v < ss ? (v < 0 ? 0 : v) : ss;
-	}
+	for (uint32_t rel = 0; rel < k; rel++)
+		cur[rel] = scatter_piece(nbytes, ss, rel);
 	int rc = rdb_gather(x, c, root, cur);
 	free(cur);
 	return rc;
@@ -407,10 +357,8 @@ static int bcast_scatter_lr(struct ncx *x, const struct nc_comm *c, uint32_t roo
 	if (!cur)
 		return AN_E_NOMEM;
 	bcast_scatter(x, c, root, nbytes, ss, cur);
-	for (uint32_t i = 0; i < k; i++) {
-		int64_t v = nbytes - (int64_t)i * ss;
-		rc[i] = v > ss ? ss : v < 0 ? 0 : v;
-	}
+	for (uint32_t i = 0; i < k; i++)
+		rc[i] = scatter_piece(nbytes, ss, i);
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t left = (i + k - 1) % k, right = (i + 1) % k, src = i, next = left;
 		for (uint32_t s = 1; s < k; s++) {
@@ -517,10 +465,10 @@ int nc_bcast_sel(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t
 	} else {
 		double b = (double)count * ts;
 		switch (nc_rule_alg(ompi_bcast_rules, c->k, count * ts)) {
-		case 1: rc = bcast_ntsl(x, c, root, count, ts); break;
+		case 1: rc = bcast_nts(x, c, root, count, ts, 0); break;
 		case 2:
 		case 3: rc = bcast_pipeline(x, c, root, count, ts); break;
-		case 5: rc = bcast_ntsb(x, c, root, count, ts); break;
+		case 5: rc = bcast_nts(x, c, root, count, ts, 1); break;
 		case 6: bcast_binomial(x, c, root, b); break;
 		case 7: bcast_knomial(x, c, root, b); break;
 		case 8: rc = bcast_scatter_rdb(x, c, root, count, ts); break;

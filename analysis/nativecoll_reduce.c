@@ -297,36 +297,62 @@ int nc_reduce(enum native_model md, struct mprog *p, const struct nc_comm *c, ui
 static int allreduce_sel(struct ncx *x, const struct nc_comm *c, uint64_t count, uint32_t ts, int commute,
 			 int smpcomm);
 
+/* allreduce__rdb and allreduce__rab_rdb fold the first 2 x rem ranks
+ * in pairs, so that a power of two take part: an even one sends its
+ * vector to the odd one above it and sits out (-1); the others get
+ * their new rank, which fold_in returns. */
+static int64_t fold_in(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t rem, double b)
+{
+	if (i >= 2 * rem)
+		return i - rem;
+	if (i % 2 == 0) {
+		S(x, c, i, i + 1, b);
+		return -1;
+	}
+	R(x, c, i, i - 1, b);
+	return i / 2;
+}
+
+/* The rank that new rank nd stands for: the odd one of a folded pair. */
+static uint32_t fold_rank(uint32_t nd, uint32_t rem)
+{
+	return nd < rem ? nd * 2 + 1 : nd + rem;
+}
+
+/* The unfolding: each odd rank of a pair hands the result back. */
+static void fold_out(struct ncx *x, const struct nc_comm *c, uint32_t i, uint32_t rem, double b)
+{
+	if (i >= 2 * rem)
+		return;
+	if (i % 2)
+		S(x, c, i, i - 1, b);
+	else
+		R(x, c, i, i + 1, b);
+}
+
 /* allreduce__rdb: fold the ranks beyond a power of two into their
  * neighbours, exchange whole vectors by recursive doubling, unfold. */
 static void allreduce_rdb(struct ncx *x, const struct nc_comm *c, double b)
 {
 	uint32_t k = c->k, pof2 = pof2_le(k), rem = k - pof2;
 	for (uint32_t i = 0; i < k; i++) {
-		int64_t nr;
-		if (i < 2 * rem) {
-			if (i % 2 == 0) {
-				S(x, c, i, i + 1, b);
-				nr = -1;
-			} else {
-				R(x, c, i, i - 1, b);
-				nr = i / 2;
-			}
-		} else {
-			nr = i - rem;
-		}
+		int64_t nr = fold_in(x, c, i, rem, b);
 		if (nr >= 0)
 			for (uint32_t mask = 1; mask < pof2; mask <<= 1) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
+				uint32_t nd = (uint32_t)nr ^ mask, dst = fold_rank(nd, rem);
 				SR(x, c, i, dst, b, dst, b);
 			}
-		if (i < 2 * rem) {
-			if (i % 2)
-				S(x, c, i, i - 1, b);
-			else
-				R(x, c, i, i + 1, b);
-		}
+		fold_out(x, c, i, rem, b);
 	}
+}
+
+/* Elements of pieces [from, to). */
+static uint64_t span(const uint64_t *cnt, uint32_t from, uint32_t to)
+{
+	uint64_t n = 0;
+	for (uint32_t j = from; j < to; j++)
+		n += cnt[j];
+	return n;
 }
 
 /* allreduce__rab_rdb: Rabenseifner, recursive halving then doubling over
@@ -342,35 +368,20 @@ static int allreduce_rab(struct ncx *x, const struct nc_comm *c, uint64_t count,
 		cnt[j] = count / pof2;
 	cnt[pof2 - 1] = count - count / pof2 * (pof2 - 1);
 	for (uint32_t i = 0; i < k; i++) {
-		int64_t nr;
-		if (i < 2 * rem) {
-			if (i % 2 == 0) {
-				S(x, c, i, i + 1, b);
-				nr = -1;
-			} else {
-				R(x, c, i, i - 1, b);
-				nr = i / 2;
-			}
-		} else {
-			nr = i - rem;
-		}
+		int64_t nr = fold_in(x, c, i, rem, b);
 		if (nr >= 0) {
 			uint32_t mask = 1, sidx = 0, ridx = 0, last = pof2;
 			for (; mask < pof2;) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-				uint64_t sc = 0, rcnt = 0;
+				uint32_t nd = (uint32_t)nr ^ mask, dst = fold_rank(nd, rem);
+				uint64_t sc, rcnt;
 				if ((uint32_t)nr < nd) {
 					sidx = ridx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < last; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < sidx; j++)
-						rcnt += cnt[j];
+					sc = span(cnt, sidx, last);
+					rcnt = span(cnt, ridx, sidx);
 				} else {
 					ridx = sidx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < ridx; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < last; j++)
-						rcnt += cnt[j];
+					sc = span(cnt, sidx, ridx);
+					rcnt = span(cnt, ridx, last);
 				}
 				SR(x, c, i, dst, (double)sc * ts, dst, (double)rcnt * ts);
 				sidx = ridx;
@@ -379,34 +390,25 @@ static int allreduce_rab(struct ncx *x, const struct nc_comm *c, uint64_t count,
 					last = ridx + pof2 / mask;
 			}
 			for (mask >>= 1; mask > 0; mask >>= 1) {
-				uint32_t nd = (uint32_t)nr ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
-				uint64_t sc = 0, rcnt = 0;
+				uint32_t nd = (uint32_t)nr ^ mask, dst = fold_rank(nd, rem);
+				uint64_t sc, rcnt;
 				if ((uint32_t)nr < nd) {
 					if (mask != pof2 / 2)
 						last = last + pof2 / (mask * 2);
 					ridx = sidx + pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < ridx; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < last; j++)
-						rcnt += cnt[j];
+					sc = span(cnt, sidx, ridx);
+					rcnt = span(cnt, ridx, last);
 				} else {
 					ridx = sidx - pof2 / (mask * 2);
-					for (uint32_t j = sidx; j < last; j++)
-						sc += cnt[j];
-					for (uint32_t j = ridx; j < sidx; j++)
-						rcnt += cnt[j];
+					sc = span(cnt, sidx, last);
+					rcnt = span(cnt, ridx, sidx);
 				}
 				SR(x, c, i, dst, (double)sc * ts, dst, (double)rcnt * ts);
 				if ((uint32_t)nr > nd)
 					sidx = ridx;
 			}
 		}
-		if (i < 2 * rem) {
-			if (i % 2)
-				S(x, c, i, i - 1, b);
-			else
-				R(x, c, i, i + 1, b);
-		}
+		fold_out(x, c, i, rem, b);
 	}
 	free(cnt);
 	return AN_OK;
