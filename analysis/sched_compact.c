@@ -14,11 +14,6 @@
 
 #include <omp.h>
 
-/* One run of a rank step: w flows from ranks of job host a to ranks of b. */
-struct crun {
-	uint32_t a, b, w;
-};
-
 /* The destination of rank r in rank step st of XOR or ALLGATHER. */
 static inline uint32_t c_dst(const struct sched *s, uint32_t st, uint32_t r)
 {
@@ -83,53 +78,10 @@ static uint32_t c_runs(const struct sched *s, const struct job *j, const struct 
 
 /* Per-thread scratch of c_figures. */
 struct cscratch {
-	uint32_t *load, *touched, *outst, *inst;
-	uint64_t *lastp;
-	uint8_t *shared;
+	struct fig_work f;
+	uint32_t *outst, *inst;
 	struct crun *run;
 };
-
-/* figures() of one step from its runs. */
-static void c_fig(const struct job *j, const struct crun *run, uint32_t n, struct cscratch *w, struct sched_fig *fg)
-{
-	uint32_t nt = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t a = run[i].a, b = run[i].b;
-		fg->flows += run[i].w;
-		if (a == b)
-			continue;
-		uint32_t nl;
-		const uint32_t *l = job_route(j, a, b, &nl);
-		if (nl > fg->max_hops)
-			fg->max_hops = nl;
-		uint64_t pid = (uint64_t)a * j->H + b + 1;
-		for (uint32_t k = 0; k <= nl; k++) {
-			uint32_t id = k ? l[k - 1] : j->cable[a];
-			if (!w->load[id])
-				w->touched[nt++] = id;
-			else if (w->lastp[id] != pid)
-				w->shared[id] = 1;
-			w->lastp[id] = pid;
-			w->load[id] += run[i].w;
-		}
-	}
-	for (uint32_t i = 0; i < nt; i++) {
-		uint32_t id = w->touched[i], v = w->load[id];
-		if (v > fg->maxload)
-			fg->maxload = v;
-		if (!j->bps[id])
-			fg->unrated = 1;
-		else if ((double)v * 8.0 / (double)j->bps[id] > fg->s_per_byte)
-			fg->s_per_byte = (double)v * 8.0 / (double)j->bps[id];
-		if (w->shared[id]) {
-			fg->conflicts++;
-			fg->fabric_conflicts += j->fabric[id];
-		}
-		w->load[id] = 0;
-		w->lastp[id] = 0;
-		w->shared[id] = 0;
-	}
-}
 
 static int c_figures(struct sched *s, const struct job *j, const struct cplan *pl, int threads)
 {
@@ -143,15 +95,17 @@ static int c_figures(struct sched *s, const struct job *j, const struct cplan *p
 #pragma omp parallel num_threads(nt) reduction(| : multi)
 	{
 		struct cscratch w = {
-			.load = calloc((size_t)nlinks + 1, sizeof(uint32_t)),
-			.touched = malloc(((size_t)nlinks + 1) * sizeof(uint32_t)),
+			.f = {
+				.load = calloc((size_t)nlinks + 1, sizeof(uint32_t)),
+				.touched = malloc(((size_t)nlinks + 1) * sizeof(uint32_t)),
+				.lastp = calloc((size_t)nlinks + 1, sizeof(uint64_t)),
+				.shared = calloc((size_t)nlinks + 1, 1),
+			},
 			.outst = calloc((size_t)H + 1, sizeof(uint32_t)),
 			.inst = calloc((size_t)H + 1, sizeof(uint32_t)),
-			.lastp = calloc((size_t)nlinks + 1, sizeof(uint64_t)),
-			.shared = calloc((size_t)nlinks + 1, 1),
 			.run = malloc(((size_t)nrun + 1) * sizeof(struct crun)),
 		};
-		int ok = w.load && w.touched && w.outst && w.inst && w.lastp && w.shared && w.run;
+		int ok = w.f.load && w.f.touched && w.outst && w.inst && w.f.lastp && w.f.shared && w.run;
 		if (!ok) {
 #pragma omp atomic write
 			rc = AN_E_NOMEM;
@@ -161,14 +115,14 @@ static int c_figures(struct sched *s, const struct job *j, const struct cplan *p
 			if (!ok || (pl->same && pl->same[st]))
 				continue;
 			uint32_t n = c_runs(s, j, pl, st, w.run, w.outst, w.inst, &multi);
-			c_fig(j, w.run, n, &w, &s->fig[st]);
+			sched_step_fig(j, w.run, n, &w.f, &s->fig[st], NULL, 0, NULL);
 		}
-		free(w.load);
-		free(w.touched);
+		free(w.f.load);
+		free(w.f.touched);
 		free(w.outst);
 		free(w.inst);
-		free(w.lastp);
-		free(w.shared);
+		free(w.f.lastp);
+		free(w.f.shared);
 		free(w.run);
 	}
 	for (uint32_t st = 1; pl->same && st < s->nsteps; st++)

@@ -157,6 +157,29 @@ int sched_xor_steps(struct sbuild *b, uint32_t P);
 /* OPT's level of every link the job uses and cables per level (figures). */
 int sched_opt_levels(struct sched *s, const struct job *j, int8_t *lvl);
 
+/* ---- figures ------------------------------------------------------------------ */
+
+/* One run of a step: w flows from ranks of job host a to ranks of b. */
+struct crun {
+	uint32_t a, b, w;
+};
+
+/* A thread's scratch for sched_step_fig, per link (nlinks + 1 each):
+ * its load, the last host pair on it (a * H + b + 1), whether a second,
+ * different pair came ("two nodes share the link"), and the links
+ * touched. load, lastp and shared are zero between steps. */
+struct fig_work {
+	uint32_t *load, *touched;
+	uint64_t *lastp;
+	uint8_t *shared;
+};
+
+/* Adds the figures of one step's n runs to fg (schedule.h struct
+ * sched_fig; fg starts zero). lvl: NULL, or OPT's level of each link, and
+ * lmax its L per-level maxima of this step. */
+void sched_step_fig(const struct job *j, const struct crun *run, uint32_t n, struct fig_work *w,
+		    struct sched_fig *fg, const int8_t *lvl, uint32_t L, uint32_t *lmax);
+
 /* sched_build's compact branch (sched_compact.c): s->algo is the one to run. */
 int sched_build_compact(struct sched *s, const struct job *j, const struct hier *h, const struct sched_req *req,
 			int threads, char err[AN_ERR_LEN]);

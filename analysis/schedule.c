@@ -355,6 +355,81 @@ static double job_ag_bound(const struct job *j)
 
 /* ---- figures --------------------------------------------------------------------------- */
 
+/* The rank form and the compact form (sched_compact.c) both reduce a
+ * step to runs of flows between two hosts, so one function gives both
+ * their figures: the same step has the same figures in either form. */
+void sched_step_fig(const struct job *j, const struct crun *run, uint32_t n, struct fig_work *w,
+		    struct sched_fig *fg, const int8_t *lvl, uint32_t L, uint32_t *lmax)
+{
+	uint32_t nt = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t a = run[i].a, b = run[i].b;
+		fg->flows += run[i].w;
+		if (a == b)
+			continue;
+		uint32_t nl;
+		const uint32_t *l = job_route(j, a, b, &nl);
+		if (nl > fg->max_hops)
+			fg->max_hops = nl;
+		uint64_t pid = (uint64_t)a * j->H + b + 1;
+		for (uint32_t k = 0; k <= nl; k++) {
+			uint32_t id = k ? l[k - 1] : j->cable[a];
+			if (!w->load[id])
+				w->touched[nt++] = id;
+			else if (w->lastp[id] != pid)
+				w->shared[id] = 1;
+			w->lastp[id] = pid;
+			w->load[id] += run[i].w;
+		}
+	}
+	for (uint32_t i = 0; i < nt; i++) {
+		uint32_t id = w->touched[i], v = w->load[id];
+		if (v > fg->maxload)
+			fg->maxload = v;
+		/* the cost model (cost.h): the busiest cable by bytes over rate */
+		if (!j->bps[id])
+			fg->unrated = 1;
+		else if ((double)v * 8.0 / (double)j->bps[id] > fg->s_per_byte)
+			fg->s_per_byte = (double)v * 8.0 / (double)j->bps[id];
+		if (w->shared[id]) {
+			fg->conflicts++;
+			fg->fabric_conflicts += j->fabric[id];
+		}
+		if (lvl) {
+			int lv = lvl[id] < 0 ? -lvl[id] : lvl[id];
+			if (lv > 0 && (uint32_t)lv < L && v > lmax[lv])
+				lmax[lv] = v;
+		}
+		w->load[id] = 0;
+		w->lastp[id] = 0;
+		w->shared[id] = 0;
+	}
+}
+
+/* Rank step st's runs of flows between the same two hosts (each run added
+ * at once); *multi |= a rank sends or receives twice in the step (ss, rs:
+ * step + 1 of each rank's last send and receive). Returns the runs. */
+static uint32_t step_runs(const struct sched *s, const struct job *j, uint32_t st, struct crun *run, uint32_t *ss,
+			  uint32_t *rs, int *multi)
+{
+	uint32_t n = 0, hi = s->step_off[st + 1];
+	for (uint32_t f = s->step_off[st]; f < hi;) {
+		uint32_t a = j->jh[s->src[f]], b = j->jh[s->dst[f]], w = 0;
+		/* one pass: the run, and the exact multi flag */
+		while (f < hi) {
+			uint32_t x = s->src[f], y = s->dst[f];
+			if (j->jh[x] != a || j->jh[y] != b)
+				break;
+			*multi |= ss[x] == st + 1 || rs[y] == st + 1;
+			ss[x] = rs[y] = st + 1;
+			w++;
+			f++;
+		}
+		run[n++] = (struct crun){ a, b, w };
+	}
+	return n;
+}
+
 static int figures(struct sched *s, const struct job *j, const uint8_t *same, uint32_t samecap, int threads)
 {
 	int8_t *lvl = NULL;
@@ -372,90 +447,42 @@ static int figures(struct sched *s, const struct job *j, const uint8_t *same, ui
 	}
 	int nt = threads > 0 ? threads : 1;
 	int rc = AN_OK, multi = 0;
-	uint32_t nlinks = j->nlinks, P = s->nranks;
+	uint32_t nlinks = j->nlinks, P = s->nranks, nrun = 0;
+	for (uint32_t st = 0; st < s->nsteps; st++) /* a run holds at least one flow */
+		if (s->step_off[st + 1] - s->step_off[st] > nrun)
+			nrun = s->step_off[st + 1] - s->step_off[st];
 #pragma omp parallel num_threads(nt) reduction(| : multi)
 	{
-		uint32_t *load = calloc((size_t)nlinks + 1, sizeof(*load));
-		uint32_t *touched = malloc(((size_t)nlinks + 1) * sizeof(*touched));
 		/* per link: the last host pair seen (a * H + b + 1) and whether a
 		 * second, different pair came: "two nodes share the link" */
-		uint64_t *lastp = calloc((size_t)nlinks + 1, sizeof(*lastp));
-		uint8_t *shared = calloc((size_t)nlinks + 1, 1);
+		struct fig_work w = {
+			.load = calloc((size_t)nlinks + 1, sizeof(uint32_t)),
+			.touched = malloc(((size_t)nlinks + 1) * sizeof(uint32_t)),
+			.lastp = calloc((size_t)nlinks + 1, sizeof(uint64_t)),
+			.shared = calloc((size_t)nlinks + 1, 1),
+		};
 		/* step + 1 of a rank's last send / receive: the exact multi flag */
 		uint32_t *ss = calloc((size_t)P + 1, sizeof(*ss)), *rs = calloc((size_t)P + 1, sizeof(*rs));
-		if (!load || !touched || !ss || !rs || !lastp || !shared) {
+		struct crun *run = malloc(((size_t)nrun + 1) * sizeof(*run));
+		int ok = w.load && w.touched && w.lastp && w.shared && ss && rs && run;
+		if (!ok) {
 #pragma omp atomic write
 			rc = AN_E_NOMEM;
 		}
 #pragma omp for schedule(dynamic, 8)
 		for (uint32_t st = 0; st < s->nsteps; st++) {
-			if (!load || !touched || !ss || !rs || !lastp || !shared)
-				continue;
-			if (same && st < samecap && same[st])
-				continue; /* copied below */
-			struct sched_fig *fg = &s->fig[st];
-			uint32_t nt_ = 0;
-			uint32_t lo = s->step_off[st], hi = s->step_off[st + 1];
-			fg->flows = hi - lo;
-			/* Runs of flows between the same two hosts are added at once. */
-			for (uint32_t f = lo; f < hi;) {
-				uint32_t a = j->jh[s->src[f]], bb = j->jh[s->dst[f]], w = 0;
-				/* one pass: the run, and the exact multi flag */
-				while (f < hi) {
-					uint32_t x = s->src[f], y = s->dst[f];
-					if (j->jh[x] != a || j->jh[y] != bb)
-						break;
-					multi |= ss[x] == st + 1 || rs[y] == st + 1;
-					ss[x] = rs[y] = st + 1;
-					w++;
-					f++;
-				}
-				if (a == bb)
-					continue;
-				uint32_t n;
-				const uint32_t *l = job_route(j, a, bb, &n);
-				if (n > fg->max_hops)
-					fg->max_hops = n;
-				uint64_t pid = (uint64_t)a * j->H + bb + 1;
-				for (uint32_t k = 0; k <= n; k++) {
-					uint32_t id = k ? l[k - 1] : j->cable[a];
-					if (!load[id])
-						touched[nt_++] = id;
-					else if (lastp[id] != pid)
-						shared[id] = 1;
-					lastp[id] = pid;
-					load[id] += w;
-				}
-			}
-			for (uint32_t i = 0; i < nt_; i++) {
-				uint32_t id = touched[i], v = load[id];
-				if (v > fg->maxload)
-					fg->maxload = v;
-				/* the cost model (cost.h): the busiest cable by bytes over rate */
-				if (!j->bps[id])
-					fg->unrated = 1;
-				else if ((double)v * 8.0 / (double)j->bps[id] > fg->s_per_byte)
-					fg->s_per_byte = (double)v * 8.0 / (double)j->bps[id];
-				if (shared[id]) {
-					fg->conflicts++;
-					fg->fabric_conflicts += j->fabric[id];
-				}
-				if (lvl) {
-					int lv = lvl[id] < 0 ? -lvl[id] : lvl[id];
-					if (lv > 0 && (uint32_t)lv < L && v > s->level_max[(size_t)st * L + lv])
-						s->level_max[(size_t)st * L + lv] = v;
-				}
-				load[id] = 0;
-				lastp[id] = 0;
-				shared[id] = 0;
-			}
+			if (!ok || (same && st < samecap && same[st]))
+				continue; /* same: copied below */
+			uint32_t n = step_runs(s, j, st, run, ss, rs, &multi);
+			sched_step_fig(j, run, n, &w, &s->fig[st], lvl, L, lvl ? s->level_max + (size_t)st * L : NULL);
 		}
-		free(load);
-		free(touched);
+		free(w.load);
+		free(w.touched);
+		free(w.lastp);
+		free(w.shared);
 		free(ss);
 		free(rs);
-		free(lastp);
-		free(shared);
+		free(run);
 	}
 	free(lvl);
 	for (uint32_t st = 1; same && st < s->nsteps && st < samecap; st++)
