@@ -131,13 +131,20 @@ typedef void sched_finish_fn(struct sched *s, const struct job *j, const struct 
 typedef int sched_expand_fn(struct sbuild *b, const struct sched *c);
 
 #define SCHED_F_ALLGATHER 1u  /* flows carry blocks (sched_is_allgather) */
+#define SCHED_F_TACS 2u       /* TACS1, TACS2: host-pair states and candidates, O(H^2) */
+#define SCHED_F_SEARCH 4u     /* ROUTE: a greedy search with scratch copies, O(P^3) */
 
 /* One algorithm. build NULL: a name clients may send that is no schedule
- * (agbest, a choice made in advice.h). expand NULL: no compact form. */
+ * (agbest, a choice made in advice.h). expand NULL: no compact form.
+ * held: the rank-form schedules a request holds at once, the answer and
+ * what advice.h builds beside it: the baseline (none for XOR and the
+ * ring, which are the baselines), agbest its best so far and the one it
+ * builds (schedule.h sched_algo_props pair_bytes). */
 struct sched_algo_row {
 	const char *name;
 	enum sched_algo algo;
 	unsigned flags;
+	unsigned held;
 	sched_build_fn *build;
 	sched_finish_fn *finish;
 	sched_expand_fn *expand;

@@ -31,17 +31,17 @@ int sched_fail(char err[AN_ERR_LEN], int code, const char *fmt, ...)
 /* ---- the algorithms: one row each, the only place their names are written -- */
 
 static const struct sched_algo_row algos[] = {
-	/* name        algo             flags              build                finish              expand */
-	{ "xor",       SCHED_XOR,       0,                 sched_build_xor,     NULL,               sched_expand_xor },
-	{ "tacs1",     SCHED_TACS1,     0,                 sched_build_tacs,    NULL,               sched_expand_tacs },
-	{ "tacs2",     SCHED_TACS2,     0,                 sched_build_tacs,    NULL,               sched_expand_tacs },
-	{ "opt",       SCHED_OPT,       0,                 sched_build_opt,     NULL,               NULL },
-	{ "allgather", SCHED_ALLGATHER, SCHED_F_ALLGATHER, sched_build_kprefix, NULL,               sched_expand_kprefix },
-	{ "route",     SCHED_ROUTE,     0,                 sched_build_route,   sched_finish_route, NULL },
-	{ "kshift",    SCHED_KSHIFT,    SCHED_F_ALLGATHER, sched_build_shift,   NULL,               sched_expand_shift },
-	{ "agring",    SCHED_AGRING,    SCHED_F_ALLGATHER, sched_build_shift,   NULL,               sched_expand_shift },
-	{ "ring",      SCHED_RING,      SCHED_F_ALLGATHER, sched_build_shift,   NULL,               sched_expand_shift },
-	{ "agbest",    SCHED_AGBEST,    SCHED_F_ALLGATHER, NULL,                NULL,               NULL },
+	/* name        algo             flags              held build                finish              expand */
+	{ "xor",       SCHED_XOR,       0,                 1,   sched_build_xor,     NULL,               sched_expand_xor },
+	{ "tacs1",     SCHED_TACS1,     SCHED_F_TACS,      2,   sched_build_tacs,    NULL,               sched_expand_tacs },
+	{ "tacs2",     SCHED_TACS2,     SCHED_F_TACS,      2,   sched_build_tacs,    NULL,               sched_expand_tacs },
+	{ "opt",       SCHED_OPT,       0,                 2,   sched_build_opt,     NULL,               NULL },
+	{ "allgather", SCHED_ALLGATHER, SCHED_F_ALLGATHER, 2,   sched_build_kprefix, NULL,               sched_expand_kprefix },
+	{ "route",     SCHED_ROUTE,     SCHED_F_SEARCH,    2,   sched_build_route,   sched_finish_route, NULL },
+	{ "kshift",    SCHED_KSHIFT,    SCHED_F_ALLGATHER, 2,   sched_build_shift,   NULL,               sched_expand_shift },
+	{ "agring",    SCHED_AGRING,    SCHED_F_ALLGATHER, 2,   sched_build_shift,   NULL,               sched_expand_shift },
+	{ "ring",      SCHED_RING,      SCHED_F_ALLGATHER, 1,   sched_build_shift,   NULL,               sched_expand_shift },
+	{ "agbest",    SCHED_AGBEST,    SCHED_F_ALLGATHER, 3,   NULL,                NULL,               NULL },
 };
 #define NALGOS (sizeof(algos) / sizeof(*algos))
 
@@ -63,6 +63,26 @@ const char *sched_algo_name(enum sched_algo a)
 {
 	const struct sched_algo_row *w = sched_algo_row(a);
 	return w ? w->name : "?";
+}
+
+int sched_algo_props(const char *name, struct sched_algo_props *out)
+{
+	enum sched_algo a;
+	if (sched_algo_parse(name, &a))
+		return AN_E_INVAL;
+	const struct sched_algo_row *w = sched_algo_row(a);
+	/* a rank-form flow is its src and dst, and an allgather's block */
+	uint32_t flow = w->flags & SCHED_F_ALLGATHER ? 3 * sizeof(uint32_t) : 2 * sizeof(uint32_t);
+	*out = (struct sched_algo_props){
+		.algo = a,
+		.allgather = !!(w->flags & SCHED_F_ALLGATHER),
+		.tacs = !!(w->flags & SCHED_F_TACS),
+		.search = !!(w->flags & SCHED_F_SEARCH),
+		/* sched_build: a row that builds but cannot expand has no compact form */
+		.ranks_only = w->build && !w->expand,
+		.pair_bytes = w->held * flow,
+	};
+	return AN_OK;
 }
 
 int sched_algo_parse(const char *s, enum sched_algo *a)

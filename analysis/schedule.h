@@ -217,6 +217,20 @@ struct sched {
 const char *sched_algo_name(enum sched_algo a);
 int sched_algo_parse(const char *s, enum sched_algo *a);  /* 0 or AN_E_INVAL */
 
+/* What a client's algorithm name stands for before anything is built,
+ * read from the one table of algorithms, so that those who judge a
+ * request first (topod's estimator) read properties, not names. */
+struct sched_algo_props {
+	enum sched_algo algo;
+	int allgather;        /* flows carry blocks (sched_is_allgather) */
+	int tacs;             /* TACS1, TACS2: host-pair states and candidates, O(H^2) */
+	int search;           /* ROUTE: a greedy search with scratch copies, O(P^3) */
+	int ranks_only;       /* no compact form: form=hosts still holds every rank flow */
+	uint32_t pair_bytes;  /* rank form: bytes per ordered rank pair of the schedules held at once */
+};
+/* 0, or AN_E_INVAL for a name that is no algorithm (*out untouched). Pure. */
+int sched_algo_props(const char *name, struct sched_algo_props *out);
+
 /* Builds the schedule and its per-step figures. h is needed for OPT only
  * (may be NULL otherwise). threads: OpenMP team size for the figures. */
 int sched_build(const struct route_tab *rt, const struct hier *h, const struct sched_req *req,

@@ -23,6 +23,7 @@
 
 #include "fabric.h"
 #include "route.h"
+#include "schedule.h"
 
 #define MIB (1ull << 20)
 
@@ -155,43 +156,37 @@ void est_load(const struct proto_req *r, const struct fabric *f, struct estimate
 	e->work_us = 5000 + ranks * 5 + triples * 4;
 }
 
-static int algo_is(const struct proto_req *r, const char *a)
-{
-	return r->argc && !strcmp(r->argv[0], a);
-}
-
 void est_schedule(const struct proto_req *r, const struct fabric *f, struct estimate *e)
 {
 	size_t first = skip_options(r, 1);
 	uint64_t P = rank_words(r, first, r->argc), H = r->argc - first;
 	if (H > f->index->rt->nhosts)
 		H = f->index->rt->nhosts;
-	int tacs = algo_is(r, "tacs1") || algo_is(r, "tacs2"), route = algo_is(r, "route");
-	int ranks_only = route || algo_is(r, "opt");
-	int compact = !ranks_only && (has_word(r, first, "form=hosts") || has_word(r, first, "flows=0"));
+	/* a name that is no algorithm is refused by the handler; it is
+	 * estimated as a plain all-to-all with XOR beside it (two schedules of
+	 * 8 bytes a pair) */
+	struct sched_algo_props a = { .pair_bytes = 16 };
+	if (r->argc)
+		sched_algo_props(r->argv[0], &a);
+	int compact = !a.ranks_only && (has_word(r, first, "form=hosts") || has_word(r, first, "flows=0"));
 	int flows = !has_word(r, first, "flows=0");
 	uint64_t pairs = P ? P * (P - 1) : 0;
 	e->mem = 4 * MIB + H * 4096 + (uint64_t)f->snap->nports * 16;
 	e->work_us = 1000 + sq(H);
-	if (tacs) {
+	if (a.tacs) {
 		/* pair states, candidates, per-step link loads, host flows */
 		e->mem += sq(H) * 48;
 		e->work_us += sq(H) * 5;
 	}
-	int ag = algo_is(r, "allgather") || algo_is(r, "kshift") || algo_is(r, "agring") || algo_is(r, "ring") ||
-		 algo_is(r, "agbest");
 	if (!compact) {
-		/* src, dst (and an allgather's block) per flow; advice's
-		 * baseline (XOR, an allgather's ring) beside another; agbest
-		 * holds the ring, its best so far and the one it builds; ~10
-		 * reply bytes per flow */
-		e->mem += pairs * (ag ? 12 : 8);
-		e->mem += algo_is(r, "xor") || algo_is(r, "ring") ? 0 : pairs * (ag ? 12 : 8);
-		e->mem += algo_is(r, "agbest") ? pairs * 12 : 0;
+		/* the schedules held in rank form (the answer, advice's
+		 * baseline beside it, agbest's candidates); ~10 reply bytes per
+		 * flow */
+		e->mem += pairs * a.pair_bytes;
 		e->mem += flows ? pairs * 12 : 0;
 		e->work_us += pairs / 2;
 	}
-	if (route) {
+	if (a.search) {
 		/* four greedy variants' scratch copies and pending lists; O(P^3) */
 		e->mem += pairs * 20;
 		e->work_us += P * P * 55;

@@ -9,6 +9,7 @@
 
 #include "estimate.h"
 #include "fabric.h"
+#include "schedule.h"
 #include "testfab.h"
 
 static struct proto_req req; /* large: not on the stack */
@@ -76,6 +77,26 @@ int main(void)
 		 "schedule: tacs1 (%llu MiB) and rank flows (%llu MiB) above xor form=hosts (%llu MiB); route 1,024 "
 		 "ranks ~%llu s of work", (unsigned long long)a.mem >> 20, (unsigned long long)c.mem >> 20,
 		 (unsigned long long)b.mem >> 20, (unsigned long long)r.work_us / 1000000);
+	/* every name of the algorithms' table has properties and an estimate
+	 * that reads them: the rank form costs more than form=hosts, except
+	 * where there is no compact form (names stop at sched_algo_name's "?") */
+	size_t names = 0, odd = 0;
+	for (int i = 0; strcmp(sched_algo_name((enum sched_algo)i), "?"); i++, names++) {
+		const char *name = sched_algo_name((enum sched_algo)i);
+		struct sched_algo_props pr;
+		char pre[64];
+		snprintf(pre, sizeof(pre), "%s form=hosts", name);
+		struct estimate rk = est(&f, "schedule", name, 64, "*2"), hs = est(&f, "schedule", pre, 64, "*2");
+		if (sched_algo_props(name, &pr) || pr.algo != (enum sched_algo)i || !pr.pair_bytes || !rk.mem ||
+		    (pr.ranks_only ? rk.mem != hs.mem : rk.mem <= hs.mem)) {
+			printf("# %s: props %s, rank form %llu B, form=hosts %llu B\n", name,
+			       sched_algo_props(name, &pr) ? "missing" : "found", (unsigned long long)rk.mem,
+			       (unsigned long long)hs.mem);
+			odd++;
+		}
+	}
+	tf_check(names >= 10 && !odd, "schedule: each of the %zu algorithm names gets an estimate from its properties",
+		 names);
 	a = est(&f, "map", "stencil:128x128", 3456, "*5");
 	b = est(&f, "map", "stencil:4x4", 4, "*4");
 	tf_check(a.mem > b.mem && !estimate_light(&b), "map: grows with the graph, never light (Scotch)");
