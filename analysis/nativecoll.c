@@ -191,7 +191,9 @@ static int bcast_nts(struct ncx *x, const struct nc_comm *c, uint32_t root, uint
 static int bcast_pipeline(struct ncx *x, const struct nc_comm *c, uint32_t root, uint64_t count, uint32_t ts)
 {
 	uint32_t k = c->k;
-	if (k == 1)
+	/* Open MPI's MPI_Bcast returns before any algorithm for a count of 0
+	 * (MPI allows it), and segcount would give 0 segments' size. */
+	if (k == 1 || !count)
 		return AN_OK;
 	double msg = (double)ts * (double)count;
 	uint64_t segsize = 1024 << 7;
@@ -203,8 +205,6 @@ static int bcast_pipeline(struct ncx *x, const struct nc_comm *c, uint32_t root,
 		segsize = 1024 << 4;
 	uint64_t cbs = segcount(segsize, ts, count), nseg = (count + cbs - 1) / cbs;
 	double sb = (double)cbs * ts, last = (double)(count - (nseg - 1) * cbs) * ts;
-	if (!count)
-		nseg = 0;
 	for (uint32_t i = 0; i < k; i++) {
 		uint32_t sr = (i + k - root) % k, prev = (i + k - 1) % k, next = (i + 1) % k;
 		int has_next = sr + 1 < k;
