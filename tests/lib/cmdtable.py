@@ -15,6 +15,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docblock  # noqa: E402
+
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "protocol.md")
 BEGIN, END = "<!-- commands:begin -->", "<!-- commands:end -->"
 
@@ -42,16 +45,7 @@ def main():
     topod, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
     rows = table(topod)
     want = block(rows)
-    doc = open(DOC).read()
-    m = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), doc, re.S)
-    if mode == "--write":
-        if not m:
-            sys.exit("no %s ... %s block in %s" % (BEGIN, END, DOC))
-        open(DOC, "w").write(doc[:m.start()] + want + doc[m.end():])
-        return 0
-    if mode != "--check":
-        print(want)
-        return 0
+    m, doc = docblock.handle(DOC, BEGIN, END, want, mode)
     bad = 0
 
     def check(ok, what):

@@ -17,6 +17,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docblock  # noqa: E402
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 PROTOCOL = os.path.join(ROOT, "docs", "protocol.md")
 METRICS = os.path.join(ROOT, "docs", "metrics.md")
@@ -70,16 +73,7 @@ def main():
     topod, mode = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
     families, counters = tables(topod)
     want = block(families, counters)
-    doc = open(PROTOCOL).read()
-    m = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), doc, re.S)
-    if mode == "--write":
-        if not m:
-            sys.exit("no %s ... %s block in %s" % (BEGIN, END, PROTOCOL))
-        open(PROTOCOL, "w").write(doc[:m.start()] + want + doc[m.end():])
-        return 0
-    if mode != "--check":
-        print(want)
-        return 0
+    m, doc = docblock.handle(PROTOCOL, BEGIN, END, want, mode)
     bad = 0
 
     def check(ok, what):
