@@ -46,12 +46,8 @@ def main():
     rows = table(topod)
     want = block(rows)
     m, doc = docblock.handle(DOC, BEGIN, END, want, mode)
-    bad = 0
-
-    def check(ok, what):
-        nonlocal bad
-        print("%s - %s" % ("ok" if ok else "not ok", what))
-        bad += not ok
+    tap = docblock.Tap()
+    check = tap.check
 
     check(m is not None and m.group(0) == want,
           "docs/protocol.md's command list equals topod's table (regenerate: tests/lib/cmdtable.py build/bin/topod --write)")
@@ -71,7 +67,7 @@ def main():
               % (name, len(keys), (": not " + " ".join(missing)) if missing else ""))
     for h in sorted(heads - names):
         check(False, "docs/protocol.md documents %s, which topod's table does not have" % h)
-    return 1 if bad else 0
+    return tap.status()
 
 
 if __name__ == "__main__":

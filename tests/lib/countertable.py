@@ -74,12 +74,8 @@ def main():
     families, counters = tables(topod)
     want = block(families, counters)
     m, doc = docblock.handle(PROTOCOL, BEGIN, END, want, mode)
-    bad = 0
-
-    def check(ok, what):
-        nonlocal bad
-        print("%s - %s" % ("ok" if ok else "not ok", what))
-        bad += not ok
+    tap = docblock.Tap()
+    check = tap.check
 
     # the tables themselves: what topod's C cannot check at compile time
     byname = {f["name"]: f for f in families}
@@ -121,7 +117,7 @@ def main():
           "build/bin/topod --write)")
     check(sec is not None and m is not None and want in sec.group(1),
           "the stats keys are in docs/protocol.md's `stats` section")
-    return 1 if bad else 0
+    return tap.status()
 
 
 if __name__ == "__main__":

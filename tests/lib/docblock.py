@@ -2,7 +2,8 @@
 
 cmdtable.py and countertable.py each keep one such block of
 docs/protocol.md equal to what topod prints: `--write` regenerates it,
-`--check` compares it, no argument prints it.
+`--check` compares it (and whatever else the script checks, as TAP
+lines through Tap), no argument prints it.
 """
 import re
 import sys
@@ -23,3 +24,17 @@ def handle(path, begin, end, want, mode):
         print(want)
         sys.exit(0)
     return m, doc
+
+
+class Tap:
+    """ok / not ok lines, and the exit status they make."""
+
+    def __init__(self):
+        self.bad = 0
+
+    def check(self, ok, what):
+        print("%s - %s" % ("ok" if ok else "not ok", what))
+        self.bad += not ok
+
+    def status(self):
+        return 1 if self.bad else 0
