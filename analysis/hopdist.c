@@ -177,25 +177,21 @@ out:
 
 /* Marks in bad[] the covered LIDs switch sw does not route along a
  * shortest path: its table read once, in order (the hardware streams it),
- * against its own row of distances and its neighbours' (L2-sized). The
- * checks of hopdist_step_ok, inlined: this reads every entry of the
- * fabric. */
+ * against its own row of distances and its neighbours' (L2-sized). This
+ * reads every entry of the fabric, so the switch's record is looked up
+ * once, not per entry as route_step would. */
 static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint8_t *bad)
 {
 	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
-	const uint32_t nleaf = hd->nleaf;
-	const uint8_t *drow = hd->d + (uint64_t)sw * nleaf;
+	const uint8_t *drow = hd->d + (uint64_t)sw * hd->nleaf;
 	for (uint32_t l = 1; l <= rt->max_lid; l++) {
-		uint32_t k = hd->lid_leaf[l];
+		uint32_t k = hd->lid_leaf[l], next = 0;
 		if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
 			continue;
 		uint8_t p = l < n->lft_len ? n->lft[l] : SNAP_LFT_NONE;
-		uint32_t c = p <= n->nports ? pt[p] : ROUTE_PT_NOLINK;
-		if (drow[k] == 0)
-			bad[l] |= c != ROUTE_PT_EP + rt->lid_ep[l];
-		else
-			bad[l] |= c >= ROUTE_PT_EP || hd->d[(uint64_t)c * nleaf + k] != drow[k] - 1;
+		int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
+		bad[l] |= !hopdist_closer(hd, drow[k], st, next, k);
 	}
 }
 

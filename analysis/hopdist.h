@@ -58,6 +58,16 @@ void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op *
  * NULL, raised) leave hd unusable. */
 int hopdist_cover(const struct route_tab *rt, struct hopdist *hd, const atomic_int *cancel);
 
+/* A step's outcome (route_step_code: st, and next when it leads on) for a
+ * switch dd switch hops from leaf k (not HOPDIST_INF): one closer, or the
+ * leaf delivering? */
+static inline int hopdist_closer(const struct hopdist *hd, uint8_t dd, int st, uint32_t next, uint32_t k)
+{
+	if (dd == 0)
+		return st == ROUTE_STEP_DONE;
+	return st == ROUTE_STEP_NEXT && hd->d[(uint64_t)next * hd->nleaf + k] == dd - 1;
+}
+
 /* The step of switch sw to covered LID l (leaf index k, owned by end port
  * dst) in rt's tables: is it one closer, or the leaf delivering? A switch
  * that cannot reach the leaf at all passes (no table can change that). */
@@ -70,9 +80,7 @@ static inline int hopdist_step_ok(const struct route_tab *rt, const struct hopdi
 	uint8_t port;
 	uint32_t next = 0;
 	int st = route_step(rt, sw, l, dst, &port, &next);
-	if (dd == 0)
-		return st == ROUTE_STEP_DONE;
-	return st == ROUTE_STEP_NEXT && hd->d[(uint64_t)next * hd->nleaf + k] == dd - 1;
+	return hopdist_closer(hd, dd, st, next, k);
 }
 
 #endif
