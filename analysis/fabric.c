@@ -66,7 +66,7 @@ void fabric_index_free(struct fabric_index *x)
 		return;
 	hier_free(x->hier);
 	route_free(x->rt);
-	hopdist_free(x->hd);
+	hopcover_free(x->hc);
 	free(x);
 }
 
@@ -76,20 +76,21 @@ void fabric_index_free(struct fabric_index *x)
 
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel)
 {
-	if (x->hd)
-		return AN_OK;
-	struct hopdist *hd = NULL;
-	int rc = hopdist_build(x->rt, HOPDIST_MAX_BYTES, &hd);
-	if (!rc)
-		rc = hopdist_cover(x->rt, hd, cancel);
-	if (!rc && !hd->covered)
-		rc = AN_E_NOTAPPLIC;
-	if (rc) {
+	if (!x->hc) {
+		struct hopdist *hd = NULL;
+		int rc = hopdist_build(x->rt, HOPDIST_MAX_BYTES, &hd);
+		if (!rc)
+			rc = hopcover_new(hd, &x->hc);
 		hopdist_free(hd);
-		return rc;
+		if (rc)
+			return rc;
 	}
-	x->hd = hd;
-	return AN_OK;
+	if (!hopcover_complete(x->hc)) {
+		int rc = hopcover_run(x->rt, x->hc, 0, x->rt->nsw, cancel);
+		if (rc)
+			return rc;
+	}
+	return x->hc->covered ? AN_OK : AN_E_NOTAPPLIC;
 }
 
 /* Hop counts to one destination in one generation's tables, memoised per
@@ -259,7 +260,7 @@ struct proof {
 	const uint8_t *chg, *want;
 	const uint32_t *leaf;
 	uint32_t nleaf;
-	const struct hopdist *hd; /* with leaf and chg NULL: the LIDs ra routes along shortest paths */
+	const struct hopcover *hc; /* complete, with leaf and chg NULL: the LIDs ra routes along shortest paths */
 };
 
 /* Does the step at switch node `node` to lid differ between the tables?
@@ -302,7 +303,7 @@ static int lid_differs(const struct proof *p, struct hop_memo m[2], const uint64
 	return 0;
 }
 
-/* lid_differs for a LID p->hd covers (leaf index k), which the old tables
+/* lid_differs for a LID p->hc covers (leaf index k), which the old tables
  * route along shortest paths: the old hop count from a switch is its
  * distance plus one, so entry_holds reduces to the changed step going one
  * closer (hopdist_step_ok), with no walk. */
@@ -314,7 +315,7 @@ static int lid_differs_by_distance(const struct proof *p, const uint64_t *by_lid
 		uint32_t node = (uint32_t)by_lid[i], sw = p->rb->sw_of_node[node];
 		if (!step_changed(p, node, l))
 			continue;
-		if (sw == ROUTE_NONE || !hopdist_step_ok(p->rb, p->hd, sw, (uint16_t)l, k, dst))
+		if (sw == ROUTE_NONE || !hopdist_step_ok(p->rb, p->hc->hd, sw, (uint16_t)l, k, dst))
 			return 1;
 	}
 	return 0;
@@ -363,7 +364,7 @@ static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 				/* A LID nobody owns is no host's or switch's destination. */
 				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE)
 					continue;
-				uint32_t k = p->hd ? p->hd->lid_leaf[l] : ROUTE_NONE;
+				uint32_t k = p->hc ? hopcover_leaf(p->hc, l) : ROUTE_NONE;
 				if (k != ROUTE_NONE) {
 					differ = lid_differs_by_distance(p, by_lid, grp[g], grp[g + 1], l, k);
 					continue;
@@ -440,11 +441,39 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 	return hier_build(x->rt, &x->hier);
 }
 
-/* old's distances and cover when they hold for x's links, else NULL (the
- * walks decide). */
-static struct hopdist *shortest_hd(const struct fabric_index *old, const struct fabric_index *x)
+/* old's cover (complete or not) when its distances hold for x's links,
+ * else NULL. */
+static struct hopcover *same_links_cover(const struct fabric_index *old, const struct fabric_index *x)
 {
-	return old->hd && old->hd->pt == old->rt->pt && x->rt->pt == old->rt->pt ? old->hd : NULL;
+	return old->hc && old->hc->hd->pt == old->rt->pt && x->rt->pt == old->rt->pt ? old->hc : NULL;
+}
+
+/* x's hierarchy and cover after a delta that changed LFT blocks alone:
+ * old's hierarchy when no hop count changed (by distance where old's
+ * cover is complete, else by the walks), else built; old's cover shared
+ * when it was complete and every changed entry it covers went one closer
+ * (the new tables route those LIDs along shortest paths too), else
+ * carried over the changed entries (hopcover_carry), so that a
+ * preparation a delta interrupted is not lost. */
+static int hier_after_blocks(const struct fabric_index *old, struct fabric_index *x,
+			     const struct snap_delta_info *info, int *reused)
+{
+	struct hopcover *hc = same_links_cover(old, x), *whole = hopcover_complete(hc) ? hc : NULL;
+	int rc = AN_OK;
+	int differ = hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt, .hc = whole }, info->block, info->blocks);
+	if (!differ) {
+		x->hier = hier_ref(old->hier);
+		*reused = 1;
+	} else {
+		rc = hier_build(x->rt, &x->hier);
+	}
+	if (!rc && hc) {
+		if (whole && !differ)
+			x->hc = hopcover_ref(whole);
+		else if (hopcover_carry(hc, x->rt, info->block, info->blocks, &x->hc))
+			x->hc = NULL; /* out of memory: the walks remain */
+	}
+	return rc;
 }
 
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
@@ -474,15 +503,8 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	uint64_t t1 = snap_now_us();
 	if (info->ports || map != old->map) {
 		rc = hier_renamed(old, x, info, reused);
-	} else if (!hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt, .hd = shortest_hd(old, x) },
-				info->block, info->blocks)) {
-		x->hier = hier_ref(old->hier);
-		*reused = 1;
-		/* Every changed entry of a covered LID went one closer: the new
-		 * tables route those LIDs along shortest paths too. */
-		x->hd = hopdist_ref(shortest_hd(old, x));
 	} else {
-		rc = hier_build(x->rt, &x->hier);
+		rc = hier_after_blocks(old, x, info, reused);
 	}
 	if (rc) {
 		snprintf(err, AN_ERR_LEN, "hierarchy: %s", an_strerror(rc));

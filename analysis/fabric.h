@@ -21,12 +21,12 @@ struct fabric_index {
 	struct hier *hier;
 	const struct route_namemap *map; /* the one rt was built with */
 	double route_ms, hier_ms;
-	/* The updater's, not the readers': set by fabric_index_prepare() and
+	/* The updater's, not the readers': made by fabric_index_prepare() and
 	 * carried over by fabric_index_update(). The distances over rt's
-	 * links and the LIDs rt's tables route along shortest paths
-	 * (hopdist.h), for which a delta's proof needs no walks; NULL: not
-	 * known (yet). */
-	struct hopdist *hd;
+	 * links and, once complete, the LIDs rt's tables route along
+	 * shortest paths (hopdist.h), for which a delta's proof needs no
+	 * walks; NULL: not begun. */
+	struct hopcover *hc;
 };
 
 /* Builds the index of s with up to threads OpenMP threads (0: OpenMP's
@@ -39,12 +39,15 @@ void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
 
 /* Makes the next delta's proof cheap: the distances over x's links and
  * the LIDs x's tables route along shortest paths (hopdist.h). Reads every
- * table once (at k=56 a few hundred ms), so the caller runs it off the
- * serving path, after publishing x; it writes only x->hd, which no reader
- * of a published index reads, and must be the thread that updates
- * indexes from x. A no-op when x already has it. AN_OK, or an AN_E_* when
- * x stays without (the walks remain): AN_E_NOTAPPLIC when no LID is
- * routed so, AN_E_CANCEL when cancel (may be NULL) was raised. */
+ * table once (at k=56 a few hundred ms of CPU), so the caller runs it off
+ * the serving path, after publishing x; it writes only x->hc, which no
+ * reader of a published index reads, and no index may be updated from x
+ * meanwhile. Resumable: after AN_E_CANCEL (cancel, may be NULL, raised)
+ * the switches checked are kept, a call on x goes on from there, and so
+ * does one on an index updated from x (fabric_index_update carries the
+ * cover). AN_OK when x's cover is complete; else an AN_E_* (the walks
+ * remain): AN_E_NOTAPPLIC when no LID is routed so, AN_E_CANCEL, or
+ * AN_E_NOMEM / AN_E_RANGE (no distances). */
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel);
 
 struct snap_delta_info;
@@ -65,7 +68,9 @@ struct snap_delta_info;
  * entries' LIDs only, memoised per LID (fabric.c, entry_holds, has the
  * proof; it is exact). When old was prepared (fabric_index_prepare), the
  * entries of the LIDs it covers are checked by distance instead of
- * walked, and the new index keeps that cover when nothing changed. With no port or
+ * walked; the new index shares that cover when nothing changed, and
+ * otherwise (or when old's preparation was interrupted) carries it over
+ * the changed entries, as long as the links are the same. With no port or
  * description changed and the same map, the route index shares old's
  * tables (route_repoint) instead of being rebuilt.
  */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
+
 struct hopdist *hopdist_ref(struct hopdist *hd)
 {
 	if (hd)
@@ -150,6 +152,7 @@ int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist
 	atomic_init(&hd->refs, 1);
 	hd->pt = rt->pt;
 	hd->nsw = rt->nsw;
+	hd->nlid = (uint32_t)rt->max_lid + 1;
 	hd->nleaf = number_leaves(rt, leaf_of, hd->lid_leaf);
 	rc = AN_E_RANGE;
 	if (!hd->nleaf || (uint64_t)hd->nsw * hd->nleaf > max_bytes)
@@ -195,35 +198,110 @@ static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, u
 	}
 }
 
-int hopdist_cover(const struct route_tab *rt, struct hopdist *hd, const atomic_int *cancel)
+int hopcover_new(struct hopdist *hd, struct hopcover **out)
 {
-	const size_t nl = (size_t)rt->max_lid + 1;
-	uint8_t *bad = calloc(nl, 1);
-	int nomem = !bad;
-#pragma omp parallel reduction(| : nomem)
+	struct hopcover *c = calloc(1, sizeof(*c));
+	if (!c || !(c->done = calloc((size_t)hd->nsw + 1, 1)) || !(c->bad = calloc(hd->nlid, 1))) {
+		if (c)
+			free(c->done);
+		free(c);
+		return AN_E_NOMEM;
+	}
+	atomic_init(&c->refs, 1);
+	c->hd = hopdist_ref(hd);
+	*out = c;
+	return AN_OK;
+}
+
+struct hopcover *hopcover_ref(struct hopcover *c)
+{
+	if (c)
+		atomic_fetch_add(&c->refs, 1);
+	return c;
+}
+
+void hopcover_free(struct hopcover *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return;
+	hopdist_free(c->hd);
+	free(c->done);
+	free(c->bad);
+	free(c);
+}
+
+static void count_covered(struct hopcover *c)
+{
+	uint32_t covered = 0;
+	for (uint32_t l = 0; l < c->hd->nlid; l++)
+		covered += !c->bad[l] && c->hd->lid_leaf[l] != ROUTE_NONE;
+	c->covered = covered;
+}
+
+int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, uint32_t sw1,
+		 const atomic_int *cancel)
+{
+	const struct hopdist *hd = c->hd;
+	const size_t nl = hd->nlid;
+	const uint32_t end = sw1 < hd->nsw ? sw1 : hd->nsw;
+	uint32_t ndone = 0;
+	int nomem = 0;
+#pragma omp parallel reduction(| : nomem) reduction(+ : ndone)
 	{
 		uint8_t *mine = calloc(nl, 1);
 		nomem |= !mine;
+		/* A switch is done once its whole table is read: what a pause
+		 * leaves is exact for the switches marked. */
 #pragma omp for schedule(dynamic, 16)
-		for (uint32_t sw = 0; sw < rt->nsw; sw++)
-			if (mine && !AN_CANCELLED(cancel))
+		for (uint32_t sw = sw0; sw < end; sw++)
+			if (mine && !c->done[sw] && !AN_CANCELLED(cancel)) {
 				cover_switch(rt, hd, sw, mine);
+				c->done[sw] = 1;
+				ndone++;
+			}
 #pragma omp critical
-		for (size_t l = 0; mine && bad && l < nl; l++)
-			bad[l] |= mine[l];
+		for (size_t l = 0; mine && l < nl; l++)
+			c->bad[l] |= mine[l];
 		free(mine);
 	}
-	if (nomem || AN_CANCELLED(cancel)) {
-		free(bad);
-		return nomem ? AN_E_NOMEM : AN_E_CANCEL;
+	c->ndone += ndone;
+	if (hopcover_complete(c))
+		count_covered(c);
+	if (nomem)
+		return AN_E_NOMEM;
+	for (uint32_t sw = sw0; sw < end; sw++)
+		if (!c->done[sw])
+			return AN_E_CANCEL;
+	return AN_OK;
+}
+
+int hopcover_carry(const struct hopcover *c, const struct route_tab *rt, const uint64_t *block, uint32_t n,
+		   struct hopcover **out)
+{
+	const struct hopdist *hd = c->hd;
+	struct hopcover *x;
+	if (hopcover_new(c->hd, &x))
+		return AN_E_NOMEM;
+	memcpy(x->done, c->done, hd->nsw);
+	memcpy(x->bad, c->bad, hd->nlid);
+	x->ndone = c->ndone;
+	/* The switches not yet checked will be, against the tables of their
+	 * time; those checked keep their verdicts where their entries did
+	 * not change. A failed step marks its LID; none is unmarked, so a
+	 * LID whose route became shortest again waits for a full pass. */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t node = (uint32_t)(block[i] >> 16), sw = node < rt->snap->nnodes ? rt->sw_of_node[node] : ROUTE_NONE;
+		if (sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
+			continue;
+		uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK;
+		for (uint32_t l = l0 ? l0 : 1; l < l0 + SNAP_DELTA_BLOCK && l < hd->nlid && l <= rt->max_lid; l++) {
+			uint32_t k = hd->lid_leaf[l];
+			if (k != ROUTE_NONE && !x->bad[l] && !hopdist_step_ok(rt, hd, sw, (uint16_t)l, k, rt->lid_ep[l]))
+				x->bad[l] = 1;
+		}
 	}
-	uint32_t covered = 0;
-	for (size_t l = 0; l < nl; l++) {
-		if (bad[l])
-			hd->lid_leaf[l] = ROUTE_NONE;
-		covered += hd->lid_leaf[l] != ROUTE_NONE;
-	}
-	free(bad);
-	hd->covered = covered;
+	if (hopcover_complete(x))
+		count_covered(x);
+	*out = x;
 	return AN_OK;
 }

@@ -13,14 +13,15 @@
  * is the switch's distance to the LID's leaf plus one, so a changed entry
  * keeps every hop count exactly when it steps one closer by distance: two
  * table lookups instead of a walk. Knowing which LIDs are routed so costs
- * one pass over all tables (hopdist_cover), done once after a full build,
- * off the serving path; a delta whose entries all step closer keeps the
- * property, so it carries over.
+ * one pass over all tables (hopcover_run), done once after a full build,
+ * off the serving path; a delta carries it over at the cost of its
+ * changed entries.
  *
  * Covered LIDs: those of a host's or router's port that is up and cabled
  * to a switch (its leaf), routed from every switch along a shortest path.
  * Other LIDs (switches', down ports', any not routed so) are left to the
- * walks.
+ * walks. The distances depend on the links alone; the cover on the
+ * tables, and a delta's changed entries update it (struct hopcover).
  */
 #ifndef AN_HOPDIST_H
 #define AN_HOPDIST_H
@@ -36,9 +37,9 @@ struct hopdist {
 	atomic_uint refs;
 	const uint32_t *pt;  /* the port codes it was built from: valid for a route index with the same */
 	uint32_t nsw, nleaf;
-	uint32_t covered;    /* LIDs covered (hopdist_cover) */
-	uint32_t *lid_leaf;  /* [max_lid + 1]: the leaf index of a covered LID, else ROUTE_NONE
-			      * (after hopdist_build: of every candidate) */
+	uint32_t nlid;       /* max_lid + 1 of the route index it was built from */
+	uint32_t *lid_leaf;  /* [nlid]: the leaf index of a candidate LID (a host's or router's port
+			      * that is up and cabled to a switch), else ROUTE_NONE */
 	uint8_t *d;          /* [nsw * nleaf]: d[sw * nleaf + k] switch hops from sw to leaf k (0 at
 			      * it), HOPDIST_INF when no link path leads there */
 };
@@ -50,13 +51,59 @@ int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist
 struct hopdist *hopdist_ref(struct hopdist *hd);
 void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op */
 
-/* Keeps in hd->lid_leaf the LIDs that every switch able to reach their
- * leaf routes along a shortest path (each step one closer, the leaf
- * delivering to the port), and their number in hd->covered. Reads every
- * table once (OpenMP over switches). hd must be new from
- * hopdist_build(rt). AN_OK; AN_E_NOMEM or AN_E_CANCEL (cancel, may be
- * NULL, raised) leave hd unusable. */
-int hopdist_cover(const struct route_tab *rt, struct hopdist *hd, const atomic_int *cancel);
+/*
+ * Which candidate LIDs one generation's tables route along shortest paths
+ * (every switch able to reach the LID's leaf steps one closer, the leaf
+ * delivering to the port), found switch by switch so that the work
+ * survives interruptions: a snapshot that arrives meanwhile pauses it, and
+ * the next generation carries what was found (hopcover_carry), re-checking
+ * only its changed entries. Complete (ndone == nsw): a LID is covered
+ * when it is a candidate and no switch's step to it failed. Shared by
+ * reference once complete, when no longer written.
+ */
+struct hopcover {
+	atomic_uint refs;
+	struct hopdist *hd;  /* a reference */
+	uint32_t ndone;      /* switches checked against (or carried to) these tables */
+	uint32_t covered;    /* when complete: the LIDs covered */
+	uint8_t *done;       /* [nsw] */
+	uint8_t *bad;        /* [nlid]: some checked switch does not route it so */
+};
+
+/* An empty cover over hd's distances (takes a reference). AN_OK or
+ * AN_E_NOMEM. */
+int hopcover_new(struct hopdist *hd, struct hopcover **out);
+struct hopcover *hopcover_ref(struct hopcover *c);
+void hopcover_free(struct hopcover *c); /* drops one reference; NULL is a no-op */
+
+static inline int hopcover_complete(const struct hopcover *c)
+{
+	return c && c->ndone == c->hd->nsw;
+}
+
+/* Checks the switches of [sw0, sw1) that c lacks against rt's tables
+ * (every entry once, OpenMP over switches), rt having the links c's
+ * distances were built from. AN_OK when all of them are done (c is
+ * complete when they were the last: hopcover_complete); AN_E_CANCEL when
+ * cancel (may be NULL) was raised, the switches checked so far kept;
+ * AN_E_NOMEM. c must be held by its caller alone. */
+int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, uint32_t sw1,
+		 const atomic_int *cancel);
+
+/* c's cover for rt, the tables of a delta from c's generation that left
+ * the links alone and changed only the LFT blocks block[n] ((node index
+ * << 16) | block, as snap_delta_info lists them): a new cover, in which
+ * the changed entries of the switches c had checked are checked again.
+ * AN_OK with *out new; AN_E_NOMEM. */
+int hopcover_carry(const struct hopcover *c, const struct route_tab *rt, const uint64_t *block, uint32_t n,
+		   struct hopcover **out);
+
+/* The leaf index of LID l when complete cover c covers it, else
+ * ROUTE_NONE. */
+static inline uint32_t hopcover_leaf(const struct hopcover *c, uint32_t l)
+{
+	return l < c->hd->nlid && !c->bad[l] ? c->hd->lid_leaf[l] : ROUTE_NONE;
+}
 
 /* A step's outcome (route_step_code: st, and next when it leads on) for a
  * switch dd switch hops from leaf k (not HOPDIST_INF): one closer, or the

@@ -16,14 +16,14 @@ apply and build times from its log, and at the end topod's RSS and what its
 history holds; then the same change as a full snapshot for comparison.
 
 By default each snapshot follows the previous one's OK at once. A subnet
-manager sweeps every few seconds (OpenSM: 10 s), and topod prepares the
-next delta's proof by distance between snapshots, giving way to any that
-arrives (fabric.h, fabric_index_prepare): DELTA_GAP=S waits S seconds
-after each OK, as between sweeps, so that the preparation finishes.
+manager sweeps every few seconds (OpenSM: 10 s); DELTA_GAP=S waits S
+seconds after each OK, as between sweeps. topod prepares the next delta's
+proof by distance on a thread of its own while the builder waits (for the
+disk, for the next snapshot), pauses it while one is built, and goes on
+from there on the new generation (fabric.h, fabric_index_prepare).
 """
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,23 +35,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from bigfab import rss_kib  # noqa: E402
 from snapdecode import reseal  # noqa: E402
-from topodtest import Topod, parse_kv  # noqa: E402
+from topodtest import Topod, deliver, parse_kv  # noqa: E402
 
 
 def send(path_sock, data):
     t0 = time.perf_counter()
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path_sock)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-    reply = b""
-    while not reply.endswith(b"\n"):
-        c = s.recv(4096)
-        if not c:
-            break
-        reply += c
-    s.close()
-    return (time.perf_counter() - t0) * 1e3, reply.decode().strip()
+    r = deliver(path_sock, data)
+    return (time.perf_counter() - t0) * 1e3, r
 
 
 def send_served(t, path_sock, data, gen):

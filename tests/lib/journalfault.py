@@ -4,11 +4,10 @@ base identity), deliveries, and a topod that is killed with SIGKILL and
 restarted, counting the plain OKs a restart did not serve."""
 import os
 import signal
-import socket
 import struct
 
 from snapdecode import crc32c
-from topodtest import Topod
+from topodtest import Topod, deliver
 
 SM, TS0 = 0x77, 1700000000000000
 
@@ -25,23 +24,6 @@ def mkdelta(base, gen, node, desc, sm=SM, ts=None):
     h = bytearray(b"TOPODLTA" + struct.pack("<IIQQIIQQQ", 1, 64, gen, len(payload), crc32c(payload), 0, sm, gen, ts))
     struct.pack_into("<I", h, 36, crc32c(bytes(h)))
     return bytes(h) + payload
-
-
-def deliver(path, data, timeout=60):
-    """One snapshot or delta to a UNIX ingest socket; the reply line."""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    s.connect(path)
-    s.sendall(data)
-    s.shutdown(socket.SHUT_WR)
-    r = b""
-    while not r.endswith(b"\n"):
-        c = s.recv(4096)
-        if not c:
-            break
-        r += c
-    s.close()
-    return r.decode(errors="replace").strip()
 
 
 class Run:

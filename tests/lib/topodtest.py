@@ -235,6 +235,23 @@ def read_reply(s, buf=b""):
             return head, got, b""
 
 
+def deliver(path, data, timeout=60):
+    """One snapshot or delta to a UNIX ingest socket; the reply line."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(path)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    r = b""
+    while not r.endswith(b"\n"):
+        c = s.recv(4096)
+        if not c:
+            break
+        r += c
+    s.close()
+    return r.decode(errors="replace").strip()
+
+
 def send_snapshot(sinkspec, path):
     """Delivers a snapshot file with topo-snap send; returns (rc, output)."""
     r = subprocess.run([os.path.join(BIN, "topo-snap"), "send", sinkspec, path],

@@ -5,6 +5,7 @@
  */
 #include "delta.h"
 #include "fabric.h"
+#include "ref_cover.h"
 #include "testfab.h"
 #include "testhier.h"
 
@@ -22,22 +23,6 @@ static struct fabric_index *update(const struct snap *a, const struct fabric_ind
 	free(info.block);
 	free(d);
 	return x;
-}
-
-/* Hop counts from every switch to every end port: what the hierarchy and
- * every route's length are made of. */
-static uint16_t *all_hops(const struct route_tab *rt)
-{
-	uint32_t *dst = malloc(rt->neps * sizeof(*dst));
-	uint16_t *out = malloc((size_t)rt->neps * rt->nsw * sizeof(*out));
-	if (!dst || !out)
-		tf_die("out of memory");
-	for (uint32_t e = 0; e < rt->neps; e++)
-		dst[e] = e;
-	if (route_switch_hops(rt, rt->sw_node, rt->nsw, dst, rt->neps, out))
-		tf_die("route_switch_hops");
-	free(dst);
-	return out;
 }
 
 /* Hop counts from every leaf (a switch some host is cabled to) to every
@@ -146,43 +131,6 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	snap_free(a);
 }
 
-/* Is hd's cover exactly the LIDs of hosts' up ports whose hop count
- * (hops[ep * nsw + sw], walked) from every switch is its distance to the
- * LID's leaf plus one, or none where no link path leads? */
-static int cover_is_exact(const struct route_tab *rt, const struct hopdist *hd, const uint16_t *hops)
-{
-	/* hopdist.c numbers the leaves in switch order */
-	uint32_t *leaf_k = malloc(rt->nsw * sizeof(*leaf_k)), nleaf = 0, n = 0;
-	if (!leaf_k)
-		tf_die("out of memory");
-	for (uint32_t sw = 0; sw < rt->nsw; sw++)
-		leaf_k[sw] = ROUTE_NONE;
-	for (uint32_t e = 0; e < rt->neps; e++)
-		if (rt->eps[e].up == AN_OK && rt->eps[e].leaf != ROUTE_NONE &&
-		    rt->snap->nodes[rt->eps[e].node].type != SNAP_NODE_SWITCH)
-			leaf_k[rt->sw_of_node[rt->eps[e].leaf]] = 0;
-	for (uint32_t sw = 0; sw < rt->nsw; sw++)
-		if (leaf_k[sw] == 0)
-			leaf_k[sw] = nleaf++;
-	int exact = nleaf == hd->nleaf;
-	for (uint32_t l = 1; exact && l <= rt->max_lid; l++) {
-		uint32_t e = rt->lid_ep[l];
-		if (e == ROUTE_NONE || rt->snap->nodes[rt->eps[e].node].type == SNAP_NODE_SWITCH || rt->eps[e].up != AN_OK)
-			continue;
-		uint32_t k = leaf_k[rt->sw_of_node[rt->eps[e].leaf]];
-		int shortest = 1;
-		for (uint32_t sw = 0; sw < rt->nsw && shortest; sw++) {
-			uint8_t d = hd->d[(uint64_t)sw * hd->nleaf + k];
-			uint16_t w = hops[(size_t)e * rt->nsw + sw];
-			shortest = d == HOPDIST_INF ? w == ROUTE_HOPS_INF : w == d + 1u;
-		}
-		exact = shortest == (hd->lid_leaf[l] != ROUTE_NONE) && (!shortest || hd->lid_leaf[l] == k);
-		n += shortest;
-	}
-	free(leaf_k);
-	return exact && n == hd->covered;
-}
-
 /* Random reroutes of the base: a few up-port moves and now and then one
  * entry sent anywhere (some of them entries that led nowhere). The
  * hierarchy must be shared exactly when no hop count changed: the proof
@@ -192,11 +140,11 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	char err[SNAP_ERR_LEN];
 	uint16_t *ha = all_hops(xa->rt);
 	size_t cells = (size_t)xa->rt->neps * xa->rt->nsw;
-	unsigned shared = 0, rebuilt = 0, wrong = 0, agree = 0, covers = 0, cover_right = 0;
+	unsigned shared = 0, rebuilt = 0, wrong = 0, agree = 0, covers = 0, cover_right = 0, carried_right = 0;
 	/* The same base prepared (fabric_index_prepare): its proofs go by
 	 * distance, and must decide as the walks do. */
 	struct fabric_index *xp = NULL;
-	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hd)
+	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hc)
 		tf_die("prepared base");
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
@@ -223,13 +171,19 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 		shared += reused == 1;
 		rebuilt += reused == 0;
 		wrong += reused != equal;
-		agree += reused_p == reused && (xbp->hd == xp->hd) == (reused == 1) && !xb->hd;
-		/* A rebuilt one, prepared: its cover is exactly the LIDs whose
-		 * every walked hop count is the distance plus one. */
-		if (reused == 0 && fabric_index_prepare(xbp, NULL) == AN_OK) {
+		agree += reused_p == reused && (xbp->hc == xp->hc) == (reused == 1) && !xb->hc;
+		/* A rebuilt one: the cover carried over the changed entries
+		 * (the base routes every host along shortest paths, so only
+		 * they can have spoiled one), and one prepared anew, are
+		 * exactly the LIDs whose every walked hop count is the
+		 * distance plus one. */
+		struct fabric_index *xn = NULL;
+		if (reused == 0 && !fabric_index_build(bp, NULL, 2, &xn, err) && fabric_index_prepare(xn, NULL) == AN_OK) {
 			covers++;
-			cover_right += cover_is_exact(xbp->rt, xbp->hd, hb);
+			cover_right += cover_is_exact(xn->rt, xn->hc, hb);
+			carried_right += xbp->hc != xp->hc && cover_is_exact(xbp->rt, xbp->hc, hb);
 		}
+		fabric_index_free(xn);
 		fabric_index_free(xbp);
 		snap_free(bp);
 		free(hb);
@@ -244,6 +198,8 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	      "cover on exactly when shared (%u of %u)", agree, rounds);
 	CHECK(covers && cover_right == covers, "each rebuilt reroute's cover, prepared anew, is exactly the LIDs "
 	      "routed along shortest paths by the walked hop counts (%u of %u)", cover_right, covers);
+	CHECK(carried_right == covers, "and so is the cover the update carried over the changed entries (%u of %u)",
+	      carried_right, covers);
 	fabric_index_free(xp);
 	free(ha);
 }
@@ -261,13 +217,15 @@ int main(void)
 	CHECK(xa, "the base index builds");
 	struct fabric_index *xp = NULL;
 	int prep_a = fabric_index_build(a, NULL, 2, &xp, err) ? AN_E_NOMEM : fabric_index_prepare(xp, NULL);
-	CHECK(!prep_a && xp->hd && xp->hd->covered == xp->rt->nhosts,
-	      "prepared, it routes every host's LID along shortest paths (%u of %u)", xp && xp->hd ? xp->hd->covered : 0,
+	CHECK(!prep_a && xp->hc && xp->hc->covered == xp->rt->nhosts,
+	      "prepared, it routes every host's LID along shortest paths (%u of %u)", xp && xp->hc ? xp->hc->covered : 0,
 	      xp ? xp->rt->nhosts : 0);
 	atomic_int raised = 1;
 	struct fabric_index *xq = NULL;
-	CHECK(!fabric_index_build(a, NULL, 2, &xq, err) && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && !xq->hd,
-	      "a raised cancel flag stops the preparation, which leaves nothing behind");
+	CHECK(!fabric_index_build(a, NULL, 2, &xq, err) && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && xq->hc &&
+	      xq->hc->ndone == 0, "a raised cancel flag stops the preparation before any switch is checked");
+	CHECK(xq && fabric_index_prepare(xq, NULL) == AN_OK && xq->hc->covered == xp->hc->covered,
+	      "and a later call finishes it");
 	fabric_index_free(xq);
 
 	/* 1. Leaves and aggregation switches move remote destinations to the
@@ -296,7 +254,7 @@ int main(void)
 	CHECK(xb && reused == 1, "an up-port change (%d entries) shares the hierarchy", moved);
 	struct snap *bp = NULL;
 	struct fabric_index *xbp = update(a, xp, b, &reused, &bp);
-	CHECK(xbp && reused == 1 && xbp->hd == xp->hd, "from a prepared base too, by distance, and the new index "
+	CHECK(xbp && reused == 1 && xbp->hc == xp->hc, "from a prepared base too, by distance, and the new index "
 	      "keeps the base's shortest-path cover");
 	fabric_index_free(xbp);
 	snap_free(bp);
@@ -338,7 +296,11 @@ int main(void)
 	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
 	struct snap *cp = NULL;
 	struct fabric_index *xcp = update(a, xp, c, &reused, &cp);
-	CHECK(xcp && reused == 0 && !xcp->hd, "by distance too, and the rebuilt index has no cover until prepared");
+	uint16_t *hc_walked = xcp ? all_hops(xcp->rt) : NULL;
+	CHECK(xcp && reused == 0 && xcp->hc && xcp->hc != xp->hc && hopcover_leaf(xcp->hc, lid_local) == ROUTE_NONE &&
+	      xcp->hc->covered == xp->hc->covered - 1 && cover_is_exact(xcp->rt, xcp->hc, hc_walked),
+	      "by distance too; the rebuilt index carries a cover without the looping LID, exact by the walks");
+	free(hc_walked);
 	fabric_index_free(xcp);
 	snap_free(cp);
 	CHECK(xc && xc->hier != xa->hier, "with a hierarchy of its own");
@@ -405,13 +367,13 @@ int main(void)
 	tf_fattree3_finish(big, 12);
 	struct fabric_index *xg = NULL;
 	int prep = fabric_index_build(big, NULL, 2, &xg, err) ? AN_E_NOMEM : fabric_index_prepare(xg, NULL);
-	CHECK(!prep && xg->hd && xg->hd->nleaf > 64, "a k=12 fat tree (%u leaves) is prepared",
-	      xg && xg->hd ? xg->hd->nleaf : 0);
-	if (xg && xg->hd) {
+	CHECK(!prep && xg->hc && xg->hc->hd->nleaf > 64, "a k=12 fat tree (%u leaves) is prepared",
+	      xg && xg->hc ? xg->hc->hd->nleaf : 0);
+	if (xg && xg->hc) {
 		uint16_t *hg = all_hops(xg->rt);
-		CHECK(cover_is_exact(xg->rt, xg->hd, hg) && xg->hd->covered == xg->rt->nhosts,
+		CHECK(cover_is_exact(xg->rt, xg->hc, hg) && xg->hc->covered == xg->rt->nhosts,
 		      "its distances and cover agree with every walked hop count (%u hosts' LIDs covered)",
-		      xg->hd->covered);
+		      xg->hc->covered);
 		free(hg);
 	}
 	fabric_index_free(xg);
