@@ -29,6 +29,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "an_mem.h"
+#include "hopdist.h"
 #include "util.h"
 
 uint64_t hier_guid_hash(uint64_t x)
@@ -970,7 +973,87 @@ int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier 
 	return AN_OK;
 }
 
+/* The rows of the hop table (from every leaf) of the hosts by[0..n), all
+ * on leaf k of hc: the leaves' distances to it, read once (a column of
+ * hc's table, one cache line per leaf), plus one. */
+static void rows_by_distance(const struct hb *b, const struct hopdist *hd, const uint32_t *leaf_sw, uint32_t k,
+			     const uint32_t *by, uint32_t n, uint16_t *col)
+{
+	for (uint32_t j = 0; j < b->nleaf; j++) {
+		uint8_t d = hd->d[(uint64_t)leaf_sw[j] * hd->nleaf + k];
+		col[j] = d == HOPDIST_INF ? ROUTE_HOPS_INF : (uint16_t)(d + 1);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(b->H + (size_t)by[i] * b->nleaf, col, (size_t)b->nleaf * sizeof(*col));
+}
+
+/* The hop table b->H: by distance for the hosts hc covers, grouped by
+ * their leaf in hc (a counting sort), walked for the others
+ * (route_switch_hops). */
+static int hop_table(struct hb *b, const struct hopcover *hc)
+{
+	const struct route_tab *rt = b->rt;
+	if (!hopcover_complete(hc) || hc->hd->pt != rt->pt || hc->hd->nsw != rt->nsw)
+		return route_switch_hops(rt, b->leaves, b->nleaf, b->dep, b->nh, b->H);
+	const struct hopdist *hd = hc->hd;
+	uint32_t *leaf_sw = malloc(((size_t)b->nleaf + 1) * sizeof(*leaf_sw));
+	uint32_t *first = calloc((size_t)hd->nleaf + 2, sizeof(*first));
+	uint32_t *by = malloc(((size_t)b->nh + 1) * sizeof(*by)), *walk = NULL, nwalk = 0;
+	int rc = AN_E_NOMEM, nomem = 0;
+	if (!leaf_sw || !first || !by)
+		goto out;
+	for (uint32_t j = 0; j < b->nleaf; j++)
+		leaf_sw[j] = rt->sw_of_node[b->leaves[j]];
+	for (uint32_t y = 0; y < b->nh; y++) {
+		uint32_t k = hopcover_leaf(hc, rt->eps[b->dep[y]].lid);
+		first[(k == ROUTE_NONE ? hd->nleaf : k) + 1]++;
+	}
+	for (uint32_t k = 0; k <= hd->nleaf; k++)
+		first[k + 1] += first[k];
+	for (uint32_t y = 0, k; y < b->nh; y++) {
+		k = hopcover_leaf(hc, rt->eps[b->dep[y]].lid);
+		by[first[k == ROUTE_NONE ? hd->nleaf : k]++] = y;
+	}
+	/* first[k] now ends leaf k's hosts, and begins leaf k + 1's. */
+#pragma omp parallel reduction(| : nomem)
+	{
+		uint16_t *col = malloc(((size_t)b->nleaf + 1) * sizeof(*col));
+		nomem |= !col;
+#pragma omp for schedule(dynamic, 8)
+		for (uint32_t k = 0; k < hd->nleaf; k++) {
+			uint32_t k0 = k ? first[k - 1] : 0;
+			if (col && first[k] > k0)
+				rows_by_distance(b, hd, leaf_sw, k, by + k0, first[k] - k0, col);
+		}
+		free(col);
+	}
+	uint32_t w0 = hd->nleaf ? first[hd->nleaf - 1] : 0;
+	nwalk = b->nh - w0;
+	rc = nomem ? AN_E_NOMEM : AN_OK;
+	if (!rc && nwalk) {
+		uint16_t *w = malloc(((size_t)nwalk * b->nleaf + 1) * sizeof(*w));
+		walk = malloc(((size_t)nwalk + 1) * sizeof(*walk));
+		for (uint32_t i = 0; walk && i < nwalk; i++)
+			walk[i] = b->dep[by[w0 + i]];
+		rc = w && walk ? route_switch_hops(rt, b->leaves, b->nleaf, walk, nwalk, w) : AN_E_NOMEM;
+		for (uint32_t i = 0; !rc && i < nwalk; i++)
+			memcpy(b->H + (size_t)by[w0 + i] * b->nleaf, w + (size_t)i * b->nleaf, (size_t)b->nleaf * sizeof(*w));
+		free(w);
+	}
+out:
+	free(leaf_sw);
+	free(first);
+	free(by);
+	free(walk);
+	return rc;
+}
+
 int hier_build(const struct route_tab *rt, struct hier **out)
+{
+	return hier_build_cover(rt, NULL, out);
+}
+
+int hier_build_cover(const struct route_tab *rt, const struct hopcover *hc, struct hier **out)
 {
 	struct hb b;
 	memset(&b, 0, sizeof(b));
@@ -1024,10 +1107,12 @@ int hier_build(const struct route_tab *rt, struct hier **out)
 	size_t cells = (size_t)b.nh * b.nleaf;
 	if (b.nleaf && cells / b.nleaf != b.nh)
 		goto out;
-	b.H = malloc((cells + 1) * sizeof(*b.H));
+	if (cells > (SIZE_MAX - 1) / sizeof(*b.H))
+		goto out;
+	b.H = an_alloc_big((cells + 1) * sizeof(*b.H));
 	if (!b.H)
 		goto out;
-	rc = route_switch_hops(rt, b.leaves, b.nleaf, b.dep, b.nh, b.H);
+	rc = hop_table(&b, hc);
 	if (rc)
 		goto out;
 #pragma omp parallel for schedule(static)

@@ -142,6 +142,13 @@ void hier_sanitize(const char *desc, char out[HIER_NAME_LEN]);
 /* Builds the hierarchy for all hosts of rt, with OpenMP threads. On success
  * *out is new (free with hier_free); on error *out is untouched. */
 int hier_build(const struct route_tab *rt, struct hier **out);
+struct hopcover;
+/* The same, its hop table from a complete cover of rt's tables over rt's
+ * links (hopdist.h) where it covers a host: the distance to the host's
+ * leaf plus one, as the walks would find (a lookup instead of a walk per
+ * leaf and host); the other hosts walked. hc NULL or incomplete: as
+ * hier_build. */
+int hier_build_cover(const struct route_tab *rt, const struct hopcover *hc, struct hier **out);
 void hier_free(struct hier *h);  /* drops a reference; NULL is a no-op */
 /* Another reference, for a generation whose change cannot move any host
  * (fabric.c decides); returns h. */

@@ -11,7 +11,9 @@
  *                                    median, each checked equal to the first
  *
  * "received -> served" is what topod does with a snapshot that arrives:
- * decode + validate (snap_decode), route_build, hier_build.
+ * decode + validate (snap_decode), route_build, the distances and cover
+ * (hopdist.h), hier_build_cover; hier_build with every hop count walked
+ * follows for comparison.
  *
  * Build: make bench  (build/bench/bench_build)
  *
@@ -27,6 +29,7 @@
 #include <time.h>
 
 #include "hier.h"
+#include "hopdist.h"
 #include "share.h"
 #include "testfab.h"
 
@@ -260,19 +263,42 @@ int main(int argc, char **argv)
 		return 1;
 	printf("route_build            %9.1f ms   rss %7.1f MiB\n", now_ms() - t, rss_mib());
 
+	/* As fabric_index_build: the distances and which LIDs the tables
+	 * route along shortest paths, then the hierarchy with its hop table
+	 * read from them. */
 	double before = rss_mib();
 	t = now_ms();
-	struct hier *h;
-	int rc = hier_build(rt, &h);
-	if (rc) {
-		fprintf(stderr, "hier_build: %s\n", an_strerror(rc));
+	double c_cov = cpu_ms();
+	struct hopdist *hd = NULL;
+	struct hopcover *hc = NULL;
+	if (hopdist_build(rt, UINT64_MAX, &hd) || hopcover_new(hd, &hc) || hopcover_run(rt, hc, 0, rt->nsw, NULL)) {
+		fprintf(stderr, "cover failed\n");
 		return 1;
 	}
+	hopdist_free(hd);
+	double tc = now_ms() - t;
+	printf("distances + cover      %9.1f ms   (%.1f ms CPU; %u of %u hosts' LIDs routed along shortest paths)\n",
+	       tc, cpu_ms() - c_cov, hc->covered, rt->nhosts);
+	t = now_ms();
+	struct hier *h;
+	int rc = hier_build_cover(rt, hc, &h);
+	if (rc) {
+		fprintf(stderr, "hier_build_cover: %s\n", an_strerror(rc));
+		return 1;
+	}
+	printf("hier_build_cover       %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
+	       "%u clusters, checksum %016llx\n", now_ms() - t, peak_mib(), before, h->depth, h->nclasses,
+	       h->nclusters, (unsigned long long)hier_sum(h));
+	printf("received -> served     %9.1f ms   (decode + routes + cover + hierarchy)\n", now_ms() - t_recv);
+	hopcover_free(hc);
+	/* The same hierarchy with every hop count walked, as before. */
+	t = now_ms();
+	struct hier *hw;
+	rc = hier_build(rt, &hw);
 	double th = now_ms() - t;
-	printf("hier_build             %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
-	       "%u clusters, checksum %016llx\n", th, peak_mib(), before, h->depth, h->nclasses, h->nclusters,
-	       (unsigned long long)hier_sum(h));
-	printf("received -> served     %9.1f ms   (decode + routes + hierarchy)\n", now_ms() - t_recv);
+	printf("hier_build (walked)    %9.1f ms   checksum %016llx%s\n", th, rc ? 0ull : (unsigned long long)hier_sum(hw),
+	       !rc && hier_sum(hw) == hier_sum(h) ? ", the same" : ", DIFFERENT");
+	hier_free(hw);
 	hier_parts(rt, h, th);
 
 	uint32_t *H = malloc(job * sizeof(*H));

@@ -146,6 +146,7 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	struct fabric_index *xp = NULL;
 	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hc)
 		tf_die("prepared base");
+	unsigned same_hier = 0;
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
 		b->generation = 100 + r;
@@ -171,7 +172,8 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 		shared += reused == 1;
 		rebuilt += reused == 0;
 		wrong += reused != equal;
-		agree += reused_p == reused && (xbp->hc == xp->hc) == (reused == 1) && !xb->hc;
+		/* xa has no cover: its proofs walk, and a rebuild makes one. */
+		agree += reused_p == reused && (xbp->hc == xp->hc) == (reused == 1) && !xb->hc == (reused == 1);
 		/* A rebuilt one: the cover carried over the changed entries
 		 * (the base routes every host along shortest paths, so only
 		 * they can have spoiled one), and one prepared anew, are
@@ -182,6 +184,12 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 			covers++;
 			cover_right += cover_is_exact(xn->rt, xn->hc, hb);
 			carried_right += xbp->hc != xp->hc && cover_is_exact(xbp->rt, xbp->hc, hb);
+			/* Its hierarchy, the hop table read from distances where
+			 * covered, is the one the walks make. */
+			struct hier *walked = NULL;
+			same_hier += !hier_build(xbp->rt, &walked) && tf_same_hier(xbp->hier, walked) &&
+				     tf_same_hier(xb->hier, walked);
+			hier_free(walked);
 		}
 		fabric_index_free(xn);
 		fabric_index_free(xbp);
@@ -200,6 +208,8 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	      "routed along shortest paths by the walked hop counts (%u of %u)", cover_right, covers);
 	CHECK(carried_right == covers, "and so is the cover the update carried over the changed entries (%u of %u)",
 	      carried_right, covers);
+	CHECK(same_hier == covers, "each rebuilt hierarchy, its hop table from distances where covered, equals the "
+	      "one from walked hop counts (%u of %u)", same_hier, covers);
 	fabric_index_free(xp);
 	free(ha);
 }
@@ -220,13 +230,23 @@ int main(void)
 	CHECK(!prep_a && xp->hc && xp->hc->covered == xp->rt->nhosts,
 	      "prepared, it routes every host's LID along shortest paths (%u of %u)", xp && xp->hc ? xp->hc->covered : 0,
 	      xp ? xp->rt->nhosts : 0);
+	CHECK(xa && xa->hc && xa->hc->covered == xp->hc->covered, "a full build has the cover already");
+	/* Without it (as after a rename), the preparation makes it. */
 	atomic_int raised = 1;
 	struct fabric_index *xq = NULL;
-	CHECK(!fabric_index_build(a, NULL, 2, &xq, err) && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && xq->hc &&
-	      xq->hc->ndone == 0, "a raised cancel flag stops the preparation before any switch is checked");
+	if (!fabric_index_build(a, NULL, 2, &xq, err)) {
+		hopcover_free(xq->hc);
+		xq->hc = NULL;
+	}
+	CHECK(xq && fabric_index_prepare(xq, &raised) == AN_E_CANCEL && xq->hc && xq->hc->ndone == 0,
+	      "a raised cancel flag stops the preparation before any switch is checked");
 	CHECK(xq && fabric_index_prepare(xq, NULL) == AN_OK && xq->hc->covered == xp->hc->covered,
 	      "and a later call finishes it");
 	fabric_index_free(xq);
+	/* The proofs of xa walk from here on (the other base, xp, goes by
+	 * distance), so that each way is checked against the other. */
+	hopcover_free(xa->hc);
+	xa->hc = NULL;
 
 	/* 1. Leaves and aggregation switches move remote destinations to the
 	 *    next up port: every route keeps its length. */
