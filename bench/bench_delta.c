@@ -14,7 +14,10 @@
  * new.delta (generation 2 against 1) and new.snap (the same fabric as
  * generation 3) for bench/bench_delta.py to send to a real topod, and
  * CHAIN more reroutes as chain.NNN.delta, each against the one before
- * (generations 10, 11, ...; the first against base.snap).
+ * (generations 10, 11, ...; the first against base.snap). DELTA_FAULT=1:
+ * the chain's first delta is a cable fault instead (pod 0's leaves lose
+ * their cables to aggregation switch 0, rerouted round them), and the
+ * reroutes after it avoid the lost cables.
  *
  *   bench_delta --files BASE.snap NEW.snap
  *
@@ -44,7 +47,7 @@ static double now_ms(void)
  * over the fabric as a reroute after a link fault touches many switches a
  * little: remote destinations move to the next up port, so every route
  * keeps its length. Returns the blocks changed. */
-static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned h)
+static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned h, int faulted)
 {
 	uint64_t changed = 0;
 	for (uint32_t i = 0; i < b->nnodes && changed < want; i++) {
@@ -60,8 +63,13 @@ static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned
 			int any = 0;
 			for (uint32_t l = 0; l < len && l < SNAP_DELTA_BLOCK; l++)
 				if (e[l] != SNAP_LFT_NONE && e[l] > h) {
-					e[l] = (uint8_t)(h + 1 + (e[l] - h) % h);
-					any = 1;
+					uint8_t to = (uint8_t)(h + 1 + (e[l] - h) % h);
+					/* After fault(): never towards the lost cables. */
+					if (faulted && to == h + 1 &&
+					    (n->guid - TF_SW_GUID < h || blk * SNAP_DELTA_BLOCK + l <= h * h))
+						to = (uint8_t)(h + 1 + (to - h) % h);
+					any |= to != e[l];
+					e[l] = to;
 				}
 			changed += any;
 		}
@@ -73,6 +81,32 @@ static void die(const char *what, const char *err)
 {
 	fprintf(stderr, "bench_delta: %s: %s\n", what, err);
 	exit(1);
+}
+
+/* A cable fault, rerouted as a subnet manager does (test_fabric_update's
+ * case 3b): pod 0's leaves lose their cables to aggregation switch 0 (the
+ * ports go down); those leaves send everything up their other uplinks,
+ * every leaf sends pod 0's hosts up a way that avoids aggregation switch
+ * 0, which no longer reaches them. No leaf-to-host hop count changes, so
+ * topod keeps the clusters and renames them over the new links. */
+static void fault(struct snap *s, unsigned h)
+{
+	int32_t a0 = snap_find_node(s, TF_SW_GUID + 100000);
+	if (a0 < 0)
+		die("fault", "no aggregation switch 0");
+	for (unsigned j = 0; j < h; j++)
+		tf_link_down(s, (uint32_t)snap_find_node(s, TF_SW_GUID + j), h + 1);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
+			continue;
+		uint8_t *e = tf_lft(s, i);
+		for (uint32_t l = 1; l < n->lft_len; l++)
+			if (e[l] == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
+				e[l] = (uint8_t)(h + 2);
+	}
+	for (uint32_t l = 1; l <= h * h; l++)
+		tf_lft(s, (uint32_t)a0)[l] = SNAP_LFT_NONE;
 }
 
 /* What the steps below share: the two fabrics, their encodings, the
@@ -109,7 +143,7 @@ static void make_fabrics(struct bench *x, unsigned permille)
 			x->blocks += (x->b->nodes[i].lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
 	x->want = x->blocks * permille / 1000;
 	tf_rng_state = 42;
-	uint64_t changed = reroute(x->b, x->blocks, x->want, x->h);
+	uint64_t changed = reroute(x->b, x->blocks, x->want, x->h, 0);
 	printf("k=%u: %u nodes, %lu LFT blocks, %lu changed (%.2f %%)\n", x->k, x->a->nnodes,
 	       (unsigned long)x->blocks, (unsigned long)changed, 100.0 * changed / x->blocks);
 }
@@ -274,6 +308,8 @@ static void write_outputs(struct bench *x, const char *outdir, unsigned chain)
 	/* A chain of reroutes, each a delta against the one before
 	 * (generations 10, 11, ...), for bench/bench_delta.py's history. */
 	struct snap *prev = snap_dup(x->a);
+	const char *fe = getenv("DELTA_FAULT");
+	int faulted = fe && !strcmp(fe, "1");
 	/* topod's journal entry for each: the previous one composed with it
 	 * (snap_delta_compose), timed here on its own. */
 	uint8_t *cum = NULL;
@@ -283,7 +319,10 @@ static void write_outputs(struct bench *x, const char *outdir, unsigned chain)
 		struct snap *next = snap_dup(prev);
 		next->generation = next->timestamp = 10 + i;
 		prev->generation = prev->timestamp = i ? 10 + i - 1 : 1;
-		reroute(next, x->blocks, x->want, x->h);
+		if (faulted && i == 0)
+			fault(next, x->h);
+		else
+			reroute(next, x->blocks, x->want, x->h, faulted);
 		uint8_t *cd;
 		size_t cl;
 		if (snap_delta_encode(prev, next, &cd, &cl, err))

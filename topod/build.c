@@ -546,16 +546,21 @@ static void run_log(const struct builder *b, const struct run *r, const struct f
 	if (r->as_delta)
 		snprintf(as, sizeof(as), "; whole, indexed as the delta from generation %" PRIu64 " (%u LFT blocks, %u ports, "
 			 "%u descriptions differ)", r->info.base_generation, r->info.blocks, r->info.ports, r->info.descs);
+	/* The next delta's proof: by distance for these LIDs, or walks until
+	 * the preparation thread has made the cover (prepare_one). */
+	char cover[48] = "cover: pending";
+	if (x->hc && hopcover_complete(x->hc))
+		snprintf(cover, sizeof(cover), "cover: %" PRIu32 " LIDs", x->hc->covered);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
-	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s%s); plane %s; persisted in %.1f ms",
+	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s%s); %s; plane %s; persisted in %.1f ms",
 	     f->snap->generation, r->j->source, f->snap->nnodes, x->switches, x->cas, x->links, x->rt->nhosts,
 	     hier_depth(x->hier), r->is_delta && !r->as_delta ? "delta applied in" : "decode", r->decode_ms, r->build_ms,
 	     x->route_ms, x->hier_ms,
 	     r->reused == 1   ? ", reused: no hop count changed"
 	     : r->reused == 2 ? ", reused: no hop count from a leaf changed, renamed over the new links"
 			      : "",
-	     as, b->plane, r->persist_ms);
+	     as, cover, b->plane, r->persist_ms);
 }
 
 /* Work the producer does not wait for: the history, waking watchers,

@@ -94,13 +94,14 @@ check(not bad and ta.wait_generation(101), "topod A applies the 100 chained delt
       % (bad[:3] or "all OK"))
 check(lfts(sa) == lfts(101), "after 100 deltas, generation 101's LFTs exactly")
 log = ta.logtext()
-# After serving, the builder prepares the proof by distance (fabric.h,
-# fabric_index_prepare) when no snapshot waits: the deltas that follow
-# are checked by it, and must decide as test_fabric_chain's walks do.
-prepared = re.findall(r"generation \d+: (\d+) LIDs routed along shortest paths", log)
-check("128" in prepared and all(0 < int(n) <= 128 for n in prepared),
-      "topod A prepared the proof by distance %d times, covering up to the 128 hosts' LIDs (those routed along "
-      "shortest paths: %s)" % (len(prepared), sorted(set(prepared))))
+# The full build makes the proof by distance's cover with the hierarchy
+# (fabric.c, build_hier); every delta shares it, carries it or completes
+# it when it rebuilds: each generation's log line names it, and the
+# deltas must decide as test_fabric_chain's walks do.
+covers = re.findall(r"serving generation \d+ .*?\); cover: (\d+) LIDs;", log)
+check(len(covers) == 101 and covers[0] == "128" and all(0 < int(n) <= 128 for n in covers),
+      "every generation topod A served came with the proof by distance's cover (%d of 101), the full build's "
+      "of all 128 hosts' LIDs (those routed along shortest paths: %s)" % (len(covers), sorted(set(covers))))
 reused = log.count("reused: no hop count changed")
 m = re.search(r"\((\d+) shared, (\d+) rebuilt", unit.stdout)
 check(log.count("delta applied in") == 100 and m and int(m.group(1)) == reused,
