@@ -286,6 +286,9 @@ struct run {
 	struct fabric_index *x;
 	int reused;
 	double decode_ms, build_ms, persist_ms;
+	/* The LIDs of the index's complete cover when published, -1 when
+	 * pending: read before the preparation thread may write it. */
+	int64_t cover;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
 	/* b->map plus the CAs that share a hostname and HCA label named by
 	 * GUID (namemap.h); NULL when none do. Owned until published. */
@@ -549,8 +552,8 @@ static void run_log(const struct builder *b, const struct run *r, const struct f
 	/* The next delta's proof: by distance for these LIDs, or walks until
 	 * the preparation thread has made the cover (prepare_one). */
 	char cover[48] = "cover: pending";
-	if (x->hc && hopcover_complete(x->hc))
-		snprintf(cover, sizeof(cover), "cover: %" PRIu32 " LIDs", x->hc->covered);
+	if (r->cover >= 0)
+		snprintf(cover, sizeof(cover), "cover: %" PRId64 " LIDs", r->cover);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
 	     "%s %.1f ms, build %.1f ms (routes %.1f, hierarchy %.1f%s%s); %s; plane %s; persisted in %.1f ms",
@@ -816,6 +819,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	struct fabric *f = run_publish(b, &r);
 	if (!f)
 		return -1;
+	r.cover = f->index->hc && hopcover_complete(f->index->hc) ? (int64_t)f->index->hc->covered : -1;
 	prep_begin(b);
 	run_persist(b, &r);
 	snap_free(r.whole); /* and with it the received bytes */
@@ -853,7 +857,11 @@ static void *builder_main(void *arg)
 		struct ingest_job *j = b->pending;
 		b->pending = NULL;
 		pthread_mutex_unlock(&b->lock);
+		/* A snapshot refused or already served paused the preparation
+		 * too: it goes on (after a publish it runs already, and the
+		 * second hand-over finds the cover complete or goes on). */
 		builder_run(b, j);
+		prep_begin(b);
 		pthread_mutex_lock(&b->lock);
 	}
 	struct ingest_job *left = b->pending;
