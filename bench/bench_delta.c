@@ -10,7 +10,8 @@
  * moves to the next up port, so every route stays valid). Prints the bytes
  * and the time of each step topod and the plugin take: full encode,
  * decode+validate, delta encode, delta apply (copy + records + validate),
- * routes, hierarchy. OUTDIR: also writes base.snap (generation 1),
+ * routes, hierarchy, the history's delta back (told the apply's blocks or
+ * not). OUTDIR: also writes base.snap (generation 1),
  * new.delta (generation 2 against 1) and new.snap (the same fabric as
  * generation 3) for bench/bench_delta.py to send to a real topod, and
  * CHAIN more reroutes as chain.NNN.delta, each against the one before
@@ -263,6 +264,21 @@ static void time_incremental(struct bench *x)
 		printf("served after the delta %8.1f ms in topod's order: apply %.1f + index %.1f (before persisting); "
 		       "CPU apply %.1f + index %.1f ms\n",
 		       t_app2 + t_upd, t_app2, t_upd, c_app, c_upd);
+		/* Then the history keeps the generation before as the delta
+		 * back (topod/history.c, retire_head), on the builder thread. */
+		uint8_t *rd;
+		size_t rl;
+		t = now_ms();
+		if (snap_delta_encode(x->c, x->a, &rd, &rl, err))
+			die("delta back", err);
+		double t_back = now_ms() - t;
+		free(rd);
+		t = now_ms();
+		if (snap_delta_encode_hint(x->c, x->a, winfo.block, winfo.blocks, &rd, &rl, err))
+			die("delta back", err);
+		printf("history entry          %8.1f ms comparing every copied table, %.1f ms told the apply's %u "
+		       "blocks (%zu bytes)\n", t_back, now_ms() - t, winfo.blocks, rl);
+		free(rd);
 		free(winfo.block);
 		fabric_index_free(xc);
 	}

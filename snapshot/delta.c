@@ -83,9 +83,30 @@ static uint32_t block_len(uint32_t lft_len, uint32_t blk)
 	return left < SNAP_DELTA_BLOCK ? left : SNAP_DELTA_BLOCK;
 }
 
+/* The next block from k on of node i's table (nblk blocks) to compare:
+ * k itself, or with a hint (snap_delta_encode_hint) the next one it lists,
+ * *at walking the hint in step with the caller's loop over the nodes.
+ * UINT32_MAX when none is left. Entries out of order, repeated or past
+ * the table are passed over, so that the records stay strictly
+ * increasing whatever the hint holds. */
+static uint32_t next_block(const uint64_t *hint, size_t nhint, size_t *at, uint32_t i, uint32_t k, uint32_t nblk)
+{
+	if (hint) {
+		uint64_t from = (uint64_t)i << 16 | k;
+		while (*at < nhint && hint[*at] < from)
+			(*at)++;
+		if (*at == nhint || hint[*at] >> 16 != i)
+			return UINT32_MAX;
+		k = (uint32_t)(hint[*at] & 0xffff);
+	}
+	return k < nblk ? k : UINT32_MAX;
+}
+
 /* One pass that either counts (p == NULL, returns the bytes; stops once
- * past max) or writes. */
-static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t *p, uint32_t cnt[3], size_t max)
+ * past max) or writes. hint (may be NULL): what snap_delta_encode_hint
+ * was told. */
+static size_t encode_records(const struct snap *a, const struct snap *b, const uint64_t *hint, size_t nhint,
+			     uint8_t *p, uint32_t cnt[3], size_t max)
 {
 	size_t size = 0;
 	uint8_t *cntp;
@@ -150,13 +171,15 @@ static size_t encode_records(const struct snap *a, const struct snap *b, uint8_t
 	if (p)
 		p += 4;
 	size += 4;
+	size_t at = 0; /* hint entries before it are of earlier nodes or blocks */
 	for (uint32_t i = 0; i < a->nnodes; i++) {
 		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
 		/* A table b shares with a (copy-on-write) has not changed. */
 		if (y->type != SNAP_NODE_SWITCH || (x->lft == y->lft && x->lft_len == y->lft_len))
 			continue;
 		uint32_t nblk = (y->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
-		for (uint32_t k = 0; k < nblk; k++) {
+		for (uint32_t k = next_block(hint, nhint, &at, i, 0, nblk); k != UINT32_MAX;
+		     k = next_block(hint, nhint, &at, i, k + 1, nblk)) {
 			uint32_t n = block_len(y->lft_len, k);
 			const uint8_t *eb = y->lft + (uint64_t)k * SNAP_DELTA_BLOCK;
 			if (!memcmp(x->lft + (uint64_t)k * SNAP_DELTA_BLOCK, eb, n))
@@ -197,8 +220,8 @@ static void seal(uint8_t *buf, uint64_t plen, uint64_t gen, uint64_t sm_guid, ui
 	put32(&hc, snap_crc32c(0, buf, SNAP_HEADER_LEN));
 }
 
-int snap_delta_encode_max(const struct snap *base, const struct snap *target, size_t max, uint8_t **out,
-			  size_t *outlen, char err[SNAP_ERR_LEN])
+static int encode(const struct snap *base, const struct snap *target, const uint64_t *hint, size_t nhint,
+		  size_t max, uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN])
 {
 	if (base->nnodes != target->nnodes) {
 		snprintf(err, SNAP_ERR_LEN, "node count changed (%u -> %u)", base->nnodes, target->nnodes);
@@ -215,7 +238,7 @@ int snap_delta_encode_max(const struct snap *base, const struct snap *target, si
 	}
 	uint32_t cnt[3];
 	size_t elen = strnlen(target->engine, SNAP_ENGINE_LEN);
-	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, NULL, cnt, max);
+	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, hint, nhint, NULL, cnt, max);
 	if (size > max) {
 		snprintf(err, SNAP_ERR_LEN, "delta larger than %zu bytes", max);
 		return SNAP_DELTA_FULL;
@@ -233,7 +256,7 @@ int snap_delta_encode_max(const struct snap *base, const struct snap *target, si
 	put8(&p, (uint8_t)elen);
 	memcpy(p, target->engine, elen);
 	p += elen;
-	p += encode_records(base, target, p, cnt, SIZE_MAX);
+	p += encode_records(base, target, hint, nhint, p, cnt, SIZE_MAX);
 
 	seal(buf, (uint64_t)(p - buf) - SNAP_HEADER_LEN, target->generation, target->sm_guid, target->sweep,
 	     target->timestamp);
@@ -242,10 +265,22 @@ int snap_delta_encode_max(const struct snap *base, const struct snap *target, si
 	return 0;
 }
 
+int snap_delta_encode_max(const struct snap *base, const struct snap *target, size_t max, uint8_t **out,
+			  size_t *outlen, char err[SNAP_ERR_LEN])
+{
+	return encode(base, target, NULL, 0, max, out, outlen, err);
+}
+
 int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_t **out, size_t *outlen,
 		      char err[SNAP_ERR_LEN])
 {
-	return snap_delta_encode_max(base, target, SIZE_MAX, out, outlen, err);
+	return encode(base, target, NULL, 0, SIZE_MAX, out, outlen, err);
+}
+
+int snap_delta_encode_hint(const struct snap *base, const struct snap *target, const uint64_t *block,
+			   size_t nblock, uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN])
+{
+	return encode(base, target, block, nblock, SIZE_MAX, out, outlen, err);
 }
 
 /* ---- decoding ------------------------------------------------------------- */

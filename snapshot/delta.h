@@ -61,6 +61,27 @@ int snap_delta_encode(const struct snap *base, const struct snap *target, uint8_
  * while counting, before anything is allocated. */
 int snap_delta_encode_max(const struct snap *base, const struct snap *target, size_t max, uint8_t **out,
 			  size_t *outlen, char err[SNAP_ERR_LEN]);
+/*
+ * snap_delta_encode() told where the tables can differ, for two snapshots
+ * one of which was made from the other by a delta (topod's history: the
+ * served generation against the one it was applied to). block[nblock]
+ * lists LFT blocks as snap_delta_info.block does, (node index << 16) |
+ * block, strictly ascending; snap_delta_apply() with want_blocks gives
+ * that list, and it serves both directions (base to target and back).
+ *
+ * The caller promises that every LFT entry in which base's and target's
+ * tables differ lies in a listed block. Listing more costs one compare per
+ * block (OpenSM resends whole switches, so a delta's blocks are mostly
+ * unchanged). A changed block left out is taken as equal without being
+ * read and is missing from the result, which then applies to the wrong
+ * tables: nothing here can notice. Tables the two share (the same pointer)
+ * are skipped with or without a hint; descriptions and ports are compared
+ * in full. Entries out of order, repeated or past a table are passed over,
+ * so the result is well formed whatever the list holds. block == NULL:
+ * exactly snap_delta_encode(). Returns as snap_delta_encode() does.
+ */
+int snap_delta_encode_hint(const struct snap *base, const struct snap *target, const uint64_t *block,
+			   size_t nblock, uint8_t **out, size_t *outlen, char err[SNAP_ERR_LEN]);
 
 /* Reads the header and the base identity without applying anything. */
 int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info, char err[SNAP_ERR_LEN]);

@@ -275,7 +275,11 @@ struct run {
 	struct ingest_job *j;
 	struct snap *s;
 	int is_delta;
-	struct fabric *base; /* a delta's base, until its index is reused */
+	/* A delta's base, and in info the blocks it brought: its index is
+	 * reused, and both tell the history where the new generation can
+	 * differ from it (history_push). Referenced until then, so that
+	 * the history's check that base is its head compares live addresses. */
+	struct fabric *base;
 	struct snap_delta_info info;
 	/* A full snapshot indexed as the delta from the served generation
 	 * (run_as_delta): the decoded snapshot, whose bytes j->buf are what
@@ -296,6 +300,16 @@ struct run {
 	uint32_t ambiguous;
 	char amb_example[AN_ERR_LEN];
 };
+
+/* What run_decode() or run_as_delta() kept of a delta's base, let go on
+ * every way out of builder_run(). */
+static void run_release(struct run *r)
+{
+	fabric_put(r->base);
+	r->base = NULL;
+	free(r->info.block);
+	r->info.block = NULL;
+}
 
 /* The job's snapshot: given, decoded, or a delta applied to the served
  * generation. On failure the job is answered and freed. */
@@ -426,8 +440,7 @@ static int run_admit(struct builder *b, struct run *r)
 	reply(j, rule > 0, r->msg);
 	snap_free(s);
 	job_free(j);
-	fabric_put(r->base);
-	free(r->info.block);
+	run_release(r);
 	return rule;
 }
 
@@ -448,10 +461,6 @@ static int run_index(struct builder *b, struct run *r)
 		else
 			fabric_index_build(r->s, m, b->threads, &r->x, r->err);
 	}
-	fabric_put(r->base);
-	r->base = NULL;
-	free(r->info.block);
-	r->info.block = NULL;
 	if (!r->x) {
 		tlog(TLOG_ERR, "cannot build fabric generation %" PRIu64 " from %s: %s", r->s->generation,
 		     j->source, r->err);
@@ -461,6 +470,7 @@ static int run_index(struct builder *b, struct run *r)
 		snap_free(r->s);
 		snap_free(r->whole);
 		route_namemap_free(r->map);
+		run_release(r);
 		job_free(j);
 		return -1;
 	}
@@ -520,6 +530,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 		fabric_index_free(x);
 		snap_free(r->whole);
 		route_namemap_free(r->map);
+		run_release(r);
 		record_error(b, "out of memory");
 		reply(j, 0, "ERR BUILD out of memory");
 		job_free(j);
@@ -574,7 +585,7 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 	/* After the persist: a generation in the history files is durable.
 	 * Only then are `watch` clients woken, so that they find it there;
 	 * queries have seen it since run_publish(). */
-	history_push(b->hist, f);
+	history_push(b->hist, f, r->base ? r->base->snap : NULL, r->info.block, r->info.blocks);
 	store_notify(b->st);
 	/* The entry grows with what changed since fabric.snap, and composing
 	 * costs its size: past a quarter of the fabric's size, or a few dozen
@@ -706,8 +717,7 @@ static int run_guard(struct builder *b, struct run *r)
 answered:
 	reply(j, 0, r->msg);
 	snap_free(r->s);
-	fabric_put(r->base);
-	free(r->info.block);
+	run_release(r);
 	job_free(j);
 	return -1;
 }
@@ -829,6 +839,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	 * see this generation, not the one before. */
 	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
+	run_release(&r);
 	job_free(j);
 	return 0;
 }

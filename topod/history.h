@@ -42,8 +42,16 @@ struct history *history_new(unsigned max_gens, size_t max_bytes, const char *dir
 void history_free(struct history *h); /* NULL is a no-op */
 
 /* The builder calls this after publishing f (it takes its own reference):
- * the previous served generation becomes a reverse delta. */
-void history_push(struct history *h, struct fabric *f);
+ * the previous served generation becomes a reverse delta. When f was made
+ * by applying a delta to base, block[nblock] is what the apply listed
+ * (snap_delta_info.block): if base is the snapshot of the generation f
+ * replaces here (the history's newest), only the listed blocks of the
+ * tables f does not share with it are compared (snap_delta_encode_hint);
+ * otherwise, or with base NULL, every block of them. base must stay
+ * allocated during the call (its fabric referenced), so that an equal
+ * address is that snapshot, not a later one at a freed one's address. */
+void history_push(struct history *h, struct fabric *f, const struct snap *base, const uint64_t *block,
+		  size_t nblock);
 
 /* After the first push at start-up: adopts the entries found in dir that
  * are older than the served generation. Returns how many. */

@@ -38,7 +38,7 @@ static void setup(void)
 	s->generation = 7;
 	s->timestamp = 5000000;
 	fab->hist = history_new(4, 1 << 20, NULL);
-	history_push(fab->hist, fab);
+	history_push(fab->hist, fab, NULL, NULL, 0);
 }
 
 /* The reply's framing; aborts on a broken one. */

@@ -79,7 +79,7 @@ static void setup(void)
 	struct builder *b = builder_new(&st, NULL, 1, NULL);
 	builder_set_history(b, 4, 1 << 20, NULL);
 	builder_set_guard(b, 0.5, 3); /* topod's defaults: ingested fabrics meet the shrink guard */
-	history_push(builder_history(b), f);
+	history_push(builder_history(b), f, NULL, NULL, 0);
 	f->hist = builder_history(b);
 	store_publish(&st, f);
 	if (!mkdtemp(dir))

@@ -10,6 +10,9 @@ serves (the same proof, from a diff it makes itself); topod D gets 101 alone
 - A's state directory holds the intended LFTs after 50 and 100 deltas;
 - A's `diff G-1 G` (from its history: reverse deltas) names exactly the LFT
   entries the two whole snapshots differ in, for every step;
+- each entry of A's and C's history files (the delta back, made comparing
+  only the blocks the delta forward brought) turns the next generation's
+  whole snapshot into its own, byte for byte;
 - `diff` between 1, 51 and 101, with and without a host list, is the same
   in A and B, and its LFT entries are those of the whole snapshots;
 - C's log: 100 whole snapshots indexed as deltas, the hierarchy kept as
@@ -127,6 +130,35 @@ for g in range(2, 102):
 check(not wrong, "topod A's `diff G-1 G` for each of the 100 steps names exactly the changed LFT entries "
       "(wrong at %s)" % (wrong[:5] or "none"))
 
+
+
+def history_back(state, gens):
+    """The generations of gens whose entry in STATE/history (a line, then
+    the delta back from the next generation) does not turn the next
+    one's whole snapshot into its own, byte for byte."""
+    bad = []
+    for g in gens:
+        with open(os.path.join(state, "history", "%020d.hist" % g), "rb") as f:
+            line, back = f.read().split(b"\n", 1)
+        tmp = os.path.join(d, "back.delta")
+        with open(tmp, "wb") as f:
+            f.write(back)
+        r = subprocess.run([os.path.join(BIN, "topo-snap"), "apply", snap(g + 1), tmp, tmp + ".snap"],
+                           capture_output=True, text=True)
+        with open(snap(g), "rb") as f:
+            want = f.read()
+        if b"kind=d " not in line or r.returncode != 0 or open(tmp + ".snap", "rb").read() != want:
+            bad.append(g)
+    return bad
+
+
+# topod keeps each generation as the delta back from the next, comparing
+# only the blocks the delta that made the next one brought
+# (snap_delta_encode_hint): what it kept must still lack nothing.
+bad = history_back(sa, range(1, 101))
+check(not bad, "each of A's 100 history entries turns generation G+1's whole snapshot into G's, byte for byte "
+      "(wrong at %s)" % (bad[:5] or "none"))
+
 ha = askall(ta, "history").splitlines()
 check(len(ha) == 102 and parse_kv(ha[1]).get("generation") == "1",
       "topod A's history holds all 101 generations: %s" % ha[0])
@@ -169,6 +201,9 @@ check(as_delta == 100 and clog.count("reused: no hop count changed") == reused,
       "its log: 100 whole snapshots indexed as the delta from the generation before, the hierarchy kept %d "
       "times (topod A, from the producer's deltas: %d)" % (clog.count("reused: no hop count changed"), reused))
 check(lfts(sc) == lfts(101), "C's state directory holds generation 101's LFTs exactly (written whole)")
+bad = history_back(sc, range(98, 101))
+check(not bad, "C's history entries (98 to 100, --history 4) turn each next whole snapshot into theirs, byte for "
+      "byte (wrong at %s)" % (bad or "none"))
 td = Topod()
 rc, out = send_snapshot("sink=unix:" + td.ingest, snap(101))
 check(rc == 0 and td.wait_generation(101), "topod D serves generation 101 alone, built from scratch (%s)" % out)

@@ -235,10 +235,138 @@ static void test_hostile(void)
 	snap_free(b);
 }
 
+static int encodes_as(const struct snap *a, const struct snap *b, const uint64_t *hint, size_t n, const uint8_t *want,
+		      size_t wl)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	if (snap_delta_encode_hint(a, b, hint, n, &d, &dl, err))
+		tf_die(err);
+	int same = dl == wl && !memcmp(d, want, wl);
+	free(d);
+	return same;
+}
+
+/* Does the delta from a to b told hint[n] bring exactly those blocks, and
+ * so not give b when the hint lacks one? */
+static int brings_only(const struct snap *a, const struct snap *b, const uint64_t *hint, size_t n)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	struct snap *c = NULL;
+	struct snap_delta_info info = { .want_blocks = 1 };
+	if (snap_delta_encode_hint(a, b, hint, n, &d, &dl, err) || snap_delta_apply(a, d, dl, &c, &info, err))
+		tf_die(err);
+	int ok = info.blocks == n && !memcmp(info.block, hint, n * sizeof(*hint)) &&
+		 snap_diff(c, b, SNAP_DIFF_STATE, NULL, NULL) != 0;
+	free(info.block);
+	free(d);
+	snap_free(c);
+	return ok;
+}
+
+/* snap_delta_encode_hint, told by the apply of each delta of a chain of
+ * random reroutes which blocks it brought (as topod's history is): the
+ * same bytes as without the hint, in both directions and with more blocks
+ * listed; a changed block left out of the hint is left out of the delta,
+ * so the hint is what is read; and no hint, however wrong, makes a
+ * malformed delta. */
+static void test_hint(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *cur = snap_new();
+	tf_fattree3(cur, 8);
+	tf_fattree3_finish(cur, 8);
+	cur->generation = 1;
+	cur->timestamp = 1;
+	tf_rng_state = 11;
+	unsigned steps = 40, differ = 0, more_differ = 0, left_out = 0, tried = 0, hostile = 0, blocks = 0, others = 0;
+	for (unsigned it = 0; it < steps; it++) {
+		struct snap *next = tf_reroute(cur, it), *applied = NULL;
+		uint8_t *d = NULL, *rev = NULL, *fwd = NULL;
+		size_t dl, rl, fl;
+		struct snap_delta_info info = { .want_blocks = 1 };
+		if (snap_delta_encode(cur, next, &d, &dl, err) || snap_delta_apply(cur, d, dl, &applied, &info, err) ||
+		    snap_delta_encode(applied, cur, &rev, &rl, err) || snap_delta_encode(cur, applied, &fwd, &fl, err))
+			tf_die(err);
+		blocks += info.blocks;
+		others += info.ports + info.descs > 0;
+		differ += !encodes_as(applied, cur, info.block, info.blocks, rev, rl) ||
+			  !encodes_as(cur, applied, info.block, info.blocks, fwd, fl) ||
+			  !encodes_as(applied, cur, NULL, 0, rev, rl);
+
+		/* Every block of each switch the delta touched, each twice, a
+		 * block past its table and the CAs': as OpenSM resends whole
+		 * switches, and worse. */
+		size_t nm = 0, cap = 0;
+		for (uint32_t i = 0; i < cur->nnodes; i++)
+			cap += 2 * ((cur->nodes[i].lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK) + 1;
+		uint64_t *more = malloc(cap * sizeof(*more)), *less = malloc((info.blocks + 1) * sizeof(*less));
+		if (!more || !less)
+			tf_die("out of memory");
+		for (uint32_t i = 0; i < cur->nnodes; i++) {
+			const struct snap_node *nd = &cur->nodes[i];
+			uint32_t nblk = (nd->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+			int touched = 0;
+			for (uint32_t k = 0; k < info.blocks; k++)
+				touched |= info.block[k] >> 16 == i;
+			for (uint32_t k = 0; touched && k < nblk; k++) {
+				more[nm++] = (uint64_t)i << 16 | k;
+				more[nm++] = (uint64_t)i << 16 | k;
+			}
+			if (touched || nd->type != SNAP_NODE_SWITCH)
+				more[nm++] = (uint64_t)i << 16 | (nd->type == SNAP_NODE_SWITCH ? nblk : 0);
+		}
+		more_differ += !encodes_as(applied, cur, more, nm, rev, rl);
+
+		/* One changed block left out: the reverse delta lacks it. */
+		if (info.blocks) {
+			uint32_t drop = (uint32_t)(tf_rand() % info.blocks);
+			tried++;
+			memcpy(less, info.block, info.blocks * sizeof(*less));
+			memmove(less + drop, less + drop + 1, (info.blocks - drop - 1) * sizeof(*less));
+			left_out += brings_only(applied, cur, less, info.blocks - 1);
+			/* Backwards: passed over, never records out of order. */
+			for (uint32_t k = 0; k < info.blocks; k++)
+				less[k] = info.block[info.blocks - 1 - k];
+			uint8_t *bd = NULL;
+			size_t bl;
+			struct snap *c = NULL;
+			if (snap_delta_encode_hint(applied, cur, less, info.blocks, &bd, &bl, err) ||
+			    snap_delta_apply(applied, bd, bl, &c, NULL, err))
+				hostile++;
+			snap_free(c);
+			free(bd);
+		}
+		free(less);
+		free(more);
+		free(info.block);
+		free(d);
+		free(rev);
+		free(fwd);
+		snap_free(next);
+		snap_free(cur);
+		cur = applied;
+	}
+	CHECK(blocks >= steps && others >= steps / 4, "%u random reroutes: %u changed LFT blocks, %u with ports or "
+	      "descriptions too", steps, blocks, others);
+	CHECK(!differ, "told the apply's blocks, the delta back and forth is the one without the hint, byte for byte "
+	      "(%u differ)", differ);
+	CHECK(!more_differ, "and told every block of the switches touched, repeated, and some past their tables (%u "
+	      "differ)", more_differ);
+	CHECK(tried >= steps - 2 && left_out == tried, "a changed block the hint leaves out is left out of the delta: "
+	      "the hint is what is compared (%u of %u)", left_out, tried);
+	CHECK(!hostile, "a hint out of order still gives a delta that applies (%u do not)", hostile);
+	snap_free(cur);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_full_needed();
 	test_hostile();
+	test_hint();
 	return tf_failures != 0;
 }

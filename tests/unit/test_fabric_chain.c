@@ -86,7 +86,6 @@ static unsigned routes_differ(const struct route_tab *a, const struct route_tab 
  * for byte, and its whole encoding (header, nodes, ports too). */
 static int same_tables(const struct snap *applied, const struct snap *want)
 {
-	char err[SNAP_ERR_LEN];
 	if (applied->nnodes != want->nnodes || applied->nlft != want->nlft)
 		return 0;
 	for (uint32_t i = 0; i < want->nnodes; i++) {
@@ -95,14 +94,7 @@ static int same_tables(const struct snap *applied, const struct snap *want)
 		    (q->lft_len && memcmp(p->lft, q->lft, q->lft_len)))
 			return 0;
 	}
-	uint8_t *ea, *ew;
-	size_t la, lw;
-	if (snap_encode(applied, &ea, &la, err) || snap_encode(want, &ew, &lw, err))
-		tf_die(err);
-	int same = la == lw && !memcmp(ea, ew, la);
-	free(ea);
-	free(ew);
-	return same;
+	return tf_same_encoding(applied, want);
 }
 
 /* The intended tables of step i, from those of step i - 1: up-port moves

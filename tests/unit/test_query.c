@@ -117,7 +117,7 @@ int main(void)
 	s->timestamp = 5000000; /* 5 s after the epoch: "@1" is before it */
 	struct history *hist = history_new(4, 1 << 20, NULL);
 	f->hist = hist;
-	history_push(hist, f);
+	history_push(hist, f, NULL, NULL, 0);
 	struct snap *empty_s = snap_new();
 	struct fabric *empty = fabric_new(empty_s, "none");
 	struct evbuffer *out = evbuffer_new();

@@ -262,6 +262,52 @@ static inline void tf_set_entry(struct snap *s, uint64_t sw_guid, uint32_t lid, 
 	tf_lft(s, i)[lid] = port;
 }
 
+/* Do a and b encode to the same bytes (header, nodes, ports, tables)? */
+static inline int tf_same_encoding(const struct snap *a, const struct snap *b)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *ea, *eb;
+	size_t la, lb;
+	if (snap_encode(a, &ea, &la, err) || snap_encode(b, &eb, &lb, err))
+		tf_die(err);
+	int same = la == lb && !memcmp(ea, eb, la);
+	free(ea);
+	free(eb);
+	return same;
+}
+
+/* A random reroute of s (after tf_finish), as its next generation:
+ * entries of a few switches sent to other ports (tf_rand), a host renamed
+ * in step it % 4 == 1 and a link down in it % 6 == 2, so that a chain of
+ * them changes descriptions and ports too. */
+static inline struct snap *tf_reroute(const struct snap *s, unsigned it)
+{
+	struct snap *t = snap_dup(s);
+	if (!t)
+		tf_die("dup");
+	t->generation = s->generation + 1;
+	t->timestamp = s->timestamp + 1;
+	unsigned n = 1 + (unsigned)(tf_rand() % 12);
+	for (unsigned c = 0; c < n; c++) {
+		uint32_t i;
+		do
+			i = (uint32_t)(tf_rand() % t->nnodes);
+		while (t->nodes[i].type != SNAP_NODE_SWITCH);
+		uint32_t l = 1 + (uint32_t)(tf_rand() % (t->nodes[i].lft_len - 1));
+		tf_lft(t, i)[l] = (uint8_t)(1 + tf_rand() % t->nodes[i].nports);
+	}
+	uint32_t x;
+	do
+		x = (uint32_t)(tf_rand() % t->nnodes);
+	while ((t->nodes[x].type == SNAP_NODE_SWITCH) != (it % 6 == 2));
+	if (it % 4 == 1 && t->nodes[x].type != SNAP_NODE_SWITCH)
+		snprintf(t->nodes[x].desc, sizeof(t->nodes[x].desc), "moved%u HCA-1", it);
+	unsigned q = 1 + (unsigned)(tf_rand() % t->nodes[x].nports);
+	if (it % 6 == 2 && snap_port_of(t, x, q)->peer_node != SNAP_NONE)
+		tf_link_down(t, x, q);
+	return t;
+}
+
 /* ---- shapes ------------------------------------------------------------------- */
 
 static inline void tf_hostdesc(char *d, size_t n, unsigned host, unsigned rail)
