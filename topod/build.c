@@ -545,8 +545,11 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->own_map = r->map;
 	r->map = NULL;
 	struct fabric *prev = store_get(b->st);
-	f->gone = gone_next(prev, x->rt, b->hist);
-	f->gone_cables = gone_cables_next(prev, f->snap);
+	/* A route index shared with prev's (route_repoint: no port or
+	 * description changed) has its hosts and links. */
+	int same = prev->index && x->rt->shared == prev->index->rt->shared;
+	f->gone = gone_next(prev, x->rt, b->hist, same);
+	f->gone_cables = gone_cables_next(prev, f->snap, same);
 	fabric_put(prev);
 	store_swap(b->st, f); /* watchers: run_after_publish() */
 	return f;

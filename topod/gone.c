@@ -45,7 +45,8 @@ static int gen_kept(const struct history_meta *m, size_t n, uint64_t gen)
 	return 0;
 }
 
-struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, struct history *hist)
+struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, struct history *hist,
+		       int same_hosts)
 {
 	if (!prev || !prev->index)
 		return NULL;
@@ -64,7 +65,7 @@ struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, st
 		return NULL;
 	}
 	uint32_t x;
-	for (uint32_t i = 0; i < pr->nhosts; i++) {
+	for (uint32_t i = 0; !same_hosts && i < pr->nhosts; i++) {
 		if (!route_find_host(rt, pr->hosts[i].name, &x))
 			continue;
 		const struct route_ep *e = &pr->eps[route_host_ep(pr, i)];
@@ -154,10 +155,27 @@ static int cmp_cable(const void *x, const void *y)
 	return (int)a->port[0] - (int)b->port[0];
 }
 
-struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s)
+/* g's entries, copied (same nodes and ports: the same indices hold). */
+static struct gone_cables *cables_copy(const struct gone_cables *g)
+{
+	struct gone_cables *c = g ? calloc(1, sizeof(*c)) : NULL;
+	if (c && !(c->v = malloc(g->n * sizeof(*c->v)))) {
+		free(c);
+		return NULL;
+	}
+	if (c) {
+		memcpy(c->v, g->v, g->n * sizeof(*c->v));
+		c->n = g->n;
+	}
+	return c;
+}
+
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links)
 {
 	if (!prev || !prev->index || !s->nnodes)
 		return NULL;
+	if (same_links)
+		return cables_copy(prev->gone_cables);
 	const struct snap *ps = prev->snap;
 	const struct gone_cables *pg = prev->gone_cables;
 	/* every candidate is a cable of prev, or one of its list: each port of

@@ -40,8 +40,11 @@ struct history;
 
 /* The list for a fabric of route table rt that follows prev (may be NULL or
  * the empty fabric). NULL for an empty list or when out of memory (then
- * the memory is lost, never the fabric). */
-struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, struct history *hist);
+ * the memory is lost, never the fabric). same_hosts: rt has prev's hosts
+ * (a delta that changed no port or description), so none of them went:
+ * only prev's list is carried (~10 ms of name lookups saved at k=56). */
+struct gone *gone_next(const struct fabric *prev, const struct route_tab *rt, struct history *hist,
+		       int same_hosts);
 void gone_free(struct gone *g);   /* NULL is a no-op */
 /* The entry of host name (a bare hostname), or NULL; g may be NULL. */
 const struct gone_host *gone_find(const struct gone *g, const char *name);
@@ -67,8 +70,10 @@ struct gone_cables {
 
 struct snap;
 /* The list for snapshot s (canonical) that follows prev (may be NULL).
- * NULL for none or when out of memory. */
-struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s);
+ * NULL for none or when out of memory. same_links: s has prev's nodes and
+ * ports (a delta that changed neither), so the list is prev's, copied
+ * instead of found again among every port (~5 ms at k=56). */
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links);
 void gone_cables_free(struct gone_cables *g); /* NULL is a no-op */
 
 #endif

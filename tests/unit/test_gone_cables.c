@@ -3,10 +3,14 @@
  * while both its ports stay linked to nothing (gone.h), so that `links`
  * lists a pulled cable as Down: kept across generations, dropped when an
  * end is cabled again or its node leaves, each port in one entry at most.
+ * And the gone hosts (gone_next): a generation whose route index is its
+ * predecessor's (no port or description changed) carries the list the
+ * full search would find.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "gone.h"
 #include "store.h"
 #include "testfab.h"
@@ -41,7 +45,7 @@ static struct fabric *fab(struct snap *s, const struct fabric *prev)
 	if (!f)
 		tf_die("fabric_new");
 	f->index = (struct fabric_index *)f; /* only tested for NULL here */
-	f->gone_cables = gone_cables_next(prev, s);
+	f->gone_cables = gone_cables_next(prev, s, 0);
 	return f;
 }
 
@@ -64,8 +68,57 @@ static int listed(const struct fabric *f, uint64_t ga, unsigned pa, uint64_t gb,
 	return 0;
 }
 
+/* Two linked switches with a host each, the second named host2; as the
+ * builder makes it after prev (its index built, its gone list found). */
+static struct fabric *hosts_fab(const char *host2, const struct fabric *prev)
+{
+	char err[AN_ERR_LEN];
+	struct snap *s = snap_new();
+	if (!s)
+		tf_die("snap_new");
+	uint32_t a = tf_switch(s, 1, 4), b = tf_switch(s, 2, 4);
+	tf_link(s, a, 1, b, 1);
+	tf_link(s, a, 4, tf_ca(s, 1, 1, "h1 HCA-1"), 1);
+	tf_link(s, b, 4, tf_ca(s, 2, 1, host2), 1);
+	tf_finish(s, 0);
+	s->generation = prev ? prev->snap->generation + 1 : 1;
+	struct fabric *f = fabric_new(s, "test");
+	if (!f || fabric_index_build(s, NULL, 1, &f->index, err))
+		tf_die("hosts_fab");
+	f->gone = gone_next(prev, f->index->rt, NULL, 0);
+	return f;
+}
+
+static int same_gone(const struct gone *a, const struct gone *b)
+{
+	return a && b && a->n == b->n && !memcmp(a->v, b->v, a->n * sizeof(*a->v));
+}
+
+static void gone_hosts(void)
+{
+	struct fabric *g1 = hosts_fab("h2 HCA-1", NULL), *g2 = hosts_fab("h3 HCA-1", g1);
+	CHECK(g2->gone && g2->gone->n == 1 && !strcmp(g2->gone->v[0].name, "h2") && g2->gone->v[0].last_gen == 1,
+	      "a host renamed: its old name is gone, last seen in generation 1");
+	/* The next generation with g2's route index re-pointed (a delta of
+	 * LFT blocks alone): the list without searching g2's hosts. */
+	struct route_tab *rt3 = NULL;
+	struct snap *s3 = snap_dup(g2->snap);
+	if (!s3 || route_repoint(g2->index->rt, s3, &rt3))
+		tf_die("repoint");
+	struct gone *full = gone_next(g2, rt3, NULL, 0), *same = gone_next(g2, rt3, NULL, 1);
+	CHECK(same_gone(full, same) && same->n == 1, "the same hosts: the list the full search finds (%zu entry)",
+	      same ? same->n : 0);
+	gone_free(full);
+	gone_free(same);
+	route_free(rt3);
+	snap_free(s3);
+	fabric_put(g2);
+	fabric_put(g1);
+}
+
 int main(void)
 {
+	gone_hosts();
 	uint64_t A = TF_SW_GUID + 1, B = TF_SW_GUID + 2;
 	struct fabric *f0 = fab(two_switches(0, 0, 0), NULL);
 	CHECK(!f0->gone_cables, "the first generation remembers nothing");
@@ -94,7 +147,14 @@ int main(void)
 
 	/* NULL-safe */
 	gone_cables_free(NULL);
-	CHECK(gone_cables_next(NULL, f0->snap) == NULL, "no previous generation: nothing");
+	CHECK(gone_cables_next(NULL, f0->snap, 0) == NULL, "no previous generation: nothing");
+	/* A delta that changed no port (the builder sees the route index
+	 * shared): the list is f2's, entry for entry, without the search. */
+	struct gone_cables *same = gone_cables_next(f2, f2->snap, 1);
+	CHECK(same && same != f2->gone_cables && same->n == f2->gone_cables->n &&
+	      !memcmp(same->v, f2->gone_cables->v, same->n * sizeof(*same->v)),
+	      "with the same links: a copy of the previous list");
+	gone_cables_free(same);
 	drop(f0);
 	drop(f1);
 	drop(f2);
