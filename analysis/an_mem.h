@@ -13,6 +13,7 @@
 #ifndef AN_MEM_H
 #define AN_MEM_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 

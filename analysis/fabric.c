@@ -31,12 +31,16 @@ static struct fabric_index *index_new(int threads, char err[AN_ERR_LEN])
 
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel)
 {
+	if (x->cover_rc)
+		return x->cover_rc;
 	if (!x->hc) {
 		struct hopdist *hd = NULL;
 		int rc = hopdist_build(x->rt, HOPDIST_MAX_BYTES, &hd);
 		if (!rc)
 			rc = hopcover_new(hd, &x->hc);
 		hopdist_free(hd);
+		if (rc == AN_E_RANGE)
+			x->cover_rc = rc;
 		if (rc)
 			return rc;
 	}
@@ -474,6 +478,8 @@ static int hier_after_blocks(const struct fabric_index *old, struct fabric_index
 			     const struct snap_delta_info *info, int *reused)
 {
 	struct hopcover *hc = same_links_cover(old, x), *whole = hopcover_complete(hc) ? hc : NULL;
+	if (x->rt->pt == old->rt->pt)
+		x->cover_rc = old->cover_rc;
 	int differ = hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt, .hc = whole }, info->block, info->blocks);
 	if (hc) {
 		if (whole && !differ)

@@ -27,27 +27,35 @@ struct fabric_index {
 	 * shortest paths (hopdist.h), for which a delta's proof needs no
 	 * walks; NULL: not begun. */
 	struct hopcover *hc;
+	/* Why x can have none (AN_E_RANGE: the distances would not fit, or
+	 * no leaf), so that nobody tries again on these links; 0: it can. */
+	int cover_rc;
 };
 
 /* Builds the index of s with up to threads OpenMP threads (0: OpenMP's
- * default). map (may be NULL) names hosts as in route.h. AN_OK with *out
- * new, or a negative AN_E_* with err set and *out untouched. s and map must
- * outlive the index. */
+ * default): the routes, the cover (fabric_index_prepare), and the
+ * hierarchy, its hop table read from the distances where the cover
+ * allows (hier_build_cover). map (may be NULL) names hosts as in route.h.
+ * AN_OK with *out new, or a negative AN_E_* with err set and *out
+ * untouched. s and map must outlive the index. */
 int fabric_index_build(const struct snap *s, const struct route_namemap *map, int threads,
 		       struct fabric_index **out, char err[AN_ERR_LEN]);
 void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
 
 /* Makes the next delta's proof cheap: the distances over x's links and
  * the LIDs x's tables route along shortest paths (hopdist.h). Reads every
- * table once (at k=56 a few hundred ms of CPU), so the caller runs it off
- * the serving path, after publishing x; it writes only x->hc, which no
- * reader of a published index reads, and no index may be updated from x
- * meanwhile. Resumable: after AN_E_CANCEL (cancel, may be NULL, raised)
+ * table once (at k=56 a few hundred ms of CPU). fabric_index_build and a
+ * rebuilding fabric_index_update call it themselves; an index updated
+ * with its clusters renamed (new links) has none, and its caller runs
+ * this off the serving path, after publishing x: it writes only x->hc
+ * (and x->cover_rc), which no reader of a published index reads, and no
+ * index may be updated from x meanwhile. Resumable: after AN_E_CANCEL (cancel, may be NULL, raised)
  * the switches checked are kept, a call on x goes on from there, and so
  * does one on an index updated from x (fabric_index_update carries the
  * cover). AN_OK when x's cover is complete; else an AN_E_* (the walks
  * remain): AN_E_NOTAPPLIC when no LID is routed so, AN_E_CANCEL, or
- * AN_E_NOMEM / AN_E_RANGE (no distances). */
+ * AN_E_NOMEM / AN_E_RANGE (no distances; AN_E_RANGE is kept in
+ * x->cover_rc and answered at once from then on). */
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel);
 
 struct snap_delta_info;

@@ -987,34 +987,69 @@ static void rows_by_distance(const struct hb *b, const struct hopdist *hd, const
 		memcpy(b->H + (size_t)by[i] * b->nleaf, col, (size_t)b->nleaf * sizeof(*col));
 }
 
+/* Host y's leaf in hc when hc covers the LID its default port answers to
+ * (one whose LMC range another port's base LID falls in is walked, as
+ * its route to that LID leads elsewhere), else ROUTE_NONE. */
+static uint32_t host_leaf(const struct hb *b, const struct hopcover *hc, uint32_t y)
+{
+	const struct route_tab *rt = b->rt;
+	uint32_t lid = rt->eps[b->dep[y]].lid;
+	if (!lid || lid > rt->max_lid || rt->lid_ep[lid] != b->dep[y])
+		return ROUTE_NONE;
+	return hopcover_leaf(hc, lid);
+}
+
+/* Walks (route_switch_hops) the rows of the hosts by[0..n) into b->H, a
+ * bounded number at a time: with few hosts covered, a second table as
+ * large as b->H would double the build's peak. */
+#define HOP_WALK_CHUNK 4096u
+static int rows_walked(struct hb *b, const uint32_t *by, uint32_t n)
+{
+	uint32_t cap = n < HOP_WALK_CHUNK ? n : HOP_WALK_CHUNK;
+	uint16_t *w = malloc(((size_t)cap * b->nleaf + 1) * sizeof(*w));
+	uint32_t *walk = malloc(((size_t)cap + 1) * sizeof(*walk));
+	int rc = w && walk ? AN_OK : AN_E_NOMEM;
+	for (uint32_t i0 = 0; !rc && i0 < n; i0 += cap) {
+		uint32_t m = n - i0 < cap ? n - i0 : cap;
+		for (uint32_t i = 0; i < m; i++)
+			walk[i] = b->dep[by[i0 + i]];
+		rc = route_switch_hops(b->rt, b->leaves, b->nleaf, walk, m, w);
+		for (uint32_t i = 0; !rc && i < m; i++)
+			memcpy(b->H + (size_t)by[i0 + i] * b->nleaf, w + (size_t)i * b->nleaf, (size_t)b->nleaf * sizeof(*w));
+	}
+	free(w);
+	free(walk);
+	return rc;
+}
+
 /* The hop table b->H: by distance for the hosts hc covers, grouped by
- * their leaf in hc (a counting sort), walked for the others
- * (route_switch_hops). */
+ * their leaf in hc (a counting sort), walked for the others. */
 static int hop_table(struct hb *b, const struct hopcover *hc)
 {
 	const struct route_tab *rt = b->rt;
-	if (!hopcover_complete(hc) || hc->hd->pt != rt->pt || hc->hd->nsw != rt->nsw)
+	if (!hopcover_complete(hc) || !hc->covered || hc->hd->pt != rt->pt || hc->hd->nsw != rt->nsw)
 		return route_switch_hops(rt, b->leaves, b->nleaf, b->dep, b->nh, b->H);
 	const struct hopdist *hd = hc->hd;
 	uint32_t *leaf_sw = malloc(((size_t)b->nleaf + 1) * sizeof(*leaf_sw));
 	uint32_t *first = calloc((size_t)hd->nleaf + 2, sizeof(*first));
-	uint32_t *by = malloc(((size_t)b->nh + 1) * sizeof(*by)), *walk = NULL, nwalk = 0;
+	uint32_t *by = malloc(((size_t)b->nh + 1) * sizeof(*by));
 	int rc = AN_E_NOMEM, nomem = 0;
 	if (!leaf_sw || !first || !by)
 		goto out;
 	for (uint32_t j = 0; j < b->nleaf; j++)
 		leaf_sw[j] = rt->sw_of_node[b->leaves[j]];
 	for (uint32_t y = 0; y < b->nh; y++) {
-		uint32_t k = hopcover_leaf(hc, rt->eps[b->dep[y]].lid);
+		uint32_t k = host_leaf(b, hc, y);
 		first[(k == ROUTE_NONE ? hd->nleaf : k) + 1]++;
 	}
 	for (uint32_t k = 0; k <= hd->nleaf; k++)
 		first[k + 1] += first[k];
 	for (uint32_t y = 0, k; y < b->nh; y++) {
-		k = hopcover_leaf(hc, rt->eps[b->dep[y]].lid);
+		k = host_leaf(b, hc, y);
 		by[first[k == ROUTE_NONE ? hd->nleaf : k]++] = y;
 	}
-	/* first[k] now ends leaf k's hosts, and begins leaf k + 1's. */
+	/* first[k] now ends leaf k's hosts, and begins leaf k + 1's; the
+	 * hosts not covered come last. */
 #pragma omp parallel reduction(| : nomem)
 	{
 		uint16_t *col = malloc(((size_t)b->nleaf + 1) * sizeof(*col));
@@ -1028,23 +1063,11 @@ static int hop_table(struct hb *b, const struct hopcover *hc)
 		free(col);
 	}
 	uint32_t w0 = hd->nleaf ? first[hd->nleaf - 1] : 0;
-	nwalk = b->nh - w0;
-	rc = nomem ? AN_E_NOMEM : AN_OK;
-	if (!rc && nwalk) {
-		uint16_t *w = malloc(((size_t)nwalk * b->nleaf + 1) * sizeof(*w));
-		walk = malloc(((size_t)nwalk + 1) * sizeof(*walk));
-		for (uint32_t i = 0; walk && i < nwalk; i++)
-			walk[i] = b->dep[by[w0 + i]];
-		rc = w && walk ? route_switch_hops(rt, b->leaves, b->nleaf, walk, nwalk, w) : AN_E_NOMEM;
-		for (uint32_t i = 0; !rc && i < nwalk; i++)
-			memcpy(b->H + (size_t)by[w0 + i] * b->nleaf, w + (size_t)i * b->nleaf, (size_t)b->nleaf * sizeof(*w));
-		free(w);
-	}
+	rc = nomem ? AN_E_NOMEM : w0 < b->nh ? rows_walked(b, by + w0, b->nh - w0) : AN_OK;
 out:
 	free(leaf_sw);
 	free(first);
 	free(by);
-	free(walk);
 	return rc;
 }
 

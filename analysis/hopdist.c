@@ -56,7 +56,7 @@ static int reverse_links(const struct route_tab *rt, uint32_t **off, uint32_t **
 
 /* The leaves (switches a host's or router's up port is cabled to)
  * numbered in switch order into leaf_of[nsw], and the leaf of every LID
- * such a port owns into lid_leaf (the candidates hopdist_cover checks).
+ * such a port owns into lid_leaf (the candidates hopcover_run checks).
  * Returns how many leaves. */
 static uint32_t number_leaves(const struct route_tab *rt, uint32_t *leaf_of, uint32_t *lid_leaf)
 {
@@ -244,6 +244,9 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 	const struct hopdist *hd = c->hd;
 	const size_t nl = hd->nlid;
 	const uint32_t end = sw1 < hd->nsw ? sw1 : hd->nsw;
+	/* cover_switch writes bad[l] up to rt's top LID */
+	if (rt->pt != hd->pt || rt->nsw != hd->nsw || (size_t)rt->max_lid + 1 != nl)
+		return AN_E_INVAL;
 	uint32_t ndone = 0;
 	int nomem = 0;
 #pragma omp parallel reduction(| : nomem) reduction(+ : ndone)
@@ -288,7 +291,8 @@ int hopcover_carry(const struct hopcover *c, const struct route_tab *rt, const u
 	/* The switches not yet checked will be, against the tables of their
 	 * time; those checked keep their verdicts where their entries did
 	 * not change. A failed step marks its LID; none is unmarked, so a
-	 * LID whose route became shortest again waits for a full pass. */
+	 * LID whose routes became shortest again stays uncovered (its
+	 * proofs walk) until a full build makes a new cover. */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t node = (uint32_t)(block[i] >> 16), sw = node < rt->snap->nnodes ? rt->sw_of_node[node] : ROUTE_NONE;
 		if (sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])

@@ -13,9 +13,10 @@
  * is the switch's distance to the LID's leaf plus one, so a changed entry
  * keeps every hop count exactly when it steps one closer by distance: two
  * table lookups instead of a walk. Knowing which LIDs are routed so costs
- * one pass over all tables (hopcover_run), done once after a full build,
- * off the serving path; a delta carries it over at the cost of its
- * changed entries.
+ * one pass over all tables (hopcover_run), made in a full build (whose
+ * hierarchy reads its hop table from the distances for those LIDs:
+ * hier_build_cover); a delta carries it over at the cost of its changed
+ * entries.
  *
  * Covered LIDs: those of a host's or router's port that is up and cabled
  * to a switch (its leaf), routed from every switch along a shortest path.
@@ -86,7 +87,8 @@ static inline int hopcover_complete(const struct hopcover *c)
  * distances were built from. AN_OK when all of them are done (c is
  * complete when they were the last: hopcover_complete); AN_E_CANCEL when
  * cancel (may be NULL) was raised, the switches checked so far kept;
- * AN_E_NOMEM. c must be held by its caller alone. */
+ * AN_E_NOMEM; AN_E_INVAL when rt has other links or LIDs than c's
+ * distances. c must be held by its caller alone. */
 int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, uint32_t sw1,
 		 const atomic_int *cancel);
 

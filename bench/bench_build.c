@@ -204,6 +204,43 @@ static void decode_parts(const uint8_t *wire, size_t wlen)
 		free(c[k]);
 }
 
+/* As fabric_index_build: the distances and which LIDs the tables route
+ * along shortest paths, then the hierarchy with its hop table read from
+ * them (printed with received -> served since t_recv); then the same
+ * hierarchy walked, its time in *th. NULL on failure. */
+static struct hier *time_hierarchy(const struct route_tab *rt, double t_recv, double *th)
+{
+	double before = rss_mib(), t = now_ms(), c_cov = cpu_ms();
+	struct hopdist *hd = NULL;
+	struct hopcover *hc = NULL;
+	if (hopdist_build(rt, UINT64_MAX, &hd) || hopcover_new(hd, &hc) || hopcover_run(rt, hc, 0, rt->nsw, NULL)) {
+		fprintf(stderr, "cover failed\n");
+		return NULL;
+	}
+	hopdist_free(hd);
+	printf("distances + cover      %9.1f ms   (%.1f ms CPU; %u of %u hosts' LIDs routed along shortest paths)\n",
+	       now_ms() - t, cpu_ms() - c_cov, hc->covered, rt->nhosts);
+	t = now_ms();
+	struct hier *h, *hw;
+	int rc = hier_build_cover(rt, hc, &h);
+	hopcover_free(hc);
+	if (rc) {
+		fprintf(stderr, "hier_build_cover: %s\n", an_strerror(rc));
+		return NULL;
+	}
+	printf("hier_build_cover       %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
+	       "%u clusters, checksum %016llx\n", now_ms() - t, peak_mib(), before, h->depth, h->nclasses,
+	       h->nclusters, (unsigned long long)hier_sum(h));
+	printf("received -> served     %9.1f ms   (decode + routes + cover + hierarchy)\n", now_ms() - t_recv);
+	t = now_ms();
+	rc = hier_build(rt, &hw);
+	*th = now_ms() - t;
+	printf("hier_build (walked)    %9.1f ms   checksum %016llx%s\n", *th, rc ? 0ull : (unsigned long long)hier_sum(hw),
+	       !rc && hier_sum(hw) == hier_sum(h) ? ", the same" : ", DIFFERENT");
+	hier_free(hw);
+	return h;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -263,42 +300,10 @@ int main(int argc, char **argv)
 		return 1;
 	printf("route_build            %9.1f ms   rss %7.1f MiB\n", now_ms() - t, rss_mib());
 
-	/* As fabric_index_build: the distances and which LIDs the tables
-	 * route along shortest paths, then the hierarchy with its hop table
-	 * read from them. */
-	double before = rss_mib();
-	t = now_ms();
-	double c_cov = cpu_ms();
-	struct hopdist *hd = NULL;
-	struct hopcover *hc = NULL;
-	if (hopdist_build(rt, UINT64_MAX, &hd) || hopcover_new(hd, &hc) || hopcover_run(rt, hc, 0, rt->nsw, NULL)) {
-		fprintf(stderr, "cover failed\n");
+	double th;
+	struct hier *h = time_hierarchy(rt, t_recv, &th);
+	if (!h)
 		return 1;
-	}
-	hopdist_free(hd);
-	double tc = now_ms() - t;
-	printf("distances + cover      %9.1f ms   (%.1f ms CPU; %u of %u hosts' LIDs routed along shortest paths)\n",
-	       tc, cpu_ms() - c_cov, hc->covered, rt->nhosts);
-	t = now_ms();
-	struct hier *h;
-	int rc = hier_build_cover(rt, hc, &h);
-	if (rc) {
-		fprintf(stderr, "hier_build_cover: %s\n", an_strerror(rc));
-		return 1;
-	}
-	printf("hier_build_cover       %9.1f ms   peak %7.1f MiB (rss before %.1f)   depth %u, %u classes, "
-	       "%u clusters, checksum %016llx\n", now_ms() - t, peak_mib(), before, h->depth, h->nclasses,
-	       h->nclusters, (unsigned long long)hier_sum(h));
-	printf("received -> served     %9.1f ms   (decode + routes + cover + hierarchy)\n", now_ms() - t_recv);
-	hopcover_free(hc);
-	/* The same hierarchy with every hop count walked, as before. */
-	t = now_ms();
-	struct hier *hw;
-	rc = hier_build(rt, &hw);
-	double th = now_ms() - t;
-	printf("hier_build (walked)    %9.1f ms   checksum %016llx%s\n", th, rc ? 0ull : (unsigned long long)hier_sum(hw),
-	       !rc && hier_sum(hw) == hier_sum(h) ? ", the same" : ", DIFFERENT");
-	hier_free(hw);
 	hier_parts(rt, h, th);
 
 	uint32_t *H = malloc(job * sizeof(*H));
@@ -307,7 +312,7 @@ int main(int argc, char **argv)
 	for (int keep = 1; keep >= 0; keep--) {
 		t = now_ms();
 		struct share *sh;
-		rc = share_build(rt, H, job, keep ? SHARE_KEEP_PATHS : 0, &sh);
+		int rc = share_build(rt, H, job, keep ? SHARE_KEEP_PATHS : 0, &sh);
 		if (rc) {
 			fprintf(stderr, "share_build: %s\n", an_strerror(rc));
 			return 1;

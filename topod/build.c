@@ -291,7 +291,8 @@ struct run {
 	int reused;
 	double decode_ms, build_ms, persist_ms;
 	/* The LIDs of the index's complete cover when published, -1 when
-	 * pending: read before the preparation thread may write it. */
+	 * pending, -2 when none can be made (fabric_index.cover_rc): read
+	 * before the preparation thread may write it. */
 	int64_t cover;
 	char err[SNAP_ERR_LEN], msg[SNAP_ERR_LEN + 64];
 	/* b->map plus the CAs that share a hostname and HCA label named by
@@ -566,7 +567,9 @@ static void run_log(const struct builder *b, const struct run *r, const struct f
 	/* The next delta's proof: by distance for these LIDs, or walks until
 	 * the preparation thread has made the cover (prepare_one). */
 	char cover[48] = "cover: pending";
-	if (r->cover >= 0)
+	if (r->cover == -2)
+		snprintf(cover, sizeof(cover), "cover: none");
+	else if (r->cover >= 0)
 		snprintf(cover, sizeof(cover), "cover: %" PRId64 " LIDs", r->cover);
 	tlog(TLOG_INFO,
 	     "serving generation %" PRIu64 " from %s: %u nodes (%u switches, %u CAs, %u links, %u hosts, depth %u), "
@@ -734,7 +737,8 @@ answered:
 static void prepare_one(struct builder *b, struct fabric *f)
 {
 	struct fabric_index *x = f->index;
-	if (!x || (x->hc && hopcover_complete(x->hc)))
+	/* cover_rc: none can be made (the serving line said so). */
+	if (!x || x->cover_rc || (x->hc && hopcover_complete(x->hc)))
 		return;
 	uint64_t t0 = util_now_us();
 	uint32_t before = x->hc ? x->hc->ndone : 0;
@@ -798,8 +802,9 @@ static void prep_begin(struct builder *b)
 }
 
 /* Before anything reads or replaces the served index: the preparation
- * writes its cover. Returns once it has stopped (within a switch's table,
- * a fraction of a millisecond). */
+ * writes its cover. Returns once it has stopped: within a switch's table
+ * (a fraction of a millisecond), or after the search for distances when
+ * it is in that (~13 ms at k=56, once per new set of links). */
 static void prep_pause(struct builder *b)
 {
 	if (!b->prep_started)
@@ -832,7 +837,9 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	struct fabric *f = run_publish(b, &r);
 	if (!f)
 		return -1;
-	r.cover = f->index->hc && hopcover_complete(f->index->hc) ? (int64_t)f->index->hc->covered : -1;
+	r.cover = f->index->cover_rc ? -2 : -1;
+	if (f->index->hc && hopcover_complete(f->index->hc))
+		r.cover = f->index->hc->covered;
 	prep_begin(b);
 	run_persist(b, &r);
 	snap_free(r.whole); /* and with it the received bytes */
@@ -894,14 +901,14 @@ int builder_start(struct builder *b)
 	if (pthread_create(&b->prep_thr, NULL, prep_main, b))
 		return -1;
 	b->prep_started = 1;
+	/* What was served before (the state directory's) gets its
+	 * preparation too; before the builder runs, which pauses it. */
+	prep_begin(b);
 	if (pthread_create(&b->thr, NULL, builder_main, b)) {
 		builder_stop(b);
 		return -1;
 	}
 	b->started = 1;
-	/* What was served before (the state directory's) gets its
-	 * preparation too. */
-	prep_begin(b);
 	return 0;
 }
 

@@ -60,9 +60,12 @@ for attempt in range(3):
     paused = [(int(g), int(n), int(m)) for g, n, m in PAUSED.findall(log)]
     finished = [(int(g), int(c), int(b), int(m)) for g, c, b, m in FINISHED.findall(log)]
     resumed = [f for f in finished if f[2] > 0]
-    if any(0 < n < m for _, n, m in paused) and resumed:
+    # and finished before the last generation, so that one line after
+    # it shows the cover carried
+    if any(0 < n < m for _, n, m in paused) and resumed and resumed[0][0] < 10 + CHAIN - 1:
         break
-    note("run %d: no preparation paused part way and resumed (paused %s, finished %s); again" %
+    note("run %d: no preparation paused part way and finished before the last generation (paused %s, "
+         "finished %s); again" %
          (attempt + 1, paused, finished))
 
 SERVING = re.compile(r"serving generation (\d+) .*?(, reused: [^;)]*)?\); (cover: pending|cover: \d+ LIDs);")
