@@ -65,7 +65,7 @@ static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned
 			for (uint32_t l = 0; l < len && l < SNAP_DELTA_BLOCK; l++)
 				if (e[l] != SNAP_LFT_NONE && e[l] > h) {
 					uint8_t to = (uint8_t)(h + 1 + (e[l] - h) % h);
-					/* After fault(): never towards the lost cables. */
+					/* After tf_fault_pod0: never towards the lost cables. */
 					if (faulted && to == h + 1 &&
 					    (n->guid - TF_SW_GUID < h || blk * SNAP_DELTA_BLOCK + l <= h * h))
 						to = (uint8_t)(h + 1 + (to - h) % h);
@@ -82,32 +82,6 @@ static void die(const char *what, const char *err)
 {
 	fprintf(stderr, "bench_delta: %s: %s\n", what, err);
 	exit(1);
-}
-
-/* A cable fault, rerouted as a subnet manager does (test_fabric_update's
- * case 3b): pod 0's leaves lose their cables to aggregation switch 0 (the
- * ports go down); those leaves send everything up their other uplinks,
- * every leaf sends pod 0's hosts up a way that avoids aggregation switch
- * 0, which no longer reaches them. No leaf-to-host hop count changes, so
- * topod keeps the clusters and renames them over the new links. */
-static void fault(struct snap *s, unsigned h)
-{
-	int32_t a0 = snap_find_node(s, TF_SW_GUID + 100000);
-	if (a0 < 0)
-		die("fault", "no aggregation switch 0");
-	for (unsigned j = 0; j < h; j++)
-		tf_link_down(s, (uint32_t)snap_find_node(s, TF_SW_GUID + j), h + 1);
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		const struct snap_node *n = &s->nodes[i];
-		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
-			continue;
-		uint8_t *e = tf_lft(s, i);
-		for (uint32_t l = 1; l < n->lft_len; l++)
-			if (e[l] == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
-				e[l] = (uint8_t)(h + 2);
-	}
-	for (uint32_t l = 1; l <= h * h; l++)
-		tf_lft(s, (uint32_t)a0)[l] = SNAP_LFT_NONE;
 }
 
 /* What the steps below share: the two fabrics, their encodings, the
@@ -339,7 +313,7 @@ static void write_outputs(struct bench *x, const char *outdir, unsigned chain)
 		next->generation = next->timestamp = 10 + i;
 		prev->generation = prev->timestamp = i ? 10 + i - 1 : 1;
 		if (faulted && i == 0)
-			fault(next, x->h);
+			tf_fault_pod0(next, x->h);
 		else
 			reroute(next, x->blocks, x->want, x->h, faulted);
 		uint8_t *cd;

@@ -343,21 +343,7 @@ int main(void)
 	 *     from its leaves to the smallest GUID one rank up, moves to agg 1. */
 	struct snap *f = snap_dup(a), *ff = NULL;
 	f->generation = 5;
-	uint32_t a0 = (uint32_t)snap_find_node(f, TF_SW_GUID + 100000);
-	for (unsigned j = 0; j < h; j++)
-		tf_link_down(f, (uint32_t)snap_find_node(f, TF_SW_GUID + j), h + 1);
-	for (uint32_t i = 0; i < f->nnodes; i++) {
-		const struct snap_node *n = &f->nodes[i];
-		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
-			continue;
-		for (uint32_t l = 1; l < n->lft_len; l++) {
-			uint8_t *en = &tf_lft(f, (uint32_t)(n - f->nodes))[l];
-			if (*en == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
-				*en = (uint8_t)(h + 2);
-		}
-	}
-	for (uint32_t l = 1; l <= h * h; l++)
-		tf_lft(f, a0)[l] = SNAP_LFT_NONE;
+	tf_fault_pod0(f, h);
 	struct fabric_index *xf = update(a, xa, f, &reused, &ff);
 	size_t nall = xa->rt->neps * (size_t)xa->rt->nsw;
 	uint16_t *h0 = all_hops(xa->rt), *h1 = xf ? all_hops(xf->rt) : NULL;

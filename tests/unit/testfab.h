@@ -253,6 +253,32 @@ static inline uint8_t *tf_lft(struct snap *s, uint32_t node)
 	return t;
 }
 
+/* A cable fault on a tf_fattree3 tree (half-radix h), rerouted as a
+ * subnet manager does: pod 0's leaves lose their cables to aggregation
+ * switch 0 (the ports go down); those leaves send everything up their
+ * other uplinks, every leaf sends pod 0's hosts (LIDs 1 .. h*h) up a way
+ * that avoids aggregation switch 0, which no longer reaches them. No
+ * leaf-to-host hop count changes; agg 0's (and its cores') do. */
+static inline void tf_fault_pod0(struct snap *s, unsigned h)
+{
+	int64_t a0 = snap_find_node(s, TF_SW_GUID + 100000);
+	if (a0 < 0)
+		tf_die("tf_fault_pod0: no aggregation switch 0");
+	for (unsigned j = 0; j < h; j++)
+		tf_link_down(s, (uint32_t)snap_find_node(s, TF_SW_GUID + j), h + 1);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
+		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
+			continue;
+		uint8_t *e = tf_lft(s, i);
+		for (uint32_t l = 1; l < n->lft_len; l++)
+			if (e[l] == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
+				e[l] = (uint8_t)(h + 2);
+	}
+	for (uint32_t l = 1; l <= h * h; l++)
+		tf_lft(s, (uint32_t)a0)[l] = SNAP_LFT_NONE;
+}
+
 /* Sets one LFT entry of the switch with this GUID (after tf_finish). */
 static inline void tf_set_entry(struct snap *s, uint64_t sw_guid, uint32_t lid, uint8_t port)
 {
