@@ -147,14 +147,21 @@ static int compare_lft(struct dstate *st, uint32_t i, uint32_t j)
 	const struct snap *a = st->a, *b = st->b;
 	const struct snap_node *x = &a->nodes[i], *y = &b->nodes[j];
 	uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len, changed = 0, first = 0;
-	for (uint32_t l = 0; l < len; l++) {
-		uint8_t ex = l < x->lft_len ? x->lft[l] : SNAP_LFT_NONE;
-		uint8_t ey = l < y->lft_len ? y->lft[l] : SNAP_LFT_NONE;
-		if (ex == ey)
+	for (uint32_t l = 0; l < len;) {
+		/* A chunk both generations share is equal without reading it. */
+		uint32_t rx, ry, end = (l | (SNAP_LFT_CHUNK - 1)) + 1;
+		const uint8_t *px = snap_lft_span(x, l, &rx), *py = snap_lft_span(y, l, &ry);
+		if (px && px == py && rx == ry) {
+			l += rx;
 			continue;
-		if (!changed++)
-			first = l;
-		mark_lid(st, l);
+		}
+		for (end = end < len ? end : len; l < end; l++) {
+			if (snap_lft_get(x, l) == snap_lft_get(y, l))
+				continue;
+			if (!changed++)
+				first = l;
+			mark_lid(st, l);
+		}
 	}
 	if (!changed)
 		return AN_OK;

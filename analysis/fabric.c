@@ -289,8 +289,8 @@ static int step_changed(const struct proof *p, uint32_t node, uint32_t l)
 	const struct snap_node *na = &p->ra->snap->nodes[node], *nb = &p->rb->snap->nodes[node];
 	if (l >= nb->lft_len)
 		return l < na->lft_len;
-	uint8_t e = nb->lft[l];
-	if (l >= na->lft_len || na->lft[l] != e)
+	uint8_t e = snap_lft_get(nb, l);
+	if (l >= na->lft_len || snap_lft_get(na, l) != e)
 		return 1;
 	uint32_t sw = p->rb->sw_of_node[node];
 	return p->chg && sw != ROUTE_NONE && e <= nb->nports && p->chg[p->rb->pt_off[sw] + e];

@@ -192,7 +192,7 @@ static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, u
 		uint32_t k = hd->lid_leaf[l], next = 0;
 		if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
 			continue;
-		uint8_t p = l < n->lft_len ? n->lft[l] : SNAP_LFT_NONE;
+		uint8_t p = snap_lft_get(n, l);
 		int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
 		bad[l] |= !hopdist_closer(hd, drow[k], st, next, k);
 	}

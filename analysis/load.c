@@ -566,11 +566,8 @@ static void gather_block(const struct build *b, struct tstate *t, uint32_t d0, u
 	const uint32_t nsw = b->nsw;
 	for (uint32_t sw = 0; sw < nsw; sw++) {
 		const struct snap_node *nd = &b->s->nodes[rt->sw_node[sw]];
-		const uint8_t *lft = nd->lft;
-		for (uint32_t d = d0; d < d1; d++) {
-			uint16_t dl = rt->eps[b->J.ep[d]].lid;
-			t->col[(size_t)(d - d0) * nsw + sw] = dl < nd->lft_len ? lft[dl] : SNAP_LFT_NONE;
-		}
+		for (uint32_t d = d0; d < d1; d++)
+			t->col[(size_t)(d - d0) * nsw + sw] = snap_lft_get(nd, rt->eps[b->J.ep[d]].lid);
 	}
 }
 

@@ -148,8 +148,11 @@ static uint64_t fabric_fp(const struct route_tab *rt)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const struct snap *s = rt->snap;
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		h = fnv(h, s->nodes[i].lft, s->nodes[i].lft_len);
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t run = 0;
+		for (uint32_t l = 0; l < s->nodes[i].lft_len; l += run)
+			h = fnv(h, snap_lft_span(&s->nodes[i], l, &run), run);
+	}
 	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + s->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 0;
 	h = fnv(h, rt->pt, npt * sizeof(*rt->pt));
 	h = fnv(h, rt->sw_node, rt->nsw * sizeof(*rt->sw_node));

@@ -133,6 +133,7 @@ void route_free(struct route_tab *rt)
 {
 	if (!rt)
 		return;
+	free(rt->swlft);
 	if (rt->shared && atomic_fetch_sub(rt->shared, 1) != 1) {
 		free(rt);
 		return;
@@ -319,6 +320,19 @@ static int build_hosts(struct route_tab *rt, char (*hostname)[ROUTE_NAME_MAX + 1
 	return AN_OK;
 }
 
+/* rt->swlft for rt->snap, rt->sw_node built. */
+static int swlft_new(struct route_tab *rt)
+{
+	rt->swlft = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->swlft));
+	if (!rt->swlft)
+		return AN_E_NOMEM;
+	for (uint32_t x = 0; x < rt->nsw; x++) {
+		const struct snap_node *n = &rt->snap->nodes[rt->sw_node[x]];
+		rt->swlft[x] = (struct route_swlft){ n->lft, n->lft_len };
+	}
+	return AN_OK;
+}
+
 int route_build(const struct snap *s, const struct route_namemap *map, struct route_tab **out)
 {
 	struct route_tab *rt = calloc(1, sizeof(*rt));
@@ -357,6 +371,8 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 		}
 		if (!rc)
 			rc = build_hosts(rt, hostname);
+		if (!rc)
+			rc = swlft_new(rt);
 	}
 	free(hostname);
 	free(ep_of_slot);
@@ -375,9 +391,13 @@ int route_repoint(const struct route_tab *rt, const struct snap *s, struct route
 		return AN_E_NOMEM;
 	/* The tables are read-only once built: sharing them needs only the
 	 * count route_build() made. */
-	atomic_fetch_add(rt->shared, 1);
 	*x = *rt;
 	x->snap = s;
+	if (swlft_new(x)) {
+		free(x);
+		return AN_E_NOMEM;
+	}
+	atomic_fetch_add(rt->shared, 1);
 	*out = x;
 	return AN_OK;
 }
@@ -643,7 +663,7 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
  * the DP's inner loops never touch the 100-byte node records (a cache
  * miss each at k=56). np is NULL when out of memory. */
 struct dp_sw {
-	const uint8_t **lft;
+	const struct snap_lft **lft;
 	uint32_t *len;
 	uint8_t *np;
 };
@@ -729,17 +749,21 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			for (uint32_t x = 0; x < nsw; x++) {
 				/* Each row is a cache miss in the LFTs (one line per
 				 * switch, a table apart): ask for later ones early. */
-				if (x + DP_AHEAD < nsw && dense && sw.len[x + DP_AHEAD])
-					__builtin_prefetch(sw.lft[x + DP_AHEAD] + l0);
-				const uint8_t *lft = sw.lft[x];
+				if (x + DP_AHEAD < nsw && dense && l0 + cnt <= sw.len[x + DP_AHEAD])
+					__builtin_prefetch(sw.lft[x + DP_AHEAD]->chunk[l0 >> SNAP_LFT_CHUNK_SHIFT] +
+							   (l0 & (SNAP_LFT_CHUNK - 1)));
+				const struct snap_lft *lft = sw.lft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
-				if (dense && l0 + cnt <= sw.len[x]) {
-					memcpy(row, lft + l0, cnt);
+				if (dense && l0 + cnt <= sw.len[x] &&
+				    l0 >> SNAP_LFT_CHUNK_SHIFT == (l0 + cnt - 1) >> SNAP_LFT_CHUNK_SHIFT) {
+					memcpy(row, lft->chunk[l0 >> SNAP_LFT_CHUNK_SHIFT] + (l0 & (SNAP_LFT_CHUNK - 1)),
+					       cnt);
 					continue;
 				}
 				for (size_t k = 0; k < cnt; k++) {
 					uint32_t l = lids[order[first + k]];
-					row[k] = l < sw.len[x] ? lft[l] : SNAP_LFT_NONE;
+					row[k] = l < sw.len[x] ? lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT][l & (SNAP_LFT_CHUNK - 1)]
+							       : SNAP_LFT_NONE;
 				}
 			}
 			for (size_t k = 0; k < cnt; k++) {

@@ -145,6 +145,15 @@ struct route_tab {
 	uint32_t *pt;             /* port code, see ROUTE_PT_*; port 0 = the switch's own ep */
 
 	atomic_uint *shared;      /* indexes sharing the tables above (route_repoint) */
+
+	/* [nsw] each switch's table in snap, this index's own (not shared):
+	 * a walk's step reads 16 dense bytes, not the switch's node record
+	 * (a cache miss each at k=56). Read when built: the tables must not
+	 * be replaced while the index is used. */
+	struct route_swlft {
+		const struct snap_lft *lft;
+		uint32_t len;
+	} *swlft;
 };
 
 /* Port codes: a value below ROUTE_PT_EP is the switch index the port leads
@@ -163,7 +172,7 @@ void route_free(struct route_tab *rt);  /* NULL is a no-op */
  * those rt was built from (only LFT entries differ, as after an LFT-only
  * delta), built with the same map: everything in it but the snapshot is
  * rt's, so *out shares rt's tables (counted; route_free() of the last one
- * frees them) instead of rebuilding them. O(1). AN_E_NOMEM.
+ * frees them) instead of rebuilding them. O(switches). AN_E_NOMEM.
  */
 int route_repoint(const struct route_tab *rt, const struct snap *s, struct route_tab **out);
 
@@ -244,8 +253,8 @@ static inline int route_step_port(const struct route_tab *rt, uint32_t sw, uint8
 
 static inline uint8_t route_lft(const struct route_tab *rt, uint32_t sw, uint16_t dlid)
 {
-	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
-	return dlid < n->lft_len ? n->lft[dlid] : SNAP_LFT_NONE;
+	const struct route_swlft *t = &rt->swlft[sw];
+	return dlid < t->len ? t->lft->chunk[dlid >> SNAP_LFT_CHUNK_SHIFT][dlid & (SNAP_LFT_CHUNK - 1)] : SNAP_LFT_NONE;
 }
 
 /* The forwarding decision of switch sw for LID dlid, owned by dst_ep; *port

@@ -44,6 +44,12 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+static void die(const char *what, const char *err)
+{
+	fprintf(stderr, "bench_delta: %s: %s\n", what, err);
+	exit(1);
+}
+
 /* Changes about want LFT blocks of leaf and aggregation switches, spread
  * over the fabric as a reroute after a link fault touches many switches a
  * little: remote destinations move to the next up port, so every route
@@ -59,8 +65,10 @@ static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned
 		for (uint32_t blk = 0; blk < nb && changed < want; blk++) {
 			if (tf_rand() % blocks >= want * 2)
 				continue;
-			uint8_t *e = tf_lft(b, i) + (uint64_t)blk * SNAP_DELTA_BLOCK;
 			uint32_t len = n->lft_len - blk * SNAP_DELTA_BLOCK;
+			uint8_t *e = snap_lft_own(b, i, blk * SNAP_DELTA_BLOCK, len < SNAP_DELTA_BLOCK ? len : SNAP_DELTA_BLOCK);
+			if (!e)
+				die("reroute", "snap_lft_own");
 			int any = 0;
 			for (uint32_t l = 0; l < len && l < SNAP_DELTA_BLOCK; l++)
 				if (e[l] != SNAP_LFT_NONE && e[l] > h) {
@@ -76,12 +84,6 @@ static uint64_t reroute(struct snap *b, uint64_t blocks, uint64_t want, unsigned
 		}
 	}
 	return changed;
-}
-
-static void die(const char *what, const char *err)
-{
-	fprintf(stderr, "bench_delta: %s: %s\n", what, err);
-	exit(1);
 }
 
 /* What the steps below share: the two fabrics, their encodings, the
@@ -222,12 +224,15 @@ static void time_incremental(struct bench *x)
 		uint32_t ncopied = 0;
 		for (uint32_t i = 0; i < x->c->nnodes; i++)
 			if (x->c->nodes[i].lft != x->a->nodes[i].lft) {
-				copied += x->c->nodes[i].lft_len;
+				const struct snap_lft *p = x->c->nodes[i].lft, *q = x->a->nodes[i].lft;
+				for (uint32_t k = 0; k < p->nchunks; k++)
+					copied += p->chunk[k] != q->chunk[k] ? SNAP_LFT_CHUNK : 0;
 				ncopied++;
 			}
-		printf("copy-on-write          %u tables copied, %.1f of %.1f MB; the new generation holds %.1f MB, "
+		printf("copy-on-write          %u tables touched, %.2f of %.1f MB copied in %u-entry chunks; "
 		       "%.1f MB shared with its base\n",
-		       ncopied, copied / 1e6, x->c->nlft / 1e6, snap_lft_held(x->c) / 1e6, (x->c->nlft - copied) / 1e6);
+		       ncopied, copied / 1e6, snap_lft_held(x->c) / 1e6, SNAP_LFT_CHUNK,
+		       (snap_lft_held(x->c) - copied) / 1e6);
 		int reused;
 		t = now_ms();
 		c = cpu_ms();

@@ -163,6 +163,10 @@ def main():
     m = re.findall(r"serving generation 1000000000 .*decode ([0-9.]+) ms, build ([0-9.]+) ms", t.logtext())
     print("the same fabric as a full snapshot: served after %s ms, OK after %.1f ms (%s); topod: decode %s ms, "
           "build %s ms" % ("%.1f" % served if served else "?", ms, r, m[-1][0] if m else "?", m[-1][1] if m else "?"))
+    # Its tables replaced the previous generation's, which were served
+    # while it was decoded: what topod keeps after that.
+    time.sleep(1)
+    print("topod RSS after the fabric was replaced whole: %.1f MiB" % (rss_kib(t.p.pid) / 1024))
     t.stop()
     if os.environ.get("KEEP"):
         print("kept " + d)

@@ -292,7 +292,6 @@ static int64_t stage_add_node(struct stage *st, const osm_node_t *node)
 	n->port0 = st->nports;
 	n->lft = NULL;
 	n->lft_len = 0;
-	n->lft_buf = 0;
 	st->off[st->nnodes] = 0;
 	n->type = osm_node_get_type(node);
 	n->nports = (uint8_t)nports;

@@ -180,9 +180,11 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 		uint32_t nblk = (y->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
 		for (uint32_t k = next_block(hint, nhint, &at, i, 0, nblk); k != UINT32_MAX;
 		     k = next_block(hint, nhint, &at, i, k + 1, nblk)) {
-			uint32_t n = block_len(y->lft_len, k);
-			const uint8_t *eb = y->lft + (uint64_t)k * SNAP_DELTA_BLOCK;
-			if (!memcmp(x->lft + (uint64_t)k * SNAP_DELTA_BLOCK, eb, n))
+			uint32_t n = block_len(y->lft_len, k), rx, ry;
+			const uint8_t *ex = snap_lft_span(x, k * SNAP_DELTA_BLOCK, &rx);
+			const uint8_t *eb = snap_lft_span(y, k * SNAP_DELTA_BLOCK, &ry);
+			/* A chunk both share is equal without reading it. */
+			if (ex && (ex == eb || !memcmp(ex, eb, n)))
 				continue;
 			cnt[2]++;
 			size += 6 + n;
@@ -451,17 +453,17 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 				return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
 					    (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, r->p[l], nd->nports);
 		/* The base still reads this table: the first block that
-		 * changes it copies it (copy-on-write), the others land in the
-		 * copy. OpenSM resends whole switches (docs/performance.md),
+		 * changes a chunk of it copies that chunk (copy-on-write), the
+		 * others land in the copy. OpenSM resends whole switches (docs/performance.md),
 		 * so most blocks of a reroute arrive unchanged and copy
 		 * nothing. */
-		uint64_t at = (uint64_t)blk * SNAP_DELTA_BLOCK;
-		if (memcmp(nd->lft + at, r->p, bl)) {
-			uint8_t *t = snap_lft_own(s, i);
+		uint32_t at = blk * SNAP_DELTA_BLOCK, run;
+		if (memcmp(snap_lft_span(nd, at, &run), r->p, bl)) {
+			uint8_t *t = snap_lft_own(s, i, at, bl);
 			if (!t)
 				return fail(err, "out of memory copying the LFT of node 0x%016llx",
 					    (unsigned long long)nd->guid);
-			memcpy(t + at, r->p, bl);
+			memcpy(t, r->p, bl);
 		}
 		r->p += bl;
 		last = key;
@@ -513,10 +515,6 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 		goto bad;
 	if (r.p != r.end) {
 		fail(err, "%zu bytes after the last delta record", (size_t)(r.end - r.p));
-		goto bad;
-	}
-	if (snap_lft_trim(s)) {
-		fail(err, "out of memory trimming the LFT buffers");
 		goto bad;
 	}
 	/* Ports and descriptions change what snap_validate() checks across

@@ -43,9 +43,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lft_impl.h"
 #include "wire.h"
 
 static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,40 +144,6 @@ struct snap *snap_new(void)
 	return calloc(1, sizeof(struct snap));
 }
 
-/*
- * The tables' buffers, counted. A buffer is shared by every snapshot that
- * has a table in it; refs counts those snapshots (each holds it once,
- * listed in its bufs[]), not the tables. A buffer with refs == 1 is its
- * holder's own and may be written, unless it is received bytes (ro), which
- * the decoder's caller handed over as they were.
- */
-struct snap_lftbuf {
-	atomic_uint refs;
-	uint8_t ro;
-	size_t len;
-	uint8_t *mem;    /* malloc'd, freed with the buffer */
-};
-
-static struct snap_lftbuf *buf_new(uint8_t *mem, size_t len, int ro)
-{
-	struct snap_lftbuf *b = malloc(sizeof(*b));
-	if (!b)
-		return NULL;
-	atomic_init(&b->refs, 1);
-	b->ro = (uint8_t)ro;
-	b->len = len;
-	b->mem = mem;
-	return b;
-}
-
-static void buf_unref(struct snap_lftbuf *b)
-{
-	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
-		free(b->mem);
-		free(b);
-	}
-}
-
 /* Capacities are not stored in the model: arrays grow to the next power of
  * two, so the capacity is derived from the count. */
 static size_t cap_for(size_t n)
@@ -200,42 +168,34 @@ static int grow(void **arr, size_t elem, size_t have, size_t need)
 	return 0;
 }
 
-/* A new buffer of len bytes (mem, or malloc'd when NULL) appended to s's
- * list; its index in *idx. */
-static uint8_t *bufs_add(struct snap *s, uint8_t *mem, size_t len, int ro, uint32_t *idx)
-{
-	int mine = !mem;
-	if (mine && !(mem = malloc(len ? len : 1)))
-		return NULL;
-	struct snap_lftbuf *b = NULL;
-	if (s->nbufs == UINT32_MAX || grow((void **)&s->bufs, sizeof(*s->bufs), s->nbufs, (size_t)s->nbufs + 1) ||
-	    !(b = buf_new(mem, len, ro))) {
-		if (mine)
-			free(mem);
-		return NULL;
-	}
-	*idx = s->nbufs;
-	s->bufs[s->nbufs++] = b;
-	return mem;
-}
-
-static void bufs_drop(struct snap *s)
-{
-	for (uint32_t i = 0; i < s->nbufs; i++)
-		buf_unref(s->bufs[i]);
-	free(s->bufs);
-	s->bufs = NULL;
-	s->nbufs = 0;
-}
-
 void snap_free(struct snap *s)
 {
 	if (!s)
 		return;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		lft_unref(s->nodes[i].lft);
 	free(s->nodes);
 	free(s->ports);
-	bufs_drop(s);
 	free(s);
+}
+
+/* n bytes for an array a copy fills at once: past a few MiB in 2 MiB
+ * pages. Each delta's generation copies the node and port arrays (19 MB
+ * at k=56); in fresh 4 KiB pages their first writes took 32 ms on the
+ * lab's VM, a page fault each, in 2 MiB pages about 2 ms. Freed with
+ * free(), grown with realloc(). */
+static void *copy_alloc(size_t n)
+{
+	const size_t huge = (size_t)2 << 20;
+	if (n < 2 * huge || n > SIZE_MAX - huge)
+		return malloc(n);
+	n = (n + huge - 1) & ~(huge - 1);
+	void *p = aligned_alloc(huge, n);
+#ifdef MADV_HUGEPAGE
+	if (p)
+		(void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
 }
 
 struct snap *snap_dup(const struct snap *s)
@@ -244,15 +204,13 @@ struct snap *snap_dup(const struct snap *s)
 	if (!d)
 		return NULL;
 	*d = *s;
+	d->nnodes = 0;
 	d->nodes = NULL;
 	d->ports = NULL;
-	d->bufs = NULL;
-	d->nbufs = 0;
 	/* Capacities follow cap_for(), as if built, so a copy can grow. */
-	d->nodes = malloc(cap_for(s->nnodes) * sizeof(*d->nodes));
-	d->ports = malloc(cap_for(s->nports) * sizeof(*d->ports));
-	d->bufs = malloc(cap_for(s->nbufs) * sizeof(*d->bufs));
-	if (!d->nodes || !d->ports || !d->bufs) {
+	d->nodes = copy_alloc(cap_for(s->nnodes) * sizeof(*d->nodes));
+	d->ports = copy_alloc(cap_for(s->nports) * sizeof(*d->ports));
+	if (!d->nodes || !d->ports) {
 		snap_free(d);
 		return NULL;
 	}
@@ -260,132 +218,11 @@ struct snap *snap_dup(const struct snap *s)
 		memcpy(d->nodes, s->nodes, s->nnodes * sizeof(*d->nodes));
 	if (s->nports)
 		memcpy(d->ports, s->ports, s->nports * sizeof(*d->ports));
-	for (uint32_t i = 0; i < s->nbufs; i++) {
-		atomic_fetch_add(&s->bufs[i]->refs, 1);
-		d->bufs[i] = s->bufs[i];
-	}
-	d->nbufs = s->nbufs;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].lft)
+			lft_ref(s->nodes[i].lft);
+	d->nnodes = s->nnodes;
 	return d;
-}
-
-uint8_t *snap_lft_own(struct snap *s, uint32_t node)
-{
-	if (node >= s->nnodes || !s->nodes[node].lft_len)
-		return NULL;
-	struct snap_node *n = &s->nodes[node];
-	const struct snap_lftbuf *b = s->bufs[n->lft_buf];
-	/* Held by s alone: no other snapshot reads it. s cannot be
-	 * shared as it is written, so refs cannot grow meanwhile. */
-	if (atomic_load(&b->refs) == 1 && !b->ro)
-		return (uint8_t *)(uintptr_t)n->lft; /* in malloc'd memory s alone holds */
-	uint32_t idx;
-	uint8_t *t = bufs_add(s, NULL, n->lft_len, 0, &idx);
-	if (!t)
-		return NULL;
-	memcpy(t, n->lft, n->lft_len);
-	n->lft = t;
-	n->lft_buf = idx;
-	return t;
-}
-
-/* A single table buffer of len bytes, in a one-entry list ready to replace
- * s's (lft_single_install, once every table was copied into it). */
-static uint8_t *lft_single_new(uint64_t len, struct snap_lftbuf ***list)
-{
-	uint8_t *mem = len <= SIZE_MAX ? malloc(len ? (size_t)len : 1) : NULL;
-	struct snap_lftbuf *b = mem ? buf_new(mem, (size_t)len, 0) : NULL;
-	struct snap_lftbuf **one = b ? malloc(cap_for(1) * sizeof(*one)) : NULL;
-	if (!one) {
-		free(b);
-		free(mem);
-		return NULL;
-	}
-	one[0] = b;
-	*list = one;
-	return mem;
-}
-
-static void lft_single_install(struct snap *s, struct snap_lftbuf **one, uint64_t nlft)
-{
-	bufs_drop(s);
-	s->bufs = one;
-	s->nbufs = 1;
-	s->nlft = nlft;
-}
-
-/* Every table of s into one new buffer, in node order: s then holds
- * exactly its table bytes. */
-static int lft_compact(struct snap *s)
-{
-	uint64_t total = 0; /* not nlft: a test may have cut a table's length alone */
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		total += s->nodes[i].lft_len;
-	struct snap_lftbuf **one;
-	uint8_t *mem = lft_single_new(total, &one);
-	if (!mem)
-		return -1;
-	uint64_t off = 0;
-	for (uint32_t i = 0; i < s->nnodes; i++) {
-		struct snap_node *n = &s->nodes[i];
-		if (!n->lft_len)
-			continue;
-		memcpy(mem + off, n->lft, n->lft_len);
-		n->lft = mem + off;
-		n->lft_buf = 0;
-		off += n->lft_len;
-	}
-	lft_single_install(s, one, total);
-	return 0;
-}
-
-int snap_lft_trim(struct snap *s)
-{
-	uint32_t *map = malloc((s->nbufs ? s->nbufs : 1) * sizeof(*map));
-	if (!map)
-		return -1;
-	for (uint32_t i = 0; i < s->nbufs; i++)
-		map[i] = UINT32_MAX;
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].lft_len)
-			map[s->nodes[i].lft_buf] = 0;
-	uint32_t k = 0;
-	uint64_t held = 0;
-	for (uint32_t i = 0; i < s->nbufs; i++) {
-		if (map[i] == UINT32_MAX) {
-			buf_unref(s->bufs[i]);
-			continue;
-		}
-		map[i] = k;
-		held += s->bufs[i]->len;
-		s->bufs[k++] = s->bufs[i];
-	}
-	s->nbufs = k;
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		if (s->nodes[i].lft_len)
-			s->nodes[i].lft_buf = map[s->nodes[i].lft_buf];
-	free(map);
-	/* Packing is an economy: failing it leaves s valid, only larger. */
-	if (held > 2 * s->nlft + 4096)
-		(void)lft_compact(s);
-	return 0;
-}
-
-/* A table lies inside the buffer it names. */
-static int lft_in_buf(const struct snap *s, const struct snap_node *nd)
-{
-	if (!nd->lft || nd->lft_buf >= s->nbufs)
-		return 0;
-	const struct snap_lftbuf *b = s->bufs[nd->lft_buf];
-	uintptr_t t = (uintptr_t)nd->lft, m = (uintptr_t)b->mem;
-	return t >= m && t - m <= b->len && nd->lft_len <= b->len - (t - m);
-}
-
-uint64_t snap_lft_held(const struct snap *s)
-{
-	uint64_t held = 0;
-	for (uint32_t i = 0; i < s->nbufs; i++)
-		held += s->bufs[i]->len;
-	return held;
 }
 
 int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysimg_guid,
@@ -442,23 +279,13 @@ int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len
 	if (node >= s->nnodes || s->nodes[node].type != SNAP_NODE_SWITCH || len > SNAP_MAX_LID + 1)
 		return -1;
 	struct snap_node *n = &s->nodes[node];
-	uint8_t *t = n->lft_len >= len && len ? snap_lft_own(s, node) : NULL;
-	if (t) {
-		/* Replacing in place: no buffer left behind for trim. */
-		memcpy(t, lft, len);
-		s->nlft -= n->lft_len - len;
-		n->lft_len = len;
-		return 0;
-	}
-	uint32_t idx = 0;
-	if (len && !(t = bufs_add(s, NULL, len, 0, &idx)))
+	struct snap_lft *t = NULL;
+	if (len && !(t = lft_new_from(lft, len)))
 		return -1;
-	if (len)
-		memcpy(t, lft, len);
+	lft_unref(n->lft);
 	s->nlft += (uint64_t)len - n->lft_len;
 	n->lft = t;
 	n->lft_len = len;
-	n->lft_buf = idx;
 	return 0;
 }
 
@@ -658,9 +485,9 @@ int snap_canonicalize(struct snap *s)
 		if (old->type == SNAP_NODE_SWITCH && old->lft_len) {
 			nl += old->lft_len;
 		} else {
+			lft_unref(nw->lft);
 			nw->lft = NULL;
 			nw->lft_len = 0;
-			nw->lft_buf = 0;
 		}
 	}
 	free(order);
@@ -672,37 +499,31 @@ int snap_canonicalize(struct snap *s)
 	s->nports = np;
 	s->nlft = nl;
 	s->max_lid = max_lid;
-	/* Tables of nodes that are not switches, or replaced ones, go. */
-	return snap_lft_trim(s);
+	return 0;
 }
 
 int snap_normalize_lfts(struct snap *s)
 {
-	uint32_t len = s->max_lid ? s->max_lid + 1 : 0, nsw = 0;
-	for (uint32_t i = 0; i < s->nnodes; i++)
-		nsw += s->nodes[i].type == SNAP_NODE_SWITCH;
-	struct snap_lftbuf **one;
-	uint8_t *lft = lft_single_new((uint64_t)nsw * len, &one);
-	if (!lft)
+	uint32_t len = s->max_lid ? s->max_lid + 1 : 0;
+	uint8_t *t = malloc(len ? len : 1);
+	if (!t)
 		return -1;
-	uint64_t off = 0;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		struct snap_node *n = &s->nodes[i];
 		if (n->type != SNAP_NODE_SWITCH)
 			continue;
-		uint32_t keep = n->lft_len < len ? n->lft_len : len;
-		if (keep)
-			memcpy(lft + off, n->lft, keep);
-		memset(lft + off + keep, SNAP_LFT_NONE, len - keep);
 		/* LID 0 is reserved: whatever a switch holds there routes nothing. */
+		if (n->lft_len == len && (!len || snap_lft_get(n, 0) == SNAP_LFT_NONE))
+			continue;
+		snap_lft_read(n, 0, len, t);
 		if (len)
-			lft[off] = SNAP_LFT_NONE;
-		n->lft = len ? lft + off : NULL;
-		n->lft_len = len;
-		n->lft_buf = 0;
-		off += len;
+			t[0] = SNAP_LFT_NONE;
+		if (snap_set_lft(s, i, t, len)) {
+			free(t);
+			return -1;
+		}
 	}
-	lft_single_install(s, one, off);
+	free(t);
 	return 0;
 }
 
@@ -738,7 +559,8 @@ static int validate_nodes(const struct snap *s, char err[SNAP_ERR_LEN])
 		if (nd->type == SNAP_NODE_SWITCH) {
 			if (!s->ports[nd->port0].present)
 				return fail(err, "switch 0x%016llx: port 0 missing", (unsigned long long)nd->guid);
-			if (nd->lft_len > SNAP_MAX_LID + 1 || (nd->lft_len && !lft_in_buf(s, nd)))
+			if (nd->lft_len > SNAP_MAX_LID + 1 || !nd->lft != !nd->lft_len ||
+			    (nd->lft && nd->lft->nchunks != (nd->lft_len + SNAP_LFT_CHUNK - 1) / SNAP_LFT_CHUNK))
 				return fail(err, "switch 0x%016llx: LFT out of range", (unsigned long long)nd->guid);
 		} else if (nd->lft_len) {
 			return fail(err, "node 0x%016llx: a %s has no LFT", (unsigned long long)nd->guid,
@@ -825,27 +647,31 @@ typedef int8_t lft_mask __attribute__((vector_size(16)));
 
 static int validate_lft(const struct snap *s, const struct snap_node *nd, char err[SNAP_ERR_LEN])
 {
+	(void)s;
 	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len || nd->nports >= SNAP_LFT_NONE)
 		return 0;
-	const uint8_t *lft = nd->lft;
 	const uint8_t lim = (uint8_t)(nd->nports + 1);
-	uint32_t l = 0;
-	for (; l + 64 <= nd->lft_len; l += 64) {
-		lft_mask bad = { 0 };
-		for (uint32_t j = 0; j < 64; j += 16) {
-			lft_vec v;
-			memcpy(&v, lft + l + j, sizeof(v));
-			bad |= (v + 1) > lim;
+	uint32_t l = 0, run;
+	/* Chunk by chunk; a chunk holds whole 64-entry rows. */
+	for (const uint8_t *c; (c = snap_lft_span(nd, l, &run)); l += run) {
+		uint32_t k = 0;
+		for (; k + 64 <= run; k += 64) {
+			lft_mask bad = { 0 };
+			for (uint32_t j = 0; j < 64; j += 16) {
+				lft_vec v;
+				memcpy(&v, c + k + j, sizeof(v));
+				bad |= (v + 1) > lim;
+			}
+			uint64_t w[2];
+			memcpy(w, &bad, sizeof(w));
+			if (w[0] | w[1])
+				break;
 		}
-		uint64_t w[2];
-		memcpy(w, &bad, sizeof(w));
-		if (w[0] | w[1])
-			break;
+		for (; k < run; k++)
+			if (c[k] != SNAP_LFT_NONE && c[k] > nd->nports)
+				return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
+					    (unsigned long long)nd->guid, l + k, c[k], nd->nports);
 	}
-	for (; l < nd->lft_len; l++)
-		if (lft[l] != SNAP_LFT_NONE && lft[l] > nd->nports)
-			return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
-				    (unsigned long long)nd->guid, l, lft[l], nd->nports);
 	return 0;
 }
 
@@ -952,8 +778,7 @@ int snap_encode(const struct snap *s, uint8_t **out, size_t *outlen, char err[SN
 		}
 		if (nd->type == SNAP_NODE_SWITCH) {
 			put32(&p, nd->lft_len);
-			if (nd->lft_len)
-				memcpy(p, nd->lft, nd->lft_len);
+			snap_lft_read(nd, 0, nd->lft_len, p);
 			p += nd->lft_len;
 		}
 	}
@@ -1067,8 +892,8 @@ static int decode_ports(struct rd *r, struct snap *s, struct snap_node *nd, uint
 	return 0;
 }
 
-/* A switch's LFT: u32 length, then one out port per LID, left where it
- * is: the received bytes are the snapshot's buffer 0. */
+/* A switch's LFT: u32 length, then one out port per LID, copied into
+ * chunks. The last step of a node: nothing fails after it holds a table. */
 static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, char err[SNAP_ERR_LEN])
 {
 	if (!need(r, 4))
@@ -1077,9 +902,9 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
 	r->p += 4;
 	if (ll > SNAP_MAX_LID + 1 || !need(r, ll))
 		return fail(err, "switch 0x%016llx: LFT length %u is out of range", (unsigned long long)nd->guid, ll);
-	nd->lft = ll ? r->p : NULL;
+	if (ll && !(nd->lft = lft_new_from(r->p, ll)))
+		return fail(err, "out of memory for the LFT of switch 0x%016llx", (unsigned long long)nd->guid);
 	nd->lft_len = ll;
-	nd->lft_buf = 0;
 	s->nlft += ll;
 	r->p += ll;
 	return 0;
@@ -1145,9 +970,7 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 	return 0;
 }
 
-/* ro: the bytes are a caller's, who may still read them (topod writes
- * them to its state directory): never written in place. */
-static int decode_in(uint8_t *buf, size_t len, int ro, struct snap **out, char err[SNAP_ERR_LEN])
+int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
 {
 	uint64_t plen;
 	if (snap_peek_header(buf, len, &plen, err))
@@ -1162,41 +985,18 @@ static int decode_in(uint8_t *buf, size_t len, int ro, struct snap **out, char e
 		return fail(err, "payload checksum mismatch (corrupted in transit or on disk)");
 
 	struct snap *s = snap_new();
-	uint32_t idx;
-	if (!s || !bufs_add(s, buf, len, ro, &idx)) {
-		snap_free(s); /* buf is not in its list: still the caller's */
+	if (!s)
 		return fail(err, "out of memory");
-	}
 	s->generation = rd64(buf + 16);
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
 	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen };
 	if (decode_payload(&r, s, plen, err) || snap_validate(s, err)) {
-		s->bufs[0]->mem = NULL; /* still the caller's */
 		snap_free(s);
 		return -1;
 	}
 	*out = s;
-	return 0;
-}
-
-int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
-{
-	return decode_in(buf, len, 1, out, err);
-}
-
-int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
-{
-	uint8_t *own = malloc(len ? len : 1);
-	if (!own)
-		return fail(err, "out of memory");
-	if (len)
-		memcpy(own, buf, len);
-	if (decode_in(own, len, 0, out, err)) {
-		free(own);
-		return -1;
-	}
 	return 0;
 }
 
@@ -1357,9 +1157,8 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN])
 	size_t len;
 	if (snap_read_bytes(path, &buf, &len, err))
 		return -1;
-	int rc = snap_decode_take(buf, len, out, err);
-	if (rc)
-		free(buf);
+	int rc = snap_decode(buf, len, out, err);
+	free(buf);
 	if (rc) {
 		char e2[SNAP_ERR_LEN];
 		snprintf(e2, sizeof(e2), "%.80s: %.170s", path, err);
@@ -1413,9 +1212,7 @@ uint64_t snap_diff(const struct snap *a, const struct snap *b, unsigned flags,
 			continue;
 		uint32_t len = x->lft_len > y->lft_len ? x->lft_len : y->lft_len;
 		for (uint32_t l = 0; l < len; l++) {
-			uint8_t ex = l < x->lft_len ? x->lft[l] : SNAP_LFT_NONE;
-			uint8_t ey = l < y->lft_len ? y->lft[l] : SNAP_LFT_NONE;
-			if (ex != ey)
+			if (snap_lft_get(x, l) != snap_lft_get(y, l))
 				REPORT(.kind = SNAP_DIFF_LFT, .node = i, .lid = l);
 		}
 	}

@@ -12,17 +12,21 @@
  *             0..nports; port 0 exists for switches (management port, it
  *             carries the switch's LID) and is "absent" on CAs and routers.
  *   links     are stored in the ports: peer_node/peer_port, both directions.
- *   n.lft     for switch n, n.lft[0 .. n.lft_len) is its linear forwarding
- *             table: out-port per destination LID, with SNAP_LFT_NONE (0xFF,
- *             the IB "no path" value) kept distinct from port 0, which means
- *             "this switch itself". NULL when lft_len is 0.
- *   bufs[]    the counted buffers the tables live in. A table is shared,
- *             copy-on-write, between snapshots: snap_dup() copies no table,
- *             and a writer calls snap_lft_own() before changing one, so a
- *             generation derived from another costs the tables it changed
- *             (OpenSM rewrites a few switches' tables per reroute), while
- *             readers of either see immutable tables. A decoded snapshot's
- *             tables stay in the received bytes (snap_decode_take()).
+ *   n.lft     for switch n, entries 0 .. n.lft_len-1 are its linear
+ *             forwarding table: out-port per destination LID, with
+ *             SNAP_LFT_NONE (0xFF, the IB "no path" value) kept distinct
+ *             from port 0, which means "this switch itself". NULL when
+ *             lft_len is 0. Read with snap_lft_get() and snap_lft_read().
+ *             A table is held in chunks of SNAP_LFT_CHUNK entries, counted
+ *             and shared, copy-on-write, between snapshots: snap_dup()
+ *             copies no table, and a writer calls snap_lft_own() for the
+ *             entries it changes, which copies the one chunk holding them
+ *             if another table still reads it. A generation derived from
+ *             another therefore costs the chunks it changed (a reroute's
+ *             blocks are spread over most switches' tables: whole tables
+ *             would cost half of them), while readers of either see
+ *             immutable tables, and decoded tables are copied out of the
+ *             received bytes, which are not kept.
  *
  * Error convention: functions returning int return 0 on success or -1 with a
  * human-readable reason in err[SNAP_ERR_LEN]. Nothing here prints or exits.
@@ -81,18 +85,54 @@ struct snap_port {
 	uint8_t espeed;     /* PortInfo:LinkSpeedExtActive (0=none 1=FDR 2=EDR 4=HDR) */
 };
 
+/* A switch's forwarding table, in chunks: entry l is
+ * chunk[l >> SNAP_LFT_CHUNK_SHIFT][l & (SNAP_LFT_CHUNK - 1)]. 512 entries:
+ * a reroute that changes 0.5 % of the 64-entry blocks at k=56 copies 4 %
+ * of the chunks (whole tables: 55 %), while the pointers cost 1.6 % of the
+ * entries. A chunk past the table's end is filled with SNAP_LFT_NONE. */
+#define SNAP_LFT_CHUNK_SHIFT 9
+#define SNAP_LFT_CHUNK (1u << SNAP_LFT_CHUNK_SHIFT)
+struct snap_lft {
+	_Atomic unsigned refs; /* nodes (of any snapshot) that hold it; snapshot.c's */
+	uint32_t nchunks;
+	const uint8_t *chunk[];
+};
+
 struct snap_node {
 	uint64_t guid;
 	uint64_t sysimg_guid;
-	const uint8_t *lft; /* switches: the LFT, LIDs 0..lft_len-1; NULL if empty.
-			     * Shared: written only through snap_lft_own() */
+	const struct snap_lft *lft; /* switches: the LFT, LIDs 0..lft_len-1; NULL if
+				     * empty. Shared: written only through snap_lft_own() */
 	uint32_t port0;     /* index of this node's port 0 in ports[] */
 	uint32_t lft_len;   /* switches: number of LFT entries */
-	uint32_t lft_buf;   /* switches with a table: its buffer, an index into bufs[] */
 	uint8_t type;       /* enum snap_node_type */
 	uint8_t nports;     /* physical ports, numbered 1..nports */
 	char desc[SNAP_DESC_LEN + 1]; /* NUL-terminated; may hold any byte but NUL */
 };
+
+/* Entry l of node n's table; SNAP_LFT_NONE past its end. */
+static inline uint8_t snap_lft_get(const struct snap_node *n, uint32_t l)
+{
+	return l < n->lft_len ? n->lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT][l & (SNAP_LFT_CHUNK - 1)]
+			      : SNAP_LFT_NONE;
+}
+
+/* Entries l .. l+*run-1 of node n's table, contiguous (the rest of l's
+ * chunk, at most the table's end); NULL with *run 0 past the end. */
+static inline const uint8_t *snap_lft_span(const struct snap_node *n, uint32_t l, uint32_t *run)
+{
+	if (l >= n->lft_len) {
+		*run = 0;
+		return NULL;
+	}
+	uint32_t in = l & (SNAP_LFT_CHUNK - 1), left = n->lft_len - l;
+	*run = SNAP_LFT_CHUNK - in < left ? SNAP_LFT_CHUNK - in : left;
+	return n->lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT] + in;
+}
+
+/* Entries l0 .. l0+cnt-1 of node n's table into dst, SNAP_LFT_NONE past
+ * its end. */
+void snap_lft_read(const struct snap_node *n, uint32_t l0, uint32_t cnt, uint8_t *dst);
 
 struct snap {
 	/* header fields */
@@ -106,10 +146,8 @@ struct snap {
 	uint32_t nports;     /* total port slots: sum over nodes of (nports + 1) */
 	uint64_t nlft;       /* total LFT bytes (sum of lft_len) */
 	uint32_t max_lid;    /* highest LID assigned to any port (incl. LMC range) */
-	uint32_t nbufs;
 	struct snap_node *nodes;
 	struct snap_port *ports;
-	struct snap_lftbuf **bufs; /* each counted once; opaque (snapshot.c) */
 };
 
 /* ---- building ---------------------------------------------------------- */
@@ -121,19 +159,17 @@ void snap_free(struct snap *s);
  * copied, the tables shared until snap_lft_own(). NULL on ENOMEM. Any
  * thread may free either, in any order. */
 struct snap *snap_dup(const struct snap *s);
-/* Node's table, writable and s's own: copied first if another snapshot
- * shares its buffer (or it lies in received bytes). NULL if the node has
- * no table, or on ENOMEM. */
-uint8_t *snap_lft_own(struct snap *s, uint32_t node);
-/* Drops the buffers no table of s lies in any more (after snap_lft_own()
- * calls), and, when those s holds exceed twice its table bytes, copies
- * every table into one buffer (if memory allows): what s keeps alive
- * stays within 2x its tables. 0, or -1 on ENOMEM before anything was
- * dropped (s unchanged). */
-int snap_lft_trim(struct snap *s);
-/* Bytes of the buffers s holds (its tables, dead neighbours in shared
- * buffers, a decoded snapshot's other received bytes). */
+/* Entries l0 .. l0+cnt-1 of node's table, writable and s's own, all in
+ * one chunk (l0 / SNAP_LFT_CHUNK == (l0 + cnt - 1) / SNAP_LFT_CHUNK, as
+ * every SNAP_DELTA_BLOCK block is): the table and that chunk are copied
+ * first if anything else reads them. NULL if out of range, or on ENOMEM. */
+uint8_t *snap_lft_own(struct snap *s, uint32_t node, uint32_t l0, uint32_t cnt);
+/* Bytes of the chunks s's tables hold (each chunk once per snapshot; a
+ * chunk shared with another snapshot counts in both). */
 uint64_t snap_lft_held(const struct snap *s);
+/* The process's table memory: chunk bytes in use by any snapshot, and
+ * bytes kept for reuse (freed chunks are not returned to the system). */
+void snap_lft_pool(uint64_t *used, uint64_t *spare);
 
 /*
  * Builder: add nodes first (snap_add_node reserves the port slots), then fill
@@ -172,13 +208,9 @@ int snap_encode(const struct snap *s, uint8_t **out, size_t *outlen, char err[SN
 int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err[SNAP_ERR_LEN]);
 
 /* Decodes and validates (snap_validate). On success *out is a new snapshot
- * (caller frees with snap_free); on failure *out is untouched. */
+ * (caller frees with snap_free) that keeps nothing of buf: its tables are
+ * copied into chunks; on failure *out is untouched. */
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
-/* The same without copying the tables: on success the snapshot owns buf
- * (malloc'd; its tables point into it, and it is freed with the last
- * snapshot sharing them; nobody may write it any more); on failure the
- * caller still owns it. */
-int snap_decode_take(uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
 
 /* Structural checks: indices and port numbers in range, links symmetric,
  * LFT ports exist on their switch, LIDs in range and unique. */

@@ -97,8 +97,7 @@ static void job_free(struct ingest_job *j)
 {
 	if (!j)
 		return;
-	if (!j->buf_lent)
-		free(j->buf);
+	free(j->buf);
 	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
@@ -328,7 +327,7 @@ static int run_decode(struct builder *b, struct run *r)
 			return -1;
 		}
 	} else if (!r->s) {
-		if (snap_decode_take(j->buf, j->len, &r->s, r->err)) {
+		if (snap_decode(j->buf, j->len, &r->s, r->err)) {
 			/* The previous fabric stays served: a bad snapshot only
 			 * costs a log line and an error reply to its producer. */
 			tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, r->err);
@@ -338,10 +337,6 @@ static int run_decode(struct builder *b, struct run *r)
 			job_free(j);
 			return -1;
 		}
-		/* Its tables are left in the received bytes (no 187 MB copy
-		 * at k=56), which run_persist() still writes while r->s
-		 * holds them. */
-		j->buf_lent = 1;
 	}
 	r->decode_ms = util_ms_since(t0);
 	return 0;
@@ -842,7 +837,7 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		r.cover = f->index->hc->covered;
 	prep_begin(b);
 	run_persist(b, &r);
-	snap_free(r.whole); /* and with it the received bytes */
+	snap_free(r.whole);
 	r.whole = NULL;
 	run_log(b, &r, f);
 	/* Only now: a client that queries right after its producer's OK must

@@ -62,8 +62,6 @@ typedef void (*ingest_done_fn)(void *arg, int ok, const char *msg);
 struct ingest_job {
 	uint8_t *buf;       /* encoded snapshot (owned), or NULL if snap is set */
 	size_t len;
-	int buf_lent;       /* buf belongs to the decoded snapshot now (snap_decode_take):
-			     * read only while it lives, never freed here */
 	struct snap *snap;  /* already decoded (owned), e.g. from text dumps */
 	int persist;        /* write it to the state directory once accepted */
 	int force;          /* operator's restore: skip the generation rule */

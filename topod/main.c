@@ -1051,11 +1051,13 @@ int main(int argc, char **argv)
 	if (settle_options(&o))
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
-	/* A delta copies the switch tables it changes (~48 KB each, up to
-	 * 100 MB at k=56) and frees those of the generation it replaces:
-	 * keep freed heap pages mapped for the next one instead of trimming
-	 * them and faulting fresh ones in. Whole snapshots (received bytes,
-	 * 1 MB and up) are mapped apart and go back to the system. */
+	/* Each generation allocates and frees what it does not share with
+	 * the one it replaces (the touched tables' chunk lists, the index's
+	 * re-pointed arrays, the history's reverse deltas): keep freed heap
+	 * pages mapped for the next one instead of trimming them and
+	 * faulting fresh ones in. The tables' chunks have a pool of their
+	 * own (snapshot/lft.c); whole snapshots (received bytes, 1 MB and
+	 * up) are mapped apart and go back to the system. */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	size_connections(&o, o.srv.max_conns != 0);

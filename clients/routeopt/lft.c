@@ -52,7 +52,7 @@ int lft_from_snap(const struct snap *s, struct lfts *t, char err[LFT_ERR_LEN])
 			continue;
 		uint32_t len = s->nodes[i].lft_len < t->stride ? s->nodes[i].lft_len : t->stride;
 		if (len)
-			memcpy(t->t + (size_t)t->row[i] * t->stride, s->nodes[i].lft, len);
+			snap_lft_read(&s->nodes[i], 0, len, t->t + (size_t)t->row[i] * t->stride);
 	}
 	return 0;
 }

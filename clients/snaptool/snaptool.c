@@ -121,10 +121,9 @@ static void print_lfts(FILE *f, const struct snap *s)
 		const struct snap_node *n = &s->nodes[i];
 		if (n->type != SNAP_NODE_SWITCH)
 			continue;
-		const uint8_t *lft = n->lft;
 		for (uint32_t l = 1; l < n->lft_len; l++)
-			if (lft[l] != SNAP_LFT_NONE)
-				fprintf(f, "0x%016" PRIx64 " %u %u\n", n->guid, l, lft[l]);
+			if (snap_lft_get(n, l) != SNAP_LFT_NONE)
+				fprintf(f, "0x%016" PRIx64 " %u %u\n", n->guid, l, snap_lft_get(n, l));
 	}
 }
 
@@ -158,8 +157,8 @@ static int print_diff(void *ctx, const struct snap_diff_item *d)
 		break;
 	}
 	case SNAP_DIFF_LFT: {
-		uint8_t ex = d->lid < x->lft_len ? x->lft[d->lid] : SNAP_LFT_NONE;
-		uint8_t ey = d->lid < y->lft_len ? y->lft[d->lid] : SNAP_LFT_NONE;
+		uint8_t ex = snap_lft_get(x, d->lid);
+		uint8_t ey = snap_lft_get(y, d->lid);
 		printf("switch 0x%016" PRIx64 " LID %u: port %u != %u\n", x->guid, d->lid, ex, ey);
 		break;
 	}

@@ -139,12 +139,13 @@ int main(void)
 	for (uint32_t i = 0; i < c->nnodes && !moved; i++) {
 		if (c->nodes[i].type != SNAP_NODE_SWITCH || !c->nodes[i].lft_len)
 			continue;
-		uint8_t *t = tf_lft(c, i);
+		uint8_t *t = tf_lft_get(c, i);
 		for (uint32_t l = 1; l < c->nodes[i].lft_len; l++)
 			if (t[l] != SNAP_LFT_NONE && t[l] > 1) {
 				t[l] = (uint8_t)(t[l] - 1);
 				moved++;
 			}
+		tf_lft_put(c, i, t);
 	}
 	rc = ingest(b, c, &r);
 	const struct hier *h3 = served(&st, &gen, &fresh);

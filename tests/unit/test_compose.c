@@ -39,11 +39,12 @@ static struct snap *next(const struct snap *base, unsigned leafno, unsigned up, 
 	struct snap_port *p = &t->ports[t->nodes[leaf].port0 + up];
 	struct snap_port *q = &t->ports[t->nodes[p->peer_node].port0 + p->peer_port];
 	p->state = q->state = down ? SNAP_PORT_DOWN : SNAP_PORT_ACTIVE;
-	uint8_t *lft = tf_lft(t, leaf);
+	uint8_t *lft = tf_lft_get(t, leaf);
 	uint32_t len = t->nodes[leaf].lft_len;
 	for (uint32_t l = 1 + (uint32_t)(tf_rand() % 50); l < len; l += 1 + (uint32_t)(tf_rand() % 90))
 		if (lft[l] == 5 || lft[l] == 6)
 			lft[l] = lft[l] == 5 ? 6 : 5; /* the two up ports of tf_tree2(4, 4, 2) */
+	tf_lft_put(t, leaf, lft);
 	if (name) {
 		uint32_t ca = (uint32_t)snap_find_node(t, TF_CA_GUID + 16 * (4 * (tf_rand() % 16) + 1));
 		snprintf(t->nodes[ca].desc, sizeof(t->nodes[ca].desc), "%s", name);

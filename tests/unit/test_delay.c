@@ -44,7 +44,7 @@ static int64_t ref_delay(const struct snap *s, uint32_t node, unsigned port, uin
 		return 0;
 	/* A switch source counts as a hop, as in the hop matrix. */
 	if (s->nodes[node].type == SNAP_NODE_SWITCH) {
-		port = s->nodes[node].lft[dlid];
+		port = snap_lft_get(&s->nodes[node], dlid);
 		sw = 1;
 	}
 	for (int guard = 0; guard < 32; guard++) {
@@ -59,7 +59,7 @@ static int64_t ref_delay(const struct snap *s, uint32_t node, unsigned port, uin
 		if (s->nodes[node].type != SNAP_NODE_SWITCH)
 			break;
 		sw++;
-		port = s->nodes[node].lft[dlid];
+		port = snap_lft_get(&s->nodes[node], dlid);
 	}
 	double ns = cost_route_latency(sw) * 1e9 + (bytes ? (double)bytes * 8e9 / (double)bps : 0);
 	return (int64_t)(ns + 0.5);

@@ -37,9 +37,9 @@ static struct snap *rerouted(const struct snap *base)
 	p->state = q->state = SNAP_PORT_DOWN;
 	uint32_t len = t->nodes[leaf].lft_len;
 	for (uint32_t l = 1; l < len; l += 70)
-		if (t->nodes[leaf].lft[l] == up)
-			tf_lft(t, leaf)[l] = up + 1;
-	tf_lft(t, leaf)[1] = up + 1;
+		if (snap_lft_get(&t->nodes[leaf], l) == up)
+			*tf_lft_at(t, leaf, l) = up + 1;
+	*tf_lft_at(t, leaf, 1) = up + 1;
 	uint32_t ca = (uint32_t)snap_find_node(t, TF_CA_GUID + 16 * 5);
 	snprintf(t->nodes[ca].desc, sizeof(t->nodes[ca].desc), "renamed HCA-1");
 	t->generation = 11;

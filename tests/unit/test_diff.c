@@ -118,7 +118,7 @@ static void test_lft(void)
 	route_find_host(ra, "h0005", &h5);
 	uint16_t lid = ra->eps[route_host_ep(ra, h5)].lid;
 	int64_t leaf0 = snap_find_node(b, TF_SW_GUID + 0);
-	uint8_t old = b->nodes[leaf0].lft[lid];
+	uint8_t old = snap_lft_get(&b->nodes[leaf0], lid);
 	tf_set_entry(b, TF_SW_GUID + 0, lid, (uint8_t)(old == HPL + 1 ? HPL + 2 : HPL + 1));
 	struct route_tab *rb = tab(b);
 	struct diff *d = build(ra, rb, NULL, 0);
@@ -280,7 +280,7 @@ static void test_filter(void)
 	route_find_host(ra, "h0005", &h5);
 	uint16_t lid = ra->eps[route_host_ep(ra, h5)].lid;
 	int64_t leaf0 = snap_find_node(b, TF_SW_GUID + 0);
-	uint8_t old = b->nodes[leaf0].lft[lid];
+	uint8_t old = snap_lft_get(&b->nodes[leaf0], lid);
 	tf_set_entry(b, TF_SW_GUID + 0, lid, (uint8_t)(old == HPL + 1 ? HPL + 2 : HPL + 1));
 	port(b, TF_SW_GUID + 3, 1)->width = 1; /* h0012's cable, leaf 3 */
 	struct route_tab *rb = tab(b);

@@ -91,7 +91,7 @@ static int same_tables(const struct snap *applied, const struct snap *want)
 	for (uint32_t i = 0; i < want->nnodes; i++) {
 		const struct snap_node *p = &applied->nodes[i], *q = &want->nodes[i];
 		if (p->guid != q->guid || p->lft_len != q->lft_len ||
-		    (q->lft_len && memcmp(p->lft, q->lft, q->lft_len)))
+		    (q->lft_len && !tf_lft_same(p, q)))
 			return 0;
 	}
 	return tf_same_encoding(applied, want);
@@ -112,7 +112,7 @@ static int mutate(struct snap *t, unsigned i, unsigned h, struct snap *const *sa
 			tf_die("restore: another table layout");
 		for (uint32_t k = 0; k < t->nnodes; k++)
 			if (t->nodes[k].lft_len)
-				memcpy(tf_lft(t, k), from->nodes[k].lft, t->nodes[k].lft_len);
+				tf_lft_put(t, k, tf_lft_get(from, k));
 		return RESTORE;
 	}
 	int what = MOVE;
@@ -122,7 +122,7 @@ static int mutate(struct snap *t, unsigned i, unsigned h, struct snap *const *sa
 		do
 			n = &t->nodes[tf_rand() % t->nnodes];
 		while (n->type != SNAP_NODE_SWITCH);
-		uint8_t *e = &tf_lft(t, (uint32_t)(n - t->nodes))[1 + tf_rand() % (n->lft_len - 1)];
+		uint8_t *e = tf_lft_at(t, (uint32_t)(n - t->nodes), 1 + tf_rand() % (n->lft_len - 1));
 		if (i % 3 == 2 && c == 0) {
 			*e = (uint8_t)(tf_rand() % (2 * h + 1));
 			what = ANYWHERE;

@@ -156,7 +156,7 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 			struct snap_node *n = &b->nodes[i];
 			if (n->type != SNAP_NODE_SWITCH)
 				continue;
-			uint8_t *e = &tf_lft(b, (uint32_t)(n - b->nodes))[1 + tf_rand() % (n->lft_len - 1)];
+			uint8_t *e = tf_lft_at(b, (uint32_t)(n - b->nodes), 1 + tf_rand() % (n->lft_len - 1));
 			if (r % 3 == 2 && c == 0)
 				*e = (uint8_t)(tf_rand() % (2 * h + 1));
 			else if (*e != SNAP_LFT_NONE && *e > h && n->guid - TF_SW_GUID < 200000)
@@ -259,7 +259,7 @@ int main(void)
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 200000)
 			continue;
 		for (uint32_t l = 1; l < n->lft_len; l += 3) {
-			uint8_t *e = &tf_lft(b, (uint32_t)(n - b->nodes))[l];
+			uint8_t *e = tf_lft_at(b, (uint32_t)(n - b->nodes), l);
 			if (*e != SNAP_LFT_NONE && *e > h) {
 				*e = (uint8_t)(h + 1 + (*e - h) % h);
 				if (!moved++) {
@@ -299,8 +299,8 @@ int main(void)
 	struct route_hop hop[8];
 	struct route_res res;
 	CHECK(xb2 && sep != ROUTE_NONE && route_walk(xb2->rt, sep, (uint16_t)mlid, hop, 8, &res) == AN_OK &&
-	      hop[0].out == bb2->nodes[mnode].lft[mlid] &&
-	      hop[0].out != a->nodes[mnode].lft[mlid],
+	      hop[0].out == snap_lft_get(&bb2->nodes[mnode], mlid) &&
+	      hop[0].out != snap_lft_get(&a->nodes[mnode], mlid),
 	      "a re-pointed index walks the new LFTs (switch %u, LID %u), after the base's index is freed", mnode, mlid);
 	fabric_index_free(xb2);
 	snap_free(bb2);
@@ -311,7 +311,7 @@ int main(void)
 	c->generation = 3;
 	uint32_t leaf0 = (uint32_t)snap_find_node(c, TF_SW_GUID + 0);
 	uint32_t lid_local = 2; /* host 1 of leaf 0: LID 2 */
-	tf_lft(c, leaf0)[lid_local] = (uint8_t)(h + 1);
+	*tf_lft_at(c, leaf0, lid_local) = (uint8_t)(h + 1);
 	struct fabric_index *xc = update(a, xa, c, &reused, &cc);
 	CHECK(xc && reused == 0, "a route that changes its length (here: loops) rebuilds the hierarchy");
 	struct snap *cp = NULL;

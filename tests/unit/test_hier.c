@@ -299,7 +299,7 @@ static void test_random(void)
 				if (nd2->type != SNAP_NODE_SWITCH || !nd2->lft_len)
 					continue;
 				uint64_t r = tf_rand() % (nd2->nports + 2u);
-				tf_lft(s, (uint32_t)(nd2 - s->nodes))[tf_rand() % nd2->lft_len] = r > nd2->nports ? SNAP_LFT_NONE : (uint8_t)r;
+				*tf_lft_at(s, (uint32_t)(nd2 - s->nodes), tf_rand() % nd2->lft_len) = r > nd2->nports ? SNAP_LFT_NONE : (uint8_t)r;
 			}
 		struct route_tab *rt = build_rt(s, NULL);
 		struct hier *h = build_h(rt);

@@ -30,10 +30,11 @@ static void make_gens(void)
 		uint32_t ca = (uint32_t)snap_find_node(t, TF_CA_GUID + 16 * (4 * (uint64_t)i + 1));
 		snprintf(t->nodes[ca].desc, sizeof(t->nodes[ca].desc), "gen %d", 10 + i);
 		uint32_t leaf = (uint32_t)snap_find_node(t, TF_SW_GUID + (uint64_t)(i % 4));
-		uint8_t *lft = tf_lft(t, leaf);
+		uint8_t *lft = tf_lft_get(t, leaf);
 		for (uint32_t l = (uint32_t)i; l < t->nodes[leaf].lft_len; l += 9)
 			if (lft[l] == 5 || lft[l] == 6)
 				lft[l] = lft[l] == 5 ? 6 : 5;
+		tf_lft_put(t, leaf, lft);
 		t->generation = 10 + (uint64_t)i;
 		t->timestamp += 1000;
 		gen[i] = t;

@@ -109,30 +109,34 @@ static void test_tree2(void)
 
 	/* LFT errors on the same fabric */
 	uint16_t lid5 = rt->eps[ep(rt, "h0005")].lid;
-	uint8_t up = s->nodes[l0].lft[lid5];
+	uint8_t up = snap_lft_get(&s->nodes[l0], lid5);
 	const struct snap_port *upp = &s->ports[s->nodes[l0].port0 + up];
 	uint32_t spine = upp->peer_node;
-	uint8_t saved = s->nodes[spine].lft[lid5];
-	tf_lft(s, spine)[lid5] = upp->peer_port;   /* back down to leaf0 */
+	uint8_t saved = snap_lft_get(&s->nodes[spine], lid5);
+	*tf_lft_at(s, spine, lid5) = upp->peer_port;   /* back down to leaf0 */
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
 	CHECK(r == AN_E_LOOP && res.hops == rt->nsw, "error: leaf <-> spine ping-pong is AN_E_LOOP after nsw hops");
-	tf_lft(s, spine)[lid5] = saved;
-	tf_lft(s, l0)[lid5] = SNAP_LFT_NONE;
+	*tf_lft_at(s, spine, lid5) = saved;
+	*tf_lft_at(s, l0, lid5) = SNAP_LFT_NONE;
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
 	CHECK(r == AN_E_NOENTRY && res.fail_node == l0 && res.hops == 1, "error: 0xFF entry is AN_E_NOENTRY at leaf0");
-	tf_lft(s, l0)[lid5] = 0;
+	*tf_lft_at(s, l0, lid5) = 0;
 	CHECK(route_hops(rt, e0, lid5) == AN_E_WRONGDST, "error: entry 0 (this switch) for a host LID is AN_E_WRONGDST");
-	tf_lft(s, l0)[lid5] = 2;
+	*tf_lft_at(s, l0, lid5) = 2;
 	r = route_walk(rt, e0, lid5, NULL, 0, &res);
 	CHECK(r == AN_E_WRONGDST && res.fail_node == l0 && res.fail_port == 2,
 	      "error: entry pointing at another host's port is AN_E_WRONGDST");
-	tf_lft(s, l0)[lid5] = up;
+	*tf_lft_at(s, l0, lid5) = up;
 	{
-		/* an LFT shorter than the LID */
+		/* an LFT shorter than the LID (an index reads the lengths when
+		 * built) */
 		struct snap_node *n = &s->nodes[l0];
 		uint32_t keep = n->lft_len;
+		struct route_tab *cut = NULL;
 		n->lft_len = lid5;
-		CHECK(route_hops(rt, e0, lid5) == AN_E_NOENTRY, "error: LID beyond the LFT is AN_E_NOENTRY");
+		CHECK(!route_repoint(rt, s, &cut) && route_hops(cut, e0, lid5) == AN_E_NOENTRY,
+		      "error: LID beyond the LFT is AN_E_NOENTRY");
+		route_free(cut);
 		n->lft_len = keep;
 	}
 	CHECK(route_hops(rt, e0, lid5) == 3, "walk: restored LFT routes again");
@@ -430,7 +434,7 @@ static void test_dp(void)
 				continue;
 			uint32_t l = (uint32_t)(tf_rand() % nd->lft_len);
 			uint64_t r = tf_rand() % (nd->nports + 2u);
-			tf_lft(s, (uint32_t)(nd - s->nodes))[l] = r > nd->nports ? SNAP_LFT_NONE : (uint8_t)r;
+			*tf_lft_at(s, (uint32_t)(nd - s->nodes), l) = r > nd->nports ? SNAP_LFT_NONE : (uint8_t)r;
 		}
 		ok &= dp_agrees(s);
 		n++;

@@ -259,7 +259,7 @@ static void test_random(void)
 				tf_link_down(s, z, p);
 			if (nd->type == SNAP_NODE_SWITCH && nd->lft_len && tf_rand() % 2) {
 				uint64_t r = tf_rand() % (nd->nports + 2u);
-				tf_lft(s, (uint32_t)(nd - s->nodes))[tf_rand() % nd->lft_len] = r > nd->nports ? SNAP_LFT_NONE : (uint8_t)r;
+				*tf_lft_at(s, (uint32_t)(nd - s->nodes), tf_rand() % nd->lft_len) = r > nd->nports ? SNAP_LFT_NONE : (uint8_t)r;
 			}
 		}
 		struct route_tab *rt = build_rt(s);

@@ -59,7 +59,7 @@ static void ref_route(const struct snap *s, const struct route_tab *rt, uint32_t
 		node = pt->peer_node;
 		if (s->nodes[node].type != SNAP_NODE_SWITCH)
 			break;
-		port = s->nodes[node].lft[b->lid];
+		port = snap_lft_get(&s->nodes[node], b->lid);
 	}
 	snprintf(buf + o, n - o, "</route>\n");
 }
@@ -132,7 +132,7 @@ static void test_platform(void)
 	/* Break the route to h0003 at its leaf. */
 	uint16_t lid3 = rt->eps[route_host_ep(rt, 3)].lid;
 	uint32_t leaf = s->ports[s->nodes[h3].port0 + 1].peer_node;
-	tf_lft(s, leaf)[lid3] = SNAP_LFT_NONE;
+	*tf_lft_at(s, leaf, lid3) = SNAP_LFT_NONE;
 	rc = simgrid_platform(rt, hosts, 4, &out, NULL, err);
 	CHECK(rc == AN_E_ROUTE && strstr(err, "to h0003") && strstr(err, "from h0"), "a failing route names the pair: %s",
 	      err);

@@ -15,6 +15,22 @@
 #include "tap.h"
 #include "textdump.h"
 
+/* Two nodes' tables hold the same entries: read out whole (snap_lft_read
+ * across chunks) and compared. */
+static int tables_equal_node(const struct snap_node *a, const struct snap_node *b)
+{
+	uint8_t *x = malloc(a->lft_len + 1u), *y = malloc(a->lft_len + 1u);
+	int same = x && y && a->lft_len == b->lft_len;
+	if (same) {
+		snap_lft_read(a, 0, a->lft_len, x);
+		snap_lft_read(b, 0, b->lft_len, y);
+		same = !memcmp(x, y, a->lft_len);
+	}
+	free(x);
+	free(y);
+	return same;
+}
+
 /* Two leaf switches joined by two cables, two hosts each; nodes added out
  * of GUID order so that canonicalization has work to do. */
 static struct snap *small_fabric(void)
@@ -124,10 +140,10 @@ static void test_roundtrip(void)
 	for (uint32_t i = 0; i < d->nnodes; i++)
 		same &= d->nodes[i].guid == s->nodes[i].guid && !strcmp(d->nodes[i].desc, s->nodes[i].desc) &&
 			d->nodes[i].lft_len == s->nodes[i].lft_len &&
-			(!d->nodes[i].lft_len || !memcmp(d->nodes[i].lft, s->nodes[i].lft, d->nodes[i].lft_len));
+			tables_equal_node(&d->nodes[i], &s->nodes[i]);
 	CHECK(same, "nodes, descriptions and LFTs survive");
 	int64_t sw = snap_find_node(d, 0x200001);
-	CHECK(sw >= 0 && d->nodes[sw].lft[0] == SNAP_LFT_NONE && d->nodes[sw].lft[1] == 0,
+	CHECK(sw >= 0 && snap_lft_get(&d->nodes[sw], 0) == SNAP_LFT_NONE && snap_lft_get(&d->nodes[sw], 1) == 0,
 	      "no-path (0xFF) stays distinct from port 0");
 	uint32_t n;
 	unsigned p;
@@ -407,8 +423,8 @@ static void test_textdump(void)
 	CHECK(rc == 0, "load ibnetdiscover + ibroute text%s%s", rc ? ": " : "", rc ? err : "");
 	if (s) {
 		int64_t sw = snap_find_node(s, 0x200000);
-		CHECK(sw >= 0 && s->nodes[sw].lft_len == 4 && s->nodes[sw].lft[3] == 2 &&
-			      s->nodes[sw].lft[0] == SNAP_LFT_NONE,
+		CHECK(sw >= 0 && s->nodes[sw].lft_len == 4 && snap_lft_get(&s->nodes[sw], 3) == 2 &&
+			      snap_lft_get(&s->nodes[sw], 0) == SNAP_LFT_NONE,
 		      "LFT from the dump, unlisted LID 0 is no-path");
 		CHECK(sw >= 0 && !strcmp(s->nodes[sw].desc, "leaf \\\"one\\\""), "description with quotes kept");
 		int64_t h = snap_find_node(s, 0x100003);
@@ -477,7 +493,7 @@ static void test_diff(void)
 	/* One LFT entry, one port state, one description: states count only
 	 * with SNAP_DIFF_STATE, and every difference names its place. */
 	uint32_t sw = (uint32_t)snap_find_node(b, 0x200001);
-	snap_lft_own(b, sw)[5] = 3;
+	*snap_lft_own(b, sw, 5, 1) = 3;
 	b->ports[b->nodes[sw].port0 + 1].state = SNAP_PORT_INIT;
 	uint32_t ca = (uint32_t)snap_find_node(b, 0x100010);
 	b->nodes[ca].desc[0] = 'X';
@@ -522,61 +538,97 @@ static int tables_equal(const struct snap *a, const struct snap *b)
 	if (a->nnodes != b->nnodes || a->nlft != b->nlft)
 		return 0;
 	for (uint32_t i = 0; i < a->nnodes; i++)
-		if (a->nodes[i].lft_len != b->nodes[i].lft_len ||
-		    (a->nodes[i].lft_len && memcmp(a->nodes[i].lft, b->nodes[i].lft, a->nodes[i].lft_len)))
+		if (!tables_equal_node(&a->nodes[i], &b->nodes[i]))
 			return 0;
 	return 1;
 }
 
-/* Copy-on-write tables (issue 22): a copy shares every table until one is
- * written, the writer's copy alone changes, and either snapshot outlives
- * the other (ASan sees a use after free or a leak). */
+static uint64_t pool_used(void)
+{
+	uint64_t used, spare;
+	snap_lft_pool(&used, &spare);
+	return used;
+}
+
+/* Copy-on-write tables (issues 22, 39): a copy shares every table until
+ * one is written, the writer copies the one chunk it writes, the
+ * original is untouched, either snapshot outlives the other (ASan sees a
+ * use after free or a leak), and every chunk goes back to the pool. */
 static void test_lft_cow(void)
 {
 	enum { NSW = 64, LEN = 4096 };
+	uint64_t base = pool_used();
 	struct snap *a = cow_fabric(NSW, LEN), *keep = a ? cow_fabric(NSW, LEN) : NULL;
+	uint64_t made = pool_used();
 	struct snap *b = keep ? snap_dup(a) : NULL;
 	int shared = !!b;
 	for (uint32_t i = 0; b && i < NSW; i++)
 		shared &= b->nodes[i].lft == a->nodes[i].lft;
-	CHECK(shared && snap_lft_held(b) == (uint64_t)NSW * LEN, "a copy shares every table (%llu bytes held)",
+	CHECK(shared && snap_lft_held(b) == (uint64_t)NSW * LEN && pool_used() == made,
+	      "a copy shares every table and copies no chunk (%llu bytes held)",
 	      b ? (unsigned long long)snap_lft_held(b) : 0ull);
-	uint8_t *t = b ? snap_lft_own(b, 3) : NULL;
+	CHECK(made - base == 2ull * NSW * LEN, "two fabrics' tables take their bytes in chunks (%llu)",
+	      (unsigned long long)(made - base));
+	uint8_t *t = b ? snap_lft_own(b, 3, 7, 1) : NULL;
 	if (t)
-		t[7] = (uint8_t)(t[7] + 1);
-	CHECK(t && t != a->nodes[3].lft && tables_equal(a, keep) && snap_diff(a, b, 0, NULL, NULL) == 1 &&
-		      snap_lft_own(b, 3) == t && b->nodes[4].lft == a->nodes[4].lft,
-	      "writing the copy's table copies it once; the original is untouched, the others still shared");
-	CHECK(b && !snap_lft_trim(b) && snap_lft_held(b) == b->nlft && b->nbufs == NSW,
-	      "trimmed, the copy holds its own tables' bytes: the replaced buffer is dropped (%llu held, %u buffers)",
-	      b ? (unsigned long long)snap_lft_held(b) : 0ull, b ? b->nbufs : 0);
+		*t = (uint8_t)(*t + 1);
+	int rest = b && t && b->nodes[3].lft != a->nodes[3].lft && b->nodes[3].lft->chunk[0] != a->nodes[3].lft->chunk[0];
+	for (uint32_t k = 1; rest && k < LEN / SNAP_LFT_CHUNK; k++)
+		rest = b->nodes[3].lft->chunk[k] == a->nodes[3].lft->chunk[k];
+	CHECK(rest && tables_equal(a, keep) && snap_diff(a, b, 0, NULL, NULL) == 1 &&
+		      b->nodes[4].lft == a->nodes[4].lft && pool_used() == made + SNAP_LFT_CHUNK,
+	      "writing an entry copies its chunk alone; the original is untouched, the rest still shared");
+	CHECK(b && snap_lft_own(b, 3, 7, 1) == t && snap_lft_own(b, 3, 64, 64) && pool_used() == made + SNAP_LFT_CHUNK,
+	      "the copy's own chunk is written in place");
+	CHECK(b && !snap_lft_own(b, 3, SNAP_LFT_CHUNK - 2, 4) && !snap_lft_own(b, 3, LEN - 1, 2) &&
+		      !snap_lft_own(b, 0, LEN, 1) && !snap_lft_own(b, 3, 0, 0),
+	      "a write across chunks, past the table or of nothing is refused");
 	snap_free(a);
+	CHECK(pool_used() == made, "the original freed, its replaced chunk goes back to the pool");
 	if (t)
-		t[7] = (uint8_t)(t[7] - 1);
+		*t = (uint8_t)(*t - 1);
 	CHECK(b && tables_equal(b, keep), "the copy outlives the original, its tables intact");
 
-	/* Tables shrunk in place leave dead bytes: trim packs them. */
+	/* Shorter tables hold fewer chunks; the longer ones' go back. */
 	uint8_t row[LEN / 4];
 	memset(row, 2, sizeof(row));
 	int ok = !!b;
 	for (uint32_t i = 0; ok && i < NSW; i++)
 		ok = !snap_set_lft(b, i, row, sizeof(row));
-	uint64_t before = b ? snap_lft_held(b) : 0;
-	CHECK(ok && before > 2 * b->nlft && !snap_lft_trim(b) && snap_lft_held(b) == b->nlft && b->nbufs == 1 &&
-		      b->nodes[NSW - 1].lft[LEN / 4 - 1] == 2,
-	      "held bytes beyond twice the tables are packed into one buffer (%llu -> %llu, tables %llu)",
-	      (unsigned long long)before, b ? (unsigned long long)snap_lft_held(b) : 0ull,
-	      b ? (unsigned long long)b->nlft : 0ull);
+	CHECK(ok && snap_lft_held(b) == b->nlft && snap_lft_get(&b->nodes[NSW - 1], LEN / 4 - 1) == 2 &&
+		      snap_lft_get(&b->nodes[NSW - 1], LEN / 4) == SNAP_LFT_NONE &&
+		      pool_used() == made - (uint64_t)NSW * LEN + (uint64_t)NSW * LEN / 4,
+	      "replaced tables: the copy holds its tables' bytes (%llu held, tables %llu)",
+	      b ? (unsigned long long)snap_lft_held(b) : 0ull, b ? (unsigned long long)b->nlft : 0ull);
 	snap_free(b);
 	snap_free(keep);
+	CHECK(pool_used() == base, "every chunk back in the pool (%llu bytes still used, %llu before)",
+	      (unsigned long long)pool_used(), (unsigned long long)base);
 }
 
-/* A decoded snapshot's tables stay in the received bytes, which it then
- * owns and never writes. */
-static void test_decode_take(void)
+/* The tables of a fabric replaced whole go back to the system, not to
+ * the pool: one wholly free slab is kept, the others are unmapped. */
+static void test_lft_release(void)
+{
+	enum { NSW = 128, LEN = 49152 }; /* 6.3 MB: four 2 MiB slabs */
+	uint64_t used0, spare0, used1, spare1;
+	snap_lft_pool(&used0, &spare0);
+	struct snap *a = cow_fabric(NSW, LEN);
+	snap_lft_pool(&used1, &spare1);
+	CHECK(a && used1 - used0 == (uint64_t)NSW * LEN, "a fabric's tables in the pool (%llu bytes)",
+	      (unsigned long long)(used1 - used0));
+	snap_free(a);
+	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 == used0 && spare1 <= spare0 + ((uint64_t)2 << 20),
+	      "freed, its slabs are unmapped but one (%llu bytes spare, %llu before)", (unsigned long long)spare1,
+	      (unsigned long long)spare0);
+}
+
+/* A decoded snapshot keeps nothing of the received bytes: its tables are
+ * copied out, so the caller may write or free them at once. */
+static void test_decode_copies(void)
 {
 	struct snap *s = small_fabric(), *d = NULL;
-	uint32_t sw = s ? (uint32_t)snap_find_node(s, 0x200001) : 0;
 	uint8_t *buf = NULL, *bad;
 	size_t len = 0;
 	char err[SNAP_ERR_LEN];
@@ -588,19 +640,13 @@ static void test_decode_take(void)
 	bad = malloc(len);
 	memcpy(bad, buf, len);
 	bad[len - 1] ^= 1;
-	CHECK(snap_decode_take(bad, len, &d, err) && !d, "a damaged buffer is refused and left to the caller");
+	CHECK(snap_decode(bad, len, &d, err) && !d, "a damaged buffer is refused");
 	free(bad);
-	CHECK(!snap_decode_take(buf, len, &d, err) && d && tables_equal(d, s), "decoded in place");
-	const uint8_t *in = d ? d->nodes[sw].lft : NULL;
-	CHECK(in && in > buf && in < buf + len, "a table lies in the received bytes");
-	uint8_t *t = d ? snap_lft_own(d, sw) : NULL;
-	if (t)
-		t[1] ^= 0x3;
-	struct snap *again = NULL;
-	CHECK(t && t != in && !snap_decode(buf, len, &again, err) && tables_equal(again, s),
-	      "writing a table copies it: the received bytes still decode to the same tables");
-	snap_free(again);
-	snap_free(d); /* frees buf */
+	CHECK(!snap_decode(buf, len, &d, err) && d, "decoded");
+	memset(buf, 0xA5, len);
+	free(buf);
+	CHECK(d && tables_equal(d, s) && !snap_validate(d, err), "the received bytes overwritten and freed, its tables intact");
+	snap_free(d);
 	snap_free(s);
 }
 
@@ -663,7 +709,7 @@ static void test_lft_check(void)
 			continue;
 		}
 		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
-			uint8_t *e = snap_lft_own(s, (uint32_t)n) + at[k];
+			uint8_t *e = snap_lft_own(s, (uint32_t)n, at[k], 1);
 			uint8_t was = *e;
 			char want[64];
 			*e = (uint8_t)(nports + 1 + k % 2 * (253 - nports)); /* the first bad port, or 254 */
@@ -683,7 +729,8 @@ int main(void)
 	test_lft_check();
 	test_crc32c();
 	test_lft_cow();
-	test_decode_take();
+	test_decode_copies();
+	test_lft_release();
 	test_diff();
 	test_roundtrip();
 	test_truncated();

@@ -243,14 +243,35 @@ static inline void tf_finish(struct snap *s, unsigned lmc)
 	}
 }
 
-/* Node's table, writable: copied first where another snapshot shares it
- * (a test's snap_dup() of a fabric it changes). */
-static inline uint8_t *tf_lft(struct snap *s, uint32_t node)
+/* Entry l of node's table, writable: its chunk copied first where another
+ * snapshot shares it (a test's snap_dup() of a fabric it changes). */
+static inline uint8_t *tf_lft_at(struct snap *s, uint32_t node, uint32_t l)
 {
-	uint8_t *t = snap_lft_own(s, node);
+	uint8_t *t = snap_lft_own(s, node, l, 1);
 	if (!t)
 		tf_die("snap_lft_own");
 	return t;
+}
+
+/* Node's whole table as a malloc'd copy, to change and hand back to
+ * tf_lft_put(), which writes the entries that differ (so only their
+ * chunks are copied, as a delta would). */
+static inline uint8_t *tf_lft_get(const struct snap *s, uint32_t node)
+{
+	uint32_t len = s->nodes[node].lft_len;
+	uint8_t *t = malloc(len ? len : 1);
+	if (!t)
+		tf_die("tf_lft_get");
+	snap_lft_read(&s->nodes[node], 0, len, t);
+	return t;
+}
+
+static inline void tf_lft_put(struct snap *s, uint32_t node, uint8_t *t)
+{
+	for (uint32_t l = 0; l < s->nodes[node].lft_len; l++)
+		if (snap_lft_get(&s->nodes[node], l) != t[l])
+			*tf_lft_at(s, node, l) = t[l];
+	free(t);
 }
 
 /* A cable fault on a tf_fattree3 tree (half-radix h), rerouted as a
@@ -270,13 +291,14 @@ static inline void tf_fault_pod0(struct snap *s, unsigned h)
 		const struct snap_node *n = &s->nodes[i];
 		if (n->type != SNAP_NODE_SWITCH || n->guid - TF_SW_GUID >= 100000)
 			continue;
-		uint8_t *e = tf_lft(s, i);
+		uint8_t *e = tf_lft_get(s, i);
 		for (uint32_t l = 1; l < n->lft_len; l++)
 			if (e[l] == h + 1 && (n->guid - TF_SW_GUID < h || l <= h * h))
 				e[l] = (uint8_t)(h + 2);
+		tf_lft_put(s, i, e);
 	}
 	for (uint32_t l = 1; l <= h * h; l++)
-		tf_lft(s, (uint32_t)a0)[l] = SNAP_LFT_NONE;
+		*tf_lft_at(s, (uint32_t)a0, l) = SNAP_LFT_NONE;
 }
 
 /* Sets one LFT entry of the switch with this GUID (after tf_finish). */
@@ -285,7 +307,18 @@ static inline void tf_set_entry(struct snap *s, uint64_t sw_guid, uint32_t lid, 
 	int64_t i = snap_find_node(s, sw_guid);
 	if (i < 0 || lid >= s->nodes[i].lft_len)
 		tf_die("set entry");
-	tf_lft(s, i)[lid] = port;
+	*tf_lft_at(s, i, lid) = port;
+}
+
+/* Do two nodes' tables hold the same entries (lengths included)? */
+static inline int tf_lft_same(const struct snap_node *a, const struct snap_node *b)
+{
+	if (a->lft_len != b->lft_len)
+		return 0;
+	for (uint32_t l = 0; l < a->lft_len; l++)
+		if (snap_lft_get(a, l) != snap_lft_get(b, l))
+			return 0;
+	return 1;
 }
 
 /* Do a and b encode to the same bytes (header, nodes, ports, tables)? */
@@ -320,7 +353,7 @@ static inline struct snap *tf_reroute(const struct snap *s, unsigned it)
 			i = (uint32_t)(tf_rand() % t->nnodes);
 		while (t->nodes[i].type != SNAP_NODE_SWITCH);
 		uint32_t l = 1 + (uint32_t)(tf_rand() % (t->nodes[i].lft_len - 1));
-		tf_lft(t, i)[l] = (uint8_t)(1 + tf_rand() % t->nodes[i].nports);
+		*tf_lft_at(t, i, l) = (uint8_t)(1 + tf_rand() % t->nodes[i].nports);
 	}
 	uint32_t x;
 	do

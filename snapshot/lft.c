@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lft.c - the forwarding tables' memory: chunks of SNAP_LFT_CHUNK entries,
+ * counted, shared between snapshots and copied one at a time when written.
+ *
+ * Why chunks: a reroute delta at k=56 changes 0.5 % of the 64-entry blocks
+ * but touches 55 % of the switches; copying whole tables cost 103 MB per
+ * generation, and the received snapshot stayed alive under the tables no
+ * delta touched, so topod held twice its tables and more (issue 39).
+ *
+ * Why a pool: a k=56 fabric's 188 MB of tables are 368,000 chunks. They
+ * live in 2 MiB slabs asked for in huge pages (the first writes of a
+ * decode fault 512 times less often), each slab's first 17 KiB holding the
+ * counts of its chunks and its list of free ones, so a chunk finds both
+ * from its address with no header between chunks. Freed chunks go back to
+ * their slab: the next generation's copies reuse them, and a fabric's
+ * tables keep a steady size; a slab left wholly free goes back to the
+ * system (one is kept). The pool is the process's, like malloc's arenas;
+ * its lock is taken once per table, not per chunk.
+ *
+ * Under AddressSanitizer the free chunks are poisoned, so a read through a
+ * table freed too early is reported as with malloc'd memory.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "lft_impl.h"
+#include "snapshot.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define SLAB_BYTES ((size_t)2 << 20)
+#define SLAB_CHUNKS (SLAB_BYTES >> SNAP_LFT_CHUNK_SHIFT)
+#define SLAB_REFS (SLAB_CHUNKS * sizeof(atomic_uint))
+
+/* A slab's head, after its chunks' counts; both fill the slab's first
+ * SLAB_META chunks. */
+struct slab {
+	struct slab *prev, *next; /* the slabs with free chunks */
+	uint8_t *free;            /* its free chunks, linked through their first bytes */
+	uint32_t nfree;
+};
+#define SLAB_META ((SLAB_REFS + sizeof(struct slab) + SNAP_LFT_CHUNK - 1) >> SNAP_LFT_CHUNK_SHIFT)
+#define SLAB_USABLE (SLAB_CHUNKS - SLAB_META)
+/* Wholly free slabs kept for the next copies; the others go back to the
+ * system, so that the old tables of a fabric replaced whole (decoded while
+ * they were still served) do not stay resident. */
+#define SLAB_KEEP 1
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct slab *pool_partial; /* the slab that last got a free chunk first */
+static uint64_t pool_slabs, pool_spare, pool_idle;
+
+static uint8_t *slab_base(const uint8_t *c)
+{
+	return (uint8_t *)((uintptr_t)c & ~(uintptr_t)(SLAB_BYTES - 1));
+}
+
+static atomic_uint *chunk_refs(const uint8_t *c)
+{
+	uint8_t *base = slab_base(c);
+	return (atomic_uint *)base + ((uintptr_t)(c - base) >> SNAP_LFT_CHUNK_SHIFT);
+}
+
+static struct slab *slab_of(const uint8_t *c)
+{
+	return (struct slab *)(slab_base(c) + SLAB_REFS);
+}
+
+static void partial_add(struct slab *s)
+{
+	s->prev = NULL;
+	s->next = pool_partial;
+	if (pool_partial)
+		pool_partial->prev = s;
+	pool_partial = s;
+}
+
+static void partial_drop(struct slab *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		pool_partial = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+}
+
+/* The functions below are called with pool_mu held. */
+
+static void slab_release(struct slab *s)
+{
+	uint8_t *base = slab_base((uint8_t *)s);
+	partial_drop(s);
+	pool_spare -= SLAB_USABLE;
+	pool_slabs--;
+	/* The address may come back as anyone's memory. */
+	UNPOISON(base, SLAB_BYTES);
+	munmap(base, SLAB_BYTES);
+}
+
+static void push_free(uint8_t *c)
+{
+	struct slab *s = slab_of(c);
+	UNPOISON(c, sizeof(uint8_t *));
+	memcpy(c, &s->free, sizeof(s->free));
+	POISON(c, SNAP_LFT_CHUNK);
+	s->free = c;
+	if (!s->nfree++)
+		partial_add(s);
+	pool_spare++;
+	if (s->nfree == SLAB_USABLE) {
+		if (pool_idle < SLAB_KEEP)
+			pool_idle++;
+		else
+			slab_release(s);
+	}
+}
+
+static uint8_t *pop_free(void)
+{
+	struct slab *s = pool_partial;
+	uint8_t *c = s->free;
+	UNPOISON(c, SNAP_LFT_CHUNK);
+	memcpy(&s->free, c, sizeof(s->free));
+	if (s->nfree-- == SLAB_USABLE)
+		pool_idle--;
+	if (!s->nfree)
+		partial_drop(s);
+	pool_spare--;
+	return c;
+}
+
+/* A slab, aligned to its size so that chunk_refs() and slab_of() find its
+ * head from any chunk's address, every chunk free. */
+static int slab_add(void)
+{
+	uint8_t *p = mmap(NULL, 2 * SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	uintptr_t a = ((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	if ((uintptr_t)p + 2 * SLAB_BYTES > a + SLAB_BYTES)
+		munmap((uint8_t *)(a + SLAB_BYTES), (uintptr_t)p + SLAB_BYTES - a);
+#ifdef MADV_HUGEPAGE
+	(void)madvise((void *)a, SLAB_BYTES, MADV_HUGEPAGE);
+#endif
+	uint8_t *base = (uint8_t *)a;
+	struct slab *s = slab_of(base);
+	s->free = NULL;
+	for (size_t i = SLAB_CHUNKS; i-- > SLAB_META;) {
+		uint8_t *c = base + (i << SNAP_LFT_CHUNK_SHIFT);
+		memcpy(c, &s->free, sizeof(s->free));
+		POISON(c, SNAP_LFT_CHUNK);
+		s->free = c;
+	}
+	s->nfree = SLAB_USABLE;
+	partial_add(s);
+	pool_spare += SLAB_USABLE;
+	pool_idle++;
+	pool_slabs++;
+	return 0;
+}
+
+/* n chunks into out[], each held once; -1 on ENOMEM, none taken. */
+static int chunks_get(uint8_t **out, uint32_t n)
+{
+	pthread_mutex_lock(&pool_mu);
+	while (pool_spare < n)
+		if (slab_add()) {
+			pthread_mutex_unlock(&pool_mu);
+			return -1;
+		}
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = pop_free();
+	pthread_mutex_unlock(&pool_mu);
+	for (uint32_t i = 0; i < n; i++)
+		atomic_store_explicit(chunk_refs(out[i]), 1, memory_order_relaxed);
+	return 0;
+}
+
+static void chunks_put(uint8_t *const *c, uint32_t n)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&pool_mu);
+	for (uint32_t i = 0; i < n; i++)
+		push_free(c[i]);
+	pthread_mutex_unlock(&pool_mu);
+}
+
+static struct snap_lft *lft_alloc(uint32_t nchunks)
+{
+	struct snap_lft *t = malloc(sizeof(*t) + (size_t)nchunks * sizeof(t->chunk[0]));
+	if (!t)
+		return NULL;
+	atomic_init(&t->refs, 1);
+	t->nchunks = nchunks;
+	return t;
+}
+
+struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len)
+{
+	uint32_t nc = (len + SNAP_LFT_CHUNK - 1) >> SNAP_LFT_CHUNK_SHIFT;
+	struct snap_lft *t = nc ? lft_alloc(nc) : NULL;
+	if (!t || chunks_get((uint8_t **)t->chunk, nc)) {
+		free(t);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nc; i++) {
+		uint8_t *c = (uint8_t *)t->chunk[i];
+		uint32_t at = i << SNAP_LFT_CHUNK_SHIFT, n = len - at < SNAP_LFT_CHUNK ? len - at : SNAP_LFT_CHUNK;
+		memcpy(c, src + at, n);
+		memset(c + n, SNAP_LFT_NONE, SNAP_LFT_CHUNK - n);
+	}
+	return t;
+}
+
+void lft_ref(const struct snap_lft *t)
+{
+	atomic_fetch_add_explicit(&((struct snap_lft *)t)->refs, 1, memory_order_relaxed);
+}
+
+void lft_unref(const struct snap_lft *ct)
+{
+	struct snap_lft *t = (struct snap_lft *)ct;
+	if (!t || atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	/* The dead chunks gathered at the front of the table's own list. */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < t->nchunks; i++)
+		if (atomic_fetch_sub_explicit(chunk_refs(t->chunk[i]), 1, memory_order_acq_rel) == 1)
+			t->chunk[k++] = t->chunk[i];
+	chunks_put((uint8_t *const *)t->chunk, k);
+	free(t);
+}
+
+/* A second table over t's chunks, held once. */
+static struct snap_lft *lft_clone(const struct snap_lft *t)
+{
+	struct snap_lft *c = lft_alloc(t->nchunks);
+	if (!c)
+		return NULL;
+	for (uint32_t i = 0; i < t->nchunks; i++) {
+		c->chunk[i] = t->chunk[i];
+		atomic_fetch_add_explicit(chunk_refs(c->chunk[i]), 1, memory_order_relaxed);
+	}
+	return c;
+}
+
+uint8_t *snap_lft_own(struct snap *s, uint32_t node, uint32_t l0, uint32_t cnt)
+{
+	if (node >= s->nnodes || !cnt)
+		return NULL;
+	struct snap_node *n = &s->nodes[node];
+	if (l0 >= n->lft_len || cnt > n->lft_len - l0 ||
+	    (l0 >> SNAP_LFT_CHUNK_SHIFT) != ((l0 + cnt - 1) >> SNAP_LFT_CHUNK_SHIFT))
+		return NULL;
+	/* Held once, by s, which is not shared while it is written: nobody
+	 * else can start holding it meanwhile. The same for the chunk. */
+	struct snap_lft *t = (struct snap_lft *)n->lft;
+	if (atomic_load_explicit(&t->refs, memory_order_acquire) != 1) {
+		if (!(t = lft_clone(n->lft)))
+			return NULL;
+		lft_unref(n->lft);
+		n->lft = t;
+	}
+	uint32_t ci = l0 >> SNAP_LFT_CHUNK_SHIFT;
+	uint8_t *c = (uint8_t *)t->chunk[ci];
+	if (atomic_load_explicit(chunk_refs(c), memory_order_acquire) != 1) {
+		uint8_t *nc;
+		if (chunks_get(&nc, 1))
+			return NULL;
+		memcpy(nc, c, SNAP_LFT_CHUNK);
+		t->chunk[ci] = nc;
+		if (atomic_fetch_sub_explicit(chunk_refs(c), 1, memory_order_acq_rel) == 1)
+			chunks_put(&c, 1); /* the other holder let go meanwhile */
+		c = nc;
+	}
+	return c + (l0 & (SNAP_LFT_CHUNK - 1));
+}
+
+void snap_lft_read(const struct snap_node *n, uint32_t l0, uint32_t cnt, uint8_t *dst)
+{
+	while (cnt) {
+		uint32_t run;
+		const uint8_t *p = snap_lft_span(n, l0, &run);
+		if (!p) {
+			memset(dst, SNAP_LFT_NONE, cnt);
+			return;
+		}
+		if (run > cnt)
+			run = cnt;
+		memcpy(dst, p, run);
+		dst += run;
+		l0 += run;
+		cnt -= run;
+	}
+}
+
+uint64_t snap_lft_held(const struct snap *s)
+{
+	uint64_t held = 0;
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].lft)
+			held += (uint64_t)s->nodes[i].lft->nchunks * SNAP_LFT_CHUNK;
+	return held;
+}
+
+void snap_lft_pool(uint64_t *used, uint64_t *spare)
+{
+	pthread_mutex_lock(&pool_mu);
+	uint64_t all = pool_slabs * SLAB_USABLE;
+	*used = (all - pool_spare) * SNAP_LFT_CHUNK;
+	*spare = pool_spare * SNAP_LFT_CHUNK;
+	pthread_mutex_unlock(&pool_mu);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * lft_impl.h - the forwarding tables' chunks, inside the snapshot library
+ * (lft.c). Readers use snapshot.h's snap_lft_get()/snap_lft_span().
+ */
+#ifndef TOPOD_LFT_IMPL_H
+#define TOPOD_LFT_IMPL_H
+
+#include <stdint.h>
+
+#include "snapshot.h"
+
+/* A new table of len entries (len > 0) copied from src, held once; NULL on
+ * ENOMEM. */
+struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len);
+/* One more holder (snap_dup). */
+void lft_ref(const struct snap_lft *t);
+/* One holder less: the table, and each chunk no other table holds, are
+ * freed with the last. NULL is ignored. */
+void lft_unref(const struct snap_lft *t);
+
+#endif
