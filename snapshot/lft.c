@@ -56,9 +56,16 @@ struct slab {
  * system, so that the old tables of a fabric replaced whole (decoded while
  * they were still served) do not stay resident. */
 #define SLAB_KEEP 1
+/* Asking for this many chunks at once is making a whole table (a decode,
+ * a builder): those fill slabs of their own, never the free chunks that
+ * deltas left in the served tables' slabs, so that when the tables they
+ * replace are freed those slabs empty and go back. */
+#define SLAB_WHOLE 64
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct slab *pool_partial; /* the slab that last got a free chunk first */
+static struct slab *pool_partial; /* slabs with free chunks, the one that last got its first first */
+static struct slab *pool_fill;    /* the slab whole tables are being made in */
+static struct slab *pool_empty;   /* wholly free slabs kept, linked through next */
 static uint64_t pool_slabs, pool_spare, pool_idle;
 
 static uint8_t *slab_base(const uint8_t *c)
@@ -76,6 +83,8 @@ static struct slab *slab_of(const uint8_t *c)
 {
 	return (struct slab *)(slab_base(c) + SLAB_REFS);
 }
+
+/* The functions below are called with pool_mu held. */
 
 static void partial_add(struct slab *s)
 {
@@ -96,12 +105,56 @@ static void partial_drop(struct slab *s)
 		s->next->prev = s->prev;
 }
 
-/* The functions below are called with pool_mu held. */
-
-static void slab_release(struct slab *s)
+/* A slab, aligned to its size so that chunk_refs() and slab_of() find its
+ * head from any chunk's address, every chunk free, on no list; NULL on
+ * ENOMEM. A kept empty one first. */
+static struct slab *slab_get(void)
 {
-	uint8_t *base = slab_base((uint8_t *)s);
+	struct slab *s = pool_empty;
+	if (s) {
+		pool_empty = s->next;
+		pool_idle--;
+		return s;
+	}
+	uint8_t *p = mmap(NULL, 2 * SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uintptr_t a = ((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	if ((uintptr_t)p + 2 * SLAB_BYTES > a + SLAB_BYTES)
+		munmap((uint8_t *)(a + SLAB_BYTES), (uintptr_t)p + SLAB_BYTES - a);
+#ifdef MADV_HUGEPAGE
+	(void)madvise((void *)a, SLAB_BYTES, MADV_HUGEPAGE);
+#endif
+	uint8_t *base = (uint8_t *)a;
+	s = slab_of(base);
+	s->free = NULL;
+	for (size_t i = SLAB_CHUNKS; i-- > SLAB_META;) {
+		uint8_t *c = base + (i << SNAP_LFT_CHUNK_SHIFT);
+		memcpy(c, &s->free, sizeof(s->free));
+		POISON(c, SNAP_LFT_CHUNK);
+		s->free = c;
+	}
+	s->nfree = SLAB_USABLE;
+	pool_spare += SLAB_USABLE;
+	pool_slabs++;
+	return s;
+}
+
+/* A slab wholly free: kept (up to SLAB_KEEP) or unmapped. */
+static void slab_empty(struct slab *s)
+{
 	partial_drop(s);
+	if (s == pool_fill)
+		pool_fill = NULL;
+	if (pool_idle < SLAB_KEEP) {
+		s->next = pool_empty;
+		pool_empty = s;
+		pool_idle++;
+		return;
+	}
+	uint8_t *base = slab_base((uint8_t *)s);
 	pool_spare -= SLAB_USABLE;
 	pool_slabs--;
 	/* The address may come back as anyone's memory. */
@@ -119,71 +172,50 @@ static void push_free(uint8_t *c)
 	if (!s->nfree++)
 		partial_add(s);
 	pool_spare++;
-	if (s->nfree == SLAB_USABLE) {
-		if (pool_idle < SLAB_KEEP)
-			pool_idle++;
-		else
-			slab_release(s);
-	}
+	if (s->nfree == SLAB_USABLE)
+		slab_empty(s);
 }
 
-static uint8_t *pop_free(void)
+/* The slab the next chunk comes from: whole tables' fill slab, or any
+ * with free chunks; NULL on ENOMEM. */
+static struct slab *slab_for(int whole)
 {
-	struct slab *s = pool_partial;
+	if (whole ? pool_fill && pool_fill->nfree : pool_partial != NULL)
+		return whole ? pool_fill : pool_partial;
+	struct slab *s = slab_get();
+	if (!s)
+		return NULL;
+	partial_add(s);
+	if (whole)
+		pool_fill = s;
+	return s;
+}
+
+static uint8_t *pop_free(struct slab *s)
+{
 	uint8_t *c = s->free;
 	UNPOISON(c, SNAP_LFT_CHUNK);
 	memcpy(&s->free, c, sizeof(s->free));
-	if (s->nfree-- == SLAB_USABLE)
-		pool_idle--;
-	if (!s->nfree)
+	if (!--s->nfree)
 		partial_drop(s);
 	pool_spare--;
 	return c;
-}
-
-/* A slab, aligned to its size so that chunk_refs() and slab_of() find its
- * head from any chunk's address, every chunk free. */
-static int slab_add(void)
-{
-	uint8_t *p = mmap(NULL, 2 * SLAB_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	uintptr_t a = ((uintptr_t)p + SLAB_BYTES - 1) & ~(uintptr_t)(SLAB_BYTES - 1);
-	if (a > (uintptr_t)p)
-		munmap(p, a - (uintptr_t)p);
-	if ((uintptr_t)p + 2 * SLAB_BYTES > a + SLAB_BYTES)
-		munmap((uint8_t *)(a + SLAB_BYTES), (uintptr_t)p + SLAB_BYTES - a);
-#ifdef MADV_HUGEPAGE
-	(void)madvise((void *)a, SLAB_BYTES, MADV_HUGEPAGE);
-#endif
-	uint8_t *base = (uint8_t *)a;
-	struct slab *s = slab_of(base);
-	s->free = NULL;
-	for (size_t i = SLAB_CHUNKS; i-- > SLAB_META;) {
-		uint8_t *c = base + (i << SNAP_LFT_CHUNK_SHIFT);
-		memcpy(c, &s->free, sizeof(s->free));
-		POISON(c, SNAP_LFT_CHUNK);
-		s->free = c;
-	}
-	s->nfree = SLAB_USABLE;
-	partial_add(s);
-	pool_spare += SLAB_USABLE;
-	pool_idle++;
-	pool_slabs++;
-	return 0;
 }
 
 /* n chunks into out[], each held once; -1 on ENOMEM, none taken. */
 static int chunks_get(uint8_t **out, uint32_t n)
 {
 	pthread_mutex_lock(&pool_mu);
-	while (pool_spare < n)
-		if (slab_add()) {
+	for (uint32_t i = 0; i < n; i++) {
+		struct slab *s = slab_for(n >= SLAB_WHOLE);
+		if (!s) {
+			while (i)
+				push_free(out[--i]);
 			pthread_mutex_unlock(&pool_mu);
 			return -1;
 		}
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = pop_free();
+		out[i] = pop_free(s);
+	}
 	pthread_mutex_unlock(&pool_mu);
 	for (uint32_t i = 0; i < n; i++)
 		atomic_store_explicit(chunk_refs(out[i]), 1, memory_order_relaxed);
