@@ -188,13 +188,19 @@ static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, u
 	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
 	const uint8_t *drow = hd->d + (uint64_t)sw * hd->nleaf;
-	for (uint32_t l = 1; l <= rt->max_lid; l++) {
-		uint32_t k = hd->lid_leaf[l], next = 0;
-		if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
-			continue;
-		uint8_t p = snap_lft_get(n, l);
-		int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
-		bad[l] |= !hopdist_closer(hd, drow[k], st, next, k);
+	/* chunk by chunk: one table lookup per 512 entries, not per entry */
+	for (uint32_t l0 = 1, run; l0 <= rt->max_lid; l0 += run) {
+		const uint8_t *c = snap_lft_span(n, l0, &run);
+		if (!c || run > rt->max_lid + 1 - l0) /* past the table: every entry SNAP_LFT_NONE */
+			run = rt->max_lid + 1 - l0;
+		for (uint32_t l = l0; l < l0 + run; l++) {
+			uint32_t k = hd->lid_leaf[l], next = 0;
+			if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
+				continue;
+			uint8_t p = c ? c[l - l0] : SNAP_LFT_NONE;
+			int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
+			bad[l] |= !hopdist_closer(hd, drow[k], st, next, k);
+		}
 	}
 }
 

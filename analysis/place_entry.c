@@ -149,9 +149,12 @@ static uint64_t fabric_fp(const struct route_tab *rt)
 	uint64_t h = 0xcbf29ce484222325ull;
 	const struct snap *s = rt->snap;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
-		uint32_t run = 0;
-		for (uint32_t l = 0; l < s->nodes[i].lft_len; l += run)
-			h = fnv(h, snap_lft_span(&s->nodes[i], l, &run), run);
+		uint32_t run;
+		for (uint32_t l = 0; l < s->nodes[i].lft_len; l += run) {
+			/* run is set by the span, before fnv() reads it */
+			const uint8_t *p = snap_lft_span(&s->nodes[i], l, &run);
+			h = fnv(h, p, run);
+		}
 	}
 	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + s->nodes[rt->sw_node[rt->nsw - 1]].nports + 1 : 0;
 	h = fnv(h, rt->pt, npt * sizeof(*rt->pt));

@@ -659,31 +659,15 @@ static uint16_t dp_eval(const struct route_tab *rt, struct dp_ws *ws, uint32_t x
 	return ws->val[ws->stack[0]];
 }
 
-/* Per switch, dense: where its LFT is, how long, its port count, so that
- * the DP's inner loops never touch the 100-byte node records (a cache
- * miss each at k=56). np is NULL when out of memory. */
-struct dp_sw {
-	const struct snap_lft **lft;
-	uint32_t *len;
-	uint8_t *np;
-};
-
-static struct dp_sw dp_sw_new(const struct route_tab *rt)
+/* Per switch, dense: its port count, so that the DP's inner loops never
+ * touch the 100-byte node records (a cache miss each at k=56); where its
+ * table is, rt->swlft says. NULL when out of memory. */
+static uint8_t *dp_ports_new(const struct route_tab *rt)
 {
-	struct dp_sw d = { malloc(((size_t)rt->nsw + 1) * sizeof(*d.lft)),
-			   malloc(((size_t)rt->nsw + 1) * sizeof(*d.len)), malloc((size_t)rt->nsw + 1) };
-	if (!d.lft || !d.len || !d.np) {
-		free(d.np);
-		d.np = NULL;
-		return d;
-	}
-	for (uint32_t x = 0; x < rt->nsw; x++) {
-		const struct snap_node *n = &rt->snap->nodes[rt->sw_node[x]];
-		d.lft[x] = n->lft;
-		d.len[x] = n->lft_len;
-		d.np[x] = n->nports;
-	}
-	return d;
+	uint8_t *np = malloc((size_t)rt->nsw + 1);
+	for (uint32_t x = 0; np && x < rt->nsw; x++)
+		np[x] = rt->snap->nodes[rt->sw_node[x]].nports;
+	return np;
 }
 
 int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, size_t nsrc,
@@ -693,9 +677,9 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 	uint32_t *src = malloc((nsrc + 1) * sizeof(*src));
 	uint32_t *order = malloc((ndst + 1) * sizeof(*order));
 	uint32_t *lids = malloc((ndst + 1) * sizeof(*lids));
-	struct dp_sw sw = dp_sw_new(rt);
+	uint8_t *np = dp_ports_new(rt);
 	int rc = AN_OK;
-	if (!src || !order || !lids || !sw.np) {
+	if (!src || !order || !lids || !np) {
 		rc = AN_E_NOMEM;
 		goto out;
 	}
@@ -723,7 +707,7 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 #pragma omp parallel
 	{
 		struct dp_ws ws;
-		ws.np = sw.np;
+		ws.np = np;
 		ws.nxt = malloc((size_t)(nsw ? nsw : 1) * DP_BLOCK);
 		ws.val = malloc((size_t)(nsw ? nsw : 1) * sizeof(*ws.val));
 		ws.stamp = calloc(nsw ? nsw : 1, sizeof(*ws.stamp));
@@ -749,22 +733,21 @@ int route_switch_hops(const struct route_tab *rt, const uint32_t *src_nodes, siz
 			for (uint32_t x = 0; x < nsw; x++) {
 				/* Each row is a cache miss in the LFTs (one line per
 				 * switch, a table apart): ask for later ones early. */
-				if (x + DP_AHEAD < nsw && dense && l0 + cnt <= sw.len[x + DP_AHEAD])
-					__builtin_prefetch(sw.lft[x + DP_AHEAD]->chunk[l0 >> SNAP_LFT_CHUNK_SHIFT] +
-							   (l0 & (SNAP_LFT_CHUNK - 1)));
-				const struct snap_lft *lft = sw.lft[x];
+				const uint32_t ci = l0 >> SNAP_LFT_CHUNK_SHIFT, in = l0 & (SNAP_LFT_CHUNK - 1);
+				if (x + DP_AHEAD < nsw && dense && l0 + cnt <= rt->swlft[x + DP_AHEAD].len)
+					__builtin_prefetch(rt->swlft[x + DP_AHEAD].lft->chunk[ci] + in);
+				const struct route_swlft *t = &rt->swlft[x];
 				uint8_t *row = ws.nxt + (size_t)x * DP_BLOCK;
-				if (dense && l0 + cnt <= sw.len[x] &&
-				    l0 >> SNAP_LFT_CHUNK_SHIFT == (l0 + cnt - 1) >> SNAP_LFT_CHUNK_SHIFT) {
-					memcpy(row, lft->chunk[l0 >> SNAP_LFT_CHUNK_SHIFT] + (l0 & (SNAP_LFT_CHUNK - 1)),
-					       cnt);
+				if (dense && l0 + cnt <= t->len) {
+					/* cnt <= DP_BLOCK: in one chunk, or two */
+					size_t part = SNAP_LFT_CHUNK - in < cnt ? SNAP_LFT_CHUNK - in : cnt;
+					memcpy(row, t->lft->chunk[ci] + in, part);
+					if (part < cnt)
+						memcpy(row + part, t->lft->chunk[ci + 1], cnt - part);
 					continue;
 				}
-				for (size_t k = 0; k < cnt; k++) {
-					uint32_t l = lids[order[first + k]];
-					row[k] = l < sw.len[x] ? lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT][l & (SNAP_LFT_CHUNK - 1)]
-							       : SNAP_LFT_NONE;
-				}
+				for (size_t k = 0; k < cnt; k++)
+					row[k] = route_lft(rt, x, (uint16_t)lids[order[first + k]]);
 			}
 			for (size_t k = 0; k < cnt; k++) {
 				size_t i = order[first + k];
@@ -797,8 +780,6 @@ out:
 	free(src);
 	free(order);
 	free(lids);
-	free(sw.lft);
-	free(sw.len);
-	free(sw.np);
+	free(np);
 	return rc;
 }

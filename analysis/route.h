@@ -148,8 +148,10 @@ struct route_tab {
 
 	/* [nsw] each switch's table in snap, this index's own (not shared):
 	 * a walk's step reads 16 dense bytes, not the switch's node record
-	 * (a cache miss each at k=56). Read when built: the tables must not
-	 * be replaced while the index is used. */
+	 * (a cache miss each at k=56). Read when built: entries written in
+	 * place (snap_lft_own() on a table s holds alone) are seen, but a
+	 * table copied because it was shared, or replaced (snap_set_lft()),
+	 * is not, and may be freed: repoint the index (route_repoint). */
 	struct route_swlft {
 		const struct snap_lft *lft;
 		uint32_t len;

@@ -6,17 +6,18 @@
  * Why chunks: a reroute delta at k=56 changes 0.5 % of the 64-entry blocks
  * but touches 55 % of the switches; copying whole tables cost 103 MB per
  * generation, and the received snapshot stayed alive under the tables no
- * delta touched, so topod held twice its tables and more (issue 39).
+ * delta touched, so topod held twice its tables and more.
  *
  * Why a pool: a k=56 fabric's 188 MB of tables are 368,000 chunks. They
  * live in 2 MiB slabs asked for in huge pages (the first writes of a
- * decode fault 512 times less often), each slab's first 17 KiB holding the
+ * decode fault 512 times less often), each slab's first 16.5 KiB holding the
  * counts of its chunks and its list of free ones, so a chunk finds both
  * from its address with no header between chunks. Freed chunks go back to
  * their slab: the next generation's copies reuse them, and a fabric's
  * tables keep a steady size; a slab left wholly free goes back to the
  * system (one is kept). The pool is the process's, like malloc's arenas;
- * its lock is taken once per table, not per chunk.
+ * its lock is taken once per table made, not per chunk (a copy on write
+ * takes it once per chunk it copies).
  *
  * Under AddressSanitizer the free chunks are poisoned, so a read through a
  * table freed too early is reported as with malloc'd memory.
@@ -30,7 +31,12 @@
 #include "lft_impl.h"
 #include "snapshot.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) /* clang's way of saying it */
+#define LFT_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(LFT_ASAN)
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))

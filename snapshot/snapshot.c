@@ -647,7 +647,6 @@ typedef int8_t lft_mask __attribute__((vector_size(16)));
 
 static int validate_lft(const struct snap *s, const struct snap_node *nd, char err[SNAP_ERR_LEN])
 {
-	(void)s;
 	if (nd->type != SNAP_NODE_SWITCH || !nd->lft_len || nd->nports >= SNAP_LFT_NONE)
 		return 0;
 	const uint8_t lim = (uint8_t)(nd->nports + 1);

@@ -93,7 +93,7 @@ struct snap_port {
 #define SNAP_LFT_CHUNK_SHIFT 9
 #define SNAP_LFT_CHUNK (1u << SNAP_LFT_CHUNK_SHIFT)
 struct snap_lft {
-	_Atomic unsigned refs; /* nodes (of any snapshot) that hold it; snapshot.c's */
+	_Atomic unsigned refs; /* nodes (of any snapshot) that hold it; lft.c's */
 	uint32_t nchunks;
 	const uint8_t *chunk[];
 };
@@ -162,13 +162,15 @@ struct snap *snap_dup(const struct snap *s);
 /* Entries l0 .. l0+cnt-1 of node's table, writable and s's own, all in
  * one chunk (l0 / SNAP_LFT_CHUNK == (l0 + cnt - 1) / SNAP_LFT_CHUNK, as
  * every SNAP_DELTA_BLOCK block is): the table and that chunk are copied
- * first if anything else reads them. NULL if out of range, or on ENOMEM. */
+ * first if anything else reads them (a route index built on s then reads
+ * the old ones: route.h, swlft). NULL if out of range, or on ENOMEM. */
 uint8_t *snap_lft_own(struct snap *s, uint32_t node, uint32_t l0, uint32_t cnt);
 /* Bytes of the chunks s's tables hold (each chunk once per snapshot; a
  * chunk shared with another snapshot counts in both). */
 uint64_t snap_lft_held(const struct snap *s);
 /* The process's table memory: chunk bytes in use by any snapshot, and
- * bytes kept for reuse (freed chunks are not returned to the system). */
+ * free chunk bytes still mapped (in slabs partly used, and one wholly
+ * free slab kept; the others are returned to the system). */
 void snap_lft_pool(uint64_t *used, uint64_t *spare);
 
 /*
@@ -182,7 +184,8 @@ int64_t snap_add_node(struct snap *s, uint8_t type, uint64_t guid, uint64_t sysi
 struct snap_port *snap_port_of(struct snap *s, uint32_t node, unsigned port);
 /* Connects node a port pa with node b port pb in both directions. */
 int snap_link(struct snap *s, uint32_t a, unsigned pa, uint32_t b, unsigned pb);
-/* Copies len entries (LIDs 0..len-1) as node's LFT. */
+/* Copies len entries (LIDs 0..len-1) as node's LFT, a new table (a route
+ * index built on s does not see it: route.h, swlft). */
 int snap_set_lft(struct snap *s, uint32_t node, const uint8_t *lft, uint32_t len);
 
 /* Sorts nodes by GUID and remaps links, so that two producers of the same
@@ -191,6 +194,7 @@ int snap_canonicalize(struct snap *s);
 
 /* After snap_canonicalize(): makes every switch LFT cover exactly LIDs
  * 0..max_lid, cut or padded with SNAP_LFT_NONE, entry 0 = SNAP_LFT_NONE.
+ * On ENOMEM (-1) some tables may be done and others not: drop s.
  * Switches size their tables differently (LinearFDBTop, OpenSM's
  * max_lid_ho); one rule makes the plugin's and the collector's snapshots of
  * one fabric byte-identical. */

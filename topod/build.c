@@ -281,10 +281,8 @@ struct run {
 	struct fabric *base;
 	struct snap_delta_info info;
 	/* A full snapshot indexed as the delta from the served generation
-	 * (run_as_delta): the decoded snapshot, whose bytes j->buf are what
-	 * are persisted whole, kept until then; s is the equal one built on
-	 * the base. */
-	struct snap *whole;
+	 * (run_as_delta): s is the equal one built on the base, the decoded
+	 * one is freed at once (j->buf is what is persisted whole). */
 	int as_delta;
 	struct fabric_index *x;
 	int reused;
@@ -376,7 +374,8 @@ static void run_as_delta(struct builder *b, struct run *r)
 		fabric_put(cur);
 		return;
 	}
-	r->whole = r->s;
+	/* Its tables are copies: the base's shared ones serve instead. */
+	snap_free(r->s);
 	r->as_delta = 1;
 	r->s = s;
 	r->base = cur;
@@ -464,7 +463,6 @@ static int run_index(struct builder *b, struct run *r)
 		snprintf(r->msg, sizeof(r->msg), "ERR BUILD %s", r->err);
 		reply(j, 0, r->msg);
 		snap_free(r->s);
-		snap_free(r->whole);
 		route_namemap_free(r->map);
 		run_release(r);
 		job_free(j);
@@ -524,7 +522,6 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	struct fabric *f = fabric_new(r->s, j->source);
 	if (!f) {
 		fabric_index_free(x);
-		snap_free(r->whole);
 		route_namemap_free(r->map);
 		run_release(r);
 		record_error(b, "out of memory");
@@ -837,8 +834,6 @@ int builder_run(struct builder *b, struct ingest_job *j)
 		r.cover = f->index->hc->covered;
 	prep_begin(b);
 	run_persist(b, &r);
-	snap_free(r.whole);
-	r.whole = NULL;
 	run_log(b, &r, f);
 	/* Only now: a client that queries right after its producer's OK must
 	 * see this generation, not the one before. */

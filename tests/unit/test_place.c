@@ -248,6 +248,34 @@ static void test_pick(void)
 	fab_down(&f);
 }
 
+/* The entry table a context caches follows the tables: a generation that
+ * differs in one LFT entry, its copy sharing every other chunk (as a delta
+ * makes it), is not answered from the previous one's. */
+static void test_etab_follows_lfts(void)
+{
+	struct fab f = { .s = snap_new() };
+	tf_tree2(f.s, 4, 4, 2, 1);
+	tf_finish(f.s, 0);
+	fab_up(&f);
+	int rc;
+	struct etab *a = place_etab_get(f.pc, f.rt, &rc);
+	struct snap *s2 = snap_dup(f.s);
+	uint32_t leaf0 = (uint32_t)snap_find_node(s2, TF_SW_GUID + 0), moved = 0;
+	for (uint32_t l = 1; l < s2->nodes[leaf0].lft_len && !moved; l++) {
+		uint8_t e = snap_lft_get(&s2->nodes[leaf0], l);
+		if (e == 5 || e == 6) /* an up port of tf_tree2(4, 4, 2): the other one */
+			*tf_lft_at(s2, leaf0, l) = (uint8_t)(11 - e), moved = l;
+	}
+	struct route_tab *rt2 = NULL;
+	struct etab *b = moved && !route_build(s2, NULL, &rt2) ? place_etab_get(f.pc, rt2, &rc) : NULL;
+	tf_check(a && b && a != b, "pick's cached entry table: rebuilt when one LFT entry changed (LID %u)", moved);
+	place_etab_unref(f.pc, a);
+	place_etab_unref(f.pc, b);
+	route_free(rt2);
+	snap_free(s2);
+	fab_down(&f);
+}
+
 /* The promise's key of hosts[0..n) (leaves, pods, sharing, and on one leaf
  * its free hosts): 1 if a's is worse than b's. */
 static int promise_worse(struct fab *f, const uint32_t *fr, size_t nf, const uint32_t *a, const uint32_t *b, size_t n)
@@ -475,6 +503,7 @@ int main(void)
 		tf_die("place_ctx_new");
 	test_order();
 	test_pick();
+	test_etab_follows_lfts();
 	test_pick_advise();
 	test_map();
 	test_map_fallback();
