@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * an_mem.h - memory for the few tables of a hundred megabytes and more that
- * a build writes at once (the hierarchy's hop table: 137 MB at k=56).
+ * an_mem.h - memory for the few tables of megabytes and more that a build
+ * writes at once (the hierarchy's hop table: 138 MB at k=56 when every
+ * host is walked, 5 MB with a complete cover).
  *
  * Why: fresh memory costs a page fault per 4 KiB page on its first write,
- * and at k=56 the hop table's 33,600 faults took longer than filling it
- * from distances. Asked for in 2 MiB pages (transparent huge pages, which
+ * and at k=56 the hop table's 33,600 faults (a row per host, as it was)
+ * took longer than filling it from distances. Asked for in 2 MiB pages (transparent huge pages, which
  * Debian's kernels give on request: "madvise" mode), it faults 512 times
  * less often. A hint only: where the kernel declines, the pages are
  * ordinary ones.

@@ -108,7 +108,10 @@ struct hb {
 	uint32_t *aidx;        /* [nh] leaf switch index into leaves[], or HIER_NONE */
 	uint32_t nleaf;
 	uint32_t *leaves;      /* [nleaf] leaf switch node indices */
-	uint16_t *H;           /* [nh][nleaf] hops from leaf switch to the host */
+	uint16_t *H;           /* [nrows][nleaf] hops from each leaf switch to a host */
+	uint32_t *hrow;        /* [nh] the host's row of H: hosts on one leaf of a
+				  complete cover share theirs */
+	uint32_t nrows;
 	uint64_t *rowhash;     /* [nh] */
 	uint8_t *single;       /* [nh] forced out of blocks by a split */
 
@@ -166,7 +169,7 @@ static uint16_t sat16(int v)
 static uint16_t host_hops(const struct hb *b, uint32_t x, uint32_t y)
 {
 	if (b->aidx[x] != HIER_NONE)
-		return b->H[(size_t)y * b->nleaf + b->aidx[x]];
+		return b->H[(size_t)b->hrow[y] * b->nleaf + b->aidx[x]];
 	const struct route_tab *rt = b->rt;
 	return sat16(route_hops(rt, b->dep[x], rt->eps[b->dep[y]].lid));
 }
@@ -175,6 +178,12 @@ static uint16_t host_dist(const struct hb *b, uint32_t x, uint32_t y)
 {
 	uint16_t p = host_hops(b, x, y), q = host_hops(b, y, x);
 	return p > q ? p : q;
+}
+
+static int same_row(const struct hb *b, uint32_t x, uint32_t y)
+{
+	uint32_t p = b->hrow[x], q = b->hrow[y];
+	return p == q || !memcmp(b->H + (size_t)p * b->nleaf, b->H + (size_t)q * b->nleaf, b->nleaf * sizeof(*b->H));
 }
 
 /* Runs of (leaf, row hash): classes by exact row comparison with the class
@@ -198,9 +207,7 @@ static uint32_t classes_by_row(struct hb *b, uint32_t *v, uint32_t *reps)
 			uint32_t h = v[k], c = HIER_NONE;
 			if (b->aidx[h] != HIER_NONE && !b->single[h])
 				for (uint32_t r = c0; r < C && c == HIER_NONE; r++)
-					if (!b->single[reps[r]] &&
-					    !memcmp(b->H + (size_t)h * b->nleaf, b->H + (size_t)reps[r] * b->nleaf,
-						    b->nleaf * sizeof(*b->H)))
+					if (!b->single[reps[r]] && same_row(b, h, reps[r]))
 						c = r;
 			if (c == HIER_NONE) {
 				c = C++;
@@ -973,18 +980,16 @@ int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier 
 	return AN_OK;
 }
 
-/* The rows of the hop table (from every leaf) of the hosts by[0..n), all
- * on leaf k of hc: the leaves' distances to it, read once (a column of
- * hc's table, one cache line per leaf), plus one. */
-static void rows_by_distance(const struct hb *b, const struct hopdist *hd, const uint32_t *leaf_sw, uint32_t k,
-			     const uint32_t *by, uint32_t n, uint16_t *col)
+/* Row k of the hop table: from every leaf to the hosts on leaf k of hc,
+ * the leaves' distances to it (a column of hc's table, one cache line per
+ * leaf), plus one. */
+static void row_by_distance(const struct hb *b, const struct hopdist *hd, const uint32_t *leaf_sw, uint32_t k)
 {
+	uint16_t *row = b->H + (size_t)k * b->nleaf;
 	for (uint32_t j = 0; j < b->nleaf; j++) {
 		uint8_t d = hd->d[(uint64_t)leaf_sw[j] * hd->nleaf + k];
-		col[j] = d == HOPDIST_INF ? ROUTE_HOPS_INF : (uint16_t)(d + 1);
+		row[j] = d == HOPDIST_INF ? ROUTE_HOPS_INF : (uint16_t)(d + 1);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(b->H + (size_t)by[i] * b->nleaf, col, (size_t)b->nleaf * sizeof(*col));
 }
 
 /* Host y's leaf in hc when hc covers the LID its default port answers to
@@ -999,11 +1004,11 @@ static uint32_t host_leaf(const struct hb *b, const struct hopcover *hc, uint32_
 	return hopcover_leaf(hc, lid);
 }
 
-/* Walks (route_switch_hops) the rows of the hosts by[0..n) into b->H, a
- * bounded number at a time: with few hosts covered, a second table as
- * large as b->H would double the build's peak. */
+/* Walks (route_switch_hops) the rows of the hosts by[0..n) into b->H from
+ * row r0 on, a bounded number at a time: with few hosts covered, a second
+ * table as large as b->H would double the build's peak. */
 #define HOP_WALK_CHUNK 4096u
-static int rows_walked(struct hb *b, const uint32_t *by, uint32_t n)
+static int rows_walked(struct hb *b, const uint32_t *by, uint32_t n, uint32_t r0)
 {
 	uint32_t cap = n < HOP_WALK_CHUNK ? n : HOP_WALK_CHUNK;
 	uint16_t *w = malloc(((size_t)cap * b->nleaf + 1) * sizeof(*w));
@@ -1014,61 +1019,83 @@ static int rows_walked(struct hb *b, const uint32_t *by, uint32_t n)
 		for (uint32_t i = 0; i < m; i++)
 			walk[i] = b->dep[by[i0 + i]];
 		rc = route_switch_hops(b->rt, b->leaves, b->nleaf, walk, m, w);
-		for (uint32_t i = 0; !rc && i < m; i++)
-			memcpy(b->H + (size_t)by[i0 + i] * b->nleaf, w + (size_t)i * b->nleaf, (size_t)b->nleaf * sizeof(*w));
+		for (uint32_t i = 0; !rc && i < m; i++) {
+			b->hrow[by[i0 + i]] = r0 + i0 + i;
+			memcpy(b->H + (size_t)(r0 + i0 + i) * b->nleaf, w + (size_t)i * b->nleaf,
+			       (size_t)b->nleaf * sizeof(*w));
+		}
 	}
 	free(w);
 	free(walk);
 	return rc;
 }
 
-/* The hop table b->H: by distance for the hosts hc covers, grouped by
- * their leaf in hc (a counting sort), walked for the others. */
+static int alloc_rows(struct hb *b, uint32_t nrows)
+{
+	size_t cells = (size_t)nrows * b->nleaf;
+	if ((b->nleaf && cells / b->nleaf != nrows) || cells > (SIZE_MAX - 1) / sizeof(*b->H))
+		return AN_E_NOMEM;
+	b->H = an_alloc_big((cells + 1) * sizeof(*b->H));
+	b->nrows = nrows;
+	return b->H ? AN_OK : AN_E_NOMEM;
+}
+
+/* The hop table b->H and each host's row of it: one row per leaf of hc,
+ * by distance, shared by the hosts hc covers on that leaf (their rows are
+ * equal, a function of the leaf's distances alone), and one walked row
+ * per other host. At k=56 that is 5 MB where a row per host took 138 MB,
+ * written and hashed. Without a complete cover every row is walked. */
 static int hop_table(struct hb *b, const struct hopcover *hc)
 {
 	const struct route_tab *rt = b->rt;
-	if (!hopcover_complete(hc) || !hc->covered || hc->hd->pt != rt->pt || hc->hd->nsw != rt->nsw)
-		return route_switch_hops(rt, b->leaves, b->nleaf, b->dep, b->nh, b->H);
+	int rc;
+	if (!hopcover_complete(hc) || !hc->covered || hc->hd->pt != rt->pt || hc->hd->nsw != rt->nsw) {
+		rc = alloc_rows(b, b->nh);
+		for (uint32_t y = 0; !rc && y < b->nh; y++)
+			b->hrow[y] = y;
+		return rc ? rc : route_switch_hops(rt, b->leaves, b->nleaf, b->dep, b->nh, b->H);
+	}
 	const struct hopdist *hd = hc->hd;
 	uint32_t *leaf_sw = malloc(((size_t)b->nleaf + 1) * sizeof(*leaf_sw));
-	uint32_t *first = calloc((size_t)hd->nleaf + 2, sizeof(*first));
-	uint32_t *by = malloc(((size_t)b->nh + 1) * sizeof(*by));
-	int rc = AN_E_NOMEM, nomem = 0;
-	if (!leaf_sw || !first || !by)
+	uint32_t *walk = malloc(((size_t)b->nh + 1) * sizeof(*walk)), nwalk = 0;
+	rc = AN_E_NOMEM;
+	if (!leaf_sw || !walk)
 		goto out;
 	for (uint32_t j = 0; j < b->nleaf; j++)
 		leaf_sw[j] = rt->sw_of_node[b->leaves[j]];
 	for (uint32_t y = 0; y < b->nh; y++) {
 		uint32_t k = host_leaf(b, hc, y);
-		first[(k == ROUTE_NONE ? hd->nleaf : k) + 1]++;
+		if (k == ROUTE_NONE)
+			walk[nwalk++] = y;
+		else
+			b->hrow[y] = k;
 	}
-	for (uint32_t k = 0; k <= hd->nleaf; k++)
-		first[k + 1] += first[k];
-	for (uint32_t y = 0, k; y < b->nh; y++) {
-		k = host_leaf(b, hc, y);
-		by[first[k == ROUTE_NONE ? hd->nleaf : k]++] = y;
-	}
-	/* first[k] now ends leaf k's hosts, and begins leaf k + 1's; the
-	 * hosts not covered come last. */
-#pragma omp parallel reduction(| : nomem)
-	{
-		uint16_t *col = malloc(((size_t)b->nleaf + 1) * sizeof(*col));
-		nomem |= !col;
-#pragma omp for schedule(dynamic, 8)
-		for (uint32_t k = 0; k < hd->nleaf; k++) {
-			uint32_t k0 = k ? first[k - 1] : 0;
-			if (col && first[k] > k0)
-				rows_by_distance(b, hd, leaf_sw, k, by + k0, first[k] - k0, col);
-		}
-		free(col);
-	}
-	uint32_t w0 = hd->nleaf ? first[hd->nleaf - 1] : 0;
-	rc = nomem ? AN_E_NOMEM : w0 < b->nh ? rows_walked(b, by + w0, b->nh - w0) : AN_OK;
+	rc = alloc_rows(b, hd->nleaf + nwalk);
+	if (rc)
+		goto out;
+#pragma omp parallel for schedule(static)
+	for (uint32_t k = 0; k < hd->nleaf; k++)
+		row_by_distance(b, hd, leaf_sw, k);
+	rc = nwalk ? rows_walked(b, walk, nwalk, hd->nleaf) : AN_OK;
 out:
 	free(leaf_sw);
-	free(first);
-	free(by);
+	free(walk);
 	return rc;
+}
+
+/* Each host's row hash, from one hash per row. */
+static int row_hashes(struct hb *b)
+{
+	uint64_t *rh = malloc(((size_t)b->nrows + 1) * sizeof(*rh));
+	if (!rh)
+		return AN_E_NOMEM;
+#pragma omp parallel for schedule(static)
+	for (uint32_t r = 0; r < b->nrows; r++)
+		rh[r] = row_hash(b->H + (size_t)r * b->nleaf, b->nleaf);
+	for (uint32_t x = 0; x < b->nh; x++)
+		b->rowhash[x] = rh[b->hrow[x]];
+	free(rh);
+	return AN_OK;
 }
 
 int hier_build(const struct route_tab *rt, struct hier **out)
@@ -1095,13 +1122,14 @@ int hier_build_cover(const struct route_tab *rt, const struct hopcover *hc, stru
 	b.hkey = malloc(nh1 * sizeof(*b.hkey));
 	b.aidx = malloc(nh1 * sizeof(*b.aidx));
 	b.rowhash = malloc(nh1 * sizeof(*b.rowhash));
+	b.hrow = malloc(nh1 * sizeof(*b.hrow));
 	b.single = calloc(nh1, 1);
 	b.cls_host = malloc(nh1 * sizeof(*b.cls_host));
 	b.host_cls = malloc(nh1 * sizeof(*b.host_cls));
 	b.host_parent = malloc(nh1 * sizeof(*b.host_parent));
 	b.leaves = malloc(nh1 * sizeof(*b.leaves));
 	leaf_of_node = malloc(((size_t)rt->snap->nnodes + 1) * sizeof(*leaf_of_node));
-	if (!b.dep || !b.hkey || !b.aidx || !b.rowhash || !b.single || !b.cls_host || !b.host_cls ||
+	if (!b.dep || !b.hkey || !b.aidx || !b.rowhash || !b.hrow || !b.single || !b.cls_host || !b.host_cls ||
 	    !b.host_parent || !b.leaves || !leaf_of_node)
 		goto out;
 	for (uint32_t i = 0; i < rt->snap->nnodes; i++)
@@ -1127,20 +1155,11 @@ int hier_build_cover(const struct route_tab *rt, const struct hopcover *hc, stru
 		rc = AN_E_RANGE;
 		goto out;
 	}
-	size_t cells = (size_t)b.nh * b.nleaf;
-	if (b.nleaf && cells / b.nleaf != b.nh)
-		goto out;
-	if (cells > (SIZE_MAX - 1) / sizeof(*b.H))
-		goto out;
-	b.H = an_alloc_big((cells + 1) * sizeof(*b.H));
-	if (!b.H)
-		goto out;
 	rc = hop_table(&b, hc);
+	if (!rc)
+		rc = row_hashes(&b);
 	if (rc)
 		goto out;
-#pragma omp parallel for schedule(static)
-	for (uint32_t x = 0; x < b.nh; x++)
-		b.rowhash[x] = row_hash(b.H + (size_t)x * b.nleaf, b.nleaf);
 
 	for (;;) {
 		rc = make_classes(&b);
@@ -1163,6 +1182,7 @@ out:
 	free(b.hkey);
 	free(b.aidx);
 	free(b.rowhash);
+	free(b.hrow);
 	free(b.single);
 	free(b.cls_first);
 	free(b.cls_host);

@@ -175,7 +175,7 @@ static void decode_parts(const uint8_t *wire, size_t wlen)
 	for (int i = 0; i < reps; i++) {
 		struct snap *s;
 		/* topod's received bytes: already written, so mapped */
-		uint8_t *rx = malloc(wlen);
+		uint8_t *rx = snap_bytes_realloc(NULL, wlen);
 		if (!rx)
 			exit(1);
 		memcpy(rx, wire, wlen);
@@ -285,6 +285,13 @@ int main(int argc, char **argv)
 	}
 	snap_free(s);
 	decode_parts(wire, wlen);
+	/* As topod receives: the bytes in a buffer of its kind */
+	uint8_t *rx = snap_bytes_realloc(NULL, wlen);
+	if (!rx)
+		return 1;
+	memcpy(rx, wire, wlen);
+	free(wire);
+	wire = rx;
 	/* As topod decodes: the tables copied into chunks, the received
 	 * bytes kept until written to the state directory. */
 	double t_recv = now_ms(), c_recv = cpu_ms();

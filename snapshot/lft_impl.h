@@ -13,6 +13,12 @@
 /* A new table of len entries (len > 0) copied from src, held once; NULL on
  * ENOMEM. */
 struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len);
+/* Makes the next nchunks chunks of whole tables come from slabs the pool
+ * holds, mapping and first touching the missing ones in parallel; -1 on
+ * ENOMEM (those it could map are kept). lft_trim() then gives back what a
+ * reserve left unused. */
+int lft_reserve(uint64_t nchunks);
+void lft_trim(void);
 /* One more holder (snap_dup). */
 void lft_ref(const struct snap_lft *t);
 /* One holder less: the table, and each chunk no other table holds, are

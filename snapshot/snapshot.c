@@ -830,6 +830,8 @@ int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err
 
 struct rd {
 	const uint8_t *p, *end;
+	const uint8_t **lft_src; /* [nnodes] where each switch's table starts */
+	uint64_t lft_chunks;
 };
 
 static int need(struct rd *r, size_t n)
@@ -891,8 +893,9 @@ static int decode_ports(struct rd *r, struct snap *s, struct snap_node *nd, uint
 	return 0;
 }
 
-/* A switch's LFT: u32 length, then one out port per LID, copied into
- * chunks. The last step of a node: nothing fails after it holds a table. */
+/* A switch's LFT: u32 length, then one out port per LID; where it starts
+ * is noted, and copy_lfts() copies it into chunks once every record has
+ * parsed. */
 static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32_t i, char err[SNAP_ERR_LEN])
 {
 	if (!need(r, 4))
@@ -901,12 +904,27 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
 	r->p += 4;
 	if (ll > SNAP_MAX_LID + 1 || !need(r, ll))
 		return fail(err, "switch 0x%016llx: LFT length %u is out of range", (unsigned long long)nd->guid, ll);
-	if (ll && !(nd->lft = lft_new_from(r->p, ll)))
-		return fail(err, "out of memory for the LFT of switch 0x%016llx", (unsigned long long)nd->guid);
 	nd->lft_len = ll;
+	r->lft_src[i] = r->p;
+	r->lft_chunks += (ll + SNAP_LFT_CHUNK - 1) >> SNAP_LFT_CHUNK_SHIFT;
 	s->nlft += ll;
 	r->p += ll;
 	return 0;
+}
+
+/* The noted tables into chunks, their slabs reserved first: the page
+ * faults of fresh memory are most of a large decode, and the reserve
+ * takes them on several cores (lft.c). */
+static int copy_lfts(const struct rd *r, struct snap *s, char err[SNAP_ERR_LEN])
+{
+	int rc = r->lft_chunks > 64 ? lft_reserve(r->lft_chunks) : 0;
+	for (uint32_t i = 0; !rc && i < s->nnodes; i++) {
+		struct snap_node *nd = &s->nodes[i];
+		if (nd->lft_len && !(nd->lft = lft_new_from(r->lft_src[i], nd->lft_len)))
+			rc = -1;
+	}
+	lft_trim();
+	return rc ? fail(err, "out of memory for the forwarding tables") : 0;
 }
 
 /* Node record i: fixed fields, description, ports, and a switch's LFT. */
@@ -958,7 +976,8 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 		return fail(err, "NUL byte in routing engine name");
 	r->p += elen;
 	s->nodes = calloc(nnodes ? nnodes : 1, sizeof(*s->nodes));
-	if (!s->nodes)
+	r->lft_src = malloc(((size_t)nnodes + 1) * sizeof(*r->lft_src));
+	if (!s->nodes || !r->lft_src)
 		return fail(err, "out of memory");
 	size_t pcap = 0;
 	for (uint32_t i = 0; i < nnodes; i++)
@@ -966,7 +985,7 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 			return -1;
 	if (r->p != r->end)
 		return fail(err, "%zu unparsed bytes at the end of the payload", (size_t)(r->end - r->p));
-	return 0;
+	return copy_lfts(r, s, err);
 }
 
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
@@ -990,8 +1009,10 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
-	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen };
-	if (decode_payload(&r, s, plen, err) || snap_validate(s, err)) {
+	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen, NULL, 0 };
+	int rc = decode_payload(&r, s, plen, err);
+	free(r.lft_src);
+	if (rc || snap_validate(s, err)) {
 		snap_free(s);
 		return -1;
 	}
@@ -1115,6 +1136,26 @@ int snap_write_file(const struct snap *s, const char *path, char err[SNAP_ERR_LE
 	return rc;
 }
 
+/* Why: on the lab's VM (PVM, shadow page tables) the first read from user
+ * space of a 4 KiB page that the kernel filled (a socket receive, a file
+ * read) costs about 5 us, so the checksum of a received k=56 snapshot
+ * (195 MB) took 266 ms where the same bytes in 2 MiB pages take 23 ms.
+ * The kernel backs the buffer's aligned 2 MiB ranges in huge pages when
+ * they are first written; each growth asks again, as realloc may move
+ * the buffer. */
+void *snap_bytes_realloc(void *p, size_t n)
+{
+	const uintptr_t page = 4096, huge = (uintptr_t)2 << 20;
+	uint8_t *q = realloc(p, n ? n : 1);
+#ifdef MADV_HUGEPAGE
+	if (q && n >= 2 * huge) {
+		uintptr_t a = ((uintptr_t)q + page - 1) & ~(page - 1), e = ((uintptr_t)q + n) & ~(page - 1);
+		(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+#endif
+	return q;
+}
+
 int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char err[SNAP_ERR_LEN])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1130,7 +1171,7 @@ int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char e
 		return fail(err, "%s: %lld bytes is larger than any valid snapshot", path, (long long)st.st_size);
 	}
 	size_t len = (size_t)st.st_size;
-	uint8_t *buf = malloc(len ? len : 1);
+	uint8_t *buf = snap_bytes_realloc(NULL, len);
 	if (!buf) {
 		close(fd);
 		return fail(err, "%s: out of memory", path);

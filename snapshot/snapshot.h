@@ -242,6 +242,10 @@ int snap_read_file(const char *path, struct snap **out, char err[SNAP_ERR_LEN]);
  * (*buf malloc'd): what snap_read_file() decodes, and the journal's
  * deltas. */
 int snap_read_bytes(const char *path, uint8_t **buf, size_t *len, char err[SNAP_ERR_LEN]);
+/* realloc() for snapshot bytes written once and then read whole (received
+ * from a producer, read from a file): past a few MiB the buffer is asked
+ * for in 2 MiB pages. NULL on ENOMEM, p untouched. Freed with free(). */
+void *snap_bytes_realloc(void *p, size_t n);
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <omp.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -841,6 +842,16 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	run_after_publish(b, &r, f);
 	run_release(&r);
 	job_free(j);
+#ifdef __GLIBC__
+	/* After a full snapshot: the generation it replaced and the decoded
+	 * copy were freed, and glibc keeps their free pages in the builder's
+	 * arena (k=56: 388 MiB held after a whole replacement, 348 after a
+	 * trim). Not after a delta: the pages a trim gives back are the next
+	 * apply's to fault again (apply median 9 -> 15 ms at k=56), for
+	 * 4.5 MB. */
+	if (!r.is_delta || r.as_delta)
+		malloc_trim(0);
+#endif
 	return 0;
 }
 

@@ -260,7 +260,7 @@ void ingest_read_cb(struct bufferevent *bev, void *arg)
 			cap *= 2;
 		if (cap > c->want)
 			cap = c->want;
-		uint8_t *nb = realloc(c->buf, cap);
+		uint8_t *nb = snap_bytes_realloc(c->buf, cap);
 		if (!nb) {
 			ingest_refuse(c, "NOMEM", "cannot buffer the snapshot");
 			return;

@@ -362,11 +362,71 @@ static void test_hint(void)
 	snap_free(cur);
 }
 
+/* A decode large enough to reserve its slabs first (several threads
+ * touch them, lft.c), from bytes grown as topod's ingest grows them: the
+ * tables equal, the reserve's unused slabs given back, and every chunk
+ * back when freed. */
+static void test_decode_reserved(void)
+{
+	/* k=24: 720 switches' tables of 4,177 entries, 3.3 MB in chunks */
+	struct snap *s = snap_new(), *d = NULL;
+	if (s) {
+		tf_fattree3(s, 24);
+		tf_fattree3_finish(s, 24);
+	}
+	uint8_t *buf = NULL, *rx = NULL;
+	size_t len = 0, cap = 0;
+	char err[SNAP_ERR_LEN];
+	if (!s || snap_encode(s, &buf, &len, err)) {
+		CHECK(0, "encode: %s", err);
+		snap_free(s);
+		return;
+	}
+	/* as ingest_read_cb: a megabyte at a time, the buffer doubled */
+	int grown = 1;
+	for (size_t have = 0; grown && have < len;) {
+		size_t take = len - have < (1u << 20) ? len - have : 1u << 20;
+		if (have + take > cap) {
+			cap = cap ? cap : 1 << 16;
+			while (cap < have + take)
+				cap *= 2;
+			cap = cap < len ? cap : len;
+			uint8_t *nb = snap_bytes_realloc(rx, cap);
+			grown = nb != NULL;
+			rx = nb ? nb : rx;
+		}
+		if (grown)
+			memcpy(rx + have, buf + have, take);
+		have += take;
+	}
+	CHECK(grown && !memcmp(rx, buf, len), "the bytes grown as received keep what was written");
+	free(buf);
+	uint64_t used0, spare0, used1, spare1;
+	snap_lft_pool(&used0, &spare0);
+	CHECK(grown && !snap_decode(rx, len, &d, err) && d, "decoded: %s", d ? "" : err);
+	snap_lft_pool(&used1, &spare1);
+	int same = d && d->nnodes == s->nnodes && d->nlft == s->nlft;
+	for (uint32_t i = 0; same && i < s->nnodes; i++)
+		same = tf_lft_same(&d->nodes[i], &s->nodes[i]);
+	CHECK(same, "every table equal to the encoded one");
+	CHECK(d && used1 - used0 == snap_lft_held(d) && used1 - used0 >= s->nlft &&
+	      spare1 <= spare0 + ((uint64_t)2 << 20),
+	      "the tables' chunks used (%llu bytes), the reserve's rest given back (%llu spare, %llu before)",
+	      (unsigned long long)(used1 - used0), (unsigned long long)spare1, (unsigned long long)spare0);
+	free(rx);
+	snap_free(d);
+	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 == used0 && spare1 <= spare0 + ((uint64_t)2 << 20), "freed, every chunk back (%llu used, %llu before)",
+	      (unsigned long long)used1, (unsigned long long)used0);
+	snap_free(s);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_full_needed();
 	test_hostile();
 	test_hint();
+	test_decode_reserved();
 	return tf_failures != 0;
 }

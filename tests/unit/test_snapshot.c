@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lft_impl.h"
 #include "sink.h"
 #include "snapshot.h"
 #include "tap.h"
@@ -650,6 +651,29 @@ static void test_decode_copies(void)
 	snap_free(s);
 }
 
+/* The reserve maps and touches the slabs a decode will fill; what it
+ * left unused, lft_trim() gives back but the one slab the pool keeps. */
+static void test_lft_reserve(void)
+{
+	uint64_t used0, spare0, used1, spare1;
+	lft_trim();
+	snap_lft_pool(&used0, &spare0);
+	uint64_t want = 5 * (((uint64_t)2 << 20) / SNAP_LFT_CHUNK);
+	CHECK(!lft_reserve(want), "5 slabs' chunks reserved");
+	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 == used0 && spare1 >= spare0 + (want - 200) * SNAP_LFT_CHUNK,
+	      "they are spare (%llu bytes, %llu before)", (unsigned long long)spare1, (unsigned long long)spare0);
+	CHECK(!lft_reserve(want / 2), "a smaller reserve maps nothing more");
+	uint64_t spare2;
+	snap_lft_pool(&used1, &spare2);
+	CHECK(spare2 == spare1, "the pool is unchanged (%llu, %llu)", (unsigned long long)spare2,
+	      (unsigned long long)spare1);
+	lft_trim();
+	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 == used0 && spare1 <= spare0 + ((uint64_t)2 << 20), "trimmed: %llu bytes spare, %llu before",
+	      (unsigned long long)spare1, (unsigned long long)spare0);
+}
+
 /* CRC-32C one bit at a time, the definition the fast paths must match. */
 static uint32_t crc_bitwise(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -730,6 +754,7 @@ int main(void)
 	test_crc32c();
 	test_lft_cow();
 	test_decode_copies();
+	test_lft_reserve();
 	test_lft_release();
 	test_diff();
 	test_roundtrip();
