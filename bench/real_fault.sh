@@ -9,7 +9,9 @@
 #
 #   bash bench/real_fault.sh [K] [REROUTES]      (defaults 24, 4; needs make)
 #
-# Prints one line per routing pass: the plugin's side (lock held, encode,
+# Prints one line per generation (a routing pass, or the plugin's copy at
+# SUBNET UP that follows one when port states changed): the plugin's side
+# (which pass, lock held in all, longest slice and its CPU time, encode,
 # bytes sent), topod's side (LFT blocks the delta carries, delta applied,
 # route index, hierarchy ("kept": its clusters proven unchanged and kept),
 # journal entry, and their sum: what topod spends before OK) and the wall
@@ -57,13 +59,36 @@ wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT genera
 }
 wait_served 0 1200 || { echo "topod served nothing (see $D/topod.log)"; exit 1; }
 echo "# k=$K: first generation served $(( $(date +%s) - t0 )) s after OpenSM started"
+# A command's routing pass is followed by the plugin's subnet-up copy when
+# port states change (the first pass's too: ports are Init when routing
+# ends), each a generation: wait until the plugin has been quiet for
+# QUIET seconds and topod has served all it sent, so that the next
+# command's passes are not counted as this one's.
+plugin_gens() { grep -c 'osmtopo: generation' "$LAB_OSM_LOG"; }
+settle() { # TIMEOUT_S
+	local i last=-1 still=0
+	for ((i = 0; i < $1; i++)); do
+		local g
+		g=$(plugin_gens)
+		if [ "$g" = "$last" ] && [ "$(served)" -ge "$g" ]; then
+			((++still >= ${QUIET:-20})) && return 0
+		else
+			still=0
+		fi
+		last=$g
+		sleep 1
+	done
+	return 1
+}
+settle 1200 || echo "# the first passes did not settle"
 keep 0
 read -r leaf port _ < <(lab_leaf_uplink "$D/f.json")
 for ((i = 1; i <= N; i++)); do
-	before=$(served)
+	before=$(plugin_gens)
 	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi
 	lab_ibsim_cmd "$cmd" >/dev/null || echo "# ibsim: $cmd failed"
-	wait_served "$before" 1200 || echo "# no generation served after: $cmd"
+	for ((w = 0; w < 12000 && $(plugin_gens) <= before; w++)); do sleep 0.1; done
+	settle 1200 || echo "# no quiet after: $cmd"
 	keep "$i"
 done
 python3 - "$LAB_OSM_LOG" "$D/topod.log" "$K" <<'PY'
@@ -72,12 +97,12 @@ osm, tlog, k = sys.argv[1], sys.argv[2], sys.argv[3]
 year = datetime.date.today().year
 plug = {}
 for l in open(osm, errors="replace"):
-    m = re.search(r"osmtopo: generation (\d+) \((\S+ ?\S*) #\d+.*held ([\d.]+) ms.*longest ([\d.]+) ms.*encode ([\d.]+) ms; (\d+) bytes; delta (\d+) bytes.*LFTs: (\d+) whole, (\d+) kept \+ (\d+) blocks", l)
+    m = re.search(r"osmtopo: generation (\d+) \((\S+ ?\S*) #\d+.*held ([\d.]+) ms.*longest ([\d.]+) ms \(([\d.]+) ms CPU\).*encode ([\d.]+) ms; (\d+) bytes; delta (\d+) bytes.*LFTs: (\d+) whole, (\d+) kept \+ (\d+) blocks", l)
     if not m:
         continue
     ts = datetime.datetime.strptime(f"{year} " + l[:22], "%Y %b %d %H:%M:%S %f")
-    plug[int(m[1])] = dict(t=ts, how=m[2], held=float(m[3]), longest=float(m[4]), enc=float(m[5]),
-                           full=int(m[6]), delta=int(m[7]), blocks=int(m[10]))
+    plug[int(m[1])] = dict(t=ts, how=m[2], held=float(m[3]), longest=float(m[4]), lcpu=float(m[5]),
+                           enc=float(m[6]), full=int(m[7]), delta=int(m[8]), blocks=int(m[11]))
 top = {}
 blocks = {}
 for l in open(tlog, errors="replace"):
@@ -91,13 +116,14 @@ for l in open(tlog, errors="replace"):
     top[int(m[1])] = dict(t=ts, delta=m[2] != "decode", apply=float(m[3]), build=float(m[4]),
                           routes=float(m[5]), hier=float(m[6]), reused=bool(m[7]), persist=float(m[8]))
 print(f"# k={k}: per routing pass (times in ms; 'topod' = apply/decode + index + journal, before OK)")
-print("gen  kind   plugin: held longest encode sent(bytes)  | topod: blocks  apply  routes  hierarchy   journal  topod  | plugin line -> served")
+print("gen  kind  pass         plugin: held longest (CPU) encode sent(bytes)  | topod: blocks  apply  routes  hierarchy   journal  topod  | plugin line -> served")
 for g in sorted(top):
     t, p = top[g], plug.get(g)
     tot = t["apply"] + t["build"] + t["persist"]
     # topod logs after persisting, and published before it did
     e2e = f"{(t['t'] - p['t']).total_seconds() * 1000 - t['persist']:8.1f}" if p else "       -"
-    pl = (f"{p['held']:7.1f} {p['longest']:6.1f} {p['enc']:7.1f} {p['delta'] or p['full']:12d}" if p else " " * 36)
+    pl = (f"{p['how'][:11]:11} {p['held']:7.1f} {p['longest']:6.1f} ({p['lcpu']:5.1f}) {p['enc']:7.1f} {p['delta'] or p['full']:12d}"
+          if p else " " * 55)
     hier = f"{t['hier']:6.1f}" + (" kept" if t["reused"] else "     ")
     print(f"{g:<4} {'delta' if t['delta'] else 'full ':5} {pl}  | {blocks.get(g, 0):7d} {t['apply']:6.1f} {t['routes']:7.1f}  {hier:>9} {t['persist']:8.1f} {tot:7.1f}  | {e2e}")
 PY
