@@ -917,7 +917,7 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
  * takes them on several cores (lft.c). */
 static int copy_lfts(const struct rd *r, struct snap *s, char err[SNAP_ERR_LEN])
 {
-	int rc = r->lft_chunks > 64 ? lft_reserve(r->lft_chunks) : 0;
+	int rc = lft_reserve(r->lft_chunks);
 	for (uint32_t i = 0; !rc && i < s->nnodes; i++) {
 		struct snap_node *nd = &s->nodes[i];
 		if (nd->lft_len && !(nd->lft = lft_new_from(r->lft_src[i], nd->lft_len)))
