@@ -37,6 +37,7 @@ for f in "$TQ" "$ROOT/build/bin/topod" "$ROOT/build/lib/libosmtopo.so"; do
 done
 
 . tests/lab/lab.sh
+. tests/lib/slurm.bash
 export LAB_QUIET=1
 export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 TOPOD_PID=
@@ -74,10 +75,6 @@ watch() {
 	echo "$1" >>"$LAB_DIR/pids"
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # start_slurm DIR: munged + slurmctld for DIR/etc/slurm.conf; 0 when
 # `scontrol ping` says UP.
 start_slurm() {
@@ -111,31 +108,15 @@ for h in sorted(json.load(open(sys.argv[1]))["hosts"]):
     print("NodeName=%s NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN" % h)' "$d/f.json") || return 1
 	printf '%s\n' "$nodes" >"$d/nodes.conf"
 	export SLURM_CONF=$d/etc/slurm.conf
-	# A free port can be taken between free_port and slurmctld's bind: then
-	# slurmctld dies at once, and another pair of ports is tried.
-	local try
-	for try in 1 2 3; do
-		sed -e "s|@DIR@|$d|g" -e "s|@USER@|$(id -un)|" -e "s|@MUNGE_SOCKET@|$d/munge/sock|" \
-			-e "s|@CTLD_PORT@|$(free_port)|" -e "s|@SLURMD_PORT@|$(free_port)|" \
-			-e "/^@NODES@\$/{r $d/nodes.conf" -e 'd}' \
-			"$ROOT/tests/slurm/slurm.conf.in" >"$SLURM_CONF" || return 1
-		: >"$d/slurmctld.log"
-		slurmctld -D -f "$SLURM_CONF" >"$d/slurmctld.out" 2>&1 </dev/null &
-		CTLD_PID=$!
-		watch "$CTLD_PID"
-		for ((i = 0; i < 300; i++)); do
-			scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
-			kill -0 "$CTLD_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		stop "$CTLD_PID" 10
-		CTLD_PID=""
-		grep -q 'Address already in use' "$d/slurmctld.out" "$d/slurmctld.log" 2>/dev/null || break
-		echo "# slurmctld: port taken (try $try)"
-	done
-	echo "# slurmctld did not come up:"
-	grep -E 'error|fatal' "$d/slurmctld.out" "$d/slurmctld.log" 2>/dev/null | tail -5 | sed 's/^/#   /'
-	return 1
+	slurm_ctld_start "$d" slurm_conf
+}
+
+# slurm_conf CTLD-PORT SLURMD-PORT: $SLURM_CONF for the nodes in $d/nodes.conf.
+slurm_conf() {
+	sed -e "s|@DIR@|$d|g" -e "s|@USER@|$(id -un)|" -e "s|@MUNGE_SOCKET@|$d/munge/sock|" \
+		-e "s|@CTLD_PORT@|$1|" -e "s|@SLURMD_PORT@|$2|" \
+		-e "/^@NODES@\$/{r $d/nodes.conf" -e 'd}' \
+		"$ROOT/tests/slurm/slurm.conf.in" >"$SLURM_CONF"
 }
 
 # fabric LABEL EXPECT-DEPTH FABGEN-ARGS...

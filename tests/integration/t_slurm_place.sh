@@ -32,6 +32,7 @@ for t in slurmctld scontrol sbatch srun munged ibsim opensm python3; do
 	command -v "$t" >/dev/null 2>&1 || { echo "skip - $t not installed (make deps)"; exit 0; }
 done
 . tests/lab/lab.sh
+. tests/lib/slurm.bash
 export LAB_QUIET=1
 export LD_LIBRARY_PATH="$ROOT/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PIDS=()
@@ -56,9 +57,6 @@ lab_user_cleanup() {
 watch() {
 	PIDS+=("$1")
 	echo "$1" >>"$LAB_DIR/pids"
-}
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 lab_init || { nok "lab_init"; exit 1; }
@@ -94,33 +92,25 @@ for ((i = 0; i < 50; i++)); do [ -S "$d/munge/sock" ] && break; sleep 0.1; done
 : >"$d/nodes.conf"
 declare -A port
 for h in "${all[@]}"; do
-	port[$h]=$(free_port)
+	port[$h]=$(slurm_free_port)
 	echo "NodeName=$h NodeAddr=127.0.0.1 NodeHostname=localhost Port=${port[$h]} CPUs=4 State=UNKNOWN" >>"$d/nodes.conf"
 done
 export SLURM_CONF=$d/etc/slurm.conf
-sed -e "s|@DIR@|$d|g" -e "s|@USER@|$(id -un)|" -e "s|@MUNGE_SOCKET@|$d/munge/sock|" \
-	-e "s|@CTLD_PORT@|$(free_port)|" -e "s|@SLURMD_PORT@|$(free_port)|" \
-	-e "/^@NODES@\$/{r $d/nodes.conf" -e 'd}' \
-	-e "s|^SlurmdSpoolDir=.*|SlurmdSpoolDir=$d/slurmd/%n|" \
-	-e "s|^TopologyPlugin=.*|TopologyPlugin=topology/none|" \
-	"$ROOT/tests/slurm/slurm.conf.in" >"$SLURM_CONF"
-cat >>"$SLURM_CONF" <<CONF
+# slurm_conf CTLD-PORT SLURMD-PORT: $SLURM_CONF; each slurmd its own port.
+slurm_conf() {
+	sed -e "s|@DIR@|$d|g" -e "s|@USER@|$(id -un)|" -e "s|@MUNGE_SOCKET@|$d/munge/sock|" \
+		-e "s|@CTLD_PORT@|$1|" -e "s|@SLURMD_PORT@|$2|" \
+		-e "/^@NODES@\$/{r $d/nodes.conf" -e 'd}' \
+		-e "s|^SlurmdSpoolDir=.*|SlurmdSpoolDir=$d/slurmd/%n|" \
+		-e "s|^TopologyPlugin=.*|TopologyPlugin=topology/none|" \
+		"$ROOT/tests/slurm/slurm.conf.in" >"$SLURM_CONF" || return 1
+	cat >>"$SLURM_CONF" <<CONF
 SlurmdPidFile=$d/slurmd/%n.pid
 SlurmdLogFile=$d/slurmd/%n.log
 SlurmdParameters=config_overrides
 CONF
-slurmctld -D -f "$SLURM_CONF" >"$d/slurmctld.out" 2>&1 </dev/null &
-watch $!
-up=
-for ((i = 0; i < 300; i++)); do
-	scontrol ping 2>/dev/null | grep -q 'is UP' && { up=1; break; }
-	sleep 0.1
-done
-if [ -z "$up" ]; then
-	nok "slurmctld up on loopback"
-	grep -hE 'error|fatal' "$d/slurmctld.out" "$d/slurmctld.log" 2>/dev/null | tail -5 | sed 's/^/# /'
-	exit 1
-fi
+}
+slurm_ctld_start "$d" slurm_conf || { nok "slurmctld up on loopback"; exit 1; }
 ok "munged + slurmctld up on loopback"
 
 # ---- host files
