@@ -155,7 +155,7 @@ int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist
 	hd->nlid = (uint32_t)rt->max_lid + 1;
 	hd->nleaf = number_leaves(rt, leaf_of, hd->lid_leaf);
 	rc = AN_E_RANGE;
-	if (!hd->nleaf || (uint64_t)hd->nsw * hd->nleaf > max_bytes)
+	if (!hd->nleaf || hd->nleaf >= UINT16_MAX || (uint64_t)hd->nsw * hd->nleaf > max_bytes)
 		goto out;
 	rc = AN_E_NOMEM;
 	if (!(leaf_sw = malloc((size_t)hd->nleaf * sizeof(*leaf_sw))) || !(hd->d = malloc((size_t)hd->nsw * hd->nleaf)) ||
@@ -181,25 +181,43 @@ out:
 /* Marks in bad[] the covered LIDs switch sw does not route along a
  * shortest path: its table read once, in order (the hardware streams it),
  * against its own row of distances and its neighbours' (L2-sized). This
- * reads every entry of the fabric, so the switch's record is looked up
- * once, not per entry as route_step would. */
-static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint8_t *bad)
+ * reads every entry of the fabric (193 million at k=56), so the per-entry
+ * test is as short as hopdist_closer allows: each out port's neighbour row
+ * is looked up once per switch, and an entry one step from its leaf is
+ * one byte compare. The leaf's own entries (distance 0) take the exact
+ * route_step_code path. */
+static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, const uint16_t *lk,
+			 uint8_t *dx, uint8_t *bad)
 {
 	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
 	const uint8_t *drow = hd->d + (uint64_t)sw * hd->nleaf;
+	/* dx: this row and, at nleaf, the INF that lk gives LIDs of no leaf */
+	memcpy(dx, drow, hd->nleaf);
+	dx[hd->nleaf] = HOPDIST_INF;
+	/* nrow[p]: the distance row of the switch port p leads to, NULL where
+	 * the step is not to a switch (no entry, no link, down, an end port) */
+	const uint8_t *nrow[256] = {NULL};
+	for (unsigned p = 0; p <= n->nports && p < SNAP_LFT_NONE; p++)
+		if (pt[p] < ROUTE_PT_EP)
+			nrow[p] = hd->d + (uint64_t)pt[p] * hd->nleaf;
 	/* chunk by chunk: one table lookup per 512 entries, not per entry */
 	for (uint32_t l0 = 1, run; l0 <= rt->max_lid; l0 += run) {
 		const uint8_t *c = snap_lft_span(n, l0, &run);
 		if (!c || run > rt->max_lid + 1 - l0) /* past the table: every entry SNAP_LFT_NONE */
 			run = rt->max_lid + 1 - l0;
 		for (uint32_t l = l0; l < l0 + run; l++) {
-			uint32_t k = hd->lid_leaf[l], next = 0;
-			if (k == ROUTE_NONE || drow[k] == HOPDIST_INF)
+			uint32_t k = lk[l], next = 0;
+			uint8_t dd = dx[k];
+			if (dd == HOPDIST_INF)
 				continue;
 			uint8_t p = c ? c[l - l0] : SNAP_LFT_NONE;
+			if (dd) {
+				bad[l] |= !nrow[p] || nrow[p][k] != dd - 1;
+				continue;
+			}
 			int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
-			bad[l] |= !hopdist_closer(hd, drow[k], st, next, k);
+			bad[l] |= !hopdist_closer(hd, dd, st, next, k);
 		}
 	}
 }
@@ -253,18 +271,26 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 	/* cover_switch writes bad[l] up to rt's top LID */
 	if (rt->pt != hd->pt || rt->nsw != hd->nsw || (size_t)rt->max_lid + 1 != nl)
 		return AN_E_INVAL;
+	/* lk[l]: lid_leaf in 16 bits (hopdist_build refuses more leaves),
+	 * nleaf where none (dx's INF sentinel): half the bytes every switch
+	 * streams, one test less per entry */
+	uint16_t *lk = malloc(nl * sizeof(*lk));
+	if (!lk)
+		return AN_E_NOMEM;
+	for (size_t l = 0; l < nl; l++)
+		lk[l] = hd->lid_leaf[l] == ROUTE_NONE ? (uint16_t)hd->nleaf : (uint16_t)hd->lid_leaf[l];
 	uint32_t ndone = 0;
 	int nomem = 0;
 #pragma omp parallel reduction(| : nomem) reduction(+ : ndone)
 	{
-		uint8_t *mine = calloc(nl, 1);
-		nomem |= !mine;
+		uint8_t *mine = calloc(nl, 1), *dx = malloc((size_t)hd->nleaf + 1);
+		nomem |= !mine || !dx;
 		/* A switch is done once its whole table is read: what a pause
 		 * leaves is exact for the switches marked. */
 #pragma omp for schedule(dynamic, 16)
 		for (uint32_t sw = sw0; sw < end; sw++)
-			if (mine && !c->done[sw] && !AN_CANCELLED(cancel)) {
-				cover_switch(rt, hd, sw, mine);
+			if (mine && dx && !c->done[sw] && !AN_CANCELLED(cancel)) {
+				cover_switch(rt, hd, sw, lk, dx, mine);
 				c->done[sw] = 1;
 				ndone++;
 			}
@@ -272,7 +298,9 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 		for (size_t l = 0; mine && l < nl; l++)
 			c->bad[l] |= mine[l];
 		free(mine);
+		free(dx);
 	}
+	free(lk);
 	c->ndone += ndone;
 	if (hopcover_complete(c))
 		count_covered(c);

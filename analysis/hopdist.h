@@ -46,8 +46,9 @@ struct hopdist {
 };
 
 /* The distances over rt's up links. AN_OK with *out new; AN_E_NOMEM;
- * AN_E_RANGE when the table would exceed max_bytes or a distance does not
- * fit a byte (then no fast proof: the walks remain). */
+ * AN_E_RANGE when the table would exceed max_bytes, a distance does not
+ * fit a byte or there are 65535 leaves or more (then no fast proof: the
+ * walks remain). */
 int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist **out);
 struct hopdist *hopdist_ref(struct hopdist *hd);
 void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op */
