@@ -90,6 +90,7 @@ static void usage(FILE *f)
 		"      --output-budget BYTES  admit heavy requests only below this much unread (default 256M)\n"
 		"      --heavy-queue N        heavy requests waiting for a worker at most (default 256)\n"
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 512M)\n"
+		"      --ingest-timeout SEC   drop a producer that sends nothing for SEC (default 120)\n"
 		"      --history N            generations kept for history/diff (default 100)\n"
 		"      --history-bytes BYTES  their deltas take at most this much (default 128M)\n"
 		"      --shrink-guard FRACTION  hold back a generation reaching FRACTION fewer HCAs or switches (0.5)\n"
@@ -125,6 +126,7 @@ enum {
 	OPT_LFTS,
 	OPT_MAX_CONNS,
 	OPT_IDLE,
+	OPT_INGEST_TIMEOUT,
 	OPT_MAX_SNAPSHOT,
 	OPT_HISTORY,
 	OPT_HISTORY_BYTES,
@@ -180,6 +182,7 @@ static const struct option longopts[] = {
 	{ "ingest-insecure", no_argument, NULL, OPT_INGEST_INSECURE },
 	{ "ingest-group", required_argument, NULL, OPT_INGEST_GROUP },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+	{ "ingest-timeout", required_argument, NULL, OPT_INGEST_TIMEOUT },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
 	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "history-bytes", required_argument, NULL, OPT_HISTORY_BYTES },
@@ -351,6 +354,11 @@ static int apply_limit(struct options *o, int c, const char *val)
 			return -1;
 		o->srv.idle_timeout_s = (unsigned)x;
 		return 0;
+	case OPT_INGEST_TIMEOUT:
+		if (parse_uint("ingest-timeout", val, 1, 86400, &x))
+			return -1;
+		o->srv.ingest_timeout_s = (unsigned)x;
+		return 0;
 	case OPT_MAX_SNAPSHOT:
 		if (parse_size("max-snapshot", val, &x))
 			return -1;
@@ -475,6 +483,7 @@ static int apply(struct options *o, int c, const char *val)
 	case OPT_LFTS: o->lfts = val; return 0;
 	case OPT_MAX_CONNS: case OPT_MAX_ADMIN: case OPT_OUT_LIMIT: case OPT_OUT_BUDGET: case OPT_OUT_SOFT:
 	case OPT_WRITE_TIMEOUT: case OPT_HEAVY_QUEUE: case OPT_MAX_INGEST: case OPT_IDLE: case OPT_MAX_SNAPSHOT:
+	case OPT_INGEST_TIMEOUT:
 		return apply_limit(o, c, val);
 	case OPT_INGEST_KEY: o->ingest_key = val; return 0;
 	case OPT_INGEST_INSECURE: o->srv.ingest_insecure = 1; return 0;

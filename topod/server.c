@@ -163,6 +163,7 @@ void conn_close(struct conn *c)
 		event_free(c->linger_ev);
 		c->linger_ev = NULL;
 	}
+	ingest_direct_stop(c);
 	acct_stop(c);
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -189,6 +190,7 @@ void conn_close(struct conn *c)
 void conn_finish(struct conn *c)
 {
 	c->closing = 1;
+	ingest_direct_stop(c);
 	bufferevent_disable(c->bev, EV_READ);
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
 		conn_close(c);

@@ -40,7 +40,7 @@ struct server_config {
 	unsigned max_admin;                   /* admin connections, counted apart from queries */
 	unsigned idle_timeout_s;              /* close idle query connections */
 	uint64_t max_snapshot;                /* bytes accepted on ingest */
-	unsigned ingest_timeout_s;            /* a producer must finish sending within this */
+	unsigned ingest_timeout_s;            /* a producer that sends nothing this long is dropped */
 	/* Per-client reply memory (Redis's client-output-buffer-limit): a
 	 * client whose unread replies pass out_hard, or stay above out_soft
 	 * for out_soft_s seconds, or make no write progress for

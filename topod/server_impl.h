@@ -64,6 +64,7 @@ struct conn {
 	int tcp;           /* ingest over TCP: the key must be proved unless insecure */
 	struct ingest_auth *ia;    /* from the producer's hello on */
 	struct event *linger_ev;   /* TCP before the proof: the grace time, then the linger after ERR */
+	struct event *rd_ev;       /* the payload read straight into buf (server_ingest.c), NULL: through bev */
 	char peer[64];
 };
 
@@ -215,6 +216,8 @@ cmd_admin_fn admin_stats, admin_reload, admin_restore, admin_confirm, admin_shut
 
 void accept_ingest(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int n, void *a);
 void ingest_read_cb(struct bufferevent *bev, void *arg);
+/* Ends reading the payload past the bufferevent; a no-op when not. */
+void ingest_direct_stop(struct conn *c);
 int ingest_trusted(const struct conn *c);
 void linger_cb(evutil_socket_t fd, short what, void *arg);
 void notify_cb(evutil_socket_t fd, short what, void *arg);

@@ -10,6 +10,7 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,6 +18,9 @@
 #include "log.h"
 #include "sink.h"
 #include "server_impl.h"
+
+/* What one read takes from a producer once its header is in. */
+#define INGEST_READ_MAX ((size_t)4 << 20)
 
 static void ingest_done(void *arg, int ok, const char *msg)
 {
@@ -93,6 +97,10 @@ static void ingest_refuse(struct conn *c, const char *code, const char *why)
 	free(c->buf);
 	c->buf = NULL;
 	c->draining = 1;
+	if (c->rd_ev) {
+		ingest_direct_stop(c);
+		bufferevent_enable(c->bev, EV_READ);
+	}
 	evbuffer_drain(bufferevent_get_input(c->bev), evbuffer_get_length(bufferevent_get_input(c->bev)));
 	if (!ingest_trusted(c)) {
 		struct timeval tv = { AUTH_LINGER_MS / 1000, (AUTH_LINGER_MS % 1000) * 1000 };
@@ -241,6 +249,114 @@ static void ingest_complete(struct conn *c)
 	builder_submit(srv->plane[c->plane].b, j);
 }
 
+/* Room in c->buf for take more bytes, grown by doubling up to c->want:
+ * memory follows the bytes that arrived, never the header's claim (a
+ * producer that announces 8 GiB and sends 64 bytes costs 64 bytes).
+ * 0, or -1 when refused. */
+static int ingest_room(struct conn *c, size_t take)
+{
+	if (c->have + take <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 1 << 16;
+	while (cap < c->have + take)
+		cap *= 2;
+	if (cap > c->want)
+		cap = c->want;
+	uint8_t *nb = snap_bytes_realloc(c->buf, cap);
+	if (!nb) {
+		ingest_refuse(c, "NOMEM", "cannot buffer the snapshot");
+		return -1;
+	}
+	c->buf = nb;
+	c->cap = cap;
+	return 0;
+}
+
+/* got bytes were stored at c->buf + c->have. */
+static void ingest_took(struct conn *c, size_t got)
+{
+	if (c->auth == IA_PROVEN)
+		snap_auth_body_update(&c->ia->body, c->buf + c->have, got);
+	c->have += got;
+}
+
+/* One snapshot per connection: bytes already there after it refuse it. */
+static void ingest_trailing(struct conn *c, size_t n)
+{
+	c->srv->ingest_trailing++;
+	char why[96];
+	snprintf(why, sizeof(why), "%zu bytes after the snapshot: one snapshot per connection", n);
+	ingest_refuse(c, "INVALID", why);
+}
+
+void ingest_direct_stop(struct conn *c)
+{
+	if (c->rd_ev) {
+		event_free(c->rd_ev);
+		c->rd_ev = NULL;
+	}
+}
+
+/* The payload straight from the socket into c->buf. Through the
+ * bufferevent every byte was copied twice, into libevent's 16 KiB chains
+ * and out of them: a k=56 snapshot (195 MB) arrived in 750-770 ms over the
+ * UNIX socket, read directly in 130-390 ms. Timeouts, EOF and errors go
+ * to conn_event_cb as the bufferevent's would. */
+static void ingest_direct_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	if (what & EV_TIMEOUT) {
+		conn_event_cb(c->bev, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, c);
+		return;
+	}
+	/* As much as is queued (FIONREAD), so that the buffer grows with what
+	 * arrived; one byte when unknown, to see EOF. */
+	int queued = 0;
+	if (ioctl(fd, FIONREAD, &queued) < 0 || queued <= 0)
+		queued = 1;
+	size_t take = c->want - c->have;
+	if (take > (size_t)queued)
+		take = (size_t)queued;
+	if (take > INGEST_READ_MAX)
+		take = INGEST_READ_MAX;
+	if (ingest_room(c, take))
+		return;
+	ssize_t got = recv(fd, c->buf + c->have, take, 0);
+	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return;
+	if (got <= 0) {
+		conn_event_cb(c->bev, BEV_EVENT_READING | (got ? BEV_EVENT_ERROR : BEV_EVENT_EOF), c);
+		return;
+	}
+	ingest_took(c, (size_t)got);
+	if (c->have < c->want)
+		return;
+	/* Refused while still reading directly: ingest_refuse hands the
+	 * drain to the bufferevent. */
+	int more = 0;
+	if (ioctl(fd, FIONREAD, &more) == 0 && more > 0) {
+		ingest_trailing(c, (size_t)more);
+		return;
+	}
+	ingest_direct_stop(c);
+	ingest_complete(c);
+}
+
+/* Reads the rest of the payload past the bufferevent (ingest_direct_cb),
+ * with the ingest timeout; where libevent cannot, the bufferevent goes on. */
+static void ingest_direct_start(struct conn *c)
+{
+	struct timeval tv = { c->srv->cfg.ingest_timeout_s, 0 };
+	c->rd_ev = event_new(c->srv->base, bufferevent_getfd(c->bev), EV_READ | EV_PERSIST, ingest_direct_cb, c);
+	if (!c->rd_ev)
+		return;
+	if (event_add(c->rd_ev, c->srv->cfg.ingest_timeout_s ? &tv : NULL)) {
+		ingest_direct_stop(c);
+		return;
+	}
+	bufferevent_disable(c->bev, EV_READ);
+}
+
 void ingest_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
@@ -251,35 +367,16 @@ void ingest_read_cb(struct bufferevent *bev, void *arg)
 	}
 	if (!c->want && ingest_opening(c, in))
 		return;
-	/* Memory follows the bytes that arrived, never the header's claim: a
-	 * producer that announces 8 GiB and sends 64 bytes costs 64 bytes. */
 	size_t avail = evbuffer_get_length(in), take = avail < c->want - c->have ? avail : c->want - c->have;
-	if (c->have + take > c->cap) {
-		size_t cap = c->cap ? c->cap : 1 << 16;
-		while (cap < c->have + take)
-			cap *= 2;
-		if (cap > c->want)
-			cap = c->want;
-		uint8_t *nb = snap_bytes_realloc(c->buf, cap);
-		if (!nb) {
-			ingest_refuse(c, "NOMEM", "cannot buffer the snapshot");
-			return;
-		}
-		c->buf = nb;
-		c->cap = cap;
-	}
-	size_t got = (size_t)evbuffer_remove(in, c->buf + c->have, take);
-	if (c->auth == IA_PROVEN)
-		snap_auth_body_update(&c->ia->body, c->buf + c->have, got);
-	c->have += got;
-	if (c->have < c->want)
+	if (ingest_room(c, take))
 		return;
+	ingest_took(c, (size_t)evbuffer_remove(in, c->buf + c->have, take));
+	if (c->have < c->want) {
+		ingest_direct_start(c);
+		return;
+	}
 	if (evbuffer_get_length(in)) {
-		c->srv->ingest_trailing++;
-		char why[96];
-		snprintf(why, sizeof(why), "%zu bytes after the snapshot: one snapshot per connection",
-			 evbuffer_get_length(in));
-		ingest_refuse(c, "INVALID", why);
+		ingest_trailing(c, evbuffer_get_length(in));
 		return;
 	}
 	ingest_complete(c);

@@ -5,10 +5,13 @@ a real ibnetdiscover/ibroute capture of ibsim's 2-switch example."""
 import os
 import shutil
 import signal
+import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from bigfab import k24  # noqa: E402
+from snapdecode import reseal  # noqa: E402
 from topodtest import (ROOT, Conn, Topod, check, done, from_text, note, send_snapshot,  # noqa: E402
                        snap_info, tmpdir)
 
@@ -118,4 +121,65 @@ try:
 except RuntimeError as e:
     check("bad magic" in str(e) or "not a topod snapshot" in str(e), "a corrupt state file stops start-up with a reason")
 shutil.rmtree(state, ignore_errors=True)
+
+# --- a large snapshot, read past libevent straight into topod's buffer ----------
+# Once the header is in, the payload is read from the socket into the
+# snapshot's buffer (server_ingest.c, ingest_direct_cb): the cases above
+# (713 bytes) end within the first read; these cross many.
+big = open(k24(d), "rb").read()
+BASE = gen2 + 10 ** 6  # generations are microseconds since the epoch
+t = Topod("--ingest-timeout", "2", "--load", snap2)
+
+
+def producer(first, pause=0.0, rest=b"", shut=True):
+    """Sends first, waits pause, sends rest, half-closes if shut; the reply."""
+    with Conn(t.ingest, unix=True) as c:
+        c.send(first)
+        time.sleep(pause)
+        if rest:
+            c.send(rest)
+        if shut:
+            c.s.shutdown(socket.SHUT_WR)
+        return c.readline()
+
+
+g = BASE + 1
+data = reseal(big, generation=g, timestamp=g)
+with Conn(t.ingest, unix=True) as c:
+    step = len(data) // 8 + 1
+    for i in range(0, len(data), step):
+        c.send(data[i:i + step])
+        time.sleep(0.03)
+    c.s.shutdown(socket.SHUT_WR)
+    r = c.readline()
+check(r == "OK %d" % g and int(t.info()["generation"]) == g and t.info()["cas"] == "3456",
+      "a %d-byte snapshot sent in 8 pieces with pauses is served whole: %s" % (len(data), r))
+
+data = reseal(big, generation=g + 1, timestamp=g + 1)
+half = len(data) // 2
+r = producer(data[:half])
+check(r == "ERR INVALID truncated: got %d of %d bytes" % (half, len(data)),
+      "a large snapshot cut off mid-payload is refused with the bytes it got: %s" % r)
+
+r = producer(data[:-1000], 0.2, data[-1000:] + b"X" * 100)
+check(r == "ERR INVALID 100 bytes after the snapshot: one snapshot per connection",
+      "bytes after a large snapshot refuse it: %s" % r)
+
+t0 = time.time()
+with Conn(t.ingest, unix=True, timeout=10) as c:
+    c.send(data[:half])
+    r = c.readline()
+    waited = time.time() - t0
+log = t.logtext()
+check(r == "" and 1.5 <= waited <= 6 and "ingest timed out after %d of %d bytes" % (half, len(data)) in log,
+      "a producer silent mid-payload is dropped after --ingest-timeout 2 (%.1f s), logged" % waited)
+t0 = time.time()
+while time.time() - t0 < 5 and " ingest_connections=0 " not in t.admin_ask("stats"):
+    time.sleep(0.05)
+st = t.admin_ask("stats")
+check(int(t.info()["generation"]) == g and t.ask("ping") == "OK pong" and "ingest_truncated=1" in st and
+      "ingest_trailing=1" in st and " ingest_connections=0 " in st,
+      "after them generation %d is still served, every producer's connection closed; stats count them" % g)
+note(st)
+t.stop()
 done()
