@@ -11,6 +11,7 @@ of ibsim's 2-switch capture (tests/fixtures), the second sent as a delta.
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from topodtest import (BIN, ROOT, Topod, check, done, from_text, parse_kv, send_snapshot,  # noqa: E402
@@ -46,6 +47,19 @@ def askall(t, line):
 def lines(reply):
     head = reply.splitlines()[0]
     return parse_kv(head[3:]) if head.startswith("OK ") else {}, reply.splitlines()[1:]
+
+
+def wait_history(t, gen, timeout=30):
+    """gen served and in `history`: topod serves a generation, then adds
+    it to the history (after the persist), so a diff sent at once can
+    miss it."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if t.wait_generation(gen, timeout) and str(gen) in [parse_kv(x).get("generation")
+                                                            for x in lines(askall(t, "history"))[1]]:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def all_paths(t, hosts):
@@ -237,7 +251,7 @@ for g, lf in ((300, "2sw4hca.lfts"), (400, "2sw4hca-shared.lfts"), (500, "2sw4hc
     p = os.path.join(d, "g%d.snap" % g)
     make(lf, g, p)
     send_snapshot("sink=unix:" + t.ingest, p)
-    t.wait_generation(g)
+    wait_history(t, g)
 head, rows = lines(askall(t, "history"))
 gens = [parse_kv(x)["generation"] for x in rows]
 files = sorted(os.listdir(os.path.join(state, "history")))
@@ -259,7 +273,7 @@ with open(os.path.join(d, "g600.raw"), "rb") as f:
 with open(os.path.join(d, "g600.snap"), "wb") as f:
     f.write(reseal(raw, generation=600, timestamp=1700000000000600, sm_guid=0x77))
 send_snapshot("sink=unix:" + t.ingest, os.path.join(d, "g600.snap"))
-t.wait_generation(600)
+wait_history(t, 600)
 head, rows = lines(askall(t, "diff 500 600"))
 ports = [x for x in rows if x.startswith("port ")]
 check(head.get("ports") == "1" and ports == ['port 0x0000000000200001/1 "Switch2" width=4X->1X speed=SDR->DDR'],
