@@ -928,6 +928,16 @@ static int copy_lfts(const struct rd *r, struct snap *s, char err[SNAP_ERR_LEN])
 	return rc ? fail(err, "out of memory for the forwarding tables") : 0;
 }
 
+int snap_make_room(uint64_t bytes)
+{
+	return lft_reserve(bytes >> SNAP_LFT_CHUNK_SHIFT);
+}
+
+void snap_release_room(void)
+{
+	lft_trim();
+}
+
 /* Node record i: fixed fields, description, ports, and a switch's LFT. */
 static int decode_node(struct rd *r, struct snap *s, uint32_t i, uint32_t nnodes, size_t *pcap,
 		       char err[SNAP_ERR_LEN])

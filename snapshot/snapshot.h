@@ -246,6 +246,15 @@ int snap_read_bytes(const char *path, uint8_t **buf, size_t *len, char err[SNAP_
  * from a producer, read from a file): past a few MiB the buffer is asked
  * for in 2 MiB pages. NULL on ENOMEM, p untouched. Freed with free(). */
 void *snap_bytes_realloc(void *p, size_t n);
+/* A full snapshot is arriving and bytes of it are in: makes room now for
+ * the tables those bytes can hold (the slabs mapped and first touched,
+ * lft.c), so that its decode copies into memory already there instead of
+ * faulting it in. At most one table byte per payload byte, so the room
+ * follows what arrived; snap_decode() gives back what it did not use,
+ * snap_release_room() what a refused snapshot left. -1 on ENOMEM (the
+ * decode then maps what it needs itself). Any thread. */
+int snap_make_room(uint64_t bytes);
+void snap_release_room(void);
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -45,9 +45,10 @@ struct builder {
 
 	pthread_t thr;
 	int started;
-	pthread_mutex_t lock; /* covers pending, stop and stats */
+	pthread_mutex_t lock; /* covers pending, room, stop and stats */
 	pthread_cond_t cond;
 	struct ingest_job *pending;
+	uint64_t room; /* bytes of a full snapshot arriving to make room for (builder_make_room) */
 	int stop;
 	struct builder_stats stats;
 	struct history *hist; /* NULL until builder_set_history() */
@@ -872,10 +873,18 @@ static void *builder_main(void *arg)
 	struct builder *b = arg;
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
-		while (!b->pending && !b->stop)
+		while (!b->pending && !b->room && !b->stop)
 			pthread_cond_wait(&b->cond, &b->lock);
 		if (b->stop)
 			break;
+		uint64_t room = b->room;
+		b->room = 0;
+		if (!b->pending) {
+			pthread_mutex_unlock(&b->lock);
+			(void)snap_make_room(room);
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
 		struct ingest_job *j = b->pending;
 		b->pending = NULL;
 		pthread_mutex_unlock(&b->lock);
@@ -883,6 +892,7 @@ static void *builder_main(void *arg)
 		 * too: it goes on (after a publish it runs already, and the
 		 * second hand-over finds the cover complete or goes on). */
 		builder_run(b, j);
+		snap_release_room();
 		prep_begin(b);
 		pthread_mutex_lock(&b->lock);
 	}
@@ -911,6 +921,14 @@ int builder_start(struct builder *b)
 	}
 	b->started = 1;
 	return 0;
+}
+
+void builder_make_room(struct builder *b, uint64_t bytes)
+{
+	pthread_mutex_lock(&b->lock);
+	b->room = bytes;
+	pthread_cond_signal(&b->cond);
+	pthread_mutex_unlock(&b->lock);
 }
 
 void builder_submit(struct builder *b, struct ingest_job *j)

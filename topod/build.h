@@ -128,6 +128,11 @@ int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN]);
 
 /* Queues a job (takes ownership of job and its buffers). */
 void builder_submit(struct builder *b, struct ingest_job *job);
+/* bytes of a full snapshot have arrived: while the rest does, the builder
+ * thread, when idle, makes room for its tables (snap_make_room), so that
+ * the decode after builder_submit() does not fault fresh memory in. What
+ * is left unused is given back after the builder's next job. */
+void builder_make_room(struct builder *b, uint64_t bytes);
 /* Runs a job in the calling thread; returns 0 if it was published. */
 int builder_run(struct builder *b, struct ingest_job *job);
 

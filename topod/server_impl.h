@@ -65,6 +65,8 @@ struct conn {
 	struct ingest_auth *ia;    /* from the producer's hello on */
 	struct event *linger_ev;   /* TCP before the proof: the grace time, then the linger after ERR */
 	struct event *rd_ev;       /* the payload read straight into buf (server_ingest.c), NULL: through bev */
+	int is_delta;              /* from the header */
+	size_t room;               /* bytes the builder was asked to make room for (builder_make_room) */
 	char peer[64];
 };
 

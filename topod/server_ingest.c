@@ -21,6 +21,9 @@
 
 /* What one read takes from a producer once its header is in. */
 #define INGEST_READ_MAX ((size_t)4 << 20)
+/* A full snapshot's builder makes room for its tables in steps of this
+ * many bytes received. */
+#define INGEST_ROOM_STEP ((size_t)16 << 20)
 
 static void ingest_done(void *arg, int ok, const char *msg)
 {
@@ -214,6 +217,7 @@ static int ingest_opening(struct conn *c, struct evbuffer *in)
 		return -1;
 	}
 	c->want = SNAP_HEADER_LEN + (size_t)plen;
+	c->is_delta = is_delta;
 	/* Only a producer topod trusts gets here: lift the pre-authentication
 	 * read bound (set at accept). */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
@@ -329,8 +333,13 @@ static void ingest_direct_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	ingest_took(c, (size_t)got);
-	if (c->have < c->want)
+	if (c->have < c->want) {
+		if (!c->is_delta && c->have - c->room >= INGEST_ROOM_STEP) {
+			c->room = c->have;
+			builder_make_room(c->srv->plane[c->plane].b, c->room);
+		}
 		return;
+	}
 	/* Refused while still reading directly: ingest_refuse hands the
 	 * drain to the bufferevent. */
 	int more = 0;

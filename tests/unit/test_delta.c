@@ -401,10 +401,28 @@ static void test_decode_reserved(void)
 	}
 	CHECK(grown && !memcmp(rx, buf, len), "the bytes grown as received keep what was written");
 	free(buf);
-	uint64_t used0, spare0, used1, spare1;
+	uint64_t used0, spare0, used1, spare1, room;
 	snap_lft_pool(&used0, &spare0);
-	CHECK(grown && !snap_decode(rx, len, &d, err) && d, "decoded: %s", d ? "" : err);
+	/* as topod's builder while the bytes arrive: room made, then given
+	 * back when no decode follows (a refused snapshot) */
+	CHECK(!snap_make_room(len), "room made for %zu bytes", len);
+	snap_lft_pool(&used1, &room);
+	CHECK(used1 == used0 && room >= spare0 + ((len >> SNAP_LFT_CHUNK_SHIFT) << SNAP_LFT_CHUNK_SHIFT) -
+						  ((uint64_t)2 << 20),
+	      "as spare chunks (%llu bytes spare, %llu before)", (unsigned long long)room, (unsigned long long)spare0);
+	snap_release_room();
 	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 == used0 && spare1 <= spare0 + ((uint64_t)2 << 20), "given back unused (%llu spare)",
+	      (unsigned long long)spare1);
+	/* and then a decode into the room */
+	CHECK(!snap_make_room(len), "room made again");
+	snap_lft_pool(&used1, &room);
+	err[0] = 0;
+	int decoded = grown && !snap_decode(rx, len, &d, err) && d;
+	CHECK(decoded, "decoded %s", err);
+	snap_lft_pool(&used1, &spare1);
+	CHECK(used1 + spare1 <= used0 + room, "the decode's tables took the room: %llu bytes in the pool, %llu made",
+	      (unsigned long long)(used1 + spare1), (unsigned long long)(used0 + room));
 	int same = d && d->nnodes == s->nnodes && d->nlft == s->nlft;
 	for (uint32_t i = 0; same && i < s->nnodes; i++)
 		same = tf_lft_same(&d->nodes[i], &s->nodes[i]);
