@@ -251,8 +251,10 @@ void *snap_bytes_realloc(void *p, size_t n);
  * lft.c), so that its decode copies into memory already there instead of
  * faulting it in. At most one table byte per payload byte, so the room
  * follows what arrived; snap_decode() gives back what it did not use,
- * snap_release_room() what a refused snapshot left. -1 on ENOMEM (the
- * decode then maps what it needs itself). Any thread. */
+ * snap_release_room() what is left when no decode used it (topod: after
+ * each builder job, so a refused snapshot's room stays until the next).
+ * The room is the process's: a trim gives back another fabric's too.
+ * -1 on ENOMEM (the decode then maps what it needs itself). Any thread. */
 int snap_make_room(uint64_t bytes);
 void snap_release_room(void);
 

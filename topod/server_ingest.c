@@ -100,10 +100,10 @@ static void ingest_refuse(struct conn *c, const char *code, const char *why)
 	free(c->buf);
 	c->buf = NULL;
 	c->draining = 1;
-	if (c->rd_ev) {
-		ingest_direct_stop(c);
-		bufferevent_enable(c->bev, EV_READ);
-	}
+	/* The drain reads through the bufferevent, whose reading the direct
+	 * read (or ingest_complete) turned off. */
+	ingest_direct_stop(c);
+	bufferevent_enable(c->bev, EV_READ);
 	evbuffer_drain(bufferevent_get_input(c->bev), evbuffer_get_length(bufferevent_get_input(c->bev)));
 	if (!ingest_trusted(c)) {
 		struct timeval tv = { AUTH_LINGER_MS / 1000, (AUTH_LINGER_MS % 1000) * 1000 };
@@ -340,8 +340,6 @@ static void ingest_direct_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		return;
 	}
-	/* Refused while still reading directly: ingest_refuse hands the
-	 * drain to the bufferevent. */
 	int more = 0;
 	if (ioctl(fd, FIONREAD, &more) == 0 && more > 0) {
 		ingest_trailing(c, (size_t)more);

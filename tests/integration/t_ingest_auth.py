@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from topodtest import BIN, ROOT, Conn, Topod, check, done, note, tmpdir, parse_kv, from_text  # noqa: E402
+from bigfab import k24  # noqa: E402
 from snapdecode import reseal  # noqa: E402
 import ingestauth as ia  # noqa: E402
 
@@ -194,6 +195,27 @@ r = ia.recv_line(s)
 s.close()
 check(r.startswith("OK %d" % int.from_bytes(good[16:24], "little")),
       "this module's proof (Python's hmac, from the documented format) is accepted: %s" % r)
+
+# A payload past the first read is read straight into topod's buffer; a
+# body that does not match its proof is refused there too, and the
+# connection drains to the producer's EOF and closes (it once stayed open:
+# the direct read had turned the bufferevent's reading off).
+big = bytearray(open(k24(d), "rb").read())
+tampered = bytes(big[:len(big) // 2]) + bytes([big[len(big) // 2] ^ 1]) + bytes(big[len(big) // 2 + 1:])
+s = socket.create_connection(A)
+s.sendall(ia.HELLO)
+chal = ia.recv_exact(s, ia.CHAL_LEN)
+s.sendall(ia.proof(K, chal, bytes(big)) + tampered)
+s.shutdown(socket.SHUT_WR)
+r = ia.recv_line(s)
+s.settimeout(10)
+try:
+    closed = s.recv(1) == b""
+except OSError:
+    closed = False
+s.close()
+check(r.startswith("ERR AUTH") and closed,
+      "a %d-byte payload that does not match its proof: %s, and the connection closed" % (len(big), r[:60]))
 
 # ---- the old preamble -----------------------------------------------------------------
 v1 = open(snapfile("v1.snap"), "rb").read()
