@@ -101,7 +101,7 @@ static void ingest_refuse(struct conn *c, const char *code, const char *why)
 	c->buf = NULL;
 	c->draining = 1;
 	/* The drain reads through the bufferevent, whose reading the direct
-	 * read (or ingest_complete) turned off. */
+	 * read turned off (ingest_complete's checks refuse after it). */
 	ingest_direct_stop(c);
 	bufferevent_enable(c->bev, EV_READ);
 	evbuffer_drain(bufferevent_get_input(c->bev), evbuffer_get_length(bufferevent_get_input(c->bev)));
