@@ -3,6 +3,7 @@
 
   bench/bench_delta.py [K] [PERMILLE] [CHAIN]      (defaults 24 5 100)
   DELTA_GAP=S bench/bench_delta.py ...             (S seconds between snapshots; default 0)
+  DELTA_SMAPS=FILE [DELTA_KILL=1] ...              (topod's /proc smaps after the deltas; then SIGKILL)
 
 bench_delta (build/bench) makes a k-ary fat tree and CHAIN successive
 reroutes, each changing PERMILLE/1000 of the LFT blocks, as deltas. A topod
@@ -24,6 +25,7 @@ from there on the new generation (fabric.h, fabric_index_prepare).
 """
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -133,6 +135,13 @@ def main():
     hv = parse_kv(head[3:])
     time.sleep(0.5)
     rss1 = rss_kib(t.p.pid)
+    if os.environ.get("DELTA_SMAPS"):
+        # Where the resident bytes are, mapping by mapping (docs/performance.md).
+        with open("/proc/%d/smaps" % t.p.pid) as f, open(os.environ["DELTA_SMAPS"], "w") as out:
+            out.write(f.read())
+        if os.environ.get("DELTA_KILL"):
+            os.kill(t.p.pid, signal.SIGKILL)
+            return 0
     journal = [f for f in os.listdir(state) if f.startswith("fabric.delta.")]
     jbytes = sum(os.path.getsize(os.path.join(state, f)) for f in journal)
     folds = log.count("deltas folded into")
@@ -164,7 +173,15 @@ def main():
     print("the same fabric as a full snapshot: served after %s ms, OK after %.1f ms (%s); topod: decode %s ms, "
           "build %s ms" % ("%.1f" % served if served else "?", ms, r, m[-1][0] if m else "?", m[-1][1] if m else "?"))
     # Its tables replaced the previous generation's, which were served
-    # while it was decoded: what topod keeps after that.
+    # while it was decoded: what topod keeps after that, once the history
+    # (which encodes the one replaced, after the OK) has it.
+    for _ in range(600):
+        with t.conn() as c:
+            head = c.ask("history")
+            lines = [c.readline() for _ in range(int(parse_kv(head[3:])["lines"]))]
+        if any(" generation=%d " % 10 ** 9 in " " + x + " " for x in lines):
+            break
+        time.sleep(0.05)
     time.sleep(1)
     print("topod RSS after the fabric was replaced whole: %.1f MiB" % (rss_kib(t.p.pid) / 1024))
     t.stop()

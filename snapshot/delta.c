@@ -706,8 +706,10 @@ int snap_delta_compose(const struct snap *shape, const uint8_t *a, size_t alen, 
 	if (read_engine(&ra, "first", &ea, &la, err) || read_engine(&rb, "second", &eb, &lb, err))
 		return -1;
 	/* The result holds at most every record of both, and one header, base
-	 * and engine name fewer. */
-	uint8_t *buf = malloc(alen + blen), *p = buf + SNAP_HEADER_LEN;
+	 * and engine name fewer. Written once and dropped (topod journals it
+	 * and reads it back for the next): in 2 MiB pages past a few MiB,
+	 * whose first writes fault 512 times less often. */
+	uint8_t *buf = snap_bytes_realloc(NULL, alen + blen), *p = buf + SNAP_HEADER_LEN;
 	if (!buf)
 		return fail(err, "out of memory composing deltas of %zu and %zu bytes", alen, blen);
 	put64(&p, ia.base_generation);

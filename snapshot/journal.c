@@ -28,6 +28,13 @@ int journal_append(const char *dir, uint64_t gen, const uint8_t *buf, size_t len
 	return snap_write_atomic_mode(path, buf, len, 0600, err);
 }
 
+int journal_read(const char *dir, uint64_t gen, uint8_t **buf, size_t *len, char err[SNAP_ERR_LEN])
+{
+	char path[4200];
+	entry_path(dir, gen, path, sizeof(path));
+	return snap_read_bytes(path, buf, len, err);
+}
+
 /* Generations of the entries in dir, sorted; -1 on error. */
 static int list(const char *dir, uint64_t **out, size_t *n)
 {

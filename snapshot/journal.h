@@ -44,6 +44,9 @@
 
 /* Writes the entry of generation gen durably. */
 int journal_append(const char *dir, uint64_t gen, const uint8_t *buf, size_t len, char err[SNAP_ERR_LEN]);
+/* The entry of generation gen, read whole (*buf malloc'd); -1 with err
+ * when it cannot be read. Its contents are not checked. */
+int journal_read(const char *dir, uint64_t gen, uint8_t **buf, size_t *len, char err[SNAP_ERR_LEN]);
 /* Removes every entry of generation <= upto (never a quarantined one);
  * returns how many. */
 int journal_clear(const char *dir, uint64_t upto);

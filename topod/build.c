@@ -33,15 +33,19 @@ struct builder {
 	char state_file[4096];
 	char state_dir[4096];
 	/* What the state directory reproduces (journal.h): fabric.snap, or
-	 * fabric.snap and entry, the journal entry from it to generation
-	 * dur_gen. A delta is journalled only on top of that; anything else
-	 * is written whole. durable = 0: unknown (nothing written yet, or a
-	 * write failed): the next snapshot is written whole. */
+	 * fabric.snap and the journal entry from it to generation dur_gen
+	 * (entry_len bytes; 0: none). A delta is journalled only on top of
+	 * that; anything else is written whole. durable = 0: unknown
+	 * (nothing written yet, or a write failed): the next snapshot is
+	 * written whole. The entry is read back from its file to compose the
+	 * next one, not kept: it grows to a quarter of the fabric before a
+	 * fold (49 MB at k=56), which topod's memory would follow. base_* is
+	 * what it must be against (fabric.snap). */
 	int durable;
 	uint64_t dur_gen, dur_sm, dur_ts;
-	uint8_t *entry;
+	uint64_t base_gen, base_sm, base_ts;
 	size_t entry_len, full_bytes;
-	unsigned journal_n; /* deltas composed into entry */
+	unsigned journal_n; /* deltas composed into the entry */
 
 	pthread_t thr;
 	int started;
@@ -136,11 +140,14 @@ static int check_generation(const struct snap *cur, const struct snap *s, int fo
 	return -1;
 }
 
-static void set_durable(struct builder *b, const struct snap *s, uint8_t *entry, size_t len)
+static void set_durable(struct builder *b, const struct snap *s, size_t entry_len)
 {
-	free(b->entry);
-	b->entry = entry;
-	b->entry_len = len;
+	if (!entry_len) {
+		b->base_gen = s->generation;
+		b->base_sm = s->sm_guid;
+		b->base_ts = s->timestamp;
+	}
+	b->entry_len = entry_len;
 	b->durable = 1;
 	b->dur_gen = s->generation;
 	b->dur_sm = s->sm_guid;
@@ -173,8 +180,30 @@ static int persist_full(struct builder *b, const struct snap *s, const uint8_t *
 	journal_clear(b->state_dir, UINT64_MAX);
 	b->journal_n = 0;
 	b->full_bytes = len;
-	set_durable(b, s, NULL, 0);
+	set_durable(b, s, 0);
 	return 0;
+}
+
+/* The journal entry to dur_gen, read back from its file; NULL with err
+ * when it is gone, damaged or not against fabric.snap (then the caller
+ * writes the whole fabric). */
+static uint8_t *entry_read(const struct builder *b, size_t *len, char err[SNAP_ERR_LEN])
+{
+	uint8_t *e = NULL;
+	struct snap_delta_info in = { 0 };
+	if (journal_read(b->state_dir, b->dur_gen, &e, len, err))
+		return NULL;
+	if (snap_delta_peek(e, *len, &in, err))
+		;
+	else if (in.generation != b->dur_gen || in.base_generation != b->base_gen || in.base_sm_guid != b->base_sm ||
+		 in.base_timestamp != b->base_ts)
+		snprintf(err, SNAP_ERR_LEN, "its file holds generation %" PRIu64 " from %" PRIu64
+			 ", not %" PRIu64 " from fabric.snap's %" PRIu64, in.generation, in.base_generation,
+			 b->dur_gen, b->base_gen);
+	else
+		return e;
+	free(e);
+	return NULL;
 }
 
 /* A delta durable as a journal entry from fabric.snap: the previous entry
@@ -195,28 +224,26 @@ static int persist_delta(struct builder *b, const struct snap *s, const struct s
 		pthread_mutex_unlock(&b->lock);
 		return persist_full(b, s, NULL, 0, err);
 	}
-	uint8_t *e = NULL;
-	size_t el = len;
-	if (!b->entry) {
-		if ((e = malloc(len)))
-			memcpy(e, buf, len);
-	} else if (snap_delta_compose(s, b->entry, b->entry_len, buf, len, &e, &el, err)) {
+	uint8_t *prev = NULL, *e = NULL;
+	size_t pl = 0, el = len;
+	if (b->entry_len &&
+	    (!(prev = entry_read(b, &pl, err)) || snap_delta_compose(s, prev, pl, buf, len, &e, &el, err))) {
 		tlog(TLOG_WARN, "journal: cannot compose generation %" PRIu64 " onto %" PRIu64 ": %s; writing the whole fabric",
 		     s->generation, b->dur_gen, err);
+		free(prev);
 		return persist_full(b, s, NULL, 0, err);
 	}
-	if (!e)
-		return persist_full(b, s, NULL, 0, err);
-	if (journal_append(b->state_dir, s->generation, e, el, err)) {
-		free(e);
+	free(prev);
+	int rc = journal_append(b->state_dir, s->generation, e ? e : buf, el, err);
+	free(e);
+	if (rc)
 		return -1;
-	}
 	/* The previous entry stays, a fallback should this one be damaged;
 	 * the one before it goes. */
-	if (b->entry)
+	if (b->entry_len)
 		journal_clear(b->state_dir, b->dur_gen - 1);
 	b->journal_n++;
-	set_durable(b, s, e, el);
+	set_durable(b, s, el);
 	return 0;
 }
 
@@ -490,8 +517,16 @@ static void run_persist(struct builder *b, struct run *r)
 	if (j->from_state && b->state_file[0]) {
 		/* Read from the directory: it reproduces this (unless the
 		 * job also asks to write it whole, below). */
-		set_durable(b, s, j->journal_entry, j->journal_entry_len);
-		j->journal_entry = NULL;
+		struct snap_delta_info in = { 0 };
+		char e[SNAP_ERR_LEN];
+		if (!j->journal_entry)
+			set_durable(b, s, 0);
+		else if (!snap_delta_peek(j->journal_entry, j->journal_entry_len, &in, e)) {
+			b->base_gen = in.base_generation;
+			b->base_sm = in.base_sm_guid;
+			b->base_ts = in.base_timestamp;
+			set_durable(b, s, j->journal_entry_len);
+		}
 		pthread_mutex_lock(&b->lock);
 		b->stats.journal_quarantined += (uint64_t)j->journal_bad;
 		if (j->journal_bad)
@@ -596,7 +631,7 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 		if (!stat(b->state_file, &st))
 			b->full_bytes = (size_t)st.st_size;
 	}
-	if (r->is_delta && j->persist && b->state_file[0] && b->entry && b->dur_gen == f->snap->generation &&
+	if (r->is_delta && j->persist && b->state_file[0] && b->entry_len && b->dur_gen == f->snap->generation &&
 	    (b->journal_n >= 32 || (b->full_bytes && b->entry_len * 4 >= b->full_bytes)))
 		compact(b, f->snap);
 	struct snap_live live;
@@ -1012,7 +1047,6 @@ void builder_free(struct builder *b)
 	builder_stop(b);
 	job_free(b->pending);
 	snap_free(b->held);
-	free(b->entry);
 	history_free(b->hist);
 	pthread_mutex_destroy(&b->lock);
 	pthread_cond_destroy(&b->cond);

@@ -3,8 +3,10 @@
 
 1. Corruption. A full snapshot and deltas; then one journal entry on disk
    is damaged (bytes flipped; truncated; replaced by another generation's
-   entry), more deltas are acknowledged, topod is killed with SIGKILL and
-   restarted: the newest acknowledged generation is served (lost: 0). Then
+   entry), more deltas are acknowledged (topod finds the damage when it
+   reads the entry back to compose the next one, and writes the fabric
+   whole), topod is killed with SIGKILL and restarted: the newest
+   acknowledged generation is served (lost: 0). Then
    the newest entry itself is damaged and topod killed: the previous
    generation is served, the entry is renamed aside (.corrupt), logged and
    counted in admin `stats`, and the journal goes on from there.
@@ -69,15 +71,26 @@ def corruption(mode):
     check(p.returncode == 0 and decode(open(out, "rb").read()).generation == 103,
           "%s: entry 103 applies to fabric.snap alone (cumulative): %s" % (mode, (p.stdout + p.stderr).strip()))
 
+    # "replace": another generation's entry, kept aside before any damage.
+    other = os.path.join(d, "entry102")
+    with open(os.path.join(state, e[0]), "rb") as f, open(other, "wb") as o:
+        o.write(f.read())
+
     def hit(g):
-        path = os.path.join(state, "fabric.delta.%020d" % g)
-        damage(path, mode, os.path.join(state, entries(state)[0]))
+        damage(os.path.join(state, "fabric.delta.%020d" % g), mode, other)
 
     hit(103)
     for g in (104, 105):
         r.append(run.send(g, mkdelta(base, g, 0, b"h%d" % g)))
         base = (g, base[1], base[2])
     check(r[-2:] == ["OK 104", "OK 105"], "%s: entry 103 damaged on disk, two more deltas: %s" % (mode, r[-2:]))
+    # topod reads the entry back to compose the next one (it does not keep
+    # it in memory): the damage is found there, and the fabric written whole.
+    snap_gen = decode(open(os.path.join(state, "fabric.snap"), "rb").read(), check_crc=False).generation
+    check(snap_gen == 104 and entries(state) == ["fabric.delta.%020d" % 105] and
+          "journal: cannot compose generation 104 onto 103" in run.t.logtext(),
+          "%s: the damaged entry was found composing 104, which was written whole: fabric.snap holds %d, "
+          "entries %s" % (mode, snap_gen, entries(state)))
     served, lost = run.crash()
     check(served == 105 and lost == 0, "%s: kill -9 and restart: generation %d served (newest OK 105), lost %d" %
           (mode, served, lost))
@@ -104,6 +117,28 @@ def corruption(mode):
     check(r2 == "OK 106" and served == 106 and lost == 0,
           "%s: the journal goes on: %s, kill -9, %d served, lost %d" % (mode, r2, served, lost))
     check("fabric.delta.%020d.corrupt" % 105 in os.listdir(state), "%s: the quarantined file stays" % mode)
+    run.t.stop()
+
+
+def restart_compose():
+    """After a restart that served fabric.snap and an entry, the next delta
+    is composed onto that entry, read back from its file."""
+    d = tmpdir()
+    state = os.path.join(d, "state")
+    os.mkdir(state, 0o700)
+    raw, nn, eng = k12(d)
+    run = Run(state, d)
+    r = [run.send(100, full(raw, 100))] + [run.send(g, mkdelta((g - 1, nn, eng), g, 0, b"h%d" % g)) for g in (101, 102)]
+    served, lost = run.crash()
+    r.append(run.send(103, mkdelta((102, nn, eng), 103, 0, b"h103")))
+    log = run.t.logtext()
+    e = entries(state)
+    served2, lost2 = run.crash()
+    check(r == ["OK 100", "OK 101", "OK 102", "OK 103"] and served == 102 and e == ["fabric.delta.%020d" % g
+                                                                                     for g in (102, 103)]
+          and "whole" not in log.split("serving generation 102", 1)[-1] and served2 == 103 and lost + lost2 == 0,
+          "restart on an entry (%d served), then a delta composed onto it: %s, entries %s, not written whole; "
+          "kill -9: %d served" % (served, r, e, served2))
     run.t.stop()
 
 
@@ -157,6 +192,7 @@ def main():
         done()
     for mode in ("flip", "truncate", "replace"):
         corruption(mode)
+    restart_compose()
     if os.geteuid() != 0 or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode:
         print("ok - disk full # SKIP needs root and unshare --mount")
         done()
