@@ -264,6 +264,17 @@ static void value(const struct http_scrape *sc, const char *name, int arg, struc
 	evbuffer_add_printf(out, "%s %.17g\n", name, arg < 0 ? (double)resident_bytes() : v[arg]);
 }
 
+/* The chunk pool is the process's (snapshot/lft.c): every plane's tables. */
+static void lft_pool(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
+{
+	uint64_t used, spare;
+	(void)sc;
+	(void)arg;
+	snap_lft_pool(&used, &spare);
+	evbuffer_add_printf(out, "%s{state=\"tables\"} %" PRIu64 "\n%s{state=\"spare\"} %" PRIu64 "\n", name, used,
+			    name, spare);
+}
+
 static void http_labelled(const struct http_scrape *sc, const char *name, int arg, struct evbuffer *out)
 {
 	if (arg == 0)
@@ -301,6 +312,7 @@ static const struct {
 	{ "topod_http_clients_refused_total", value, 3 },
 	{ "topod_http_reply_bytes_unread", value, 4 },
 	{ "topod_resident_memory_bytes", value, -1 },
+	{ "topod_lft_pool_bytes", lft_pool, 0 },
 	{ "topod_http_cut_total", http_labelled, 0 },
 	{ "topod_http_requests_total", http_labelled, 1 },
 };

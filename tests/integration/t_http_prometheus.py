@@ -126,6 +126,13 @@ check(ok, "the build-time histogram holds both generations (%s)" % v)
 ok, v = until('topod_generation_age_seconds{plane="default"}', lambda x: 0 <= x < 60)
 check(ok, "topod_generation_age_seconds is the new generation's age (%s)" % v)
 
+# Two switches of a few LIDs: one 512-entry chunk each, once generation 1
+# (replaced whole) has let go of its own.
+ok, v = until('topod_lft_pool_bytes{state="tables"}', lambda x: x == 2 * 512)
+check(ok, "topod_lft_pool_bytes{state=tables} == two switches' one chunk each, 1024 (%s)" % v)
+ok, v = until('topod_lft_pool_bytes{state="spare"} < ignoring(state) topod_resident_memory_bytes', lambda x: x > 0)
+check(ok, "and the spare chunks are a part of topod's resident memory (%s)" % v)
+
 rc, out = send_snapshot("sink=unix:" + t.ingest, stale)
 check(rc != 0, "a stale snapshot is refused (%s)" % out)
 ok, v = until('sum(topod_snapshots_refused_total)', lambda x: x == 1)
