@@ -76,8 +76,8 @@ const struct metric_family metric_families[] = {
 	{ "topod_http_requests_total", "counter", "HTTP requests answered, by status code", "code", NULL },
 	{ "topod_resident_memory_bytes", "gauge", "resident set size of the process", NULL, NULL },
 	{ "topod_lft_pool_bytes", "gauge",
-	  "the forwarding tables' memory, in 512-entry chunks shared between generations: state=tables, the chunks "
-	  "tables of any generation hold; state=spare, free chunks kept for the next copies",
+	  "the forwarding tables' memory, in 512-entry chunks shared between generations, by state: tables (held by "
+	  "tables of any generation) and spare (free, kept for the next copies)",
 	  "state", NULL },
 	{ "topod_request_memory_reserved_bytes", "gauge", "memory the requests on workers reserved by their estimates",
 	  NULL, NULL },
