@@ -13,9 +13,10 @@
  * "received -> served" is what topod does with a snapshot once it has
  * arrived: decode + validate (snap_decode), route_build, the distances and
  * cover (hopdist.h), hier_build_cover; hier_build with every hop count
- * walked follows for comparison. The room for the tables (snap_make_room)
- * is timed apart: topod makes it while the bytes arrive, so it is off
- * that path where the receive takes at least as long.
+ * walked follows for comparison. The tables copied while the bytes arrive
+ * (room, then snap_early_feed, every SNAP_EARLY_STEP bytes, as topod's
+ * builder does) are timed apart: they are off that path where the receive
+ * takes at least as long, and the last step's bytes are decoded after it.
  *
  * Build: make bench  (build/bench/bench_build)
  *
@@ -236,8 +237,8 @@ static struct hier *time_hierarchy(const struct route_tab *rt, double t_recv, do
 	       "%u clusters, checksum %016llx\n", now_ms() - t, peak_mib(), before, h->depth, h->nclasses,
 	       h->nclusters, (unsigned long long)hier_sum(h));
 	double served = now_ms() - t_recv;
-	printf("received -> served     %9.1f ms   (decode + routes + cover + hierarchy; %.1f ms with the room)\n",
-	       served, served + t_room);
+	printf("received -> served     %9.1f ms   (decode + routes + cover + hierarchy; %.1f ms with the tables "
+	       "made as they arrive)\n", served, served + t_room);
 	t = now_ms();
 	rc = hier_build(rt, &hw);
 	*th = now_ms() - t;
@@ -297,23 +298,31 @@ int main(int argc, char **argv)
 	memcpy(rx, wire, wlen);
 	free(wire);
 	wire = rx;
-	/* As topod receives: room for the tables made while the bytes
-	 * arrive (the builder thread, snap_make_room), in fresh memory. */
+	/* As topod's builder while the bytes arrive (builder_feed): at every
+	 * SNAP_EARLY_STEP received, room for the tables, then the tables of
+	 * the records in, copied into chunks; in fresh memory. */
 	double t_room = now_ms();
-	if (snap_make_room(wlen))
-		return 1;
+	struct snap_early *early = wlen >= 2 * SNAP_EARLY_STEP ? snap_early_new() : NULL;
+	for (size_t have = SNAP_EARLY_STEP, fed = 0; early && have < wlen; fed = have, have += SNAP_EARLY_STEP)
+		if (snap_make_room(have - fed) || snap_early_feed(early, wire, have))
+			return 1;
 	t_room = now_ms() - t_room;
-	printf("room for the tables    %9.1f ms   (topod's builder makes it while the bytes arrive)\n", t_room);
-	/* As topod decodes: the tables copied into chunks, the received
-	 * bytes kept until written to the state directory. */
+	uint64_t made = snap_early_entries(early);
+	printf("tables as they arrive  %9.1f ms   (topod's builder, every %zu MiB received: room, then copies)\n", t_room,
+	       SNAP_EARLY_STEP >> 20);
+	/* As topod decodes after the last byte: the tables not made yet
+	 * copied into chunks, the received bytes kept until written to the
+	 * state directory. */
 	double t_recv = now_ms(), c_recv = cpu_ms();
-	if (snap_decode(wire, wlen, &s, err)) {
+	if (snap_decode_early(wire, wlen, early, &s, err)) {
 		fprintf(stderr, "decode: %s\n", err);
 		return 1;
 	}
+	snap_early_free(early);
 	double td = now_ms() - t_recv;
-	printf("snap_decode+validate   %9.1f ms   (%.1f ms CPU; %.1f MiB on the wire)\n", td, cpu_ms() - c_recv,
-	       wlen / 1048576.0);
+	printf("snap_decode+validate   %9.1f ms   (%.1f ms CPU; %.1f MiB on the wire; %llu of %llu table entries "
+	       "made before)\n", td, cpu_ms() - c_recv, wlen / 1048576.0, (unsigned long long)made,
+	       (unsigned long long)s->nlft);
 
 	t = now_ms();
 	struct route_tab *rt;

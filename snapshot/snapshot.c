@@ -833,6 +833,27 @@ struct rd {
 	const uint8_t *p, *end;
 	const uint8_t **lft_src; /* [nnodes] where each switch's table starts */
 	uint64_t lft_chunks;
+	const uint8_t *buf;       /* the snapshot's first byte */
+	struct snap_early *early; /* tables made while it arrived, or NULL */
+};
+
+/* A table snap_early_feed() made: node's, whose len entries were at
+ * buf + off; t NULL once a decode took it. */
+struct early_table {
+	uint32_t node, len;
+	size_t off;
+	struct snap_lft *t;
+};
+
+/* The tables made, in record order. */
+struct snap_early {
+	size_t at;          /* the next record's offset; 0 before the counts are in */
+	uint32_t i, nnodes; /* the next record's node index, and how many there are */
+	int stopped;
+	uint32_t n, cap;
+	struct early_table *tab;
+	uint64_t entries, taken; /* entries made; entries a decode took */
+	uint64_t chunk_bytes;    /* what the tables made hold in chunks */
 };
 
 static int need(struct rd *r, size_t n)
@@ -913,15 +934,39 @@ static int decode_lft(struct rd *r, struct snap *s, struct snap_node *nd, uint32
 	return 0;
 }
 
+/* The tables the early feed made for the very records the decode parsed
+ * (same node, same place, same length): theirs are the same bytes. Returns
+ * the chunks they spare the copy. */
+static uint64_t take_early(const struct rd *r, struct snap *s)
+{
+	struct snap_early *e = r->early;
+	uint64_t spared = 0;
+	if (!e)
+		return 0;
+	for (uint32_t k = 0; k < e->n; k++) {
+		struct early_table *et = &e->tab[k];
+		struct snap_node *nd = et->node < s->nnodes ? &s->nodes[et->node] : NULL;
+		if (!et->t || !nd || nd->lft || !nd->lft_len || r->lft_src[et->node] != r->buf + et->off ||
+		    et->len != nd->lft_len)
+			continue;
+		nd->lft = et->t;
+		et->t = NULL;
+		spared += nd->lft->nchunks;
+		e->taken += nd->lft_len;
+	}
+	return spared;
+}
+
 /* The noted tables into chunks, their slabs reserved first: the page
  * faults of fresh memory are most of a large decode, and the reserve
- * takes them on several cores (lft.c). */
+ * takes them on several cores (lft.c). Those made early are taken. */
 static int copy_lfts(const struct rd *r, struct snap *s, char err[SNAP_ERR_LEN])
 {
-	int rc = lft_reserve(r->lft_chunks);
+	uint64_t spared = take_early(r, s);
+	int rc = lft_reserve(r->lft_chunks - spared);
 	for (uint32_t i = 0; !rc && i < s->nnodes; i++) {
 		struct snap_node *nd = &s->nodes[i];
-		if (nd->lft_len && !(nd->lft = lft_new_from(r->lft_src[i], nd->lft_len)))
+		if (nd->lft_len && !nd->lft && !(nd->lft = lft_new_from(r->lft_src[i], nd->lft_len)))
 			rc = -1;
 	}
 	lft_trim();
@@ -936,6 +981,151 @@ int snap_make_room(uint64_t bytes)
 void snap_release_room(void)
 {
 	lft_trim();
+}
+
+struct snap_early *snap_early_new(void)
+{
+	return calloc(1, sizeof(struct snap_early));
+}
+
+uint64_t snap_early_entries(const struct snap_early *e)
+{
+	return e ? e->entries : 0;
+}
+
+uint64_t snap_early_taken(const struct snap_early *e)
+{
+	return e ? e->taken : 0;
+}
+
+void snap_early_free(struct snap_early *e)
+{
+	if (!e)
+		return;
+	for (uint32_t k = 0; k < e->n; k++)
+		lft_unref(e->tab[k].t);
+	free(e->tab);
+	free(e);
+}
+
+/* The record at offset at, if it lies wholly in buf[0..have): its end, and
+ * where a switch's table starts and its length (*ll 0 for none). Framed
+ * as decode_node() reads it, checking only what the framing needs. 1:
+ * more bytes needed; -1: no record decode_node() would accept. */
+static int early_record(const uint8_t *buf, size_t have, size_t at, size_t *end, size_t *tab, uint32_t *ll)
+{
+	const uint8_t *p = buf + at, *lim = buf + have;
+	if (lim - p < NODE_FIXED)
+		return 1;
+	uint8_t type = p[0], np = p[1], dl = p[18];
+	if (dl > SNAP_DESC_LEN)
+		return -1;
+	p += NODE_FIXED;
+	if (lim - p < dl)
+		return 1;
+	p += dl;
+	for (unsigned q = 0; q <= np; q++) {
+		if (lim - p < 1)
+			return 1;
+		uint8_t present = *p++;
+		if (present > 1)
+			return -1;
+		if (present && lim - p < PORT_FIXED - 1)
+			return 1;
+		p += present ? PORT_FIXED - 1 : 0;
+	}
+	*ll = 0;
+	if (type == SNAP_NODE_SWITCH) {
+		if (lim - p < 4)
+			return 1;
+		uint32_t l = rd32(p);
+		p += 4;
+		if (l > SNAP_MAX_LID + 1)
+			return -1;
+		if ((size_t)(lim - p) < l)
+			return 1;
+		*tab = (size_t)(p - buf);
+		*ll = l;
+		p += l;
+	}
+	*end = (size_t)(p - buf);
+	return 0;
+}
+
+/* The counts and engine name: where node 0's record starts. 1: more bytes
+ * needed; -1: not a full snapshot's payload. */
+static int early_start(struct snap_early *e, const uint8_t *buf, size_t have)
+{
+	uint64_t plen;
+	char err[SNAP_ERR_LEN];
+	if (have < SNAP_HEADER_LEN + 9)
+		return 1;
+	if (snap_peek_header(buf, have, &plen, err))
+		return -1;
+	const uint8_t *p = buf + SNAP_HEADER_LEN;
+	e->nnodes = rd32(p);
+	if (e->nnodes > SNAP_MAX_NODES || p[8] > SNAP_ENGINE_LEN)
+		return -1;
+	if (have < SNAP_HEADER_LEN + 9 + (size_t)p[8])
+		return 1;
+	e->at = SNAP_HEADER_LEN + 9 + (size_t)p[8];
+	return 0;
+}
+
+/* The table of node's record, its entries at buf + off: copied and kept.
+ * -1 on ENOMEM. */
+static int early_keep(struct snap_early *e, const uint8_t *buf, uint32_t node, size_t off, uint32_t len)
+{
+	if (e->n == e->cap) {
+		uint32_t c = e->cap ? e->cap * 2 : 256;
+		struct early_table *nt = realloc(e->tab, c * sizeof(*nt));
+		if (!nt)
+			return -1;
+		e->tab = nt;
+		e->cap = c;
+	}
+	struct snap_lft *t = lft_new_from(buf + off, len);
+	if (!t)
+		return -1;
+	e->tab[e->n++] = (struct early_table){ node, len, off, t };
+	e->entries += len;
+	e->chunk_bytes += (uint64_t)t->nchunks << SNAP_LFT_CHUNK_SHIFT;
+	return 0;
+}
+
+/* Tables this short are left to the decode: a chunk holds 512 entries,
+ * and bytes nobody has checked yet (the checksum, a TCP producer's proof
+ * come after the last byte) must not buy much more memory than they are.
+ * Real tables hold every LID of the subnet. */
+#define EARLY_TABLE_MIN (SNAP_LFT_CHUNK / 4)
+
+int snap_early_feed(struct snap_early *e, const uint8_t *buf, size_t have)
+{
+	if (e->stopped)
+		return 0;
+	int rc = e->at ? 0 : early_start(e, buf, have);
+	while (!rc && e->i < e->nnodes) {
+		size_t end, tab = 0;
+		uint32_t ll;
+		if ((rc = early_record(buf, have, e->at, &end, &tab, &ll)))
+			break;
+		if (ll >= EARLY_TABLE_MIN) {
+			/* at most twice the bytes in, whatever the records say */
+			if (e->chunk_bytes + ll + SNAP_LFT_CHUNK > 2 * (uint64_t)have) {
+				e->stopped = 1;
+				return 0;
+			}
+			if (early_keep(e, buf, e->i, tab, ll)) {
+				e->stopped = 1;
+				return -1;
+			}
+		}
+		e->at = end;
+		e->i++;
+	}
+	if (rc < 0)
+		e->stopped = 1;
+	return 0;
 }
 
 /* Node record i: fixed fields, description, ports, and a switch's LFT. */
@@ -1001,6 +1191,12 @@ static int decode_payload(struct rd *r, struct snap *s, uint64_t plen, char err[
 
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN])
 {
+	return snap_decode_early(buf, len, NULL, out, err);
+}
+
+int snap_decode_early(const uint8_t *buf, size_t len, struct snap_early *e, struct snap **out,
+		      char err[SNAP_ERR_LEN])
+{
 	uint64_t plen;
 	if (snap_peek_header(buf, len, &plen, err))
 		return -1;
@@ -1020,7 +1216,7 @@ int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
-	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen, NULL, 0 };
+	struct rd r = { buf + SNAP_HEADER_LEN, buf + SNAP_HEADER_LEN + plen, NULL, 0, buf, e };
 	int rc = decode_payload(&r, s, plen, err);
 	free(r.lft_src);
 	if (rc || snap_validate(s, err)) {

@@ -216,6 +216,34 @@ int snap_peek_header(const uint8_t *buf, size_t len, uint64_t *payload, char err
  * copied into chunks; on failure *out is untouched. */
 int snap_decode(const uint8_t *buf, size_t len, struct snap **out, char err[SNAP_ERR_LEN]);
 
+/* A full snapshot's tables copied while its bytes arrive (topod's builder,
+ * between the reads of a large snapshot), so that its decode after the
+ * last byte finds most of them made. snap_early_feed() copies the tables
+ * of the records that lie wholly within buf's first have bytes (buf and
+ * those bytes must not change until the decode; have grows from call to
+ * call); snap_decode_early() takes each table it made for the same
+ * record and copies only the others, and is otherwise snap_decode(): the
+ * checksum and every check come after the last byte, as before. A record
+ * the feed cannot frame stops it (the decode then reports it). The
+ * tables hold chunks until the decode or snap_early_free(). */
+struct snap_early;
+/* How many bytes a feed waits for, at least: each step maps room and
+ * wakes a thread, and 16 MiB of tables take it tens of milliseconds. */
+#define SNAP_EARLY_STEP ((size_t)16 << 20)
+struct snap_early *snap_early_new(void);
+/* 0, or -1 on ENOMEM (the feed stops; the decode copies the rest). */
+int snap_early_feed(struct snap_early *e, const uint8_t *buf, size_t have);
+/* Table entries made so far; of those, entries a decode took. Tables
+ * under 128 entries are left to the decode, and the tables made hold at
+ * most twice the bytes fed (the feed stops there). */
+uint64_t snap_early_entries(const struct snap_early *e);
+uint64_t snap_early_taken(const struct snap_early *e);
+void snap_early_free(struct snap_early *e);
+/* snap_decode() taking e's tables (e may be NULL); e keeps what it did
+ * not give, for snap_early_free(). */
+int snap_decode_early(const uint8_t *buf, size_t len, struct snap_early *e, struct snap **out,
+		      char err[SNAP_ERR_LEN]);
+
 /* Structural checks: indices and port numbers in range, links symmetric,
  * LFT ports exist on their switch, LIDs in range and unique. */
 int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN]);

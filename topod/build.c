@@ -49,10 +49,21 @@ struct builder {
 
 	pthread_t thr;
 	int started;
-	pthread_mutex_t lock; /* covers pending, room, stop and stats */
+	pthread_mutex_t lock; /* covers pending, room, feed, trim, stop and stats */
 	pthread_cond_t cond;
 	struct ingest_job *pending;
 	uint64_t room; /* bytes of a full snapshot arriving to make room for (builder_make_room) */
+	/* The large full snapshot arriving whose tables are copied meanwhile
+	 * (builder_feed): its buffer, the bytes in and those fed, the tables
+	 * made. busy: this thread reads buf outside the lock; orphan: its
+	 * connection let go of buf meanwhile, freed here once read. */
+	struct {
+		const uint8_t *buf;
+		size_t have, fed;
+		struct snap_early *e;
+		int busy, orphan, nomem;
+	} feed;
+	int trim; /* a feed let go: give back the room made for it (snap_release_room) */
 	int stop;
 	struct builder_stats stats;
 	struct history *hist; /* NULL until builder_set_history() */
@@ -99,6 +110,15 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	return b;
 }
 
+/* The feed's state, taken (with the lock held): its tables are the
+ * caller's to free. */
+static struct snap_early *feed_take(struct builder *b)
+{
+	struct snap_early *e = b->feed.e;
+	memset(&b->feed, 0, sizeof(b->feed));
+	return e;
+}
+
 static void job_free(struct ingest_job *j)
 {
 	if (!j)
@@ -107,6 +127,14 @@ static void job_free(struct ingest_job *j)
 	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
+}
+
+/* A job that will not be built: its buffer may be the one being fed. */
+static void job_drop(struct builder *b, struct ingest_job *j)
+{
+	builder_feed_drop(b, j->buf);
+	j->buf = NULL;
+	job_free(j);
 }
 
 static void record_error(struct builder *b, const char *msg)
@@ -354,7 +382,18 @@ static int run_decode(struct builder *b, struct run *r)
 			return -1;
 		}
 	} else if (!r->s) {
-		if (snap_decode(j->buf, j->len, &r->s, r->err)) {
+		/* The tables copied while it arrived (builder_feed) */
+		struct snap_early *e = NULL;
+		pthread_mutex_lock(&b->lock);
+		if (b->feed.buf && b->feed.buf == j->buf)
+			e = feed_take(b);
+		pthread_mutex_unlock(&b->lock);
+		int rc = snap_decode_early(j->buf, j->len, e, &r->s, r->err);
+		if (e && !rc)
+			tlog(TLOG_INFO, "generation %" PRIu64 ": %" PRIu64 " of %" PRIu64 " table entries were copied "
+			     "while it arrived", r->s->generation, snap_early_taken(e), r->s->nlft);
+		snap_early_free(e);
+		if (rc) {
 			/* The previous fabric stays served: a bad snapshot only
 			 * costs a log line and an error reply to its producer. */
 			tlog(TLOG_ERR, "rejected snapshot from %s (%zu bytes): %s", j->source, j->len, r->err);
@@ -903,15 +942,61 @@ static uint64_t job_generation(const struct ingest_job *j)
 	return g;
 }
 
+static int feed_due(const struct builder *b)
+{
+	return b->feed.buf && !b->feed.orphan && !b->feed.nomem && b->feed.have > b->feed.fed;
+}
+
+/* The tables of the bytes that arrived since the last step, with the lock
+ * held (let go meanwhile): room for them first, made on several cores
+ * (lft_reserve), then their copies. At most 4 steps' worth at a time, so
+ * that a snapshot to build or a stop waits for 100 ms at most. */
+static void feed_step(struct builder *b)
+{
+	const uint8_t *buf = b->feed.buf;
+	size_t fed = b->feed.fed, have = b->feed.have - fed > 4 * SNAP_EARLY_STEP ? fed + 4 * SNAP_EARLY_STEP
+										  : b->feed.have;
+	struct snap_early *e = b->feed.e;
+	b->feed.busy = 1;
+	pthread_mutex_unlock(&b->lock);
+	(void)snap_make_room(have - fed);
+	int nomem = snap_early_feed(e, buf, have);
+	if (nomem)
+		tlog(TLOG_WARN, "out of memory copying an arriving snapshot's tables: its decode copies the rest");
+	pthread_mutex_lock(&b->lock);
+	b->feed.busy = 0;
+	b->feed.fed = have;
+	b->feed.nomem = nomem;
+	if (b->feed.orphan) {
+		e = feed_take(b);
+		pthread_mutex_unlock(&b->lock);
+		free((void *)buf);
+		snap_early_free(e);
+		snap_release_room();
+		pthread_mutex_lock(&b->lock);
+	}
+}
+
 static void *builder_main(void *arg)
 {
 	struct builder *b = arg;
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
-		while (!b->pending && !b->room && !b->stop)
+		while (!b->pending && !b->room && !feed_due(b) && !b->trim && !b->stop)
 			pthread_cond_wait(&b->cond, &b->lock);
 		if (b->stop)
 			break;
+		if (!b->pending && feed_due(b)) {
+			feed_step(b);
+			continue;
+		}
+		if (!b->pending && b->trim) {
+			b->trim = 0;
+			pthread_mutex_unlock(&b->lock);
+			snap_release_room();
+			pthread_mutex_lock(&b->lock);
+			continue;
+		}
 		uint64_t room = b->room;
 		b->room = 0;
 		if (!b->pending) {
@@ -937,7 +1022,7 @@ static void *builder_main(void *arg)
 	if (left) {
 		if (left->done)
 			left->done(left->arg, 0, "ERR SHUTDOWN topod is stopping");
-		job_free(left);
+		job_drop(b, left);
 	}
 	return NULL;
 }
@@ -964,6 +1049,50 @@ void builder_make_room(struct builder *b, uint64_t bytes)
 	b->room = bytes;
 	pthread_cond_signal(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+}
+
+int builder_feeding(struct builder *b)
+{
+	pthread_mutex_lock(&b->lock);
+	int busy = b->feed.buf != NULL;
+	pthread_mutex_unlock(&b->lock);
+	return busy;
+}
+
+int builder_feed(struct builder *b, const uint8_t *buf, size_t have)
+{
+	pthread_mutex_lock(&b->lock);
+	int mine = b->feed.buf == buf && !b->feed.orphan;
+	if (!b->feed.buf && (b->feed.e = snap_early_new())) {
+		b->feed.buf = buf;
+		mine = 1;
+	}
+	if (mine && have > b->feed.have) {
+		b->feed.have = have;
+		pthread_cond_signal(&b->cond);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return mine ? 0 : -1;
+}
+
+void builder_feed_drop(struct builder *b, uint8_t *buf)
+{
+	struct snap_early *e = NULL;
+	int later = 0;
+	pthread_mutex_lock(&b->lock);
+	if (buf && b->feed.buf == buf) {
+		if (b->feed.busy) {
+			later = b->feed.orphan = 1;
+		} else {
+			e = feed_take(b);
+			b->trim = 1;
+			pthread_cond_signal(&b->cond);
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	snap_early_free(e);
+	if (!later)
+		free(buf);
 }
 
 void builder_submit(struct builder *b, struct ingest_job *j)
@@ -1000,14 +1129,14 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 		tlog(TLOG_WARN, "snapshot from %s: %s", refused->source, msg + 10);
 		if (refused->done)
 			refused->done(refused->arg, 0, msg);
-		job_free(refused);
+		job_drop(b, refused);
 	}
 	if (retry) {
 		tlog(TLOG_INFO, "generation %" PRIu64 " from %s: the operator's confirmed copy is queued", queued,
 		     retry->source);
 		if (retry->done)
 			retry->done(retry->arg, 1, "OK superseded");
-		job_free(retry);
+		job_drop(b, retry);
 	}
 	if (old) {
 		/* Never validated, but a newer snapshot of the same fabric is
@@ -1015,7 +1144,7 @@ void builder_submit(struct builder *b, struct ingest_job *j)
 		tlog(TLOG_INFO, "snapshot from %s superseded by a newer one before it was built", old->source);
 		if (old->done)
 			old->done(old->arg, 1, "OK superseded");
-		job_free(old);
+		job_drop(b, old);
 	}
 }
 
@@ -1046,6 +1175,9 @@ void builder_free(struct builder *b)
 		return;
 	builder_stop(b);
 	job_free(b->pending);
+	if (b->feed.orphan)
+		free((void *)b->feed.buf);
+	snap_early_free(feed_take(b));
 	snap_free(b->held);
 	history_free(b->hist);
 	pthread_mutex_destroy(&b->lock);

@@ -133,6 +133,20 @@ void builder_submit(struct builder *b, struct ingest_job *job);
  * the decode after builder_submit() does not fault fresh memory in. What
  * is left unused is given back after the builder's next job. */
 void builder_make_room(struct builder *b, uint64_t bytes);
+/* A large full snapshot is arriving into buf, which stays where it is
+ * until it is let go: the builder thread, when idle, copies the tables of
+ * its first have bytes into chunks (snap_early_feed, after making room for
+ * them), so that its decode takes them instead. One snapshot at a time per
+ * builder: 0 when it feeds this one (have may then grow), -1 when it feeds
+ * another or is out of memory (the caller makes room instead). */
+int builder_feed(struct builder *b, const uint8_t *buf, size_t have);
+/* Is it feeding one? (A hint: the answer may change at once.) */
+int builder_feeding(struct builder *b);
+/* Frees a buffer given to builder_feed(): now, or once the builder thread
+ * has finished reading it. Every way a fed buffer is freed goes through
+ * here, but as a job's buffer (builder_submit: the decode takes the
+ * tables). */
+void builder_feed_drop(struct builder *b, uint8_t *buf);
 /* Runs a job in the calling thread; returns 0 if it was published. */
 int builder_run(struct builder *b, struct ingest_job *job);
 

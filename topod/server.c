@@ -28,7 +28,7 @@ void conn_unref(struct conn *c)
 {
 	if (--c->refs > 0)
 		return;
-	free(c->buf);
+	ingest_buf_free(c);
 	if (c->ia) {
 		sodium_memzero(c->ia, sizeof(*c->ia));
 		free(c->ia);

@@ -66,7 +66,8 @@ struct conn {
 	struct event *linger_ev;   /* TCP before the proof: the grace time, then the linger after ERR */
 	struct event *rd_ev;       /* the payload read straight into buf (server_ingest.c), NULL: through bev */
 	int is_delta;              /* from the header */
-	size_t room;               /* bytes the builder was asked to make room for (builder_make_room) */
+	size_t room;               /* bytes the builder was asked to make room for, or to feed */
+	int fed;                   /* buf is given to builder_feed(): freed through ingest_buf_free() */
 	char peer[64];
 };
 
@@ -220,6 +221,8 @@ void accept_ingest(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr
 void ingest_read_cb(struct bufferevent *bev, void *arg);
 /* Ends reading the payload past the bufferevent; a no-op when not. */
 void ingest_direct_stop(struct conn *c);
+/* Frees an ingest connection's buffer (the builder may be reading it). */
+void ingest_buf_free(struct conn *c);
 int ingest_trusted(const struct conn *c);
 void linger_cb(evutil_socket_t fd, short what, void *arg);
 void notify_cb(evutil_socket_t fd, short what, void *arg);

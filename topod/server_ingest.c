@@ -21,9 +21,6 @@
 
 /* What one read takes from a producer once its header is in. */
 #define INGEST_READ_MAX ((size_t)4 << 20)
-/* A full snapshot's builder makes room for its tables in steps of this
- * many bytes received. */
-#define INGEST_ROOM_STEP ((size_t)16 << 20)
 
 static void ingest_done(void *arg, int ok, const char *msg)
 {
@@ -97,8 +94,7 @@ static void ingest_refuse(struct conn *c, const char *code, const char *why)
 	tlog(TLOG_ERR, "rejected snapshot from ingest %s: %s", c->peer, why);
 	builder_note_rejected(c->srv->plane[c->plane].b, why);
 	evbuffer_add_printf(bufferevent_get_output(c->bev), "ERR %s %s\n", code, why);
-	free(c->buf);
-	c->buf = NULL;
+	ingest_buf_free(c);
 	c->draining = 1;
 	/* The drain reads through the bufferevent, whose reading the direct
 	 * read turned off (ingest_complete's checks refuse after it). */
@@ -245,6 +241,7 @@ static void ingest_complete(struct conn *c)
 	j->buf = c->buf;
 	j->len = c->have;
 	c->buf = NULL;
+	c->fed = 0; /* the job's now: its decode takes what the builder made */
 	j->persist = 1;
 	snprintf(j->source, sizeof(j->source), "ingest %s", c->peer);
 	j->done = ingest_done;
@@ -276,6 +273,28 @@ static int ingest_room(struct conn *c, size_t take)
 	return 0;
 }
 
+/* Every SNAP_EARLY_STEP of a full snapshot received: its tables copied
+ * meanwhile by the builder (builder_feed), which needs a buffer that no
+ * longer moves: grown to the whole snapshot once, when the builder can
+ * take it (glibc moves a large block's pages, it does not copy them;
+ * only those written are touched). Otherwise room made for its tables. */
+static void ingest_step(struct conn *c)
+{
+	struct builder *b = c->srv->plane[c->plane].b;
+	c->room = c->have;
+	if (!c->fed && c->cap != c->want && !builder_feeding(b)) {
+		uint8_t *nb = snap_bytes_realloc(c->buf, c->want);
+		if (nb) {
+			c->buf = nb;
+			c->cap = c->want;
+		}
+	}
+	if (c->cap == c->want && !builder_feed(b, c->buf, c->have))
+		c->fed = 1;
+	else
+		builder_make_room(b, c->room);
+}
+
 /* got bytes were stored at c->buf + c->have. */
 static void ingest_took(struct conn *c, size_t got)
 {
@@ -291,6 +310,16 @@ static void ingest_trailing(struct conn *c, size_t n)
 	char why[96];
 	snprintf(why, sizeof(why), "%zu bytes after the snapshot: one snapshot per connection", n);
 	ingest_refuse(c, "INVALID", why);
+}
+
+void ingest_buf_free(struct conn *c)
+{
+	if (c->fed)
+		builder_feed_drop(c->srv->plane[c->plane].b, c->buf);
+	else
+		free(c->buf);
+	c->buf = NULL;
+	c->fed = 0;
 }
 
 void ingest_direct_stop(struct conn *c)
@@ -334,10 +363,8 @@ static void ingest_direct_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	ingest_took(c, (size_t)got);
 	if (c->have < c->want) {
-		if (!c->is_delta && c->have - c->room >= INGEST_ROOM_STEP) {
-			c->room = c->have;
-			builder_make_room(c->srv->plane[c->plane].b, c->room);
-		}
+		if (!c->is_delta && c->have - c->room >= SNAP_EARLY_STEP)
+			ingest_step(c);
 		return;
 	}
 	int more = 0;

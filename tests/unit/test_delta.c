@@ -362,26 +362,37 @@ static void test_hint(void)
 	snap_free(cur);
 }
 
+/* k=24: 720 switches' tables of 4,177 entries, 3.3 MB in chunks; and its
+ * encoding in *buf. NULL (a failed check) when it cannot be made. */
+static struct snap *k24_encoded(uint8_t **buf, size_t *len)
+{
+	struct snap *s = snap_new();
+	char err[SNAP_ERR_LEN] = "out of memory";
+	if (s) {
+		tf_fattree3(s, 24);
+		tf_fattree3_finish(s, 24);
+	}
+	if (!s || snap_encode(s, buf, len, err)) {
+		CHECK(0, "encode: %s", err);
+		snap_free(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* A decode large enough to reserve its slabs first (several threads
  * touch them, lft.c), from bytes grown as topod's ingest grows them: the
  * tables equal, the reserve's unused slabs given back, and every chunk
  * back when freed. */
 static void test_decode_reserved(void)
 {
-	/* k=24: 720 switches' tables of 4,177 entries, 3.3 MB in chunks */
-	struct snap *s = snap_new(), *d = NULL;
-	if (s) {
-		tf_fattree3(s, 24);
-		tf_fattree3_finish(s, 24);
-	}
+	struct snap *d = NULL;
 	uint8_t *buf = NULL, *rx = NULL;
 	size_t len = 0, cap = 0;
 	char err[SNAP_ERR_LEN];
-	if (!s || snap_encode(s, &buf, &len, err)) {
-		CHECK(0, "encode: %s", err);
-		snap_free(s);
+	struct snap *s = k24_encoded(&buf, &len);
+	if (!s)
 		return;
-	}
 	/* as ingest_read_cb: a megabyte at a time, the buffer doubled */
 	int grown = 1;
 	for (size_t have = 0; grown && have < len;) {
@@ -439,6 +450,141 @@ static void test_decode_reserved(void)
 	snap_free(s);
 }
 
+/* Tables whole and equal to s's, and the pool holding only d's. */
+static void early_check(const struct snap *s, const struct snap *d, uint64_t used0, const char *what)
+{
+	uint64_t used, spare;
+	snap_lft_pool(&used, &spare);
+	int same = d && d->nnodes == s->nnodes && d->nlft == s->nlft;
+	for (uint32_t i = 0; same && i < s->nnodes; i++)
+		same = tf_lft_same(&d->nodes[i], &s->nodes[i]);
+	CHECK(same && used - used0 == snap_lft_held(d), "%s: every table equal to the encoded one, the pool holds "
+	      "only the decode's (%llu bytes, %llu held)", what, (unsigned long long)(used - used0),
+	      d ? (unsigned long long)snap_lft_held(d) : 0ull);
+}
+
+/* Tables fed from one snapshot, then the decode of another of the same
+ * shape whose records lie one byte further (a longer description first)
+ * and whose first switch routes one LID elsewhere: none is taken. */
+static void test_early_elsewhere(const struct snap *s, const uint8_t *buf, size_t len, uint64_t used0)
+{
+	struct snap *o = snap_dup(s), *d = NULL;
+	uint8_t *obuf = NULL;
+	size_t olen = 0;
+	char err[SNAP_ERR_LEN];
+	uint32_t sw = 0;
+	while (o && sw < o->nnodes && o->nodes[sw].type != SNAP_NODE_SWITCH)
+		sw++;
+	if (!o || sw == o->nnodes || strlen(o->nodes[0].desc) >= SNAP_DESC_LEN) {
+		CHECK(0, "a fabric to change");
+		snap_free(o);
+		return;
+	}
+	strcat(o->nodes[0].desc, "x");
+	uint8_t *t = tf_lft_at(o, sw, 1);
+	*t = *t == 1 ? 2 : 1;
+	struct snap_early *e = snap_early_new();
+	int ok = !snap_encode(o, &obuf, &olen, err) && e && !snap_early_feed(e, buf, len) &&
+		 !snap_decode_early(obuf, olen, e, &d, err) && d;
+	CHECK(ok && snap_early_entries(e) == s->nlft && snap_early_taken(e) == 0,
+	      "tables fed from another snapshot's bytes: none taken (%llu made, %llu taken) %s",
+	      (unsigned long long)snap_early_entries(e), (unsigned long long)snap_early_taken(e), err);
+	int same = d && d->nnodes == o->nnodes;
+	for (uint32_t i = 0; same && i < o->nnodes; i++)
+		same = tf_lft_same(&d->nodes[i], &o->nodes[i]);
+	CHECK(same, "the decode's tables are its own bytes'");
+	snap_free(d);
+	snap_early_free(e);
+	free(obuf);
+	snap_free(o);
+	uint64_t used, spare;
+	snap_lft_pool(&used, &spare);
+	CHECK(used == used0, "and every chunk back (%llu used, %llu before)", (unsigned long long)used,
+	      (unsigned long long)used0);
+}
+
+/* topod's builder copies a large snapshot's tables while its bytes arrive
+ * (snap_early_feed), the decode takes them: fed in uneven pieces, wholly,
+ * in part, refused after, and on bytes the feed cannot frame. */
+static void test_decode_early(void)
+{
+	struct snap *d = NULL;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char err[SNAP_ERR_LEN];
+	struct snap *s = k24_encoded(&buf, &len);
+	if (!s)
+		return;
+	uint64_t used0, spare0, used, spare;
+	snap_lft_pool(&used0, &spare0);
+	for (int part = 0; part < 3; part++) {
+		/* 0: every byte fed; 1: the first half; 2: fed, then refused */
+		struct snap_early *e = snap_early_new();
+		size_t upto = part == 1 ? len / 2 : len, step = 1;
+		uint64_t made = 0, seen = 0;
+		int mono = 1, feeds = 0, fed = 1;
+		for (size_t have = 0; e && have < upto; feeds++) {
+			/* uneven steps: a few bytes, a record's worth, a megabyte */
+			step = step * 7 + 13;
+			have += step % (part ? 1u << 20 : 200000u) + 1;
+			have = have < upto ? have : upto;
+			fed &= !snap_early_feed(e, buf, have);
+			made = snap_early_entries(e);
+			mono &= made >= seen;
+			seen = made;
+		}
+		CHECK(e && fed && mono && (part == 1 ? made > 0 && made < s->nlft : made == s->nlft),
+		      "part %d: %llu table entries made as the bytes arrived (%d feeds), of %llu", part,
+		      (unsigned long long)made, feeds, (unsigned long long)s->nlft);
+		if (part == 2) {
+			buf[len - 1] ^= 1; /* the checksum no longer holds */
+			CHECK(snap_decode_early(buf, len, e, &d, err) && !d, "a damaged snapshot is refused: %s", err);
+			buf[len - 1] ^= 1;
+			snap_early_free(e);
+			snap_lft_pool(&used, &spare);
+			CHECK(used == used0, "its early tables freed (%llu used, %llu before)", (unsigned long long)used,
+			      (unsigned long long)used0);
+			continue;
+		}
+		err[0] = 0;
+		CHECK(!snap_decode_early(buf, len, e, &d, err) && d, "part %d: decoded %s", part, err);
+		/* before e is freed: the decode took its tables, copied none twice */
+		early_check(s, d, used0, part ? "half fed" : "all fed");
+		CHECK(snap_early_taken(e) == made, "part %d: the decode took every one made (%llu)", part,
+		      (unsigned long long)snap_early_taken(e));
+		snap_early_free(e);
+		snap_free(d);
+		d = NULL;
+	}
+	/* a record the feed cannot frame (a presence byte of 2 in the first
+	 * node's port 0, the checksum made good): it stops there, and the
+	 * decode says why */
+	uint8_t *bad = malloc(len), *q;
+	struct snap_early *e = snap_early_new();
+	if (bad && e) {
+		memcpy(bad, buf, len);
+		size_t at = SNAP_HEADER_LEN + 9 + bad[SNAP_HEADER_LEN + 8];
+		at += 19 + bad[at + 18];
+		bad[at] = 2;
+		q = bad + 32;
+		put32(&q, snap_crc32c(0, bad + SNAP_HEADER_LEN, len - SNAP_HEADER_LEN));
+		put32(&q, 0); /* the header's own checksum, over the header with it zero */
+		q = bad + 36;
+		put32(&q, snap_crc32c(0, bad, SNAP_HEADER_LEN));
+		CHECK(!snap_early_feed(e, bad, len) && snap_early_entries(e) == 0, "unframed: the feed stops at once");
+		CHECK(snap_decode_early(bad, len, e, &d, err) && !d && strstr(err, "presence byte"),
+		      "and the decode refuses it: %s", err);
+	}
+	snap_early_free(e);
+	free(bad);
+	test_early_elsewhere(s, buf, len, used0);
+	snap_lft_pool(&used, &spare);
+	CHECK(used == used0, "every chunk back (%llu used, %llu before)", (unsigned long long)used,
+	      (unsigned long long)used0);
+	free(buf);
+	snap_free(s);
+}
+
 int main(void)
 {
 	test_roundtrip();
@@ -446,5 +592,6 @@ int main(void)
 	test_hostile();
 	test_hint();
 	test_decode_reserved();
+	test_decode_early();
 	return tf_failures != 0;
 }
