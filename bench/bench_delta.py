@@ -40,6 +40,14 @@ from snapdecode import reseal  # noqa: E402
 from topodtest import Topod, deliver, parse_kv  # noqa: E402
 
 
+def history(t):
+    """topod's `history` reply: its head's fields, and its lines."""
+    with t.conn() as c:
+        head = c.ask("history")
+        kv = parse_kv(head[3:])
+        return kv, [c.readline() for _ in range(int(kv["lines"]))]
+
+
 def send(path_sock, data):
     t0 = time.perf_counter()
     r = deliver(path_sock, data)
@@ -127,12 +135,7 @@ def main():
     if persisted:
         print("  topod: journal entry written and fsynced (before OK) median %.1f ms (max %.1f)"
               % (statistics.median(persisted), max(persisted)))
-    with t.conn() as c:
-        head = c.ask("history")
-        n = int(parse_kv(head[3:])["lines"])
-        for _ in range(n):
-            c.readline()
-    hv = parse_kv(head[3:])
+    hv, _ = history(t)
     time.sleep(0.5)
     rss1 = rss_kib(t.p.pid)
     if os.environ.get("DELTA_SMAPS"):
@@ -176,10 +179,7 @@ def main():
     # while it was decoded: what topod keeps after that, once the history
     # (which encodes the one replaced, after the OK) has it.
     for _ in range(600):
-        with t.conn() as c:
-            head = c.ask("history")
-            lines = [c.readline() for _ in range(int(parse_kv(head[3:])["lines"]))]
-        if any(" generation=%d " % 10 ** 9 in " " + x + " " for x in lines):
+        if any(" generation=%d " % 10 ** 9 in " " + x + " " for x in history(t)[1]):
             break
         time.sleep(0.05)
     time.sleep(1)
