@@ -279,7 +279,15 @@ struct proof {
 	const uint8_t *chg, *want;
 	const uint32_t *leaf;
 	uint32_t nleaf;
-	const struct hopcover *hc; /* complete, with leaf and chg NULL: the LIDs ra routes along shortest paths */
+	/* complete: the LIDs ra routes along shortest paths, its distances
+	 * holding for rb's links too (chg marks where those changed) but to
+	 * the leaves moved[] marks (NULL: none), whose LIDs walk */
+	const struct hopcover *hc;
+	const uint8_t *moved;
+	/* hc carried to rb's tables (hopcover_carry), or NULL: a LID hc
+	 * covers and moved[] does not mark differs exactly when next marks
+	 * it (a changed step that does not go one closer) */
+	const struct hopcover *next;
 };
 
 /* Does the step at switch node `node` to lid differ between the tables?
@@ -340,6 +348,53 @@ static int lid_differs_by_distance(const struct proof *p, const uint64_t *by_lid
 	return 0;
 }
 
+/* Does LID l's hop count matter to p? The leaf-to-host proof wants the
+ * hosts' alone: for any other LID lid_differs says 0 whatever it walks. */
+static int proved(const struct proof *p, uint32_t l)
+{
+	return !p->leaf || p->want[l];
+}
+
+/* The leaf index of LID l when p decides it by distance, else
+ * ROUTE_NONE. */
+static uint32_t covered_leaf(const struct proof *p, uint32_t l)
+{
+	uint32_t k = p->hc ? hopcover_leaf(p->hc, l) : ROUTE_NONE;
+	return k != ROUTE_NONE && p->moved && p->moved[k] ? ROUTE_NONE : k;
+}
+
+/* The LIDs p->next decides: 1 when one of them differs; else 0 with
+ * (*out)[*nout] the blocks of block[n] whose LID block holds a LID it does
+ * not decide (a switch's, a moved leaf's host), which walk. -1: out of
+ * memory. */
+static int decide_by_cover(const struct proof *p, const uint64_t *block, uint32_t n, uint64_t **out,
+			   uint32_t *nout)
+{
+	const struct route_tab *rb = p->rb;
+	const uint32_t nlb = rb->max_lid / SNAP_DELTA_BLOCK + 1;
+	uint8_t *walk = calloc(nlb, 1);
+	*out = malloc(((size_t)n + 1) * sizeof(**out));
+	*nout = 0;
+	int rc = walk && *out ? 0 : -1;
+	for (uint32_t l = 1; !rc && l <= rb->max_lid; l++) {
+		if (rb->lid_ep[l] == ROUTE_NONE || !proved(p, l))
+			continue;
+		if (covered_leaf(p, l) == ROUTE_NONE)
+			walk[l / SNAP_DELTA_BLOCK] = 1;
+		else if (p->next->bad[l])
+			rc = 1;
+	}
+	for (uint32_t i = 0; !rc && i < n; i++)
+		if ((block[i] & 0xFFFF) < nlb && walk[block[i] & 0xFFFF])
+			(*out)[(*nout)++] = block[i];
+	free(walk);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 /* Is a hop count p covers different, the steps differing only in the LFT
  * blocks listed (with chg: also every block of a switch with a marked
  * port)? Blocks are taken by LID block, so that the walks of one LID
@@ -348,11 +403,19 @@ static int lid_differs_by_distance(const struct proof *p, const uint64_t *by_lid
 static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 {
 	const struct route_tab *rb = p->rb;
+	uint64_t *walked = NULL;
+	if (p->next) {
+		int rc = decide_by_cover(p, block, n, &walked, &n);
+		if (rc)
+			return rc;
+		block = walked;
+	}
 	uint64_t *by_lid = malloc(((size_t)n + 1) * sizeof(*by_lid));
 	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp));
 	if (!by_lid || !grp) {
 		free(by_lid);
 		free(grp);
+		free(walked);
 		return -1;
 	}
 	for (uint32_t k = 0; k < n; k++)
@@ -381,11 +444,12 @@ static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 			uint32_t l0 = (uint32_t)(by_lid[grp[g]] >> 32) * SNAP_DELTA_BLOCK;
 			for (uint32_t l = l0; l < l0 + SNAP_DELTA_BLOCK && !differ; l++) {
 				/* A LID nobody owns is no host's or switch's destination. */
-				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE)
+				if (l > rb->max_lid || rb->lid_ep[l] == ROUTE_NONE || !proved(p, l))
 					continue;
-				uint32_t k = p->hc ? hopcover_leaf(p->hc, l) : ROUTE_NONE;
+				uint32_t k = covered_leaf(p, l);
 				if (k != ROUTE_NONE) {
-					differ = lid_differs_by_distance(p, by_lid, grp[g], grp[g + 1], l, k);
+					if (!p->next) /* decided already when there is one */
+						differ = lid_differs_by_distance(p, by_lid, grp[g], grp[g + 1], l, k);
 					continue;
 				}
 				m[0].cur++;
@@ -401,6 +465,7 @@ static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 	}
 	free(by_lid);
 	free(grp);
+	free(walked);
 	return differ;
 }
 
@@ -433,22 +498,71 @@ static int leaf_proof(struct proof *p, uint32_t **leaf, uint8_t **want)
 	return rc;
 }
 
+/* The leaves whose distances a carried cover may have moved: their LIDs
+ * are checked again at every switch and walked by the proof, each leaf
+ * about 1/nleaf of a whole cover pass (180 ms at k=56). Past that, the
+ * preparation thread makes the cover off the serving path. */
+#define RELINK_MOVED_MAX(nleaf) ((nleaf) / 64 > 4 ? (nleaf) / 64 : 4)
+
+/* old's complete cover when its distances can be carried to x's links,
+ * with *hd the distances for x's links and (*moved)[leaf] the leaves
+ * whose distances changed (a cable down or back changes a few leaves'
+ * distances from the switches it joined); else NULL. */
+static struct hopcover *relinked_cover(const struct fabric_index *old, const struct fabric_index *x,
+				       struct hopdist **hd, uint8_t **moved)
+{
+	*hd = NULL;
+	*moved = NULL;
+	if (!hopcover_complete(old->hc) || old->hc->hd->pt != old->rt->pt ||
+	    !(*moved = malloc((size_t)old->hc->hd->nleaf + 1)))
+		return NULL;
+	uint32_t n = 0, nleaf = old->hc->hd->nleaf;
+	if (hopdist_relink(old->hc->hd, old->rt, x->rt, *moved, hd) == AN_OK)
+		for (uint32_t k = 0; k < nleaf; k++)
+			n += (*moved)[k];
+	if (!*hd || n > RELINK_MOVED_MAX(nleaf)) {
+		hopdist_free(*hd);
+		*hd = NULL;
+		free(*moved);
+		*moved = NULL;
+		return NULL;
+	}
+	return old->hc;
+}
+
 /* The hierarchy of x (its route index built anew) after a delta that
  * changed ports, or with another name map: old's clusters, renamed, when
- * the hosts are the same and no hop count changed, else built. */
+ * the hosts are the same and no hop count changed, else built. Where old's
+ * cover holds for the new links, the proof is by distance and the cover
+ * is carried over the changed entries and every entry of a switch whose
+ * links changed. */
 static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 			    const struct snap_delta_info *info, int *reused)
 {
 	uint8_t *chg = NULL, *want = NULL;
 	uint64_t *blk = NULL;
 	uint32_t nblk = 0, *leaf = NULL;
+	struct hopdist *hd = NULL;
+	uint8_t *moved = NULL;
 	struct proof p = { .ra = old->rt, .rb = x->rt };
 	int differ = 1;
 	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, info->block, info->blocks, &chg, &blk, &nblk) == 0 &&
 	    leaf_proof(&p, &leaf, &want) == 0) {
 		p.chg = chg;
+		/* For the LIDs of leaves not moved, the old hop counts are
+		 * old's distances plus one, which are x's too: each changed
+		 * step is checked against them. The moved ones walk. */
+		p.hc = relinked_cover(old, x, &hd, &moved);
+		p.moved = moved;
+		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, blk, nblk, &x->hc))
+			x->hc = NULL; /* out of memory: the walks decide */
+		if (p.hc)
+			x->cover_rc = old->cover_rc;
+		p.next = x->hc;
 		differ = hops_differ(&p, blk, nblk);
 	}
+	hopdist_free(hd);
+	free(moved);
 	free(chg);
 	free(blk);
 	free(leaf);
@@ -477,15 +591,19 @@ static struct hopcover *same_links_cover(const struct fabric_index *old, const s
 static int hier_after_blocks(const struct fabric_index *old, struct fabric_index *x,
 			     const struct snap_delta_info *info, int *reused)
 {
-	struct hopcover *hc = same_links_cover(old, x), *whole = hopcover_complete(hc) ? hc : NULL;
+	struct hopcover *hc = same_links_cover(old, x), *whole = hopcover_complete(hc) ? hc : NULL, *next = NULL;
 	if (x->rt->pt == old->rt->pt)
 		x->cover_rc = old->cover_rc;
-	int differ = hops_differ(&(struct proof){ .ra = old->rt, .rb = x->rt, .hc = whole }, info->block, info->blocks);
-	if (hc) {
-		if (whole && !differ)
-			x->hc = hopcover_ref(whole);
-		else if (hopcover_carry(hc, x->rt, info->block, info->blocks, &x->hc))
-			x->hc = NULL; /* out of memory: the walks remain */
+	/* carried first: where old's is complete, it decides the proof too */
+	if (hc && hopcover_carry(hc, hc->hd, NULL, x->rt, info->block, info->blocks, &next))
+		next = NULL; /* out of memory: the walks remain */
+	struct proof p = { .ra = old->rt, .rb = x->rt, .hc = whole, .next = whole ? next : NULL };
+	int differ = hops_differ(&p, info->block, info->blocks);
+	if (whole && !differ) {
+		x->hc = hopcover_ref(whole);
+		hopcover_free(next);
+	} else {
+		x->hc = next;
 	}
 	if (differ) /* with the carried cover, completed first */
 		return build_hier(x);
@@ -512,7 +630,13 @@ int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 	uint64_t t0 = snap_now_us();
 	/* Names come from descriptions and the map, end ports and links from
 	 * the ports: with none of them changed, the index is old's. */
-	int rc = map == old->map && !info->ports ? route_repoint(old->rt, s, &x->rt) : route_build(s, map, &x->rt);
+	int rc = AN_E_NOTAPPLIC;
+	if (map == old->map && !info->ports)
+		rc = route_repoint(old->rt, s, &x->rt);
+	else if (map == old->map) /* a cable's ports: the rest is old's */
+		rc = route_relink(old->rt, s, &x->rt);
+	if (rc == AN_E_NOTAPPLIC)
+		rc = route_build(s, map, &x->rt);
 	if (rc) {
 		snprintf(err, AN_ERR_LEN, "route index: %s", an_strerror(rc));
 		fabric_index_free(x);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "an_mem.h"
 #include "delta.h"
 
 struct hopdist *hopdist_ref(struct hopdist *hd)
@@ -21,8 +22,12 @@ void hopdist_free(struct hopdist *hd)
 {
 	if (!hd || atomic_fetch_sub(&hd->refs, 1) != 1)
 		return;
-	free(hd->lid_leaf);
-	free(hd->d);
+	if (hd->owner) {
+		hopdist_free(hd->owner);
+	} else {
+		free(hd->lid_leaf);
+		free(hd->d);
+	}
 	free(hd);
 }
 
@@ -85,21 +90,22 @@ static uint32_t number_leaves(const struct route_tab *rt, uint32_t *leaf_of, uin
 	return nleaf;
 }
 
-/* Breadth-first along the reversed links from 64 leaves at once (leaf
- * indices k0 .. k0 + 63), a bit each: a switch's frontier and seen sets
- * are words, so a level costs one OR per link of the frontier, and a fat
- * tree's whole search a handful of levels. 0, or -1 when a distance does
- * not fit below HOPDIST_INF. w[3 * nsw] is scratch. */
+/* Breadth-first along the reversed links from up to 64 leaves at once
+ * (leaf indices col[0 .. cnt)), a bit each: a switch's frontier and seen
+ * sets are words, so a level costs one OR per link of the frontier, and a
+ * fat tree's whole search a handful of levels. 0, or -1 when a distance
+ * does not fit below HOPDIST_INF. w[3 * nsw] is scratch. */
 static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in,
-		  uint32_t k0, uint64_t *w)
+		  const uint32_t *col, uint32_t cnt, uint64_t *w)
 {
-	const uint32_t nsw = hd->nsw, nleaf = hd->nleaf, cnt = nleaf - k0 < 64 ? nleaf - k0 : 64;
+	const uint32_t nsw = hd->nsw, nleaf = hd->nleaf;
 	uint64_t *seen = w, *front = w + nsw, *next = w + 2 * (size_t)nsw;
 	memset(w, 0, 3 * (size_t)nsw * sizeof(*w));
 	for (uint32_t sw = 0; sw < nsw; sw++)
-		memset(hd->d + (uint64_t)sw * nleaf + k0, HOPDIST_INF, cnt);
+		for (uint32_t j = 0; j < cnt; j++)
+			hd->d[(uint64_t)sw * nleaf + col[j]] = HOPDIST_INF;
 	for (uint32_t j = 0; j < cnt; j++)
-		seen[leaf_sw[k0 + j]] = front[leaf_sw[k0 + j]] |= (uint64_t)1 << j;
+		seen[leaf_sw[col[j]]] = front[leaf_sw[col[j]]] |= (uint64_t)1 << j;
 	for (unsigned level = 0;; level++) {
 		int any = 0;
 		for (uint32_t x = 0; x < nsw; x++) {
@@ -109,7 +115,7 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 			if (level >= HOPDIST_INF)
 				return -1;
 			for (uint64_t b = f; b; b &= b - 1)
-				hd->d[(uint64_t)x * nleaf + k0 + (uint32_t)__builtin_ctzll(b)] = (uint8_t)level;
+				hd->d[(uint64_t)x * nleaf + col[__builtin_ctzll(b)]] = (uint8_t)level;
 			for (uint32_t i = off[x]; i < off[x + 1]; i++)
 				next[in[i]] |= f;
 			front[x] = 0;
@@ -125,27 +131,45 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 	}
 }
 
-static int fill(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in)
+/* The columns col[0 .. ncol) of hd->d searched over rt's links, 64 at a
+ * time. 0, -1 when a distance does not fit a byte, AN_E_NOMEM. */
+static int fill(struct hopdist *hd, const struct route_tab *rt, const uint32_t *leaf_sw, const uint32_t *col,
+		uint32_t ncol)
 {
+	uint32_t *off = NULL, *in = NULL;
 	int bad = 0;
+	if (reverse_links(rt, &off, &in))
+		return AN_E_NOMEM;
 #pragma omp parallel reduction(| : bad)
 	{
 		uint64_t *w = malloc(3 * ((size_t)hd->nsw + 1) * sizeof(*w));
 		bad |= !w;
 #pragma omp for schedule(dynamic, 1)
-		for (uint32_t k0 = 0; k0 < hd->nleaf; k0 += 64)
+		for (uint32_t k0 = 0; k0 < ncol; k0 += 64)
 			if (w)
-				bad |= fill64(hd, leaf_sw, off, in, k0, w);
+				bad |= fill64(hd, leaf_sw, off, in, col + k0, ncol - k0 < 64 ? ncol - k0 : 64, w);
 		free(w);
 	}
+	free(off);
+	free(in);
 	return bad ? -1 : 0;
+}
+
+/* leaf_sw[nleaf] from leaf_of[nsw]; NULL when out of memory. */
+static uint32_t *leaf_switches(const uint32_t *leaf_of, uint32_t nsw, uint32_t nleaf)
+{
+	uint32_t *leaf_sw = malloc(((size_t)nleaf + 1) * sizeof(*leaf_sw));
+	if (leaf_sw)
+		for (uint32_t sw = 0; sw < nsw; sw++)
+			if (leaf_of[sw] != ROUTE_NONE)
+				leaf_sw[leaf_of[sw]] = sw;
+	return leaf_sw;
 }
 
 int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist **out)
 {
 	struct hopdist *hd = calloc(1, sizeof(*hd));
-	uint32_t *leaf_of = malloc(((size_t)rt->nsw + 1) * sizeof(*leaf_of)), *leaf_sw = NULL;
-	uint32_t *off = NULL, *in = NULL;
+	uint32_t *leaf_of = malloc(((size_t)rt->nsw + 1) * sizeof(*leaf_of)), *leaf_sw = NULL, *col = NULL;
 	int rc = AN_E_NOMEM;
 	if (!hd || !leaf_of || !(hd->lid_leaf = malloc(((size_t)rt->max_lid + 1) * sizeof(*hd->lid_leaf))))
 		goto out;
@@ -158,18 +182,17 @@ int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist
 	if (!hd->nleaf || hd->nleaf >= UINT16_MAX || (uint64_t)hd->nsw * hd->nleaf > max_bytes)
 		goto out;
 	rc = AN_E_NOMEM;
-	if (!(leaf_sw = malloc((size_t)hd->nleaf * sizeof(*leaf_sw))) || !(hd->d = malloc((size_t)hd->nsw * hd->nleaf)) ||
-	    reverse_links(rt, &off, &in))
+	if (!(leaf_sw = leaf_switches(leaf_of, rt->nsw, hd->nleaf)) || !(hd->d = malloc((size_t)hd->nsw * hd->nleaf)) ||
+	    !(col = malloc((size_t)hd->nleaf * sizeof(*col))))
 		goto out;
-	for (uint32_t sw = 0; sw < rt->nsw; sw++)
-		if (leaf_of[sw] != ROUTE_NONE)
-			leaf_sw[leaf_of[sw]] = sw;
-	rc = fill(hd, leaf_sw, off, in) ? AN_E_RANGE : AN_OK;
+	for (uint32_t k = 0; k < hd->nleaf; k++)
+		col[k] = k;
+	rc = fill(hd, rt, leaf_sw, col, hd->nleaf);
+	rc = rc == -1 ? AN_E_RANGE : rc;
 out:
 	free(leaf_of);
 	free(leaf_sw);
-	free(off);
-	free(in);
+	free(col);
 	if (rc) {
 		hopdist_free(hd);
 		return rc;
@@ -178,34 +201,209 @@ out:
 	return AN_OK;
 }
 
-/* Marks in bad[] the covered LIDs switch sw does not route along a
- * shortest path: its table read once, in order (the hardware streams it),
- * against its own row of distances and its neighbours' (L2-sized). This
- * reads every entry of the fabric (193 million at k=56), so the per-entry
- * test is as short as hopdist_closer allows: each out port's neighbour row
- * is looked up once per switch, and an entry one step from its leaf is
- * one byte compare. The leaf's own entries (distance 0) take the exact
- * route_step_code path. */
-static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, const uint16_t *lk,
-			 uint8_t *dx, uint8_t *bad)
+/* Marks in moved[] the leaves to which switch sw's row of distances no
+ * longer follows from its links in rt: one more than the least of its
+ * linked neighbours' rows, 0 at its own leaf (own, or ROUTE_NONE). m[nleaf]
+ * is scratch. */
+static void row_moves(const struct hopdist *hd, const struct route_tab *rt, uint32_t sw, uint32_t own, uint8_t *m,
+		      uint8_t *moved)
 {
-	const struct snap_node *n = &rt->snap->nodes[rt->sw_node[sw]];
+	const uint32_t nleaf = hd->nleaf;
+	const uint8_t *row = hd->d + (uint64_t)sw * nleaf;
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
-	const uint8_t *drow = hd->d + (uint64_t)sw * hd->nleaf;
-	/* dx: this row and, at nleaf, the INF that lk gives LIDs of no leaf */
-	memcpy(dx, drow, hd->nleaf);
+	memset(m, HOPDIST_INF, nleaf);
+	for (unsigned p = 1, np = rt->snap->nodes[rt->sw_node[sw]].nports; p <= np; p++) {
+		if (pt[p] >= ROUTE_PT_EP)
+			continue;
+		const uint8_t *y = hd->d + (uint64_t)pt[p] * nleaf;
+		for (uint32_t k = 0; k < nleaf; k++)
+			m[k] = y[k] < m[k] ? y[k] : m[k];
+	}
+	for (uint32_t k = 0; k < nleaf; k++) {
+		/* a neighbour at 254 puts sw past a byte: searched again,
+		 * the search says so */
+		uint8_t want = k == own ? 0 : m[k] >= HOPDIST_INF - 1 ? HOPDIST_INF : (uint8_t)(m[k] + 1);
+		moved[k] |= row[k] != want || (k != own && m[k] == HOPDIST_INF - 1);
+	}
+}
+
+/* Only the switches whose port codes differ between was and rt can break
+ * a row: every other switch's equation held for was and reads the same
+ * neighbours. moved[nleaf] gets the leaves whose column broke somewhere
+ * (leaf_of: rt's leaves). Returns how many, or -1 when out of memory. */
+static int64_t moved_leaves(const struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt,
+			    const uint32_t *leaf_of, uint8_t *moved)
+{
+	int nomem = 0;
+	memset(moved, 0, hd->nleaf);
+#pragma omp parallel reduction(| : nomem)
+	{
+		uint8_t *m = malloc((size_t)hd->nleaf + 1), *mine = calloc((size_t)hd->nleaf + 1, 1);
+		nomem |= !m || !mine;
+#pragma omp for schedule(dynamic, 16)
+		for (uint32_t sw = 0; sw < rt->nsw; sw++) {
+			size_t np = rt->snap->nodes[rt->sw_node[sw]].nports + 1u;
+			if (m && mine && memcmp(was->pt + was->pt_off[sw], rt->pt + rt->pt_off[sw], np * sizeof(*rt->pt)))
+				row_moves(hd, rt, sw, leaf_of[sw], m, mine);
+		}
+#pragma omp critical
+		for (uint32_t k = 0; mine && k < hd->nleaf; k++)
+			moved[k] |= mine[k];
+		free(m);
+		free(mine);
+	}
+	if (nomem)
+		return -1;
+	int64_t n = 0;
+	for (uint32_t k = 0; k < hd->nleaf; k++)
+		n += moved[k];
+	return n;
+}
+
+/* A hopdist for rt over hd's arrays (shared, or copied to search the
+ * moved columns again). NULL when out of memory. */
+static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, int copy)
+{
+	struct hopdist *x = calloc(1, sizeof(*x)), *own = hd->owner ? hd->owner : hd;
+	if (!x)
+		return NULL;
+	atomic_init(&x->refs, 1);
+	x->pt = rt->pt;
+	x->nsw = hd->nsw;
+	x->nleaf = hd->nleaf;
+	x->nlid = hd->nlid;
+	if (!copy) {
+		x->owner = hopdist_ref(own);
+		x->lid_leaf = own->lid_leaf;
+		x->d = own->d;
+		return x;
+	}
+	x->lid_leaf = malloc(hd->nlid * sizeof(*x->lid_leaf));
+	x->d = an_alloc_big((size_t)hd->nsw * hd->nleaf);
+	if (!x->lid_leaf || !x->d) {
+		hopdist_free(x);
+		return NULL;
+	}
+	memcpy(x->lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*x->lid_leaf));
+	memcpy(x->d, hd->d, (size_t)hd->nsw * hd->nleaf);
+	return x;
+}
+
+/* The leaves of rt as number_leaves gives them: leaf_of[nsw] and the
+ * LIDs' leaves, lid_leaf[max_lid + 1]. AN_OK or AN_E_NOMEM. */
+static int leaves_of(const struct route_tab *rt, uint32_t **leaf_of, uint32_t **lid_leaf, uint32_t *nleaf)
+{
+	*leaf_of = malloc(((size_t)rt->nsw + 1) * sizeof(**leaf_of));
+	*lid_leaf = malloc(((size_t)rt->max_lid + 1) * sizeof(**lid_leaf));
+	if (!*leaf_of || !*lid_leaf) {
+		free(*leaf_of);
+		free(*lid_leaf);
+		*leaf_of = *lid_leaf = NULL;
+		return AN_E_NOMEM;
+	}
+	*nleaf = number_leaves(rt, *leaf_of, *lid_leaf);
+	return AN_OK;
+}
+
+/* The same leaves, numbered alike (each of rt's at distance 0 from its
+ * number, which only the leaf itself is), and the same candidate LIDs? */
+static int same_leaves(const struct hopdist *hd, const struct route_tab *rt, const uint32_t *leaf_of,
+		       const uint32_t *lid_leaf, uint32_t nleaf)
+{
+	if (nleaf != hd->nleaf || memcmp(lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*lid_leaf)))
+		return 0;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		if (leaf_of[sw] != ROUTE_NONE && hd->d[(uint64_t)sw * nleaf + leaf_of[sw]] != 0)
+			return 0;
+	return 1;
+}
+
+int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint8_t *moved,
+		   struct hopdist **out)
+{
+	if (hd->pt != was->pt || was->nsw != hd->nsw || rt->nsw != hd->nsw || (size_t)was->max_lid + 1 != hd->nlid ||
+	    rt->max_lid != was->max_lid || memcmp(was->sw_node, rt->sw_node, rt->nsw * sizeof(*rt->sw_node)) ||
+	    memcmp(was->pt_off, rt->pt_off, rt->nsw * sizeof(*rt->pt_off)))
+		return AN_E_INVAL;
+	for (uint32_t sw = 0; sw < rt->nsw; sw++)
+		if (was->snap->nodes[was->sw_node[sw]].nports != rt->snap->nodes[rt->sw_node[sw]].nports)
+			return AN_E_INVAL;
+	uint32_t *leaf_of = NULL, *lid_leaf = NULL, *leaf_sw = NULL, *col = NULL, nleaf = 0;
+	int rc = leaves_of(rt, &leaf_of, &lid_leaf, &nleaf);
+	if (rc)
+		return rc;
+	struct hopdist *x = NULL;
+	int64_t n = 0;
+	rc = AN_E_NOTAPPLIC;
+	if (!same_leaves(hd, rt, leaf_of, lid_leaf, nleaf))
+		goto out;
+	rc = AN_E_NOMEM;
+	if ((n = moved_leaves(hd, was, rt, leaf_of, moved)) < 0 || !(x = relinked(hd, rt, n > 0)))
+		goto out;
+	rc = AN_OK;
+	if (n) {
+		if (!(leaf_sw = leaf_switches(leaf_of, rt->nsw, nleaf)) || !(col = malloc((size_t)n * sizeof(*col)))) {
+			rc = AN_E_NOMEM;
+			goto out;
+		}
+		for (uint32_t k = 0, i = 0; k < nleaf; k++)
+			if (moved[k])
+				col[i++] = k;
+		rc = fill(x, rt, leaf_sw, col, (uint32_t)n);
+		rc = rc == -1 ? AN_E_RANGE : rc;
+	}
+out:
+	free(leaf_of);
+	free(lid_leaf);
+	free(leaf_sw);
+	free(col);
+	if (rc) {
+		hopdist_free(x);
+		return rc;
+	}
+	*out = x;
+	return AN_OK;
+}
+
+/* What the per-entry test reads of one switch: its row of distances in
+ * dx (with, at nleaf, the INF that lk gives LIDs of no leaf) and, per out
+ * port, the distance row of the switch it leads to (NULL where the step
+ * is not to a switch: no entry, no link, down, an end port). */
+struct sw_view {
+	const struct snap_node *n;
+	const uint32_t *pt;
+	const uint8_t *nrow[256];
+};
+
+static void view_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint8_t *dx,
+			struct sw_view *v)
+{
+	v->n = &rt->snap->nodes[rt->sw_node[sw]];
+	v->pt = rt->pt + rt->pt_off[sw];
+	memcpy(dx, hd->d + (uint64_t)sw * hd->nleaf, hd->nleaf);
 	dx[hd->nleaf] = HOPDIST_INF;
-	/* nrow[p]: the distance row of the switch port p leads to, NULL where
-	 * the step is not to a switch (no entry, no link, down, an end port) */
-	const uint8_t *nrow[256] = {NULL};
-	for (unsigned p = 0; p <= n->nports && p < SNAP_LFT_NONE; p++)
-		if (pt[p] < ROUTE_PT_EP)
-			nrow[p] = hd->d + (uint64_t)pt[p] * hd->nleaf;
+	memset(v->nrow, 0, sizeof(v->nrow));
+	for (unsigned p = 0; p <= v->n->nports && p < SNAP_LFT_NONE; p++)
+		if (v->pt[p] < ROUTE_PT_EP)
+			v->nrow[p] = hd->d + (uint64_t)v->pt[p] * hd->nleaf;
+}
+
+/* Marks in bad[] the covered LIDs of [l0, l1) (1 <= l0, l1 <= max_lid + 1)
+ * the viewed switch does not route along a shortest path: its table read
+ * in order (the hardware streams it), against its own row of distances
+ * and its neighbours' (L2-sized). A full cover reads every entry of the
+ * fabric (193 million at k=56), so the per-entry test is as short as
+ * hopdist_closer allows: an entry one step from its leaf is one byte
+ * compare. The leaf's own entries (distance 0) take the exact
+ * route_step_code path. */
+static void cover_range(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
+			const uint16_t *lk, const uint8_t *dx, uint32_t l0, uint32_t l1, uint8_t *bad)
+{
 	/* chunk by chunk: one table lookup per 512 entries, not per entry */
-	for (uint32_t l0 = 1, run; l0 <= rt->max_lid; l0 += run) {
-		const uint8_t *c = snap_lft_span(n, l0, &run);
-		if (!c || run > rt->max_lid + 1 - l0) /* past the table: every entry SNAP_LFT_NONE */
-			run = rt->max_lid + 1 - l0;
+	for (uint32_t run; l0 < l1; l0 += run) {
+		const uint8_t *c = snap_lft_span(v->n, l0, &run);
+		if (!c || run > l1 - l0) /* past the table: every entry SNAP_LFT_NONE */
+			run = l1 - l0;
 		for (uint32_t l = l0; l < l0 + run; l++) {
 			uint32_t k = lk[l], next = 0;
 			uint8_t dd = dx[k];
@@ -213,13 +411,24 @@ static void cover_switch(const struct route_tab *rt, const struct hopdist *hd, u
 				continue;
 			uint8_t p = c ? c[l - l0] : SNAP_LFT_NONE;
 			if (dd) {
-				bad[l] |= !nrow[p] || nrow[p][k] != dd - 1;
+				bad[l] |= !v->nrow[p] || v->nrow[p][k] != dd - 1;
 				continue;
 			}
-			int st = route_step_code(pt, n->nports, p, rt->lid_ep[l], &next);
+			int st = route_step_code(v->pt, v->n->nports, p, rt->lid_ep[l], &next);
 			bad[l] |= !hopdist_closer(hd, dd, st, next, k);
 		}
 	}
+}
+
+/* lk[l]: hd's lid_leaf in 16 bits (hopdist_build refuses more leaves),
+ * nleaf where none (dx's INF sentinel): half the bytes every switch
+ * streams, one test less per entry. NULL when out of memory. */
+static uint16_t *leaf_codes(const struct hopdist *hd)
+{
+	uint16_t *lk = malloc((size_t)hd->nlid * sizeof(*lk));
+	for (size_t l = 0; lk && l < hd->nlid; l++)
+		lk[l] = hd->lid_leaf[l] == ROUTE_NONE ? (uint16_t)hd->nleaf : (uint16_t)hd->lid_leaf[l];
+	return lk;
 }
 
 int hopcover_new(struct hopdist *hd, struct hopcover **out)
@@ -271,26 +480,23 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 	/* cover_switch writes bad[l] up to rt's top LID */
 	if (rt->pt != hd->pt || rt->nsw != hd->nsw || (size_t)rt->max_lid + 1 != nl)
 		return AN_E_INVAL;
-	/* lk[l]: lid_leaf in 16 bits (hopdist_build refuses more leaves),
-	 * nleaf where none (dx's INF sentinel): half the bytes every switch
-	 * streams, one test less per entry */
-	uint16_t *lk = malloc(nl * sizeof(*lk));
+	uint16_t *lk = leaf_codes(hd);
 	if (!lk)
 		return AN_E_NOMEM;
-	for (size_t l = 0; l < nl; l++)
-		lk[l] = hd->lid_leaf[l] == ROUTE_NONE ? (uint16_t)hd->nleaf : (uint16_t)hd->lid_leaf[l];
 	uint32_t ndone = 0;
 	int nomem = 0;
 #pragma omp parallel reduction(| : nomem) reduction(+ : ndone)
 	{
 		uint8_t *mine = calloc(nl, 1), *dx = malloc((size_t)hd->nleaf + 1);
+		struct sw_view v;
 		nomem |= !mine || !dx;
 		/* A switch is done once its whole table is read: what a pause
 		 * leaves is exact for the switches marked. */
 #pragma omp for schedule(dynamic, 16)
 		for (uint32_t sw = sw0; sw < end; sw++)
 			if (mine && dx && !c->done[sw] && !AN_CANCELLED(cancel)) {
-				cover_switch(rt, hd, sw, lk, dx, mine);
+				view_switch(rt, hd, sw, dx, &v);
+				cover_range(rt, hd, &v, lk, dx, 1, rt->max_lid + 1, mine);
 				c->done[sw] = 1;
 				ndone++;
 			}
@@ -312,31 +518,91 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 	return AN_OK;
 }
 
-int hopcover_carry(const struct hopcover *c, const struct route_tab *rt, const uint64_t *block, uint32_t n,
-		   struct hopcover **out)
+/* Every checked switch's step to each candidate LID of a moved leaf,
+ * against x's distances: whatever was found for them before was found
+ * against other distances. */
+static void recheck_moved(struct hopcover *x, const struct route_tab *rt, const uint8_t *moved)
 {
-	const struct hopdist *hd = c->hd;
+	const struct hopdist *hd = x->hd;
+	for (uint32_t l = 1; l < hd->nlid; l++) {
+		uint32_t k = hd->lid_leaf[l];
+		if (k == ROUTE_NONE || !moved[k])
+			continue;
+		x->bad[l] = 0;
+		for (uint32_t sw = 0; sw < hd->nsw && !x->bad[l]; sw++)
+			if (x->done[sw] && !hopdist_step_ok(rt, hd, sw, (uint16_t)l, k, rt->lid_ep[l]))
+				x->bad[l] = 1;
+	}
+}
+
+/* The entries of block[0 .. n) (sorted by node, as snap_delta_info lists
+ * them) at the switches x has checked, tested as cover_range tests them,
+ * switch by switch over the cores: a cable fault's delta rewrites 16
+ * million entries at k=56. Marks x->bad. AN_OK or AN_E_NOMEM. */
+static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const uint64_t *block, uint32_t n)
+{
+	const struct hopdist *hd = x->hd;
+	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp)), ng = 0;
+	uint16_t *lk = leaf_codes(hd);
+	int nomem = !grp || !lk;
+	for (uint32_t i = 0; !nomem && i < n; i++)
+		if (!i || block[i] >> 16 != block[i - 1] >> 16)
+			grp[ng++] = i;
+	if (grp)
+		grp[ng] = n;
+#pragma omp parallel if (n >= 1024) reduction(| : nomem)
+	{
+		uint8_t *mine = calloc(hd->nlid, 1), *dx = malloc((size_t)hd->nleaf + 1);
+		struct sw_view v;
+		nomem |= !mine || !dx;
+#pragma omp for schedule(dynamic, 4)
+		for (uint32_t g = 0; g < ng; g++) {
+			uint32_t node = (uint32_t)(block[grp[g]] >> 16);
+			uint32_t sw = node < rt->snap->nnodes ? rt->sw_of_node[node] : ROUTE_NONE;
+			if (!mine || !dx || nomem || sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
+				continue;
+			view_switch(rt, hd, sw, dx, &v);
+			for (uint32_t i = grp[g]; i < grp[g + 1]; i++) {
+				uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK, l1 = l0 + SNAP_DELTA_BLOCK;
+				l0 = l0 ? l0 : 1;
+				l1 = l1 < rt->max_lid + 1 ? l1 : rt->max_lid + 1;
+				if (l0 < l1)
+					cover_range(rt, hd, &v, lk, dx, l0, l1, mine);
+			}
+		}
+#pragma omp critical
+		for (size_t l = 0; mine && l < hd->nlid; l++)
+			x->bad[l] |= mine[l];
+		free(mine);
+		free(dx);
+	}
+	free(grp);
+	free(lk);
+	return nomem ? AN_E_NOMEM : AN_OK;
+}
+
+int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *moved, const struct route_tab *rt,
+		   const uint64_t *block, uint32_t n, struct hopcover **out)
+{
 	struct hopcover *x;
-	if (hopcover_new(c->hd, &x))
+	if (hd->pt != rt->pt || hd->nsw != c->hd->nsw || hd->nlid != c->hd->nlid || hd->nleaf != c->hd->nleaf ||
+	    (size_t)rt->max_lid + 1 != hd->nlid)
+		return AN_E_INVAL;
+	if (hopcover_new(hd, &x))
 		return AN_E_NOMEM;
 	memcpy(x->done, c->done, hd->nsw);
 	memcpy(x->bad, c->bad, hd->nlid);
 	x->ndone = c->ndone;
+	if (moved)
+		recheck_moved(x, rt, moved);
 	/* The switches not yet checked will be, against the tables of their
 	 * time; those checked keep their verdicts where their entries did
 	 * not change. A failed step marks its LID; none is unmarked, so a
 	 * LID whose routes became shortest again stays uncovered (its
 	 * proofs walk) until a full build makes a new cover. */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t node = (uint32_t)(block[i] >> 16), sw = node < rt->snap->nnodes ? rt->sw_of_node[node] : ROUTE_NONE;
-		if (sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
-			continue;
-		uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK;
-		for (uint32_t l = l0 ? l0 : 1; l < l0 + SNAP_DELTA_BLOCK && l < hd->nlid && l <= rt->max_lid; l++) {
-			uint32_t k = hd->lid_leaf[l];
-			if (k != ROUTE_NONE && !x->bad[l] && !hopdist_step_ok(rt, hd, sw, (uint16_t)l, k, rt->lid_ep[l]))
-				x->bad[l] = 1;
-		}
+	if (carry_blocks(x, rt, block, n)) {
+		hopcover_free(x);
+		return AN_E_NOMEM;
 	}
 	if (hopcover_complete(x))
 		count_covered(x);

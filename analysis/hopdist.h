@@ -43,6 +43,8 @@ struct hopdist {
 			      * that is up and cabled to a switch), else ROUTE_NONE */
 	uint8_t *d;          /* [nsw * nleaf]: d[sw * nleaf + k] switch hops from sw to leaf k (0 at
 			      * it), HOPDIST_INF when no link path leads there */
+	struct hopdist *owner; /* a reference to the one whose lid_leaf and d these are (hopdist_relink),
+				* NULL when they are this one's */
 };
 
 /* The distances over rt's up links. AN_OK with *out new; AN_E_NOMEM;
@@ -52,6 +54,23 @@ struct hopdist {
 int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist **out);
 struct hopdist *hopdist_ref(struct hopdist *hd);
 void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op */
+
+/*
+ * hd's distances for rt, a route index whose links differ from those of
+ * was (the one hd was built from: a cable down or back, a port's state)
+ * while its switches, end ports and LIDs are the same. A search from
+ * every leaf costs what a full build's distances do; instead only the
+ * switches whose links changed are checked (a distance table is exact
+ * when every switch's row is one more than the least of its linked
+ * neighbours' rows, the leaf's own 0, and only the changed switches'
+ * neighbours changed), and the leaves whose column broke are searched
+ * again. moved[nleaf] gets those leaves. AN_OK with *out new (sharing
+ * hd's arrays when no distance changed); AN_E_NOTAPPLIC when the leaves
+ * or their LIDs differ; AN_E_RANGE when a distance no longer fits a byte;
+ * AN_E_INVAL when rt has other switches or LIDs; AN_E_NOMEM.
+ */
+int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint8_t *moved,
+		   struct hopdist **out);
 
 /*
  * Which candidate LIDs one generation's tables route along shortest paths
@@ -93,13 +112,17 @@ static inline int hopcover_complete(const struct hopcover *c)
 int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, uint32_t sw1,
 		 const atomic_int *cancel);
 
-/* c's cover for rt, the tables of a delta from c's generation that left
- * the links alone and changed only the LFT blocks block[n] ((node index
- * << 16) | block, as snap_delta_info lists them): a new cover, in which
- * the changed entries of the switches c had checked are checked again.
- * AN_OK with *out new; AN_E_NOMEM. */
-int hopcover_carry(const struct hopcover *c, const struct route_tab *rt, const uint64_t *block, uint32_t n,
-		   struct hopcover **out);
+/* c's cover for rt, the tables of a delta from c's generation that
+ * changed only the LFT blocks block[n] ((node index << 16) | block, as
+ * snap_delta_info lists them; with every block of a switch whose links
+ * changed): a new cover over hd, rt's distances (c's own, or relinked
+ * from them: hopdist_relink, whose moved leaves' LIDs are checked again
+ * at every switch c had checked; moved NULL when none), in which the
+ * changed entries of the switches c had checked are checked again. AN_OK
+ * with *out new; AN_E_NOMEM; AN_E_INVAL when hd is not for rt's links or
+ * c's LIDs. */
+int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *moved, const struct route_tab *rt,
+		   const uint64_t *block, uint32_t n, struct hopcover **out);
 
 /* The leaf index of LID l when complete cover c covers it, else
  * ROUTE_NONE. */

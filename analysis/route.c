@@ -134,6 +134,10 @@ void route_free(struct route_tab *rt)
 	if (!rt)
 		return;
 	free(rt->swlft);
+	if (rt->pt_refs && atomic_fetch_sub(rt->pt_refs, 1) == 1) {
+		free(rt->pt_refs);
+		free(rt->pt);
+	}
 	if (rt->shared && atomic_fetch_sub(rt->shared, 1) != 1) {
 		free(rt);
 		return;
@@ -147,7 +151,7 @@ void route_free(struct route_tab *rt)
 	free(rt->sw_node);
 	free(rt->sw_of_node);
 	free(rt->pt_off);
-	free(rt->pt);
+	free(rt->pt_base);
 	free(rt);
 }
 
@@ -244,6 +248,20 @@ static int build_lid_index(struct route_tab *rt, uint32_t max_lid)
 	return AN_OK;
 }
 
+/* The code of switch port pt (p >= 1): far_ep is the end port at its far
+ * end when that is not a switch, else ROUTE_NONE. */
+static uint32_t link_code(const struct route_tab *rt, const struct snap_port *pt, uint32_t far_ep)
+{
+	const struct snap *s = rt->snap;
+	if (!pt->present || pt->peer_node >= s->nnodes)
+		return ROUTE_PT_NOLINK;
+	if (!snap_state_linked(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
+		return ROUTE_PT_DOWN;
+	if (s->nodes[pt->peer_node].type == SNAP_NODE_SWITCH)
+		return rt->sw_of_node[pt->peer_node];
+	return far_ep != ROUTE_NONE ? ROUTE_PT_EP + far_ep : ROUTE_PT_NOLINK;
+}
+
 /* Phase 3: port codes, the per-step decision of a walk without chasing
  * pointers through nodes[] and ports[]. */
 static void build_port_codes(struct route_tab *rt, const uint32_t *ep_of_slot)
@@ -258,15 +276,10 @@ static void build_port_codes(struct route_tab *rt, const uint32_t *ep_of_slot)
 			if (p == 0) {
 				if (ep_of_slot[n->port0] != ROUTE_NONE)
 					c = ROUTE_PT_EP + ep_of_slot[n->port0];
-			} else if (pt->present && pt->peer_node < s->nnodes) {
-				const struct snap_node *pn = &s->nodes[pt->peer_node];
-				uint32_t slot = pn->port0 + pt->peer_port;
-				if (!snap_state_linked(pt->state) || !port_up(s, pt->peer_node, pt->peer_port))
-					c = ROUTE_PT_DOWN;
-				else if (pn->type == SNAP_NODE_SWITCH)
-					c = rt->sw_of_node[pt->peer_node];
-				else if (ep_of_slot[slot] != ROUTE_NONE)
-					c = ROUTE_PT_EP + ep_of_slot[slot];
+			} else {
+				uint32_t far = pt->present && pt->peer_node < s->nnodes ?
+					       ep_of_slot[s->nodes[pt->peer_node].port0 + pt->peer_port] : ROUTE_NONE;
+				c = link_code(rt, pt, far);
 			}
 			rt->pt[off++] = c;
 		}
@@ -357,7 +370,7 @@ int route_build(const struct snap *s, const struct route_namemap *map, struct ro
 	rt->sw_node = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->sw_node));
 	rt->sw_of_node = malloc(((size_t)s->nnodes + 1) * sizeof(*rt->sw_of_node));
 	rt->pt_off = malloc(((size_t)rt->nsw + 1) * sizeof(*rt->pt_off));
-	rt->pt = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
+	rt->pt = rt->pt_base = malloc(((size_t)npt + 1) * sizeof(*rt->pt));
 	rt->shared = malloc(sizeof(*rt->shared));
 	if (rt->shared)
 		atomic_init(rt->shared, 1);
@@ -398,6 +411,83 @@ int route_repoint(const struct route_tab *rt, const struct snap *s, struct route
 		return AN_E_NOMEM;
 	}
 	atomic_fetch_add(rt->shared, 1);
+	if (rt->pt_refs)
+		atomic_fetch_add(rt->pt_refs, 1);
+	*out = x;
+	return AN_OK;
+}
+
+/* Marks in swc[nsw] the switches with a port whose record differs between
+ * a and s, and the switches at the far end of each (before and after):
+ * their codes read it. AN_E_NOTAPPLIC when a difference is not a
+ * switch-to-switch link's (or the nodes differ). */
+static int changed_links(const struct route_tab *rt, const struct snap *a, const struct snap *s, uint8_t *swc)
+{
+	if (a->nnodes != s->nnodes || a->nports != s->nports)
+		return AN_E_NOTAPPLIC;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *na = &a->nodes[i], *n = &s->nodes[i];
+		if (na->type != n->type || na->nports != n->nports || na->port0 != n->port0 || na->guid != n->guid)
+			return AN_E_NOTAPPLIC;
+		for (unsigned p = 0; p <= n->nports; p++) {
+			const struct snap_port *x = &a->ports[n->port0 + p], *y = &s->ports[n->port0 + p];
+			if (!memcmp(x, y, sizeof(*x)))
+				continue;
+			if (n->type != SNAP_NODE_SWITCH || p == 0)
+				return AN_E_NOTAPPLIC;
+			swc[rt->sw_of_node[i]] = 1;
+			const struct snap_port *end[2] = { x, y };
+			for (int k = 0; k < 2; k++) {
+				if (!end[k]->present || end[k]->peer_node >= s->nnodes)
+					continue;
+				if (s->nodes[end[k]->peer_node].type != SNAP_NODE_SWITCH)
+					return AN_E_NOTAPPLIC;
+				swc[rt->sw_of_node[end[k]->peer_node]] = 1;
+			}
+		}
+	}
+	return AN_OK;
+}
+
+int route_relink(const struct route_tab *rt, const struct snap *s, struct route_tab **out)
+{
+	uint8_t *swc = calloc((size_t)rt->nsw + 1, 1);
+	if (!swc)
+		return AN_E_NOMEM;
+	int rc = changed_links(rt, rt->snap, s, swc);
+	if (rc) {
+		free(swc);
+		return rc;
+	}
+	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + s->nodes[rt->sw_node[rt->nsw - 1]].nports + 1u : 0;
+	struct route_tab *x = NULL;
+	uint32_t *pt = malloc((npt + 1) * sizeof(*pt));
+	atomic_uint *refs = malloc(sizeof(*refs));
+	if (!pt || !refs || route_repoint(rt, s, &x)) {
+		free(pt);
+		free(refs);
+		free(swc);
+		return AN_E_NOMEM;
+	}
+	/* x holds a count of rt's pt if rt had its own: x's is another */
+	if (x->pt_refs)
+		atomic_fetch_sub(x->pt_refs, 1);
+	memcpy(pt, rt->pt, npt * sizeof(*pt));
+	x->pt = pt;
+	x->pt_refs = refs;
+	atomic_init(refs, 1);
+	for (uint32_t sw = 0; sw < rt->nsw; sw++) {
+		const struct snap_node *n = &s->nodes[rt->sw_node[sw]];
+		for (unsigned p = 1; swc[sw] && p <= n->nports; p++) {
+			const struct snap_port *sp = &s->ports[n->port0 + p];
+			uint32_t *c = &pt[rt->pt_off[sw] + p];
+			/* a link to an end port keeps its code: changed_links
+			 * saw neither end of it change */
+			if (*c < ROUTE_PT_EP || *c >= ROUTE_PT_DOWN)
+				*c = link_code(x, sp, ROUTE_NONE);
+		}
+	}
+	free(swc);
 	*out = x;
 	return AN_OK;
 }

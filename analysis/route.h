@@ -145,6 +145,10 @@ struct route_tab {
 	uint32_t *pt;             /* port code, see ROUTE_PT_*; port 0 = the switch's own ep */
 
 	atomic_uint *shared;      /* indexes sharing the tables above (route_repoint) */
+	/* pt's own count when pt is not the shared one (route_relink), else
+	 * NULL; pt_base is the shared one, freed with the tables above */
+	atomic_uint *pt_refs;
+	uint32_t *pt_base;
 
 	/* [nsw] each switch's table in snap, this index's own (not shared):
 	 * a walk's step reads 16 dense bytes, not the switch's node record
@@ -177,6 +181,16 @@ void route_free(struct route_tab *rt);  /* NULL is a no-op */
  * frees them) instead of rebuilding them. O(switches). AN_E_NOMEM.
  */
 int route_repoint(const struct route_tab *rt, const struct snap *s, struct route_tab **out);
+/*
+ * The index of s, a snapshot like rt's but for switch-to-switch links
+ * (a cable down or back, a port's state, width or speed): the tables
+ * shared as route_repoint shares them, the port codes copied and those
+ * of the changed links' ports made again. O(ports) to find them.
+ * AN_E_NOTAPPLIC when anything else differs (nodes, end ports, a link
+ * to or from an end port, a switch's port 0): route_build it.
+ * AN_E_NOMEM.
+ */
+int route_relink(const struct route_tab *rt, const struct snap *s, struct route_tab **out);
 
 /* ---- names ----------------------------------------------------------------- */
 

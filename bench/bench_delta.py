@@ -4,6 +4,9 @@
   bench/bench_delta.py [K] [PERMILLE] [CHAIN]      (defaults 24 5 100)
   DELTA_GAP=S bench/bench_delta.py ...             (S seconds between snapshots; default 0)
   DELTA_SMAPS=FILE [DELTA_KILL=1] ...              (topod's /proc smaps after the deltas; then SIGKILL)
+  DELTA_FILES=BASE.snap,NEW.snap bench/bench_delta.py [REPS]
+                                                   (two snapshot files, e.g. bench/real_fault.sh's
+                                                    REAL_FAULT_KEEP passes: NEW as the delta from BASE)
 
 bench_delta (build/bench) makes a k-ary fat tree and CHAIN successive
 reroutes, each changing PERMILLE/1000 of the LFT blocks, as deltas. A topod
@@ -79,7 +82,49 @@ def send_served(t, path_sock, data, gen):
     return ms, box.get("served"), r
 
 
+def info_generation(path):
+    out = subprocess.run([os.path.join(ROOT, "build", "bin", "topo-snap"), "info", path],
+                         capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^generation (\d+)$", out, re.M).group(1))
+
+
+def files_mode(spec, reps):
+    """REPS fresh topods, each given BASE whole and then NEW as the delta
+    from it (topo-snap delta): the delta's first byte -> served and -> OK,
+    and topod's own serving line."""
+    base_path, new_path = spec.split(",")
+    d = tempfile.mkdtemp(prefix="bench_delta.")
+    dpath = os.path.join(d, "new.delta")
+    subprocess.run([os.path.join(ROOT, "build", "bin", "topo-snap"), "delta", base_path, new_path, dpath], check=True)
+    g0, g1 = info_generation(base_path), info_generation(new_path)
+    with open(base_path, "rb") as f:
+        base = f.read()
+    with open(dpath, "rb") as f:
+        data = f.read()
+    print("delta %s -> %s: %d bytes (%.2f %% of the snapshot)" % (g0, g1, len(data), 100.0 * len(data) / len(base)))
+    for rep in range(reps):
+        state = os.path.join(d, "state.%d" % rep)
+        os.mkdir(state, 0o700)
+        t = Topod("--history", "4", state_dir=state, d=d)
+        try:
+            ms0, served0, r0 = send_served(t, t.ingest, base, g0)
+            time.sleep(float(os.environ.get("DELTA_GAP", "2")))  # the preparation, as between sweeps
+            ms, served, r = send_served(t, t.ingest, data, g1)
+            t.wait_generation(g1)
+            time.sleep(0.3)
+            line = [l for l in t.logtext().splitlines() if "serving generation %d" % g1 in l]
+            print("rep %d: base served %.0f ms; delta: first byte -> served %s ms, -> OK %.1f ms (%s)"
+                  % (rep, served0 or -1, "%.1f" % served if served else "?", ms, r))
+            if line:
+                print("  " + re.sub(r"^.*?serving", "serving", line[-1])[:400])
+        finally:
+            t.stop()
+    return 0
+
+
 def main():
+    if os.environ.get("DELTA_FILES"):
+        return files_mode(os.environ["DELTA_FILES"], int(sys.argv[1]) if len(sys.argv) > 1 else 3)
     k = int(sys.argv[1]) if len(sys.argv) > 1 else 24
     pm = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     chain = int(sys.argv[3]) if len(sys.argv) > 3 else 100

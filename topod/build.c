@@ -615,10 +615,11 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	r->map = NULL;
 	struct fabric *prev = store_get(b->st);
 	/* A route index shared with prev's (route_repoint: no port or
-	 * description changed) has its hosts and links. */
+	 * description changed) has its hosts, and its links when its port
+	 * codes are prev's too (route_relink makes new ones). */
 	int same = prev->index && x->rt->shared == prev->index->rt->shared;
 	f->gone = gone_next(prev, x->rt, b->hist, same);
-	f->gone_cables = gone_cables_next(prev, f->snap, same);
+	f->gone_cables = gone_cables_next(prev, f->snap, same && x->rt->pt == prev->index->rt->pt);
 	fabric_put(prev);
 	store_swap(b->st, f); /* watchers: run_after_publish() */
 	return f;

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The proof by distance after a cable fault, through back-to-back deltas
 (issue 39). A full build makes the cover (the LIDs routed along shortest
-paths) with the hierarchy; a delta that changes links and keeps the
-clusters (renamed) leaves the new generation without one, and topod's
+paths) with the hierarchy; a delta that changes links carries it when the
+distances to a few leaves changed (fabric.c, RELINK_MOVED_MAX: a 64th of
+the leaves, at least 4; test_fabric_update), and otherwise keeps the
+clusters (renamed) and leaves the new generation without one: here pod
+0's 20 leaves of 800 moved, past 12. topod's
 preparation thread makes it (topod/build.c, prepare_one): paused whenever
 the builder builds the next snapshot, and taken up where it stopped on the
 generation that delta made (fabric_index_update carries the cover;

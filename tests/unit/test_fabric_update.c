@@ -80,8 +80,16 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	if (!xa)
 		tf_die(err);
 	size_t cells, cb;
+	/* xa's proofs walk; the same base prepared (xp) goes by the
+	 * distances carried to the new links, and must decide alike. */
+	hopcover_free(xa->hc);
+	xa->hc = NULL;
 	uint16_t *ha = leaf_hops(xa->rt, &cells);
 	unsigned kept = 0, rebuilt = 0, wrong = 0, named = 0;
+	struct fabric_index *xp = NULL;
+	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hc)
+		tf_die("prepared base");
+	unsigned agree = 0, carried = 0, dist_right = 0, cover_right = 0, relinked = 0, relink_right = 0, repointed = 0;
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
 		b->generation = 100 + r;
@@ -112,10 +120,53 @@ static void fault_rounds(unsigned k, unsigned rounds)
 		kept += reused != 0;
 		rebuilt += reused == 0;
 		wrong += !!reused != equal;
+		int reused_p = -1;
+		struct snap *bp = NULL;
+		struct fabric_index *xbp = update(a, xp, b, &reused_p, &bp);
+		agree += xbp && reused_p == reused;
+		/* Carried (the hosts kept): its distances are a fresh
+		 * search's, and its cover the walked hop counts'. */
+		struct hopdist *fresh_d = NULL;
+		if (xbp && xbp->hc && xbp->hc->hd->pt == xbp->rt->pt && hopcover_complete(xbp->hc) &&
+		    reused_p != 0) {
+			carried++;
+			dist_right += !hopdist_build(xbp->rt, UINT64_MAX, &fresh_d) && fresh_d->nleaf == xbp->hc->hd->nleaf &&
+				      !memcmp(fresh_d->d, xbp->hc->hd->d, (size_t)fresh_d->nsw * fresh_d->nleaf);
+			uint16_t *hp = all_hops(xbp->rt);
+			cover_right += cover_is_exact(xbp->rt, xbp->hc, hp);
+			free(hp);
+		}
+		hopdist_free(fresh_d);
+		fabric_index_free(xbp);
+		snap_free(bp);
 		struct hier *fresh = NULL;
 		if (reused && hier_build(xb->rt, &fresh) == 0 && same_names(xb->hier, fresh) && xb->hier != xa->hier)
 			named++;
 		hier_free(fresh);
+		/* Switch-to-switch cables alone: the route index is the
+		 * base's with the port codes made again (route_relink), equal
+		 * to a fresh one's. */
+		struct route_tab *fr = NULL;
+		size_t npt = xa->rt->pt_off[xa->rt->nsw - 1] + bb->nodes[xa->rt->sw_node[xa->rt->nsw - 1]].nports + 1u;
+		if (xb->rt->shared == xa->rt->shared) {
+			relinked++;
+			relink_right += xb->rt->pt != xa->rt->pt && !route_build(bb, NULL, &fr) &&
+					!memcmp(fr->pt, xb->rt->pt, npt * sizeof(*fr->pt));
+			/* and an LFT-only delta after it re-points the relinked one */
+			struct snap *b2 = snap_dup(bb), *bb2 = NULL;
+			b2->generation = bb->generation + 1;
+			struct fabric_index *x2 = NULL;
+			int r2 = -1;
+			x2 = update(bb, xb, b2, &r2, &bb2);
+			const uint32_t *xbpt = xb->rt->pt;
+			fabric_index_free(xb); /* before the one that shares its codes */
+			xb = NULL;
+			repointed += x2 && x2->rt->pt == xbpt && !memcmp(x2->rt->pt, fr->pt, npt * sizeof(*fr->pt));
+			fabric_index_free(x2);
+			snap_free(b2);
+			snap_free(bb2);
+		}
+		route_free(fr);
 		free(hb);
 		fabric_index_free(xb);
 		snap_free(b);
@@ -126,6 +177,15 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	      "(%u kept, %u rebuilt, %u wrong)", rounds, kept, rebuilt, wrong);
 	CHECK(named == kept, "each kept hierarchy, renamed over the new links, equals one built from scratch "
 	      "(%u of %u)", named, kept);
+	CHECK(relinked && relink_right == relinked && repointed == relinked,
+	      "faults of switch-to-switch cables alone relink the route index: port codes equal to a fresh build's "
+	      "(%u of %u), kept by the next LFT-only delta after it (%u)", relink_right, relinked, repointed);
+	CHECK(agree == rounds, "from a prepared base, the proof with the distances carried to the new links decides "
+	      "as the walks do (%u of %u)", agree, rounds);
+	CHECK(carried && dist_right == carried && cover_right == carried,
+	      "each kept one carries its cover: distances equal to a fresh search (%u of %u), the cover exact by the "
+	      "walks (%u of %u)", dist_right, carried, cover_right, carried);
+	fabric_index_free(xp);
 	free(ha);
 	fabric_index_free(xa);
 	snap_free(a);
@@ -332,6 +392,21 @@ int main(void)
 	tf_link_down(e, agg, h + 1);
 	struct fabric_index *xe = update(a, xa, e, &reused, &ee);
 	CHECK(xe && reused == 0, "a link going down with no reroute rebuilds the hierarchy");
+	/* One end of a cable says Down, the other not yet: the far end's
+	 * code reads the near end's state too. */
+	struct snap *e1 = snap_dup(a);
+	snap_port_of(e1, agg, h + 2)->state = SNAP_PORT_DOWN;
+	struct route_tab *rr = NULL, *rf = NULL;
+	size_t npt_a = xa->rt->pt_off[xa->rt->nsw - 1] + a->nodes[xa->rt->sw_node[xa->rt->nsw - 1]].nports + 1u;
+	CHECK(route_relink(xa->rt, e1, &rr) == AN_OK && route_build(e1, NULL, &rf) == AN_OK &&
+	      !memcmp(rr->pt, rf->pt, npt_a * sizeof(*rf->pt)) && memcmp(rr->pt, xa->rt->pt, npt_a * sizeof(*rf->pt)),
+	      "one end of a cable down: the relinked port codes, both ends', equal a fresh build's");
+	route_free(rr);
+	route_free(rf);
+	rr = NULL;
+	snap_port_of(e1, (uint32_t)snap_find_node(e1, TF_CA_GUID), 1)->state = SNAP_PORT_DOWN;
+	CHECK(route_relink(xa->rt, e1, &rr) == AN_E_NOTAPPLIC && !rr, "a host's port down: not relinked, built");
+	snap_free(e1);
 
 	/* 3b. A real fault (issue 22): pod 0's leaves lose their cables to
 	 *     aggregation switch 0 and the subnet manager routes round them.
@@ -357,6 +432,45 @@ int main(void)
 	CHECK(xf && tf_same_hier(xf->hier, xa->hier) && !same_names(xf->hier, xa->hier),
 	      "with the base's clusters under other names: sharing the base's would be wrong");
 	hier_free(fresh_f);
+	/* From the prepared base: agg 0's distances to pod 0's leaves (and
+	 * those of the switches above it) changed, so those leaves' columns
+	 * are searched again; the proof goes by distance for the other
+	 * leaves' LIDs and walks for pod 0's. */
+	uint8_t *mv = malloc(xp->hc->hd->nleaf);
+	struct hopdist *rel = NULL, *fd = NULL;
+	unsigned nmoved = 0, pod0 = 1;
+	int rrc = xf && mv ? hopdist_relink(xp->hc->hd, xp->rt, xf->rt, mv, &rel) : AN_E_NOMEM;
+	for (uint32_t k2 = 0; !rrc && k2 < rel->nleaf; k2++)
+		nmoved += mv[k2];
+	for (uint32_t sw = 0; !rrc && sw < xf->rt->nsw; sw++) {
+		const struct snap_node *sn = &ff->nodes[xf->rt->sw_node[sw]];
+		uint32_t kk = sn->guid - TF_SW_GUID < h ? (uint32_t)(sn->guid - TF_SW_GUID) : ROUTE_NONE;
+		if (kk != ROUTE_NONE) /* pod 0's leaves are the first h leaves in switch order */
+			pod0 &= mv[kk] == 1;
+	}
+	CHECK(!rrc && nmoved == h && pod0 && !hopdist_build(xf->rt, UINT64_MAX, &fd) &&
+	      !memcmp(fd->d, rel->d, (size_t)fd->nsw * fd->nleaf) && rel->d != xp->hc->hd->d,
+	      "the fault's distances, carried to its links: pod 0's %u leaves searched again (%u), equal to a fresh "
+	      "search", h, nmoved);
+	hopdist_free(fd);
+	hopdist_free(rel);
+	rel = NULL;
+	CHECK(hopdist_relink(xp->hc->hd, xp->rt, xp->rt, mv, &rel) == AN_OK && rel->d == xp->hc->hd->d &&
+	      memchr(mv, 1, rel->nleaf) == NULL, "links unchanged: nothing searched, the distances shared");
+	hopdist_free(rel);
+	free(mv);
+	struct snap *fp = NULL;
+	struct fabric_index *xfp = update(a, xp, f, &reused, &fp);
+	uint16_t *hfp = xfp ? all_hops(xfp->rt) : NULL;
+	CHECK(xfp && reused == 2 && hopcover_complete(xfp->hc) && xfp->hc->hd->pt == xfp->rt->pt &&
+	      xfp->hc->covered == xfp->rt->nhosts - h * h && cover_is_exact(xfp->rt, xfp->hc, hfp) &&
+	      tf_same_hier(xfp->hier, xa->hier),
+	      "from the prepared base it keeps the clusters too, and carries a complete cover to the new links, "
+	      "exact by the walks: all but pod 0's %u hosts, which agg 0 no longer routes (%u LIDs)", h * h,
+	      xfp && xfp->hc ? xfp->hc->covered : 0);
+	free(hfp);
+	fabric_index_free(xfp);
+	snap_free(fp);
 	struct fabric_index *xf2 = NULL;
 	fabric_index_build(ff, NULL, 2, &xf2, err);
 	CHECK(xf && xf2 && xf->links == xf2->links && xf->switches == xf2->switches && xf->cas == xf2->cas,
