@@ -522,7 +522,7 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 	 * were applied, and the base was valid. */
 	if (info->ports || info->descs) {
 		s->max_lid = snap_max_lid(s);
-		if (snap_validate(s, err))
+		if (snap_validate_records(s, err))
 			goto bad;
 	}
 	*out = s;

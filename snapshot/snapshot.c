@@ -685,7 +685,7 @@ static size_t first_duplicate(uint64_t *v, size_t n)
 	return 0;
 }
 
-int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
+static int validate(const struct snap *s, int lfts, char err[SNAP_ERR_LEN])
 {
 	if (validate_nodes(s, err))
 		return -1;
@@ -704,7 +704,7 @@ int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
 		for (unsigned p = 0; p <= nd->nports; p++)
 			if (validate_port(s, i, p, &ids, err))
 				goto out;
-		if (validate_lft(s, nd, err))
+		if (lfts && validate_lft(s, nd, err))
 			goto out;
 	}
 	if ((dup = first_duplicate(ids.lids, ids.nlids))) {
@@ -720,6 +720,16 @@ out:
 	free(ids.lids);
 	free(ids.guids);
 	return rc;
+}
+
+int snap_validate(const struct snap *s, char err[SNAP_ERR_LEN])
+{
+	return validate(s, 1, err);
+}
+
+int snap_validate_records(const struct snap *s, char err[SNAP_ERR_LEN])
+{
+	return validate(s, 0, err);
 }
 
 /* ---- encoding ------------------------------------------------------------- */
