@@ -258,9 +258,8 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 			x[nx++] = (uint64_t)rb->sw_node[sw] << 16 | k;
 	}
 	/* The delta's blocks come sorted (snap_delta_apply refuses any out
-	 * of order), and so do these, in switch (node) order: merged, not
-	 * sorted again (a cable fault's 263,000 blocks at k=56). */
-	qsort(x, nx, sizeof(*x), cmp_u64);
+	 * of order), and so do these (switches are numbered in node order):
+	 * merged, not sorted again (a cable fault's 263,000 at k=56). */
 	size_t u = 0, i = 0, j = 0;
 	while (i < nblock || j < nx) {
 		uint64_t v = j >= nx || (i < nblock && block[i] <= x[j]) ? block[i++] : x[j++];
@@ -293,9 +292,12 @@ struct proof {
 	 * the leaves moved[] marks (NULL: none), whose LIDs walk */
 	const struct hopcover *hc;
 	const uint8_t *moved;
-	/* hc carried to rb's tables (hopcover_carry), or NULL: a LID hc
-	 * covers and moved[] does not mark differs exactly when next marks
-	 * it (a changed step that does not go one closer) */
+	/* hc carried to rb's tables (hopcover_carry), or NULL. A LID hc
+	 * covers, moved[] does not mark and next does not mark keeps every
+	 * hop count. One next marks (a step that no longer goes one closer)
+	 * has a changed hop count at some switch: for the all-switch proof
+	 * it differs; the leaf-to-host one walks it, as a changed count
+	 * that no leaf's route passes keeps the clusters. */
 	const struct hopcover *next;
 };
 
@@ -369,13 +371,18 @@ static int proved(const struct proof *p, uint32_t l)
 static uint32_t covered_leaf(const struct proof *p, uint32_t l)
 {
 	uint32_t k = p->hc ? hopcover_leaf(p->hc, l) : ROUTE_NONE;
-	return k != ROUTE_NONE && p->moved && p->moved[k] ? ROUTE_NONE : k;
+	if (k != ROUTE_NONE && p->moved && p->moved[k])
+		return ROUTE_NONE;
+	/* marked after the change: the leaf-to-host proof walks it */
+	if (k != ROUTE_NONE && p->next && p->leaf && p->next->bad[l])
+		return ROUTE_NONE;
+	return k;
 }
 
 /* The LIDs p->next decides: 1 when one of them differs; else 0 with
  * (*out)[*nout] the blocks of block[n] whose LID block holds a LID it does
- * not decide (a switch's, a moved leaf's host), which walk. -1: out of
- * memory. */
+ * not decide (a switch's, a moved leaf's host, one next marks under the
+ * leaf-to-host proof), which walk. -1: out of memory. */
 static int decide_by_cover(const struct proof *p, const uint64_t *block, uint32_t n, uint64_t **out,
 			   uint32_t *nout)
 {
@@ -525,13 +532,7 @@ static struct hopcover *relinked_cover(const struct fabric_index *old, const str
 	if (!hopcover_complete(old->hc) || old->hc->hd->pt != old->rt->pt ||
 	    !(*moved = malloc((size_t)old->hc->hd->nleaf + 1)))
 		return NULL;
-	uint32_t n = 0, nleaf = old->hc->hd->nleaf;
-	if (hopdist_relink(old->hc->hd, old->rt, x->rt, *moved, hd) == AN_OK)
-		for (uint32_t k = 0; k < nleaf; k++)
-			n += (*moved)[k];
-	if (!*hd || n > RELINK_MOVED_MAX(nleaf)) {
-		hopdist_free(*hd);
-		*hd = NULL;
+	if (hopdist_relink(old->hc->hd, old->rt, x->rt, RELINK_MOVED_MAX(old->hc->hd->nleaf), *moved, hd) != AN_OK) {
 		free(*moved);
 		*moved = NULL;
 		return NULL;
@@ -539,8 +540,8 @@ static struct hopcover *relinked_cover(const struct fabric_index *old, const str
 	return old->hc;
 }
 
-/* The hierarchy of x (its route index built anew) after a delta that
- * changed ports, or with another name map: old's clusters, renamed, when
+/* The hierarchy of x (its route index built anew or relinked) after a
+ * delta that changed ports, or with another name map: old's clusters, renamed, when
  * the hosts are the same and no hop count changed, else built. Where old's
  * cover holds for the new links, the proof is by distance and the cover
  * is carried over the changed entries and every entry of a switch whose

@@ -46,7 +46,9 @@ void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
  * the LIDs x's tables route along shortest paths (hopdist.h). Reads every
  * table once (at k=56 a few hundred ms of CPU). fabric_index_build and a
  * rebuilding fabric_index_update call it themselves; an index updated
- * with its clusters renamed (new links) has none, and its caller runs
+ * with its clusters renamed (new links) from a base without a complete
+ * cover, or whose links moved more leaves' distances than it carries
+ * (fabric.c, RELINK_MOVED_MAX), has none, and its caller runs
  * this off the serving path, after publishing x: it writes only x->hc
  * (and x->cover_rc), which no reader of a published index reads, and no
  * index may be updated from x meanwhile. Resumable: after AN_E_CANCEL (cancel, may be NULL, raised)
@@ -74,13 +76,17 @@ struct snap_delta_info;
  * whose link changed (a real fault: OpenSM rewrites the entries that used
  * the dead cable). The check costs what changed: the walks of those
  * entries' LIDs only, memoised per LID (fabric.c, entry_holds, has the
- * proof; it is exact). When old was prepared (fabric_index_prepare), the
- * entries of the LIDs it covers are checked by distance instead of
- * walked; the new index shares that cover when nothing changed, and
- * otherwise (or when old's preparation was interrupted) carries it over
- * the changed entries, as long as the links are the same. With no port or
- * description changed and the same map, the route index shares old's
- * tables (route_repoint) instead of being rebuilt.
+ * proof; it is exact). When old was prepared (fabric_index_prepare), its
+ * cover is carried over the changed entries first (hopcover_carry), and
+ * the LIDs it covers are decided from that, without walks; the new index
+ * shares old's cover when nothing it covers changed. A delta that changed
+ * switch-to-switch links carries the distances too (hopdist_relink) and
+ * the cover with them, unless more leaves' distances moved than
+ * RELINK_MOVED_MAX; its moved leaves' LIDs, and those the carried cover
+ * marks, are walked.
+ * With no port or description changed and the same map, the route index
+ * shares old's tables (route_repoint); with only switch-to-switch links
+ * changed, all but the port codes (route_relink).
  */
 int fabric_index_update(const struct snap *s, const struct fabric_index *old,
 			const struct snap_delta_info *info, const struct route_namemap *map, int threads,

@@ -132,18 +132,20 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 }
 
 /* The columns col[0 .. ncol) of hd->d searched over rt's links, 64 at a
- * time. 0, -1 when a distance does not fit a byte, AN_E_NOMEM. */
+ * time. AN_OK; AN_E_RANGE when a distance does not fit a byte;
+ * AN_E_NOMEM (which must not read as RANGE: that one is kept for good in
+ * the index's cover_rc). */
 static int fill(struct hopdist *hd, const struct route_tab *rt, const uint32_t *leaf_sw, const uint32_t *col,
 		uint32_t ncol)
 {
 	uint32_t *off = NULL, *in = NULL;
-	int bad = 0;
+	int bad = 0, nomem = 0;
 	if (reverse_links(rt, &off, &in))
 		return AN_E_NOMEM;
-#pragma omp parallel reduction(| : bad)
+#pragma omp parallel reduction(| : bad, nomem)
 	{
 		uint64_t *w = malloc(3 * ((size_t)hd->nsw + 1) * sizeof(*w));
-		bad |= !w;
+		nomem |= !w;
 #pragma omp for schedule(dynamic, 1)
 		for (uint32_t k0 = 0; k0 < ncol; k0 += 64)
 			if (w)
@@ -152,7 +154,7 @@ static int fill(struct hopdist *hd, const struct route_tab *rt, const uint32_t *
 	}
 	free(off);
 	free(in);
-	return bad ? -1 : 0;
+	return nomem ? AN_E_NOMEM : bad ? AN_E_RANGE : AN_OK;
 }
 
 /* leaf_sw[nleaf] from leaf_of[nsw]; NULL when out of memory. */
@@ -188,7 +190,6 @@ int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist
 	for (uint32_t k = 0; k < hd->nleaf; k++)
 		col[k] = k;
 	rc = fill(hd, rt, leaf_sw, col, hd->nleaf);
-	rc = rc == -1 ? AN_E_RANGE : rc;
 out:
 	free(leaf_of);
 	free(leaf_sw);
@@ -318,8 +319,8 @@ static int same_leaves(const struct hopdist *hd, const struct route_tab *rt, con
 	return 1;
 }
 
-int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint8_t *moved,
-		   struct hopdist **out)
+int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint32_t max_moved,
+		   uint8_t *moved, struct hopdist **out)
 {
 	if (hd->pt != was->pt || was->nsw != hd->nsw || rt->nsw != hd->nsw || (size_t)was->max_lid + 1 != hd->nlid ||
 	    rt->max_lid != was->max_lid || memcmp(was->sw_node, rt->sw_node, rt->nsw * sizeof(*rt->sw_node)) ||
@@ -338,7 +339,13 @@ int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct
 	if (!same_leaves(hd, rt, leaf_of, lid_leaf, nleaf))
 		goto out;
 	rc = AN_E_NOMEM;
-	if ((n = moved_leaves(hd, was, rt, leaf_of, moved)) < 0 || !(x = relinked(hd, rt, n > 0)))
+	if ((n = moved_leaves(hd, was, rt, leaf_of, moved)) < 0)
+		goto out;
+	rc = AN_E_NOTAPPLIC;
+	if (n > max_moved) /* before the copy and the searches */
+		goto out;
+	rc = AN_E_NOMEM;
+	if (!(x = relinked(hd, rt, n > 0)))
 		goto out;
 	rc = AN_OK;
 	if (n) {
@@ -350,7 +357,6 @@ int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct
 			if (moved[k])
 				col[i++] = k;
 		rc = fill(x, rt, leaf_sw, col, (uint32_t)n);
-		rc = rc == -1 ? AN_E_RANGE : rc;
 	}
 out:
 	free(leaf_of);
@@ -477,7 +483,7 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 	const struct hopdist *hd = c->hd;
 	const size_t nl = hd->nlid;
 	const uint32_t end = sw1 < hd->nsw ? sw1 : hd->nsw;
-	/* cover_switch writes bad[l] up to rt's top LID */
+	/* cover_range writes bad[l] up to rt's top LID */
 	if (rt->pt != hd->pt || rt->nsw != hd->nsw || (size_t)rt->max_lid + 1 != nl)
 		return AN_E_INVAL;
 	uint16_t *lk = leaf_codes(hd);

@@ -66,11 +66,13 @@ void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op *
  * neighbours changed), and the leaves whose column broke are searched
  * again. moved[nleaf] gets those leaves. AN_OK with *out new (sharing
  * hd's arrays when no distance changed); AN_E_NOTAPPLIC when the leaves
- * or their LIDs differ; AN_E_RANGE when a distance no longer fits a byte;
+ * or their LIDs differ, or more than max_moved leaves moved (found before
+ * anything is copied or searched); AN_E_RANGE when a distance no longer
+ * fits a byte;
  * AN_E_INVAL when rt has other switches or LIDs; AN_E_NOMEM.
  */
-int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint8_t *moved,
-		   struct hopdist **out);
+int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt, uint32_t max_moved,
+		   uint8_t *moved, struct hopdist **out);
 
 /*
  * Which candidate LIDs one generation's tables route along shortest paths

@@ -417,21 +417,34 @@ int route_repoint(const struct route_tab *rt, const struct snap *s, struct route
 	return AN_OK;
 }
 
+/* Field by field: the struct's padding is not the record. */
+static int same_port(const struct snap_port *x, const struct snap_port *y)
+{
+	return x->guid == y->guid && x->peer_node == y->peer_node && x->lid == y->lid && x->present == y->present &&
+	       x->peer_port == y->peer_port && x->lmc == y->lmc && x->state == y->state && x->width == y->width &&
+	       x->speed == y->speed && x->espeed == y->espeed;
+}
+
 /* Marks in swc[nsw] the switches with a port whose record differs between
  * a and s, and the switches at the far end of each (before and after):
  * their codes read it. AN_E_NOTAPPLIC when a difference is not a
- * switch-to-switch link's (or the nodes differ). */
+ * switch-to-switch link's (or a node, its description included,
+ * differs). */
 static int changed_links(const struct route_tab *rt, const struct snap *a, const struct snap *s, uint8_t *swc)
 {
 	if (a->nnodes != s->nnodes || a->nports != s->nports)
 		return AN_E_NOTAPPLIC;
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		const struct snap_node *na = &a->nodes[i], *n = &s->nodes[i];
-		if (na->type != n->type || na->nports != n->nports || na->port0 != n->port0 || na->guid != n->guid)
+		if (na->type != n->type || na->nports != n->nports || na->port0 != n->port0 || na->guid != n->guid ||
+		    strcmp(na->desc, n->desc))
 			return AN_E_NOTAPPLIC;
+	}
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_node *n = &s->nodes[i];
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *x = &a->ports[n->port0 + p], *y = &s->ports[n->port0 + p];
-			if (!memcmp(x, y, sizeof(*x)))
+			if (same_port(x, y))
 				continue;
 			if (n->type != SNAP_NODE_SWITCH || p == 0)
 				return AN_E_NOTAPPLIC;
@@ -440,9 +453,10 @@ static int changed_links(const struct route_tab *rt, const struct snap *a, const
 			for (int k = 0; k < 2; k++) {
 				if (!end[k]->present || end[k]->peer_node >= s->nnodes)
 					continue;
-				if (s->nodes[end[k]->peer_node].type != SNAP_NODE_SWITCH)
+				uint32_t far = rt->sw_of_node[end[k]->peer_node];
+				if (s->nodes[end[k]->peer_node].type != SNAP_NODE_SWITCH || far == ROUTE_NONE)
 					return AN_E_NOTAPPLIC;
-				swc[rt->sw_of_node[end[k]->peer_node]] = 1;
+				swc[far] = 1;
 			}
 		}
 	}

@@ -144,7 +144,7 @@ struct route_tab {
 	uint32_t *pt_off;         /* [nsw] offset of the switch's ports in pt[] */
 	uint32_t *pt;             /* port code, see ROUTE_PT_*; port 0 = the switch's own ep */
 
-	atomic_uint *shared;      /* indexes sharing the tables above (route_repoint) */
+	atomic_uint *shared;      /* indexes sharing the tables above (route_repoint, route_relink) */
 	/* pt's own count when pt is not the shared one (route_relink), else
 	 * NULL; pt_base is the shared one, freed with the tables above */
 	atomic_uint *pt_refs;

@@ -6,7 +6,8 @@
   DELTA_SMAPS=FILE [DELTA_KILL=1] ...              (topod's /proc smaps after the deltas; then SIGKILL)
   DELTA_FILES=BASE.snap,NEW.snap bench/bench_delta.py [REPS]
                                                    (two snapshot files, e.g. bench/real_fault.sh's
-                                                    REAL_FAULT_KEEP passes: NEW as the delta from BASE)
+                                                    REAL_FAULT_KEEP passes: NEW as the delta from BASE,
+                                                    DELTA_GAP seconds after BASE's OK, default 2)
 
 bench_delta (build/bench) makes a k-ary fat tree and CHAIN successive
 reroutes, each changing PERMILLE/1000 of the LFT blocks, as deltas. A topod
@@ -119,6 +120,10 @@ def files_mode(spec, reps):
                 print("  " + re.sub(r"^.*?serving", "serving", line[-1])[:400])
         finally:
             t.stop()
+    if os.environ.get("KEEP"):
+        print("kept " + d)
+    else:
+        subprocess.run(["rm", "-rf", d])
     return 0
 
 

@@ -6,7 +6,8 @@
  * snapshot: every count is checked against the bytes left before anything
  * is read or allocated, every index against the base, records must come in
  * strictly increasing order (so none is applied twice), and the result goes
- * through snap_validate() before anyone sees it.
+ * through snap_validate() before anyone sees it (its tables' part block by
+ * block as they land: snap_validate_records checks the rest).
  */
 #include "delta.h"
 
@@ -454,9 +455,9 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 					    (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, r->p[l], nd->nports);
 		/* The base still reads this table: the first block that
 		 * changes a chunk of it copies that chunk (copy-on-write), the
-		 * others land in the copy. OpenSM resends whole switches
-		 * (docs/performance.md), so most blocks of a reroute arrive
-		 * unchanged and copy nothing. */
+		 * others land in the copy. A producer may list blocks that
+		 * did not change (the plugin's deltas list only those that
+		 * did): those copy nothing. */
 		uint32_t at = blk * SNAP_DELTA_BLOCK, run;
 		if (memcmp(snap_lft_span(nd, at, &run), r->p, bl)) {
 			uint8_t *t = snap_lft_own(s, i, at, bl);

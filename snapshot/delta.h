@@ -71,8 +71,7 @@ int snap_delta_encode_max(const struct snap *base, const struct snap *target, si
  *
  * The caller promises that every LFT entry in which base's and target's
  * tables differ lies in a listed block. Listing more costs one compare per
- * block (OpenSM resends whole switches, so a delta's blocks are mostly
- * unchanged). A changed block left out is taken as equal without being
+ * block. A changed block left out is taken as equal without being
  * read and is missing from the result, which then applies to the wrong
  * tables: nothing here can notice. Tables the two share (the same pointer)
  * are skipped with or without a hint; descriptions and ports are compared

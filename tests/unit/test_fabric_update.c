@@ -90,6 +90,7 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	if (fabric_index_build(a, NULL, 2, &xp, err) || fabric_index_prepare(xp, NULL) || !xp->hc)
 		tf_die("prepared base");
 	unsigned agree = 0, carried = 0, dist_right = 0, cover_right = 0, relinked = 0, relink_right = 0, repointed = 0;
+	unsigned carried_rebuilt = 0, rebuilt_right = 0;
 	for (unsigned r = 0; r < rounds; r++) {
 		struct snap *b = snap_dup(a), *bb = NULL;
 		b->generation = 100 + r;
@@ -124,17 +125,22 @@ static void fault_rounds(unsigned k, unsigned rounds)
 		struct snap *bp = NULL;
 		struct fabric_index *xbp = update(a, xp, b, &reused_p, &bp);
 		agree += xbp && reused_p == reused;
-		/* Carried (the hosts kept): its distances are a fresh
-		 * search's, and its cover the walked hop counts'. */
+		/* Carried (the hosts kept, whether the clusters were or not):
+		 * its distances are a fresh search's, its cover the walked
+		 * hop counts', and a hierarchy rebuilt from it the walks'. */
 		struct hopdist *fresh_d = NULL;
-		if (xbp && xbp->hc && xbp->hc->hd->pt == xbp->rt->pt && hopcover_complete(xbp->hc) &&
-		    reused_p != 0) {
+		if (xbp && xbp->hc && xbp->hc->hd->pt == xbp->rt->pt && xbp->hc->hd->pt != xp->rt->pt &&
+		    hopcover_complete(xbp->hc)) {
 			carried++;
 			dist_right += !hopdist_build(xbp->rt, UINT64_MAX, &fresh_d) && fresh_d->nleaf == xbp->hc->hd->nleaf &&
 				      !memcmp(fresh_d->d, xbp->hc->hd->d, (size_t)fresh_d->nsw * fresh_d->nleaf);
 			uint16_t *hp = all_hops(xbp->rt);
 			cover_right += cover_is_exact(xbp->rt, xbp->hc, hp);
 			free(hp);
+			struct hier *walked = NULL;
+			carried_rebuilt += reused_p == 0;
+			rebuilt_right += reused_p == 0 && !hier_build(xbp->rt, &walked) && tf_same_hier(xbp->hier, walked);
+			hier_free(walked);
 		}
 		hopdist_free(fresh_d);
 		fabric_index_free(xbp);
@@ -161,7 +167,7 @@ static void fault_rounds(unsigned k, unsigned rounds)
 			const uint32_t *xbpt = xb->rt->pt;
 			fabric_index_free(xb); /* before the one that shares its codes */
 			xb = NULL;
-			repointed += x2 && x2->rt->pt == xbpt && !memcmp(x2->rt->pt, fr->pt, npt * sizeof(*fr->pt));
+			repointed += x2 && fr && x2->rt->pt == xbpt && !memcmp(x2->rt->pt, fr->pt, npt * sizeof(*fr->pt));
 			fabric_index_free(x2);
 			snap_free(b2);
 			snap_free(bb2);
@@ -185,6 +191,8 @@ static void fault_rounds(unsigned k, unsigned rounds)
 	CHECK(carried && dist_right == carried && cover_right == carried,
 	      "each kept one carries its cover: distances equal to a fresh search (%u of %u), the cover exact by the "
 	      "walks (%u of %u)", dist_right, carried, cover_right, carried);
+	CHECK(rebuilt_right == carried_rebuilt, "a hierarchy rebuilt from a carried cover equals the walks' (%u of %u)",
+	      rebuilt_right, carried_rebuilt);
 	fabric_index_free(xp);
 	free(ha);
 	fabric_index_free(xa);
@@ -439,7 +447,7 @@ int main(void)
 	uint8_t *mv = malloc(xp->hc->hd->nleaf);
 	struct hopdist *rel = NULL, *fd = NULL;
 	unsigned nmoved = 0, pod0 = 1;
-	int rrc = xf && mv ? hopdist_relink(xp->hc->hd, xp->rt, xf->rt, mv, &rel) : AN_E_NOMEM;
+	int rrc = xf && mv ? hopdist_relink(xp->hc->hd, xp->rt, xf->rt, UINT32_MAX, mv, &rel) : AN_E_NOMEM;
 	for (uint32_t k2 = 0; !rrc && k2 < rel->nleaf; k2++)
 		nmoved += mv[k2];
 	for (uint32_t sw = 0; !rrc && sw < xf->rt->nsw; sw++) {
@@ -455,7 +463,7 @@ int main(void)
 	hopdist_free(fd);
 	hopdist_free(rel);
 	rel = NULL;
-	CHECK(hopdist_relink(xp->hc->hd, xp->rt, xp->rt, mv, &rel) == AN_OK && rel->d == xp->hc->hd->d &&
+	CHECK(hopdist_relink(xp->hc->hd, xp->rt, xp->rt, 0, mv, &rel) == AN_OK && rel->d == xp->hc->hd->d &&
 	      memchr(mv, 1, rel->nleaf) == NULL, "links unchanged: nothing searched, the distances shared");
 	hopdist_free(rel);
 	free(mv);
