@@ -85,6 +85,7 @@ void lfc_free(struct lfc *c)
 	free(c->note);
 	free(c->mir);
 	ptrmap_free(&c->kept);
+	ptrmap_free(&c->last);
 	memset(c, 0, sizeof *c);
 }
 
@@ -121,6 +122,9 @@ int lfc_prepare(struct lfc *c, size_t nodes, size_t blocks)
 		size_t cap = nodes + nodes / 8 + 64;
 		struct lfc_mirror *m = realloc(c->mir, cap * sizeof *m);
 		if (m) {
+			/* lfc_switch() writes every entry under the lock: fault
+			 * the new ones in now */
+			memset(m + c->mir_cap, 0, (cap - c->mir_cap) * sizeof *m);
 			c->mir = m;
 			c->mir_cap = cap;
 		} else {
@@ -149,6 +153,37 @@ int lfc_prepare(struct lfc *c, size_t nodes, size_t blocks)
 	if (rc)
 		lfc_invalidate(c, "out of memory for the note list");
 	return rc;
+}
+
+size_t lfc_warm(struct lfc *c, uint8_t *stage, size_t len)
+{
+	size_t i, n, touched = 0;
+
+	if (!c->valid || !c->mir_n || ptrmap_reset(&c->last, c->mir_n))
+		return 0;
+	for (i = 0; i < c->mir_n; i++)
+		if (c->mir[i].sw)
+			ptrmap_put(&c->last, c->mir[i].sw, (uint32_t)i);
+	/* Receivers append past n while we read: entries below it were
+	 * written before the mutex handed n over, and only this thread moves
+	 * the list (lfc_prepare). Not holding the mutex while pages fault in
+	 * keeps lfc_note() from waiting on us. */
+	pthread_mutex_lock(&c->lock);
+	n = c->n;
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < n; i++) {
+		int64_t idx = ptrmap_get(&c->last, c->note[i].sw);
+		if (idx < 0)
+			continue;
+		const struct lfc_mirror *m = &c->mir[idx];
+		uint64_t bo = (uint64_t)c->note[i].block * LFC_BLOCK;
+		if (bo >= m->len || m->off + bo >= len)
+			continue;
+		volatile uint8_t *b = stage + m->off + bo;
+		*b = *b; /* a write: a page only read may fault again when written */
+		touched++;
+	}
+	return touched;
 }
 
 void lfc_begin(struct lfc *c, const char *full_why)

@@ -91,6 +91,7 @@ struct lfc {
 	int valid;              /* mir[] and the stage hold the last pass */
 	int overflow;           /* this walk had more nodes than mir[] */
 	struct ptrmap kept;     /* kept switch -> node index, this pass */
+	struct ptrmap last;     /* switch -> node index of the last pass (lfc_warm) */
 	size_t done;            /* notes lfc_apply() went through, this pass */
 	struct lfc_stats st;
 };
@@ -106,6 +107,14 @@ void lfc_invalidate(struct lfc *c, const char *why);
 /* Outside OpenSM's lock: room for nodes mirror entries, and a note list of
  * half the blocks (beyond that a full copy is cheaper). */
 int lfc_prepare(struct lfc *c, size_t nodes, size_t blocks);
+
+/* Outside the lock, before lfc_prepare(): writes back one byte of every
+ * stage block the notes so far will overwrite in tables the last pass
+ * kept at the same offsets, so that lfc_apply() under the lock does not
+ * take their page faults (stage: the stage as it is now, len bytes).
+ * Nothing is changed; a table that moves this pass was warmed in vain.
+ * Returns the blocks touched. */
+size_t lfc_warm(struct lfc *c, uint8_t *stage, size_t len);
 
 /* Under the lock, before the walk. full_why: non-NULL forces whole copies. */
 void lfc_begin(struct lfc *c, const char *full_why);

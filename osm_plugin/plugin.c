@@ -20,8 +20,9 @@
  *    create() returns NULL, OpenSM logs "ERR 1000: cannot load plugin" and
  *    goes on without the plugin (it does not exit);
  *  - one INFO line per routing pass, with the generation, the counts, how
- *    long OpenSM's lock was held in all and at most at once, and how many
- *    LFTs were kept and blocks copied;
+ *    long OpenSM's lock was held in all and at most at once, how many
+ *    LFTs were kept and blocks copied, and what the slice of most CPU time
+ *    covered (nodes walked, block notes applied, page faults taken);
  *  - one ERROR line when a sink starts failing and one INFO line when it
  *    recovers, however many retries lie between;
  *  - at exit (including run-once, -o) up to linger_ms spent delivering the
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <complib/cl_passivelock.h>
@@ -140,9 +142,12 @@ static uint64_t mono_ns(void)
 /* Blocks copied between two looks at the clock. Each lands on its own
  * pages of OpenSM's table and of ours: at k=56 on the lab's VM a reroute's
  * scattered blocks cost 8.8 us each (a page walk per page touched), and
- * 4,096 of them held the lock 35.9 ms of CPU at once. 256: about 2 ms
- * there, microseconds where pages are cheap. */
-#define TP_NOTES_PER_SLICE 256
+ * 4,096 of them held the lock 35.9 ms of CPU at once. On that VM memory
+ * left alone for minutes is slow to touch again, and 256 blocks between
+ * looks held a cable fault's slice 30.1 ms; with 16, and our pages
+ * written before the lock (lfc_warm), that pass's longest slice was
+ * 1.8 ms. A look at the clock costs about 20 ns. */
+#define TP_NOTES_PER_SLICE 16
 
 struct hold {
 	osm_opensm_t *osm;
@@ -154,7 +159,24 @@ struct hold {
 	uint64_t total;   /* all slices */
 	uint64_t waited;  /* waiting to take the lock */
 	unsigned slices;
+	/* Where the slice of most CPU time was, for the log: the nodes
+	 * walked and block notes applied when it began and ended, and the
+	 * page faults it took. A slice's work is bounded (one node, or
+	 * TP_NOTES_PER_SLICE blocks, past 1 ms); this says whether a long
+	 * one was that work, faults, or neither. */
+	uint32_t node, note;          /* progress now, set by the copy */
+	uint32_t node0, note0;        /* ... when this slice began */
+	long faults0;                 /* this thread's page faults then */
+	uint32_t lnode0, lnode1, lnote0, lnote1;
+	long lfaults;
 };
+
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt + ru.ru_majflt;
+}
 
 static void hold_take(struct hold *h)
 {
@@ -165,18 +187,28 @@ static void hold_take(struct hold *h)
 	h->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	h->waited += h->since - t;
 	h->slices++;
+	h->node0 = h->node;
+	h->note0 = h->note;
+	h->faults0 = thread_faults();
 }
 
 static void hold_drop(struct hold *h)
 {
 	uint64_t c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - h->cpu, d = mono_ns() - h->since;
+	long f = c > h->longest_cpu ? thread_faults() : 0;
 
 	cl_plock_release(&h->osm->lock);
 	h->total += d;
 	if (d > h->longest)
 		h->longest = d;
-	if (c > h->longest_cpu)
+	if (c > h->longest_cpu) {
 		h->longest_cpu = c;
+		h->lnode0 = h->node0;
+		h->lnode1 = h->node;
+		h->lnote0 = h->note0;
+		h->lnote1 = h->note;
+		h->lfaults = f - h->faults0;
+	}
 }
 
 /* Ends the slice if it is long enough; the caller holds no pointer into a
@@ -461,6 +493,7 @@ static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, int s
 		osm_node_t *node = (osm_node_t *)it;
 		/* every node: a switch's table is up to 48 KB, and 16 of them,
 		 * freshly touched, held the lock 21.7 ms of CPU at k=56 */
+		h->node = st->nnodes;
 		hold_slice(h);
 		unsigned nphysp = osm_node_get_num_physp(node); /* includes port 0 */
 		unsigned nports = node->node_info.num_ports, p;
@@ -509,8 +542,12 @@ static int copy_fabric(struct tp *tp, struct hold *h, struct copy_meta *m, int s
 		}
 	}
 	/* The blocks stored since the last pass, into the kept tables. */
-	while (lfc_apply(&tp->lfc, st->lft, TP_NOTES_PER_SLICE))
+	h->node = st->nnodes;
+	while (lfc_apply(&tp->lfc, st->lft, TP_NOTES_PER_SLICE)) {
+		h->note = (uint32_t)tp->lfc.done;
 		hold_slice(h);
+	}
+	h->note = (uint32_t)tp->lfc.done;
 
 	m->sm_guid = cl_ntoh64(subn->sm_port_guid);
 	/* re->name is the module name that osm_routing_engine_type_str()
@@ -559,6 +596,9 @@ static struct snap *capture(struct tp *tp, int subnet_up, struct capture_cost *c
 
 	stage_measure(tp->osm, &hint);
 	stage_prepare(&tp->stage, &hint);
+	/* Our pages the noted blocks land on, faulted in on this thread's
+	 * time rather than in a slice of OpenSM's lock. */
+	lfc_warm(&tp->lfc, tp->stage.lft, tp->stage.lft_cap);
 	lfc_prepare(&tp->lfc, hint.nodes > tp->stage.nodes_cap ? hint.nodes : tp->stage.nodes_cap,
 		    hint.lft / LFC_BLOCK);
 	if (ptrmap_reset(&tp->map, hint.nodes + hint.nodes / 8)) {
@@ -671,12 +711,14 @@ static void publish(struct tp *tp, const char *what, int only_if_changed)
 	osm_log(tp->log, OSM_LOG_INFO, TP_NAME ": generation %" PRIu64 " (%s #%" PRIu64
 		", engine %s): %u nodes, %u ports, %" PRIu64 " LFT bytes; lock waited %.3f ms,"
 		" held %.3f ms (%.3f ms CPU) in %u slices, longest %.3f ms (%.3f ms CPU); copy %.3f ms; encode %.3f ms; %zu bytes; delta %zu bytes (%.3f ms);"
-		" LFTs: %u whole, %u kept + %" PRIu64 " blocks of %" PRIu64 " noted%s%s\n",
+		" LFTs: %u whole, %u kept + %" PRIu64 " blocks of %" PRIu64 " noted%s%s;"
+		" longest slice (CPU): nodes %u-%u, notes %u-%u, %ld page faults\n",
 		s->generation, what, tp->sweeps, s->engine[0] ? s->engine : "?", s->nnodes, s->nports, s->nlft,
 		cc.h.waited / 1e6, cc.h.total / 1e6, cc.cpu / 1e6, cc.h.slices, cc.h.longest / 1e6,
 		cc.h.longest_cpu / 1e6, (cc.t2 - cc.t0) / 1e6, (t3 - cc.t2) / 1e6, len, dlen, (t4 - t3) / 1e6,
 		tp->lfc.st.whole, tp->lfc.st.kept, tp->lfc.st.blocks, tp->lfc.st.notes,
-		tp->lfc.st.full ? "; all whole: " : "", tp->lfc.st.full ? tp->lfc.st.why : "");
+		tp->lfc.st.full ? "; all whole: " : "", tp->lfc.st.full ? tp->lfc.st.why : "", cc.h.lnode0,
+		cc.h.lnode1, cc.h.lnote0, cc.h.lnote1, cc.h.lfaults);
 	snap_free(tp->prev);
 	tp->prev = s;
 

@@ -24,16 +24,25 @@ K=${TP_LOCK_K:-32}
 COLLECT=$TP_ROOT/build/bin/topo-collect
 
 # pass_field N FIELD: from the N-th "osmtopo: generation" line of the log:
-#   total (held T ms), cpu (its CPU), slices, longest, longest_cpu, kept, whole
+#   total (held T ms), cpu (its CPU), slices, longest, longest_cpu, kept, whole,
+#   where (the longest slice's "nodes A-B, notes C-D, F faults" checked against
+#   the pass's nodes and notes: "ok ..." or "bad ...")
 pass_field() {
 	grep -o 'osmtopo: generation.*' "$LAB_OSM_LOG" | sed -n "${1}p" | python3 -c '
 import re, sys
 l = sys.stdin.read()
 m = re.search(r"held ([0-9.]+) ms \(([0-9.]+) ms CPU\) in ([0-9]+) slices, longest ([0-9.]+) ms \(([0-9.]+) ms CPU\)", l)
-k = re.search(r"LFTs: ([0-9]+) whole, ([0-9]+) kept", l)
+k = re.search(r"LFTs: ([0-9]+) whole, ([0-9]+) kept \+ [0-9]+ blocks of ([0-9]+) noted", l)
+n = re.search(r": ([0-9]+) nodes,", l)
+w = re.search(r"longest slice \(CPU\): nodes ([0-9]+)-([0-9]+), notes ([0-9]+)-([0-9]+), (-?[0-9]+) page faults$", l.strip())
 if not m or not k:
     sys.exit(1)
-f = dict(total=m[1], cpu=m[2], slices=m[3], longest=m[4], longest_cpu=m[5], whole=k[1], kept=k[2])
+where = "bad: no location"
+if w and n:
+    a, b, c, d, flt = (int(x) for x in w.groups())
+    good = a <= b <= int(n[1]) and c <= d <= int(k[3]) and flt >= 0
+    where = ("ok" if good else "bad") + f": nodes {a}-{b} of {n[1]}, notes {c}-{d} of {k[3]}, {flt} page faults"
+f = dict(total=m[1], cpu=m[2], slices=m[3], longest=m[4], longest_cpu=m[5], whole=k[1], kept=k[2], where=where)
 print(f[sys.argv[1]])' "$2"
 }
 npasses() { tp_osm_gens | grep -c .; }
@@ -131,6 +140,9 @@ for ((i = 2; i <= n; i++)); do
 	else
 		tp_fail "pass $i: longest hold $lc ms CPU <= 1/$FACTOR of the first pass's whole copy ($first_cpu ms CPU)"
 	fi
+	where=$(pass_field "$i" where)
+	[ "${where%%:*}" = ok ] && tp_ok "pass $i: the log says where its longest slice was (${where#*: })" ||
+		tp_fail "pass $i: the log says where its longest slice was ($where)"
 	[ "${kept:-0}" -gt 0 ] && [ "${whole:-1}" -eq 0 ] &&
 		tp_ok "pass $i: every table kept, only stored blocks copied" ||
 		tp_fail "pass $i: every table kept, only stored blocks copied ($kept kept, $whole whole)"

@@ -208,6 +208,30 @@ static void test_fallbacks(void)
 	CHECK(pass(NULL, 1000, 1) == nsw && stage_ok(), "lfc_invalidate: all whole");
 }
 
+/* lfc_warm: one write-back per noted block of a table the last pass kept
+ * where it is, nothing for the others, and the stage's bytes unchanged. */
+static void test_warm(void)
+{
+	unsigned nsw = nswitches();
+
+	CHECK(pass("first master sweep", 1000, 0) == nsw && lfc_warm(&C, stage, stage_cap) == 0,
+	      "warm after a failed walk: no last pass to go by, nothing touched");
+	(void)pass(NULL, 1000, 1);
+	random_changes(25);
+	unsigned i = some_switch();
+	change(i, (F.len[i] - 1) / LFC_BLOCK, 0); /* the partial last block */
+	lfc_note(&C, (void *)&C, 3);                  /* a switch freed since */
+	lfc_note(&C, &F.lft[i], 100000);              /* far beyond the table */
+	uint8_t *before = malloc(stage_cap);
+	memcpy(before, stage, stage_cap);
+	size_t t = lfc_warm(&C, stage, stage_cap);
+	CHECK(t == 26 && !memcmp(before, stage, stage_cap),
+	      "warm: the 26 blocks of live tables touched (%zu), the stage unchanged", t);
+	CHECK(lfc_warm(&C, stage, off_of[i]) < 26, "warm: nothing past the length given");
+	CHECK(pass(NULL, 4, 1) == 0 && C.st.blocks == 26 && stage_ok(), "and the pass after it copies the 26 blocks");
+	free(before);
+}
+
 static void test_shape_and_threads(void)
 {
 	unsigned nsw;
@@ -275,6 +299,7 @@ int main(void)
 	fab_init(90);
 	test_basic();
 	test_fallbacks();
+	test_warm();
 	test_shape_and_threads();
 	test_ptrmap();
 	lfc_free(&C);
