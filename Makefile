@@ -276,8 +276,13 @@ $(B)/tests/mpich/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 	$(MPICC_MPICH) -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-stringop-overflow -Werror -Icommon -Ilibtii $(CPPFLAGS) -o $@ $< \
 		-L$(B)/lib -ltii -Wl,-rpath,$(abspath $(B)/lib) $(LDFLAGS) -pthread
 
+# Preloaded into the tests' MPICH jobs (tests/lib/ucx_yield.c: idle ranks yield).
+$(B)/tests/lib/libucx_yield.so: tests/lib/ucx_yield.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -shared -fPIC -o $@ $< -ldl
+
 # bench_delta: t_topod_prep.py makes its chain of deltas with it.
-tests: $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build $(B)/bench/bench_delta
+tests: $(B)/tests/lib/libucx_yield.so $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build $(B)/bench/bench_delta
 
 # The benchmarks of the analyses link the library, never topod/: each is
 # bench/bench_X.c + libtopoanalysis.a + the snapshot library.

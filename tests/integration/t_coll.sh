@@ -37,11 +37,12 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
+YIELD=$ROOT/build/tests/lib/libucx_yield.so
 failed=0
 ok() { echo "ok - $*"; }
 nok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
-for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so build/lib/asan/libtopocoll.so \
+for f in build/bin/topod build/lib/libtopocoll.so build/lib/mpich/libtopocoll.so build/lib/asan/libtopocoll.so build/tests/lib/libucx_yield.so \
 	build/lib/asan/mpich/libtopocoll.so \
 	build/lib/libtopocollprof.so build/lib/mpich/libtopocollprof.so \
 	build/tests/mpi/coll_check build/tests/mpich/coll_check build/tests/mpi/reduce_check build/tests/mpich/reduce_check \
@@ -83,9 +84,13 @@ run() {
 	[ -n "${REDUCE:-}" ] && prog=reduce_check want=6
 	shift 4
 	if [ "$mpi" = mpich ]; then
+		# idle ranks yield (tests/lib/ucx_yield.c), after whatever else is preloaded
+		local pre=$YIELD
+		for e in "$@"; do [ "${e%%=*}" = LD_PRELOAD ] && pre="${e#*=}:$YIELD"; done
 		for e in TII_SERVERS=$TII_SERVERS TII_HOSTMAP=$map TOPOCOLL_STATS=1 "$@"; do
-			args+=(-genv "${e%%=*}" "${e#*=}")
+			[ "${e%%=*}" = LD_PRELOAD ] || args+=(-genv "${e%%=*}" "${e#*=}")
 		done
+		args+=(-genv LD_PRELOAD "$pre")
 		timeout 300 mpiexec.mpich -launcher fork -n "$np" "${args[@]}" build/tests/mpich/$prog \
 			>"$d/$tag.out" 2>"$d/$tag.err" </dev/null &
 	else
