@@ -279,7 +279,7 @@ $(B)/tests/mpich/%: tests/mpi/%.c $(B)/lib/libtii.so libtii/tii.h
 # Preloaded into the tests' MPICH jobs (tests/lib/ucx_yield.c: idle ranks yield).
 $(B)/tests/lib/libucx_yield.so: tests/lib/ucx_yield.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) -shared -fPIC -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(XCFLAGS) -shared -fPIC -o $@ $< -ldl -pthread
 
 # bench_delta: t_topod_prep.py makes its chain of deltas with it.
 tests: $(B)/tests/lib/libucx_yield.so $(UNIT_BINS) $(ASAN_BINS) $(FUZZ_BINS) $(MPI_BINS) $(MPICH_BINS) $(B)/bench/bench_build $(B)/bench/bench_delta

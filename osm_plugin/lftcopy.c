@@ -158,19 +158,21 @@ int lfc_prepare(struct lfc *c, size_t nodes, size_t blocks)
 size_t lfc_warm(struct lfc *c, uint8_t *stage, size_t len)
 {
 	size_t i, n, touched = 0;
+	int lost;
 
-	if (!c->valid || !c->mir_n || ptrmap_reset(&c->last, c->mir_n))
-		return 0;
+	/* Receivers append past n while we read: entries below it were
+	 * written before the mutex handed n over, and only this thread moves
+	 * the list (lfc_prepare, lfc_end). Not holding the mutex while pages
+	 * fault in keeps lfc_note() from waiting on us. */
+	pthread_mutex_lock(&c->lock);
+	n = c->n;
+	lost = c->lost;
+	pthread_mutex_unlock(&c->lock);
+	if (lost || !n || !c->valid || !c->mir_n || ptrmap_reset(&c->last, c->mir_n))
+		return 0; /* a pass that copies every table whole needs none */
 	for (i = 0; i < c->mir_n; i++)
 		if (c->mir[i].sw)
 			ptrmap_put(&c->last, c->mir[i].sw, (uint32_t)i);
-	/* Receivers append past n while we read: entries below it were
-	 * written before the mutex handed n over, and only this thread moves
-	 * the list (lfc_prepare). Not holding the mutex while pages fault in
-	 * keeps lfc_note() from waiting on us. */
-	pthread_mutex_lock(&c->lock);
-	n = c->n;
-	pthread_mutex_unlock(&c->lock);
 	for (i = 0; i < n; i++) {
 		int64_t idx = ptrmap_get(&c->last, c->note[i].sw);
 		if (idx < 0)
@@ -179,8 +181,16 @@ size_t lfc_warm(struct lfc *c, uint8_t *stage, size_t len)
 		uint64_t bo = (uint64_t)c->note[i].block * LFC_BLOCK;
 		if (bo >= m->len || m->off + bo >= len)
 			continue;
+		/* Tables sit at any offset, so a block may straddle two
+		 * pages: its first and last bytes. Writes: a page only read
+		 * may fault again when written. */
+		uint64_t last = (bo + LFC_BLOCK <= m->len ? bo + LFC_BLOCK : m->len) - 1;
 		volatile uint8_t *b = stage + m->off + bo;
-		*b = *b; /* a write: a page only read may fault again when written */
+		*b = *b;
+		if (m->off + last < len) {
+			b = stage + m->off + last;
+			*b = *b;
+		}
 		touched++;
 	}
 	return touched;

@@ -108,12 +108,12 @@ void lfc_invalidate(struct lfc *c, const char *why);
  * half the blocks (beyond that a full copy is cheaper). */
 int lfc_prepare(struct lfc *c, size_t nodes, size_t blocks);
 
-/* Outside the lock, before lfc_prepare(): writes back one byte of every
- * stage block the notes so far will overwrite in tables the last pass
- * kept at the same offsets, so that lfc_apply() under the lock does not
+/* Outside the lock, before lfc_prepare(): writes back the first and last
+ * byte of every stage block the notes so far will overwrite, where the
+ * last pass left its table, so that lfc_apply() under the lock does not
  * take their page faults (stage: the stage as it is now, len bytes).
  * Nothing is changed; a table that moves this pass was warmed in vain.
- * Returns the blocks touched. */
+ * Returns the blocks touched (0 when the pass will copy all whole). */
 size_t lfc_warm(struct lfc *c, uint8_t *stage, size_t len);
 
 /* Under the lock, before the walk. full_why: non-NULL forces whole copies. */

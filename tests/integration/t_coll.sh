@@ -85,7 +85,7 @@ run() {
 	shift 4
 	if [ "$mpi" = mpich ]; then
 		# idle ranks yield (tests/lib/ucx_yield.c), after whatever else is preloaded
-		local pre=$YIELD
+		local pre=${LD_PRELOAD:+$LD_PRELOAD:}$YIELD
 		for e in "$@"; do [ "${e%%=*}" = LD_PRELOAD ] && pre="${e#*=}:$YIELD"; done
 		for e in TII_SERVERS=$TII_SERVERS TII_HOSTMAP=$map TOPOCOLL_STATS=1 "$@"; do
 			[ "${e%%=*}" = LD_PRELOAD ] || args+=(-genv "${e%%=*}" "${e#*=}")

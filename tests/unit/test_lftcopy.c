@@ -208,27 +208,54 @@ static void test_fallbacks(void)
 	CHECK(pass(NULL, 1000, 1) == nsw && stage_ok(), "lfc_invalidate: all whole");
 }
 
-/* lfc_warm: one write-back per noted block of a table the last pass kept
+/* The notes lfc_warm should touch, from the test's own layout: a live
+ * switch's block inside its table, starting below limit in the stage. */
+static size_t warm_expected(uint64_t limit)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < C.n; j++)
+		for (unsigned i = 0; i < F.n; i++)
+			if (F.is_sw[i] && C.note[j].sw == (const void *)&F.lft[i]) {
+				uint64_t bo = (uint64_t)C.note[j].block * LFC_BLOCK;
+				k += bo < F.len[i] && off_of[i] + bo < limit;
+				break;
+			}
+	return k;
+}
+
+/* lfc_warm: one touch (first and last byte) per noted block of a table kept
  * where it is, nothing for the others, and the stage's bytes unchanged. */
 static void test_warm(void)
 {
 	unsigned nsw = nswitches();
 
-	CHECK(pass("first master sweep", 1000, 0) == nsw && lfc_warm(&C, stage, stage_cap) == 0,
-	      "warm after a failed walk: no last pass to go by, nothing touched");
-	(void)pass(NULL, 1000, 1);
+	(void)pass("first master sweep", 1000, 0);
+	random_changes(5);
+	CHECK(lfc_warm(&C, stage, stage_cap) == 0, "warm after a failed walk: no last pass to go by, nothing touched");
+	(void)pass(NULL, 1000, 1); /* copies all whole: no earlier copy */
+	CHECK(pass(NULL, 1000, 1) == 0, "then a pass that keeps every table");
 	random_changes(25);
 	unsigned i = some_switch();
-	change(i, (F.len[i] - 1) / LFC_BLOCK, 0); /* the partial last block */
-	lfc_note(&C, (void *)&C, 3);                  /* a switch freed since */
-	lfc_note(&C, &F.lft[i], 100000);              /* far beyond the table */
+	while (off_of[i] == 0 || off_of[i] + F.len[i] + LFC_BLOCK >= nstage)
+		i = some_switch(); /* tables before it, and one after it */
+	change(i, (F.len[i] - 1) / LFC_BLOCK, 0);                   /* the partial last block */
+	lfc_note(&C, (void *)&C, 3);                                /* a switch freed since */
+	lfc_note(&C, &F.lft[i], (F.len[i] + LFC_BLOCK - 1) / LFC_BLOCK); /* just past its table */
+	lfc_note(&C, &F.lft[i], 100000);                            /* far beyond the stage */
 	uint8_t *before = malloc(stage_cap);
 	memcpy(before, stage, stage_cap);
 	size_t t = lfc_warm(&C, stage, stage_cap);
-	CHECK(t == 26 && !memcmp(before, stage, stage_cap),
+	CHECK(t == 26 && warm_expected(stage_cap) == 26 && !memcmp(before, stage, stage_cap),
 	      "warm: the 26 blocks of live tables touched (%zu), the stage unchanged", t);
-	CHECK(lfc_warm(&C, stage, off_of[i]) < 26, "warm: nothing past the length given");
-	CHECK(pass(NULL, 4, 1) == 0 && C.st.blocks == 26 && stage_ok(), "and the pass after it copies the 26 blocks");
+	size_t below = warm_expected(off_of[i]);
+	t = lfc_warm(&C, stage, off_of[i]);
+	CHECK(t == below, "warm: only blocks below the length given (%zu of %zu)", t, below);
+	lfc_invalidate(&C, "out of memory for the note list");
+	CHECK(lfc_warm(&C, stage, stage_cap) == 0, "warm before a pass that copies all whole: nothing touched");
+	CHECK(pass(NULL, 4, 1) == nsw && stage_ok(), "and that pass copies every table whole");
+	random_changes(26);
+	CHECK(lfc_warm(&C, stage, stage_cap) == 26 && pass(NULL, 4, 1) == 0 && C.st.blocks == 26 && stage_ok(),
+	      "warm, then the pass copies the 26 blocks");
 	free(before);
 }
 
