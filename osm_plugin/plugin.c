@@ -146,7 +146,7 @@ static uint64_t mono_ns(void)
  * left alone for minutes is slow to touch again, and 256 blocks between
  * looks held a cable fault's slice 30.1 ms; with 16, and our pages
  * written before the lock (lfc_warm), that pass's longest slice was
- * 1.8 ms in one of two runs (docs/performance.md). A look at the clock
+ * 1.8 ms in one of three runs (docs/performance.md). A look at the clock
  * costs about 20 ns. */
 #define TP_NOTES_PER_SLICE 16
 
