@@ -417,14 +417,6 @@ int route_repoint(const struct route_tab *rt, const struct snap *s, struct route
 	return AN_OK;
 }
 
-/* Field by field: the struct's padding is not the record. */
-static int same_port(const struct snap_port *x, const struct snap_port *y)
-{
-	return x->guid == y->guid && x->peer_node == y->peer_node && x->lid == y->lid && x->present == y->present &&
-	       x->peer_port == y->peer_port && x->lmc == y->lmc && x->state == y->state && x->width == y->width &&
-	       x->speed == y->speed && x->espeed == y->espeed;
-}
-
 /* Marks in swc[nsw] the switches with a port whose record differs between
  * a and s, and the switches at the far end of each (before and after):
  * their codes read it. AN_E_NOTAPPLIC when a difference is not a
@@ -444,7 +436,7 @@ static int changed_links(const struct route_tab *rt, const struct snap *a, const
 		const struct snap_node *n = &s->nodes[i];
 		for (unsigned p = 0; p <= n->nports; p++) {
 			const struct snap_port *x = &a->ports[n->port0 + p], *y = &s->ports[n->port0 + p];
-			if (same_port(x, y))
+			if (snap_port_equal(x, y))
 				continue;
 			if (n->type != SNAP_NODE_SWITCH || p == 0)
 				return AN_E_NOTAPPLIC;

@@ -183,6 +183,7 @@ static void hold_take(struct hold *h)
 {
 	uint64_t t = mono_ns();
 
+	h->faults0 = thread_faults(); /* a syscall: not inside the lock */
 	cl_plock_acquire(&h->osm->lock);
 	h->since = mono_ns();
 	h->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -190,7 +191,6 @@ static void hold_take(struct hold *h)
 	h->slices++;
 	h->node0 = h->node;
 	h->note0 = h->note;
-	h->faults0 = thread_faults();
 }
 
 static void hold_drop(struct hold *h)

@@ -68,16 +68,6 @@ int snap_peek_any(const uint8_t *buf, size_t len, uint64_t *payload, int *is_del
 
 /* ---- encoding ------------------------------------------------------------- */
 
-static int port_equal(const struct snap_port *u, const struct snap_port *v)
-{
-	if (u->present != v->present)
-		return 0;
-	return !u->present ||
-	       (u->guid == v->guid && u->lid == v->lid && u->lmc == v->lmc && u->state == v->state &&
-		u->width == v->width && u->speed == v->speed && u->espeed == v->espeed &&
-		u->peer_node == v->peer_node && u->peer_port == v->peer_port);
-}
-
 static uint32_t block_len(uint32_t lft_len, uint32_t blk)
 {
 	uint32_t left = lft_len - blk * SNAP_DELTA_BLOCK;
@@ -142,7 +132,7 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 		const struct snap_node *nd = &b->nodes[i];
 		for (unsigned q = 0; q <= nd->nports; q++) {
 			const struct snap_port *u = &a->ports[a->nodes[i].port0 + q], *v = &b->ports[nd->port0 + q];
-			if (port_equal(u, v))
+			if (snap_port_equal(u, v))
 				continue;
 			cnt[1]++;
 			size += 6 + (v->present ? PORT_REC : 0);

@@ -321,6 +321,16 @@ int snap_check_hosts(const struct snap *s, char err[SNAP_ERR_LEN])
 	return -1;
 }
 
+int snap_port_equal(const struct snap_port *u, const struct snap_port *v)
+{
+	if (u->present != v->present)
+		return 0;
+	return !u->present ||
+	       (u->guid == v->guid && u->lid == v->lid && u->lmc == v->lmc && u->state == v->state &&
+		u->width == v->width && u->speed == v->speed && u->espeed == v->espeed &&
+		u->peer_node == v->peer_node && u->peer_port == v->peer_port);
+}
+
 const char *snap_node_type_str(uint8_t type)
 {
 	switch (type) {

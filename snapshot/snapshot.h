@@ -372,6 +372,9 @@ uint64_t snap_diff(const struct snap *a, const struct snap *b, unsigned flags,
 
 uint32_t snap_crc32c(uint32_t crc, const void *buf, size_t len);
 const char *snap_node_type_str(uint8_t type);
+/* The same port record, as the format carries it: field by field (not the
+ * struct's padding), and any absent port equals any other. */
+int snap_port_equal(const struct snap_port *u, const struct snap_port *v);
 /* Index of the node with this node GUID, or -1. Requires canonical order. */
 int64_t snap_find_node(const struct snap *s, uint64_t guid);
 /* What a fabric reaches: CAs (hosts' HCAs) and switches with at least one
