@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "delta.h"
+#include "util.h"
 
 static struct fabric_index *index_new(int threads, char err[AN_ERR_LEN])
 {
@@ -28,6 +29,57 @@ static struct fabric_index *index_new(int threads, char err[AN_ERR_LEN])
 /* A distance table costs switches x leaves bytes (6 MB at k=56); past
  * this the walks are cheaper than the memory. */
 #define HOPDIST_MAX_BYTES ((uint64_t)256 << 20)
+
+static uint64_t route_touch(const struct route_tab *rt)
+{
+	uint64_t rails = 0;
+	for (uint32_t h = 0; h < rt->nhosts; h++)
+		rails += rt->hosts[h].nrails;
+	/* as route.c sizes pt: every switch's ports and port 0 */
+	size_t npt = rt->nsw ? rt->pt_off[rt->nsw - 1] + rt->snap->nodes[rt->sw_node[rt->nsw - 1]].nports + 1u : 0;
+	uint64_t n = util_touch(rt->eps, (size_t)rt->neps * sizeof(*rt->eps)) +
+		     util_touch(rt->hosts, (size_t)rt->nhosts * sizeof(*rt->hosts)) +
+		     util_touch(rt->rails, (size_t)rails * sizeof(*rt->rails)) +
+		     util_touch(rt->lid_ep, ((size_t)rt->max_lid + 1) * sizeof(*rt->lid_ep)) +
+		     util_touch(rt->guid_ep, (size_t)rt->nguid * sizeof(*rt->guid_ep)) +
+		     util_touch(rt->sw_node, (size_t)rt->nsw * sizeof(*rt->sw_node)) +
+		     util_touch(rt->sw_of_node, (size_t)rt->snap->nnodes * sizeof(*rt->sw_of_node)) +
+		     util_touch(rt->pt_off, (size_t)rt->nsw * sizeof(*rt->pt_off)) +
+		     util_touch(rt->pt, npt * sizeof(*rt->pt)) +
+		     util_touch(rt->swlft, (size_t)rt->nsw * sizeof(*rt->swlft));
+	if (rt->pt_base && rt->pt_base != rt->pt)
+		n += util_touch(rt->pt_base, npt * sizeof(*rt->pt_base));
+	return n;
+}
+
+static uint64_t hier_touch(const struct hier *h)
+{
+	return util_touch(h->clusters, (size_t)h->nclusters * sizeof(*h->clusters)) +
+	       util_touch(h->host_parent, (size_t)h->nhosts * sizeof(*h->host_parent)) +
+	       util_touch(h->anc, (size_t)h->nhosts * h->depth * sizeof(*h->anc)) +
+	       util_touch(h->names, (size_t)h->nclusters * sizeof(*h->names)) +
+	       util_touch(h->swnames, (size_t)h->nsw * sizeof(*h->swnames));
+}
+
+uint64_t fabric_index_touch(const struct fabric_index *x, const atomic_int *stop)
+{
+	uint64_t n = 0;
+	if (!x)
+		return 0;
+	if (x->rt)
+		n += route_touch(x->rt);
+	if (x->hier && !(stop && atomic_load_explicit(stop, memory_order_relaxed)))
+		n += hier_touch(x->hier);
+	const struct hopcover *c = x->hc;
+	if (c && !(stop && atomic_load_explicit(stop, memory_order_relaxed))) {
+		const struct hopdist *d = c->hd;
+		n += util_touch(c->done, (size_t)d->nsw * sizeof(*c->done)) +
+		     util_touch(c->bad, (size_t)d->nlid * sizeof(*c->bad)) +
+		     util_touch(d->lid_leaf, (size_t)d->nlid * sizeof(*d->lid_leaf)) +
+		     util_touch(d->d, (size_t)d->nsw * d->nleaf * sizeof(*d->d));
+	}
+	return n;
+}
 
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel)
 {

@@ -60,6 +60,13 @@ void fabric_index_free(struct fabric_index *x); /* NULL is a no-op */
  * x->cover_rc and answered at once from then on). */
 int fabric_index_prepare(struct fabric_index *x, const atomic_int *cancel);
 
+/* Reads every table of x (routes, hierarchy, and the cover and distances
+ * when x has them) one byte a page (util_touch), so that under shadow
+ * paging they stay mapped for the next delta; returns the bytes covered.
+ * Stops early when *stop (may be NULL) is raised. Reads x->hc: call it
+ * where fabric_index_prepare could be called, never beside it. */
+uint64_t fabric_index_touch(const struct fabric_index *x, const atomic_int *stop);
+
 struct snap_delta_info;
 /*
  * The index of s, which a delta (info, with its changed blocks) made from

@@ -24,13 +24,21 @@
  *
  * The same steps for two snapshot files, e.g. the plugin's spool before
  * and after a real fault (bench/real_fault.sh with REAL_FAULT_KEEP).
+ * DELTA_REPS=N repeats the delta; DELTA_IDLE=S leaves the base alone S
+ * seconds before each, as topod is between two routing passes; and
+ * DELTA_WARM=MS reads the base, its index and the pool's spare every MS
+ * meanwhile, as topod's --warm-interval does.
  *
  * Build: make bench (build/bench/bench_delta)
  */
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "delta.h"
 #include "fabric.h"
@@ -172,11 +180,87 @@ static void time_from_scratch(struct bench *x)
 	x->t_hi = now_ms() - t;
 }
 
+/* Page faults the process took: fresh memory (or memory given back and
+ * taken again) costs one each. */
+static long minflt(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return u.ru_minflt + u.ru_majflt;
+}
+
 static double cpu_ms(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* DELTA_WARM=MS: what topod's preparation thread does between snapshots
+ * (--warm-interval): the base and its index read one byte a page every MS. */
+struct warmer {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int stop, on;
+	unsigned ms;
+	const struct snap *s;
+	const struct fabric_index *x;
+	uint64_t rounds, bytes;
+	double last_ms, max_ms;
+};
+
+static void *warmer_main(void *arg)
+{
+	struct warmer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += w->ms / 1000;
+		until.tv_nsec += (long)(w->ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&w->cv, &w->mu, &until);
+		if (w->stop)
+			break;
+		double t = now_ms();
+		w->bytes = snap_touch(w->s, NULL) + fabric_index_touch(w->x, NULL) + snap_lft_touch_spare(NULL);
+		w->last_ms = now_ms() - t;
+		w->max_ms = w->last_ms > w->max_ms ? w->last_ms : w->max_ms;
+		w->rounds++;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static void start_warm(struct warmer *w, const struct snap *s, const struct fabric_index *x)
+{
+	const char *we = getenv("DELTA_WARM");
+	memset(w, 0, sizeof(*w));
+	if (!we || atoi(we) <= 0)
+		return;
+	w->ms = (unsigned)atoi(we);
+	w->s = s;
+	w->x = x;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->on = !pthread_create(&w->th, NULL, warmer_main, w);
+}
+
+static void stop_warm(struct warmer *w)
+{
+	if (!w->on)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	printf("kept mapped: %" PRIu64 " readings of %.1f MB, the last %.1f ms (longest %.1f ms)\n", w->rounds,
+	       w->bytes / 1e6, w->last_ms, w->max_ms);
 }
 
 /* What topod does: the base's index exists with its cover (a full build
@@ -213,13 +297,27 @@ static void time_incremental(struct bench *x)
 	}
 	const char *e = getenv("DELTA_REPS");
 	int reps = e && atoi(e) > 0 ? atoi(e) : 1;
+	const char *ie = getenv("DELTA_IDLE");
+	unsigned idle = ie ? (unsigned)atoi(ie) : 0;
+	struct warmer wm;
+	start_warm(&wm, x->a, xa);
 	for (int r = 0; r < reps; r++) {
+		if (idle) {
+			/* As topod between two passes: minutes apart. */
+			snap_free(x->c);
+			x->c = NULL;
+			printf("idle %u s\n", idle);
+			fflush(stdout);
+			sleep(idle);
+		}
 		snap_free(x->c);
 		struct snap_delta_info winfo = { .want_blocks = 1 };
+		long f0 = minflt();
 		double t = now_ms(), c = cpu_ms();
 		if (snap_delta_apply(x->a, x->d, x->dlen, &x->c, &winfo, err))
 			die("delta apply", err);
 		double t_app2 = now_ms() - t, c_app = cpu_ms() - c;
+		long f_app = minflt() - f0;
 		uint64_t copied = 0;
 		uint32_t ncopied = 0;
 		for (uint32_t i = 0; i < x->c->nnodes; i++)
@@ -241,11 +339,12 @@ static void time_incremental(struct bench *x)
 		if (!xc)
 			die("update", err);
 		double t_upd = now_ms() - t, c_upd = cpu_ms() - c;
+		long f_upd = minflt() - f0 - f_app;
 		printf("incremental index      %8.1f ms (routes %.1f, hop check%s %.1f), CPU %.1f ms\n", t_upd,
 		       xc->route_ms, reused ? " and shared hierarchy" : " and new hierarchy", xc->hier_ms, c_upd);
 		printf("served after the delta %8.1f ms in topod's order: apply %.1f + index %.1f (before persisting); "
-		       "CPU apply %.1f + index %.1f ms\n",
-		       t_app2 + t_upd, t_app2, t_upd, c_app, c_upd);
+		       "CPU apply %.1f + index %.1f ms; page faults %ld + %ld\n",
+		       t_app2 + t_upd, t_app2, t_upd, c_app, c_upd, f_app, f_upd);
 		/* Then the history keeps the generation before as the delta
 		 * back (topod/history.c, retire_head), on the builder thread. */
 		uint8_t *rd;
@@ -264,6 +363,7 @@ static void time_incremental(struct bench *x)
 		free(winfo.block);
 		fabric_index_free(xc);
 	}
+	stop_warm(&wm);
 	fabric_index_free(xa);
 }
 

@@ -21,6 +21,8 @@
 # With REAL_FAULT_KEEP=DIR the full snapshot of every pass (the plugin's
 # spool) is kept as DIR/pass.N.snap, for `bench_delta --files` to time the
 # index update in process (CPU time, repeated) on the real fault.
+# REAL_FAULT_TOPOD_ARGS: more topod options (e.g. "--warm-interval 0");
+# REAL_FAULT_PLUGIN_OPTS: more event_plugin_options (e.g. "warm_ms=5000").
 # K=32 needs ~3 GB and minutes per pass; K=56 see bench/lock_hold.sh.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -37,7 +39,8 @@ lab_init || exit 1
 D=$LAB_DIR
 lab_fabgen fattree --k "$K" --levels 3 || { echo "fabgen failed"; exit 1; }
 lab_start_ibsim "$D/f.net" || { echo "ibsim did not load k=$K"; exit 1; }
-lab_start_topod || exit 1
+# shellcheck disable=SC2086 # options, split on purpose
+lab_start_topod ${REAL_FAULT_TOPOD_ARGS:-} || exit 1
 export LD_LIBRARY_PATH=$PWD/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$D/spool"
 KEEP=${REAL_FAULT_KEEP:-}
@@ -47,7 +50,7 @@ keep() { # N: the spool's snapshot of the pass topod just served
 }
 t0=$(date +%s)
 LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $D/roots" "event_plugin_name osmtopo" \
-	"event_plugin_options sink=unix:$D/ingest.sock spool=$D/spool" || { echo "OpenSM did not come up"; exit 1; }
+	"event_plugin_options sink=unix:$D/ingest.sock spool=$D/spool ${REAL_FAULT_PLUGIN_OPTS:-}" || { echo "OpenSM did not come up"; exit 1; }
 served() { grep -c 'serving generation' "$D/topod.log"; }
 wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT generations
 	local i
@@ -105,10 +108,15 @@ for l in open(osm, errors="replace"):
                            enc=float(m[6]), full=int(m[7]), delta=int(m[8]), blocks=int(m[11]))
 top = {}
 blocks = {}
+recv = {}
 for l in open(tlog, errors="replace"):
-    m = re.search(r"delta from .*: generation (\d+) from \d+, (\d+) bytes, (\d+) ports, (\d+) LFT blocks", l)
+    m = re.search(r"delta from .*: generation (\d+) from \d+, (\d+) bytes(?: \(received in ([\d.]+) ms, ([\d.]+) ms "
+                  r"before this\))?, (\d+) ports, (\d+) LFT blocks", l)
     if m:
-        blocks[int(m[1])] = int(m[4])
+        blocks[int(m[1])] = int(m[6])
+        if m[3]:  # logged after the apply: when its last byte was read, and how long that took
+            ts = datetime.datetime.strptime(l[:23], "%Y-%m-%dT%H:%M:%S.%f")
+            recv[int(m[1])] = (ts - datetime.timedelta(milliseconds=float(m[4])), float(m[3]))
     m = re.search(r"serving generation (\d+) .*?(delta applied in|decode) ([\d.]+) ms, build ([\d.]+) ms \(routes ([\d.]+), hierarchy ([\d.]+)(, reused[^)]*)?\).*persisted in ([\d.]+) ms", l)
     if not m:
         continue
@@ -116,7 +124,7 @@ for l in open(tlog, errors="replace"):
     top[int(m[1])] = dict(t=ts, delta=m[2] != "decode", apply=float(m[3]), build=float(m[4]),
                           routes=float(m[5]), hier=float(m[6]), reused=bool(m[7]), persist=float(m[8]))
 print(f"# k={k}: per routing pass (times in ms; 'topod' = apply/decode + index + journal, before OK)")
-print("gen  kind  pass         plugin: held longest (CPU) encode sent(bytes)  | topod: blocks  apply  routes  hierarchy   journal  topod  | plugin line -> served")
+print("gen  kind  pass         plugin: held longest (CPU) encode sent(bytes)  | topod: blocks  apply  routes  hierarchy   journal  topod  | plugin line -> served (of which: -> last byte read, first byte -> last)")
 for g in sorted(top):
     t, p = top[g], plug.get(g)
     tot = t["apply"] + t["build"] + t["persist"]
@@ -125,7 +133,9 @@ for g in sorted(top):
     pl = (f"{p['how'][:11]:11} {p['held']:7.1f} {p['longest']:6.1f} ({p['lcpu']:5.1f}) {p['enc']:7.1f} {p['delta'] or p['full']:12d}"
           if p else " " * 55)
     hier = f"{t['hier']:6.1f}" + (" kept" if t["reused"] else "     ")
-    print(f"{g:<4} {'delta' if t['delta'] else 'full ':5} {pl}  | {blocks.get(g, 0):7d} {t['apply']:6.1f} {t['routes']:7.1f}  {hier:>9} {t['persist']:8.1f} {tot:7.1f}  | {e2e}")
+    rv = recv.get(g)
+    inn = (f" ({(rv[0] - p['t']).total_seconds() * 1000:6.1f}, {rv[1]:6.1f})" if rv and p else "")
+    print(f"{g:<4} {'delta' if t['delta'] else 'full ':5} {pl}  | {blocks.get(g, 0):7d} {t['apply']:6.1f} {t['routes']:7.1f}  {hier:>9} {t['persist']:8.1f} {tot:7.1f}  | {e2e}{inn}")
 PY
 cp "$D/topod.log" "${REAL_FAULT_LOG:-/dev/null}" 2>/dev/null
 lab_teardown

@@ -37,6 +37,28 @@ static inline double util_ms_since(uint64_t t0_us)
 	return (double)(util_now_us() - t0_us) / 1000.0;
 }
 
+/* ---- memory kept mapped ------------------------------------------------------- */
+
+/* Reads one byte of every 4 KiB of [p, p + n), and its last, through the
+ * process's own mappings; returns n. Under shadow paging (a PVM guest, as
+ * the lab's VM is, or nested virtualization without hardware support) the
+ * hypervisor drops its entries for pages a process leaves alone, and the
+ * next touch of each is a fault into it that the guest never counts: on
+ * the lab's VM 200 MB left alone for 60 s took 34-130 ms to read again
+ * instead of 1.5 ms. Reads through the kernel (process_vm_readv, or a
+ * pipe's copy from the process's address) did not keep them: only the
+ * process's own loads did (docs/performance.md, "Memory kept mapped"). */
+static inline size_t util_touch(const void *p, size_t n)
+{
+	const volatile unsigned char *b = (const volatile unsigned char *)p;
+	if (!p || !n)
+		return 0;
+	for (size_t i = 0; i < n; i += 4096)
+		(void)b[i];
+	(void)b[n - 1];
+	return n;
+}
+
 /* ---- errors ---------------------------------------------------------------- */
 
 /* Formats a reason into err[len] and returns -1, so that a failing path is

@@ -31,6 +31,7 @@
 
 #include "lft_impl.h"
 #include "snapshot.h"
+#include "util.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) /* clang's way of saying it */
@@ -462,6 +463,53 @@ uint64_t snap_lft_held(const struct snap *s)
 		if (s->nodes[i].lft)
 			held += (uint64_t)s->nodes[i].lft->nchunks * SNAP_LFT_CHUNK;
 	return held;
+}
+
+uint64_t snap_touch(const struct snap *s, const atomic_int *stop)
+{
+	uint64_t n = util_touch(s->nodes, (size_t)s->nnodes * sizeof(*s->nodes)) +
+		     util_touch(s->ports, (size_t)s->nports * sizeof(*s->ports));
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		const struct snap_lft *t = s->nodes[i].lft;
+		if (!t)
+			continue;
+		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+			break;
+		n += util_touch(t, sizeof(*t) + t->nchunks * sizeof(t->chunk[0]));
+		/* A chunk is an eighth of a page, and a table's chunks lie
+		 * anywhere in the pool's slabs: each on its own. */
+		for (uint32_t k = 0; k < t->nchunks; k++)
+			n += util_touch(t->chunk[k], SNAP_LFT_CHUNK);
+	}
+	return n;
+}
+
+/* One byte a page of a slab, its free chunks too: those are poisoned
+ * under AddressSanitizer, and read here on purpose. */
+#if defined(__SANITIZE_ADDRESS__) || defined(LFT_ASAN)
+__attribute__((no_sanitize_address))
+#endif
+static uint64_t slab_touch(const uint8_t *base)
+{
+	const volatile uint8_t *b = base;
+	for (size_t i = 0; i < SLAB_BYTES; i += 4096)
+		(void)b[i];
+	return SLAB_BYTES;
+}
+
+uint64_t snap_lft_touch_spare(const atomic_int *stop)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&pool_mu);
+	for (int list = 0; list < 2; list++)
+		for (struct slab *s = list ? pool_empty : pool_partial; s; s = s->next) {
+			if (stop && atomic_load_explicit(stop, memory_order_relaxed))
+				goto out;
+			n += slab_touch(slab_base((const uint8_t *)s));
+		}
+out:
+	pthread_mutex_unlock(&pool_mu);
+	return n;
 }
 
 void snap_lft_pool(uint64_t *used, uint64_t *spare)

@@ -4,6 +4,7 @@
  */
 #include "build.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <omp.h>
 #include <malloc.h>
@@ -86,6 +87,7 @@ struct builder {
 	pthread_mutex_t prep_lock;
 	pthread_cond_t prep_cond;
 	atomic_int prep_stop;
+	unsigned warm_ms; /* builder_set_warm; 0: off */
 };
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
@@ -104,7 +106,11 @@ struct builder *builder_new(struct store *st, const char *state_dir, int threads
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
 	pthread_mutex_init(&b->prep_lock, NULL);
-	pthread_cond_init(&b->prep_cond, NULL);
+	pthread_condattr_t ca; /* prep_wait's interval is monotonic */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->prep_cond, &ca);
+	pthread_condattr_destroy(&ca);
 	snprintf(b->plane, sizeof(b->plane), "default");
 	b->shrink = 1; /* off until builder_set_guard() */
 	return b;
@@ -321,8 +327,12 @@ static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **ou
 		return -1;
 	}
 	*base = cur;
-	tlog(TLOG_INFO, "delta from %s: generation %" PRIu64 " from %" PRIu64 ", %zu bytes, %u ports, %u LFT blocks",
-	     j->source, info->generation, info->base_generation, j->len, info->ports, info->blocks);
+	char got[96] = "";
+	if (j->first_us && j->done_us >= j->first_us)
+		snprintf(got, sizeof(got), " (received in %.1f ms, %.1f ms before this)",
+			 (j->done_us - j->first_us) / 1e3, util_ms_since(j->done_us));
+	tlog(TLOG_INFO, "delta from %s: generation %" PRIu64 " from %" PRIu64 ", %zu bytes%s, %u ports, %u LFT blocks",
+	     j->source, info->generation, info->base_generation, j->len, got, info->ports, info->blocks);
 	return 0;
 }
 
@@ -825,6 +835,46 @@ static void prepare_one(struct builder *b, struct fabric *f)
 		     "before)", f->snap->generation, x->hc->covered, util_ms_since(t0), before, x->hc->hd->nsw);
 }
 
+/* builder_set_warm: the served generation read again, unless a snapshot
+ * is to be built (prep_stop, raised until its preparation begins). */
+static void warm_one(struct builder *b)
+{
+	if (atomic_load(&b->prep_stop))
+		return;
+	struct fabric *f = store_get(b->st);
+	uint64_t t0 = util_now_us();
+	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop) +
+		     snap_lft_touch_spare(&b->prep_stop);
+	double ms = util_ms_since(t0);
+	fabric_put(f);
+	pthread_mutex_lock(&b->lock);
+	b->stats.warm_bytes = n;
+	b->stats.warm_ms = ms;
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Waits for the next generation to prepare, or with builder_set_warm
+ * for the interval to pass (*timed set): with prep_lock held. */
+static void prep_wait(struct builder *b, int warm, int *timed)
+{
+	*timed = 0;
+	if (!warm) {
+		while (!b->prep_f && !b->prep_quit)
+			pthread_cond_wait(&b->prep_cond, &b->prep_lock);
+		return;
+	}
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += b->warm_ms / 1000;
+	until.tv_nsec += (long)(b->warm_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (!b->prep_f && !b->prep_quit && !*timed)
+		*timed = pthread_cond_timedwait(&b->prep_cond, &b->prep_lock, &until) == ETIMEDOUT;
+}
+
 static void *prep_main(void *arg)
 {
 	struct builder *b = arg;
@@ -836,16 +886,20 @@ static void *prep_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_mutex_lock(&b->prep_lock);
 	for (;;) {
-		while (!b->prep_f && !b->prep_quit)
-			pthread_cond_wait(&b->prep_cond, &b->prep_lock);
+		int timed;
+		prep_wait(b, b->warm_ms > 0, &timed);
 		if (b->prep_quit)
 			break;
 		struct fabric *f = b->prep_f;
 		b->prep_f = NULL;
 		b->prep_busy = 1;
 		pthread_mutex_unlock(&b->prep_lock);
-		prepare_one(b, f);
-		fabric_put(f);
+		if (f) {
+			prepare_one(b, f);
+			fabric_put(f);
+		} else if (timed) {
+			warm_one(b);
+		}
 		pthread_mutex_lock(&b->prep_lock);
 		b->prep_busy = 0;
 		pthread_cond_broadcast(&b->prep_cond);
@@ -1215,6 +1269,7 @@ void builder_stats_add(struct builder_stats *to, const struct builder_stats *o)
 	to->journal_full_writes += o->journal_full_writes;
 	to->not_durable += o->not_durable;
 	to->ambiguous_names += o->ambiguous_names;
+	to->warm_bytes += o->warm_bytes;
 	if (o->ambiguous_example[0])
 		memcpy(to->ambiguous_example, o->ambiguous_example, sizeof(to->ambiguous_example));
 	if (o->journal_last[0])
@@ -1253,6 +1308,11 @@ void builder_set_guard(struct builder *b, double shrink, unsigned agree)
 {
 	b->shrink = shrink;
 	b->agree = agree;
+}
+
+void builder_set_warm(struct builder *b, unsigned ms)
+{
+	b->warm_ms = ms;
 }
 
 int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN])

@@ -70,6 +70,9 @@ struct ingest_job {
 	/* Read from the state directory (startup_job): its fabric is what the
 	 * directory reproduces, so the next delta is journalled on top of it. */
 	int from_state;
+	/* Ingest: when its first bytes and its last were read (util_now_us;
+	 * 0: not from a socket), for the log. */
+	uint64_t first_us, done_us;
 	uint8_t *journal_entry;  /* the journal entry it came through (owned), NULL: fabric.snap alone */
 	size_t journal_entry_len;
 	int journal_bad;         /* entries quarantined reading it, and the last reason */
@@ -99,6 +102,9 @@ struct builder_stats {
 	struct snap_live held_live, served_live;
 	unsigned held_agreed;
 	uint64_t held_total, confirmed_total;
+	/* builder_set_warm: the bytes the last reading covered, and its time. */
+	uint64_t warm_bytes;
+	double warm_ms;
 };
 
 struct builder;
@@ -122,6 +128,11 @@ void builder_set_plane(struct builder *b, const char *name);
  * once agree later ones reach as many as it does (0: only by confirming).
  * Before the first job. */
 void builder_set_guard(struct builder *b, double shrink, unsigned agree);
+/* Every ms milliseconds (0: never) while no snapshot is being built, the
+ * preparation thread reads the served generation's tables and index one
+ * byte a page (snap_touch, fabric_index_touch), so that under shadow
+ * paging the next delta does not find them unmapped. Before the start. */
+void builder_set_warm(struct builder *b, unsigned ms);
 /* Serves the generation held back if it is gen: queued as the operator's.
  * 0, or -1 with err saying what is held (on which plane: plane names it). */
 int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN]);

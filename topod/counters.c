@@ -75,6 +75,10 @@ const struct metric_family metric_families[] = {
 	{ "topod_http_reply_bytes_unread", "gauge", "HTTP reply bytes not yet written to their clients", NULL, NULL },
 	{ "topod_http_requests_total", "counter", "HTTP requests answered, by status code", "code", NULL },
 	{ "topod_resident_memory_bytes", "gauge", "resident set size of the process", NULL, NULL },
+	{ "topod_memory_warm_bytes", "gauge",
+	  "bytes of the served generations' tables and indexes last read to keep them mapped (--warm-interval; 0: off, "
+	  "or not yet)",
+	  NULL, NULL },
 	{ "topod_lft_pool_bytes", "gauge",
 	  "the forwarding tables' memory, in 512-entry chunks shared between generations, by state: tables (held by "
 	  "tables of any generation) and spare (free, kept for the next copies)",
@@ -172,6 +176,8 @@ const struct counter counters[] = {
 	STAT("ambiguous_names", all.ambiguous_names,
 	     "CAs of the served generations named by GUID: another CA has their hostname and HCA label"),
 	STAT("ambiguous_example", all.ambiguous_example, "one such name, \"host label\""),
+	ROW("warm_bytes", all.warm_bytes, "topod_memory_warm_bytes", NULL, NULL),
+	STAT("warm_ms", all.warm_ms, "reading them took, ms"),
 	/* /metrics only */
 	ROW(NULL, out_budget, "topod_reply_budget_bytes", NULL, NULL),
 	PLANE_ROW(NULL, held_gen, "topod_generation_held"),

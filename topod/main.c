@@ -55,6 +55,7 @@ struct options {
 	unsigned history;
 	unsigned long long history_bytes;
 	double shrink_guard;      /* build.h: builder_set_guard */
+	unsigned warm_s;          /* build.h: builder_set_warm */
 	unsigned shrink_agree;
 	/* Fabric planes, in the order their ingests were named ("default" for
 	 * an unnamed one). */
@@ -91,6 +92,7 @@ static void usage(FILE *f)
 		"      --heavy-queue N        heavy requests waiting for a worker at most (default 256)\n"
 		"      --max-snapshot BYTES   largest snapshot accepted on ingest (default 512M)\n"
 		"      --ingest-timeout SEC   drop a producer that sends nothing for SEC (default 120)\n"
+		"      --warm-interval SEC    read the served generation every SEC to keep it mapped, 0: off (default 5)\n"
 		"      --history N            generations kept for history/diff (default 100)\n"
 		"      --history-bytes BYTES  their deltas take at most this much (default 128M)\n"
 		"      --shrink-guard FRACTION  hold back a generation reaching FRACTION fewer HCAs or switches (0.5)\n"
@@ -127,6 +129,7 @@ enum {
 	OPT_MAX_CONNS,
 	OPT_IDLE,
 	OPT_INGEST_TIMEOUT,
+	OPT_WARM,
 	OPT_MAX_SNAPSHOT,
 	OPT_HISTORY,
 	OPT_HISTORY_BYTES,
@@ -183,6 +186,7 @@ static const struct option longopts[] = {
 	{ "ingest-group", required_argument, NULL, OPT_INGEST_GROUP },
 	{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 	{ "ingest-timeout", required_argument, NULL, OPT_INGEST_TIMEOUT },
+	{ "warm-interval", required_argument, NULL, OPT_WARM },
 	{ "max-snapshot", required_argument, NULL, OPT_MAX_SNAPSHOT },
 	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "history-bytes", required_argument, NULL, OPT_HISTORY_BYTES },
@@ -485,6 +489,11 @@ static int apply(struct options *o, int c, const char *val)
 	case OPT_WRITE_TIMEOUT: case OPT_HEAVY_QUEUE: case OPT_MAX_INGEST: case OPT_IDLE: case OPT_MAX_SNAPSHOT:
 	case OPT_INGEST_TIMEOUT:
 		return apply_limit(o, c, val);
+	case OPT_WARM:
+		if (parse_uint("warm-interval", val, 0, 86400, &x))
+			return -1;
+		o->warm_s = (unsigned)x;
+		return 0;
 	case OPT_INGEST_KEY: o->ingest_key = val; return 0;
 	case OPT_INGEST_INSECURE: o->srv.ingest_insecure = 1; return 0;
 	case OPT_INGEST_GROUP: return apply_ingest_group(o, val);
@@ -823,6 +832,11 @@ static void set_defaults(struct options *o)
 	o->shrink_agree = 3;
 	o->srv.max_ingest = 8;
 	o->srv.ingest_timeout_s = 120;
+	/* Under shadow paging memory left alone for a minute is 20-100x
+	 * slower to touch again (util_touch); reading the served generation
+	 * at k=56 (~220 MB) takes 5-30 ms, so every 5 s is at most 0.6 % of
+	 * a core, at the preparation thread's priority. */
+	o->warm_s = 5;
 	/* A heavy request runs a minute at most: the longest within the
 	 * protocol's limits (a 1,024-rank route schedule) takes ~55 s on 2
 	 * cores, the others seconds. 1 GiB of client buffers is 4,000
@@ -980,6 +994,7 @@ static int open_plane(const struct options *o, int p, const struct route_namemap
 	}
 	builder_set_plane(pb, o->plane_name[p]);
 	builder_set_guard(pb, o->shrink_guard, o->shrink_agree);
+	builder_set_warm(pb, o->warm_s * 1000u);
 	*plane = (struct server_plane){ o->plane_name[p], st, pb };
 	int none;
 	/* Serve the saved fabric before we listen: a restarted topod

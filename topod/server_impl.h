@@ -59,6 +59,7 @@ struct conn {
 	/* ingest only */
 	uint8_t *buf;
 	size_t have, want, cap; /* want = header + payload once the header is known */
+	uint64_t first_us;         /* ingest: when its first bytes were read (util_now_us) */
 	int draining;      /* refused: the ERR is queued, read and drop the rest until EOF */
 	int auth;          /* enum ingest_auth_state */
 	int tcp;           /* ingest over TCP: the key must be proved unless insecure */

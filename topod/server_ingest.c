@@ -17,6 +17,7 @@
 #include "delta.h"
 #include "log.h"
 #include "sink.h"
+#include "util.h"
 #include "server_impl.h"
 
 /* What one read takes from a producer once its header is in. */
@@ -240,6 +241,8 @@ static void ingest_complete(struct conn *c)
 	}
 	j->buf = c->buf;
 	j->len = c->have;
+	j->first_us = c->first_us;
+	j->done_us = util_now_us();
 	c->buf = NULL;
 	c->fed = 0; /* the job's now: its decode takes what the builder made */
 	j->persist = 1;
@@ -399,6 +402,8 @@ void ingest_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
+	if (!c->first_us)
+		c->first_us = util_now_us();
 	if (!c->want && ingest_opening(c, in))
 		return;
 	size_t avail = evbuffer_get_length(in), take = avail < c->want - c->have ? avail : c->want - c->have;
