@@ -22,7 +22,7 @@
 # spool) is kept as DIR/pass.N.snap, for `bench_delta --files` to time the
 # index update in process (CPU time, repeated) on the real fault.
 # REAL_FAULT_TOPOD_ARGS: more topod options (e.g. "--warm-interval 0");
-# REAL_FAULT_PLUGIN_OPTS: more event_plugin_options (e.g. "warm_ms=5000").
+# REAL_FAULT_PLUGIN_OPTS: more event_plugin_options (e.g. "delta=0").
 # K=32 needs ~3 GB and minutes per pass; K=56 see bench/lock_hold.sh.
 set -u
 cd "$(dirname "$0")/.." || exit 1

@@ -475,7 +475,9 @@ uint64_t snap_touch(const struct snap *s, const atomic_int *stop)
 			continue;
 		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
 			break;
-		n += util_touch(t, sizeof(*t) + t->nchunks * sizeof(t->chunk[0]));
+		/* the chunk pointers: the head's count is atomic, and others'
+		 * to change */
+		n += util_touch(t->chunk, t->nchunks * sizeof(t->chunk[0]));
 		/* A chunk is an eighth of a page, and a table's chunks lie
 		 * anywhere in the pool's slabs: each on its own. */
 		for (uint32_t k = 0; k < t->nchunks; k++)
@@ -484,31 +486,50 @@ uint64_t snap_touch(const struct snap *s, const atomic_int *stop)
 	return n;
 }
 
-/* One byte a page of a slab, its free chunks too: those are poisoned
- * under AddressSanitizer, and read here on purpose. */
-#if defined(__SANITIZE_ADDRESS__) || defined(LFT_ASAN)
-__attribute__((no_sanitize_address))
-#endif
-static uint64_t slab_touch(const uint8_t *base)
+/* The next free chunk after c, as pop_free reads it: reading it touches
+ * c's page, which is the point. pool_mu held. */
+static uint8_t *free_next(const uint8_t *c)
 {
-	const volatile uint8_t *b = base;
-	for (size_t i = 0; i < SLAB_BYTES; i += 4096)
-		(void)b[i];
-	return SLAB_BYTES;
+	uint8_t *n;
+	UNPOISON(c, sizeof(n));
+	memcpy(&n, c, sizeof(n));
+	POISON(c, sizeof(n));
+	return n;
+}
+
+/* The i-th slab with free chunks (the partly used ones, then the kept
+ * empty ones), or NULL. pool_mu held. */
+static struct slab *spare_slab(size_t i)
+{
+	for (struct slab *s = pool_partial; s; s = s->next)
+		if (!i--)
+			return s;
+	for (struct slab *s = pool_empty; s; s = s->next)
+		if (!i--)
+			return s;
+	return NULL;
 }
 
 uint64_t snap_lft_touch_spare(const atomic_int *stop)
 {
 	uint64_t n = 0;
-	pthread_mutex_lock(&pool_mu);
-	for (int list = 0; list < 2; list++)
-		for (struct slab *s = list ? pool_empty : pool_partial; s; s = s->next) {
-			if (stop && atomic_load_explicit(stop, memory_order_relaxed))
-				goto out;
-			n += slab_touch(slab_base((const uint8_t *)s));
+	/* A slab at a time: the pool's lock is everyone's (every plane's
+	 * builder, and whoever drops a generation's last reference), and a
+	 * slab's free chunks left alone for minutes cost ~1 ms to read. The
+	 * lists may change in between: a slab read twice or not at all. */
+	for (size_t i = 0; !(stop && atomic_load_explicit(stop, memory_order_relaxed)); i++) {
+		pthread_mutex_lock(&pool_mu);
+		struct slab *s = spare_slab(i);
+		if (s) {
+			/* Only the free chunks: the others are the tables',
+			 * which snap_touch reads, and may be written meanwhile. */
+			for (const uint8_t *c = s->free; c; c = free_next(c))
+				n += SNAP_LFT_CHUNK;
 		}
-out:
-	pthread_mutex_unlock(&pool_mu);
+		pthread_mutex_unlock(&pool_mu);
+		if (!s)
+			break;
+	}
 	return n;
 }
 

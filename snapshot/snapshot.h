@@ -169,14 +169,14 @@ uint8_t *snap_lft_own(struct snap *s, uint32_t node, uint32_t l0, uint32_t cnt);
 /* Bytes of the chunks s's tables hold (each chunk once per snapshot; a
  * chunk shared with another snapshot counts in both). */
 uint64_t snap_lft_held(const struct snap *s);
-/* Reads s's nodes, ports and every chunk of its tables, one byte a page
- * (util_touch: what keeps them mapped under shadow paging), and returns
- * the bytes covered. Stops early when *stop (may be NULL) becomes
+/* Reads s's nodes, ports, and every table's chunk pointers and chunks, one
+ * byte a page (util_touch: what keeps them mapped under shadow paging),
+ * and returns the bytes covered. Stops early when *stop (may be NULL) becomes
  * non-zero. s must stay alive meanwhile; nothing is written. */
 uint64_t snap_touch(const struct snap *s, const atomic_int *stop);
 /* The same for the pool's free chunks (snap_lft_pool's spare: those the
- * next delta's copies are written to), slab by slab, under the pool's
- * lock; returns the bytes covered. */
+ * next delta's copies are written to), one slab at a time under the
+ * pool's lock; returns their bytes. */
 uint64_t snap_lft_touch_spare(const atomic_int *stop);
 /* The process's table memory: chunk bytes in use by any snapshot, and
  * free chunk bytes still mapped (in slabs partly used, and one wholly

@@ -88,6 +88,7 @@ struct builder {
 	pthread_cond_t prep_cond;
 	atomic_int prep_stop;
 	unsigned warm_ms; /* builder_set_warm; 0: off */
+	int warm_spare;
 };
 
 struct builder *builder_new(struct store *st, const char *state_dir, int threads,
@@ -843,8 +844,9 @@ static void warm_one(struct builder *b)
 		return;
 	struct fabric *f = store_get(b->st);
 	uint64_t t0 = util_now_us();
-	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop) +
-		     snap_lft_touch_spare(&b->prep_stop);
+	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop);
+	if (b->warm_spare)
+		n += snap_lft_touch_spare(&b->prep_stop);
 	double ms = util_ms_since(t0);
 	fabric_put(f);
 	pthread_mutex_lock(&b->lock);
@@ -1310,9 +1312,10 @@ void builder_set_guard(struct builder *b, double shrink, unsigned agree)
 	b->agree = agree;
 }
 
-void builder_set_warm(struct builder *b, unsigned ms)
+void builder_set_warm(struct builder *b, unsigned ms, int spare)
 {
 	b->warm_ms = ms;
+	b->warm_spare = spare;
 }
 
 int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN])

@@ -130,9 +130,11 @@ void builder_set_plane(struct builder *b, const char *name);
 void builder_set_guard(struct builder *b, double shrink, unsigned agree);
 /* Every ms milliseconds (0: never) while no snapshot is being built, the
  * preparation thread reads the served generation's tables and index one
- * byte a page (snap_touch, fabric_index_touch), so that under shadow
- * paging the next delta does not find them unmapped. Before the start. */
-void builder_set_warm(struct builder *b, unsigned ms);
+ * byte a page (snap_touch, fabric_index_touch), and with spare the LFT
+ * pool's free chunks (snap_lft_touch_spare: the process's, one builder's
+ * job), so that under shadow paging the next delta does not find them
+ * unmapped. Before the start. */
+void builder_set_warm(struct builder *b, unsigned ms, int spare);
 /* Serves the generation held back if it is gen: queued as the operator's.
  * 0, or -1 with err saying what is held (on which plane: plane names it). */
 int builder_confirm(struct builder *b, uint64_t gen, char err[SNAP_ERR_LEN]);

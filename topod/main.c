@@ -994,7 +994,7 @@ static int open_plane(const struct options *o, int p, const struct route_namemap
 	}
 	builder_set_plane(pb, o->plane_name[p]);
 	builder_set_guard(pb, o->shrink_guard, o->shrink_agree);
-	builder_set_warm(pb, o->warm_s * 1000u);
+	builder_set_warm(pb, o->warm_s * 1000u, p == 0); /* one plane reads the process's pool */
 	*plane = (struct server_plane){ o->plane_name[p], st, pb };
 	int none;
 	/* Serve the saved fabric before we listen: a restarted topod

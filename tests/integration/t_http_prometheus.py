@@ -133,7 +133,8 @@ check(ok, "topod_lft_pool_bytes{state=tables} == two switches' one chunk each, 1
 ok, v = until('topod_lft_pool_bytes{state="spare"} < ignoring(state) topod_resident_memory_bytes', lambda x: x > 0)
 check(ok, "and the spare chunks are a part of topod's resident memory (%s)" % v)
 # Every 5 s (--warm-interval) the served generation is read to keep it
-# mapped: its tables and index, a few kB here, less than topod holds.
+# mapped: its tables, its index and the free table chunks, less than
+# topod holds.
 ok, v = until('topod_memory_warm_bytes < topod_resident_memory_bytes and topod_memory_warm_bytes > 1000',
               lambda x: x > 1000)
 check(ok, "the served generation was read to keep it mapped: topod_memory_warm_bytes (%s), below the "
