@@ -44,6 +44,7 @@
 #include "fabric.h"
 #include "hier.h"
 #include "testfab.h"
+#include "util.h"
 
 static double now_ms(void)
 {
@@ -215,14 +216,7 @@ static void *warmer_main(void *arg)
 	struct warmer *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += w->ms / 1000;
-		until.tv_nsec += (long)(w->ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = util_deadline(CLOCK_REALTIME, w->ms);
 		pthread_cond_timedwait(&w->cv, &w->mu, &until);
 		if (w->stop)
 			break;

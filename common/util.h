@@ -37,6 +37,21 @@ static inline double util_ms_since(uint64_t t0_us)
 	return (double)(util_now_us() - t0_us) / 1000.0;
 }
 
+/* clock's time ms from now: a deadline for pthread_cond_timedwait (on a
+ * condition variable made with that clock). */
+static inline struct timespec util_deadline(clockid_t clock, unsigned ms)
+{
+	struct timespec t;
+	clock_gettime(clock, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
 /* ---- memory kept mapped ------------------------------------------------------- */
 
 /* Reads one byte of every 4 KiB of [p, p + n), and its last, through the

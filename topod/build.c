@@ -865,14 +865,7 @@ static void prep_wait(struct builder *b, int warm, int *timed)
 			pthread_cond_wait(&b->prep_cond, &b->prep_lock);
 		return;
 	}
-	struct timespec until;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += b->warm_ms / 1000;
-	until.tv_nsec += (long)(b->warm_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = util_deadline(CLOCK_MONOTONIC, b->warm_ms);
 	while (!b->prep_f && !b->prep_quit && !*timed)
 		*timed = pthread_cond_timedwait(&b->prep_cond, &b->prep_lock, &until) == ETIMEDOUT;
 }
