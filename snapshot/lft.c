@@ -475,8 +475,8 @@ uint64_t snap_touch(const struct snap *s, const atomic_int *stop)
 			continue;
 		if (stop && atomic_load_explicit(stop, memory_order_relaxed))
 			break;
-		/* the chunk pointers: the head's count is atomic, and others'
-		 * to change */
+		/* the chunk pointers, not the head: its count is atomic, and
+		 * other threads change it */
 		n += util_touch(t->chunk, t->nchunks * sizeof(t->chunk[0]));
 		/* A chunk is an eighth of a page, and a table's chunks lie
 		 * anywhere in the pool's slabs: each on its own. */
