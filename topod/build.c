@@ -855,19 +855,20 @@ static void warm_one(struct builder *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Waits for the next generation to prepare, or with builder_set_warm
- * for the interval to pass (*timed set): with prep_lock held. */
-static void prep_wait(struct builder *b, int warm, int *timed)
+/* Waits for the next generation to prepare, for the end, or with
+ * builder_set_warm for the interval to pass (then neither is set):
+ * with prep_lock held. */
+static void prep_wait(struct builder *b)
 {
-	*timed = 0;
-	if (!warm) {
+	if (!b->warm_ms) {
 		while (!b->prep_f && !b->prep_quit)
 			pthread_cond_wait(&b->prep_cond, &b->prep_lock);
 		return;
 	}
 	struct timespec until = util_deadline(CLOCK_MONOTONIC, b->warm_ms);
-	while (!b->prep_f && !b->prep_quit && !*timed)
-		*timed = pthread_cond_timedwait(&b->prep_cond, &b->prep_lock, &until) == ETIMEDOUT;
+	while (!b->prep_f && !b->prep_quit)
+		if (pthread_cond_timedwait(&b->prep_cond, &b->prep_lock, &until) == ETIMEDOUT)
+			return;
 }
 
 static void *prep_main(void *arg)
@@ -881,8 +882,7 @@ static void *prep_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_mutex_lock(&b->prep_lock);
 	for (;;) {
-		int timed;
-		prep_wait(b, b->warm_ms > 0, &timed);
+		prep_wait(b);
 		if (b->prep_quit)
 			break;
 		struct fabric *f = b->prep_f;
@@ -892,8 +892,8 @@ static void *prep_main(void *arg)
 		if (f) {
 			prepare_one(b, f);
 			fabric_put(f);
-		} else if (timed) {
-			warm_one(b);
+		} else {
+			warm_one(b); /* the interval passed */
 		}
 		pthread_mutex_lock(&b->prep_lock);
 		b->prep_busy = 0;
