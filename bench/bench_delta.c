@@ -296,15 +296,18 @@ static void time_incremental(struct bench *x)
 	struct warmer wm;
 	start_warm(&wm, x->a, xa);
 	for (int r = 0; r < reps; r++) {
+		snap_free(x->c);
+		x->c = NULL;
 		if (idle) {
 			/* As topod between two passes: minutes apart. */
-			snap_free(x->c);
-			x->c = NULL;
 			printf("idle %u s\n", idle);
 			fflush(stdout);
 			sleep(idle);
 		}
-		snap_free(x->c);
+		/* topod's reading waits while a snapshot is built (prep_pause):
+		 * holding its lock keeps the next one from starting. */
+		if (wm.on)
+			pthread_mutex_lock(&wm.mu);
 		struct snap_delta_info winfo = { .want_blocks = 1 };
 		long f0 = minflt();
 		double t = now_ms(), c = cpu_ms();
@@ -334,6 +337,8 @@ static void time_incremental(struct bench *x)
 			die("update", err);
 		double t_upd = now_ms() - t, c_upd = cpu_ms() - c;
 		long f_upd = minflt() - f0 - f_app;
+		if (wm.on)
+			pthread_mutex_unlock(&wm.mu);
 		printf("incremental index      %8.1f ms (routes %.1f, hop check%s %.1f), CPU %.1f ms\n", t_upd,
 		       xc->route_ms, reused ? " and shared hierarchy" : " and new hierarchy", xc->hier_ms, c_upd);
 		printf("served after the delta %8.1f ms in topod's order: apply %.1f + index %.1f (before persisting); "
