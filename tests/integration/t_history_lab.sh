@@ -31,19 +31,30 @@ if ! LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $d/roots" "event_plu
 	nok "OpenSM did not come up"; exit 1
 fi
 
-wait_gen_above() { # G: waits until topod serves a generation above G, prints it
-	local g i
-	for ((i = 0; i < 300; i++)); do
+# G: waits until topod serves a generation above G, prints it. A deadline
+# in seconds, not a count of polls: under make check's parallel load a
+# reroute (OpenSM's trap, sweep and routing pass, the plugin, topod) took
+# over 30 s once, on a run where the quiet machine needs 6 s.
+wait_gen_above() {
+	local g end=$((SECONDS + 90))
+	while ((SECONDS < end)); do
 		g=$(lab_topod_generation)
 		[ -n "$g" ] && [ "$g" -gt "$1" ] 2>/dev/null && { echo "$g"; return 0; }
 		sleep 0.1
 	done
 	return 1
 }
+# Why no generation came: what topod and the plugin last said.
+no_gen() {
+	nok "$1"
+	tail -5 "$d/topod.log" | sed 's/^/# topod: /'
+	grep -E "osmtopo|SUBNET UP|Heavy Sweep|trap" "$LAB_OSM_LOG" | tail -8 | sed 's/^/# opensm: /'
+	exit 1
+}
 ask() { python3 tests/lib/topodask.py "$LAB_TOPOD_PORT" "$@"; } # the whole last reply
 trace() { lab_umad python3 tests/lib/tracepairs.py --port "$LAB_TOPOD_PORT" "$1"; }
 
-g1=$(wait_gen_above 0) || { nok "no first generation (see $d/topod.log)"; exit 1; }
+g1=$(wait_gen_above 0) || no_gen "no first generation"
 ok "OpenSM's first routing pass is served (generation $g1)"
 trace "$d/t.$g1.json" || nok "ibtracert of every pair before"
 hosts=$(ask hosts | tail -n +2 | awk '{print $1}' | tr '\n' ' ')
@@ -118,7 +129,7 @@ reroute() {
 	watchers "$before" "$tag"
 	sleep 0.5
 	lab_ibsim_cmd "$cmd" >/dev/null || nok "ibsim $cmd"
-	wait_gen_above "$before" >/dev/null || { nok "no generation after $cmd"; exit 1; }
+	wait_gen_above "$before" >/dev/null || no_gen "no generation after $cmd"
 	if woke "$before" "$tag"; then
 		after=$WOKE
 		ok "20 topoquery watch clients woke for generation $after"
@@ -170,7 +181,7 @@ kill "$LAB_TOPOD_PID"; wait "$LAB_TOPOD_PID" 2>/dev/null
 mkdir -m 700 "$d/state2"
 lab_start_topod -d "$d/state2" || { nok "topod restart"; exit 1; }
 lab_ibsim_cmd "Unlink \"$leaf\"[$port]" >/dev/null || nok "ibsim Unlink (2)"
-g4=$(wait_gen_above 0) || { nok "no generation on the new topod"; exit 1; }
+g4=$(wait_gen_above 0) || no_gen "no generation on the new topod"
 check "the new topod refused the delta: ERR NOBASE" grep -q "rejected delta .*no fabric is served yet" "$d/topod.log"
 check "the plugin logged the refusal and sent the full snapshot" \
 	grep -q "delta of generation $g4 refused" "$LAB_OSM_LOG"
