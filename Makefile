@@ -302,7 +302,13 @@ $(B)/bench/bench_delta: bench/bench_delta.c $(BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(BENCH_LINK)
 
-bench: $(B)/bench/bench_build $(B)/bench/bench_place $(B)/bench/bench_delta
+# bench_vmstall [SECONDS]: another thread's page faults and unmaps against
+# one thread's loads, on this machine (no library: it measures the VM).
+$(B)/bench/bench_vmstall: bench/bench_vmstall.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $<
+
+bench: $(B)/bench/bench_build $(B)/bench/bench_place $(B)/bench/bench_delta $(B)/bench/bench_vmstall
 
 # ---- profiler ----------------------------------------------------------------
 # topoprof: the PMPI traffic profiler (docs/profiler.md). One self-contained

@@ -25,8 +25,9 @@ COLLECT=$TP_ROOT/build/bin/topo-collect
 
 # pass_field N FIELD: from the N-th "osmtopo: generation" line of the log:
 #   total (held T ms), cpu (its CPU), slices, longest, longest_cpu, kept, whole,
-#   where (the longest slice's "nodes A-B, notes C-D, F faults" checked against
-#   the pass's nodes and notes: "ok ..." or "bad ...")
+#   where (the longest slice's "nodes A-B, notes C-D, F page faults (O in
+#   other threads)" checked against the pass's nodes and notes: "ok ..." or
+#   "bad ...")
 pass_field() {
 	grep -o 'osmtopo: generation.*' "$LAB_OSM_LOG" | sed -n "${1}p" | python3 -c '
 import re, sys
@@ -34,14 +35,14 @@ l = sys.stdin.read()
 m = re.search(r"held ([0-9.]+) ms \(([0-9.]+) ms CPU\) in ([0-9]+) slices, longest ([0-9.]+) ms \(([0-9.]+) ms CPU\)", l)
 k = re.search(r"LFTs: ([0-9]+) whole, ([0-9]+) kept \+ [0-9]+ blocks of ([0-9]+) noted", l)
 n = re.search(r": ([0-9]+) nodes,", l)
-w = re.search(r"longest slice \(CPU\): nodes ([0-9]+)-([0-9]+), notes ([0-9]+)-([0-9]+), (-?[0-9]+) page faults$", l.strip())
+w = re.search(r"longest slice \(CPU\): nodes ([0-9]+)-([0-9]+), notes ([0-9]+)-([0-9]+), (-?[0-9]+) page faults \((-?[0-9]+) in other threads\)$", l.strip())
 if not m or not k:
     sys.exit(1)
 where = "bad: no location"
 if w and n:
-    a, b, c, d, flt = (int(x) for x in w.groups())
-    good = a <= b <= int(n[1]) and c <= d <= int(k[3]) and flt >= 0
-    where = ("ok" if good else "bad") + f": nodes {a}-{b} of {n[1]}, notes {c}-{d} of {k[3]}, {flt} page faults"
+    a, b, c, d, flt, oth = (int(x) for x in w.groups())
+    good = a <= b <= int(n[1]) and c <= d <= int(k[3]) and flt >= 0 and oth >= 0
+    where = ("ok" if good else "bad") + f": nodes {a}-{b} of {n[1]}, notes {c}-{d} of {k[3]}, {flt} page faults ({oth} in other threads)"
 f = dict(total=m[1], cpu=m[2], slices=m[3], longest=m[4], longest_cpu=m[5], whole=k[1], kept=k[2], where=where)
 print(f[sys.argv[1]])' "$2"
 }
