@@ -186,9 +186,9 @@ static void hold_take(struct hold *h)
 	uint64_t t = mono_ns();
 
 	/* syscalls: not inside the lock. The process's count says whether
-	 * other threads took faults during the slice: on the lab's VM (shadow
-	 * page tables) each one can stall this thread's loads for
-	 * milliseconds, charged as its CPU time (docs/performance.md). */
+	 * other threads took faults during the slice: on the lab's VM page
+	 * faults elsewhere in the process stalled a thread's loads for tens
+	 * of milliseconds, charged as its CPU time (bench_vmstall). */
 	h->faults0 = faults_of(RUSAGE_THREAD);
 	h->pfaults0 = faults_of(RUSAGE_SELF);
 	cl_plock_acquire(&h->osm->lock);

@@ -32,9 +32,10 @@ if ! LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $d/roots" "event_plu
 fi
 
 # G: waits until topod serves a generation above G, prints it. A deadline
-# in seconds, not a count of polls: under make check's parallel load a
-# reroute (OpenSM's trap, sweep and routing pass, the plugin, topod) took
-# over 30 s once, on a run where the quiet machine needs 6 s.
+# in seconds, not a count of polls: under make check's parallel load no
+# generation reached the restarted topod within 30 s of polling once; on a
+# quiet machine a reroute (OpenSM's trap, sweep and routing pass, the
+# plugin, topod) takes about 6 s.
 wait_gen_above() {
 	local g end=$((SECONDS + 90))
 	while ((SECONDS < end)); do
