@@ -1,6 +1,7 @@
 /*
  * How much one thread's memory work stalls another thread of the same
- * process: the question behind the OpenSM lock's long slices (issue 39).
+ * process: the question behind the OpenSM lock's long slices
+ * (docs/performance.md, "The lock's long slices are the VM's").
  *
  *   build/bench/bench_vmstall [SECONDS per case, default 10]
  *
