@@ -116,9 +116,9 @@ attacks = [
 # Warm up each refusal path once, streaming included (first-time
 # allocations of the log and of libevent's reads are not what a peer makes
 # topod hold: make check of acbf65e saw +12 KiB in the first measured
-# attack only, whose drain after the refusal read larger chunks than any
-# before it), and let topod's background work on the generations just
-# served settle.
+# attack only, when the warm-up had not streamed after the opening, so
+# that attack was the first to drain a large input after a refusal), and
+# let topod's background work on the generations just served settle.
 for what, attack in attacks:
     attack()
 
