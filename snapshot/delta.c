@@ -20,6 +20,7 @@
 
 #define PORT_REC 20   /* a present port's record after its presence byte */
 #define BASE_LEN 32   /* base generation, SM GUID, timestamp, node count, flags */
+#define BLOCK_KEY 6   /* an LFT block record's node index and block number */
 
 static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(char *err, const char *fmt, ...)
@@ -91,6 +92,35 @@ static uint32_t next_block(const uint64_t *hint, size_t nhint, size_t *at, uint3
 		k = (uint32_t)(hint[*at] & 0xffff);
 	}
 	return k < nblk ? k : UINT32_MAX;
+}
+
+/* The entries of a block of n (<= 64) in which b differs from a (NULL:
+ * every entry), bit l for entry l: a reroute rewrites a few entries of
+ * each block it touches (4.8 of 64 on average in a real k=56 cable fault),
+ * so a record names those alone. */
+static uint64_t entry_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+	if (!a)
+		return n == 64 ? ~0ull : (1ull << n) - 1;
+	uint64_t m = 0;
+	uint32_t l = 0;
+	/* Eight entries at a time (the history encodes a reverse delta of
+	 * every block a delta brought): each differing byte's high bit, then
+	 * those eight bits gathered into one byte by a multiply. */
+	for (; l + 8 <= n; l += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + l, 8);
+		memcpy(&y, b + l, 8);
+		uint64_t d = x ^ y, lo7 = 0x7f7f7f7f7f7f7f7full;
+		if (!d)
+			continue;
+		uint64_t hi = (((d & lo7) + lo7) | d) & ~lo7;
+		m |= ((hi >> 7) * 0x0102040810204080ull >> 56) << l;
+	}
+	for (; l < n; l++)
+		if (a[l] != b[l])
+			m |= 1ull << l;
+	return m;
 }
 
 /* One pass that either counts (p == NULL, returns the bytes; stops once
@@ -177,15 +207,18 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 			/* A chunk both share is equal without reading it. */
 			if (ex && (ex == eb || !memcmp(ex, eb, n)))
 				continue;
+			uint64_t mask = entry_mask(ex, eb, n);
+			unsigned ne = (unsigned)__builtin_popcountll(mask);
 			cnt[2]++;
-			size += 6 + n;
+			size += BLOCK_KEY + 8 + ne;
 			if (!p && size > max)
 				return size;
 			if (p) {
 				put32(&p, i);
 				put16(&p, (uint16_t)k);
-				memcpy(p, eb, n);
-				p += n;
+				put64(&p, mask);
+				for (uint64_t m = mask; m; m &= m - 1)
+					*p++ = eb[__builtin_ctzll(m)];
 			}
 		}
 	}
@@ -245,7 +278,7 @@ static int encode(const struct snap *base, const struct snap *target, const uint
 	put64(&p, base->sm_guid);
 	put64(&p, base->timestamp);
 	put32(&p, base->nnodes);
-	put32(&p, 0);
+	put32(&p, SNAP_DELTA_ENTRIES);
 	put8(&p, (uint8_t)elen);
 	memcpy(p, target->engine, elen);
 	p += elen;
@@ -280,6 +313,7 @@ int snap_delta_encode_hint(const struct snap *base, const struct snap *target, c
 
 struct rd {
 	const uint8_t *p, *end;
+	uint32_t flags; /* the payload's: SNAP_DELTA_ENTRIES or 0 */
 };
 
 static int need(const struct rd *r, size_t n)
@@ -311,10 +345,48 @@ static int open_delta(const uint8_t *buf, size_t len, struct snap_delta_info *in
 	info->base_sm_guid = rd64(q + 8);
 	info->base_timestamp = rd64(q + 16);
 	*nnodes = rd32(q + 24);
-	if (rd32(q + 28))
-		return fail(err, "unknown delta flags 0x%x", rd32(q + 28));
+	r->flags = rd32(q + 28);
+	if (r->flags & ~(uint32_t)SNAP_DELTA_ENTRIES)
+		return fail(err, "unknown delta flags 0x%x", r->flags);
 	r->p = q + BASE_LEN;
 	r->end = buf + len;
+	return 0;
+}
+
+/* The body of an LFT block record of node nd's block blk, at p (past its
+ * key, before r->end): its length in *len, in *mask the block's entries
+ * it brings (all of them in a delta without SNAP_DELTA_ENTRIES) and in
+ * *ent those entries, in order. Checked: the mask names at least one
+ * entry and none past the table, and every entry is a port the switch
+ * has (the one LFT rule snap_validate() has, so that an LFT-only delta
+ * need not revalidate the whole fabric). */
+static int block_body(const struct rd *r, const uint8_t *p, const struct snap_node *nd, uint32_t blk, size_t *len,
+		      uint64_t *mask, const uint8_t **ent, char err[SNAP_ERR_LEN])
+{
+	uint32_t bl = block_len(nd->lft_len, blk);
+	uint64_t all = bl == 64 ? ~0ull : (1ull << bl) - 1;
+	size_t left = (size_t)(r->end - p);
+	*mask = all;
+	if (r->flags & SNAP_DELTA_ENTRIES) {
+		if (left < 8)
+			return fail(err, "LFT block %u of node 0x%016llx truncated", blk, (unsigned long long)nd->guid);
+		*mask = rd64(p);
+		p += 8;
+		left -= 8;
+		if (!*mask || (*mask & ~all))
+			return fail(err, "LFT block %u of node 0x%016llx: entry mask 0x%016llx names none, or past its %u entries",
+				    blk, (unsigned long long)nd->guid, (unsigned long long)*mask, nd->lft_len);
+	}
+	unsigned ne = (unsigned)__builtin_popcountll(*mask);
+	if (left < ne)
+		return fail(err, "LFT block %u of node 0x%016llx truncated", blk, (unsigned long long)nd->guid);
+	for (uint64_t m = *mask, e = 0; m; m &= m - 1, e++)
+		if (p[e] != SNAP_LFT_NONE && p[e] > nd->nports)
+			return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
+				    (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + (unsigned)__builtin_ctzll(m),
+				    p[e], nd->nports);
+	*ent = p;
+	*len = ((r->flags & SNAP_DELTA_ENTRIES) ? 8 : 0) + ne;
 	return 0;
 }
 
@@ -412,7 +484,7 @@ static int apply_ports(struct rd *r, struct snap *s, uint32_t *count, char err[S
 static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *info, char err[SNAP_ERR_LEN])
 {
 	uint32_t n;
-	if (read_count(r, 7, "LFT block", &n, err))
+	if (read_count(r, BLOCK_KEY + 1, "LFT block", &n, err))
 		return -1;
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count) */
@@ -422,11 +494,11 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	}
 	int64_t last = -1;
 	for (uint32_t k = 0; k < n; k++) {
-		if (!need(r, 6))
+		if (!need(r, BLOCK_KEY))
 			return fail(err, "LFT block record %u truncated", k);
 		uint32_t i = rd32(r->p);
 		uint32_t blk = rd16(r->p + 4);
-		r->p += 6;
+		r->p += BLOCK_KEY;
 		int64_t key = (int64_t)i << 16 | blk;
 		if (i >= s->nnodes || s->nodes[i].type != SNAP_NODE_SWITCH || key <= last)
 			return fail(err, "LFT block record %u names node %u: not a switch, or out of order", k, i);
@@ -434,29 +506,30 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		if ((uint64_t)blk * SNAP_DELTA_BLOCK >= nd->lft_len)
 			return fail(err, "LFT block %u of node 0x%016llx is past its %u entries", blk,
 				    (unsigned long long)nd->guid, nd->lft_len);
-		uint32_t bl = block_len(nd->lft_len, blk);
-		if (!need(r, bl))
-			return fail(err, "LFT block %u of node 0x%016llx truncated", blk, (unsigned long long)nd->guid);
-		/* The one LFT rule snap_validate() has, checked here so that an
-		 * LFT-only delta need not revalidate the whole fabric. */
-		for (uint32_t l = 0; l < bl; l++)
-			if (r->p[l] != SNAP_LFT_NONE && r->p[l] > nd->nports)
-				return fail(err, "switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
-					    (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, r->p[l], nd->nports);
+		size_t len;
+		uint64_t mask;
+		const uint8_t *ent;
+		if (block_body(r, r->p, nd, blk, &len, &mask, &ent, err))
+			return -1;
 		/* The base still reads this table: the first block that
 		 * changes a chunk of it copies that chunk (copy-on-write), the
-		 * others land in the copy. A producer may list blocks that
-		 * did not change (the plugin's deltas list only those that
-		 * did): those copy nothing. */
-		uint32_t at = blk * SNAP_DELTA_BLOCK, run;
-		if (memcmp(snap_lft_span(nd, at, &run), r->p, bl)) {
+		 * others land in the copy. A producer may list entries that
+		 * did not change (a delta without SNAP_DELTA_ENTRIES lists
+		 * whole blocks): those copy nothing. */
+		uint32_t at = blk * SNAP_DELTA_BLOCK, bl = block_len(nd->lft_len, blk), run;
+		const uint8_t *cur = snap_lft_span(nd, at, &run);
+		uint8_t next[SNAP_DELTA_BLOCK];
+		memcpy(next, cur, bl);
+		for (uint64_t m = mask, e = 0; m; m &= m - 1, e++)
+			next[__builtin_ctzll(m)] = ent[e];
+		if (memcmp(cur, next, bl)) {
 			uint8_t *t = snap_lft_own(s, i, at, bl);
 			if (!t)
 				return fail(err, "out of memory copying the LFT of node 0x%016llx",
 					    (unsigned long long)nd->guid);
-			memcpy(t, r->p, bl);
+			memcpy(t, next, bl);
 		}
-		r->p += bl;
+		r->p += len;
 		last = key;
 		if (info->block)
 			info->block[k] = (uint64_t)key;
@@ -534,8 +607,8 @@ bad:
  * its node count, types, port counts and table lengths are used). */
 enum { SEC_DESC, SEC_PORT, SEC_BLOCK };
 static const char *const sec_name[] = { "description", "port", "LFT block" };
-static const size_t sec_min[] = { 5, 6, 7 };   /* smallest record, for read_count */
-static const size_t sec_fixed[] = { 5, 6, 6 }; /* the bytes before its variable part */
+static const size_t sec_min[] = { 5, 6, BLOCK_KEY + 1 }; /* smallest record, for read_count */
+static const size_t sec_fixed[] = { 5, 6, BLOCK_KEY };    /* the bytes before its variable part */
 
 struct sec {
 	struct rd *r;
@@ -545,6 +618,8 @@ struct sec {
 	int64_t last, key;
 	const uint8_t *rec; /* the current record, its key fields included */
 	size_t len;
+	uint64_t mask;      /* an LFT block record's entries (block_body) */
+	const uint8_t *ent;
 };
 
 static int sec_open(struct sec *s, struct rd *r, int kind, const char *who, char err[SNAP_ERR_LEN])
@@ -558,7 +633,7 @@ static int sec_open(struct sec *s, struct rd *r, int kind, const char *who, char
 
 /* The length of the record at s->r->p with its key in *key; -1 when it is
  * malformed. */
-static int64_t sec_record(const struct sec *s, const struct snap *shape, int64_t *key, char err[SNAP_ERR_LEN])
+static int64_t sec_record(struct sec *s, const struct snap *shape, int64_t *key, char err[SNAP_ERR_LEN])
 {
 	const struct rd *r = s->r;
 	const uint8_t *p = r->p;
@@ -589,15 +664,10 @@ static int64_t sec_record(const struct sec *s, const struct snap *shape, int64_t
 		if (nd->type != SNAP_NODE_SWITCH || (uint64_t)blk * SNAP_DELTA_BLOCK >= nd->lft_len)
 			return fail(err, "%s delta: LFT block record %u names node %u block %u: not a switch, or past its table",
 				    s->who, s->k, i, blk);
-		uint32_t bl = block_len(nd->lft_len, blk);
-		len = 6 + bl;
-		if (!need(r, len))
-			return fail(err, "%s delta: LFT block %u of node %u truncated", s->who, blk, i);
-		for (uint32_t l = 0; l < bl; l++)
-			if (p[6 + l] != SNAP_LFT_NONE && p[6 + l] > nd->nports)
-				return fail(err, "%s delta: switch 0x%016llx: LFT sends LID %u to port %u, but it has %u ports",
-					    s->who, (unsigned long long)nd->guid, blk * SNAP_DELTA_BLOCK + l, p[6 + l],
-					    nd->nports);
+		char e[SNAP_ERR_LEN];
+		if (block_body(r, p + BLOCK_KEY, nd, blk, &len, &s->mask, &s->ent, e))
+			return fail(err, "%s delta: %s", s->who, e);
+		len += BLOCK_KEY;
 	}
 	if (*key <= s->last)
 		return fail(err, "%s delta: %s record %u out of order", s->who, sec_name[s->kind], s->k);
@@ -622,10 +692,26 @@ static int sec_next(struct sec *s, const struct snap *shape, char err[SNAP_ERR_L
 	return 1;
 }
 
+/* An LFT block record with its entry mask (SNAP_DELTA_ENTRIES): b's
+ * entries, and a's (may be NULL) where b has none. */
+static void put_block(uint8_t **p, const struct sec *a, const struct sec *b)
+{
+	uint64_t ma = a ? a->mask : 0, mb = b->mask;
+	memcpy(*p, b->rec, BLOCK_KEY);
+	*p += BLOCK_KEY;
+	put64(p, ma | mb);
+	for (uint64_t m = ma | mb; m; m &= m - 1) {
+		uint64_t bit = m & -m;
+		const struct sec *t = (mb & bit) ? b : a;
+		*(*p)++ = t->ent[__builtin_popcountll(t->mask & (bit - 1))];
+	}
+}
+
 /* Merges one section of both deltas into *p: every key of either, the
  * second's record where both have one (each record replaces all of its
- * description, port or block). */
-static int merge_section(struct rd *ra, struct rd *rb, int kind, const struct snap *shape, uint8_t **p,
+ * description or port; of a block, the entries it names). masked: the
+ * result's block records name their entries (either delta's did). */
+static int merge_section(struct rd *ra, struct rd *rb, int kind, int masked, const struct snap *shape, uint8_t **p,
 			 char err[SNAP_ERR_LEN])
 {
 	struct sec x, y;
@@ -634,22 +720,27 @@ static int merge_section(struct rd *ra, struct rd *rb, int kind, const struct sn
 	uint8_t *cntp = *p;
 	uint32_t n = 0;
 	*p += 4;
+	masked = masked && kind == SEC_BLOCK;
 	int hx = sec_next(&x, shape, err), hy = hx < 0 ? 0 : sec_next(&y, shape, err);
 	for (;;) {
 		if (hx < 0 || hy < 0)
 			return -1;
 		if (!hx && !hy)
 			break;
-		int use_x = hx && (!hy || x.key < y.key);
+		int use_x = hx && (!hy || x.key < y.key), both = hx && hy && x.key == y.key;
 		const struct sec *t = use_x ? &x : &y;
-		memcpy(*p, t->rec, t->len);
-		*p += t->len;
+		if (masked)
+			put_block(p, both ? &x : NULL, t);
+		else {
+			memcpy(*p, t->rec, t->len);
+			*p += t->len;
+		}
 		n++;
 		if (use_x) {
 			hx = sec_next(&x, shape, err);
 			continue;
 		}
-		if (hx && x.key == y.key)
+		if (both)
 			hx = sec_next(&x, shape, err);
 		if (hx >= 0)
 			hy = sec_next(&y, shape, err);
@@ -697,22 +788,31 @@ int snap_delta_compose(const struct snap *shape, const uint8_t *a, size_t alen, 
 	if (read_engine(&ra, "first", &ea, &la, err) || read_engine(&rb, "second", &eb, &lb, err))
 		return -1;
 	/* The result holds at most every record of both, and one header, base
-	 * and engine name fewer. Written once and dropped (topod journals it
-	 * and reads it back for the next): in 2 MiB pages past a few MiB,
-	 * whose first writes fault 512 times less often. */
-	uint8_t *buf = snap_bytes_realloc(NULL, alen + blen), *p = buf + SNAP_HEADER_LEN;
+	 * and engine name fewer; when one delta names block entries and the
+	 * other not, the other's block records (7 bytes or more) each gain
+	 * an 8-byte mask. Written once and dropped (topod journals it and
+	 * reads it back for the next): in 2 MiB pages past a few MiB, whose
+	 * first writes fault 512 times less often, and only those written
+	 * are resident. */
+	uint32_t flags = (ra.flags | rb.flags) & SNAP_DELTA_ENTRIES;
+	size_t room = alen + blen;
+	if (flags && !(ra.flags & SNAP_DELTA_ENTRIES))
+		room += alen / (BLOCK_KEY + 1) * 8;
+	if (flags && !(rb.flags & SNAP_DELTA_ENTRIES))
+		room += blen / (BLOCK_KEY + 1) * 8;
+	uint8_t *buf = snap_bytes_realloc(NULL, room), *p = buf + SNAP_HEADER_LEN;
 	if (!buf)
 		return fail(err, "out of memory composing deltas of %zu and %zu bytes", alen, blen);
 	put64(&p, ia.base_generation);
 	put64(&p, ia.base_sm_guid);
 	put64(&p, ia.base_timestamp);
 	put32(&p, na);
-	put32(&p, 0);
+	put32(&p, flags);
 	put8(&p, lb);
 	memcpy(p, eb, lb);
 	p += lb;
 	for (int kind = SEC_DESC; kind <= SEC_BLOCK; kind++)
-		if (merge_section(&ra, &rb, kind, shape, &p, err))
+		if (merge_section(&ra, &rb, kind, flags != 0, shape, &p, err))
 			goto bad;
 	if (ra.p != ra.end || rb.p != rb.end) {
 		fail(err, "%zu bytes after the last record of the %s delta",

@@ -23,6 +23,10 @@
 #define SNAP_DELTA_MAGIC "TOPODLTA"
 #define SNAP_DELTA_VERSION 1
 #define SNAP_DELTA_BLOCK 64 /* LFT entries per block, as in the LinearForwardingTable SMP */
+/* Payload flag: each LFT block record names the entries it brings (a
+ * 64-bit mask, then those entries) instead of carrying the whole block.
+ * The encoder always sets it; the decoder reads deltas with and without. */
+#define SNAP_DELTA_ENTRIES 1u
 
 /* Return values besides 0 and -1. */
 #define SNAP_DELTA_FULL 1    /* encode: the change needs a full snapshot (err says why) */

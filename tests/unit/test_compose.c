@@ -10,9 +10,7 @@
  */
 #include <inttypes.h>
 
-#include "delta.h"
-#include "testfab.h"
-#include "wire.h"
+#include "testdelta.h"
 
 static struct snap *fabric(void)
 {
@@ -63,17 +61,6 @@ static int same(const struct snap *a, const struct snap *b)
 	       a->max_lid == b->max_lid && !strcmp(a->engine, b->engine);
 }
 
-static void reseal(uint8_t *buf, size_t len)
-{
-	uint8_t *h = buf + 24;
-	put64(&h, len - SNAP_HEADER_LEN);
-	h = buf + 32;
-	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, len - SNAP_HEADER_LEN));
-	put32(&h, 0);
-	h = buf + 36;
-	put32(&h, snap_crc32c(0, buf, SNAP_HEADER_LEN));
-}
-
 static uint8_t *enc(const struct snap *x, const struct snap *y, size_t *len)
 {
 	char err[SNAP_ERR_LEN];
@@ -115,6 +102,16 @@ static void test_equal(void)
 	      l1, l2, cl);
 	CHECK(cl <= l1 + l2 - SNAP_HEADER_LEN, "the composition is no larger than both inputs");
 	CHECK(composes(a, d1, l1, d3, l3, &cl), "disjoint reroutes (another leaf, another link): equal too");
+	/* A journal written before block records named their entries,
+	 * composed with the deltas after it, either way round. */
+	size_t w1l, w2l, wwl;
+	uint8_t *w1 = td_whole_blocks(d1, b, &w1l), *w2 = td_whole_blocks(d2, c, &w2l);
+	int mixed = composes(a, w1, w1l, d2, l2, &cl) && composes(a, d1, l1, w2, w2l, &cl);
+	wwl = 0;
+	mixed = mixed && composes(a, w1, w1l, w2, w2l, &wwl);
+	CHECK(mixed, "whole blocks (flags 0) compose with named entries either way round, and with whole blocks");
+	free(w1);
+	free(w2);
 	struct snap_delta_info info = { 0 };
 	uint8_t *comp = NULL;
 	struct snap *r = NULL;
@@ -264,66 +261,67 @@ static void test_malformed(void)
 	memcpy(m, d2, l2);
 	uint8_t *w = m + desc0;
 	put32(&w, a->nnodes);
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "node"), "a description of a node past the table");
 	memcpy(m, d2, l2);
 	m[desc0 + 5] = 0;
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "NUL"), "a description holding a NUL");
 	memcpy(m, d2, l2);
 	m[ports_off + 4 + 4] = 200;
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "port"), "a port past the node's ports");
 	memcpy(m, d2, l2);
 	m[ports_off + 4 + 5] = 2;
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "presence"), "a presence byte of 2");
 	memcpy(m, d2, l2);
 	memcpy(m + ports_off + 4, d2 + ports_off + 4 + 26, 26);
 	memcpy(m + ports_off + 4 + 26, d2 + ports_off + 4, 26);
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "out of order"), "port records out of order");
 	memcpy(m, d2, l2);
-	m[b0 + 6] = 200;
-	reseal(m, l2);
+	m[b0 + 6 + 8] = 200; /* the first entry, past the key and the entry mask */
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "LFT sends"), "an LFT entry naming a port the switch lacks");
 	memcpy(m, d2, l2);
 	w = m + b0 + 4;
 	put16(&w, 4000);
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "past its table"), "an LFT block past the table");
 	memcpy(m, d2, l2);
 	w = m + b0;
 	put32(&w, 0); /* node 0 is a CA in tf_tree2's GUID order? then "not a switch" */
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(a->nodes[0].type == SNAP_NODE_SWITCH || both_refuse(a, b, d1, l1, m, l2, "not a switch"),
 	      "an LFT block of a node that is not a switch");
 	memcpy(m, d2, l2);
 	w = m + SNAP_HEADER_LEN + 24;
 	put32(&w, a->nnodes + 1);
-	reseal(m, l2);
+	td_reseal(m, l2);
 	x = NULL;
 	CHECK(snap_delta_compose(a, d1, l1, m, l2, &x, &xl, err) == -1 && !x && strstr(err, "nodes"),
 	      "a delta for another node count: %s", err);
 	memcpy(m, d2, l2);
 	w = m + blocks_off;
 	put32(&w, 0x10000000);
-	reseal(m, l2);
+	td_reseal(m, l2);
 	CHECK(both_refuse(a, b, d1, l1, m, l2, "cannot fit"), "a count the bytes cannot hold");
 	uint8_t *longer = malloc(l2 + 1);
 	memcpy(longer, d2, l2);
 	longer[l2] = 0;
-	reseal(longer, l2 + 1);
+	td_reseal(longer, l2 + 1);
 	CHECK(both_refuse(a, b, d1, l1, longer, l2 + 1, "after the last record"), "a byte after the last record");
 	free(longer);
 	/* The same damage in the first delta. */
 	uint8_t *m1 = malloc(l1);
 	memcpy(m1, d1, l1);
 	offsets(d1, &desc0, &ports_off, &blocks_off);
-	m1[blocks_off + 4 + 6] = 200;
-	reseal(m1, l1);
+	m1[blocks_off + 4 + 6 + 8] = 200;
+	td_reseal(m1, l1);
 	x = NULL;
-	CHECK(snap_delta_compose(a, m1, l1, d2, l2, &x, &xl, err) == -1 && !x && strstr(err, "first delta"),
+	CHECK(snap_delta_compose(a, m1, l1, d2, l2, &x, &xl, err) == -1 && !x && strstr(err, "first delta") &&
+		      strstr(err, "LFT sends"),
 	      "damage in the first delta: %.70s", err);
 	free(m1);
 
@@ -338,7 +336,7 @@ static void test_malformed(void)
 		int flips = 1 + (int)(tf_rand() % 3);
 		for (int f = 0; f < flips; f++)
 			m[SNAP_HEADER_LEN + 32 + tf_rand() % (l2 - SNAP_HEADER_LEN - 32)] = (uint8_t)tf_rand();
-		reseal(m, l2);
+		td_reseal(m, l2);
 		struct snap *viab = NULL, *viac = NULL;
 		x = NULL;
 		int pa = snap_delta_apply(b, m, l2, &viab, NULL, err);

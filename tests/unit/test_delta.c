@@ -6,9 +6,7 @@
  */
 #include <inttypes.h>
 
-#include "delta.h"
-#include "testfab.h"
-#include "wire.h"
+#include "testdelta.h"
 
 static struct snap *fabric(void)
 {
@@ -54,17 +52,6 @@ static int same(const struct snap *a, const struct snap *b)
 	return snap_diff(a, b, SNAP_DIFF_STATE, NULL, NULL) == 0 && a->generation == b->generation &&
 	       a->sm_guid == b->sm_guid && a->sweep == b->sweep && a->timestamp == b->timestamp &&
 	       a->max_lid == b->max_lid;
-}
-
-static void reseal(uint8_t *buf, size_t len)
-{
-	uint8_t *h = buf + 24;
-	put64(&h, len - SNAP_HEADER_LEN);
-	h = buf + 32;
-	put32(&h, snap_crc32c(0, buf + SNAP_HEADER_LEN, len - SNAP_HEADER_LEN));
-	put32(&h, 0);
-	h = buf + 36;
-	put32(&h, snap_crc32c(0, buf, SNAP_HEADER_LEN));
 }
 
 static void test_roundtrip(void)
@@ -182,7 +169,7 @@ static void test_hostile(void)
 		int flips = 1 + (int)(tf_rand() % 4);
 		for (int f = 0; f < flips; f++)
 			m[SNAP_HEADER_LEN + 24 + tf_rand() % (dl - SNAP_HEADER_LEN - 24)] = (uint8_t)tf_rand();
-		reseal(m, dl);
+		td_reseal(m, dl);
 		c = NULL;
 		int rc = snap_delta_apply(a, m, dl, &c, NULL, err);
 		if (rc == 0) {
@@ -210,23 +197,23 @@ static void test_hostile(void)
 	size_t p0 = ports_off + 4, p1 = p0 + 6 + 20;
 	memcpy(m, d, dl);
 	m[p0 + 4] = 200;
-	reseal(m, dl);
+	td_reseal(m, dl);
 	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "out of range"),
 	      "a port past the node's ports: %s", err);
 	memcpy(m, d, dl);
 	memcpy(m + p0, d + p1, 6 + 20);
 	memcpy(m + p1, d + p0, 6 + 20);
-	reseal(m, dl);
+	td_reseal(m, dl);
 	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "out of order"),
 	      "records out of order: %s", err);
 	memcpy(m, d, dl);
 	m[p0 + 6 + 19] ^= 0x7; /* peer port */
-	reseal(m, dl);
+	td_reseal(m, dl);
 	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1, "a link that does not point back: %s", err);
 	memcpy(m, d, dl);
 	uint8_t *cnt = m + ports_off;
 	put32(&cnt, 0x10000000);
-	reseal(m, dl);
+	td_reseal(m, dl);
 	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "cannot fit"),
 	      "a count the bytes cannot hold: %s", err);
 	free(m);
@@ -585,12 +572,113 @@ static void test_decode_early(void)
 	snap_free(s);
 }
 
+/* Block records name their entries (SNAP_DELTA_ENTRIES): exactly those
+ * that differ, 15 bytes for one where the first version spent 70; a
+ * delta of whole blocks (flags 0, what an older producer sends) applies
+ * to the same fabric; the mask is checked like any other field. */
+static void test_entries(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = snap_new();
+	tf_tree2(a, 16, 16, 4, 1);
+	tf_finish(a, 0);
+	a->generation = 10;
+	int wrong = 0, whole_bad = 0;
+	uint32_t recs = 0, ents = 0, last_short = 0;
+	size_t named = 0, whole = 0;
+	for (unsigned it = 0; it < 50; it++) {
+		struct snap *b = tf_reroute(a, it), *c = NULL, *w = NULL;
+		uint8_t *d = NULL, *wd = NULL;
+		size_t dl, wl;
+		if (snap_delta_encode(a, b, &d, &dl, err))
+			tf_die(err);
+		const uint8_t *q = d + td_blocks_at(d);
+		uint32_t n = rd32(q);
+		q += 4;
+		for (uint32_t k = 0; k < n; k++, recs++) {
+			uint32_t i = rd32(q), l0 = rd16(q + 4) * SNAP_DELTA_BLOCK;
+			uint64_t mask = rd64(q + 6), want = 0;
+			const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
+			for (uint32_t l = 0; l < SNAP_DELTA_BLOCK && l0 + l < y->lft_len; l++)
+				want |= (uint64_t)(snap_lft_get(x, l0 + l) != snap_lft_get(y, l0 + l)) << l;
+			last_short += y->lft_len - l0 < SNAP_DELTA_BLOCK;
+			int e = 0;
+			for (uint64_t m = mask; m; m &= m - 1, e++)
+				wrong += q[14 + e] != snap_lft_get(y, l0 + (uint32_t)__builtin_ctzll(m));
+			wrong += mask != want;
+			ents += (uint32_t)e;
+			q += 14 + (size_t)e;
+		}
+		wrong += q != d + dl;
+		wd = td_whole_blocks(d, b, &wl);
+		named += dl;
+		whole += wl;
+		whole_bad += snap_delta_apply(a, d, dl, &c, NULL, err) || !same(b, c) ||
+			     snap_delta_apply(a, wd, wl, &w, NULL, err) || !same(b, w);
+		snap_free(c);
+		snap_free(w);
+		free(d);
+		free(wd);
+		snap_free(b);
+	}
+	CHECK(recs >= 50 && !wrong, "50 random reroutes, %u block records: each names exactly the %u entries that "
+				    "differ, with the target's values (%d wrong)", recs, ents, wrong);
+	CHECK(!whole_bad && last_short > 0, "the same deltas with whole blocks (flags 0) apply to the same fabrics "
+					    "(%d do not; %u records of a table's short last block)", whole_bad, last_short);
+	CHECK(named < whole, "named entries take %zu bytes, whole blocks %zu", named, whole);
+
+	/* Damage to the mask, re-sealed so that the checks are reached. */
+	struct snap *b = tf_reroute(a, 0), *c = NULL;
+	uint8_t *d = NULL;
+	size_t dl;
+	if (snap_delta_encode(a, b, &d, &dl, err))
+		tf_die(err);
+	size_t r0 = td_blocks_at(d) + 4;
+	uint32_t i = rd32(d + r0), blk = rd16(d + r0 + 4);
+	uint32_t bl = b->nodes[i].lft_len - blk * SNAP_DELTA_BLOCK;
+	uint8_t *m = malloc(dl), *wp;
+	memcpy(m, d, dl);
+	wp = m + r0 + 6;
+	put64(&wp, 0);
+	td_reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "names none"), "a mask naming no entry: %s",
+	      err);
+	memcpy(m, d, dl);
+	wp = m + r0 + 6;
+	uint64_t one = rd64(d + r0 + 6) & -rd64(d + r0 + 6);
+	put64(&wp, bl < SNAP_DELTA_BLOCK ? one | 1ull << bl : one << 1 | one); /* past a short block, or one entry more */
+	td_reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && (bl >= SNAP_DELTA_BLOCK || strstr(err, "past its")),
+	      "a mask naming an entry past the table, or more entries than follow: %s", err);
+	memcpy(m, d, dl);
+	m[r0 + 14] = 200;
+	td_reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "LFT sends"),
+	      "a named entry naming a port the switch lacks: %s", err);
+	memcpy(m, d, dl);
+	wp = m + SNAP_HEADER_LEN + 28;
+	put32(&wp, SNAP_DELTA_ENTRIES | 2);
+	td_reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && strstr(err, "unknown delta flags"),
+	      "an unknown flag: %s", err);
+	memcpy(m, d, dl);
+	wp = m + SNAP_HEADER_LEN + 28;
+	put32(&wp, 0);
+	td_reseal(m, dl);
+	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1, "named entries read as whole blocks: refused (%s)", err);
+	free(m);
+	free(d);
+	snap_free(b);
+	snap_free(a);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_full_needed();
 	test_hostile();
 	test_hint();
+	test_entries();
 	test_decode_reserved();
 	test_decode_early();
 	return tf_failures != 0;
