@@ -616,7 +616,7 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 		 * step is checked against them. The moved ones walk. */
 		p.hc = relinked_cover(old, x, &hd, &moved);
 		p.moved = moved;
-		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, blk, nblk, &x->hc))
+		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, old->rt, chg, blk, nblk, &x->hc))
 			x->hc = NULL; /* out of memory: the walks decide */
 		if (p.hc)
 			x->cover_rc = old->cover_rc;
@@ -657,7 +657,7 @@ static int hier_after_blocks(const struct fabric_index *old, struct fabric_index
 	if (x->rt->pt == old->rt->pt)
 		x->cover_rc = old->cover_rc;
 	/* carried first: where old's is complete, it decides the proof too */
-	if (hc && hopcover_carry(hc, hc->hd, NULL, x->rt, info->block, info->blocks, &next))
+	if (hc && hopcover_carry(hc, hc->hd, NULL, x->rt, old->rt, NULL, info->block, info->blocks, &next))
 		next = NULL; /* out of memory: the walks remain */
 	struct proof p = { .ra = old->rt, .rb = x->rt, .hc = whole, .next = whole ? next : NULL };
 	int differ = hops_differ(&p, info->block, info->blocks);

@@ -402,6 +402,19 @@ static void view_switch(const struct route_tab *rt, const struct hopdist *hd, ui
  * hopdist_closer allows: an entry one step from its leaf is one byte
  * compare. The leaf's own entries (distance 0) take the exact
  * route_step_code path. */
+static inline int entry_off(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
+			    const uint8_t *dx, uint32_t k, uint8_t p, uint32_t l)
+{
+	uint8_t dd = dx[k];
+	uint32_t next = 0;
+	if (dd == HOPDIST_INF)
+		return 0;
+	if (dd)
+		return !v->nrow[p] || v->nrow[p][k] != dd - 1;
+	int st = route_step_code(v->pt, v->n->nports, p, rt->lid_ep[l], &next);
+	return !hopdist_closer(hd, dd, st, next, k);
+}
+
 static void cover_range(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
 			const uint16_t *lk, const uint8_t *dx, uint32_t l0, uint32_t l1, uint8_t *bad)
 {
@@ -410,19 +423,8 @@ static void cover_range(const struct route_tab *rt, const struct hopdist *hd, co
 		const uint8_t *c = snap_lft_span(v->n, l0, &run);
 		if (!c || run > l1 - l0) /* past the table: every entry SNAP_LFT_NONE */
 			run = l1 - l0;
-		for (uint32_t l = l0; l < l0 + run; l++) {
-			uint32_t k = lk[l], next = 0;
-			uint8_t dd = dx[k];
-			if (dd == HOPDIST_INF)
-				continue;
-			uint8_t p = c ? c[l - l0] : SNAP_LFT_NONE;
-			if (dd) {
-				bad[l] |= !v->nrow[p] || v->nrow[p][k] != dd - 1;
-				continue;
-			}
-			int st = route_step_code(v->pt, v->n->nports, p, rt->lid_ep[l], &next);
-			bad[l] |= !hopdist_closer(hd, dd, st, next, k);
-		}
+		for (uint32_t l = l0; l < l0 + run; l++)
+			bad[l] |= entry_off(rt, hd, v, dx, lk[l], c ? c[l - l0] : SNAP_LFT_NONE, l);
 	}
 }
 
@@ -541,11 +543,37 @@ static void recheck_moved(struct hopcover *x, const struct route_tab *rt, const 
 	}
 }
 
+/* The entries of one block [l0, l1) of the viewed switch (node) that
+ * may have a new verdict: those whose LFT byte differs from was's (the
+ * tables before; NULL: all of them) or whose port's code changed (chg,
+ * by rt->pt_off; NULL: none). A cable fault's delta rewrites 4.8 of a
+ * block's 64 entries on average (k=56): the others keep their verdicts,
+ * as the entries of blocks it did not bring do. */
+static void carry_block(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
+			const uint16_t *lk, const uint8_t *dx, const struct route_tab *was, const uint8_t *chg,
+			uint32_t node, uint32_t l0, uint32_t l1, uint8_t *bad)
+{
+	uint32_t run, wrun;
+	const uint8_t *now = snap_lft_span(v->n, l0, &run);
+	const uint8_t *before = was ? snap_lft_span(&was->snap->nodes[node], l0, &wrun) : NULL;
+	if (!now || !before || run < l1 - l0 || wrun < l1 - l0) {
+		cover_range(rt, hd, v, lk, dx, l0, l1, bad);
+		return;
+	}
+	for (uint32_t l = l0; l < l1; l++) {
+		uint8_t p = now[l - l0];
+		if (p == before[l - l0] && !(chg && p <= v->n->nports && chg[p]))
+			continue;
+		bad[l] |= entry_off(rt, hd, v, dx, lk[l], p, l);
+	}
+}
+
 /* The entries of block[0 .. n) (sorted by node, as snap_delta_info lists
- * them) at the switches x has checked, tested as cover_range tests them,
- * switch by switch over the cores: a cable fault's delta rewrites 16
- * million entries at k=56. Marks x->bad. AN_OK or AN_E_NOMEM. */
-static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const uint64_t *block, uint32_t n)
+ * them) at the switches x has checked, tested as cover_range tests them
+ * (only those carry_block says may have changed), switch by switch over
+ * the cores. Marks x->bad. AN_OK or AN_E_NOMEM. */
+static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const struct route_tab *was,
+			const uint8_t *chg, const uint64_t *block, uint32_t n)
 {
 	const struct hopdist *hd = x->hd;
 	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp)), ng = 0;
@@ -568,12 +596,13 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const ui
 			if (!mine || !dx || nomem || sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
 				continue;
 			view_switch(rt, hd, sw, dx, &v);
+			const uint8_t *pc = chg ? chg + rt->pt_off[sw] : NULL;
 			for (uint32_t i = grp[g]; i < grp[g + 1]; i++) {
 				uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK, l1 = l0 + SNAP_DELTA_BLOCK;
 				l0 = l0 ? l0 : 1;
 				l1 = l1 < rt->max_lid + 1 ? l1 : rt->max_lid + 1;
 				if (l0 < l1)
-					cover_range(rt, hd, &v, lk, dx, l0, l1, mine);
+					carry_block(rt, hd, &v, lk, dx, was, pc, node, l0, l1, mine);
 			}
 		}
 #pragma omp critical
@@ -588,7 +617,8 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const ui
 }
 
 int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *moved, const struct route_tab *rt,
-		   const uint64_t *block, uint32_t n, struct hopcover **out)
+		   const struct route_tab *was, const uint8_t *chg, const uint64_t *block, uint32_t n,
+		   struct hopcover **out)
 {
 	struct hopcover *x;
 	if (hd->pt != rt->pt || hd->nsw != c->hd->nsw || hd->nlid != c->hd->nlid || hd->nleaf != c->hd->nleaf ||
@@ -606,7 +636,7 @@ int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *
 	 * not change. A failed step marks its LID; none is unmarked, so a
 	 * LID whose routes became shortest again stays uncovered (its
 	 * proofs walk) until a full build makes a new cover. */
-	if (carry_blocks(x, rt, block, n)) {
+	if (carry_blocks(x, rt, was, chg, block, n)) {
 		hopcover_free(x);
 		return AN_E_NOMEM;
 	}

@@ -120,11 +120,16 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
  * changed): a new cover over hd, rt's distances (c's own, or relinked
  * from them: hopdist_relink, whose moved leaves' LIDs are checked again
  * at every switch c had checked; moved NULL when none), in which the
- * changed entries of the switches c had checked are checked again. AN_OK
- * with *out new; AN_E_NOMEM; AN_E_INVAL when hd is not for rt's links or
- * c's LIDs. */
+ * changed entries of the switches c had checked are checked again. With
+ * was (the tables c's generation had; may be NULL) only the entries of
+ * those blocks that differ from was's, or name a port whose code changed
+ * (chg by rt->pt_off, as links_changed in fabric.c marks them; may be
+ * NULL), are: a verdict depends on the entry, its port's code and the
+ * distances alone. AN_OK with *out new; AN_E_NOMEM; AN_E_INVAL when hd is
+ * not for rt's links or c's LIDs. */
 int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *moved, const struct route_tab *rt,
-		   const uint64_t *block, uint32_t n, struct hopcover **out);
+		   const struct route_tab *was, const uint8_t *chg, const uint64_t *block, uint32_t n,
+		   struct hopcover **out);
 
 /* The leaf index of LID l when complete cover c covers it, else
  * ROUTE_NONE. */
