@@ -125,10 +125,13 @@ static uint64_t entry_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
 
 /* One pass that either counts (p == NULL, returns the bytes; stops once
  * past max) or writes. hint (may be NULL): what snap_delta_encode_hint
- * was told. */
+ * was told. The block records name their entries when *masked: counting
+ * sets it to whether that form is the smaller (a reroute's few entries
+ * per block), writing follows it. */
 static size_t encode_records(const struct snap *a, const struct snap *b, const uint64_t *hint, size_t nhint,
-			     uint8_t *p, uint32_t cnt[3], size_t max)
+			     uint8_t *p, uint32_t cnt[3], size_t max, int *masked)
 {
+	uint8_t *const p0 = p;
 	size_t size = 0;
 	uint8_t *cntp;
 	/* descriptions */
@@ -186,12 +189,13 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 	}
 	if (cntp)
 		put32(&cntp, cnt[1]);
-	/* LFT blocks */
+	/* LFT blocks: their bytes named (bm) and whole (bw) */
 	cnt[2] = 0;
 	cntp = p;
 	if (p)
 		p += 4;
 	size += 4;
+	size_t bm = 0, bw = 0;
 	size_t at = 0; /* hint entries before it are of earlier nodes or blocks */
 	for (uint32_t i = 0; i < a->nnodes; i++) {
 		const struct snap_node *x = &a->nodes[i], *y = &b->nodes[i];
@@ -207,24 +211,33 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 			/* A chunk both share is equal without reading it. */
 			if (ex && (ex == eb || !memcmp(ex, eb, n)))
 				continue;
-			uint64_t mask = entry_mask(ex, eb, n);
-			unsigned ne = (unsigned)__builtin_popcountll(mask);
 			cnt[2]++;
-			size += BLOCK_KEY + 8 + ne;
-			if (!p && size > max)
-				return size;
-			if (p) {
-				put32(&p, i);
-				put16(&p, (uint16_t)k);
-				put64(&p, mask);
-				for (uint64_t m = mask; m; m &= m - 1)
-					*p++ = eb[__builtin_ctzll(m)];
+			if (!p) {
+				bm += BLOCK_KEY + 8 + (size_t)__builtin_popcountll(entry_mask(ex, eb, n));
+				bw += BLOCK_KEY + n;
+				if (size + (bm < bw ? bm : bw) > max)
+					return size + (bm < bw ? bm : bw);
+				continue;
 			}
+			put32(&p, i);
+			put16(&p, (uint16_t)k);
+			if (!*masked) {
+				memcpy(p, eb, n);
+				p += n;
+				continue;
+			}
+			uint64_t mask = entry_mask(ex, eb, n);
+			put64(&p, mask);
+			for (uint64_t m = mask; m; m &= m - 1)
+				*p++ = eb[__builtin_ctzll(m)];
 		}
 	}
 	if (cntp)
 		put32(&cntp, cnt[2]);
-	return size;
+	if (p)
+		return (size_t)(p - p0);
+	*masked = bm <= bw;
+	return size + (bm <= bw ? bm : bw);
 }
 
 /* The header of a delta whose payload (plen bytes) follows it in buf. */
@@ -263,8 +276,10 @@ static int encode(const struct snap *base, const struct snap *target, const uint
 		}
 	}
 	uint32_t cnt[3];
+	int masked = 1;
 	size_t elen = strnlen(target->engine, SNAP_ENGINE_LEN);
-	size_t size = SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, hint, nhint, NULL, cnt, max);
+	size_t size =
+		SNAP_HEADER_LEN + BASE_LEN + 1 + elen + encode_records(base, target, hint, nhint, NULL, cnt, max, &masked);
 	if (size > max) {
 		snprintf(err, SNAP_ERR_LEN, "delta larger than %zu bytes", max);
 		return SNAP_DELTA_FULL;
@@ -278,11 +293,11 @@ static int encode(const struct snap *base, const struct snap *target, const uint
 	put64(&p, base->sm_guid);
 	put64(&p, base->timestamp);
 	put32(&p, base->nnodes);
-	put32(&p, SNAP_DELTA_ENTRIES);
+	put32(&p, masked ? SNAP_DELTA_ENTRIES : 0);
 	put8(&p, (uint8_t)elen);
 	memcpy(p, target->engine, elen);
 	p += elen;
-	p += encode_records(base, target, hint, nhint, p, cnt, SIZE_MAX);
+	p += encode_records(base, target, hint, nhint, p, cnt, SIZE_MAX, &masked);
 
 	seal(buf, (uint64_t)(p - buf) - SNAP_HEADER_LEN, target->generation, target->sm_guid, target->sweep,
 	     target->timestamp);

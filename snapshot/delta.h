@@ -25,7 +25,8 @@
 #define SNAP_DELTA_BLOCK 64 /* LFT entries per block, as in the LinearForwardingTable SMP */
 /* Payload flag: each LFT block record names the entries it brings (a
  * 64-bit mask, then those entries) instead of carrying the whole block.
- * The encoder always sets it; the decoder reads deltas with and without. */
+ * The encoder sets it when that form is the smaller (a reroute's few
+ * entries per block); the decoder reads deltas with and without. */
 #define SNAP_DELTA_ENTRIES 1u
 
 /* Return values besides 0 and -1. */

@@ -190,8 +190,9 @@ def file_seeds(tmp):
     delta = os.path.join(tmp, "ab.delta")
     subprocess.run([os.path.join(BIN, "topo-snap"), "delta", snap, other, delta], check=True,
                    stdout=subprocess.DEVNULL)
-    # 2sw4hca-lfts-whole, beside it, is the same change with whole LFT
-    # blocks (flags 0) as the first encoder wrote it: kept, not remade.
+    # Small tables: the encoder writes whole blocks (the smaller form).
+    # 2sw4hca-lfts-named, beside it, is the same change with its block
+    # records naming their entries (flags 1): kept, not remade.
     put("fuzz_delta", "2sw4hca-lfts", open(delta, "rb").read())
     put("fuzz_conf", "topod.conf", open(os.path.join(ROOT, "systemd", "topod.conf"), "rb").read())
     put("fuzz_conf", "limits", b"listen = 127.0.0.1:7878\ningest = rail2=tcp:0.0.0.0:7879\nmax-conns = 1000\n"

@@ -627,6 +627,30 @@ static void test_entries(void)
 					    "(%d do not; %u records of a table's short last block)", whole_bad, last_short);
 	CHECK(named < whole, "named entries take %zu bytes, whole blocks %zu", named, whole);
 
+	/* A table rewritten whole: its blocks go whole, the smaller form. */
+	struct snap *rw = snap_dup(a), *back = NULL;
+	uint32_t sw = 0;
+	while (rw->nodes[sw].type != SNAP_NODE_SWITCH)
+		sw++;
+	for (uint32_t l = 0; l < rw->nodes[sw].lft_len; l++) {
+		uint8_t e = snap_lft_get(&rw->nodes[sw], l);
+		*tf_lft_at(rw, sw, l) = (uint8_t)(e == SNAP_LFT_NONE ? 1 : e % rw->nodes[sw].nports + 1);
+	}
+	rw->generation = 11;
+	uint8_t *rd = NULL;
+	size_t rl;
+	if (snap_delta_encode(a, rw, &rd, &rl, err))
+		tf_die(err);
+	uint32_t nb = rd32(rd + td_blocks_at(rd)), want_nb = (rw->nodes[sw].lft_len + 63) / 64;
+	CHECK(rd32(rd + SNAP_HEADER_LEN + 28) == 0 && nb == want_nb &&
+		      rl == td_blocks_at(rd) + 4 + (size_t)nb * 6 + rw->nodes[sw].lft_len &&
+		      !snap_delta_apply(a, rd, rl, &back, NULL, err) && same(rw, back),
+	      "a switch's %u entries all changed: %u whole blocks (flags 0), %zu bytes, applied", rw->nodes[sw].lft_len, nb,
+	      rl);
+	snap_free(back);
+	snap_free(rw);
+	free(rd);
+
 	/* Damage to the mask, re-sealed so that the checks are reached. */
 	struct snap *b = tf_reroute(a, 0), *c = NULL;
 	uint8_t *d = NULL;
