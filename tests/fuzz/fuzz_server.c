@@ -175,10 +175,13 @@ static void check_query(const char *all, size_t len)
 
 /* An HTTP answer starts with a status line, "HTTP/M.N CODE ". evhttp
  * echoes the request's version, whatever it is ("HTTP/0.0 200 OK" to a
- * "GET / HTTP/0.0", "HTTP/1.11 400" to "HTTP/1.11"; tests/fuzz/README.md):
- * the line's form is checked, not the version. */
+ * "GET / HTTP/0.0", "HTTP/1.11 400" to "HTTP/1.11", "HTTP/-1.1 400" or
+ * "HTTP/1.-1 200" to a number past an int; tests/fuzz/README.md): the
+ * line's form is checked, not the version. */
 static const char *digits(const char *p, const char *end)
 {
+	if (p < end && *p == '-') /* evhttp's -1 for a number past an int */
+		p++;
 	const char *q = p;
 	while (q < end && q - p < 5 && isdigit((unsigned char)*q))
 		q++;
