@@ -596,8 +596,9 @@ static struct hopcover *relinked_cover(const struct fabric_index *old, const str
  * delta that changed ports, or with another name map: old's clusters, renamed, when
  * the hosts are the same and no hop count changed, else built. Where old's
  * cover holds for the new links, the proof is by distance and the cover
- * is carried over the changed entries and every entry of a switch whose
- * links changed. */
+ * is carried over every block the delta brought and every block of a
+ * switch whose links changed, in them over the entries whose byte or
+ * whose port's code changed (hopcover_carry). */
 static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 			    const struct snap_delta_info *info, int *reused)
 {

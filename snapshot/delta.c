@@ -104,9 +104,11 @@ static uint64_t entry_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
 		return n == 64 ? ~0ull : (1ull << n) - 1;
 	uint64_t m = 0;
 	uint32_t l = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* Eight entries at a time (the history encodes a reverse delta of
 	 * every block a delta brought): each differing byte's high bit, then
-	 * those eight bits gathered into one byte by a multiply. */
+	 * those eight bits gathered into one byte by a multiply; entry l + i
+	 * is bit i only where the first byte loads lowest. */
 	for (; l + 8 <= n; l += 8) {
 		uint64_t x, y;
 		memcpy(&x, a + l, 8);
@@ -117,6 +119,7 @@ static uint64_t entry_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
 		uint64_t hi = (((d & lo7) + lo7) | d) & ~lo7;
 		m |= ((hi >> 7) * 0x0102040810204080ull >> 56) << l;
 	}
+#endif
 	for (; l < n; l++)
 		if (a[l] != b[l])
 			m |= 1ull << l;
@@ -368,6 +371,12 @@ static int open_delta(const uint8_t *buf, size_t len, struct snap_delta_info *in
 	return 0;
 }
 
+/* The smallest LFT block record of r's form: one entry, named or not. */
+static size_t block_min(const struct rd *r)
+{
+	return BLOCK_KEY + ((r->flags & SNAP_DELTA_ENTRIES) ? 8 : 0) + 1;
+}
+
 /* The body of an LFT block record of node nd's block blk, at p (past its
  * key, before r->end): its length in *len, in *mask the block's entries
  * it brings (all of them in a delta without SNAP_DELTA_ENTRIES) and in
@@ -499,7 +508,7 @@ static int apply_ports(struct rd *r, struct snap *s, uint32_t *count, char err[S
 static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *info, char err[SNAP_ERR_LEN])
 {
 	uint32_t n;
-	if (read_count(r, BLOCK_KEY + 1, "LFT block", &n, err))
+	if (read_count(r, block_min(r), "LFT block", &n, err))
 		return -1;
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count) */
@@ -622,7 +631,7 @@ bad:
  * its node count, types, port counts and table lengths are used). */
 enum { SEC_DESC, SEC_PORT, SEC_BLOCK };
 static const char *const sec_name[] = { "description", "port", "LFT block" };
-static const size_t sec_min[] = { 5, 6, BLOCK_KEY + 1 }; /* smallest record, for read_count */
+static const size_t sec_min[] = { 5, 6, BLOCK_KEY + 1 }; /* smallest record, for read_count (blocks: block_min) */
 static const size_t sec_fixed[] = { 5, 6, BLOCK_KEY };    /* the bytes before its variable part */
 
 struct sec {
@@ -641,7 +650,7 @@ static int sec_open(struct sec *s, struct rd *r, int kind, const char *who, char
 {
 	char e[SNAP_ERR_LEN];
 	*s = (struct sec){ .r = r, .kind = kind, .who = who, .last = -1 };
-	if (read_count(r, sec_min[kind], sec_name[kind], &s->left, e))
+	if (read_count(r, kind == SEC_BLOCK ? block_min(r) : sec_min[kind], sec_name[kind], &s->left, e))
 		return fail(err, "%s delta: %s", who, e);
 	return 0;
 }

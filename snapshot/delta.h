@@ -103,8 +103,10 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 
 /*
  * Composes two deltas into one: a (base B -> X) then b (X -> Y) gives
- * B -> Y, record by record (each record replaces a whole description, port
- * or LFT block, so the second's wins where both have one), in time linear
+ * B -> Y, record by record (a record replaces a whole description or port,
+ * so the second's wins where both have one; an LFT block record replaces
+ * the entries it names, so where both name an entry the second's wins and
+ * the result names those of either), in time linear
  * in their sizes; neither the base nor X is needed, only shape: any
  * snapshot of the same node set (its node count, types, port counts and
  * table lengths). Both are checked as snap_delta_apply checks a delta

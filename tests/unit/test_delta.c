@@ -592,6 +592,8 @@ static void test_entries(void)
 		size_t dl, wl;
 		if (snap_delta_encode(a, b, &d, &dl, err))
 			tf_die(err);
+		if (rd32(d + SNAP_HEADER_LEN + 28) != SNAP_DELTA_ENTRIES)
+			tf_die("a reroute of a few entries encoded as whole blocks");
 		const uint8_t *q = d + td_blocks_at(d);
 		uint32_t n = rd32(q);
 		q += 4;
@@ -669,10 +671,11 @@ static void test_entries(void)
 	      err);
 	memcpy(m, d, dl);
 	wp = m + r0 + 6;
-	uint64_t one = rd64(d + r0 + 6) & -rd64(d + r0 + 6);
-	put64(&wp, bl < SNAP_DELTA_BLOCK ? one | 1ull << bl : one << 1 | one); /* past a short block, or one entry more */
+	uint64_t was = rd64(d + r0 + 6), clear = ~was & (was + 1); /* its lowest entry not named */
+	put64(&wp, bl < SNAP_DELTA_BLOCK ? was | 1ull << bl : was | clear); /* past a short block, or one entry more */
 	td_reseal(m, dl);
-	CHECK(snap_delta_apply(a, m, dl, &c, NULL, err) == -1 && (bl >= SNAP_DELTA_BLOCK || strstr(err, "past its")),
+	CHECK(clear && snap_delta_apply(a, m, dl, &c, NULL, err) == -1 &&
+		      (bl >= SNAP_DELTA_BLOCK || strstr(err, "past its")),
 	      "a mask naming an entry past the table, or more entries than follow: %s", err);
 	memcpy(m, d, dl);
 	m[r0 + 14] = 200;

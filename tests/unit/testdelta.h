@@ -45,6 +45,8 @@ static inline uint8_t *td_whole_blocks(const uint8_t *d, const struct snap *t, s
 {
 	size_t b0 = td_blocks_at(d);
 	uint32_t n = rd32(d + b0);
+	if (rd32(d + SNAP_HEADER_LEN + 28) != SNAP_DELTA_ENTRIES)
+		tf_die("td_whole_blocks: the delta does not name its entries");
 	uint8_t *w = malloc(b0 + 4 + (size_t)n * (6 + SNAP_DELTA_BLOCK)), *p = w + b0 + 4;
 	if (!w)
 		tf_die("malloc");
