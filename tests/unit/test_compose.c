@@ -187,25 +187,6 @@ static void test_equal(void)
 	snap_free(c2);
 }
 
-/* Where the sections of an encoded delta start: the first description
- * record, the port count, the LFT block count. */
-static void offsets(const uint8_t *d, size_t *desc0, size_t *ports_off, size_t *blocks_off)
-{
-	size_t off = SNAP_HEADER_LEN + 32;
-	off += 1 + d[off];
-	uint32_t n = rd32(d + off);
-	*desc0 = off + 4;
-	off += 4;
-	for (uint32_t k = 0; k < n; k++)
-		off += 5 + d[off + 4];
-	*ports_off = off;
-	n = rd32(d + off);
-	off += 4;
-	for (uint32_t k = 0; k < n; k++)
-		off += 6 + (d[off + 5] ? 20 : 0);
-	*blocks_off = off;
-}
-
 /* Both compose and apply refuse m (as the second delta, after d1). */
 static int both_refuse(const struct snap *a, const struct snap *b, const uint8_t *d1, size_t l1, const uint8_t *m,
 		       size_t ml, const char *want)
@@ -253,7 +234,7 @@ static void test_malformed(void)
 	/* Hand-made records, re-sealed so that the structural checks are
 	 * reached. */
 	size_t desc0, ports_off, blocks_off;
-	offsets(d2, &desc0, &ports_off, &blocks_off);
+	td_offsets(d2, &desc0, &ports_off, &blocks_off);
 	size_t b0 = blocks_off + 4;
 	CHECK(rd32(d2 + desc0 - 4) == 1 && rd32(d2 + ports_off) == 2 && rd32(d2 + blocks_off) >= 1,
 	      "one description, two port records and LFT blocks where expected");
@@ -316,7 +297,7 @@ static void test_malformed(void)
 	/* The same damage in the first delta. */
 	uint8_t *m1 = malloc(l1);
 	memcpy(m1, d1, l1);
-	offsets(d1, &desc0, &ports_off, &blocks_off);
+	td_offsets(d1, &desc0, &ports_off, &blocks_off);
 	m1[blocks_off + 4 + 6 + 8] = 200;
 	td_reseal(m1, l1);
 	x = NULL;

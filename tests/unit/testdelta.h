@@ -23,20 +23,31 @@ static inline void td_reseal(uint8_t *buf, size_t len)
 	put32(&h, snap_crc32c(0, buf, SNAP_HEADER_LEN));
 }
 
-/* Where an encoded delta's LFT block count is. */
-static inline size_t td_blocks_at(const uint8_t *d)
+/* Where the sections of an encoded delta start: the first description
+ * record, the port count, the LFT block count. */
+static inline void td_offsets(const uint8_t *d, size_t *desc0, size_t *ports_off, size_t *blocks_off)
 {
 	size_t off = SNAP_HEADER_LEN + 32;
 	off += 1 + d[off];
 	uint32_t n = rd32(d + off);
+	*desc0 = off + 4;
 	off += 4;
 	for (uint32_t k = 0; k < n; k++)
 		off += 5 + d[off + 4];
+	*ports_off = off;
 	n = rd32(d + off);
 	off += 4;
 	for (uint32_t k = 0; k < n; k++)
 		off += 6 + (d[off + 5] ? 20 : 0);
-	return off;
+	*blocks_off = off;
+}
+
+/* Where an encoded delta's LFT block count is. */
+static inline size_t td_blocks_at(const uint8_t *d)
+{
+	size_t desc0, ports_off, blocks_off;
+	td_offsets(d, &desc0, &ports_off, &blocks_off);
+	return blocks_off;
 }
 
 /* d (as the encoder writes it) with whole blocks, t's, and flags 0: what
