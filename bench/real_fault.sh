@@ -23,6 +23,10 @@
 # index update in process (CPU time, repeated) on the real fault.
 # REAL_FAULT_TOPOD_ARGS: more topod options (e.g. "--warm-interval 0");
 # REAL_FAULT_PLUGIN_OPTS: more event_plugin_options (e.g. "delta=0").
+# REAL_FAULT_PERF=FILE: perf records every CPU (wall-clock timestamps) from
+# the first fault's command until it settles, to see what competes with
+# topod between the plugin's line and its publication:
+#   perf report -i FILE --sort comm --time START,END   (epoch seconds)
 # K=32 needs ~3 GB and minutes per pass; K=56 see bench/lock_hold.sh.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -89,9 +93,19 @@ read -r leaf port _ < <(lab_leaf_uplink "$D/f.json")
 for ((i = 1; i <= N; i++)); do
 	before=$(plugin_gens)
 	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi
+	perf_pid=
+	if [ "$i" = 1 ] && [ -n "${REAL_FAULT_PERF:-}" ]; then
+		perf record -a -g -k realtime -F 499 -o "$REAL_FAULT_PERF" >/dev/null 2>&1 &
+		perf_pid=$!
+		sleep 2
+	fi
 	lab_ibsim_cmd "$cmd" >/dev/null || echo "# ibsim: $cmd failed"
 	for ((w = 0; w < 12000 && $(plugin_gens) <= before; w++)); do sleep 0.1; done
 	settle 1200 || echo "# no quiet after: $cmd"
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid"
+		wait "$perf_pid"
+	fi
 	keep "$i"
 done
 python3 - "$LAB_OSM_LOG" "$D/topod.log" "$K" <<'PY'
