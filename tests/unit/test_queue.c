@@ -238,6 +238,43 @@ int main(void)
 	CHECK(atomic_load(&nerrors) == 1 && atomic_load(&ninfo) >= 1, "one error line while held (%d), and the "
 	      "delivery logged once it landed", atomic_load(&nerrors));
 
+	/* 4. A spool next to a healthy sink that answers 400 ms after the
+	 * snapshot arrived (topod applying and indexing it): the spool writes
+	 * only once the sink has answered, so that it does not compete with
+	 * topod for the CPU; next to a sink that fails it does not wait. */
+	unlink(spool_file);
+	snprintf(opts, sizeof(opts), "sink=unix:%s spool=%s timeout_ms=3000 backoff_max_ms=50 linger_ms=500", sock,
+		 dir);
+	sink_parse_options(opts, &o, err);
+	struct receiver sl = { .delay_ms = 400 };
+	sl.fd = listen_unix(sock);
+	pthread_create(&th, NULL, receiver_main, &sl);
+	q = tpq_start(&o, logfn, NULL, err);
+	push(q, 300);
+	usleep(250000);
+	uint64_t early = file_generation(spool_file);
+	double t1 = now_s();
+	while (atomic_load(&sl.last) != 300 && now_s() - t1 < 3)
+		usleep(2000);
+	double answered = now_s();
+	while (file_generation(spool_file) != 300 && now_s() - t1 < 5)
+		usleep(2000);
+	double spooled = now_s();
+	CHECK(early == 0 && atomic_load(&sl.last) == 300 && spooled - answered < 0.5,
+	      "the spool waits for the sink's answer (nothing at 250 ms, written %.0f ms after it)",
+	      (spooled - answered) * 1e3);
+	atomic_store(&sl.stop, 1);
+	pthread_join(th, NULL);
+	close(sl.fd);
+	push(q, 301); /* the sink is gone now */
+	t1 = now_s();
+	while (file_generation(spool_file) != 301 && now_s() - t1 < 5)
+		usleep(2000);
+	CHECK(file_generation(spool_file) == 301 && now_s() - t1 < 1.0,
+	      "with the sink failing the spool writes at once (%.0f ms), not after timeout_ms",
+	      (now_s() - t1) * 1e3);
+	tpq_stop(q);
+
 	unlink(sock);
 	unlink(spool_file);
 	rmdir(dir);
