@@ -742,6 +742,96 @@ int snap_validate_records(const struct snap *s, char err[SNAP_ERR_LEN])
 	return validate(s, 0, err);
 }
 
+/* The link of port (i, p) of s, when it has one. */
+static int validate_link_of(const struct snap *s, uint32_t i, unsigned p, char err[SNAP_ERR_LEN])
+{
+	const struct snap_port *pt = &s->ports[s->nodes[i].port0 + p];
+	return pt->present && pt->peer_node != SNAP_NONE ? validate_link(s, i, p, err) : 0;
+}
+
+/* Each value of v (sorted, distinct, n of them) must be held by one end
+ * port of s at most: guid 0 looks at LIDs, 1 at GUIDs. */
+static int unique_among_endports(const struct snap *s, const uint64_t *v, size_t n, int guid,
+				 char err[SNAP_ERR_LEN])
+{
+	if (!n)
+		return 0;
+	uint8_t *seen = calloc(n, 1);
+	if (!seen)
+		return fail(err, "out of memory validating %zu ports", n);
+	int rc = 0;
+	for (uint32_t i = 0; i < s->nnodes && !rc; i++) {
+		const struct snap_node *nd = &s->nodes[i];
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			const struct snap_port *pt = &s->ports[nd->port0 + p];
+			uint64_t x = guid ? pt->guid : pt->lid;
+			if (!pt->present || !x || !snap_is_endport(nd->type, p))
+				continue;
+			const uint64_t *f = bsearch(&x, v, n, sizeof(*v), cmp_u64);
+			if (f && seen[f - v]++) {
+				rc = guid ? fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)x)
+					  : fail(err, "LID %llu is assigned to two ports", (unsigned long long)x);
+				break;
+			}
+		}
+	}
+	free(seen);
+	return rc;
+}
+
+int snap_validate_ports(const struct snap *s, const struct snap *base, const uint64_t *key, uint32_t n,
+			char err[SNAP_ERR_LEN])
+{
+	/* Each listed port adds one LID and one GUID at most. */
+	struct endport_ids ids = { 0 };
+	ids.lids = malloc(((size_t)n + 1) * sizeof(*ids.lids));
+	ids.guids = malloc(((size_t)n + 1) * sizeof(*ids.guids));
+	int rc = -1;
+	if (!ids.lids || !ids.guids) {
+		fail(err, "out of memory validating %u ports", n);
+		goto out;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (uint32_t)(key[k] >> 8);
+		unsigned p = (unsigned)(key[k] & 0xff);
+		const struct snap_node *nd = &s->nodes[i];
+		const struct snap_port *pt = &s->ports[nd->port0 + p], *was = &base->ports[nd->port0 + p];
+		if (nd->type == SNAP_NODE_SWITCH && p == 0 && !pt->present) {
+			fail(err, "switch 0x%016llx: port 0 missing", (unsigned long long)nd->guid);
+			goto out;
+		}
+		size_t nl = ids.nlids, ng = ids.nguids;
+		if (validate_port(s, i, p, &ids, err))
+			goto out;
+		/* An end port that keeps its base's LID or GUID keeps it unique. */
+		int same = was->present && snap_is_endport(nd->type, p);
+		if (same && ids.nlids > nl && was->lid == pt->lid)
+			ids.nlids = nl;
+		if (same && ids.nguids > ng && was->guid == pt->guid)
+			ids.nguids = ng;
+		/* The port it linked to in the base must not still link here. */
+		if (was->present && was->peer_node != SNAP_NONE &&
+		    (was->peer_node != pt->peer_node || was->peer_port != pt->peer_port || !pt->present) &&
+		    validate_link_of(s, was->peer_node, was->peer_port, err))
+			goto out;
+	}
+	size_t dup;
+	if ((dup = first_duplicate(ids.lids, ids.nlids))) {
+		fail(err, "LID %llu is assigned to two ports", (unsigned long long)ids.lids[dup]);
+		goto out;
+	}
+	if ((dup = first_duplicate(ids.guids, ids.nguids))) {
+		fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)ids.guids[dup]);
+		goto out;
+	}
+	rc = unique_among_endports(s, ids.lids, ids.nlids, 0, err) ||
+	     unique_among_endports(s, ids.guids, ids.nguids, 1, err) ? -1 : 0;
+out:
+	free(ids.lids);
+	free(ids.guids);
+	return rc;
+}
+
 /* ---- encoding ------------------------------------------------------------- */
 
 #define NODE_FIXED 19   /* type, nports, two GUIDs, desc length */

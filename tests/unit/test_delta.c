@@ -699,11 +699,180 @@ static void test_entries(void)
 	snap_free(a);
 }
 
+/* Port slot k of s as snap_validate_ports() keys it (node << 8 | port). */
+static uint64_t slot_key(const struct snap *s, uint32_t slot)
+{
+	for (uint32_t i = 0; i < s->nnodes; i++)
+		if (slot >= s->nodes[i].port0 && slot <= s->nodes[i].port0 + s->nodes[i].nports)
+			return (uint64_t)i << 8 | (slot - s->nodes[i].port0);
+	tf_die("slot_key");
+	return 0;
+}
+
+static uint32_t peer_slot(const struct snap *s, const struct snap_port *p)
+{
+	return s->nodes[p->peer_node].port0 + p->peer_port;
+}
+
+static int linked(const struct snap_port *p)
+{
+	return p->present && p->peer_node != SNAP_NONE;
+}
+
+static void unlink_port(struct snap_port *p)
+{
+	p->peer_node = SNAP_NONE;
+	p->peer_port = 0;
+}
+
+/* One random change to the ports of t, marked in mark[] by slot: what a
+ * fault or a recabling does (valid) and what damage does (mostly not). */
+static void mutate_ports(struct snap *t, uint8_t *mark)
+{
+	uint32_t a = (uint32_t)(tf_rand() % t->nports), c = (uint32_t)(tf_rand() % t->nports);
+	struct snap_port *pa = &t->ports[a], *pc = &t->ports[c];
+	mark[a] = 1;
+	switch (tf_rand() % 10) {
+	case 0: /* a cable out, both ends */
+		if (linked(pa)) {
+			uint32_t b = peer_slot(t, pa);
+			unlink_port(&t->ports[b]);
+			mark[b] = 1;
+			unlink_port(pa);
+		}
+		break;
+	case 1: /* two cables swapped at one end each */
+		if (linked(pa) && linked(pc) && a != c) {
+			uint32_t b = peer_slot(t, pa), d = peer_slot(t, pc);
+			struct snap_port ta = *pa, tc = *pc;
+			pa->peer_node = tc.peer_node, pa->peer_port = tc.peer_port;
+			pc->peer_node = ta.peer_node, pc->peer_port = ta.peer_port;
+			uint64_t ka = slot_key(t, a), kc = slot_key(t, c);
+			t->ports[d].peer_node = (uint32_t)(ka >> 8), t->ports[d].peer_port = (uint8_t)ka;
+			t->ports[b].peer_node = (uint32_t)(kc >> 8), t->ports[b].peer_port = (uint8_t)kc;
+			mark[b] = mark[c] = mark[d] = 1;
+		}
+		break;
+	case 2: /* one end of a cable forgotten */
+		unlink_port(pa);
+		break;
+	case 3:
+		pa->lid = (uint16_t)(tf_rand() % (t->max_lid + 8));
+		break;
+	case 4:
+		pa->guid = tf_rand() % 2 ? pc->guid : tf_rand();
+		break;
+	case 5:
+		pa->state = (uint8_t)(tf_rand() % 6);
+		break;
+	case 6:
+		pa->lmc = (uint8_t)(tf_rand() % 9);
+		break;
+	case 7:
+		if (pa->present) {
+			memset(pa, 0, sizeof(*pa));
+			unlink_port(pa);
+		} else {
+			*pa = *pc;
+			pa->present = 1;
+		}
+		break;
+	case 8:
+		pa->peer_node = (uint32_t)(tf_rand() % (t->nnodes + 1));
+		pa->peer_port = (uint8_t)(tf_rand() % 8);
+		break;
+	default: /* a port down or up */
+		if (pa->present)
+			pa->state = (uint8_t)(1 + tf_rand() % 4);
+	}
+}
+
+/* A delta that rewrites a few ports is checked port by port
+ * (snap_validate_ports) rather than across the fabric: over random
+ * changes it must reach snap_validate_records()'s verdict every time,
+ * and through snap_delta_apply whatever a re-sealed corruption of a
+ * ports-only delta turns into must still be a valid snapshot. */
+static void test_ports_checked(void)
+{
+	char err[SNAP_ERR_LEN], err2[SNAP_ERR_LEN];
+	struct snap *a = fabric();
+	uint8_t *mark = calloc(a->nports, 1);
+	uint64_t *keys = malloc(a->nports * sizeof(*keys));
+	int agree = 0, differ = 0, valid = 0;
+	tf_rng_state = 11;
+	for (int it = 0; it < 20000; it++) {
+		struct snap *t = snap_dup(a);
+		memset(mark, 0, a->nports);
+		for (int m = (int)(tf_rand() % 3); m >= 0; m--)
+			mutate_ports(t, mark);
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < a->nports; k++)
+			if (mark[k])
+				keys[n++] = slot_key(t, k);
+		int whole = snap_validate_records(t, err) != 0;
+		int by_port = snap_validate_ports(t, a, keys, n, err2) != 0;
+		if (whole == by_port)
+			agree++;
+		else if (differ++ < 5)
+			fprintf(stderr, "# round %d: whole %s, by port %s\n", it, whole ? err : "valid",
+				by_port ? err2 : "valid");
+		valid += !whole;
+		snap_free(t);
+	}
+	CHECK(!differ && valid > 2000 && valid < 18000,
+	      "20,000 random port changes: checked by port as across the fabric (%d agree, %d valid, %d differ)",
+	      agree, valid, differ);
+
+	/* A ports-only delta (a cable out), corrupted and re-sealed. */
+	struct snap *b = snap_dup(a), *c = NULL;
+	uint32_t leaf = (uint32_t)snap_find_node(b, TF_SW_GUID + 0);
+	struct snap_port *p = &b->ports[b->nodes[leaf].port0 + 5];
+	struct snap_port *q = &b->ports[peer_slot(b, p)];
+	unlink_port(q);
+	unlink_port(p);
+	p->state = q->state = SNAP_PORT_DOWN;
+	b->generation = a->generation + 1;
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	struct snap_delta_info info = { 0 };
+	if (snap_delta_encode(a, b, &d, &dl, err))
+		tf_die(err);
+	CHECK(snap_delta_apply(a, d, dl, &c, &info, err) == 0 && info.ports == 2 && !info.descs && same(b, c),
+	      "a cable out: two port records, applied exactly");
+	snap_free(c);
+	uint8_t *m = malloc(dl);
+	int refused = 0, applied = 0, bad = 0;
+	for (int it = 0; it < 20000; it++) {
+		memcpy(m, d, dl);
+		for (int f = 1 + (int)(tf_rand() % 3); f > 0; f--)
+			m[SNAP_HEADER_LEN + 24 + tf_rand() % (dl - SNAP_HEADER_LEN - 24)] = (uint8_t)tf_rand();
+		td_reseal(m, dl);
+		c = NULL;
+		if (snap_delta_apply(a, m, dl, &c, NULL, err) == 0) {
+			applied++;
+			bad += snap_validate(c, err) != 0;
+		} else {
+			refused++;
+		}
+		snap_free(c);
+	}
+	CHECK(!bad && refused > 0 && applied > 0,
+	      "20,000 re-sealed corruptions of it: %d refused, %d applied, all results valid (%d not)", refused,
+	      applied, bad);
+	free(m);
+	free(d);
+	snap_free(b);
+	free(mark);
+	free(keys);
+	snap_free(a);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_full_needed();
 	test_hostile();
+	test_ports_checked();
 	test_hint();
 	test_entries();
 	test_decode_reserved();
