@@ -546,9 +546,10 @@ static void recheck_moved(struct hopcover *x, const struct route_tab *rt, const 
 /* The entries of one block [l0, l1) of the viewed switch (node) that
  * may have a new verdict: those whose LFT byte differs from was's (the
  * tables before; NULL: all of them) or whose port's code changed (chg,
- * by rt->pt_off; NULL: none). A cable fault's delta rewrites 4.8 of a
- * block's 64 entries on average (k=56): the others keep their verdicts,
- * as the entries of blocks it did not bring do. */
+ * by rt->pt_off; NULL: none of this switch's). A cable fault's delta
+ * rewrites 4.8 of a block's 64 entries on average (k=56): the others keep
+ * their verdicts, as the entries of blocks it did not bring do. A block
+ * is at most 64 entries (SNAP_DELTA_BLOCK). */
 static void carry_block(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
 			const uint16_t *lk, const uint8_t *dx, const struct route_tab *was, const uint8_t *chg,
 			uint32_t node, uint32_t l0, uint32_t l1, uint8_t *bad)
@@ -560,11 +561,13 @@ static void carry_block(const struct route_tab *rt, const struct hopdist *hd, co
 		cover_range(rt, hd, v, lk, dx, l0, l1, bad);
 		return;
 	}
-	for (uint32_t l = l0; l < l1; l++) {
-		uint8_t p = now[l - l0];
-		if (p == before[l - l0] && !(chg && p <= v->n->nports && chg[p]))
-			continue;
-		bad[l] |= entry_off(rt, hd, v, dx, lk[l], p, l);
+	uint64_t m = snap_lft_diff_mask(before, now, l1 - l0);
+	for (uint32_t l = l0; chg && l < l1; l++)
+		if (now[l - l0] <= v->n->nports && chg[now[l - l0]])
+			m |= 1ull << (l - l0);
+	for (; m; m &= m - 1) {
+		uint32_t l = l0 + (uint32_t)__builtin_ctzll(m);
+		bad[l] |= entry_off(rt, hd, v, dx, lk[l], now[l - l0], l);
 	}
 }
 
@@ -596,7 +599,13 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const st
 			if (!mine || !dx || nomem || sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
 				continue;
 			view_switch(rt, hd, sw, dx, &v);
+			/* Most switches have no port whose code changed: their
+			 * entries are tested only where their bytes changed. */
 			const uint8_t *pc = chg ? chg + rt->pt_off[sw] : NULL;
+			int any = 0;
+			for (unsigned p = 0; pc && p <= v.n->nports && !any; p++)
+				any = pc[p];
+			pc = any ? pc : NULL;
 			for (uint32_t i = grp[g]; i < grp[g + 1]; i++) {
 				uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK, l1 = l0 + SNAP_DELTA_BLOCK;
 				l0 = l0 ? l0 : 1;

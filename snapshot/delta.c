@@ -94,38 +94,6 @@ static uint32_t next_block(const uint64_t *hint, size_t nhint, size_t *at, uint3
 	return k < nblk ? k : UINT32_MAX;
 }
 
-/* The entries of a block of n (<= 64) in which b differs from a (NULL:
- * every entry), bit l for entry l: a reroute rewrites a few entries of
- * each block it touches (4.8 of 64 on average in a real k=56 cable fault),
- * so a record names those alone. */
-static uint64_t entry_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-	if (!a)
-		return n == 64 ? ~0ull : (1ull << n) - 1;
-	uint64_t m = 0;
-	uint32_t l = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* Eight entries at a time (the history encodes a reverse delta of
-	 * every block a delta brought): each differing byte's high bit, then
-	 * those eight bits gathered into one byte by a multiply; entry l + i
-	 * is bit i only where the first byte loads lowest. */
-	for (; l + 8 <= n; l += 8) {
-		uint64_t x, y;
-		memcpy(&x, a + l, 8);
-		memcpy(&y, b + l, 8);
-		uint64_t d = x ^ y, lo7 = 0x7f7f7f7f7f7f7f7full;
-		if (!d)
-			continue;
-		uint64_t hi = (((d & lo7) + lo7) | d) & ~lo7;
-		m |= ((hi >> 7) * 0x0102040810204080ull >> 56) << l;
-	}
-#endif
-	for (; l < n; l++)
-		if (a[l] != b[l])
-			m |= 1ull << l;
-	return m;
-}
-
 /* One pass that either counts (p == NULL, returns the bytes; stops once
  * past max) or writes. hint (may be NULL): what snap_delta_encode_hint
  * was told. The block records name their entries when *masked: counting
@@ -216,7 +184,7 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 				continue;
 			cnt[2]++;
 			if (!p) {
-				bm += BLOCK_KEY + 8 + (size_t)__builtin_popcountll(entry_mask(ex, eb, n));
+				bm += BLOCK_KEY + 8 + (size_t)__builtin_popcountll(snap_lft_diff_mask(ex, eb, n));
 				bw += BLOCK_KEY + n;
 				if (size + (bm < bw ? bm : bw) > max)
 					return size + (bm < bw ? bm : bw);
@@ -229,7 +197,7 @@ static size_t encode_records(const struct snap *a, const struct snap *b, const u
 				p += n;
 				continue;
 			}
-			uint64_t mask = entry_mask(ex, eb, n);
+			uint64_t mask = snap_lft_diff_mask(ex, eb, n);
 			put64(&p, mask);
 			for (uint64_t m = mask; m; m &= m - 1)
 				*p++ = eb[__builtin_ctzll(m)];
@@ -435,6 +403,10 @@ static int read_count(struct rd *r, size_t rec_min, const char *what, uint32_t *
 	return 0;
 }
 
+/* Past this many port records a delta is validated whole: checking one
+ * port scans every end port when its LID or GUID changed. */
+#define PORTS_ONE_BY_ONE 1024
+
 static int apply_descs(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])
 {
 	uint32_t n;
@@ -461,7 +433,9 @@ static int apply_descs(struct rd *r, struct snap *s, uint32_t *count, char err[S
 	return 0;
 }
 
-static int apply_ports(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])
+/* The first cap ports rewritten go to keys[] (node << 8 | port). */
+static int apply_ports(struct rd *r, struct snap *s, uint64_t *keys, uint32_t cap, uint32_t *count,
+		       char err[SNAP_ERR_LEN])
 {
 	uint32_t n;
 	if (read_count(r, 6, "port", &n, err))
@@ -480,6 +454,8 @@ static int apply_ports(struct rd *r, struct snap *s, uint32_t *count, char err[S
 		if (present > 1)
 			return fail(err, "port record %u: presence byte %u", k, present);
 		last = key;
+		if (k < cap)
+			keys[k] = (uint64_t)key;
 		struct snap_port *pt = &s->ports[s->nodes[i].port0 + q];
 		if (!present) {
 			memset(pt, 0, sizeof(*pt));
@@ -542,16 +518,19 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		 * whole blocks): those copy nothing. */
 		uint32_t at = blk * SNAP_DELTA_BLOCK, bl = block_len(nd->lft_len, blk), run;
 		const uint8_t *cur = snap_lft_span(nd, at, &run);
-		uint8_t next[SNAP_DELTA_BLOCK];
-		memcpy(next, cur, bl);
-		for (uint64_t m = mask, e = 0; m; m &= m - 1, e++)
-			next[__builtin_ctzll(m)] = ent[e];
-		if (memcmp(cur, next, bl)) {
+		int whole = mask == (bl == 64 ? ~0ull : (1ull << bl) - 1);
+		int differs = whole ? memcmp(cur, ent, bl) != 0 : 0;
+		for (uint64_t m = mask, e = 0; !whole && m && !differs; m &= m - 1, e++)
+			differs = cur[__builtin_ctzll(m)] != ent[e];
+		if (differs) {
 			uint8_t *t = snap_lft_own(s, i, at, bl);
 			if (!t)
 				return fail(err, "out of memory copying the LFT of node 0x%016llx",
 					    (unsigned long long)nd->guid);
-			memcpy(t, next, bl);
+			if (whole)
+				memcpy(t, ent, bl);
+			for (uint64_t m = mask, e = 0; !whole && m; m &= m - 1, e++)
+				t[__builtin_ctzll(m)] = ent[e];
 		}
 		r->p += len;
 		last = key;
@@ -598,19 +577,22 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);
 	s->timestamp = rd64(buf + 56);
-	if (apply_descs(&r, s, &info->descs, err) || apply_ports(&r, s, &info->ports, err) ||
-	    apply_blocks(&r, s, info, err))
+	uint64_t keys[PORTS_ONE_BY_ONE];
+	if (apply_descs(&r, s, &info->descs, err) ||
+	    apply_ports(&r, s, keys, PORTS_ONE_BY_ONE, &info->ports, err) || apply_blocks(&r, s, info, err))
 		goto bad;
 	if (r.p != r.end) {
 		fail(err, "%zu bytes after the last delta record", (size_t)(r.end - r.p));
 		goto bad;
 	}
-	/* Ports and descriptions change what snap_validate() checks across
-	 * the fabric (links, LIDs, GUIDs); LFT blocks were checked as they
+	/* Ports change what snap_validate() checks across the fabric (links,
+	 * LIDs, GUIDs): a few (a cable) are checked with what they touch, many
+	 * (a subnet-up) with the whole fabric. LFT blocks were checked as they
 	 * were applied, and the base was valid. */
 	if (info->ports || info->descs) {
 		s->max_lid = snap_max_lid(s);
-		if (snap_validate_records(s, err))
+		if (info->descs || info->ports > PORTS_ONE_BY_ONE ? snap_validate_records(s, err)
+								   : snap_validate_ports(s, base, keys, info->ports, err))
 			goto bad;
 	}
 	*out = s;

@@ -134,6 +134,12 @@ static inline const uint8_t *snap_lft_span(const struct snap_node *n, uint32_t l
 /* Entries l0 .. l0+cnt-1 of node n's table into dst, SNAP_LFT_NONE past
  * its end. */
 void snap_lft_read(const struct snap_node *n, uint32_t l0, uint32_t cnt, uint8_t *dst);
+/* The entries of a block of n (<= 64) in which b differs from a (NULL:
+ * every entry), bit l for entry l. A reroute rewrites a few entries of
+ * each block it touches (4.8 of 64 on average in a real k=56 cable
+ * fault): a delta's record names those alone, and the route cover tests
+ * those alone. */
+uint64_t snap_lft_diff_mask(const uint8_t *a, const uint8_t *b, uint32_t n);
 
 struct snap {
 	/* header fields */
