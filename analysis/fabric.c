@@ -273,11 +273,14 @@ static int same_ends(const struct route_tab *ra, const struct route_tab *rb)
  * After a delta that changed ports (a cable down or up): marks in *chg
  * (by rb->pt_off) every switch port whose code differs between ra and rb,
  * and returns in *out the blocks to check: the delta's changed blocks and
- * every block of a switch with a marked port, sorted, each once. -1: out
- * of memory.
+ * every block of a switch with a marked port, sorted, each once; with
+ * mask (the delta's changed entries, as snap_delta_info has them) their
+ * changed entries in *mout (none for a block the delta did not bring),
+ * else *mout NULL. -1: out of memory.
  */
 static int links_changed(const struct route_tab *ra, const struct route_tab *rb, const uint64_t *block,
-			 uint32_t nblock, uint8_t **chg, uint64_t **out, uint32_t *nout)
+			 const uint64_t *mask, uint32_t nblock, uint8_t **chg, uint64_t **out, uint64_t **mout,
+			 uint32_t *nout)
 {
 	const struct snap *s = rb->snap;
 	size_t npt = 0, extra = 0;
@@ -295,9 +298,11 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 			extra += (n->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
 	}
 	uint64_t *x = malloc((extra + 1) * sizeof(*x)), *b = malloc((nblock + extra + 1) * sizeof(*b));
-	if (!x || !b) {
+	uint64_t *bm = mask ? malloc((nblock + extra + 1) * sizeof(*bm)) : NULL;
+	if (!x || !b || (mask && !bm)) {
 		free(x);
 		free(b);
+		free(bm);
 		free(c);
 		return -1;
 	}
@@ -314,13 +319,22 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 	 * merged, not sorted again (a cable fault's 263,000 at k=56). */
 	size_t u = 0, i = 0, j = 0;
 	while (i < nblock || j < nx) {
-		uint64_t v = j >= nx || (i < nblock && block[i] <= x[j]) ? block[i++] : x[j++];
+		/* A switch's own blocks change no entry: its marked ports do. */
+		int ours = j >= nx || (i < nblock && block[i] <= x[j]);
+		uint64_t v = ours ? block[i] : x[j], m = ours && mask ? mask[i] : 0;
+		i += ours;
+		j += !ours;
 		if (!u || v != b[u - 1])
 			b[u++] = v;
+		else
+			m |= bm ? bm[u - 1] : 0;
+		if (bm)
+			bm[u - 1] = m;
 	}
 	free(x);
 	*chg = c;
 	*out = b;
+	*mout = bm;
 	*nout = (uint32_t)u;
 	return 0;
 }
@@ -603,13 +617,14 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 			    const struct snap_delta_info *info, int *reused)
 {
 	uint8_t *chg = NULL, *want = NULL;
-	uint64_t *blk = NULL;
+	uint64_t *blk = NULL, *bmask = NULL;
 	uint32_t nblk = 0, *leaf = NULL;
 	struct hopdist *hd = NULL;
 	uint8_t *moved = NULL;
 	struct proof p = { .ra = old->rt, .rb = x->rt };
 	int differ = 1;
-	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, info->block, info->blocks, &chg, &blk, &nblk) == 0 &&
+	if (same_ends(old->rt, x->rt) &&
+	    links_changed(old->rt, x->rt, info->block, info->mask, info->blocks, &chg, &blk, &bmask, &nblk) == 0 &&
 	    leaf_proof(&p, &leaf, &want) == 0) {
 		p.chg = chg;
 		/* For the LIDs of leaves not moved, the old hop counts are
@@ -617,7 +632,7 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 		 * step is checked against them. The moved ones walk. */
 		p.hc = relinked_cover(old, x, &hd, &moved);
 		p.moved = moved;
-		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, old->rt, chg, blk, nblk, &x->hc))
+		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, old->rt, chg, blk, bmask, nblk, &x->hc))
 			x->hc = NULL; /* out of memory: the walks decide */
 		if (p.hc)
 			x->cover_rc = old->cover_rc;
@@ -628,6 +643,7 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 	free(moved);
 	free(chg);
 	free(blk);
+	free(bmask);
 	free(leaf);
 	free(want);
 	if (differ == 0 && hier_rename(old->hier, x->rt, &x->hier) == AN_OK) {
@@ -658,7 +674,8 @@ static int hier_after_blocks(const struct fabric_index *old, struct fabric_index
 	if (x->rt->pt == old->rt->pt)
 		x->cover_rc = old->cover_rc;
 	/* carried first: where old's is complete, it decides the proof too */
-	if (hc && hopcover_carry(hc, hc->hd, NULL, x->rt, old->rt, NULL, info->block, info->blocks, &next))
+	if (hc &&
+	    hopcover_carry(hc, hc->hd, NULL, x->rt, old->rt, NULL, info->block, info->mask, info->blocks, &next))
 		next = NULL; /* out of memory: the walks remain */
 	struct proof p = { .ra = old->rt, .rb = x->rt, .hc = whole, .next = whole ? next : NULL };
 	int differ = hops_differ(&p, info->block, info->blocks);

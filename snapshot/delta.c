@@ -488,9 +488,10 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		return -1;
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count) */
-		info->block = malloc((n ? n : 1) * sizeof(*info->block));
+		info->block = malloc(((size_t)n + 1) * 2 * sizeof(*info->block));
 		if (!info->block)
 			return fail(err, "out of memory listing %u LFT blocks", n);
+		info->mask = info->block + n + 1;
 	}
 	int64_t last = -1;
 	for (uint32_t k = 0; k < n; k++) {
@@ -519,9 +520,10 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		uint32_t at = blk * SNAP_DELTA_BLOCK, bl = block_len(nd->lft_len, blk), run;
 		const uint8_t *cur = snap_lft_span(nd, at, &run);
 		int whole = mask == (bl == 64 ? ~0ull : (1ull << bl) - 1);
-		int differs = whole ? memcmp(cur, ent, bl) != 0 : 0;
-		for (uint64_t m = mask, e = 0; !whole && m && !differs; m &= m - 1, e++)
-			differs = cur[__builtin_ctzll(m)] != ent[e];
+		uint64_t differs = whole ? snap_lft_diff_mask(cur, ent, bl) : 0;
+		for (uint64_t m = mask, e = 0; !whole && m; m &= m - 1, e++)
+			if (cur[__builtin_ctzll(m)] != ent[e])
+				differs |= m & -m;
 		if (differs) {
 			uint8_t *t = snap_lft_own(s, i, at, bl);
 			if (!t)
@@ -534,8 +536,10 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		}
 		r->p += len;
 		last = key;
-		if (info->block)
+		if (info->block) {
 			info->block[k] = (uint64_t)key;
+			info->mask[k] = differs;
+		}
 	}
 	info->blocks = n;
 	return 0;
@@ -600,6 +604,7 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 bad:
 	free(info->block);
 	info->block = NULL;
+	info->mask = NULL;
 	snap_free(s);
 	return -1;
 }

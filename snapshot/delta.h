@@ -40,10 +40,13 @@ struct snap_delta_info {
 	uint64_t base_timestamp;
 	uint32_t descs, ports, blocks; /* records of each kind */
 	/* Set want_blocks before snap_delta_apply() to get block[blocks], the
-	 * changed LFT blocks as (node index << 16 | block), in order; the
-	 * caller frees block. */
+	 * changed LFT blocks as (node index << 16 | block), in order, and
+	 * mask[blocks], the entries of each whose value changed (bit i:
+	 * entry i of the block; 0 when the record changed nothing). mask
+	 * lives in block's allocation: the caller frees block alone. */
 	int want_blocks;
 	uint64_t *block;
+	uint64_t *mask;
 };
 
 /* Is this a delta (by its magic)? buf needs SNAP_MAGIC_LEN bytes. */

@@ -373,8 +373,9 @@ static void run_release(struct run *r)
 {
 	fabric_put(r->base);
 	r->base = NULL;
-	free(r->info.block);
+	free(r->info.block); /* and mask, in the same allocation */
 	r->info.block = NULL;
+	r->info.mask = NULL;
 }
 
 /* The job's snapshot: given, decoded, or a delta applied to the served

@@ -270,6 +270,7 @@ static void test_hint(void)
 	cur->timestamp = 1;
 	tf_rng_state = 11;
 	unsigned steps = 40, differ = 0, more_differ = 0, left_out = 0, tried = 0, hostile = 0, blocks = 0, others = 0;
+	unsigned masks_wrong = 0, masks_set = 0;
 	for (unsigned it = 0; it < steps; it++) {
 		struct snap *next = tf_reroute(cur, it), *applied = NULL;
 		uint8_t *d = NULL, *rev = NULL, *fwd = NULL;
@@ -280,6 +281,17 @@ static void test_hint(void)
 			tf_die(err);
 		blocks += info.blocks;
 		others += info.ports + info.descs > 0;
+		/* The apply's masks are the entries whose value changed. */
+		for (uint32_t k = 0; k < info.blocks; k++) {
+			uint32_t i = (uint32_t)(info.block[k] >> 16), l0 = (uint32_t)(info.block[k] & 0xFFFF) * 64;
+			uint32_t bl = cur->nodes[i].lft_len - l0 < 64 ? cur->nodes[i].lft_len - l0 : 64;
+			uint64_t want = 0;
+			for (uint32_t l = 0; l < bl; l++)
+				if (snap_lft_get(&cur->nodes[i], l0 + l) != snap_lft_get(&applied->nodes[i], l0 + l))
+					want |= 1ull << l;
+			masks_wrong += info.mask[k] != want;
+			masks_set += want != 0;
+		}
 		differ += !encodes_as(applied, cur, info.block, info.blocks, rev, rl) ||
 			  !encodes_as(cur, applied, info.block, info.blocks, fwd, fl) ||
 			  !encodes_as(applied, cur, NULL, 0, rev, rl);
@@ -339,6 +351,8 @@ static void test_hint(void)
 	}
 	CHECK(blocks >= steps && others >= steps / 4, "%u random reroutes: %u changed LFT blocks, %u with ports or "
 	      "descriptions too", steps, blocks, others);
+	CHECK(!masks_wrong && masks_set > steps, "the apply lists each block's changed entries (%u blocks with some, "
+	      "%u wrong)", masks_set, masks_wrong);
 	CHECK(!differ, "told the apply's blocks, the delta back and forth is the one without the hint, byte for byte "
 	      "(%u differ)", differ);
 	CHECK(!more_differ, "and told every block of the switches touched, repeated, and some past their tables (%u "
