@@ -319,7 +319,8 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 	 * merged, not sorted again (a cable fault's 263,000 at k=56). */
 	size_t u = 0, i = 0, j = 0;
 	while (i < nblock || j < nx) {
-		/* A switch's own blocks change no entry: its marked ports do. */
+		/* The delta's blocks bring their masks; a switch's blocks
+		 * added for its marked ports bring none (chg marks them). */
 		int ours = j >= nx || (i < nblock && block[i] <= x[j]);
 		uint64_t v = ours ? block[i] : x[j], m = ours && mask ? mask[i] : 0;
 		i += ours;

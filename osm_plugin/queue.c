@@ -47,8 +47,8 @@ struct worker {
 	uint64_t failures;    /* consecutive failed attempts */
 	uint64_t failing_since_ms;
 	int stop_seen;
-	uint64_t wait_gen;     /* a spool: the generation it waits to write, */
-	uint64_t wait_from_ms; /* since then */
+	int waiting;           /* a spool: waiting for the UNIX sinks (spool_waits) */
+	uint64_t wait_from_ms; /* since then, whatever was pushed meanwhile */
 	char last_err[SNAP_ERR_LEN];
 };
 
@@ -185,18 +185,19 @@ static int deliver(struct worker *w, const struct blob *b, unsigned tmo, char er
  * same pass, on the same host: at k=56 that is 195 MB copied into the page
  * cache, 250 ms of CPU, and on two cores it was the largest share of what
  * competed with topod between the plugin's line and topod serving a cable
- * fault. So a spool waits until every socket sink that is not failing has
- * acknowledged the generation (topod answers once it serves it), at most
- * timeout_ms, and never at shutdown. Caller holds q->lock; 1 and *until
- * when it is to wait.
+ * fault. So a spool waits until every UNIX sink (a topod on this host)
+ * that is not failing has acknowledged the generation (topod answers once
+ * it serves it): at most timeout_ms from when it began to wait, however
+ * many generations come meanwhile, and never at shutdown. Caller holds
+ * q->lock; 1 and *until when it is to wait.
  */
 static int spool_waits(struct worker *w, const struct blob *b, uint64_t now, uint64_t *until)
 {
 	struct tpq *q = w->q;
 	if (w->sink.kind != SINK_SPOOL || q->stopping)
 		return 0;
-	if (w->wait_gen != b->gen) {
-		w->wait_gen = b->gen;
+	if (!w->waiting) {
+		w->waiting = 1;
 		w->wait_from_ms = now;
 	}
 	*until = w->wait_from_ms + q->timeout_ms;
@@ -204,10 +205,22 @@ static int spool_waits(struct worker *w, const struct blob *b, uint64_t now, uin
 		return 0;
 	for (int i = 0; i < q->nworkers; i++) {
 		const struct worker *o = &q->w[i];
-		if (o->sink.kind != SINK_SPOOL && o->have_gen < b->gen && !o->failing)
+		if (o->sink.kind == SINK_UNIX && o->have_gen < b->gen && !o->failing)
 			return 1;
 	}
 	return 0;
+}
+
+/* A spool is a copy for later: ten nice levels below the thread that
+ * started it (OpenSM's), within what an unprivileged thread may set. */
+static void spool_lower_priority(void)
+{
+	id_t tid = (id_t)syscall(SYS_gettid); /* Linux: per-thread nice */
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, tid);
+	if (nice == -1 && errno)
+		return;
+	(void)setpriority(PRIO_PROCESS, tid, nice + 10 < 19 ? nice + 10 : 19);
 }
 
 static void *worker_main(void *arg)
@@ -216,9 +229,8 @@ static void *worker_main(void *arg)
 	struct tpq *q = w->q;
 	char err[SNAP_ERR_LEN];
 
-	/* A spool is a copy for later: below OpenSM's threads and topod. */
 	if (w->sink.kind == SINK_SPOOL)
-		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+		spool_lower_priority();
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		uint64_t now = (uint64_t)util_now_ms();
@@ -276,6 +288,7 @@ static void *worker_main(void *arg)
 		if (rc == 0 && b->gen > w->have_gen)
 			w->have_gen = b->gen;
 		w->failing = rc != 0;
+		w->waiting = 0;
 		pthread_cond_broadcast(&q->cond); /* a spool may wait for this */
 		struct blob *dead = blob_unref_locked(b);
 		if (dead) {

@@ -11,10 +11,12 @@
  * received, so that every sink gets the newest snapshot however slow the
  * others are: a black-holed TCP sink costs its own worker timeout_ms per
  * attempt, never the UNIX sink's. A spool (the full snapshot written to a
- * file, a copy for later) first lets the socket sinks that are not failing
- * acknowledge the generation, for at most timeout_ms, and its worker runs
- * at a lower CPU priority: writing it must not slow topod down on the
- * same host. A black-holed sink thus delays the spool once per outage.
+ * file, a copy for later) first lets the UNIX sinks that are not failing
+ * acknowledge the generation, for at most timeout_ms from when it began to
+ * wait, and its worker runs ten nice levels lower: writing it must not
+ * slow topod down on the same host. A black-holed UNIX sink thus delays
+ * the spool once per outage, and the spool skips generations that come
+ * while it waits (counted as superseded).
  *
  * Nothing here knows about OpenSM; messages go through the caller's log
  * function, so the queue can be driven by unit tests without an SM.

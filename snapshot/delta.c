@@ -403,8 +403,8 @@ static int read_count(struct rd *r, size_t rec_min, const char *what, uint32_t *
 	return 0;
 }
 
-/* Past this many port records a delta is validated whole: checking one
- * port scans every end port when its LID or GUID changed. */
+/* Past this many port records a delta is validated whole (a subnet-up
+ * rewrites them all): the port-wise check's lists are kept on the stack. */
 #define PORTS_ONE_BY_ONE 1024
 
 static int apply_descs(struct rd *r, struct snap *s, uint32_t *count, char err[SNAP_ERR_LEN])

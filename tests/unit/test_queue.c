@@ -126,7 +126,8 @@ static void *receiver_main(void *arg)
 					snprintf(reply, sizeof(reply), "OK %llu%s\n", (unsigned long long)s->generation,
 						 r->held ? " already served" : "");
 				snap_free(s);
-				ssize_t w = write(c, reply, strlen(reply));
+				/* the sender may have given up (linger): no SIGPIPE */
+				ssize_t w = send(c, reply, strlen(reply), MSG_NOSIGNAL);
 				(void)w;
 			}
 			free(buf);
@@ -274,6 +275,32 @@ int main(void)
 	      "with the sink failing the spool writes at once (%.0f ms), not after timeout_ms",
 	      (now_s() - t1) * 1e3);
 	tpq_stop(q);
+
+	/* 5. Snapshots every 100 ms, each answered 400 ms after it came: the
+	 * sink never has the newest when the spool looks, yet the spool
+	 * writes within timeout_ms of when it began to wait, not after the
+	 * pushes stop. */
+	unlink(spool_file);
+	snprintf(opts, sizeof(opts), "sink=unix:%s spool=%s timeout_ms=1000 backoff_max_ms=50 linger_ms=500", sock,
+		 dir);
+	sink_parse_options(opts, &o, err);
+	struct receiver busy = { .delay_ms = 400 };
+	busy.fd = listen_unix(sock);
+	pthread_create(&th, NULL, receiver_main, &busy);
+	q = tpq_start(&o, logfn, NULL, err);
+	double t5 = now_s(), spooled5 = 0;
+	for (uint64_t g = 400; g < 430; g++) {
+		push(q, g);
+		usleep(100000);
+		if (!spooled5 && file_generation(spool_file))
+			spooled5 = now_s() - t5;
+	}
+	tpq_stop(q);
+	atomic_store(&busy.stop, 1);
+	pthread_join(th, NULL);
+	close(busy.fd);
+	CHECK(spooled5 > 0 && spooled5 < 1.6, "pushed every 100 ms and answered 400 ms late, the spool is written "
+	      "%.2f s after the first push (timeout_ms 1 s), not when the pushes stop (3 s)", spooled5);
 
 	unlink(sock);
 	unlink(spool_file);
