@@ -128,11 +128,21 @@ void gone_cables_free(struct gone_cables *g)
 	free(g);
 }
 
-/* Both ends present in s and linked to nothing: then into v. */
-static void keep_if_unlinked(const struct snap *s, uint64_t ga, unsigned pa, uint64_t gb, unsigned pb,
-			     struct gone_cable *v, size_t *n)
+/* Node guid of s: at index hint when it is there (a delta keeps every
+ * node where it was), else searched. A cable fault's check runs over all
+ * 131,712 cables at k=56: two binary searches each took 10 ms of the
+ * time before the new generation is served. */
+static int64_t node_at(const struct snap *s, uint64_t guid, uint32_t hint)
 {
-	int64_t a = snap_find_node(s, ga), b = snap_find_node(s, gb);
+	return hint < s->nnodes && s->nodes[hint].guid == guid ? (int64_t)hint : snap_find_node(s, guid);
+}
+
+/* Both ends present in s and linked to nothing: then into v. ha and hb:
+ * where the ends were in the previous generation. */
+static void keep_if_unlinked(const struct snap *s, uint64_t ga, unsigned pa, uint64_t gb, unsigned pb,
+			     uint32_t ha, uint32_t hb, struct gone_cable *v, size_t *n)
+{
+	int64_t a = node_at(s, ga, ha), b = node_at(s, gb, hb);
 	if (a < 0 || b < 0 || pa > s->nodes[a].nports || pb > s->nodes[b].nports)
 		return;
 	const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa], *q = &s->ports[s->nodes[b].port0 + pb];
@@ -194,12 +204,13 @@ struct gone_cables *gone_cables_next(const struct fabric *prev, const struct sna
 			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node < a ||
 			    (p->peer_node == a && p->peer_port < pa) || n > s->nports / 2)
 				continue;
-			keep_if_unlinked(s, ps->nodes[a].guid, pa, ps->nodes[p->peer_node].guid, p->peer_port, v, &n);
+			keep_if_unlinked(s, ps->nodes[a].guid, pa, ps->nodes[p->peer_node].guid, p->peer_port, a,
+					 p->peer_node, v, &n);
 		}
 	for (size_t i = 0; pg && i < pg->n && n <= s->nports / 2; i++) {
 		const struct gone_cable *c = &pg->v[i];
-		keep_if_unlinked(s, ps->nodes[c->node[0]].guid, c->port[0], ps->nodes[c->node[1]].guid, c->port[1], v,
-				 &n);
+		keep_if_unlinked(s, ps->nodes[c->node[0]].guid, c->port[0], ps->nodes[c->node[1]].guid, c->port[1],
+				 c->node[0], c->node[1], v, &n);
 	}
 	if (!n) {
 		free(v);
