@@ -695,6 +695,17 @@ static size_t first_duplicate(uint64_t *v, size_t n)
 	return 0;
 }
 
+/* No LID and no GUID twice in ids (sorted meanwhile). */
+static int ids_distinct(struct endport_ids *ids, char err[SNAP_ERR_LEN])
+{
+	size_t dup;
+	if ((dup = first_duplicate(ids->lids, ids->nlids)))
+		return fail(err, "LID %llu is assigned to two ports", (unsigned long long)ids->lids[dup]);
+	if ((dup = first_duplicate(ids->guids, ids->nguids)))
+		return fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)ids->guids[dup]);
+	return 0;
+}
+
 static int validate(const struct snap *s, int lfts, char err[SNAP_ERR_LEN])
 {
 	if (validate_nodes(s, err))
@@ -704,7 +715,6 @@ static int validate(const struct snap *s, int lfts, char err[SNAP_ERR_LEN])
 	ids.lids = malloc(((size_t)s->nports + 1) * sizeof(*ids.lids));
 	ids.guids = malloc(((size_t)s->nports + 1) * sizeof(*ids.guids));
 	int rc = -1;
-	size_t dup;
 	if (!ids.lids || !ids.guids) {
 		fail(err, "out of memory validating %u ports", s->nports);
 		goto out;
@@ -717,14 +727,8 @@ static int validate(const struct snap *s, int lfts, char err[SNAP_ERR_LEN])
 		if (lfts && validate_lft(s, nd, err))
 			goto out;
 	}
-	if ((dup = first_duplicate(ids.lids, ids.nlids))) {
-		fail(err, "LID %llu is assigned to two ports", (unsigned long long)ids.lids[dup]);
+	if (ids_distinct(&ids, err))
 		goto out;
-	}
-	if ((dup = first_duplicate(ids.guids, ids.nguids))) {
-		fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)ids.guids[dup]);
-		goto out;
-	}
 	rc = 0;
 out:
 	free(ids.lids);
@@ -815,15 +819,8 @@ int snap_validate_ports(const struct snap *s, const struct snap *base, const uin
 		    validate_link_of(s, was->peer_node, was->peer_port, err))
 			goto out;
 	}
-	size_t dup;
-	if ((dup = first_duplicate(ids.lids, ids.nlids))) {
-		fail(err, "LID %llu is assigned to two ports", (unsigned long long)ids.lids[dup]);
+	if (ids_distinct(&ids, err))
 		goto out;
-	}
-	if ((dup = first_duplicate(ids.guids, ids.nguids))) {
-		fail(err, "port GUID 0x%016llx appears twice", (unsigned long long)ids.guids[dup]);
-		goto out;
-	}
 	rc = unique_among_endports(s, ids.lids, ids.nlids, 0, err) ||
 	     unique_among_endports(s, ids.guids, ids.nguids, 1, err) ? -1 : 0;
 out:
