@@ -564,9 +564,8 @@ static void carry_block(const struct route_tab *rt, const struct hopdist *hd, co
 	}
 	/* The apply's mask spares reading the old table: a cache miss a
 	 * block, 262,195 of them in a k=56 cable fault. */
-	uint64_t m = mk ? *mk >> (l0 % SNAP_DELTA_BLOCK) : snap_lft_diff_mask(before, now, l1 - l0);
-	if (l1 - l0 < 64)
-		m &= (1ull << (l1 - l0)) - 1;
+	uint64_t m = mk ? (*mk >> (l0 % SNAP_DELTA_BLOCK)) & snap_lft_first(l1 - l0)
+			: snap_lft_diff_mask(before, now, l1 - l0);
 	for (uint32_t l = l0; chg && l < l1; l++)
 		if (now[l - l0] <= v->n->nports && chg[now[l - l0]])
 			m |= 1ull << (l - l0);

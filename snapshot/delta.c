@@ -356,7 +356,7 @@ static int block_body(const struct rd *r, const uint8_t *p, const struct snap_no
 		      uint64_t *mask, const uint8_t **ent, char err[SNAP_ERR_LEN])
 {
 	uint32_t bl = block_len(nd->lft_len, blk);
-	uint64_t all = bl == 64 ? ~0ull : (1ull << bl) - 1;
+	uint64_t all = snap_lft_first(bl);
 	size_t left = (size_t)(r->end - p);
 	*mask = all;
 	if (r->flags & SNAP_DELTA_ENTRIES) {
@@ -519,7 +519,7 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		 * whole blocks): those copy nothing. */
 		uint32_t at = blk * SNAP_DELTA_BLOCK, bl = block_len(nd->lft_len, blk), run;
 		const uint8_t *cur = snap_lft_span(nd, at, &run);
-		int whole = mask == (bl == 64 ? ~0ull : (1ull << bl) - 1);
+		int whole = mask == snap_lft_first(bl);
 		uint64_t differs = whole ? snap_lft_diff_mask(cur, ent, bl) : 0;
 		for (uint64_t m = mask, e = 0; !whole && m; m &= m - 1, e++)
 			if (cur[__builtin_ctzll(m)] != ent[e])

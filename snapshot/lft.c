@@ -546,7 +546,7 @@ void snap_lft_pool(uint64_t *used, uint64_t *spare)
 uint64_t snap_lft_diff_mask(const uint8_t *a, const uint8_t *b, uint32_t n)
 {
 	if (!a)
-		return n == 64 ? ~0ull : (1ull << n) - 1;
+		return snap_lft_first(n);
 	uint64_t m = 0;
 	uint32_t l = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

@@ -134,6 +134,11 @@ static inline const uint8_t *snap_lft_span(const struct snap_node *n, uint32_t l
 /* Entries l0 .. l0+cnt-1 of node n's table into dst, SNAP_LFT_NONE past
  * its end. */
 void snap_lft_read(const struct snap_node *n, uint32_t l0, uint32_t cnt, uint8_t *dst);
+/* Entries 0 .. n-1 of a block (n <= 64), bit l for entry l. */
+static inline uint64_t snap_lft_first(uint32_t n)
+{
+	return n >= 64 ? ~0ull : (1ull << n) - 1;
+}
 /* The entries of a block of n (<= 64) in which b differs from a (NULL:
  * every entry), bit l for entry l. A reroute rewrites a few entries of
  * each block it touches (4.8 of 64 on average in a real k=56 cable
