@@ -128,21 +128,22 @@ void gone_cables_free(struct gone_cables *g)
 	free(g);
 }
 
-/* Node guid of s: at index hint when it is there (a delta keeps every
- * node where it was), else searched. A cable fault's check runs over all
- * 131,712 cables at k=56: two binary searches each took 10 ms of the
- * time before the new generation is served. */
-static int64_t node_at(const struct snap *s, uint64_t guid, uint32_t hint)
+/* Node i of ps in s: at the same index when it is there (a delta keeps
+ * every node where it was), else searched by GUID. A cable fault's check
+ * runs over all 131,712 cables at k=56: two binary searches each took
+ * 10 ms of the time before the new generation is served. */
+static int64_t node_in(const struct snap *s, const struct snap *ps, uint32_t i)
 {
-	return hint < s->nnodes && s->nodes[hint].guid == guid ? (int64_t)hint : snap_find_node(s, guid);
+	uint64_t guid = ps->nodes[i].guid;
+	return i < s->nnodes && s->nodes[i].guid == guid ? (int64_t)i : snap_find_node(s, guid);
 }
 
-/* Both ends present in s and linked to nothing: then into v. ha and hb:
- * where the ends were in the previous generation. */
-static void keep_if_unlinked(const struct snap *s, uint64_t ga, unsigned pa, uint64_t gb, unsigned pb,
-			     uint32_t ha, uint32_t hb, struct gone_cable *v, size_t *n)
+/* The cable of ps between node ia port pa and node ib port pb: both ends
+ * present in s and linked to nothing, then into v. */
+static void keep_if_unlinked(const struct snap *s, const struct snap *ps, uint32_t ia, unsigned pa, uint32_t ib,
+			     unsigned pb, struct gone_cable *v, size_t *n)
 {
-	int64_t a = node_at(s, ga, ha), b = node_at(s, gb, hb);
+	int64_t a = node_in(s, ps, ia), b = node_in(s, ps, ib);
 	if (a < 0 || b < 0 || pa > s->nodes[a].nports || pb > s->nodes[b].nports)
 		return;
 	const struct snap_port *p = &s->ports[s->nodes[a].port0 + pa], *q = &s->ports[s->nodes[b].port0 + pb];
@@ -204,13 +205,11 @@ struct gone_cables *gone_cables_next(const struct fabric *prev, const struct sna
 			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node < a ||
 			    (p->peer_node == a && p->peer_port < pa) || n > s->nports / 2)
 				continue;
-			keep_if_unlinked(s, ps->nodes[a].guid, pa, ps->nodes[p->peer_node].guid, p->peer_port, a,
-					 p->peer_node, v, &n);
+			keep_if_unlinked(s, ps, a, pa, p->peer_node, p->peer_port, v, &n);
 		}
 	for (size_t i = 0; pg && i < pg->n && n <= s->nports / 2; i++) {
 		const struct gone_cable *c = &pg->v[i];
-		keep_if_unlinked(s, ps->nodes[c->node[0]].guid, c->port[0], ps->nodes[c->node[1]].guid, c->port[1],
-				 c->node[0], c->node[1], v, &n);
+		keep_if_unlinked(s, ps, c->node[0], c->port[0], c->node[1], c->port[1], v, &n);
 	}
 	if (!n) {
 		free(v);
