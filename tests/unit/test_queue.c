@@ -77,6 +77,7 @@ static uint64_t file_generation(const char *path)
  * answering the first `held` snapshots as topod does one it holds back. */
 struct receiver {
 	int fd;
+	pthread_t th;
 	int delay_ms;
 	int held;
 	atomic_ulong last;
@@ -151,6 +152,20 @@ static int listen_unix(const char *path)
 	return fd;
 }
 
+/* r listening on path, on its own thread, until receiver_stop(). */
+static void receiver_start(struct receiver *r, const char *path)
+{
+	r->fd = listen_unix(path);
+	pthread_create(&r->th, NULL, receiver_main, r);
+}
+
+static void receiver_stop(struct receiver *r)
+{
+	atomic_store(&r->stop, 1);
+	pthread_join(r->th, NULL);
+	close(r->fd);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/test_queue_XXXXXX";
@@ -194,9 +209,7 @@ int main(void)
 	usleep(300000);
 	CHECK(atomic_load(&nerrors) == 1, "receiver down: one error line");
 	struct receiver r = { .delay_ms = 50 };
-	r.fd = listen_unix(sock);
-	pthread_t th;
-	pthread_create(&th, NULL, receiver_main, &r);
+	receiver_start(&r, sock);
 	for (uint64_t g = 101; g <= 140; g++) {
 		push(q, g);
 		usleep(5000);
@@ -204,9 +217,7 @@ int main(void)
 	tpq_stop(q);
 	struct tpq_stats st;
 	(void)st;
-	atomic_store(&r.stop, 1);
-	pthread_join(th, NULL);
-	close(r.fd);
+	receiver_stop(&r);
 	CHECK(atomic_load(&r.last) == 140, "the receiver ends with the newest generation (%lu)",
 	      (unsigned long)atomic_load(&r.last));
 	CHECK(atomic_load(&r.count) < 41, "a slow receiver gets fewer snapshots than were pushed (%d of 41): "
@@ -222,8 +233,7 @@ int main(void)
 	snprintf(opts, sizeof(opts), "sink=unix:%s timeout_ms=2000 backoff_max_ms=50 linger_ms=500", sock);
 	sink_parse_options(opts, &o, err);
 	struct receiver h = { .held = 3 };
-	h.fd = listen_unix(sock);
-	pthread_create(&th, NULL, receiver_main, &h);
+	receiver_start(&h, sock);
 	q = tpq_start(&o, logfn, NULL, err);
 	push(q, 200);
 	for (int i = 0; i < 100 && atomic_load(&h.count) < 4; i++)
@@ -231,9 +241,7 @@ int main(void)
 	usleep(300000); /* would it send again? */
 	int sent = atomic_load(&h.count);
 	tpq_stop(q);
-	atomic_store(&h.stop, 1);
-	pthread_join(th, NULL);
-	close(h.fd);
+	receiver_stop(&h);
 	CHECK(sent == 4 && atomic_load(&h.last) == 200, "held back 3 times: generation 200 sent again each time, "
 	      "and once more (%d deliveries), then no more", sent);
 	CHECK(atomic_load(&nerrors) == 1 && atomic_load(&ninfo) >= 1, "one error line while held (%d), and the "
@@ -248,8 +256,7 @@ int main(void)
 		 dir);
 	sink_parse_options(opts, &o, err);
 	struct receiver sl = { .delay_ms = 400 };
-	sl.fd = listen_unix(sock);
-	pthread_create(&th, NULL, receiver_main, &sl);
+	receiver_start(&sl, sock);
 	q = tpq_start(&o, logfn, NULL, err);
 	push(q, 300);
 	usleep(250000);
@@ -264,9 +271,7 @@ int main(void)
 	CHECK(early == 0 && atomic_load(&sl.last) == 300 && spooled - answered < 0.5,
 	      "the spool waits for the sink's answer (nothing at 250 ms, written %.0f ms after it)",
 	      (spooled - answered) * 1e3);
-	atomic_store(&sl.stop, 1);
-	pthread_join(th, NULL);
-	close(sl.fd);
+	receiver_stop(&sl);
 	push(q, 301); /* the sink is gone now */
 	t1 = now_s();
 	while (file_generation(spool_file) != 301 && now_s() - t1 < 5)
@@ -285,8 +290,7 @@ int main(void)
 		 dir);
 	sink_parse_options(opts, &o, err);
 	struct receiver busy = { .delay_ms = 400 };
-	busy.fd = listen_unix(sock);
-	pthread_create(&th, NULL, receiver_main, &busy);
+	receiver_start(&busy, sock);
 	q = tpq_start(&o, logfn, NULL, err);
 	double t5 = now_s(), spooled5 = 0;
 	for (uint64_t g = 400; g < 430; g++) {
@@ -296,9 +300,7 @@ int main(void)
 			spooled5 = now_s() - t5;
 	}
 	tpq_stop(q);
-	atomic_store(&busy.stop, 1);
-	pthread_join(th, NULL);
-	close(busy.fd);
+	receiver_stop(&busy);
 	CHECK(spooled5 > 0 && spooled5 < 1.6, "pushed every 100 ms and answered 400 ms late, the spool is written "
 	      "%.2f s after the first push (timeout_ms 1 s), not when the pushes stop (3 s)", spooled5);
 
