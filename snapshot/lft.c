@@ -75,6 +75,11 @@ static struct slab *pool_partial; /* slabs with free chunks, the one that last g
 static struct slab *pool_fill;    /* the slab whole tables are being made in */
 static struct slab *pool_empty;   /* wholly free slabs kept, linked through next */
 static uint64_t pool_slabs, pool_spare, pool_idle;
+/* Free chunks to keep ready for the next copies (snap_lft_want_ready):
+ * wholly free slabs are not given back below it. */
+static uint64_t pool_ready;
+/* Chunks this thread took (snap_lft_taken). */
+static _Thread_local uint64_t taken_here;
 
 static uint8_t *slab_base(const uint8_t *c)
 {
@@ -176,13 +181,20 @@ static void slab_unmap(struct slab *s)
 	munmap(base, SLAB_BYTES);
 }
 
-/* A slab wholly free: kept (up to SLAB_KEEP) or unmapped. */
+/* Whether one more wholly free slab is to be kept rather than given back:
+ * up to SLAB_KEEP of them, and all the ready reserve needs. */
+static int slab_keep(void)
+{
+	return pool_idle < SLAB_KEEP || pool_spare < pool_ready + SLAB_USABLE;
+}
+
+/* A slab wholly free: kept (slab_keep) or unmapped. */
 static void slab_empty(struct slab *s)
 {
 	partial_drop(s);
 	if (s == pool_fill)
 		pool_fill = NULL;
-	if (pool_idle < SLAB_KEEP) {
+	if (slab_keep()) {
 		s->next = pool_empty;
 		pool_empty = s;
 		pool_idle++;
@@ -246,6 +258,7 @@ static int chunks_get(uint8_t **out, uint32_t n)
 		out[i] = pop_free(s);
 	}
 	pthread_mutex_unlock(&pool_mu);
+	taken_here += n;
 	for (uint32_t i = 0; i < n; i++)
 		atomic_store_explicit(chunk_refs(out[i]), 1, memory_order_relaxed);
 	return 0;
@@ -317,6 +330,16 @@ static void reserve_init(uint8_t **base, size_t n)
 			pthread_join(th[k], NULL);
 }
 
+/* A slab just mapped and initialized, among the kept empty ones. */
+static void empty_add(struct slab *s)
+{
+	s->next = pool_empty;
+	pool_empty = s;
+	pool_idle++;
+	pool_spare += SLAB_USABLE;
+	pool_slabs++;
+}
+
 int lft_reserve(uint64_t nchunks)
 {
 	pthread_mutex_lock(&pool_mu);
@@ -332,14 +355,8 @@ int lft_reserve(uint64_t nchunks)
 		m++;
 	reserve_init(base, m);
 	pthread_mutex_lock(&pool_mu);
-	for (size_t i = 0; i < m; i++) {
-		struct slab *s = slab_of(base[i]);
-		s->next = pool_empty;
-		pool_empty = s;
-		pool_idle++;
-		pool_spare += SLAB_USABLE;
-		pool_slabs++;
-	}
+	for (size_t i = 0; i < m; i++)
+		empty_add(slab_of(base[i]));
 	pthread_mutex_unlock(&pool_mu);
 	free(base);
 	return m == n ? 0 : -1;
@@ -348,13 +365,52 @@ int lft_reserve(uint64_t nchunks)
 void lft_trim(void)
 {
 	pthread_mutex_lock(&pool_mu);
-	while (pool_idle > SLAB_KEEP) {
+	/* Giving one back leaves the spare a slab smaller: never below
+	 * the ready reserve. */
+	while (pool_idle > SLAB_KEEP && pool_spare >= pool_ready + SLAB_USABLE) {
 		struct slab *s = pool_empty;
 		pool_empty = s->next;
 		pool_idle--;
 		slab_unmap(s);
 	}
 	pthread_mutex_unlock(&pool_mu);
+}
+
+void snap_lft_want_ready(int64_t chunks)
+{
+	pthread_mutex_lock(&pool_mu);
+	pool_ready = chunks < 0 && (uint64_t)-chunks > pool_ready ? 0 : pool_ready + (uint64_t)chunks;
+	pthread_mutex_unlock(&pool_mu);
+	if (chunks < 0)
+		lft_trim();
+}
+
+uint64_t snap_lft_make_ready(const atomic_int *stop)
+{
+	uint64_t made = 0;
+	lft_trim(); /* what a larger reserve, or the chunks given back since, left over */
+	while (!(stop && atomic_load_explicit(stop, memory_order_relaxed))) {
+		pthread_mutex_lock(&pool_mu);
+		int short_of = pool_spare < pool_ready;
+		pthread_mutex_unlock(&pool_mu);
+		uint8_t *base = short_of ? slab_map() : NULL;
+		if (!base)
+			break;
+		/* The page faults here, off the copies' way: fresh memory is
+		 * what a delta's copies cost most where the host backs it anew
+		 * (snapshot.h). */
+		struct slab *s = slab_init(base);
+		pthread_mutex_lock(&pool_mu);
+		empty_add(s);
+		pthread_mutex_unlock(&pool_mu);
+		made += SLAB_BYTES;
+	}
+	return made;
+}
+
+uint64_t snap_lft_taken(void)
+{
+	return taken_here;
 }
 
 struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len)

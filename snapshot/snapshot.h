@@ -190,9 +190,25 @@ uint64_t snap_touch(const struct snap *s, const atomic_int *stop);
  * pool's lock; returns their bytes. */
 uint64_t snap_lft_touch_spare(const atomic_int *stop);
 /* The process's table memory: chunk bytes in use by any snapshot, and
- * free chunk bytes still mapped (in slabs partly used, and one wholly
- * free slab kept; the others are returned to the system). */
+ * free chunk bytes still mapped (in slabs partly used, and the wholly
+ * free slabs kept: one, or what snap_lft_want_ready asks; the others are
+ * returned to the system). */
 void snap_lft_pool(uint64_t *used, uint64_t *spare);
+/* The free chunks the pool keeps ready for the next copies: its target
+ * changed by chunks (each caller adds what it wants and takes it back
+ * later). Wholly free slabs are kept while the spare is below it, and
+ * snap_lft_make_ready() maps and first touches slabs up to it, so that a
+ * delta's copies neither fault fresh pages in nor wait for them: on a
+ * host that backs memory anew (the lab's VM), 40 MB of fresh slabs cost
+ * a k=56 cable fault's apply 40-100 ms. snap_lft_make_ready() also gives
+ * back the wholly free slabs beyond it (and one); returns the bytes it
+ * mapped, and stops between two slabs when *stop (may be NULL) becomes
+ * non-zero. */
+void snap_lft_want_ready(int64_t chunks);
+uint64_t snap_lft_make_ready(const atomic_int *stop);
+/* Chunks the calling thread has taken from the pool, ever: the
+ * difference over an apply is the chunks it copied. */
+uint64_t snap_lft_taken(void);
 
 /*
  * Builder: add nodes first (snap_add_node reserves the port slots), then fill
