@@ -545,15 +545,28 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	return 0;
 }
 
+/* Whether copy can be what snap_dup(base) would make: the caller promises
+ * it was, and unchanged; this catches one made from another generation. */
+static int copy_of(const struct snap *copy, const struct snap *base)
+{
+	return copy->generation == base->generation && copy->sm_guid == base->sm_guid &&
+	       copy->timestamp == base->timestamp && copy->nnodes == base->nnodes && copy->nports == base->nports;
+}
+
 int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, struct snap **out,
 		     struct snap_delta_info *info, char err[SNAP_ERR_LEN])
 {
-	struct snap_delta_info tmp = { 0 };
-	struct rd r;
+	return snap_delta_apply_to(base, NULL, buf, len, out, info, err);
+}
+
+/* A delta's header and engine name, checked against base: r is left at
+ * its first record, the engine copied into engine[]. 0, -1 or
+ * SNAP_DELTA_NOBASE. */
+static int open_against(const struct snap *base, const uint8_t *buf, size_t len, struct snap_delta_info *info,
+			struct rd *r, char engine[SNAP_ENGINE_LEN + 1], char err[SNAP_ERR_LEN])
+{
 	uint32_t nnodes;
-	if (!info)
-		info = &tmp;
-	if (open_delta(buf, len, info, &r, &nnodes, err))
+	if (open_delta(buf, len, info, r, &nnodes, err))
 		return -1;
 	if (info->base_generation != base->generation || info->base_sm_guid != base->sm_guid ||
 	    info->base_timestamp != base->timestamp) {
@@ -567,16 +580,34 @@ int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, st
 	}
 	if (nnodes != base->nnodes)
 		return fail(err, "delta for %u nodes applied to a base of %u", nnodes, base->nnodes);
-	uint8_t elen = *r.p++;
-	if (elen > SNAP_ENGINE_LEN || !need(&r, elen) || memchr(r.p, 0, elen))
+	uint8_t elen = *r->p++;
+	if (elen > SNAP_ENGINE_LEN || !need(r, elen) || memchr(r->p, 0, elen))
 		return fail(err, "bad engine name in delta (length %u)", elen);
+	memcpy(engine, r->p, elen);
+	engine[elen] = 0;
+	r->p += elen;
+	return 0;
+}
 
-	struct snap *s = snap_dup(base);
+int snap_delta_apply_to(const struct snap *base, struct snap *copy, const uint8_t *buf, size_t len,
+			struct snap **out, struct snap_delta_info *info, char err[SNAP_ERR_LEN])
+{
+	struct snap_delta_info tmp = { 0 };
+	struct rd r;
+	char engine[SNAP_ENGINE_LEN + 1];
+	if (!info)
+		info = &tmp;
+	int rc = open_against(base, buf, len, info, &r, engine, err);
+	if (rc || (copy && !copy_of(copy, base))) {
+		snap_free(copy);
+		copy = NULL;
+	}
+	if (rc)
+		return rc;
+	struct snap *s = copy ? copy : snap_dup(base);
 	if (!s)
 		return fail(err, "out of memory sharing the base");
-	memcpy(s->engine, r.p, elen);
-	s->engine[elen] = 0;
-	r.p += elen;
+	memcpy(s->engine, engine, strlen(engine) + 1);
 	s->generation = info->generation;
 	s->sm_guid = rd64(buf + 40);
 	s->sweep = rd64(buf + 48);

@@ -103,6 +103,13 @@ int snap_delta_peek(const uint8_t *buf, size_t len, struct snap_delta_info *info
  */
 int snap_delta_apply(const struct snap *base, const uint8_t *buf, size_t len, struct snap **out,
 		     struct snap_delta_info *info, char err[SNAP_ERR_LEN]);
+/* The same, written into copy: snap_dup(base) made beforehand and not
+ * changed since, so that its arrays' first writes (fresh memory) were
+ * off the delta's way. copy is always consumed: *out on success, freed
+ * otherwise; a copy that is not base's (another generation, another
+ * shape) is freed and a new one made. */
+int snap_delta_apply_to(const struct snap *base, struct snap *copy, const uint8_t *buf, size_t len,
+			struct snap **out, struct snap_delta_info *info, char err[SNAP_ERR_LEN]);
 
 /*
  * Composes two deltas into one: a (base B -> X) then b (X -> Y) gives
