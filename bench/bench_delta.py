@@ -106,7 +106,7 @@ def files_mode(spec, reps):
     for rep in range(reps):
         state = os.path.join(d, "state.%d" % rep)
         os.mkdir(state, 0o700)
-        t = Topod("--history", "4", state_dir=state, d=d)
+        t = Topod("--history", "4", *os.environ.get("TOPOD_ARGS", "").split(), state_dir=state, d=d)
         try:
             ms0, served0, r0 = send_served(t, t.ingest, base, g0)
             time.sleep(float(os.environ.get("DELTA_GAP", "2")))  # the preparation, as between sweeps

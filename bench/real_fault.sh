@@ -131,7 +131,7 @@ for l in open(tlog, errors="replace"):
         if m[3]:  # logged after the apply: when its last byte was read, and how long that took
             ts = datetime.datetime.strptime(l[:23], "%Y-%m-%dT%H:%M:%S.%f")
             recv[int(m[1])] = (ts - datetime.timedelta(milliseconds=float(m[4])), float(m[3]))
-    m = re.search(r"serving generation (\d+) .*?(delta applied in|decode) ([\d.]+) ms, build ([\d.]+) ms \(routes ([\d.]+), hierarchy ([\d.]+)(, reused[^)]*)?\).*persisted in ([\d.]+) ms", l)
+    m = re.search(r"serving generation (\d+) .*?(delta applied in|decode) ([\d.]+) ms, build ([\d.]+) ms(?: on \d+ threads?)? \(routes ([\d.]+), hierarchy ([\d.]+)(, reused[^)]*)?\).*persisted in ([\d.]+) ms", l)
     if not m:
         continue
     ts = datetime.datetime.strptime(l[:23], "%Y-%m-%dT%H:%M:%S.%f")
