@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "lft_impl.h"
+#include "util.h"
 #include "wire.h"
 
 static int fail(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1474,6 +1475,48 @@ void *snap_bytes_realloc(void *p, size_t n)
 	}
 #endif
 	return q;
+}
+
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *kept_buf;
+static size_t kept_cap;
+
+void snap_bytes_keep(void *p)
+{
+	size_t cap = p ? malloc_usable_size(p) : 0;
+	if (cap > SNAP_BYTES_KEEP_MAX) {
+		free(p);
+		return;
+	}
+	if (!p)
+		return;
+	pthread_mutex_lock(&kept_mu);
+	void *old = kept_buf;
+	kept_buf = p;
+	kept_cap = cap;
+	pthread_mutex_unlock(&kept_mu);
+	free(old);
+}
+
+void *snap_bytes_take(size_t n)
+{
+	void *p = NULL;
+	pthread_mutex_lock(&kept_mu);
+	if (kept_buf && kept_cap >= n) {
+		p = kept_buf;
+		kept_buf = NULL;
+		kept_cap = 0;
+	}
+	pthread_mutex_unlock(&kept_mu);
+	return p;
+}
+
+uint64_t snap_bytes_touch_kept(void)
+{
+	pthread_mutex_lock(&kept_mu);
+	uint64_t n = kept_buf ? util_touch(kept_buf, kept_cap) : 0;
+	pthread_mutex_unlock(&kept_mu);
+	return n;
 }
 
 int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char err[SNAP_ERR_LEN])

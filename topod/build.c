@@ -146,7 +146,7 @@ static void job_free(struct ingest_job *j)
 {
 	if (!j)
 		return;
-	free(j->buf);
+	snap_bytes_keep(j->buf); /* for the next delta to arrive into */
 	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
@@ -973,7 +973,7 @@ static void warm_one(struct builder *b)
 	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop) +
 		     warm_spare_copy(b, f->snap);
 	if (b->warm_spare)
-		n += snap_lft_touch_spare(&b->prep_stop);
+		n += snap_lft_touch_spare(&b->prep_stop) + snap_bytes_touch_kept();
 	double ms = util_ms_since(t0);
 	fabric_put(f);
 	pthread_mutex_lock(&b->lock);

@@ -261,6 +261,15 @@ static int ingest_room(struct conn *c, size_t take)
 {
 	if (c->have + take <= c->cap)
 		return 0;
+	/* A delta arrives into the last one's buffer, kept mapped
+	 * (snap_bytes_keep), when that holds it whole: memory already held,
+	 * so the header's claim costs nothing more. */
+	uint8_t *kept = !c->buf && c->is_delta ? snap_bytes_take(c->want) : NULL;
+	if (kept) {
+		c->buf = kept;
+		c->cap = c->want;
+		return 0;
+	}
 	size_t cap = c->cap ? c->cap : 1 << 16;
 	while (cap < c->have + take)
 		cap *= 2;
