@@ -76,8 +76,8 @@ const struct metric_family metric_families[] = {
 	{ "topod_http_requests_total", "counter", "HTTP requests answered, by status code", "code", NULL },
 	{ "topod_resident_memory_bytes", "gauge", "resident set size of the process", NULL, NULL },
 	{ "topod_memory_warm_bytes", "gauge",
-	  "bytes of the served generations' tables and indexes, and of the free table chunks, last read to keep them "
-	  "mapped (--warm-interval; 0: off, or not yet)",
+	  "bytes of the served generations' tables and indexes, of the copies the next deltas are applied to, and of "
+	  "the free table chunks, last read to keep them mapped (--warm-interval; 0: off, or not yet)",
 	  NULL, NULL },
 	{ "topod_lft_pool_bytes", "gauge",
 	  "the forwarding tables' memory, in 512-entry chunks shared between generations, by state: tables (held by "
