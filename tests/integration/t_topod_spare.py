@@ -23,13 +23,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from topodtest import BIN, ROOT, Topod, check, done, parse_kv, send_snapshot, tmpdir  # noqa: E402
+from topodtest import BIN, Topod, check, done, fabric_chain, parse_kv, send_snapshot, tmpdir  # noqa: E402
 
 d = tmpdir()
-chain = os.path.join(d, "chain")
-os.mkdir(chain)
-unit = subprocess.run([os.path.join(ROOT, "build", "tests", "test_fabric_chain")],
-                      env=dict(os.environ, TF_CHAIN_OUT=chain), capture_output=True, text=True, timeout=300)
+chain, unit = fabric_chain(d)
 check(unit.returncode == 0 and os.path.exists(os.path.join(chain, "delta.010")),
       "test_fabric_chain writes the chain (exit %d)" % unit.returncode)
 

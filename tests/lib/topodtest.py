@@ -46,6 +46,18 @@ def tmpdir(prefix="topodtest-"):
     return d
 
 
+def fabric_chain(d):
+    """tests/unit/test_fabric_chain.c's chain of a k=8 fat tree written into
+    d/chain: gen.NNN.snap whole, delta.NNN from the generation before.
+    Returns its path and the test's CompletedProcess (its output counts the
+    hierarchies shared and rebuilt along the chain)."""
+    chain = os.path.join(d, "chain")
+    os.mkdir(chain)
+    unit = subprocess.run([os.path.join(ROOT, "build", "tests", "test_fabric_chain")],
+                          env=dict(os.environ, TF_CHAIN_OUT=chain), capture_output=True, text=True, timeout=300)
+    return chain, unit
+
+
 def _cleanup():
     for p in _procs:
         if p.poll() is None:
