@@ -15,9 +15,10 @@
  * from its address with no header between chunks. Freed chunks go back to
  * their slab: the next generation's copies reuse them, and a fabric's
  * tables keep a steady size; a slab left wholly free goes back to the
- * system (one is kept). The pool is the process's, like malloc's arenas;
- * its lock is taken once per table made, not per chunk (a copy on write
- * takes it once per chunk it copies).
+ * system (one is kept, and those snap_lft_want_ready asks for). The pool
+ * is the process's, like malloc's arenas; its lock is taken once per
+ * table made, not per chunk (a copy on write takes it once per chunk it
+ * copies).
  *
  * Under AddressSanitizer the free chunks are poisoned, so a read through a
  * table freed too early is reported as with malloc'd memory.

@@ -1513,10 +1513,23 @@ void *snap_bytes_take(size_t n)
 
 uint64_t snap_bytes_touch_kept(void)
 {
+	/* Read outside the lock, which the event loop takes for the next
+	 * delta: taken, read, and kept again unless another was meanwhile. */
+	size_t cap = 0;
+	void *p = snap_bytes_take(0);
+	if (p) {
+		cap = malloc_usable_size(p);
+		util_touch(p, cap);
+	}
 	pthread_mutex_lock(&kept_mu);
-	uint64_t n = kept_buf ? util_touch(kept_buf, kept_cap) : 0;
+	if (!kept_buf) {
+		kept_buf = p;
+		kept_cap = cap;
+		p = NULL;
+	}
 	pthread_mutex_unlock(&kept_mu);
-	return n;
+	free(p);
+	return cap;
 }
 
 int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char err[SNAP_ERR_LEN])

@@ -9,6 +9,7 @@
 #include <omp.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +147,10 @@ static void job_free(struct ingest_job *j)
 {
 	if (!j)
 		return;
-	snap_bytes_keep(j->buf); /* for the next delta to arrive into */
+	if (j->buf && snap_is_delta(j->buf, j->len))
+		snap_bytes_keep(j->buf); /* for the next delta to arrive into */
+	else
+		free(j->buf);
 	free(j->journal_entry);
 	snap_free(j->snap);
 	free(j);
@@ -348,8 +352,9 @@ static int apply_delta(struct builder *b, struct ingest_job *j, struct snap **ou
 		rc = SNAP_DELTA_NOBASE;
 	} else {
 		struct snap *spare = spare_take(b, cur->snap);
-		*into_spare = spare != NULL;
 		rc = snap_delta_apply_to(cur->snap, spare, j->buf, j->len, out, info, err);
+		/* spare is base's (spare_take), so apply_to wrote it */
+		*into_spare = !rc && spare;
 	}
 	if (rc) {
 		fabric_put(cur);
@@ -558,16 +563,19 @@ static int run_admit(struct builder *b, struct run *r)
 	return rule;
 }
 
-/* The team for this build: the cores nobody else runs on now, at most
- * the configured threads, at least one. An OpenMP team that shares a
+/* The team for this build, a delta's or a whole one: the cores this
+ * process may use that nobody else runs on now, at most the configured
+ * threads, at least one. An OpenMP team that shares a
  * core with another process's busy thread waits at each barrier for its
  * descheduled member: a k=56 cable fault's index took 50-110 ms on two
  * threads beside a busy thread (OpenSM's, finishing its sweep), 16 ms on
- * an idle machine. /proc/loadavg counts the threads running now, this
- * one included. */
+ * an idle machine. /proc/loadavg counts the threads running now on the
+ * whole machine, this one included: one sample, taken after the decode
+ * or apply, when the event loop that received the snapshot is idle. */
 static int threads_now(int threads)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long cpus = sched_getaffinity(0, sizeof(set), &set) ? sysconf(_SC_NPROCESSORS_ONLN) : CPU_COUNT(&set);
 	int want = threads > 0 ? threads : cpus > 1 ? (int)cpus : 1;
 	unsigned running = 0;
 	FILE *f = fopen("/proc/loadavg", "r");
@@ -778,27 +786,29 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
 /* The table chunks to keep ready for this plane's next delta
  * (snap_lft_want_ready; made between snapshots by warm_one): the most
  * that any of the last READY_RECENT deltas that changed tables copied,
- * and after a full snapshot, until such a delta, 1/READY_AFTER_FULL of
- * its tables. The generation a delta replaces gives back about as many
- * chunks when it is freed, so the reserve costs memory only before the
- * first reroute and when reroutes grow. A real OpenSM ftree cable fault
- * at k=56, the first reroute after the subnet manager started, copied
- * 21.6 % of the chunks (79,482 of 368,480: 40.7 MB), every one fresh
- * memory without the reserve. */
-#define READY_AFTER_FULL 4
+ * and after a full snapshot, until the first such delta, the most a
+ * reroute is let keep ready: 1/READY_MAX_PART of its tables. The
+ * generation a delta replaces gives back about as many chunks when it is
+ * freed, so the reserve costs memory only before the first reroute and
+ * when reroutes grow. A real OpenSM ftree cable fault at k=56, the first
+ * reroute after the subnet manager started, copied 21.6 % of the chunks
+ * (79,482 of 368,480: 40.7 MB), every one fresh memory without the
+ * reserve. Nothing without the warm interval, which makes it. */
+#define READY_MAX_PART 4
 static void ready_update(struct builder *b, const struct run *r, const struct fabric *f)
 {
+	uint64_t most = (snap_lft_held(f->snap) >> SNAP_LFT_CHUNK_SHIFT) / READY_MAX_PART;
 	if (!r->is_delta) {
 		memset(b->ready_recent, 0, sizeof(b->ready_recent));
-		b->ready_recent[0] = (snap_lft_held(f->snap) >> SNAP_LFT_CHUNK_SHIFT) / READY_AFTER_FULL;
-		b->ready_at = 1;
+		b->ready_recent[0] = most;
+		b->ready_at = 0; /* the first reroute's copies replace it */
 	} else if (r->copied) {
-		b->ready_recent[b->ready_at++ % READY_RECENT] = r->copied;
+		b->ready_recent[b->ready_at++ % READY_RECENT] = r->copied < most ? r->copied : most;
 	} else {
 		return;
 	}
 	uint64_t want = 0;
-	for (unsigned i = 0; i < READY_RECENT; i++)
+	for (unsigned i = 0; b->warm_ms && i < READY_RECENT; i++)
 		want = b->ready_recent[i] > want ? b->ready_recent[i] : want;
 	snap_lft_want_ready((int64_t)want - (int64_t)b->ready_want);
 	b->ready_want = want;

@@ -81,7 +81,7 @@ const struct metric_family metric_families[] = {
 	  NULL, NULL },
 	{ "topod_lft_pool_bytes", "gauge",
 	  "the forwarding tables' memory, in 512-entry chunks shared between generations, by state: tables (held by "
-	  "tables of any generation) and spare (free, kept for the next copies)",
+	  "tables of any generation) and spare (free, kept for the next copies, and ready for them: --warm-interval)",
 	  "state", NULL },
 	{ "topod_request_memory_reserved_bytes", "gauge", "memory the requests on workers reserved by their estimates",
 	  NULL, NULL },

@@ -64,7 +64,7 @@ try:
     bad = []
     for g, kind, wait in plan:
         if wait:
-            time.sleep(1.6)
+            time.sleep(2.5)  # the interval, and the ready memory and copy made after it
         rc, out = send_snapshot("sink=unix:" + t.ingest, os.path.join(chain, "delta.%03d" % g) if kind == "delta"
                                 else snap(g))
         if rc != 0 or not t.wait_generation(g):

@@ -706,8 +706,6 @@ static void test_crc32c(void)
 	      bad);
 }
 
-/* LFT entries are checked 64 at a time (issue 22): a bad entry anywhere,
- * in a whole chunk or the tail, is still found and named exactly. */
 /* The received bytes kept for the next delta (snap_bytes_keep): taken
  * back when they hold the bytes asked for, once; replaced by the next
  * kept (the old freed: the sanitised build reports a leak otherwise);
@@ -734,6 +732,8 @@ static void test_bytes_kept(void)
 	CHECK(snap_bytes_take(1) == NULL, "NULL kept is nothing");
 }
 
+/* LFT entries are checked 64 at a time (issue 22): a bad entry anywhere,
+ * in a whole chunk or the tail, is still found and named exactly. */
 static void test_lft_check(void)
 {
 	enum { LEN = 1000 };
