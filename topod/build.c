@@ -565,11 +565,11 @@ static int run_admit(struct builder *b, struct run *r)
 
 /* The team for this build, a delta's or a whole one: the cores this
  * process may use that nobody else runs on now, at most the configured
- * threads, at least one. An OpenMP team that shares a
- * core with another process's busy thread waits at each barrier for its
- * descheduled member: a k=56 cable fault's index took 50-110 ms on two
- * threads beside a busy thread (OpenSM's, finishing its sweep), 16 ms on
- * an idle machine. /proc/loadavg counts the threads running now on the
+ * threads, at least one. An OpenMP team that shares a core with another
+ * process's busy thread waits at each barrier for its descheduled
+ * member: a k=56 cable fault's index took 50-110 ms on two threads beside
+ * a busy thread (OpenSM's, finishing its sweep), 16 ms on an idle
+ * machine. /proc/loadavg counts the threads running now on the
  * whole machine, this one included: one sample, taken after the decode
  * or apply, when the event loop that received the snapshot is idle. */
 static int threads_now(int threads)
