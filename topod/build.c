@@ -322,16 +322,23 @@ static void reply(struct ingest_job *j, int ok, const char *msg)
 	j->done = NULL;
 }
 
+/* Drops the spare copy unless it is of s (NULL: drops it). Whoever
+ * holds it: the builder with the preparation paused, or that thread. */
+static void spare_keep_if_of(struct builder *b, const struct snap *s)
+{
+	if (b->spare && b->spare_of != s) {
+		snap_free(b->spare);
+		b->spare = NULL;
+	}
+}
+
 /* The spare copy if it is of base, else NULL (and it is dropped). The
  * builder's, with the preparation paused. */
 static struct snap *spare_take(struct builder *b, const struct snap *base)
 {
+	spare_keep_if_of(b, base);
 	struct snap *s = b->spare;
 	b->spare = NULL;
-	if (s && b->spare_of != base) {
-		snap_free(s);
-		s = NULL;
-	}
 	return s;
 }
 
@@ -706,8 +713,7 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	f->gone_cables = gone_cables_next(prev, f->snap, same && x->rt->pt == prev->index->rt->pt);
 	fabric_put(prev);
 	store_swap(b->st, f); /* watchers: run_after_publish() */
-	snap_free(b->spare); /* a copy of what is no longer served */
-	b->spare = NULL;
+	spare_keep_if_of(b, NULL); /* a copy of what is no longer served */
 	return f;
 }
 
@@ -949,10 +955,7 @@ static void prepare_one(struct builder *b, struct fabric *f)
  * 30 ms where its memory is fresh on the lab's VM. */
 static uint64_t warm_spare_copy(struct builder *b, const struct snap *s)
 {
-	if (b->spare && b->spare_of != s) {
-		snap_free(b->spare);
-		b->spare = NULL;
-	}
+	spare_keep_if_of(b, s);
 	if (!b->spare && !atomic_load(&b->prep_stop) && (b->spare = snap_dup(s)))
 		b->spare_of = s;
 	if (!b->spare)
