@@ -235,12 +235,6 @@ static int entry_holds(const struct route_tab *ra, const struct route_tab *rb, s
 	return st == ROUTE_STEP_NEXT && memo_hops(ra, ma, next, lid, dst) == d - 1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Do ra and rb number switches and end ports alike, with the same hosts,
  * LIDs, leaves and port states at the end ports? Then a step's switch and
  * end-port indices mean the same in both, and what the hierarchy reads
@@ -478,6 +472,33 @@ static int decide_by_cover(const struct proof *p, const uint64_t *block, uint32_
 	return rc;
 }
 
+/* block[n] (node << 16 | LID block, sorted) regrouped by LID block into
+ * by_lid (LID block << 32 | node, sorted) with grp[] the start of each
+ * group and grp[ngrp] = n; returns ngrp, UINT32_MAX when out of memory. A
+ * counting sort: the input is in node order, so each bucket keeps it, and
+ * a cable fault's 56,000 blocks took 4-5 ms through qsort. */
+static uint32_t group_by_lid(const uint64_t *block, uint32_t n, uint64_t *by_lid, uint32_t *grp)
+{
+	uint32_t nb = 0, ngrp = 0;
+	for (uint32_t k = 0; k < n; k++)
+		nb = (block[k] & 0xFFFF) >= nb ? (uint32_t)(block[k] & 0xFFFF) + 1 : nb;
+	uint32_t *at = calloc((size_t)nb + 1, sizeof(*at));
+	if (!at)
+		return UINT32_MAX;
+	for (uint32_t k = 0; k < n; k++)
+		at[(block[k] & 0xFFFF) + 1]++;
+	for (uint32_t b = 0; b < nb; b++) {
+		if (at[b + 1])
+			grp[ngrp++] = at[b];
+		at[b + 1] += at[b];
+	}
+	grp[ngrp] = n;
+	for (uint32_t k = 0; k < n; k++)
+		by_lid[at[block[k] & 0xFFFF]++] = (block[k] & 0xFFFF) << 32 | block[k] >> 16;
+	free(at);
+	return ngrp;
+}
+
 /* Is a hop count p covers different, the steps differing only in the LFT
  * blocks listed (with chg: also every block of a switch with a marked
  * port)? Blocks are taken by LID block, so that the walks of one LID
@@ -495,20 +516,13 @@ static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 	}
 	uint64_t *by_lid = malloc(((size_t)n + 1) * sizeof(*by_lid));
 	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp));
-	if (!by_lid || !grp) {
+	uint32_t ngrp = by_lid && grp ? group_by_lid(block, n, by_lid, grp) : UINT32_MAX;
+	if (ngrp == UINT32_MAX) {
 		free(by_lid);
 		free(grp);
 		free(walked);
 		return -1;
 	}
-	for (uint32_t k = 0; k < n; k++)
-		by_lid[k] = (block[k] & 0xFFFF) << 32 | block[k] >> 16;
-	qsort(by_lid, n, sizeof(*by_lid), cmp_u64);
-	uint32_t ngrp = 0;
-	for (uint32_t k = 0; k < n; k++)
-		if (!k || by_lid[k] >> 32 != by_lid[k - 1] >> 32)
-			grp[ngrp++] = k;
-	grp[ngrp] = n;
 	const uint32_t nsw = rb->nsw ? rb->nsw : 1;
 	int differ = 0;
 	/* Below ~1,000 blocks (a few ms of walks) one thread is quicker than

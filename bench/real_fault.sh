@@ -55,12 +55,32 @@ keep() { # N: the spool's snapshot of the pass topod just served
 t0=$(date +%s)
 LAB_OSM_SWEEP=0 lab_start_opensm ftree "root_guid_file $D/roots" "event_plugin_name osmtopo" \
 	"event_plugin_options sink=unix:$D/ingest.sock spool=$D/spool ${REAL_FAULT_PLUGIN_OPTS:-}" || { echo "OpenSM did not come up"; exit 1; }
-served() { grep -c 'serving generation' "$D/topod.log"; }
+# The waits below neither fork nor exec: tail -F and grep follow each log
+# once (tail ends with this script), the few lines they pass are counted
+# with bash's mapfile, and a nap is a read with a timeout on a FIFO. A
+# grep of OpenSM's log and a sleep every 0.1 s took a fifth to half of
+# the core topod had in a k=56 fault's window (perf: bash, grep and sleep
+# beside OpenSM's sweep), which no subnet manager's host has.
+follow() { # FILE PATTERN OUT
+	tail --pid=$$ -n +1 -F "$1" 2>/dev/null | grep --line-buffered -F "$2" >"$3" &
+}
+lines() { # FILE VAR: the number of lines of FILE into VAR
+	local -a l=()
+	[ -f "$1" ] && mapfile -t l <"$1"
+	printf -v "$2" %d "${#l[@]}"
+}
+mkfifo "$D/nap" && exec {nap_fd}<>"$D/nap" || exit 1
+nap() { read -r -t "$1" -u "$nap_fd" _ || :; }
+follow "$D/topod.log" 'serving generation' "$D/served.lines"
+follow "$LAB_OSM_LOG" 'osmtopo: generation' "$D/gens.lines"
+served() { lines "$D/served.lines" n_served; }
+plugin_gens() { lines "$D/gens.lines" n_gens; }
 wait_served() { # COUNT TIMEOUT_S: until topod has served more than COUNT generations
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
-		[ "$(served)" -gt "$1" ] && return 0
-		sleep 0.1
+		served
+		((n_served > $1)) && return 0
+		nap 0.1
 	done
 	return 1
 }
@@ -71,19 +91,18 @@ echo "# k=$K: first generation served $(( $(date +%s) - t0 )) s after OpenSM sta
 # ends), each a generation: wait until the plugin has been quiet for
 # QUIET seconds and topod has served all it sent, so that the next
 # command's passes are not counted as this one's.
-plugin_gens() { grep -c 'osmtopo: generation' "$LAB_OSM_LOG"; }
 settle() { # TIMEOUT_S
 	local i last=-1 still=0
 	for ((i = 0; i < $1; i++)); do
-		local g
-		g=$(plugin_gens)
-		if [ "$g" = "$last" ] && [ "$(served)" -ge "$g" ]; then
+		plugin_gens
+		served
+		if ((n_gens == last && n_served >= n_gens)); then
 			((++still >= ${QUIET:-20})) && return 0
 		else
 			still=0
 		fi
-		last=$g
-		sleep 1
+		last=$n_gens
+		nap 1
 	done
 	return 1
 }
@@ -91,7 +110,8 @@ settle 1200 || echo "# the first passes did not settle"
 keep 0
 read -r leaf port _ < <(lab_leaf_uplink "$D/f.json")
 for ((i = 1; i <= N; i++)); do
-	before=$(plugin_gens)
+	plugin_gens
+	before=$n_gens
 	if ((i % 2)); then cmd="Unlink \"$leaf\"[$port]"; else cmd="ReLink \"$leaf\"[$port]"; fi
 	perf_pid=
 	if [ "$i" = 1 ] && [ -n "${REAL_FAULT_PERF:-}" ]; then
@@ -100,7 +120,11 @@ for ((i = 1; i <= N; i++)); do
 		sleep 2
 	fi
 	lab_ibsim_cmd "$cmd" >/dev/null || echo "# ibsim: $cmd failed"
-	for ((w = 0; w < 12000 && $(plugin_gens) <= before; w++)); do sleep 0.1; done
+	for ((w = 0; w < 12000; w++)); do
+		plugin_gens
+		((n_gens > before)) && break
+		nap 0.1
+	done
 	settle 1200 || echo "# no quiet after: $cmd"
 	if [ -n "$perf_pid" ]; then
 		kill -INT "$perf_pid"
