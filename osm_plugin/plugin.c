@@ -656,6 +656,13 @@ static struct snap *capture(struct tp *tp, int subnet_up, struct capture_cost *c
 	return s;
 }
 
+/* tpq_push_delta's drop: a snapshot the queue frees once the sinks have
+ * answered. */
+static void drop_snap(void *s)
+{
+	snap_free(s);
+}
+
 /*
  * One capture, published: after a routing pass (what is "heavy sweep" or
  * "reroute"), and at SUBNET_UP ("subnet up"), when OpenSM has armed and
@@ -733,17 +740,18 @@ static void publish(struct tp *tp, const char *what, int only_if_changed)
 		tp->lfc.st.whole, tp->lfc.st.kept, tp->lfc.st.blocks, tp->lfc.st.notes,
 		tp->lfc.st.full ? "; all whole: " : "", tp->lfc.st.full ? tp->lfc.st.why : "", cc.h.lnode0,
 		cc.h.lnode1, cc.h.lnote0, cc.h.lnote1, cc.h.lfaults, cc.h.lothers);
-	/* Handed to the sinks before the previous snapshot is freed: at
-	 * k=56 that returns 195 MB of tables (25 ms in a cable fault's pass),
-	 * which topod would otherwise wait for. */
+	/* The previous snapshot (195 MB of tables at k=56) is the queue's to
+	 * free once the sinks have answered: freed here, its unmaps stalled
+	 * the delivery topod waited for (tpq_push_delta). */
+	struct snap *was = tp->prev;
+	tp->prev = s;
 	if (tp->q)
-		tpq_push_delta(tp->q, buf, len, tp->last_gen, delta, dlen, base_gen);
+		tpq_push_delta(tp->q, buf, len, tp->last_gen, delta, dlen, base_gen, drop_snap, was);
 	else {
 		free(buf);
 		free(delta);
+		snap_free(was);
 	}
-	snap_free(tp->prev);
-	tp->prev = s;
 }
 
 /* ---- the plugin interface -------------------------------------------------- */

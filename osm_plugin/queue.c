@@ -52,12 +52,21 @@ struct worker {
 	char last_err[SNAP_ERR_LEN];
 };
 
+/* What a push gave up: the blob it replaced (when no worker held it) and
+ * the caller's drop(arg) (tpq_push_delta). */
+struct grave {
+	struct blob *blob;
+	void (*drop)(void *);
+	void *arg;
+};
+
 struct tpq {
 	pthread_mutex_t lock; /* never held across I/O or logging */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC: backoff must not jump with settimeofday */
 
 	/* Under lock. */
 	struct blob *cur;     /* newest snapshot, NULL before the first push */
+	struct grave grave;   /* what cur's push gave up, until the sinks answer (reap) */
 	int stopping;
 	uint64_t deadline_ms; /* monotonic end of the shutdown linger */
 	struct tpq_stats stats;
@@ -103,6 +112,31 @@ static void blob_free(struct blob *b)
 		free(b->delta);
 		free(b);
 	}
+}
+
+static void grave_free(struct grave *g)
+{
+	blob_free(g->blob);
+	if (g->drop)
+		g->drop(g->arg);
+	*g = (struct grave){ 0 };
+}
+
+/* The grave, once every sink but the spools has answered for cur
+ * (acknowledged it or failed): the caller frees it (grave_free) after
+ * unlocking. Freed in topod's window, the previous snapshot's unmaps
+ * stalled the delivery (tpq_push_delta). Caller holds q->lock. */
+static struct grave reap(struct tpq *q)
+{
+	struct grave g = { 0 };
+	for (int i = 0; i < q->nworkers; i++) {
+		const struct worker *o = &q->w[i];
+		if (o->sink.kind != SINK_SPOOL && q->cur && o->have_gen < q->cur->gen && !o->failing)
+			return g;
+	}
+	g = q->grave;
+	q->grave = (struct grave){ 0 };
+	return g;
 }
 
 static void wait_until(struct tpq *q, uint64_t until_ms)
@@ -290,10 +324,12 @@ static void *worker_main(void *arg)
 		w->failing = rc != 0;
 		w->waiting = 0;
 		pthread_cond_broadcast(&q->cond); /* a spool may wait for this */
+		struct grave g = reap(q);
 		struct blob *dead = blob_unref_locked(b);
-		if (dead) {
+		if (dead || g.blob || g.drop) {
 			pthread_mutex_unlock(&q->lock);
 			blob_free(dead);
+			grave_free(&g);
 			pthread_mutex_lock(&q->lock);
 		}
 	}
@@ -356,13 +392,14 @@ struct tpq *tpq_start(const struct sink_opts *o, tpq_log_fn log, void *log_arg,
 
 void tpq_push(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation)
 {
-	tpq_push_delta(q, buf, len, generation, NULL, 0, 0);
+	tpq_push_delta(q, buf, len, generation, NULL, 0, 0, NULL, NULL);
 }
 
 void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation, uint8_t *delta, size_t dlen,
-		    uint64_t base_gen)
+		    uint64_t base_gen, void (*drop)(void *), void *garbage)
 {
-	struct blob *b = calloc(1, sizeof *b), *dead = NULL;
+	struct blob *b = calloc(1, sizeof *b);
+	struct grave old = { 0 }, given = { .drop = drop, .arg = garbage };
 	int i;
 
 	if (!b) {
@@ -372,6 +409,7 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 		    generation);
 		free(buf);
 		free(delta);
+		grave_free(&given);
 		return;
 	}
 	b->refs = 1; /* the slot's reference */
@@ -389,6 +427,7 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 		say(q, TPQ_ERROR, "generation %" PRIu64 " not newer than %" PRIu64 "; dropped",
 		    generation, newest);
 		blob_free(b);
+		grave_free(&given);
 		return;
 	}
 	if (q->cur) {
@@ -397,13 +436,16 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 				q->stats.superseded++;
 				break;
 			}
-		dead = blob_unref_locked(q->cur);
+		given.blob = blob_unref_locked(q->cur);
 	}
+	/* the last push's, when its sinks have not all answered yet */
+	old = q->grave;
+	q->grave = given;
 	q->cur = b;
 	q->stats.pushed++;
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
-	blob_free(dead);
+	grave_free(&old);
 }
 
 void tpq_stop(struct tpq *q)
@@ -423,6 +465,7 @@ void tpq_stop(struct tpq *q)
 
 	/* Workers are gone: the slot holds the only reference left. */
 	blob_free(blob_unref_locked(q->cur));
+	grave_free(&q->grave);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	free(q);

@@ -3,7 +3,8 @@
  * OpenSM: the newest snapshot wins, a dead sink is logged once and never
  * delays the others, shutdown is bounded by the linger time, and a
  * snapshot topod holds back (ERR HELD: the shrink guard) is neither lost
- * nor taken as delivered: sent again until topod answers OK.
+ * nor taken as delivered: sent again until topod answers OK; what a push
+ * gives up is freed once the sink has answered.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +60,29 @@ static void push(struct tpq *q, uint64_t gen)
 	size_t len;
 	uint8_t *buf = snapshot(gen, &len);
 	tpq_push(q, buf, len, gen);
+}
+
+/* What a push gives up (tpq_push_delta's drop): when, and on which thread,
+ * the queue let it go. */
+struct garbage {
+	atomic_int dropped;
+	pthread_t by;
+	double at;
+};
+
+static void drop_garbage(void *arg)
+{
+	struct garbage *g = arg;
+	g->by = pthread_self();
+	g->at = now_s();
+	atomic_fetch_add(&g->dropped, 1);
+}
+
+static void push_giving_up(struct tpq *q, uint64_t gen, struct garbage *g)
+{
+	size_t len;
+	uint8_t *buf = snapshot(gen, &len);
+	tpq_push_delta(q, buf, len, gen, NULL, 0, 0, drop_garbage, g);
 }
 
 static uint64_t file_generation(const char *path)
@@ -304,7 +328,61 @@ int main(void)
 	CHECK(spooled5 > 0 && spooled5 < 1.6, "pushed every 100 ms and answered 400 ms late, the spool is written "
 	      "%.2f s after the first push (timeout_ms 1 s), not when the pushes stop (3 s)", spooled5);
 
+	/* 6. What a push gives up (the plugin's previous snapshot, 195 MB at
+	 * k=56) is freed on a worker once the sink has answered, not on the
+	 * pusher's thread while topod waits; at the next push when the sink
+	 * has not answered by then; at shutdown; and at once when the push is
+	 * dropped. */
+	char fast_sock[80];
+	snprintf(fast_sock, sizeof(fast_sock), "%s/fast.sock", dir);
+	snprintf(opts, sizeof(opts),
+		 "sink=unix:%s sink=unix:%s spool=%s timeout_ms=3000 backoff_max_ms=50 linger_ms=300", fast_sock,
+		 sock, dir);
+	CHECK(sink_parse_options(opts, &o, err) == 0, "two sinks and a spool: %s", err);
+	struct receiver gr = { .delay_ms = 300 }, fast = { 0 };
+	receiver_start(&gr, sock);
+	receiver_start(&fast, fast_sock);
+	q = tpq_start(&o, logfn, NULL, err);
+	struct garbage ga = { 0 }, gb = { 0 }, gc = { 0 }, gd = { 0 }, ge = { 0 };
+	push_giving_up(q, 500, &ga);
+	usleep(150000);
+	int early_drop = atomic_load(&ga.dropped), fast_had = (int)atomic_load(&fast.last);
+	double t6 = now_s();
+	while (atomic_load(&gr.last) != 500 && now_s() - t6 < 3)
+		usleep(2000);
+	double answered6 = now_s();
+	while (!atomic_load(&ga.dropped) && now_s() - t6 < 3)
+		usleep(2000);
+	CHECK(fast_had == 500 && early_drop == 0 && atomic_load(&ga.dropped) == 1 && ga.at >= answered6 - 0.05 &&
+	      !pthread_equal(ga.by, pthread_self()),
+	      "given up with a push: freed on a worker %.0f ms after the slower sink answered, not when the "
+	      "faster did (%d at 150 ms)", (ga.at - answered6) * 1e3, early_drop);
+	receiver_stop(&fast);
+	push_giving_up(q, 501, &gb);
+	push_giving_up(q, 502, &gc); /* the sink is still busy with 501 */
+	CHECK(atomic_load(&gb.dropped) == 1 && pthread_equal(gb.by, pthread_self()) && !atomic_load(&gc.dropped),
+	      "not answered by the next push: freed by that push, the new one kept");
+	push_giving_up(q, 499, &gd);
+	CHECK(atomic_load(&gd.dropped) == 1, "a dropped push's garbage is freed at once");
+	receiver_stop(&gr);
+	t6 = now_s();
+	while (!atomic_load(&gc.dropped) && now_s() - t6 < 5)
+		usleep(2000);
+	push_giving_up(q, 503, &ge); /* the sink is gone: its worker fails */
+	double t6e = now_s();
+	while (!atomic_load(&ge.dropped) && now_s() - t6e < 2)
+		usleep(2000);
+	CHECK(atomic_load(&gc.dropped) == 1 && atomic_load(&ge.dropped) == 1 && !pthread_equal(ge.by, pthread_self()),
+	      "with the sink failing it is freed after the failed attempt (%.0f ms)", (now_s() - t6e) * 1e3);
+	struct garbage gf = { 0 };
+	push_giving_up(q, 504, &gf);
+	tpq_stop(q);
+	CHECK(atomic_load(&gf.dropped) == 1 && atomic_load(&ga.dropped) == 1 && atomic_load(&gb.dropped) == 1 &&
+	      atomic_load(&gc.dropped) == 1 && atomic_load(&ge.dropped) == 1,
+	      "shutdown frees what is left, and nothing is freed twice");
+
 	unlink(sock);
+	unlink(fast_sock);
 	unlink(spool_file);
 	rmdir(dir);
 	return TAP_DONE();
