@@ -4,6 +4,8 @@
   bench/bench_delta.py [K] [PERMILLE] [CHAIN]      (defaults 24 5 100)
   DELTA_GAP=S bench/bench_delta.py ...             (S seconds between snapshots; default 0)
   DELTA_SMAPS=FILE [DELTA_KILL=1] ...              (topod's /proc smaps after the deltas; then SIGKILL)
+  DELTA_REST=S ...                                 (the RSS at rest read S seconds later; default 8)
+  TOPOD_ARGS="--warm-interval 0" ...               (more topod options, in both modes)
   DELTA_FILES=BASE.snap,NEW.snap bench/bench_delta.py [REPS]
                                                    (two snapshot files, e.g. bench/real_fault.sh's
                                                     REAL_FAULT_KEEP passes: NEW as the delta from BASE,
@@ -18,7 +20,9 @@ sent until a query sees the new generation (served: decoded, applied and
 indexed; topod publishes before it persists) and until topod's OK (the
 journal entry also fsynced), topod's own
 apply and build times from its log, and at the end topod's RSS and what its
-history holds; then the same change as a full snapshot for comparison.
+history holds, its RSS again at rest (once --warm-interval has passed and
+the preparation has made the copy the next delta is applied to), then the
+same change as a full snapshot for comparison.
 
 By default each snapshot follows the previous one's OK at once. A subnet
 manager sweeps every few seconds (OpenSM: 10 s); DELTA_GAP=S waits S
@@ -139,7 +143,7 @@ def main():
     print(out.strip())
     state = os.path.join(d, "state")
     os.mkdir(state, 0o700)
-    t = Topod("--history", str(chain + 1), state_dir=state, d=d)
+    t = Topod("--history", str(chain + 1), *os.environ.get("TOPOD_ARGS", "").split(), state_dir=state, d=d)
     with open(os.path.join(d, "base.snap"), "rb") as f:
         base = f.read()
     ms, served, r = send_served(t, t.ingest, base, 1)
@@ -204,6 +208,11 @@ def main():
           "state dir: %d journal entries, %d history files"
           % (hv["lines"], int(hv["bytes"]) / 1e6, rss0 / 1024, rss1 / 1024, (rss1 - rss0) / 1024, chain,
              len(journal), len(hist)))
+    # At rest: once --warm-interval (5 s) has passed, the preparation makes
+    # the copy the next delta is applied to and maps the chunks it will
+    # copy into (docs/performance.md, "Memory made ready before the delta").
+    time.sleep(float(os.environ.get("DELTA_REST", "8")))
+    print("topod RSS at rest, after the preparation: %.1f MiB" % (rss_kib(t.p.pid) / 1024))
     # The served fabric again, whole, under a new generation (a collector's
     # next run on a fabric that did not change): indexed as the delta from
     # the served generation, nothing rebuilt.
