@@ -60,13 +60,18 @@ struct grave {
 	void *arg;
 };
 
+/* Graves kept until the sinks answer: a routing pass's and the subnet-up
+ * copy that may follow it before topod has answered the first. A third
+ * push frees the oldest on its own thread. */
+#define GRAVES 2
+
 struct tpq {
 	pthread_mutex_t lock; /* never held across I/O or logging */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC: backoff must not jump with settimeofday */
 
 	/* Under lock. */
 	struct blob *cur;     /* newest snapshot, NULL before the first push */
-	struct grave grave;   /* what cur's push gave up, until the sinks answer (reap) */
+	struct grave grave[GRAVES]; /* what the last pushes gave up, oldest first, until the sinks answer (reap) */
 	int stopping;
 	uint64_t deadline_ms; /* monotonic end of the shutdown linger */
 	struct tpq_stats stats;
@@ -114,29 +119,43 @@ static void blob_free(struct blob *b)
 	}
 }
 
-static void grave_free(struct grave *g)
+static void grave_free(struct grave *g, int n)
 {
-	blob_free(g->blob);
-	if (g->drop)
-		g->drop(g->arg);
-	*g = (struct grave){ 0 };
+	for (int i = 0; i < n; i++) {
+		blob_free(g[i].blob);
+		if (g[i].drop)
+			g[i].drop(g[i].arg);
+		g[i] = (struct grave){ 0 };
+	}
 }
 
-/* The grave, once every sink but the spools has answered for cur
- * (acknowledged it or failed): the caller frees it (grave_free) after
- * unlocking. Freed in topod's window, the previous snapshot's unmaps
- * stalled the delivery (tpq_push_delta). Caller holds q->lock. */
-static struct grave reap(struct tpq *q)
+/*
+ * Moves the graves into out[GRAVES] once every sink but the spools has
+ * answered for cur (acknowledged it, or its last attempt failed); the
+ * caller frees them (grave_free) after unlocking. Freed in topod's
+ * window, the previous snapshot's unmaps stalled the delivery
+ * (tpq_push_delta). A spool's worker leaves them to the other sinks'
+ * workers, which see the last answer: it runs ten nice levels down, and
+ * freeing a snapshot takes the table pool's lock, which OpenSM's thread
+ * may want next. by: the worker asking, NULL for a push. Caller holds
+ * q->lock; 1 when out holds them.
+ */
+static int reap(struct tpq *q, const struct worker *by, struct grave out[GRAVES])
 {
-	struct grave g = { 0 };
+	int others = 0;
 	for (int i = 0; i < q->nworkers; i++) {
 		const struct worker *o = &q->w[i];
-		if (o->sink.kind != SINK_SPOOL && q->cur && o->have_gen < q->cur->gen && !o->failing)
-			return g;
+		if (o->sink.kind == SINK_SPOOL)
+			continue;
+		others = 1;
+		if (q->cur && o->have_gen < q->cur->gen && !o->failing)
+			return 0;
 	}
-	g = q->grave;
-	q->grave = (struct grave){ 0 };
-	return g;
+	if (by && by->sink.kind == SINK_SPOOL && others)
+		return 0;
+	memcpy(out, q->grave, sizeof(q->grave));
+	memset(q->grave, 0, sizeof(q->grave));
+	return 1;
 }
 
 static void wait_until(struct tpq *q, uint64_t until_ms)
@@ -324,12 +343,13 @@ static void *worker_main(void *arg)
 		w->failing = rc != 0;
 		w->waiting = 0;
 		pthread_cond_broadcast(&q->cond); /* a spool may wait for this */
-		struct grave g = reap(q);
+		struct grave g[GRAVES];
+		int reaped = reap(q, w, g);
 		struct blob *dead = blob_unref_locked(b);
-		if (dead || g.blob || g.drop) {
+		if (dead || reaped) {
 			pthread_mutex_unlock(&q->lock);
 			blob_free(dead);
-			grave_free(&g);
+			grave_free(g, reaped ? GRAVES : 0);
 			pthread_mutex_lock(&q->lock);
 		}
 	}
@@ -399,7 +419,9 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 		    uint64_t base_gen, void (*drop)(void *), void *garbage)
 {
 	struct blob *b = calloc(1, sizeof *b);
-	struct grave old = { 0 }, given = { .drop = drop, .arg = garbage };
+	/* old[0]: the oldest grave when all are taken; old[1..]: all, when
+	 * reaped at once */
+	struct grave old[GRAVES + 1] = { { 0 } }, given = { .drop = drop, .arg = garbage };
 	int i;
 
 	if (!b) {
@@ -409,7 +431,7 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 		    generation);
 		free(buf);
 		free(delta);
-		grave_free(&given);
+		grave_free(&given, 1);
 		return;
 	}
 	b->refs = 1; /* the slot's reference */
@@ -427,7 +449,7 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 		say(q, TPQ_ERROR, "generation %" PRIu64 " not newer than %" PRIu64 "; dropped",
 		    generation, newest);
 		blob_free(b);
-		grave_free(&given);
+		grave_free(&given, 1);
 		return;
 	}
 	if (q->cur) {
@@ -438,14 +460,26 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 			}
 		given.blob = blob_unref_locked(q->cur);
 	}
-	/* the last push's, when its sinks have not all answered yet */
-	old = q->grave;
-	q->grave = given;
+	if (given.blob || given.drop) {
+		/* the oldest, when GRAVES pushes in a row were not answered */
+		if (q->grave[GRAVES - 1].blob || q->grave[GRAVES - 1].drop) {
+			old[0] = q->grave[0];
+			memmove(q->grave, q->grave + 1, (GRAVES - 1) * sizeof(q->grave[0]));
+			q->grave[GRAVES - 1] = (struct grave){ 0 };
+		}
+		for (i = 0; i < GRAVES; i++)
+			if (!q->grave[i].blob && !q->grave[i].drop) {
+				q->grave[i] = given;
+				break;
+			}
+	}
 	q->cur = b;
 	q->stats.pushed++;
+	/* every sink failing: no one waits, and no attempt may come for a while */
+	int now = reap(q, NULL, old + 1);
 	pthread_cond_broadcast(&q->cond);
 	pthread_mutex_unlock(&q->lock);
-	grave_free(&old);
+	grave_free(old, now ? GRAVES + 1 : 1);
 }
 
 void tpq_stop(struct tpq *q)
@@ -465,7 +499,7 @@ void tpq_stop(struct tpq *q)
 
 	/* Workers are gone: the slot holds the only reference left. */
 	blob_free(blob_unref_locked(q->cur));
-	grave_free(&q->grave);
+	grave_free(q->grave, GRAVES);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	free(q);

@@ -67,11 +67,13 @@ void tpq_push(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation);
  * drop(garbage), unless drop is NULL, is what the caller gives up with
  * this push (the plugin's previous snapshot). It and the snapshot this
  * push replaces are freed on a worker thread once every sink but the
- * spools has answered for this generation (acknowledged it, or failed), at
- * the next push if that has not happened by then, or in tpq_stop(); at
- * once when the push is dropped. Freed at once on OpenSM's thread, at k=56
- * they unmapped 400 MB while topod waited for the delta, and on a VM such
- * an unmap stalled every CPU for 24 ms. */
+ * spools has answered for the newest generation (acknowledged it, or its
+ * last attempt failed); by this push when every such sink is failing
+ * already; by the push after the next one if still unanswered then (two
+ * are kept: a routing pass's and the subnet-up copy that may follow it);
+ * in tpq_stop(); at once when the push is dropped. Freed at once on
+ * OpenSM's thread, at k=56 they unmapped 400 MB while topod waited for the
+ * delta, and on a VM such an unmap stalled every CPU for 24 ms. */
 void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation, uint8_t *delta, size_t dlen,
 		    uint64_t base_gen, void (*drop)(void *), void *garbage);
 
