@@ -93,6 +93,11 @@ def info_generation(path):
     return int(re.search(r"^generation (\d+)$", out, re.M).group(1))
 
 
+def topod_args():
+    """TOPOD_ARGS: more topod options, for both modes."""
+    return os.environ.get("TOPOD_ARGS", "").split()
+
+
 def files_mode(spec, reps):
     """REPS fresh topods, each given BASE whole and then NEW as the delta
     from it (topo-snap delta): the delta's first byte -> served and -> OK,
@@ -110,7 +115,7 @@ def files_mode(spec, reps):
     for rep in range(reps):
         state = os.path.join(d, "state.%d" % rep)
         os.mkdir(state, 0o700)
-        t = Topod("--history", "4", *os.environ.get("TOPOD_ARGS", "").split(), state_dir=state, d=d)
+        t = Topod("--history", "4", *topod_args(), state_dir=state, d=d)
         try:
             ms0, served0, r0 = send_served(t, t.ingest, base, g0)
             time.sleep(float(os.environ.get("DELTA_GAP", "2")))  # the preparation, as between sweeps
@@ -143,7 +148,7 @@ def main():
     print(out.strip())
     state = os.path.join(d, "state")
     os.mkdir(state, 0o700)
-    t = Topod("--history", str(chain + 1), *os.environ.get("TOPOD_ARGS", "").split(), state_dir=state, d=d)
+    t = Topod("--history", str(chain + 1), *topod_args(), state_dir=state, d=d)
     with open(os.path.join(d, "base.snap"), "rb") as f:
         base = f.read()
     ms, served, r = send_served(t, t.ingest, base, 1)

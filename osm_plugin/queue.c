@@ -119,6 +119,11 @@ static void blob_free(struct blob *b)
 	}
 }
 
+static int grave_empty(const struct grave *g)
+{
+	return !g->blob && !g->drop;
+}
+
 static void grave_free(struct grave *g, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -460,18 +465,17 @@ void tpq_push_delta(struct tpq *q, uint8_t *buf, size_t len, uint64_t generation
 			}
 		given.blob = blob_unref_locked(q->cur);
 	}
-	if (given.blob || given.drop) {
-		/* the oldest, when GRAVES pushes in a row were not answered */
-		if (q->grave[GRAVES - 1].blob || q->grave[GRAVES - 1].drop) {
+	if (!grave_empty(&given)) {
+		/* the oldest, when GRAVES pushes in a row were not answered;
+		 * the rest stay packed from the first */
+		if (!grave_empty(&q->grave[GRAVES - 1])) {
 			old[0] = q->grave[0];
 			memmove(q->grave, q->grave + 1, (GRAVES - 1) * sizeof(q->grave[0]));
 			q->grave[GRAVES - 1] = (struct grave){ 0 };
 		}
-		for (i = 0; i < GRAVES; i++)
-			if (!q->grave[i].blob && !q->grave[i].drop) {
-				q->grave[i] = given;
-				break;
-			}
+		for (i = 0; !grave_empty(&q->grave[i]); i++)
+			;
+		q->grave[i] = given;
 	}
 	q->cur = b;
 	q->stats.pushed++;
