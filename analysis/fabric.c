@@ -266,18 +266,18 @@ static int same_ends(const struct route_tab *ra, const struct route_tab *rb)
 /*
  * After a delta that changed ports (a cable down or up): marks in *chg
  * (by rb->pt_off) every switch port whose code differs between ra and rb,
- * and returns in *out the blocks to check: the delta's changed blocks and
- * every block of a switch with a marked port, sorted, each once; with
- * mask (the delta's changed entries, as snap_delta_info has them) their
- * changed entries in *mout (none for a block the delta did not bring),
- * else *mout NULL. -1: out of memory.
+ * and lists in *extra[*nextra] every block of the switches with a marked
+ * port, sorted: their every entry may step elsewhere. A cable marks two
+ * switches, some 1,400 blocks at k=56; the delta's own blocks (262,000
+ * in a cable fault) are not copied beside them, as 4.2 MB of fresh pages
+ * cost 10-15 ms on the lab's VM: hops_differ merges the two lists
+ * (merge_blocks), hopcover_carry reads chg. -1: out of memory.
  */
-static int links_changed(const struct route_tab *ra, const struct route_tab *rb, const uint64_t *block,
-			 const uint64_t *mask, uint32_t nblock, uint8_t **chg, uint64_t **out, uint64_t **mout,
-			 uint32_t *nout)
+static int links_changed(const struct route_tab *ra, const struct route_tab *rb, uint8_t **chg, uint64_t **extra,
+			 uint32_t *nextra)
 {
 	const struct snap *s = rb->snap;
-	size_t npt = 0, extra = 0;
+	size_t npt = 0, nx = 0;
 	for (uint32_t sw = 0; sw < rb->nsw; sw++)
 		npt += s->nodes[rb->sw_node[sw]].nports + 1u;
 	uint8_t *c = calloc(npt + 1, 1);
@@ -289,18 +289,14 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 		for (uint32_t p = rb->pt_off[sw], e = p + n->nports; p <= e; p++)
 			any |= c[p] = ra->pt[p] != rb->pt[p];
 		if (any)
-			extra += (n->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
+			nx += (n->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK;
 	}
-	uint64_t *x = malloc((extra + 1) * sizeof(*x)), *b = malloc((nblock + extra + 1) * sizeof(*b));
-	uint64_t *bm = mask ? malloc((nblock + extra + 1) * sizeof(*bm)) : NULL;
-	if (!x || !b || (mask && !bm)) {
-		free(x);
-		free(b);
-		free(bm);
+	uint64_t *x = malloc((nx + 1) * sizeof(*x));
+	if (!x) {
 		free(c);
 		return -1;
 	}
-	size_t nx = 0;
+	nx = 0;
 	for (uint32_t sw = 0; sw < rb->nsw; sw++) {
 		const struct snap_node *nd = &s->nodes[rb->sw_node[sw]];
 		if (!memchr(c + rb->pt_off[sw], 1, nd->nports + 1u))
@@ -308,29 +304,41 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
 		for (uint32_t k = 0; k * SNAP_DELTA_BLOCK < nd->lft_len; k++)
 			x[nx++] = (uint64_t)rb->sw_node[sw] << 16 | k;
 	}
-	/* The delta's blocks come sorted (snap_delta_apply refuses any out
-	 * of order), and so do these (switches are numbered in node order):
-	 * merged, not sorted again (a cable fault's 263,000 at k=56). */
-	size_t u = 0, i = 0, j = 0;
-	while (i < nblock || j < nx) {
-		/* The delta's blocks bring their masks; a switch's blocks
-		 * added for its marked ports bring none (chg marks them). */
-		int ours = j >= nx || (i < nblock && block[i] <= x[j]);
-		uint64_t v = ours ? block[i] : x[j], m = ours && mask ? mask[i] : 0;
-		i += ours;
-		j += !ours;
-		if (!u || v != b[u - 1])
-			b[u++] = v;
-		else
-			m |= bm ? bm[u - 1] : 0;
-		if (bm)
-			bm[u - 1] = m;
-	}
-	free(x);
 	*chg = c;
-	*out = b;
-	*mout = bm;
-	*nout = (uint32_t)u;
+	*extra = x;
+	*nextra = (uint32_t)nx;
+	return 0;
+}
+
+/*
+ * The blocks of a[na] and b[nb] (both sorted, as snap_delta_apply and
+ * links_changed list them) each once, in order, keeping with walk[] (by
+ * LID block, nlb of them; NULL: all) only those whose LID block it marks,
+ * in *out[*nout] (malloc'd, sized by what is kept: the cover leaves a
+ * cable fault's proof a few hundred of its 262,000). -1: out of memory.
+ */
+static int merge_blocks(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb, const uint8_t *walk,
+			uint32_t nlb, uint64_t **out, uint32_t *nout)
+{
+	uint64_t *o = NULL;
+	uint32_t u = 0;
+	for (int fill = 0; fill < 2; fill++) {
+		if (fill && !(o = malloc(((size_t)u + 1) * sizeof(*o))))
+			return -1;
+		uint64_t last = UINT64_MAX;
+		u = 0;
+		for (uint32_t i = 0, j = 0; i < na || j < nb;) {
+			uint64_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i++] : b[j++];
+			if (v == last || (walk && ((v & 0xFFFF) >= nlb || !walk[v & 0xFFFF])))
+				continue;
+			last = v;
+			if (fill)
+				o[u] = v;
+			u++;
+		}
+	}
+	*out = o;
+	*nout = u;
 	return 0;
 }
 
@@ -342,10 +350,13 @@ static int links_changed(const struct route_tab *ra, const struct route_tab *rb,
  * leaf changes the upper switch's counts to the leaf's hosts (it must go
  * round), not the leaves' (they go up another way). chg (may be NULL)
  * marks the switch ports whose codes changed, by rb->pt_off; ra and rb
- * then have same_ends(). */
+ * then have same_ends(), and extra[nextra] lists every block of the
+ * switches it marks (links_changed). */
 struct proof {
 	const struct route_tab *ra, *rb;
 	const uint8_t *chg, *want;
+	const uint64_t *extra;
+	uint32_t nextra;
 	const uint32_t *leaf;
 	uint32_t nleaf;
 	/* complete: the LIDs ra routes along shortest paths, its distances
@@ -441,18 +452,18 @@ static uint32_t covered_leaf(const struct proof *p, uint32_t l)
 }
 
 /* The LIDs p->next decides: 1 when one of them differs; else 0 with
- * (*out)[*nout] the blocks of block[n] whose LID block holds a LID it does
- * not decide (a switch's, a moved leaf's host, one next marks under the
- * leaf-to-host proof), which walk. -1: out of memory. */
+ * (*out)[*nout] the blocks of block[n] and p->extra whose LID block holds
+ * a LID it does not decide (a switch's, a moved leaf's host, one next
+ * marks under the leaf-to-host proof), which walk. -1: out of memory. */
 static int decide_by_cover(const struct proof *p, const uint64_t *block, uint32_t n, uint64_t **out,
 			   uint32_t *nout)
 {
 	const struct route_tab *rb = p->rb;
 	const uint32_t nlb = rb->max_lid / SNAP_DELTA_BLOCK + 1;
 	uint8_t *walk = calloc(nlb, 1);
-	*out = malloc(((size_t)n + 1) * sizeof(**out));
+	*out = NULL;
 	*nout = 0;
-	int rc = walk && *out ? 0 : -1;
+	int rc = walk ? 0 : -1;
 	for (uint32_t l = 1; !rc && l <= rb->max_lid; l++) {
 		if (rb->lid_ep[l] == ROUTE_NONE || !proved(p, l))
 			continue;
@@ -461,14 +472,9 @@ static int decide_by_cover(const struct proof *p, const uint64_t *block, uint32_
 		else if (p->next->bad[l])
 			rc = 1;
 	}
-	for (uint32_t i = 0; !rc && i < n; i++)
-		if ((block[i] & 0xFFFF) < nlb && walk[block[i] & 0xFFFF])
-			(*out)[(*nout)++] = block[i];
+	if (!rc)
+		rc = merge_blocks(block, n, p->extra, p->nextra, walk, nlb, out, nout);
 	free(walk);
-	if (rc) {
-		free(*out);
-		*out = NULL;
-	}
 	return rc;
 }
 
@@ -500,16 +506,16 @@ static uint32_t group_by_lid(const uint64_t *block, uint32_t n, uint64_t *by_lid
 }
 
 /* Is a hop count p covers different, the steps differing only in the LFT
- * blocks listed (with chg: also every block of a switch with a marked
- * port)? Blocks are taken by LID block, so that the walks of one LID
+ * blocks listed and p->extra's? Blocks are taken by LID block, so that the walks of one LID
  * block share their 64-byte LFT lines, and each LID's walks are memoised
  * over all switches. -1: out of memory. */
 static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 {
 	const struct route_tab *rb = p->rb;
 	uint64_t *walked = NULL;
-	if (p->next) {
-		int rc = decide_by_cover(p, block, n, &walked, &n);
+	if (p->next || p->nextra) {
+		int rc = p->next ? decide_by_cover(p, block, n, &walked, &n)
+				 : merge_blocks(block, n, p->extra, p->nextra, NULL, 0, &walked, &n);
 		if (rc)
 			return rc;
 		block = walked;
@@ -632,33 +638,34 @@ static int hier_renamed(const struct fabric_index *old, struct fabric_index *x,
 			    const struct snap_delta_info *info, int *reused)
 {
 	uint8_t *chg = NULL, *want = NULL;
-	uint64_t *blk = NULL, *bmask = NULL;
-	uint32_t nblk = 0, *leaf = NULL;
+	uint64_t *extra = NULL;
+	uint32_t nextra = 0, *leaf = NULL;
 	struct hopdist *hd = NULL;
 	uint8_t *moved = NULL;
 	struct proof p = { .ra = old->rt, .rb = x->rt };
 	int differ = 1;
-	if (same_ends(old->rt, x->rt) &&
-	    links_changed(old->rt, x->rt, info->block, info->mask, info->blocks, &chg, &blk, &bmask, &nblk) == 0 &&
+	if (same_ends(old->rt, x->rt) && links_changed(old->rt, x->rt, &chg, &extra, &nextra) == 0 &&
 	    leaf_proof(&p, &leaf, &want) == 0) {
 		p.chg = chg;
+		p.extra = extra;
+		p.nextra = nextra;
 		/* For the LIDs of leaves not moved, the old hop counts are
 		 * old's distances plus one, which are x's too: each changed
 		 * step is checked against them. The moved ones walk. */
 		p.hc = relinked_cover(old, x, &hd, &moved);
 		p.moved = moved;
-		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, old->rt, chg, blk, bmask, nblk, &x->hc))
+		if (p.hc && hopcover_carry(p.hc, hd, moved, x->rt, old->rt, chg, info->block, info->mask, info->blocks,
+					   &x->hc))
 			x->hc = NULL; /* out of memory: the walks decide */
 		if (p.hc)
 			x->cover_rc = old->cover_rc;
 		p.next = x->hc;
-		differ = hops_differ(&p, blk, nblk);
+		differ = hops_differ(&p, info->block, info->blocks);
 	}
 	hopdist_free(hd);
 	free(moved);
 	free(chg);
-	free(blk);
-	free(bmask);
+	free(extra);
 	free(leaf);
 	free(want);
 	if (differ == 0 && hier_rename(old->hier, x->rt, &x->hier) == AN_OK) {

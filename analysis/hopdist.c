@@ -575,48 +575,90 @@ static void carry_block(const struct route_tab *rt, const struct hopdist *hd, co
 	}
 }
 
+/* One switch's share of a carry: the delta's blocks [i0, i1) of its
+ * list, and with all set every block of the switch's table (chg marks a
+ * port of it: any entry may now step elsewhere). */
+struct carry_unit {
+	uint32_t node, i0, i1;
+	int all;
+};
+
+/* The units of a carry, in node order (switches are numbered so): one
+ * per switch of rt the delta brought blocks of or chg (may be NULL) marks
+ * a port of; at most one per switch, so a cable fault's 262,000 blocks
+ * at k=56 need 3,920 (their list is not copied). NULL: out of memory. */
+static struct carry_unit *carry_units(const struct route_tab *rt, const uint8_t *chg, const uint64_t *block,
+				      uint32_t n, uint32_t *nu)
+{
+	struct carry_unit *u = malloc(((size_t)rt->nsw + 1) * sizeof(*u));
+	uint32_t k = 0, i = 0;
+	for (uint32_t sw = 0; u && sw < rt->nsw; sw++) {
+		uint32_t node = rt->sw_node[sw], i0;
+		while (i < n && block[i] >> 16 < node) /* not a switch of rt: nothing to carry */
+			i++;
+		for (i0 = i; i < n && block[i] >> 16 == node; i++)
+			;
+		const struct snap_node *nd = &rt->snap->nodes[node];
+		int all = chg && memchr(chg + rt->pt_off[sw], 1, nd->nports + 1u) != NULL;
+		if (i > i0 || all)
+			u[k++] = (struct carry_unit){ node, i0, i, all };
+	}
+	*nu = k;
+	return u;
+}
+
+/* The entries of one block [l0, l1) of a unit (block b of its switch),
+ * clipped to rt's LIDs. */
+static void carry_lids(const struct route_tab *rt, uint32_t b, uint32_t *l0, uint32_t *l1)
+{
+	*l0 = b * SNAP_DELTA_BLOCK;
+	*l1 = *l0 + SNAP_DELTA_BLOCK;
+	*l0 = *l0 ? *l0 : 1;
+	*l1 = *l1 < rt->max_lid + 1 ? *l1 : rt->max_lid + 1;
+}
+
 /* The entries of block[0 .. n) (sorted by node, as snap_delta_info lists
- * them) at the switches x has checked, tested as cover_range tests them
- * (only those carry_block says may have changed), switch by switch over
- * the cores. Marks x->bad. AN_OK or AN_E_NOMEM. */
+ * them), and of every block of a switch chg marks a port of, at the
+ * switches x has checked, tested as cover_range tests them (only those
+ * carry_block says may have changed), switch by switch over the cores.
+ * Marks x->bad. AN_OK or AN_E_NOMEM. */
 static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const struct route_tab *was,
 			const uint8_t *chg, const uint64_t *block, const uint64_t *mask, uint32_t n)
 {
 	const struct hopdist *hd = x->hd;
-	uint32_t *grp = malloc(((size_t)n + 1) * sizeof(*grp)), ng = 0;
+	uint32_t nu = 0;
+	struct carry_unit *unit = carry_units(rt, chg, block, n, &nu);
 	uint16_t *lk = leaf_codes(hd);
-	int nomem = !grp || !lk;
-	for (uint32_t i = 0; !nomem && i < n; i++)
-		if (!i || block[i] >> 16 != block[i - 1] >> 16)
-			grp[ng++] = i;
-	if (grp)
-		grp[ng] = n;
+	int nomem = !unit || !lk;
+	static const uint64_t none = 0; /* a block the delta did not bring changed no byte */
 #pragma omp parallel if (n >= 1024) reduction(| : nomem)
 	{
 		uint8_t *mine = calloc(hd->nlid, 1), *dx = malloc((size_t)hd->nleaf + 1);
 		struct sw_view v;
 		nomem |= !mine || !dx;
 #pragma omp for schedule(dynamic, 4)
-		for (uint32_t g = 0; g < ng; g++) {
-			uint32_t node = (uint32_t)(block[grp[g]] >> 16);
-			uint32_t sw = node < rt->snap->nnodes ? rt->sw_of_node[node] : ROUTE_NONE;
-			if (!mine || !dx || nomem || sw == ROUTE_NONE || sw >= hd->nsw || !x->done[sw])
+		for (uint32_t g = 0; g < nu; g++) {
+			const struct carry_unit *un = &unit[g];
+			uint32_t sw = rt->sw_of_node[un->node], l0, l1;
+			if (!mine || !dx || nomem || sw >= hd->nsw || !x->done[sw])
 				continue;
 			view_switch(rt, hd, sw, dx, &v);
 			/* Most switches have no port whose code changed: their
 			 * entries are tested only where their bytes changed. */
-			const uint8_t *pc = chg ? chg + rt->pt_off[sw] : NULL;
-			int any = 0;
-			for (unsigned p = 0; pc && p <= v.n->nports && !any; p++)
-				any = pc[p];
-			pc = any ? pc : NULL;
-			for (uint32_t i = grp[g]; i < grp[g + 1]; i++) {
-				uint32_t l0 = (uint32_t)(block[i] & 0xFFFF) * SNAP_DELTA_BLOCK, l1 = l0 + SNAP_DELTA_BLOCK;
-				l0 = l0 ? l0 : 1;
-				l1 = l1 < rt->max_lid + 1 ? l1 : rt->max_lid + 1;
+			const uint8_t *pc = un->all ? chg + rt->pt_off[sw] : NULL;
+			for (uint32_t i = un->i0; !un->all && i < un->i1; i++) {
+				carry_lids(rt, (uint32_t)(block[i] & 0xFFFF), &l0, &l1);
 				if (l0 < l1)
-					carry_block(rt, hd, &v, lk, dx, was, pc, mask ? &mask[i] : NULL, node, l0,
+					carry_block(rt, hd, &v, lk, dx, was, NULL, mask ? &mask[i] : NULL, un->node, l0,
 						    l1, mine);
+			}
+			for (uint32_t b = 0, i = un->i0; un->all && b * SNAP_DELTA_BLOCK < v.n->lft_len; b++) {
+				const uint64_t *mk = mask ? &none : NULL;
+				if (i < un->i1 && (block[i] & 0xFFFF) == b)
+					mk = mask ? &mask[i++] : NULL;
+				carry_lids(rt, b, &l0, &l1);
+				if (l0 < l1)
+					carry_block(rt, hd, &v, lk, dx, was, pc, mk, un->node, l0, l1, mine);
 			}
 		}
 #pragma omp critical
@@ -625,7 +667,7 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const st
 		free(mine);
 		free(dx);
 	}
-	free(grp);
+	free(unit);
 	free(lk);
 	return nomem ? AN_E_NOMEM : AN_OK;
 }

@@ -116,19 +116,19 @@ int hopcover_run(const struct route_tab *rt, struct hopcover *c, uint32_t sw0, u
 
 /* c's cover for rt, the tables of a delta from c's generation that
  * changed only the LFT blocks block[n] ((node index << 16) | block, as
- * snap_delta_info lists them; with every block of a switch whose links
- * changed): a new cover over hd, rt's distances (c's own, or relinked
- * from them: hopdist_relink, whose moved leaves' LIDs are checked again
- * at every switch c had checked; moved NULL when none), in which the
- * changed entries of the switches c had checked are checked again. With
+ * snap_delta_info lists them) and the codes of the switch ports chg marks
+ * (by rt->pt_off, as links_changed in fabric.c marks them; may be NULL):
+ * a new cover over hd, rt's distances (c's own, or relinked from them:
+ * hopdist_relink, whose moved leaves' LIDs are checked again at every
+ * switch c had checked; moved NULL when none), in which the changed
+ * entries of the switches c had checked are checked again: in the blocks
+ * listed, and in every block of a switch with a marked port. With
  * mask[n] (the entries of each block whose value changed, as
  * snap_delta_apply lists them; may be NULL) or else was (the tables c's
  * generation had; may be NULL) only the entries of those blocks that
- * changed, or name a port whose code changed (chg by rt->pt_off, as
- * links_changed in fabric.c marks them; may be NULL), are: a verdict
- * depends on the entry, its port's code and the distances alone. AN_OK
- * with *out new; AN_E_NOMEM; AN_E_INVAL when hd is not for rt's links or
- * c's LIDs. */
+ * changed, or name a marked port, are: a verdict depends on the entry,
+ * its port's code and the distances alone. AN_OK with *out new;
+ * AN_E_NOMEM; AN_E_INVAL when hd is not for rt's links or c's LIDs. */
 int hopcover_carry(const struct hopcover *c, struct hopdist *hd, const uint8_t *moved, const struct route_tab *rt,
 		   const struct route_tab *was, const uint8_t *chg, const uint64_t *block, const uint64_t *mask,
 		   uint32_t n, struct hopcover **out);

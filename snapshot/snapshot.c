@@ -181,25 +181,6 @@ void snap_free(struct snap *s)
 	free(s);
 }
 
-/* n bytes for an array a copy fills at once: past a few MiB in 2 MiB
- * pages. Each delta's generation copies the node and port arrays (19 MB
- * at k=56); in fresh 4 KiB pages their first writes took 32 ms on the
- * lab's VM, a page fault each, in 2 MiB pages about 2 ms. Freed with
- * free(), grown with realloc(). */
-static void *copy_alloc(size_t n)
-{
-	const size_t huge = (size_t)2 << 20;
-	if (n < 2 * huge || n > SIZE_MAX - huge)
-		return malloc(n);
-	n = (n + huge - 1) & ~(huge - 1);
-	void *p = aligned_alloc(huge, n);
-#ifdef MADV_HUGEPAGE
-	if (p)
-		(void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-	return p;
-}
-
 struct snap *snap_dup(const struct snap *s)
 {
 	struct snap *d = snap_new();
@@ -210,8 +191,8 @@ struct snap *snap_dup(const struct snap *s)
 	d->nodes = NULL;
 	d->ports = NULL;
 	/* Capacities follow cap_for(), as if built, so a copy can grow. */
-	d->nodes = copy_alloc(cap_for(s->nnodes) * sizeof(*d->nodes));
-	d->ports = copy_alloc(cap_for(s->nports) * sizeof(*d->ports));
+	d->nodes = util_alloc_big(cap_for(s->nnodes) * sizeof(*d->nodes));
+	d->ports = util_alloc_big(cap_for(s->nports) * sizeof(*d->ports));
 	if (!d->nodes || !d->ports) {
 		snap_free(d);
 		return NULL;
