@@ -74,9 +74,7 @@ uint64_t fabric_index_touch(const struct fabric_index *x, const atomic_int *stop
 	if (c && !(stop && atomic_load_explicit(stop, memory_order_relaxed))) {
 		const struct hopdist *d = c->hd;
 		n += util_touch(c->done, (size_t)d->nsw * sizeof(*c->done)) +
-		     util_touch(c->bad, (size_t)d->nlid * sizeof(*c->bad)) +
-		     util_touch(d->lid_leaf, (size_t)d->nlid * sizeof(*d->lid_leaf)) +
-		     util_touch(d->d, (size_t)d->nsw * d->nleaf * sizeof(*d->d));
+		     util_touch(c->bad, (size_t)d->nlid * sizeof(*c->bad)) + hopdist_touch(d);
 	}
 	return n;
 }

@@ -1006,7 +1006,7 @@ static void row_by_distance(const struct hb *b, const struct hopdist *hd, const 
 {
 	uint16_t *row = b->H + (size_t)k * b->nleaf;
 	for (uint32_t j = 0; j < b->nleaf; j++) {
-		uint8_t d = hd->d[(uint64_t)leaf_sw[j] * hd->nleaf + k];
+		uint8_t d = hopdist_at(hd, leaf_sw[j], k);
 		row[j] = d == HOPDIST_INF ? ROUTE_HOPS_INF : (uint16_t)(d + 1);
 	}
 }

@@ -10,6 +10,7 @@
 
 #include "an_mem.h"
 #include "delta.h"
+#include "util.h"
 
 struct hopdist *hopdist_ref(struct hopdist *hd)
 {
@@ -28,7 +29,40 @@ void hopdist_free(struct hopdist *hd)
 		free(hd->lid_leaf);
 		free(hd->d);
 	}
+	for (uint32_t j = 0; j < hd->nocol; j++)
+		free(hd->ocol[hd->okey[j]]);
+	free(hd->ocol);
+	free(hd->okey);
 	free(hd);
+}
+
+int hopdist_same(const struct hopdist *a, const struct hopdist *b)
+{
+	if (a->nsw != b->nsw || a->nleaf != b->nleaf)
+		return 0;
+	if (!a->ocol && !b->ocol)
+		return !memcmp(a->d, b->d, (size_t)a->nsw * a->nleaf);
+	for (uint32_t sw = 0; sw < a->nsw; sw++)
+		for (uint32_t k = 0; k < a->nleaf; k++)
+			if (hopdist_at(a, sw, k) != hopdist_at(b, sw, k))
+				return 0;
+	return 1;
+}
+
+uint64_t hopdist_touch(const struct hopdist *hd)
+{
+	uint64_t n = util_touch(hd->lid_leaf, (size_t)hd->nlid * sizeof(*hd->lid_leaf)) +
+		     util_touch(hd->d, (size_t)hd->nsw * hd->nleaf);
+	for (uint32_t j = 0; j < hd->nocol; j++)
+		n += util_touch(hd->ocol[hd->okey[j]], hd->nsw);
+	return n;
+}
+
+/* Where switch sw's distance to leaf k is written: its column kept apart,
+ * or the table. */
+static inline uint8_t *cell(struct hopdist *hd, uint32_t sw, uint32_t k)
+{
+	return hd->ocol && hd->ocol[k] ? &hd->ocol[k][sw] : &hd->d[(uint64_t)sw * hd->nleaf + k];
 }
 
 /* The links backwards, as CSR: in[off[x] .. off[x + 1]) are the switches
@@ -98,12 +132,12 @@ static uint32_t number_leaves(const struct route_tab *rt, uint32_t *leaf_of, uin
 static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *off, const uint32_t *in,
 		  const uint32_t *col, uint32_t cnt, uint64_t *w)
 {
-	const uint32_t nsw = hd->nsw, nleaf = hd->nleaf;
+	const uint32_t nsw = hd->nsw;
 	uint64_t *seen = w, *front = w + nsw, *next = w + 2 * (size_t)nsw;
 	memset(w, 0, 3 * (size_t)nsw * sizeof(*w));
 	for (uint32_t sw = 0; sw < nsw; sw++)
 		for (uint32_t j = 0; j < cnt; j++)
-			hd->d[(uint64_t)sw * nleaf + col[j]] = HOPDIST_INF;
+			*cell(hd, sw, col[j]) = HOPDIST_INF;
 	for (uint32_t j = 0; j < cnt; j++)
 		seen[leaf_sw[col[j]]] = front[leaf_sw[col[j]]] |= (uint64_t)1 << j;
 	for (unsigned level = 0;; level++) {
@@ -115,7 +149,7 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 			if (level >= HOPDIST_INF)
 				return -1;
 			for (uint64_t b = f; b; b &= b - 1)
-				hd->d[(uint64_t)x * nleaf + col[__builtin_ctzll(b)]] = (uint8_t)level;
+				*cell(hd, x, col[__builtin_ctzll(b)]) = (uint8_t)level;
 			for (uint32_t i = off[x]; i < off[x + 1]; i++)
 				next[in[i]] |= f;
 			front[x] = 0;
@@ -213,18 +247,27 @@ static void row_moves(const struct hopdist *hd, const struct route_tab *rt, uint
 	const uint8_t *row = hd->d + (uint64_t)sw * nleaf;
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
 	memset(m, HOPDIST_INF, nleaf);
-	for (unsigned p = 1, np = rt->snap->nodes[rt->sw_node[sw]].nports; p <= np; p++) {
+	const unsigned np = rt->snap->nodes[rt->sw_node[sw]].nports;
+	for (unsigned p = 1; p <= np; p++) {
 		if (pt[p] >= ROUTE_PT_EP)
 			continue;
 		const uint8_t *y = hd->d + (uint64_t)pt[p] * nleaf;
 		for (uint32_t k = 0; k < nleaf; k++)
 			m[k] = y[k] < m[k] ? y[k] : m[k];
 	}
+	for (uint32_t j = 0; j < hd->nocol; j++) { /* the table's rows are wrong there */
+		uint32_t k = hd->okey[j];
+		m[k] = HOPDIST_INF;
+		for (unsigned p = 1; p <= np; p++)
+			if (pt[p] < ROUTE_PT_EP && hd->ocol[k][pt[p]] < m[k])
+				m[k] = hd->ocol[k][pt[p]];
+	}
 	for (uint32_t k = 0; k < nleaf; k++) {
 		/* a neighbour at 254 puts sw past a byte: searched again,
 		 * the search says so */
 		uint8_t want = k == own ? 0 : m[k] >= HOPDIST_INF - 1 ? HOPDIST_INF : (uint8_t)(m[k] + 1);
-		moved[k] |= row[k] != want || (k != own && m[k] == HOPDIST_INF - 1);
+		uint8_t have = hd->ocol && hd->ocol[k] ? hd->ocol[k][sw] : row[k];
+		moved[k] |= have != want || (k != own && m[k] == HOPDIST_INF - 1);
 	}
 }
 
@@ -261,9 +304,12 @@ static int64_t moved_leaves(const struct hopdist *hd, const struct route_tab *wa
 	return n;
 }
 
-/* A hopdist for rt over hd's arrays (shared, or copied to search the
- * moved columns again). NULL when out of memory. */
-static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, int copy)
+/* A hopdist for rt over hd's table, its owner's (chains stay one deep):
+ * hd's columns kept apart copied, and a column of its own for each leaf
+ * moved[] marks, which fill searches again. Past HOPDIST_OCOL_MAX such
+ * columns, a copy of hd's whole distances instead, its own. NULL when out
+ * of memory. */
+static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, const uint8_t *moved)
 {
 	struct hopdist *x = calloc(1, sizeof(*x)), *own = hd->owner ? hd->owner : hd;
 	if (!x)
@@ -273,21 +319,68 @@ static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, 
 	x->nsw = hd->nsw;
 	x->nleaf = hd->nleaf;
 	x->nlid = hd->nlid;
-	if (!copy) {
+	uint32_t apart = 0;
+	for (uint32_t k = 0; k < hd->nleaf; k++)
+		apart += moved[k] || (hd->ocol && hd->ocol[k]);
+	if (apart <= HOPDIST_OCOL_MAX) {
 		x->owner = hopdist_ref(own);
 		x->lid_leaf = own->lid_leaf;
 		x->d = own->d;
+		if (!apart)
+			return x;
+		if (!(x->ocol = calloc(hd->nleaf, sizeof(*x->ocol))) || !(x->okey = malloc(apart * sizeof(*x->okey))))
+			goto nomem;
+		for (uint32_t k = 0; k < hd->nleaf; k++) {
+			const uint8_t *kept = hd->ocol ? hd->ocol[k] : NULL;
+			if (!kept && !moved[k])
+				continue;
+			if (!(x->ocol[k] = malloc(hd->nsw)))
+				goto nomem;
+			x->okey[x->nocol++] = k;
+			if (kept)
+				memcpy(x->ocol[k], kept, hd->nsw);
+		}
 		return x;
 	}
 	x->lid_leaf = malloc(hd->nlid * sizeof(*x->lid_leaf));
 	x->d = an_alloc_big((size_t)hd->nsw * hd->nleaf);
-	if (!x->lid_leaf || !x->d) {
-		hopdist_free(x);
-		return NULL;
-	}
+	if (!x->lid_leaf || !x->d)
+		goto nomem;
 	memcpy(x->lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*x->lid_leaf));
 	memcpy(x->d, hd->d, (size_t)hd->nsw * hd->nleaf);
+	for (uint32_t j = 0; j < hd->nocol; j++)
+		for (uint32_t sw = 0, k = hd->okey[j]; sw < hd->nsw; sw++)
+			x->d[(uint64_t)sw * hd->nleaf + k] = hd->ocol[k][sw];
 	return x;
+nomem:
+	hopdist_free(x);
+	return NULL;
+}
+
+/* The moved leaves' columns of x that a search found equal to the shared
+ * table's again (a cable back where it was) no longer kept apart. */
+static void drop_returned(struct hopdist *x, const uint8_t *moved)
+{
+	uint32_t keep = 0;
+	for (uint32_t j = 0; j < x->nocol; j++) {
+		uint32_t k = x->okey[j], sw = 0;
+		for (; moved[k] && sw < x->nsw; sw++)
+			if (x->ocol[k][sw] != x->d[(uint64_t)sw * x->nleaf + k])
+				break;
+		if (moved[k] && sw == x->nsw) {
+			free(x->ocol[k]);
+			x->ocol[k] = NULL;
+		} else {
+			x->okey[keep++] = k;
+		}
+	}
+	x->nocol = keep;
+	if (!keep) {
+		free(x->ocol);
+		free(x->okey);
+		x->ocol = NULL;
+		x->okey = NULL;
+	}
 }
 
 /* The leaves of rt as number_leaves gives them: leaf_of[nsw] and the
@@ -314,7 +407,7 @@ static int same_leaves(const struct hopdist *hd, const struct route_tab *rt, con
 	if (nleaf != hd->nleaf || memcmp(lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*lid_leaf)))
 		return 0;
 	for (uint32_t sw = 0; sw < rt->nsw; sw++)
-		if (leaf_of[sw] != ROUTE_NONE && hd->d[(uint64_t)sw * nleaf + leaf_of[sw]] != 0)
+		if (leaf_of[sw] != ROUTE_NONE && hopdist_at(hd, sw, leaf_of[sw]) != 0)
 			return 0;
 	return 1;
 }
@@ -345,7 +438,7 @@ int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct
 	if (n > max_moved) /* before the copy and the searches */
 		goto out;
 	rc = AN_E_NOMEM;
-	if (!(x = relinked(hd, rt, n > 0)))
+	if (!(x = relinked(hd, rt, moved)))
 		goto out;
 	rc = AN_OK;
 	if (n) {
@@ -357,6 +450,8 @@ int hopdist_relink(struct hopdist *hd, const struct route_tab *was, const struct
 			if (moved[k])
 				col[i++] = k;
 		rc = fill(x, rt, leaf_sw, col, (uint32_t)n);
+		if (!rc && x->owner)
+			drop_returned(x, moved);
 	}
 out:
 	free(leaf_of);
@@ -376,6 +471,7 @@ out:
  * port, the distance row of the switch it leads to (NULL where the step
  * is not to a switch: no entry, no link, down, an end port). */
 struct sw_view {
+	uint32_t sw;
 	const struct snap_node *n;
 	const uint32_t *pt;
 	const uint8_t *nrow[256];
@@ -384,6 +480,7 @@ struct sw_view {
 static void view_switch(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint8_t *dx,
 			struct sw_view *v)
 {
+	v->sw = sw;
 	v->n = &rt->snap->nodes[rt->sw_node[sw]];
 	v->pt = rt->pt + rt->pt_off[sw];
 	memcpy(dx, hd->d + (uint64_t)sw * hd->nleaf, hd->nleaf);
@@ -402,15 +499,35 @@ static void view_switch(const struct route_tab *rt, const struct hopdist *hd, ui
  * hopdist_closer allows: an entry one step from its leaf is one byte
  * compare. The leaf's own entries (distance 0) take the exact
  * route_step_code path. */
+static int entry_off_apart(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
+			   uint8_t p, uint32_t l);
+
 static inline int entry_off(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
 			    const uint8_t *dx, uint32_t k, uint8_t p, uint32_t l)
 {
+	if (__builtin_expect(k > hd->nleaf, 0))
+		return entry_off_apart(rt, hd, v, p, l);
 	uint8_t dd = dx[k];
 	uint32_t next = 0;
 	if (dd == HOPDIST_INF)
 		return 0;
 	if (dd)
 		return !v->nrow[p] || v->nrow[p][k] != dd - 1;
+	int st = route_step_code(v->pt, v->n->nports, p, rt->lid_ep[l], &next);
+	return !hopdist_closer(hd, dd, st, next, k);
+}
+
+/* entry_off for a LID of a leaf whose column is kept apart (ocol): the
+ * rows dx and nrow[] hold are the shared table's, wrong for it. */
+static int entry_off_apart(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
+			   uint8_t p, uint32_t l)
+{
+	uint32_t k = hd->lid_leaf[l], next = 0;
+	uint8_t dd = hopdist_at(hd, v->sw, k);
+	if (dd == HOPDIST_INF)
+		return 0;
+	if (dd)
+		return !v->nrow[p] || hopdist_at(hd, v->pt[p], k) != dd - 1;
 	int st = route_step_code(v->pt, v->n->nports, p, rt->lid_ep[l], &next);
 	return !hopdist_closer(hd, dd, st, next, k);
 }
@@ -429,13 +546,16 @@ static void cover_range(const struct route_tab *rt, const struct hopdist *hd, co
 }
 
 /* lk[l]: hd's lid_leaf in 16 bits (hopdist_build refuses more leaves),
- * nleaf where none (dx's INF sentinel): half the bytes every switch
+ * nleaf where none (dx's INF sentinel), nleaf + 1 for a leaf whose
+ * column is kept apart (entry_off_apart): half the bytes every switch
  * streams, one test less per entry. NULL when out of memory. */
 static uint16_t *leaf_codes(const struct hopdist *hd)
 {
 	uint16_t *lk = malloc((size_t)hd->nlid * sizeof(*lk));
-	for (size_t l = 0; lk && l < hd->nlid; l++)
-		lk[l] = hd->lid_leaf[l] == ROUTE_NONE ? (uint16_t)hd->nleaf : (uint16_t)hd->lid_leaf[l];
+	for (size_t l = 0; lk && l < hd->nlid; l++) {
+		uint32_t k = hd->lid_leaf[l];
+		lk[l] = (uint16_t)(k == ROUTE_NONE ? hd->nleaf : hd->ocol && hd->ocol[k] ? hd->nleaf + 1 : k);
+	}
 	return lk;
 }
 

@@ -33,6 +33,9 @@
 #include "route.h"
 
 #define HOPDIST_INF 0xFFu
+/* Columns a relinked table keeps apart before it copies the whole (at
+ * k=56, 64 of 1,568 leaves: 250 KB against 6 MB). */
+#define HOPDIST_OCOL_MAX 64u
 
 struct hopdist {
 	atomic_uint refs;
@@ -42,10 +45,24 @@ struct hopdist {
 	uint32_t *lid_leaf;  /* [nlid]: the leaf index of a candidate LID (a host's or router's port
 			      * that is up and cabled to a switch), else ROUTE_NONE */
 	uint8_t *d;          /* [nsw * nleaf]: d[sw * nleaf + k] switch hops from sw to leaf k (0 at
-			      * it), HOPDIST_INF when no link path leads there */
+			      * it), HOPDIST_INF when no link path leads there; but see ocol */
 	struct hopdist *owner; /* a reference to the one whose lid_leaf and d these are (hopdist_relink),
 				* NULL when they are this one's */
+	/* The leaves whose distances d (the owner's) no longer has right, a
+	 * column each, this one's own: ocol[k][sw] for leaf k when ocol[k]
+	 * is set. A cable fault moves a few leaves' columns; copying the
+	 * 6 MB table for them cost 2.5 ms in process and up to 40 ms of
+	 * fresh pages in topod beside a busy OpenSM (hopdist_relink). */
+	uint8_t **ocol;      /* [nleaf], or NULL when none */
+	uint32_t *okey;      /* [nocol]: the leaves ocol sets, in order */
+	uint32_t nocol;
 };
+
+/* Switch sw's distance to leaf k. */
+static inline uint8_t hopdist_at(const struct hopdist *hd, uint32_t sw, uint32_t k)
+{
+	return hd->ocol && hd->ocol[k] ? hd->ocol[k][sw] : hd->d[(uint64_t)sw * hd->nleaf + k];
+}
 
 /* The distances over rt's up links. AN_OK with *out new; AN_E_NOMEM;
  * AN_E_RANGE when the table would exceed max_bytes, a distance does not
@@ -54,6 +71,10 @@ struct hopdist {
 int hopdist_build(const struct route_tab *rt, uint64_t max_bytes, struct hopdist **out);
 struct hopdist *hopdist_ref(struct hopdist *hd);
 void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op */
+/* Do a and b hold the same distances (the same switches and leaves)? */
+int hopdist_same(const struct hopdist *a, const struct hopdist *b);
+/* Reads every page of hd's arrays (util_touch); returns the bytes. */
+uint64_t hopdist_touch(const struct hopdist *hd);
 
 /*
  * hd's distances for rt, a route index whose links differ from those of
@@ -64,8 +85,11 @@ void hopdist_free(struct hopdist *hd); /* drops one reference; NULL is a no-op *
  * when every switch's row is one more than the least of its linked
  * neighbours' rows, the leaf's own 0, and only the changed switches'
  * neighbours changed), and the leaves whose column broke are searched
- * again. moved[nleaf] gets those leaves. AN_OK with *out new (sharing
- * hd's arrays when no distance changed); AN_E_NOTAPPLIC when the leaves
+ * again. moved[nleaf] gets those leaves. AN_OK with *out new, sharing
+ * hd's table: the moved leaves' columns (and those hd kept apart) are
+ * its own, apart (ocol), dropped where they came back to the table's,
+ * and past HOPDIST_OCOL_MAX of them all is copied into a table of its
+ * own; AN_E_NOTAPPLIC when the leaves
  * or their LIDs differ, or more than max_moved leaves moved (found before
  * anything is copied or searched); AN_E_RANGE when a distance no longer
  * fits a byte;
@@ -147,7 +171,7 @@ static inline int hopdist_closer(const struct hopdist *hd, uint8_t dd, int st, u
 {
 	if (dd == 0)
 		return st == ROUTE_STEP_DONE;
-	return st == ROUTE_STEP_NEXT && hd->d[(uint64_t)next * hd->nleaf + k] == dd - 1;
+	return st == ROUTE_STEP_NEXT && hopdist_at(hd, next, k) == dd - 1;
 }
 
 /* The step of switch sw to covered LID l (leaf index k, owned by end port
@@ -156,7 +180,7 @@ static inline int hopdist_closer(const struct hopdist *hd, uint8_t dd, int st, u
 static inline int hopdist_step_ok(const struct route_tab *rt, const struct hopdist *hd, uint32_t sw, uint16_t l,
 				  uint32_t k, uint32_t dst)
 {
-	uint8_t dd = hd->d[(uint64_t)sw * hd->nleaf + k];
+	uint8_t dd = hopdist_at(hd, sw, k);
 	if (dd == HOPDIST_INF)
 		return 1;
 	uint8_t port;

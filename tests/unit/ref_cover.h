@@ -61,7 +61,7 @@ static inline int ref_shortest(const struct route_tab *rt, const struct hopdist 
 		same &= hd->lid_leaf[l] == k;
 		int shortest = 1;
 		for (uint32_t sw = 0; sw < rt->nsw && shortest && same; sw++) {
-			uint8_t d = hd->d[(uint64_t)sw * hd->nleaf + k];
+			uint8_t d = hopdist_at(hd, sw, k);
 			uint16_t w = hops[(size_t)e * rt->nsw + sw];
 			shortest = d == HOPDIST_INF ? w == ROUTE_HOPS_INF : w == d + 1u;
 		}

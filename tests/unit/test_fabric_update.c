@@ -147,8 +147,7 @@ static void fault_rounds(unsigned k, unsigned rounds)
 		if (xbp && xbp->hc && xbp->hc->hd->pt == xbp->rt->pt && xbp->hc->hd->pt != xp->rt->pt &&
 		    hopcover_complete(xbp->hc)) {
 			carried++;
-			dist_right += !hopdist_build(xbp->rt, UINT64_MAX, &fresh_d) && fresh_d->nleaf == xbp->hc->hd->nleaf &&
-				      !memcmp(fresh_d->d, xbp->hc->hd->d, (size_t)fresh_d->nsw * fresh_d->nleaf);
+			dist_right += !hopdist_build(xbp->rt, UINT64_MAX, &fresh_d) && hopdist_same(fresh_d, xbp->hc->hd);
 			uint16_t *hp = all_hops(xbp->rt);
 			cover_right += cover_is_exact(xbp->rt, xbp->hc, hp);
 			free(hp);
@@ -473,10 +472,16 @@ int main(void)
 			pod0 &= mv[kk] == 1;
 	}
 	CHECK(!rrc && nmoved == h && pod0 && !hopdist_build(xf->rt, UINT64_MAX, &fd) &&
-	      !memcmp(fd->d, rel->d, (size_t)fd->nsw * fd->nleaf) && rel->d != xp->hc->hd->d,
+	      hopdist_same(fd, rel) && rel->d == xp->hc->hd->d && rel->nocol == h,
 	      "the fault's distances, carried to its links: pod 0's %u leaves searched again (%u), equal to a fresh "
-	      "search", h, nmoved);
+	      "search, their columns kept apart from the shared table", h, nmoved);
 	hopdist_free(fd);
+	/* The cable back: the columns are the table's again, nothing apart. */
+	struct hopdist *back = NULL;
+	CHECK(!rrc && hopdist_relink(rel, xf->rt, xp->rt, UINT32_MAX, mv, &back) == AN_OK && back->nocol == 0 &&
+	      back->d == xp->hc->hd->d && hopdist_same(back, xp->hc->hd),
+	      "the cable back: its leaves searched again find the table's columns, none kept apart");
+	hopdist_free(back);
 	hopdist_free(rel);
 	rel = NULL;
 	CHECK(hopdist_relink(xp->hc->hd, xp->rt, xp->rt, 0, mv, &rel) == AN_OK && rel->d == xp->hc->hd->d &&
@@ -519,6 +524,30 @@ int main(void)
 		      "its distances and cover agree with every walked hop count (%u hosts' LIDs covered)",
 		      xg->hc->covered);
 		free(hg);
+		/* Every leaf loses its cable to its pod's first aggregation
+		 * switch: all 72 leaves' columns move, more than a relinked
+		 * table keeps apart (HOPDIST_OCOL_MAX), so it copies the
+		 * whole. */
+		struct snap *cut = snap_dup(big);
+		for (unsigned leaf = 0; leaf < 72; leaf++)
+			tf_link_down(cut, (uint32_t)snap_find_node(cut, TF_SW_GUID + leaf), 6 + 1);
+		struct route_tab *rc = NULL;
+		struct hopdist *wrel = NULL, *wfd = NULL;
+		uint8_t *wmv = malloc(xg->hc->hd->nleaf);
+		unsigned wmoved = 0;
+		int wrc = wmv && route_build(cut, NULL, &rc) == AN_OK
+				  ? hopdist_relink(xg->hc->hd, xg->rt, rc, UINT32_MAX, wmv, &wrel)
+				  : AN_E_NOMEM;
+		for (uint32_t k2 = 0; !wrc && k2 < wrel->nleaf; k2++)
+			wmoved += wmv[k2];
+		CHECK(!wrc && wmoved > HOPDIST_OCOL_MAX && !wrel->owner && !wrel->ocol && wrel->d != xg->hc->hd->d &&
+		      !hopdist_build(rc, UINT64_MAX, &wfd) && hopdist_same(wfd, wrel),
+		      "%u leaves moved: the relinked distances copied whole, equal to a fresh search", wmoved);
+		hopdist_free(wfd);
+		hopdist_free(wrel);
+		route_free(rc);
+		free(wmv);
+		snap_free(cut);
 	}
 	fabric_index_free(xg);
 	snap_free(big);
