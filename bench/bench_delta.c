@@ -27,11 +27,13 @@
  * DELTA_REPS=N repeats the delta; DELTA_IDLE=S leaves the base alone S
  * seconds before each, as topod is between two routing passes; and
  * DELTA_WARM=MS reads the base, its index and the pool's spare every MS
- * meanwhile, as topod's --warm-interval does.
+ * meanwhile, as topod's --warm-interval does. malloc is set as topod
+ * sets it.
  *
  * Build: make bench (build/bench/bench_delta)
  */
 #include <inttypes.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +479,10 @@ static void read_fabrics(struct bench *x, const char *base, const char *new)
 
 int main(int argc, char **argv)
 {
+	/* topod's own settings (topod/main.c): an array of 1 MB and more
+	 * is mapped apart, so fresh pages each time, as there */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 	if (argc == 4 && !strcmp(argv[1], "--files")) {
 		struct bench f = { 0 };
 		read_fabrics(&f, argv[2], argv[3]);
