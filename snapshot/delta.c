@@ -534,8 +534,13 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		return -1;
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count); a cable
-		 * fault's 262,000 blocks at k=56 are 4.2 MB of list */
-		info->block = util_alloc_big(((size_t)n + 1) * 2 * sizeof(*info->block));
+		 * fault's 262,000 blocks at k=56 are 4.2 MB of list: the
+		 * last one's when it holds them (snap_list_keep), else in
+		 * 2 MiB pages */
+		size_t bytes = ((size_t)n + 1) * 2 * sizeof(*info->block);
+		info->block = snap_list_take(bytes);
+		if (!info->block)
+			info->block = util_alloc_big(bytes);
 		if (!info->block)
 			return fail(err, "out of memory listing %u LFT blocks", n);
 		info->mask = info->block + n + 1;

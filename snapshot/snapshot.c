@@ -1458,59 +1458,90 @@ void *snap_bytes_realloc(void *p, size_t n)
 	return q;
 }
 
-static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *kept_buf;
-static size_t kept_cap;
+/* One buffer kept for the next delta: the received bytes, or the list of
+ * blocks its apply makes. */
+struct kept_slot {
+	pthread_mutex_t mu;
+	void *buf;
+	size_t cap, max;
+};
+static struct kept_slot kept_bytes = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, SNAP_BYTES_KEEP_MAX };
+static struct kept_slot kept_list = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, SNAP_LIST_KEEP_MAX };
 
-void snap_bytes_keep(void *p)
+static void slot_keep(struct kept_slot *k, void *p)
 {
 	size_t cap = p ? malloc_usable_size(p) : 0;
-	if (cap > SNAP_BYTES_KEEP_MAX) {
+	if (cap > k->max) {
 		free(p);
 		return;
 	}
 	if (!p)
 		return;
-	pthread_mutex_lock(&kept_mu);
-	void *old = kept_buf;
-	kept_buf = p;
-	kept_cap = cap;
-	pthread_mutex_unlock(&kept_mu);
+	pthread_mutex_lock(&k->mu);
+	void *old = k->buf;
+	k->buf = p;
+	k->cap = cap;
+	pthread_mutex_unlock(&k->mu);
 	free(old);
 }
 
-void *snap_bytes_take(size_t n)
+static void *slot_take(struct kept_slot *k, size_t n)
 {
 	void *p = NULL;
-	pthread_mutex_lock(&kept_mu);
-	if (kept_buf && kept_cap >= n) {
-		p = kept_buf;
-		kept_buf = NULL;
-		kept_cap = 0;
+	pthread_mutex_lock(&k->mu);
+	if (k->buf && k->cap >= n) {
+		p = k->buf;
+		k->buf = NULL;
+		k->cap = 0;
 	}
-	pthread_mutex_unlock(&kept_mu);
+	pthread_mutex_unlock(&k->mu);
 	return p;
 }
 
-uint64_t snap_bytes_touch_kept(void)
+static uint64_t slot_touch(struct kept_slot *k)
 {
 	/* Read outside the lock, which the event loop takes for the next
 	 * delta: taken, read, and kept again unless another was meanwhile. */
 	size_t cap = 0;
-	void *p = snap_bytes_take(0);
+	void *p = slot_take(k, 0);
 	if (p) {
 		cap = malloc_usable_size(p);
 		util_touch(p, cap);
 	}
-	pthread_mutex_lock(&kept_mu);
-	if (!kept_buf) {
-		kept_buf = p;
-		kept_cap = cap;
+	pthread_mutex_lock(&k->mu);
+	if (!k->buf) {
+		k->buf = p;
+		k->cap = cap;
 		p = NULL;
 	}
-	pthread_mutex_unlock(&kept_mu);
+	pthread_mutex_unlock(&k->mu);
 	free(p);
 	return cap;
+}
+
+void snap_bytes_keep(void *p)
+{
+	slot_keep(&kept_bytes, p);
+}
+
+void *snap_bytes_take(size_t n)
+{
+	return slot_take(&kept_bytes, n);
+}
+
+void snap_list_keep(void *p)
+{
+	slot_keep(&kept_list, p);
+}
+
+void *snap_list_take(size_t n)
+{
+	return slot_take(&kept_list, n);
+}
+
+uint64_t snap_bytes_touch_kept(void)
+{
+	return slot_touch(&kept_bytes) + slot_touch(&kept_list);
 }
 
 int snap_read_bytes(const char *path, uint8_t **buf_out, size_t *len_out, char err[SNAP_ERR_LEN])

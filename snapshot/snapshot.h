@@ -333,11 +333,22 @@ void *snap_bytes_realloc(void *p, size_t n);
  * takes p (NULL is ignored), kept or freed, and frees the one it
  * replaces; snap_bytes_take() returns the kept one if it holds n bytes
  * (freed with free()), else NULL; snap_bytes_touch_kept() reads it one
- * byte a page (topod's warm interval) and returns its bytes. */
+ * byte a page (topod's warm interval), and the kept list below, and
+ * returns their bytes. */
 #define SNAP_BYTES_KEEP_MAX ((size_t)64 << 20)
 void snap_bytes_keep(void *p);
 void *snap_bytes_take(size_t n);
 uint64_t snap_bytes_touch_kept(void);
+/* The same for the list of LFT blocks a delta's apply makes
+ * (snap_delta_info's block and mask, one allocation): a k=56 cable
+ * fault's is 4.2 MB, whose fresh pages took 14 ms of a real fault's apply
+ * in topod beside a busy OpenSM. snap_delta_apply() takes the kept one
+ * when it holds the list; snap_list_keep(info.block) gives it back (one
+ * is kept, past SNAP_LIST_KEEP_MAX freed: a whole fabric's 2.7 million
+ * blocks at k=56 are 43 MB). */
+#define SNAP_LIST_KEEP_MAX ((size_t)16 << 20)
+void snap_list_keep(void *p);
+void *snap_list_take(size_t n);
 /* A full snapshot is arriving and bytes of it are in: makes room now for
  * the tables those bytes can hold (the slabs mapped and first touched,
  * lft.c), so that its decode copies into memory already there instead of

@@ -419,7 +419,7 @@ static void run_release(struct run *r)
 {
 	fabric_put(r->base);
 	r->base = NULL;
-	free(r->info.block); /* and mask, in the same allocation */
+	snap_list_keep(r->info.block); /* and mask, in the same allocation: for the next delta */
 	r->info.block = NULL;
 	r->info.mask = NULL;
 }

@@ -153,6 +153,45 @@ static void test_apply_to(void)
 	snap_free(b);
 }
 
+/* The block list kept for the next delta (snap_list_keep): an apply
+ * whose list fits in it writes there, blocks and masks its own; one past
+ * SNAP_LIST_KEEP_MAX is freed, not kept; the warm interval reads it. */
+static void test_list_kept(void)
+{
+	char err[SNAP_ERR_LEN];
+	struct snap *a = fabric(), *b = rerouted(a), *c = NULL;
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	CHECK(snap_delta_encode(a, b, &d, &dl, err) == 0, "a reroute encodes");
+	struct snap_delta_info i1 = { .want_blocks = 1 }, i2 = { .want_blocks = 1 };
+	CHECK(snap_delta_apply(a, d, dl, &c, &i1, err) == 0 && i1.blocks >= 1, "applied, its blocks listed");
+	snap_free(c);
+	c = NULL;
+	size_t lb = (size_t)i1.blocks * sizeof(*i1.block);
+	uint64_t *was = malloc(2 * lb + 1);
+	memcpy(was, i1.block, lb);
+	memcpy((uint8_t *)was + lb, i1.mask, lb);
+	snap_list_keep(i1.block);
+	CHECK(snap_bytes_touch_kept() >= 2 * lb, "the kept list is read with the kept bytes");
+	CHECK(snap_delta_apply(a, d, dl, &c, &i2, err) == 0 && i2.block == i1.block && i2.blocks == i1.blocks &&
+	      !memcmp(was, i2.block, lb) && !memcmp((uint8_t *)was + lb, i2.mask, lb),
+	      "the next apply writes the same list into it: blocks and masks alike");
+	CHECK(snap_list_take(1) == NULL, "taken by that apply: nothing kept");
+	snap_list_keep(i2.block);
+	CHECK(snap_list_take((size_t)1 << 30) == NULL, "a list larger than the kept one: not given");
+	uint64_t *t = snap_list_take(1);
+	CHECK(t == i2.block, "a smaller one: the same buffer");
+	free(t);
+	void *big = malloc(SNAP_LIST_KEEP_MAX + 1);
+	snap_list_keep(big);
+	CHECK(snap_list_take(1) == NULL, "past SNAP_LIST_KEEP_MAX: freed, not kept");
+	free(was);
+	free(d);
+	snap_free(c);
+	snap_free(a);
+	snap_free(b);
+}
+
 static void test_full_needed(void)
 {
 	char err[SNAP_ERR_LEN];
@@ -931,6 +970,7 @@ int main(void)
 	test_hostile();
 	test_ports_checked();
 	test_apply_to();
+	test_list_kept();
 	test_hint();
 	test_entries();
 	test_decode_reserved();
