@@ -504,9 +504,9 @@ static uint32_t group_by_lid(const uint64_t *block, uint32_t n, uint64_t *by_lid
 }
 
 /* Is a hop count p covers different, the steps differing only in the LFT
- * blocks listed and p->extra's? Blocks are taken by LID block, so that the walks of one LID
- * block share their 64-byte LFT lines, and each LID's walks are memoised
- * over all switches. -1: out of memory. */
+ * blocks listed and p->extra's? Blocks are taken by LID block, so that
+ * the walks of one LID block share their 64-byte LFT lines, and each
+ * LID's walks are memoised over all switches. -1: out of memory. */
 static int hops_differ(const struct proof *p, const uint64_t *block, uint32_t n)
 {
 	const struct route_tab *rb = p->rb;

@@ -1005,8 +1005,9 @@ int hier_rename(const struct hier *old, const struct route_tab *rt, struct hier 
 static void row_by_distance(const struct hb *b, const struct hopdist *hd, const uint32_t *leaf_sw, uint32_t k)
 {
 	uint16_t *row = b->H + (size_t)k * b->nleaf;
+	const uint8_t *apart = hd->ocol ? hd->ocol[k] : NULL; /* the column kept apart (hopdist_relink) */
 	for (uint32_t j = 0; j < b->nleaf; j++) {
-		uint8_t d = hopdist_at(hd, leaf_sw[j], k);
+		uint8_t d = apart ? apart[leaf_sw[j]] : hd->d[(uint64_t)leaf_sw[j] * hd->nleaf + k];
 		row[j] = d == HOPDIST_INF ? ROUTE_HOPS_INF : (uint16_t)(d + 1);
 	}
 }

@@ -165,8 +165,10 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 	}
 }
 
-/* The columns col[0 .. ncol) of hd->d searched over rt's links, 64 at a
- * time. AN_OK; AN_E_RANGE when a distance does not fit a byte;
+/* The columns col[0 .. ncol) of hd's distances searched over rt's links,
+ * 64 at a time, written through cell(): into hd's own table, or for a
+ * relinked one into the columns kept apart, which every searched leaf of
+ * it has (the shared table is its owner's, never written). AN_OK; AN_E_RANGE when a distance does not fit a byte;
  * AN_E_NOMEM (which must not read as RANGE: that one is kept for good in
  * the index's cover_rc). */
 static int fill(struct hopdist *hd, const struct route_tab *rt, const uint32_t *leaf_sw, const uint32_t *col,
@@ -469,7 +471,9 @@ out:
 /* What the per-entry test reads of one switch: its row of distances in
  * dx (with, at nleaf, the INF that lk gives LIDs of no leaf) and, per out
  * port, the distance row of the switch it leads to (NULL where the step
- * is not to a switch: no entry, no link, down, an end port). */
+ * is not to a switch: no entry, no link, down, an end port). Rows of the
+ * table: wrong for a leaf whose column is kept apart, whose LIDs lk
+ * sends to entry_off_apart. */
 struct sw_view {
 	uint32_t sw;
 	const struct snap_node *n;
@@ -503,9 +507,9 @@ static int entry_off_apart(const struct route_tab *rt, const struct hopdist *hd,
 			   uint8_t p, uint32_t l);
 
 static inline int entry_off(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
-			    const uint8_t *dx, uint32_t k, uint8_t p, uint32_t l)
+			    const uint8_t *dx, uint32_t nleaf, uint32_t k, uint8_t p, uint32_t l)
 {
-	if (__builtin_expect(k > hd->nleaf, 0))
+	if (__builtin_expect(k > nleaf, 0))
 		return entry_off_apart(rt, hd, v, p, l);
 	uint8_t dd = dx[k];
 	uint32_t next = 0;
@@ -535,13 +539,15 @@ static int entry_off_apart(const struct route_tab *rt, const struct hopdist *hd,
 static void cover_range(const struct route_tab *rt, const struct hopdist *hd, const struct sw_view *v,
 			const uint16_t *lk, const uint8_t *dx, uint32_t l0, uint32_t l1, uint8_t *bad)
 {
-	/* chunk by chunk: one table lookup per 512 entries, not per entry */
+	/* chunk by chunk: one table lookup per 512 entries, not per entry;
+	 * nleaf a local, which bad[]'s byte stores cannot be said to change */
+	const uint32_t nleaf = hd->nleaf;
 	for (uint32_t run; l0 < l1; l0 += run) {
 		const uint8_t *c = snap_lft_span(v->n, l0, &run);
 		if (!c || run > l1 - l0) /* past the table: every entry SNAP_LFT_NONE */
 			run = l1 - l0;
 		for (uint32_t l = l0; l < l0 + run; l++)
-			bad[l] |= entry_off(rt, hd, v, dx, lk[l], c ? c[l - l0] : SNAP_LFT_NONE, l);
+			bad[l] |= entry_off(rt, hd, v, dx, nleaf, lk[l], c ? c[l - l0] : SNAP_LFT_NONE, l);
 	}
 }
 
@@ -691,7 +697,7 @@ static void carry_block(const struct route_tab *rt, const struct hopdist *hd, co
 			m |= 1ull << (l - l0);
 	for (; m; m &= m - 1) {
 		uint32_t l = l0 + (uint32_t)__builtin_ctzll(m);
-		bad[l] |= entry_off(rt, hd, v, dx, lk[l], now[l - l0], l);
+		bad[l] |= entry_off(rt, hd, v, dx, hd->nleaf, lk[l], now[l - l0], l);
 	}
 }
 
@@ -703,13 +709,15 @@ struct carry_unit {
 	int all;
 };
 
-/* The units of a carry, in node order (switches are numbered so): one
+/* The units of a carry, in node order (route.c's build_eps numbers the
+ * switches so, and route_relink and route_repoint keep it): one
  * per switch of rt the delta brought blocks of or chg (may be NULL) marks
  * a port of; at most one per switch, so a cable fault's 262,000 blocks
  * at k=56 need 3,920 (their list is not copied). NULL: out of memory. */
 static struct carry_unit *carry_units(const struct route_tab *rt, const uint8_t *chg, const uint64_t *block,
-				      uint32_t n, uint32_t *nu)
+				      uint32_t n, uint32_t *nu, uint64_t *work)
 {
+	*work = n;
 	struct carry_unit *u = malloc(((size_t)rt->nsw + 1) * sizeof(*u));
 	uint32_t k = 0, i = 0;
 	for (uint32_t sw = 0; u && sw < rt->nsw; sw++) {
@@ -722,6 +730,7 @@ static struct carry_unit *carry_units(const struct route_tab *rt, const uint8_t 
 		int all = chg && memchr(chg + rt->pt_off[sw], 1, nd->nports + 1u) != NULL;
 		if (i > i0 || all)
 			u[k++] = (struct carry_unit){ node, i0, i, all };
+		*work += all ? (nd->lft_len + SNAP_DELTA_BLOCK - 1) / SNAP_DELTA_BLOCK : 0;
 	}
 	*nu = k;
 	return u;
@@ -747,11 +756,12 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const st
 {
 	const struct hopdist *hd = x->hd;
 	uint32_t nu = 0;
-	struct carry_unit *unit = carry_units(rt, chg, block, n, &nu);
+	uint64_t work = 0; /* blocks to visit */
+	struct carry_unit *unit = carry_units(rt, chg, block, n, &nu, &work);
 	uint16_t *lk = leaf_codes(hd);
 	int nomem = !unit || !lk;
 	static const uint64_t none = 0; /* a block the delta did not bring changed no byte */
-#pragma omp parallel if (n >= 1024) reduction(| : nomem)
+#pragma omp parallel if (work >= 1024) reduction(| : nomem)
 	{
 		uint8_t *mine = calloc(hd->nlid, 1), *dx = malloc((size_t)hd->nleaf + 1);
 		struct sw_view v;

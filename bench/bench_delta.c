@@ -200,7 +200,8 @@ static double cpu_ms(void)
 }
 
 /* DELTA_WARM=MS: what topod's preparation thread does between snapshots
- * (--warm-interval): the base and its index read one byte a page every MS. */
+ * (--warm-interval): the base, its index and the kept buffers read one
+ * byte a page every MS. */
 struct warmer {
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -223,7 +224,8 @@ static void *warmer_main(void *arg)
 		if (w->stop)
 			break;
 		double t = now_ms();
-		w->bytes = snap_touch(w->s, NULL) + fabric_index_touch(w->x, NULL) + snap_lft_touch_spare(NULL);
+		w->bytes = snap_touch(w->s, NULL) + fabric_index_touch(w->x, NULL) + snap_lft_touch_spare(NULL) +
+			   snap_bytes_touch_kept();
 		w->last_ms = now_ms() - t;
 		w->max_ms = w->last_ms > w->max_ms ? w->last_ms : w->max_ms;
 		w->rounds++;
@@ -361,7 +363,7 @@ static void time_incremental(struct bench *x)
 		printf("history entry          %8.1f ms comparing every copied table, %.1f ms told the apply's %u "
 		       "blocks (%zu bytes)\n", t_back, now_ms() - t, winfo.blocks, rl);
 		free(rd);
-		free(winfo.block);
+		snap_delta_info_keep(&winfo); /* as topod does: the next repetition lists in it */
 		fabric_index_free(xc);
 	}
 	stop_warm(&wm);

@@ -535,8 +535,8 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count); a cable
 		 * fault's 262,000 blocks at k=56 are 4.2 MB of list: the
-		 * last one's when it holds them (snap_list_keep), else in
-		 * 2 MiB pages */
+		 * last one's when it holds them (snap_delta_info_keep), else
+		 * new (in 2 MiB pages from 4 MiB: util_alloc_big) */
 		size_t bytes = ((size_t)n + 1) * 2 * sizeof(*info->block);
 		info->block = snap_list_take(bytes);
 		if (!info->block)
@@ -581,6 +581,13 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	}
 	info->blocks = n;
 	return 0;
+}
+
+void snap_delta_info_keep(struct snap_delta_info *info)
+{
+	snap_list_keep(info->block);
+	info->block = NULL;
+	info->mask = NULL;
 }
 
 /* Whether copy can be what snap_dup(base) would make: the caller promises
@@ -671,9 +678,7 @@ int snap_delta_apply_to(const struct snap *base, struct snap *copy, const uint8_
 	*out = s;
 	return 0;
 bad:
-	free(info->block);
-	info->block = NULL;
-	info->mask = NULL;
+	snap_delta_info_keep(info); /* perhaps the kept one: for the next */
 	snap_free(s);
 	return -1;
 }

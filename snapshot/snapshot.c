@@ -1502,12 +1502,13 @@ static uint64_t slot_touch(struct kept_slot *k)
 {
 	/* Read outside the lock, which the event loop takes for the next
 	 * delta: taken, read, and kept again unless another was meanwhile. */
-	size_t cap = 0;
-	void *p = slot_take(k, 0);
-	if (p) {
-		cap = malloc_usable_size(p);
-		util_touch(p, cap);
-	}
+	pthread_mutex_lock(&k->mu);
+	void *p = k->buf;
+	size_t cap = k->cap;
+	k->buf = NULL;
+	k->cap = 0;
+	pthread_mutex_unlock(&k->mu);
+	util_touch(p, cap);
 	pthread_mutex_lock(&k->mu);
 	if (!k->buf) {
 		k->buf = p;

@@ -341,11 +341,12 @@ void *snap_bytes_take(size_t n);
 uint64_t snap_bytes_touch_kept(void);
 /* The same for the list of LFT blocks a delta's apply makes
  * (snap_delta_info's block and mask, one allocation): a k=56 cable
- * fault's is 4.2 MB, whose fresh pages took 14 ms of a real fault's apply
- * in topod beside a busy OpenSM. snap_delta_apply() takes the kept one
- * when it holds the list; snap_list_keep(info.block) gives it back (one
- * is kept, past SNAP_LIST_KEEP_MAX freed: a whole fabric's 2.7 million
- * blocks at k=56 are 43 MB). */
+ * fault's is 4.2 MB (6 MiB of 2 MiB pages), whose fresh pages took about
+ * 18 ms of a real fault's apply in topod beside a busy OpenSM.
+ * snap_delta_apply() takes the kept one when it holds the list, and a
+ * small delta's apply gives it back whole (snap_delta_info_keep). One is
+ * kept, none of more than SNAP_LIST_KEEP_MAX bytes: a whole fabric's 2.7
+ * million blocks at k=56 are 43 MB. */
 #define SNAP_LIST_KEEP_MAX ((size_t)16 << 20)
 void snap_list_keep(void *p);
 void *snap_list_take(size_t n);

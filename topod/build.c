@@ -419,9 +419,7 @@ static void run_release(struct run *r)
 {
 	fabric_put(r->base);
 	r->base = NULL;
-	snap_list_keep(r->info.block); /* and mask, in the same allocation: for the next delta */
-	r->info.block = NULL;
-	r->info.mask = NULL;
+	snap_delta_info_keep(&r->info); /* for the next delta to list its blocks in */
 }
 
 /* The job's snapshot: given, decoded, or a delta applied to the served

@@ -168,19 +168,34 @@ static void test_list_kept(void)
 	snap_free(c);
 	c = NULL;
 	size_t lb = (size_t)i1.blocks * sizeof(*i1.block);
-	uint64_t *was = malloc(2 * lb + 1);
+	uint64_t *was = malloc(2 * lb + 1), *list = i1.block;
 	memcpy(was, i1.block, lb);
 	memcpy((uint8_t *)was + lb, i1.mask, lb);
-	snap_list_keep(i1.block);
+	memset(i1.block, 0xA5, ((size_t)i1.blocks + 1) * 2 * sizeof(*i1.block)); /* the next apply writes it again */
+	snap_delta_info_keep(&i1);
+	CHECK(!i1.block && !i1.mask, "given back: the info no longer names it");
 	CHECK(snap_bytes_touch_kept() >= 2 * lb, "the kept list is read with the kept bytes");
-	CHECK(snap_delta_apply(a, d, dl, &c, &i2, err) == 0 && i2.block == i1.block && i2.blocks == i1.blocks &&
+	CHECK(snap_delta_apply(a, d, dl, &c, &i2, err) == 0 && i2.block == list && i2.blocks == i1.blocks &&
 	      !memcmp(was, i2.block, lb) && !memcmp((uint8_t *)was + lb, i2.mask, lb),
-	      "the next apply writes the same list into it: blocks and masks alike");
+	      "the next apply writes its list into it: blocks and masks alike");
 	CHECK(snap_list_take(1) == NULL, "taken by that apply: nothing kept");
-	snap_list_keep(i2.block);
+	snap_free(c);
+	c = NULL;
+	/* A delta of no blocks takes it and gives it back whole: the next
+	 * large one still finds it. */
+	struct snap_delta_info i3 = { .want_blocks = 1 };
+	uint8_t *d0 = NULL;
+	size_t dl0 = 0;
+	snap_delta_info_keep(&i2);
+	CHECK(snap_delta_encode(a, a, &d0, &dl0, err) == 0 && snap_delta_apply(a, d0, dl0, &c, &i3, err) == 0 &&
+	      i3.blocks == 0 && i3.block == list, "an empty delta lists its nothing in it");
+	snap_delta_info_keep(&i3);
+	CHECK(snap_list_take(2 * lb) == list, "and gives it back whole");
+	snap_list_keep(list);
+	free(d0);
 	CHECK(snap_list_take((size_t)1 << 30) == NULL, "a list larger than the kept one: not given");
 	uint64_t *t = snap_list_take(1);
-	CHECK(t == i2.block, "a smaller one: the same buffer");
+	CHECK(t == list, "a smaller one: the same buffer");
 	free(t);
 	void *big = malloc(SNAP_LIST_KEEP_MAX + 1);
 	snap_list_keep(big);

@@ -297,6 +297,90 @@ static void random_rounds(const struct snap *a, const struct fabric_index *xa, u
 	free(ha);
 }
 
+/* big (a k=12 fat tree: 12 pods of 6 leaves, numbered pod by pod) with
+ * leaves [a0, a1) cabled no more to their pod's first aggregation switch
+ * (leaf port 7) and leaves [b0, b1) to its second (port 8); and its
+ * route index. */
+static struct snap *cut_pods(const struct snap *big, unsigned a0, unsigned a1, unsigned b0, unsigned b1,
+			     struct route_tab **rt)
+{
+	struct snap *s = snap_dup(big);
+	for (unsigned leaf = a0; leaf < a1; leaf++)
+		tf_link_down(s, (uint32_t)snap_find_node(s, TF_SW_GUID + leaf), 6 + 1);
+	for (unsigned leaf = b0; leaf < b1; leaf++)
+		tf_link_down(s, (uint32_t)snap_find_node(s, TF_SW_GUID + leaf), 6 + 2);
+	*rt = NULL;
+	if (route_build(s, NULL, rt) != AN_OK)
+		tf_die("route_build");
+	return s;
+}
+
+/* hd relinked from was to rt: equal to a fresh search of rt, with nocol
+ * columns kept apart (-1: copied whole, none apart)? The moved leaves'
+ * count in *moved. */
+static struct hopdist *relink_checked(struct hopdist *hd, const struct route_tab *was, const struct route_tab *rt,
+				      int nocol, unsigned *moved, int *ok)
+{
+	uint8_t *mv = malloc(hd->nleaf);
+	struct hopdist *rel = NULL, *fresh = NULL;
+	*moved = 0;
+	*ok = mv && hopdist_relink(hd, was, rt, UINT32_MAX, mv, &rel) == AN_OK &&
+	      !hopdist_build(rt, UINT64_MAX, &fresh) && hopdist_same(fresh, rel) &&
+	      (nocol < 0 ? !rel->owner && !rel->ocol && rel->d != hd->d : rel->d == hd->d && rel->nocol == (uint32_t)nocol);
+	for (uint32_t k = 0; rel && k < rel->nleaf; k++)
+		*moved += mv[k];
+	hopdist_free(fresh);
+	free(mv);
+	return rel;
+}
+
+/* Relinks after relinks, the distances alone (the cables' ends down,
+ * the tables unchanged): pod 0's leaves lose a cable (their 6 columns
+ * kept apart); then pod 1's first leaf loses one, which moves its column
+ * alone (pod 0's copied as they were); then pod 0's come back (their
+ * columns the table's again, dropped). A cover made over the middle one,
+ * its kept and its moved columns read by entry_off_apart, is exact. From
+ * pod 0's columns apart, the 66 other leaves losing their cable to their
+ * pod's second aggregation switch copy the whole table, pod 0's kept
+ * columns written into it. */
+static void relink_chain(const struct snap *big, const struct fabric_index *xg)
+{
+	struct route_tab *r1, *r2, *r3, *r4;
+	struct snap *s1 = cut_pods(big, 0, 6, 0, 0, &r1), *s2 = cut_pods(big, 0, 6, 6, 7, &r2),
+		    *s3 = cut_pods(big, 0, 0, 6, 7, &r3), *s4 = cut_pods(big, 0, 6, 6, 72, &r4);
+	unsigned m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+	int ok1 = 0, ok2 = 0, ok3 = 0, ok4 = 0;
+	struct hopdist *h1 = relink_checked(xg->hc->hd, xg->rt, r1, 6, &m1, &ok1);
+	struct hopdist *h2 = h1 ? relink_checked(h1, r1, r2, 7, &m2, &ok2) : NULL;
+	struct hopdist *h3 = h2 ? relink_checked(h2, r2, r3, 1, &m3, &ok3) : NULL;
+	struct hopdist *h4 = h1 ? relink_checked(h1, r1, r4, -1, &m4, &ok4) : NULL;
+	CHECK(h1 && ok1 && m1 == 6, "pod 0's leaves cut off agg 0: 6 leaves moved (%u), their columns apart", m1);
+	CHECK(h2 && ok2 && m2 == 1, "then one leaf of pod 1: its column alone searched (%u moved), pod 0's copied; "
+	      "7 apart, equal to a fresh search", m2);
+	CHECK(h3 && ok3 && m3 == 6, "pod 0's cables back: its columns found the table's again (%u moved), 1 apart", m3);
+	CHECK(h4 && ok4 && m4 == 66, "the other pods' leaves cut from their second: %u moved, pod 0's kept, the whole "
+	      "copied, equal to a fresh search", m4);
+	struct hopcover *c = NULL;
+	uint16_t *hops = all_hops(r2);
+	int run = h2 && !hopcover_new(h2, &c) && !hopcover_run(r2, c, 0, r2->nsw, NULL);
+	CHECK(run && c->covered > 0 && cover_is_exact(r2, c, hops), "a cover over 7 columns apart is exact (%u LIDs "
+	      "covered)", run ? c->covered : 0);
+	free(hops);
+	hopcover_free(c);
+	hopdist_free(h1);
+	hopdist_free(h2);
+	hopdist_free(h3);
+	hopdist_free(h4);
+	route_free(r1);
+	route_free(r2);
+	route_free(r3);
+	route_free(r4);
+	snap_free(s1);
+	snap_free(s2);
+	snap_free(s3);
+	snap_free(s4);
+}
+
 int main(void)
 {
 	char err[SNAP_ERR_LEN];
@@ -524,30 +608,7 @@ int main(void)
 		      "its distances and cover agree with every walked hop count (%u hosts' LIDs covered)",
 		      xg->hc->covered);
 		free(hg);
-		/* Every leaf loses its cable to its pod's first aggregation
-		 * switch: all 72 leaves' columns move, more than a relinked
-		 * table keeps apart (HOPDIST_OCOL_MAX), so it copies the
-		 * whole. */
-		struct snap *cut = snap_dup(big);
-		for (unsigned leaf = 0; leaf < 72; leaf++)
-			tf_link_down(cut, (uint32_t)snap_find_node(cut, TF_SW_GUID + leaf), 6 + 1);
-		struct route_tab *rc = NULL;
-		struct hopdist *wrel = NULL, *wfd = NULL;
-		uint8_t *wmv = malloc(xg->hc->hd->nleaf);
-		unsigned wmoved = 0;
-		int wrc = wmv && route_build(cut, NULL, &rc) == AN_OK
-				  ? hopdist_relink(xg->hc->hd, xg->rt, rc, UINT32_MAX, wmv, &wrel)
-				  : AN_E_NOMEM;
-		for (uint32_t k2 = 0; !wrc && k2 < wrel->nleaf; k2++)
-			wmoved += wmv[k2];
-		CHECK(!wrc && wmoved > HOPDIST_OCOL_MAX && !wrel->owner && !wrel->ocol && wrel->d != xg->hc->hd->d &&
-		      !hopdist_build(rc, UINT64_MAX, &wfd) && hopdist_same(wfd, wrel),
-		      "%u leaves moved: the relinked distances copied whole, equal to a fresh search", wmoved);
-		hopdist_free(wfd);
-		hopdist_free(wrel);
-		route_free(rc);
-		free(wmv);
-		snap_free(cut);
+		relink_chain(big, xg);
 	}
 	fabric_index_free(xg);
 	snap_free(big);
