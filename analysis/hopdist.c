@@ -168,9 +168,9 @@ static int fill64(struct hopdist *hd, const uint32_t *leaf_sw, const uint32_t *o
 /* The columns col[0 .. ncol) of hd's distances searched over rt's links,
  * 64 at a time, written through cell(): into hd's own table, or for a
  * relinked one into the columns kept apart, which every searched leaf of
- * it has (the shared table is its owner's, never written). AN_OK; AN_E_RANGE when a distance does not fit a byte;
- * AN_E_NOMEM (which must not read as RANGE: that one is kept for good in
- * the index's cover_rc). */
+ * it has (the shared table is its owner's, never written). AN_OK;
+ * AN_E_RANGE when a distance does not fit a byte; AN_E_NOMEM (which must
+ * not read as RANGE: that one is kept for good in the index's cover_rc). */
 static int fill(struct hopdist *hd, const struct route_tab *rt, const uint32_t *leaf_sw, const uint32_t *col,
 		uint32_t ncol)
 {

@@ -523,8 +523,9 @@ static int apply_block(struct snap *s, const struct blk_rec *b, struct snap_delt
 
 /* Records are read APPLY_AHEAD ahead of their writes, each one's table
  * line asked for when read: a cable fault's 262,000 blocks at k=56 each
- * read a line of a table no cache holds, which alone took 9 of the
- * apply's 25 ms one at a time. */
+ * read a line of a table no cache holds, the loop's main stall in perf;
+ * reading eight ahead took that apply from 28.0 to 25.7 ms (median of
+ * 10, against one ahead). */
 #define APPLY_AHEAD 8
 
 static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *info, char err[SNAP_ERR_LEN])
