@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_mem.h"
 #include "hopdist.h"
 #include "util.h"
 
@@ -1055,7 +1054,7 @@ static int alloc_rows(struct hb *b, uint32_t nrows)
 	size_t cells = (size_t)nrows * b->nleaf;
 	if ((b->nleaf && cells / b->nleaf != nrows) || cells > (SIZE_MAX - 1) / sizeof(*b->H))
 		return AN_E_NOMEM;
-	b->H = an_alloc_big((cells + 1) * sizeof(*b->H));
+	b->H = util_alloc_huge((cells + 1) * sizeof(*b->H));
 	b->nrows = nrows;
 	return b->H ? AN_OK : AN_E_NOMEM;
 }

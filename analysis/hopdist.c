@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "an_mem.h"
 #include "delta.h"
 #include "util.h"
 
@@ -246,7 +245,6 @@ static void row_moves(const struct hopdist *hd, const struct route_tab *rt, uint
 		      uint8_t *moved)
 {
 	const uint32_t nleaf = hd->nleaf;
-	const uint8_t *row = hd->d + (uint64_t)sw * nleaf;
 	const uint32_t *pt = rt->pt + rt->pt_off[sw];
 	memset(m, HOPDIST_INF, nleaf);
 	const unsigned np = rt->snap->nodes[rt->sw_node[sw]].nports;
@@ -268,8 +266,7 @@ static void row_moves(const struct hopdist *hd, const struct route_tab *rt, uint
 		/* a neighbour at 254 puts sw past a byte: searched again,
 		 * the search says so */
 		uint8_t want = k == own ? 0 : m[k] >= HOPDIST_INF - 1 ? HOPDIST_INF : (uint8_t)(m[k] + 1);
-		uint8_t have = hd->ocol && hd->ocol[k] ? hd->ocol[k][sw] : row[k];
-		moved[k] |= have != want || (k != own && m[k] == HOPDIST_INF - 1);
+		moved[k] |= hopdist_at(hd, sw, k) != want || (k != own && m[k] == HOPDIST_INF - 1);
 	}
 }
 
@@ -345,7 +342,7 @@ static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, 
 		return x;
 	}
 	x->lid_leaf = malloc(hd->nlid * sizeof(*x->lid_leaf));
-	x->d = an_alloc_big((size_t)hd->nsw * hd->nleaf);
+	x->d = util_alloc_huge((size_t)hd->nsw * hd->nleaf);
 	if (!x->lid_leaf || !x->d)
 		goto nomem;
 	memcpy(x->lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*x->lid_leaf));
@@ -784,8 +781,10 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const st
 			}
 			for (uint32_t b = 0, i = un->i0; un->all && b * SNAP_DELTA_BLOCK < v.n->lft_len; b++) {
 				const uint64_t *mk = mask ? &none : NULL;
-				if (i < un->i1 && (block[i] & 0xFFFF) == b)
-					mk = mask ? &mask[i++] : NULL;
+				if (i < un->i1 && (block[i] & 0xFFFF) == b) {
+					mk = mask ? &mask[i] : NULL;
+					i++;
+				}
 				carry_lids(rt, b, &l0, &l1);
 				if (l0 < l1)
 					carry_block(rt, hd, &v, lk, dx, was, pc, mk, un->node, l0, l1, mine);
