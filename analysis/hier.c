@@ -1054,7 +1054,8 @@ static int alloc_rows(struct hb *b, uint32_t nrows)
 	size_t cells = (size_t)nrows * b->nleaf;
 	if ((b->nleaf && cells / b->nleaf != nrows) || cells > (SIZE_MAX - 1) / sizeof(*b->H))
 		return AN_E_NOMEM;
-	b->H = util_alloc_huge((cells + 1) * sizeof(*b->H));
+	size_t bytes = (cells + 1) * sizeof(*b->H);
+	b->H = util_alloc_huge(bytes, bytes);
 	b->nrows = nrows;
 	return b->H ? AN_OK : AN_E_NOMEM;
 }

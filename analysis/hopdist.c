@@ -342,7 +342,8 @@ static struct hopdist *relinked(struct hopdist *hd, const struct route_tab *rt, 
 		return x;
 	}
 	x->lid_leaf = malloc(hd->nlid * sizeof(*x->lid_leaf));
-	x->d = util_alloc_huge((size_t)hd->nsw * hd->nleaf);
+	size_t cells = (size_t)hd->nsw * hd->nleaf;
+	x->d = util_alloc_huge(cells, cells);
 	if (!x->lid_leaf || !x->d)
 		goto nomem;
 	memcpy(x->lid_leaf, hd->lid_leaf, hd->nlid * sizeof(*x->lid_leaf));

@@ -541,7 +541,7 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		size_t bytes = ((size_t)n + 1) * 2 * sizeof(*info->block);
 		info->block = snap_list_take(bytes);
 		if (!info->block)
-			info->block = util_alloc_big(bytes);
+			info->block = util_alloc_big(bytes, bytes);
 		if (!info->block)
 			return fail(err, "out of memory listing %u LFT blocks", n);
 		info->mask = info->block + n + 1;

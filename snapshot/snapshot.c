@@ -191,8 +191,8 @@ struct snap *snap_dup(const struct snap *s)
 	d->nodes = NULL;
 	d->ports = NULL;
 	/* Capacities follow cap_for(), as if built, so a copy can grow. */
-	d->nodes = util_alloc_big(cap_for(s->nnodes) * sizeof(*d->nodes));
-	d->ports = util_alloc_big(cap_for(s->nports) * sizeof(*d->ports));
+	d->nodes = util_alloc_big(cap_for(s->nnodes) * sizeof(*d->nodes), s->nnodes * sizeof(*d->nodes));
+	d->ports = util_alloc_big(cap_for(s->nports) * sizeof(*d->ports), s->nports * sizeof(*d->ports));
 	if (!d->nodes || !d->ports) {
 		snap_free(d);
 		return NULL;

@@ -6,10 +6,88 @@
  * changes the total; a length past an allocation's end shows in the
  * sanitised build when the read lands in a redzone), a shared table's
  * chunks once per table that holds them, the pool's free chunks and no
- * other, and nothing after the stop flag is raised.
+ * other, and nothing after the stop flag is raised. And how those big
+ * arrays are mapped (util_alloc_huge): huge pages asked for only where
+ * they will be filled, as the kernel records it in /proc/self/smaps.
  */
 #include "fabric.h"
 #include "testfab.h"
+#include "util.h"
+
+#include <sys/mman.h>
+
+/* Whether huge pages were asked for in the kernel's mapping that holds
+ * address a ("hg" in its VmFlags), and its bounds; -1 if none is found. */
+static int vma_hg(uintptr_t a, uintptr_t *lo, uintptr_t *hi)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0, hg = -1;
+	while (hg < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) { /* a mapping's first line */
+			in = a >= s && a < e;
+			*lo = s;
+			*hi = e;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			hg = strstr(line, " hg") != NULL;
+		}
+	}
+	fclose(f);
+	return hg;
+}
+
+/* Resident 4 KiB pages of [p, p + n). */
+static unsigned resident(const uint8_t *p, size_t n)
+{
+	unsigned char v[1024];
+	size_t pages = n / 4096;
+	if (pages > sizeof(v) || mincore((void *)p, n, v))
+		return ~0u;
+	unsigned r = 0;
+	for (size_t i = 0; i < pages; i++)
+		r += v[i] & 1;
+	return r;
+}
+
+/* 6 MiB asked for, 5 MiB and 100 KiB of it written: the first two 2 MiB
+ * pages advised, the part page and the room after it not (before, a
+ * third huge page held 2 MiB for the last 1.1 MiB). */
+static void test_huge_advice(void)
+{
+	const size_t mib = (size_t)1 << 20, n = 6 * mib, hot = 5 * mib + 100 * 1024;
+	uint8_t *p = util_alloc_big(n, hot);
+	CHECK(p && ((uintptr_t)p & (2 * mib - 1)) == 0, "util_alloc_big: 6 MiB aligned to 2 MiB");
+	if (!p)
+		return;
+	memset(p, 1, hot);
+	uintptr_t lo = 0, hi = 0, lo2 = 0, hi2 = 0;
+	int hg = vma_hg((uintptr_t)p, &lo, &hi), hg2 = vma_hg((uintptr_t)p + 4 * mib, &lo2, &hi2);
+	CHECK(hg == 1 && lo == (uintptr_t)p && hi == (uintptr_t)p + 4 * mib,
+	      "huge pages asked for over the two whole 2 MiB pages written, no further (+%#lx to +%#lx)",
+	      (unsigned long)(lo - (uintptr_t)p), (unsigned long)(hi - (uintptr_t)p));
+	unsigned tail = resident(p + 4 * mib, 2 * mib), want = (unsigned)((hot - 4 * mib + 4095) / 4096);
+	/* With huge pages for every mapping ("always") no advice is needed,
+	 * nor can any keep them out: Debian's kernels say "madvise". */
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = '\0';
+		fclose(f);
+	}
+	if (strstr(mode, "[always]"))
+		want = tail;
+	CHECK(hg2 == 0 && tail == want, "the rest not: %u pages of 4 KiB resident past them for the %u written (a huge page: 512)",
+	      tail, want);
+	free(p);
+	uint8_t *q = util_alloc_huge(n, 3 * mib);
+	CHECK(q && vma_hg((uintptr_t)q, &lo, &hi) == 1 && lo == (uintptr_t)q && hi == (uintptr_t)q + 2 * mib,
+	      "3 MiB to write: one huge page asked for");
+	free(q);
+}
 
 static uint64_t snap_bytes(const struct snap *s)
 {
@@ -80,5 +158,6 @@ int main(void)
 	CHECK(snap_lft_touch_spare(&stop) == 0, "stopped: no slab read");
 	fabric_index_free(x);
 	snap_free(s);
+	test_huge_advice();
 	return tf_failures != 0;
 }
