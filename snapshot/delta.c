@@ -521,6 +521,30 @@ static int apply_block(struct snap *s, const struct blk_rec *b, struct snap_delt
 	return 0;
 }
 
+/* snap_delta_info's block and mask for n blocks, one allocation. */
+static size_t list_bytes(uint32_t n)
+{
+	return ((size_t)n + 1) * 2 * sizeof(uint64_t);
+}
+
+uint64_t snap_delta_list_ready(uint32_t blocks)
+{
+	size_t bytes = list_bytes(blocks);
+	if (!blocks || bytes > SNAP_LIST_KEEP_MAX)
+		return 0;
+	void *p = snap_list_take(bytes);
+	if (p) {
+		snap_list_keep(p);
+		return 0;
+	}
+	p = util_alloc_big(bytes, bytes);
+	if (!p)
+		return 0;
+	memset(p, 0, bytes); /* its page faults, here */
+	snap_list_keep(p);
+	return bytes;
+}
+
 /* Records are read APPLY_AHEAD ahead of their writes, each one's table
  * line asked for when read: a cable fault's 262,000 blocks at k=56 each
  * read a line of a table no cache holds, the loop's main stall in perf;
@@ -536,9 +560,10 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	if (info->want_blocks) {
 		/* n is bounded by the bytes left (read_count); a cable
 		 * fault's 262,000 blocks at k=56 are 4.2 MB of list: the
-		 * last one's when it holds them (snap_delta_info_keep), else
-		 * new (in 2 MiB pages from 4 MiB: util_alloc_big) */
-		size_t bytes = ((size_t)n + 1) * 2 * sizeof(*info->block);
+		 * kept one when it holds them (snap_delta_info_keep,
+		 * snap_delta_list_ready), else new (in 2 MiB pages from
+		 * 4 MiB: util_alloc_big) */
+		size_t bytes = list_bytes(n);
 		info->block = snap_list_take(bytes);
 		if (!info->block)
 			info->block = util_alloc_big(bytes, bytes);

@@ -1485,16 +1485,27 @@ static void slot_keep(struct kept_slot *k, void *p)
 	free(old);
 }
 
+/* A kept buffer more than KEPT_SLACK times what is asked for, past
+ * KEPT_SMALL bytes, is given back instead: one a cable fault left (or
+ * the list made ready after a full snapshot) would otherwise stay
+ * through every small delta after it. */
+#define KEPT_SLACK 4
+#define KEPT_SMALL ((size_t)1 << 20)
+
 static void *slot_take(struct kept_slot *k, size_t n)
 {
-	void *p = NULL;
+	void *p = NULL, *drop = NULL;
 	pthread_mutex_lock(&k->mu);
 	if (k->buf && k->cap >= n) {
-		p = k->buf;
+		if (k->cap > KEPT_SMALL && k->cap / KEPT_SLACK > n)
+			drop = k->buf;
+		else
+			p = k->buf;
 		k->buf = NULL;
 		k->cap = 0;
 	}
 	pthread_mutex_unlock(&k->mu);
+	free(drop);
 	return p;
 }
 

@@ -332,7 +332,8 @@ void *snap_bytes_realloc(void *p, size_t n);
  * first read of them here, took 7 ms instead of 0.6. snap_bytes_keep()
  * takes p (NULL is ignored), kept or freed, and frees the one it
  * replaces; snap_bytes_take() returns the kept one if it holds n bytes
- * (freed with free()), else NULL; snap_bytes_touch_kept() reads it one
+ * (freed with free()), else NULL (and gives back one over four times n,
+ * past 1 MiB); snap_bytes_touch_kept() reads it one
  * byte a page (topod's warm interval), and the kept list below, and
  * returns their bytes. */
 #define SNAP_BYTES_KEEP_MAX ((size_t)64 << 20)
@@ -344,7 +345,8 @@ uint64_t snap_bytes_touch_kept(void);
  * fault's is 4.2 MB (6 MiB of 2 MiB pages), whose fresh pages took about
  * 18 ms of a real fault's apply in topod beside a busy OpenSM.
  * snap_delta_apply() takes the kept one when it holds the list, and a
- * small delta's apply gives it back whole (snap_delta_info_keep). One is
+ * small delta's apply gives it back whole (snap_delta_info_keep); topod
+ * makes one ready after a full snapshot (snap_delta_list_ready). One is
  * kept, none of more than SNAP_LIST_KEEP_MAX bytes: a whole fabric's 2.7
  * million blocks at k=56 are 43 MB. */
 #define SNAP_LIST_KEEP_MAX ((size_t)16 << 20)

@@ -98,6 +98,11 @@ struct builder {
 	 * tables copied. Builder thread only. */
 	uint64_t ready_want, ready_recent[READY_RECENT];
 	unsigned ready_at;
+	/* The same for the list of LFT blocks the next delta's apply makes
+	 * (snap_delta_list_ready), in blocks; list_want read by the
+	 * preparation thread. */
+	uint32_t list_recent[READY_RECENT];
+	atomic_uint list_want;
 	/* snap_dup() of the served generation's snapshot, which the next
 	 * delta is written into (snap_delta_apply_to), made between
 	 * snapshots (warm_one) so that its arrays are not fresh memory
@@ -797,25 +802,39 @@ static void run_after_publish(struct builder *b, struct run *r, struct fabric *f
  * when reroutes grow. A real OpenSM ftree cable fault at k=56, the first
  * reroute after the subnet manager started, copied 21.6 % of the chunks
  * (79,482 of 368,480: 40.7 MB), every one fresh memory without the
- * reserve. Nothing without the warm interval, which makes it. */
+ * reserve. Nothing without the warm interval, which makes it. The list
+ * of blocks the apply writes follows the same rule, in blocks: the same
+ * fault's 4.2 MB list was fresh memory too. */
 #define READY_MAX_PART 4
 static void ready_update(struct builder *b, const struct run *r, const struct fabric *f)
 {
-	uint64_t most = (snap_lft_held(f->snap) >> SNAP_LFT_CHUNK_SHIFT) / READY_MAX_PART;
+	uint64_t held = snap_lft_held(f->snap);
+	uint64_t most = (held >> SNAP_LFT_CHUNK_SHIFT) / READY_MAX_PART;
+	uint64_t most_blocks = held / SNAP_DELTA_BLOCK / READY_MAX_PART;
+	if (most_blocks > UINT32_MAX)
+		most_blocks = UINT32_MAX;
 	if (!r->is_delta) {
 		memset(b->ready_recent, 0, sizeof(b->ready_recent));
+		memset(b->list_recent, 0, sizeof(b->list_recent));
 		b->ready_recent[0] = most;
+		b->list_recent[0] = (uint32_t)most_blocks;
 		b->ready_at = 0; /* the first reroute's copies replace it */
 	} else if (r->copied) {
+		b->list_recent[b->ready_at % READY_RECENT] =
+			r->info.blocks < most_blocks ? r->info.blocks : (uint32_t)most_blocks;
 		b->ready_recent[b->ready_at++ % READY_RECENT] = r->copied < most ? r->copied : most;
 	} else {
 		return;
 	}
 	uint64_t want = 0;
-	for (unsigned i = 0; b->warm_ms && i < READY_RECENT; i++)
+	uint32_t list = 0;
+	for (unsigned i = 0; b->warm_ms && i < READY_RECENT; i++) {
 		want = b->ready_recent[i] > want ? b->ready_recent[i] : want;
+		list = b->list_recent[i] > list ? b->list_recent[i] : list;
+	}
 	snap_lft_want_ready((int64_t)want - (int64_t)b->ready_want);
 	b->ready_want = want;
+	atomic_store(&b->list_want, list);
 }
 
 /* The fraction of was that now lacks (0 when it grew). */
@@ -984,7 +1003,7 @@ static void warm_one(struct builder *b)
 	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop) +
 		     warm_spare_copy(b, f->snap);
 	if (b->warm_spare)
-		n += snap_lft_touch_spare(&b->prep_stop) + snap_bytes_touch_kept();
+		n += snap_lft_touch_spare(&b->prep_stop) + snap_delta_list_ready(atomic_load(&b->list_want)) + snap_bytes_touch_kept();
 	double ms = util_ms_since(t0);
 	fabric_put(f);
 	pthread_mutex_lock(&b->lock);

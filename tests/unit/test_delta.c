@@ -200,6 +200,31 @@ static void test_list_kept(void)
 	void *big = malloc(SNAP_LIST_KEEP_MAX + 1);
 	snap_list_keep(big);
 	CHECK(snap_list_take(1) == NULL, "past SNAP_LIST_KEEP_MAX: freed, not kept");
+
+	/* Made ready after a full snapshot (topod: a quarter of the
+	 * fabric's blocks): the first reroute lists into it, and a kept
+	 * one over four times a small delta's list, past 1 MiB, is given
+	 * back rather than kept through it. */
+	const uint32_t many = 100000; /* 1.6 MB of list */
+	CHECK(snap_delta_list_ready(many) >= (uint64_t)many * 16, "a list of %u blocks made ready", many);
+	uint64_t *ready = snap_list_take((size_t)many * 16);
+	CHECK(ready != NULL, "kept, and taken for a list of as many");
+	snap_list_keep(ready);
+	CHECK(snap_delta_list_ready(many) == 0 && snap_delta_list_ready(many / 2) == 0,
+	      "held already: none made again, for as many or half");
+	struct snap_delta_info i4 = { .want_blocks = 1 };
+	int rc4 = snap_delta_apply(a, d, dl, &c, &i4, err);
+	CHECK(rc4 == 0 && i4.block != ready && i4.blocks == i1.blocks, "a reroute of %u blocks: not written into 1.6 MB",
+	      i4.blocks);
+	snap_free(c);
+	c = NULL;
+	CHECK(snap_list_take(1) == NULL, "which is given back, not kept");
+	snap_delta_info_keep(&i4);
+	CHECK(snap_delta_list_ready(many / 8) > 0 && (ready = snap_list_take((size_t)many * 2)) != NULL,
+	      "a smaller list made ready in place of the reroute's");
+	free(ready);
+	CHECK(snap_delta_list_ready(UINT32_MAX / 2) == 0 && snap_list_take(1) == NULL,
+	      "past SNAP_LIST_KEEP_MAX: none made");
 	free(was);
 	free(d);
 	snap_free(c);
