@@ -58,8 +58,9 @@ void snap_delta_info_keep(struct snap_delta_info *info);
  * pages written: for the first delta after a full snapshot, which has no
  * list of its predecessor's to write into (a k=56 cable fault's 4.2 MB
  * took 12 ms of CPU to fault in, topod's apply beside a busy OpenSM).
- * One kept holds it already, or the list would pass SNAP_LIST_KEEP_MAX:
- * nothing. Returns the bytes written. */
+ * Nothing when the kept one holds it already (and is not over four times
+ * as large: that one is replaced, snap_list_take) or the list would pass
+ * SNAP_LIST_KEEP_MAX. Returns the bytes written. */
 uint64_t snap_delta_list_ready(uint32_t blocks);
 
 /* Is this a delta (by its magic)? buf needs SNAP_MAGIC_LEN bytes. */

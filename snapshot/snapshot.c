@@ -1486,26 +1486,24 @@ static void slot_keep(struct kept_slot *k, void *p)
 }
 
 /* A kept buffer more than KEPT_SLACK times what is asked for, past
- * KEPT_SMALL bytes, is given back instead: one a cable fault left (or
- * the list made ready after a full snapshot) would otherwise stay
+ * KEPT_SMALL bytes, is not given: the buffer the taker makes instead is
+ * kept in its place (slot_keep frees it there, on the builder's thread,
+ * not on the event loop that takes received bytes). Else one a cable
+ * fault left (or the list made ready after a full snapshot) would stay
  * through every small delta after it. */
 #define KEPT_SLACK 4
 #define KEPT_SMALL ((size_t)1 << 20)
 
 static void *slot_take(struct kept_slot *k, size_t n)
 {
-	void *p = NULL, *drop = NULL;
+	void *p = NULL;
 	pthread_mutex_lock(&k->mu);
-	if (k->buf && k->cap >= n) {
-		if (k->cap > KEPT_SMALL && k->cap / KEPT_SLACK > n)
-			drop = k->buf;
-		else
-			p = k->buf;
+	if (k->buf && k->cap >= n && (k->cap <= KEPT_SMALL || k->cap / KEPT_SLACK <= n)) {
+		p = k->buf;
 		k->buf = NULL;
 		k->cap = 0;
 	}
 	pthread_mutex_unlock(&k->mu);
-	free(drop);
 	return p;
 }
 

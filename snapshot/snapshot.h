@@ -332,8 +332,8 @@ void *snap_bytes_realloc(void *p, size_t n);
  * first read of them here, took 7 ms instead of 0.6. snap_bytes_keep()
  * takes p (NULL is ignored), kept or freed, and frees the one it
  * replaces; snap_bytes_take() returns the kept one if it holds n bytes
- * (freed with free()), else NULL (and gives back one over four times n,
- * past 1 MiB); snap_bytes_touch_kept() reads it one
+ * (freed with free()), else NULL (also for one over four times n, past
+ * 1 MiB: the next keep replaces it); snap_bytes_touch_kept() reads it one
  * byte a page (topod's warm interval), and the kept list below, and
  * returns their bytes. */
 #define SNAP_BYTES_KEEP_MAX ((size_t)64 << 20)

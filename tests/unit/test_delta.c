@@ -213,13 +213,19 @@ static void test_list_kept(void)
 	CHECK(snap_delta_list_ready(many) == 0 && snap_delta_list_ready(many / 2) == 0,
 	      "held already: none made again, for as many or half");
 	struct snap_delta_info i4 = { .want_blocks = 1 };
+	snap_free(c);
+	c = NULL;
 	int rc4 = snap_delta_apply(a, d, dl, &c, &i4, err);
 	CHECK(rc4 == 0 && i4.block != ready && i4.blocks == i1.blocks, "a reroute of %u blocks: not written into 1.6 MB",
 	      i4.blocks);
 	snap_free(c);
 	c = NULL;
-	CHECK(snap_list_take(1) == NULL, "which is given back, not kept");
+	CHECK(snap_list_take(1) == NULL, "nor to a list of one byte");
+	uint64_t *small = i4.block;
 	snap_delta_info_keep(&i4);
+	uint64_t *now = snap_list_take(1);
+	CHECK(now == small, "the reroute's list kept in its place");
+	snap_list_keep(now);
 	CHECK(snap_delta_list_ready(many / 8) > 0 && (ready = snap_list_take((size_t)many * 2)) != NULL,
 	      "a smaller list made ready in place of the reroute's");
 	free(ready);
