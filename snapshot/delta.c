@@ -11,6 +11,7 @@
  */
 #include "delta.h"
 
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,10 +528,21 @@ static size_t list_bytes(uint32_t n)
 	return ((size_t)n + 1) * 2 * sizeof(uint64_t);
 }
 
-uint64_t snap_delta_list_ready(uint32_t blocks)
+/* The most blocks snap_delta_list_ready makes a list for: its usable
+ * size within what snap_list_keep keeps, though aligned_alloc's may
+ * reach up to 2 MiB past the bytes rounded to 2 MiB pages. */
+#define LIST_READY_MAX ((SNAP_LIST_KEEP_MAX - ((size_t)4 << 20)) / (2 * sizeof(uint64_t)) - 1)
+
+uint32_t snap_delta_list_most(uint32_t blocks)
 {
+	return blocks < LIST_READY_MAX ? blocks : (uint32_t)LIST_READY_MAX;
+}
+
+uint64_t snap_delta_list_ready(uint32_t blocks, const atomic_int *stop)
+{
+	blocks = snap_delta_list_most(blocks);
 	size_t bytes = list_bytes(blocks);
-	if (!blocks || bytes > SNAP_LIST_KEEP_MAX)
+	if (!blocks)
 		return 0;
 	void *p = snap_list_take(bytes);
 	if (p) {
@@ -538,11 +550,23 @@ uint64_t snap_delta_list_ready(uint32_t blocks)
 		return 0;
 	}
 	p = util_alloc_big(bytes, bytes);
-	if (!p)
+	if (!p || malloc_usable_size(p) > SNAP_LIST_KEEP_MAX) {
+		free(p); /* would not be kept */
 		return 0;
-	memset(p, 0, bytes); /* its page faults, here */
+	}
+	/* its page faults, here; a snapshot arriving stops it, the rest
+	 * to be faulted by the delta that writes it */
+	const size_t step = (size_t)2 << 20;
+	size_t done = 0;
+	for (; done < bytes && !(stop && atomic_load_explicit(stop, memory_order_relaxed)); done += step)
+		memset((uint8_t *)p + done, 0, bytes - done < step ? bytes - done : step);
 	snap_list_keep(p);
-	return bytes;
+	return done < bytes ? done : bytes;
+}
+
+void snap_delta_list_trim(uint32_t blocks)
+{
+	snap_list_trim(list_bytes(snap_delta_list_most(blocks)));
 }
 
 /* Records are read APPLY_AHEAD ahead of their writes, each one's table

@@ -58,10 +58,15 @@ void snap_delta_info_keep(struct snap_delta_info *info);
  * pages written: for the first delta after a full snapshot, which has no
  * list of its predecessor's to write into (a k=56 cable fault's 4.2 MB
  * took 12 ms of CPU to fault in, topod's apply beside a busy OpenSM).
- * Nothing when the kept one holds it already (and is not over four times
- * as large: that one is replaced, snap_list_take) or the list would pass
- * SNAP_LIST_KEEP_MAX. Returns the bytes written. */
-uint64_t snap_delta_list_ready(uint32_t blocks);
+ * Nothing when the kept one holds it already. Stops writing when *stop
+ * (may be NULL) is raised, and keeps what it made. At most
+ * snap_delta_list_most(blocks) blocks, so that the list is kept. Returns
+ * the bytes written. */
+uint64_t snap_delta_list_ready(uint32_t blocks, const atomic_int *stop);
+uint32_t snap_delta_list_most(uint32_t blocks);
+/* Frees the kept list if it is over four times a list of blocks blocks,
+ * past 1 MiB (snap_list_trim): when the lists wanted ready shrink. */
+void snap_delta_list_trim(uint32_t blocks);
 
 /* Is this a delta (by its magic)? buf needs SNAP_MAGIC_LEN bytes. */
 int snap_is_delta(const uint8_t *buf, size_t len);

@@ -1485,20 +1485,19 @@ static void slot_keep(struct kept_slot *k, void *p)
 	free(old);
 }
 
-/* A kept buffer more than KEPT_SLACK times what is asked for, past
- * KEPT_SMALL bytes, is not given: the buffer the taker makes instead is
- * kept in its place (slot_keep frees it there, on the builder's thread,
- * not on the event loop that takes received bytes). Else one a cable
- * fault left (or the list made ready after a full snapshot) would stay
- * through every small delta after it. */
+/* Received bytes kept more than KEPT_SLACK times what is asked for,
+ * past KEPT_SMALL bytes, are not given: the taker's own buffer replaces
+ * them when kept (slot_keep frees them there), so that a large delta's
+ * bytes do not stay through every small one after it. The list is
+ * trimmed by its owner instead (snap_list_trim), as it is made ready. */
 #define KEPT_SLACK 4
 #define KEPT_SMALL ((size_t)1 << 20)
 
-static void *slot_take(struct kept_slot *k, size_t n)
+static void *slot_take(struct kept_slot *k, size_t n, int slack)
 {
 	void *p = NULL;
 	pthread_mutex_lock(&k->mu);
-	if (k->buf && k->cap >= n && (k->cap <= KEPT_SMALL || k->cap / KEPT_SLACK <= n)) {
+	if (k->buf && k->cap >= n && (!slack || k->cap <= KEPT_SMALL || k->cap / KEPT_SLACK <= n)) {
 		p = k->buf;
 		k->buf = NULL;
 		k->cap = 0;
@@ -1536,7 +1535,7 @@ void snap_bytes_keep(void *p)
 
 void *snap_bytes_take(size_t n)
 {
-	return slot_take(&kept_bytes, n);
+	return slot_take(&kept_bytes, n, 1);
 }
 
 void snap_list_keep(void *p)
@@ -1546,7 +1545,20 @@ void snap_list_keep(void *p)
 
 void *snap_list_take(size_t n)
 {
-	return slot_take(&kept_list, n);
+	return slot_take(&kept_list, n, 0);
+}
+
+void snap_list_trim(size_t most)
+{
+	void *p = NULL;
+	pthread_mutex_lock(&kept_list.mu);
+	if (kept_list.buf && kept_list.cap > KEPT_SMALL && kept_list.cap / KEPT_SLACK > most) {
+		p = kept_list.buf;
+		kept_list.buf = NULL;
+		kept_list.cap = 0;
+	}
+	pthread_mutex_unlock(&kept_list.mu);
+	free(p);
 }
 
 uint64_t snap_bytes_touch_kept(void)

@@ -347,11 +347,14 @@ uint64_t snap_bytes_touch_kept(void);
  * snap_delta_apply() takes the kept one when it holds the list, and a
  * small delta's apply gives it back whole (snap_delta_info_keep); topod
  * makes one ready after a full snapshot (snap_delta_list_ready). One is
- * kept, none of more than SNAP_LIST_KEEP_MAX bytes: a whole fabric's 2.7
- * million blocks at k=56 are 43 MB. */
+ * kept, none of more than SNAP_LIST_KEEP_MAX bytes (its usable size): a
+ * whole fabric's 2.7 million blocks at k=56 are 43 MB. snap_list_trim()
+ * frees the kept one if it is over four times most bytes, past 1 MiB:
+ * topod's builder, when the lists it wants ready shrink. */
 #define SNAP_LIST_KEEP_MAX ((size_t)16 << 20)
 void snap_list_keep(void *p);
 void *snap_list_take(size_t n);
+void snap_list_trim(size_t most);
 /* A full snapshot is arriving and bytes of it are in: makes room now for
  * the tables those bytes can hold (the slabs mapped and first touched,
  * lft.c), so that its decode copies into memory already there instead of

@@ -811,8 +811,7 @@ static void ready_update(struct builder *b, const struct run *r, const struct fa
 	uint64_t held = snap_lft_held(f->snap);
 	uint64_t most = (held >> SNAP_LFT_CHUNK_SHIFT) / READY_MAX_PART;
 	uint64_t most_blocks = held / SNAP_DELTA_BLOCK / READY_MAX_PART;
-	if (most_blocks > UINT32_MAX)
-		most_blocks = UINT32_MAX;
+	most_blocks = snap_delta_list_most(most_blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)most_blocks);
 	if (!r->is_delta) {
 		memset(b->ready_recent, 0, sizeof(b->ready_recent));
 		memset(b->list_recent, 0, sizeof(b->list_recent));
@@ -834,7 +833,10 @@ static void ready_update(struct builder *b, const struct run *r, const struct fa
 	}
 	snap_lft_want_ready((int64_t)want - (int64_t)b->ready_want);
 	b->ready_want = want;
-	atomic_store(&b->list_want, list);
+	/* The list is the process's: the plane that makes it ready (the
+	 * first) sizes it (and trims it: builder_run). */
+	if (b->warm_ms && b->warm_spare)
+		atomic_store(&b->list_want, list);
 }
 
 /* The fraction of was that now lacks (0 when it grew). */
@@ -1002,8 +1004,14 @@ static void warm_one(struct builder *b)
 	t0 = util_now_us();
 	uint64_t n = snap_touch(f->snap, &b->prep_stop) + fabric_index_touch(f->index, &b->prep_stop) +
 		     warm_spare_copy(b, f->snap);
-	if (b->warm_spare)
-		n += snap_lft_touch_spare(&b->prep_stop) + snap_delta_list_ready(atomic_load(&b->list_want)) + snap_bytes_touch_kept();
+	if (b->warm_spare) {
+		unsigned blocks = atomic_load(&b->list_want);
+		uint64_t list = snap_delta_list_ready(blocks, &b->prep_stop);
+		if (list)
+			tlog(TLOG_INFO, "a list for %u LFT blocks made ready for the next delta (%.1f MiB)", blocks,
+			     list / 1048576.0);
+		n += snap_lft_touch_spare(&b->prep_stop) + list + snap_bytes_touch_kept();
+	}
 	double ms = util_ms_since(t0);
 	fabric_put(f);
 	pthread_mutex_lock(&b->lock);
@@ -1124,6 +1132,11 @@ int builder_run(struct builder *b, struct ingest_job *j)
 	reply(j, 1, r.msg);
 	run_after_publish(b, &r, f);
 	run_release(&r);
+	/* Once the delta's list is kept again: one far larger than the
+	 * lists wanted ready (a full snapshot's, a cable fault's 8 reroutes
+	 * ago) is freed, else every small delta would take it and keep it. */
+	if (b->warm_ms && b->warm_spare)
+		snap_delta_list_trim(atomic_load(&b->list_want));
 	job_free(j);
 #ifdef __GLIBC__
 	/* After a full snapshot: the generation it replaced and the decoded

@@ -75,6 +75,14 @@ try:
     want = {1: False, 2: True, 3: True, 4: False, 5: False, 6: True, 7: True}
     check(lines == want, "applied to the copy made beforehand exactly for the deltas sent after the interval: %s"
           % sorted(lines.items()))
+    # The list the next delta's changed blocks go into: made once, after
+    # the first whole snapshot (for a quarter of its blocks), then kept
+    # by every delta that wrote into it (topod/build.c: ready_update).
+    log = t.logtext()
+    made = [(m.start(), int(m.group(1))) for m in re.finditer(r"a list for (\d+) LFT blocks made ready", log)]
+    first2 = log.find("serving generation 2 ")
+    check(len(made) == 1 and made[0][1] > 0 and made[0][0] < first2,
+          "a list for the next delta's blocks made ready once, before generation 2: %s" % made)
     check(lfts(state) == lfts(snap(7)), "the state directory holds generation 7's LFTs exactly")
     w = Topod()
     try:

@@ -199,38 +199,49 @@ static void test_list_kept(void)
 	free(t);
 	void *big = malloc(SNAP_LIST_KEEP_MAX + 1);
 	snap_list_keep(big);
-	CHECK(snap_list_take(1) == NULL, "past SNAP_LIST_KEEP_MAX: freed, not kept");
+	CHECK(snap_list_take(SNAP_LIST_KEEP_MAX) == NULL, "past SNAP_LIST_KEEP_MAX: freed, not kept");
 
 	/* Made ready after a full snapshot (topod: a quarter of the
-	 * fabric's blocks): the first reroute lists into it, and a kept
-	 * one over four times a small delta's list, past 1 MiB, is given
-	 * back rather than kept through it. */
+	 * fabric's blocks): the next delta, small or large, lists into it,
+	 * until the builder trims it to what it wants ready. */
 	const uint32_t many = 100000; /* 1.6 MB of list */
-	CHECK(snap_delta_list_ready(many) >= (uint64_t)many * 16, "a list of %u blocks made ready", many);
-	uint64_t *ready = snap_list_take((size_t)many * 16);
-	CHECK(ready != NULL, "kept, and taken for a list of as many");
-	snap_list_keep(ready);
-	CHECK(snap_delta_list_ready(many) == 0 && snap_delta_list_ready(many / 2) == 0,
+	CHECK(snap_delta_list_ready(many, NULL) >= (uint64_t)many * 16, "a list of %u blocks made ready", many);
+	CHECK(snap_delta_list_ready(many, NULL) == 0 && snap_delta_list_ready(many / 2, NULL) == 0,
 	      "held already: none made again, for as many or half");
+	uint64_t *ready = snap_list_take(1);
+	CHECK(ready != NULL, "kept");
+	snap_list_keep(ready);
 	struct snap_delta_info i4 = { .want_blocks = 1 };
 	snap_free(c);
 	c = NULL;
 	int rc4 = snap_delta_apply(a, d, dl, &c, &i4, err);
-	CHECK(rc4 == 0 && i4.block != ready && i4.blocks == i1.blocks, "a reroute of %u blocks: not written into 1.6 MB",
-	      i4.blocks);
+	CHECK(rc4 == 0 && i4.block == ready, "a reroute of %u blocks lists them in it", i4.blocks);
 	snap_free(c);
 	c = NULL;
-	CHECK(snap_list_take(1) == NULL, "nor to a list of one byte");
-	uint64_t *small = i4.block;
 	snap_delta_info_keep(&i4);
+	snap_delta_list_trim(many);
 	uint64_t *now = snap_list_take(1);
-	CHECK(now == small, "the reroute's list kept in its place");
+	CHECK(now == ready, "trimmed to a list of as many: kept");
 	snap_list_keep(now);
-	CHECK(snap_delta_list_ready(many / 8) > 0 && (ready = snap_list_take((size_t)many * 2)) != NULL,
-	      "a smaller list made ready in place of the reroute's");
+	snap_delta_list_trim(i1.blocks);
+	CHECK(snap_list_take(1) == NULL, "trimmed to the reroute's list: freed (over four times it, past 1 MiB)");
+	atomic_int stop = 1;
+	CHECK(snap_delta_list_ready(many, &stop) == 0 && (ready = snap_list_take((size_t)many * 16)) != NULL,
+	      "stopped before its first page: made, kept, not written");
 	free(ready);
-	CHECK(snap_delta_list_ready(UINT32_MAX / 2) == 0 && snap_list_take(1) == NULL,
-	      "past SNAP_LIST_KEEP_MAX: none made");
+	uint64_t got = snap_delta_list_ready(UINT32_MAX / 2, NULL);
+	ready = snap_list_take(1);
+	CHECK(got > ((uint64_t)SNAP_LIST_KEEP_MAX >> 1) && got < SNAP_LIST_KEEP_MAX && ready,
+	      "a list past what is kept: made for what is (%llu bytes), and kept", (unsigned long long)got);
+	free(ready);
+
+	/* Received bytes over four times what a delta needs, past 1 MiB,
+	 * are not given to it; its own replace them when kept. */
+	void *rb = malloc((size_t)2 << 20);
+	snap_bytes_keep(rb);
+	CHECK(snap_bytes_take(100) == NULL, "2 MiB of received bytes kept: not given to a delta of 100 bytes");
+	CHECK(snap_bytes_take((size_t)1 << 20) == rb, "given to one of 1 MiB");
+	free(rb);
 	free(was);
 	free(d);
 	snap_free(c);
