@@ -1493,11 +1493,16 @@ static void slot_keep(struct kept_slot *k, void *p)
 #define KEPT_SLACK 4
 #define KEPT_SMALL ((size_t)1 << 20)
 
+static int oversize(size_t cap, size_t n)
+{
+	return cap > KEPT_SMALL && cap / KEPT_SLACK > n;
+}
+
 static void *slot_take(struct kept_slot *k, size_t n, int slack)
 {
 	void *p = NULL;
 	pthread_mutex_lock(&k->mu);
-	if (k->buf && k->cap >= n && (!slack || k->cap <= KEPT_SMALL || k->cap / KEPT_SLACK <= n)) {
+	if (k->buf && k->cap >= n && !(slack && oversize(k->cap, n))) {
 		p = k->buf;
 		k->buf = NULL;
 		k->cap = 0;
@@ -1552,7 +1557,7 @@ void snap_list_trim(size_t most)
 {
 	void *p = NULL;
 	pthread_mutex_lock(&kept_list.mu);
-	if (kept_list.buf && kept_list.cap > KEPT_SMALL && kept_list.cap / KEPT_SLACK > most) {
+	if (kept_list.buf && oversize(kept_list.cap, most)) {
 		p = kept_list.buf;
 		kept_list.buf = NULL;
 		kept_list.cap = 0;

@@ -96,12 +96,14 @@ struct builder {
 	/* The table chunks this plane asks the pool to keep ready for its
 	 * next delta (ready_update), and what the last deltas that changed
 	 * tables copied. Builder thread only. */
-	uint64_t ready_want, ready_recent[READY_RECENT];
+	uint64_t ready_want;
+	struct {
+		uint64_t chunks;
+		uint32_t blocks; /* the list of LFT blocks its apply made */
+	} ready_recent[READY_RECENT];
 	unsigned ready_at;
-	/* The same for the list of LFT blocks the next delta's apply makes
-	 * (snap_delta_list_ready), in blocks; list_want read by the
-	 * preparation thread. */
-	uint32_t list_recent[READY_RECENT];
+	/* The list the next delta's apply writes (snap_delta_list_ready),
+	 * in blocks, by the same rule; read by the preparation thread. */
 	atomic_uint list_want;
 	/* snap_dup() of the served generation's snapshot, which the next
 	 * delta is written into (snap_delta_apply_to), made between
@@ -814,22 +816,21 @@ static void ready_update(struct builder *b, const struct run *r, const struct fa
 	most_blocks = snap_delta_list_most(most_blocks > UINT32_MAX ? UINT32_MAX : (uint32_t)most_blocks);
 	if (!r->is_delta) {
 		memset(b->ready_recent, 0, sizeof(b->ready_recent));
-		memset(b->list_recent, 0, sizeof(b->list_recent));
-		b->ready_recent[0] = most;
-		b->list_recent[0] = (uint32_t)most_blocks;
+		b->ready_recent[0].chunks = most;
+		b->ready_recent[0].blocks = (uint32_t)most_blocks;
 		b->ready_at = 0; /* the first reroute's copies replace it */
 	} else if (r->copied) {
-		b->list_recent[b->ready_at % READY_RECENT] =
-			r->info.blocks < most_blocks ? r->info.blocks : (uint32_t)most_blocks;
-		b->ready_recent[b->ready_at++ % READY_RECENT] = r->copied < most ? r->copied : most;
+		unsigned at = b->ready_at++ % READY_RECENT;
+		b->ready_recent[at].chunks = r->copied < most ? r->copied : most;
+		b->ready_recent[at].blocks = r->info.blocks < most_blocks ? r->info.blocks : (uint32_t)most_blocks;
 	} else {
 		return;
 	}
 	uint64_t want = 0;
 	uint32_t list = 0;
 	for (unsigned i = 0; b->warm_ms && i < READY_RECENT; i++) {
-		want = b->ready_recent[i] > want ? b->ready_recent[i] : want;
-		list = b->list_recent[i] > list ? b->list_recent[i] : list;
+		want = b->ready_recent[i].chunks > want ? b->ready_recent[i].chunks : want;
+		list = b->ready_recent[i].blocks > list ? b->ready_recent[i].blocks : list;
 	}
 	snap_lft_want_ready((int64_t)want - (int64_t)b->ready_want);
 	b->ready_want = want;

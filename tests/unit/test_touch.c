@@ -16,7 +16,6 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 /* Whether huge pages were asked for in the kernel's mapping that holds
  * address a ("hg" in its VmFlags), and its bounds; -1 if none is found. */
@@ -59,10 +58,17 @@ static unsigned resident(const uint8_t *p, size_t n)
  * third huge page held 2 MiB for the last 1.1 MiB). */
 static void test_huge_advice(void)
 {
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK)) {
+	/* With huge pages for every mapping ("always") no advice is needed,
+	 * nor can any keep them out: Debian's kernels say "madvise". */
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (!f) {
 		printf("ok - no transparent huge pages in this kernel: no advice to test # SKIP\n");
 		return;
 	}
+	if (!fgets(mode, sizeof(mode), f))
+		mode[0] = '\0';
+	fclose(f);
 	/* as topod's main() sets it: mapped apart, never the heap's pages */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	const size_t mib = (size_t)1 << 20, n = 6 * mib, hot = 5 * mib + 100 * 1024;
@@ -77,15 +83,6 @@ static void test_huge_advice(void)
 	      "huge pages asked for over the two whole 2 MiB pages written, no further (+%#lx to +%#lx)",
 	      (unsigned long)(lo - (uintptr_t)p), (unsigned long)(hi - (uintptr_t)p));
 	unsigned tail = resident(p + 4 * mib, 2 * mib), want = (unsigned)((hot - 4 * mib + 4095) / 4096);
-	/* With huge pages for every mapping ("always") no advice is needed,
-	 * nor can any keep them out: Debian's kernels say "madvise". */
-	char mode[128] = "";
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-	if (f) {
-		if (!fgets(mode, sizeof(mode), f))
-			mode[0] = '\0';
-		fclose(f);
-	}
 	if (strstr(mode, "[always]"))
 		want = tail;
 	CHECK(hg2 == 0 && tail == want, "the rest not: %u pages of 4 KiB resident past them for the %u written (a huge page: 512)",
