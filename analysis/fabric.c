@@ -385,6 +385,19 @@ static int step_changed(const struct proof *p, uint32_t node, uint32_t l)
 	return p->chg && sw != ROUTE_NONE && e <= nb->nports && p->chg[p->rb->pt_off[sw] + e];
 }
 
+/* The leaves' walks to one LID start at lines of two tables no cache
+ * holds: each leaf's asked for this many leaves ahead. */
+#define WALK_AHEAD 8
+
+static inline void ask_leaf(const struct proof *p, uint32_t j, uint32_t l)
+{
+	if (j + WALK_AHEAD >= p->nleaf)
+		return;
+	uint32_t node = p->rb->sw_node[p->leaf[j + WALK_AHEAD]];
+	snap_lft_prefetch(&p->ra->snap->nodes[node], l);
+	snap_lft_prefetch(&p->rb->snap->nodes[node], l);
+}
+
 /* Does a hop count p covers to LID l differ? The changed steps of nodes
  * by_lid[k0..k1) are checked locally first (entry_holds: when all hold,
  * no switch's count to l changed); where one fails, the leaf-to-host proof
@@ -402,10 +415,12 @@ static int lid_differs(const struct proof *p, struct hop_memo m[2], const uint64
 		if (!p->want[l])
 			return 0;
 		uint32_t dst = p->rb->lid_ep[l];
-		for (uint32_t j = 0; j < p->nleaf; j++)
+		for (uint32_t j = 0; j < p->nleaf; j++) {
+			ask_leaf(p, j, l);
 			if (memo_hops(p->ra, &m[0], p->leaf[j], (uint16_t)l, dst) !=
 			    memo_hops(p->rb, &m[1], p->leaf[j], (uint16_t)l, dst))
 				return 1;
+		}
 		return 0;
 	}
 	return 0;

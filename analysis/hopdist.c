@@ -744,6 +744,10 @@ static void carry_lids(const struct route_tab *rt, uint32_t b, uint32_t *l0, uin
 	*l1 = *l1 < rt->max_lid + 1 ? *l1 : rt->max_lid + 1;
 }
 
+/* A unit's blocks are lines of its table no cache holds (the apply's
+ * copies went through since): each asked for this many blocks ahead. */
+#define CARRY_AHEAD 8
+
 /* The entries of block[0 .. n) (sorted by node, as snap_delta_info lists
  * them), and of every block of a switch chg marks a port of, at the
  * switches x has checked, tested as cover_range tests them (only those
@@ -775,6 +779,9 @@ static int carry_blocks(struct hopcover *x, const struct route_tab *rt, const st
 			 * entries are tested only where their bytes changed. */
 			const uint8_t *pc = un->all ? chg + rt->pt_off[sw] : NULL;
 			for (uint32_t i = un->i0; !un->all && i < un->i1; i++) {
+				if (i + CARRY_AHEAD < un->i1)
+					snap_lft_prefetch(v.n, (uint32_t)(block[i + CARRY_AHEAD] & 0xFFFF) *
+								       SNAP_DELTA_BLOCK);
 				carry_lids(rt, (uint32_t)(block[i] & 0xFFFF), &l0, &l1);
 				if (l0 < l1)
 					carry_block(rt, hd, &v, lk, dx, was, NULL, mask ? &mask[i] : NULL, un->node, l0,

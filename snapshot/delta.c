@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lft_impl.h"
 #include "util.h"
 #include "wire.h"
 
@@ -597,6 +598,7 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 	}
 	struct blk_rec win[APPLY_AHEAD];
 	int64_t last = -1;
+	uint32_t prev_node = UINT32_MAX, prev_chunk = 0;
 	for (uint32_t k = 0; k < n + APPLY_AHEAD; k++) {
 		if (k >= APPLY_AHEAD && apply_block(s, &win[k % APPLY_AHEAD], info, err))
 			return -1;
@@ -623,7 +625,13 @@ static int apply_blocks(struct rd *r, struct snap *s, struct snap_delta_info *in
 		b->k = k;
 		b->at = blk * SNAP_DELTA_BLOCK;
 		b->bl = block_len(nd->lft_len, blk);
-		__builtin_prefetch(snap_lft_span(nd, b->at, &run));
+		/* the first record of a chunk: its copy's lines too */
+		if (i != prev_node || b->at >> SNAP_LFT_CHUNK_SHIFT != prev_chunk)
+			lft_prefetch_chunk(nd, b->at);
+		else
+			__builtin_prefetch(snap_lft_span(nd, b->at, &run));
+		prev_node = i;
+		prev_chunk = b->at >> SNAP_LFT_CHUNK_SHIFT;
 		r->p += len;
 		last = key;
 		if (info->block)

@@ -431,6 +431,16 @@ struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len)
 	return t;
 }
 
+void lft_prefetch_chunk(const struct snap_node *n, uint32_t l)
+{
+	if (l >= n->lft_len)
+		return;
+	const uint8_t *c = n->lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT];
+	for (unsigned o = 0; o < SNAP_LFT_CHUNK; o += 64)
+		__builtin_prefetch(c + o);
+	__builtin_prefetch(chunk_refs(c));
+}
+
 void lft_ref(const struct snap_lft *t)
 {
 	atomic_fetch_add_explicit(&((struct snap_lft *)t)->refs, 1, memory_order_relaxed);

@@ -19,6 +19,9 @@ struct snap_lft *lft_new_from(const uint8_t *src, uint32_t len);
  * reserve left unused. */
 int lft_reserve(uint64_t nchunks);
 void lft_trim(void);
+/* Asks for every line of the chunk holding entry l of n's table and for
+ * its holder count: what snap_lft_own reads to copy it. */
+void lft_prefetch_chunk(const struct snap_node *n, uint32_t l);
 /* One more holder (snap_dup). */
 void lft_ref(const struct snap_lft *t);
 /* One holder less: the table, and each chunk no other table holds, are

@@ -131,6 +131,15 @@ static inline const uint8_t *snap_lft_span(const struct snap_node *n, uint32_t l
 	return n->lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT] + in;
 }
 
+/* Asks for the cache line holding entry l of node n's table (none past
+ * its end): loops that visit scattered blocks of many tables (a delta's)
+ * ask a few blocks ahead, each block a line no cache holds. */
+static inline void snap_lft_prefetch(const struct snap_node *n, uint32_t l)
+{
+	if (l < n->lft_len)
+		__builtin_prefetch(n->lft->chunk[l >> SNAP_LFT_CHUNK_SHIFT] + (l & (SNAP_LFT_CHUNK - 1)));
+}
+
 /* Entries l0 .. l0+cnt-1 of node n's table into dst, SNAP_LFT_NONE past
  * its end. */
 void snap_lft_read(const struct snap_node *n, uint32_t l0, uint32_t cnt, uint8_t *dst);
