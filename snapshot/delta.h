@@ -33,12 +33,23 @@
 #define SNAP_DELTA_FULL 1    /* encode: the change needs a full snapshot (err says why) */
 #define SNAP_DELTA_NOBASE -2 /* apply: the delta is against another base (err names both) */
 
+/* Up to this many port records a delta's ports are checked one by one
+ * (snap_validate_ports) and listed in snap_delta_info's port_key: a
+ * cable's few; past it (a subnet-up rewrites them all) the whole fabric
+ * is checked. */
+#define SNAP_DELTA_PORT_KEYS 1024
+
 struct snap_delta_info {
 	uint64_t generation;      /* of the result */
 	uint64_t base_generation; /* the base it applies to */
 	uint64_t base_sm_guid;
 	uint64_t base_timestamp;
 	uint32_t descs, ports, blocks; /* records of each kind */
+	/* The ports the port records rewrote, (node index << 8 | port), in
+	 * order, when ports <= SNAP_DELTA_PORT_KEYS (else the first
+	 * SNAP_DELTA_PORT_KEYS): what a reader of the ports' links need
+	 * look at instead of every port. */
+	uint64_t port_key[SNAP_DELTA_PORT_KEYS];
 	/* Set want_blocks before snap_delta_apply() to get block[blocks], the
 	 * changed LFT blocks as (node index << 16 | block), in order, and
 	 * mask[blocks], the entries of each whose value changed (bit i:

@@ -715,7 +715,9 @@ static struct fabric *run_publish(struct builder *b, struct run *r)
 	 * codes are prev's too (route_relink makes new ones). */
 	int same = prev->index && x->rt->shared == prev->index->rt->shared;
 	f->gone = gone_next(prev, x->rt, b->hist, same);
-	f->gone_cables = gone_cables_next(prev, f->snap, same && x->rt->pt == prev->index->rt->pt);
+	/* the delta's ports say where links changed, when prev is its base */
+	const struct snap_delta_info *from_prev = r->is_delta && r->base && r->base->snap == prev->snap ? &r->info : NULL;
+	f->gone_cables = gone_cables_next(prev, f->snap, same && x->rt->pt == prev->index->rt->pt, from_prev);
 	fabric_put(prev);
 	store_swap(b->st, f); /* watchers: run_after_publish() */
 	spare_keep_if_of(b, NULL); /* a copy of what is no longer served */

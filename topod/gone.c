@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
 #include "fabric.h"
 #include "snapshot.h"
 #include "history.h"
@@ -181,7 +182,38 @@ static struct gone_cables *cables_copy(const struct gone_cables *g)
 	return c;
 }
 
-struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links)
+/* The cables of ps now unlinked at both ends in s, into v (room for
+ * cap): among all of ps's, or with keys (a delta's port_key, n of them)
+ * among those with an end the delta rewrote, as no other port's link
+ * changed (a k=56 cable fault: 2 ports, not 263,000). A cable whose two
+ * ends were both rewritten comes twice: gone_cables_next drops the
+ * second. */
+static size_t newly_unlinked(const struct snap *s, const struct snap *ps, const uint64_t *keys, uint32_t nkeys,
+			     struct gone_cable *v, size_t cap)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; keys && i < nkeys && n < cap; i++) {
+		uint32_t a = (uint32_t)(keys[i] >> 8);
+		unsigned pa = (unsigned)(keys[i] & 0xFF);
+		if (a >= ps->nnodes || !pa || pa > ps->nodes[a].nports)
+			continue;
+		const struct snap_port *p = &ps->ports[ps->nodes[a].port0 + pa];
+		if (p->present && p->peer_node != SNAP_NONE)
+			keep_if_unlinked(s, ps, a, pa, p->peer_node, p->peer_port, v, &n);
+	}
+	for (uint32_t a = 0; !keys && a < ps->nnodes; a++)
+		for (unsigned pa = 1; pa <= ps->nodes[a].nports; pa++) {
+			const struct snap_port *p = &ps->ports[ps->nodes[a].port0 + pa];
+			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node < a ||
+			    (p->peer_node == a && p->peer_port < pa) || n >= cap)
+				continue;
+			keep_if_unlinked(s, ps, a, pa, p->peer_node, p->peer_port, v, &n);
+		}
+	return n;
+}
+
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links,
+				     const struct snap_delta_info *info)
 {
 	if (!prev || !prev->index || !s->nnodes)
 		return NULL;
@@ -189,35 +221,34 @@ struct gone_cables *gone_cables_next(const struct fabric *prev, const struct sna
 		return cables_copy(prev->gone_cables);
 	const struct snap *ps = prev->snap;
 	const struct gone_cables *pg = prev->gone_cables;
+	const uint64_t *keys = info && info->ports <= SNAP_DELTA_PORT_KEYS ? info->port_key : NULL;
 	/* every candidate is a cable of prev, or one of its list: each port of
-	 * s is in at most one that survives, so nports bounds the result */
-	struct gone_cable *v = malloc(((size_t)s->nports / 2 + 1) * sizeof(*v));
+	 * s is in at most one that survives, so nports bounds the result; a
+	 * delta's, its ports rewritten and the list */
+	size_t cap = keys ? (size_t)info->ports + (pg ? pg->n : 0) : (size_t)s->nports / 2 + 1;
+	struct gone_cable *v = malloc((cap + 1) * sizeof(*v));
 	struct gone_cables *g = calloc(1, sizeof(*g));
-	size_t n = 0;
 	if (!v || !g) {
 		free(v);
 		free(g);
 		return NULL;
 	}
-	for (uint32_t a = 0; a < ps->nnodes; a++)
-		for (unsigned pa = 1; pa <= ps->nodes[a].nports; pa++) {
-			const struct snap_port *p = &ps->ports[ps->nodes[a].port0 + pa];
-			if (!p->present || p->peer_node == SNAP_NONE || p->peer_node < a ||
-			    (p->peer_node == a && p->peer_port < pa) || n > s->nports / 2)
-				continue;
-			keep_if_unlinked(s, ps, a, pa, p->peer_node, p->peer_port, v, &n);
-		}
-	for (size_t i = 0; pg && i < pg->n && n <= s->nports / 2; i++) {
+	size_t n = newly_unlinked(s, ps, keys, keys ? info->ports : 0, v, cap);
+	for (size_t i = 0; pg && i < pg->n && n < cap; i++) {
 		const struct gone_cable *c = &pg->v[i];
 		keep_if_unlinked(s, ps, c->node[0], c->port[0], c->node[1], c->port[1], v, &n);
 	}
-	if (!n) {
+	qsort(v, n, sizeof(*v), cmp_cable);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!u || cmp_cable(&v[u - 1], &v[i]))
+			v[u++] = v[i];
+	if (!u) {
 		free(v);
 		free(g);
 		return NULL;
 	}
-	qsort(v, n, sizeof(*v), cmp_cable);
-	g->n = n;
+	g->n = u;
 	g->v = v;
 	return g;
 }

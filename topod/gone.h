@@ -69,11 +69,15 @@ struct gone_cables {
 };
 
 struct snap;
+struct snap_delta_info;
 /* The list for snapshot s (canonical) that follows prev (may be NULL).
  * NULL for none or when out of memory. same_links: s has prev's nodes and
  * ports (a delta that changed neither), so the list is prev's, copied
- * instead of found again among every port (~5 ms at k=56). */
-struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links);
+ * instead of found again among every port (~5 ms at k=56). info: s is
+ * prev's snapshot with that delta applied (else NULL): only the cables
+ * at the ports it rewrote are looked at (2.6 ms at k=56 for all). */
+struct gone_cables *gone_cables_next(const struct fabric *prev, const struct snap *s, int same_links,
+				     const struct snap_delta_info *info);
 void gone_cables_free(struct gone_cables *g); /* NULL is a no-op */
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "delta.h"
 #include "fabric.h"
 #include "gone.h"
 #include "store.h"
@@ -45,8 +46,45 @@ static struct fabric *fab(struct snap *s, const struct fabric *prev)
 	if (!f)
 		tf_die("fabric_new");
 	f->index = (struct fabric_index *)f; /* only tested for NULL here */
-	f->gone_cables = gone_cables_next(prev, s, 0);
+	f->gone_cables = gone_cables_next(prev, s, 0, NULL);
 	return f;
+}
+
+/* field by field: an entry's padding is whatever malloc left */
+static int same_list(const struct gone_cables *a, const struct gone_cables *b)
+{
+	if (a == b)
+		return 1;
+	if (!a || !b || a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++)
+		for (int e = 0; e < 2; e++)
+			if (a->v[i].node[e] != b->v[i].node[e] || a->v[i].port[e] != b->v[i].port[e])
+				return 0;
+	return 1;
+}
+
+/* The builder after a delta: prev's snapshot with the delta to f's
+ * applied, the list found among the ports the delta rewrote, which must
+ * be the one found among every port (a cable whose two ends were both
+ * rewritten is found twice, and listed once). */
+static void same_by_delta(const struct fabric *prev, const struct fabric *f, const char *what)
+{
+	char err[SNAP_ERR_LEN];
+	uint8_t *d = NULL;
+	size_t dl = 0;
+	struct snap *s = NULL;
+	struct snap_delta_info info = { 0 };
+	if (snap_delta_encode(prev->snap, f->snap, &d, &dl, err) || snap_delta_apply(prev->snap, d, dl, &s, &info, err))
+		tf_die(err);
+	struct gone_cables *every = gone_cables_next(prev, s, 0, NULL), *by = gone_cables_next(prev, s, 0, &info);
+	CHECK(info.ports > 0 && same_list(every, by) && same_list(every, f->gone_cables),
+	      "%s: the %u ports the delta rewrote find the list every port does (%zu cables)", what, info.ports,
+	      by ? by->n : 0);
+	gone_cables_free(every);
+	gone_cables_free(by);
+	snap_free(s);
+	free(d);
 }
 
 static void drop(struct fabric *f)
@@ -125,15 +163,19 @@ int main(void)
 	struct fabric *f1 = fab(two_switches(1, 0, 0), f0);
 	CHECK(f1->gone_cables && f1->gone_cables->n == 1 && listed(f1, A, 1, B, 1),
 	      "cable 1 pulled: remembered, lower GUID end first");
+	same_by_delta(f0, f1, "cable 1 pulled");
 	struct fabric *f2 = fab(two_switches(1, 1, 0), f1);
 	CHECK(f2->gone_cables && f2->gone_cables->n == 2 && listed(f2, A, 1, B, 1) && listed(f2, A, 2, B, 2) &&
 	      f2->gone_cables->v[0].port[0] == 1,
 	      "cable 2 pulled too: both, cable 1 kept from the list, in port order");
+	same_by_delta(f1, f2, "cable 2 pulled too");
 	struct fabric *f3 = fab(two_switches(1, 1, 1), f2);
 	CHECK(f3->gone_cables && f3->gone_cables->n == 1 && listed(f3, A, 1, B, 1) && !listed(f3, A, 2, B, 2),
 	      "A's port 2 cabled to a host: that cable is forgotten, cable 1 still listed");
+	same_by_delta(f2, f3, "A's port 2 recabled");
 	struct fabric *f4 = fab(two_switches(0, 0, 0), f3);
 	CHECK(!f4->gone_cables, "every cable back: nothing remembered");
+	same_by_delta(f3, f4, "every cable back");
 
 	/* a node that leaves takes its cables with it */
 	struct snap *lone = snap_new();
@@ -147,10 +189,10 @@ int main(void)
 
 	/* NULL-safe */
 	gone_cables_free(NULL);
-	CHECK(gone_cables_next(NULL, f0->snap, 0) == NULL, "no previous generation: nothing");
+	CHECK(gone_cables_next(NULL, f0->snap, 0, NULL) == NULL, "no previous generation: nothing");
 	/* A delta that changed no port (the builder sees the route index
 	 * shared): the list is f2's, entry for entry, without the search. */
-	struct gone_cables *same = gone_cables_next(f2, f2->snap, 1);
+	struct gone_cables *same = gone_cables_next(f2, f2->snap, 1, NULL);
 	CHECK(same && same != f2->gone_cables && same->n == f2->gone_cables->n &&
 	      !memcmp(same->v, f2->gone_cables->v, same->n * sizeof(*same->v)),
 	      "with the same links: a copy of the previous list");
