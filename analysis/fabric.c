@@ -391,9 +391,9 @@ static int step_changed(const struct proof *p, uint32_t node, uint32_t l)
 
 static inline void ask_leaf(const struct proof *p, uint32_t j, uint32_t l)
 {
-	if (j + WALK_AHEAD >= p->nleaf)
+	if (j >= p->nleaf)
 		return;
-	uint32_t node = p->rb->sw_node[p->leaf[j + WALK_AHEAD]];
+	uint32_t node = p->rb->sw_node[p->leaf[j]];
 	snap_lft_prefetch(&p->ra->snap->nodes[node], l);
 	snap_lft_prefetch(&p->rb->snap->nodes[node], l);
 }
@@ -415,8 +415,10 @@ static int lid_differs(const struct proof *p, struct hop_memo m[2], const uint64
 		if (!p->want[l])
 			return 0;
 		uint32_t dst = p->rb->lid_ep[l];
-		for (uint32_t j = 0; j < p->nleaf; j++) {
+		for (uint32_t j = 0; j < WALK_AHEAD; j++)
 			ask_leaf(p, j, l);
+		for (uint32_t j = 0; j < p->nleaf; j++) {
+			ask_leaf(p, j + WALK_AHEAD, l);
 			if (memo_hops(p->ra, &m[0], p->leaf[j], (uint16_t)l, dst) !=
 			    memo_hops(p->rb, &m[1], p->leaf[j], (uint16_t)l, dst))
 				return 1;

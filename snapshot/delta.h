@@ -47,8 +47,8 @@ struct snap_delta_info {
 	uint32_t descs, ports, blocks; /* records of each kind */
 	/* The ports the port records rewrote, (node index << 8 | port), in
 	 * order, when ports <= SNAP_DELTA_PORT_KEYS (else the first
-	 * SNAP_DELTA_PORT_KEYS): what a reader of the ports' links need
-	 * look at instead of every port. */
+	 * SNAP_DELTA_PORT_KEYS): what a reader of the ports' links needs
+	 * to look at instead of every port. */
 	uint64_t port_key[SNAP_DELTA_PORT_KEYS];
 	/* Set want_blocks before snap_delta_apply() to get block[blocks], the
 	 * changed LFT blocks as (node index << 16 | block), in order, and

@@ -184,10 +184,12 @@ static struct gone_cables *cables_copy(const struct gone_cables *g)
 
 /* The cables of ps now unlinked at both ends in s, into v (room for
  * cap): among all of ps's, or with keys (a delta's port_key, n of them)
- * among those with an end the delta rewrote, as no other port's link
- * changed (a k=56 cable fault: 2 ports, not 263,000). A cable whose two
- * ends were both rewritten comes twice: gone_cables_next drops the
- * second. */
+ * among those with an end the delta rewrote (a k=56 cable fault: 2
+ * ports, not 263,000). That is enough: a delta keeps every node at its
+ * index and rewrites a port's record whole, and a valid snapshot's links
+ * are symmetric, so both ends of a cable that lost its link are among
+ * the keys. Found from both, such a cable comes twice: gone_cables_next
+ * drops the second. */
 static size_t newly_unlinked(const struct snap *s, const struct snap *ps, const uint64_t *keys, uint32_t nkeys,
 			     struct gone_cable *v, size_t cap)
 {
@@ -221,7 +223,12 @@ struct gone_cables *gone_cables_next(const struct fabric *prev, const struct sna
 		return cables_copy(prev->gone_cables);
 	const struct snap *ps = prev->snap;
 	const struct gone_cables *pg = prev->gone_cables;
-	const uint64_t *keys = info && info->ports <= SNAP_DELTA_PORT_KEYS ? info->port_key : NULL;
+	/* the delta's keys only when it leads from ps to s, else the search */
+	const uint64_t *keys = info && info->ports <= SNAP_DELTA_PORT_KEYS && info->generation == s->generation &&
+				       info->base_generation == ps->generation && info->base_sm_guid == ps->sm_guid &&
+				       info->base_timestamp == ps->timestamp
+				   ? info->port_key
+				   : NULL;
 	/* every candidate is a cable of prev, or one of its list: each port of
 	 * s is in at most one that survives, so nports bounds the result; a
 	 * delta's, its ports rewritten and the list */

@@ -87,6 +87,48 @@ static void same_by_delta(const struct fabric *prev, const struct fabric *f, con
 	free(d);
 }
 
+/* Two switches joined by 2-2 and by the crossed cable 1-3 (unless
+ * unplugged), a host on each's 4. */
+static struct snap *crossed(int unplug)
+{
+	struct snap *s = snap_new();
+	if (!s)
+		tf_die("snap_new");
+	uint32_t a = tf_switch(s, 1, 4), b = tf_switch(s, 2, 4);
+	if (!unplug)
+		tf_link(s, a, 1, b, 3);
+	tf_link(s, a, 2, b, 2);
+	tf_link(s, a, 4, tf_ca(s, 1, 1, "h1 HCA-1"), 1);
+	tf_link(s, b, 4, tf_ca(s, 2, 1, "h2 HCA-1"), 1);
+	tf_finish(s, 0);
+	return s;
+}
+
+/* The delta's ports are used only for the delta they came with, and
+ * up to SNAP_DELTA_PORT_KEYS of them: any other info, the full search
+ * (keys left at 0, which name no cable, would find nothing). */
+static void keys_trusted_only(const struct fabric *prev, const struct fabric *f)
+{
+	struct snap_delta_info *info = calloc(1, sizeof(*info));
+	if (!info)
+		tf_die("calloc");
+	info->generation = f->snap->generation;
+	info->base_generation = prev->snap->generation;
+	info->base_sm_guid = prev->snap->sm_guid;
+	info->base_timestamp = prev->snap->timestamp;
+	info->ports = SNAP_DELTA_PORT_KEYS + 1;
+	struct gone_cables *far = gone_cables_next(prev, f->snap, 0, info);
+	info->ports = 2;
+	info->base_generation = prev->snap->generation + 7;
+	struct gone_cables *other = gone_cables_next(prev, f->snap, 0, info);
+	CHECK(f->gone_cables && same_list(far, f->gone_cables) && same_list(other, f->gone_cables),
+	      "a delta of %u ports, or one from another base: every cable searched (%zu found)",
+	      SNAP_DELTA_PORT_KEYS + 1, far ? far->n : 0);
+	gone_cables_free(far);
+	gone_cables_free(other);
+	free(info);
+}
+
 static void drop(struct fabric *f)
 {
 	f->index = NULL;
@@ -176,6 +218,28 @@ int main(void)
 	struct fabric *f4 = fab(two_switches(0, 0, 0), f3);
 	CHECK(!f4->gone_cables, "every cable back: nothing remembered");
 	same_by_delta(f3, f4, "every cable back");
+
+	keys_trusted_only(f0, f1);
+
+	/* a cable between different port numbers: found from both ends,
+	 * listed once with the lower GUID's port first */
+	struct fabric *c0 = fab(crossed(0), NULL), *c1 = fab(crossed(1), c0);
+	CHECK(c1->gone_cables && c1->gone_cables->n == 1 && listed(c1, A, 1, B, 3),
+	      "the crossed cable pulled: A's port 1 to B's port 3");
+	same_by_delta(c0, c1, "the crossed cable pulled");
+	drop(c1);
+	drop(c0);
+
+	/* a port rewritten whose cable stays: nothing listed */
+	struct snap *st = snap_dup(f4->snap);
+	int64_t ia = st ? snap_find_node(st, A) : -1;
+	if (ia < 0)
+		tf_die("snap_dup");
+	st->ports[st->nodes[ia].port0 + 3].state = SNAP_PORT_INIT;
+	struct fabric *f6 = fab(st, f4);
+	CHECK(!f6->gone_cables, "A's port 3 back to Init, still cabled: nothing remembered");
+	same_by_delta(f4, f6, "a port's state rewritten");
+	drop(f6);
 
 	/* a node that leaves takes its cables with it */
 	struct snap *lone = snap_new();
