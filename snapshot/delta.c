@@ -373,7 +373,7 @@ static int block_body(const struct rd *r, const uint8_t *p, const struct snap_no
 				    blk, (unsigned long long)nd->guid, (unsigned long long)*mask, nd->lft_len);
 	}
 	/* entries counted as they are checked: without -mpopcnt a popcount
-	 * is a libgcc call, 1.8 ms over a k=56 cable fault's records */
+	 * is a libgcc call, one per record (262,195 in a k=56 cable fault) */
 	size_t ne = 0;
 	for (uint64_t m = *mask; m; m &= m - 1, ne++) {
 		if (ne == left)
